@@ -1,0 +1,95 @@
+"""Exact analysis of wagers and paytables (``tablectl analyze``).
+
+Each game module in this package registers its analyzers with
+:func:`analyzer`; :func:`load_all` imports every module here, so adding an
+analysis needs no edit anywhere else.  Analyses are *exact*: enumeration or
+exact combinatorics, never sampling, and every figure is a ``Fraction`` or an
+``int`` until it is printed.
+
+An analyzer is ``fn(paytable: str | None, options: dict[str, str]) -> AnalysisResult``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+
+@dataclass(frozen=True)
+class AnalysisRow:
+    outcome: str          # e.g. "royal-flush", "win", "push"
+    count: int            # number of equally likely cases (or weight) with this outcome
+    pays: str = ""        # the payout as printed, e.g. "250 to 1"
+    #: net result per unit wagered for this outcome (win positive, loss -1)
+    net: Fraction = Fraction(0)
+
+
+@dataclass
+class AnalysisResult:
+    title: str
+    rows: list[AnalysisRow]
+    total: int                          # total weight (sum of counts) = number of cases
+    payback: Fraction                   # expected return per unit wagered (1 = 100%)
+    notes: list[str] = field(default_factory=list)
+    #: amount wagered per round when it is not 1 unit (e.g. ante + raise); payback is over this
+    wagered: Fraction = Fraction(1)
+
+    @property
+    def house_edge(self) -> Fraction:
+        return 1 - self.payback
+
+
+Analyzer = Callable[[str | None, dict[str, str]], AnalysisResult]
+
+ANALYZERS: dict[tuple[str, str], Analyzer] = {}
+#: default paytable name per (game, wager), where a paytable applies
+DEFAULT_PAYTABLE: dict[tuple[str, str], str] = {}
+
+
+def analyzer(game: str, wager: str, default_paytable: str | None = None) -> Callable[[Analyzer], Analyzer]:
+    def deco(fn: Analyzer) -> Analyzer:
+        key = (game, wager)
+        if key in ANALYZERS and ANALYZERS[key] is not fn:
+            raise RuntimeError(f"analyzer for {game}/{wager} registered twice")
+        ANALYZERS[key] = fn
+        if default_paytable:
+            DEFAULT_PAYTABLE[key] = default_paytable
+        return fn
+
+    return deco
+
+
+_LOADED = False
+
+
+def load_all() -> dict[tuple[str, str], Analyzer]:
+    global _LOADED
+    if not _LOADED:
+        for info in pkgutil.iter_modules(__path__):
+            if not info.name.startswith("_"):
+                importlib.import_module(f"{__name__}.{info.name}")
+        _LOADED = True
+    return ANALYZERS
+
+
+def format_result(res: AnalysisResult) -> str:
+    """The printed table; the last line is ``payback: NN.NNNN%``."""
+    lines = [res.title]
+    w_out = max([len("outcome")] + [len(r.outcome) for r in res.rows])
+    w_pay = max([len("pays")] + [len(r.pays) for r in res.rows])
+    w_cnt = max([len("count")] + [len(str(r.count)) for r in res.rows])
+    lines.append(f"{'outcome':<{w_out}}  {'pays':>{w_pay}}  {'count':>{w_cnt}}  {'probability':>12}  {'return':>10}")
+    for r in res.rows:
+        p = Fraction(r.count, res.total) if res.total else Fraction(0)
+        lines.append(
+            f"{r.outcome:<{w_out}}  {r.pays:>{w_pay}}  {r.count:>{w_cnt}}  {float(p):>12.8f}  {float(p * r.net):>10.6f}"
+        )
+    lines.append(f"total: {res.total}")
+    for n in res.notes:
+        lines.append(f"note: {n}")
+    lines.append(f"house_edge: {float(res.house_edge) * 100:.4f}%")
+    lines.append(f"payback: {float(res.payback) * 100:.4f}%")
+    return "\n".join(lines)

@@ -1,0 +1,48 @@
+"""``tablectl bench NAME [ARGS...] [NAME [ARGS...]]...``: run benchmarks from bench/."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+NAME = "bench"
+HELP = "run benchmarks (bench/) and print one 'key: value' line per figure"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("spec", nargs=argparse.REMAINDER,
+                   help="benchmark names, each optionally followed by its own options; 'list' lists them")
+
+
+def run(args: argparse.Namespace) -> int:
+    import bench
+
+    mods = bench.discover()
+    spec = list(args.spec)
+    if not spec or spec == ["list"]:
+        for name in sorted(mods):
+            print(f"{name:12} {mods[name].HELP}")
+        return 0 if spec else 2
+    # split "a --x 1 b c --y" into [(a, [--x, 1]), (b, []), (c, [--y])]
+    jobs: list[tuple[str, list[str]]] = []
+    for tok in spec:
+        if tok in mods:
+            jobs.append((tok, []))
+        elif not jobs:
+            print(f"tablectl bench: unknown benchmark {tok!r}; known: {', '.join(sorted(mods))}", file=sys.stderr)
+            return 2
+        else:
+            jobs[-1][1].append(tok)
+
+    def emit(key: str, value: object) -> None:
+        print(f"{key}: {value}", flush=True)
+
+    status = 0
+    for name, argv in jobs:
+        mod = mods[name]
+        p = argparse.ArgumentParser(prog=f"tablectl bench {name}", description=mod.HELP)
+        mod.add_arguments(p)
+        a = p.parse_args(argv)
+        emit("benchmark", name)
+        status = max(status, int(mod.run(a, emit) or 0))
+    return status

@@ -1,0 +1,277 @@
+"""Paytables as data: every paytable printed in the regulations lives in
+``config/paytables/<chapter>.toml`` and is looked up here *by name* (``"DJWT-05"``,
+``"Ace High 3"``, ``"Fortune Asia Insurance B"``).  Logic never hard-codes a pay.
+
+Pure: reads TOML text handed to it (``load_paytables`` takes paths, but does no
+other I/O), no hardware imports.
+
+File format (one file per chapter)::
+
+    [paytables."Six-Card Fortune Bonus"]
+    game = "six-card-fortune"          # game id (see GAMES)
+    wager = "fortune"                  # wager id within the game
+    section = "§ 670a.12(b)(1)"        # where the regulation prints it
+    pays = [                           # ordered, best hand first
+      ["five-aces", "1000 to 1"],
+      ["royal-flush", "250 to 1"],
+    ]
+    # optional:
+    per_wager = "$5"                   # fixed ($) amounts are for a wager of this size
+    notes = "free text"
+    [paytables."Six-Card Fortune Bonus".options]   # game-specific flags, free-form
+    reserve_rate = "2%"
+
+Payout grammar (as the regulations print it):
+
+* ``"N to 1"`` / ``"N to M"`` — odds: the wager wins N/M times itself and is returned.
+* ``"N for 1"`` — the total handed back is N times the wager, the wager included
+  (net win N-1 times the wager).
+* ``"P% of meter"`` — a percentage of the progressive meter when the seat is paid
+  (§ 670a.12(d)(3)).
+* ``"$N"`` / ``"$N.NN"`` — a fixed amount (envy bonuses, progressive fixed pays).
+* ``"push"`` — the wager is returned; ``"lose"`` — the wager is collected.
+
+Every error names the file, the paytable and the row.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Literal
+
+GAMES = (
+    "six-card-fortune",
+    "fortune-asia",
+    "face-up",
+    "dj-wild",
+    "over-under",
+    "pai-gow-tiles",
+)
+
+PayKind = Literal["odds", "for", "meter", "fixed", "push", "lose"]
+
+
+class PaytableError(ValueError):
+    """A paytable file or entry that is malformed; the message names where."""
+
+
+@dataclass(frozen=True)
+class Payout:
+    kind: PayKind
+    #: odds: net win per unit wagered; for: total returned per unit; meter: fraction of meter
+    ratio: Fraction = Fraction(0)
+    #: fixed amount in cents
+    cents: int = 0
+    text: str = ""
+
+    def net_win(self, wager_cents: int, meter_cents: int | None = None, per_wager_cents: int | None = None) -> Fraction:
+        """What the player wins on top of the returned wager, exact (in cents).
+
+        For ``for`` payouts the wager is *not* returned separately, so the net
+        win is ``(N-1) * wager``.  Rounding to pay in chips is the settlement's
+        job and must be explicit there.
+        """
+        if self.kind == "odds":
+            return self.ratio * wager_cents
+        if self.kind == "for":
+            return self.ratio * wager_cents - wager_cents
+        if self.kind == "meter":
+            if meter_cents is None:
+                raise ValueError(f"{self.text!r} needs the meter amount")
+            return self.ratio * meter_cents
+        if self.kind == "fixed":
+            if per_wager_cents:
+                return Fraction(self.cents * wager_cents, per_wager_cents)
+            return Fraction(self.cents)
+        if self.kind == "push":
+            return Fraction(0)
+        return Fraction(-wager_cents)  # lose
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.text
+
+
+_ODDS = re.compile(r"^\s*([\d,]+(?:\.\d+)?)\s+(to|for)\s+([\d,]+)\s*$", re.I)
+_METER = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s+of\s+(?:the\s+)?meter\s*$", re.I)
+_FIXED = re.compile(r"^\s*\$\s*([\d,]+)(?:\.(\d{2}))?\s*$")
+
+
+def parse_money(text: str) -> int:
+    """``"$1,000"`` / ``"$2.50"`` -> cents (int). Raises ValueError naming the text."""
+    m = _FIXED.match(text)
+    if not m:
+        raise ValueError(f"{text!r} is not an amount like '$5' or '$2.50'")
+    return int(m.group(1).replace(",", "")) * 100 + int(m.group(2) or 0)
+
+
+def parse_percent(text: str) -> Fraction:
+    """``"21%"`` -> Fraction(21, 100), exact."""
+    m = re.match(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$", str(text))
+    if not m:
+        raise ValueError(f"{text!r} is not a percentage like '21%'")
+    return Fraction(m.group(1)) / 100
+
+
+def parse_payout(text: str) -> Payout:
+    t = str(text)
+    if t.strip().lower() == "push":
+        return Payout("push", text=t)
+    if t.strip().lower() == "lose":
+        return Payout("lose", text=t)
+    m = _ODDS.match(t)
+    if m:
+        a = Fraction(m.group(1).replace(",", ""))
+        b = Fraction(m.group(3).replace(",", ""))
+        if b == 0:
+            raise ValueError(f"{t!r}: odds against zero")
+        kind: PayKind = "odds" if m.group(2).lower() == "to" else "for"
+        return Payout(kind, ratio=a / b, text=t)
+    m = _METER.match(t)
+    if m:
+        pct = Fraction(m.group(1)) / 100
+        if not 0 < pct <= 1:
+            raise ValueError(f"{t!r}: a meter percentage must be in (0, 100]")
+        return Payout("meter", ratio=pct, text=t)
+    try:
+        return Payout("fixed", cents=parse_money(t), text=t)
+    except ValueError:
+        pass
+    raise ValueError(f"{t!r} is not a payout ('N to 1', 'N for 1', 'P% of meter', '$N', 'push', 'lose')")
+
+
+@dataclass(frozen=True)
+class Paytable:
+    name: str
+    game: str
+    wager: str
+    section: str
+    pays: tuple[tuple[str, Payout], ...]
+    per_wager_cents: int | None = None
+    notes: str = ""
+    options: Mapping[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_index", {h: p for h, p in self.pays})
+
+    @property
+    def hands(self) -> tuple[str, ...]:
+        return tuple(h for h, _ in self.pays)
+
+    def payout(self, hand: str) -> Payout | None:
+        """The payout for ``hand``, or None when the hand does not pay (wager loses)."""
+        return self._index.get(hand)  # type: ignore[attr-defined]
+
+    def __contains__(self, hand: str) -> bool:
+        return hand in self._index  # type: ignore[attr-defined]
+
+
+_ALLOWED = {"game", "wager", "section", "pays", "per_wager", "notes", "options"}
+_REQUIRED = {"game", "wager", "section", "pays"}
+
+
+def parse_paytables(doc: Mapping[str, Any], source: str) -> dict[str, Paytable]:
+    if set(doc) - {"paytables"}:
+        extra = ", ".join(sorted(set(doc) - {"paytables"}))
+        raise PaytableError(f"{source}: unknown top-level key(s) {extra} (only [paytables.\"NAME\"] tables)")
+    out: dict[str, Paytable] = {}
+    for name, body in doc.get("paytables", {}).items():
+        where = f"{source}: paytable {name!r}"
+        if not isinstance(body, Mapping):
+            raise PaytableError(f"{where}: must be a table")
+        unknown = set(body) - _ALLOWED
+        if unknown:
+            raise PaytableError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+        missing = _REQUIRED - set(body)
+        if missing:
+            raise PaytableError(f"{where}: missing key(s) {', '.join(sorted(missing))}")
+        if body["game"] not in GAMES:
+            raise PaytableError(f"{where}: game {body['game']!r} is not one of {', '.join(GAMES)}")
+        if not str(body["section"]).startswith("§"):
+            raise PaytableError(f"{where}: section must cite the regulation, e.g. '§ 670a.12(b)(1)'")
+        pays = body["pays"]
+        if not isinstance(pays, list) or not pays:
+            raise PaytableError(f"{where}: pays must be a non-empty list of [hand, payout] pairs")
+        rows: list[tuple[str, Payout]] = []
+        seen: set[str] = set()
+        for i, row in enumerate(pays):
+            if not (isinstance(row, list) and len(row) == 2 and all(isinstance(x, str) for x in row)):
+                raise PaytableError(f"{where}: row {i + 1} must be [\"hand\", \"payout\"], got {row!r}")
+            hand, text = row
+            if hand in seen:
+                raise PaytableError(f"{where}: hand {hand!r} listed twice")
+            seen.add(hand)
+            try:
+                rows.append((hand, parse_payout(text)))
+            except ValueError as e:
+                raise PaytableError(f"{where}: row {hand!r}: {e}") from None
+        per_wager = None
+        if "per_wager" in body:
+            try:
+                per_wager = parse_money(str(body["per_wager"]))
+            except ValueError as e:
+                raise PaytableError(f"{where}: per_wager: {e}") from None
+        opts = body.get("options", {})
+        if not isinstance(opts, Mapping):
+            raise PaytableError(f"{where}: options must be a table")
+        if name in out:
+            raise PaytableError(f"{where}: defined twice")
+        out[name] = Paytable(
+            name=name,
+            game=body["game"],
+            wager=body["wager"],
+            section=str(body["section"]),
+            pays=tuple(rows),
+            per_wager_cents=per_wager,
+            notes=str(body.get("notes", "")),
+            options=dict(opts),
+            source=source,
+        )
+    return out
+
+
+def load_paytables(paths: Iterable[Path]) -> dict[str, Paytable]:
+    """Load and validate every paytable file; names must be unique across files."""
+    allt: dict[str, Paytable] = {}
+    for p in sorted(paths):
+        try:
+            doc = tomllib.loads(Path(p).read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as e:
+            raise PaytableError(f"{p}: not valid TOML: {e}") from None
+        for name, pt in parse_paytables(doc, str(p)).items():
+            if name in allt:
+                raise PaytableError(f"{p}: paytable {name!r} also defined in {allt[name].source}")
+            allt[name] = pt
+    return allt
+
+
+_CACHE: dict[str, Paytable] | None = None
+
+
+def default_paytable_dir() -> Path:
+    from config import CONFIG_DIR  # the packaged config/ directory
+
+    return CONFIG_DIR / "paytables"
+
+
+def all_paytables(directory: Path | None = None) -> dict[str, Paytable]:
+    """Every paytable shipped under config/paytables (cached for the default dir)."""
+    global _CACHE
+    if directory is None:
+        if _CACHE is None:
+            _CACHE = load_paytables(default_paytable_dir().glob("*.toml"))
+        return _CACHE
+    return load_paytables(Path(directory).glob("*.toml"))
+
+
+def get_paytable(name: str, directory: Path | None = None) -> Paytable:
+    tables = all_paytables(directory)
+    try:
+        return tables[name]
+    except KeyError:
+        raise PaytableError(f"no paytable named {name!r}; known: {', '.join(sorted(tables))}") from None

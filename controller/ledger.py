@@ -1,0 +1,314 @@
+"""The ledger: an append-only, hash-chained event log in SQLite, and the meters
+derived from it (SPEC § 5; issue 4).
+
+* SQLite in WAL mode with ``synchronous=FULL``: a transaction that returned is
+  on disk.  Events are only ever inserted; nothing is updated or deleted except
+  the ``meters`` snapshot table, which is rewritten in the *same* transaction as
+  the events that change it.
+* Each event carries the SHA-256 of the previous one (``prev``) and its own
+  (``hash``) over a canonical JSON form, so any edit, deletion or reordering
+  breaks the chain.
+* At start-up :meth:`Ledger.verify` walks the chain and recomputes every meter
+  from the events (controller/meters.py); a broken chain or a meter that does
+  not match its stored snapshot is reported, and the service latches a tilt that
+  is itself written to the ledger, so it survives restarts until cleared.
+
+:class:`LedgerWriter` is the thread that owns the connection: the reactor
+submits records and a callback; the writer commits them (several submissions
+per transaction when they queue up) and hands the callback back to the
+reactor only once the records are durable.  Nothing is shown or acknowledged
+before that.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from controller import meters as meters_mod
+from controller.meters import Meter
+
+GENESIS = "0" * 64
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    seq     INTEGER PRIMARY KEY,
+    ts      TEXT NOT NULL,
+    table_id TEXT NOT NULL,
+    round   INTEGER NOT NULL,
+    kind    TEXT NOT NULL,
+    data    TEXT NOT NULL,
+    prev    TEXT NOT NULL,
+    hash    TEXT NOT NULL UNIQUE
+);
+CREATE INDEX IF NOT EXISTS events_round ON events(round);
+CREATE INDEX IF NOT EXISTS events_kind ON events(kind);
+CREATE TABLE IF NOT EXISTS meters (
+    level   TEXT PRIMARY KEY,
+    row     TEXT NOT NULL,
+    seq     INTEGER NOT NULL
+);
+"""
+
+
+class LedgerError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Record:
+    """An event to append: what happened, in which round, with which details."""
+
+    kind: str
+    round: int
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    seq: int
+    ts: str
+    table: str
+    round: int
+    kind: str
+    data: dict[str, Any]
+    prev: str
+    hash: str
+
+
+def canonical(seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> bytes:
+    return json.dumps([seq, ts, table, round_no, kind, data, prev], separators=(",", ":"),
+                      ensure_ascii=True).encode("ascii")
+
+
+def event_hash(seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> str:
+    return hashlib.sha256(canonical(seq, ts, table, round_no, kind, data, prev)).hexdigest()
+
+
+def _dumps(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+
+
+class Ledger:
+    """Synchronous ledger access; use from one thread (the writer), or before it starts."""
+
+    def __init__(self, path: str | Path, table_id: str, *, wall_clock: Callable[[], float] = time.time):
+        self.path = Path(path)
+        self.table_id = table_id
+        self._wall = wall_clock
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.executescript(SCHEMA)
+        row = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        self.last_seq, self.last_hash = (row[0], row[1]) if row else (0, GENESIS)
+        # the stored ``meters`` rows are checked against the events by verify(); the
+        # live meters always come from the events themselves
+        self.meters: dict[str, Meter] = self.recompute_meters()
+
+    def close(self) -> None:
+        self.db.close()
+
+    # ------------------------------------------------------------------ writing
+    def append(self, records: Iterable[Record]) -> list[StoredEvent]:
+        """Append records in one durable transaction; return them as stored."""
+        recs = list(records)
+        if not recs:
+            return []
+        seq, prev = self.last_seq, self.last_hash
+        meters = dict(self.meters)
+        out: list[StoredEvent] = []
+        rows = []
+        ts = datetime.fromtimestamp(self._wall(), timezone.utc).isoformat(timespec="microseconds")
+        touched: set[str] = set()
+        for r in recs:
+            seq += 1
+            data = _dumps(r.data)
+            h = event_hash(seq, ts, self.table_id, r.round, r.kind, data, prev)
+            if r.kind.startswith("meter."):
+                meters = meters_mod.apply(meters, r.kind, r.data, round_no=r.round, seq=seq)
+                touched.add(str(r.data.get("level")))
+            rows.append((seq, ts, self.table_id, r.round, r.kind, data, prev, h))
+            out.append(StoredEvent(seq, ts, self.table_id, r.round, r.kind, json.loads(data), prev, h))
+            prev = h
+        cur = self.db.cursor()
+        try:
+            cur.execute("BEGIN IMMEDIATE")
+            cur.executemany("INSERT INTO events(seq, ts, table_id, round, kind, data, prev, hash) "
+                            "VALUES (?,?,?,?,?,?,?,?)", rows)
+            for level in sorted(touched):
+                cur.execute("INSERT OR REPLACE INTO meters(level, row, seq) VALUES (?,?,?)",
+                            (level, _dumps(meters[level].to_row()), seq))
+            cur.execute("COMMIT")
+        except BaseException:
+            try:
+                cur.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise
+        self.last_seq, self.last_hash = seq, prev
+        self.meters = meters
+        return out
+
+    # ------------------------------------------------------------------ reading
+    def events(self, since: int = 0, kinds: Iterable[str] | None = None, round_no: int | None = None,
+               limit: int | None = None, newest_first: bool = False) -> Iterator[StoredEvent]:
+        q = "SELECT seq, ts, table_id, round, kind, data, prev, hash FROM events WHERE seq > ?"
+        args: list[Any] = [since]
+        if kinds:
+            ks = list(kinds)
+            q += " AND kind IN (" + ",".join("?" * len(ks)) + ")"
+            args += ks
+        if round_no is not None:
+            q += " AND round = ?"
+            args.append(round_no)
+        q += " ORDER BY seq" + (" DESC" if newest_first else "")
+        if limit is not None:
+            q += " LIMIT ?"
+            args.append(limit)
+        for row in self.db.execute(q, args):
+            yield StoredEvent(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7])
+
+    def last_round(self) -> int:
+        row = self.db.execute("SELECT MAX(round) FROM events").fetchone()
+        return int(row[0] or 0)
+
+    def stored_meter_rows(self) -> dict[str, dict[str, Any]]:
+        return {level: json.loads(row) for level, row in self.db.execute("SELECT level, row FROM meters")}
+
+    def recompute_meters(self) -> dict[str, Meter]:
+        meters: dict[str, Meter] = {}
+        for ev in self.events(kinds=None):
+            if ev.kind.startswith("meter."):
+                meters = meters_mod.apply(meters, ev.kind, ev.data, round_no=ev.round, seq=ev.seq)
+        return meters
+
+    def verify(self) -> list[str]:
+        """Walk the hash chain and recompute the meters; return the problems found."""
+        problems: list[str] = []
+        prev = GENESIS
+        expect_seq = 1
+        meters: dict[str, Meter] = {}
+        for row in self.db.execute("SELECT seq, ts, table_id, round, kind, data, prev, hash FROM events ORDER BY seq"):
+            seq, ts, table, rnd, kind, data, p, h = row
+            if seq != expect_seq:
+                problems.append(f"event sequence gap: expected {expect_seq}, found {seq}")
+            if p != prev:
+                problems.append(f"event {seq}: chain broken (prev hash does not match event {seq - 1})")
+            if event_hash(seq, ts, table, rnd, kind, data, p) != h:
+                problems.append(f"event {seq}: hash does not match its contents")
+            if kind.startswith("meter."):
+                try:
+                    meters = meters_mod.apply(meters, kind, json.loads(data), round_no=rnd, seq=seq)
+                except (ValueError, KeyError) as e:
+                    problems.append(f"event {seq}: meter event cannot be applied: {e}")
+            prev = h
+            expect_seq = seq + 1
+            if len(problems) > 20:
+                problems.append("... (stopped after 20 problems)")
+                return problems
+        stored = self.stored_meter_rows()
+        for level, m in meters.items():
+            row = stored.get(level)
+            if row is None:
+                problems.append(f"meter {level!r}: no stored meter, events say {m.value}")
+            elif row != m.to_row():
+                diff = sorted(k for k in row if row.get(k) != m.to_row().get(k))
+                problems.append(f"meter {level!r}: stored meter differs from the events in {', '.join(diff)}")
+            if m.value != m.expected_value():
+                problems.append(f"meter {level!r}: value {m.value} != seed + increments - payouts {m.expected_value()}")
+        for level in set(stored) - set(meters):
+            problems.append(f"meter {level!r}: stored but never created by an event")
+        return problems
+
+
+# ---------------------------------------------------------------------- writer thread
+
+Done = Callable[[list[StoredEvent]], None]
+
+
+class LedgerWriter:
+    """Owns the ledger on its own thread; group-commits submissions.
+
+    ``submit(records, done)``: ``done(stored_events)`` is handed to ``deliver``
+    (the reactor's ``call_soon_threadsafe``) after the records are durable.  An
+    I/O error is handed to ``on_error`` (the table latches a tilt) and the
+    records are not acknowledged.
+    """
+
+    def __init__(self, ledger: Ledger, deliver: Callable[..., None], on_error: Callable[[BaseException], None],
+                 max_batch: int = 256):
+        self.ledger = ledger
+        self._deliver = deliver
+        self._on_error = on_error
+        self._q: queue.Queue[tuple[list[Record], Done | None] | None] = queue.Queue()
+        self._max_batch = max_batch
+        self._thread = threading.Thread(target=self._run, name="ledger-writer", daemon=True)
+        self._failed = False
+        self.commits = 0
+        self.events_written = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def submit(self, records: Iterable[Record], done: Done | None = None) -> None:
+        self._q.put((list(records), done))
+
+    def stop(self) -> None:
+        self._q.put(None)
+        self._thread.join(timeout=10)
+
+    def flush(self, timeout: float = 10.0) -> None:
+        ev = threading.Event()
+        self._q.put(([], lambda _e: ev.set()))
+        # the flush callback is delivered directly (not via the reactor) so a caller may block on it
+        ev.wait(timeout)
+
+    def _run(self) -> None:
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            batch = [item]
+            stop = False
+            while len(batch) < self._max_batch:
+                try:
+                    nxt = self._q.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    stop = True
+                    break
+                batch.append(nxt)
+            if self._failed:
+                continue
+            records = [r for recs, _ in batch for r in recs]
+            try:
+                stored = self.ledger.append(records)
+            except BaseException as exc:  # noqa: BLE001 - latched by the table, never swallowed
+                self._failed = True
+                self._on_error(exc)
+                continue
+            self.commits += 1
+            self.events_written += len(stored)
+            i = 0
+            for recs, done in batch:
+                mine = stored[i:i + len(recs)]
+                i += len(recs)
+                if done is not None:
+                    if not recs:
+                        done(mine)          # flush marker: direct
+                    else:
+                        self._deliver(done, mine)
+            if stop:
+                return

@@ -1,0 +1,174 @@
+"""Progressive meters, exact (cf. § 605a.7(a); § 670a.12(d)).
+
+Pure: no I/O.  A meter's value is an exact :class:`~fractions.Fraction` of
+cents.  The sign shows the whole cents; the fraction below a cent is the
+*hidden remainder*, carried forward, never dropped.  The only ways a meter
+changes are ledger events, applied here by :func:`apply`:
+
+=================  ===========================================================
+``meter.init``     a level is created at its seed (``seed``, ``rate``)
+``meter.increment`` an accepted wager's contribution: ``wager × rate``, exact,
+                   credited when the dealer confirms the count (§ 670a.10(a)(2)(ii))
+``meter.payout``   a payout from the meter (whole cents) — a hit
+``meter.reseed``   the seed added back after a 100 % hit (§ 670a.12(d)(2))
+``meter.void``     a voided round's contribution returned (exact reversal)
+``meter.adjust``   a technician's recorded parameter change (rate/seed for the future)
+=================  ===========================================================
+
+So at every instant, for every level::
+
+    value == initial seed + Σ reseeds + Σ increments − Σ payouts − Σ voids
+
+and a meter never decreases except through a recorded payout or a recorded
+void.  The ledger recomputes every meter from its events at start-up and
+compares with the stored meters (controller/ledger.py).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import Any
+
+HIT_HISTORY = 25   # the last 25 hits of each level are kept (issue 4)
+
+
+class MeterError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Hit:
+    round: int
+    seat: int
+    hand: str
+    cents: int
+    paid_by: str
+    seq: int
+
+
+@dataclass(frozen=True)
+class Meter:
+    level: str
+    seed_cents: int
+    rate: Fraction                 # increment rate (fraction of each wager)
+    value: Fraction                # exact, in cents
+    increments: Fraction = Fraction(0)
+    increment_count: int = 0
+    paid_table: int = 0            # cents paid from the table inventory
+    paid_attendant: int = 0        # cents paid by an attendant (e.g. %-of-meter pays, § 670a.11(h)(3)(i)(B)(IV))
+    reseeds: int = 0               # cents added back as seed
+    voided: Fraction = Fraction(0)
+    hits: int = 0
+    initial_seed: int = 0
+    last_hits: tuple[Hit, ...] = field(default_factory=tuple)
+
+    @property
+    def cents(self) -> int:
+        """What the sign shows: whole cents (floor)."""
+        return self.value.numerator // self.value.denominator
+
+    @property
+    def remainder(self) -> Fraction:
+        """The hidden fraction of a cent carried to the next increment."""
+        return self.value - self.cents
+
+    @property
+    def paid_total(self) -> int:
+        return self.paid_table + self.paid_attendant
+
+    def expected_value(self) -> Fraction:
+        return self.initial_seed + self.reseeds + self.increments - self.paid_total - self.voided
+
+    def to_row(self) -> dict[str, Any]:
+        return {
+            "level": self.level, "seed_cents": self.seed_cents, "rate": str(self.rate), "value": str(self.value),
+            "increments": str(self.increments), "increment_count": self.increment_count,
+            "paid_table": self.paid_table, "paid_attendant": self.paid_attendant, "reseeds": self.reseeds,
+            "voided": str(self.voided), "hits": self.hits, "initial_seed": self.initial_seed,
+        }
+
+
+Meters = Mapping[str, Meter]
+
+
+def _frac(x: Any, what: str) -> Fraction:
+    try:
+        return Fraction(str(x))
+    except (ValueError, ZeroDivisionError):
+        raise MeterError(f"{what}: {x!r} is not an exact number") from None
+
+
+def apply(meters: Meters, kind: str, data: Mapping[str, Any], *, round_no: int = 0, seq: int = 0) -> dict[str, Meter]:
+    """Return the meters after one ledger event (events of other kinds change nothing)."""
+    if not kind.startswith("meter."):
+        return dict(meters)
+    out = dict(meters)
+    level = data.get("level")
+    if kind == "meter.init":
+        if level in out:
+            raise MeterError(f"meter {level!r} initialised twice")
+        seed = int(data["seed"])
+        out[level] = Meter(level, seed, _frac(data["rate"], "rate"), Fraction(seed), initial_seed=seed)
+        return out
+    if level not in out:
+        raise MeterError(f"{kind} for unknown meter level {level!r}")
+    m = out[level]
+    if kind == "meter.increment":
+        c = int(data["wager"]) * _frac(data["rate"], "rate")
+        if c < 0:
+            raise MeterError("negative increment")
+        m = replace(m, value=m.value + c, increments=m.increments + c, increment_count=m.increment_count + 1)
+    elif kind == "meter.payout":
+        cents = int(data["cents"])
+        if cents < 0 or cents > m.cents:
+            raise MeterError(f"payout of {cents} cents from meter {level!r} showing {m.cents}")
+        by = data.get("paid_by", "table")
+        hit = Hit(round_no, int(data.get("seat", 0)), str(data.get("hand", "")), cents, by, seq)
+        m = replace(
+            m, value=m.value - cents,
+            paid_table=m.paid_table + (cents if by == "table" else 0),
+            paid_attendant=m.paid_attendant + (cents if by != "table" else 0),
+            hits=m.hits + 1,
+            last_hits=(m.last_hits + (hit,))[-HIT_HISTORY:],
+        )
+    elif kind == "meter.reseed":
+        cents = int(data["cents"])
+        if cents < 0:
+            raise MeterError("negative reseed")
+        m = replace(m, value=m.value + cents, reseeds=m.reseeds + cents)
+    elif kind == "meter.void":
+        c = int(data["wager"]) * _frac(data["rate"], "rate")
+        m = replace(m, value=m.value - c, voided=m.voided + c)
+    elif kind == "meter.adjust":
+        m = replace(m, rate=_frac(data.get("rate", m.rate), "rate"), seed_cents=int(data.get("seed", m.seed_cents)))
+    else:
+        raise MeterError(f"unknown meter event {kind!r}")
+    out[level] = m
+    return out
+
+
+def increment_for(wager_cents: int, rate: Fraction) -> Fraction:
+    return wager_cents * rate
+
+
+def percent_payout(m: Meter, fraction: Fraction) -> int:
+    """Cents paid for a percentage-of-meter hit, from the meter *as it now stands*
+    (§ 670a.12(d)(3)); the fraction of a cent stays in the meter (never dropped)."""
+    if not 0 < fraction <= 1:
+        raise MeterError(f"meter fraction {fraction} out of range")
+    amt = fraction * m.cents
+    return amt.numerator // amt.denominator
+
+
+def format_cents(cents: int | Fraction) -> str:
+    c = int(cents) if isinstance(cents, int) else cents.numerator // cents.denominator
+    sign = "-" if c < 0 else ""
+    c = abs(c)
+    return f"{sign}${c // 100:,}.{c % 100:02d}"
+
+
+def recent_hits(m: Meter) -> deque[Hit]:
+    return deque(m.last_hits, maxlen=HIT_HISTORY)

@@ -1,0 +1,333 @@
+"""Reliable message link over one serial port (both ends use this class).
+
+Rules (docs/protocols.md, "Link layer"):
+
+* Every frame other than ACK/NAK is acknowledged by an ACK carrying its
+  sequence number.  Stop-and-wait: one unacknowledged frame at a time.
+* A frame that fails its CRC is answered with NAK; a NAK or a missing ACK
+  after ``ack_timeout`` makes the sender retransmit the same frame (same
+  sequence number), at most ``retries`` times; then the link reports
+  ``fault`` and drops the message.  Nothing is retried forever.
+* The receiver delivers each sequence number once: a retransmission of the
+  frame it last delivered (our ACK was lost) is ACKed again but not delivered.
+  Sequence numbers run 0, 1..255, 1..255, ...; 0 only opens a session and
+  resets the receiver's duplicate filter.
+* Heartbeat: when nothing has been sent for ``heartbeat`` seconds the link
+  sends PING (acknowledged like any frame).  When nothing at all has been
+  received for ``lost_after`` seconds the peer is ``lost``; the first frame
+  after that reports ``restored``.  The controller latches the fault either
+  way (a restored device does not clear a tilt).
+* A partial frame that does not complete within ``frame_deadline`` is
+  abandoned (the decoder re-scans from its next byte).  We never use
+  ``readline()``: pyserial restarts its timeout on every byte.
+* If the port itself fails (USB unplugged) the link closes it and reopens it
+  with exponential back-off, at most ``reopen_attempts`` times, then reports
+  ``gave-up``.
+
+Timing here is *wire time* (real ``time.monotonic``), never the game clock:
+see controller/clock.py.
+
+Threads: a reader thread and a writer thread per link.  Listener callbacks run
+on those threads and must only hand work on (``Reactor.post``).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from drivers.framing import ACK, NAK, PING, Frame, FrameDecoder, FrameError, encode_frame
+
+
+class Port(Protocol):
+    """The byte pipe under a link: a pyserial ``Serial`` or a pty master (hil)."""
+
+    def read(self, size: int = 1) -> bytes: ...
+
+    def write(self, data: bytes) -> int | None: ...
+
+    def close(self) -> None: ...
+
+
+class LinkListener(Protocol):
+    def on_message(self, mtype: int, payload: bytes) -> None:
+        """A delivered application message (runs on the reader thread: post, don't work)."""
+
+    def on_link_event(self, kind: str, detail: str) -> None:
+        """kind: 'up', 'fault', 'lost', 'restored', 'protocol-error', 'disconnected', 'gave-up'."""
+
+
+@dataclass
+class LinkStats:
+    sent: int = 0
+    received: int = 0
+    retransmits: int = 0
+    naks_sent: int = 0
+    naks_received: int = 0
+    crc_errors: int = 0
+    duplicates: int = 0
+    faults: int = 0
+    reopens: int = 0
+    last_rx: float = field(default_factory=time.monotonic)
+
+
+class LinkClosed(Exception):
+    pass
+
+
+class Link:
+    def __init__(
+        self,
+        name: str,
+        open_port: Callable[[], Port],
+        listener: LinkListener,
+        *,
+        ack_timeout: float = 0.2,
+        retries: int = 3,
+        heartbeat: float | None = 1.0,
+        lost_after: float | None = 3.5,
+        frame_deadline: float = 0.1,
+        reopen_attempts: int = 8,
+        reopen_backoff: float = 0.25,
+    ):
+        self.name = name
+        self._open_port = open_port
+        self.listener = listener
+        self.ack_timeout = ack_timeout
+        self.retries = retries
+        self.heartbeat = heartbeat
+        self.lost_after = lost_after
+        self.frame_deadline = frame_deadline
+        self.reopen_attempts = reopen_attempts
+        self.reopen_backoff = reopen_backoff
+        self.stats = LinkStats()
+        self._port: Port | None = None
+        self._port_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._out: queue.Queue[tuple[int, bytes] | None] = queue.Queue()
+        self._ack_cv = threading.Condition()
+        self._acked: int | None = None
+        self._nakked = False
+        self._tx_seq = 0
+        self._rx_last: int | None = None
+        self._decoder = FrameDecoder()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._last_tx = time.monotonic()
+        self._lost = False
+        self._port_ok = threading.Event()
+
+    # ------------------------------------------------------------------ control
+    def start(self) -> None:
+        self._port = self._open_port()
+        self._port_ok.set()
+        self.stats.last_rx = time.monotonic()
+        for target, suffix in ((self._reader, "rx"), (self._writer, "tx")):
+            t = threading.Thread(target=target, name=f"link-{self.name}-{suffix}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._out.put(None)
+        with self._ack_cv:
+            self._ack_cv.notify_all()
+        for t in self._threads:
+            t.join(timeout=2.0)
+        with self._port_lock:
+            if self._port is not None:
+                try:
+                    self._port.close()
+                except Exception:
+                    pass
+                self._port = None
+
+    def send(self, mtype: int, payload: bytes = b"") -> None:
+        """Queue an application message for reliable delivery.  Never blocks."""
+        if mtype in (ACK, NAK):
+            raise ValueError("ACK/NAK are link-level; use send() for application messages only")
+        self._out.put((mtype, bytes(payload)))
+
+    @property
+    def lost(self) -> bool:
+        return self._lost
+
+    # ------------------------------------------------------------------ internals
+    def _next_seq(self) -> int:
+        s = self._tx_seq
+        self._tx_seq = 1 if s >= 255 else s + 1
+        return s
+
+    def _raw_write(self, data: bytes) -> None:
+        with self._write_lock:
+            port = self._port
+            if port is None:
+                raise LinkClosed(self.name)
+            port.write(data)
+
+    def _port_failed(self, exc: BaseException) -> None:
+        """Close the port and reopen it with back-off (called on the reader thread)."""
+        self._port_ok.clear()
+        with self._port_lock:
+            try:
+                if self._port is not None:
+                    self._port.close()
+            except Exception:
+                pass
+            self._port = None
+        self.listener.on_link_event("disconnected", f"{type(exc).__name__}: {exc}")
+        delay = self.reopen_backoff
+        for attempt in range(1, self.reopen_attempts + 1):
+            if self._stop.wait(delay):
+                return
+            try:
+                port = self._open_port()
+            except Exception as e:  # noqa: BLE001 - reported, bounded
+                self.listener.on_link_event("protocol-error", f"reopen attempt {attempt} failed: {e}")
+                delay = min(delay * 2, 8.0)
+                continue
+            with self._port_lock:
+                self._port = port
+            self.stats.reopens += 1
+            self._decoder = FrameDecoder()
+            self._rx_last = None
+            self._tx_seq = 0
+            self.stats.last_rx = time.monotonic()
+            self._port_ok.set()
+            self.listener.on_link_event("up", f"reopened after {attempt} attempt(s)")
+            return
+        self.listener.on_link_event("gave-up", f"port did not reopen after {self.reopen_attempts} attempts")
+        self._stop.set()
+
+    def _reader(self) -> None:
+        partial_since: float | None = None
+        while not self._stop.is_set():
+            port = self._port
+            if port is None:
+                if self._stop.wait(0.05):
+                    return
+                continue
+            try:
+                data = port.read(256)
+            except Exception as exc:  # noqa: BLE001 - port failure is reported, then bounded reopen
+                if self._stop.is_set():
+                    return
+                self._port_failed(exc)
+                partial_since = None
+                continue
+            now = time.monotonic()
+            items: list[Frame | FrameError] = []
+            if data:
+                items = self._decoder.feed(data)
+            if self._decoder.pending:
+                if partial_since is None:
+                    partial_since = now
+                elif now - partial_since > self.frame_deadline:
+                    items += self._decoder.resync()
+                    partial_since = now if self._decoder.pending else None
+            else:
+                partial_since = None
+            for item in items:
+                if isinstance(item, FrameError):
+                    self._on_bad_frame(item)
+                else:
+                    self._on_frame(item)
+            self._check_lost(now)
+
+    def _check_lost(self, now: float) -> None:
+        if self.lost_after is not None and not self._lost and now - self.stats.last_rx > self.lost_after:
+            self._lost = True
+            self.listener.on_link_event("lost", f"nothing received for {now - self.stats.last_rx:.2f} s")
+
+    def _on_bad_frame(self, err: FrameError) -> None:
+        msg = str(err)
+        if msg.startswith("CRC"):
+            self.stats.crc_errors += 1
+            try:
+                self._raw_write(encode_frame(0, NAK, b""))
+                self.stats.naks_sent += 1
+            except Exception:  # noqa: BLE001 - the writer will notice the dead port
+                pass
+        self.listener.on_link_event("protocol-error", msg)
+
+    def _on_frame(self, f: Frame) -> None:
+        self.stats.last_rx = time.monotonic()
+        if self._lost:
+            self._lost = False
+            self.listener.on_link_event("restored", "frames received again")
+        if f.type == ACK:
+            with self._ack_cv:
+                self._acked = f.payload[0] if f.payload else None
+                self._ack_cv.notify_all()
+            return
+        if f.type == NAK:
+            self.stats.naks_received += 1
+            with self._ack_cv:
+                self._nakked = True
+                self._ack_cv.notify_all()
+            return
+        try:
+            self._raw_write(encode_frame(0, ACK, bytes((f.seq,))))
+        except Exception:  # noqa: BLE001
+            pass
+        if f.seq != 0 and f.seq == self._rx_last:
+            self.stats.duplicates += 1
+            return
+        self._rx_last = f.seq
+        self.stats.received += 1
+        if f.type == PING:
+            return
+        self.listener.on_message(f.type, f.payload)
+
+    def _writer(self) -> None:
+        while not self._stop.is_set():
+            timeout = None
+            if self.heartbeat is not None:
+                timeout = max(0.0, self.heartbeat - (time.monotonic() - self._last_tx))
+            try:
+                item = self._out.get(timeout=timeout)
+            except queue.Empty:
+                item = (PING, b"")
+            if item is None or self._stop.is_set():
+                return
+            if not self._port_ok.wait(timeout=5.0):
+                self.stats.faults += 1
+                self.listener.on_link_event("fault", f"type 0x{item[0]:02x} not sent: port closed")
+                continue
+            self._deliver(*item)
+
+    def _deliver(self, mtype: int, payload: bytes) -> None:
+        seq = self._next_seq()
+        frame = encode_frame(seq, mtype, payload)
+        for attempt in range(self.retries + 1):
+            with self._ack_cv:
+                self._acked = None
+                self._nakked = False
+            try:
+                self._raw_write(frame)
+            except Exception as exc:  # noqa: BLE001 - reported; the reader handles reopen
+                self.stats.faults += 1
+                self.listener.on_link_event("fault", f"write failed for type 0x{mtype:02x}: {exc}")
+                return
+            self._last_tx = time.monotonic()
+            if attempt:
+                self.stats.retransmits += 1
+            deadline = time.monotonic() + self.ack_timeout
+            with self._ack_cv:
+                while self._acked != seq and not self._nakked and not self._stop.is_set():
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._ack_cv.wait(left)
+                if self._acked == seq:
+                    self.stats.sent += 1
+                    return
+            if self._stop.is_set():
+                return
+        self.stats.faults += 1
+        self.listener.on_link_event(
+            "fault", f"no ACK for type 0x{mtype:02x} seq {seq} after {self.retries + 1} transmissions")

@@ -1,0 +1,154 @@
+"""Application messages of each serial device, as data (docs/protocols.md).
+
+Each message is a :class:`MsgSpec`: a type byte and a list of fixed fields
+(``struct`` formats, big-endian) optionally followed by one variable-length
+tail (a list of card bytes, a UTF-8 text, or a list of meter records).  Both
+the drivers and the HIL simulators encode and decode through this table, so the
+two ends cannot drift apart, and the documentation examples are checked against
+it by a test.
+
+Type ranges: 0x00-0x0F link layer (drivers/framing.py), 0x10-0x2F host to
+device, 0x30-0x4F device to host.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+# card byte: cards.py numbering 0..51, 52 = joker, 0xFF = not read
+CARD_UNREAD = 0xFF
+
+
+class ProtocolError(ValueError):
+    """A payload that does not match its message's layout."""
+
+
+@dataclass(frozen=True)
+class MsgSpec:
+    device: str
+    name: str
+    type: int
+    fields: tuple[tuple[str, str], ...] = ()
+    tail: str | None = None          # None | "bytes:<name>" | "text:<name>" | "meters:<name>"
+    direction: str = "host"          # "host" (host -> device) or "device" (device -> host)
+
+    @property
+    def fmt(self) -> str:
+        return ">" + "".join(f for _, f in self.fields)
+
+    def encode(self, **values: Any) -> bytes:
+        try:
+            head = struct.pack(self.fmt, *(values[n] for n, _ in self.fields))
+        except KeyError as e:
+            raise ProtocolError(f"{self.device}.{self.name}: missing field {e.args[0]!r}") from None
+        except struct.error as e:
+            raise ProtocolError(f"{self.device}.{self.name}: {e}") from None
+        if self.tail is None:
+            return head
+        kind, name = self.tail.split(":")
+        v = values.get(name, b"" if kind != "meters" else [])
+        if kind == "bytes":
+            tail = bytes(v)
+        elif kind == "text":
+            tail = str(v).encode("utf-8")[:200]
+        else:  # meters: list of (level, cents)
+            tail = b"".join(struct.pack(">BI", lvl, cents) for lvl, cents in v)
+        return head + tail
+
+    def decode(self, payload: bytes) -> dict[str, Any]:
+        n = struct.calcsize(self.fmt)
+        if len(payload) < n or (self.tail is None and len(payload) != n):
+            raise ProtocolError(
+                f"{self.device}.{self.name}: payload of {len(payload)} byte(s), layout needs "
+                f"{n}{'+' if self.tail else ''}")
+        out: dict[str, Any] = dict(zip((f for f, _ in self.fields), struct.unpack(self.fmt, payload[:n])))
+        if self.tail is not None:
+            kind, name = self.tail.split(":")
+            rest = payload[n:]
+            if kind == "bytes":
+                out[name] = list(rest)
+            elif kind == "text":
+                try:
+                    out[name] = rest.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise ProtocolError(f"{self.device}.{self.name}: text is not UTF-8") from None
+            else:
+                if len(rest) % 5:
+                    raise ProtocolError(f"{self.device}.{self.name}: meter records must be 5 bytes each")
+                out[name] = [struct.unpack(">BI", rest[i:i + 5]) for i in range(0, len(rest), 5)]
+        return out
+
+
+def _m(device: str, name: str, type_: int, *fields: tuple[str, str], tail: str | None = None) -> MsgSpec:
+    return MsgSpec(device, name, type_, tuple(fields), tail, "host" if type_ < 0x30 else "device")
+
+
+MESSAGES: tuple[MsgSpec, ...] = (
+    # ---- automated dealing shoe (§ 670a.10, § 670a.13(f),(h),(k),(m))
+    _m("shoe", "STATUS_REQ", 0x10),
+    _m("shoe", "SHUFFLE", 0x11),
+    _m("shoe", "DISPENSE", 0x12, ("stack", "B"), ("cards", "B")),
+    _m("shoe", "COUNT_REQ", 0x13),
+    _m("shoe", "STATUS", 0x30, ("flags", "B"), ("remaining", "B"), ("stacks", "B")),
+    _m("shoe", "SHUFFLED", 0x31, ("cards", "B")),
+    _m("shoe", "STACK", 0x32, ("stack", "B"), ("count", "B"), ("remaining", "B"), tail="bytes:cards"),
+    _m("shoe", "REMAINING", 0x33, ("remaining", "B"), ("stacks", "B")),
+    _m("shoe", "JAM", 0x34, ("stack", "B"), ("dispensed", "B")),
+    _m("shoe", "FACE_UP", 0x35, ("stack", "B"), ("card", "B")),
+    _m("shoe", "ERROR", 0x36, ("code", "B"), tail="text:text"),
+    # ---- dice shaker (§ 670a.5(i)(1), § 621a.2(f), § 621a.10)
+    _m("shaker", "STATUS_REQ", 0x10),
+    _m("shaker", "ARM", 0x11, ("who", "B")),
+    _m("shaker", "ACTIVATE", 0x12, ("who", "B")),
+    _m("shaker", "DISARM", 0x13),
+    _m("shaker", "STATUS", 0x30, ("flags", "B")),
+    _m("shaker", "SHAKING", 0x31, ("who", "B"), ("planned_ms", "H")),
+    _m("shaker", "RESULT", 0x32, ("d1", "B"), ("d2", "B"), ("d3", "B"), ("red", "B"), ("shake_ms", "H")),
+    _m("shaker", "NO_ROLL", 0x33, ("reason", "B"), ("shake_ms", "H")),
+    _m("shaker", "LID", 0x34, ("open", "B")),
+    _m("shaker", "ERROR", 0x36, ("code", "B"), tail="text:text"),
+    # ---- progressive sign / meter display (§ 670a.11(h)(3)(i)(B)(II))
+    _m("sign", "STATUS_REQ", 0x10),
+    _m("sign", "METERS", 0x11, tail="meters:levels"),
+    _m("sign", "HAND_LIGHT", 0x12, ("hand", "B"), ("mode", "B")),
+    _m("sign", "SEAT_LIGHT", 0x13, ("position", "B"), ("mode", "B")),
+    _m("sign", "MESSAGE", 0x14, tail="text:text"),
+    _m("sign", "CLEAR", 0x15),
+    _m("sign", "STATUS", 0x30, ("flags", "B")),
+    _m("sign", "ERROR", 0x36, ("code", "B"), tail="text:text"),
+)
+
+BY_TYPE: dict[tuple[str, int], MsgSpec] = {(m.device, m.type): m for m in MESSAGES}
+BY_NAME: dict[tuple[str, str], MsgSpec] = {(m.device, m.name): m for m in MESSAGES}
+
+# shoe STATUS flags
+SHOE_LOADED, SHOE_SHUFFLED, SHOE_DOOR_OPEN, SHOE_JAMMED = 0x01, 0x02, 0x04, 0x08
+# shaker STATUS flags
+SHAKER_LID_CLOSED, SHAKER_SEALED, SHAKER_ARMED, SHAKER_SHAKING = 0x01, 0x02, 0x04, 0x08
+# shaker NO_ROLL reasons (§ 670a.13(a),(b); § 621a.10(a))
+NO_ROLL_NOT_FLAT, NO_ROLL_DIE_OUT, NO_ROLL_SHORT_SHAKE, NO_ROLL_LID_OPEN = 1, 2, 3, 4
+# sign light modes
+LIGHT_OFF, LIGHT_ON, LIGHT_BLINK = 0, 1, 2
+# shaker "who": 0 = dealer, 1..8 = the activation button at that betting position
+DEALER = 0
+
+
+def spec(device: str, name: str) -> MsgSpec:
+    try:
+        return BY_NAME[(device, name)]
+    except KeyError:
+        raise ProtocolError(f"no message {name!r} for device {device!r}") from None
+
+
+def encode(device: str, name: str, **values: Any) -> tuple[int, bytes]:
+    s = spec(device, name)
+    return s.type, s.encode(**values)
+
+
+def decode(device: str, mtype: int, payload: bytes) -> tuple[str, dict[str, Any]]:
+    s = BY_TYPE.get((device, mtype))
+    if s is None:
+        raise ProtocolError(f"{device}: unknown message type 0x{mtype:02x}")
+    return s.name, s.decode(payload)

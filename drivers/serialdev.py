@@ -1,0 +1,80 @@
+"""Base for the serial devices (shoe, shaker, sign): a :class:`drivers.link.Link`
+to the device, messages encoded with drivers/protocol.py, and everything the
+device says handed to the reactor as events.
+
+Events posted (all from the link's reader thread, which only posts):
+
+* ``Event(kind=<device>, source=<device>, data={"msg": NAME, **fields})`` for a
+  device message (e.g. ``shoe``/``STACK`` with ``stack``, ``count``, ``remaining``, ``cards``);
+* ``Event(kind="link", source=<device>, data={"event": KIND, "detail": TEXT})`` for
+  link events (``up``, ``fault``, ``lost``, ``restored``, ``protocol-error``,
+  ``disconnected``, ``gave-up``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from controller.config import SerialConfig
+from controller.log import LogContext
+from drivers.link import Link, Port
+from drivers.protocol import ProtocolError, decode, encode
+
+Post = Callable[..., None]
+
+
+def open_serial(cfg: SerialConfig) -> Port:
+    """Open a real serial port (or a pty path) with pyserial.
+
+    ``timeout`` is short so the reader loop can apply its own per-frame deadline;
+    ``write_timeout`` bounds a stuck write; ``exclusive`` stops a second process
+    (or a second tablectl) from opening the same device.
+    """
+    import serial  # pyserial: imported here so config checks never touch it
+
+    return serial.Serial(cfg.port, baudrate=cfg.baud, timeout=0.02, write_timeout=0.5, exclusive=True)
+
+
+class SerialDevice:
+    device = "?"
+
+    def __init__(self, cfg: SerialConfig, post: Post, logctx: LogContext,
+                 open_port: Callable[[], Port] | None = None):
+        self.cfg = cfg
+        self._post = post
+        self.logctx = logctx
+        self.log = logctx.logger(f"device.{self.device}", port=cfg.port)
+        self.link = Link(
+            self.device,
+            open_port or (lambda: open_serial(cfg)),
+            self,
+            ack_timeout=cfg.ack_timeout_ms / 1000,
+            retries=cfg.retries,
+            heartbeat=cfg.heartbeat_ms / 1000,
+            lost_after=cfg.lost_after_ms / 1000,
+        )
+
+    def start(self) -> None:
+        self.link.start()
+        self.log.info("link.open")
+
+    def stop(self) -> None:
+        self.link.stop()
+
+    def send(self, name: str, **fields: Any) -> None:
+        mtype, payload = encode(self.device, name, **fields)
+        self.link.send(mtype, payload)
+
+    # ---- LinkListener (reader thread: post only) -------------------------
+    def on_message(self, mtype: int, payload: bytes) -> None:
+        ctx = self.logctx.snapshot()
+        try:
+            name, fields = decode(self.device, mtype, payload)
+        except ProtocolError as e:
+            self._post("link", self.device, {"event": "protocol-error", "detail": str(e)}, ctx)
+            return
+        self._post(self.device, self.device, {"msg": name, **fields}, ctx)
+
+    def on_link_event(self, kind: str, detail: str) -> None:
+        self._post("link", self.device, {"event": kind, "detail": detail}, self.logctx.snapshot())

@@ -1,0 +1,396 @@
+"""Exact analysis of Face Up Pai Gow Poker's optional wagers (58 Pa. Code ch. 688a).
+
+Everything is counted exactly over the 53-card deck (52 + joker, § 688a.3(a)); no
+sampling.  The classifications are those of the rules engine
+(:func:`controller.rules.faceup_bonus.classify_counts`), applied to representative
+hands, so the table and the analysis cannot disagree.
+
+* ``face-up/fortune`` (Fortune Bonus 1-6, § 688a.12(c)) and ``face-up/progressive``
+  (Progressive 1-7, § 688a.12(d)) use the distribution of the best seven-card hand
+  over all C(53,7) = 154,143,080 hands.  It is computed from rank multisets, not card
+  by card: every hand with a flush (five or more natural cards of one suit, or four
+  and the joker) is enumerated as (flush-suit ranks, the at most two other cards up to
+  a relabelling of the three other suits, x4 suits); every other hand is classified
+  once per rank multiset, weighted by its number of suit assignments less the flush
+  ones.  A few seconds instead of 154 million evaluations.
+* ``face-up/ace-high`` (Ace High 1-5, § 688a.12(b)) needs the dealer's seven cards and
+  the player's seven from the remaining 46 jointly: an Ace High Pai Gow has seven
+  distinct ranks (six and the joker), so pairs of rank sets are counted with the
+  number of suit assignments that avoid a flush and give shared ranks different suits.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+from itertools import combinations, product
+from math import comb
+
+from controller.analysis import AnalysisResult, AnalysisRow, analyzer
+from controller.rules.faceup_bonus import (
+    BONUS_ORDER,
+    HIGH_CARD,
+    QUADS,
+    STRAIGHT,
+    JokerMode,
+    classify_counts,
+    paytable_keys,
+)
+from controller.rules.paytables import Paytable, get_paytable, parse_money, parse_percent
+
+RANKS: tuple[int, ...] = tuple(range(2, 15))
+ACE = 14
+
+
+# --------------------------------------------------------------------------------------
+# the seven-card distribution
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SevenCardDistribution:
+    counts: dict[int, int]          # BONUS_ORDER index -> number of seven-card hands
+    joker_counts: dict[int, int]    # the same, for hands holding the joker
+    straight_with_trips: int        # straights whose cards also hold a three-of-a-kind
+    total: int
+
+
+def _other_cards(ranks: Sequence[int], k: int) -> Iterator[tuple[tuple[tuple[int, int], ...], int]]:
+    """The k (<= 2) cards outside the flush suit, up to relabelling the three other
+    suits (labels 1, 2), with the number of actual card choices each stands for."""
+    if k == 0:
+        yield (), 1
+    elif k == 1:
+        for r in ranks:
+            yield ((r, 1),), 3
+    elif k == 2:
+        for i, r1 in enumerate(ranks):
+            yield ((r1, 1), (r1, 2)), 3               # a pair: C(3,2) suit choices
+            for r2 in ranks[i + 1:]:
+                yield ((r1, 1), (r2, 1)), 3           # same suit: 3
+                yield ((r1, 1), (r2, 2)), 6           # different suits: 3*2
+    else:  # pragma: no cover - a flush leaves at most two other cards
+        raise ValueError(k)
+
+
+def _count_vectors(n_ranks: int, total: int, cap: int = 4) -> Iterator[tuple[int, ...]]:
+    if n_ranks == 1:
+        if total <= cap:
+            yield (total,)
+        return
+    for m in range(min(cap, total) + 1):
+        for rest in _count_vectors(n_ranks - 1, total - m, cap):
+            yield (m, *rest)
+
+
+def seven_card_distribution(mode: JokerMode = "bug", ranks: Sequence[int] = RANKS) -> SevenCardDistribution:
+    """Exact counts of the best seven-card hand (§ 688a.6(e), (f)) over every 7-card hand
+    from a deck of the given ranks x 4 suits + the joker (the real deck by default)."""
+    return _distribution(mode, tuple(ranks))
+
+
+@lru_cache(maxsize=8)
+def _distribution(mode: JokerMode, ranks: tuple[int, ...]) -> SevenCardDistribution:
+    counts: Counter[int] = Counter()
+    jcounts: Counter[int] = Counter()
+    straight_trips = 0
+    for joker in (False, True):
+        n = 6 if joker else 7          # natural cards
+        flush_at = 4 if joker else 5   # natural cards of one suit that make a flush
+        flush_weight: dict[tuple[int, ...], int] = defaultdict(int)
+        # (1) hands with a flush: the flush suit is unique (5+5 > 7, 4+4 > 6); fix it, x4
+        for f in range(flush_at, n + 1):
+            for fl in combinations(ranks, f):
+                fmask = 0
+                for r in fl:
+                    fmask |= 1 << r
+                for others, w in _other_cards(ranks, n - f):
+                    cnt = [0] * 15
+                    masks = [fmask, 0, 0, 0]
+                    for r in fl:
+                        cnt[r] += 1
+                    for r, s in others:
+                        cnt[r] += 1
+                        masks[s] |= 1 << r
+                    k = classify_counts(cnt, masks, joker, mode)
+                    counts[k] += 4 * w
+                    if joker:
+                        jcounts[k] += 4 * w
+                    flush_weight[tuple(cnt[r] for r in ranks)] += 4 * w
+        # (2) the rest: one representative per rank multiset (suits dealt round-robin,
+        #     at most 2 per suit, so no flush); weight = suit assignments without a flush
+        for cv in _count_vectors(len(ranks), n):
+            ways = 1
+            for c in cv:
+                ways *= comb(4, c)
+            w = ways - flush_weight.get(cv, 0)
+            if w <= 0:
+                if w < 0:  # pragma: no cover - would be a counting bug
+                    raise AssertionError(f"negative weight for {cv}")
+                continue
+            cnt = [0] * 15
+            masks = [0, 0, 0, 0]
+            s = 0
+            for r, c in zip(ranks, cv):
+                cnt[r] = c
+                for _ in range(c):
+                    masks[s % 4] |= 1 << r
+                    s += 1
+            k = classify_counts(cnt, masks, joker, mode)
+            counts[k] += w
+            if joker:
+                jcounts[k] += w
+            if k == STRAIGHT and (max(cv) >= 3 or (joker and cnt[ACE] >= 2)):
+                straight_trips += w
+    total = sum(counts.values())
+    return SevenCardDistribution(dict(counts), dict(jcounts), straight_trips, total)
+
+
+def _row_payout(pt: Paytable, category: str):
+    for key in paytable_keys(category):
+        p = pt.payout(key)
+        if p is not None:
+            return key, p
+    return None, None
+
+
+# --------------------------------------------------------------------------------------
+# Fortune Bonus
+# --------------------------------------------------------------------------------------
+FORTUNE_READINGS = ("ranking", "best-pay")
+
+
+@analyzer("face-up", "fortune", "Face Up Fortune 1")
+def analyze_fortune(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
+    """Fortune Bonus Wager (§ 688a.7(e)(2), § 688a.11(h)(2), § 688a.12(c)).
+
+    ``-o reading=ranking`` (default): the hand is the highest ranking one
+    (§ 688a.11(h): "to form the highest ranking hand"; § 688a.6(b) ranks a straight
+    above three-of-a-kind).  ``-o reading=best-pay``: a hand that holds both a straight
+    and a three-of-a-kind is paid as three-of-a-kind (3 to 1 beats 2 to 1) — an
+    alternative reading, for comparison only (docs/rules-readings/688a.md)."""
+    name = paytable or "Face Up Fortune 1"
+    pt = get_paytable(name)
+    if pt.game != "face-up" or pt.wager != "fortune":
+        raise ValueError(f"{name!r} is not a Face Up Fortune Bonus paytable")
+    reading = options.get("reading", "ranking")
+    if reading not in FORTUNE_READINGS:
+        raise ValueError(f"reading={reading!r}: one of {', '.join(FORTUNE_READINGS)}")
+    dist = seven_card_distribution("bug")
+    counts = dict(dist.counts)
+    extra: list[AnalysisRow] = []
+    if reading == "best-pay":
+        counts[STRAIGHT] -= dist.straight_with_trips
+        trips = pt.payout("three-of-a-kind")
+        assert trips is not None
+        extra.append(AnalysisRow("straight-and-three-of-a-kind", dist.straight_with_trips, trips.text,
+                                 trips.net_win(1)))
+    rows: list[AnalysisRow] = []
+    lose = 0
+    for k, cat in enumerate(BONUS_ORDER):
+        c = counts.get(k, 0)
+        _, p = _row_payout(pt, cat)
+        if p is None:
+            lose += c
+            continue
+        rows.append(AnalysisRow(cat, c, p.text, Fraction(p.net_win(1))))
+        if cat == "straight":
+            rows.extend(extra)
+    rows.append(AnalysisRow("lose", lose, "lose", Fraction(-1)))
+    ev = sum((Fraction(r.count) * r.net for r in rows), Fraction(0))
+    payback = 1 + ev / dist.total
+    notes = [f"reading={reading}: " + ("highest ranking hand, § 688a.6(b) (straight above three-of-a-kind)"
+                                       if reading == "ranking" else "best paying hand (straight with trips paid as trips)")]
+    envy_name = pt.options.get("envy_paytable")
+    if envy_name:
+        envy = get_paytable(str(envy_name))
+        e = Fraction(0)
+        for k, c in dist.counts.items():
+            if k <= QUADS:
+                _, p = _row_payout(envy, BONUS_ORDER[k])
+                if p is not None:
+                    e += Fraction(c * p.cents, dist.total)
+        notes.append(f"envy ({envy_name}): each other player's hand is worth ${float(e) / 100:.5f} "
+                     f"to a Qualifying Wager (not included in the payback)")
+    return AnalysisResult(f"Face Up Pai Gow Poker — Fortune Bonus, {name} (§ 688a.12(c))",
+                          rows, dist.total, payback, notes)
+
+
+# --------------------------------------------------------------------------------------
+# Progressive
+# --------------------------------------------------------------------------------------
+@analyzer("face-up", "progressive", "Face Up Progressive 1")
+def analyze_progressive(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
+    """Progressive Payout Wager (§ 688a.7(e)(3), § 688a.12(d)), long-run payback.
+
+    Payback = fixed pays + rate of progression + P(meter reset) x seed / wager: in the
+    long run the meter pays out every increment, plus the seed each time a 100%-of-meter
+    pay resets it (docs/rules-readings/688a.md; reproduces the regulator's Paytables 1,
+    2, 3 and 5)."""
+    name = paytable or "Face Up Progressive 1"
+    pt = get_paytable(name)
+    if pt.game != "face-up" or pt.wager != "progressive":
+        raise ValueError(f"{name!r} is not a Face Up Progressive paytable")
+    o = pt.options
+    mode: JokerMode = str(o.get("joker", "bug"))  # type: ignore[assignment]
+    wager = pt.per_wager_cents or 100
+    returned = bool(o.get("original_wager_returned", False))
+    seed = parse_money(str(o["seed"]))
+    rate = parse_percent(str(o["rate_of_progression"]))
+    meter_pt = get_paytable(str(o["meter_paytable"])) if "meter_paytable" in o else None
+    dist = seven_card_distribution(mode)
+    rows: list[AnalysisRow] = []
+    lose = 0
+    resets = 0
+    ev = Fraction(0)
+    for k, cat in enumerate(BONUS_ORDER):
+        c = dist.counts.get(k, 0)
+        if not c:
+            continue
+        _, p = _row_payout(pt, cat)
+        mp = meter_pt.payout(cat) if meter_pt else None
+        if p is None and mp is None:
+            lose += c
+            continue
+        base = Fraction(0) if returned else Fraction(-1)
+        fixed = Fraction(p.cents, wager) if p is not None and p.kind == "fixed" else Fraction(0)
+        meter = [x for x in (p, mp) if x is not None and x.kind == "meter"]
+        if any(x.ratio == 1 for x in meter):
+            resets += c
+        text = " + ".join(x.text for x in (p, mp) if x is not None)
+        rows.append(AnalysisRow(cat, c, text, base + fixed))
+        ev += c * (base + fixed)
+    rows.append(AnalysisRow("lose", lose, "lose", Fraction(-1)))
+    ev -= lose
+    reseed = Fraction(resets * seed, dist.total * wager)
+    payback = 1 + ev / dist.total + rate + reseed
+    notes = [
+        f"joker: {mode}; wager ${wager / 100:.2f}; original wager {'returned' if returned else 'not returned'}",
+        f"meter pays: rate of progression {float(rate) * 100:g}% of each wager + reseed "
+        f"{resets}/{dist.total} x ${seed / 100:,.0f} / wager = {float(reseed) * 100:.4f}% (included)",
+    ]
+    if "reserve_rate" in o:
+        notes.append(f"reserve rate {o['reserve_rate']} funds the reseed (not counted again)")
+    return AnalysisResult(f"Face Up Pai Gow Poker — Progressive, {name} (§ 688a.12(d))",
+                          rows, dist.total, payback, notes)
+
+
+# --------------------------------------------------------------------------------------
+# Ace High Bonus
+# --------------------------------------------------------------------------------------
+def _is_ace_high_ranks(rank_set: Sequence[int], joker: bool) -> bool:
+    """Whether distinct ``rank_set`` (+ joker) without a flush is an Ace High Pai Gow,
+    asked of the rules engine on a flush-free representative."""
+    cnt = [0] * 15
+    masks = [0, 0, 0, 0]
+    for i, r in enumerate(rank_set):
+        cnt[r] = 1
+        masks[i % 4] |= 1 << r
+    if classify_counts(cnt, masks, joker, "bug") != HIGH_CARD:
+        return False
+    return joker or cnt[ACE] == 1
+
+
+@lru_cache(maxsize=1)
+def ace_high_rank_sets() -> dict[bool, tuple[int, ...]]:
+    """Rank sets (as bitmasks) of the Ace High Pai Gow hands, without / with the joker.
+
+    Seven distinct ranks with an ace (no pair, § 688a.6(b)); or six distinct ranks and
+    the joker as the ace (a natural ace would pair it) — neither making a straight."""
+    out: dict[bool, tuple[int, ...]] = {}
+    for joker, n in ((False, 7), (True, 6)):
+        sets = []
+        for rs in combinations(RANKS, n):
+            if _is_ace_high_ranks(rs, joker):
+                sets.append(sum(1 << r for r in rs))
+        out[joker] = tuple(sets)
+    return out
+
+
+#: natural cards of one suit that make a flush: 5, or 4 with the joker (§ 688a.6(a))
+FLUSH_AT = {False: 5, True: 4}
+
+
+@lru_cache(maxsize=None)
+def _assignments(n: int, limit: int) -> tuple[tuple[int, ...], ...]:
+    """Suit assignments of n cards with fewer than ``limit`` cards in every suit."""
+    return tuple(a for a in product(range(4), repeat=n) if max(a.count(s) for s in range(4)) < limit)
+
+
+@lru_cache(maxsize=None)
+def suit_pairs(nd: int, ld: int, np_: int, lp: int, shared: int) -> int:
+    """Pairs (dealer suits, player suits) for nd and np_ cards of distinct ranks, each
+    with fewer than ld / lp cards of any suit, whose first ``shared`` cards have the
+    same ranks (so must differ in suit).
+
+    The player's count for a dealer prefix depends only on how many shared cards the
+    dealer holds in each suit (suits and positions are interchangeable), so the dealer
+    prefixes are grouped by that shape."""
+    shapes: Counter[tuple[int, ...]] = Counter(
+        tuple(sorted((a[:shared].count(s) for s in range(4)), reverse=True)) for a in _assignments(nd, ld)
+    )
+    total = 0
+    for shape, dn in shapes.items():
+        rep = tuple(s for s, m in enumerate(shape) for _ in range(m))
+        pn = sum(1 for a in _assignments(np_, lp) if all(x != y for x, y in zip(a, rep)))
+        total += dn * pn
+    return total
+
+
+@dataclass(frozen=True)
+class AceHighCounts:
+    both: int             # dealer and player both Ace High Pai Gow
+    dealer_joker: int     # only the dealer, with the joker
+    dealer_natural: int   # only the dealer, without it
+    dealer_hands: dict[bool, int]   # dealer Ace High hands (of C(53,7)) without / with joker
+    total: int            # C(53,7) * C(46,7)
+
+
+@lru_cache(maxsize=1)
+def ace_high_counts() -> AceHighCounts:
+    sets = ace_high_rank_sets()
+    n_cards = {False: 7, True: 6}
+    dealer_hands = {j: len(sets[j]) * len(_assignments(n_cards[j], FLUSH_AT[j])) for j in (False, True)}
+    both = {False: 0, True: 0}
+    for dj in (False, True):
+        for pj in (False, True):
+            if dj and pj:
+                continue  # one joker (§ 688a.3(a))
+            overlap = Counter((d & p).bit_count() for d in sets[dj] for p in sets[pj])
+            for k, m in overlap.items():
+                both[dj] += m * suit_pairs(n_cards[dj], FLUSH_AT[dj], n_cards[pj], FLUSH_AT[pj], k)
+    rest = comb(46, 7)
+    return AceHighCounts(
+        both=both[False] + both[True],
+        dealer_joker=dealer_hands[True] * rest - both[True],
+        dealer_natural=dealer_hands[False] * rest - both[False],
+        dealer_hands=dealer_hands,
+        total=comb(53, 7) * rest,
+    )
+
+
+@analyzer("face-up", "ace-high", "Ace High 1")
+def analyze_ace_high(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
+    """Ace High Bonus Wager (§ 688a.7(e)(1), § 688a.6(d), § 688a.11(h)(1), § 688a.12(b)):
+    wins when the dealer's seven cards are an Ace High Pai Gow; pays more when the
+    player's seven are one too, or when the dealer's uses the joker."""
+    name = paytable or "Ace High 1"
+    pt = get_paytable(name)
+    if pt.game != "face-up" or pt.wager != "ace-high":
+        raise ValueError(f"{name!r} is not an Ace High Bonus paytable")
+    a = ace_high_counts()
+    rows = []
+    for key, c in (("both-ace-high", a.both), ("dealer-ace-high-joker", a.dealer_joker),
+                   ("dealer-ace-high-natural", a.dealer_natural)):
+        p = pt.payout(key)
+        if p is None:
+            raise ValueError(f"{name!r} has no {key!r} row")
+        rows.append(AnalysisRow(key, c, p.text, Fraction(p.net_win(1))))
+    lose = a.total - a.both - a.dealer_joker - a.dealer_natural
+    rows.append(AnalysisRow("lose", lose, "lose", Fraction(-1)))
+    ev = sum((Fraction(r.count) * r.net for r in rows), Fraction(0))
+    notes = [f"dealer Ace High Pai Gow: {a.dealer_hands[False]} natural + {a.dealer_hands[True]} with joker "
+             f"of {comb(53, 7)} hands; player from the other 46 cards"]
+    return AnalysisResult(f"Face Up Pai Gow Poker — Ace High Bonus, {name} (§ 688a.12(b))",
+                          rows, a.total, 1 + ev / a.total, notes)

@@ -1,0 +1,313 @@
+"""Six-Card Fortune Pai Gow Poker (58 Pa. Code chapter 670a): settlement of a round.
+
+Pure: no I/O beyond the shared paytable lookup, no hardware imports.  Money is
+integer cents; a percentage-of-meter progressive pay is returned as
+``WagerResult.meter_fraction`` with ``net == 0`` (the meters layer pays it from the
+meter when it is the seat's turn, § 670a.12(d)(3)).
+
+Seats are numbered 1..6 (§ 670a.2(a): at most six players) in the order of the
+§ 670a.5(i) count: seat *n* is betting position *n + 1* counting counterclockwise
+from the dealer (= 1), so seat 1 is the player farthest to the dealer's right, and
+settlement runs seat 1, 2, ... 6 ("beginning with the player farthest to the
+dealer's right and continuing around the table in a counterclockwise direction",
+§ 670a.11(e)).  ``SixCardOptions.seat_order`` overrides it for another numbering.
+
+Order of the results (§ 670a.11(e)-(h)): for each seat in turn the Six-Card
+Fortune Pai Gow Poker Wager and its Double Down Wager; then every Fortune Bonus
+Wager, then the Fortune Envy Bonuses ("After all Fortune Bonus Wagers have been
+settled", (h)(1)(ii)); then every Insurance Wager; then every Progressive Payout
+Wager, then the progressive Envy Bonuses ((h)(3)(ii)).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from controller.rules.cards import JOKER, card_str
+from controller.rules.paytables import Paytable, Payout, get_paytable, parse_money
+from controller.rules.settlement import WagerResult, whole_cents
+from controller.rules.sixcard import (
+    RANK_WORDS,
+    Setting,
+    SettingError,
+    SixCardError,
+    check_six,
+    compare_hands,
+    dealer_qualifies_double_down,
+    hand_key,
+    high_rank,
+    house_way_detail,
+    low_rank,
+    make_setting,
+    six_card_rank,
+)
+
+MAX_SEATS = 6  # § 670a.2(a)
+
+
+@dataclass(frozen=True)
+class SeatWagers:
+    """One seat's six cards and wagers (cents).  Every optional wager needs the
+    Six-Card Fortune Pai Gow Poker Wager (§ 670a.7(d)-(e))."""
+
+    cards: tuple[int, ...]     # the six cards dealt to the seat
+    base: int                  # Six-Card Fortune Pai Gow Poker Wager, § 670a.7(d)
+    double_down: int = 0       # § 670a.7(e)(1): equal to the base wager, or 0
+    fortune: int = 0           # Fortune Bonus Wager, § 670a.7(e)(2)
+    insurance: int = 0         # Insurance Wager, § 670a.7(e)(3)
+    progressive: int = 0       # Progressive Payout Wager, § 670a.7(e)(4)
+
+
+@dataclass(frozen=True)
+class SixCardOptions:
+    """Which paytables the table runs (names in config/paytables/670a.toml) and its flags."""
+
+    base_paytable: str = "Six-Card Fortune Base"
+    fortune_paytable: str = "Six-Card Fortune Bonus"
+    fortune_envy_paytables: tuple[str, ...] = ("Six-Card Fortune Envy $1", "Six-Card Fortune Envy $5")
+    insurance_paytable: str = "Six-Card Fortune Insurance"
+    progressive_paytable: str = "Six-Card Fortune Progressive"
+    progressive_envy_paytables: tuple[str, ...] = (
+        "Six-Card Fortune Progressive Envy $1",
+        "Six-Card Fortune Progressive Envy $5",
+    )
+    #: § 670a.1 "Qualifying Fortune Bonus Wager": at least $5
+    qualifying_fortune_cents: int = 500
+    #: the Progressive Payout Wager offered (§ 670a.12(d)(2)); None = the progressive
+    #: paytable's ``options.wager`` ($1); 0 = accept any amount
+    progressive_wager_cents: int | None = None
+    #: settlement order of the seats; None = ascending seat numbers (see module doc)
+    seat_order: tuple[int, ...] | None = None
+    paytable_dir: Path | None = field(default=None, compare=False)
+
+    def table(self, name: str) -> Paytable:
+        return get_paytable(name, self.paytable_dir)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _check_amount(seat: int, what: str, v: object) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise SixCardError(f"seat {seat}: {what} wager {v!r} is not a whole, non-negative number of cents")
+    return v
+
+
+def _rank_word(card: int) -> str:
+    return "joker" if card == JOKER else RANK_WORDS[low_rank(card)]
+
+
+def _pay(seat: int, wager: str, amount: int, key: str, pt: Paytable, rule: str) -> WagerResult:
+    """Settle ``amount`` on hand ``key`` by paytable ``pt``: a hand the table does not
+    list loses."""
+    payout = pt.payout(key)
+    if payout is None or payout.kind == "lose":
+        return WagerResult(seat, wager, amount, "lose", -amount, key, pt.name, None, detail=rule)
+    if payout.kind == "push":
+        return WagerResult(seat, wager, amount, "push", 0, key, pt.name, payout.text, detail=rule)
+    if payout.kind == "meter":
+        return WagerResult(seat, wager, amount, "win", 0, key, pt.name, payout.text,
+                           meter_fraction=payout.ratio, detail=f"{rule}; paid from the meter, § 670a.12(d)(3)")
+    net = whole_cents(payout.net_win(amount, per_wager_cents=pt.per_wager_cents), rule=f"{pt.section} {key}")
+    return WagerResult(seat, wager, amount, "win", net, key, pt.name, payout.text, detail=rule)
+
+
+def envy_table(tables: Sequence[Paytable], wager_cents: int) -> Paytable | None:
+    """The Envy Bonus table for a wager: the one printed for the largest wager not
+    above it (a $7 wager is paid the $5 amounts; § 670a.1 calls an Envy Bonus a
+    *fixed sum*, so amounts are never scaled); None below the smallest.
+    See docs/rules-readings/670a.md."""
+    fit = [t for t in tables if t.per_wager_cents is not None and t.per_wager_cents <= wager_cents]
+    return max(fit, key=lambda t: t.per_wager_cents or 0) if fit else None
+
+
+def _envy(
+    wager: str, receivers: Sequence[tuple[int, int]], holders: Sequence[tuple[int, str]],
+    tables: Sequence[Paytable], rule: str,
+) -> list[WagerResult]:
+    out: list[WagerResult] = []
+    for seat, amount in receivers:
+        pt = envy_table(tables, amount)
+        if pt is None:
+            continue
+        for holder, key in holders:
+            if holder == seat:  # never for one's own hand (nor the dealer's: not a holder)
+                continue
+            payout = pt.payout(key)
+            if payout is None:
+                continue
+            if payout.kind != "fixed":
+                raise SixCardError(f"{pt.name}: an Envy Bonus is a fixed sum (§ 670a.1), got {payout.text!r}")
+            out.append(WagerResult(seat, wager, 0, "win", payout.cents, key, pt.name, payout.text,
+                                   detail=f"Envy Bonus for seat {holder}'s {key} ({rule})"))
+    return out
+
+
+def _envy_holders(tables: Sequence[Paytable], keys: Mapping[int, str], order: Sequence[int]) -> list[tuple[int, str]]:
+    # § 670a.1 "Envy Bonus Qualifying Hand": full house or better (Fortune), four of a
+    # kind or better (Progressive) -- exactly the hands the envy paytables list.
+    listed = {h for t in tables for h in t.hands}
+    return [(s, keys[s]) for s in order if keys[s] in listed]
+
+
+# --------------------------------------------------------------------------- round
+
+
+def settle_round(
+    dealer_cards: Sequence[int] | str,
+    seats: Mapping[int, SeatWagers],
+    player_settings: Mapping[int, Setting | tuple[Sequence[int], int]],
+    options: SixCardOptions | None = None,
+) -> list[WagerResult]:
+    """Settle every wager of one round, § 670a.11(d)-(h), § 670a.12.
+
+    ``dealer_cards`` are the dealer's six cards, set here by the house way
+    (§ 670a.11(d); a wrong dealer setting is reset this way, § 670a.13(i)).
+    ``player_settings[seat]`` is the player's ``Setting`` or ``(high5, low1)``.
+    Raises :class:`SixCardError` (a ``ValueError``) for bad input: wrong card counts,
+    a card dealt twice, a setting that is not a split of the seat's six cards, a seat
+    outside 1..6, a negative or non-integer wager, a Double Down Wager not equal to
+    the wager (§ 670a.7(e)(1)), a progressive wager of another amount than the one
+    offered (§ 670a.12(d)(2)).
+    """
+    opt = options or SixCardOptions()
+    dealer = check_six(dealer_cards, "dealer's hand")
+    order = _validate(dealer, seats, player_settings, opt)
+    settings = {s: _setting(s, seats[s], player_settings[s]) for s in order}
+    dealer_set = house_way_detail(dealer).setting
+
+    base_pt = opt.table(opt.base_paytable)
+    win = base_pt.payout("win")
+    if win is None:
+        raise SixCardError(f"{base_pt.name}: no 'win' payout (§ 670a.12(a))")
+    dd_live = dealer_qualifies_double_down(dealer_set)
+    out: list[WagerResult] = []
+
+    # § 670a.11(e)-(g): the Six-Card Fortune Pai Gow Poker Wager, then the Double Down
+    for s in order:
+        w = seats[s]
+        res = compare_hands(settings[s], dealer_set)
+        hand = f"{hand_key(high_rank(settings[s].high))}/{_rank_word(settings[s].low)}"
+        detail = f"{settings[s]} vs dealer {dealer_set}: " + (
+            "foul" if res.foul else f"high {'won' if res.high > 0 else 'lost'}, low {'won' if res.low > 0 else 'lost'}")
+        out.append(_base_result(s, "base", w.base, res.outcome, hand, base_pt, win, f"{res.section}; {detail}"))
+        if w.double_down:
+            if dd_live:
+                out.append(_base_result(s, "double-down", w.double_down, res.outcome, hand, base_pt, win,
+                                        f"§ 670a.11(g)(1), {res.section}"))
+            else:
+                out.append(WagerResult(s, "double-down", w.double_down, "returned", 0, hand,
+                                       detail="§ 670a.11(g)(2): dealer's hand has no pair of eights or better"))
+
+    # § 670a.11(h): the six cards rearranged to the highest ranking hand
+    keys = {s: hand_key(six_card_rank(seats[s].cards)) for s in order}
+
+    if any(seats[s].fortune for s in order):
+        pt = opt.table(opt.fortune_paytable)
+        for s in order:
+            if seats[s].fortune:
+                out.append(_pay(s, "fortune", seats[s].fortune, keys[s], pt, "§ 670a.11(h)(1)(i), § 670a.12(b)(1)"))
+        tables = [opt.table(n) for n in opt.fortune_envy_paytables]
+        receivers = [(s, seats[s].fortune) for s in order if seats[s].fortune >= opt.qualifying_fortune_cents]
+        out += _envy("fortune-envy", receivers, _envy_holders(tables, keys, order), tables,
+                     "§ 670a.11(h)(1)(ii), § 670a.12(b)(2)")
+
+    if any(seats[s].insurance for s in order):
+        pt = opt.table(opt.insurance_paytable)
+        for s in order:
+            if seats[s].insurance:
+                out.append(_pay(s, "insurance", seats[s].insurance, keys[s], pt, "§ 670a.11(h)(2), § 670a.12(c)"))
+
+    if any(seats[s].progressive for s in order):
+        pt = opt.table(opt.progressive_paytable)
+        for s in order:
+            if seats[s].progressive:
+                out.append(_pay(s, "progressive", seats[s].progressive, keys[s], pt,
+                                "§ 670a.11(h)(3)(i), § 670a.12(d)(1)"))
+        tables = [opt.table(n) for n in opt.progressive_envy_paytables]
+        receivers = [(s, seats[s].progressive) for s in order if seats[s].progressive]
+        out += _envy("progressive-envy", receivers, _envy_holders(tables, keys, order), tables,
+                     "§ 670a.11(h)(3)(ii), § 670a.12(d)(4)")
+    return out
+
+
+def _base_result(seat: int, wager: str, amount: int, outcome: str, hand: str, pt: Paytable, win: Payout, rule: str) -> WagerResult:
+    if outcome == "win":  # § 670a.12(a): 1 to 1
+        net = whole_cents(win.net_win(amount), rule="§ 670a.12(a)")
+        return WagerResult(seat, wager, amount, "win", net, hand, pt.name, win.text, detail=rule)
+    if outcome == "push":
+        return WagerResult(seat, wager, amount, "push", 0, hand, detail=rule)
+    return WagerResult(seat, wager, amount, "lose", -amount, hand, detail=rule)
+
+
+def _setting(seat: int, w: SeatWagers, given: Setting | tuple[Sequence[int], int]) -> Setting:
+    if isinstance(given, Setting):
+        high, low = given.high, given.low
+    else:
+        try:
+            high, low = given
+        except (TypeError, ValueError):
+            raise SettingError(f"seat {seat}: a setting is (high5, low1), got {given!r}") from None
+    try:
+        return make_setting(w.cards, high, low)
+    except SixCardError as e:
+        raise SettingError(f"seat {seat}: {e}", e.token) from None
+
+
+def _offered_progressive(opt: SixCardOptions) -> int:
+    if opt.progressive_wager_cents is not None:
+        return opt.progressive_wager_cents
+    text = opt.table(opt.progressive_paytable).options.get("wager")
+    return parse_money(str(text)) if text else 0
+
+
+def _validate(
+    dealer: tuple[int, ...], seats: Mapping[int, SeatWagers],
+    player_settings: Mapping[int, object], opt: SixCardOptions,
+) -> list[int]:
+    if not seats:
+        return []
+    where: dict[int, str] = {c: "the dealer" for c in dealer}
+    offered: int | None = None
+    for s, w in seats.items():
+        if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= MAX_SEATS:
+            raise SixCardError(f"seat {s!r} is not a betting position 1..{MAX_SEATS} (§ 670a.2(a))")
+        if not isinstance(w, SeatWagers):
+            raise SixCardError(f"seat {s}: expected SeatWagers, got {type(w).__name__}")
+        cards = check_six(w.cards, f"seat {s}'s hand")
+        for c in cards:
+            if c in where:
+                raise SixCardError(f"{card_str(c)} dealt to both seat {s} and {where[c]} (one deck, § 670a.3(a))",
+                                   card_str(c))
+            where[c] = f"seat {s}"
+        base = _check_amount(s, "Six-Card Fortune Pai Gow Poker", w.base)
+        if base == 0:
+            raise SixCardError(f"seat {s}: no Six-Card Fortune Pai Gow Poker Wager; every other wager needs one "
+                               "(§ 670a.7(d)-(e))")
+        dd = _check_amount(s, "Double Down", w.double_down)
+        if dd not in (0, base):
+            raise SixCardError(f"seat {s}: Double Down Wager {dd} must equal the wager {base} (§ 670a.7(e)(1))")
+        _check_amount(s, "Fortune Bonus", w.fortune)
+        _check_amount(s, "Insurance", w.insurance)
+        prog = _check_amount(s, "Progressive Payout", w.progressive)
+        if prog:
+            offered = _offered_progressive(opt) if offered is None else offered
+            if offered and prog != offered:
+                raise SixCardError(f"seat {s}: Progressive Payout Wager {prog} is not the {offered} wager offered "
+                                   "(§ 670a.12(d)(2))")
+        if s not in player_settings:
+            raise SettingError(f"seat {s}: no high/low setting given for the player's hand")
+    extra = sorted(set(player_settings) - set(seats), key=str)
+    if extra:
+        raise SettingError(f"setting(s) given for seat(s) {extra} with no wager")
+    if opt.seat_order is None:
+        return sorted(seats)
+    order = [s for s in opt.seat_order if s in seats]
+    if len(set(opt.seat_order)) != len(opt.seat_order) or len(order) != len(seats):
+        raise SixCardError(f"seat_order {opt.seat_order} must list every seat with a wager exactly once")
+    return order
+
+
+__all__ = ["SeatWagers", "SixCardOptions", "envy_table", "settle_round"]

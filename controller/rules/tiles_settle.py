@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 
 from controller.rules.paytables import Paytable, get_paytable, parse_money, parse_percent
 from controller.rules.settlement import WagerResult, round_up_to, whole_cents
@@ -297,7 +296,3 @@ def select_bank(first_offer: int, seats: Sequence[int], accepts: Mapping[int, bo
             return BankSelection(s, tuple(offered), nxt(s))
     return BankSelection(None, tuple(offered), nxt(first_offer))
 
-
-def vig_fraction(won_cents: int, paytable: str = BASE_PAYTABLE) -> Fraction:
-    """The vigorish as a fraction of the amount won (for reports and tests)."""
-    return Fraction(vigorish(won_cents, paytable), won_cents) if won_cents else Fraction(0)

@@ -30,7 +30,7 @@ OVERHEAD = HEADER + 2
 
 # link-level message types, common to every device (0x00-0x0F)
 ACK = 0x06
-NAK = 0x15
+NAK = 0x0F
 PING = 0x01         # heartbeat; the peer answers with ACK
 
 

@@ -1,0 +1,134 @@
+"""``tablectl sim``: the controller playing rounds against the HIL simulators.
+
+One readable line per round (printed when the round's closing record is
+durable) and a closing summary.  Every choice comes from the seed, so the same
+seed prints the same output.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from controller.meters import format_cents
+from controller.rules.cards import cards_str
+from hil.people import People
+from hil.rig import Rig
+
+
+@dataclass
+class Summary:
+    rounds: int = 0
+    voids: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    hits: int = 0
+    paid_cents: int = 0
+    meter_start: int | None = None
+    meter_end: int | None = None
+    lines: list[str] = field(default_factory=list)
+
+
+def _money(c: int) -> str:
+    return ("+" if c > 0 else "") + format_cents(c)
+
+
+class Reporter:
+    def __init__(self, out: TextIO):
+        self.out = out
+        self.s = Summary()
+        self._meter_open: int | None = None
+
+    def __call__(self, what: str, data: Mapping[str, Any]) -> None:
+        if what == "open":
+            return
+        if what == "round":
+            self._round(data)
+        elif what == "void":
+            self._void(data)
+
+    def _meter(self, data: Mapping[str, Any]) -> int | None:
+        m = data.get("meter")
+        return m.cents if m is not None else None
+
+    def _round(self, data: Mapping[str, Any]) -> None:
+        rnd = data["data"]
+        s = self.s
+        s.rounds += 1
+        s.accepted += len(rnd.accepted)
+        s.rejected += len(rnd.rejected)
+        parts = []
+        for r in rnd.results:
+            if r.wager == "progressive":
+                if r.is_meter_pay:
+                    paid = next((p["cents"] for p in rnd.payouts if p["seat"] == r.seat), 0)
+                    parts.append(f"s{r.seat} {r.hand} HIT {r.pays} = {format_cents(paid)}")
+                    s.hits += 1
+                    s.paid_cents += paid
+                else:
+                    parts.append(f"s{r.seat} {r.hand} {_money(r.net)}")
+                    if r.net > 0:
+                        s.paid_cents += r.net
+            else:
+                parts.append(f"s{r.seat} envy {r.detail.split()[-1]} {_money(r.net)}")
+                s.paid_cents += r.net
+        d = rnd.dice
+        dice = f"{d[0]}-{d[1]}-{d[2]}={sum(d)}" if d else "-"
+        meter = self._meter(data)
+        if s.meter_start is None:
+            s.meter_start = meter
+        s.meter_end = meter
+        seats = ",".join(str(x) for x in sorted(rnd.accepted)) or "none"
+        late = f" late-rejected {','.join(map(str, rnd.rejected))}" if rnd.rejected else ""
+        reshake = f" no-roll x{rnd.no_rolls}" if rnd.no_rolls else ""
+        line = (f"round {rnd.number:>3}: wagers {len(rnd.accepted)} [{seats}]{late} dice {dice}{reshake} "
+                f"start {rnd.start} | " + ("; ".join(parts) if parts else "no progressive wagers")
+                + f" | meter {format_cents(meter) if meter is not None else '-'}")
+        print(line, file=self.out, flush=True)
+
+    def _void(self, data: Mapping[str, Any]) -> None:
+        rnd = data["data"]
+        self.s.voids += 1
+        self.s.rounds += 1
+        print(f"round {rnd.number:>3}: VOID ({data['reason']}); {len(rnd.accepted)} wager(s) returned",
+              file=self.out, flush=True)
+
+
+def run_sim(*, game: str, rounds: int, seed: int, realtime: bool = False, speed: float = 50.0,
+            state_dir: Path | None = None, out: TextIO = sys.stdout, console_pty: bool = False) -> int:
+    tmp = None
+    if state_dir is None:
+        tmp = tempfile.TemporaryDirectory(prefix="tablectl-sim-")
+        state_dir = Path(tmp.name)
+    rig = Rig(Path(state_dir), profile=game, seed=seed, speed=1.0 if realtime else speed)
+    rep = Reporter(out)
+    print(f"tablectl sim: game {game}, {rounds} rounds, seed {seed}, "
+          f"{'real time' if realtime else f'clock x{rig.clock.speed:g}'}", file=out, flush=True)
+    rig.start()
+    try:
+        rig.table.listeners.append(rep)
+        start_meter = rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30.0).get("meter_cents")
+        people = People(rig, random.Random(f"{seed}/people"))
+        for _ in range(rounds):
+            people.play_round()
+        rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30.0)
+        end_meter = rig.table.status.get("meter_cents")
+    finally:
+        rig.stop()
+        if tmp is not None:
+            tmp.cleanup()
+    s = rep.s
+    print("summary:", file=out)
+    print(f"  rounds: {s.rounds} ({s.voids} void)", file=out)
+    print(f"  accepted_wagers: {s.accepted}", file=out)
+    print(f"  rejected_late: {s.rejected}", file=out)
+    print(f"  meter_start: {format_cents(start_meter) if start_meter is not None else '-'}", file=out)
+    print(f"  meter_end: {format_cents(end_meter) if end_meter is not None else '-'}", file=out)
+    print(f"  hits: {s.hits}", file=out)
+    print(f"  paid: {format_cents(s.paid_cents)}", file=out, flush=True)
+    return 0

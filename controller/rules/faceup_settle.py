@@ -1,0 +1,332 @@
+"""Face Up Pai Gow Poker (58 Pa. Code chapter 688a): settlement of a round.
+
+Pure: no I/O beyond the shared paytable lookup, no hardware imports.  Money is
+integer cents.  A percentage-of-meter progressive pay is returned as
+``WagerResult.meter_fraction`` (the meters layer pays it from the meter in seat
+order); its ``net`` is what the seat gains or loses apart from the meter: ``-amount``
+when the paytable says "original wager not returned", else the fixed part of the
+pay (Progressive Paytable 4: "$5,000/100% of meter").
+
+Seats are numbered 1..6 (§ 688a.2(a)) in the order of the § 688a.5(i) count, so
+seat 1 is the player farthest to the dealer's right and settlement runs 1, 2, ...
+("beginning with the player farthest to the dealer's right and continuing around
+the table in a counterclockwise direction", § 688a.11(e)); ``FaceUpOptions.seat_order``
+overrides it.
+
+Order of the results: surrenders (collected at once, § 688a.11(d)); every Face Up
+Pai Gow Poker Wager (§ 688a.11(e)-(f)); then, the seven cards rearranged to the
+highest ranking hand (§ 688a.11(h)): every Ace High Bonus Wager ((h)(1)), every
+Fortune Bonus Wager ((h)(2)(i)), the Fortune Envy Bonuses ((h)(2)(ii)), every
+Progressive Payout Wager ((h)(3)), the Progressive Envy Bonuses (§ 688a.12(d)
+Paytable 4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from controller.rules.cards import card_str
+from controller.rules.faceup import (
+    FaceUpError,
+    Setting,
+    SettingError,
+    base_outcome,
+    check_seven,
+    make_setting,
+    setting_text,
+)
+from controller.rules.faceup_bonus import ENVY_QUALIFYING, ace_high_kind, bonus_hand, paytable_keys
+from controller.rules.faceup_houseway import DEFAULT_HOUSE_WAY, house_way
+from controller.rules.paytables import Paytable, Payout, get_paytable, parse_money
+from controller.rules.settlement import WagerResult, whole_cents
+
+MAX_SEATS = 6  # § 688a.2(a)
+ENVY_RECEIVERS = ("same-wager", "any-qualifying")
+
+
+@dataclass(frozen=True)
+class SeatWagers:
+    """One seat's seven cards and wagers (cents).  Every optional wager needs the Face
+    Up Pai Gow Poker Wager (§ 688a.7(d)-(e))."""
+
+    cards: tuple[int, ...]      # the seven cards dealt to the seat
+    base: int                   # Face Up Pai Gow Poker Wager, § 688a.7(d)
+    ace_high: int = 0           # Ace High Bonus Wager, § 688a.7(e)(1)
+    fortune: int = 0            # Fortune Bonus Wager, § 688a.7(e)(2)
+    progressive: int = 0        # Progressive Payout Wager, § 688a.7(e)(3)
+    surrender: bool = False     # § 688a.11(d): only without an optional wager
+
+
+@dataclass(frozen=True)
+class FaceUpOptions:
+    """The table's paytables (names in config/paytables/688a.toml) and flags."""
+
+    base_paytable: str = "Face Up Base"
+    ace_high_paytable: str = "Ace High 1"
+    fortune_paytable: str = "Face Up Fortune 1"
+    progressive_paytable: str = "Face Up Progressive 1"
+    #: § 688a.11(a): the house way of the Rules Submission (controller/rules/faceup_houseway.py)
+    house_way: str = DEFAULT_HOUSE_WAY
+    #: which Qualifying Wagers (§ 688a.1: a Progressive or Fortune wager of at least $5)
+    #: earn which Envy Bonus: "same-wager" (default) — Fortune envy to a qualifying
+    #: Fortune Bonus Wager, Progressive envy to a qualifying Progressive Payout Wager;
+    #: "any-qualifying" — either qualifying wager earns every envy offered (the Envy
+    #: lammer reading of § 688a.11(h)(2)(ii)).  docs/rules-readings/688a.md.
+    envy_receivers: str = "same-wager"
+    seat_order: tuple[int, ...] | None = None
+    paytable_dir: Path | None = field(default=None, compare=False)
+
+    def table(self, name: str) -> Paytable:
+        return get_paytable(name, self.paytable_dir)
+
+
+def _check_amount(seat: int, what: str, v: object) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise FaceUpError(f"seat {seat}: {what} wager {v!r} is not a whole, non-negative number of cents")
+    return v
+
+
+def _lookup(pt: Paytable, category: str) -> tuple[str, Payout | None]:
+    for key in paytable_keys(category):
+        p = pt.payout(key)
+        if p is not None:
+            return key, p
+    return category, None
+
+
+def _odds_result(seat: int, wager: str, amount: int, hand: str, pt: Paytable, p: Payout | None,
+                 rule: str) -> WagerResult:
+    if p is None or p.kind == "lose":
+        return WagerResult(seat, wager, amount, "lose", -amount, hand, pt.name, None, detail=rule)
+    if p.kind == "push":
+        return WagerResult(seat, wager, amount, "push", 0, hand, pt.name, p.text, detail=rule)
+    if p.kind not in ("odds", "for"):
+        raise FaceUpError(f"{pt.name}: {hand} pays {p.text!r}; this wager pays odds ({pt.section})")
+    net = whole_cents(p.net_win(amount), rule=f"{pt.section} {hand}")
+    return WagerResult(seat, wager, amount, "win", net, hand, pt.name, p.text, detail=rule)
+
+
+def _qualifying(pt: Paytable) -> int:
+    return parse_money(str(pt.options.get("qualifying_wager", "$5")))  # § 688a.1 "Qualifying Wager"
+
+
+def _envy(wager: str, receivers: Sequence[int], holders: Sequence[tuple[int, str]], pt: Paytable,
+          rule: str) -> list[WagerResult]:
+    """Each receiver is paid the envy of every other seat's qualifying hand
+    (§ 688a.11(h)(2)(ii): multiple envies stack; never one's own hand or the dealer's)."""
+    out = []
+    for seat in receivers:
+        for holder, cat in holders:
+            if holder == seat:
+                continue
+            key, p = _lookup(pt, cat)
+            if p is None:
+                continue
+            if p.kind != "fixed":
+                raise FaceUpError(f"{pt.name}: an Envy Bonus is a fixed sum (§ 688a.1), got {p.text!r}")
+            out.append(WagerResult(seat, wager, 0, "win", p.cents, key, pt.name, p.text,
+                                   detail=f"Envy Bonus for seat {holder}'s {cat} ({rule})"))
+    return out
+
+
+def settle_round(
+    dealer_cards: Sequence[int] | str,
+    seats: Mapping[int, SeatWagers],
+    player_settings: Mapping[int, Setting | tuple[Sequence[int], Sequence[int]]],
+    options: FaceUpOptions | None = None,
+) -> list[WagerResult]:
+    """Settle every wager of one round (§ 688a.11(d)-(h), § 688a.12).
+
+    ``dealer_cards``: the dealer's seven cards, set here by the table's house way
+    (§ 688a.11(a), § 688a.13(h)).  ``player_settings[seat]``: the player's ``Setting``
+    or ``(high5, low2)``; not needed for a surrendered seat, nor when the dealer has an
+    Ace High Pai Gow (every base wager pushes).  Raises :class:`FaceUpError` (a
+    ``ValueError``) for bad input: wrong card counts, a card dealt twice, a setting
+    that is not a split of the seat's seven cards, a seat outside 1..6, a negative or
+    non-integer wager, an optional wager without the base wager, a surrender with an
+    optional wager (§ 688a.11(d)), a progressive wager of another amount than the
+    paytable's.
+    """
+    opt = options or FaceUpOptions()
+    if opt.envy_receivers not in ENVY_RECEIVERS:
+        raise FaceUpError(f"envy_receivers={opt.envy_receivers!r}: one of {', '.join(ENVY_RECEIVERS)}")
+    dealer = check_seven(dealer_cards, "dealer's hand")
+    order = _validate(dealer, seats, opt)
+    dealer_set = house_way(dealer, opt.house_way)
+    dealer_ah = ace_high_kind(dealer)
+    settings: dict[int, Setting] = {}
+    for s in order:
+        if seats[s].surrender:
+            continue
+        if s not in player_settings:
+            if dealer_ah is None:
+                raise SettingError(f"seat {s}: no setting given for the seat's hand")
+            continue
+        settings[s] = _setting(s, seats[s], player_settings[s])
+
+    out: list[WagerResult] = []
+    base_pt = opt.table(opt.base_paytable)
+    win = base_pt.payout("win")
+    if win is None:
+        raise FaceUpError(f"{base_pt.name}: no 'win' payout (§ 688a.12(a))")
+
+    # § 688a.11(d): a surrendered wager is collected at once
+    for s in order:
+        if seats[s].surrender:
+            out.append(WagerResult(s, "base", seats[s].base, "surrender", -seats[s].base, None,
+                                   detail="§ 688a.11(d): surrendered after the dealer's hands were set"))
+    # § 688a.11(e)-(f), § 688a.12(a)
+    for s in order:
+        w = seats[s]
+        if w.surrender:
+            continue
+        if s not in settings:  # dealer Ace High Pai Gow, no setting given
+            out.append(WagerResult(s, "base", w.base, "push", 0, None,
+                                   detail="§ 688a.11(f)(2)(iii): dealer has an Ace High Pai Gow"))
+            continue
+        res = base_outcome(settings[s], dealer_set, dealer_ah is not None)
+        hand = setting_text(settings[s])
+        detail = f"{res.section}; {settings[s]} vs dealer {dealer_set}" + (" (foul)" if settings[s].foul else "")
+        if res.outcome == "win":
+            net = whole_cents(win.net_win(w.base), rule="§ 688a.12(a)")
+            out.append(WagerResult(s, "base", w.base, "win", net, hand, base_pt.name, win.text, detail=detail))
+        elif res.outcome == "push":
+            out.append(WagerResult(s, "base", w.base, "push", 0, hand, detail=detail))
+        else:
+            out.append(WagerResult(s, "base", w.base, "lose", -w.base, hand, detail=detail))
+
+    # § 688a.11(h): every seat's seven cards rearranged to the highest ranking hand
+    # (surrendered seats too: their cards stay on the table for the envy, § 688a.11(d))
+    fortune_hands = {s: bonus_hand(seats[s].cards, "bug").category for s in order}
+
+    if any(seats[s].ace_high for s in order):  # § 688a.11(h)(1), § 688a.12(b)
+        pt = opt.table(opt.ace_high_paytable)
+        for s in order:
+            a = seats[s].ace_high
+            if not a:
+                continue
+            if dealer_ah is None:
+                out.append(WagerResult(s, "ace-high", a, "lose", -a, "dealer-not-ace-high", pt.name, None,
+                                       detail="§ 688a.11(h)(1)(i)(A)"))
+                continue
+            if ace_high_kind(seats[s].cards) is not None:
+                key = "both-ace-high"
+            else:
+                key = f"dealer-ace-high-{dealer_ah}"
+            out.append(_odds_result(s, "ace-high", a, key, pt, pt.payout(key), "§ 688a.11(h)(1)(i)(B), § 688a.12(b)"))
+
+    holders = [(s, fortune_hands[s]) for s in order if fortune_hands[s] in ENVY_QUALIFYING]
+    fortune_q = [s for s in order if seats[s].fortune]
+    prog_q = [s for s in order if seats[s].progressive]
+    if any(seats[s].fortune for s in order):  # § 688a.11(h)(2), § 688a.12(c)
+        pt = opt.table(opt.fortune_paytable)
+        q = _qualifying(pt)
+        for s in fortune_q:
+            cat = fortune_hands[s]
+            key, p = _lookup(pt, cat)
+            out.append(_odds_result(s, "fortune", seats[s].fortune, key, pt, p, "§ 688a.11(h)(2)(i), § 688a.12(c)"))
+        if "envy_paytable" in pt.options:
+            envy_pt = opt.table(str(pt.options["envy_paytable"]))
+            recv = [s for s in order if seats[s].fortune >= q
+                    or (opt.envy_receivers == "any-qualifying" and seats[s].progressive >= q)]
+            out += _envy("fortune-envy", recv, holders, envy_pt, "§ 688a.11(h)(2)(ii), § 688a.12(c)")
+
+    if prog_q:  # § 688a.11(h)(3), § 688a.12(d)
+        pt = opt.table(opt.progressive_paytable)
+        out += [_progressive(s, seats[s], pt, opt) for s in prog_q]
+        if "envy_paytable" in pt.options:
+            mode = str(pt.options.get("joker", "bug"))
+            envy_pt = opt.table(str(pt.options["envy_paytable"]))
+            q = _qualifying(pt)
+            cats = {s: bonus_hand(seats[s].cards, mode).category for s in order}  # type: ignore[arg-type]
+            pholders = [(s, cats[s]) for s in order if cats[s] in ENVY_QUALIFYING]
+            recv = [s for s in order if seats[s].progressive >= q
+                    or (opt.envy_receivers == "any-qualifying" and seats[s].fortune >= q)]
+            out += _envy("progressive-envy", recv, pholders, envy_pt, "§ 688a.6(f), § 688a.12(d)")
+    return out
+
+
+def _progressive(seat: int, w: SeatWagers, pt: Paytable, opt: FaceUpOptions) -> WagerResult:
+    """§ 688a.11(h)(3)(i), § 688a.12(d): fixed pays per the paytable's wager; "original
+    wager not returned" means the printed amount is all the player receives."""
+    amount = w.progressive
+    mode = str(pt.options.get("joker", "bug"))
+    cat = bonus_hand(w.cards, mode).category  # type: ignore[arg-type]
+    returned = bool(pt.options.get("original_wager_returned", False))
+    key, p = _lookup(pt, cat)
+    meter_pt = opt.table(str(pt.options["meter_paytable"])) if "meter_paytable" in pt.options else None
+    mp = meter_pt.payout(cat) if meter_pt is not None else None
+    rule = "§ 688a.11(h)(3), § 688a.12(d)"
+    if p is None and mp is None:
+        return WagerResult(seat, "progressive", amount, "lose", -amount, cat, pt.name, None,
+                           detail=f"{rule}: no full house or better")
+    keep = 0 if returned else -amount
+    fraction = None
+    fixed = 0
+    texts = []
+    for x in (p, mp):
+        if x is None:
+            continue
+        texts.append(x.text)
+        if x.kind == "meter":
+            fraction = x.ratio if fraction is None else fraction + x.ratio
+        elif x.kind == "fixed":
+            fixed += whole_cents(x.net_win(amount, per_wager_cents=pt.per_wager_cents), rule=f"{pt.section} {key}")
+        else:
+            raise FaceUpError(f"{pt.name}: {key} pays {x.text!r}; progressive pays are amounts or % of meter")
+    detail = rule + ("" if returned else "; original wager not returned")
+    if fraction is not None:
+        detail += "; % of meter paid by the progressive system, not from the table inventory (§ 688a.11(h)(3)(i)(B)(4))"
+    return WagerResult(seat, "progressive", amount, "win", keep + fixed, key, pt.name, " + ".join(texts),
+                       meter_fraction=fraction, detail=detail)
+
+
+def _setting(seat: int, w: SeatWagers, given: Setting | tuple[Sequence[int], Sequence[int]]) -> Setting:
+    if isinstance(given, Setting):
+        high, low = given.high, given.low
+    else:
+        try:
+            high, low = given
+        except (TypeError, ValueError):
+            raise SettingError(f"seat {seat}: a setting is (high5, low2), got {given!r}") from None
+    try:
+        return make_setting(w.cards, high, low)
+    except FaceUpError as e:
+        raise SettingError(f"seat {seat}: {e}", e.token) from None
+
+
+def _validate(dealer: tuple[int, ...], seats: Mapping[int, SeatWagers], opt: FaceUpOptions) -> list[int]:
+    where: dict[int, str] = {c: "the dealer" for c in dealer}
+    prog_pt: Paytable | None = None
+    for s, w in seats.items():
+        if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= MAX_SEATS:
+            raise FaceUpError(f"seat {s!r} is not a betting position 1..{MAX_SEATS} (§ 688a.2(a))")
+        if not isinstance(w, SeatWagers):
+            raise FaceUpError(f"seat {s}: expected SeatWagers, got {type(w).__name__}")
+        for c in check_seven(w.cards, f"seat {s}'s hand"):
+            if c in where:
+                raise FaceUpError(f"{card_str(c)} dealt to both seat {s} and {where[c]} (one deck, § 688a.3(a))",
+                                  card_str(c))
+            where[c] = f"seat {s}"
+        if _check_amount(s, "Face Up Pai Gow Poker", w.base) == 0:
+            raise FaceUpError(f"seat {s}: no Face Up Pai Gow Poker Wager; every other wager needs one "
+                              "(§ 688a.7(d)-(e))")
+        opts = [_check_amount(s, "Ace High Bonus", w.ace_high), _check_amount(s, "Fortune Bonus", w.fortune),
+                _check_amount(s, "Progressive Payout", w.progressive)]
+        if w.surrender and any(opts):
+            raise FaceUpError(f"seat {s}: a player with an optional wager may not surrender (§ 688a.11(d))")
+        if w.progressive:
+            prog_pt = prog_pt or opt.table(opt.progressive_paytable)
+            if prog_pt.per_wager_cents and w.progressive != prog_pt.per_wager_cents:
+                raise FaceUpError(f"seat {s}: Progressive Payout Wager {w.progressive} is not the "
+                                  f"{prog_pt.per_wager_cents} wager of {prog_pt.name} (§ 688a.12(d))")
+    if opt.seat_order is not None:
+        if sorted(opt.seat_order) != sorted(set(opt.seat_order)) or not set(seats) <= set(opt.seat_order):
+            raise FaceUpError(f"seat_order {opt.seat_order} must list every seat with a wager once")
+        return [s for s in opt.seat_order if s in seats]
+    return sorted(seats)
+
+
+__all__ = ["ENVY_RECEIVERS", "FaceUpOptions", "SeatWagers", "settle_round"]

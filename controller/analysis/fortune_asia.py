@@ -51,40 +51,44 @@ def _multisets(n: int, i: int = 0) -> Iterator[tuple[int, ...]]:
             yield (c,) + rest
 
 
+def facts_of_multiset(counts: tuple[int, ...], joker: bool) -> Iterator[tuple[fs.SevenFacts, int]]:
+    """The classes of one rank multiset (``counts`` indexed by rank 0..14) and
+    their exact numbers of hands (sum = prod C(4, c_r))."""
+    need = 4 if joker else 5
+    present = [r for r in RANKS if counts[r]]
+    total = prod(comb(4, counts[r]) for r in present)
+    flush_total = 0
+    for k in range(need, len(present) + 1):
+        for fset in combinations(present, k):
+            f = frozenset(fset)
+            w = 1
+            for r in present:
+                w *= comb(3, counts[r] - 1) if r in f else comb(3, counts[r])
+                if not w:
+                    break
+            if not w:
+                continue
+            w *= 4  # the flush suit
+            flush_total += w
+            extra = {r: counts[r] - (1 if r in f else 0) for r in present}
+            if (
+                {r: c for r, c in extra.items() if c} == {KING: 1, QUEEN: 1}
+                and len(fs.ROYAL_RANKS - f) <= (1 if joker else 0)
+            ):
+                # 9 placements of the extra K and Q in the other three suits; 3 match
+                yield fs.SevenFacts(counts, joker, f, True), w // 3
+                yield fs.SevenFacts(counts, joker, f, False), w - w // 3
+            else:
+                yield fs.SevenFacts(counts, joker, f, False), w
+    if total - flush_total:
+        yield fs.SevenFacts(counts, joker, None, False), total - flush_total
+
+
 def enumerate_facts() -> Iterator[tuple[fs.SevenFacts, int]]:
     """Every seven-card class with its exact number of hands (sum = C(53,7))."""
     for joker in (False, True):
-        need = 4 if joker else 5
         for cv in _multisets(6 if joker else 7):
-            counts = (0, 0) + cv
-            total = prod(comb(4, c) for c in cv)
-            present = [r for r in RANKS if counts[r]]
-            flush_total = 0
-            for k in range(need, len(present) + 1):
-                for fset in combinations(present, k):
-                    f = frozenset(fset)
-                    w = 1
-                    for r in present:
-                        c = counts[r]
-                        w *= comb(3, c - 1) if r in f else comb(3, c)
-                        if not w:
-                            break
-                    if not w:
-                        continue
-                    w *= 4
-                    flush_total += w
-                    extra = {r: counts[r] - (1 if r in f else 0) for r in present}
-                    if (
-                        {r: c for r, c in extra.items() if c} == {KING: 1, QUEEN: 1}
-                        and len(fs.ROYAL_RANKS - f) <= (1 if joker else 0)
-                    ):
-                        # 9 placements of the extra K and Q in the other suits; 3 match
-                        yield fs.SevenFacts(counts, joker, f, True), w // 3
-                        yield fs.SevenFacts(counts, joker, f, False), w - w // 3
-                    else:
-                        yield fs.SevenFacts(counts, joker, f, False), w
-            if total - flush_total:
-                yield fs.SevenFacts(counts, joker, None, False), total - flush_total
+            yield from facts_of_multiset((0, 0) + cv, joker)
 
 
 Key = tuple[str | None, str | None, str | None, str | None, str | None]

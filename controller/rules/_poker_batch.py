@@ -202,46 +202,51 @@ def _flush_best(F: np.ndarray, packed: np.ndarray, wbase: np.ndarray, lmask: int
     return best
 
 
-def scores_batch(hands: np.ndarray, rules: str, want_natural: bool = True):
-    """Scores (int64) and natural flags (bool array, or None) of an (N, n) card array.
-
-    Raises ValueError if a row repeats a card or holds a joker under "natural" rules."""
+def score_columns(cols, rules: str, want_natural: bool = True):
+    """Scores and natural flags of hands given as ``len(cols)`` card columns (1-D arrays of
+    equal length, or ints broadcast to every hand).  One chunk; see :func:`scores_batch`."""
     key, lane = card_tables(rules)
-    n = hands.shape[1]
+    n = len(cols)
     LO, HI, OFF, NHI, VAL = multiset_table(rules, n)
     F = flush_table(rules)
     lmask = _lane_mask(rules)
     W = _max_wilds(rules)
-    N = hands.shape[0]
+    k = key[cols[0]]
+    packed = lane[cols[0]]
+    for col in cols[1:]:
+        k = k + key[col]
+        packed = packed + lane[col]
+    w = k >> _W_SHIFT
+    if not (np.all(np.bitwise_count(packed) == n) and np.all(w <= W)):
+        raise ValueError("a hand in the batch repeats a card, or holds a joker these rules do not use")
+    L = LO[k & _FIELD]
+    H = HI[(k >> _HI_SHIFT) & _FIELD]
+    ab = (L & 7) * 8 + (H & 7)
+    within = (L >> 3) * NHI[H & 7] + (H >> 3)
+    s = VAL[OFF[w * 64 + ab] + within]
+    np.maximum(s, _flush_best(F, packed, w * _MASK_SPACE, lmask), out=s)
+    if not want_natural:
+        return s, None
+    if not W:
+        return s, np.ones(s.shape, dtype=bool)
+    s0 = VAL[OFF[ab] + within]
+    np.maximum(s0, _flush_best(F, packed, 0, lmask), out=s0)
+    return s, (s0 >> P._SHIFT) == (s >> P._SHIFT)
+
+
+def scores_batch(hands: np.ndarray, rules: str, want_natural: bool = True):
+    """Scores (int64) and natural flags (bool array, or None) of an (N, n) card array.
+
+    Raises ValueError if a row repeats a card or holds a joker under "natural" rules."""
+    N, n = hands.shape
     score = np.empty(N, dtype=np.int64)
     natural = np.empty(N, dtype=bool) if want_natural else None
     for a0 in range(0, N, _CHUNK):
         h = hands[a0:a0 + _CHUNK]
-        k = key[h[:, 0]]
-        packed = lane[h[:, 0]]
-        for j in range(1, n):
-            col = h[:, j]
-            k = k + key[col]
-            packed = packed + lane[col]
-        w = k >> _W_SHIFT
-        if not (np.all(np.bitwise_count(packed) == n) and (W >= 7 or np.all(w <= W))):
-            raise ValueError("a hand in the batch repeats a card, or holds a joker these rules do not use")
-        L = LO[k & _FIELD]
-        H = HI[(k >> _HI_SHIFT) & _FIELD]
-        a = L & 7
-        b = H & 7
-        within = (L >> 3) * NHI[b] + (H >> 3)
-        ab = a * 8 + b
-        s = VAL[OFF[w * 64 + ab] + within]
-        np.maximum(s, _flush_best(F, packed, w * _MASK_SPACE, lmask), out=s)
+        s, nat = score_columns([h[:, j] for j in range(n)], rules, want_natural)
         score[a0:a0 + len(h)] = s
         if want_natural:
-            if W:
-                s0 = VAL[OFF[ab] + within]
-                np.maximum(s0, _flush_best(F, packed, 0, lmask), out=s0)
-                natural[a0:a0 + len(h)] = (s0 >> P._SHIFT) == (s >> P._SHIFT)
-            else:
-                natural[a0:a0 + len(h)] = True
+            natural[a0:a0 + len(h)] = nat
     return score, natural
 
 

@@ -13,6 +13,8 @@ because only the reactor thread ever triggers it.
 from __future__ import annotations
 
 import threading
+import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -92,10 +94,18 @@ class Table:
         self._published: Mapping[str, Any] = {}
         self._cv = threading.Condition()
         self.debounce = Debouncer(reactor, bounce_s, self._on_input)
+        self.visited: deque[str] = deque(maxlen=256)       # recent states, for tests and the console
+        self.perf: dict[str, float] = {}                    # perf_counter stamps for bench/ (lockout freeze)
         self.machine = Machine(model=self, states=STATES, transitions=TRANSITIONS, initial="self_test",
-                               queued=True, auto_transitions=False, after_state_change="_publish")
+                               queued=True, auto_transitions=False, after_state_change="_after_state")
+        self._publish()
 
     # ------------------------------------------------------------------ observers
+    def _after_state(self, *_: Any) -> None:
+        self.visited.append(self.state)
+        self.log.info("state", state=self.state)
+        self._publish()
+
     def _publish(self, *_: Any) -> None:
         snap = {
             "state": self.state, "round": self.round_no, "tilts": dict(self.tilts),
@@ -297,6 +307,7 @@ class Table:
             self.log.warning("lockout.before_shuffle")   # the shoe has not reported a shuffled deck yet
         accepted = {seat: self.prog.wager_cents for seat, on in sorted(self.sensors.items()) if on}
         self.round.accepted = accepted
+        self.perf["lockout_frozen"] = time.perf_counter()
         self.round.lockout_t = t
         self.count_shown = False
         self.lock_out()
@@ -314,6 +325,7 @@ class Table:
                 self.dev.lights.set(f"light{seat}", ON)
             elif seat not in rnd.rejected:
                 self.dev.lights.set(f"light{seat}", OFF)
+        self.perf["lockout_durable"] = time.perf_counter()
         self.dev.sign.message(f"NO MORE BETS - COUNT {len(rnd.accepted)}")
         self.count_shown = True
         self._emit("count_shown", count=len(rnd.accepted))

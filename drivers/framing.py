@@ -32,6 +32,7 @@ OVERHEAD = HEADER + 2
 ACK = 0x06
 NAK = 0x0F
 PING = 0x01         # heartbeat; the peer answers with ACK
+HELLO = 0x02        # opens a session (always sequence 0); resets the peer's duplicate filter
 
 
 def _crc_table() -> list[int]:

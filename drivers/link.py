@@ -10,8 +10,9 @@ Rules (docs/protocols.md, "Link layer"):
   ``fault`` and drops the message.  Nothing is retried forever.
 * The receiver delivers each sequence number once: a retransmission of the
   frame it last delivered (our ACK was lost) is ACKed again but not delivered.
-  Sequence numbers run 0, 1..255, 1..255, ...; 0 only opens a session and
-  resets the receiver's duplicate filter.
+  Every session (link start, port reopened) opens with HELLO, sequence 0,
+  which resets the receiver's duplicate filter; data frames then run 1..255,
+  1..255, ...
 * Heartbeat: when nothing has been sent for ``heartbeat`` seconds the link
   sends PING (acknowledged like any frame).  When nothing at all has been
   received for ``lost_after`` seconds the peer is ``lost``; the first frame
@@ -40,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from drivers.framing import ACK, NAK, PING, Frame, FrameDecoder, FrameError, encode_frame
+from drivers.framing import ACK, HELLO, NAK, PING, Frame, FrameDecoder, FrameError, encode_frame
 
 
 class Port(Protocol):
@@ -113,6 +114,7 @@ class Link:
         self._acked: int | None = None
         self._nakked = False
         self._tx_seq = 0
+        self._need_hello = True
         self._rx_last: int | None = None
         self._decoder = FrameDecoder()
         self._stop = threading.Event()
@@ -123,6 +125,7 @@ class Link:
 
     # ------------------------------------------------------------------ control
     def start(self) -> None:
+        self._need_hello = True
         self._port = self._open_port()
         self._port_ok.set()
         self.stats.last_rx = time.monotonic()
@@ -148,8 +151,8 @@ class Link:
 
     def send(self, mtype: int, payload: bytes = b"") -> None:
         """Queue an application message for reliable delivery.  Never blocks."""
-        if mtype in (ACK, NAK):
-            raise ValueError("ACK/NAK are link-level; use send() for application messages only")
+        if mtype in (ACK, NAK, HELLO, PING):
+            raise ValueError(f"type 0x{mtype:02x} is link-level; send() is for application messages only")
         self._out.put((mtype, bytes(payload)))
 
     @property
@@ -158,9 +161,8 @@ class Link:
 
     # ------------------------------------------------------------------ internals
     def _next_seq(self) -> int:
-        s = self._tx_seq
-        self._tx_seq = 1 if s >= 255 else s + 1
-        return s
+        self._tx_seq = 1 if self._tx_seq >= 255 else self._tx_seq + 1
+        return self._tx_seq
 
     def _raw_write(self, data: bytes) -> None:
         with self._write_lock:
@@ -195,8 +197,8 @@ class Link:
             self.stats.reopens += 1
             self._decoder = FrameDecoder()
             self._rx_last = None
-            self._tx_seq = 0
             self.stats.last_rx = time.monotonic()
+            self._need_hello = True       # a new session: HELLO goes before anything else
             self._port_ok.set()
             self.listener.on_link_event("up", f"reopened after {attempt} attempt(s)")
             return
@@ -274,7 +276,10 @@ class Link:
             self._raw_write(encode_frame(0, ACK, bytes((f.seq,))))
         except Exception:  # noqa: BLE001
             pass
-        if f.seq != 0 and f.seq == self._rx_last:
+        if f.type == HELLO:
+            self._rx_last = f.seq
+            return
+        if f.seq == self._rx_last:
             self.stats.duplicates += 1
             return
         self._rx_last = f.seq
@@ -298,10 +303,17 @@ class Link:
                 self.stats.faults += 1
                 self.listener.on_link_event("fault", f"type 0x{item[0]:02x} not sent: port closed")
                 continue
+            if self._need_hello:
+                self._need_hello = False
+                self._tx_seq = 0
+                if not self._deliver(HELLO, b"", seq=0):
+                    self._need_hello = True
+                    continue
             self._deliver(*item)
 
-    def _deliver(self, mtype: int, payload: bytes) -> None:
-        seq = self._next_seq()
+    def _deliver(self, mtype: int, payload: bytes, seq: int | None = None) -> bool:
+        if seq is None:
+            seq = self._next_seq()
         frame = encode_frame(seq, mtype, payload)
         for attempt in range(self.retries + 1):
             with self._ack_cv:
@@ -312,7 +324,7 @@ class Link:
             except Exception as exc:  # noqa: BLE001 - reported; the reader handles reopen
                 self.stats.faults += 1
                 self.listener.on_link_event("fault", f"write failed for type 0x{mtype:02x}: {exc}")
-                return
+                return False
             self._last_tx = time.monotonic()
             if attempt:
                 self.stats.retransmits += 1
@@ -325,9 +337,10 @@ class Link:
                     self._ack_cv.wait(left)
                 if self._acked == seq:
                     self.stats.sent += 1
-                    return
+                    return True
             if self._stop.is_set():
-                return
+                return False
         self.stats.faults += 1
         self.listener.on_link_event(
             "fault", f"no ACK for type 0x{mtype:02x} seq {seq} after {self.retries + 1} transmissions")
+        return False

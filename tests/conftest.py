@@ -1,0 +1,79 @@
+"""Shared fixtures: a manual clock for unit tests and a HIL rig for scenario tests."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
+
+
+class ManualClock:
+    """A game clock that only moves when a test says so."""
+
+    speed = 1.0
+
+    def __init__(self, t: float = 1000.0):
+        self.t = t
+
+    def now(self) -> float:
+        return self.t
+
+    def advance(self, dt: float) -> None:
+        self.t += dt
+
+    def sleep(self, seconds: float) -> None:
+        self.t += seconds
+
+    def to_real(self, seconds: float) -> float:
+        return 0.0
+
+    def wait(self, event: threading.Event, seconds: float | None) -> bool:
+        return event.is_set()
+
+
+@pytest.fixture
+def manual_clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def make_rig(tmp_path):
+    """Build a HIL rig (not yet started) so a test can script decks and dice first."""
+    from controller.log import configure
+    from hil.rig import Rig
+
+    configure(level="warning", json=True)
+    made = []
+
+    def make(**kw):
+        kw.setdefault("seed", 11)
+        kw.setdefault("speed", 50.0)
+        r = Rig(tmp_path / "state", **kw)
+        made.append(r)
+        return r
+
+    yield make
+    for r in made:
+        r.stop()
+
+
+@pytest.fixture
+def rig(make_rig):
+    return make_rig().start()
+
+
+def eventually(pred, timeout: float = 10.0, interval: float = 0.005, what: str = "condition"):
+    """Poll until ``pred()`` is true (devices answer asynchronously over the ptys)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not reached within {timeout} s")
+        time.sleep(interval)

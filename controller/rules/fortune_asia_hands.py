@@ -144,6 +144,22 @@ def _key4(cards: tuple[int, ...]) -> Key:
     return best
 
 
+def key4(cards: Sequence[int]) -> Key:
+    """The high-hand key of four valid, distinct cards (no checks: internal fast path)."""
+    return _key4(tuple(sorted(cards)))
+
+
+@lru_cache(maxsize=2048)
+def key2(a: int, b: int) -> Key:
+    """The medium-hand key of two valid, distinct cards (no checks)."""
+    return _matched_key([_ace_rank(a), _ace_rank(b)])
+
+
+def key1(c: int) -> Key:
+    """The low-hand key of one valid card (no checks)."""
+    return (HandCat.HIGH_CARD, _ace_rank(c))
+
+
 def _check(cards: Iterable[int], n: int, what: str) -> tuple[int, ...]:
     cs = tuple(parse_cards(cards, count=n) if isinstance(cards, str) else cards)
     if len(cs) != n:
@@ -170,7 +186,7 @@ def high_hand(cards: Iterable[int] | str) -> SubHand:
 def medium_hand(cards: Iterable[int] | str) -> SubHand:
     """The two-card medium hand: a pair or two odd cards; the joker is an ace."""
     cs = _check(cards, 2, "medium")
-    k = _matched_key([_ace_rank(c) for c in cs])
+    k = key2(*cs)
     return SubHand(cs, HandCat(k[0]), k)
 
 

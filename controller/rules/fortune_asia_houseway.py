@@ -37,6 +37,9 @@ from controller.rules.fortune_asia_hands import (
     HandCat,
     Setting,
     high_hand,
+    key1,
+    key2,
+    key4,
     low_hand,
     medium_hand,
 )
@@ -95,11 +98,11 @@ def _best_sf_high(cards: Sequence[int]) -> tuple[int, ...] | None:
     cards out; None if there is none."""
     best: tuple[tuple, tuple[int, ...]] | None = None
     for four in combinations(cards, 4):
-        h = high_hand(four)
-        if h.category not in (HandCat.STRAIGHT, HandCat.FLUSH, HandCat.STRAIGHT_FLUSH):
+        k = key4(four)
+        if k[0] not in (HandCat.STRAIGHT, HandCat.FLUSH, HandCat.STRAIGHT_FLUSH):
             continue
         rest = tuple(_pr(c) for c in _desc([c for c in cards if c not in four]))
-        score = (h.category, rest, h.key)
+        score = (k[0], rest, k)
         if best is None or score > best[0]:
             best = (score, four)
     return best[1] if best else None
@@ -201,19 +204,13 @@ def highest_high(seven: Sequence[int]) -> Setting:
     Never fouls: the best four-card hand outranks any four-card hand holding the
     medium's two cards, which outranks the medium (§ 659a.11(b)); the medium holds
     the higher of its three cards, so it outranks the low."""
-    best: tuple[tuple, Setting] | None = None
+    best: tuple[tuple, tuple[int, ...], tuple[int, int], int] | None = None
     for four in combinations(seven, 4):
-        rest = [c for c in seven if c not in four]
-        h = high_hand(four)
-        m_best = None
-        for lo in rest:
-            med = tuple(c for c in rest if c != lo)
-            cand = (medium_hand(med), low_hand((lo,)))
-            if m_best is None or (cand[0].key, cand[1].key) > (m_best[0].key, m_best[1].key):
-                m_best = cand
-        assert m_best is not None
-        score = (h.key, m_best[0].key, m_best[1].key)
-        if best is None or score > best[0]:
-            best = (score, Setting(h, m_best[0], m_best[1]))
+        a, b, c = (x for x in seven if x not in four)
+        hk = key4(four)
+        for med, lo in (((a, b), c), ((a, c), b), ((b, c), a)):
+            score = (hk, key2(*med), key1(lo))
+            if best is None or score > best[0]:
+                best = (score, four, med, lo)
     assert best is not None
-    return best[1]
+    return _make(best[1], best[2], [best[3]])

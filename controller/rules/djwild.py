@@ -1,0 +1,399 @@
+"""DJ Wild Stud Poker — 58 Pa. Code Chapter 687a.  Pure rules for the round and the
+settlement of every wager, in integer cents.
+
+* One 53-card deck, the four deuces and the joker wild (§ 687a.3(a), § 687a.6(b));
+  hands are evaluated by ``controller.rules.poker`` with ``rules="dj-wild"``.
+* Each player places an Ante Wager and an equal Blind Wager (§ 687a.1, § 687a.7(d)(1)),
+  and optionally a Progressive Bonus, Trips Bonus and Two-Way Bad Beat Bonus Wager
+  (§ 687a.7(d)(2)-(4)).  Five cards each to the players and the dealer; one more card
+  is set aside face down to replace the joker for the Progressive (§ 687a.8(f)).
+* Each player raises two times the Ante or folds (§ 687a.11(b)).  A fold forfeits the
+  Ante and Blind (§ 687a.11(b)) and the Two-Way Bad Beat (§ 687a.11(b)(2)), not the
+  Trips (§ 687a.11(b)(1)); whether a folded hand qualifies for the Progressive is the
+  certificate holder's choice (§ 687a.11(b)(3)) — :attr:`DJWildConfig.progressive_on_fold`.
+* There is no dealer qualification: the raised hand is compared with the dealer's
+  (§ 687a.11(e)).  Higher: Ante and Raise win 1 to 1 (§ 687a.12(a)) and the Blind is
+  paid from the Blind paytable — push on three-of-a-kind or less (§ 687a.12(b)).  Equal:
+  all three push (§ 687a.11(e)(2)).  Lower: all three lose (§ 687a.11(e)(3)).
+* Then the optional wagers (§ 687a.11(f)), in this order: Progressive (joker replaced by
+  the set-aside card; hand evaluated without wild cards — reading 687a-3), Trips
+  (three-of-a-kind or better, natural/with-wild columns, § 687a.12(d)), Two-Way Bad Beat
+  (three-of-a-kind or better that loses to the dealer, § 687a.11(f)(3), § 687a.12(e)).
+
+The rulings where the text leaves a choice are in ``docs/rules-readings/687a.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+
+from controller.rules import poker
+from controller.rules.cards import JOKER, CardError, card_str, parse_cards
+from controller.rules.paytables import Paytable, get_paytable
+from controller.rules.settlement import WagerResult, whole_cents
+
+GAME = "dj-wild"
+HAND_CARDS = 5
+RULES = "dj-wild"          # § 687a.6(b): deuces and the joker fully wild
+PROGRESSIVE_RULES = "natural"   # reading 687a-3: the Progressive hand has no wild cards
+
+ANTE_PAYTABLE = "DJ Wild Ante"
+RAISE_PAYTABLE = "DJ Wild Raise"
+BLIND_PAYTABLE = "DJ Wild Blind"
+
+#: hands that can win the optional wagers (§ 687a.6(d),(e),(f)): three-of-a-kind or better
+_BELOW_TRIPS = ("two-pair", "pair", "high-card")
+
+
+class DJWildError(ValueError):
+    """An impossible DJ Wild play: bad amount, missing card, duplicate card, unknown seat ..."""
+
+
+@dataclass(frozen=True)
+class DJWildConfig:
+    """Which paytables the table runs (its Rules Submission, § 601a.2) and its options."""
+
+    trips_paytable: str = "DJWT-05"                    # § 687a.12(d)
+    bad_beat_paytable: str = "DJWBB-01"                # § 687a.12(e)
+    progressive_paytable: str = "DJ Wild Progressive 1"   # § 687a.12(c)
+    progressive_envy_paytable: str | None = "DJ Wild Progressive 1 Envy"
+    blind_paytable: str = BLIND_PAYTABLE               # § 687a.12(b)
+    #: § 687a.11(b)(3): may a folded hand win the Progressive Bonus Wager?
+    progressive_on_fold: bool = False
+    #: reading 687a-4: the Two-Way Bad Beat also pays the dealer's losing three-of-a-kind or better
+    bad_beat_two_way: bool = True
+
+
+@dataclass(frozen=True)
+class DJSeat:
+    """One betting position.  ``raised`` is the § 687a.11(b) decision (False = fold)."""
+
+    seat: int
+    ante: int                      # cents; the Blind equals it (§ 687a.1 "Blind Wager")
+    cards: Sequence[int] | str
+    raised: bool
+    trips: int = 0
+    bad_beat: int = 0
+    progressive: int = 0
+
+    @property
+    def blind(self) -> int:
+        return self.ante
+
+    @property
+    def raise_amount(self) -> int:
+        """§ 687a.1 "Raise Wager": two times the Ante."""
+        return 2 * self.ante if self.raised else 0
+
+
+# --------------------------------------------------------------------------- hands
+
+def parse_hand(text: str | Sequence[str]) -> tuple[int, ...]:
+    """Five cards from the 53-card deck (§ 687a.3(a))."""
+    return parse_cards(text, count=HAND_CARDS, allow_joker=True)
+
+
+def _cards(cards: Sequence[int] | str, what: str) -> tuple[int, ...]:
+    if isinstance(cards, str) or (len(cards) and isinstance(cards[0], str)):
+        return parse_hand(cards)  # type: ignore[arg-type]
+    out = tuple(cards)
+    for c in out:
+        if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c <= JOKER:
+            raise CardError(f"{what}: {c!r} is not a card number (0..52)")
+    if len(out) != HAND_CARDS:
+        raise CardError(f"{what}: wrong number of cards: got {len(out)}, expected {HAND_CARDS}")
+    if len(set(out)) != HAND_CARDS:
+        dup = next(c for c in out if out.count(c) > 1)
+        raise CardError(f"{what}: duplicate card {card_str(dup)}", card_str(dup))
+    return out
+
+
+def evaluate(cards: Sequence[int] | str) -> poker.HandRank:
+    """The best DJ Wild Stud Poker hand of five cards (§ 687a.6)."""
+    return poker.eval_five(_cards(cards, "hand"), rules=RULES)
+
+
+def is_natural(cards: Sequence[int] | str, rank: poker.HandRank | None = None) -> bool:
+    """Natural for the Trips paytable's "Natural" column (§ 687a.12(d); reading 687a-1):
+    no joker, and the hand makes the same category with every deuce played as a plain
+    deuce — e.g. 2c 5c 8c Jc Kc is a natural flush and 2h 3c 4d 5s 6c a natural straight.
+
+    This is *not* ``HandRank.natural`` of the shared evaluator (which, for DJ Wild, is
+    "no wild card in the hand"): only this reading reproduces the regulator's Trips
+    figures (92.474%, 92.338%, 91.454%; docs/rules-readings/687a.md)."""
+    hand = _cards(cards, "hand")
+    if JOKER in hand:
+        return False
+    rank = rank or poker.eval_five(hand, rules=RULES)
+    if not any(c < 4 for c in hand):      # cards 0..3 are the deuces
+        return True
+    return poker.eval_five(hand, rules="natural").category is rank.category
+
+
+def trips_key(cards: Sequence[int] | str, rank: poker.HandRank | None = None) -> str:
+    """Trips paytable key: ``natural-<hand>`` or ``wild-<hand>`` (§ 687a.12(d) columns; reading 687a-1)."""
+    hand = _cards(cards, "hand")
+    rank = rank or poker.eval_five(hand, rules=RULES)
+    return f"{'natural' if is_natural(hand, rank) else 'wild'}-{rank.category.text}"
+
+
+def progressive_cards(cards: Sequence[int] | str, replacement: int | None) -> tuple[int, ...]:
+    """§ 687a.11(f)(1): the joker in the player's hand is replaced by the card set aside
+    on the layout (§ 687a.2(b)(4), § 687a.8(f)).  Without a joker the hand is unchanged."""
+    hand = _cards(cards, "hand")
+    if JOKER not in hand:
+        return hand
+    if replacement is None:
+        raise DJWildError("the hand holds the joker: the set-aside replacement card is needed (§ 687a.11(f)(1))")
+    if isinstance(replacement, bool) or not isinstance(replacement, int) or not 0 <= replacement < JOKER:
+        raise CardError(f"replacement card {replacement!r} must be a natural card (0..51)")
+    if replacement in hand:
+        raise CardError(f"replacement card {card_str(replacement)} is already in the hand", card_str(replacement))
+    return tuple(replacement if c == JOKER else c for c in hand)
+
+
+def progressive_rank(cards: Sequence[int] | str, replacement: int | None) -> poker.HandRank:
+    """The hand that decides the Progressive Bonus Wager: joker replaced (§ 687a.11(f)(1)),
+    then ranked without wild cards (reading 687a-3), eligible hands § 687a.6(d)."""
+    return poker.eval_five(progressive_cards(cards, replacement), rules=PROGRESSIVE_RULES)
+
+
+# --------------------------------------------------------------------------- one wager at a time
+
+def _amount(seat: int, name: str, amt: int, minimum: int) -> int:
+    if isinstance(amt, bool) or not isinstance(amt, int) or amt < minimum:
+        raise DJWildError(f"seat {seat}: {name} wager {amt!r} must be a whole number of cents >= {minimum}")
+    return amt
+
+
+def _win(seat: int, wager: str, amount: int, table: Paytable, key: str, rule: str, detail: str = "") -> WagerResult:
+    pay = table.payout(key)
+    if pay is None:
+        return WagerResult(seat, wager, amount, "lose", -amount, hand=key, paytable=table.name, detail=detail)
+    if pay.kind == "push":
+        return WagerResult(seat, wager, amount, "push", 0, hand=key, paytable=table.name, pays=pay.text, detail=detail)
+    if pay.kind == "meter":
+        return WagerResult(seat, wager, amount, "win", 0, hand=key, paytable=table.name, pays=pay.text,
+                           meter_fraction=pay.ratio, detail=detail)
+    net = whole_cents(pay.net_win(amount, per_wager_cents=table.per_wager_cents), rule=rule)
+    return WagerResult(seat, wager, amount, "win", net, hand=key, paytable=table.name, pays=pay.text, detail=detail)
+
+
+def compare_to_dealer(player: poker.HandRank, dealer: poker.HandRank) -> int:
+    """1 player higher, 0 equal (push), -1 lower (§ 687a.11(e)(1)-(3)); no dealer qualification."""
+    return poker.compare(player, dealer)
+
+
+def settle_main(seat: DJSeat, player: poker.HandRank, dealer: poker.HandRank | None,
+                config: DJWildConfig = DJWildConfig()) -> list[WagerResult]:
+    """Ante, Blind and Raise (§ 687a.11(b),(e), § 687a.12(a),(b)), in that order."""
+    s, a = seat.seat, seat.ante
+    hand = player.category.text
+    if not seat.raised:
+        why = "folded (§ 687a.11(b))"
+        return [WagerResult(s, "ante", a, "lose", -a, hand=hand, detail=why),
+                WagerResult(s, "blind", a, "lose", -a, hand=hand, detail=why)]
+    if dealer is None:
+        raise DJWildError(f"seat {s} raised: the dealer's hand is needed (§ 687a.11(d))")
+    cmp = compare_to_dealer(player, dealer)
+    if cmp == 0:
+        why = "tie with the dealer (§ 687a.11(e)(2))"
+        return [WagerResult(s, w, amt, "push", 0, hand=hand, detail=why)
+                for w, amt in (("ante", a), ("blind", a), ("raise", 2 * a))]
+    if cmp < 0:
+        why = f"dealer's {dealer.category.text} is higher (§ 687a.11(e)(3))"
+        return [WagerResult(s, w, amt, "lose", -amt, hand=hand, detail=why)
+                for w, amt in (("ante", a), ("blind", a), ("raise", 2 * a))]
+    why = "beats the dealer (§ 687a.11(e)(1))"
+    return [
+        _win(s, "ante", a, get_paytable(ANTE_PAYTABLE), "win", "§ 687a.12(a)", why),
+        _win(s, "blind", a, get_paytable(config.blind_paytable), hand, "§ 687a.12(b)", why),
+        _win(s, "raise", 2 * a, get_paytable(RAISE_PAYTABLE), "win", "§ 687a.12(a)", why),
+    ]
+
+
+def settle_trips(seat: int, amount: int, cards: Sequence[int] | str, paytable: str = "DJWT-05") -> WagerResult:
+    """Trips Bonus Wager (§ 687a.11(f)(2), § 687a.12(d)); settled even after a fold (§ 687a.11(b)(1))."""
+    _amount(seat, "trips", amount, 1)
+    table = get_paytable(paytable)
+    hand = _cards(cards, f"seat {seat}")
+    player = poker.eval_five(hand, rules=RULES)
+    if player.category.text in _BELOW_TRIPS:
+        return WagerResult(seat, "trips", amount, "lose", -amount, hand=player.category.text, paytable=table.name)
+    return _win(seat, "trips", amount, table, trips_key(hand, player), "§ 687a.12(d)")
+
+
+def settle_bad_beat(seat: int, amount: int, raised: bool, player: poker.HandRank, dealer: poker.HandRank | None,
+                    paytable: str = "DJWBB-01", *, two_way: bool = True) -> WagerResult:
+    """Two-Way Bad Beat Bonus Wager (§ 687a.11(f)(3), § 687a.12(e)); forfeited on a fold (§ 687a.11(b)(2)).
+
+    Wins when the player's three-of-a-kind or better loses to the dealer's higher hand,
+    paid by the player's hand (§ 687a.11(f)(3)(ii)).  With ``two_way`` (reading 687a-4,
+    the default) it also wins when the *dealer's* three-of-a-kind or better loses to the
+    player's hand, paid by the dealer's hand — the wager's name, and the only reading
+    that comes near the regulator's figures (86.8% ... 85.848%; one-way gives about 43%)."""
+    _amount(seat, "bad-beat", amount, 1)
+    table = get_paytable(paytable)
+    hand = player.category.text
+    if not raised:
+        return WagerResult(seat, "bad-beat", amount, "lose", -amount, hand=hand, paytable=table.name,
+                           detail="folded (§ 687a.11(b)(2))")
+    if dealer is None:
+        raise DJWildError(f"seat {seat}: the dealer's hand is needed for the Two-Way Bad Beat (§ 687a.11(f)(3))")
+    cmp = compare_to_dealer(player, dealer)
+    if cmp < 0 and hand in table:
+        return _win(seat, "bad-beat", amount, table, hand, "§ 687a.12(e)",
+                    f"player's {hand} lost to the dealer's {dealer.category.text} (§ 687a.11(f)(3)(ii))")
+    dhand = dealer.category.text
+    if two_way and cmp > 0 and dhand in table:
+        return _win(seat, "bad-beat", amount, table, dhand, "§ 687a.12(e)",
+                    f"dealer's {dhand} lost to the player's {hand} (two-way, reading 687a-4)")
+    return WagerResult(seat, "bad-beat", amount, "lose", -amount, hand=hand, paytable=table.name)
+
+
+def settle_progressive(seat: int, amount: int, raised: bool, prog: poker.HandRank,
+                       config: DJWildConfig = DJWildConfig()) -> WagerResult:
+    """Progressive Bonus Wager (§ 687a.11(f)(1), § 687a.12(c)); ``prog`` is :func:`progressive_rank`.
+
+    The wager must be the paytable's amount ($1 for Paytable 1, $5 for Paytable 2).
+    Percentage-of-meter pays carry ``meter_fraction`` (net 0 until the meter layer pays)."""
+    table = get_paytable(config.progressive_paytable)
+    _amount(seat, "progressive", amount, 1)
+    if table.per_wager_cents is not None and amount != table.per_wager_cents:
+        raise DJWildError(f"seat {seat}: progressive wager {amount} cents; {table.name!r} is for a "
+                          f"{table.per_wager_cents}-cent wager (§ 687a.12(c))")
+    hand = prog.category.text
+    if not raised and not config.progressive_on_fold:
+        return WagerResult(seat, "progressive", amount, "lose", -amount, hand=hand, paytable=table.name,
+                           detail="folded hands do not qualify (§ 687a.11(b)(3))")
+    return _win(seat, "progressive", amount, table, hand, "§ 687a.12(c)")
+
+
+# --------------------------------------------------------------------------- the round
+
+@dataclass(frozen=True)
+class DJRound:
+    """Everything dealt in a round: the seats (in settlement order), the dealer's five
+    cards and the card set aside for the Progressive (§ 687a.8(f))."""
+
+    seats: tuple[DJSeat, ...]
+    dealer: Sequence[int] | str
+    replacement: int | None = None
+    config: DJWildConfig = field(default_factory=DJWildConfig)
+
+
+def _validated(rnd: DJRound) -> tuple[list[DJSeat], tuple[int, ...] | None]:
+    seats: list[DJSeat] = []
+    seen_seats: set[int] = set()
+    dealt: dict[int, str] = {}
+
+    def take(cards: Iterable[int], who: str) -> None:
+        for c in cards:
+            if c in dealt:
+                raise CardError(f"{card_str(c)} dealt to both {dealt[c]} and {who} (one 53-card deck, § 687a.3(a))",
+                                card_str(c))
+            dealt[c] = who
+
+    any_raise = False
+    for s in rnd.seats:
+        if isinstance(s.seat, bool) or not isinstance(s.seat, int) or s.seat < 1:
+            raise DJWildError(f"seat {s.seat!r} is not a betting position (1, 2, ...)")
+        if s.seat in seen_seats:
+            raise DJWildError(f"seat {s.seat} appears twice in one round")
+        seen_seats.add(s.seat)
+        _amount(s.seat, "ante", s.ante, 1)
+        if not isinstance(s.raised, bool):
+            raise DJWildError(f"seat {s.seat}: raised must be True (Raise Wager) or False (fold), got {s.raised!r}")
+        for name in ("trips", "bad_beat", "progressive"):
+            _amount(s.seat, name.replace("_", "-"), getattr(s, name), 0)
+        cards = _cards(s.cards, f"seat {s.seat}")
+        take(cards, f"seat {s.seat}")
+        seats.append(replace(s, cards=cards))
+        any_raise = any_raise or s.raised
+    dealer: tuple[int, ...] | None = None
+    if rnd.dealer is not None and (len(rnd.dealer) or any_raise):
+        dealer = _cards(rnd.dealer, "dealer")
+        take(dealer, "the dealer")
+    if rnd.replacement is not None:
+        take([rnd.replacement], "the progressive replacement")
+    return seats, dealer
+
+
+def settle_round(rnd: DJRound) -> list[WagerResult]:
+    """Settle every wager of the round, seat by seat in the order given (the dealing
+    order, § 687a.11(e)): Ante, Blind, Raise, then Progressive, Trips, Two-Way Bad Beat
+    (§ 687a.11(f)(1)-(3)); Progressive envy bonuses last (§ 687a.12(c), reading 687a-5)."""
+    cfg = rnd.config
+    seats, dealer_cards = _validated(rnd)
+    dealer = poker.eval_five(dealer_cards, rules=RULES) if dealer_cards is not None else None
+    out: list[WagerResult] = []
+    prog_hits: list[tuple[int, poker.HandRank]] = []
+    for s in seats:
+        player = poker.eval_five(s.cards, rules=RULES)
+        out.extend(settle_main(s, player, dealer, cfg))
+        if s.progressive:
+            prog = progressive_rank(s.cards, rnd.replacement)
+            r = settle_progressive(s.seat, s.progressive, s.raised, prog, cfg)
+            out.append(r)
+            if r.outcome == "win":
+                prog_hits.append((s.seat, prog))
+        if s.trips:
+            out.append(settle_trips(s.seat, s.trips, s.cards, cfg.trips_paytable))
+        if s.bad_beat:
+            out.append(settle_bad_beat(s.seat, s.bad_beat, s.raised, player, dealer, cfg.bad_beat_paytable,
+                                       two_way=cfg.bad_beat_two_way))
+    out.extend(_envy(seats, prog_hits, cfg))
+    return out
+
+
+def _envy(seats: list[DJSeat], hits: list[tuple[int, poker.HandRank]], cfg: DJWildConfig) -> list[WagerResult]:
+    """Envy (the "Envy" column of § 687a.12(c)): each *other* seat with a Progressive
+    wager is paid for a qualifying royal / straight flush; never for one's own hand or the
+    dealer's (reading 687a-5)."""
+    if not cfg.progressive_envy_paytable:
+        return []
+    table = get_paytable(cfg.progressive_envy_paytable)
+    out: list[WagerResult] = []
+    for hit_seat, rank in hits:
+        key = rank.category.text
+        pay = table.payout(key)
+        if pay is None:
+            continue
+        for s in seats:
+            if s.seat == hit_seat or not s.progressive:
+                continue
+            net = whole_cents(Fraction(pay.cents), rule="§ 687a.12(c) envy")
+            out.append(WagerResult(s.seat, "progressive-envy", 0, "win", net, hand=key, paytable=table.name,
+                                   pays=pay.text, detail=f"envy for seat {hit_seat}"))
+    return out
+
+
+def void_round(rnd_seats: Iterable[DJSeat]) -> list[WagerResult]:
+    """§ 687a.13(c),(f), § 687a.8(i): all hands void, every wager returned."""
+    out: list[WagerResult] = []
+    for s in rnd_seats:
+        for w, amt in (("ante", s.ante), ("blind", s.ante), ("raise", s.raise_amount), ("progressive", s.progressive),
+                       ("trips", s.trips), ("bad-beat", s.bad_beat)):
+            if amt:
+                out.append(WagerResult(s.seat, w, amt, "returned", 0, detail="round void (§ 687a.13)"))
+    return out
+
+
+def void_exposed(rnd: DJRound) -> list[WagerResult]:
+    """§ 687a.13(d): a player's or the dealer's card revealed before the Raise Wagers —
+    all hands void and the wagers returned, except that Progressive Bonus and Trips Bonus
+    Wagers are settled per § 687a.11(f) on the hands as dealt (no Raise was made yet)."""
+    seats, _ = _validated(rnd)
+    out: list[WagerResult] = []
+    for s in seats:
+        for w, amt in (("ante", s.ante), ("blind", s.ante), ("bad-beat", s.bad_beat)):
+            if amt:
+                out.append(WagerResult(s.seat, w, amt, "returned", 0, detail="cards exposed before the raise (§ 687a.13(d))"))
+        if s.progressive:
+            prog = progressive_rank(s.cards, rnd.replacement)
+            out.append(settle_progressive(s.seat, s.progressive, True, prog, rnd.config))
+        if s.trips:
+            out.append(settle_trips(s.seat, s.trips, s.cards, rnd.config.trips_paytable))
+    return out

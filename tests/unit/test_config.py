@@ -1,0 +1,93 @@
+"""Configuration is refused at start, naming file, section and key, with exit
+status 2, before any pin or port is touched (issue 2 item 6)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from controller.cli import main
+from controller.config import ConfigError, load_hardware, parse_hardware
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "config" / "examples" / "table.toml"
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "table.toml"
+    p.write_text(text)
+    return p
+
+
+def mutate(old: str, new: str) -> str:
+    text = EXAMPLE.read_text()
+    assert old in text
+    return text.replace(old, new, 1)
+
+
+def test_example_config_is_valid():
+    hw = load_hardware(EXAMPLE)
+    assert hw.table_id == "PG-01" and hw.profile.game == "six-card-fortune"
+    assert hw.gpio.bet_sensors == (5, 6, 12, 13, 16, 19)
+    assert set(hw.serial) == {"shoe", "shaker", "sign"}
+
+
+@pytest.mark.parametrize("old,new,section,key,why", [
+    ("bounce_ms = 20", "bounce_ms = 9000", "gpio", "bounce_ms", "above the maximum"),
+    ("lockout = 17", "lockout = 17\nlockuot = 3", "gpio", "lockuot", "unknown option"),
+    ("confirm = 27\n", "", "gpio", "confirm", "required option is missing"),
+    ("lockout = 17", "lockout = 40", "gpio", "lockout", "not a usable BCM GPIO"),
+    ("void = 22", "void = 17", "gpio", "void", "already used by lockout"),
+    ("bet_sensors = [5, 6, 12, 13, 16, 19]", "bet_sensors = [5, 6]", "gpio", "bet_sensors", "needs 6 pins"),
+    ("baud = 115200", "baud = 12345", "serial.shoe", "baud", "is not one of"),
+    ('id = "PG-01"', 'id = "PG 01!"', "table", "id", "letters, digits"),
+    ('profile = "six-card-fortune"', 'profile = "no-such-game"', "table", "profile", "no table profile"),
+    ('pin_factory = "lgpio"', 'pin_factory = "magic"', "gpio", "pin_factory", "is not one of"),
+])
+def test_bad_config_names_file_section_and_key(tmp_path, old, new, section, key, why):
+    p = write(tmp_path, mutate(old, new))
+    with pytest.raises(ConfigError) as e:
+        load_hardware(p)
+    msg = str(e.value)
+    assert msg.startswith(str(p)) and f"[{section}] {key}" in msg and why in msg, msg
+
+
+def test_unknown_section_is_refused(tmp_path):
+    p = write(tmp_path, EXAMPLE.read_text() + "\n[extra]\nx = 1\n")
+    with pytest.raises(ConfigError, match=r"\] extra: unknown option"):
+        load_hardware(p)
+
+
+def test_not_toml_is_refused(tmp_path):
+    p = write(tmp_path, "[table\nid=")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_hardware(p)
+
+
+def test_run_exits_2_before_touching_hardware(tmp_path, capsys, monkeypatch):
+    touched = []
+    import drivers.gpio as g
+    import drivers.serialdev as sd
+
+    monkeypatch.setattr(g, "make_pin_factory", lambda *a: touched.append("pins"))
+    monkeypatch.setattr(sd, "open_serial", lambda *a: touched.append("port"))
+    p = write(tmp_path, mutate("bounce_ms = 20", "bounce_ms = 0"))
+    assert main(["run", "--config", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"table\.toml: \[gpio\] bounce_ms: 0 is below the minimum 1", err), err
+    assert touched == []
+
+
+def test_run_check_accepts_valid_config(capsys):
+    assert main(["run", "--config", str(EXAMPLE), "--check"]) == 0
+    assert "OK" in capsys.readouterr().out
+
+
+def test_profile_paytable_must_exist(tmp_path):
+    prof = tmp_path / "p.toml"
+    prof.write_text('[game]\nid = "six-card-fortune"\n[progressive]\npaytable = "Nope"\nwager = "$1"\n'
+                    'seed = "$5,000"\nincrement_rate = "21%"\n')
+    doc = {"table": {"id": "T1", "profile": str(prof)}, "gpio": {}, "serial": {}}
+    with pytest.raises(ConfigError, match=r"\[progressive\] paytable: no paytable named 'Nope'"):
+        parse_hardware(doc, "x.toml")

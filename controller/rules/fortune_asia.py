@@ -203,11 +203,10 @@ def settle_round(seats: Sequence[SeatPlay], dealer_cards: Sequence[int], rules: 
     by_seat = {s.seat: s for s in seats}
     if len(by_seat) != len(seats):
         raise FortuneAsiaError("a seat is listed twice")
-    dealer_facts = seven_facts(dealer_cards)  # validates
+    seven_facts(dealer_cards)  # validates the dealer's seven cards
     all_cards = [c for s in seats for c in s.cards] + list(dealer_cards)
     if len(set(all_cards)) != len(all_cards):
         raise FortuneAsiaError("a card was dealt twice in the round (one deck, § 659a.3(a))")
-    del dealer_facts
     seq = list(order) if order is not None else sorted(by_seat, reverse=True)
     if sorted(seq) != sorted(by_seat):
         raise FortuneAsiaError(f"settlement order {seq} does not list exactly the seats {sorted(by_seat)}")

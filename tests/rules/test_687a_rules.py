@@ -80,7 +80,7 @@ def test_687a_natural_differs_from_shared_flag():
 
 # ---------------------------------------------------------------- § 687a.11(b),(e), § 687a.12(a),(b)
 
-DEALER_PAIR = "Kc Kd 7h 4s 3c"          # pair of kings
+DEALER_PAIR = "Kh Kd 8c 4d 3s"          # pair of kings
 
 
 def _round(*seats, dealer=DEALER_PAIR, replacement=None, **cfg):
@@ -94,7 +94,7 @@ def test_687a_11_b_fold_forfeits_ante_and_blind():
 
 def test_687a_11_e_1_win_with_straight_blind_pays_1_to_1():
     """§ 687a.11(e)(1), § 687a.12(a),(b): Ante 1 to 1, Raise (2x Ante) 1 to 1, Blind per paytable (straight 1 to 1)."""
-    res = by_wager(_round(DJSeat(1, 500, "9h 8c 7d 6s 5h", raised=True)))
+    res = by_wager(_round(DJSeat(1, 500, "9h 8s 7d 6s 5h", raised=True)))
     assert [(w, r.outcome, r.amount, r.net) for w, r in res.items()] == [
         ("ante", "win", 500, 500), ("blind", "win", 500, 500), ("raise", "win", 1000, 1000)]
 
@@ -114,13 +114,13 @@ def test_687a_12_b_blind_paytable(hand, odds):
 
 def test_687a_11_e_2_tie_pushes_everything():
     """§ 687a.11(e)(2): equal hands push Ante, Blind and Raise."""
-    res = by_wager(_round(DJSeat(1, 500, "Kh Ks 7c 4d 3h", raised=True)))
+    res = by_wager(_round(DJSeat(1, 500, "Ks Kc 8h 4c 3h", raised=True)))
     assert all(r.outcome == "push" and r.net == 0 for r in res.values()) and res["raise"].amount == 1000
 
 
 def test_687a_11_e_3_lose_everything_no_dealer_qualification():
     """§ 687a.11(e)(3): a lower hand loses all three; the dealer needs no qualifying hand (none in § 687a.11)."""
-    res = by_wager(_round(DJSeat(1, 500, "Ah 9c 7d 5s 3h", raised=True), dealer="Kh 9d 6c 4h 3c"))
+    res = by_wager(_round(DJSeat(1, 500, "Qs 9c 7d 5s 3h", raised=True), dealer="Kh 9d 6c 4h 3c"))
     assert [(r.outcome, r.net) for r in res.values()] == [("lose", -500), ("lose", -500), ("lose", -1000)]
     res = by_wager(_round(DJSeat(1, 500, "Qh 9c 7d 5s 3h", raised=True), dealer="Ah 9d 6c 4h 3c"))
     assert res["ante"].outcome == "lose"       # dealer's ace-high beats the player's queen-high
@@ -135,14 +135,14 @@ def test_687a_11_b_1_trips_settled_after_fold():
 
 @pytest.mark.parametrize("table,hand,odds", [("DJWT-04", "Jk Ac Kc Qc Jc", 90), ("DJWT-05", "Jk Ac Kc Qc Jc", 70),
                                              ("DJWT-07", "Jk Ac Kc Qc Jc", 60), ("DJWT-06", "2c 2d 2h 2s Jk", 500),
-                                             ("DJWT-05", "2c 5c 8c Jc Kc", 25), ("DJWT-05", "Ah Ac 2d 5c 9d", 1)])
+                                             ("DJWT-05", "2c 5c 9c Jc Kc", 25), ("DJWT-05", "Ah Ac 2d 5c 9d", 1)])
 def test_687a_12_d_trips_paytables(table, hand, odds):
     res = by_wager(_round(DJSeat(1, 500, hand, raised=True, trips=200), trips_paytable=table))
     assert (res["trips"].outcome, res["trips"].net, res["trips"].paytable) == ("win", 200 * odds, table)
 
 
 def test_687a_6_e_trips_loses_below_three_of_a_kind():
-    res = by_wager(_round(DJSeat(1, 500, "Ah Ac Kd Ks 5h", raised=True, trips=200)))
+    res = by_wager(_round(DJSeat(1, 500, "Ah Ac Qd Qs 5h", raised=True, trips=200)))
     assert (res["trips"].outcome, res["trips"].net) == ("lose", -200)
 
 
@@ -168,9 +168,9 @@ def test_687a_11_b_2_bad_beat_forfeited_on_fold():
 
 
 def test_687a_11_f_3_i_no_bad_beat_on_tie_or_small_hands():
-    res = by_wager(_round(DJSeat(1, 500, "Kh Ks 7c 4d 3h", raised=True, bad_beat=100)))       # tie, pairs
+    res = by_wager(_round(DJSeat(1, 500, "Ks Kc 8h 4c 3h", raised=True, bad_beat=100)))       # tie, pairs
     assert res["bad-beat"].outcome == "lose"
-    res = by_wager(_round(DJSeat(1, 500, "Ah Ac Kd Ks 5h", raised=True, bad_beat=100), dealer="Qc Qd Qh 8s 3c"))
+    res = by_wager(_round(DJSeat(1, 500, "Ah Ac Jd Js 5h", raised=True, bad_beat=100), dealer="Qc Qd Qh 8s 3c"))
     assert res["bad-beat"].outcome == "lose"    # player's two pair loses: below three-of-a-kind
 
 
@@ -244,7 +244,7 @@ def test_687a_11_settlement_order():
     ((DJSeat(1, 500, "Ah Ac Ad 6s 5h", 1),), DEALER_PAIR, None, DJWildError),
     ((DJSeat(1, 500, "Ah Ac Ad 6s 5h", True, trips=-1),), DEALER_PAIR, None, DJWildError),
     ((DJSeat(1, 500, "Ah Ac Ad 6s 5h", True), DJSeat(1, 500, "Qh 9d 7c 5d 3c", True)), DEALER_PAIR, None, DJWildError),
-    ((DJSeat(1, 500, "Ah Ac Ad 6s 5h", True),), DEALER_PAIR, "Kc", CardError),
+    ((DJSeat(1, 500, "Ah Ac Ad 6s 5h", True),), DEALER_PAIR, "Kh", CardError),
     ((DJSeat(1, 500, "Jk Ac Ad 6s 5h", True, progressive=100),), DEALER_PAIR, None, DJWildError),
 ])
 def test_687a_bad_input_rejected(seats, dealer, repl, err):

@@ -209,6 +209,32 @@ def _groups(counts: Sequence[int], wilds: int, shape: tuple[int, ...]) -> tuple[
     return tuple(out) if rec(0, wilds) else None
 
 
+_WINDOW_MASKS = tuple((high, sum(1 << r for r in win)) for high, win in _WINDOWS)
+
+
+def _groups_plain(counts: Sequence[int]) -> tuple[Category, tuple[int, ...]]:
+    """Best non-straight, non-flush five of at least five natural cards (no wild card)."""
+    desc = [r for r in _RANKS_DESC if counts[r]]
+    c2 = [r for r in desc if counts[r] >= 2]
+    if c2:
+        top = c2[0]
+        c3 = [r for r in c2 if counts[r] >= 3]
+        if c3:
+            for q in c3:  # four of a kind beats a higher three of a kind (K-K-K + 7-7-7-7)
+                if counts[q] >= 4:
+                    return C.FOUR_OF_A_KIND, (q, next(r for r in desc if r != q))
+            t = c3[0]
+            pair = next((r for r in c2 if r != t), None)
+            if pair is not None:
+                return C.FULL_HOUSE, (t, pair)
+            return C.THREE_OF_A_KIND, (t, *[r for r in desc if r != t][:2])
+        if len(c2) >= 2:
+            p1, p2 = c2[0], c2[1]
+            return C.TWO_PAIR, (p1, p2, next(r for r in desc if r != p1 and r != p2))
+        return C.PAIR, (top, *[r for r in desc if r != top][:3])
+    return C.HIGH_CARD, tuple(desc[:5])
+
+
 def _nonflush_score(counts: Sequence[int], wilds: int, rules: str) -> int:
     """Best five-card hand ignoring suits, from natural rank ``counts`` (index 2..14) and
     ``wilds`` joker/wild cards.  Assumes at least five cards in all."""
@@ -228,19 +254,27 @@ def _nonflush_score(counts: Sequence[int], wilds: int, rules: str) -> int:
         group_counts, group_wilds = counts, wilds
         if rules == "dj-wild":
             if wilds == 5:  # § 687a.6(c)(1)
-                return _pack(lv[C.FIVE_WILDS], ())
-            for r in _RANKS_DESC:
-                if counts[r] + wilds >= 5:
-                    return _pack(lv[C.FIVE_OF_A_KIND], (r,))
+                return _pack(_LEVEL[rules][C.FIVE_WILDS], ())
+            if wilds:
+                for r in _RANKS_DESC:
+                    if counts[r] + wilds >= 5:
+                        return _pack(lv[C.FIVE_OF_A_KIND], (r,))
     # ... or completes a straight (bug); wilds complete straights (dj-wild)
-    for high, win in _WINDOWS:
-        have = sum(1 for r in win if counts[r])
-        if have + wilds >= 5:
+    present = 0
+    for r in _RANKS_DESC:
+        if counts[r]:
+            present |= 1 << r
+    for high, wm in _WINDOW_MASKS:
+        if (present & wm).bit_count() + wilds >= 5:
             s = _pack(lv[C.STRAIGHT], (_straight_value(high, rules),))
             if s > best:
                 best = s
             if rules != "bug":
                 break  # windows are scanned highest first
+    if not group_wilds:
+        cat, g = _groups_plain(group_counts)
+        s = _pack(lv[cat], g)
+        return s if s > best else best
     for cat in (C.FOUR_OF_A_KIND, C.FULL_HOUSE, C.THREE_OF_A_KIND, C.TWO_PAIR, C.PAIR, C.HIGH_CARD):
         level = lv[cat]
         if (level + 1) << _SHIFT <= best:
@@ -260,9 +294,8 @@ def _flush_score(mask: int, wilds: int, rules: str) -> int:
         return 0
     lv = _LEVEL[rules]
     best_sf = 0
-    for high, win in _WINDOWS:
-        have = sum(1 for r in win if mask >> r & 1)
-        if have + wilds >= 5:
+    for high, wm in _WINDOW_MASKS:
+        if (mask & wm).bit_count() + wilds >= 5:
             if high == 14:
                 return _pack(lv[C.ROYAL_FLUSH], ())
             s = _pack(lv[C.STRAIGHT_FLUSH], (_straight_value(high, rules),))

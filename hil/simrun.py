@@ -75,7 +75,7 @@ class Reporter:
                     if r.net > 0:
                         s.paid_cents += r.net
             else:
-                parts.append(f"s{r.seat} envy {r.detail.split()[-1]} {_money(r.net)}")
+                parts.append(f"s{r.seat} envy {r.hand} {_money(r.net)}")
                 s.paid_cents += r.net
         d = rnd.dice
         dice = f"{d[0]}-{d[1]}-{d[2]}={sum(d)}" if d else "-"

@@ -27,7 +27,9 @@ class WagerResult:
     hand: str | None = None          # category/hand that decided it ("royal-flush", "king-high", "sum-12" ...)
     paytable: str | None = None      # paytable name used, when one was
     pays: str | None = None          # payout as printed ("250 to 1", "10% of meter", "$50")
-    #: for percentage-of-meter pays: the fraction of the meter owed (net is then 0 until paid)
+    #: for percentage-of-meter pays: the fraction of the meter owed.  ``net`` then holds only
+    #: what is settled apart from the meter: -amount when the wager was collected and the meter
+    #: amount is the whole pay (670a, 659a), 0 when the paytable returns the original wager (688a)
     meter_fraction: Fraction | None = None
     #: the vigorish (commission) collected on a win, cents (§ 621a.11(a)); already deducted from net
     commission: int = 0

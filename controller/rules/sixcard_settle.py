@@ -2,7 +2,8 @@
 
 Pure: no I/O beyond the shared paytable lookup, no hardware imports.  Money is
 integer cents; a percentage-of-meter progressive pay is returned as
-``WagerResult.meter_fraction`` with ``net == 0`` (the meters layer pays it from the
+``WagerResult.meter_fraction`` with ``net == -wager`` (the wager was collected at
+lock-out and the meter amount is the whole pay; the meters layer pays it from the
 meter when it is the seat's turn, § 670a.12(d)(3)).
 
 Seats are numbered 1..6 (§ 670a.2(a): at most six players) in the order of the
@@ -108,7 +109,9 @@ def _pay(seat: int, wager: str, amount: int, key: str, pt: Paytable, rule: str) 
     if payout.kind == "push":
         return WagerResult(seat, wager, amount, "push", 0, key, pt.name, payout.text, detail=rule)
     if payout.kind == "meter":
-        return WagerResult(seat, wager, amount, "win", 0, key, pt.name, payout.text,
+        # the wager was collected at lock-out (§ 670a.10(a)(2)(ii)); the meter amount is the whole pay,
+        # like an "N for 1" pay: net = -wager here, plus the meter payment when the seat is paid
+        return WagerResult(seat, wager, amount, "win", -amount, key, pt.name, payout.text,
                            meter_fraction=payout.ratio, detail=f"{rule}; paid from the meter, § 670a.12(d)(3)")
     net = whole_cents(payout.net_win(amount, per_wager_cents=pt.per_wager_cents), rule=f"{pt.section} {key}")
     return WagerResult(seat, wager, amount, "win", net, key, pt.name, payout.text, detail=rule)
@@ -221,15 +224,32 @@ def settle_round(
                 out.append(_pay(s, "insurance", seats[s].insurance, keys[s], pt, "§ 670a.11(h)(2), § 670a.12(c)"))
 
     if any(seats[s].progressive for s in order):
-        pt = opt.table(opt.progressive_paytable)
-        for s in order:
-            if seats[s].progressive:
-                out.append(_pay(s, "progressive", seats[s].progressive, keys[s], pt,
-                                "§ 670a.11(h)(3)(i), § 670a.12(d)(1)"))
-        tables = [opt.table(n) for n in opt.progressive_envy_paytables]
-        receivers = [(s, seats[s].progressive) for s in order if seats[s].progressive]
-        out += _envy("progressive-envy", receivers, _envy_holders(tables, keys, order), tables,
-                     "§ 670a.11(h)(3)(ii), § 670a.12(d)(4)")
+        out += settle_progressive(keys, {s: seats[s].progressive for s in order if seats[s].progressive},
+                                  opt, order)
+    return out
+
+
+def settle_progressive(
+    keys: Mapping[int, str], wagers: Mapping[int, int], options: SixCardOptions | None = None,
+    order: Sequence[int] | None = None,
+) -> list[WagerResult]:
+    """The Progressive Payout Wagers alone, as the progressive table game system
+    settles them (§ 670a.11(h)(3)): ``keys[seat]`` is the category of the best five
+    of each player's six cards (every player in the round, for envy), ``wagers[seat]``
+    the accepted Progressive Payout Wagers.  Results in ``order`` (default: the
+    options' seat order), then the Envy Bonuses ((h)(3)(ii), § 670a.12(d)(4))."""
+    opt = options or SixCardOptions()
+    order = list(order if order is not None else (opt.seat_order or sorted(keys)))
+    for s in wagers:
+        if s not in keys:
+            raise SixCardError(f"seat {s}: a Progressive Payout Wager but no hand")
+    pt = opt.table(opt.progressive_paytable)
+    out = [_pay(s, "progressive", wagers[s], keys[s], pt, "§ 670a.11(h)(3)(i), § 670a.12(d)(1)")
+           for s in order if s in wagers]
+    tables = [opt.table(n) for n in opt.progressive_envy_paytables]
+    receivers = [(s, wagers[s]) for s in order if s in wagers]
+    out += _envy("progressive-envy", receivers, _envy_holders(tables, keys, [s for s in order if s in keys]),
+                 tables, "§ 670a.11(h)(3)(ii), § 670a.12(d)(4)")
     return out
 
 

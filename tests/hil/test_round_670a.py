@@ -93,16 +93,18 @@ def test_whole_round_with_royal_flush_hit(make_rig):
     done = next(d for w, d in events if w == "round")
     rnd = done["data"]
     assert rnd.dice == (2, 3, 4) and rnd.start == 2
-    res = {(r.seat, r.wager, r.detail): r for r in rnd.results}
-    assert res[(6, "progressive", "")].outcome == "lose" and res[(6, "progressive", "")].net == -100
-    assert res[(5, "progressive", "")].net == 14_900           # 150 for 1 on $1
-    assert res[(1, "progressive", "")].net == 200              # 3 for 1 on $1
-    assert res[(3, "progressive", "")].meter_fraction == Fraction(1, 10)
+    prog = {r.seat: r for r in rnd.results if r.wager == "progressive"}
+    assert prog[6].outcome == "lose" and prog[6].net == -100
+    assert prog[5].net == 14_900                              # 150 for 1 on $1
+    assert prog[1].net == 200                                 # 3 for 1 on $1
+    # 10% of meter: the $1 was collected at lock-out, the meter amount is the whole pay
+    assert prog[3].meter_fraction == Fraction(1, 10) and prog[3].net == -100
     # envy (§ 670a.12(d)(4), $1 table): royal flush $50 and four of a kind $5 to every *other* bettor
-    assert res[(1, "progressive-envy", "envy of seat 3")].net == 5_000
-    assert res[(1, "progressive-envy", "envy of seat 5")].net == 500
-    assert (3, "progressive-envy", "envy of seat 3") not in res
-    assert (5, "progressive-envy", "envy of seat 5") not in res
+    envy = sorted((r.seat, r.hand, r.net) for r in rnd.results if r.wager == "progressive-envy")
+    assert envy == [(1, "four-of-a-kind", 500), (1, "royal-flush", 5_000),
+                    (3, "four-of-a-kind", 500),
+                    (5, "royal-flush", 5_000),
+                    (6, "four-of-a-kind", 500), (6, "royal-flush", 5_000)]
     assert rnd.payouts == [{"seat": 3, "hand": "royal-flush", "cents": 50_008}]
 
     # the ledger holds the round and reconciles

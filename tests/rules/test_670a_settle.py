@@ -226,11 +226,11 @@ def test_progressive_meter_pays_carry_the_fraction_670a_12_d_3():
     res = play(seats, {s: hw(cards_of(w)) for s, w in seats.items()})
     prog = [r for r in res if r.wager == "progressive"]
     assert [(r.seat, r.hand, r.meter_fraction, r.net) for r in prog] == [
-        (1, "five-aces", Fraction(1), 0), (3, "straight", None, 200), (4, "straight-flush", None, 29_900)]
+        (1, "five-aces", Fraction(1), -100), (3, "straight", None, 200), (4, "straight-flush", None, 29_900)]
     seats = {3: seat("Ad Kd Qd Jd Td 3s", progressive=100), 5: seat("Kh Qh Jh Th Jk 4c", progressive=100)}
     res = play(seats, {s: hw(cards_of(w)) for s, w in seats.items()})
     assert [(r.seat, r.hand, r.meter_fraction, r.net) for r in res if r.wager == "progressive"] == [
-        (3, "royal-flush", Fraction(1, 10), 0), (5, "royal-flush", Fraction(1, 10), 0)]
+        (3, "royal-flush", Fraction(1, 10), -100), (5, "royal-flush", Fraction(1, 10), -100)]
 
 
 def test_progressive_envy_four_of_a_kind_or_better_to_every_other_progressive_player_670a_12_d_4():
@@ -338,7 +338,8 @@ def test_settlement_conserves_money_and_pays_whole_cents(rnd):
         elif r.outcome in ("push", "returned"):
             assert r.net == 0
         elif r.meter_fraction is not None:
-            assert r.net == 0 and r.wager == "progressive"
+            # the wager was collected; the meter amount is the whole pay (paid by the meters layer)
+            assert r.net == -r.amount and r.wager == "progressive"
         else:
             assert r.net > 0
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,25 @@ class Service:
 
     def post_command(self, cmd: str, **data: Any) -> None:
         self.reactor.post("command", "service", {"cmd": cmd, **data}, self.logctx.snapshot())
+
+    def call(self, fn: Callable[..., Any], *args: Any, timeout: float = 10.0) -> Any:
+        """Run ``fn(*args)`` on the reactor thread (the owner of the table's state) and
+        return its result, or raise its exception.  For the console and other threads
+        that need to act on the table; never call it from the reactor thread itself."""
+        if self.reactor.in_reactor_thread():
+            raise RuntimeError("Service.call from the reactor thread would deadlock; call fn directly")
+        fut: Future[Any] = Future()
+
+        def job() -> None:
+            if not fut.set_running_or_notify_cancel():
+                return
+            try:
+                fut.set_result(fn(*args))
+            except BaseException as e:  # noqa: BLE001 - handed to the caller
+                fut.set_exception(e)
+
+        self.reactor.call_soon_threadsafe(job)
+        return fut.result(timeout)
 
     # ------------------------------------------------------------------ devices
     def _make_devices(self) -> Devices:

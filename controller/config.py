@@ -21,8 +21,9 @@ Hardware file (``tablectl run --config /etc/tablectl/table.toml``)::
     key_switch = 23                 # floorperson's key: validates progressive payouts
     door = 24                       # cabinet door switch
     beacon = 25                     # hit beacon (output)
-    bet_sensors = [5, 6, 12, 13, 16, 19]   # one per seat, seat 1 first
-    bet_lights = [4, 14, 15, 18, 20, 21]
+    [gpio.spots.progressive]        # one to three sensed wager spots per seat
+    sensors = [5, 6, 12, 13, 16, 19]   # one per seat, seat 1 first
+    lights = [4, 14, 15, 18, 20, 21]
 
     [serial.shoe]                   # one section per serial device: shoe, shaker, sign
     port = "/dev/serial/by-id/usb-tablectl_shoe-if00"
@@ -176,9 +177,20 @@ class GpioConfig:
     key_switch: int
     door: int | None
     beacon: int | None
-    bet_sensors: tuple[int, ...]
-    bet_lights: tuple[int, ...]
+    #: sensed wager spots: wager id -> (sensor pins, light pins), one of each per seat, seat 1 first
+    spots: Mapping[str, "SpotPins"]
+    start_game: int | None = None
     active_low: bool = True
+
+
+@dataclass(frozen=True)
+class SpotPins:
+    sensors: tuple[int, ...]
+    lights: tuple[int, ...]
+
+
+MAX_SPOTS = 3      # one to three sensed wager spots per seat (issue 4)
+SPOT_WAGERS = ("progressive", "fortune", "base", "insurance", "double-down", "trips", "bonus", "ace-high", "blind")
 
 
 @dataclass(frozen=True)
@@ -202,34 +214,52 @@ class HardwareConfig:
     serial: Mapping[str, SerialConfig]
 
 
-def _load_gpio(sec: Section, seats: int) -> GpioConfig:
-    g = GpioConfig(
+def _load_gpio(sec: Section, seats: int, sensed: tuple[str, ...]) -> GpioConfig:
+    fields: dict[str, Any] = dict(
         pin_factory=sec.get_str("pin_factory", "lgpio", PIN_FACTORIES),
         bounce_ms=sec.get_int("bounce_ms", 20, 1, 500),
-        lockout=sec.get_pin("lockout"),          # type: ignore[arg-type]
-        confirm=sec.get_pin("confirm"),          # type: ignore[arg-type]
-        void=sec.get_pin("void"),                # type: ignore[arg-type]
-        key_switch=sec.get_pin("key_switch"),    # type: ignore[arg-type]
+        lockout=sec.get_pin("lockout"),
+        confirm=sec.get_pin("confirm"),
+        void=sec.get_pin("void"),
+        key_switch=sec.get_pin("key_switch"),
         door=sec.get_pin("door", None),
         beacon=sec.get_pin("beacon", None),
-        bet_sensors=tuple(sec.get_pin_list("bet_sensors", length=seats)),
-        bet_lights=tuple(sec.get_pin_list("bet_lights", length=seats)),
+        start_game=sec.get_pin("start_game", None),
         active_low=sec.get_bool("active_low", True),
     )
+    sp = sec.sub("spots")
+    assert sp is not None
+    spots: dict[str, SpotPins] = {}
+    for wager in sp.data:
+        one = sp.sub(wager)
+        assert one is not None
+        if wager not in SPOT_WAGERS:
+            raise one.error(None, f"{wager!r} is not a wager that can be sensed ({', '.join(SPOT_WAGERS)})")
+        spots[wager] = SpotPins(tuple(one.get_pin_list("sensors", length=seats)),
+                                tuple(one.get_pin_list("lights", length=seats)))
+        one.check_unused()
+    if not 1 <= len(spots) <= MAX_SPOTS:
+        raise sp.error(None, f"a table has one to {MAX_SPOTS} sensed wager spots per seat, got {len(spots)}")
+    for wager in sensed:
+        if wager not in spots:
+            raise sp.error(wager, "the table profile senses this wager but no sensor pins are given")
     sec.check_unused()
+    g = GpioConfig(spots=spots, **fields)
     owners: dict[int, str] = {}
-    for name in ("lockout", "confirm", "void", "key_switch", "door", "beacon"):
+    for name in ("lockout", "confirm", "void", "key_switch", "door", "beacon", "start_game"):
         p = getattr(g, name)
         if p is None:
             continue
         if p in owners:
             raise sec.error(name, f"BCM {p} is already used by {owners[p]}")
         owners[p] = name
-    for name in ("bet_sensors", "bet_lights"):
-        for i, p in enumerate(getattr(g, name)):
-            if p in owners:
-                raise sec.error(name, f"BCM {p} (seat {i + 1}) is already used by {owners[p]}")
-            owners[p] = f"{name} seat {i + 1}"
+    for wager, pins in spots.items():
+        for kind, lst in (("sensors", pins.sensors), ("lights", pins.lights)):
+            for i, p in enumerate(lst):
+                if p in owners:
+                    raise ConfigError(sec.file, f"gpio.spots.{wager}", kind,
+                                      f"BCM {p} (seat {i + 1}) is already used by {owners[p]}")
+                owners[p] = f"spots.{wager}.{kind} seat {i + 1}"
     return g
 
 
@@ -269,7 +299,7 @@ def parse_hardware(doc: Mapping[str, Any], file: str, profile_dir: Path | None =
         raise t.error("profile", str(e)) from None
     g = root.sub("gpio")
     assert g is not None
-    gpio = _load_gpio(g, profile.seats)
+    gpio = _load_gpio(g, profile.seats, profile.sensed)
     s = root.sub("serial")
     assert s is not None
     serial: dict[str, SerialConfig] = {}
@@ -323,6 +353,8 @@ class TableProfile:
     progressive: ProgressiveConfig | None
     start_method: str           # "shaker" | "rng"
     options: Mapping[str, Any] = field(default_factory=dict)
+    #: wager spots the progressive system senses at each seat (the progressive one at least)
+    sensed: tuple[str, ...] = ("progressive",)
 
     @property
     def required_devices(self) -> tuple[str, ...]:
@@ -343,6 +375,9 @@ def parse_profile(doc: Mapping[str, Any], file: str) -> TableProfile:
     seats = g.get_int("seats", 6, 1, 7)
     positions = g.get_int("positions", seats + 1, 2, 8)
     start_method = g.get_str("start_method", "shaker", ("shaker", "rng"))
+    sensed = g._get("sensed", ["progressive"])
+    if not isinstance(sensed, list) or not sensed or not all(isinstance(x, str) for x in sensed):
+        raise g.error("sensed", f"must be a list of wager ids, got {sensed!r}")
     options = dict(g.data.get("options", {}))
     g._used.add("options")
     g.check_unused()
@@ -366,7 +401,7 @@ def parse_profile(doc: Mapping[str, Any], file: str) -> TableProfile:
         )
         p.check_unused()
     root.check_unused()
-    return TableProfile(file, name, game, seats, positions, prog, start_method, options)
+    return TableProfile(file, name, game, seats, positions, prog, start_method, options, tuple(sensed))
 
 
 def profile_path(name: str, profile_dir: Path | None = None) -> Path:

@@ -124,9 +124,14 @@ class Service:
         inputs = {"lockout": g.lockout, "confirm": g.confirm, "void": g.void, "key": g.key_switch}
         if g.door is not None:
             inputs["door"] = g.door
-        for i, pin in enumerate(g.bet_sensors, 1):
-            inputs[f"bet{i}"] = pin
-        lights = {f"light{i}": pin for i, pin in enumerate(g.bet_lights, 1)}
+        if g.start_game is not None:
+            inputs["start_game"] = g.start_game
+        lights: dict[str, int] = {}
+        for wager, spot in g.spots.items():
+            for i, pin in enumerate(spot.sensors, 1):
+                inputs[f"bet.{wager}.{i}"] = pin
+            for i, pin in enumerate(spot.lights, 1):
+                lights[f"light.{wager}.{i}"] = pin
         if g.beacon is not None:
             lights["beacon"] = g.beacon
         gin = GpioInputs(inputs, factory, self.reactor.post, self.clock, self.logctx, active_low=g.active_low)

@@ -20,8 +20,7 @@ from hil.devices import ShakerSim, ShoeSim, SignSim
 #: the rig's pin map (BCM), also the example wiring in config/examples/table.toml
 PINS: dict[str, Any] = {
     "lockout": 17, "confirm": 27, "void": 22, "key_switch": 23, "door": 24, "beacon": 25,
-    "bet_sensors": [5, 6, 12, 13, 16, 19],
-    "bet_lights": [4, 14, 15, 18, 20, 21],
+    "spots": {"progressive": {"sensors": [5, 6, 12, 13, 16, 19], "lights": [4, 14, 15, 18, 20, 21]}},
 }
 BUTTONS = {"lockout": "lockout", "confirm": "confirm", "void": "void", "key": "key_switch", "door": "door"}
 
@@ -80,21 +79,21 @@ class Rig:
     def pin(self, bcm: int) -> Any:
         return self.factory.pin(bcm)
 
-    def sensor_pin(self, seat: int) -> Any:
-        return self.pin(PINS["bet_sensors"][seat - 1])
+    def sensor_pin(self, seat: int, wager: str = "progressive") -> Any:
+        return self.pin(PINS["spots"][wager]["sensors"][seat - 1])
 
-    def light_pin(self, seat: int) -> Any:
-        return self.pin(PINS["bet_lights"][seat - 1])
+    def light_pin(self, seat: int, wager: str = "progressive") -> Any:
+        return self.pin(PINS["spots"][wager]["lights"][seat - 1])
 
-    def light_mode(self, seat: int) -> str:
-        return self.table.dev.lights.mode(f"light{seat}")
+    def light_mode(self, seat: int, wager: str = "progressive") -> str:
+        return self.table.dev.lights.mode(f"light.{wager}.{seat}")
 
-    def place(self, seat: int) -> None:
-        """A chip put on the seat's progressive sensor (the contact pulls the pin low)."""
-        self.sensor_pin(seat).drive_low()
+    def place(self, seat: int, wager: str = "progressive") -> None:
+        """A chip put on the seat's sensor for ``wager`` (the contact pulls the pin low)."""
+        self.sensor_pin(seat, wager).drive_low()
 
-    def remove(self, seat: int) -> None:
-        self.sensor_pin(seat).drive_high()
+    def remove(self, seat: int, wager: str = "progressive") -> None:
+        self.sensor_pin(seat, wager).drive_high()
 
     def press(self, button: str, hold_s: float = 0.1) -> None:
         p = self.pin(PINS[BUTTONS[button]])

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections import Counter
 from fractions import Fraction
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations
 from math import comb
@@ -218,7 +219,7 @@ def _levels() -> tuple[poker.Category, ...]:
     return poker.category_levels(djwild.RULES)
 
 
-def _pay_by_level(paytable: str, *, default: int = -1) -> list[Fraction | None]:
+def _pay_by_level(paytable: str) -> list[Fraction | None]:
     table = get_paytable(paytable)
     out: list[Fraction | None] = []
     for c in _levels():
@@ -227,58 +228,67 @@ def _pay_by_level(paytable: str, *, default: int = -1) -> list[Fraction | None]:
     return out
 
 
+@dataclass(frozen=True)
+class MainGame:
+    """Per player hand (all_hands order): dealer hands beaten / tied / lost to, out of ``nd``;
+    the category level; the best decision; the Blind pay per level (Ante units)."""
+
+    lt: np.ndarray
+    tie: np.ndarray
+    loss: np.ndarray
+    nd: int
+    lvl: np.ndarray
+    raised: np.ndarray
+    blind_pay: tuple[Fraction, ...]
+
+
 @lru_cache(maxsize=4)
-def main_game(blind_paytable: str = djwild.BLIND_PAYTABLE) -> dict[str, object]:
-    """Best raise/fold decision for every player hand (§ 687a.11(b)) and the resulting
-    exact counts.  Everything in Ante units; Blind = Ante, Raise = 2 Antes (§ 687a.1).
+def main_game(blind_paytable: str = djwild.BLIND_PAYTABLE) -> MainGame:
+    """Best raise/fold decision for every player hand (§ 687a.11(b)) and the exact counts.
+    Everything in Ante units; Blind = Ante, Raise = 2 Antes (§ 687a.1).
 
     Raise: win +1 (Ante) +2 (Raise) + Blind pay (§ 687a.12(a),(b)); tie 0 (§ 687a.11(e)(2));
     lose -4 (§ 687a.11(e)(3)).  Fold: -2 (Ante and Blind forfeited, § 687a.11(b))."""
     lt, tie, nd = dealer_counts()
     lvl = (scores() >> 20).astype(np.int64)
-    blind = _pay_by_level(blind_paytable)
-    if any(b is None or b.denominator != 1 for b in blind):
-        raise ValueError(f"{blind_paytable!r}: every hand needs a whole-number pay or push")
-    bp = np.array([int(b) for b in blind], dtype=np.int64)[lvl]   # type: ignore[arg-type]
+    pays = _pay_by_level(blind_paytable)
+    blind: list[Fraction] = []
+    for c, b in zip(_levels(), pays):
+        if b is None or b.denominator != 1:
+            raise ValueError(f"{blind_paytable!r}: {c.text} needs a whole-number pay or 'push'")
+        blind.append(b)
+    bp = np.array([int(b) for b in blind], dtype=np.int64)[lvl]
     loss = nd - lt - tie
-    raise_ev = lt * (3 + bp) - 4 * loss          # x nd
-    fold_ev = -2 * nd
-    raised = raise_ev > fold_ev
-    return {"lt": lt, "tie": tie, "loss": loss, "nd": nd, "lvl": lvl, "raised": raised,
-            "raise_ev": raise_ev, "fold_ev": fold_ev, "blind_pay": blind}
+    raised = lt * (3 + bp) - 4 * loss > -2 * nd      # both sides x nd
+    return MainGame(lt, tie, loss, nd, lvl, raised, tuple(blind))
 
 
 @analyzer("dj-wild", "ante")
 def analyze_main(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     """Ante + Blind + Raise with the best raise/fold decision; payback over the total wagered."""
     g = main_game(paytable or djwild.BLIND_PAYTABLE)
-    lt, tie, loss, nd, lvl, raised = (g[k] for k in ("lt", "tie", "loss", "nd", "lvl", "raised"))
     rows: list[AnalysisRow] = []
-    net_sum = 0
-    wager_sum = 0
-    n_fold = int((~raised).sum())                                    # type: ignore[operator]
-    rows.append(AnalysisRow("fold", n_fold * nd, "", Fraction(-2)))  # type: ignore[operator]
-    net_sum += -2 * n_fold * nd                                      # type: ignore[operator]
-    wager_sum += 2 * n_fold * nd                                     # type: ignore[operator]
-    blind = g["blind_pay"]
+    n_fold = int((~g.raised).sum()) * g.nd
+    rows.append(AnalysisRow("fold", n_fold, "", Fraction(-2)))
+    net_sum = -2 * n_fold
+    wager_sum = 2 * n_fold
     for i, c in enumerate(_levels()):
-        m = raised & (lvl == i)                                      # type: ignore[operator]
+        m = g.raised & (g.lvl == i)
         if not m.any():
             continue
-        w, t, lo = int(lt[m].sum()), int(tie[m].sum()), int(loss[m].sum())   # type: ignore[index]
-        b = blind[i]                                                 # type: ignore[index]
-        rows.append(AnalysisRow(f"raise {c.text}: win", w, f"1+2+{b} (blind)", Fraction(3) + b))
+        w, t, lo = int(g.lt[m].sum()), int(g.tie[m].sum()), int(g.loss[m].sum())
+        b = g.blind_pay[i]
+        rows.append(AnalysisRow(f"raise {c.text}: win", w, f"1+2+{b} (blind)", 3 + b))
         rows.append(AnalysisRow(f"raise {c.text}: tie", t, "push", Fraction(0)))
         rows.append(AnalysisRow(f"raise {c.text}: lose", lo, "", Fraction(-4)))
-        net_sum += w * (3 + b) - 4 * lo                             # type: ignore[operator]
+        net_sum += w * (3 + int(b)) - 4 * lo
         wager_sum += 4 * (w + t + lo)
-    total = len(lvl) * nd                                            # type: ignore[arg-type,operator]
-    payback = 1 + Fraction(net_sum) / wager_sum
+    total = len(g.lvl) * g.nd
     return AnalysisResult(
         title="DJ Wild Stud Poker: Ante + Blind + Raise, best raise/fold strategy (§ 687a.11, § 687a.12(a),(b))",
-        rows=rows, total=total, payback=payback, wagered=Fraction(wager_sum, total),
+        rows=rows, total=total, payback=1 + Fraction(net_sum, wager_sum), wagered=Fraction(wager_sum, total),
         notes=[f"all C(53,5) player hands x C(48,5) dealer hands = {total} pairs; net in Ante units",
-               f"raise {int(raised.sum())} of {len(lvl)} player hands; no dealer qualification",   # type: ignore[union-attr]
+               f"raise {int(g.raised.sum())} of {len(g.lvl)} player hands; no dealer qualification",
                f"expected net per Ante: {float(Fraction(net_sum, total)):.6f}",
                "regulator's figure 98.99% (not reproduced exactly: docs/rules-readings/687a.md, reading 687a-6)"])
 
@@ -287,28 +297,24 @@ def analyze_main(paytable: str | None, options: dict[str, str]) -> AnalysisResul
 def analyze_blind(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     """The Blind Wager alone (per unit Blind), played with the best raise/fold strategy."""
     g = main_game(paytable or djwild.BLIND_PAYTABLE)
-    lt, tie, loss, nd, lvl, raised = (g[k] for k in ("lt", "tie", "loss", "nd", "lvl", "raised"))
-    blind = g["blind_pay"]
-    rows: list[AnalysisRow] = []
-    ret = Fraction(0)
-    n_fold = int((~raised).sum()) * nd                              # type: ignore[operator]
-    rows.append(AnalysisRow("fold", n_fold, "", Fraction(-1)))
-    ret -= n_fold
+    n_fold = int((~g.raised).sum()) * g.nd
+    rows = [AnalysisRow("fold", n_fold, "", Fraction(-1))]
+    ret = Fraction(-n_fold)
     lose = push = 0
     for i, c in enumerate(_levels()):
-        m = raised & (lvl == i)                                      # type: ignore[operator]
+        m = g.raised & (g.lvl == i)
         if not m.any():
             continue
-        w = int(lt[m].sum())                                         # type: ignore[index]
-        b = blind[i]                                                 # type: ignore[index]
-        rows.append(AnalysisRow(f"win with {c.text}", w, "push" if b == 0 else f"{b} to 1", Fraction(b)))
+        w = int(g.lt[m].sum())
+        b = g.blind_pay[i]
+        rows.append(AnalysisRow(f"win with {c.text}", w, "push" if b == 0 else f"{b} to 1", b))
         ret += w * b
-        push += int(tie[m].sum())                                    # type: ignore[index]
-        lose += int(loss[m].sum())                                   # type: ignore[index]
+        push += int(g.tie[m].sum())
+        lose += int(g.loss[m].sum())
     rows.append(AnalysisRow("tie", push, "push", Fraction(0)))
     rows.append(AnalysisRow("lose to the dealer", lose, "", Fraction(-1)))
     ret -= lose
-    total = len(lvl) * nd                                            # type: ignore[arg-type,operator]
+    total = len(g.lvl) * g.nd
     return AnalysisResult(title=f"DJ Wild Blind Wager, paytable {paytable or djwild.BLIND_PAYTABLE!r} (§ 687a.12(b))",
                           rows=rows, total=total, payback=1 + ret / total,
                           notes=["best raise/fold strategy for Ante + Blind + Raise"])
@@ -327,12 +333,12 @@ def analyze_bad_beat(paytable: str | None, options: dict[str, str]) -> AnalysisR
         raise ValueError(f"{name!r} is not a DJ Wild Two-Way Bad Beat paytable (DJWBB-01..04)")
     two_way = str(options.get("two_way", options.get("two-way", "yes"))).lower() in ("yes", "true", "1", "on")
     g = main_game()
-    loss, nd, lvl, raised = (g[k] for k in ("loss", "nd", "lvl", "raised"))
+    loss, nd, lvl, raised = g.loss, g.nd, g.lvl, g.raised
     pays = _pay_by_level(name)
-    eligible = np.array([p is not None for p in pays])[lvl]           # type: ignore[index]
+    eligible = np.array([p is not None for p in pays])[lvl]
     # The two directions are equal in total when every eligible hand is raised: the pairs
     # (P, D) with D eligible and D < P are the pairs (D, P) with P eligible and P < D.
-    if two_way and not bool(raised[eligible].all()):                # type: ignore[index]
+    if two_way and not bool(raised[eligible].all()):
         raise AssertionError("a three-of-a-kind or better is folded: the two-way symmetry does not hold")
     rows: list[AnalysisRow] = []
     ret = Fraction(0)
@@ -342,12 +348,13 @@ def analyze_bad_beat(paytable: str | None, options: dict[str, str]) -> AnalysisR
         p = pays[i]
         if p is None:
             continue
-        m = raised & (lvl == i)                                      # type: ignore[operator]
-        n = ways * int(loss[m].sum())                                # type: ignore[index]
-        rows.append(AnalysisRow(f"{c.text} loses", n, f"{p} to 1", p))
+        m = raised & (lvl == i)
+        n = ways * int(loss[m].sum())
+        who = "player's or dealer's " if two_way else "player's "
+        rows.append(AnalysisRow(f"{who}{c.text} loses", n, f"{p} to 1", p))
         ret += n * p
         won += n
-    total = len(lvl) * nd                                            # type: ignore[arg-type,operator]
+    total = len(lvl) * nd
     rows.append(AnalysisRow("no bad beat", total - won, "", Fraction(-1)))
     ret -= total - won
     figures = {"DJWBB-01": "86.8%", "DJWBB-02": "87.682%", "DJWBB-03": "85.904%", "DJWBB-04": "85.848%"}

@@ -21,8 +21,8 @@ int64 sum holds all four suit masks (and its popcount proves the cards are
 distinct).  Everything runs column by column over chunks of hands, so the cost
 per hand is a few dozen vectorised operations, not Python bytecode.
 
-The same tables answer "which category could the natural cards alone make",
-which gives the ``natural`` flag (see poker.py).
+The bug tables' joker-free blocks also answer "which category do the cards other
+than the joker make at face value", which gives the ``natural`` flag (see poker.py).
 """
 
 from __future__ import annotations
@@ -229,9 +229,28 @@ def score_columns(cols, rules: str, want_natural: bool = True):
         return s, None
     if not W:
         return s, np.ones(s.shape, dtype=bool)
-    s0 = VAL[OFF[ab] + within]
-    np.maximum(s0, _flush_best(F, packed, 0, lmask), out=s0)
-    return s, (s0 >> P._SHIFT) == (s >> P._SHIFT)
+    # natural flag: the category of the cards other than the joker at face value (deuces as
+    # deuces) -- the bug tables' w = 0 blocks hold exactly that (below five cards: the level)
+    if rules == "bug":
+        kb, pb, Lb, Hb, ab_b, within_b = k, packed, L, H, ab, within
+        OFFb, VALb, Fb = OFF, VAL, F
+    else:
+        keyb, laneb = card_tables("bug")
+        LOb, HIb, OFFb, NHIb, VALb = multiset_table("bug", n)
+        Fb = flush_table("bug")
+        kb = keyb[cols[0]]
+        pb = laneb[cols[0]]
+        for col in cols[1:]:
+            kb = kb + keyb[col]
+            pb = pb + laneb[col]
+        Lb = LOb[kb & _FIELD]
+        Hb = HIb[(kb >> _HI_SHIFT) & _FIELD]
+        ab_b = (Lb & 7) * 8 + (Hb & 7)
+        within_b = (Lb >> 3) * NHIb[Hb & 7] + (Hb >> 3)
+    s0 = VALb[OFFb[ab_b] + within_b]
+    np.maximum(s0, _flush_best(Fb, pb, 0, _lane_mask("bug")), out=s0)
+    cat0 = _level_to_category("bug")[s0 >> P._SHIFT]
+    return s, cat0 == _level_to_category(rules)[s >> P._SHIFT]
 
 
 def scores_batch(hands: np.ndarray, rules: str, want_natural: bool = True):

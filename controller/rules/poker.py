@@ -28,9 +28,14 @@ A hand's :class:`HandRank` carries ``score``: an int that totally orders hands
 within one rules family (higher beats lower, equal means an exact tie).  Do not
 compare scores across families, and do not use ``int(Category)`` as an order.
 
-``natural`` is True when the hand's category can be made without any joker or
-wild card (for a five-card DJ Wild hand: no wild card in it; for a bug hand,
-a joker that only plays as an ace kicker still leaves the hand natural).
+``natural`` is True when the hand's category can be made without any wild card:
+from the cards other than the joker, every deuce at face value.  For DJ Wild this
+is the "Natural" column of the § 687a.12(d) Trips paytables (reading 687a-1,
+docs/rules-readings/687a.md: a deuce not needed as a wild card counts as a deuce;
+it reproduces the regulator's printed Trips figures), so 2c 5c 8c Jc Kc is a
+natural flush while Kc Kd 2h 9s 5h is three kings "with wild".  For the bug family
+a joker that only plays as an ace kicker (K-K-Jk-7-5) leaves the hand natural.
+Five wilds and five of a kind are never natural.
 
 Speed: the single-hand path below works on rank counts and per-suit rank
 bitmasks (no 5-subset loop), about 20-60 microseconds per 7-card hand in
@@ -123,7 +128,7 @@ class HandRank:
     category: Category
     score: int              # total order within one rules family
     best: tuple[int, ...]   # the five cards used, best first
-    natural: bool           # no joker/wild card needed to make the category
+    natural: bool           # category made without the joker, deuces at face value
 
     @property
     def text(self) -> str:
@@ -389,10 +394,21 @@ def _score(counts: list[int], masks: list[int], w: int, rules: str) -> tuple[int
     return best, suit
 
 
-def _natural_category(counts: list[int], masks: list[int], n_nat: int, rules: str) -> Category:
-    if n_nat < 5:
+def _face_value_category(cards: tuple[int, ...]) -> Category:
+    """Category of the hand's cards other than the joker, every card at face value (deuces
+    as plain deuces): what the hand makes without any wild card (see ``HandRank.natural``)."""
+    counts = [0] * 15
+    masks = [0, 0, 0, 0]
+    n = 0
+    for c in cards:
+        if c != JOKER:
+            r = (c >> 2) + 2
+            counts[r] += 1
+            masks[c & 3] |= 1 << r
+            n += 1
+    if n < 5:
         return _partial_category(counts)
-    return score_category(_score(counts, masks, 0, rules)[0], rules)
+    return score_category(_score(counts, masks, 0, "natural")[0], "natural")
 
 
 def _pick(cards: tuple[int, ...], score: int, rules: str, counts: list[int], masks: list[int],
@@ -448,7 +464,7 @@ def _rank_hand(cards: tuple[int, ...], rules: str) -> HandRank:
         score, _ = _score(counts, masks, w, rules)
     cat = score_category(score, rules)
     best = _pick(cards, score, rules, counts, masks, wild)
-    natural = w == 0 or _natural_category(counts, masks, len(nat), rules) is cat
+    natural = w == 0 or _face_value_category(cards) is cat
     return HandRank(cat, score, best, natural)
 
 

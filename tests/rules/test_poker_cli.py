@@ -60,7 +60,7 @@ def test_eval_natural_rules_refuse_the_joker(capsys, monkeypatch):
 
 def test_eval_through_a_real_pipe():
     p = subprocess.run([sys.executable, "-m", "controller", "eval", "--rules", "dj-wild"],
-                       input="3c 4d 5h 6s 2c\nnot a hand at all\n", capture_output=True, text=True, timeout=60)
+                       input="3c 4d 5h 7s 2c\nnot a hand at all\n", capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     lines = [json.loads(x) for x in p.stdout.splitlines()]
     assert lines[0]["rank"] == "straight" and lines[0]["natural"] is False

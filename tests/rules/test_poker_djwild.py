@@ -109,11 +109,21 @@ def test_wild_cards_complete_a_flush_with_the_highest_missing_ranks():
 
 
 def test_natural_flag_distinguishes_the_paytable_columns_687a_12_d():
+    """§ 687a.12(d) "Natural" vs "With Wild"; reading 687a-1: no joker, and the same
+    category with every deuce played as a plain deuce (reproduces the printed Trips figures)."""
     assert ev("Kc Kd Kh 9s 5h").natural
     assert not ev("Kc Kd 2h 9s 5h").natural
     assert cmp("Kc Kd Kh 9s 5h", "Kc Kd 2h 9s 5h") == 0             # same rank, different pay
     assert ev("3h 4h 5h 6h 7h").natural and not ev("3h 4h 5h 6h Jk").natural
-    # six or seven cards: natural when the category is made without the wild cards
+    # a deuce that is not needed as a wild card counts at face value
+    assert ev("2c 5c 8c Jc Kc").natural and ev("2c 5c 8c Jc Kc").category is C.FLUSH
+    assert ev("2h 3c 4d 5s 6c").natural and ev("2h 3c 4d 5s 6c").category is C.STRAIGHT
+    r = ev("2c 3c 4c 5c 6c")                     # wild deuce makes 3-7: still a straight flush
+    assert r.category is C.STRAIGHT_FLUSH and r.natural
+    assert not ev("2c 3d 4h 5s 7c").natural      # the deuce is needed as the 6
+    assert not ev("As Ks Qs Js 2s").natural      # needed as the ten
+    assert not ev("Kc 2d 2h 2s 2c").natural and not ev("2c 2d 2h 2s Jk").natural
+    # six or seven cards: natural when the category is made without wild play
     assert ev("As Ks Qs Js Ts 2d 9c").natural
     assert not ev("Ks Qs Js Ts 2d 9c 3h").natural
 
@@ -134,7 +144,8 @@ def test_property_eval_five_matches_reference(cards):
     r = eval_five(cards, DJ)
     name, _ = ref_eval_five(cards, DJ)
     assert r.category.text == name
-    assert r.natural == (not any(c == JOKER or c < 4 for c in cards))
+    # reading 687a-1: natural = no joker and the same category with deuces at face value
+    assert r.natural == (JOKER not in cards and ref_eval_five(cards, "natural")[0] == name)
 
 
 @settings(max_examples=100, deadline=None)
@@ -213,16 +224,23 @@ def test_exact_count_every_five_card_hand_from_53_djwild():
 
     counts = enumerated_counts(5, DJ)
     assert counts == DJ_53_5
-    # the natural flag over every hand: True exactly when no deuce or joker is in it
+    # the natural flag over every hand: no joker, and the bug/plain category of the same five
+    # cards at face value equals the DJ Wild category (reading 687a-1)
     from controller.analysis.deck import iter_hands
-    from controller.rules._poker_batch import score_columns
+    from controller.rules._poker_batch import _level_to_category, score_columns
 
+    naturals = 0
     for cols in iter_hands(53, 5, chunk=1 << 18):
-        _, nat = score_columns(cols, DJ)
-        has_wild = np.zeros(len(nat), dtype=bool)
+        s, nat = score_columns(cols, DJ)
+        s_bug, _ = score_columns(cols, "bug", want_natural=False)
+        has_joker = np.zeros(len(nat), dtype=bool)
         for col in cols:
-            has_wild |= (col == JOKER) | (col < 4)
-        assert np.array_equal(nat, ~has_wild)
+            has_joker |= col == JOKER
+        same = _level_to_category("bug")[s_bug >> 20] == _level_to_category(DJ)[s >> 20]
+        assert np.array_equal(nat, ~has_joker & same)
+        naturals += int(nat.sum())
+    # every hand with no wild card is natural, plus those whose deuces play at face value
+    assert naturals > comb(48, 5)
 
 
 def test_analyze_command_djwild_option():

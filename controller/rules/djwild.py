@@ -120,16 +120,11 @@ def is_natural(cards: Sequence[int] | str, rank: poker.HandRank | None = None) -
     no joker, and the hand makes the same category with every deuce played as a plain
     deuce — e.g. 2c 5c 8c Jc Kc is a natural flush and 2h 3c 4d 5s 6c a natural straight.
 
-    This is *not* ``HandRank.natural`` of the shared evaluator (which, for DJ Wild, is
-    "no wild card in the hand"): only this reading reproduces the regulator's Trips
-    figures (92.474%, 92.338%, 91.454%; docs/rules-readings/687a.md)."""
+    This is the shared evaluator's ``HandRank.natural`` for ``rules="dj-wild"``; the
+    tests check it against the definition above on every class of hands.  It is the
+    reading that reproduces the regulator's Trips figures (docs/rules-readings/687a.md)."""
     hand = _cards(cards, "hand")
-    if JOKER in hand:
-        return False
-    rank = rank or poker.eval_five(hand, rules=RULES)
-    if not any(c < 4 for c in hand):      # cards 0..3 are the deuces
-        return True
-    return poker.eval_five(hand, rules="natural").category is rank.category
+    return (rank or poker.eval_five(hand, rules=RULES)).natural
 
 
 def trips_key(cards: Sequence[int] | str, rank: poker.HandRank | None = None) -> str:

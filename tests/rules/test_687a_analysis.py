@@ -84,6 +84,17 @@ def test_687a_class_lookup_matches_direct_evaluation():
         assert djwild.trips_key(tuple(int(x) for x in h[i])) == djwild.trips_key(rep)
 
 
+def test_687a_reading_1_natural_flag_on_every_trips_class():
+    """On one hand of every Trips class, the natural flag equals reading 687a-1: no joker and the
+    same category with the deuces at face value."""
+    h = A.all_hands()
+    first, _ = A._classes(A.trips_key(A._features(h)))
+    for i in first:
+        hand = tuple(int(x) for x in h[i])
+        expect = 52 not in hand and poker.eval_five(hand, rules="natural").category is djwild.evaluate(hand).category
+        assert djwild.is_natural(hand) == expect, hand
+
+
 # ---------------------------------------------------------------- Progressive § 687a.11(f)(1), § 687a.12(c)
 
 def test_687a_progressive_distribution_is_plain_poker():

@@ -72,10 +72,18 @@ def test_687a_12_d_natural_column_reading(hand, key):
     assert trips_key(hand) == key
 
 
-def test_687a_natural_differs_from_shared_flag():
-    """Reading 687a-1 is deliberately not HandRank.natural ("no wild card") — that reading gives 89.88% on DJWT-05."""
-    h = parse_cards("2c 5c 8c Jc Kc")
-    assert is_natural(h) and not evaluate(h).natural
+def _natural_by_definition(hand) -> bool:
+    """Reading 687a-1 spelled out: no joker, and the same category with the deuces at face value."""
+    if JOKER in hand:
+        return False
+    return poker.eval_five(hand, rules="natural").category is evaluate(hand).category
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 52), min_size=5, max_size=5, unique=True))
+def test_687a_natural_flag_matches_reading(hand):
+    """HandRank.natural (used by djwild.is_natural) equals reading 687a-1 on random hands."""
+    assert is_natural(hand) == _natural_by_definition(tuple(hand))
 
 
 # ---------------------------------------------------------------- § 687a.11(b),(e), § 687a.12(a),(b)

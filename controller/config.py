@@ -341,6 +341,7 @@ class ProgressiveConfig:
     increment_rate: Fraction   # e.g. 21% (§ 670a.12(d)(2))
     envy_paytable: str | None
     envy_min_wager_cents: int
+    reserve_rate: Fraction = Fraction(0)   # § 688a.12(d) paytable 4: part of each wager to a reserve
 
 
 @dataclass(frozen=True)
@@ -398,7 +399,10 @@ def parse_profile(doc: Mapping[str, Any], file: str) -> TableProfile:
             increment_rate=p.get_percent("increment_rate", maxval=Fraction(1)),
             envy_paytable=envy,
             envy_min_wager_cents=p.get_money("envy_min_wager", "$5", mincents=0),
+            reserve_rate=p.get_percent("reserve_rate", "0%", maxval=Fraction(1, 2)),
         )
+        if prog.increment_rate + prog.reserve_rate > 1:
+            raise p.error("reserve_rate", "increment_rate + reserve_rate exceed 100% of the wager")
         p.check_unused()
     root.check_unused()
     return TableProfile(file, name, game, seats, positions, prog, start_method, options, tuple(sensed))

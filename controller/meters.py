@@ -5,19 +5,24 @@ cents.  The sign shows the whole cents; the fraction below a cent is the
 *hidden remainder*, carried forward, never dropped.  The only ways a meter
 changes are ledger events, applied here by :func:`apply`:
 
-=================  ===========================================================
-``meter.init``     a level is created at its seed (``seed``, ``rate``)
-``meter.increment`` an accepted wager's contribution: ``wager × rate``, exact,
-                   credited when the dealer confirms the count (§ 670a.10(a)(2)(ii))
-``meter.payout``   a payout from the meter (whole cents) — a hit
-``meter.reseed``   the seed added back after a 100 % hit (§ 670a.12(d)(2))
-``meter.void``     a voided round's contribution returned (exact reversal)
-``meter.adjust``   a technician's recorded parameter change (rate/seed for the future)
-=================  ===========================================================
+===================  ===========================================================
+``meter.init``       a level is created at its seed (``seed``, ``rate``, optional ``reserve_rate``)
+``meter.increment``  an accepted wager's contribution: ``wager × rate`` to the meter and
+                     ``wager × reserve_rate`` to the hidden reserve, exact, credited when the
+                     dealer confirms the count (§ 670a.10(a)(2)(ii))
+``meter.payout``     a payout from the meter (whole cents) — a percentage-of-meter hit,
+                     paid by an attendant, not from the table inventory (§ 670a.11(h)(3)(i)(B)(IV))
+``meter.fixed_paid`` a fixed progressive pay made from the table inventory: counted as
+                     table-paid for the level, the meter itself does not move
+``meter.reseed``     after a 100 % hit: the seed is added back, and the reserve (if the
+                     paytable has one, § 688a.12(d) paytable 4) moves into the meter
+``meter.void``       a voided round's contribution returned (exact reversal, reserve too)
+``meter.adjust``     a technician's recorded parameter change (rate/seed for the future)
+===================  ===========================================================
 
 So at every instant, for every level::
 
-    value == initial seed + Σ reseeds + Σ increments − Σ payouts − Σ voids
+    value == initial seed + Σ reseeds + Σ reserve moved in + Σ increments − Σ payouts − Σ voids
 
 and a meter never decreases except through a recorded payout or a recorded
 void.  The ledger recomputes every meter from its events at start-up and
@@ -63,6 +68,10 @@ class Meter:
     voided: Fraction = Fraction(0)
     hits: int = 0
     initial_seed: int = 0
+    reserve_rate: Fraction = Fraction(0)
+    reserve: Fraction = Fraction(0)        # hidden reserve, funds the next jackpot above its seed
+    reserve_moved: Fraction = Fraction(0)  # total reserve moved into the meter at resets
+    fixed_hits: int = 0
     last_hits: tuple[Hit, ...] = field(default_factory=tuple)
 
     @property
@@ -79,8 +88,12 @@ class Meter:
     def paid_total(self) -> int:
         return self.paid_table + self.paid_attendant
 
+    @property
+    def paid_from_meter(self) -> int:
+        return self.paid_attendant
+
     def expected_value(self) -> Fraction:
-        return self.initial_seed + self.reseeds + self.increments - self.paid_total - self.voided
+        return self.initial_seed + self.reseeds + self.reserve_moved + self.increments - self.paid_attendant - self.voided
 
     def to_row(self) -> dict[str, Any]:
         return {
@@ -88,6 +101,8 @@ class Meter:
             "increments": str(self.increments), "increment_count": self.increment_count,
             "paid_table": self.paid_table, "paid_attendant": self.paid_attendant, "reseeds": self.reseeds,
             "voided": str(self.voided), "hits": self.hits, "initial_seed": self.initial_seed,
+            "reserve_rate": str(self.reserve_rate), "reserve": str(self.reserve),
+            "reserve_moved": str(self.reserve_moved), "fixed_hits": self.fixed_hits,
         }
 
 
@@ -111,37 +126,48 @@ def apply(meters: Meters, kind: str, data: Mapping[str, Any], *, round_no: int =
         if level in out:
             raise MeterError(f"meter {level!r} initialised twice")
         seed = int(data["seed"])
-        out[level] = Meter(level, seed, _frac(data["rate"], "rate"), Fraction(seed), initial_seed=seed)
+        out[level] = Meter(level, seed, _frac(data["rate"], "rate"), Fraction(seed), initial_seed=seed,
+                           reserve_rate=_frac(data.get("reserve_rate", 0), "reserve_rate"))
         return out
     if level not in out:
         raise MeterError(f"{kind} for unknown meter level {level!r}")
     m = out[level]
     if kind == "meter.increment":
-        c = int(data["wager"]) * _frac(data["rate"], "rate")
-        if c < 0:
+        wager = int(data["wager"])
+        c = wager * _frac(data["rate"], "rate")
+        r = wager * _frac(data.get("reserve_rate", 0), "reserve_rate")
+        if c < 0 or r < 0:
             raise MeterError("negative increment")
-        m = replace(m, value=m.value + c, increments=m.increments + c, increment_count=m.increment_count + 1)
+        m = replace(m, value=m.value + c, increments=m.increments + c, increment_count=m.increment_count + 1,
+                    reserve=m.reserve + r)
     elif kind == "meter.payout":
         cents = int(data["cents"])
         if cents < 0 or cents > m.cents:
             raise MeterError(f"payout of {cents} cents from meter {level!r} showing {m.cents}")
-        by = data.get("paid_by", "table")
-        hit = Hit(round_no, int(data.get("seat", 0)), str(data.get("hand", "")), cents, by, seq)
-        m = replace(
-            m, value=m.value - cents,
-            paid_table=m.paid_table + (cents if by == "table" else 0),
-            paid_attendant=m.paid_attendant + (cents if by != "table" else 0),
-            hits=m.hits + 1,
-            last_hits=(m.last_hits + (hit,))[-HIT_HISTORY:],
-        )
+        hit = Hit(round_no, int(data.get("seat", 0)), str(data.get("hand", "")), cents, "attendant", seq)
+        m = replace(m, value=m.value - cents, paid_attendant=m.paid_attendant + cents, hits=m.hits + 1,
+                    last_hits=(m.last_hits + (hit,))[-HIT_HISTORY:])
+    elif kind == "meter.fixed_paid":
+        cents = int(data["cents"])
+        if cents < 0:
+            raise MeterError("negative fixed pay")
+        hit = Hit(round_no, int(data.get("seat", 0)), str(data.get("hand", "")), cents, "table", seq)
+        m = replace(m, paid_table=m.paid_table + cents, fixed_hits=m.fixed_hits + 1,
+                    last_hits=(m.last_hits + (hit,))[-HIT_HISTORY:])
     elif kind == "meter.reseed":
         cents = int(data["cents"])
         if cents < 0:
             raise MeterError("negative reseed")
-        m = replace(m, value=m.value + cents, reseeds=m.reseeds + cents)
+        moved = m.reserve
+        m = replace(m, value=m.value + cents + moved, reseeds=m.reseeds + cents,
+                    reserve=Fraction(0), reserve_moved=m.reserve_moved + moved)
     elif kind == "meter.void":
-        c = int(data["wager"]) * _frac(data["rate"], "rate")
-        m = replace(m, value=m.value - c, voided=m.voided + c)
+        wager = int(data["wager"])
+        c = wager * _frac(data["rate"], "rate")
+        r = wager * _frac(data.get("reserve_rate", 0), "reserve_rate")
+        if c > m.value or r > m.reserve:
+            raise MeterError(f"void of {c} from meter {level!r} holding {m.value}")
+        m = replace(m, value=m.value - c, voided=m.voided + c, reserve=m.reserve - r)
     elif kind == "meter.adjust":
         m = replace(m, rate=_frac(data.get("rate", m.rate), "rate"), seed_cents=int(data.get("seed", m.seed_cents)))
     else:

@@ -105,7 +105,7 @@ def test_whole_round_with_royal_flush_hit(make_rig):
                     (3, "four-of-a-kind", 500),
                     (5, "royal-flush", 5_000),
                     (6, "four-of-a-kind", 500), (6, "royal-flush", 5_000)]
-    assert rnd.payouts == [{"seat": 3, "hand": "royal-flush", "cents": 50_008}]
+    assert rnd.payouts == [{"seat": 3, "hand": "royal-flush", "cents": 50_008, "order": 1}]
 
     # the ledger holds the round and reconciles
     led = rig.service.ledger

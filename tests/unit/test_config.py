@@ -29,7 +29,7 @@ def mutate(old: str, new: str) -> str:
 def test_example_config_is_valid():
     hw = load_hardware(EXAMPLE)
     assert hw.table_id == "PG-01" and hw.profile.game == "six-card-fortune"
-    assert hw.gpio.bet_sensors == (5, 6, 12, 13, 16, 19)
+    assert hw.gpio.spots["progressive"].sensors == (5, 6, 12, 13, 16, 19)
     assert set(hw.serial) == {"shoe", "shaker", "sign"}
 
 
@@ -39,7 +39,10 @@ def test_example_config_is_valid():
     ("confirm = 27\n", "", "gpio", "confirm", "required option is missing"),
     ("lockout = 17", "lockout = 40", "gpio", "lockout", "not a usable BCM GPIO"),
     ("void = 22", "void = 17", "gpio", "void", "already used by lockout"),
-    ("bet_sensors = [5, 6, 12, 13, 16, 19]", "bet_sensors = [5, 6]", "gpio", "bet_sensors", "needs 6 pins"),
+    ("sensors = [5, 6, 12, 13, 16, 19]", "sensors = [5, 6]", "gpio.spots.progressive", "sensors", "needs 6 pins"),
+    ("lights = [4, 14, 15, 18, 20, 21]", "lights = [4, 14, 15, 18, 20, 17]", "gpio.spots.progressive", "lights",
+     "already used by lockout"),
+    ("[gpio.spots.progressive]", "[gpio.spots.martingale]", "gpio.spots.martingale", None, "not a wager"),
     ("baud = 115200", "baud = 12345", "serial.shoe", "baud", "is not one of"),
     ('id = "PG-01"', 'id = "PG 01!"', "table", "id", "letters, digits"),
     ('profile = "six-card-fortune"', 'profile = "no-such-game"', "table", "profile", "no table profile"),
@@ -50,7 +53,8 @@ def test_bad_config_names_file_section_and_key(tmp_path, old, new, section, key,
     with pytest.raises(ConfigError) as e:
         load_hardware(p)
     msg = str(e.value)
-    assert msg.startswith(str(p)) and f"[{section}] {key}" in msg and why in msg, msg
+    where = f"[{section}] {key}" if key else f"[{section}]"
+    assert msg.startswith(str(p)) and where in msg and why in msg, msg
 
 
 def test_unknown_section_is_refused(tmp_path):

@@ -67,6 +67,6 @@ def test_mock_pin_chatter_through_the_table(make_rig):
         pin.drive_high()
     pin.drive_low()
     eventually(lambda: rig.light_mode(4) == ON, 10, what="seat 4 light on")
-    edges, ignored = rig.table.debounce.stats("bet4")
+    edges, ignored = rig.table.debounce.stats("bet.progressive.4")
     assert edges == 21 and ignored >= 19
     assert rig.table.state == "open_for_wagers" and not rig.table.tilts   # chatter is no fault

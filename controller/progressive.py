@@ -1,0 +1,88 @@
+"""The progressive meter's side of a round: which ledger records each step
+writes (§ 670a.12(d); § 688a.12(d); § 687a.12(c); cf. § 605a.7(a)).
+
+Pure record-building: the table (reactor thread) calls these and commits the
+records; controller/meters.py applies them, identically live and at start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+from controller import meters as M
+from controller.config import ProgressiveConfig
+from controller.ledger import Record
+from controller.rules.settlement import WagerResult
+
+LEVEL = "primary"
+
+
+class ProgressiveSystem:
+    """One progressive level per table (every chapter's paytables pay from one meter)."""
+
+    def __init__(self, cfg: ProgressiveConfig):
+        self.cfg = cfg
+        self.level = LEVEL
+
+    def _inc_data(self, seat: int, cents: int) -> dict[str, Any]:
+        d: dict[str, Any] = {"level": self.level, "wager": cents, "rate": str(self.cfg.increment_rate), "seat": seat}
+        if self.cfg.reserve_rate:
+            d["reserve_rate"] = str(self.cfg.reserve_rate)
+        return d
+
+    def init_records(self, meters: Mapping[str, M.Meter], round_no: int) -> list[Record]:
+        if self.level in meters:
+            return []
+        d: dict[str, Any] = {"level": self.level, "seed": self.cfg.seed_cents, "rate": str(self.cfg.increment_rate)}
+        if self.cfg.reserve_rate:
+            d["reserve_rate"] = str(self.cfg.reserve_rate)
+        return [Record("meter.init", round_no, d)]
+
+    def increment_records(self, accepted: Mapping[int, int], round_no: int) -> list[Record]:
+        """Credited when the dealer confirms the accepted count (§ 670a.10(a)(2)(ii))."""
+        return [Record("meter.increment", round_no, self._inc_data(s, c)) for s, c in sorted(accepted.items())]
+
+    def void_records(self, accepted: Mapping[int, int], credited: bool, round_no: int) -> list[Record]:
+        """A void returns every wager, and its meter contribution as a recorded void."""
+        recs = []
+        for seat, cents in sorted(accepted.items()):
+            recs.append(Record("wager.returned", round_no, {"seat": seat, "wager": "progressive", "cents": cents}))
+            if credited:
+                recs.append(Record("meter.void", round_no, self._inc_data(seat, cents)))
+        return recs
+
+    def fixed_records(self, results: Sequence[WagerResult], round_no: int) -> list[Record]:
+        """Fixed progressive pays come from the table inventory: table-paid for the level."""
+        return [Record("meter.fixed_paid", round_no,
+                       {"level": self.level, "cents": r.amount + r.net, "seat": r.seat, "hand": r.hand})
+                for r in results if r.wager == "progressive" and r.outcome == "win" and not r.is_meter_pay]
+
+    def hit_payment(self, meter: M.Meter, hit: WagerResult, order: int, by: str,
+                    round_no: int) -> tuple[list[Record], int]:
+        """Pay one percentage-of-meter hit from the meter *as it now stands*
+        (§ 670a.12(d)(3)), after a floorperson's validation (§ 670a.11(h)(3)(i)(B)(III));
+        a 100 % hit resets the meter to its reseed value (§ 670a.12(d)(2))."""
+        assert hit.meter_fraction is not None
+        cents = M.percent_payout(meter, hit.meter_fraction)
+        recs = [
+            Record("hit.validated", round_no, {"seat": hit.seat, "hand": hit.hand, "by": by, "order": order}),
+            Record("meter.payout", round_no, {"level": self.level, "cents": cents, "seat": hit.seat,
+                                              "hand": hit.hand, "order": order, "fraction": str(hit.meter_fraction)}),
+        ]
+        if hit.meter_fraction >= 1:
+            recs.append(Record("meter.reseed", round_no, {"level": self.level, "cents": self.cfg.seed_cents}))
+        return recs, cents
+
+
+def pending_from_events(events: Sequence[Any]) -> list[WagerResult]:
+    """Hits recorded as pending in a round and not yet paid (for recovery at start-up)."""
+    paid = {(e.data["seat"], e.data["hand"]) for e in events if e.kind == "meter.payout"}
+    out = []
+    for e in events:
+        if e.kind == "hit.pending" and (e.data["seat"], e.data["hand"]) not in paid:
+            out.append(WagerResult(e.data["seat"], "progressive", e.data["cents"], "win", -e.data["cents"],
+                                   e.data["hand"], e.data.get("paytable"), e.data.get("pays"),
+                                   meter_fraction=Fraction(e.data["fraction"])))
+    return out

@@ -48,7 +48,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
-from functools import lru_cache
 
 from controller.rules.cards import JOKER, CardError, card_str, parse_cards
 
@@ -456,7 +455,7 @@ def _pick(cards: tuple[int, ...], score: int, rules: str, counts: list[int], mas
 
 
 def _rank_hand(cards: tuple[int, ...], rules: str) -> HandRank:
-    counts, masks, wild, nat = _analyse(cards, rules)
+    counts, masks, wild, _ = _analyse(cards, rules)
     w = len(wild)
     if rules == "dj-wild" and w == 5:
         score = _pack(_LEVEL[rules][C.FIVE_WILDS], ())
@@ -483,14 +482,10 @@ def best_five_batch(hands, rules: str = "bug"):
     """Vectorised :func:`best_five` over a numpy int array of shape (N, k), k = 5, 6 or 7.
 
     Returns ``(category, score, natural)`` numpy arrays (int8 Category values,
-    int64 scores comparable with :attr:`HandRank.score`, bool).  Input is not
-    validated beyond shape and range; see controller/rules/_poker_batch.py.
+    int64 scores comparable with :attr:`HandRank.score`, bool).  Raises ValueError for
+    a bad shape, a card number outside 0..52, a repeated card in a row, or a joker
+    under the natural rules.  See controller/rules/_poker_batch.py.
     """
     from controller.rules._poker_batch import best_five_batch as _impl
 
     return _impl(hands, rules)
-
-
-@lru_cache(maxsize=None)
-def _level_of(rules: str, cat: Category) -> int:
-    return _LEVEL[rules][cat]

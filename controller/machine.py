@@ -60,6 +60,7 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "resume_validation", "source": "self_test", "dest": "floor_validation"},
     {"trigger": "fault", "source": "*", "dest": "tilt"},
     {"trigger": "clear", "source": "tilt", "dest": "open_for_wagers"},
+    {"trigger": "clear_to_validation", "source": "tilt", "dest": "floor_validation"},
 ]
 
 

@@ -92,6 +92,8 @@ class Table(DealingMixin):
         self.round_no = writer.ledger.last_round()
         self.tilts: dict[str, str] = {}
         self.out_of_order: dict[str, str] = {}      # device -> alternative method (§ 670a.13(n))
+        self._self_check_problems: list[str] = []
+        self.state_before_tilt = "self_test"
         self.board = BetBoard(profile.sensed, self.seats, devices.lights)
         self.deck_ready = False
         self.count_shown = False
@@ -166,14 +168,15 @@ class Table(DealingMixin):
         recs = [self.rec("power.up", version=_version())]
         if self.progressive:
             recs += self.progressive.init_records(self.meters, self.round_no)
-        if not problems:   # a damaged ledger is not replayed into new records until cleared
-            recs += self._recover_open_round()
-            self.out_of_order = self._recorded_out_of_order()
+        # ledger problems a technician has already acknowledged (tilt cleared) do not re-tilt
+        problems = [p for p in problems if p not in self._acknowledged_problems()]
+        recs += self._recover_open_round()
+        self.out_of_order = self._recorded_out_of_order()
         active = self._active_tilts()
         self.commit(recs)
         if problems:
-            for p in problems:
-                self.raise_tilt("self-check", p)
+            self._self_check_problems = list(problems)
+            self.raise_tilt("self-check", "; ".join(problems))
             return
         if active:
             self.tilts.update(active)
@@ -195,6 +198,12 @@ class Table(DealingMixin):
             else:
                 active.clear()
         return active
+
+    def _acknowledged_problems(self) -> set[str]:
+        ack: set[str] = set()
+        for ev in self.writer.ledger.events(kinds=("ledger.acknowledged",)):
+            ack.update(ev.data.get("problems", []))
+        return ack
 
     def _recorded_out_of_order(self) -> dict[str, str]:
         ooo: dict[str, str] = {}
@@ -483,6 +492,8 @@ class Table(DealingMixin):
     def raise_tilt(self, source: str, reason: str) -> None:
         """The single latched fault path: record it, stop the round, show it."""
         first = source not in self.tilts
+        if self.state != "tilt":
+            self.state_before_tilt = self.state
         self.tilts[source] = reason
         self._cancel_timer()
         self.log.error("tilt", source=source, reason=reason)
@@ -507,12 +518,24 @@ class Table(DealingMixin):
             self.log.warning("clear.refused", why="a reason is required")
             return False
         recs = [self.rec("tilt.cleared", reason=reason, by=by, cleared=sorted(self.tilts))]
-        if "self-check" in self.tilts:
+        if self._self_check_problems:
             # the damaged ledger's problems are acknowledged; the meters stay as the events say
-            recs.append(self.rec("ledger.acknowledged", problems=[self.tilts["self-check"]]))
-        if self.round is not None and self.round.accepted and not self.round.results:
-            recs += self._void_records(f"round voided when tilt cleared: {reason}", self.round.credited)
+            recs.append(self.rec("ledger.acknowledged", problems=self._self_check_problems))
+            self._self_check_problems = []
+        rnd = self.round
         self.tilts.clear()
+        if rnd is not None and rnd.pending_hits:
+            # a settled round still owes a validated hit: go back to the floorperson, never drop it
+            self.commit(recs)
+            self.trigger("clear_to_validation")
+            self._next_hit_or_complete()
+            return True
+        if rnd is not None and rnd.results:
+            recs.append(self.rec("round.complete", after_tilt=True))
+        elif rnd is not None and self.state_before_tilt in IN_ROUND:
+            recs += self._void_records(f"round voided when tilt cleared: {reason}", rnd.credited)
+        elif rnd is not None:
+            recs.append(self.rec("round.void", reason=f"round closed when tilt cleared: {reason}"))
         self.round = None
         self.commit(recs)
         self.clear()

@@ -34,6 +34,14 @@ class ManualClock:
         return event.is_set()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _quiet_structured_logs():
+    """Logs as in production (JSON, table and round stamped), warnings and up only."""
+    from controller.log import configure
+
+    configure(level="warning", json=True)
+
+
 @pytest.fixture
 def manual_clock() -> ManualClock:
     return ManualClock()

@@ -1,0 +1,58 @@
+"""``tablectl history [ROUND]``: the last 10 rounds, or one round in full, from the
+ledger (read-only; safe while the service runs)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+NAME = "history"
+HELP = "recall the last 10 rounds, or one round in full, from the ledger"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("round", nargs="?", type=int, help="round number to show in full")
+    p.add_argument("--config", type=Path, default=Path("/etc/tablectl/table.toml"),
+                   help="hardware configuration (for the state directory)")
+    p.add_argument("--state-dir", type=Path, help="state directory holding ledger.sqlite3 (overrides --config)")
+    p.add_argument("--last", type=int, default=10, help="how many rounds to list (default 10)")
+    p.add_argument("--hits", action="store_true", help="list the last 25 progressive hits instead")
+
+
+def run(args: argparse.Namespace) -> int:
+    from controller import history as H
+    from controller.service import LEDGER_FILE
+
+    state_dir = args.state_dir
+    if state_dir is None:
+        from controller.config import ConfigError, load_hardware
+
+        try:
+            state_dir = load_hardware(args.config).state_dir
+        except ConfigError as e:
+            print(f"tablectl history: configuration error: {e}", file=sys.stderr)
+            return 2
+    try:
+        conn = H.open_readonly(Path(state_dir) / LEDGER_FILE)
+    except FileNotFoundError as e:
+        print(f"tablectl history: {e}", file=sys.stderr)
+        return 1
+    if args.hits:
+        for h in H.hits(conn):
+            print(f"seq {h['seq']:>7} round {h['round']:>5} seat {h['seat']} {h['hand']:<16} "
+                  f"{h['cents'] / 100:>12,.2f} {h['paid_by']}")
+        return 0
+    if args.round is not None:
+        rec = H.round_detail(conn, args.round)
+        if rec is None:
+            print(f"tablectl history: no round {args.round} in the ledger", file=sys.stderr)
+            return 1
+        print(H.format_detail(rec))
+        return 0
+    if args.last < 1:
+        print("tablectl history: --last must be at least 1", file=sys.stderr)
+        return 2
+    for rec in H.rounds(conn, args.last):
+        print(H.format_summary(rec))
+    return 0

@@ -1,0 +1,181 @@
+"""Round recall and hit history from the ledger (SPEC § 5; § 670a.11(j)).
+
+Everything here reads the event log only: a round is reconstructed hand by
+hand from its events (wagers, dice, starting position, cards, outcomes,
+payouts), never from a separate summary that could disagree with it.
+
+Safe from any thread: :func:`open_readonly` gives a read-only SQLite connection
+of its own (WAL lets readers run beside the writer).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from controller.meters import HIT_HISTORY, format_cents
+
+ROUNDS_KEPT = 10
+
+
+def open_readonly(path: str | Path) -> sqlite3.Connection:
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"no ledger at {p}")
+    return sqlite3.connect(f"file:{p}?mode=ro", uri=True, check_same_thread=False)
+
+
+@dataclass
+class RoundRecord:
+    number: int
+    status: str = "open"                    # open | complete | void
+    opened: str = ""
+    closed: str = ""
+    accepted: list[dict[str, Any]] = field(default_factory=list)
+    rejected: list[dict[str, Any]] = field(default_factory=list)
+    returned: list[dict[str, Any]] = field(default_factory=list)
+    dice: list[dict[str, Any]] = field(default_factory=list)   # every roll, no-rolls included
+    rng: list[dict[str, Any]] = field(default_factory=list)
+    start: int | None = None
+    deal: dict[str, Any] = field(default_factory=dict)
+    burned: list[dict[str, Any]] = field(default_factory=list)
+    results: list[dict[str, Any]] = field(default_factory=list)
+    payouts: list[dict[str, Any]] = field(default_factory=list)     # table-paid
+    meter_payouts: list[dict[str, Any]] = field(default_factory=list)
+    increments: int = 0
+    void_reason: str | None = None
+    faults: list[str] = field(default_factory=list)
+
+    def apply(self, kind: str, data: dict[str, Any], ts: str) -> None:
+        if kind == "round.open":
+            self.opened = ts
+        elif kind == "wager.accepted":
+            self.accepted.append(data)
+        elif kind == "wager.rejected":
+            self.rejected.append(data)
+        elif kind == "wager.returned":
+            self.returned.append(data)
+        elif kind in ("dice", "dice.no_roll"):
+            self.dice.append({"no_roll": kind == "dice.no_roll", **data})
+            if kind == "dice":
+                self.start = data.get("start")
+        elif kind == "rng.draw":
+            self.rng.append(data)
+            self.start = data.get("start", self.start)
+        elif kind == "deal":
+            self.deal = data
+        elif kind == "card.burned":
+            self.burned.append(data)
+        elif kind == "wager.result":
+            self.results.append(data)
+        elif kind == "payout":
+            self.payouts.append(data)
+        elif kind == "meter.payout":
+            self.meter_payouts.append(data)
+        elif kind == "meter.increment":
+            self.increments += 1
+        elif kind == "round.complete":
+            self.status, self.closed = "complete", ts
+        elif kind == "round.void":
+            self.status, self.closed, self.void_reason = "void", ts, data.get("reason")
+        elif kind == "tilt.raised":
+            self.faults.append(f"{data.get('source')}: {data.get('reason')}")
+
+
+def _rows(conn: sqlite3.Connection, sql: str, args: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
+    yield from conn.execute(sql, tuple(args))
+
+
+def round_numbers(conn: sqlite3.Connection, last: int = ROUNDS_KEPT) -> list[int]:
+    rows = conn.execute("SELECT DISTINCT round FROM events WHERE round > 0 AND kind = 'round.open' "
+                        "ORDER BY round DESC LIMIT ?", (last,)).fetchall()
+    return sorted(r[0] for r in rows)
+
+
+def round_detail(conn: sqlite3.Connection, number: int) -> RoundRecord | None:
+    rec = RoundRecord(number)
+    found = False
+    for kind, data, ts in _rows(conn, "SELECT kind, data, ts FROM events WHERE round = ? ORDER BY seq", (number,)):
+        found = True
+        rec.apply(kind, json.loads(data), ts)
+    return rec if found else None
+
+
+def rounds(conn: sqlite3.Connection, last: int = ROUNDS_KEPT) -> list[RoundRecord]:
+    """The last ``last`` rounds, oldest first, each in full."""
+    out = []
+    for n in round_numbers(conn, last):
+        r = round_detail(conn, n)
+        if r is not None:
+            out.append(r)
+    return out
+
+
+def hits(conn: sqlite3.Connection, level: str = "primary", last: int = HIT_HISTORY) -> list[dict[str, Any]]:
+    """The last ``last`` progressive hits of a level, oldest first: meter pays
+    (attendant-paid) and fixed progressive pays (table-paid)."""
+    rows = conn.execute(
+        "SELECT seq, ts, round, kind, data FROM events WHERE kind IN ('meter.payout', 'meter.fixed_paid') "
+        "AND json_extract(data, '$.level') = ? ORDER BY seq DESC LIMIT ?", (level, last)).fetchall()
+    out = []
+    for seq, ts, rnd, kind, data in reversed(rows):
+        d = json.loads(data)
+        out.append({"seq": seq, "ts": ts, "round": rnd, "seat": d.get("seat"), "hand": d.get("hand"),
+                    "cents": d.get("cents"), "paid_by": "attendant" if kind == "meter.payout" else "table",
+                    "order": d.get("order")})
+    return out
+
+
+# --------------------------------------------------------------------------- text
+
+
+def format_summary(r: RoundRecord) -> str:
+    seats = ",".join(str(a["seat"]) for a in r.accepted if a.get("spot", "progressive") == "progressive") or "-"
+    rolls = [d for d in r.dice if not d["no_roll"]]
+    dice = "-".join(map(str, rolls[-1]["dice"])) if rolls else "-"
+    won = sum(p["cents"] for p in r.payouts) + sum(p["cents"] for p in r.meter_payouts)
+    extra = f" void: {r.void_reason}" if r.status == "void" else ""
+    return (f"round {r.number:>5} {r.status:<8} wagers {len(r.accepted)} [{seats}] dice {dice} "
+            f"start {r.start if r.start is not None else '-'} paid {format_cents(won)}{extra}")
+
+
+def format_detail(r: RoundRecord) -> str:
+    lines = [f"round {r.number}: {r.status}  opened {r.opened}  closed {r.closed or '-'}"]
+    for a in r.accepted:
+        amt = format_cents(a["cents"]) if a.get("cents") is not None else "sensed"
+        lines.append(f"  accepted  seat {a['seat']} {a.get('spot', 'progressive')} {amt}")
+    for x in r.rejected:
+        lines.append(f"  rejected  seat {x['seat']} {x.get('spot', 'progressive')}: {x.get('reason')}")
+    for d in r.dice:
+        if d["no_roll"]:
+            lines.append(f"  no roll   reason {d.get('reason')} (reshake, § 670a.13(a),(b))")
+        else:
+            lines.append(f"  dice      {'-'.join(map(str, d['dice']))} = {d['total']} (red die #{d['red'] + 1}) "
+                         f"-> start position {d['start']}")
+    for x in r.rng:
+        lines.append(f"  rng       drew {x.get('value')} -> start position {x.get('start')}")
+    if r.deal:
+        lines.append(f"  dealer    {r.deal.get('dealer', '')}")
+        for seat, cards in sorted(r.deal.get("hands", {}).items(), key=lambda kv: int(kv[0])):
+            lines.append(f"  seat {seat:>2}   {cards}")
+    for b in r.burned:
+        lines.append(f"  burned    stack {b['stack']} card {b['card']} (§ 670a.13(f))")
+    for x in r.results:
+        lines.append(f"  result    seat {x['seat']} {x['wager']} {x.get('hand')} {x['outcome']} "
+                     f"{format_cents(x['net'])}" + (f" ({x['pays']})" if x.get("pays") else ""))
+    for p in r.payouts:
+        lines.append(f"  paid      seat {p['seat']} {p['wager']} {format_cents(p['cents'])} (table)")
+    for p in r.meter_payouts:
+        lines.append(f"  meter pay seat {p['seat']} {p['hand']} {format_cents(p['cents'])} "
+                     f"(hit #{p.get('order')}, attendant)")
+    for x in r.returned:
+        lines.append(f"  returned  seat {x['seat']} {format_cents(x['cents'])}")
+    if r.void_reason:
+        lines.append(f"  void      {r.void_reason}")
+    for f in r.faults:
+        lines.append(f"  fault     {f}")
+    return "\n".join(lines)

@@ -155,6 +155,13 @@ class Link:
             raise ValueError(f"type 0x{mtype:02x} is link-level; send() is for application messages only")
         self._out.put((mtype, bytes(payload)))
 
+    def new_session(self) -> None:
+        """The byte pipe under us was replaced (a device re-plugged on its side): start a
+        new session, i.e. HELLO before the next frame and a fresh duplicate filter."""
+        self._decoder = FrameDecoder()
+        self._rx_last = None
+        self._need_hello = True
+
     @property
     def lost(self) -> bool:
         return self._lost

@@ -17,8 +17,11 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from drivers.framing import MAX_PAYLOAD
+
 # card byte: cards.py numbering 0..51, 52 = joker, 0xFF = not read
 CARD_UNREAD = 0xFF
+MAX_TEXT = 200          # bytes of UTF-8 in a text tail
 
 
 class ProtocolError(ValueError):
@@ -49,12 +52,18 @@ class MsgSpec:
             return head
         kind, name = self.tail.split(":")
         v = values.get(name, b"" if kind != "meters" else [])
-        if kind == "bytes":
-            tail = bytes(v)
-        elif kind == "text":
-            tail = str(v).encode("utf-8")[:200]
-        else:  # meters: list of (level, cents)
-            tail = b"".join(struct.pack(">BI", lvl, cents) for lvl, cents in v)
+        try:
+            if kind == "bytes":
+                tail = bytes(v)
+            elif kind == "text":   # at most 200 bytes, cut on a character boundary
+                tail = str(v).encode("utf-8")[:MAX_TEXT].decode("utf-8", "ignore").encode("utf-8")
+            else:  # meters: list of (level, cents)
+                tail = b"".join(struct.pack(">BI", lvl, cents) for lvl, cents in v)
+        except (ValueError, TypeError, struct.error) as e:
+            raise ProtocolError(f"{self.device}.{self.name}: {name}: {e}") from None
+        if len(head) + len(tail) > MAX_PAYLOAD:
+            raise ProtocolError(f"{self.device}.{self.name}: payload of {len(head) + len(tail)} bytes "
+                                f"exceeds {MAX_PAYLOAD}")
         return head + tail
 
     def decode(self, payload: bytes) -> dict[str, Any]:
@@ -98,6 +107,7 @@ MESSAGES: tuple[MsgSpec, ...] = (
     _m("shoe", "JAM", 0x34, ("stack", "B"), ("dispensed", "B")),
     _m("shoe", "FACE_UP", 0x35, ("stack", "B"), ("card", "B")),
     _m("shoe", "ERROR", 0x36, ("code", "B"), tail="text:text"),
+    _m("shoe", "SHUFFLE_FAILED", 0x37, ("code", "B"), ("cards", "B")),
     # ---- dice shaker (§ 670a.5(i)(1), § 621a.2(f), § 621a.10)
     _m("shaker", "STATUS_REQ", 0x10),
     _m("shaker", "ARM", 0x11, ("who", "B")),
@@ -118,17 +128,31 @@ MESSAGES: tuple[MsgSpec, ...] = (
     _m("sign", "CLEAR", 0x15),
     _m("sign", "STATUS", 0x30, ("flags", "B")),
     _m("sign", "ERROR", 0x36, ("code", "B"), tail="text:text"),
+    # ---- dealer keypad (card entry when the shoe does not read cards, SPEC § 1)
+    _m("keypad", "STATUS_REQ", 0x10),
+    _m("keypad", "PROMPT", 0x11, tail="text:text"),
+    _m("keypad", "STATUS", 0x30, ("flags", "B")),
+    _m("keypad", "ENTRY", 0x31, tail="text:text"),
+    _m("keypad", "ERROR", 0x36, ("code", "B"), tail="text:text"),
 )
+
+DEVICES: tuple[str, ...] = ("shoe", "shaker", "sign", "keypad")
 
 BY_TYPE: dict[tuple[str, int], MsgSpec] = {(m.device, m.type): m for m in MESSAGES}
 BY_NAME: dict[tuple[str, str], MsgSpec] = {(m.device, m.name): m for m in MESSAGES}
 
 # shoe STATUS flags
-SHOE_LOADED, SHOE_SHUFFLED, SHOE_DOOR_OPEN, SHOE_JAMMED = 0x01, 0x02, 0x04, 0x08
+SHOE_LOADED, SHOE_SHUFFLED, SHOE_DOOR_OPEN, SHOE_JAMMED, SHOE_READS_CARDS = 0x01, 0x02, 0x04, 0x08, 0x10
+# shoe SHUFFLE_FAILED codes (§ 670a.13(l): jams, stops shuffling, fails to complete a cycle)
+SHUFFLE_JAM, SHUFFLE_STOPPED, SHUFFLE_INCOMPLETE = 1, 2, 3
+# ERROR codes, every device
+ERR_BAD_MESSAGE, ERR_BAD_STATE, ERR_HARDWARE, ERR_DOOR_OPEN = 1, 2, 3, 4
 # shaker STATUS flags
 SHAKER_LID_CLOSED, SHAKER_SEALED, SHAKER_ARMED, SHAKER_SHAKING = 0x01, 0x02, 0x04, 0x08
 # shaker NO_ROLL reasons (§ 670a.13(a),(b); § 621a.10(a))
 NO_ROLL_NOT_FLAT, NO_ROLL_DIE_OUT, NO_ROLL_SHORT_SHAKE, NO_ROLL_LID_OPEN = 1, 2, 3, 4
+# keypad STATUS flags
+KEYPAD_READY = 0x01
 # sign light modes
 LIGHT_OFF, LIGHT_ON, LIGHT_BLINK = 0, 1, 2
 # shaker "who": 0 = dealer, 1..8 = the activation button at that betting position

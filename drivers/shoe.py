@@ -1,6 +1,11 @@
-"""Automated dealing shoe (§ 670a.10) over serial.  Card reading is optional:
-cards the shoe did not read come back as ``CARD_UNREAD`` and the dealer's keypad
-supplies them.  The shoe never decides anything about a wager."""
+"""Automated shuffler and dealing shoe (§ 670a.10) over serial.
+
+The shoe reports its status (loaded, shuffled, door, jammed, reads cards), each
+stack it dispenses (with the cards it read, or ``CARD_UNREAD``: card reading is
+optional and the dealer's keypad then supplies them), the cards remaining, jams
+(§ 670a.13(m)), cards found face up (§ 670a.13(f)) and failed shuffles
+(§ 670a.13(l)).  The shoe never decides anything about a wager: every message is
+posted to the controller as it comes (drivers/serialdev.py)."""
 
 from __future__ import annotations
 

@@ -1,42 +1,72 @@
 """Simulated serial devices: the far end of each protocol in docs/protocols.md.
 
-Each simulator owns a pty (the controller opens its slave path with pyserial),
-speaks the same framing and link rules through :class:`drivers.link.Link`, and
-takes its delays from the shared game clock.  Fault injection is by attributes
-(``faults``) that tests, scenarios and the crash bench set.
+Each simulator owns a pty (the controller opens its slave path with pyserial, or
+a symlink to it standing in for ``/dev/serial/by-id/...``), speaks the same
+framing and link rules through :class:`drivers.link.Link`, and takes its delays
+from the shared game clock.
+
+Fault injection (docs/hil.md lists every switch):
+
+* wire level, on :attr:`SimDevice.port` (:class:`hil.pty.SimPort`): ``mute``
+  (dead device, no ACKs), ``corrupt_next``/``corrupt_all`` (damaged CRCs),
+  ``nak_all`` (NAK storm); :meth:`SimDevice.unplug` / :meth:`SimDevice.replug`
+  (USB disconnect and reconnect: the pty disappears, a new one appears under the
+  same symlink);
+* device level: :attr:`SimDevice.silent` (stops sending application messages
+  while its link layer still answers: a stuck device), :attr:`SimDevice.reply_delay_s`
+  (late replies, game seconds), and each device's own faults
+  (:class:`ShoeFaults`, :class:`ShakerFaults`).
 """
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from controller.clock import Clock
 from drivers import protocol as P
 from drivers.link import Link
-from hil.pty import PtyEnd
+from hil.pty import PtyEnd, SimPort
 from hil.sched import Scheduler
 
 
 class SimDevice:
     device = "?"
 
-    def __init__(self, clock: Clock, rng: random.Random):
+    def __init__(self, clock: Clock, rng: random.Random, link_dir: Path | None = None):
         self.clock = clock
         self.rng = rng
         self.pty = PtyEnd()
-        self.path = self.pty.path
+        self.port = SimPort(self.pty)
+        self.link_path: Path | None = None
+        if link_dir is not None:            # a stable name, like /dev/serial/by-id/...
+            self.link_path = Path(link_dir) / f"tty-{self.device}"
+            self._point_link()
+        self.path = str(self.link_path) if self.link_path else self.pty.path
         self.sched = Scheduler(clock, self.device)
-        self.link = Link(f"sim-{self.device}", lambda: self.pty, self, heartbeat=None, lost_after=None)
+        self.link = Link(f"sim-{self.device}", lambda: self.port, self, heartbeat=None, lost_after=None)
         self.received: list[tuple[str, dict[str, Any]]] = []
+        self.sent: list[tuple[str, dict[str, Any]]] = []
         self.link_events: list[tuple[str, str]] = []
         self.faults: dict[str, Any] = {}
-        self.silent = False            # fault: stop answering entirely (no ACKs either)
+        self.silent = False            # fault: stops sending application messages (its link still ACKs)
+        self.reply_delay_s = 0.0       # fault: every reply this much later (game seconds)
+        self.plugged = True
         self._lock = threading.Lock()
+
+    def _point_link(self) -> None:
+        assert self.link_path is not None
+        tmp = self.link_path.with_name(self.link_path.name + ".new")
+        if tmp.is_symlink():
+            tmp.unlink()
+        os.symlink(self.pty.path, tmp)
+        os.replace(tmp, self.link_path)
 
     def start(self) -> None:
         self.link.start()
@@ -44,12 +74,50 @@ class SimDevice:
     def stop(self) -> None:
         self.sched.stop()
         self.link.stop()
+        self.port.close()
         self.pty.close()
+        if self.link_path is not None and self.link_path.is_symlink():
+            self.link_path.unlink()
 
+    # ---- wire faults ---------------------------------------------------------
+    def unplug(self) -> None:
+        """USB cable pulled: the pty (and its by-id name) disappears; the controller's
+        next read fails."""
+        self.plugged = False
+        end = self.pty
+        self.port.end = None
+        if self.link_path is not None and self.link_path.is_symlink():
+            self.link_path.unlink()
+        end.close()
+
+    def replug(self) -> None:
+        """Plugged back in: a new pty under the same name; a new link session (HELLO)."""
+        if self.plugged:
+            return
+        self.pty = PtyEnd()
+        if self.link_path is not None:
+            self._point_link()
+        else:
+            self.path = self.pty.path
+        self.link.new_session()
+        self.port.end = self.pty
+        self.plugged = True
+
+    # ---- messages --------------------------------------------------------------
     def send(self, name: str, **fields: Any) -> None:
         if self.silent:
             return
+        if self.reply_delay_s > 0:
+            self.sched.later(self.reply_delay_s, self._send_now, name, fields)
+        else:
+            self._send_now(name, fields)
+
+    def _send_now(self, name: str, fields: dict[str, Any]) -> None:
+        if self.silent:
+            return
         mtype, payload = P.encode(self.device, name, **fields)
+        with self._lock:
+            self.sent.append((name, dict(fields)))
         self.link.send(mtype, payload)
 
     # LinkListener (reader thread)
@@ -58,7 +126,7 @@ class SimDevice:
             name, fields = P.decode(self.device, mtype, payload)
         except P.ProtocolError as e:
             self.link_events.append(("protocol-error", str(e)))
-            self.send("ERROR", code=1, text=str(e)[:60])
+            self.send("ERROR", code=P.ERR_BAD_MESSAGE, text=str(e)[:60])
             return
         with self._lock:
             self.received.append((name, fields))
@@ -69,18 +137,28 @@ class SimDevice:
     def on_link_event(self, kind: str, detail: str) -> None:
         self.link_events.append((kind, detail))
 
+    def count(self, name: str, sent: bool = False) -> int:
+        """How many ``name`` messages this device received (or sent)."""
+        with self._lock:
+            return sum(1 for n, _ in (self.sent if sent else self.received) if n == name)
+
 
 # --------------------------------------------------------------------------- shoe
 
 
 @dataclass
 class ShoeFaults:
-    jam_at_stack: int | None = None         # § 670a.13(m)
-    face_up: dict[int, int] = field(default_factory=dict)   # stack -> number of face-up cards found
+    jam_at_stack: int | None = None         # § 670a.13(m): jams while dispensing this stack
+    face_up: dict[int, int] = field(default_factory=dict)   # stack -> face-up cards found (§ 670a.13(f))
     remaining_offset: int = 0               # § 670a.10(e): wrong count of cards left
-    short_stack: int | None = None          # a stack dispensed one card short (§ 670a.13(h))
-    unread: bool = False                    # no card reading
-    silent_after_stack: int | None = None   # stop answering after this stack
+    stacks_offset: int = 0                  # § 670a.10(e): wrong count of stacks dispensed
+    short_stack: int | None = None          # this stack one card short (§ 670a.13(h),(k))
+    misnumber_stack: int | None = None      # this stack reported under the next number (§ 670a.13(k))
+    unread: bool = False                    # no card reading (the keypad must supply the cards)
+    silent_after_stack: int | None = None   # stops dealing after this stack (§ 670a.13(m)); link still up
+    shuffle_failures: int = 0               # the next n shuffles fail (§ 670a.13(l))
+    shuffle_fail_code: int = P.SHUFFLE_JAM
+    door_open: bool = False
 
 
 class ShoeSim(SimDevice):
@@ -89,8 +167,8 @@ class ShoeSim(SimDevice):
     device = "shoe"
 
     def __init__(self, clock: Clock, rng: random.Random, deck_size: int = 53,
-                 dispense_s: float = 0.6, shuffle_s: float = 2.0):
-        super().__init__(clock, rng)
+                 dispense_s: float = 0.6, shuffle_s: float = 2.0, link_dir: Path | None = None):
+        super().__init__(clock, rng, link_dir)
         self.deck_size = deck_size
         self.dispense_s = dispense_s
         self.shuffle_s = shuffle_s
@@ -99,13 +177,25 @@ class ShoeSim(SimDevice):
         self.shoe_faults = ShoeFaults()
         self.stacked_decks: deque[list[int]] = deque()   # scripted decks for tests (top card first)
         self.shuffles = 0
+        self.shuffle_failures = 0
+
+    def _flags(self) -> int:
+        f = self.shoe_faults
+        return (P.SHOE_LOADED | (P.SHOE_SHUFFLED if self.deck else 0) | (P.SHOE_DOOR_OPEN if f.door_open else 0)
+                | (0 if f.unread else P.SHOE_READS_CARDS))
 
     def on_STATUS_REQ(self) -> None:
-        self.send("STATUS", flags=P.SHOE_LOADED | (P.SHOE_SHUFFLED if self.deck else 0),
-                  remaining=len(self.deck), stacks=self.stacks)
+        self.send("STATUS", flags=self._flags(), remaining=len(self.deck), stacks=self.stacks)
 
     def on_SHUFFLE(self) -> None:
         def done() -> None:
+            f = self.shoe_faults
+            if f.shuffle_failures > 0:      # § 670a.13(l): jammed / stopped / cycle not completed
+                f.shuffle_failures -= 1
+                self.shuffle_failures += 1
+                self.deck = deque()
+                self.send("SHUFFLE_FAILED", code=f.shuffle_fail_code, cards=self.deck_size)
+                return
             if self.stacked_decks:
                 cards = list(self.stacked_decks.popleft())
             else:
@@ -125,9 +215,12 @@ class ShoeSim(SimDevice):
         if f.silent_after_stack is not None and stack > f.silent_after_stack:
             self.silent = True
             return
+        if not self.deck:
+            self.send("ERROR", code=P.ERR_BAD_STATE, text="dispense requested with no shuffled deck")
+            return
         if f.jam_at_stack == stack:
             n = self.rng.randrange(cards)
-            for _ in range(n):
+            for _ in range(min(n, len(self.deck))):
                 self.deck.popleft()
             self.send("JAM", stack=stack, dispensed=n)
             return
@@ -139,11 +232,13 @@ class ShoeSim(SimDevice):
         dealt = [self.deck.popleft() for _ in range(min(n, len(self.deck)))]
         self.stacks += 1
         shown = [P.CARD_UNREAD] * len(dealt) if f.unread else dealt
-        self.send("STACK", stack=stack, count=len(dealt), remaining=len(self.deck), cards=shown)
+        number = stack + 1 if f.misnumber_stack == stack else stack
+        self.send("STACK", stack=number, count=len(dealt), remaining=len(self.deck), cards=shown)
 
     def on_COUNT_REQ(self) -> None:
-        self.sched.later(0.2, lambda: self.send("REMAINING", remaining=len(self.deck) + self.shoe_faults.remaining_offset,
-                                                stacks=self.stacks))
+        f = self.shoe_faults
+        self.sched.later(0.2, lambda: self.send("REMAINING", remaining=len(self.deck) + f.remaining_offset,
+                                                stacks=self.stacks + f.stacks_offset))
 
 
 # --------------------------------------------------------------------------- shaker
@@ -151,25 +246,42 @@ class ShoeSim(SimDevice):
 
 @dataclass
 class ShakerFaults:
-    no_rolls: int = 0             # the next n shakes end in "no roll" (§ 670a.13(a))
+    no_rolls: int = 0             # the next n shakes end in "no roll" (§ 670a.13(a),(b); § 621a.10(a))
+    no_roll_reason: int = P.NO_ROLL_NOT_FLAT
     short_shake_ms: int | None = None   # next shake reports this duration (< 5 s, § 621a.2(f)(2))
-    lid_open: bool = False
+    lid_open: bool = False        # lid/seal open (§ 621a.2(f)(1)); shakes end in NO_ROLL(lid open)
+    seal_broken: bool = False
     scripted: deque[tuple[int, int, int, int]] = field(default_factory=deque)  # (d1, d2, d3, red)
 
 
 class ShakerSim(SimDevice):
+    """Dice shaker, dealer- or player-activated (§ 621a.2(f)): ARM names who may start
+    the shake (0 = dealer, 1..8 = the activation button at that position); the
+    shake starts on ACTIVATE from the controller or on the armed seat's button
+    (:meth:`press_button`), lasts ``shake_s`` and ends in RESULT or NO_ROLL."""
+
     device = "shaker"
 
-    def __init__(self, clock: Clock, rng: random.Random, shake_s: float = 5.0):
-        super().__init__(clock, rng)
+    def __init__(self, clock: Clock, rng: random.Random, shake_s: float = 5.0, link_dir: Path | None = None):
+        super().__init__(clock, rng, link_dir)
         self.shake_s = shake_s
         self.armed: int | None = None
+        self.shaking = False
         self.shaker_faults = ShakerFaults()
         self.rolls: list[tuple[int, int, int, int]] = []
 
+    def _flags(self) -> int:
+        f = self.shaker_faults
+        return ((0 if f.lid_open else P.SHAKER_LID_CLOSED) | (0 if f.seal_broken else P.SHAKER_SEALED)
+                | (P.SHAKER_ARMED if self.armed is not None else 0) | (P.SHAKER_SHAKING if self.shaking else 0))
+
     def on_STATUS_REQ(self) -> None:
-        flags = (0 if self.shaker_faults.lid_open else P.SHAKER_LID_CLOSED) | P.SHAKER_SEALED
-        self.send("STATUS", flags=flags | (P.SHAKER_ARMED if self.armed is not None else 0))
+        self.send("STATUS", flags=self._flags())
+
+    def set_lid(self, open_: bool) -> None:
+        """Open or close the lid/seal; the shaker reports the change (LID)."""
+        self.shaker_faults.lid_open = open_
+        self.send("LID", open=1 if open_ else 0)
 
     def on_ARM(self, who: int) -> None:
         self.armed = who
@@ -178,20 +290,37 @@ class ShakerSim(SimDevice):
         self.armed = None
 
     def on_ACTIVATE(self, who: int) -> None:
+        if self.armed is None or self.shaking:
+            self.send("ERROR", code=P.ERR_BAD_STATE, text="activate while not armed" if not self.shaking
+                      else "activate while shaking")
+            return
+        self._shake(who)
+
+    def press_button(self, seat: int) -> bool:
+        """A player presses the activation button at ``seat``: it starts a shake only
+        when the shaker is armed for that seat."""
+        if self.armed != seat or self.shaking:
+            return False
+        self._shake(seat)
+        return True
+
+    def _shake(self, who: int) -> None:
         f = self.shaker_faults
         shake_ms = f.short_shake_ms if f.short_shake_ms is not None else int(self.shake_s * 1000)
         f.short_shake_ms = None
+        self.shaking = True
         self.send("SHAKING", who=who, planned_ms=shake_ms)
         self.sched.later(shake_ms / 1000, self._result, shake_ms)
 
     def _result(self, shake_ms: int) -> None:
         f = self.shaker_faults
+        self.shaking = False
         if f.lid_open:
             self.send("NO_ROLL", reason=P.NO_ROLL_LID_OPEN, shake_ms=shake_ms)
             return
         if f.no_rolls > 0:
             f.no_rolls -= 1
-            self.send("NO_ROLL", reason=P.NO_ROLL_NOT_FLAT, shake_ms=shake_ms)
+            self.send("NO_ROLL", reason=f.no_roll_reason, shake_ms=shake_ms)
             return
         if f.scripted:
             d1, d2, d3, red = f.scripted.popleft()
@@ -199,6 +328,7 @@ class ShakerSim(SimDevice):
             d1, d2, d3 = (self.rng.randint(1, 6) for _ in range(3))
             red = self.rng.randrange(3)
         self.rolls.append((d1, d2, d3, red))
+        self.armed = None                 # one result per arming
         self.send("RESULT", d1=d1, d2=d2, d3=d3, red=red, shake_ms=shake_ms)
 
 
@@ -210,8 +340,8 @@ class SignSim(SimDevice):
 
     device = "sign"
 
-    def __init__(self, clock: Clock, rng: random.Random):
-        super().__init__(clock, rng)
+    def __init__(self, clock: Clock, rng: random.Random, link_dir: Path | None = None):
+        super().__init__(clock, rng, link_dir)
         self.meters: dict[int, int] = {}
         self.hand_lights: dict[int, int] = {}
         self.seat_lights: dict[int, int] = {}
@@ -258,3 +388,26 @@ class SignSim(SimDevice):
             if not self.changed.wait_for(lambda: self.message_text.startswith(prefix), timeout):
                 raise TimeoutError(f"sign never showed {prefix!r}; it shows {self.message_text!r}")
             return self.message_text
+
+
+# --------------------------------------------------------------------------- keypad
+
+
+class KeypadSim(SimDevice):
+    """The dealer's keypad: shows the controller's prompts; :meth:`enter` is the
+    dealer keying a line and pressing enter."""
+
+    device = "keypad"
+
+    def __init__(self, clock: Clock, rng: random.Random, link_dir: Path | None = None):
+        super().__init__(clock, rng, link_dir)
+        self.prompts: list[str] = []
+
+    def on_STATUS_REQ(self) -> None:
+        self.send("STATUS", flags=P.KEYPAD_READY)
+
+    def on_PROMPT(self, text: str) -> None:
+        self.prompts.append(text)
+
+    def enter(self, text: str) -> None:
+        self.send("ENTRY", text=text)

@@ -51,3 +51,84 @@ class PtyEnd:
                     os.close(fd)
                 except OSError:
                     pass
+
+
+class SimPort:
+    """The port a simulator's :class:`drivers.link.Link` reads and writes: the current
+    :class:`PtyEnd`, with wire-level fault injection (docs/hil.md):
+
+    * ``mute`` — the device is dead: nothing it receives is read, nothing is sent
+      (no ACKs either);
+    * ``corrupt_next`` / ``corrupt_all`` — outgoing frames get their CRC damaged
+      (one frame per ``write``; the controller must NAK them);
+    * ``nak_all`` — a NAK storm: every frame received is answered with NAK and
+      never reaches the device;
+    * ``end = None`` — unplugged (see ``SimDevice.unplug``): reads return nothing,
+      writes vanish, the link above never notices.
+    """
+
+    def __init__(self, end: PtyEnd):
+        self.end: PtyEnd | None = end
+        self.mute = False
+        self.corrupt_next = 0
+        self.corrupt_all = False
+        self.nak_all = False
+        self.corrupted = 0
+        self.naks = 0
+        self._nak_decoder = None
+
+    def read(self, size: int = 1) -> bytes:
+        import time
+
+        end = self.end
+        if end is None:
+            time.sleep(0.02)
+            return b""
+        try:
+            data = end.read(size)
+        except OSError:
+            if end is not self.end:       # unplugged or replaced under us
+                return b""
+            raise
+        if not data or self.mute:
+            return b""
+        if self.nak_all:
+            from drivers.framing import ACK, NAK, Frame, FrameDecoder, encode_frame
+
+            if self._nak_decoder is None:
+                self._nak_decoder = FrameDecoder()
+            for item in self._nak_decoder.feed(data):
+                if isinstance(item, Frame) and item.type not in (ACK, NAK):
+                    self.naks += 1
+                    self._write(encode_frame(0, NAK, b""))
+            return b""
+        self._nak_decoder = None
+        return data
+
+    def write(self, data: bytes) -> int:
+        if self.mute:
+            return len(data)
+        if self.corrupt_all or self.corrupt_next > 0:
+            if self.corrupt_next > 0:
+                self.corrupt_next -= 1
+            self.corrupted += 1
+            b = bytearray(data)
+            b[-1] ^= 0x5A                 # the CRC's low byte: the frame must fail its check
+            data = bytes(b)
+        return self._write(data)
+
+    def _write(self, data: bytes) -> int:
+        end = self.end
+        if end is None:
+            return len(data)
+        try:
+            return end.write(data)
+        except OSError:
+            if end is not self.end:
+                return len(data)
+            raise
+
+    def close(self) -> None:
+        end, self.end = self.end, None
+        if end is not None:
+            end.close()

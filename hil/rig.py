@@ -3,19 +3,33 @@ controller service wired to them exactly as it is wired to hardware on a Pi.
 
 The controller is configured through the same parser as ``tablectl run``
 (:func:`controller.config.parse_hardware`); only the pin factory (``mock``)
-and the serial port paths (the ptys' slave ends) differ.
+and the serial port paths differ: each simulator's pty is reached through a
+symlink in a private directory, standing in for ``/dev/serial/by-id/...``, so a
+simulated unplug/replug gives the controller a new pty under the same name.
+
+Besides people's hands (``place``, ``remove``, ``press``) the rig offers what a
+scenario (hil/scenario.py) needs to look at: the table's emitted events
+(:attr:`Rig.emitted`), the ledger (:meth:`Rig.ledger_events`, through its own
+read-only connection) and the controller's link statistics (:meth:`Rig.link_stats`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import random
+import shutil
+import sqlite3
+import tempfile
+import threading
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from controller.clock import ScaledClock
 from controller.config import parse_hardware
 from controller.service import Service
-from hil.devices import ShakerSim, ShoeSim, SignSim
+from hil.devices import KeypadSim, ShakerSim, ShoeSim, SignSim
 
 #: the rig's pin map (BCM), also the example wiring in config/examples/table.toml
 PINS: dict[str, Any] = {
@@ -27,28 +41,45 @@ BUTTONS = {"lockout": "lockout", "confirm": "confirm", "void": "void", "key": "k
 
 class Rig:
     def __init__(self, state_dir: Path, *, profile: str = "six-card-fortune", seed: int = 0,
-                 speed: float = 50.0, table_id: str = "SIM-01", shake_s: float = 5.0):
+                 speed: float = 50.0, table_id: str = "SIM-01", shake_s: float = 5.0,
+                 link: Mapping[str, int] | None = None, profile_overrides: Mapping[str, Any] | None = None,
+                 keypad: bool = False):
+        """``link``: serial link settings for every device (``ack_timeout_ms``, ``retries``,
+        ``heartbeat_ms``, ``lost_after_ms``, as in ``[serial.<dev>]``); ``profile_overrides``:
+        fields of the table profile to replace (e.g. ``start_method``); ``keypad``: add the
+        dealer-keypad simulator (wired to the controller when its configuration knows it)."""
         from gpiozero.pins.mock import MockFactory
 
+        from controller import config as C
+
+        self.state_dir = Path(state_dir)
         self.clock = ScaledClock(speed)
         self.seed = seed
-        self.shoe = ShoeSim(self.clock, random.Random(f"{seed}/shoe"))
-        self.shaker = ShakerSim(self.clock, random.Random(f"{seed}/shaker"), shake_s=shake_s)
-        self.sign = SignSim(self.clock, random.Random(f"{seed}/sign"))
+        self.dev_dir = Path(tempfile.mkdtemp(prefix="tablectl-hil-dev-"))
+        self.shoe = ShoeSim(self.clock, random.Random(f"{seed}/shoe"), link_dir=self.dev_dir)
+        self.shaker = ShakerSim(self.clock, random.Random(f"{seed}/shaker"), shake_s=shake_s, link_dir=self.dev_dir)
+        self.sign = SignSim(self.clock, random.Random(f"{seed}/sign"), link_dir=self.dev_dir)
         self.sims = [self.shoe, self.shaker, self.sign]
+        self.keypad: KeypadSim | None = None
+        if keypad:
+            self.keypad = KeypadSim(self.clock, random.Random(f"{seed}/keypad"), link_dir=self.dev_dir)
+            self.sims.append(self.keypad)
         self.factory = MockFactory()
+        serial: dict[str, Any] = {s.device: {"port": s.path, **dict(link or {})} for s in self.sims
+                                  if s.device in getattr(C, "SERIAL_DEVICES", ("shoe", "shaker", "sign"))}
         doc = {
             "table": {"id": table_id, "profile": profile, "state_dir": str(state_dir)},
             "gpio": {"pin_factory": "mock", **PINS},
-            "serial": {
-                "shoe": {"port": self.shoe.path},
-                "shaker": {"port": self.shaker.path},
-                "sign": {"port": self.sign.path},
-            },
+            "serial": serial,
         }
-        self.hw = parse_hardware(doc, "<hil rig>")
+        hw = parse_hardware(doc, "<hil rig>")
+        if profile_overrides:
+            hw = dataclasses.replace(hw, profile=dataclasses.replace(hw.profile, **dict(profile_overrides)))
+        self.hw = hw
         self.service = Service(self.hw, clock=self.clock, pin_factory=self.factory)
         self.started = False
+        self.emitted: list[tuple[str, dict[str, Any]]] = []
+        self._emitted_cv = threading.Condition()
 
     @property
     def table(self) -> Any:
@@ -58,6 +89,7 @@ class Rig:
         for s in self.sims:
             s.start()
         self.service.start()
+        self.table.listeners.append(self._on_emit)
         self.started = True
         return self
 
@@ -68,6 +100,7 @@ class Rig:
             s.stop()
         self.factory.reset()
         self.started = False
+        shutil.rmtree(self.dev_dir, ignore_errors=True)
 
     def __enter__(self) -> "Rig":
         return self.start()
@@ -100,3 +133,50 @@ class Rig:
         p.drive_low()
         self.clock.sleep(hold_s)
         p.drive_high()
+
+    def press_activation(self, seat: int) -> bool:
+        """A player presses the shaker's activation button at ``seat`` (§ 621a.2(f))."""
+        return self.shaker.press_button(seat)
+
+    def sim(self, device: str) -> Any:
+        for s in self.sims:
+            if s.device == device:
+                return s
+        raise KeyError(f"the rig has no {device!r} simulator")
+
+    # ------------------------------------------------------------------ what a tester sees
+    def _on_emit(self, what: str, data: Mapping[str, Any]) -> None:   # reactor thread
+        with self._emitted_cv:
+            self.emitted.append((what, dict(data)))
+            self._emitted_cv.notify_all()
+
+    def emitted_count(self, what: str) -> int:
+        with self._emitted_cv:
+            return sum(1 for w, _ in self.emitted if w == what)
+
+    def wait_emitted(self, what: str, count: int, timeout: float) -> None:
+        with self._emitted_cv:
+            if not self._emitted_cv.wait_for(lambda: sum(1 for w, _ in self.emitted if w == what) >= count, timeout):
+                raise TimeoutError(f"the table emitted {what!r} {sum(1 for w, _ in self.emitted if w == what)} "
+                                   f"time(s), waited for {count}")
+
+    def ledger_events(self, kinds: Iterable[str] | None = None) -> list[tuple[int, str, dict[str, Any]]]:
+        """(round, kind, data) of every durable ledger record, oldest first, read through
+        a separate read-only connection (the writer thread owns the service's)."""
+        path = self.state_dir / "ledger.sqlite3"
+        if not path.exists():
+            return []
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            rows = db.execute("SELECT round, kind, data FROM events ORDER BY seq").fetchall()
+        finally:
+            db.close()
+        want = set(kinds) if kinds is not None else None
+        return [(r, k, json.loads(d)) for r, k, d in rows if want is None or k in want]
+
+    def link_stats(self, device: str) -> Any:
+        """The controller-side link statistics of ``device`` (drivers.link.LinkStats)."""
+        for d in self.service.serial_devices:
+            if d.device == device:
+                return d.link.stats
+        raise KeyError(f"the controller has no {device!r} link")

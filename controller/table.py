@@ -421,6 +421,9 @@ class Table(DealingMixin):
         return True
 
     def _after_hit_paid(self) -> None:
+        paid = self.round.payouts[-1] if self.round and self.round.payouts else None
+        if paid is not None:
+            self._emit("hit_paid", round=self.round_no, **paid)
         self._show_meters()
         self.dev.sign.hand_light(0, P.LIGHT_OFF)
         self._next_hit_or_complete()

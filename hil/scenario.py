@@ -1,0 +1,540 @@
+"""HIL scenarios: one YAML file per case, run against the real controller in a
+fresh :class:`hil.rig.Rig` (simulated devices on ptys, mock pins, a temporary
+state directory).  ``tablectl hil run [PATH...]`` and tests/hil/test_scenarios.py
+run them; the format is documented in docs/hil.md.
+
+A scenario says what happens (``setup``: faults and scripted dice/decks before
+the table starts; ``steps``: people's actions, injected faults, technician
+commands, waits) and what must be seen (``expect``, and ``check`` steps on the
+way): states visited, lights per seat, the sign, ledger records, wagers
+returned, meter cents, tilts, device traffic and link statistics.
+
+Every scenario must cite the section it tests (``section``).  Directories are
+scanned for ``*.yaml`` without recursion, so ``hil/scenarios/pending/`` (cases
+waiting for controller behaviour) runs only when named explicitly.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+from drivers import protocol as P
+
+WAIT_S = 15.0          # default real seconds a wait may take before it is a failure
+TOP_KEYS = {"name", "section", "description", "profile", "seed", "speed", "rig", "setup", "steps", "expect"}
+LIGHT_NAMES = {"off": P.LIGHT_OFF, "on": P.LIGHT_ON, "blink": P.LIGHT_BLINK}
+
+
+class ScenarioError(ValueError):
+    """A scenario file that is not a valid scenario (names the file and the problem)."""
+
+
+class StepFailed(AssertionError):
+    pass
+
+
+@dataclass
+class Scenario:
+    name: str
+    section: str
+    path: Path
+    description: str = ""
+    profile: str = "six-card-fortune"
+    seed: int = 1
+    speed: float = 50.0
+    rig: dict[str, Any] = field(default_factory=dict)
+    setup: dict[str, Any] = field(default_factory=dict)
+    steps: list[Any] = field(default_factory=list)
+    expect: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Result:
+    scenario: Scenario
+    passed: bool
+    failures: list[str]
+    seconds: float
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load(path: str | Path) -> Scenario:
+    p = Path(path)
+    try:
+        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as e:
+        raise ScenarioError(f"{p}: cannot read scenario: {e}") from None
+    if not isinstance(doc, dict):
+        raise ScenarioError(f"{p}: a scenario is a mapping")
+    unknown = set(doc) - TOP_KEYS
+    if unknown:
+        raise ScenarioError(f"{p}: unknown key(s) {', '.join(sorted(unknown))}")
+    for key in ("name", "section"):
+        if not isinstance(doc.get(key), str) or not doc[key].strip():
+            raise ScenarioError(f"{p}: {key!r} is required (a non-empty string)")
+    if "§" not in doc["section"] and "SPEC" not in doc["section"]:
+        raise ScenarioError(f"{p}: section {doc['section']!r} cites no section (§ ...)")
+    if not isinstance(doc.get("steps", []), list):
+        raise ScenarioError(f"{p}: steps must be a list")
+    for i, step in enumerate(doc.get("steps", [])):
+        if not isinstance(step, dict) or len(step) != 1:
+            raise ScenarioError(f"{p}: step {i + 1} must be a mapping with exactly one action, got {step!r}")
+        (action,) = step
+        if action not in ACTIONS:
+            raise ScenarioError(f"{p}: step {i + 1}: unknown action {action!r} ({', '.join(sorted(ACTIONS))})")
+    for key in ("rig", "setup", "expect"):
+        if not isinstance(doc.get(key, {}), dict):
+            raise ScenarioError(f"{p}: {key} must be a mapping")
+    bad = set(doc.get("expect", {})) - EXPECT_KEYS
+    if bad:
+        raise ScenarioError(f"{p}: unknown expectation(s) {', '.join(sorted(bad))}")
+    return Scenario(name=doc["name"], section=doc["section"], path=p, description=doc.get("description", ""),
+                    profile=doc.get("profile", "six-card-fortune"), seed=int(doc.get("seed", 1)),
+                    speed=float(doc.get("speed", 50.0)), rig=dict(doc.get("rig", {})),
+                    setup=dict(doc.get("setup", {})), steps=list(doc.get("steps", [])),
+                    expect=dict(doc.get("expect", {})))
+
+
+def discover(paths: Iterable[str | Path]) -> list[Path]:
+    """Scenario files named, or ``*.yaml`` directly inside the directories named."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            out += sorted(q for q in p.glob("*.yaml") if q.is_file())
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise ScenarioError(f"{p}: no such scenario file or directory")
+    return out
+
+
+# --------------------------------------------------------------------------- running
+
+
+class Runner:
+    """Runs one scenario in its own rig."""
+
+    def __init__(self, scn: Scenario, state_dir: Path):
+        from hil.rig import Rig
+
+        self.scn = scn
+        self.rig = Rig(state_dir, profile=scn.profile, seed=scn.seed, speed=scn.speed,
+                       shake_s=float(scn.rig.get("shake_s", 5.0)), link=scn.rig.get("link"),
+                       profile_overrides=scn.rig.get("profile_overrides"), keypad=bool(scn.rig.get("keypad", False)))
+        self.wait_s = float(scn.rig.get("wait_s", WAIT_S))
+
+    # ---- the whole run ---------------------------------------------------------
+    def run(self) -> list[str]:
+        rig = self.rig
+        try:
+            self._setup(self.scn.setup)
+            rig.start()
+            for i, step in enumerate(self.scn.steps, 1):
+                (action, arg), = step.items()
+                try:
+                    ACTIONS[action](self, arg)
+                except (StepFailed, TimeoutError, AssertionError) as e:
+                    return [f"step {i} ({action}): {e}"]
+            return self._final(self.scn.expect)
+        except ScenarioError:
+            raise
+        except Exception as e:  # noqa: BLE001 - a crash is a failure of the scenario, reported
+            return [f"error: {type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}"]
+        finally:
+            rig.stop()
+
+    def _final(self, exp: Mapping[str, Any]) -> list[str]:
+        """The closing expectations: records become durable a moment after the state
+        that follows them, so wait (bounded) until they hold, then make sure they still
+        hold a little later (a count that is only transiently right is a failure)."""
+        deadline = time.monotonic() + self.wait_s
+        while True:
+            problems = self.check(exp)
+            if problems and time.monotonic() < deadline:
+                time.sleep(0.02)
+                continue
+            if problems:
+                return problems
+            time.sleep(self.rig.clock.to_real(5.0))
+            return self.check(exp)
+
+    def _setup(self, setup: Mapping[str, Any]) -> None:
+        for key, val in setup.items():
+            if key == "decks":
+                for stacks in val:
+                    self.rig.shoe.stacked_decks.append(stacked_deck(stacks, self.rig.shoe.deck_size))
+            elif key in ("shoe", "shaker", "sign", "keypad"):
+                self._inject(key, val)
+            else:
+                raise ScenarioError(f"{self.scn.path}: setup: unknown key {key!r}")
+
+    # ---- faults ---------------------------------------------------------------------
+    def _inject(self, device: str, faults: Mapping[str, Any]) -> None:
+        sim = self.rig.sim(device)
+        dev_faults = getattr(sim, f"{device}_faults", None)
+        for key, val in faults.items():
+            if key == "unplug":
+                sim.unplug() if val else sim.replug()
+            elif key == "replug":
+                sim.replug() if val else sim.unplug()
+            elif key == "lid":
+                sim.set_lid(val == "open")
+            elif key in ("mute", "corrupt_next", "corrupt_all", "nak_all"):
+                setattr(sim.port, key, val)
+            elif key in ("silent", "reply_delay_s"):
+                setattr(sim, key, val)
+            elif dev_faults is not None and key in {f.name for f in fields(dev_faults)}:
+                if key == "scripted":
+                    getattr(dev_faults, key).extend(tuple(r) for r in val)
+                elif key == "face_up":
+                    dev_faults.face_up.update({int(k): int(v) for k, v in val.items()})
+                else:
+                    setattr(dev_faults, key, val)
+            else:
+                raise ScenarioError(f"{self.scn.path}: {device}: unknown fault {key!r}")
+
+    # ---- steps -----------------------------------------------------------------------
+    def _seats(self, v: Any) -> list[int]:
+        return [int(v)] if isinstance(v, int) else [int(s) for s in v]
+
+    def step_place(self, v: Any) -> None:
+        for s in self._seats(v):
+            self.rig.place(s)
+
+    def step_remove(self, v: Any) -> None:
+        for s in self._seats(v):
+            self.rig.remove(s)
+
+    def step_press(self, v: str) -> None:
+        self.rig.press(v)
+
+    def step_activate(self, v: int) -> None:
+        if not self.rig.press_activation(int(v)):
+            raise StepFailed(f"the shaker was not armed for seat {v}")
+
+    def step_sleep(self, v: float) -> None:
+        self.rig.clock.sleep(float(v))
+
+    def step_inject(self, v: Mapping[str, Any]) -> None:
+        v = dict(v)
+        self._inject(v.pop("device"), v)
+
+    def step_device_send(self, v: Mapping[str, Any]) -> None:
+        v = dict(v)
+        self.rig.sim(v.pop("device")).send(v.pop("msg"), **v)
+
+    def step_keypad(self, v: str) -> None:
+        if self.rig.keypad is None:
+            raise ScenarioError(f"{self.scn.path}: keypad step without rig.keypad: true")
+        self.rig.keypad.enter(str(v))
+
+    def step_command(self, v: Mapping[str, Any]) -> None:
+        v = dict(v)
+        self.rig.service.post_command(v.pop("cmd"), **v)
+
+    def step_wait(self, v: Mapping[str, Any]) -> None:
+        v = dict(v)
+        timeout = float(v.pop("timeout", self.wait_s))
+        self.rig.table.wait_for(lambda s: _status_matches(s, v), timeout)
+
+    def step_stays(self, v: Mapping[str, Any]) -> None:
+        """The table status keeps matching for ``for`` game seconds (e.g. a tilt that
+        must not clear by itself)."""
+        v = dict(v)
+        until = time.monotonic() + self.rig.clock.to_real(float(v.pop("for", 5.0)))
+        while time.monotonic() < until:
+            st = self.rig.table.status
+            if not _status_matches(st, v):
+                raise StepFailed(f"status changed to {dict(st)}; expected it to stay {v}")
+            time.sleep(0.01)
+
+    def step_wait_event(self, v: Any) -> None:
+        what, count = (v, 1) if isinstance(v, str) else (v["event"], int(v.get("count", 1)))
+        self.rig.wait_emitted(what, count, self.wait_s)
+
+    def step_wait_visited(self, v: str) -> None:
+        self._poll(lambda: v in self.rig.table.visited, f"state {v!r} visited")
+
+    def step_wait_ledger(self, v: Any) -> None:
+        kind, count = (v, 1) if isinstance(v, str) else (v["kind"], int(v.get("count", 1)))
+        self._poll(lambda: len(self.rig.ledger_events([kind])) >= count, f"{count} {kind!r} ledger record(s)")
+
+    def step_wait_link(self, v: Mapping[str, Any]) -> None:
+        v = dict(v)
+        stats = self.rig.link_stats(v.pop("device"))
+        self._poll(lambda: all(_compare(getattr(stats, k), want) for k, want in v.items()), f"link stats {v}")
+
+    def step_round(self, v: Mapping[str, Any] | None) -> None:
+        """A dealer's round up to the count confirmation: wait for the table to open with
+        a shuffled deck, chips on ``bets``, lock-out, count shown, ``late`` chips (rejected),
+        the dealer collects, confirm (unless ``confirm: false``)."""
+        v = dict(v or {})
+        bets = self._seats(v.get("bets", []))
+        late = self._seats(v.get("late", []))
+        t = self.rig.table
+        st = t.wait_for(lambda s: s.get("state") in ("open_for_wagers", "tilt") and
+                        (s.get("deck_ready") or s.get("state") == "tilt"), self.wait_s)
+        if st["state"] == "tilt":
+            raise StepFailed(f"the table is in tilt before the round: {st.get('tilts')}")
+        for s in bets:
+            self.rig.place(s)
+        self.rig.clock.sleep(0.5)
+        self.rig.press("lockout")
+        t.wait_for(lambda s: s.get("count_shown") or s.get("state") == "tilt", self.wait_s)
+        for s in late:
+            self.rig.place(s)
+        self.rig.clock.sleep(0.5)
+        for s in bets + late:
+            self.rig.remove(s)
+        if v.get("confirm", True):
+            self.rig.press("confirm")
+
+    def step_eventually(self, v: Mapping[str, Any]) -> None:
+        """Like ``check``, but waits until the expectations hold (lights and the sign change
+        only once the records behind them are durable)."""
+        deadline = time.monotonic() + self.wait_s
+        while True:
+            problems = self.check(v)
+            if not problems:
+                return
+            if time.monotonic() > deadline:
+                raise StepFailed(f"not within {self.wait_s} s: " + "; ".join(problems))
+            time.sleep(0.01)
+
+    def step_check(self, v: Mapping[str, Any]) -> None:
+        problems = self.check(v)
+        if problems:
+            raise StepFailed("; ".join(problems))
+
+    def _poll(self, pred: Callable[[], bool], what: str) -> None:
+        deadline = time.monotonic() + self.wait_s
+        while not pred():
+            if time.monotonic() > deadline:
+                raise StepFailed(f"{what} not seen within {self.wait_s} s")
+            time.sleep(0.01)
+
+    # ---- expectations ------------------------------------------------------------------
+    def check(self, exp: Mapping[str, Any]) -> list[str]:
+        bad = set(exp) - EXPECT_KEYS
+        if bad:
+            raise ScenarioError(f"{self.scn.path}: unknown expectation(s) {', '.join(sorted(bad))}")
+        problems: list[str] = []
+        rig = self.rig
+        st = rig.table.status
+        visited = list(rig.table.visited)
+        if "state" in exp and st.get("state") != exp["state"]:
+            problems.append(f"state is {st.get('state')!r}, expected {exp['state']!r}")
+        if "visited" in exp and not _subsequence(exp["visited"], visited):
+            problems.append(f"states {exp['visited']} not visited in that order; visited {visited}")
+        for s in exp.get("not_visited", []):
+            if s in visited:
+                problems.append(f"state {s!r} visited; it must not be")
+        if "tilt" in exp:
+            tilts = dict(st.get("tilts", {}))
+            want = exp["tilt"]
+            if want is True and not tilts or want is False and tilts:
+                problems.append(f"tilts are {tilts}, expected {'some' if want else 'none'}")
+            elif isinstance(want, list) and sorted(want) != sorted(tilts):
+                problems.append(f"tilt sources are {sorted(tilts)}, expected {sorted(want)}")
+        for seat, mode in exp.get("lights", {}).items():
+            got = rig.light_mode(int(seat))
+            if got != mode:
+                problems.append(f"seat {seat} light is {got!r}, expected {mode!r}")
+        if "sign" in exp:
+            problems += self._check_sign(exp["sign"])
+        if "ledger" in exp:
+            problems += self._check_ledger(exp["ledger"])
+        if "returned" in exp:
+            got: dict[int, int] = {}
+            for _r, _k, d in rig.ledger_events(["wager.returned"]):
+                got[int(d["seat"])] = got.get(int(d["seat"]), 0) + int(d["cents"])
+            want = {int(k): int(v) for k, v in exp["returned"].items()}
+            if got != want:
+                problems.append(f"wagers returned {got}, expected {want}")
+        if "meter_cents" in exp and not _compare(st.get("meter_cents"), exp["meter_cents"]):
+            problems.append(f"meter is {st.get('meter_cents')} cents, expected {exp['meter_cents']}")
+        for what, want in exp.get("events", {}).items():
+            got = rig.emitted_count(what)
+            if not _compare(got, want):
+                problems.append(f"table emitted {what!r} {got} time(s), expected {want}")
+        for dev, checks in exp.get("devices", {}).items():
+            problems += self._check_device(dev, checks)
+        for dev, checks in exp.get("link", {}).items():
+            stats = rig.link_stats(dev)
+            for k, want in checks.items():
+                if not _compare(getattr(stats, k), want):
+                    problems.append(f"{dev} link {k} is {getattr(stats, k)}, expected {want}")
+        return problems
+
+    def _check_sign(self, exp: Mapping[str, Any]) -> list[str]:
+        sign = self.rig.sign
+        problems = []
+        if "message" in exp and not sign.message_text.startswith(exp["message"]):
+            problems.append(f"sign shows {sign.message_text!r}, expected {exp['message']!r}")
+        for prefix in exp.get("messages_include", []):
+            if not any(m.startswith(prefix) for m in sign.messages):
+                problems.append(f"sign never showed {prefix!r}; it showed {sign.messages}")
+        for prefix in exp.get("messages_exclude", []):
+            if any(m.startswith(prefix) for m in sign.messages):
+                problems.append(f"sign showed {prefix!r}; it must not")
+        for key, attr in (("hand_lights", sign.hand_lights), ("seat_lights", sign.seat_lights)):
+            if key in exp:
+                want = {int(k): LIGHT_NAMES.get(v, v) for k, v in exp[key].items()}
+                if dict(attr) != want:
+                    problems.append(f"sign {key} are {dict(attr)}, expected {want}")
+        for lvl, want in exp.get("meters", {}).items():
+            got = sign.meters.get(int(lvl))
+            if not _compare(got, want):
+                problems.append(f"sign meter {lvl} shows {got}, expected {want}")
+        return problems
+
+    def _check_ledger(self, exp: Mapping[str, Any]) -> list[str]:
+        evs = self.rig.ledger_events()
+        kinds = [k for _r, k, _d in evs]
+        problems = []
+        for k in exp.get("present", []):
+            if k not in kinds:
+                problems.append(f"no {k!r} record in the ledger")
+        for k in exp.get("absent", []):
+            if k in kinds:
+                problems.append(f"{kinds.count(k)} {k!r} record(s) in the ledger; there must be none")
+        for k, want in exp.get("count", {}).items():
+            if not _compare(kinds.count(k), want):
+                problems.append(f"{kinds.count(k)} {k!r} record(s), expected {want}")
+        for m in exp.get("match", []):
+            m = dict(m)
+            kind = m.pop("kind")
+            if not any(k == kind and _data_matches(d, m) for _r, k, d in evs):
+                seen = [d for _r, k, d in evs if k == kind]
+                problems.append(f"no {kind!r} record with {m}; found {seen}")
+        return problems
+
+    def _check_device(self, dev: str, checks: Mapping[str, Any]) -> list[str]:
+        sim = self.rig.sim(dev)
+        problems = []
+        for k, want in checks.items():
+            if k in ("received", "sent"):
+                for msg, n in want.items():
+                    got = sim.count(msg, sent=(k == "sent"))
+                    if not _compare(got, n):
+                        problems.append(f"{dev} {k} {msg} {got} time(s), expected {n}")
+            else:
+                got: Any = sim
+                for part in k.split("."):            # e.g. port.corrupted
+                    got = getattr(got, part)
+                got = len(got) if isinstance(got, (list, tuple)) and not isinstance(want, list) else got
+                if not _compare(got, want):
+                    problems.append(f"{dev} {k} is {got}, expected {want}")
+        return problems
+
+
+ACTIONS: dict[str, Callable[[Runner, Any], None]] = {
+    name[5:]: fn for name, fn in vars(Runner).items() if name.startswith("step_")}
+EXPECT_KEYS = {"state", "visited", "not_visited", "tilt", "lights", "sign", "ledger", "returned", "meter_cents",
+               "events", "devices", "link"}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+_CMP = re.compile(r"^\s*(>=|<=|>|<|==|!=)\s*(-?\d+)\s*$")
+
+
+def _compare(got: Any, want: Any) -> bool:
+    """``want`` is a value, or a string like ``">=1"``."""
+    if isinstance(want, str):
+        m = _CMP.match(want)
+        if m and isinstance(got, int):
+            op, n = m.group(1), int(m.group(2))
+            return {">=": got >= n, "<=": got <= n, ">": got > n, "<": got < n, "==": got == n,
+                    "!=": got != n}[op]
+    return got == want
+
+
+def _data_matches(data: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
+    for k, v in want.items():
+        if k.endswith("~"):                       # substring
+            if str(v) not in str(data.get(k[:-1], "")):
+                return False
+        elif not _compare(data.get(k), v):
+            return False
+    return True
+
+
+def _status_matches(st: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
+    for k, v in want.items():
+        if k == "tilt":
+            if bool(st.get("tilts")) != bool(v):
+                return False
+        elif k == "state" and isinstance(v, list):
+            if st.get("state") not in v:
+                return False
+        elif not _compare(st.get(k), v):
+            return False
+    return True
+
+
+def _subsequence(want: Sequence[str], seq: Sequence[str]) -> bool:
+    it = iter(seq)
+    return all(any(s == w for s in it) for w in want)
+
+
+def stacked_deck(stacks: Sequence[str], deck_size: int = 53) -> list[int]:
+    """A scripted deck: the given stacks (card strings) in dispensing order, then every
+    other card of the deck in order."""
+    from controller.rules.cards import parse_cards
+
+    cards = [c for s in stacks for c in parse_cards(s)]
+    if len(set(cards)) != len(cards):
+        raise ScenarioError(f"scripted deck repeats a card: {stacks}")
+    return cards + [c for c in range(deck_size) if c not in cards]
+
+
+def run_scenario(scn: Scenario, state_dir: Path | None = None) -> Result:
+    t0 = time.monotonic()
+    if state_dir is None:
+        with tempfile.TemporaryDirectory(prefix="tablectl-hil-") as d:
+            failures = Runner(scn, Path(d) / "state").run()
+    else:
+        failures = Runner(scn, state_dir).run()
+    return Result(scn, not failures, failures, time.monotonic() - t0)
+
+
+def run_paths(paths: Sequence[str | Path], out: TextIO, *, verbose: bool = False) -> int:
+    """Run the scenarios found under ``paths``; print a pass/fail table; 0 if all pass."""
+    try:
+        files = discover(paths)
+        scenarios = [load(f) for f in files]
+    except ScenarioError as e:
+        print(f"tablectl hil run: {e}", file=out)
+        return 2
+    if not scenarios:
+        print("tablectl hil run: no scenarios found", file=out)
+        return 2
+    results = []
+    w = max(len(s.name) for s in scenarios)
+    sw = min(40, max(len(s.section) for s in scenarios))
+    print(f"{'result':6}  {'scenario':{w}}  {'section':{sw}}  {'time':>6}", file=out)
+    for scn in scenarios:
+        r = run_scenario(scn)
+        results.append(r)
+        print(f"{'PASS' if r.passed else 'FAIL':6}  {scn.name:{w}}  {scn.section[:sw]:{sw}}  {r.seconds:5.1f}s",
+              file=out, flush=True)
+        if not r.passed:
+            for f in r.failures:
+                for line in (f.splitlines() if verbose else f.splitlines()[:1]):
+                    print(f"        {line}", file=out)
+    failed = sum(1 for r in results if not r.passed)
+    print(f"{len(results)} scenario(s): {len(results) - failed} passed, {failed} failed", file=out)
+    return 1 if failed else 0

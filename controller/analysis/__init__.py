@@ -32,13 +32,15 @@ class AnalysisResult:
     title: str
     rows: list[AnalysisRow]
     total: int                          # total weight (sum of counts) = number of cases
-    payback: Fraction                   # expected return per unit wagered (1 = 100%)
+    payback: Fraction | None            # expected return per unit wagered (1 = 100%); None: no wager
     notes: list[str] = field(default_factory=list)
     #: amount wagered per round when it is not 1 unit (e.g. ante + raise); payback is over this
     wagered: Fraction = Fraction(1)
 
     @property
     def house_edge(self) -> Fraction:
+        if self.payback is None:
+            raise ValueError(f"{self.title}: no wager, no house edge")
         return 1 - self.payback
 
 
@@ -90,6 +92,7 @@ def format_result(res: AnalysisResult) -> str:
     lines.append(f"total: {res.total}")
     for n in res.notes:
         lines.append(f"note: {n}")
-    lines.append(f"house_edge: {float(res.house_edge) * 100:.4f}%")
-    lines.append(f"payback: {float(res.payback) * 100:.4f}%")
+    if res.payback is not None:       # a frequency table (e.g. --deck) analyses no wager
+        lines.append(f"house_edge: {float(res.house_edge) * 100:.4f}%")
+        lines.append(f"payback: {float(res.payback) * 100:.4f}%")
     return "\n".join(lines)

@@ -20,7 +20,7 @@ for the plain 52-card deck.  Options:
 ``-o rules=dj-wild``
     DJ Wild rankings (§ 687a.6, deuces and joker wild); enumeration only.
 
-There is no wager, hence no payback: the ``payback`` line is 0 and says so.
+There is no wager, hence no payback: the table ends with the total (``payback`` is None).
 """
 
 from __future__ import annotations
@@ -147,9 +147,9 @@ def _result(deck: int, options: dict[str, str]) -> AnalysisResult:
                "dj-wild": "§ 687a.6 (deuces and joker wild)"}[rules]
     return AnalysisResult(
         title=f"best five of {cards} cards from {deck}: {section}, {method} count",
-        rows=rows, total=total, payback=Fraction(0),
+        rows=rows, total=total, payback=None,
         notes=[f"C({deck},{cards}) = {comb(deck, cards)} hands; categories ranked highest first",
-               "no wager is analysed: the house_edge and payback lines are placeholders (payback 0)"],
+               "no wager is analysed, so there is no payback line"],
     )
 
 

@@ -4,17 +4,22 @@ Order matters and is the same on a Pi and in the simulator:
 
 1. the configuration has already been parsed and range-checked (controller/config.py)
    — nothing has touched a pin or a port;
-2. self-checks: the ledger's hash chain and meters (controller/ledger.py) — still no
-   device or link traffic;
+2. self-checks (controller/selfcheck.py): configuration, the ledger's hash chain
+   and meters, the software digest, the RNG self-test — still no device or link
+   traffic;
 3. pins are claimed and serial links opened;
 4. the reactor thread starts and the table takes over.  Failed self-checks put
-   the table straight into a latched tilt.
+   the table straight into a latched tilt;
+5. READY=1 goes to systemd (controller/sdnotify.py) once the table has started,
+   and the reactor loop pings the watchdog; the technician console starts
+   (controller/console/).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -24,7 +29,8 @@ from controller.config import HardwareConfig, SerialConfig
 from controller.games import procedure_for
 from controller.ledger import Ledger, LedgerWriter
 from controller.log import LogContext
-from controller.reactor import Reactor
+from controller.reactor import Event, Reactor
+from controller.sdnotify import Notifier
 from controller.table import Devices, Table
 
 LEDGER_FILE = "ledger.sqlite3"
@@ -32,7 +38,10 @@ LEDGER_FILE = "ledger.sqlite3"
 
 class Service:
     def __init__(self, hw: HardwareConfig, *, clock: Clock | None = None, pin_factory: Any = None,
-                 open_port: Callable[[SerialConfig], Any] | None = None):
+                 open_port: Callable[[SerialConfig], Any] | None = None, require_digest: bool = False,
+                 notifier: Notifier | None = None, console_socket: str | Path | None = None,
+                 console_pty: bool = False, rng_test: Callable[[int], list[str]] | None = None,
+                 console_options: Mapping[str, Any] | None = None):
         self.hw = hw
         self.clock = clock or MonotonicClock()
         self._pin_factory = pin_factory
@@ -46,28 +55,55 @@ class Service:
         self.serial_devices: list[Any] = []
         self._thread: threading.Thread | None = None
         self.self_check_problems: list[str] = []
+        self.self_check: Any = None                      # controller.selfcheck.SelfCheckReport
+        self.require_digest = require_digest             # a missing software record is a problem (real tables)
+        self._rng_test = rng_test
+        self.notifier = notifier or Notifier()
+        self.ready = threading.Event()
+        self.started_monotonic: float | None = None
+        self.taps: list[Callable[[Event], None]] = []   # reactor-thread observers of device events (console diag)
+        self.input_names: list[str] = []
+        self.light_names: list[str] = []
+        self._console_socket = console_socket
+        self._console_pty = console_pty
+        self._console_options = dict(console_options or {})
+        self.consoles: list[Any] = []                    # controller.console servers
+        self._last_status = ""
+        self.config_values: dict[str, str] = {}
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, *, thread: bool = True) -> None:
         hw = self.hw
         procedure = procedure_for(hw.profile.game, hw.profile)
         # 2. self-checks, before any device or link traffic
+        from controller import selfcheck
+
+        self.started_monotonic = time.monotonic()
+        self.notifier.status("self-checks")
         self.ledger = Ledger(Path(hw.state_dir) / LEDGER_FILE, hw.table_id)
-        self.self_check_problems = self.ledger.verify()
+        self.self_check = selfcheck.run_all(hw, self.ledger, require_digest=self.require_digest,
+                                            rng_test=self._rng_test)
+        self.self_check_problems = list(self.self_check.problems)
         self.logctx.set_round(self.ledger.last_round())
         for p in self.self_check_problems:
-            self.log.error("self_check.failed", check="ledger", problem=p)
+            self.log.error("self_check.failed", problem=p)
+        self.log.info("self_check.done", results=self.self_check.results, seconds=self.self_check.seconds)
+        self.config_values = dict(self.self_check.config_values)    # what is in effect (console `config show`)
+        self._config_loaded = self._config_loaded_data(self.self_check.config_values)
         self.writer = LedgerWriter(self.ledger, self.reactor.call_soon_threadsafe, self._on_ledger_error)
         # 3. pins and ports
         devices = self._make_devices()
         self.table = Table(hw.profile, procedure, self.reactor, self.writer, devices, self.logctx,
                            bounce_s=hw.gpio.bounce_ms / 1000)
-        self.reactor.handler = self.table.handle
+        self.reactor.handler = self._dispatch
         self.writer.start()
         for d in self.serial_devices:
             d.start()
         # 4. the table takes over on the reactor thread
         self.reactor.call_soon_threadsafe(self.table.start, list(self.self_check_problems))
+        self.reactor.call_soon_threadsafe(self._started)
+        self.reactor.idle_hooks.append(self._idle)
+        self._start_consoles()
         self.log.info("service.started", game=hw.profile.game, state_dir=str(hw.state_dir))
         if thread:
             self._thread = threading.Thread(target=self.reactor.run, name="reactor", daemon=True)
@@ -77,6 +113,9 @@ class Service:
         self.reactor.run()
 
     def stop(self) -> None:
+        self.notifier.stopping()
+        for c in self.consoles:
+            c.stop()
         self.reactor.stop()
         if self._thread is not None:
             self._thread.join(timeout=5)
@@ -89,6 +128,77 @@ class Service:
             self.table.dev.lights.close()
         if self.ledger is not None:
             self.ledger.close()
+
+    # ------------------------------------------------------------------ readiness, watchdog, console
+    def _dispatch(self, ev: Event) -> None:
+        for tap in list(self.taps):
+            try:
+                tap(ev)
+            except Exception as exc:  # noqa: BLE001 - an observer must never stop the table
+                self.log.warning("tap.failed", error=repr(exc))
+        self.table.handle(ev)
+
+    def _started(self) -> None:
+        """On the reactor thread, right after ``Table.start``: record the self-check
+        results and the configuration in the ledger, then tell systemd READY=1."""
+        sc = self.self_check
+        recs = [self.table.rec("selfcheck", results=sc.results, problems=sc.problems, digest=sc.digest,
+                               recorded_digest=sc.recorded_digest, seconds=sc.seconds)]
+        recs.append(self.table.rec("config.loaded", **self._config_loaded))
+        self.table.commit(recs)
+        self.ready.set()
+        self.notifier.ready(self._status_line())
+
+    def _config_loaded_data(self, values: Mapping[str, str]) -> dict[str, Any]:
+        """Data of the ``config.loaded`` record: every value when the configuration
+        differs from the one in effect before (with the changes, old and new), else
+        only its digest.  Read before the ledger writer starts."""
+        from controller.selfcheck import config_digest
+
+        digest = config_digest(values)
+        last_values: dict[str, str] | None = None
+        for ev in self.ledger.events(kinds=("config.loaded", "config.applied"), newest_first=True):
+            if "values" in ev.data:
+                last_values = dict(ev.data["values"])
+                break
+        if last_values is not None and config_digest(last_values) == digest:
+            return {"file": self.hw.file, "digest": digest, "changed": {}}
+        old = last_values or {}
+        changed = {k: [old.get(k), values.get(k)] for k in sorted(set(old) | set(values)) if old.get(k) != values.get(k)}
+        return {"file": self.hw.file, "digest": digest, "values": dict(values),
+                "changed": changed if last_values is not None else {}}
+
+    def _status_line(self) -> str:
+        st = self.table.status if self.table is not None else {}
+        line = f"{st.get('state', '?')} round {st.get('round', 0)}"
+        tilts = st.get("tilts") or {}
+        if tilts:
+            line += " TILT " + "; ".join(f"{k}: {v}" for k, v in sorted(tilts.items()))
+        return line[:200]
+
+    def _idle(self) -> None:
+        """Every reactor loop turn: the watchdog ping comes from the loop that owns the
+        state machine, so a hung loop stops pinging and systemd restarts it."""
+        self.notifier.watchdog()
+        if self.ready.is_set() and self.notifier.enabled:
+            line = self._status_line()
+            if line != self._last_status:
+                self._last_status = line
+                self.notifier.status(line)
+
+    def _start_consoles(self) -> None:
+        if self._console_socket is not None or self._console_pty:
+            self.start_console(pty=self._console_pty, socket_path=self._console_socket, **self._console_options)
+
+    def start_console(self, **options: Any) -> Any:
+        """Start a technician console server (controller/console/) on this service:
+        ``pty=True`` and/or ``socket_path=...``; returns it (``.pty_path``).
+        Stopped by :meth:`stop`."""
+        from controller.console import ConsoleServer
+
+        server = ConsoleServer(self, **options).start()
+        self.consoles.append(server)
+        return server
 
     def post_command(self, cmd: str, **data: Any) -> None:
         self.reactor.post("command", "service", {"cmd": cmd, **data}, self.logctx.snapshot())
@@ -134,6 +244,7 @@ class Service:
                 lights[f"light.{wager}.{i}"] = pin
         if g.beacon is not None:
             lights["beacon"] = g.beacon
+        self.input_names, self.light_names = list(inputs), list(lights)
         gin = GpioInputs(inputs, factory, self.reactor.post, self.clock, self.logctx, active_low=g.active_low)
         gout = GpioLights(lights, factory)
         classes = {"shoe": SerialShoe, "shaker": SerialShaker, "sign": SerialSign}

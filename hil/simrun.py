@@ -111,6 +111,8 @@ def run_sim(*, game: str, rounds: int, seed: int, realtime: bool = False, speed:
           f"{'real time' if realtime else f'clock x{rig.clock.speed:g}'}", file=out, flush=True)
     rig.start()
     try:
+        if console_pty:
+            _open_console(rig, Path(state_dir), out)
         rig.table.listeners.append(rep)
         start_meter = rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30.0).get("meter_cents")
         people = People(rig, random.Random(f"{seed}/people"))
@@ -118,6 +120,8 @@ def run_sim(*, game: str, rounds: int, seed: int, realtime: bool = False, speed:
             people.play_round()
         rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30.0)
         end_meter = rig.table.status.get("meter_cents")
+        if console_pty:
+            _hold_console(out)
     finally:
         rig.stop()
         if tmp is not None:
@@ -132,3 +136,33 @@ def run_sim(*, game: str, rounds: int, seed: int, realtime: bool = False, speed:
     print(f"  hits: {s.hits}", file=out)
     print(f"  paid: {format_cents(s.paid_cents)}", file=out, flush=True)
     return 0
+
+
+#: PINs set in a simulator's state directory when it has none (never on a real table)
+SIM_PINS = {"dealer": "1111", "floorperson": "2222", "technician": "3333"}
+
+
+def _open_console(rig: Rig, state_dir: Path, out: TextIO) -> None:
+    """``--console-pty``: the technician console on a pty a person can attach to."""
+    from controller.console.auth import PIN_FILE, PinStore
+
+    store = PinStore(state_dir / PIN_FILE)
+    note = ""
+    if not store.roles_set():
+        for role, pin in SIM_PINS.items():
+            store.set(role, pin)
+        note = " (simulator PINs: " + ", ".join(f"{r} {p}" for r, p in SIM_PINS.items()) + ")"
+    con = rig.service.start_console(pty=True)
+    print(f"console: {con.pty_path}{note}", file=out)
+    print(f"  attach with: picocom {con.pty_path}   or   screen {con.pty_path}", file=out, flush=True)
+
+
+def _hold_console(out: TextIO) -> None:
+    import time
+
+    print("rounds done; the console stays open - Ctrl-C to stop", file=out, flush=True)
+    try:
+        while True:
+            time.sleep(1)
+    except KeyboardInterrupt:
+        pass

@@ -22,6 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="hardware configuration file (default /etc/tablectl/table.toml)")
     p.add_argument("--check", action="store_true", help="only check the configuration, then exit")
     p.add_argument("--log-level", default="info")
+    p.add_argument("--console-socket", type=Path,
+                   help="serve the technician console on this Unix socket (systemd: /run/tablectl/console.sock; "
+                        "`tablectl console --port /dev/ttyAMA0` bridges the UART to it)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
     from controller.service import Service
 
     configure(stream=sys.stdout, level=args.log_level)
-    svc = Service(hw)
+    # a real table must have recorded its software digest at installation (tablectl verify --record)
+    svc = Service(hw, require_digest=True, console_socket=args.console_socket)
 
     def _term(signum: int, _frame: object) -> None:
         svc.reactor.stop()

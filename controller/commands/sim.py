@@ -21,6 +21,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--speed", type=float, default=50.0, help="game-clock speed-up when not --realtime (default 50)")
     p.add_argument("--state-dir", type=Path, help="keep the ledger here (default: a temporary directory)")
     p.add_argument("--log-level", default="warning", help="log level for the service's log on stderr")
+    p.add_argument("--console-pty", action="store_true",
+                   help="open the technician console on a pty and print its path (attach with picocom or screen); "
+                        "after the rounds the service keeps running until Ctrl-C")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,4 +39,4 @@ def run(args: argparse.Namespace) -> int:
     from hil.simrun import run_sim
 
     return run_sim(game=args.game, rounds=args.rounds, seed=args.seed, realtime=args.realtime,
-                   speed=args.speed, state_dir=args.state_dir)
+                   speed=args.speed, state_dir=args.state_dir, console_pty=args.console_pty)

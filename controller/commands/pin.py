@@ -1,0 +1,67 @@
+"""``tablectl pin set ROLE``: set a console PIN (dealer, floorperson, technician).
+
+The PIN (4-12 digits, different for each role) is asked twice without echo, or
+read from standard input with ``--stdin`` (scripts).  Only a salted scrypt hash
+is stored, in ``<state_dir>/pins.toml`` (mode 0600); the service logs the change
+(``console.pins``) the next time someone logs in.  ``tablectl pin list`` shows
+which roles have a PIN."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+NAME = "pin"
+HELP = "set or list the technician console's PINs (per role, stored as scrypt hashes)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("action", choices=("set", "list"))
+    p.add_argument("role", nargs="?", help="dealer, floorperson or technician (for set)")
+    p.add_argument("--config", type=Path, default=Path("/etc/tablectl/table.toml"),
+                   help="hardware configuration naming the state directory (default /etc/tablectl/table.toml)")
+    p.add_argument("--state-dir", type=Path, help="state directory (instead of reading --config)")
+    p.add_argument("--stdin", action="store_true", help="read the PIN from standard input (one line)")
+
+
+def state_dir_of(args: argparse.Namespace) -> Path:
+    if args.state_dir is not None:
+        return args.state_dir
+    from controller.config import load_hardware
+
+    return Path(load_hardware(args.config).state_dir)
+
+
+def run(args: argparse.Namespace) -> int:
+    from controller.config import ConfigError
+    from controller.console.auth import PIN_FILE, ROLES, PinError, PinStore, check_pin_format, check_role
+
+    try:
+        store = PinStore(state_dir_of(args) / PIN_FILE)
+    except ConfigError as e:
+        print(f"tablectl pin: configuration error: {e}", file=sys.stderr)
+        return 2
+    if args.action == "list":
+        have = store.roles_set()
+        for r in ROLES:
+            print(f"{r}: {'set' if r in have else 'not set'}")
+        return 0
+    try:
+        role = check_role(args.role or "")
+        if args.stdin:
+            pin = sys.stdin.readline().strip()
+        else:
+            import getpass
+
+            pin = getpass.getpass(f"new PIN for {role}: ")
+            check_pin_format(pin)
+            if getpass.getpass("again: ") != pin:
+                print("tablectl pin: the PINs differ; nothing changed", file=sys.stderr)
+                return 1
+        store.set(role, pin)
+    except PinError as e:
+        print(f"tablectl pin: {e}; nothing changed", file=sys.stderr)
+        return 1
+    print(f"PIN set for {role} in {store.path}")
+    return 0

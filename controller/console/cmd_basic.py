@@ -1,0 +1,217 @@
+"""Console commands: help, whoami, logout, status, meters, clear, verify, outoforder."""
+
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+from typing import Any
+
+from controller.console.registry import ALL, FLOOR, REGISTRY, TECH, CommandError, Ctx, Refused, command, want_args
+
+OOO_DEVICES = ("shaker", "shoe", "sign")
+
+
+@command("help", ALL, "help [COMMAND]", "list the commands you may use, or explain one", args=[lambda: tuple(REGISTRY)])
+def cmd_help(ctx: Ctx, args: list[str]) -> str:
+    want_args(args, 0, 1, "help [COMMAND]")
+    if args:
+        c = REGISTRY.get(args[0])
+        if c is None:
+            raise CommandError(f"unknown command {args[0]!r}")
+        return f"{c.usage}\n  {c.summary}\n  roles: {', '.join(c.roles)}"
+    lines = [f"  {c.usage:<40} {c.summary}" for n, c in sorted(REGISTRY.items()) if ctx.role in c.roles]
+    return "commands (tab completes):\n" + "\n".join(lines)
+
+
+@command("whoami", ALL, "whoami", "show your role and this console")
+def cmd_whoami(ctx: Ctx, args: list[str]) -> str:
+    want_args(args, 0, 0, "whoami")
+    return f"{ctx.role} on the {ctx.session.chan.name} console of table {ctx.server.table_id}"
+
+
+@command("logout", ALL, "logout", "end this session")
+def cmd_logout(ctx: Ctx, args: list[str]) -> str:
+    want_args(args, 0, 0, "logout")
+    return "logged out"
+
+
+# --------------------------------------------------------------------------- status
+
+
+def _devices(service: Any) -> list[str]:
+    out = []
+    for d in service.serial_devices:
+        link = getattr(d, "link", None)
+        st = getattr(link, "stats", None)
+        state = "LOST" if getattr(link, "lost", False) else "up"
+        line = f"  {d.device:<7} {d.cfg.port}  link {state}"
+        if st is not None:
+            line += (f"  sent {st.sent} received {st.received} retransmits {st.retransmits} "
+                     f"crc-errors {st.crc_errors} faults {st.faults}")
+        out.append(line)
+    return out
+
+
+@command("status", ALL, "status", "table state, tilts, devices, version and software digest")
+def cmd_status(ctx: Ctx, args: list[str]) -> str:
+    want_args(args, 0, 0, "status")
+    svc = ctx.service
+
+    def snapshot() -> dict[str, Any]:
+        t = svc.table
+        return {"state": t.state, "round": t.round_no, "tilts": dict(t.tilts),
+                "out_of_order": dict(getattr(t, "out_of_order", {})), "devices": _devices(svc)}
+
+    st = ctx.call(snapshot)
+    devices = st["devices"]
+    sc = svc.self_check
+    tilts = st.get("tilts") or {}
+    ooo = st.get("out_of_order") or {}
+    up = time.monotonic() - (svc.started_monotonic or time.monotonic())
+    lines = [
+        f"table {svc.hw.table_id}  game {svc.hw.profile.game}  tablectl {ctx.server.version}",
+        f"state: {st.get('state')}  round: {st.get('round')}  uptime: {int(up) // 3600}h{int(up) % 3600 // 60:02d}m",
+        "tilts: " + ("none" if not tilts else "; ".join(f"{k}: {v}" for k, v in sorted(tilts.items()))),
+    ]
+    if ooo:
+        lines.append("out of order: " + ", ".join(f"{d} (using {alt})" for d, alt in sorted(ooo.items())))
+    lines.append("devices:")
+    lines += devices or ["  (no serial devices)"]
+    lines.append(f"  gpio    {svc.hw.gpio.pin_factory}: {len(svc.input_names)} inputs, {len(svc.light_names)} lights")
+    if sc is not None:
+        rec = ("match" if sc.recorded_digest == sc.digest else "MISMATCH") if sc.recorded_digest else "not recorded"
+        lines.append(f"software: sha256 {sc.digest}  (recorded: {rec})")
+        lines.append("self-checks: " + ", ".join(f"{k} {v}" for k, v in sc.results.items()))
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- meters
+
+
+def money(v: Fraction | int) -> str:
+    """Whole cents as dollars, and the hidden fraction of a cent, exactly."""
+    from controller.meters import format_cents
+
+    v = Fraction(v)
+    whole = v.numerator // v.denominator
+    rem = v - whole
+    return format_cents(whole) + (f" + {rem} of a cent" if rem else "")
+
+
+def percent(r: Fraction) -> str:
+    p = Fraction(r) * 100
+    return (f"{p.numerator // p.denominator}" if p.denominator == 1 else f"{float(p):.6g}") + "%"
+
+
+@command("meters", ALL, "meters", "progressive meters: amount, seed, rate, hidden remainder, hits, paid")
+def cmd_meters(ctx: Ctx, args: list[str]) -> str:
+    want_args(args, 0, 0, "meters")
+    meters = ctx.call(lambda: dict(ctx.service.table.meters))
+    if not meters:
+        return "no progressive meters on this table"
+    out = []
+    for level, m in sorted(meters.items()):
+        g = lambda name, default=0: getattr(m, name, default)  # noqa: E731 - the meter grows fields (issue 4)
+        out += [
+            f"{level}: {money(m.value)}  (shows {money(m.cents)}, hidden remainder {m.remainder} of a cent)",
+            f"  seed/reset {money(m.seed_cents)}  increment rate {percent(m.rate)}"
+            + (f"  reserve rate {percent(g('reserve_rate'))} reserve {money(g('reserve'))}" if g("reserve_rate") else ""),
+            f"  increments {g('increment_count')} totalling {money(g('increments'))}  reseeds {money(g('reseeds'))}"
+            f"  voided {money(g('voided'))}",
+            f"  hits {g('hits')} (fixed {g('fixed_hits')})  paid by table {money(g('paid_table'))}"
+            f"  by attendant {money(g('paid_attendant'))}  cumulative paid {money(g('paid_table') + g('paid_attendant'))}",
+        ]
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- clear
+
+
+@command("clear", TECH, "clear REASON...", "clear the active tilts, with a reason (logged)")
+def cmd_clear(ctx: Ctx, args: list[str]) -> str:
+    reason = " ".join(args).strip()
+    if len(reason) < 3:
+        raise CommandError("usage: clear REASON...  (say why, e.g. clear shoe jam removed)")
+
+    def act(table: Any, log: Any) -> str:
+        if table.state != "tilt":
+            raise Refused(f"the table is not in tilt (state {table.state})")
+        tilts = dict(table.tilts)
+        log(reason=reason, cleared=sorted(tilts))
+        if not table.clear_tilt(reason, f"console:{ctx.role}"):
+            return "the table did not clear the tilt"
+        return "cleared: " + "; ".join(f"{k} ({v})" for k, v in sorted(tilts.items())) + f"\nstate: {table.state}"
+
+    return ctx.act(act)
+
+
+# --------------------------------------------------------------------------- verify
+
+
+@command("verify", FLOOR, "verify [files]", "software version and SHA-256 digest, checked against the record",
+         args=[("files",)])
+def cmd_verify(ctx: Ctx, args: list[str]) -> str:
+    from controller import selfcheck as S
+
+    want_args(args, 0, 1, "verify [files]")
+    if args and args[0] != "files":
+        raise CommandError("usage: verify [files]")
+    files = S.manifest()
+    now = S.digest_of(files)
+    rec = S.load_record(ctx.service.hw.state_dir)
+    sc = ctx.service.self_check
+    lines = [f"tablectl {ctx.server.version}: {len(files)} files",
+             f"digest now:        {now}",
+             f"digest at start-up: {sc.digest if sc else '-'}"]
+    if rec is None:
+        lines.append("recorded digest:   none (tablectl verify --record at installation)")
+        ctx.detail = {"digest": now, "result": "not recorded"}
+        return "\n".join(lines)
+    lines.append(f"recorded digest:   {rec.digest}  (version {rec.version}, {rec.recorded})")
+    diff = S.compare(rec.files, files)
+    if rec.digest == now:
+        lines.append("result: MATCH")
+        ctx.detail = {"digest": now, "result": "match"}
+        return "\n".join(lines)
+    problem = f"software: digest {now[:16]}... does not match the recorded {rec.digest[:16]}... " \
+              f"({S.describe_mismatch(diff)})"
+
+    def act(table: Any, log: Any) -> str:
+        log(digest=now, result="mismatch")
+        table.raise_tilt("self-check", problem)
+        return "result: MISMATCH - tilt raised"
+
+    lines.append(ctx.act(act))
+    if args:
+        for what in ("changed", "missing", "added"):
+            lines += [f"  {what}: {p}" for p in diff[what]]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- out of order
+
+
+@command("outoforder", FLOOR, "outoforder DEVICE ALTERNATIVE",
+         "mark a device out of order and the method used instead (§ 670a.13(n))",
+         args=[OOO_DEVICES, ("rng", "manual", "none")])
+def cmd_outoforder(ctx: Ctx, args: list[str]) -> str:
+    want_args(args, 2, 2, "outoforder DEVICE ALTERNATIVE  (shaker rng | shoe manual | sign none)")
+    device, alternative = args
+    if device not in OOO_DEVICES:
+        raise CommandError(f"unknown device {device!r} (devices: {', '.join(OOO_DEVICES)})")
+
+    def act(table: Any, log: Any) -> str:
+        mark = getattr(table, "mark_out_of_order", None)
+        if mark is None:
+            raise Refused("this controller cannot mark devices out of order")
+        if device in getattr(table, "out_of_order", {}):
+            raise Refused(f"the {device} is already out of order")
+        # the table validates before changing anything; log only what it accepts
+        try:
+            mark(device, f"console:{ctx.role}", alternative)
+        except ValueError as e:
+            raise Refused(str(e)) from None
+        log(device=device, alternative=alternative)
+        return f"{device} marked out of order; {alternative} used instead (§ 670a.13(n))"
+
+    return ctx.act(act)

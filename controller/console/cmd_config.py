@@ -1,0 +1,99 @@
+"""``config show|check|apply`` (issue 6 item 1; SPEC § 5: parameters change only
+between rounds, by a technician, and are logged).
+
+* ``config show`` — the configuration in effect, one ``key = value`` a line;
+* ``config check [FILE]`` — parse and range-check a hardware file (default: the
+  one the service was started with) and list what differs from the running
+  configuration, old and new;
+* ``config apply [FILE]`` — apply a changed table profile between rounds (the
+  table's ``apply_profile``), logged as ``config.applied`` with every changed
+  value, old and new.  Changes to pins, ports, the table id or the state
+  directory need a restart (``systemctl restart tablectl``), which logs them
+  at start-up (``config.loaded``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from controller.console.registry import FLOOR, CommandError, Ctx, Refused, command
+
+LIVE_PREFIX = "profile."
+BETWEEN_ROUNDS = ("open_for_wagers", "tilt")
+
+
+def _running(ctx: Ctx) -> dict[str, str]:
+    from controller.selfcheck import config_values
+
+    return getattr(ctx.service, "config_values", None) or config_values(ctx.service.hw)
+
+
+def _load(ctx: Ctx, args: list[str]) -> tuple[Any, str]:
+    from controller.config import ConfigError, load_hardware
+
+    path = args[0] if args else ctx.service.hw.file
+    if not Path(path).is_file():
+        raise CommandError(f"no configuration file {path!r}" + ("" if args else "; name one: config check FILE"))
+    try:
+        return load_hardware(path), path
+    except ConfigError as e:
+        raise CommandError(f"configuration invalid: {e}") from None
+
+
+def _diff(old: dict[str, str], new: dict[str, str]) -> dict[str, list[str | None]]:
+    return {k: [old.get(k), new.get(k)] for k in sorted(set(old) | set(new))
+            if old.get(k) != new.get(k) and not k.endswith(".file") and k != "file"}
+
+
+@command("config", FLOOR, "config show|check [FILE]|apply [FILE]", "show, check or apply the configuration",
+         args=[("show", "check", "apply")])
+def cmd_config(ctx: Ctx, args: list[str]) -> str:
+    from controller.selfcheck import config_digest, config_values
+
+    if not args or args[0] not in ("show", "check", "apply") or len(args) > 2 or (args[0] == "show" and len(args) > 1):
+        raise CommandError("usage: config show | config check [FILE] | config apply [FILE]")
+    sub = args[0]
+    if sub == "show":
+        vals = _running(ctx)
+        return "\n".join(f"{k} = {v}" for k, v in vals.items())
+    if ctx.role != "technician":
+        raise CommandError(f"config {sub} needs the technician role")
+    hw, path = _load(ctx, args[1:])
+    new = config_values(hw)
+    diff = _diff(_running(ctx), new)
+    restart = [k for k in diff if not k.startswith(LIVE_PREFIX)]
+    lines = [f"{path}: OK"] + [f"  {k}: {o} -> {n}" for k, (o, n) in diff.items()]
+    if sub == "check":
+        if not diff:
+            lines.append("no changes from the running configuration")
+        elif restart:
+            lines.append(f"{len(restart)} change(s) need a restart: {', '.join(restart[:5])}")
+        ctx.detail = {"file": path, "changes": len(diff)}
+        return "\n".join(lines)
+    # apply
+    if not diff:
+        raise Refused("nothing to apply: the file matches the running configuration")
+    if restart:
+        raise Refused(f"{', '.join(restart[:5])} cannot change while running; restart the service "
+                      "(systemctl restart tablectl) - the change is logged at start-up")
+
+    def act(table: Any, log: Any) -> str:
+        apply_profile = getattr(table, "apply_profile", None)
+        if apply_profile is None:
+            raise Refused("this controller cannot change its table profile while running; restart the service "
+                          "(systemctl restart tablectl) - the change is logged at start-up")
+        if table.state not in BETWEEN_ROUNDS or getattr(table, "round", None) is not None and \
+                getattr(table.round, "accepted", None):
+            raise Refused(f"the configuration is applied only between rounds (state {table.state})")
+        try:
+            apply_profile(hw.profile)
+        except ValueError as e:
+            raise Refused(str(e)) from None
+        log(file=path)
+        table.commit([table.rec("config.applied", file=path, by=f"console:{ctx.role}", changed=diff,
+                                values=new, digest=config_digest(new))])
+        ctx.service.config_values = new
+        return "\n".join(lines + [f"applied {len(diff)} change(s)"])
+
+    return ctx.act(act)

@@ -1,0 +1,183 @@
+"""The console's byte stream and line editor.
+
+A :class:`Channel` is one end of a serial line: the master of a pty, a
+connected socket (bridged to the UART by ``tablectl console``), or a UART.  The
+terminal on the other end is raw, so the console does its own line editing:
+echo, backspace, Ctrl-U (kill line), Ctrl-C (cancel), Ctrl-D (logout on an
+empty line), tab completion, and hidden input for PINs.  Escape sequences
+(arrow keys) are swallowed.  Lines are ASCII, at most :data:`MAX_LINE` long.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import select
+import time
+from collections.abc import Callable
+
+MAX_LINE = 200
+CRLF = b"\r\n"
+
+
+class Closed(Exception):
+    """The other end went away (socket closed)."""
+
+
+class Idle(Exception):
+    """Nothing typed for the idle period."""
+
+
+class Cancelled(Exception):
+    """Ctrl-C."""
+
+
+class Channel:
+    """Non-blocking byte I/O on a file descriptor (pty master, socket, tty)."""
+
+    def __init__(self, fd: int, *, name: str, eof_closes: bool = True, write_timeout: float = 1.0):
+        self.fd = fd
+        self.name = name
+        self.eof_closes = eof_closes            # a pty master held open by us never "closes"
+        self.write_timeout = write_timeout
+        os.set_blocking(fd, False)
+        self._pending = b""
+
+    def read(self, timeout: float) -> bytes:
+        if self._pending:
+            data, self._pending = self._pending, b""
+            return data
+        r, _, _ = select.select([self.fd], [], [], max(0.0, timeout))
+        if not r:
+            return b""
+        try:
+            data = os.read(self.fd, 256)
+        except BlockingIOError:
+            return b""
+        except OSError as e:
+            if e.errno == errno.EIO and not self.eof_closes:   # pty with nobody attached
+                time.sleep(min(timeout, 0.1))
+                return b""
+            raise Closed(str(e)) from None
+        if not data:
+            if self.eof_closes:
+                raise Closed("end of stream")
+            return b""
+        return data
+
+    def unread(self, data: bytes) -> None:
+        self._pending = data + self._pending
+
+    def write(self, data: bytes) -> None:
+        """Write everything, or drop what nobody reads within ``write_timeout``
+        (a UART or pty with no terminal attached must never block the console)."""
+        view = memoryview(data)
+        deadline = time.monotonic() + self.write_timeout
+        while view:
+            try:
+                n = os.write(self.fd, view)
+                view = view[n:]
+                continue
+            except BlockingIOError:
+                pass
+            except OSError as e:
+                if e.errno == errno.EIO and not self.eof_closes:
+                    return
+                raise Closed(str(e)) from None
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            select.select([], [self.fd], [], left)
+
+
+Completer = Callable[[str], list[str]]
+
+
+class LineEditor:
+    def __init__(self, chan: Channel, *, stop: Callable[[], bool] = lambda: False):
+        self.chan = chan
+        self.stop = stop
+
+    def write(self, text: str) -> None:
+        """ASCII only (any serial terminal shows it): "§" is written "Sec."."""
+        text = text.replace("§ ", "Sec. ").replace("§", "Sec.")
+        self.chan.write(text.replace("\r\n", "\n").replace("\n", "\r\n").encode("ascii", "replace"))
+
+    def println(self, text: str = "") -> None:
+        self.write(text + "\n")
+
+    def readline(self, prompt: str, *, echo: bool = True, idle_s: float | None = None,
+                 complete: Completer | None = None) -> str:
+        """One line.  Raises :class:`Idle`, :class:`Cancelled` (Ctrl-C),
+        :class:`Closed`, or EOFError (Ctrl-D on an empty line)."""
+        self.write(prompt)
+        buf = ""
+        last = time.monotonic()
+        esc = 0
+        while True:
+            if self.stop():
+                raise Closed("console stopping")
+            data = self.chan.read(0.2)
+            if not data:
+                if idle_s is not None and time.monotonic() - last > idle_s:
+                    raise Idle()
+                continue
+            last = time.monotonic()
+            for i, b in enumerate(data):
+                if esc:                                  # ESC [ ... final byte
+                    esc = 0 if (esc == 2 and 0x40 <= b <= 0x7E) or (esc == 1 and b != ord("[")) else 2
+                    continue
+                if b == 0x1B:
+                    esc = 1
+                elif b in (0x0D, 0x0A):
+                    rest = data[i + 1:]
+                    if b == 0x0D and rest[:1] == b"\n":
+                        rest = rest[1:]
+                    if rest:
+                        self.chan.unread(rest)           # type-ahead: next line
+                    self.write("\n")
+                    return buf
+                elif b in (0x7F, 0x08):
+                    if buf:
+                        buf = buf[:-1]
+                        if echo:
+                            self.write("\b \b")
+                elif b == 0x15:                          # Ctrl-U
+                    if echo:
+                        self.write("\b \b" * len(buf))
+                    buf = ""
+                elif b == 0x03:                          # Ctrl-C
+                    self.write("^C\n")
+                    raise Cancelled()
+                elif b == 0x04:                          # Ctrl-D
+                    if not buf:
+                        self.write("\n")
+                        raise EOFError()
+                elif b == 0x09:
+                    if complete is not None and echo:
+                        buf = self._complete(prompt, buf, complete)
+                elif 0x20 <= b < 0x7F and len(buf) < MAX_LINE:
+                    buf += chr(b)
+                    if echo:
+                        self.write(chr(b))
+
+    def _complete(self, prompt: str, buf: str, complete: Completer) -> str:
+        words = buf.split(" ")
+        prefix = words[-1]
+        cands = complete(buf)
+        if not cands:
+            return buf
+        common = os.path.commonprefix(cands)
+        if len(cands) == 1:
+            common += " "
+        if len(common) > len(prefix):
+            add = common[len(prefix):]
+            self.write(add)
+            return buf + add
+        self.write("\n" + "  ".join(cands) + "\n" + prompt + buf)
+        return buf
+
+    def interrupted(self) -> bool:
+        """Non-blocking: did the user type Ctrl-C (or anything) to stop a running command?"""
+        data = self.chan.read(0)
+        return bool(data)

@@ -1,0 +1,162 @@
+"""Console commands: the registry, the roles allowed to run each one, argument
+completion, and the per-command context (:class:`Ctx`) through which a command
+reaches the table (on the reactor thread) and the event log.
+
+Every command, accepted or not, is written to the event log as a
+``console.command`` record (role, command, arguments, outcome) *before* its
+reply is shown.  A command that changes the table does its checks and its
+change in one call on the reactor thread (:meth:`Ctx.act`), so nothing can
+slip in between the check and the change, and the ``console.command`` record
+sits next to the records of the change (before them, or right after them where
+the table itself validates the request before changing anything).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from controller.console.auth import ROLES
+
+if TYPE_CHECKING:
+    from controller.console.session import Session
+
+ALL = ROLES
+FLOOR = ("floorperson", "technician")
+TECH = ("technician",)
+
+
+class CommandError(ValueError):
+    """An unknown command or a bad argument: a one-line error, nothing changes."""
+
+
+class Refused(Exception):
+    """The command is valid but the table cannot do it now (e.g. not between rounds)."""
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    roles: tuple[str, ...]
+    usage: str
+    summary: str
+    run: Callable[["Ctx", list[str]], str]
+    args: tuple[Any, ...] = ()          # completion choices per argument position (a tuple, or a function)
+
+
+REGISTRY: dict[str, Command] = {}
+
+
+def command(name: str, roles: Sequence[str], usage: str, summary: str,
+            args: Sequence[Any] = ()) -> Callable[[Callable[["Ctx", list[str]], str]], Callable[..., str]]:
+    def deco(fn: Callable[["Ctx", list[str]], str]) -> Callable[..., str]:
+        REGISTRY[name] = Command(name, tuple(roles), usage, summary, fn,
+                                 tuple(a if callable(a) else tuple(a) for a in args))
+        return fn
+    return deco
+
+
+def complete(role: str, buf: str) -> list[str]:
+    words = buf.split(" ")
+    if len(words) == 1:
+        return sorted(n for n, c in REGISTRY.items() if role in c.roles and n.startswith(words[0]))
+    c = REGISTRY.get(words[0])
+    if c is None or role not in c.roles:
+        return []
+    pos = len([w for w in words[1:-1] if w])
+    if pos < len(c.args):
+        choices = c.args[pos]() if callable(c.args[pos]) else c.args[pos]
+        return sorted(x for x in choices if x.startswith(words[-1]))
+    return []
+
+
+def want_args(args: list[str], lo: int, hi: int | None, usage: str) -> None:
+    if len(args) < lo or (hi is not None and len(args) > hi):
+        raise CommandError(f"usage: {usage}")
+
+
+def parse_int(text: str, what: str, lo: int, hi: int) -> int:
+    if not text.isdigit():
+        raise CommandError(f"{what} must be a whole number {lo}..{hi}, got {text!r}")
+    v = int(text)
+    if not lo <= v <= hi:
+        raise CommandError(f"{what} must be {lo}..{hi}, got {v}")
+    return v
+
+
+@dataclass
+class Ctx:
+    session: "Session"
+    role: str
+    name: str
+    args: list[str]
+    logged: bool = False
+    detail: dict[str, Any] = field(default_factory=dict)   # added to the ok record of a read-only command
+
+    @property
+    def service(self) -> Any:
+        return self.session.server.service
+
+    @property
+    def server(self) -> Any:
+        return self.session.server
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run ``fn(*args)`` on the reactor thread (the table's owner)."""
+        return self.service.call(fn, *args, timeout=self.server.call_timeout)
+
+    def record(self, table: Any, outcome: str, **detail: Any) -> Any:
+        return table.rec("console.command", console=self.session.chan.name, role=self.role, command=self.name,
+                         args=list(self.args), outcome=outcome, **detail)
+
+    def act(self, fn: Callable[[Any, Callable[..., None]], str]) -> str:
+        """Check and change the table in one reactor call.  ``fn(table, log)`` raises
+        :class:`Refused` before changing anything, or calls ``log(**detail)`` (which
+        writes the ``console.command`` record) and then makes its change."""
+
+        def job() -> Any:
+            table = self.service.table
+            state = {"logged": False}
+
+            def log(**detail: Any) -> None:
+                table.commit([self.record(table, "ok", **detail)])
+                state["logged"] = True
+
+            try:
+                out = fn(table, log)
+            except Refused as e:
+                if not state["logged"]:
+                    table.commit([self.record(table, "refused", reason=str(e))])
+                return e
+            if not state["logged"]:
+                table.commit([self.record(table, "ok")])
+            return out
+
+        res = self.call(job)
+        self.logged = True
+        self.session.wait_durable()
+        if isinstance(res, Refused):
+            raise res
+        return str(res)
+
+    def log_now(self, **detail: Any) -> None:
+        """Write this command's ``console.command`` record now (before streaming output)."""
+        self.session.log("console.command", role=self.role, command=self.name, args=list(self.args),
+                         outcome="ok", **detail)
+        self.logged = True
+
+    def say(self, text: str) -> None:
+        """Stream a line of output while the command runs."""
+        self.session.editor.println(text)
+
+    def sleep(self, seconds: float) -> bool:
+        """Wait; True if the user interrupted (typed anything) meanwhile."""
+        import time
+
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if self.session.editor.interrupted():
+                return True
+            time.sleep(min(0.05, max(0.0, end - time.monotonic())))
+        return False

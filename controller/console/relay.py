@@ -1,0 +1,115 @@
+"""The console relay: moves bytes between a serial UART (or this terminal) and
+the controller's console socket.  It knows nothing of logins or commands —
+the controller does all of that and logs it — so it needs no access to the
+ledger, the pins or the table: only its UART and the socket
+(systemd/tablectl-console@.service).
+
+When the controller is not running (restarting, stopped) the relay says so on
+the UART once and keeps retrying, so a technician at the console sees why
+nothing answers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import socket
+import termios
+import threading
+import tty
+from pathlib import Path
+
+RETRY_S = 1.0
+
+
+def open_uart(path: str, baud: int) -> int:
+    """Open a UART raw at ``baud`` (8N1, no flow control, no modem control)."""
+    fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+    tty.setraw(fd)
+    attrs = termios.tcgetattr(fd)
+    speed = getattr(termios, f"B{baud}", None)
+    if speed is None:
+        os.close(fd)
+        raise ValueError(f"unsupported baud rate {baud}")
+    attrs[2] |= termios.CLOCAL | termios.CREAD
+    attrs[2] &= ~termios.CRTSCTS if hasattr(termios, "CRTSCTS") else ~0
+    attrs[4] = attrs[5] = speed
+    termios.tcsetattr(fd, termios.TCSANOW, attrs)
+    return fd
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view)
+            view = view[n:]
+        except BlockingIOError:
+            select.select([], [fd], [], 1.0)
+
+
+def _connect(path: Path) -> socket.socket | None:
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    try:
+        s.connect(str(path))
+    except OSError:
+        s.close()
+        return None
+    s.setblocking(False)
+    return s
+
+
+def relay(in_fd: int, out_fd: int, sock_path: Path, stop: threading.Event | None = None,
+          retry_s: float = RETRY_S, detach: bytes | None = None) -> None:
+    """Pump bytes between (in_fd, out_fd) and the console socket until ``stop``
+    (or until the ``detach`` byte is typed, for a terminal)."""
+    stop = stop or threading.Event()
+    said_down = False
+    while not stop.is_set():
+        sock = _connect(sock_path)
+        if sock is None:
+            if not said_down:
+                _write_all(out_fd, b"\r\ntablectl: the controller is not running; retrying...\r\n")
+                said_down = True
+            # drain what is typed meanwhile (nobody can act on it)
+            r, _, _ = select.select([in_fd], [], [], retry_s)
+            if r:
+                with contextlib.suppress(BlockingIOError):
+                    if detach and detach in os.read(in_fd, 1024):
+                        return
+            continue
+        said_down = False
+        try:
+            while not stop.is_set():
+                r, _, _ = select.select([in_fd, sock], [], [], 0.2)
+                if in_fd in r:
+                    try:
+                        data = os.read(in_fd, 1024)
+                    except BlockingIOError:
+                        data = None
+                    if data == b"" or (detach and data and detach in data):
+                        return                      # our terminal closed, or the user detached
+                    if data:
+                        _send(sock, data)
+                if sock in r:
+                    try:
+                        data = sock.recv(4096)
+                    except BlockingIOError:
+                        continue
+                    if not data:
+                        break                       # controller went away: reconnect
+                    _write_all(out_fd, data)
+        except OSError:
+            pass
+        finally:
+            sock.close()
+
+
+def _send(sock: socket.socket, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[sock.send(view):]
+        except BlockingIOError:
+            select.select([], [sock], [], 1.0)

@@ -1,0 +1,196 @@
+"""The console server: where sessions come from.
+
+* ``pty=True`` — a pseudo-terminal; the server holds the master and keeps the
+  slave open, and :attr:`ConsoleServer.pty_path` is the path a person attaches
+  to (``picocom``/``screen``) — ``tablectl sim --console-pty`` and the tests.
+* ``socket_path`` — a Unix stream socket (``/run/tablectl/console.sock`` under
+  systemd); ``tablectl console --port /dev/ttyAMA0`` bridges the UART to it
+  (systemd/tablectl-console@.service), and ``tablectl console`` alone attaches
+  the terminal it runs in.
+
+All sessions share one PIN store and one login lock-out.  Sessions run on their
+own threads and reach the table only through ``Service.call``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import sqlite3
+import threading
+import time
+import tty
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from controller.console.auth import LOCKOUT_S, MAX_FAILURES, PIN_FILE, Lockout, PinStore
+from controller.console.lineio import Channel
+from controller.console.session import Session
+
+
+class ConsoleServer:
+    def __init__(self, service: Any, *, pty: bool = False, socket_path: str | Path | None = None,
+                 pins_file: str | Path | None = None, idle_s: float = 600.0, lockout_s: float = LOCKOUT_S,
+                 max_failures: int = MAX_FAILURES, fail_delay_s: float = 1.0, call_timeout: float = 10.0,
+                 diag_light_s: float = 2.0, max_sessions: int = 4, wall: Callable[[], float] = time.time):
+        from controller import __version__
+
+        # the command modules register themselves on import
+        from controller.console import cmd_basic, cmd_config, cmd_diag, cmd_records  # noqa: F401
+
+        self.service = service
+        self.version = __version__
+        self.table_id = service.hw.table_id
+        self.pins = PinStore(Path(pins_file) if pins_file else Path(service.hw.state_dir) / PIN_FILE)
+        self.idle_s = idle_s
+        self.lockout_s = lockout_s
+        self.max_failures = max_failures
+        self.fail_delay_s = fail_delay_s
+        self.call_timeout = call_timeout
+        self.diag_light_s = diag_light_s
+        self.max_sessions = max_sessions
+        self._lockout = Lockout(max_failures, lockout_s, wall)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._fds: list[int] = []
+        self._sessions = 0
+        self._pins_fp: str | None = None
+        self.want_pty = pty
+        self.socket_path = Path(socket_path) if socket_path else None
+        self.pty_path: str | None = None
+        self._listener: socket.socket | None = None
+
+    # ------------------------------------------------------------------ ledger (read-only)
+    @contextlib.contextmanager
+    def reader(self) -> Iterator[sqlite3.Connection]:
+        """A read-only connection of this thread's own (WAL: readers beside the writer)."""
+        from controller.history import open_readonly
+
+        conn = open_readonly(self.service.ledger.path)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    def _load_state(self) -> None:
+        import json
+
+        class _Ev:
+            def __init__(self, kind: str, data: str):
+                self.kind, self.data = kind, json.loads(data)
+
+        with self.reader() as conn:
+            rows = conn.execute("SELECT kind, data FROM events WHERE kind IN ('console.login', 'console.locked') "
+                                "ORDER BY seq DESC LIMIT 1000").fetchall()
+            self._lockout.load(_Ev(k, d) for k, d in rows)
+            row = conn.execute("SELECT data FROM events WHERE kind = 'console.pins' ORDER BY seq DESC LIMIT 1").fetchone()
+        self._pins_fp = json.loads(row[0]).get("fingerprint", "") if row else None
+
+    # ------------------------------------------------------------------ login bookkeeping
+    def lockout_remaining(self) -> float:
+        with self._lock:
+            return self._lockout.remaining()
+
+    def login_failed(self) -> tuple[int, float | None]:
+        with self._lock:
+            until = self._lockout.fail()
+            return (self.max_failures if until is not None else self._lockout.failures), until
+
+    def login_succeeded(self) -> None:
+        with self._lock:
+            self._lockout.succeed()
+
+    def note_pin_file(self, session: Session) -> None:
+        """Log a change of the PIN file (``tablectl pin set``) the first time a login sees it."""
+        fp = self.pins.fingerprint()
+        with self._lock:
+            if fp == self._pins_fp:
+                return
+            self._pins_fp = fp
+        session.log("console.pins", fingerprint=fp, roles=self.pins.roles_set())
+
+    # ------------------------------------------------------------------ lifecycle
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def start(self) -> "ConsoleServer":
+        self._load_state()
+        if self.want_pty:
+            master, slave = os.openpty()
+            tty.setraw(slave)
+            self._fds += [master, slave]              # we keep the slave open: no EIO when nobody is attached
+            self.pty_path = os.ttyname(slave)
+            self._spawn(Channel(master, name="pty", eof_closes=False), "console-pty")
+        if self.socket_path is not None:
+            self._listen(self.socket_path)
+        return self
+
+    def _listen(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()                            # stale socket of a previous run
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        old = os.umask(0o117)
+        try:
+            s.bind(str(path))
+        finally:
+            os.umask(old)
+        s.listen(2)
+        s.settimeout(0.2)
+        self._listener = s
+        t = threading.Thread(target=self._accept, name="console-accept", daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def _accept(self) -> None:
+        assert self._listener is not None
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with self._lock:
+                busy = self._sessions >= self.max_sessions
+            if busy:
+                with contextlib.suppress(OSError):
+                    conn.sendall(b"tablectl: too many console sessions\r\n")
+                conn.close()
+                continue
+            conn.setblocking(False)
+            self._spawn(Channel(conn.detach(), name="socket"), "console-socket", own_fd=True)
+
+    def _spawn(self, chan: Channel, name: str, own_fd: bool = False) -> None:
+        def run() -> None:
+            with self._lock:
+                self._sessions += 1
+            try:
+                Session(self, chan).run()
+            finally:
+                with self._lock:
+                    self._sessions -= 1
+                if own_fd:
+                    with contextlib.suppress(OSError):
+                        os.close(chan.fd)
+
+        t = threading.Thread(target=run, name=name, daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._listener is not None:
+            self._listener.close()
+        for t in self._threads:
+            t.join(timeout=2)
+        for fd in self._fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._fds = []
+        if self.socket_path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                self.socket_path.unlink()

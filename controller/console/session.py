@@ -1,0 +1,188 @@
+"""One console session on one channel: login by role and PIN, then commands.
+
+Login (issue 6 item 1): the role (``dealer``, ``floorperson``, ``technician``)
+then its PIN, typed without echo.  A wrong PIN is a counted failure; after
+:data:`~controller.console.auth.MAX_FAILURES` in a row the console is locked
+for :data:`~controller.console.auth.LOCKOUT_S`, and the lock is in the ledger
+so it survives a restart.  Every login, logout and command is an event
+(``console.login``, ``console.locked``, ``console.logout``, ``console.command``),
+durable before the reply is shown.  A session idle for ``idle_s`` is logged out.
+"""
+
+from __future__ import annotations
+
+import shlex
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from controller.console import registry as R
+from controller.console.auth import ROLES
+from controller.console.lineio import Cancelled, Channel, Closed, Idle, LineEditor
+
+if TYPE_CHECKING:
+    from controller.console.server import ConsoleServer
+
+
+class Session:
+    def __init__(self, server: "ConsoleServer", chan: Channel):
+        self.server = server
+        self.chan = chan
+        self.editor = LineEditor(chan, stop=server.stopping)
+        self.role: str | None = None
+
+    # ------------------------------------------------------------------ event log
+    def wait_durable(self) -> None:
+        """Block until everything submitted to the ledger so far is on disk."""
+        done = threading.Event()
+        self.server.service.writer.submit([], lambda _e: done.set())
+        if not done.wait(self.server.call_timeout):
+            raise TimeoutError("the event log did not confirm the write")
+
+    def log(self, kind: str, **data: Any) -> None:
+        def job() -> None:
+            t = self.server.service.table
+            t.commit([t.rec(kind, console=self.chan.name, **data)])
+
+        self.server.service.call(job, timeout=self.server.call_timeout)
+        self.wait_durable()
+
+    # ------------------------------------------------------------------ loop
+    def run(self) -> None:
+        ed = self.editor
+        try:
+            while not self.server.stopping():
+                try:
+                    role = self.login()
+                except (Cancelled, EOFError):
+                    continue
+                except TimeoutError as e:
+                    ed.println(f"error: {e}")
+                    continue
+                if role is not None:
+                    self.shell(role)
+        except Closed:
+            pass
+        finally:
+            if self.role is not None:
+                try:
+                    self.log("console.logout", role=self.role, why="disconnected")
+                except Exception:  # noqa: BLE001 - the service may be stopping
+                    pass
+
+    def login(self) -> str | None:
+        srv, ed = self.server, self.editor
+        ed.println(f"tablectl {srv.version} console - table {srv.table_id}")
+        role = ed.readline("role: ", complete=lambda buf: [r for r in ROLES if r.startswith(buf)]).strip()
+        if not role:
+            return None
+        if role not in ROLES:
+            ed.println(f"error: unknown role {role!r} (roles: {', '.join(ROLES)})")
+            return None
+        srv.note_pin_file(self)
+        left = srv.lockout_remaining()
+        if left > 0:
+            self.log("console.login", role=role, ok=False, counted=False, reason="console locked")
+            time.sleep(srv.fail_delay_s)
+            ed.println(f"error: console locked after {srv.max_failures} failed logins; "
+                       f"try again in {int(left) // 60} min {int(left) % 60} s")
+            return None
+        pin = ed.readline("PIN: ", echo=False)
+        ok = srv.pins.verify(role, pin)
+        del pin
+        if ok is None:
+            self.log("console.login", role=role, ok=False, counted=False, reason="no PIN set")
+            ed.println(f"error: no PIN is set for {role} (set one with: tablectl pin set {role})")
+            return None
+        if ok:
+            srv.login_succeeded()
+            self.log("console.login", role=role, ok=True)
+            self.role = role
+            ed.println(f"logged in as {role}; type help for the commands")
+            return role
+        failures, until = srv.login_failed()
+        self.log("console.login", role=role, ok=False, counted=True, failures=failures)
+        if until is not None:
+            self.log("console.locked", until=round(until, 3), failures=srv.max_failures, period_s=srv.lockout_s)
+        time.sleep(srv.fail_delay_s)
+        if until is not None:
+            ed.println(f"error: wrong PIN; console locked for {int(srv.lockout_s) // 60} min "
+                       f"after {srv.max_failures} failed logins")
+        else:
+            ed.println("error: wrong PIN")
+        return None
+
+    def shell(self, role: str) -> None:
+        srv, ed = self.server, self.editor
+        prompt = f"{srv.table_id} {role}> "
+        while not srv.stopping():
+            try:
+                line = ed.readline(prompt, idle_s=srv.idle_s, complete=lambda buf: R.complete(role, buf))
+            except Idle:
+                ed.println("")
+                ed.println(f"logged out: idle for {int(srv.idle_s)} s")
+                self._logout("idle")
+                return
+            except Cancelled:
+                continue
+            except EOFError:
+                self._logout("ctrl-d")
+                return
+            line = line.strip()
+            if not line:
+                continue
+            if not self.execute(role, line):
+                return
+
+    def _logout(self, why: str) -> None:
+        role, self.role = self.role, None
+        try:
+            self.log("console.logout", role=role, why=why)
+        except TimeoutError as e:
+            self.editor.println(f"error: {e}")
+
+    def execute(self, role: str, line: str) -> bool:
+        """Run one command line; False when the session logs out."""
+        ed = self.editor
+        try:
+            words = shlex.split(line)
+        except ValueError as e:
+            return self._reject(role, line.split(" ")[0], [], "rejected", f"cannot parse the line: {e}")
+        name, args = words[0], words[1:]
+        cmd = R.REGISTRY.get(name)
+        if cmd is None:
+            return self._reject(role, name, args, "rejected", f"unknown command {name!r}; type help")
+        if role not in cmd.roles:
+            return self._reject(role, name, args, "denied",
+                                f"{name} needs the {' or '.join(cmd.roles)} role (logged in as {role})")
+        ctx = R.Ctx(self, role, name, args)
+        try:
+            out = cmd.run(ctx, args)
+            if not ctx.logged:
+                self.log("console.command", role=role, command=name, args=args, outcome="ok", **ctx.detail)
+        except R.CommandError as e:
+            if ctx.logged:
+                ed.println(f"error: {e}")
+                return True
+            return self._reject(role, name, args, "rejected", str(e))
+        except R.Refused as e:
+            ed.println(f"refused: {e}")
+            return True
+        except TimeoutError as e:
+            ed.println(f"error: controller not responding ({e or 'timeout'}); nothing was shown as done")
+            return True
+        if out:
+            ed.println(out)
+        if name == "logout":
+            self._logout("logout")
+            return False
+        return True
+
+    def _reject(self, role: str, name: str, args: list[str], outcome: str, error: str) -> bool:
+        try:
+            self.log("console.command", role=role, command=name[:40], args=[a[:80] for a in args[:10]],
+                     outcome=outcome, error=error)
+        except TimeoutError as e:
+            self.editor.println(f"error: {e}")
+        self.editor.println(f"error: {error}")
+        return True

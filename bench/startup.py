@@ -1,0 +1,147 @@
+"""``tablectl bench startup``: start-up time and resident memory (issue 6 item 4).
+
+* ``start_to_ready_s`` — from spawning ``tablectl run --config ...`` (a fresh
+  Python process, exactly the command systemd runs) to its ``READY=1``
+  datagram on ``NOTIFY_SOCKET``: imports, configuration, the self-checks
+  (ledger chain and meters, software digest over the installed files, RNG
+  self-test), pins (gpiozero mock pins) and serial links (the HIL simulators on
+  ptys) — median and max of ``--runs`` starts on a fresh ledger; goal ≤ 1 s.
+* ``rss_mb_after_1000_rounds`` — resident set size (VmRSS) of a process that
+  has played ``--rounds`` rounds against the simulators (``tablectl sim``'s
+  set-up: the service, the simulated devices and the simulated people in one
+  process, so an upper bound for the service alone), and its peak (VmHWM);
+  goal ≤ 60 MB.
+* ``start_to_ready_after_rounds_s`` — the start-up again, on the ledger those
+  rounds left (the self-checks walk the whole hash chain).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+NAME = "startup"
+HELP = "process start -> READY=1 (s); resident memory after N rounds (MB)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--runs", type=int, default=5, help="starts to time (default 5)")
+    p.add_argument("--rounds", type=int, default=1000, help="rounds before measuring memory (default 1000)")
+    p.add_argument("--speed", type=float, default=200.0, help="game-clock speed-up for the rounds (default 200)")
+    p.add_argument("--seed", type=int, default=1)
+
+
+def _toml(v: object) -> str:
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k} = {_toml(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml(x) for x in v) + "]"
+    return json.dumps(v) if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def _time_start(config: Path, tmp: Path) -> float:
+    """Spawn ``tablectl run`` and return the seconds until it sends READY=1."""
+    sock_path = tmp / f"notify-{time.monotonic_ns()}"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(sock_path))
+    sock.settimeout(60)
+    env = {**os.environ, "NOTIFY_SOCKET": str(sock_path), "PYTHONDONTWRITEBYTECODE": "1"}
+    t0 = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "controller", "run", "--config", str(config)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        while True:
+            msg = sock.recv(4096).decode()
+            if any(line == "READY=1" for line in msg.splitlines()):
+                return time.monotonic() - t0
+    except TimeoutError:
+        raise RuntimeError(f"no READY=1 within 60 s: {proc.stderr.read().decode() if proc.stderr else ''}")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        sock.close()
+
+
+def _rounds_child(state_dir: str, rounds: int, speed: float, seed: int) -> None:
+    """In a fresh process: play the rounds, then print the memory figures as JSON."""
+    import random
+
+    from controller.log import configure
+    from hil.people import People
+    from hil.rig import Rig
+
+    configure(level="error", json=True, stream=sys.stderr)
+    rig = Rig(Path(state_dir), seed=seed, speed=speed)
+    rig.shoe.shuffle_s = 0.0
+    rig.start()
+    try:
+        rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30)
+        people = People(rig, random.Random(seed))
+        for _ in range(rounds):
+            people.play_round()
+        status = {k: int(v.split()[0]) for k, v in
+                  (line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
+                  if k in ("VmRSS", "VmHWM")}
+        print(json.dumps({"rss_kb": status["VmRSS"], "hwm_kb": status["VmHWM"], "round": rig.table.status["round"]}))
+    finally:
+        rig.stop()
+
+
+def run(args: argparse.Namespace, emit) -> int:
+    from controller import selfcheck
+    from hil.rig import PINS, Rig
+
+    with tempfile.TemporaryDirectory(prefix="tablectl-bench-startup-") as d:
+        tmp = Path(d)
+        state = tmp / "state"
+        state.mkdir()
+        rig = Rig(state, seed=args.seed)            # only its simulated devices are used here
+        for s in rig.sims:
+            s.start()
+        try:
+            doc = {"table": {"id": "BENCH-01", "profile": "six-card-fortune", "state_dir": str(state)},
+                   "gpio": {"pin_factory": "mock", **PINS},
+                   "serial": {s.device: {"port": s.path} for s in rig.sims if s.device in ("shoe", "shaker", "sign")}}
+            config = tmp / "table.toml"
+            config.write_text("\n".join(f"{k} = {_toml(v)}" for k, v in doc.items()) + "\n")
+            selfcheck.record_digest(state)          # as systemd/install.sh does
+            times = [_time_start(config, tmp) for _ in range(args.runs)]
+            emit("start_to_ready_s", f"{statistics.median(times):.3f}")
+            emit("start_to_ready_max_s", f"{max(times):.3f}")
+
+            played = tmp / "played"
+            t0 = time.monotonic()
+            out = subprocess.run([sys.executable, "-c", "import sys, bench.startup as b; "
+                                  "b._rounds_child(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]))",
+                                  str(played), str(args.rounds), str(args.speed), str(args.seed)],
+                                 capture_output=True, text=True, check=False)
+            if out.returncode != 0:
+                print(out.stderr[-2000:], file=sys.stderr)
+                return 1
+            mem = json.loads(out.stdout.strip().splitlines()[-1])
+            emit(f"rss_mb_after_{args.rounds}_rounds", f"{mem['rss_kb'] / 1024:.1f}")
+            emit(f"rss_peak_mb_after_{args.rounds}_rounds", f"{mem['hwm_kb'] / 1024:.1f}")
+            emit("rounds_wall_s", f"{time.monotonic() - t0:.1f}")
+
+            selfcheck.record_digest(played)
+            doc["table"]["state_dir"] = str(played)
+            config.write_text("\n".join(f"{k} = {_toml(v)}" for k, v in doc.items()) + "\n")
+            after = [_time_start(config, tmp) for _ in range(max(1, args.runs // 2))]
+            emit(f"start_to_ready_after_{args.rounds}_rounds_s", f"{statistics.median(after):.3f}")
+        finally:
+            for s in rig.sims:
+                s.stop()
+    return 0

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Check the systemd units (CI, from .ci/run): `systemd-analyze verify` must print
+# nothing (it exits 0 even on some errors), and `systemd-analyze security
+# --offline=yes` must rate each unit at an overall exposure of 3.0 or less.
+# The units are rendered for this checkout (ExecStart= must name an existing
+# file for verify), so run ./bootstrap first.
+set -eu
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+if ! command -v systemd-analyze >/dev/null 2>&1; then
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq systemd
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+systemd/install.sh --render "$tmp" --prefix "$ROOT"
+status=0
+out=$(cd "$tmp" && systemd-analyze verify ./tablectl.service ./tablectl-console@.service 2>&1) || status=$?
+if [ -n "$out" ] || [ "$status" -ne 0 ]; then
+    printf '%s\n' "$out"
+    echo "systemd/check.sh: systemd-analyze verify reported problems (exit $status)" >&2
+    exit 1
+fi
+echo "systemd-analyze verify: tablectl.service tablectl-console@.service: no output"
+# --threshold is compared with the exposure level times ten (systemd 252 takes an
+# integer and rejects "3.0"): 30 = an overall exposure of 3.0
+for unit in tablectl.service tablectl-console@.service; do
+    if ! report=$(systemd-analyze security --offline=yes --threshold=30 "$tmp/$unit" 2>&1); then
+        printf '%s\n' "$report"
+        echo "systemd/check.sh: $unit is exposed above 3.0" >&2
+        exit 1
+    fi
+    printf '%s\n' "$report" | grep "Overall exposure level"
+done

@@ -41,6 +41,7 @@ class ConsoleServer:
         from controller.console import cmd_basic, cmd_config, cmd_diag, cmd_records  # noqa: F401
 
         self.service = service
+        self.log = service.logctx.logger("console")
         self.version = __version__
         self.table_id = service.hw.table_id
         self.pins = PinStore(Path(pins_file) if pins_file else Path(service.hw.state_dir) / PIN_FILE)

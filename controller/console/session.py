@@ -59,6 +59,12 @@ class Session:
                 except TimeoutError as e:
                     ed.println(f"error: {e}")
                     continue
+                except Closed:
+                    raise
+                except Exception as e:  # noqa: BLE001 - keep the console alive
+                    self.server.log.error("console.login_failed", error=repr(e), exc_info=True)
+                    ed.println(f"error: internal error: {e!r} (logged)")
+                    continue
                 if role is not None:
                     self.shell(role)
         except Closed:
@@ -170,6 +176,12 @@ class Session:
             return True
         except TimeoutError as e:
             ed.println(f"error: controller not responding ({e or 'timeout'}); nothing was shown as done")
+            return True
+        except Closed:
+            raise
+        except Exception as e:  # noqa: BLE001 - a bug in one command must not take the console down
+            self.server.log.error("console.command_failed", command=name, error=repr(e), exc_info=True)
+            ed.println(f"error: internal error in {name}: {e!r} (logged)")
             return True
         if out:
             ed.println(out)

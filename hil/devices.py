@@ -411,3 +411,38 @@ class KeypadSim(SimDevice):
 
     def enter(self, text: str) -> None:
         self.send("ENTRY", text=text)
+
+
+# --------------------------------------------------------------------------- RNG
+
+
+class ScriptedRng:
+    """The RNG the rig hands the controller (drivers.rng.Rng): scripted draws first
+    (``scripted``), then a seeded source; ``biased`` makes the source the classic
+    modulo-biased one so the start-up self-test must fail.  :meth:`self_test` tests the
+    source, never consuming the script."""
+
+    def __init__(self, seed: int | str = 0, biased: bool = False):
+        self.scripted: deque[int] = deque()
+        self.biased = biased
+        self._r = random.Random(f"{seed}/rng")
+        self.draws: list[tuple[int, int]] = []
+
+    def _source(self, n: int) -> int:
+        if self.biased:
+            return self._r.getrandbits(max(1, (n - 1).bit_length())) % n + 1
+        return self._r.randrange(n) + 1
+
+    def draw(self, n: int) -> int:
+        v = self.scripted.popleft() if self.scripted else self._source(n)
+        if not 1 <= v <= n:
+            raise ValueError(f"scripted draw {v} outside 1..{n}")
+        self.draws.append((n, v))
+        return v
+
+    def self_test(self, rng: Any = None, samples: int = 20_000, sides: Sequence[int] = (7, 8)) -> list[str]:
+        from drivers.rng import self_test
+
+        class _Source:
+            draw = staticmethod(self._source)
+        return self_test(rng if rng is not None else _Source(), samples=samples, sides=sides)

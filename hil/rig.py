@@ -16,6 +16,7 @@ read-only connection) and the controller's link statistics (:meth:`Rig.link_stat
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import random
 import shutil
@@ -29,7 +30,7 @@ from typing import Any
 from controller.clock import ScaledClock
 from controller.config import parse_hardware
 from controller.service import Service
-from hil.devices import KeypadSim, ShakerSim, ShoeSim, SignSim
+from hil.devices import KeypadSim, ScriptedRng, ShakerSim, ShoeSim, SignSim
 
 #: the rig's pin map (BCM), also the example wiring in config/examples/table.toml
 PINS: dict[str, Any] = {
@@ -76,7 +77,15 @@ class Rig:
         if profile_overrides:
             hw = dataclasses.replace(hw, profile=dataclasses.replace(hw.profile, **dict(profile_overrides)))
         self.hw = hw
-        self.service = Service(self.hw, clock=self.clock, pin_factory=self.factory)
+        #: the controller's RNG (§ 670a.5(i)(2)), scriptable; handed over when the service takes one
+        self.rng = ScriptedRng(seed)
+        extra: dict[str, Any] = {}
+        params = inspect.signature(Service).parameters
+        if "rng" in params:
+            extra["rng"] = self.rng
+        if "rng_test" in params:     # the start-up self-test runs on the rig's (seeded, deterministic) source
+            extra["rng_test"] = lambda samples: self.rng.self_test(samples=samples)
+        self.service = Service(self.hw, clock=self.clock, pin_factory=self.factory, **extra)
         self.started = False
         self.emitted: list[tuple[str, dict[str, Any]]] = []
         self._emitted_cv = threading.Condition()

@@ -174,6 +174,9 @@ class Runner:
             if key == "decks":
                 for stacks in val:
                     self.rig.shoe.stacked_decks.append(stacked_deck(stacks, self.rig.shoe.deck_size))
+            elif key == "rng":
+                self.rig.rng.scripted.extend(int(x) for x in val.get("scripted", []))
+                self.rig.rng.biased = bool(val.get("biased", False))
             elif key in ("shoe", "shaker", "sign", "keypad"):
                 self._inject(key, val)
             else:
@@ -238,6 +241,15 @@ class Runner:
         if self.rig.keypad is None:
             raise ScenarioError(f"{self.scn.path}: keypad step without rig.keypad: true")
         self.rig.keypad.enter(str(v))
+
+    def step_wait_prompt(self, v: Any) -> None:
+        """Wait until the keypad has shown ``count`` prompts containing ``contains``."""
+        text, count = (v, 1) if isinstance(v, str) else (v["contains"], int(v.get("count", 1)))
+        kp = self.rig.keypad
+        if kp is None:
+            raise ScenarioError(f"{self.scn.path}: wait_prompt without rig.keypad: true")
+        self._poll(lambda: sum(1 for p in list(kp.prompts) if text in p) >= count,
+                   f"{count} keypad prompt(s) containing {text!r} (prompts: {kp.prompts})")
 
     def step_command(self, v: Mapping[str, Any]) -> None:
         v = dict(v)

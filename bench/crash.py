@@ -141,6 +141,8 @@ def run(args: argparse.Namespace, emit) -> int:
         final = _child(state, witness, args.seed * 100_003 + args.kills, 0.0, rounds=2)
         out, _ = final.communicate(timeout=120)
         emit("final_run_exit", final.returncode)
+        if final.returncode != 0:
+            emit("final_run_output", " | ".join(out.strip().splitlines()[-3:]))
         res = check(state, witness)
     finally:
         if tmp is not None:

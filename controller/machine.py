@@ -16,6 +16,9 @@ States for a card game dealt from an automated shoe with a progressive
                        (§ 670a.10(b), § 670a.5(i)); no roll → reshake (§ 670a.13(a),(b))
 ``dispensing``         the shoe dispenses one stack per position (§ 670a.10(c))
 ``stub_check``         the cards left in the shoe are counted (§ 670a.10(d))
+``hand_entry``         the shoe is out of order or did not read the cards: the dealer verifies
+                       and enters the winning hands on the keypad (§ 670a.11(h)(3)(i)(B)(I);
+                       § 670a.13(n); manual dealing § 670a.8)
 ``settlement``         hands read, wagers settled in order (§ 670a.11(e),(h))
 ``floor_validation``   a progressive hit waits for a floorperson (§ 670a.11(h)(3)(i)(B)(III))
 ``round_complete``     the round is closed in the ledger (§ 670a.11(j))
@@ -35,6 +38,7 @@ STATES: list[str] = [
     "starting_position",
     "dispensing",
     "stub_check",
+    "hand_entry",
     "settlement",
     "floor_validation",
     "round_complete",
@@ -42,7 +46,7 @@ STATES: list[str] = [
     "tilt",
 ]
 
-IN_ROUND = ("no_more_bets", "starting_position", "dispensing", "stub_check")
+IN_ROUND = ("no_more_bets", "starting_position", "dispensing", "stub_check", "hand_entry")
 
 TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "self_test_passed", "source": "self_test", "dest": "open_for_wagers"},
@@ -52,6 +56,9 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "start_determined", "source": "starting_position", "dest": "dispensing"},
     {"trigger": "stacks_dispensed", "source": "dispensing", "dest": "stub_check"},
     {"trigger": "stub_verified", "source": "stub_check", "dest": "settlement"},
+    {"trigger": "cards_unread", "source": "stub_check", "dest": "hand_entry"},
+    {"trigger": "manual_deal", "source": "dispensing", "dest": "hand_entry"},
+    {"trigger": "hands_entered", "source": "hand_entry", "dest": "settlement"},
     {"trigger": "hit_needs_validation", "source": "settlement", "dest": "floor_validation"},
     {"trigger": "hit_validated", "source": "floor_validation", "dest": "settlement"},
     {"trigger": "settled", "source": "settlement", "dest": "round_complete"},

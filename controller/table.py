@@ -63,6 +63,9 @@ class RoundData:
     no_rolls: int = 0
     face_up: int = 0
     void_reason: str | None = None
+    rng_value: int | None = None
+    unread: bool = False                                    # the shoe did not read the cards
+    entered: dict[int, tuple[int, ...]] = field(default_factory=dict)   # keypad hands (seat -> cards)
 
 
 @dataclass
@@ -72,6 +75,8 @@ class Devices:
     sign: Any
     lights: Any            # drivers.gpio.Lights
     inputs: Any            # drivers.gpio.Inputs
+    rng: Any | None = None     # drivers.rng.SecretsRng: the starting position by RNG (§ 670a.5(i)(2))
+    keypad: Any | None = None  # drivers.keypad.Keypad: the dealer's entries
 
 
 class Table(DealingMixin):
@@ -96,6 +101,7 @@ class Table(DealingMixin):
         self.state_before_tilt = "self_test"
         self.board = BetBoard(profile.sensed, self.seats, devices.lights)
         self.deck_ready = False
+        self.shuffle_failures = 0
         self.count_shown = False
         self.listeners: list[Callable[[str, Mapping[str, Any]], None]] = []
         self._timer = None
@@ -247,6 +253,8 @@ class Table(DealingMixin):
             self._on_shoe(ev)
         elif ev.kind == "shaker":
             self._on_shaker(ev)
+        elif ev.kind == "keypad":
+            self._on_keypad(ev)
         elif ev.kind == "sign":
             if ev.data.get("msg") == "ERROR":
                 self.raise_tilt("sign", f"sign error {ev.data.get('code')}: {ev.data.get('text')}")
@@ -366,7 +374,10 @@ class Table(DealingMixin):
         rnd = self.round
         if self.state != "settlement" or rnd is None:
             return
-        in_play = {s: rnd.hands[s] for s in rnd.accepted}
+        if rnd.entered or rnd.unread or self.out_of_order.get("shoe"):
+            in_play = {s: rnd.entered.get(s) for s in rnd.accepted}   # not entered: no winning hand
+        else:
+            in_play = {s: rnd.hands[s] for s in rnd.accepted}
         results = self.proc.settle_progressive(in_play, rnd.accepted)
         rnd.results = results
         rnd.pending_hits = [r for r in results if r.is_meter_pay]
@@ -484,7 +495,10 @@ class Table(DealingMixin):
         self._show_meters()
         self.dev.sign.message("PLACE YOUR BETS")
         self.board.open()
-        self.dev.shoe.shuffle()     # § 670a.5(a): shuffled after each round (automated shuffler)
+        if self.out_of_order.get("shoe"):
+            self.deck_ready = True      # manual dealing (§ 670a.13(n)): the dealer shuffles by hand
+        else:
+            self.dev.shoe.shuffle()     # § 670a.5(a): shuffled after each round (automated shuffler)
         self._emit("open", round=self.round_no)
 
     def _show_meters(self) -> None:

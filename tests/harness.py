@@ -87,7 +87,7 @@ def profile_doc(rate: str = "21%", seed: str = "$5,000", reserve: str = "0%") ->
 
 
 class Harness:
-    def __init__(self, path: Path, doc: Mapping[str, Any] | None = None):
+    def __init__(self, path: Path, doc: Mapping[str, Any] | None = None, rng: Any = None):
         self.path = path
         self.doc = dict(doc or profile_doc())
         self.clock = ManualClock()
@@ -98,7 +98,9 @@ class Harness:
         names = ["lockout", "confirm", "void", "key"] + [f"bet.progressive.{s}" for s in range(1, 7)]
         self.lights = FakeLights()
         self.shoe, self.shaker, self.sign = Rec("shoe"), Rec("shaker"), Rec("sign")
-        self.devices = Devices(self.shoe, self.shaker, self.sign, self.lights, FakeInputs(names))
+        self.keypad = Rec("keypad")
+        self.devices = Devices(self.shoe, self.shaker, self.sign, self.lights, FakeInputs(names),
+                               rng=rng, keypad=self.keypad)
         self.table = Table(self.profile, procedure_for(self.profile.game, self.profile), self.reactor,
                            self.writer, self.devices, LogContext("HARNESS"))
         self.reactor.handler = self.table.handle
@@ -162,3 +164,17 @@ def stacks_for(start: int, hands: Mapping[int, str], filler: Sequence[int] | Non
 
 def records(h: Harness, kind: str) -> list[Record]:
     return [e for e in h.ledger.events(kinds=[kind])]
+
+
+class FixedRng:
+    """An RNG double that returns scripted numbers (the real one is drivers/rng.py)."""
+
+    def __init__(self, values: Sequence[int]):
+        self.values = list(values)
+        self.draws: list[int] = []
+
+    def draw(self, n: int) -> int:
+        v = self.values.pop(0)
+        assert 1 <= v <= n
+        self.draws.append(n)
+        return v

@@ -22,6 +22,10 @@ from controller.rules.sixcard import hand_key, six_card_rank
 from controller.rules.sixcard_settle import SixCardOptions, settle_progressive
 
 
+#: the hand of a seat whose cards the dealer did not enter as a winning hand (keypad entry)
+NOT_ENTERED = "no-winning-hand-entered"
+
+
 class SixCardFortune:
     game = "six-card-fortune"
     plan = DealPlan(stacks=7, cards_per_stack=6, remaining=11, deck=53)   # § 670a.10(d)
@@ -36,11 +40,15 @@ class SixCardFortune:
         self.options = SixCardOptions(progressive_paytable=prog.paytable, progressive_envy_paytables=envy,
                                       progressive_wager_cents=prog.wager_cents)
 
-    def settle_progressive(self, hands: Mapping[int, Sequence[int]], wagers: Mapping[int, int]) -> list[WagerResult]:
+    def settle_progressive(self, hands: Mapping[int, Sequence[int] | None],
+                           wagers: Mapping[int, int]) -> list[WagerResult]:
         """Results for every accepted Progressive Payout Wager, in settlement order
         (§ 670a.11(e), § 670a.11(h)(3)(i)), followed by envy bonuses (§ 670a.11(h)(3)(ii)).
 
         ``hands`` are the seats in play (holders of a possible Envy Bonus Qualifying
-        Hand); the progressive system knows a seat is in play by its accepted wager."""
-        keys = {seat: hand_key(six_card_rank(cards)) for seat, cards in hands.items()}
+        Hand); the progressive system knows a seat is in play by its accepted wager.
+        A seat whose cards are None (manual dealing: the dealer entered no winning hand
+        for it) has no straight or better and loses (§ 670a.11(h)(3)(i)(A))."""
+        keys = {seat: (hand_key(six_card_rank(cards)) if cards is not None else NOT_ENTERED)
+                for seat, cards in hands.items()}
         return settle_progressive(keys, wagers, self.options, settlement_order(self.seats))

@@ -147,8 +147,8 @@ class Runner:
                 except (StepFailed, TimeoutError, AssertionError) as e:
                     return [f"step {i} ({action}): {e}"]
             return self._final(self.scn.expect)
-        except ScenarioError:
-            raise
+        except ScenarioError as e:
+            return [f"invalid scenario: {e}"]
         except Exception as e:  # noqa: BLE001 - a crash is a failure of the scenario, reported
             return [f"error: {type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}"]
         finally:
@@ -360,6 +360,7 @@ class Runner:
             elif isinstance(want, list) and sorted(want) != sorted(tilts):
                 problems.append(f"tilt sources are {sorted(tilts)}, expected {sorted(want)}")
         for seat, mode in exp.get("lights", {}).items():
+            mode = _light_word(mode)
             got = rig.light_mode(int(seat))
             if got != mode:
                 problems.append(f"seat {seat} light is {got!r}, expected {mode!r}")
@@ -402,7 +403,7 @@ class Runner:
                 problems.append(f"sign showed {prefix!r}; it must not")
         for key, attr in (("hand_lights", sign.hand_lights), ("seat_lights", sign.seat_lights)):
             if key in exp:
-                want = {int(k): LIGHT_NAMES.get(v, v) for k, v in exp[key].items()}
+                want = {int(k): LIGHT_NAMES.get(_light_word(v), v) for k, v in exp[key].items()}
                 if dict(attr) != want:
                     problems.append(f"sign {key} are {dict(attr)}, expected {want}")
         for lvl, want in exp.get("meters", {}).items():
@@ -495,6 +496,11 @@ def _status_matches(st: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
         elif not _compare(st.get(k), v):
             return False
     return True
+
+
+def _light_word(v: Any) -> Any:
+    """YAML 1.1 reads unquoted on/off as booleans; a light mode means the word."""
+    return {True: "on", False: "off"}.get(v, v) if isinstance(v, bool) else v
 
 
 def _subsequence(want: Sequence[str], seq: Sequence[str]) -> bool:

@@ -34,3 +34,47 @@ def test_scenario(path, tmp_path):
     configure(level="critical", json=True)
     r = run_scenario(load(path), tmp_path / "state")
     assert r.passed, "\n".join(r.failures)
+
+
+def _write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_hil_run_prints_the_table_and_fails_on_a_failing_scenario(tmp_path, capsys):
+    from controller.cli import main
+
+    good = _write(tmp_path, "a-good.yaml", 'name: opens\nsection: "SPEC § 4"\n'
+                  "steps:\n  - wait: {state: open_for_wagers, deck_ready: true}\n"
+                  "expect: {meter_cents: 500000, tilt: false}\n")
+    bad = _write(tmp_path, "b-bad.yaml", 'name: wrong-meter\nsection: "SPEC § 4"\n'"rig: {wait_s: 1}\n"
+                 "steps:\n  - wait: {state: open_for_wagers}\nexpect: {meter_cents: 1}\n")
+    assert main(["hil", "run", str(good)]) == 0
+    out = capsys.readouterr().out
+    assert "PASS    opens" in out and "1 scenario(s): 1 passed, 0 failed" in out
+    assert main(["hil", "run", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "PASS    opens" in out and "FAIL    wrong-meter" in out
+    assert "meter is 500000 cents, expected 1" in out
+    assert "2 scenario(s): 1 passed, 1 failed" in out
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("name: x\nsteps: []\n", "'section' is required"),
+    ('name: x\nsection: "none"\n', "cites no section"),
+    ('name: x\nsection: "§ 1"\nsteps:\n  - dance: 1\n', "unknown action 'dance'"),
+    ('name: x\nsection: "§ 1"\nexpect: {colour: red}\n', "unknown expectation"),
+    ('name: x\nsection: "§ 1"\nwhatever: 1\n', "unknown key"),
+])
+def test_invalid_scenarios_are_refused_with_exit_2(tmp_path, capsys, text, problem):
+    from controller.cli import main
+
+    p = _write(tmp_path, "x.yaml", text)
+    assert main(["hil", "run", str(p)]) == 2
+    assert problem in capsys.readouterr().out
+
+
+def test_pending_scenarios_load():
+    for p in PENDING:
+        assert load(p).name

@@ -41,7 +41,7 @@ class Service:
                  open_port: Callable[[SerialConfig], Any] | None = None, require_digest: bool = False,
                  notifier: Notifier | None = None, console_socket: str | Path | None = None,
                  console_pty: bool = False, rng_test: Callable[[int], list[str]] | None = None,
-                 console_options: Mapping[str, Any] | None = None):
+                 console_options: Mapping[str, Any] | None = None, rng: Any = None):
         self.hw = hw
         self.clock = clock or MonotonicClock()
         self._pin_factory = pin_factory
@@ -58,6 +58,7 @@ class Service:
         self.self_check: Any = None                      # controller.selfcheck.SelfCheckReport
         self.require_digest = require_digest             # a missing software record is a problem (real tables)
         self._rng_test = rng_test
+        self.rng = rng                                   # the starting-position RNG (default drivers.rng.SecretsRng)
         self.notifier = notifier or Notifier()
         self.ready = threading.Event()
         self.started_monotonic: float | None = None
@@ -81,8 +82,15 @@ class Service:
         self.started_monotonic = time.monotonic()
         self.notifier.status("self-checks")
         self.ledger = Ledger(Path(hw.state_dir) / LEDGER_FILE, hw.table_id)
+        if self.rng is None:
+            from drivers.rng import SecretsRng
+
+            self.rng = SecretsRng()
+        rng_test = self._rng_test
+        if rng_test is None and hasattr(self.rng, "self_test"):
+            rng_test = lambda samples: list(self.rng.self_test(samples=samples))  # noqa: E731 - the RNG in use
         self.self_check = selfcheck.run_all(hw, self.ledger, require_digest=self.require_digest,
-                                            rng_test=self._rng_test)
+                                            rng_test=rng_test)
         self.self_check_problems = list(self.self_check.problems)
         self.logctx.set_round(self.ledger.last_round())
         for p in self.self_check_problems:
@@ -255,7 +263,7 @@ class Service:
             made[name] = dev
             self.serial_devices.append(dev)
         return Devices(shoe=made.get("shoe"), shaker=made.get("shaker"), sign=made.get("sign"),
-                       lights=gout, inputs=gin)
+                       lights=gout, inputs=gin, rng=self.rng)
 
     # ------------------------------------------------------------------ latched errors
     def _on_reactor_error(self, exc: BaseException, detail: str) -> None:

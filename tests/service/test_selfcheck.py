@@ -69,12 +69,31 @@ def test_missing_record_is_a_problem_on_a_real_table(make_rig):
     assert "no recorded digest" in st["tilts"]["self-check"]
 
 
-def test_rng_self_test_failure_is_a_tilt(make_rig, monkeypatch):
-    monkeypatch.setattr(S, "_default_rng_test", lambda samples: ["1..7: chi-square test failed at 99%"])
-    rig = make_rig().start()
+def test_rng_self_test_failure_is_a_tilt(make_rig):
+    """A modulo-biased source fails the start-up RNG self-test (99 %): a tilt."""
+    rig = make_rig()
+    rig.rng.biased = True
+    rig.start()
     st = rig.table.wait_for(lambda s: s.get("state") == "tilt", 10)
-    assert st["tilts"]["self-check"] == "rng: self-test failed: 1..7: chi-square test failed at 99%"
+    assert st["tilts"]["self-check"].startswith("rng: self-test failed: 1..7: chi-square test failed at 99%")
     assert kinds(rig, "selfcheck")[-1][1]["results"]["rng"] == "fail"
+
+
+def test_service_checks_and_uses_the_secrets_rng(make_rig, monkeypatch):
+    """Without an injected source the service self-tests drivers.rng.SecretsRng and hands that
+    same generator to the table for the starting position (§ 670a.5(i)(2))."""
+    from controller.service import Service
+    from drivers import rng as R
+
+    tested = []
+    real = R.SecretsRng.self_test
+    monkeypatch.setattr(R.SecretsRng, "self_test", lambda self, **kw: tested.append(self) or real(self, **kw))
+    rig = make_rig()
+    rig.service = Service(rig.hw, clock=rig.clock, pin_factory=rig.factory)     # no rng, no rng_test
+    rig.start()
+    rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 10)
+    assert isinstance(rig.service.rng, R.SecretsRng) and rig.table.dev.rng is rig.service.rng
+    assert tested == [rig.service.rng] and rig.service.self_check.results["rng"] == "pass"
 
 
 def test_check_config_problems(tmp_path):

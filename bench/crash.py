@@ -49,7 +49,9 @@ def _child(state: Path, witness: Path, seed: int, commit_kill: float, rounds: in
            "--seed", str(seed), "--commit-kill", str(commit_kill)]
     if rounds is not None:
         cmd += ["--rounds", str(rounds)]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    # the final run's errors are reported; a killed child's stderr is of no interest
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True,
+                            stderr=subprocess.STDOUT if rounds is not None else subprocess.DEVNULL)
 
 
 def check(state: Path, witness: Path) -> dict[str, object]:

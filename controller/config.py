@@ -47,7 +47,7 @@ from controller.rules.paytables import GAMES, parse_money, parse_percent
 
 BCM_PINS = range(2, 28)              # usable BCM GPIOs on a 40-pin Raspberry Pi header
 PIN_FACTORIES = ("lgpio", "rpigpio", "pigpio", "native", "mock")
-SERIAL_DEVICES = ("shoe", "shaker", "sign")
+SERIAL_DEVICES = ("shoe", "shaker", "sign", "keypad")
 BAUD_RATES = (9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600)
 
 

@@ -70,6 +70,16 @@ class DealingMixin:
         if msg == "ERROR":
             self.raise_tilt("shaker", f"shaker error {ev.data.get('code')}: {ev.data.get('text')}")
             return
+        lid_open = (msg == "LID" and ev.data.get("open")) or \
+            (msg == "NO_ROLL" and ev.data.get("reason") == P.NO_ROLL_LID_OPEN)
+        if lid_open and self.state == "starting_position":
+            # § 621a.2(f)(1), § 670a.2(d)(1)(ii): the dice must stay covered; an open lid is
+            # not a no-roll to reshake forever but a fault for the technician
+            self._cancel_timer()
+            self.commit([self.rec("dice.no_roll", reason=P.NO_ROLL_LID_OPEN, shake_ms=ev.data.get("shake_ms"))]
+                        if msg == "NO_ROLL" else [])
+            self.raise_tilt("shaker", "shaker lid open during the shake")
+            return
         if msg in ("STATUS", "SHAKING", "LID") or self.state != "starting_position" or rnd is None:
             return
         if msg == "NO_ROLL" or (msg == "RESULT" and ev.data["shake_ms"] < SHAKE_MIN_S * 1000):

@@ -98,6 +98,7 @@ class Table(DealingMixin):
         self.tilts: dict[str, str] = {}
         self.out_of_order: dict[str, str] = {}      # device -> alternative method (§ 670a.13(n))
         self._self_check_problems: list[str] = []
+        self.devices_down: dict[str, str] = {}      # device -> lost | disconnected | gave-up
         self.state_before_tilt = "self_test"
         self.board = BetBoard(profile.sensed, self.seats, devices.lights)
         self.deck_ready = False
@@ -268,8 +269,12 @@ class Table(DealingMixin):
 
     def _on_link(self, ev: Event) -> None:
         what, detail = ev.data["event"], ev.data.get("detail", "")
+        if what in ("lost", "disconnected", "gave-up"):
+            self.devices_down[ev.source] = what
+        elif what == "restored" or (what == "up" and self.devices_down.get(ev.source) == "disconnected"):
+            self.devices_down.pop(ev.source, None)
         if ev.source in self.out_of_order:
-            self.log.info("link.out_of_order_device", device=ev.source, event=what)
+            self.log.info("link.out_of_order_device", device=ev.source, link_event=what)
         elif what in ("fault", "lost", "gave-up", "disconnected"):
             self.raise_tilt(ev.source, f"{ev.source} link {what}: {detail}")
         elif what == "protocol-error":
@@ -285,6 +290,12 @@ class Table(DealingMixin):
             self._dealer_void(str(ev.data.get("reason", "dealer void")))
         elif cmd == "validate":
             self.validate_hit(str(ev.data.get("by", "floorperson")))
+        elif cmd == "out_of_order":
+            try:
+                self.mark_out_of_order(str(ev.data.get("device")), str(ev.data.get("by", "technician")),
+                                       str(ev.data.get("alternative")), str(ev.data.get("reason", "")))
+            except ValueError as e:
+                self.log.warning("out_of_order.refused", error=str(e))
         else:
             self.log.warning("command.unknown", cmd=cmd)
 
@@ -527,12 +538,25 @@ class Table(DealingMixin):
         self._emit("tilt", tilts=dict(self.tilts))
 
     def clear_tilt(self, reason: str, by: str) -> bool:
-        """A technician clears every active tilt, with a reason.  A round cut short by
-        the fault is voided and its wagers returned (unless it was already settled)."""
+        """A technician clears every active tilt, with a reason.  Refused while a device
+        the table needs still cannot be reached (a device that gave up is restarted
+        once; clear again when it answers) — unless it has been marked out of order
+        (§ 670a.13(n)).  A round cut short by the fault is voided and its wagers returned;
+        a settled round still owing a hit goes back to the floorperson."""
         if self.state != "tilt":
             return False
         if not reason.strip():
             self.log.warning("clear.refused", why="a reason is required")
+            return False
+        down = {d: w for d, w in self.devices_down.items() if d not in self.out_of_order}
+        if down:
+            for d, w in down.items():
+                if w == "gave-up":
+                    getattr(self.dev, d).restart()
+            why = ", ".join(f"{d} {w}" for d, w in sorted(down.items()))
+            self.log.warning("clear.refused", why=f"device(s) still down: {why}")
+            self.commit([self.rec("tilt.clear_refused", reason=reason, by=by, devices_down=why)],
+                        lambda _e, why=why: self.dev.sign.message(f"CLEAR REFUSED - {why.upper()}"[:60]))
             return False
         recs = [self.rec("tilt.cleared", reason=reason, by=by, cleared=sorted(self.tilts))]
         if self._self_check_problems:
@@ -543,9 +567,7 @@ class Table(DealingMixin):
         self.tilts.clear()
         if rnd is not None and rnd.pending_hits:
             # a settled round still owes a validated hit: go back to the floorperson, never drop it
-            self.commit(recs)
-            self.trigger("clear_to_validation")
-            self._next_hit_or_complete()
+            self.commit(recs, lambda _e: self._cleared("clear_to_validation"))
             return True
         if rnd is not None and rnd.results:
             recs.append(self.rec("round.complete", after_tilt=True))
@@ -553,12 +575,23 @@ class Table(DealingMixin):
             recs += self._void_records(f"round voided when tilt cleared: {reason}", rnd.credited)
         elif rnd is not None:
             recs.append(self.rec("round.void", reason=f"round closed when tilt cleared: {reason}"))
-        self.round = None
-        self.commit(recs)
-        self.clear()
+        self.commit(recs, lambda _e: self._cleared("clear"))
         return True
 
-    def mark_out_of_order(self, device: str, by: str, alternative: str) -> None:
+    def _cleared(self, trigger: str) -> None:
+        """The clearing is durable: only now does the table leave the tilt (and show it)."""
+        if self.state != "tilt" or self.tilts:
+            return                      # a new fault arrived meanwhile: stay in tilt
+        for device, alt in sorted(self.out_of_order.items()):
+            self.dev.sign.message(f"{device.upper()} OUT OF ORDER - {alt.upper()}")
+        if trigger == "clear_to_validation":
+            self.trigger(trigger)
+            self._next_hit_or_complete()
+            return
+        self.round = None
+        self.trigger(trigger)
+
+    def mark_out_of_order(self, device: str, by: str, alternative: str, reason: str = "") -> None:
         """§ 670a.13(n): a device that cannot be used is marked out of order before any
         other method is used; the alternative is recorded (e.g. the RNG for the shaker,
         § 670a.5(i)(2))."""
@@ -572,7 +605,8 @@ class Table(DealingMixin):
         if self.state in IN_ROUND or self.state in ("settlement", "floor_validation"):
             raise ValueError("a device can be marked out of order only between rounds")
         self.out_of_order[device] = alternative
-        self.commit([self.rec("device.out_of_order", device=device, alternative=alternative, by=by)])
+        self.commit([self.rec("device.out_of_order", device=device, alternative=alternative, by=by,
+                              reason=reason)])
 
 
 def _version() -> str:

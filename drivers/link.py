@@ -155,6 +155,31 @@ class Link:
             raise ValueError(f"type 0x{mtype:02x} is link-level; send() is for application messages only")
         self._out.put((mtype, bytes(payload)))
 
+    def restart(self) -> bool:
+        """After ``gave-up`` (or a stop): open the port again and start a new session —
+        a technician's clear retries a dead device once, it never retries forever.
+        Returns True when the port opened; the first frame the device then sends
+        reports ``restored``."""
+        if not self._stop.is_set():
+            return False
+        for t in self._threads:
+            t.join(timeout=1.0)
+        self._threads = []
+        self._stop = threading.Event()
+        self._out = queue.Queue()          # messages queued while the device was gone are stale
+        self._decoder = FrameDecoder()
+        self._rx_last = None
+        self._tx_seq = 0
+        try:
+            self.start()
+        except Exception as e:  # noqa: BLE001 - reported to the listener, no retry loop
+            self._stop.set()
+            self.listener.on_link_event("gave-up", f"restart failed: {e}")
+            return False
+        self._lost = True                  # so the device's first frame reports "restored"
+        self.listener.on_link_event("up", "port reopened by a restart")
+        return True
+
     def new_session(self) -> None:
         """The byte pipe under us was replaced (a device re-plugged on its side): start a
         new session, i.e. HELLO before the next frame and a fresh duplicate filter."""

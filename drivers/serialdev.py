@@ -62,6 +62,10 @@ class SerialDevice:
     def stop(self) -> None:
         self.link.stop()
 
+    def restart(self) -> bool:
+        """Reopen a link that gave up (see :meth:`drivers.link.Link.restart`)."""
+        return self.link.restart()
+
     def send(self, name: str, **fields: Any) -> None:
         mtype, payload = encode(self.device, name, **fields)
         self.link.send(mtype, payload)

@@ -200,6 +200,9 @@ def test_tilt_while_a_hit_waits_never_drops_the_hit(tmp_path):
     assert h.state == "tilt"
     h.press("key")                                      # no validation while in tilt
     assert records(h, "meter.payout") == []
+    h.post("command", "console", cmd="clear", reason="try again", by="tech1")
+    assert h.state == "tilt" and len(records(h, "tilt.clear_refused")) == 1    # the sign is still lost
+    h.post("link", "sign", event="restored", detail="frames received again")
     h.post("command", "console", cmd="clear", reason="sign cable reseated", by="tech1")
     assert h.state == "floor_validation"                # back to the floorperson
     h.press("key")

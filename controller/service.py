@@ -255,7 +255,9 @@ class Service:
         self.input_names, self.light_names = list(inputs), list(lights)
         gin = GpioInputs(inputs, factory, self.reactor.post, self.clock, self.logctx, active_low=g.active_low)
         gout = GpioLights(lights, factory)
-        classes = {"shoe": SerialShoe, "shaker": SerialShaker, "sign": SerialSign}
+        from drivers.keypad import SerialKeypad
+
+        classes = {"shoe": SerialShoe, "shaker": SerialShaker, "sign": SerialSign, "keypad": SerialKeypad}
         made: dict[str, Any] = {}
         for name, sc in self.hw.serial.items():
             opener = (lambda sc=sc: self._open_port(sc)) if self._open_port else None
@@ -263,7 +265,7 @@ class Service:
             made[name] = dev
             self.serial_devices.append(dev)
         return Devices(shoe=made.get("shoe"), shaker=made.get("shaker"), sign=made.get("sign"),
-                       lights=gout, inputs=gin, rng=self.rng)
+                       lights=gout, inputs=gin, rng=self.rng, keypad=made.get("keypad"))
 
     # ------------------------------------------------------------------ latched errors
     def _on_reactor_error(self, exc: BaseException, detail: str) -> None:

@@ -169,7 +169,8 @@ def apply(meters: Meters, kind: str, data: Mapping[str, Any], *, round_no: int =
             raise MeterError(f"void of {c} from meter {level!r} holding {m.value}")
         m = replace(m, value=m.value - c, voided=m.voided + c, reserve=m.reserve - r)
     elif kind == "meter.adjust":
-        m = replace(m, rate=_frac(data.get("rate", m.rate), "rate"), seed_cents=int(data.get("seed", m.seed_cents)))
+        m = replace(m, rate=_frac(data.get("rate", m.rate), "rate"), seed_cents=int(data.get("seed", m.seed_cents)),
+                    reserve_rate=_frac(data.get("reserve_rate", m.reserve_rate), "reserve_rate"))
     else:
         raise MeterError(f"unknown meter event {kind!r}")
     out[level] = m

@@ -27,6 +27,7 @@ from controller import meters as M
 from controller.betting import BetBoard, Late, parse_input, restore_levels
 from controller.config import TableProfile
 from controller.dealing import DealingMixin
+from controller.games import procedure_for
 from controller.inputs import Debouncer
 from controller.ledger import LedgerWriter, Record, StoredEvent
 from controller.log import LogContext
@@ -607,6 +608,51 @@ class Table(DealingMixin):
         self.out_of_order[device] = alternative
         self.commit([self.rec("device.out_of_order", device=device, alternative=alternative, by=by,
                               reason=reason)])
+
+
+    def mark_in_service(self, device: str, by: str) -> None:
+        """A repaired device is put back in service (recorded); its alternative ends."""
+        if device not in self.out_of_order:
+            raise ValueError(f"the {device} is not out of order")
+        if self.state in IN_ROUND or self.state in ("settlement", "floor_validation"):
+            raise ValueError("a device can be put back in service only between rounds")
+        del self.out_of_order[device]
+        self.commit([self.rec("device.in_service", device=device, by=by)])
+
+    def apply_profile(self, profile: TableProfile) -> dict[str, tuple[Any, Any]]:
+        """A changed table profile, between rounds only (SPEC § 5).  What would need
+        other pins or another deal (game, seats, positions, sensed spots) needs a
+        restart.  A new increment rate applies to later increments; a new seed to
+        later reseeds (``meter.adjust``).  Returns what changed, old and new."""
+        if self.state not in ("open_for_wagers", "tilt") or (self.round is not None and self.round.accepted):
+            raise ValueError(f"the table profile changes only between rounds (state {self.state})")
+        old = self.profile
+        for attr in ("game", "seats", "positions", "sensed"):
+            if getattr(profile, attr) != getattr(old, attr):
+                raise ValueError(f"a change of {attr} ({getattr(old, attr)} -> {getattr(profile, attr)}) "
+                                 "needs a restart")
+        if (old.progressive is None) != (profile.progressive is None):
+            raise ValueError("adding or removing the progressive needs a restart")
+        proc = procedure_for(profile.game, profile)
+        changed: dict[str, tuple[Any, Any]] = {}
+        for attr in ("name", "start_method", "options"):
+            if getattr(old, attr) != getattr(profile, attr):
+                changed[attr] = (getattr(old, attr), getattr(profile, attr))
+        recs: list[Record] = []
+        if profile.progressive is not None and old.progressive != profile.progressive:
+            o, n = old.progressive, profile.progressive
+            for attr in ("paytable", "wager_cents", "seed_cents", "increment_rate", "envy_paytable",
+                         "envy_min_wager_cents", "reserve_rate"):
+                if getattr(o, attr) != getattr(n, attr):
+                    changed[f"progressive.{attr}"] = (getattr(o, attr), getattr(n, attr))
+            if (o.seed_cents, o.increment_rate, o.reserve_rate) != (n.seed_cents, n.increment_rate, n.reserve_rate):
+                recs.append(self.rec("meter.adjust", level=LEVEL, seed=n.seed_cents, rate=str(n.increment_rate),
+                                     reserve_rate=str(n.reserve_rate)))
+        self.profile, self.proc, self.prog = profile, proc, profile.progressive
+        self.progressive = ProgressiveSystem(self.prog) if self.prog else None
+        if recs:
+            self.commit(recs, lambda _e: self._show_meters())
+        return changed
 
 
 def _version() -> str:

@@ -1,4 +1,4 @@
-"""Console commands: help, whoami, logout, status, meters, clear, verify, outoforder."""
+"""Console commands: help, whoami, logout, status, meters, clear, verify, outoforder, inservice."""
 
 from __future__ import annotations
 
@@ -213,5 +213,24 @@ def cmd_outoforder(ctx: Ctx, args: list[str]) -> str:
             raise Refused(str(e)) from None
         log(device=device, alternative=alternative)
         return f"{device} marked out of order; {alternative} used instead (§ 670a.13(n))"
+
+    return ctx.act(act)
+
+
+@command("inservice", FLOOR, "inservice DEVICE", "put a repaired device back in service (ends its alternative)",
+         args=[OOO_DEVICES])
+def cmd_inservice(ctx: Ctx, args: list[str]) -> str:
+    want_args(args, 1, 1, "inservice DEVICE")
+    device = args[0]
+    if device not in OOO_DEVICES:
+        raise CommandError(f"unknown device {device!r} (devices: {', '.join(OOO_DEVICES)})")
+
+    def act(table: Any, log: Any) -> str:
+        try:
+            table.mark_in_service(device, f"console:{ctx.role}")
+        except ValueError as e:
+            raise Refused(str(e)) from None
+        log(device=device)
+        return f"{device} back in service"
 
     return ctx.act(act)

@@ -118,12 +118,11 @@ def test_technician_session_every_command(console_rig, tmp_path):
         changed = rig_config(rig, tmp_path, seed="$6,000")
         assert "profile.progressive.seed_cents: 500000 -> 600000" in t.cmd(f"config check {changed}")
         applied = t.cmd(f"config apply {changed}")
-        if hasattr(rig.table, "apply_profile"):
-            assert "applied 1 change(s)" in applied
-            ev = rig.ledger_events(kinds=("config.applied",))[-1][2]
-            assert ev["changed"]["profile.progressive.seed_cents"] == ["500000", "600000"]
-        else:
-            assert applied.startswith("refused: this controller cannot change its table profile")
+        assert "applied 1 change(s)" in applied
+        ev = rig.ledger_events(kinds=("config.applied",))[-1][2]
+        assert ev["changed"]["profile.progressive.seed_cents"] == ["500000", "600000"]
+        adjust = rig.ledger_events(kinds=("meter.adjust",))[-1][2]
+        assert adjust["seed"] == 600000                  # later reseeds use the new seed
 
         # verify, clear, out of order
         assert "recorded digest:   none" in t.cmd("verify")
@@ -140,6 +139,10 @@ def test_technician_session_every_command(console_rig, tmp_path):
         assert "refused: 'manual' is not an alternative for the shaker" in t.cmd("outoforder shaker manual")
         assert "shaker marked out of order; rng used instead (Sec. 670a.13(n))" in t.cmd("outoforder shaker rng")
         assert "out of order: shaker (using rng)" in t.cmd("status")
+        assert "refused: the shoe is not out of order" in t.cmd("inservice shoe")
+        assert t.cmd("inservice shaker") == "shaker back in service"
+        assert "out of order" not in t.cmd("status")
+        assert rig.ledger_events(kinds=("device.in_service",))[-1][2]["device"] == "shaker"
 
         # bad input: one line, nothing changes
         n = len(rig.ledger_events())

@@ -1,8 +1,10 @@
-"""The dealing steps of a round, as a mixin of :class:`controller.table.Table`:
-the starting position from the shaker (§ 670a.5(i)(1); no roll → reshake,
-§ 670a.13(a),(b)), the automated shoe's stacks (§ 670a.10(c)), the count of the
-cards left (§ 670a.10(d),(e)) and the shoe's irregularities (§ 670a.13(f),(h),
-(k),(m)).  Runs on the reactor thread only.
+"""The dealing phases of a round, as a mixin of :class:`controller.table.Table`:
+the starting position from the shaker or the RNG (§ 670a.5(i); no roll →
+reshake, § 670a.13(a),(b)); wagers settled right after the roll (§ 621a.6(b));
+the shoe's stacks (§ 670a.10(c)) as the game's procedure plans them; the count
+of the cards left (§ 670a.10(d),(e)); the shoe's irregularities (§ 670a.13(f),
+(h),(k),(l),(m)); and keypad entry of the hands when the shoe is out of order or
+did not read them (§ 670a.13(n)).  Runs on the reactor thread only.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 from controller.reactor import Event
 from controller.rules.cards import cards_str
-from controller.rules.positions import delivery_order, position_to_seat, start_position
+from controller.rules.positions import start_position
 from drivers import protocol as P
 
 SHAKE_MIN_S = 5.0      # § 621a.2(f)(2): shaken for at least five seconds
@@ -21,22 +23,17 @@ DEVICE_TIMEOUT_S = 30.0
 MIN_REAL_S = 2.0       # a response deadline is never shorter than this in real time
 
 
-def _text(cards: Any) -> str:
-    """Cards as text; a card the shoe did not read is ``??``."""
-    return " ".join("??" if c == P.CARD_UNREAD else cards_str([c]) for c in cards)
-
-
 class DealingMixin:
     # provided by Table
     round: Any
-    out_of_order: dict[str, str]
     state: str
     proc: Any
     profile: Any
     seats: int
     dev: Any
+    out_of_order: dict[str, str]
 
-    # ---- starting position -------------------------------------------------------------
+    # ---- starting position -----------------------------------------------------------
     def start_method(self) -> str:
         """The shaker, or the RNG when the profile says so or the shaker is out of
         order with the RNG as its alternative (§ 670a.13(n), § 670a.5(i)(2))."""
@@ -44,25 +41,24 @@ class DealingMixin:
             return "rng"
         return "shaker"
 
-    def _begin_start_position(self) -> None:
-        if self.state != "starting_position":
-            return
+    def _phase_start(self) -> None:
         self._show_meters()
         if self.start_method() == "shaker":
-            self.dev.shaker.arm(P.DEALER)
-            self.dev.shaker.activate(P.DEALER)
-            self._set_timer(DEVICE_TIMEOUT_S, "shaker", "no dice result")
+            who = self.proc.shaker_activator(self.round) if hasattr(self.proc, "shaker_activator") else P.DEALER
+            self.dev.shaker.arm(who)
+            if who == P.DEALER:
+                self.dev.shaker.activate(P.DEALER)
+            self._set_timer(DEVICE_TIMEOUT_S * (4 if who != P.DEALER else 1), "shaker", "no dice result")
             return
         if self.dev.rng is None:
             self.raise_tilt("rng", "the starting position needs the RNG but none is configured")
             return
-        # § 670a.5(i)(2): select and display a number from 1 to 7; count from the dealer as one
+        # § 670a.5(i)(2): select and display a number from 1 to 7 (1 to 8 for tiles, § 621a.6(c))
         rnd = self.round
-        rnd.rng_value = self.dev.rng.draw(self.profile.positions)
-        rnd.start = start_position(rnd.rng_value, self.profile.positions)
-        self.start_determined()
-        self.commit([self.rec("rng.draw", value=rnd.rng_value, range=self.profile.positions, start=rnd.start)],
-                    lambda _e: self._begin_dispense())
+        rnd.rng_value = self.dev.rng.draw(self.proc.positions)
+        rnd.start = start_position(rnd.rng_value, self.proc.positions)
+        self.commit([self.rec("rng.draw", value=rnd.rng_value, range=self.proc.positions, start=rnd.start)],
+                    lambda _e: self._started())
 
     def _on_shaker(self, ev: Event) -> None:
         msg = ev.data["msg"]
@@ -70,9 +66,11 @@ class DealingMixin:
         if msg == "ERROR":
             self.raise_tilt("shaker", f"shaker error {ev.data.get('code')}: {ev.data.get('text')}")
             return
+        phase = self.proc.phase(self.state)
+        starting = phase is not None and phase.kind == "start"
         lid_open = (msg == "LID" and ev.data.get("open")) or \
             (msg == "NO_ROLL" and ev.data.get("reason") == P.NO_ROLL_LID_OPEN)
-        if lid_open and self.state == "starting_position":
+        if lid_open and starting:
             # § 621a.2(f)(1), § 670a.2(d)(1)(ii): the dice must stay covered; an open lid is
             # not a no-roll to reshake forever but a fault for the technician
             self._cancel_timer()
@@ -80,16 +78,16 @@ class DealingMixin:
                         if msg == "NO_ROLL" else [])
             self.raise_tilt("shaker", "shaker lid open during the shake")
             return
-        if msg in ("STATUS", "SHAKING", "LID") or self.state != "starting_position" or rnd is None:
+        if msg in ("STATUS", "SHAKING", "LID") or not starting or rnd is None:
             return
         if msg == "NO_ROLL" or (msg == "RESULT" and ev.data["shake_ms"] < SHAKE_MIN_S * 1000):
-            # § 670a.13(a),(b); § 621a.10(a): no roll -> reshake
+            # § 670a.13(a),(b); § 621a.10(a),(b): no roll -> reshake
             reason = ev.data.get("reason", P.NO_ROLL_SHORT_SHAKE) if msg == "NO_ROLL" else P.NO_ROLL_SHORT_SHAKE
             rnd.no_rolls += 1
             self._cancel_timer()
             self.no_roll()
             self.commit([self.rec("dice.no_roll", reason=reason, shake_ms=ev.data.get("shake_ms"))],
-                        lambda _e: self._begin_start_position())
+                        lambda _e: self._phase_start() if self.proc.phase(self.state) else None)
             return
         dice = (ev.data["d1"], ev.data["d2"], ev.data["d3"])
         if not all(1 <= d <= 6 for d in dice) or ev.data["red"] > 2:
@@ -97,86 +95,43 @@ class DealingMixin:
             return
         self._cancel_timer()
         rnd.dice, rnd.red = dice, ev.data["red"]
-        rnd.start = start_position(sum(dice), self.profile.positions)   # § 670a.5(i)(1)(iii)
-        self.start_determined()
+        rnd.start = start_position(sum(dice), self.proc.positions)   # § 670a.5(i)(1)(iii), § 621a.6(c)
         self.commit([self.rec("dice", dice=list(dice), red=rnd.red, total=sum(dice), start=rnd.start,
-                              shake_ms=ev.data["shake_ms"])], lambda _e: self._begin_dispense())
+                              shake_ms=ev.data["shake_ms"])], lambda _e: self._started())
 
-    # ---- the shoe ----------------------------------------------------------------------
-    def _begin_dispense(self) -> None:
+    def _started(self) -> None:
         rnd = self.round
-        if self.state != "dispensing" or rnd is None:
-            return
         self.dev.sign.seat_light(rnd.start, P.LIGHT_ON)
         shown = f"RNG {rnd.rng_value} - " if rnd.rng_value is not None else ""
         self.dev.sign.message(f"{shown}START POSITION {rnd.start}")
         self._emit("start", position=rnd.start, dice=rnd.dice, rng=rnd.rng_value)
+        self._advance()
+
+    # ---- wagers settled right after the roll (§ 621a.6(b)) -------------------------------
+    def _phase_dice_wagers(self) -> None:
+        results = self.proc.after_roll(self.round)
+        self.round.results += results
+        self.commit(self._result_records(results), lambda _e: self._advance())
+
+    # ---- the shoe -----------------------------------------------------------------------
+    def _phase_deal(self, name: str) -> None:
+        rnd = self.round
         if self.out_of_order.get("shoe") == "manual":
             # § 670a.13(n): the shoe is out of order; the dealer deals by hand (§ 670a.8/670a.9)
-            # and enters the winning hands on the keypad
-            self.trigger("manual_deal")
+            # and enters the hands on the keypad
+            self.enter_hands()
             self._begin_hand_entry()
+            return
+        rnd.to_dispense = list(self.proc.plan(rnd, name))
+        if not rnd.to_dispense:
+            self._advance()
             return
         self._dispense_next()
 
-    # ---- keypad entry of winning hands ----------------------------------------------------
-    def _begin_hand_entry(self) -> None:
-        if self.state != "hand_entry":
-            return
-        if self.dev.keypad is None:
-            self.raise_tilt("keypad", "the cards must be entered but no keypad is configured")
-            return
-        seats = ",".join(str(s) for s in sorted(self.round.accepted)) or "-"
-        self.dev.keypad.prompt(f"ENTER WINNING HANDS SEATS {seats}: '<seat> <6 cards>' ... then DONE")
-        self._emit("hand_entry", seats=sorted(self.round.accepted))
-
-    def _on_keypad(self, ev: Event) -> None:
-        msg = ev.data.get("msg")
-        if msg == "ERROR":
-            self.raise_tilt("keypad", f"keypad error {ev.data.get('code')}: {ev.data.get('text')}")
-            return
-        if msg != "ENTRY":
-            return
-        text = str(ev.data.get("text", "")).strip()
-        if self.state != "hand_entry" or self.round is None:
-            self.dev.keypad.prompt(f"NOT EXPECTING AN ENTRY NOW ({self.state})")
-            return
-        try:
-            done = self._hand_entry(text)
-        except ValueError as e:
-            # bad input changes nothing: say what was wrong (§ 670a.11(h)(3)(i)(B)(I))
-            self.commit([self.rec("keypad.rejected", text=text[:80], error=str(e)[:160])])
-            self.dev.keypad.prompt(f"ERROR: {e}"[:120])
-            return
-        if done:
-            self.hands_entered()
-            entered = {str(s): cards_str(c) for s, c in sorted(self.round.entered.items())}
-            self.commit([self.rec("hands.entered", hands=entered)], lambda _e: self._settle())
-
-    def _hand_entry(self, text: str) -> bool:
-        from controller.rules.cards import parse_cards
-
-        rnd = self.round
-        if text.upper() == "DONE":
-            return True
-        head, _, rest = text.partition(" ")
-        if not head.isdigit():
-            raise ValueError(f"{head!r} is not a seat number; enter '<seat> <6 cards>' or DONE")
-        seat = int(head)
-        if seat not in rnd.accepted:
-            raise ValueError(f"seat {seat} has no accepted progressive wager")
-        cards = parse_cards(rest, count=self.proc.plan.cards_per_stack)
-        others = {c for s, cs in rnd.entered.items() if s != seat for c in cs}
-        dup = [c for c in cards if c in others]
-        if dup:
-            raise ValueError(f"{cards_str(dup)} already entered for another seat")
-        rnd.entered[seat] = cards
-        self.dev.keypad.prompt(f"SEAT {seat} OK: {cards_str(cards)}")
-        return False
-
     def _dispense_next(self) -> None:
-        n = len(self.round.stacks) + 1
-        self.dev.shoe.dispense(n, self.proc.plan.cards_per_stack)
+        rnd = self.round
+        n = len(rnd.dealt_stacks) + 1
+        self.dev.shoe.dispense(n, rnd.to_dispense[0].cards)
         self._set_timer(DEVICE_TIMEOUT_S, "shoe", f"stack {n} not dispensed")
 
     def _on_shoe(self, ev: Event) -> None:
@@ -195,17 +150,21 @@ class DealingMixin:
             return
         if msg == "SHUFFLED":
             self.shuffle_failures = 0
-            self.deck_ready = ev.data["cards"] == self.proc.plan.deck
+            self.deck_ready = ev.data["cards"] == self.proc.deck
             if not self.deck_ready:
                 self.raise_tilt("shoe", f"shoe reports {ev.data['cards']} cards after shuffle, "
-                                        f"expected {self.proc.plan.deck}")
+                                        f"expected {self.proc.deck}")
             return
         if msg == "ERROR":
             self.raise_tilt("shoe", f"shoe error {ev.data.get('code')}: {ev.data.get('text')}")
             return
-        if msg == "STATUS":
+        if msg in ("STATUS", "COVER"):
+            if msg == "COVER" and hasattr(self.proc, "on_cover_card"):
+                self.proc.on_cover_card(rnd, ev.data)
             return
-        if rnd is None or self.state not in ("dispensing", "stub_check"):
+        phase = self.proc.phase(self.state)
+        kind = phase.kind if phase else None
+        if rnd is None or kind not in ("deal", "stub"):
             self.log.warning("shoe.unexpected", msg=msg, state=self.state)
             return
         if msg == "JAM":
@@ -217,66 +176,99 @@ class DealingMixin:
                 self._void(f"{rnd.face_up} cards found face up while dealing (§ 670a.13(f))")
             else:                 # § 670a.13(f): one face-up card is not used (burned)
                 self.commit([self.rec("card.burned", stack=ev.data["stack"], card=ev.data["card"])])
-        elif msg == "STACK" and self.state == "dispensing":
+        elif msg == "STACK" and kind == "deal":
             self._on_stack(ev.data)
-        elif msg == "REMAINING" and self.state == "stub_check":
+        elif msg == "REMAINING" and kind == "stub":
             self._cancel_timer()
-            plan = self.proc.plan
-            want = plan.remaining - rnd.face_up    # a burned face-up card left the deck (§ 670a.13(f))
-            if ev.data["remaining"] != want or ev.data["stacks"] != plan.stacks:
+            want = self.proc.expected_remaining(rnd)     # a burned face-up card left the deck (§ 670a.13(f))
+            if ev.data["remaining"] != want or ev.data["stacks"] != len(rnd.dealt_stacks):
                 # § 670a.10(e), § 670a.13(h),(k): wrong count -> misdeal, all hands void
                 self._void(f"misdeal: {ev.data['stacks']} stacks dispensed and {ev.data['remaining']} cards left, "
-                           f"expected {plan.stacks} and {want} (§ 670a.10(e))")
+                           f"expected {len(rnd.dealt_stacks)} and {want} (§ 670a.10(e))")
                 return
             if rnd.unread:
-                self.cards_unread()
+                self.enter_hands()
                 self.commit([self.rec("stub.verified", remaining=ev.data["remaining"], cards_read=False)],
                             lambda _e: self._begin_hand_entry())
                 return
-            self.stub_verified()
-            self.commit([self.rec("stub.verified", remaining=ev.data["remaining"])], lambda _e: self._settle())
+            self.commit([self.rec("stub.verified", remaining=ev.data["remaining"])], lambda _e: self._advance())
 
     def _on_stack(self, d: Mapping[str, Any]) -> None:
         rnd = self.round
-        n = len(rnd.stacks) + 1
-        plan = self.proc.plan
-        if d["stack"] != n or d["count"] != plan.cards_per_stack or len(d["cards"]) != d["count"]:
+        n = len(rnd.dealt_stacks) + 1
+        want = rnd.to_dispense[0] if rnd.to_dispense else None
+        if want is None or d["stack"] != n or d["count"] != want.cards or len(d["cards"]) != d["count"]:
             self._void(f"misdeal: stack {d['stack']} with {d['count']} cards, expected stack {n} of "
-                       f"{plan.cards_per_stack} (§ 670a.13(h),(k))")
+                       f"{want.cards if want else 0} (§ 670a.13(h),(k))")
             return
         cards = list(d["cards"])
         if any(c == P.CARD_UNREAD for c in cards):
-            rnd.unread = True          # the dealer will enter the winning hands (keypad)
-        elif any(not 0 <= c <= 52 for c in cards):
+            rnd.unread = True          # the dealer will enter the hands (keypad)
+        elif any(not 0 <= c < self.proc.deck_card_limit() for c in cards):
             self.raise_tilt("shoe", f"shoe reported impossible card bytes {cards}")
             return
-        rnd.stacks.append(cards)
         self._cancel_timer()
-        if len(rnd.stacks) < plan.stacks:
+        rnd.to_dispense.pop(0)
+        rnd.dealt_stacks.append(want)
+        rnd.stacks.append(cards)
+        rnd.cards[want.to] = rnd.cards.get(want.to, ()) + tuple(cards)
+        if rnd.to_dispense:
             self._dispense_next()
             return
         seen = [c for s in rnd.stacks for c in s if c != P.CARD_UNREAD]
-        if len(set(seen)) != len(seen):
+        if len(set(seen)) != len(seen) and not self.proc.multi_deck:
             self.raise_tilt("shoe", "the shoe reported the same card twice in one deal")
             return
-        order = delivery_order(rnd.start, self.profile.positions)   # § 670a.10(c)
-        for position, stack in zip(order, rnd.stacks):
-            seat = position_to_seat(position, self.seats)
-            if seat is None:
-                rnd.dealer = tuple(stack)
-            else:
-                rnd.hands[seat] = tuple(stack)
-        self.stacks_dispensed()
-        recs = [self.rec("deal", stacks=[_text(s) for s in rnd.stacks], start=rnd.start,
-                         dealer=_text(rnd.dealer), cards_read=not rnd.unread,
-                         hands={str(s): _text(h) for s, h in sorted(rnd.hands.items())})]
-        self.commit(recs, lambda _e: self._stub_check())
+        rec = self.rec("deal", phase=self.state, start=rnd.start, cards_read=not rnd.unread,
+                       stacks=[self.proc.show_cards(s) for s in rnd.stacks],
+                       hands={k: self.proc.show_cards(v) for k, v in sorted(rnd.cards.items())})
+        self.commit([rec], lambda _e: self._advance())
 
-    def _stub_check(self) -> None:
-        if self.state != "stub_check":
+    def _phase_stub(self) -> None:
+        if not self.proc.stub_due(self.round) or self.out_of_order.get("shoe") == "manual":
+            self.commit([self.rec("stub.skipped", reason="not due (§ 687a.10(d))")], lambda _e: self._advance())
             return
         self.dev.shoe.request_count()                        # § 670a.10(d)
         self._set_timer(DEVICE_TIMEOUT_S, "shoe", "no remaining-card count")
+
+    # ---- keypad entry of hands ---------------------------------------------------------------
+    def _begin_hand_entry(self) -> None:
+        if self.state != "hand_entry":
+            return
+        if self.dev.keypad is None:
+            self.raise_tilt("keypad", "the cards must be entered but no keypad is configured")
+            return
+        seats = ",".join(str(s) for s in sorted(self.round.accepted)) or "-"
+        self.dev.keypad.prompt(f"ENTER WINNING HANDS SEATS {seats}: '<seat> <{self.proc.stack_size} cards>' ... DONE")
+        self._emit("hand_entry", seats=sorted(self.round.accepted))
+
+    def _hand_entry(self, text: str) -> bool:
+        from controller.games.base import EntryError
+        from controller.rules.cards import parse_cards
+
+        rnd = self.round
+        if text.upper() == "DONE":
+            missing = getattr(self.proc, "hand_entry_complete", lambda r: None)(rnd)
+            if missing:
+                raise EntryError(missing)
+            return True
+        head, _, rest = text.partition(" ")
+        if head.upper() == "DEALER":
+            seat = 0
+        elif not head.isdigit():
+            raise EntryError(f"{head!r} is not a seat number; enter '<seat> <cards>', 'DEALER <cards>' or DONE")
+        else:
+            seat = int(head)
+            if seat not in {s for (s, _w) in rnd.wagers}:
+                raise EntryError(f"seat {seat} has no accepted wager")
+        cards = parse_cards(rest, count=self.proc.stack_size)
+        others = {c for s, cs in rnd.entered.items() if s != seat for c in cs}
+        dup = [c for c in cards if c in others]
+        if dup:
+            raise EntryError(f"{cards_str(dup)} already entered for another seat")
+        rnd.entered[seat] = cards
+        self.dev.keypad.prompt(f"{'DEALER' if seat == 0 else f'SEAT {seat}'} OK: {cards_str(cards)}")
+        return False
 
     # ---- device deadlines --------------------------------------------------------------
     def _set_timer(self, seconds: float, device: str, what: str) -> None:
@@ -299,7 +291,8 @@ class DealingMixin:
             self._timer = self.reactor.call_later(left * speed, self._timeout, device, what, real_deadline)
             return
         self._timer = None
-        if device == "shoe" and self.state in ("dispensing", "stub_check"):
+        phase = self.proc.phase(self.state)
+        if device == "shoe" and phase is not None and phase.kind in ("deal", "stub"):
             # § 670a.13(m): the shoe stops dealing -> void; and the device is suspect -> tilt
             self._void(f"shoe stopped dealing: {what} (§ 670a.13(m))")
         self.raise_tilt(device, f"{device} timed out: {what}")

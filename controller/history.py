@@ -143,6 +143,17 @@ def format_summary(r: RoundRecord) -> str:
             f"start {r.start if r.start is not None else '-'} paid {format_cents(won)}{extra}")
 
 
+def _recipient_order(who: str) -> tuple[int, int]:
+    """Dealer first, then seats in number order, then anything else (dead hand, burn)."""
+    if who == "dealer":
+        return (0, 0)
+    if who.startswith("seat:") and who[5:].isdigit():
+        return (1, int(who[5:]))
+    if who.isdigit():                     # ledgers written before recipients were named
+        return (1, int(who))
+    return (2, 0)
+
+
 def format_detail(r: RoundRecord) -> str:
     lines = [f"round {r.number}: {r.status}  opened {r.opened}  closed {r.closed or '-'}"]
     for a in r.accepted:
@@ -159,9 +170,10 @@ def format_detail(r: RoundRecord) -> str:
     for x in r.rng:
         lines.append(f"  rng       drew {x.get('value')} -> start position {x.get('start')}")
     if r.deal:
-        lines.append(f"  dealer    {r.deal.get('dealer', '')}")
-        for seat, cards in sorted(r.deal.get("hands", {}).items(), key=lambda kv: int(kv[0])):
-            lines.append(f"  seat {seat:>2}   {cards}")
+        hands = r.deal.get("hands", {})
+        for who, cards in sorted(hands.items(), key=lambda kv: _recipient_order(kv[0])):
+            label = f"seat {who[5:]:>2}" if who.startswith("seat:") else who
+            lines.append(f"  {label:<9} {cards}")
     for b in r.burned:
         lines.append(f"  burned    stack {b['stack']} card {b['card']} (§ 670a.13(f))")
     for x in r.results:

@@ -44,11 +44,14 @@ class ProgressiveSystem:
         """Credited when the dealer confirms the accepted count (§ 670a.10(a)(2)(ii))."""
         return [Record("meter.increment", round_no, self._inc_data(s, c)) for s, c in sorted(accepted.items())]
 
-    def void_records(self, accepted: Mapping[int, int], credited: bool, round_no: int) -> list[Record]:
-        """A void returns every wager, and its meter contribution as a recorded void."""
+    def void_records(self, accepted: Mapping[int, int], credited: bool, round_no: int,
+                     returned: bool = True) -> list[Record]:
+        """A void returns every wager (``wager.returned``, unless the caller writes those),
+        and its meter contribution as a recorded void."""
         recs = []
         for seat, cents in sorted(accepted.items()):
-            recs.append(Record("wager.returned", round_no, {"seat": seat, "wager": "progressive", "cents": cents}))
+            if returned:
+                recs.append(Record("wager.returned", round_no, {"seat": seat, "wager": "progressive", "cents": cents}))
             if credited:
                 recs.append(Record("meter.void", round_no, self._inc_data(seat, cents)))
         return recs

@@ -15,58 +15,31 @@ records in controller/progressive.py.
 from __future__ import annotations
 
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from transitions import Machine
 
 from controller import meters as M
-from controller.betting import BetBoard, Late, parse_input, restore_levels
+from controller.betting import BetBoard, parse_input, restore_levels
 from controller.config import TableProfile
 from controller.dealing import DealingMixin
+from controller.deciding import DecidingMixin
 from controller.games import procedure_for
 from controller.inputs import Debouncer
 from controller.ledger import LedgerWriter, Record, StoredEvent
 from controller.log import LogContext
-from controller.machine import IN_ROUND, STATES, TRANSITIONS
+from controller.machine import build
 from controller.progressive import LEVEL, ProgressiveSystem, pending_from_events
 from controller.reactor import Event, Reactor
-from controller.rules.positions import seat_to_position
+from controller.round import RoundData
 from controller.rules.settlement import WagerResult
-from drivers import protocol as P
-from drivers.gpio import BLINK_FAST, ON
+from controller.settling import SettlingMixin
+from controller.wagering import WageringMixin
 
-HAND_LIGHTS = {"five-aces": 1, "royal-flush": 2, "straight-flush": 3, "four-of-a-kind": 4, "full-house": 5,
-               "flush": 6, "straight": 7}
-
-
-@dataclass
-class RoundData:
-    number: int
-    accepted: dict[int, int] = field(default_factory=dict)     # seat -> cents (progressive spot)
-    spots: list[tuple[str, int]] = field(default_factory=list)  # every accepted (wager, seat)
-    rejected: list[int] = field(default_factory=list)          # seats whose late chips were rejected
-    lockout_t: float | None = None
-    confirmed: bool = False
-    credited: bool = False
-    dice: tuple[int, int, int] | None = None
-    red: int | None = None
-    start: int | None = None
-    stacks: list[list[int]] = field(default_factory=list)
-    dealer: tuple[int, ...] = ()
-    hands: dict[int, tuple[int, ...]] = field(default_factory=dict)   # seat -> cards
-    results: list[WagerResult] = field(default_factory=list)
-    pending_hits: list[WagerResult] = field(default_factory=list)
-    payouts: list[dict[str, Any]] = field(default_factory=list)
-    no_rolls: int = 0
-    face_up: int = 0
-    void_reason: str | None = None
-    rng_value: int | None = None
-    unread: bool = False                                    # the shoe did not read the cards
-    entered: dict[int, tuple[int, ...]] = field(default_factory=dict)   # keypad hands (seat -> cards)
+__all__ = ["Devices", "RoundData", "Table"]
 
 
 @dataclass
@@ -80,7 +53,7 @@ class Devices:
     keypad: Any | None = None  # drivers.keypad.Keypad: the dealer's entries
 
 
-class Table(DealingMixin):
+class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin):
     def __init__(self, profile: TableProfile, procedure: Any, reactor: Reactor, writer: LedgerWriter,
                  devices: Devices, logctx: LogContext, *, bounce_s: float = 0.02):
         self.profile = profile
@@ -102,6 +75,7 @@ class Table(DealingMixin):
         self.devices_down: dict[str, str] = {}      # device -> lost | disconnected | gave-up
         self.state_before_tilt = "self_test"
         self.board = BetBoard(profile.sensed, self.seats, devices.lights)
+        self.states, self.transitions_spec = build(procedure.phases)
         self.deck_ready = False
         self.shuffle_failures = 0
         self.count_shown = False
@@ -112,7 +86,7 @@ class Table(DealingMixin):
         self.debounce = Debouncer(reactor, bounce_s, self._on_input)
         self.visited: deque[str] = deque(maxlen=256)       # recent states, for tests and the console
         self.perf: dict[str, float] = {}                    # perf_counter stamps for bench/ (lockout freeze)
-        self.machine = Machine(model=self, states=STATES, transitions=TRANSITIONS, initial="self_test",
+        self.machine = Machine(model=self, states=self.states, transitions=self.transitions_spec, initial="self_test",
                                queued=True, auto_transitions=False, after_state_change="_after_state")
         self._publish()
 
@@ -234,8 +208,11 @@ class Table(DealingMixin):
             return []
         self.round = RoundData(last)
         for e in evs:
-            if e.kind == "wager.accepted" and e.data.get("spot", "progressive") == "progressive":
-                self.round.accepted[e.data["seat"]] = e.data["cents"]
+            if e.kind == "wager.accepted":
+                self.round.wagers[(e.data["seat"], e.data.get("spot", "progressive"))] = e.data["cents"]
+            elif e.kind == "wager.result":
+                self.round.results.append(WagerResult(e.data["seat"], e.data["wager"], e.data["cents"],
+                                                      e.data["outcome"], e.data["net"], e.data.get("hand")))
         if "round.settled" in kinds:
             self.round.pending_hits = pending_from_events(evs)
             if self.round.pending_hits:
@@ -256,7 +233,7 @@ class Table(DealingMixin):
         elif ev.kind == "shaker":
             self._on_shaker(ev)
         elif ev.kind == "keypad":
-            self._on_keypad(ev)
+            self._on_keypad(ev)   # controller/deciding.py
         elif ev.kind == "sign":
             if ev.data.get("msg") == "ERROR":
                 self.raise_tilt("sign", f"sign error {ev.data.get('code')}: {ev.data.get('text')}")
@@ -318,178 +295,28 @@ class Table(DealingMixin):
         elif name == "door":
             self.raise_tilt("door", "cabinet door opened")
 
-    def _on_sensor(self, wager: str, seat: int, active: bool, t: float) -> None:
-        late = self.board.sensor(wager, seat, active, t)
-        if late is None or self.round is None or self.state in ("tilt", "self_test"):
+    # ---- phases ----------------------------------------------------------------------
+    def _advance(self) -> None:
+        """Enter the next phase of the game's procedure (its records before are durable)."""
+        if self.round is None or self.state not in ("no_more_bets",) + tuple(p.state for p in self.proc.phases):
             return
-        # after lock-out nothing changes the accepted set (§ 670a.7(c)); record the attempt
-        if late.kind == "removed":
-            self.commit([self.rec("wager.removed", seat=seat, spot=wager, t=round(t, 6))])
+        self.advance()
+        phase = self.proc.phase(self.state)
+        if phase is None:
             return
-        self.round.rejected.append(seat)
-        self.commit([self.rec("wager.rejected", seat=seat, spot=wager, reason=late.reason, t=round(t, 6))],
-                    lambda _e, late=late: self._show_rejected(late))
-
-    def _show_rejected(self, late: Late) -> None:
-        self.board.reject(late)
-        self._emit("rejected", seat=late.seat, wager=late.wager)
-
-    # ---- lock-out and count --------------------------------------------------
-    def _on_lockout(self, t: float) -> None:
-        if self.state != "open_for_wagers" or self.round is None:
-            self.log.info("lockout.ignored", state=self.state)
-            return
-        if not self.deck_ready:
-            self.log.warning("lockout.before_shuffle")   # the shoe has not reported a shuffled deck yet
-        spots = self.board.freeze()                      # § 670a.2(c)(2): the accepted set, frozen now
-        self.perf["lockout_frozen"] = time.perf_counter()
-        rnd = self.round
-        rnd.spots = spots
-        rnd.accepted = {seat: self.prog.wager_cents for wager, seat in spots if wager == "progressive"} \
-            if self.prog else {}
-        rnd.lockout_t = t
-        self.count_shown = False
-        self.lock_out()
-        self._emit("lockout", t=t, accepted=sorted(rnd.accepted))
-        recs = [self.rec("lockout", t=round(t, 6), count=len(rnd.accepted))]
-        recs += [self.rec("wager.accepted", seat=s, spot=w,
-                          cents=rnd.accepted.get(s) if w == "progressive" else None) for w, s in spots]
-        self.commit(recs, self._show_accepted)
-
-    def _show_accepted(self, _events: list[StoredEvent]) -> None:
-        rnd = self.round
-        if rnd is None or self.state != "no_more_bets":
-            return
-        self.perf["lockout_durable"] = time.perf_counter()
-        self.board.show_frozen()
-        self.dev.sign.message(f"NO MORE BETS - COUNT {len(rnd.accepted)}")   # § 670a.10(a)(2)(ii)
-        self.count_shown = True
-        self._emit("count_shown", count=len(rnd.accepted))
-
-    def _on_confirm(self) -> None:
-        rnd = self.round
-        if self.state != "no_more_bets" or rnd is None:
-            return
-        if not self.count_shown:
-            self.log.warning("confirm.before_count_shown")
-            return
-        rnd.confirmed = True
-        rnd.credited = True
-        recs = [self.rec("count.confirmed", count=len(rnd.accepted))]
-        if self.progressive:   # increments credited when the count is confirmed (§ 670a.12(d)(2))
-            recs += self.progressive.increment_records(rnd.accepted, self.round_no)
-        self.count_confirmed()
-        self.commit(recs, lambda _e: self._begin_start_position())
-
-    # ---- settlement ---------------------------------------------------------------
-    def _settle(self) -> None:
-        rnd = self.round
-        if self.state != "settlement" or rnd is None:
-            return
-        if rnd.entered or rnd.unread or self.out_of_order.get("shoe"):
-            in_play = {s: rnd.entered.get(s) for s in rnd.accepted}   # not entered: no winning hand
+        self.round.phase = self.proc.phases.index(phase)
+        if phase.kind == "start":
+            self._phase_start()
+        elif phase.kind == "dice_wagers":
+            self._phase_dice_wagers()
+        elif phase.kind == "deal":
+            self._phase_deal(phase.name)
+        elif phase.kind == "stub":
+            self._phase_stub()
+        elif phase.kind == "decide":
+            self._phase_decide(phase.name)
         else:
-            in_play = {s: rnd.hands[s] for s in rnd.accepted}
-        results = self.proc.settle_progressive(in_play, rnd.accepted)
-        rnd.results = results
-        rnd.pending_hits = [r for r in results if r.is_meter_pay]
-        recs = [self.rec("wager.result", seat=r.seat, wager=r.wager, cents=r.amount, outcome=r.outcome,
-                         net=r.net, hand=r.hand, pays=r.pays, detail=r.detail) for r in results]
-        recs += [self.rec("payout", seat=r.seat, wager=r.wager, cents=r.amount + r.net, hand=r.hand, paid_by="table")
-                 for r in results if r.outcome == "win" and not r.is_meter_pay]
-        if self.progressive:
-            recs += self.progressive.fixed_records(results, self.round_no)
-        recs += [self.rec("hit.pending", seat=r.seat, hand=r.hand, fraction=str(r.meter_fraction), cents=r.amount,
-                          paytable=r.paytable, pays=r.pays, order=i + 1) for i, r in enumerate(rnd.pending_hits)]
-        recs.append(self.rec("round.settled", results=len(results), pending_hits=len(rnd.pending_hits)))
-        self.commit(recs, lambda _e: self._after_settle())
-
-    def _after_settle(self) -> None:
-        rnd = self.round
-        for r in rnd.results:
-            if r.outcome == "win" and r.wager == "progressive":
-                (self.board.flash if r.is_meter_pay else self.board.steady)("progressive", r.seat)
-        self._next_hit_or_complete()
-
-    def _next_hit_or_complete(self) -> None:
-        rnd = self.round
-        if rnd.pending_hits:
-            hit = rnd.pending_hits[0]
-            # § 670a.11(h)(3)(i)(B)(II): the appropriate light illuminated; (III) floor validates
-            if self.state != "floor_validation":
-                self.hit_needs_validation()
-            self.dev.sign.hand_light(HAND_LIGHTS.get(hit.hand, 0), P.LIGHT_BLINK)
-            self.dev.sign.seat_light(seat_to_position(hit.seat, self.seats), P.LIGHT_BLINK)
-            self.dev.sign.message(f"HIT SEAT {hit.seat} {hit.hand.upper()} - CALL FLOOR")
-            self._emit("hit", seat=hit.seat, hand=hit.hand)
-            return
-        self.settled()
-        self.commit([self.rec("round.complete", meter=str(self.meters[LEVEL].value) if LEVEL in self.meters else None)],
-                    lambda _e: self._round_done())
-
-    def validate_hit(self, by: str) -> bool:
-        """A floorperson validates the pending hit (key switch, or PIN at the console),
-        § 670a.11(h)(3)(i)(B)(III).  Hits are paid one at a time in settlement order,
-        each from the meter as it then stands (§ 670a.12(d)(3)); the order is recorded."""
-        rnd = self.round
-        if self.state != "floor_validation" or rnd is None or not rnd.pending_hits:
-            self.log.info("validate.ignored", state=self.state, by=by)
-            return False
-        hit = rnd.pending_hits.pop(0)
-        order = len(rnd.payouts) + 1
-        recs, cents = self.progressive.hit_payment(self.meters[LEVEL], hit, order, by, self.round_no)
-        rnd.payouts.append({"seat": hit.seat, "hand": hit.hand, "cents": cents, "order": order})
-        self.hit_validated()
-        self.commit(recs, lambda _e: self._after_hit_paid())
-        return True
-
-    def _after_hit_paid(self) -> None:
-        paid = self.round.payouts[-1] if self.round and self.round.payouts else None
-        if paid is not None:
-            self._emit("hit_paid", round=self.round_no, **paid)
-        self._show_meters()
-        self.dev.sign.hand_light(0, P.LIGHT_OFF)
-        self._next_hit_or_complete()
-
-    def _round_done(self) -> None:
-        if self.state != "round_complete":
-            return
-        rnd = self.round
-        self._emit("round", round=rnd.number, data=rnd, meter=self.meters.get(LEVEL))
-        self.next_round()
-
-    # ---- voids ---------------------------------------------------------------------
-    def _void_records(self, reason: str, credited: bool) -> list[Record]:
-        rnd = self.round
-        recs = [self.rec("round.void", reason=reason)]
-        if self.progressive:
-            recs += self.progressive.void_records(rnd.accepted, credited, self.round_no)
-        return recs
-
-    def _void(self, reason: str) -> None:
-        rnd = self.round
-        if rnd is None or self.state not in IN_ROUND:
-            return
-        self._cancel_timer()
-        rnd.void_reason = reason
-        self.void_round()
-        self.deck_ready = False
-        self.commit(self._void_records(reason, rnd.credited), lambda _e: self._after_void())
-
-    def _dealer_void(self, reason: str) -> None:
-        if self.state == "no_more_bets" and self.round is not None and self.round.accepted:
-            # the chips collected do not equal the accepted count: recorded, then void (§ 670a.10(a)(2)(ii))
-            self.commit([self.rec("count.mismatch", count=len(self.round.accepted), reason=reason)])
-        if self.state in IN_ROUND:
-            self._void(reason)
-
-    def _after_void(self) -> None:
-        if self.state != "round_void":
-            return
-        self._show_meters()
-        self.dev.sign.message("ROUND VOID - WAGERS RETURNED")
-        self._emit("void", round=self.round.number, reason=self.round.void_reason, data=self.round)
-        self.next_round()
+            self._phase_settle()
 
     # ---- state entry -----------------------------------------------------------------
     def on_enter_open_for_wagers(self) -> None:
@@ -572,7 +399,7 @@ class Table(DealingMixin):
             return True
         if rnd is not None and rnd.results:
             recs.append(self.rec("round.complete", after_tilt=True))
-        elif rnd is not None and self.state_before_tilt in IN_ROUND:
+        elif rnd is not None and self.state_before_tilt in self.proc.in_round_states():
             recs += self._void_records(f"round voided when tilt cleared: {reason}", rnd.credited)
         elif rnd is not None:
             recs.append(self.rec("round.void", reason=f"round closed when tilt cleared: {reason}"))
@@ -603,7 +430,7 @@ class Table(DealingMixin):
         if alternative not in allowed[device]:
             raise ValueError(f"{alternative!r} is not an alternative for the {device} "
                              f"({', '.join(allowed[device])})")
-        if self.state in IN_ROUND or self.state in ("settlement", "floor_validation"):
+        if self.state not in ("open_for_wagers", "tilt", "self_test"):
             raise ValueError("a device can be marked out of order only between rounds")
         self.out_of_order[device] = alternative
         self.commit([self.rec("device.out_of_order", device=device, alternative=alternative, by=by,
@@ -614,7 +441,7 @@ class Table(DealingMixin):
         """A repaired device is put back in service (recorded); its alternative ends."""
         if device not in self.out_of_order:
             raise ValueError(f"the {device} is not out of order")
-        if self.state in IN_ROUND or self.state in ("settlement", "floor_validation"):
+        if self.state not in ("open_for_wagers", "tilt", "self_test"):
             raise ValueError("a device can be put back in service only between rounds")
         del self.out_of_order[device]
         self.commit([self.rec("device.in_service", device=device, by=by)])

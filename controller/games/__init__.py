@@ -1,29 +1,56 @@
-"""Game procedures at the table: what the round state machine needs to know
-about each game (how many stacks of how many cards, how many must remain, how
-the progressive wagers settle), delegating every wager decision to the pure
-rules engine in controller/rules/."""
+"""Game procedures at the table (controller/games/base.py): one module per
+game, each defining ``PROCEDURE``, its :class:`~controller.games.base.Procedure`
+subclass.  Every wager decision is delegated to the pure rules engine in
+controller/rules/."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import importlib
+from typing import Any
+
+GAME_MODULES = {
+    "six-card-fortune": "controller.games.sixcard",
+    "fortune-asia": "controller.games.fortune_asia",
+    "face-up": "controller.games.faceup",
+    "dj-wild": "controller.games.djwild",
+    "over-under": "controller.games.overunder",
+    "pai-gow-tiles": "controller.games.tiles",
+}
 
 
-@dataclass(frozen=True)
-class DealPlan:
-    stacks: int            # stacks dispensed, one per position including the dealer
-    cards_per_stack: int
-    remaining: int         # cards that must remain in the shoe afterwards
-    deck: int              # cards in the deck
+def procedure_class(game: str) -> Any:
+    name = GAME_MODULES.get(game)
+    if name is None:
+        raise ValueError(f"no game {game!r}; games: {', '.join(GAME_MODULES)}")
+    try:
+        mod = importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name == name:
+            raise ValueError(f"game {game!r} is not yet playable at the table (rules engine only)") from None
+        raise
+    return mod.PROCEDURE
 
-    def __post_init__(self) -> None:
-        if self.stacks * self.cards_per_stack + self.remaining != self.deck:
-            raise ValueError(f"deal plan does not add up: {self.stacks}×{self.cards_per_stack} + "
-                             f"{self.remaining} != {self.deck}")
+
+def procedure_for(game: str, profile: Any) -> Any:
+    return procedure_class(game)(profile)
 
 
-def procedure_for(game: str, profile: object) -> object:
-    if game == "six-card-fortune":
-        from controller.games.sixcard import SixCardFortune
+def available() -> dict[str, Any]:
+    """The procedure class of every game the table can play."""
+    out = {}
+    for game in GAME_MODULES:
+        try:
+            out[game] = procedure_class(game)
+        except ValueError:
+            continue
+    return out
 
-        return SixCardFortune(profile)  # type: ignore[arg-type]
-    raise ValueError(f"game {game!r} is not yet playable at the table (rules engine only)")
+
+class _Procedures:
+    """``PROCEDURES``: a live view of :func:`available` for the diagram."""
+
+    def items(self):
+        return available().items()
+
+
+PROCEDURES = _Procedures()

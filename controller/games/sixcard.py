@@ -1,54 +1,181 @@
-"""Six-Card Fortune Pai Gow Poker at the table (58 Pa. Code 670a), with the
-Progressive Payout Wager (§ 670a.7(e)(4)) on the progressive system.
+"""Six-Card Fortune Pai Gow Poker at the table (58 Pa. Code 670a).
 
-The deal: 7 stacks of 6 from 53 cards, 11 left (§ 670a.10(c),(d)).  Settlement
-of each accepted Progressive Payout Wager from the best five of the seat's six
-cards (§ 670a.11(h)(3)), paid per the configured paytable (§ 670a.12(d)(1));
-percentage-of-meter pays are returned as ``meter_fraction`` and paid from the
-meter as it stands when the seat is paid (§ 670a.12(d)(3)); envy bonuses per
-§ 670a.12(d)(4) for four-of-a-kind or better, to every *other* seat that placed a
-Progressive Payout Wager (never for one's own hand or the dealer's).
+The round: lock-out ("no more bets", § 670a.10(a)(2)), the starting position
+from the shaker or the RNG (§ 670a.5(i), § 670a.10(b)), 7 stacks of 6 from 53
+cards clockwise from it (§ 670a.10(c)), 11 cards left (§ 670a.10(d)), the players
+set their hands and may double down (§ 670a.11(a)-(c)), then everything settles
+(§ 670a.11(d)-(h), § 670a.12) through controller/rules/sixcard_settle.py.
+
+Two ways to run the table, chosen by the profile's ``[game.options] keyed``:
+
+* a **progressive system** only (``keyed = []``, the default): the Progressive
+  Payout Wagers on their sensors are the only wagers the table knows; it settles
+  them and their envy bonuses (§ 670a.11(h)(3));
+* a **full table** (``keyed = ["base", "double-down", "fortune", "insurance"]``):
+  the dealer also keys the Six-Card Fortune Pai Gow Poker Wager and the optional
+  wagers, and every wager of the round settles here.  A player who does not set
+  his hands through the dealer is set by the house way (§ 670a.11(a)(1): the
+  player asked how the house sets them).
+
+Dealer keypad, in the ``setting_hands`` phase: ``DD <seat>`` (Double Down equal to
+the wager, § 670a.11(c)), ``SET <seat> <low card>`` (the player's low hand; the other
+five are the high hand), ``DONE``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from controller.config import TableProfile
-from controller.games import DealPlan
-from controller.rules.positions import settlement_order
+from controller.games.base import (
+    DecisionState, Entry, EntryError, Phase, Procedure, WagerSpec, by_seat, seat_arg, split_entry)
+from controller.rules.cards import CardError, card_str, cards_str, parse_card
 from controller.rules.settlement import WagerResult
-from controller.rules.sixcard import hand_key, six_card_rank
-from controller.rules.sixcard_settle import SixCardOptions, settle_progressive
-
+from controller.rules.sixcard import hand_key, house_way, six_card_rank
+from controller.rules.sixcard_settle import SeatWagers, SixCardOptions, settle_progressive, settle_round
 
 #: the hand of a seat whose cards the dealer did not enter as a winning hand (keypad entry)
 NOT_ENTERED = "no-winning-hand-entered"
+KEYABLE = ("base", "double-down", "fortune", "insurance")
 
 
-class SixCardFortune:
+class SixCardFortune(Procedure):
     game = "six-card-fortune"
-    plan = DealPlan(stacks=7, cards_per_stack=6, remaining=11, deck=53)   # § 670a.10(d)
+    chapter = "58 Pa. Code 670a"
+    deck = 53
+    stack_size = 6                              # § 670a.10(d): 6 cards to each of 7 positions, 11 left
+    phases = (
+        Phase("starting_position", "start", "§ 670a.5(i), § 670a.10(b)"),
+        Phase("dispensing", "deal", "§ 670a.10(c)", "main"),
+        Phase("stub_check", "stub", "§ 670a.10(d),(e)"),
+        Phase("setting_hands", "decide", "§ 670a.11(a)-(c)", "settings"),
+        Phase("settlement", "settle", "§ 670a.11(d)-(h), § 670a.12"),
+    )
 
-    def __init__(self, profile: TableProfile):
-        if profile.progressive is None:
-            raise ValueError(f"{profile.file}: six-card-fortune at the table needs a [progressive] section")
-        self.profile = profile
-        self.seats = profile.seats
+    def __init__(self, profile: Any):
+        super().__init__(profile)
         prog = profile.progressive
+        if prog is None:
+            raise ValueError(f"{profile.file}: six-card-fortune at the table needs a [progressive] section")
+        opts = dict(profile.options)
+        keyed = tuple(opts.get("keyed", ()))
+        bad = [k for k in keyed if k not in KEYABLE]
+        if bad:
+            raise ValueError(f"{profile.file}: [game.options] keyed: {bad[0]!r} is not one of {', '.join(KEYABLE)}")
+        self.full = "base" in keyed
+        needs = "base" if self.full else None
+        w: dict[str, WagerSpec] = {
+            "progressive": WagerSpec("progressive", "§ 670a.7(e)(4)", sensed=True, fixed_cents=prog.wager_cents,
+                                     progressive=True, needs=needs),
+        }
+        if "base" in keyed:
+            w["base"] = WagerSpec("base", "§ 670a.7(d)", min_cents=int(opts.get("base_min_cents", 500)),
+                                  max_cents=int(opts.get("base_max_cents", 100_000)))
+        if "double-down" in keyed:
+            w["double-down"] = WagerSpec("double-down", "§ 670a.7(e)(1)", needs="base", late=True,
+                                         min_cents=1, max_cents=100_000)
+        for k, sec in (("fortune", "§ 670a.7(e)(2)"), ("insurance", "§ 670a.7(e)(3)")):
+            if k in keyed:
+                w[k] = WagerSpec(k, sec, needs="base", min_cents=100, max_cents=int(opts.get(f"{k}_max_cents", 10_000)))
+        self.wagers = w
         envy = (prog.envy_paytable,) if prog.envy_paytable else ()
         self.options = SixCardOptions(progressive_paytable=prog.paytable, progressive_envy_paytables=envy,
-                                      progressive_wager_cents=prog.wager_cents)
+                                      progressive_wager_cents=prog.wager_cents, seat_order=tuple(self.settlement_order()))
+
+    # ---- decisions: setting hands, Double Down (§ 670a.11(a)-(c)) -----------------------------
+    def decision_state(self, rnd: Any, name: str) -> DecisionState:
+        if not self.full or not any(w == "base" for (_s, w) in rnd.wagers):
+            return DecisionState(done=True)
+        rnd.extra.setdefault("low", {})
+        return DecisionState()
+
+    def decision_prompt(self, rnd: Any, name: str) -> str:
+        return "SET HANDS: 'DD <seat>', 'SET <seat> <low card>'; DONE (house way otherwise)"
+
+    def apply_entry(self, rnd: Any, name: str, text: str) -> Entry:
+        ds = rnd.decisions[name]
+        parts = split_entry(text)
+        if not parts:
+            raise EntryError("empty entry")
+        verb = parts[0].upper()
+        players = sorted(s for (s, w) in rnd.wagers if w == "base")
+        if verb == "DONE" and len(parts) == 1:
+            ds.done = True
+            return Entry("HANDS SET - SETTLING", {"decision": "done"})
+        if verb == "DD" and len(parts) == 2:
+            seat = seat_arg(parts[1], players)
+            if (seat, "double-down") in rnd.wagers:
+                raise EntryError(f"seat {seat} has already doubled down")
+            if "double-down" not in self.wagers:
+                raise EntryError("this table does not offer the Double Down Wager (§ 670a.7(e)(1))")
+            amount = rnd.wagers[(seat, "base")]                    # equal to the wager, § 670a.7(e)(1)
+            ds.answers[seat] = "double-down"
+            return Entry(f"SEAT {seat} DOUBLE DOWN {amount / 100:,.2f}", {"seat": seat, "decision": "double-down"},
+                         late={(seat, "double-down"): amount})
+        if verb == "SET" and len(parts) == 3:
+            seat = seat_arg(parts[1], players)
+            try:
+                low = parse_card(parts[2])
+            except CardError as e:
+                raise EntryError(str(e)) from None
+            hand = rnd.cards.get(f"seat:{seat}", ())
+            if low not in hand:
+                raise EntryError(f"{card_str(low)} is not one of seat {seat}'s cards ({cards_str(hand)})")
+            rnd.extra["low"][seat] = low
+            return Entry(f"SEAT {seat} LOW {card_str(low)}", {"seat": seat, "decision": "setting", "low": card_str(low)})
+        raise EntryError("enter DD <seat>, SET <seat> <low card> or DONE")
+
+    # ---- settlement -------------------------------------------------------------------
+    def _keys(self, hands: Mapping[int, Sequence[int] | None]) -> dict[int, str]:
+        return {s: (hand_key(six_card_rank(c)) if c is not None else NOT_ENTERED) for s, c in hands.items()}
 
     def settle_progressive(self, hands: Mapping[int, Sequence[int] | None],
                            wagers: Mapping[int, int]) -> list[WagerResult]:
-        """Results for every accepted Progressive Payout Wager, in settlement order
-        (§ 670a.11(e), § 670a.11(h)(3)(i)), followed by envy bonuses (§ 670a.11(h)(3)(ii)).
+        """The Progressive Payout Wagers alone (§ 670a.11(h)(3)) in settlement order, then
+        the envy bonuses ((h)(3)(ii)); ``hands`` are the seats in play (possible holders of
+        an Envy Bonus Qualifying Hand).  A seat whose cards are None (the dealer entered no
+        winning hand for it) has no straight or better and loses (§ 670a.11(h)(3)(i)(A))."""
+        return settle_progressive(self._keys(hands), wagers, self.options, self.settlement_order())
 
-        ``hands`` are the seats in play (holders of a possible Envy Bonus Qualifying
-        Hand); the progressive system knows a seat is in play by its accepted wager.
-        A seat whose cards are None (manual dealing: the dealer entered no winning hand
-        for it) has no straight or better and loses (§ 670a.11(h)(3)(i)(A))."""
-        keys = {seat: (hand_key(six_card_rank(cards)) if cards is not None else NOT_ENTERED)
-                for seat, cards in hands.items()}
-        return settle_progressive(keys, wagers, self.options, settlement_order(self.seats))
+    def settle(self, rnd: Any) -> list[WagerResult]:
+        if not self.full:
+            return self.settle_progressive({s: rnd.cards[f"seat:{s}"] for s in rnd.accepted}, rnd.accepted)
+        return self._settle_full(rnd, {s: rnd.cards[f"seat:{s}"] for s in self._players(rnd)}, rnd.cards["dealer"])
+
+    def settle_entered(self, rnd: Any) -> list[WagerResult]:
+        """Settlement from the hands the dealer keyed (shoe out of order or not reading)."""
+        if not self.full:
+            return self.settle_progressive({s: rnd.entered.get(s) for s in rnd.accepted}, rnd.accepted)
+        missing = [s for s in self._players(rnd) if s not in rnd.entered]
+        if missing or 0 not in rnd.entered:
+            raise EntryError(f"hands not entered: {', '.join(map(str, missing)) or ''} "
+                             f"{'dealer' if 0 not in rnd.entered else ''}".strip())
+        return self._settle_full(rnd, {s: rnd.entered[s] for s in self._players(rnd)}, rnd.entered[0])
+
+    def _players(self, rnd: Any) -> list[int]:
+        return sorted({s for (s, w) in rnd.wagers if w == "base"})
+
+    def _settle_full(self, rnd: Any, hands: Mapping[int, Sequence[int]], dealer: Sequence[int]) -> list[WagerResult]:
+        ws = by_seat(rnd.wagers)
+        seats = {s: SeatWagers(cards=tuple(hands[s]), base=ws[s]["base"], double_down=ws[s].get("double-down", 0),
+                               fortune=ws[s].get("fortune", 0), insurance=ws[s].get("insurance", 0),
+                               progressive=ws[s].get("progressive", 0)) for s in hands}
+        settings: dict[int, Any] = {}
+        for s, cards in hands.items():
+            low = rnd.extra.get("low", {}).get(s)
+            if low is None:
+                settings[s] = house_way(cards)                        # § 670a.11(a)(1)
+            else:
+                settings[s] = (tuple(c for c in cards if c != low), low)
+        return settle_round(tuple(dealer), seats, settings, self.options)
+
+    def hand_entry_complete(self, rnd: Any) -> str | None:
+        if not self.full:
+            return None
+        missing = [str(s) for s in self._players(rnd) if s not in rnd.entered]
+        if 0 not in rnd.entered:
+            missing.append("dealer")
+        return f"enter the hands of: {', '.join(missing)}" if missing else None
+
+
+PROCEDURE = SixCardFortune

@@ -86,9 +86,9 @@ def test_whole_round_with_royal_flush_hit(make_rig):
 
     visited = list(t.visited)
     i = len(visited) - 1 - visited[::-1].index("no_more_bets") - 1
-    assert visited[i:i + 10] == [
+    assert visited[i:i + 11] == [
         "open_for_wagers", "no_more_bets", "starting_position", "dispensing", "stub_check",
-        "settlement", "floor_validation", "settlement", "round_complete", "open_for_wagers"]
+        "setting_hands", "settlement", "floor_validation", "settlement", "round_complete", "open_for_wagers"]
 
     done = next(d for w, d in events if w == "round")
     rnd = done["data"]

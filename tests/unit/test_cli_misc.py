@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from controller.cli import main
-from controller.machine import STATES, mermaid
+from controller.games import available
+from controller.machine import build, mermaid
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,7 +21,10 @@ def test_committed_diagram_is_up_to_date():
 def test_diagram_stdout(capsys):
     assert main(["diagram", "--stdout"]) == 0
     out = capsys.readouterr().out
-    assert "stateDiagram-v2" in out and all(s in out for s in STATES)
+    for game, proc in available().items():
+        states, _ = build(proc.phases)
+        assert f"## {game}" in out and all(s in out for s in states)
+    assert "stateDiagram-v2" in out
 
 
 def test_json_logs_carry_table_and_round():

@@ -1,0 +1,238 @@
+"""What the round state machine needs to know about a game: its procedure.
+
+A :class:`Procedure` describes one chapter's round as a sequence of
+:class:`Phase` steps after the lock-out (each a state of the machine, named
+after the regulation's step), the wagers the table takes (:class:`WagerSpec`),
+how each deal is dispensed (:class:`Stack`), which decisions the players make
+and how the dealer enters them, and how the round settles — always by calling
+the pure rules engine in controller/rules/.  The table (controller/table.py and
+its mixins) runs any procedure; nothing game-specific lives there.
+
+Phase kinds:
+
+==============  =================================================================
+``start``       starting position from the shaker or the RNG (§ 670a.5(i), § 621a.6(c))
+``dice_wagers`` wagers settled right after the roll (§ 621a.6(b))
+``deal``        the shoe dispenses the stacks of :meth:`Procedure.plan` (§ 670a.10(c))
+``stub``        the cards left are counted (§ 670a.10(d)), when :meth:`Procedure.stub_due`
+``decide``      players' decisions, entered by the dealer on the keypad
+``settle``      every wager settled (§ 670a.11(e)-(h) and peers)
+==============  =================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from controller.rules.positions import delivery_order, position_to_seat, settlement_order
+from controller.rules.settlement import WagerResult
+
+PHASE_KINDS = ("start", "dice_wagers", "deal", "stub", "decide", "settle")
+
+
+@dataclass(frozen=True)
+class Phase:
+    state: str           # machine state, named after the regulation's step
+    kind: str            # one of PHASE_KINDS
+    section: str         # the section it implements
+    name: str = ""       # which deal ("main", "first", "more") or which decision ("settings", "raise")
+
+    def __post_init__(self) -> None:
+        if self.kind not in PHASE_KINDS:
+            raise ValueError(f"phase {self.state}: kind {self.kind!r} is not one of {PHASE_KINDS}")
+
+
+@dataclass(frozen=True)
+class Stack:
+    """One stack the shoe dispenses, and who receives it: ``seat:N``, ``dealer``,
+    ``dead`` (tiles' Dead Hand), ``burn``, ``replacement`` (DJ Wild's joker
+    replacement card, § 687a.11(f)(1))."""
+
+    to: str
+    cards: int
+
+    @property
+    def seat(self) -> int | None:
+        return int(self.to[5:]) if self.to.startswith("seat:") else None
+
+
+@dataclass(frozen=True)
+class WagerSpec:
+    id: str
+    section: str
+    sensed: bool = False            # on a bet sensor: its amount is fixed (``fixed_cents``)
+    fixed_cents: int | None = None
+    min_cents: int = 100
+    max_cents: int = 1_000_000
+    needs: str | None = None        # a wager the seat must also have (e.g. "base", § 670a.7(e))
+    progressive: bool = False       # contributes to the progressive meter
+    late: bool = False              # may be made after "no more bets" (Double Down, § 670a.7(c))
+
+
+class EntryError(ValueError):
+    """A keypad entry that is not valid now; the message says what was wrong."""
+
+
+@dataclass
+class DecisionState:
+    """Answers collected during one ``decide`` phase."""
+
+    required: tuple[int, ...] = ()          # seats that must answer
+    answers: dict[int, str] = field(default_factory=dict)
+    done: bool = False                      # the dealer keyed DONE (optional answers end)
+
+
+@dataclass
+class Entry:
+    """What a keypad entry in a decision phase did: the reply shown on the keypad,
+    the details recorded in the ledger, and any wagers it adds after the lock-out."""
+
+    reply: str
+    record: dict[str, Any] = field(default_factory=dict)
+    late: dict[tuple[int, str], int] = field(default_factory=dict)
+
+
+def parse_cents(text: str) -> int:
+    """``25`` / ``25.50`` / ``$1,000`` -> cents; a clear error otherwise."""
+    t = text.strip().lstrip("$").replace(",", "")
+    whole, _, frac = t.partition(".")
+    if not whole.isdigit() or (frac and (not frac.isdigit() or len(frac) > 2)):
+        raise EntryError(f"{text!r} is not an amount (like 25 or 25.50)")
+    return int(whole) * 100 + (int(frac.ljust(2, "0")) if frac else 0)
+
+
+class Procedure:
+    """Base class: the defaults are those of a card game dealt in stacks from an
+    automated shoe, from a starting position, to every position (§ 670a.10)."""
+
+    game: str = "?"
+    phases: tuple[Phase, ...] = ()
+    deck: int = 53
+    wagers: Mapping[str, WagerSpec] = {}
+    stack_size: int = 0
+
+    def __init__(self, profile: Any):
+        self.profile = profile
+        self.seats: int = profile.seats
+        self.positions: int = profile.positions
+
+    # ---- phases ---------------------------------------------------------------------
+    def phase(self, state: str) -> Phase | None:
+        return next((p for p in self.phases if p.state == state), None)
+
+    @property
+    def settle_state(self) -> str:
+        return next(p.state for p in self.phases if p.kind == "settle")
+
+    def in_round_states(self) -> tuple[str, ...]:
+        """States in which a void may still return every wager."""
+        return ("no_more_bets",) + tuple(p.state for p in self.phases if p.kind != "settle") + ("hand_entry",)
+
+    # ---- wagers ---------------------------------------------------------------------
+    def sensed_wagers(self) -> tuple[str, ...]:
+        return tuple(w for w, s in self.wagers.items() if s.sensed)
+
+    def keyed_wager(self, seat: int, wager: str, cents: int, *, late: bool = False) -> None:
+        """Validate a wager the dealer keys; raise :class:`EntryError` naming the problem."""
+        if not 1 <= seat <= self.seats:
+            raise EntryError(f"seat {seat} is not a seat at this table (1..{self.seats})")
+        spec = self.wagers.get(wager)
+        if spec is None:
+            raise EntryError(f"{wager!r} is not a wager of this game ({', '.join(self.wagers)})")
+        if spec.sensed:
+            raise EntryError(f"the {wager} wager is sensed on the layout, not keyed")
+        if late and not spec.late:
+            raise EntryError(f"the {wager} wager must be made before 'no more bets' ({spec.section})")
+        if cents and not spec.min_cents <= cents <= spec.max_cents:
+            raise EntryError(f"{wager} ${cents / 100:,.2f} is outside ${spec.min_cents / 100:,.2f}.."
+                             f"${spec.max_cents / 100:,.2f}")
+
+    def reject_unsupported(self, wagers: Mapping[tuple[int, str], int]) -> dict[tuple[int, str], str]:
+        """Wagers refused at the lock-out, with the reason (e.g. no base wager, § 670a.7(e))."""
+        out = {}
+        for (seat, w), _c in wagers.items():
+            need = self.wagers[w].needs
+            if need and (seat, need) not in wagers:
+                out[(seat, w)] = f"a {w} wager needs a {need} wager ({self.wagers[w].section})"
+        return out
+
+    # ---- dealing --------------------------------------------------------------------
+    def plan(self, rnd: Any, name: str) -> list[Stack]:
+        """Stacks of one stack size to every position, clockwise from the start (§ 670a.10(c))."""
+        out = []
+        for pos in delivery_order(rnd.start, self.positions):
+            seat = position_to_seat(pos, self.seats)
+            out.append(Stack("dealer" if seat is None else f"seat:{seat}", self.stack_size))
+        return out
+
+    def expected_remaining(self, rnd: Any) -> int:
+        dealt = sum(s.cards for s in rnd.dealt_stacks)
+        return self.deck - dealt - rnd.face_up
+
+    def stub_due(self, rnd: Any) -> bool:
+        return True
+
+    #: a multi-deck shoe repeats cards legitimately (Over/Under, § 686a.3)
+    multi_deck: bool = False
+
+    def deck_card_limit(self) -> int:
+        """Card bytes are 0..52 (cards.py numbering, 52 = joker); tiles override."""
+        return 53
+
+    def show_cards(self, cards: Sequence[int]) -> str:
+        from controller.rules.cards import card_str
+
+        return " ".join("??" if c == 0xFF else card_str(c) for c in cards)
+
+    def hand_of(self, rnd: Any, seat: int) -> tuple[int, ...] | None:
+        return rnd.cards.get(f"seat:{seat}")
+
+    # ---- decisions ------------------------------------------------------------------
+    def decision_state(self, rnd: Any, name: str) -> DecisionState:
+        return DecisionState(done=True)
+
+    def decision_prompt(self, rnd: Any, name: str) -> str:
+        return "DONE"
+
+    def apply_entry(self, rnd: Any, name: str, text: str) -> Entry:
+        raise EntryError("no entries are expected now")
+
+    # ---- settlement -----------------------------------------------------------------
+    def after_roll(self, rnd: Any) -> list[WagerResult]:
+        return []
+
+    def settle(self, rnd: Any) -> list[WagerResult]:
+        raise NotImplementedError
+
+    def settlement_order(self) -> list[int]:
+        return settlement_order(self.seats)
+
+    # ---- summary for round lines ----------------------------------------------------
+    def describe(self, rnd: Any) -> str:
+        return ""
+
+
+def seats_with(wagers: Mapping[tuple[int, str], int], wager: str) -> list[int]:
+    return sorted(s for (s, w) in wagers if w == wager)
+
+
+def by_seat(wagers: Mapping[tuple[int, str], int]) -> dict[int, dict[str, int]]:
+    out: dict[int, dict[str, int]] = {}
+    for (s, w), c in wagers.items():
+        out.setdefault(s, {})[w] = c
+    return out
+
+
+def split_entry(text: str) -> list[str]:
+    return text.replace(",", " ").split()
+
+
+def seat_arg(token: str, seats: Sequence[int] | None = None) -> int:
+    if not token.isdigit():
+        raise EntryError(f"{token!r} is not a seat number")
+    seat = int(token)
+    if seats is not None and seat not in seats:
+        raise EntryError(f"seat {seat} is not playing this round ({', '.join(map(str, seats)) or 'none'})")
+    return seat

@@ -137,7 +137,7 @@ def run(args: argparse.Namespace, emit) -> int:
         for s in rig.sims:
             s.start()
         try:
-            doc = {"table": {"id": "BENCH-01", "profile": "six-card-fortune", "state_dir": str(state)},
+            doc = {"table": {"id": "BENCH-01", "profile": "six-card-fortune-progressive", "state_dir": str(state)},
                    "gpio": {"pin_factory": "mock", **PINS},
                    "serial": {s.device: {"port": s.path} for s in rig.sims if s.device in ("shoe", "shaker", "sign")}}
             config = tmp / "table.toml"

@@ -105,10 +105,23 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin):
             "accepted": dict(rnd.accepted) if rnd else {},
             "pending_hits": len(rnd.pending_hits) if rnd else 0,
             "spots": self.board.snapshot(), "out_of_order": dict(self.out_of_order),
+            # what the people at the table can see: the wagers, the cards dealt, whose decision it is
+            "wagers": {f"{s}:{w}": c for (s, w), c in rnd.wagers.items()} if rnd else {},
+            "cards": {k: list(v) for k, v in rnd.cards.items()} if rnd else {},
+            "decision": self._decision_view(),
         }
         with self._cv:
             self._published = snap
             self._cv.notify_all()
+
+    def _decision_view(self) -> Mapping[str, Any] | None:
+        phase = self.proc.phase(self.state)
+        if phase is None or phase.kind != "decide" or self.round is None:
+            return None
+        ds = self.round.decisions.get(phase.name)
+        if ds is None:
+            return None
+        return {"phase": phase.name, "required": list(ds.required), "answers": dict(ds.answers), "done": ds.done}
 
     @property
     def status(self) -> Mapping[str, Any]:

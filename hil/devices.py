@@ -402,15 +402,27 @@ class KeypadSim(SimDevice):
     def __init__(self, clock: Clock, rng: random.Random, link_dir: Path | None = None):
         super().__init__(clock, rng, link_dir)
         self.prompts: list[str] = []
+        self._prompted = threading.Condition()
 
     def on_STATUS_REQ(self) -> None:
         self.send("STATUS", flags=P.KEYPAD_READY)
 
     def on_PROMPT(self, text: str) -> None:
-        self.prompts.append(text)
+        with self._prompted:
+            self.prompts.append(text)
+            self._prompted.notify_all()
 
     def enter(self, text: str) -> None:
         self.send("ENTRY", text=text)
+
+    def enter_and_wait(self, text: str, timeout: float = 30.0) -> str:
+        """Key a line and wait for the controller's reply on the display."""
+        with self._prompted:
+            n = len(self.prompts)
+            self.send("ENTRY", text=text)
+            if not self._prompted.wait_for(lambda: len(self.prompts) > n, timeout):
+                raise TimeoutError(f"no reply on the keypad to {text!r}")
+            return self.prompts[n]
 
 
 # --------------------------------------------------------------------------- RNG

@@ -1,10 +1,12 @@
 """The simulated dealer, players and floorperson.
 
 They act only through the table's physical interfaces — bet-sensor pins, the
-lock-out, confirm and key-switch pins — and watch only what a person at the
-table could see (the table's published status stands in for looking at the
-lights and the sign).  All their choices come from a seeded RNG, so the same
-seed plays the same rounds.
+lock-out, confirm, void and key-switch pins, the dealer's keypad — and watch only
+what a person at the table could see (the table's published status stands in for
+looking at the lights, the sign, the keypad's display and the cards on the
+layout).  What the players bet and decide comes from the game's strategy
+(hil/players/), and every choice from a seeded RNG, so the same seed plays the
+same rounds.  ``placed`` keeps every wager the players made, for the balance.
 """
 
 from __future__ import annotations
@@ -20,12 +22,20 @@ WAIT_S = 30.0   # real seconds to wait for the controller before calling it a ha
 
 class People:
     def __init__(self, rig: Rig, rng: random.Random, *, bet_probability: float = 0.55,
-                 late_bet_probability: float = 0.1, chatter_probability: float = 0.1):
+                 late_bet_probability: float = 0.1, chatter_probability: float = 0.1,
+                 strategy: Any | None = None):
+        from hil.players import strategy_for
+
         self.rig = rig
         self.rng = rng
-        self.bet_probability = bet_probability
         self.late_bet_probability = late_bet_probability
         self.chatter_probability = chatter_probability
+        proc = rig.table.proc
+        self.strategy = strategy or strategy_for(proc.game)(proc, rng, play_probability=bet_probability)
+        #: round -> (seat, wager) -> cents: every wager the players made and the table took
+        self.placed: dict[int, dict[tuple[int, str], int]] = {}
+        #: round -> (seat, wager): wagers the table refused (keyed and refused, or too late)
+        self.refused: dict[int, set[tuple[int, str]]] = {}
 
     def _wait(self, pred: Any, what: str) -> Mapping[str, Any]:
         try:
@@ -33,38 +43,80 @@ class People:
         except TimeoutError as e:
             raise TimeoutError(f"waiting for {what}: {e}") from None
 
+    def _key(self, text: str) -> str:
+        kp = self.rig.keypad
+        if kp is None:
+            raise RuntimeError(f"the table needs the dealer's keypad for {text!r}")
+        return kp.enter_and_wait(text, WAIT_S)
+
     def play_round(self) -> int:
-        """Play one round; returns its number.  Raises TimeoutError if the table hangs."""
+        """Play one round; returns its number.  Raises TimeoutError if the table hangs,
+        RuntimeError if it tilts."""
         rig, rng = self.rig, self.rng
         st = self._wait(lambda s: s.get("state") in ("open_for_wagers", "tilt") and
                         (s.get("deck_ready") or s.get("state") == "tilt"), "the table to open for wagers")
         if st["state"] == "tilt":
             raise RuntimeError(f"table is in tilt: {st['tilts']}")
         number = st["round"]
-        seats = [s for s in range(1, rig.table.seats + 1) if rng.random() < self.bet_probability]
-        for s in seats:
-            rig.place(s)
-            if rng.random() < self.chatter_probability:   # a chip set down unevenly: contact chatter
-                for _ in range(rng.randint(1, 4)):
-                    rig.remove(s)
-                    rig.place(s)
+        placed = self.placed.setdefault(number, {})
+        refused = self.refused.setdefault(number, set())
+        sensed_seats: list[tuple[int, str]] = []
+        for bet in self.strategy.bets():
+            if bet.sensed:
+                rig.place(bet.seat, bet.wager)
+                sensed_seats.append((bet.seat, bet.wager))
+                placed[(bet.seat, bet.wager)] = bet.cents
+                if rng.random() < self.chatter_probability:   # a chip set down unevenly: contact chatter
+                    for _ in range(rng.randint(1, 4)):
+                        rig.remove(bet.seat, bet.wager)
+                        rig.place(bet.seat, bet.wager)
+            else:
+                reply = self._key(f"BET {bet.seat} {bet.wager} {bet.cents / 100:.2f}")
+                if reply.startswith("ERROR"):
+                    refused.add((bet.seat, bet.wager))
+                else:
+                    placed[(bet.seat, bet.wager)] = bet.cents
         rig.clock.sleep(0.5)
         rig.press("lockout")                              # "no more bets"
-        self._wait(lambda s: s.get("count_shown") or s.get("state") == "tilt", "the accepted count")
+        st = self._wait(lambda s: s.get("count_shown") or s.get("state") == "tilt", "the accepted count")
+        # wagers the table refused at the lock-out (e.g. an optional wager without its base wager)
+        taken = {tuple(k.split(":")) for k in st.get("wagers", {})}
+        for (seat, wager) in list(placed):
+            if (str(seat), wager) not in taken:
+                refused.add((seat, wager))
+                del placed[(seat, wager)]
         late = []
-        if rng.random() < self.late_bet_probability:
-            empty = [s for s in range(1, rig.table.seats + 1) if s not in seats]
+        if rng.random() < self.late_bet_probability and "progressive" in rig.table.proc.wagers:
+            empty = [s for s in range(1, rig.table.seats + 1) if (s, "progressive") not in sensed_seats]
             if empty:
-                late.append(rng.choice(empty))
-                rig.place(late[-1])                       # too late: rejected
+                late.append((rng.choice(empty), "progressive"))
+                rig.place(*late[-1])                      # too late: rejected, never a wager
         rig.clock.sleep(0.5)
-        for s in seats + late:                            # the dealer collects the chips (§ 670a.10(a)(2)(ii))
-            rig.remove(s)
+        for seat, wager in sensed_seats + late:           # the dealer collects the chips (§ 670a.10(a)(2)(ii))
+            rig.remove(seat, wager)
         rig.press("confirm")                              # count equals chips collected
+        decided: set[str] = set()
         while True:
-            st = self._wait(lambda s: s.get("state") in ("floor_validation", "tilt")
+            st = self._wait(lambda s: (s.get("decision") and not s["decision"]["done"])
+                            or s.get("state") in ("floor_validation", "tilt", "hand_entry")
                             or (s.get("state") == "open_for_wagers" and s.get("round", 0) > number),
                             "the round to finish")
+            if st["state"] == "tilt":
+                raise RuntimeError(f"table is in tilt: {st['tilts']}")
+            if st["state"] == "hand_entry":
+                raise RuntimeError("the shoe did not read the cards: the simulated dealer cannot enter them")
+            if st.get("decision") and not st["decision"]["done"] and st["state"] not in ("floor_validation",):
+                phase = st["state"]
+                if phase in decided:
+                    raise RuntimeError(f"decision phase {phase} does not finish: {st['decision']}")
+                decided.add(phase)
+                for text, late_wagers in self.strategy.decide(st):
+                    reply = self._key(text)
+                    if not reply.startswith("ERROR"):
+                        placed.update(late_wagers)   # e.g. a Double Down, made after "no more bets"
+                self._wait(lambda s, p=phase: s.get("state") != p or s.get("state") == "tilt",
+                           f"the {phase} decisions to be taken")
+                continue
             if st["state"] == "floor_validation":
                 before = st.get("pending_hits", 0)
                 rig.clock.sleep(1.0)
@@ -72,6 +124,4 @@ class People:
                 self._wait(lambda s: s.get("pending_hits", 0) < before or s.get("state") == "tilt",
                            "the validation to be taken")
                 continue
-            if st["state"] == "tilt":
-                raise RuntimeError(f"table is in tilt: {st['tilts']}")
             return number

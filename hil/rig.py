@@ -41,14 +41,14 @@ BUTTONS = {"lockout": "lockout", "confirm": "confirm", "void": "void", "key": "k
 
 
 class Rig:
-    def __init__(self, state_dir: Path, *, profile: str = "six-card-fortune", seed: int = 0,
+    def __init__(self, state_dir: Path, *, profile: str = "six-card-fortune-progressive", seed: int = 0,
                  speed: float = 50.0, table_id: str = "SIM-01", shake_s: float = 5.0,
                  link: Mapping[str, int] | None = None, profile_overrides: Mapping[str, Any] | None = None,
-                 keypad: bool = False):
+                 keypad: bool | None = None):
         """``link``: serial link settings for every device (``ack_timeout_ms``, ``retries``,
         ``heartbeat_ms``, ``lost_after_ms``, as in ``[serial.<dev>]``); ``profile_overrides``:
         fields of the table profile to replace (e.g. ``start_method``); ``keypad``: add the
-        dealer-keypad simulator (wired to the controller when its configuration knows it)."""
+        dealer-keypad simulator (default: when the game's procedure needs the keypad)."""
         from gpiozero.pins.mock import MockFactory
 
         from controller import config as C
@@ -62,6 +62,11 @@ class Rig:
         self.sign = SignSim(self.clock, random.Random(f"{seed}/sign"), link_dir=self.dev_dir)
         self.sims = [self.shoe, self.shaker, self.sign]
         self.keypad: KeypadSim | None = None
+        if keypad is None:        # the dealer's keypad wherever the game needs keyed wagers or decisions
+            from controller.games import procedure_for
+
+            prof = C.load_profile(profile)
+            keypad = procedure_for(prof.game, prof).needs_keypad()
         if keypad:
             self.keypad = KeypadSim(self.clock, random.Random(f"{seed}/keypad"), link_dir=self.dev_dir)
             self.sims.append(self.keypad)

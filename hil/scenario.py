@@ -48,7 +48,7 @@ class Scenario:
     section: str
     path: Path
     description: str = ""
-    profile: str = "six-card-fortune"
+    profile: str = "six-card-fortune-progressive"
     seed: int = 1
     speed: float = 50.0
     rig: dict[str, Any] = field(default_factory=dict)
@@ -99,7 +99,7 @@ def load(path: str | Path) -> Scenario:
     if bad:
         raise ScenarioError(f"{p}: unknown expectation(s) {', '.join(sorted(bad))}")
     return Scenario(name=doc["name"], section=doc["section"], path=p, description=doc.get("description", ""),
-                    profile=doc.get("profile", "six-card-fortune"), seed=int(doc.get("seed", 1)),
+                    profile=doc.get("profile", "six-card-fortune-progressive"), seed=int(doc.get("seed", 1)),
                     speed=float(doc.get("speed", 50.0)), rig=dict(doc.get("rig", {})),
                     setup=dict(doc.get("setup", {})), steps=list(doc.get("steps", [])),
                     expect=dict(doc.get("expect", {})))

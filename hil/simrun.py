@@ -17,6 +17,8 @@ from typing import Any, TextIO
 
 from controller.meters import format_cents
 from controller.rules.cards import cards_str
+from controller.service import LEDGER_FILE
+from hil.balance import check as check_balance
 from hil.people import People
 from hil.rig import Rig
 
@@ -26,12 +28,16 @@ class Summary:
     rounds: int = 0
     voids: int = 0
     accepted: int = 0
+    progressive: int = 0
     rejected: int = 0
     hits: int = 0
     paid_cents: int = 0
     meter_start: int | None = None
     meter_end: int | None = None
     lines: list[str] = field(default_factory=list)
+
+
+SHORT = {"progressive": "prog", "double-down": "dd", "insurance": "ins"}
 
 
 def _money(c: int) -> str:
@@ -60,42 +66,48 @@ class Reporter:
         rnd = data["data"]
         s = self.s
         s.rounds += 1
-        s.accepted += len(rnd.accepted)
+        s.accepted += len(rnd.wagers)
+        s.progressive += len(rnd.accepted)
         s.rejected += len(rnd.rejected)
-        parts = []
+        per_seat: dict[int, list[str]] = {}
         for r in rnd.results:
-            if r.wager == "progressive":
-                if r.is_meter_pay:
-                    paid = next((p["cents"] for p in rnd.payouts if p["seat"] == r.seat), 0)
-                    parts.append(f"s{r.seat} {r.hand} HIT {r.pays} = {format_cents(paid)}")
-                    s.hits += 1
-                    s.paid_cents += paid
-                else:
-                    parts.append(f"s{r.seat} {r.hand} {_money(r.net)}")
-                    if r.net > 0:
-                        s.paid_cents += r.net
+            label = SHORT.get(r.wager, r.wager)
+            if r.is_meter_pay:
+                paid = next((p["cents"] for p in rnd.payouts if p["seat"] == r.seat and p["hand"] == r.hand), 0)
+                text = f"{label} {r.hand} HIT {r.pays} = {format_cents(paid)}"
+                s.hits += 1
+                s.paid_cents += paid
+            elif r.wager.endswith("-envy"):
+                text = f"envy({r.hand}) {_money(r.net)}"
+            elif r.wager == "progressive":
+                text = f"{label} {r.hand} {_money(r.net)}"
             else:
-                parts.append(f"s{r.seat} envy {r.hand} {_money(r.net)}")
-                s.paid_cents += r.net
+                text = f"{label} {r.outcome} {_money(r.net)}"
+            if r.amount + r.net > 0:
+                s.paid_cents += r.amount + r.net
+            per_seat.setdefault(r.seat, []).append(text)
+        parts = [f"s{seat} " + ", ".join(texts) for seat, texts in per_seat.items()]
         d = rnd.dice
-        dice = f"{d[0]}-{d[1]}-{d[2]}={sum(d)}" if d else "-"
+        dice = f" dice {d[0]}-{d[1]}-{d[2]}={sum(d)}" if d else ""
+        rng = f" rng {rnd.rng_value}" if rnd.rng_value is not None else ""
+        start = f" start {rnd.start}" if rnd.start is not None else ""
         meter = self._meter(data)
         if s.meter_start is None:
             s.meter_start = meter
         s.meter_end = meter
-        seats = ",".join(str(x) for x in sorted(rnd.accepted)) or "none"
+        seats = ",".join(str(x) for x in sorted({seat for (seat, _w) in rnd.wagers})) or "none"
         late = f" late-rejected {','.join(map(str, rnd.rejected))}" if rnd.rejected else ""
         reshake = f" no-roll x{rnd.no_rolls}" if rnd.no_rolls else ""
-        line = (f"round {rnd.number:>3}: wagers {len(rnd.accepted)} [{seats}]{late} dice {dice}{reshake} "
-                f"start {rnd.start} | " + ("; ".join(parts) if parts else "no progressive wagers")
-                + f" | meter {format_cents(meter) if meter is not None else '-'}")
+        shown = f" | meter {format_cents(meter)}" if meter is not None else ""
+        line = (f"round {rnd.number:>3}: seats [{seats}] wagers {len(rnd.wagers)}{late}{dice}{rng}{reshake}{start} | "
+                + ("; ".join(parts) if parts else "no wagers") + shown)
         print(line, file=self.out, flush=True)
 
     def _void(self, data: Mapping[str, Any]) -> None:
         rnd = data["data"]
         self.s.voids += 1
         self.s.rounds += 1
-        print(f"round {rnd.number:>3}: VOID ({data['reason']}); {len(rnd.accepted)} wager(s) returned",
+        print(f"round {rnd.number:>3}: VOID ({data['reason']}); {len(rnd.unsettled())} wager(s) returned",
               file=self.out, flush=True)
 
 
@@ -124,6 +136,9 @@ def run_sim(*, game: str, rounds: int, seed: int, realtime: bool = False, speed:
             _hold_console(out)
     finally:
         rig.stop()
+    try:
+        balance = check_balance(Path(state_dir) / LEDGER_FILE, people.placed)
+    finally:
         if tmp is not None:
             tmp.cleanup()
     s = rep.s
@@ -133,9 +148,11 @@ def run_sim(*, game: str, rounds: int, seed: int, realtime: bool = False, speed:
     print(f"  rejected_late: {s.rejected}", file=out)
     print(f"  meter_start: {format_cents(start_meter) if start_meter is not None else '-'}", file=out)
     print(f"  meter_end: {format_cents(end_meter) if end_meter is not None else '-'}", file=out)
+    print(f"  progressive_wagers: {s.progressive}", file=out)
     print(f"  hits: {s.hits}", file=out)
-    print(f"  paid: {format_cents(s.paid_cents)}", file=out, flush=True)
-    return 0
+    print(f"  paid: {format_cents(s.paid_cents)}", file=out)
+    print(balance.line(), file=out, flush=True)
+    return 0 if balance.ok else 1
 
 
 #: PINs set in a simulator's state directory when it has none (never on a real table)

@@ -118,6 +118,11 @@ class Procedure:
         self.seats: int = profile.seats
         self.positions: int = profile.positions
 
+    def needs_keypad(self) -> bool:
+        """Whether the dealer keys wagers or players' decisions at this table."""
+        return any(not s.sensed for s in self.wagers.values()) or \
+            any(p.kind == "decide" for p in self.phases)
+
     # ---- phases ---------------------------------------------------------------------
     def phase(self, state: str) -> Phase | None:
         return next((p for p in self.phases if p.state == state), None)

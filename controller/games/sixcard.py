@@ -82,6 +82,9 @@ class SixCardFortune(Procedure):
         self.options = SixCardOptions(progressive_paytable=prog.paytable, progressive_envy_paytables=envy,
                                       progressive_wager_cents=prog.wager_cents, seat_order=tuple(self.settlement_order()))
 
+    def needs_keypad(self) -> bool:
+        return self.full        # a progressive system alone needs no keyed entries
+
     # ---- decisions: setting hands, Double Down (§ 670a.11(a)-(c)) -----------------------------
     def decision_state(self, rnd: Any, name: str) -> DecisionState:
         if not self.full or not any(w == "base" for (_s, w) in rnd.wagers):

@@ -30,7 +30,7 @@ def rig_config(rig: Any, tmp: Path, seed: str = "$5,000") -> Path:
     from config import CONFIG_DIR
     from hil.rig import PINS
 
-    prof = (CONFIG_DIR / "tables" / "six-card-fortune.toml").read_text().replace('seed = "$5,000"', f'seed = "{seed}"')
+    prof = (CONFIG_DIR / "tables" / "six-card-fortune-progressive.toml").read_text().replace('seed = "$5,000"', f'seed = "{seed}"')
     (tmp / "profile.toml").write_text(prof)
     doc = {"table": {"id": "SIM-01", "profile": str(tmp / "profile.toml"), "state_dir": str(rig.hw.state_dir)},
            "gpio": {"pin_factory": "mock", **PINS},

@@ -30,7 +30,7 @@ def test_example_config_is_valid():
     hw = load_hardware(EXAMPLE)
     assert hw.table_id == "PG-01" and hw.profile.game == "six-card-fortune"
     assert hw.gpio.spots["progressive"].sensors == (5, 6, 12, 13, 16, 19)
-    assert set(hw.serial) == {"shoe", "shaker", "sign"}
+    assert set(hw.serial) == {"shoe", "shaker", "sign", "keypad"}
 
 
 @pytest.mark.parametrize("old,new,section,key,why", [

@@ -1,0 +1,104 @@
+"""The simulation's balance: every wager of every round accounted for to the cent.
+
+What the simulated players placed (hil/people.py ``placed``) is compared with
+the ledger: every placed wager was accepted by the table for the same amount,
+and has exactly one outcome — won, lost, pushed, surrendered (a ``wager.result``)
+or returned by a void (``wager.returned``); nothing was accepted that nobody
+placed; every amount handed back to a player is recorded as a payout; the hash
+chain verifies; and every progressive meter equals seed + increments − payouts
+(+ reseeds − voids) exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter, defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Balance:
+    ok: bool
+    problems: list[str] = field(default_factory=list)
+    rounds: int = 0
+    wagers: int = 0
+    wagered_cents: int = 0
+    players_net_cents: int = 0           # what the players won (+) or lost (-), meter pays included
+    meter_paid_cents: int = 0
+
+    def line(self) -> str:
+        from controller.meters import format_cents
+
+        if self.ok:
+            return (f"balance: OK ({self.rounds} rounds, {self.wagers} wagers, {format_cents(self.wagered_cents)} "
+                    f"wagered, players net {format_cents(self.players_net_cents)}, meters reconciled)")
+        more = f" (+{len(self.problems) - 3} more)" if len(self.problems) > 3 else ""
+        return "balance: MISMATCH " + "; ".join(self.problems[:3]) + more
+
+
+def check(ledger_path: Path, placed: Mapping[int, Mapping[tuple[int, str], int]]) -> Balance:
+    from controller.ledger import Ledger
+
+    conn = sqlite3.connect(f"file:{ledger_path}?mode=ro", uri=True)
+    ev: dict[int, list[tuple[str, dict]]] = defaultdict(list)
+    for rnd, kind, data in conn.execute("SELECT round, kind, data FROM events ORDER BY seq"):
+        ev[rnd].append((kind, json.loads(data)))
+    conn.close()
+    b = Balance(ok=True)
+    for rnd in sorted(placed):
+        want = dict(placed[rnd])
+        evs = ev.get(rnd, [])
+        accepted = {(d["seat"], d.get("spot", "progressive")): d.get("cents") for k, d in evs if k == "wager.accepted"}
+        if accepted != want:
+            extra = {k: v for k, v in accepted.items() if want.get(k) != v}
+            missing = {k: v for k, v in want.items() if accepted.get(k) != v}
+            b.problems.append(f"round {rnd}: placed but not taken as placed {sorted(missing.items())}; "
+                              f"taken but not placed {sorted(extra.items())}")
+        outcomes: Counter = Counter()
+        for k, d in evs:
+            if k == "wager.result" and d.get("cents"):
+                outcomes[(d["seat"], d["wager"])] += 1
+                if accepted.get((d["seat"], d["wager"])) != d["cents"]:
+                    b.problems.append(f"round {rnd}: seat {d['seat']} {d['wager']} settled for {d['cents']} "
+                                      f"cents, accepted {accepted.get((d['seat'], d['wager']))}")
+                b.players_net_cents += d["net"]
+            elif k == "wager.result":
+                b.players_net_cents += d["net"]          # an envy bonus: no wager of its own
+            elif k == "wager.returned":
+                outcomes[(d["seat"], d.get("wager", "progressive"))] += 1
+            elif k == "meter.payout":
+                b.meter_paid_cents += d["cents"]
+                b.players_net_cents += d["cents"]
+        status = {e[0] for e in evs}
+        if status & {"round.complete", "round.void"}:
+            for key in accepted:
+                if outcomes[key] != 1:
+                    b.problems.append(f"round {rnd}: seat {key[0]} {key[1]} has {outcomes[key]} outcome(s), not 1")
+            for key, n in outcomes.items():
+                if key not in accepted:
+                    b.problems.append(f"round {rnd}: an outcome for seat {key[0]} {key[1]}, never accepted")
+            results = [d for k, d in evs if k == "wager.result"]
+            owed = sum(d["cents"] + d["net"] for d in results if d["cents"] + d["net"] > 0)
+            paid = sum(d["cents"] for k, d in evs if k == "payout")
+            if owed != paid:
+                b.problems.append(f"round {rnd}: results owe {owed} cents back to the players, payouts record {paid}")
+        else:
+            b.problems.append(f"round {rnd}: never closed (no round.complete or round.void)")
+        b.rounds += 1
+        b.wagers += len(accepted)
+        b.wagered_cents += sum(c for c in accepted.values() if c)
+    led = Ledger(ledger_path, "balance")
+    try:
+        chain = led.verify()
+        meters = led.recompute_meters()
+    finally:
+        led.close()
+    b.problems += [f"ledger: {p}" for p in chain]
+    for level, m in meters.items():
+        if m.value != m.expected_value() or not 0 <= m.remainder < 1:
+            b.problems.append(f"meter {level}: {m.value} is not seed + increments - payouts ({m.expected_value()})")
+    b.ok = not b.problems
+    return b

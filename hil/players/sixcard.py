@@ -1,0 +1,47 @@
+"""Simulated players at Six-Card Fortune Pai Gow Poker (58 Pa. Code 670a)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from controller.rules.cards import card_str
+from hil.players.base import Bet, Strategy
+
+
+class SixCardPlayers(Strategy):
+    def bets(self) -> list[Bet]:
+        out: list[Bet] = []
+        full = getattr(self.proc, "full", False)
+        for seat in range(1, self.proc.seats + 1):
+            if self.rng.random() >= self.play_probability:
+                continue
+            if full:
+                base = self.amount(500, 10_000)
+                out.append(Bet(seat, "base", base))                       # § 670a.7(d)
+                if self.rng.random() < 0.4:
+                    out.append(Bet(seat, "fortune", self.rng.choice((100, 500, 500, 1000))))   # § 670a.7(e)(2)
+                if self.rng.random() < 0.2:
+                    out.append(Bet(seat, "insurance", self.rng.choice((100, 500))))          # § 670a.7(e)(3)
+            if self.rng.random() < (0.6 if full else 0.9):
+                out.append(Bet(seat, "progressive", self.proc.wagers["progressive"].fixed_cents, sensed=True))
+        return out
+
+    def decide(self, status: Mapping[str, Any]) -> list[tuple[str, dict[tuple[int, str], int]]]:
+        out: list[tuple[str, dict[tuple[int, str], int]]] = []
+        for key, cents in sorted(status.get("wagers", {}).items()):
+            seat, wager = key.split(":")
+            if wager != "base":
+                continue
+            n = int(seat)
+            if self.rng.random() < 0.15 and "double-down" in self.proc.wagers:    # § 670a.11(c)
+                out.append((f"DD {n}", {(n, "double-down"): cents}))
+            if self.rng.random() < 0.1:       # a player sets his own hand (sometimes a foul, § 670a.11(f)(1)(v))
+                cards = status.get("cards", {}).get(f"seat:{n}", [])
+                if cards:
+                    out.append((f"SET {n} {card_str(self.rng.choice(cards))}", {}))
+        out.append(("DONE", {}))
+        return out
+
+
+STRATEGY = SixCardPlayers

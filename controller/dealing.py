@@ -150,7 +150,8 @@ class DealingMixin:
             return
         if msg == "SHUFFLED":
             self.shuffle_failures = 0
-            self.deck_ready = ev.data["cards"] == self.proc.deck
+            self.shuffled_once = True
+            self.deck_ready = self.proc.on_shuffled(ev.data["cards"])
             if not self.deck_ready:
                 self.raise_tilt("shoe", f"shoe reports {ev.data['cards']} cards after shuffle, "
                                         f"expected {self.proc.deck}")

@@ -111,5 +111,6 @@ class SettlingMixin:
         if self.state != "round_complete":
             return
         rnd = self.round
+        self.proc.round_ended(rnd, void=False)
         self._emit("round", round=rnd.number, data=rnd, meter=self.meters.get(LEVEL))
         self.next_round()

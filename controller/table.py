@@ -78,6 +78,7 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin):
         self.states, self.transitions_spec = build(procedure.phases)
         self.deck_ready = False
         self.shuffle_failures = 0
+        self.shuffled_once = False
         self.count_shown = False
         self.listeners: list[Callable[[str, Mapping[str, Any]], None]] = []
         self._timer = None
@@ -349,8 +350,10 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin):
         self.board.open()
         if self.out_of_order.get("shoe"):
             self.deck_ready = True      # manual dealing (§ 670a.13(n)): the dealer shuffles by hand
-        else:
+        elif self.proc.needs_shuffle() or not self.shuffled_once:
             self.dev.shoe.shuffle()     # § 670a.5(a): shuffled after each round (automated shuffler)
+        else:
+            self.deck_ready = True      # a continuous shoe deals on until its cover card (§ 686a.7(d))
         self._emit("open", round=self.round_no)
 
     def _show_meters(self) -> None:

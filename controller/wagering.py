@@ -141,6 +141,7 @@ class WageringMixin:
     def _after_void(self) -> None:
         if self.state != "round_void":
             return
+        self.proc.round_ended(self.round, void=True)
         self._show_meters()
         self.dev.sign.message("ROUND VOID - WAGERS RETURNED")
         self._emit("void", round=self.round.number, reason=self.round.void_reason, data=self.round)

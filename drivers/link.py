@@ -246,7 +246,13 @@ class Link:
                     return
                 continue
             try:
-                data = port.read(256)
+                # read what is waiting, or block for one byte at most the port's short
+                # timeout: pyserial's read(n) would wait the whole timeout for n bytes
+                if hasattr(port, "in_waiting"):
+                    waiting = port.in_waiting
+                    data = port.read(min(waiting, 4096) if waiting else 1)
+                else:                      # a pty master or socket returns what is there
+                    data = port.read(4096)
             except Exception as exc:  # noqa: BLE001 - port failure is reported, then bounded reopen
                 if self._stop.is_set():
                     return

@@ -34,10 +34,11 @@ from hil.devices import KeypadSim, ScriptedRng, ShakerSim, ShoeSim, SignSim
 
 #: the rig's pin map (BCM), also the example wiring in config/examples/table.toml
 PINS: dict[str, Any] = {
-    "lockout": 17, "confirm": 27, "void": 22, "key_switch": 23, "door": 24, "beacon": 25,
+    "lockout": 17, "confirm": 27, "void": 22, "key_switch": 23, "door": 24, "beacon": 25, "start_game": 26,
     "spots": {"progressive": {"sensors": [5, 6, 12, 13, 16, 19], "lights": [4, 14, 15, 18, 20, 21]}},
 }
-BUTTONS = {"lockout": "lockout", "confirm": "confirm", "void": "void", "key": "key_switch", "door": "door"}
+BUTTONS = {"lockout": "lockout", "confirm": "confirm", "void": "void", "key": "key_switch", "door": "door",
+           "start_game": "start_game"}
 
 
 class Rig:
@@ -57,16 +58,18 @@ class Rig:
         self.clock = ScaledClock(speed)
         self.seed = seed
         self.dev_dir = Path(tempfile.mkdtemp(prefix="tablectl-hil-dev-"))
-        self.shoe = ShoeSim(self.clock, random.Random(f"{seed}/shoe"), link_dir=self.dev_dir)
+        from controller.games import procedure_for
+
+        prof = C.load_profile(profile)
+        proc = procedure_for(prof.game, prof)
+        #: the shoe holds the game's deck (53 cards; 32 tiles; a multi-deck shoe for Over/Under)
+        self.shoe = ShoeSim(self.clock, random.Random(f"{seed}/shoe"), deck_size=proc.deck, link_dir=self.dev_dir)
         self.shaker = ShakerSim(self.clock, random.Random(f"{seed}/shaker"), shake_s=shake_s, link_dir=self.dev_dir)
         self.sign = SignSim(self.clock, random.Random(f"{seed}/sign"), link_dir=self.dev_dir)
         self.sims = [self.shoe, self.shaker, self.sign]
         self.keypad: KeypadSim | None = None
         if keypad is None:        # the dealer's keypad wherever the game needs keyed wagers or decisions
-            from controller.games import procedure_for
-
-            prof = C.load_profile(profile)
-            keypad = procedure_for(prof.game, prof).needs_keypad()
+            keypad = proc.needs_keypad()
         if keypad:
             self.keypad = KeypadSim(self.clock, random.Random(f"{seed}/keypad"), link_dir=self.dev_dir)
             self.sims.append(self.keypad)

@@ -182,6 +182,19 @@ class Procedure:
     #: a multi-deck shoe repeats cards legitimately (Over/Under, § 686a.3)
     multi_deck: bool = False
 
+    def needs_shuffle(self) -> bool:
+        """Whether the shoe shuffles before the next round: after every round for a
+        single deck (§ 670a.5(a)); a continuous multi-deck shoe says when (§ 686a.7(d))."""
+        return True
+
+    def round_ended(self, rnd: Any, void: bool) -> None:
+        """Called when a round is closed (complete or void): a procedure may note what
+        the next round needs (e.g. a reshuffle after a misdeal, § 686a.9)."""
+
+    def on_shuffled(self, cards: int) -> bool:
+        """The shuffler reports ``cards`` in the deck: is that the whole deck?"""
+        return cards == self.deck
+
     def deck_card_limit(self) -> int:
         """Card bytes are 0..52 (cards.py numbering, 52 = joker); tiles override."""
         return 53

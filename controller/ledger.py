@@ -56,7 +56,15 @@ CREATE TABLE IF NOT EXISTS meters (
     row     TEXT NOT NULL,
     seq     INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS checkpoints (
+    seq     INTEGER PRIMARY KEY,
+    hash    TEXT NOT NULL,
+    meters  TEXT NOT NULL
+);
 """
+#: a checkpoint (the chain's hash and every meter) every this many events, so start-up
+#: verifies and replays only what came after the last one; a full audit walks everything
+CHECKPOINT_EVERY = 2000
 
 
 class LedgerError(RuntimeError):
@@ -114,7 +122,21 @@ class Ledger:
         self.last_seq, self.last_hash = (row[0], row[1]) if row else (0, GENESIS)
         # the stored ``meters`` rows are checked against the events by verify(); the
         # live meters always come from the events themselves
-        self.meters: dict[str, Meter] = self.recompute_meters()
+        self.meters: dict[str, Meter] = self.recompute_meters(from_checkpoint=True)
+
+    @classmethod
+    def open_readonly(cls, path: str | Path, table_id: str = "audit") -> "Ledger":
+        """A read-only view for audits and recall from other threads (WAL lets it read
+        beside the writer); it cannot append."""
+        self = cls.__new__(cls)
+        self.path = Path(path)
+        self.table_id = table_id
+        self._wall = time.time
+        self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+        row = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        self.last_seq, self.last_hash = (row[0], row[1]) if row else (0, GENESIS)
+        self.meters = {}
+        return self
 
     def close(self) -> None:
         self.db.close()
@@ -149,6 +171,9 @@ class Ledger:
             for level in sorted(touched):
                 cur.execute("INSERT OR REPLACE INTO meters(level, row, seq) VALUES (?,?,?)",
                             (level, _dumps(meters[level].to_row()), seq))
+            if seq // CHECKPOINT_EVERY != self.last_seq // CHECKPOINT_EVERY:
+                cur.execute("INSERT INTO checkpoints(seq, hash, meters) VALUES (?,?,?)",
+                            (seq, prev, _dumps({lv: m.to_row() for lv, m in sorted(meters.items())})))
             cur.execute("COMMIT")
         except BaseException:
             try:
@@ -186,20 +211,45 @@ class Ledger:
     def stored_meter_rows(self) -> dict[str, dict[str, Any]]:
         return {level: json.loads(row) for level, row in self.db.execute("SELECT level, row FROM meters")}
 
-    def recompute_meters(self) -> dict[str, Meter]:
-        meters: dict[str, Meter] = {}
-        for ev in self.events(kinds=None):
+    def last_checkpoint(self) -> tuple[int, str, dict[str, Meter]] | None:
+        row = self.db.execute("SELECT seq, hash, meters FROM checkpoints ORDER BY seq DESC LIMIT 1").fetchone()
+        if row is None:
+            return None
+        return row[0], row[1], {lv: Meter.from_row(r) for lv, r in json.loads(row[2]).items()}
+
+    def recompute_meters(self, from_checkpoint: bool = False) -> dict[str, Meter]:
+        """Every meter from the events (from genesis, or from the last checkpoint on)."""
+        since, meters = 0, {}
+        cp = self.last_checkpoint() if from_checkpoint else None
+        if cp is not None:
+            since, _h, meters = cp
+        for ev in self.events(since=since, kinds=None):
             if ev.kind.startswith("meter."):
                 meters = meters_mod.apply(meters, ev.kind, ev.data, round_no=ev.round, seq=ev.seq)
         return meters
 
-    def verify(self) -> list[str]:
-        """Walk the hash chain and recompute the meters; return the problems found."""
+    def verify(self, full: bool = False) -> list[str]:
+        """Walk the hash chain and recompute the meters; return the problems found.
+
+        At start-up (``full=False``) the walk starts at the last checkpoint, whose hash
+        must still be the hash of the event it names; ``full=True`` (the periodic audit)
+        walks from the first event and checks every checkpoint's meters too."""
         problems: list[str] = []
         prev = GENESIS
         expect_seq = 1
         meters: dict[str, Meter] = {}
-        for row in self.db.execute("SELECT seq, ts, table_id, round, kind, data, prev, hash FROM events ORDER BY seq"):
+        cps = {seq: (h, m) for seq, h, m in self.db.execute("SELECT seq, hash, meters FROM checkpoints")}
+        start = 0
+        if not full and cps:
+            start = max(cps)
+            h, m = cps[start]
+            row = self.db.execute("SELECT hash FROM events WHERE seq = ?", (start,)).fetchone()
+            if row is None or row[0] != h:
+                problems.append(f"checkpoint at event {start} does not match the event log")
+            prev, expect_seq = h, start + 1
+            meters = {lv: Meter.from_row(r) for lv, r in json.loads(m).items()}
+        for row in self.db.execute("SELECT seq, ts, table_id, round, kind, data, prev, hash FROM events "
+                                   "WHERE seq > ? ORDER BY seq", (start,)):
             seq, ts, table, rnd, kind, data, p, h = row
             if seq != expect_seq:
                 problems.append(f"event sequence gap: expected {expect_seq}, found {seq}")
@@ -212,6 +262,11 @@ class Ledger:
                     meters = meters_mod.apply(meters, kind, json.loads(data), round_no=rnd, seq=seq)
                 except (ValueError, KeyError) as e:
                     problems.append(f"event {seq}: meter event cannot be applied: {e}")
+            if seq in cps:
+                if cps[seq][0] != h:
+                    problems.append(f"checkpoint at event {seq} does not match the event log")
+                elif json.loads(cps[seq][1]) != {lv: m.to_row() for lv, m in sorted(meters.items())}:
+                    problems.append(f"checkpoint at event {seq}: meters differ from the events before it")
             prev = h
             expect_seq = seq + 1
             if len(problems) > 20:

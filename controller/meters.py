@@ -31,27 +31,16 @@ compares with the stored meters (controller/ledger.py).
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
-HIT_HISTORY = 25   # the last 25 hits of each level are kept (issue 4)
+HIT_HISTORY = 25   # the last 25 hits of each level are recalled from the ledger (controller/history.py)
 
 
 class MeterError(ValueError):
     pass
-
-
-@dataclass(frozen=True)
-class Hit:
-    round: int
-    seat: int
-    hand: str
-    cents: int
-    paid_by: str
-    seq: int
 
 
 @dataclass(frozen=True)
@@ -72,7 +61,6 @@ class Meter:
     reserve: Fraction = Fraction(0)        # hidden reserve, funds the next jackpot above its seed
     reserve_moved: Fraction = Fraction(0)  # total reserve moved into the meter at resets
     fixed_hits: int = 0
-    last_hits: tuple[Hit, ...] = field(default_factory=tuple)
 
     @property
     def cents(self) -> int:
@@ -94,6 +82,17 @@ class Meter:
 
     def expected_value(self) -> Fraction:
         return self.initial_seed + self.reseeds + self.reserve_moved + self.increments - self.paid_attendant - self.voided
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> "Meter":
+        """The inverse of :meth:`to_row` (ledger checkpoints)."""
+        f = Fraction
+        return cls(level=row["level"], seed_cents=int(row["seed_cents"]), rate=f(row["rate"]), value=f(row["value"]),
+                   increments=f(row["increments"]), increment_count=int(row["increment_count"]),
+                   paid_table=int(row["paid_table"]), paid_attendant=int(row["paid_attendant"]),
+                   reseeds=int(row["reseeds"]), voided=f(row["voided"]), hits=int(row["hits"]),
+                   initial_seed=int(row["initial_seed"]), reserve_rate=f(row["reserve_rate"]),
+                   reserve=f(row["reserve"]), reserve_moved=f(row["reserve_moved"]), fixed_hits=int(row["fixed_hits"]))
 
     def to_row(self) -> dict[str, Any]:
         return {
@@ -144,16 +143,12 @@ def apply(meters: Meters, kind: str, data: Mapping[str, Any], *, round_no: int =
         cents = int(data["cents"])
         if cents < 0 or cents > m.cents:
             raise MeterError(f"payout of {cents} cents from meter {level!r} showing {m.cents}")
-        hit = Hit(round_no, int(data.get("seat", 0)), str(data.get("hand", "")), cents, "attendant", seq)
-        m = replace(m, value=m.value - cents, paid_attendant=m.paid_attendant + cents, hits=m.hits + 1,
-                    last_hits=(m.last_hits + (hit,))[-HIT_HISTORY:])
+        m = replace(m, value=m.value - cents, paid_attendant=m.paid_attendant + cents, hits=m.hits + 1)
     elif kind == "meter.fixed_paid":
         cents = int(data["cents"])
         if cents < 0:
             raise MeterError("negative fixed pay")
-        hit = Hit(round_no, int(data.get("seat", 0)), str(data.get("hand", "")), cents, "table", seq)
-        m = replace(m, paid_table=m.paid_table + cents, fixed_hits=m.fixed_hits + 1,
-                    last_hits=(m.last_hits + (hit,))[-HIT_HISTORY:])
+        m = replace(m, paid_table=m.paid_table + cents, fixed_hits=m.fixed_hits + 1)
     elif kind == "meter.reseed":
         cents = int(data["cents"])
         if cents < 0:
@@ -195,7 +190,3 @@ def format_cents(cents: int | Fraction) -> str:
     sign = "-" if c < 0 else ""
     c = abs(c)
     return f"{sign}${c // 100:,}.{c % 100:02d}"
-
-
-def recent_hits(m: Meter) -> deque[Hit]:
-    return deque(m.last_hits, maxlen=HIT_HISTORY)

@@ -112,6 +112,7 @@ class Service:
         self.reactor.call_soon_threadsafe(self._started)
         self.reactor.idle_hooks.append(self._idle)
         self._start_consoles()
+        self._start_audit()
         self.log.info("service.started", game=hw.profile.game, state_dir=str(hw.state_dir))
         if thread:
             self._thread = threading.Thread(target=self.reactor.run, name="reactor", daemon=True)
@@ -120,7 +121,42 @@ class Service:
     def run_forever(self) -> None:
         self.reactor.run()
 
+    # ------------------------------------------------------------------ periodic ledger audit
+    #: the whole ledger (every event since the first, every checkpoint) is re-verified this often;
+    #: start-up verifies from the last checkpoint only (SPEC § 5: "verified at start-up and periodically")
+    AUDIT_FIRST_S = 60.0
+    AUDIT_EVERY_S = 6 * 3600.0
+
+    def _start_audit(self) -> None:
+        self._audit_stop = threading.Event()
+        t = threading.Thread(target=self._audit_loop, name="ledger-audit", daemon=True)
+        t.start()
+
+    def _audit_loop(self) -> None:
+        wait = self.AUDIT_FIRST_S
+        while not self._audit_stop.wait(wait):
+            wait = self.AUDIT_EVERY_S
+            self.audit_ledger()
+
+    def audit_ledger(self) -> list[str]:
+        """A full verification on a read-only connection of its own (any thread); problems
+        become a latched tilt through the reactor."""
+        try:
+            ro = Ledger.open_readonly(Path(self.hw.state_dir) / LEDGER_FILE, self.hw.table_id)
+            try:
+                problems = ro.verify(full=True)
+            finally:
+                ro.close()
+        except Exception as e:  # noqa: BLE001 - an unreadable ledger is itself the finding
+            problems = [f"ledger audit could not read the ledger: {e!r}"]
+        self.log.info("ledger.audit", problems=len(problems))
+        if problems and self.table is not None:
+            self.reactor.call_soon_threadsafe(self.table.raise_tilt, "ledger-audit", "; ".join(problems[:5]))
+        return problems
+
     def stop(self) -> None:
+        if hasattr(self, "_audit_stop"):
+            self._audit_stop.set()
         self.notifier.stopping()
         for c in self.consoles:
             c.stop()

@@ -216,3 +216,22 @@ def test_clear_needs_a_reason(tmp_path):
     h.post("command", "console", cmd="clear", reason="  ", by="tech1")
     assert h.state == "tilt"
     assert records(h, "tilt.cleared") == []
+
+
+def test_periodic_full_audit_finds_an_old_edit_and_tilts(make_rig):
+    """SPEC § 5: critical data is verified at start-up (from the last checkpoint) and
+    periodically (the whole chain); a mismatch is a latched tilt."""
+    import sqlite3
+
+    rig = make_rig().start()
+    rig.table.wait_for(lambda s: s["state"] == "open_for_wagers", 30)
+    assert rig.service.audit_ledger() == []
+    path = rig.service.ledger.path
+    db = sqlite3.connect(path)
+    db.execute("UPDATE events SET data = replace(data, 'version', 'versi0n') WHERE kind = 'power.up'")
+    db.commit()
+    db.close()
+    problems = rig.service.audit_ledger()
+    assert any("hash does not match" in p for p in problems)
+    st = rig.table.wait_for(lambda s: s["state"] == "tilt", 10)
+    assert "ledger-audit" in st["tilts"]

@@ -118,3 +118,37 @@ def test_failed_transaction_leaves_nothing(tmp_path):
                     Record("meter.payout", 2, {"level": "p", "cents": 10**9})])
     assert led.last_seq == before
     assert sqlite3.connect(tmp_path / "l.sqlite3").execute("SELECT COUNT(*) FROM events").fetchone()[0] == before
+
+
+def _many(tmp_path, monkeypatch, n=23, every=5):
+    import controller.ledger as L
+
+    monkeypatch.setattr(L, "CHECKPOINT_EVERY", every)
+    led = Ledger(tmp_path / "c.sqlite3", "T1")
+    led.append([Record("meter.init", 0, {"level": "p", "seed": 500_000, "rate": "1/3"})])
+    for i in range(n):
+        led.append([Record("meter.increment", i + 1, {"level": "p", "wager": 100, "rate": "1/3"})])
+    return led
+
+
+def test_checkpoints_written_and_startup_replays_from_the_last(tmp_path, monkeypatch):
+    led = _many(tmp_path, monkeypatch)
+    seqs = [r[0] for r in led.db.execute("SELECT seq FROM checkpoints ORDER BY seq")]
+    assert seqs == [5, 10, 15, 20]
+    assert led.recompute_meters(from_checkpoint=True) == led.recompute_meters()
+    assert led.meters["p"].value == 500_000 + Fraction(2300, 3)
+    assert led.verify() == [] and led.verify(full=True) == []
+
+
+def test_startup_check_sees_edits_after_the_last_checkpoint(tmp_path, monkeypatch):
+    led = _many(tmp_path, monkeypatch)
+    led.db.execute("UPDATE events SET data = replace(data, '100', '900') WHERE seq = 22")
+    assert any("event 22" in p for p in led.verify())
+
+
+def test_edit_before_the_checkpoint_found_by_the_full_audit(tmp_path, monkeypatch):
+    led = _many(tmp_path, monkeypatch)
+    led.db.execute("UPDATE events SET data = replace(data, '100', '900') WHERE seq = 3")
+    assert led.verify() == []                                   # start-up: only after the last checkpoint
+    problems = Ledger.open_readonly(tmp_path / "c.sqlite3").verify(full=True)
+    assert any("event 3: hash does not match" in p for p in problems)

@@ -1,0 +1,308 @@
+"""Fortune Asia Poker at the table (58 Pa. Code 659a).
+
+The round: lock-out ("no more bets", § 659a.7(c), § 659a.10(a)); the starting
+position from the shaker or the RNG, counted from the dealer as one
+counterclockwise over the 7 positions (§ 659a.5(g), § 659a.10(b)); 7 stacks of 7
+from the 53-card deck clockwise from it (§ 659a.10(b),(c)); 4 cards left
+(§ 659a.10(c),(d)); the players set their 4-card high, 2-card medium and 1-card
+low hands (§ 659a.11(a),(b)); the dealer's cards are turned over and set by the
+house way (§ 659a.11(c)) and a player with no optional wager may surrender
+before his hands are exposed (§ 659a.11(d)); then every wager settles in the
+chapter's order (§ 659a.11(e)-(i), § 659a.12) through
+controller/rules/fortune_asia.py (``settle_round``).
+
+Wagers: the Fortune Asia Poker Wager (``base``, keyed, § 659a.7(d)); the optional
+Fortune Bonus (``fortune``, keyed, § 659a.7(e)(1), Paytables A-D with the Envy
+Bonus) and Insurance (``insurance``, keyed, § 659a.7(e)(2), Paytables A-C); and the
+Progressive Payout Wager (``progressive``, on its sensor, feeding the meter,
+§ 659a.7(e)(3), § 659a.2(d)).  Every optional wager needs the base wager
+(§ 659a.7(e): offered "to each player who placed a Fortune Asia Poker Wager").
+
+Dealer keypad:
+
+* ``setting_hands`` (§ 659a.11(a),(b)): ``SET <seat> <medium> <medium> <low>`` -- the
+  player's two medium cards and his low card; the other four are the high hand.
+  A seat the dealer keys no setting for is set by the house way (the player asked
+  how the house sets its hands, § 659a.11(a)(1)).  A setting that fouls is taken
+  as the player set it, and loses (§ 659a.11(f)(1)(iii)-(v)).  Once set the hands
+  may not be changed (§ 659a.11(a)(3)).  ``SAME <seat> <seat>``: one player on two
+  adjacent betting areas (§ 659a.7(f), only if the profile allows it) -- he gets
+  no Envy Bonus for his own other hand.  ``DONE``.
+* ``surrender`` (§ 659a.11(c),(d)): the keypad shows the dealer's hands as set;
+  ``SUR <seat>`` for a player without an optional wager; ``DONE``.  The phase is
+  skipped when no player may surrender.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from controller.config import ConfigError
+from controller.games.base import (
+    DecisionState, Entry, EntryError, Phase, Procedure, WagerSpec, by_seat, seat_arg, split_entry)
+from controller.rules.cards import CardError, card_str, cards_str, parse_card
+from controller.rules.fortune_asia import (
+    GAME, HOUSE_WAYS, MIN_PROGRESSIVE_RESET, FortuneAsiaError, FortuneAsiaRules, SeatPlay, make_setting,
+    set_house_way, settle_round)
+from controller.rules.paytables import all_paytables, get_paytable, parse_money
+from controller.rules.settlement import WagerResult
+
+OPTIONAL = ("fortune", "insurance", "progressive")
+#: [game.options] keys and what they mean (anything else is a configuration error)
+OPTIONS = {
+    "house_way": "the dealer's house way (§ 659a.11(c)); one of the registered names",
+    "fortune_paytable": "Fortune Bonus paytable, 'Fortune Asia Fortune A'..'D' (§ 659a.12(b)); absent: not offered",
+    "insurance_paytable": "Insurance paytable, 'Fortune Asia Insurance A'..'C' (§ 659a.12(c)); absent: not offered",
+    "adjacent_areas": "true if a player may wager on two adjacent betting areas (§ 659a.7(f))",
+    "base_min_cents": "table minimum of the Fortune Asia Poker Wager",
+    "base_max_cents": "table maximum of the Fortune Asia Poker Wager",
+    "fortune_max_cents": "maximum Fortune Bonus Wager",
+    "insurance_max_cents": "maximum Insurance Wager",
+}
+
+
+def _int_option(opts: Mapping[str, Any], key: str, default: int, file: str) -> int:
+    v = opts.get(key, default)
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise ConfigError(file, "game.options", key, f"must be a whole number of cents >= 1, got {v!r}")
+    return v
+
+
+class FortuneAsia(Procedure):
+    game = GAME
+    chapter = "58 Pa. Code 659a"
+    deck = 53                                   # § 659a.3(a): one deck of 52 cards and a joker
+    stack_size = 7                              # § 659a.10(c): 7 cards to each of 7 positions, 4 left
+    phases = (
+        Phase("starting_position", "start", "§ 659a.5(g), § 659a.10(b)"),
+        Phase("dispensing", "deal", "§ 659a.10(b),(c)", "main"),
+        Phase("stub_check", "stub", "§ 659a.10(c)-(e)"),
+        Phase("setting_hands", "decide", "§ 659a.11(a),(b), § 659a.7(f)", "settings"),
+        Phase("dealer_sets_surrender", "decide", "§ 659a.11(c),(d)", "surrender"),
+        Phase("settlement", "settle", "§ 659a.11(e)-(j), § 659a.12"),
+    )
+
+    def __init__(self, profile: Any):
+        super().__init__(profile)
+        file = profile.file
+        opts = dict(profile.options)
+        unknown = sorted(set(opts) - set(OPTIONS))
+        if unknown:
+            raise ConfigError(file, "game.options", unknown[0],
+                              f"not a Fortune Asia Poker option (options: {', '.join(OPTIONS)})")
+        if profile.seats > 6:
+            raise ConfigError(file, "game", "seats", "no more than six players (§ 659a.2(a))")
+        if profile.positions != profile.seats + 1:
+            raise ConfigError(file, "game", "positions",
+                              f"must be seats + 1 = {profile.seats + 1}: every betting position and the dealer "
+                              "are counted for the start (§ 659a.5(g)(1)(iii))")
+        house_way = opts.get("house_way", "tablectl-standard")
+        if house_way not in HOUSE_WAYS:
+            raise ConfigError(file, "game.options", "house_way",
+                              f"no house way {house_way!r} (registered: {', '.join(sorted(HOUSE_WAYS))})")
+        adjacent = opts.get("adjacent_areas", False)
+        if not isinstance(adjacent, bool):
+            raise ConfigError(file, "game.options", "adjacent_areas", f"must be true or false, got {adjacent!r}")
+        self.adjacent_areas = adjacent
+        prog = profile.progressive
+        if prog is None:
+            raise ConfigError(file, "progressive", None,
+                              "fortune-asia at the table needs a [progressive] section (§ 659a.2(d))")
+        pt = get_paytable(prog.paytable)
+        if pt.game != GAME or pt.wager != "progressive":
+            raise ConfigError(file, "progressive", "paytable",
+                              f"{prog.paytable!r} is not a Fortune Asia Poker progressive paytable (§ 659a.12(d)(1))")
+        floor = parse_money(str(pt.options["min_reset"])) if "min_reset" in pt.options else MIN_PROGRESSIVE_RESET
+        floor = max(floor, MIN_PROGRESSIVE_RESET)
+        if prog.seed_cents < floor:
+            raise ConfigError(file, "progressive", "seed",
+                              f"the initial and reset amount ${prog.seed_cents / 100:,.2f} is below the "
+                              f"${floor / 100:,.2f} minimum (§ 659a.12(d)(2))")
+        rules_opts = {"house_way": house_way, "progressive_paytable": prog.paytable,
+                      "progressive_reset": f"${prog.seed_cents / 100:.2f}"}
+        tables = all_paytables()
+        for k, wager, section in (("fortune_paytable", "fortune", "§ 659a.12(b)"),
+                                  ("insurance_paytable", "insurance", "§ 659a.12(c)")):
+            if k not in opts:
+                continue
+            names = sorted(n for n, t in tables.items() if t.game == GAME and t.wager == wager)
+            if opts[k] not in names:
+                raise ConfigError(file, "game.options", k,
+                                  f"{opts[k]!r} is not a Fortune Asia Poker {wager} paytable ({section}: "
+                                  f"{', '.join(repr(n) for n in names)})")
+            rules_opts[k] = str(opts[k])
+        self.rules = FortuneAsiaRules.from_options(rules_opts)
+        w: dict[str, WagerSpec] = {
+            "base": WagerSpec("base", "§ 659a.7(d)", min_cents=_int_option(opts, "base_min_cents", 500, file),
+                              max_cents=_int_option(opts, "base_max_cents", 100_000, file)),
+        }
+        if self.rules.fortune_paytable:
+            w["fortune"] = WagerSpec("fortune", "§ 659a.7(e)(1)", needs="base", min_cents=100,
+                                     max_cents=_int_option(opts, "fortune_max_cents", 10_000, file))
+        if self.rules.insurance_paytable:
+            w["insurance"] = WagerSpec("insurance", "§ 659a.7(e)(2)", needs="base", min_cents=100,
+                                       max_cents=_int_option(opts, "insurance_max_cents", 10_000, file))
+        w["progressive"] = WagerSpec("progressive", "§ 659a.7(e)(3)", sensed=True, fixed_cents=prog.wager_cents,
+                                     progressive=True, needs="base")
+        self.wagers = w
+
+    # ---- who plays ------------------------------------------------------------------
+    @staticmethod
+    def players(rnd: Any) -> list[int]:
+        """Seats with a Fortune Asia Poker Wager (§ 659a.7(d))."""
+        return sorted(s for (s, w) in rnd.wagers if w == "base")
+
+    @staticmethod
+    def may_surrender(rnd: Any) -> list[int]:
+        """Players with no optional wager (§ 659a.11(d))."""
+        return [s for s in FortuneAsia.players(rnd) if not any((s, w) in rnd.wagers for w in OPTIONAL)]
+
+    def dealer_setting(self, rnd: Any) -> Any:
+        """The dealer's hands set by the house way (§ 659a.11(c))."""
+        cards = rnd.cards.get("dealer", ())
+        if len(cards) != 7 or any(c > 52 for c in cards):
+            return None
+        return set_house_way(cards, self.rules.house_way)
+
+    # ---- decisions ------------------------------------------------------------------
+    def decision_state(self, rnd: Any, name: str) -> DecisionState:
+        if not self.players(rnd):
+            return DecisionState(done=True)
+        if name == "surrender":
+            if not self.may_surrender(rnd):
+                return DecisionState(done=True)        # nobody may surrender: the phase is skipped
+            rnd.extra.setdefault("surrender", [])
+            rnd.extra["dealer_setting"] = str(self.dealer_setting(rnd))
+            return DecisionState()
+        rnd.extra.setdefault("settings", {})
+        rnd.extra.setdefault("player", {})
+        return DecisionState()
+
+    def decision_prompt(self, rnd: Any, name: str) -> str:
+        if name == "surrender":
+            d = self.dealer_setting(rnd)
+            shown = f"DEALER {cards_str(d.high.cards)} | {cards_str(d.medium.cards)} | {cards_str(d.low.cards)}" \
+                if d is not None else "DEALER SET"
+            seats = ",".join(map(str, self.may_surrender(rnd)))
+            return f"{shown} - SURRENDER: 'SUR <seat>' (seats {seats}); DONE"
+        same = ", 'SAME <seat> <seat>'" if self.adjacent_areas else ""
+        return f"SET HANDS: 'SET <seat> <medium> <medium> <low>'{same}; DONE (house way otherwise)"
+
+    def apply_entry(self, rnd: Any, name: str, text: str) -> Entry:
+        ds = rnd.decisions[name]
+        parts = split_entry(text)
+        if not parts:
+            raise EntryError("empty entry")
+        verb = parts[0].upper()
+        if verb == "DONE" and len(parts) == 1:
+            ds.done = True
+            return Entry("HANDS SET - DEALER SETS" if name == "settings" else "SETTLING", {"decision": "done"})
+        if name == "settings":
+            if verb == "SET" and len(parts) == 5:
+                return self._set(rnd, ds, parts)
+            if verb == "SAME" and len(parts) == 3:
+                return self._same(rnd, parts)
+            if verb == "SUR":
+                raise EntryError("a player surrenders after the dealer's hands are set (§ 659a.11(d))")
+            raise EntryError("enter SET <seat> <medium> <medium> <low>"
+                             f"{', SAME <seat> <seat>' if self.adjacent_areas else ''} or DONE")
+        if verb == "SUR" and len(parts) == 2:
+            seat = seat_arg(parts[1], self.players(rnd))
+            if seat not in self.may_surrender(rnd):
+                raise EntryError(f"seat {seat} placed an optional wager and may not surrender (§ 659a.11(d))")
+            if seat in rnd.extra["surrender"]:
+                raise EntryError(f"seat {seat} has already surrendered")
+            rnd.extra["surrender"].append(seat)
+            ds.answers[seat] = "surrender"
+            cents = rnd.wagers[(seat, "base")]
+            return Entry(f"SEAT {seat} SURRENDERS {cents / 100:,.2f}", {"seat": seat, "decision": "surrender"})
+        raise EntryError("enter SUR <seat> or DONE")
+
+    def _set(self, rnd: Any, ds: DecisionState, parts: Sequence[str]) -> Entry:
+        seat = seat_arg(parts[1], self.players(rnd))
+        if seat in rnd.extra["settings"]:
+            raise EntryError(f"seat {seat}'s hands are already set and may not be changed (§ 659a.11(a)(3))")
+        try:
+            m1, m2, low = (parse_card(t) for t in parts[2:5])
+        except CardError as e:
+            raise EntryError(str(e)) from None
+        hand = tuple(rnd.cards.get(f"seat:{seat}", ()))
+        for c in (m1, m2, low):
+            if c not in hand:
+                raise EntryError(f"{card_str(c)} is not one of seat {seat}'s cards ({cards_str(hand)})")
+        if len({m1, m2, low}) != 3:
+            raise EntryError(f"a card is named twice: {cards_str((m1, m2, low))}")
+        high = tuple(c for c in hand if c not in (m1, m2, low))
+        setting = make_setting(high, (m1, m2), (low,), seven=hand)
+        foul = setting.foul()
+        rnd.extra["settings"][seat] = {"high": list(high), "medium": [m1, m2], "low": [low]}
+        ds.answers[seat] = "set"
+        reply = f"SEAT {seat} {cards_str(high)} | {card_str(m1)} {card_str(m2)} | {card_str(low)}"
+        if foul:
+            reply += " - FOUL, LOSES"
+        rec = {"seat": seat, "decision": "setting", "high": cards_str(high), "medium": cards_str((m1, m2)),
+               "low": card_str(low)}
+        if foul:
+            rec["foul"] = foul
+        return Entry(reply, rec)
+
+    def _same(self, rnd: Any, parts: Sequence[str]) -> Entry:
+        if not self.adjacent_areas:
+            raise EntryError("this table does not permit wagers on two adjacent betting areas (§ 659a.7(f))")
+        a, b = sorted(seat_arg(p, self.players(rnd)) for p in parts[1:3])
+        if b - a != 1:
+            raise EntryError(f"seats {a} and {b} are not adjacent betting areas (§ 659a.7(f))")
+        players = rnd.extra["player"]
+        if a in players or b in players:
+            raise EntryError(f"seat {a if a in players else b} is already one player's second betting area")
+        who = f"seats {a}+{b}"
+        players[a] = players[b] = who
+        return Entry(f"SEATS {a} AND {b} ONE PLAYER", {"decision": "adjacent", "seats": [a, b]})
+
+    # ---- settlement -----------------------------------------------------------------
+    def settle(self, rnd: Any) -> list[WagerResult]:
+        return self._settle(rnd, {s: tuple(rnd.cards[f"seat:{s}"]) for s in self.players(rnd)},
+                            tuple(rnd.cards["dealer"]))
+
+    def settle_entered(self, rnd: Any) -> list[WagerResult]:
+        """Settlement from the seven cards the dealer keyed for every player and the
+        dealer (the shoe did not read them or is out of order); the players' setting
+        and surrender phases were not played, so every hand is set by the house way."""
+        missing = self.hand_entry_complete(rnd)
+        if missing:
+            raise EntryError(missing)
+        return self._settle(rnd, {s: tuple(rnd.entered[s]) for s in self.players(rnd)}, tuple(rnd.entered[0]))
+
+    def hand_entry_complete(self, rnd: Any) -> str | None:
+        missing = [str(s) for s in self.players(rnd) if s not in rnd.entered]
+        if 0 not in rnd.entered:
+            missing.append("dealer")
+        return f"enter the seven cards of: {', '.join(missing)}" if missing else None
+
+    def _settle(self, rnd: Any, hands: Mapping[int, tuple[int, ...]], dealer: tuple[int, ...]) -> list[WagerResult]:
+        ws = by_seat(rnd.wagers)
+        keyed = rnd.extra.get("settings", {})
+        surrendered = set(rnd.extra.get("surrender", ()))
+        players = rnd.extra.get("player", {})
+        seats = []
+        for s, cards in hands.items():
+            if s in surrendered:
+                setting = None                                  # § 659a.11(d): collected unexposed
+            elif s in keyed and set(keyed[s]["high"] + keyed[s]["medium"] + keyed[s]["low"]) == set(cards):
+                k = keyed[s]
+                setting = make_setting(k["high"], k["medium"], k["low"], seven=cards)
+            else:
+                setting = set_house_way(cards, self.rules.house_way)   # § 659a.11(a)(1)
+            seats.append(SeatPlay(seat=s, cards=cards, base=ws[s]["base"], setting=setting,
+                                  surrender=s in surrendered, fortune=ws[s].get("fortune", 0),
+                                  insurance=ws[s].get("insurance", 0), progressive=ws[s].get("progressive", 0),
+                                  player=players.get(s)))
+        return settle_round(seats, dealer, self.rules, order=[s for s in self.settlement_order() if s in hands])
+
+    def describe(self, rnd: Any) -> str:
+        d = rnd.extra.get("dealer_setting")
+        return f"dealer {d}" if d else ""
+
+
+PROCEDURE = FortuneAsia

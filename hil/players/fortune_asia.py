@@ -1,0 +1,78 @@
+"""Simulated players at Fortune Asia Poker (58 Pa. Code 659a).
+
+Each player bets the Fortune Asia Poker Wager (§ 659a.7(d)) and sometimes the
+Fortune Bonus (often a Qualifying Wager of $5 or more, § 659a.1), the Insurance
+and the Progressive (§ 659a.7(e)).  Most leave the setting to the house way;
+some set their own hands (the strongest high hand, or now and then a careless
+setting that fouls, § 659a.11(f)(1)(iii)-(v)); now and then two adjacent seats
+are one player (§ 659a.7(f)); a player without an optional wager sometimes
+surrenders once the dealer's hands are set (§ 659a.11(d)).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from controller.rules.cards import card_str
+from controller.rules.fortune_asia import get_house_way
+from hil.players.base import Bet, Strategy
+
+Entries = list[tuple[str, dict[tuple[int, str], int]]]
+
+
+class FortuneAsiaPlayers(Strategy):
+    def bets(self) -> list[Bet]:
+        out: list[Bet] = []
+        w = self.proc.wagers
+        for seat in range(1, self.proc.seats + 1):
+            if self.rng.random() >= self.play_probability:
+                continue
+            out.append(Bet(seat, "base", self.amount(500, 10_000)))                       # § 659a.7(d)
+            if "fortune" in w and self.rng.random() < 0.4:
+                out.append(Bet(seat, "fortune", self.rng.choice((100, 300, 500, 500, 1000))))   # § 659a.7(e)(1)
+            if "insurance" in w and self.rng.random() < 0.2:
+                out.append(Bet(seat, "insurance", self.rng.choice((100, 500))))                # § 659a.7(e)(2)
+            if self.rng.random() < 0.5:
+                out.append(Bet(seat, "progressive", w["progressive"].fixed_cents or 100, sensed=True))
+        if self.rng.random() < 0.03:
+            # now and then a wager the table refuses at the lock-out: an optional wager with no
+            # Fortune Asia Poker Wager (§ 659a.7(e))
+            idle = [s for s in range(1, self.proc.seats + 1) if not any(b.seat == s for b in out)]
+            if idle and "fortune" in w:
+                out.append(Bet(self.rng.choice(idle), "fortune", 500))
+        return out
+
+    def decide(self, status: Mapping[str, Any]) -> Entries:
+        phase = (status.get("decision") or {}).get("phase")
+        wagers = status.get("wagers", {})
+        players = sorted(int(k.split(":")[0]) for k in wagers if k.endswith(":base"))
+        out: Entries = []
+        if phase == "settings":
+            cards = status.get("cards", {})
+            for n in players:
+                mine = cards.get(f"seat:{n}", [])
+                r = self.rng.random()
+                if len(mine) != 7 or r >= 0.3:
+                    continue                                         # the house way (§ 659a.11(a)(1))
+                if r < 0.05:                                         # careless: any three cards (may foul)
+                    m1, m2, low = self.rng.sample(mine, 3)
+                else:                                                # the strongest high hand
+                    s = get_house_way("highest-high")(mine)
+                    (m1, m2), (low,) = s.medium.cards, s.low.cards
+                out.append((f"SET {n} {card_str(m1)} {card_str(m2)} {card_str(low)}", {}))
+            if getattr(self.proc, "adjacent_areas", False) and self.rng.random() < 0.1:
+                pairs = [(a, a + 1) for a in players if a + 1 in players]
+                if pairs:
+                    a, b = self.rng.choice(pairs)
+                    out.append((f"SAME {a} {b}", {}))
+        elif phase == "surrender":
+            optional = {int(k.split(":")[0]) for k in wagers if not k.endswith(":base")}
+            for n in players:
+                if n not in optional and self.rng.random() < 0.15:   # § 659a.11(d)
+                    out.append((f"SUR {n}", {}))
+        out.append(("DONE", {}))
+        return out
+
+
+STRATEGY = FortuneAsiaPlayers

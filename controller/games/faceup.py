@@ -1,0 +1,313 @@
+"""Face Up Pai Gow Poker at the table (58 Pa. Code 688a).
+
+The round: lock-out ("no more bets", § 688a.10(a)(2); the sensed Progressive
+Payout Wagers frozen and counted, (a)(2)(ii)), the starting position from the
+shaker or the RNG (§ 688a.5(i), § 688a.10(b)), seven stacks of seven from 53
+cards clockwise from it, the dealer's face up (§ 688a.10(c)), four cards left
+(§ 688a.10(d),(e)).  The dealer's seven cards are set by the house way of the
+profile (§ 688a.11(a); § 688a.13(h): the table always sets them that way) and
+shown on the keypad; the players then set their own hands or surrender
+(§ 688a.11(b)-(d)); every wager settles through
+:func:`controller.rules.faceup_settle.settle_round` (§ 688a.11(e)-(i),
+§ 688a.12) — the dealer's Ace High Pai Gow pushes every Face Up Pai Gow Poker
+Wager (§ 688a.11(f)(2)(iii)).
+
+Wagers: the Face Up Pai Gow Poker Wager (``base``, § 688a.7(d)) and the Ace High
+Bonus and Fortune Bonus Wagers (``ace-high``, ``fortune``, § 688a.7(e)(1),(2)) are
+keyed by the dealer (``BET <seat> <wager> <amount>``) while wagers are open; the
+Progressive Payout Wager (``progressive``, § 688a.7(e)(3)) is sensed, at the
+paytable's fixed amount, and feeds the meter.  Every optional wager needs the
+base wager (§ 688a.7(e)); none may be made after "no more bets" (§ 688a.7(c)).
+
+Dealer keypad, in the ``setting_hands`` phase (after the dealer's hands are set
+face up, § 688a.11(b)):
+
+* ``SET <seat> <card> <card>`` — the two cards the player set as his low hand; the
+  other five are the high hand (§ 688a.11(c); a foul setting loses,
+  § 688a.11(f)(1)(iii)).  A player who sets nothing is set by the house way (the
+  player asked the dealer how the house sets them, § 688a.11(b)(1)).
+* ``SUR <seat>`` — the player surrenders (§ 688a.11(d)): only without an optional
+  wager; the base wager is collected at settlement, the cards stay for the envy.
+* ``VOID <seat>`` — the dealer exposed one of the player's cards and the player
+  voids his hand (§ 688a.13(d)): every wager of the seat is returned.
+* ``DONE`` — every hand is set; the round settles.
+
+When the shoe cannot read the cards (or is out of order), the dealer keys the
+hands (``<seat> <7 cards>``, ``DEALER <7 cards>``); a seat's cards are keyed as the
+player set them — the five-card high hand, then the two-card low hand.
+
+Profile (``config/tables/face-up.toml``), ``[game.options]``: ``ace_high_paytable``
+and ``fortune_paytable`` (a paytable name offers the wager; absent = not offered),
+``house_way`` (controller/rules/faceup_houseway.py), ``envy_receivers``
+(docs/rules-readings/688a.md 688a-8), ``base_min_cents``, ``base_max_cents``,
+``ace_high_max_cents``, ``fortune_max_cents``.  ``[progressive]`` (optional): a
+"Face Up Progressive N" paytable; its wager, seed, increment rate and reserve rate
+must be the paytable's (§ 688a.12(d)).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+from controller.games.base import (
+    DecisionState, Entry, EntryError, Phase, Procedure, WagerSpec, by_seat, seat_arg, split_entry)
+from controller.rules.cards import CardError, card_str, cards_str, parse_cards
+from controller.rules.faceup import Setting, make_setting
+from controller.rules.faceup_bonus import ace_high_kind
+from controller.rules.faceup_houseway import DEFAULT_HOUSE_WAY, HOUSE_WAYS, house_way
+from controller.rules.faceup_settle import ENVY_RECEIVERS, FaceUpOptions, SeatWagers, settle_round
+from controller.rules.paytables import get_paytable, parse_money
+from controller.rules.settlement import WagerResult
+
+OPTIONS = ("ace_high_paytable", "fortune_paytable", "house_way", "envy_receivers", "base_min_cents",
+           "base_max_cents", "ace_high_max_cents", "fortune_max_cents")
+OPTIONAL = ("ace-high", "fortune", "progressive")      # § 688a.7(e)(1)-(3)
+
+
+def _percent(text: Any) -> Fraction:
+    t = str(text).strip()
+    if not t.endswith("%"):
+        raise ValueError(f"{text!r} is not a percentage")
+    return Fraction(t[:-1]) / 100
+
+
+class FaceUp(Procedure):
+    game = "face-up"
+    chapter = "58 Pa. Code 688a"
+    deck = 53
+    stack_size = 7                             # § 688a.10(d): 7 cards to each of 7 positions, 4 left
+    returned_reverses_meter = True             # § 688a.13(d): a voided hand's progressive wager is returned
+    phases = (
+        Phase("starting_position", "start", "§ 688a.5(i), § 688a.10(b)"),
+        Phase("dispensing", "deal", "§ 688a.10(c)", "main"),
+        Phase("stub_check", "stub", "§ 688a.10(d),(e)"),
+        Phase("setting_hands", "decide", "§ 688a.11(a)-(d), § 688a.13(d)", "settings"),
+        Phase("settlement", "settle", "§ 688a.11(e)-(i), § 688a.12"),
+    )
+
+    def __init__(self, profile: Any):
+        super().__init__(profile)
+        opts = dict(profile.options)
+        where = f"{profile.file}: [game.options]"
+        bad = [k for k in opts if k not in OPTIONS]
+        if bad:
+            raise ValueError(f"{where} {bad[0]!r} is not an option of face-up ({', '.join(OPTIONS)})")
+
+        def cents(key: str, default: int) -> int:
+            v = opts.get(key, default)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"{where} {key} = {v!r}: a whole number of cents, at least 1")
+            return v
+
+        hw = str(opts.get("house_way", DEFAULT_HOUSE_WAY))
+        if hw not in HOUSE_WAYS:
+            raise ValueError(f"{where} house_way = {hw!r}: one of {', '.join(HOUSE_WAYS)} (§ 688a.11(a))")
+        envy = str(opts.get("envy_receivers", "same-wager"))
+        if envy not in ENVY_RECEIVERS:
+            raise ValueError(f"{where} envy_receivers = {envy!r}: one of {', '.join(ENVY_RECEIVERS)}")
+        w: dict[str, WagerSpec] = {
+            "base": WagerSpec("base", "§ 688a.7(d)", min_cents=cents("base_min_cents", 500),
+                              max_cents=cents("base_max_cents", 100_000)),
+        }
+        tables: dict[str, str] = {}
+        for wager, key, sec in (("ace-high", "ace_high_paytable", "§ 688a.7(e)(1)"),
+                                ("fortune", "fortune_paytable", "§ 688a.7(e)(2)")):
+            if key not in opts:
+                continue
+            name = str(opts[key])
+            self._check_paytable(where, key, name, wager)
+            tables[wager] = name
+            w[wager] = WagerSpec(wager, sec, needs="base", min_cents=100,
+                                 max_cents=cents(f"{wager.replace('-', '_')}_max_cents", 10_000))
+        prog = profile.progressive
+        if prog is not None:
+            pt = self._check_progressive(profile.file, prog)
+            w["progressive"] = WagerSpec("progressive", "§ 688a.7(e)(3)", sensed=True, fixed_cents=prog.wager_cents,
+                                         progressive=True, needs="base")
+            tables["progressive"] = pt
+        self.wagers = w
+        self.house_way = hw
+        kw: dict[str, Any] = {}
+        if "ace-high" in tables:
+            kw["ace_high_paytable"] = tables["ace-high"]
+        if "fortune" in tables:
+            kw["fortune_paytable"] = tables["fortune"]
+        if "progressive" in tables:
+            kw["progressive_paytable"] = tables["progressive"]
+        self.options = FaceUpOptions(house_way=hw, envy_receivers=envy, seat_order=tuple(self.settlement_order()),
+                                     **kw)
+
+    @staticmethod
+    def _check_paytable(where: str, key: str, name: str, wager: str) -> Any:
+        try:
+            pt = get_paytable(name)
+        except ValueError:
+            raise ValueError(f"{where} {key} = {name!r}: no such paytable in config/paytables") from None
+        if pt.game != "face-up" or pt.wager != wager:
+            raise ValueError(f"{where} {key} = {name!r} is a {pt.game} {pt.wager} paytable, "
+                             f"not a face-up {wager} one (§ 688a.12)")
+        return pt
+
+    def _check_progressive(self, file: str, prog: Any) -> str:
+        """§ 688a.12(d): the Progressive Payout Wager's amount, seed, rate of progression
+        and reserve rate are those printed with the chosen paytable."""
+        where = f"{file}: [progressive]"
+        pt = self._check_paytable(where, "paytable", prog.paytable, "progressive")
+        o = pt.options
+        want = {
+            "wager": (prog.wager_cents, pt.per_wager_cents),
+            "seed": (prog.seed_cents, parse_money(str(o["seed"])) if "seed" in o else None),
+            "increment_rate": (prog.increment_rate, _percent(o["rate_of_progression"])
+                               if "rate_of_progression" in o else None),
+            "reserve_rate": (prog.reserve_rate, _percent(o.get("reserve_rate", "0%"))),
+        }
+        for key, (have, need) in want.items():
+            if need is not None and have != need:
+                shown = (f"{float(have) * 100:g}%", f"{float(need) * 100:g}%") if isinstance(have, Fraction) \
+                    else (f"${have / 100:,.2f}", f"${need / 100:,.2f}")
+                raise ValueError(f"{where} {key} = {shown[0]}, but {prog.paytable} fixes {shown[1]} (§ 688a.12(d))")
+        envy = pt.options.get("envy_paytable")
+        if prog.envy_paytable is not None and prog.envy_paytable != envy:
+            raise ValueError(f"{where} envy_paytable = {prog.envy_paytable!r}: {prog.paytable} has "
+                             f"{envy or 'no envy'} (§ 688a.12(d))")
+        return prog.paytable
+
+    # ---- the players of a round --------------------------------------------------------
+    @staticmethod
+    def _players(rnd: Any) -> list[int]:
+        return sorted({s for (s, w) in rnd.wagers if w == "base"})
+
+    def _dealer_setting(self, dealer: Sequence[int]) -> Setting:
+        return house_way(tuple(dealer), self.house_way)          # § 688a.11(a), § 688a.13(h)
+
+    # ---- decisions: setting hands, surrender, a player's void ----------------------------
+    def decision_state(self, rnd: Any, name: str) -> DecisionState:
+        if not self._players(rnd):
+            return DecisionState(done=True)
+        for k in ("low", "surrender", "voided"):
+            rnd.extra.setdefault(k, {} if k == "low" else [])
+        dealer = rnd.cards.get("dealer", ())
+        if len(dealer) == 7:
+            s = self._dealer_setting(dealer)
+            rnd.extra["dealer"] = {"high": cards_str(s.high), "low": cards_str(s.low),
+                                   "ace_high_pai_gow": ace_high_kind(dealer) is not None}
+        return DecisionState()
+
+    def decision_prompt(self, rnd: Any, name: str) -> str:
+        d = rnd.extra.get("dealer")
+        shown = f"DEALER {d['high']} / {d['low']}{' ACE HIGH PAI GOW' if d['ace_high_pai_gow'] else ''}: " if d else ""
+        return f"{shown}SET <seat> <2 low cards>, SUR <seat>, VOID <seat>, DONE"
+
+    def apply_entry(self, rnd: Any, name: str, text: str) -> Entry:
+        """One keypad entry of the ``setting_hands`` phase; raises :class:`EntryError`
+        naming the problem and changing nothing when it is not valid."""
+        ds = rnd.decisions[name]
+        parts = split_entry(text)
+        if not parts:
+            raise EntryError("empty entry")
+        verb = parts[0].upper()
+        players = self._players(rnd)
+        low: dict[int, tuple[int, int]] = rnd.extra.setdefault("low", {})
+        surrendered: list[int] = rnd.extra.setdefault("surrender", [])
+        voided: list[int] = rnd.extra.setdefault("voided", [])
+        if verb == "DONE" and len(parts) == 1:
+            ds.done = True
+            return Entry("HANDS SET - SETTLING", {"decision": "done"})
+        if (verb, len(parts)) not in (("SET", 4), ("SUR", 2), ("VOID", 2)):
+            raise EntryError("enter SET <seat> <card> <card>, SUR <seat>, VOID <seat> or DONE")
+        seat = seat_arg(parts[1], players)
+        if seat in voided:
+            raise EntryError(f"seat {seat} has voided the hand (§ 688a.13(d))")
+        if verb == "SET":
+            if seat in surrendered:
+                raise EntryError(f"seat {seat} has surrendered (§ 688a.11(d))")
+            try:
+                pair = parse_cards(" ".join(parts[2:]), count=2)
+            except CardError as e:
+                raise EntryError(str(e)) from None
+            hand = rnd.cards.get(f"seat:{seat}", ())
+            for c in pair:
+                if c not in hand:
+                    raise EntryError(f"{card_str(c)} is not one of seat {seat}'s cards ({cards_str(hand)})")
+            setting = make_setting(hand, [c for c in hand if c not in pair], pair)
+            low[seat] = (pair[0], pair[1])
+            foul = " FOUL" if setting.foul else ""
+            ds.answers[seat] = "set"
+            return Entry(f"SEAT {seat} {cards_str(setting.high)} / {cards_str(setting.low)}{foul}",
+                         {"seat": seat, "decision": "setting", "low": cards_str(pair), "foul": setting.foul})
+        if verb == "SUR":
+            opt = [w for w in OPTIONAL if (seat, w) in rnd.wagers]
+            if opt:
+                raise EntryError(f"seat {seat} has a {opt[0]} wager and may not surrender (§ 688a.11(d))")
+            if seat in surrendered:
+                raise EntryError(f"seat {seat} has already surrendered")
+            surrendered.append(seat)
+            low.pop(seat, None)
+            ds.answers[seat] = "surrender"
+            return Entry(f"SEAT {seat} SURRENDERS", {"seat": seat, "decision": "surrender"})
+        if seat in surrendered:                                   # VOID
+            raise EntryError(f"seat {seat} has surrendered (§ 688a.11(d))")
+        voided.append(seat)
+        low.pop(seat, None)
+        ds.answers[seat] = "void"
+        return Entry(f"SEAT {seat} HAND VOID - WAGERS RETURNED", {"seat": seat, "decision": "void"})
+
+    # ---- settlement ---------------------------------------------------------------------
+    def settle(self, rnd: Any) -> list[WagerResult]:
+        players = self._players(rnd)
+        hands = {s: tuple(rnd.cards[f"seat:{s}"]) for s in players}
+        settings: dict[int, Any] = {}
+        for s, (a, b) in rnd.extra.get("low", {}).items():
+            settings[s] = ([c for c in hands[s] if c not in (a, b)], (a, b))
+        return self._settle(rnd, hands, tuple(rnd.cards["dealer"]), settings)
+
+    def settle_entered(self, rnd: Any) -> list[WagerResult]:
+        """Settlement from the hands the dealer keyed (shoe out of order or not reading):
+        each seat's seven cards as the player set them, high hand first (five), then the
+        low hand (two)."""
+        missing = self.hand_entry_complete(rnd)
+        if missing:
+            raise EntryError(missing)
+        players = self._players(rnd)
+        hands = {s: tuple(rnd.entered[s]) for s in players}
+        settings = {s: (h[:5], h[5:]) for s, h in hands.items()}
+        return self._settle(rnd, hands, tuple(rnd.entered[0]), settings)
+
+    def hand_entry_complete(self, rnd: Any) -> str | None:
+        missing = [str(s) for s in self._players(rnd) if s not in rnd.entered]
+        if 0 not in rnd.entered:
+            missing.append("dealer")
+        return f"enter the hands of: {', '.join(missing)}" if missing else None
+
+    def _settle(self, rnd: Any, hands: Mapping[int, tuple[int, ...]], dealer: tuple[int, ...],
+                given: Mapping[int, Any]) -> list[WagerResult]:
+        ws = by_seat(rnd.wagers)
+        voided = set(rnd.extra.get("voided", ()))
+        surrendered = set(rnd.extra.get("surrender", ()))
+        out: list[WagerResult] = []
+        for s in (s for s in self.settlement_order() if s in voided and s in ws):
+            for w, c in sorted(ws[s].items()):     # § 688a.13(d): the player voided the hand
+                out.append(WagerResult(s, w, c, "returned", 0, "hand-voided",
+                                       detail="§ 688a.13(d): a card exposed; the player voided the hand"))
+        seats = {s: SeatWagers(cards=hands[s], base=ws[s]["base"], ace_high=ws[s].get("ace-high", 0),
+                               fortune=ws[s].get("fortune", 0), progressive=ws[s].get("progressive", 0),
+                               surrender=s in surrendered)
+                 for s in hands if s not in voided}
+        settings = {s: given[s] if s in given else self._house(hands[s])
+                    for s in seats if s not in surrendered}
+        if seats:
+            out += settle_round(dealer, seats, settings, self.options)
+        return out
+
+    def _house(self, cards: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        s = house_way(cards, self.house_way)                    # § 688a.11(b)(1)
+        return s.high, s.low
+
+    def describe(self, rnd: Any) -> str:
+        d = rnd.extra.get("dealer")
+        return f"dealer {d['high']} / {d['low']}" if d else ""
+
+
+PROCEDURE = FaceUp

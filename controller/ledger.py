@@ -233,7 +233,18 @@ class Ledger:
 
         At start-up (``full=False``) the walk starts at the last checkpoint, whose hash
         must still be the hash of the event it names; ``full=True`` (the periodic audit)
-        walks from the first event and checks every checkpoint's meters too."""
+        walks from the first event and checks every checkpoint's meters too.  It reads one
+        consistent snapshot (a read transaction), so it can run while the writer appends."""
+        own = not self.db.in_transaction
+        if own:
+            self.db.execute("BEGIN")
+        try:
+            return self._verify(full)
+        finally:
+            if own:
+                self.db.execute("ROLLBACK")
+
+    def _verify(self, full: bool) -> list[str]:
         problems: list[str] = []
         prev = GENESIS
         expect_seq = 1

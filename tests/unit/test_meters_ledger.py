@@ -152,3 +152,26 @@ def test_edit_before_the_checkpoint_found_by_the_full_audit(tmp_path, monkeypatc
     assert led.verify() == []                                   # start-up: only after the last checkpoint
     problems = Ledger.open_readonly(tmp_path / "c.sqlite3").verify(full=True)
     assert any("event 3: hash does not match" in p for p in problems)
+
+
+def test_audit_reads_one_snapshot_while_the_writer_appends(tmp_path):
+    import threading
+
+    led = make_ledger(tmp_path)
+    ro = Ledger.open_readonly(tmp_path / "l.sqlite3")
+    stop = threading.Event()
+
+    def write():
+        i = 0
+        while not stop.is_set():
+            led.append([Record("meter.increment", 2, {"level": "p", "wager": 100, "rate": RATE})])
+            i += 1
+
+    t = threading.Thread(target=write)
+    t.start()
+    try:
+        for _ in range(30):
+            assert ro.verify(full=True) == []
+    finally:
+        stop.set()
+        t.join()

@@ -77,7 +77,7 @@ class People:
                 else:
                     placed[(bet.seat, bet.wager)] = bet.cents
         rig.clock.sleep(0.5)
-        rig.press("lockout")                              # "no more bets"
+        rig.press(self.rig.table.proc.lockout_button)     # "no more bets" (lock-out; DJ Wild's Start Game)
         st = self._wait(lambda s: s.get("count_shown") or s.get("state") == "tilt", "the accepted count")
         # wagers the table refused at the lock-out (e.g. an optional wager without its base wager)
         taken = {tuple(k.split(":")) for k in st.get("wagers", {})}
@@ -96,13 +96,19 @@ class People:
             rig.remove(seat, wager)
         rig.press("confirm")                              # count equals chips collected
         decided: set[str] = set()
+        proc = rig.table.proc
+        player_shaker = hasattr(proc, "shaker_activator")       # § 621a.2(f): a player presses the button
         while True:
             st = self._wait(lambda s: (s.get("decision") and not s["decision"]["done"])
                             or s.get("state") in ("floor_validation", "tilt", "hand_entry")
+                            or (player_shaker and self._starting(s))
                             or (s.get("state") == "open_for_wagers" and s.get("round", 0) > number),
                             "the round to finish")
             if st["state"] == "tilt":
                 raise RuntimeError(f"table is in tilt: {st['tilts']}")
+            if player_shaker and self._starting(st):
+                self._press_activation(st["state"])
+                continue
             if st["state"] == "hand_entry":
                 raise RuntimeError("the shoe did not read the cards: the simulated dealer cannot enter them")
             if st.get("decision") and not st["decision"]["done"] and st["state"] not in ("floor_validation",):
@@ -125,3 +131,23 @@ class People:
                            "the validation to be taken")
                 continue
             return number
+
+    def _starting(self, st: Mapping[str, Any]) -> bool:
+        phase = self.rig.table.proc.phase(st.get("state", ""))
+        return phase is not None and phase.kind == "start"
+
+    def _press_activation(self, state: str) -> None:
+        """While the table waits for the dice (a ``start`` phase), the player whose
+        activation button the shaker is armed for presses it (§ 621a.2(f), § 621a.6(a)(3));
+        again after a no roll, when the shaker is armed anew (§ 621a.10(a))."""
+        import time
+
+        rig = self.rig
+        deadline = time.monotonic() + WAIT_S
+        while rig.table.status.get("state") == state:
+            armed = rig.shaker.armed
+            if armed and not rig.shaker.shaking:
+                rig.press_activation(armed)
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"waiting for the dice in {state}: status {dict(rig.table.status)}")
+            time.sleep(0.005)

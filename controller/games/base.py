@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.rules.positions import delivery_order, position_to_seat, settlement_order
+from controller.rules.positions import delivery_order, position_to_seat, settlement_order, start_position
 from controller.rules.settlement import WagerResult
 
 PHASE_KINDS = ("start", "dice_wagers", "deal", "stub", "decide", "settle")
@@ -112,6 +112,9 @@ class Procedure:
     deck: int = 53
     wagers: Mapping[str, WagerSpec] = {}
     stack_size: int = 0
+    #: the button the dealer presses for "no more bets": the lock-out, or DJ Wild's
+    #: Start Game (§ 687a.8(c)); the simulated dealer (hil/people.py) presses this one
+    lockout_button: str = "lockout"
 
     def __init__(self, profile: Any):
         self.profile = profile
@@ -172,6 +175,30 @@ class Procedure:
             out.append(Stack("dealer" if seat is None else f"seat:{seat}", self.stack_size))
         return out
 
+    def starting_position(self, rnd: Any, count: int) -> int:
+        """The position (1 = the dealer, counting counterclockwise) that receives the first
+        stack for a dice total or RNG number ``count`` (§ 670a.5(i)); a game that counts from
+        elsewhere overrides it (a player bank counts from the bank, § 621a.9(j))."""
+        return start_position(count, self.positions)
+
+    def dealt(self, rnd: Any, name: str) -> None:
+        """Called when the last stack of deal ``name`` is in, before the deal is recorded:
+        a procedure whose stacks are not its positions' hands (tiles dealt by a style,
+        § 621a.7) rebuilds ``rnd.cards`` here."""
+
+    #: face-up cards the shoe may find in one deal and burn (§ 670a.13(f): one); more voids it
+    burn_limit: int = 1
+
+    def parse_hand(self, rnd: Any, seat: int, text: str) -> tuple[int, ...]:
+        """A hand the dealer keys in hand entry (§ 670a.13(n)) as card bytes; seat 0 is the dealer."""
+        from controller.rules.cards import parse_cards
+
+        return parse_cards(text, count=self.stack_size)
+
+    def hand_entry_seats(self, rnd: Any) -> set[int]:
+        """Seats whose hands the dealer may key in hand entry: those with an accepted wager."""
+        return {s for (s, _w) in rnd.wagers}
+
     def expected_remaining(self, rnd: Any) -> int:
         dealt = sum(s.cards for s in rnd.dealt_stacks)
         return self.deck - dealt - rnd.face_up
@@ -181,6 +208,11 @@ class Procedure:
 
     #: a multi-deck shoe repeats cards legitimately (Over/Under, § 686a.3)
     multi_deck: bool = False
+
+    #: a progressive wager that :meth:`settle` returns (outcome ``"returned"``, e.g. a
+    #: player's void of his hand, § 688a.13(d)) also takes back its meter contribution
+    #: (``meter.void``), like a round void; off by default
+    returned_reverses_meter: bool = False
 
     def needs_shuffle(self) -> bool:
         """Whether the shoe shuffles before the next round: after every round for a
@@ -194,6 +226,12 @@ class Procedure:
     def on_shuffled(self, cards: int) -> bool:
         """The shuffler reports ``cards`` in the deck: is that the whole deck?"""
         return cards == self.deck
+
+    def cover_problem(self, cards: int, cover: int) -> str | None:
+        """What is wrong with the cover card the shuffler placed (``cover`` cards above it,
+        0 = no cover card), or None: a single deck has none; a multi-deck shoe overrides
+        (§ 686a.3(a), § 686a.5(d))."""
+        return None
 
     def deck_card_limit(self) -> int:
         """Card bytes are 0..52 (cards.py numbering, 52 = joker); tiles override."""

@@ -377,7 +377,8 @@ def parse_profile(doc: Mapping[str, Any], file: str) -> TableProfile:
     positions = g.get_int("positions", seats + 1, 2, 8)
     start_method = g.get_str("start_method", "shaker", ("shaker", "rng"))
     sensed = g._get("sensed", ["progressive"])
-    if not isinstance(sensed, list) or not sensed or not all(isinstance(x, str) for x in sensed):
+    # an empty list: every wager is keyed by the dealer (no bet sensors in use, e.g. Pai Gow tiles)
+    if not isinstance(sensed, list) or not all(isinstance(x, str) for x in sensed):
         raise g.error("sensed", f"must be a list of wager ids, got {sensed!r}")
     options = dict(g.data.get("options", {}))
     g._used.add("options")

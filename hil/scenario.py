@@ -174,6 +174,9 @@ class Runner:
             if key == "decks":
                 for stacks in val:
                     self.rig.shoe.stacked_decks.append(stacked_deck(stacks, self.rig.shoe.deck_size))
+            elif key == "tiles":
+                for stacks in val:
+                    self.rig.shoe.stacked_decks.append(stacked_tiles(stacks))
             elif key == "rng":
                 self.rig.rng.scripted.extend(int(x) for x in val.get("scripted", []))
                 self.rig.rng.biased = bool(val.get("biased", False))
@@ -223,6 +226,14 @@ class Runner:
         self.rig.press(v)
 
     def step_activate(self, v: int) -> None:
+        if not self.rig.press_activation(int(v)):
+            raise StepFailed(f"the shaker was not armed for seat {v}")
+
+    def step_activate_armed(self, v: int) -> None:
+        """Wait (bounded) until the shaker is armed for seat ``v`` and not shaking, then the
+        player presses the seat's activation button (§ 621a.2(f), § 621a.6(a)(3))."""
+        sh = self.rig.shaker
+        self._poll(lambda: sh.armed == int(v) and not sh.shaking, f"the shaker armed for seat {v}")
         if not self.rig.press_activation(int(v)):
             raise StepFailed(f"the shaker was not armed for seat {v}")
 
@@ -517,6 +528,27 @@ def stacked_deck(stacks: Sequence[str], deck_size: int = 53) -> list[int]:
     if len(set(cards)) != len(cards):
         raise ScenarioError(f"scripted deck repeats a card: {stacks}")
     return cards + [c for c in range(deck_size) if c not in cards]
+
+
+def stacked_tiles(stacks: Sequence[str]) -> list[int]:
+    """A scripted set of Pai Gow tiles (58 Pa. Code 621a): the eight stacks of four, as tile
+    text (``"6-6 1-2 2-4 5-5"``, top tile first) in dispensing order -> the shoe's card
+    bytes (tile ids 0..31, identical tiles taking their ids in turn)."""
+    from controller.rules.tiles import FULL_SET, TileError, parse_tiles
+
+    free = list(range(len(FULL_SET)))
+    out: list[int] = []
+    try:
+        for s in stacks:
+            for k in parse_tiles(s, count=4):
+                i = next((i for i in free if FULL_SET[i] == k), None)
+                if i is None:
+                    raise ScenarioError(f"scripted tiles use more copies of a tile than the set holds: {s!r}")
+                free.remove(i)
+                out.append(i)
+    except TileError as e:
+        raise ScenarioError(f"scripted tiles: {e}") from None
+    return out + free
 
 
 def run_scenario(scn: Scenario, state_dir: Path | None = None) -> Result:

@@ -1,0 +1,501 @@
+"""Pai Gow (tiles) at the table (58 Pa. Code 621a).
+
+The round after "no more bets" (the lock-out, § 621a.5(c), § 621a.6(a)):
+
+1. ``bank_selection`` — when the profile offers a player bank (§ 621a.9(a)) and
+   this is not the start of the game (§ 621a.9(b)), the dealer keys who accepted
+   the bank as it was offered around the table (§ 621a.9(c)), after checking
+   § 621a.9(d); the bank may co-bank (§ 621a.9(e)), direct the dealer's wager
+   against it (§ 621a.9(h)), cut the stacks (§ 621a.9(g)) and choose the dealing
+   style (§ 621a.9(i), § 621a.7; the dealer chooses it when nobody banks).
+2. ``starting_position`` — the player-activated shaker (§ 621a.2(f), § 621a.6(a)(3)):
+   armed for the bank's activation button (§ 621a.9(i)) or, when nobody banks, for
+   the next player with a Pai Gow Wager counterclockwise; shaken at least 5 s; the
+   count runs over the eight positions, Dead Hand included, from the dealer
+   (§ 621a.6(c)) or from the bank (§ 621a.9(j)).
+3. ``dice_wagers`` — Sum, Match and Beat It settled right after the roll (§ 621a.6(b)).
+4. ``dealing_tiles`` — the automated shoe dispenses the eight stacks of four
+   (§ 621a.4(d)), numbered from the dealer's right, the first tile of each the top
+   one; the style (§ 621a.6(d), § 621a.7) and the cut say which position receives
+   which tiles (controller/rules/tiles_deal.py).
+5. ``counting_tiles`` — every one of the 32 tiles was dealt (§ 621a.6(d)).
+6. ``setting_hands`` — players set a high and a low hand (§ 621a.8(a)); the dealer
+   keys ``SET <seat> <tile> <tile>`` (the high hand) for a player who sets his own,
+   the house way otherwise; ``SURRENDER <seat>`` (§ 621a.8(e)); ``VOID <seat>``
+   when a player voids his hand after a tile of it was exposed (§ 621a.10(d));
+   ``BANKSET <tile> <tile>``, the high hand the dealer or bank placed, reset to the
+   house way when it is not (§ 621a.10(f)); ``DONE``.
+7. ``settlement`` — the Pai Gow Wager against the dealer (§ 621a.8(f)-(i)) or the
+   bank (§ 621a.9(n)-(r)), with the 5% vigorish rounded up to 25 cents
+   (§ 621a.11(a)), then Pair Fortunes (§ 621a.8(j), § 621a.9(s)), through
+   controller/rules/tiles_settle.py.
+
+Card bytes from the shoe are tile ids ``0..31``; :data:`~controller.rules.tiles.FULL_SET`
+maps an id to its kind (identical tiles have two ids).  Positions: the table's
+position numbers (1 = the dealer, 2 = seat 6 at the dealer's far right, ...,
+7 = seat 1, 8 = the Dead Hand) are controller/rules/tiles_deal.py's positions + 1.
+Readings: docs/rules-readings/621a.md ("At the table").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from controller.games.base import (
+    DecisionState, Entry, EntryError, Phase, Procedure, Stack, WagerSpec, by_seat, parse_cents, seat_arg, split_entry)
+from controller.games.tiles_options import TilesOptions, parse_options
+from controller.rules.dice import Dice
+from controller.rules.paytables import get_paytable
+from controller.rules.settlement import WagerResult
+from controller.rules.tiles import FULL_SET, Setting, TileError, parse_tiles, setting_of, tile_str
+from controller.rules.tiles_deal import DEAD_HAND, DEALER, STYLES, cut_stacks, dealing_order, dealing_plan
+from controller.rules.tiles_deal import starting_position as tiles_start
+from controller.rules.tiles_dice import settle_beat_it, settle_match, settle_sum
+from controller.rules.tiles_houseway import get_house_way
+from controller.rules.tiles_settle import (
+    CoBankSplitError, PlayerWager, can_bank, dealer_wager_against_bank, select_bank, settle_bank, settle_pai_gow,
+    settle_pair_fortunes)
+
+UNREAD = 0xFF
+MATCHES = tuple(f"match-{n}" for n in range(1, 7))      # six Match areas per seat, § 621a.2(b)(5)(ii)
+DICE_WAGERS = ("sum",) + MATCHES + ("beat-it",)
+
+
+def kinds(ids: Sequence[int]) -> tuple[int, ...]:
+    """Tile kinds (controller/rules/tiles.py) of tile ids 0..31."""
+    return tuple(FULL_SET[i] for i in ids)
+
+
+class PaiGowTiles(Procedure):
+    game = "pai-gow-tiles"
+    chapter = "58 Pa. Code 621a"
+    deck = 32                                   # § 621a.3(h): 32 tiles
+    stack_size = 4                              # § 621a.4(d): eight stacks of four
+    burn_limit = 0                              # every tile is dealt: an exposed tile voids (§ 621a.10(e))
+    phases = (
+        Phase("bank_selection", "decide", "§ 621a.9(b)-(i), § 621a.7", "bank"),
+        Phase("starting_position", "start", "§ 621a.2(f), § 621a.6(a)(3),(c), § 621a.9(i),(j)"),
+        Phase("dice_wagers", "dice_wagers", "§ 621a.6(b), § 621a.11(c)-(e)"),
+        Phase("dealing_tiles", "deal", "§ 621a.6(d),(e), § 621a.7, § 621a.9(g),(k),(l)", "main"),
+        Phase("counting_tiles", "stub", "§ 621a.6(d): all 32 tiles dealt"),
+        Phase("setting_hands", "decide", "§ 621a.8(a)-(e), § 621a.10(d),(f)", "settings"),
+        Phase("settlement", "settle", "§ 621a.8(f)-(j), § 621a.9(n)-(s), § 621a.11"),
+    )
+
+    def __init__(self, profile: Any):
+        super().__init__(profile)
+        if profile.seats != 6 or profile.positions != 8:
+            raise ValueError(f"{profile.file}: Pai Gow tiles has six betting positions (§ 621a.2(a)) and counts eight "
+                             f"positions, the dealer and the Dead Hand included (§ 621a.6(c)): seats = 6, positions = 8")
+        if profile.progressive is not None:
+            raise ValueError(f"{profile.file}: chapter 621a has no progressive wager; remove [progressive]")
+        self.opts: TilesOptions = parse_options(profile.file, dict(profile.options), start_method=profile.start_method)
+        self.house_way = get_house_way(self.opts.house_way)
+        o = self.opts
+        w: dict[str, WagerSpec] = {"base": WagerSpec("base", "§ 621a.5(d)", min_cents=o.base_min_cents,
+                                                     max_cents=o.base_max_cents)}
+        side = {"min_cents": o.side_min_cents, "max_cents": o.side_max_cents, "needs": "base"}
+        if o.pair_fortunes:
+            w["pair-fortunes"] = WagerSpec("pair-fortunes", "§ 621a.5(e)(1)", **side)  # type: ignore[arg-type]
+        if o.sum:
+            w["sum"] = WagerSpec("sum", "§ 621a.5(e)(2)", **side)  # type: ignore[arg-type]
+        if o.match:
+            for m in MATCHES:
+                w[m] = WagerSpec(m, "§ 621a.5(e)(3)", **side)  # type: ignore[arg-type]
+        if o.beat_it:
+            w["beat-it"] = WagerSpec("beat-it", "§ 621a.5(e)(4)", **side)  # type: ignore[arg-type]
+        self.wagers = w
+        self.paytables = {"pair-fortunes": o.pair_fortunes, "sum": o.sum, "beat-it": o.beat_it,
+                          **{m: o.match for m in MATCHES}}
+        # across rounds (§ 621a.9(b)-(d)): a new procedure is the start of the game
+        self.rounds_played = 0
+        self.first_offer = self.seats                   # the player farthest to the dealer's right (§ 621a.9(c))
+        self.previous_bank: int | None = None
+        self.last_dealer_round: dict[int, int] = {}      # seat -> Pai Gow Wager, last round no player banked
+        self.shooter: int | None = None                  # the last player who activated the shaker
+
+    def needs_keypad(self) -> bool:
+        return True
+
+    # ---- positions ----------------------------------------------------------------------
+    def _pos(self, seat: int) -> int:
+        """tiles_deal position of a seat (1 = the dealer's far right = seat 6)."""
+        return self.seats + 1 - seat
+
+    def _seat(self, pos: int) -> int:
+        return self.seats + 1 - pos
+
+    def recipient(self, pos: int) -> str:
+        return "dealer" if pos == DEALER else "dead" if pos == DEAD_HAND else f"seat:{self._seat(pos)}"
+
+    def starting_position(self, rnd: Any, count: int) -> int:
+        """§ 621a.6(c): counted from the dealer as one; § 621a.9(j): from the bank."""
+        bank = rnd.extra.get("bank")
+        return tiles_start(count, DEALER if bank is None else self._pos(bank)) + 1
+
+    # ---- wagers -----------------------------------------------------------------------
+    def keyed_wager(self, seat: int, wager: str, cents: int, *, late: bool = False) -> None:
+        super().keyed_wager(seat, wager, cents, late=late)
+        name = self.paytables.get(wager)
+        if name and cents:
+            pt = get_paytable(name)
+            for hand in pt.hands:
+                p = pt.payout(hand)
+                if p is not None and p.net_win(cents).denominator != 1:
+                    raise EntryError(f"{wager} ${cents / 100:,.2f} would pay {p.text} in a fraction of a cent "
+                                     f"({pt.section}); wager a multiple of {p.net_win(1).denominator} cents")
+
+    def _players(self, rnd: Any) -> list[int]:
+        """Seats with a Pai Gow Wager, in the order hands are revealed (§ 621a.8(f))."""
+        return [s for s in self.settlement_order() if (s, "base") in rnd.wagers]
+
+    # ---- the bank (§ 621a.9) -----------------------------------------------------------------
+    def bank_offered(self, rnd: Any) -> bool:
+        return self.opts.player_bank and self.rounds_played > 0 and bool(self._players(rnd))
+
+    def _select(self, rnd: Any, bank: int | None) -> Any:
+        occupied = {self._pos(s) for s in self._players(rnd)} | ({self._pos(bank)} if bank else set())
+        return select_bank(self._pos(self.first_offer), sorted(occupied), {self._pos(bank): True} if bank else {},
+                           eligible=[self._pos(s) for s in self.last_dealer_round],
+                           previous_bank=None if self.previous_bank is None else self._pos(self.previous_bank),
+                           start_of_game=self.rounds_played == 0)
+
+    def decision_state(self, rnd: Any, name: str) -> DecisionState:
+        if name == "bank":
+            rnd.extra.update(bank=None, cobank=False, dealer_wager=0, style=self.opts.dealing_style, cut=None)
+            if self.bank_offered(rnd) or len(self.opts.styles) > 1:
+                return DecisionState()
+            return DecisionState(done=True)
+        rnd.extra.update(set={}, surrendered=[], voided=[], bankset=None)
+        return DecisionState() if self._players(rnd) else DecisionState(done=True)
+
+    def decision_prompt(self, rnd: Any, name: str) -> str:
+        if name == "bank":
+            return "BANK <seat> <chips>|COBANK|DEALER <amt>|STYLE <style>|CUT R a-b [L c-d]; DONE"
+        return "SET <seat> <t> <t>|SURRENDER <seat>|VOID <seat>|BANKSET <t> <t>; DONE (house way otherwise)"
+
+    def apply_entry(self, rnd: Any, name: str, text: str) -> Entry:
+        parts = split_entry(text)
+        if not parts:
+            raise EntryError("empty entry")
+        verb, args = parts[0].upper(), parts[1:]
+        ds = rnd.decisions[name]
+        if verb == "DONE" and not args:
+            if name == "bank" and rnd.extra["bank"] is None and self.bank_offered(rnd):
+                sel = self._select(rnd, None)             # nobody accepted (§ 621a.9(c))
+                rnd.extra["next_offer"] = None if sel.next_first_offer is None else self._seat(sel.next_first_offer)
+            ds.done = True
+            return Entry("DONE", {"decision": "done"})
+        if name == "bank":
+            return self._bank_entry(rnd, verb, args)
+        return self._setting_entry(rnd, ds, verb, args)
+
+    def _bank_entry(self, rnd: Any, verb: str, args: list[str]) -> Entry:
+        x = rnd.extra
+        if verb == "BANK" and len(args) == 2:
+            if not self.bank_offered(rnd):
+                why = "the table does not offer a player bank (§ 621a.9(a))" if not self.opts.player_bank else \
+                    "no player may bank at the start of the game (§ 621a.9(b))"
+                raise EntryError(why)
+            if x["bank"] is not None:
+                raise EntryError(f"seat {x['bank']} is already the bank")
+            seat = seat_arg(args[0], range(1, self.seats + 1))
+            chips = parse_cents(args[1])
+            if any(s == seat for (s, _w) in rnd.wagers):
+                raise EntryError(f"seat {seat} has wagers against the dealer this round; the bank wagers on "
+                                 "its own area only (§ 621a.9(f))")
+            others = sum(c for (s, w), c in rnd.wagers.items() if w == "base")
+            if seat not in self.last_dealer_round:
+                raise EntryError(f"seat {seat} placed no wager against the dealer in the last round no player "
+                                 "banked (§ 621a.9(d)(1))")
+            if not can_bank(wagered_last_dealer_round=True, chips_cents=chips, others_wagers_cents=others):
+                raise EntryError(f"${chips / 100:,.2f} does not cover the Pai Gow Wagers of ${others / 100:,.2f} "
+                                 "(§ 621a.9(d)(2))")
+            sel = self._select(rnd, seat)
+            if sel.bank is None or self._seat(sel.bank) != seat:
+                raise EntryError(f"seat {seat} banked the last round; a player may not bank two consecutive "
+                                 "rounds (§ 621a.9(c))")
+            x["bank"], x["chips"] = seat, chips
+            x["offered"] = [self._seat(p) for p in sel.offered]
+            x["next_offer"] = None if sel.next_first_offer is None else self._seat(sel.next_first_offer)
+            x["dealer_wager"] = dealer_wager_against_bank(self.last_dealer_round[seat],
+                                                          rules_submission_amount=self.opts.dealer_wager_cents)
+            return Entry(f"SEAT {seat} BANKS; DEALER WAGERS {x['dealer_wager'] / 100:,.2f}",
+                         {"seat": seat, "decision": "bank", "chips": chips, "offered": x["offered"],
+                          "dealer_wager": x["dealer_wager"]})
+        if verb == "COBANK" and not args:
+            if not self.opts.co_banking:
+                raise EntryError("the table does not offer co-banking (§ 621a.9(e))")
+            if x["bank"] is None:
+                raise EntryError("no player banks this round (key BANK first)")
+            odd = [s for (s, w), c in rnd.wagers.items() if w == "base" and c % 2]
+            if odd:
+                raise EntryError(f"seat {odd[0]}'s wager is an odd number of cents: the co-bank's half would not "
+                                 "be whole cents (§ 621a.9(r))")
+            x["cobank"], x["dealer_wager"] = True, 0       # § 621a.9(e),(h): no dealer wager when co-banking
+            return Entry(f"SEAT {x['bank']} CO-BANKS WITH THE DEALER", {"seat": x["bank"], "decision": "co-bank"})
+        if verb == "DEALER" and len(args) == 1:
+            if x["bank"] is None or x["cobank"]:
+                raise EntryError("the dealer wagers against a player bank only, never when co-banking (§ 621a.9(h))")
+            try:
+                amount = dealer_wager_against_bank(self.last_dealer_round[x["bank"]], directed=parse_cents(args[0]),
+                                                   rules_submission_amount=self.opts.dealer_wager_cents)
+            except ValueError as e:
+                raise EntryError(str(e)) from None
+            x["dealer_wager"] = amount
+            return Entry(f"DEALER WAGERS {amount / 100:,.2f}", {"decision": "dealer-wager", "cents": amount})
+        if verb == "STYLE" and len(args) == 1:
+            style = args[0].lower()
+            if style not in self.opts.styles:
+                raise EntryError(f"{style!r} is not a dealing style offered here ({', '.join(self.opts.styles)}; "
+                                 "§ 621a.7)")
+            x["style"] = style
+            return Entry(f"STYLE {style.upper()} ({STYLES[style][0]})",
+                         {"decision": "style", "style": style, "by": "bank" if x["bank"] else "dealer"})
+        if verb == "CUT" and args:
+            if x["bank"] is None:
+                raise EntryError("only a player bank may cut the tiles (§ 621a.9(g))")
+            if x["cut"] is not None:
+                raise EntryError("the tiles are cut one time only (§ 621a.9(g))")
+            x["cut"] = self._cut(args)
+            return Entry(f"CUT: STACKS {' '.join(str(i + 1) for i in x['cut'])}",
+                         {"decision": "cut", "order": [i + 1 for i in x["cut"]]})
+        raise EntryError("enter BANK <seat> <chips>, COBANK, DEALER <amount>, STYLE <style>, CUT R a-b [L c-d] "
+                         "or DONE")
+
+    @staticmethod
+    def _cut(args: list[str]) -> tuple[int, ...]:
+        """``R a-b`` / ``L a-b`` (stacks 1..8 from the dealer's right) moved to that end, § 621a.9(g)."""
+        if len(args) not in (2, 4):
+            raise EntryError("enter CUT R a-b, CUT L a-b or CUT R a-b L c-d (stacks 1..8 from the dealer's right)")
+        ends: dict[str, tuple[int, int]] = {}
+        for side, rng in zip(args[0::2], args[1::2]):
+            side = side.upper()
+            a, _, b = rng.partition("-")
+            if side not in ("R", "L") or side in ends or not a.isdigit() or not (b or a).isdigit():
+                raise EntryError(f"{side} {rng!r}: enter R or L and a range of stacks like 2-3")
+            lo, hi = int(a), int(b or a)
+            ends[side] = (lo - 1, hi)
+        try:
+            return cut_stacks(range(8), to_right=ends.get("R"), to_left=ends.get("L"))
+        except ValueError as e:
+            raise EntryError(str(e)) from None
+
+    # ---- setting the hands (§ 621a.8(a)-(e), § 621a.10(d),(f)) ---------------------------
+    def _pick(self, hand: Sequence[int], text: Sequence[str]) -> tuple[int, int]:
+        try:
+            want = parse_tiles(list(text), count=2)
+        except TileError as e:
+            raise EntryError(str(e)) from None
+        rest = list(kinds(hand))
+        for k in want:
+            if k not in rest:
+                raise EntryError(f"{tile_str(k)} is not among the tiles {self.show_cards(hand)}")
+            rest.remove(k)
+        return want[0], want[1]
+
+    def _setting_entry(self, rnd: Any, ds: DecisionState, verb: str, args: list[str]) -> Entry:
+        x = rnd.extra
+        players = self._players(rnd)
+        if verb in ("SET", "SURRENDER", "VOID") and args:
+            seat = seat_arg(args[0], players)
+            if seat in x["voided"] or seat in x["surrendered"]:
+                raise EntryError(f"seat {seat} has already {'voided' if seat in x['voided'] else 'surrendered'}")
+            if verb == "SET" and len(args) == 3:
+                hand = self.hand_of(rnd, seat) or ()
+                high = self._pick(hand, args[1:])
+                s = setting_of(kinds(hand), high)
+                x["set"][seat] = high
+                return Entry(f"SEAT {seat} {s}"[:120], {"seat": seat, "decision": "setting", "high": s.high.label,
+                                                        "low": s.low.label})
+            if verb == "SURRENDER" and len(args) == 1:            # § 621a.8(e)
+                x["surrendered"].append(seat)
+                ds.answers[seat] = "surrender"
+                return Entry(f"SEAT {seat} SURRENDERS", {"seat": seat, "decision": "surrender"})
+            if verb == "VOID" and len(args) == 1:                 # § 621a.10(d)
+                x["voided"].append(seat)
+                ds.answers[seat] = "void"
+                return Entry(f"SEAT {seat} VOIDS THE HAND - WAGERS RETURNED", {"seat": seat, "decision": "void"})
+        if verb == "BANKSET" and len(args) == 2:                    # § 621a.10(f)
+            who, hand = self._banker(rnd)
+            placed = setting_of(kinds(hand), self._pick(hand, args))
+            house = self.house_way(kinds(hand))
+            reset = (placed.high.score, placed.low.score) != (house.high.score, house.low.score)
+            x["bankset"] = {"placed": str(placed), "reset": reset}
+            reply = f"{who.upper()} {'RESET TO HOUSE WAY: ' if reset else 'SET '}{house}"
+            return Entry(reply[:120], {"decision": "bank-setting", "who": who, "placed": str(placed),
+                                       "house_way": str(house), "reset": reset})
+        raise EntryError("enter SET <seat> <tile> <tile>, SURRENDER <seat>, VOID <seat>, BANKSET <tile> <tile> or DONE")
+
+    def _banker(self, rnd: Any, hands: Mapping[int, Sequence[int]] | None = None) -> tuple[str, tuple[int, ...]]:
+        bank = rnd.extra.get("bank")
+        if hands is not None:
+            return ("bank", tuple(hands[bank])) if bank else ("dealer", tuple(hands[0]))
+        if bank:
+            return "bank", tuple(rnd.cards.get(f"seat:{bank}", ()))
+        return "dealer", tuple(rnd.cards.get("dealer", ()))
+
+    # ---- the shaker, the dice wagers -----------------------------------------------------
+    def shaker_activator(self, rnd: Any) -> int:
+        """§ 621a.9(i): the bank shakes; otherwise § 621a.6(a)(3) "instruct a player": the next
+        player with a Pai Gow Wager counterclockwise after the last one (the dealer if none)."""
+        bank = rnd.extra.get("bank")
+        if bank:
+            who = bank
+        else:
+            order = self._players(rnd)
+            if not order:
+                return 0
+            last = self.shooter
+            later = [s for s in order if last is not None and self._pos(s) > self._pos(last)]
+            who = later[0] if later else order[0]
+        rnd.extra["shooter"] = who
+        return who
+
+    def after_roll(self, rnd: Any) -> list[WagerResult]:
+        """§ 621a.6(b): Sum, Match and Beat It, in the order hands are settled."""
+        out: list[WagerResult] = []
+        dice = Dice(tuple(rnd.dice), red=rnd.red) if rnd.dice else None   # type: ignore[arg-type]
+        for seat in self.settlement_order():
+            for w in DICE_WAGERS:
+                amount = rnd.wagers.get((seat, w))
+                if not amount:
+                    continue
+                if dice is None:     # no roll (RNG start, the shaker out of order): nothing to settle on
+                    out.append(WagerResult(seat, w, amount, "returned", 0, hand="no-dice",
+                                           detail="no dice rolled (§ 621a.2(b)(5))"))
+                elif w == "sum":
+                    out.append(settle_sum(seat, amount, dice, self.opts.sum or ""))
+                elif w == "beat-it":
+                    out.append(settle_beat_it(seat, amount, dice, self.opts.beat_it or ""))
+                else:
+                    out.append(settle_match(seat, amount, dice, int(w[6:]), self.opts.match or ""))
+        return out
+
+    # ---- the shoe as the tile dealer ---------------------------------------------------
+    def deck_card_limit(self) -> int:
+        return self.deck
+
+    def show_cards(self, cards: Sequence[int]) -> str:
+        return " ".join("??" if c == UNREAD else tile_str(FULL_SET[c]) if 0 <= c < 32 else f"#{c}" for c in cards)
+
+    def plan(self, rnd: Any, name: str) -> list[Stack]:
+        """The eight stacks of four (§ 621a.4(d)), from the dealer's right; :meth:`dealt` delivers them."""
+        return [Stack(f"stack:{k}", self.stack_size) for k in range(1, 9)]
+
+    def dealt(self, rnd: Any, name: str) -> None:
+        """§ 621a.6(d), § 621a.7, § 621a.9(g),(k): each position's four tiles, by the style and the cut."""
+        order = rnd.extra.get("cut") or tuple(range(8))
+        stacks = [rnd.stacks[i] for i in order]
+        plan = dealing_plan(rnd.extra.get("style", self.opts.dealing_style))
+        rnd.cards = {self.recipient(pos): tuple(stacks[s][lv] for s, lv in places)
+                     for pos, places in zip(dealing_order(rnd.start - 1), plan)}
+
+    # ---- hand entry (shoe out of order or not reading, § 670a.13(n) practice) ---------------
+    def hand_entry_seats(self, rnd: Any) -> set[int]:
+        bank = rnd.extra.get("bank")
+        return set(self._players(rnd)) | ({bank} if bank else set())
+
+    def parse_hand(self, rnd: Any, seat: int, text: str) -> tuple[int, ...]:
+        try:
+            ks = parse_tiles(text, count=4)
+        except TileError as e:
+            raise EntryError(str(e)) from None
+        used = {c for s, cs in rnd.entered.items() if s != seat for c in cs}
+        out: list[int] = []
+        for k in ks:
+            free = [i for i, kk in enumerate(FULL_SET) if kk == k and i not in used and i not in out]
+            if not free:
+                raise EntryError(f"every {tile_str(k)} tile is already entered for another seat")
+            out.append(free[0])
+        return tuple(out)
+
+    def _needs_dealer(self, rnd: Any) -> bool:
+        return rnd.extra.get("bank") is None or rnd.extra.get("dealer_wager", 0) > 0
+
+    def hand_entry_complete(self, rnd: Any) -> str | None:
+        missing = [str(s) for s in sorted(self.hand_entry_seats(rnd)) if s not in rnd.entered]
+        if self._needs_dealer(rnd) and 0 not in rnd.entered:
+            missing.append("dealer")
+        return f"enter the tiles of: {', '.join(missing)}" if missing else None
+
+    # ---- settlement -------------------------------------------------------------------
+    def settle(self, rnd: Any) -> list[WagerResult]:
+        return self._settle(rnd, {**{s: rnd.cards[f"seat:{s}"] for s in self.hand_entry_seats(rnd)},
+                                  0: rnd.cards["dealer"]})
+
+    def settle_entered(self, rnd: Any) -> list[WagerResult]:
+        missing = self.hand_entry_complete(rnd)
+        if missing:
+            raise EntryError(missing)
+        return self._settle(rnd, rnd.entered)
+
+    def _setting(self, rnd: Any, seat: int, hand: Sequence[int]) -> Setting:
+        high = rnd.extra.get("set", {}).get(seat)
+        return self.house_way(kinds(hand)) if high is None else setting_of(kinds(hand), high)
+
+    def _settle(self, rnd: Any, hands: Mapping[int, Sequence[int]]) -> list[WagerResult]:
+        x = rnd.extra
+        ws = by_seat(rnd.wagers)
+        bank = x.get("bank")
+        voided, surrendered = set(x.get("voided", ())), set(x.get("surrendered", ()))
+        players = self._players(rnd)
+        settings = {s: (None if s in surrendered else self._setting(rnd, s, hands[s]))
+                    for s in players if s not in voided}
+        dealer = self.house_way(kinds(hands[0])) if self._needs_dealer(rnd) else None
+        base: dict[int, WagerResult] = {}
+        tail: list[WagerResult] = []
+        if bank is None:
+            assert dealer is not None
+            for s, st in settings.items():
+                base[s] = settle_pai_gow(s, ws[s]["base"], st, dealer)          # § 621a.8(g)-(i), § 621a.11(a)
+        else:
+            banker = self.house_way(kinds(hands[bank]))                         # § 621a.9(e), § 621a.10(f)
+            try:
+                bs = settle_bank(bank, banker, [PlayerWager(s, ws[s]["base"], st) for s, st in settings.items()],
+                                 dealer_wager=x.get("dealer_wager", 0), dealer=dealer, cobank=x.get("cobank", False))
+            except CoBankSplitError as e:      # cannot happen: COBANK refuses odd wagers
+                raise EntryError(str(e)) from None
+            for r in bs.results:
+                if r.wager == "base":
+                    base[r.seat] = r
+                else:
+                    extra = f"; house: dealer {bs.dealer_net:+d}, share {bs.house_share:+d}, vigorish {bs.commission}"
+                    if bs.dealer is not None:
+                        extra += f"; dealer's wager {bs.dealer.amount} vs the bank: {bs.dealer.outcome}"
+                    tail.append(WagerResult(r.seat, r.wager, r.amount, r.outcome, r.net, r.hand, r.paytable, r.pays,
+                                            commission=r.commission, detail=r.detail + extra))
+        out: list[WagerResult] = []
+        for s in players:
+            if s in voided:                                                    # § 621a.10(d)
+                out += [WagerResult(s, w, c, "returned", 0, hand="void", detail="player voided the hand (§ 621a.10(d))")
+                        for w, c in ws[s].items() if w in ("base", "pair-fortunes")]
+                continue
+            out.append(base[s])
+            if "pair-fortunes" in ws[s]:                                       # § 621a.8(j), § 621a.9(s)
+                out.append(settle_pair_fortunes(s, ws[s]["pair-fortunes"], kinds(hands[s]),
+                                                self.opts.pair_fortunes or ""))
+        return out + tail
+
+    def round_ended(self, rnd: Any, void: bool) -> None:
+        """A round played (not void) moves the bank's rotation on (§ 621a.9(b)-(d))."""
+        if void:
+            return
+        x = rnd.extra
+        self.rounds_played += 1
+        self.previous_bank = x.get("bank")
+        if x.get("bank") is None:
+            self.last_dealer_round = {s: c for (s, w), c in rnd.wagers.items() if w == "base"}
+        if x.get("next_offer"):
+            self.first_offer = x["next_offer"]
+        if x.get("shooter"):
+            self.shooter = x["shooter"]
+
+    def describe(self, rnd: Any) -> str:
+        x = rnd.extra
+        bank = f"bank s{x['bank']}{' co' if x.get('cobank') else ''}" if x.get("bank") else "dealer banks"
+        return f"{bank}, style {x.get('style', self.opts.dealing_style)}"
+
+
+PROCEDURE = PaiGowTiles

@@ -155,13 +155,27 @@ class DealingMixin:
             if not self.deck_ready:
                 self.raise_tilt("shoe", f"shoe reports {ev.data['cards']} cards after shuffle, "
                                         f"expected {self.proc.deck}")
+                return
+            cover = ev.data.get("cover", P.NO_COVER)
+            problem = self.proc.cover_problem(ev.data["cards"], cover)    # § 686a.3(a), § 686a.5(d)
+            if problem:
+                self.deck_ready = False
+                self.raise_tilt("shoe", problem)
+            elif self.proc.multi_deck:     # a shoe dealt over many rounds: each shuffle is on record
+                self.commit([self.rec("shoe.shuffled", cards=ev.data["cards"], cover=cover)])
             return
         if msg == "ERROR":
             self.raise_tilt("shoe", f"shoe error {ev.data.get('code')}: {ev.data.get('text')}")
             return
-        if msg in ("STATUS", "COVER"):
-            if msg == "COVER" and hasattr(self.proc, "on_cover_card"):
+        if msg == "COVER":
+            # § 686a.7(d): the cover card is set aside and the round completed; the procedure
+            # asks for the reshuffle before the next round (needs_shuffle)
+            if hasattr(self.proc, "on_cover_card"):
                 self.proc.on_cover_card(rnd, ev.data)
+            self.commit([self.rec("shoe.cover", stack=ev.data.get("stack"), dealt=ev.data.get("dealt"),
+                                  remaining=ev.data.get("remaining"), state=self.state)])
+            return
+        if msg == "STATUS":
             return
         phase = self.proc.phase(self.state)
         kind = phase.kind if phase else None

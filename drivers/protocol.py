@@ -21,6 +21,7 @@ from drivers.framing import MAX_PAYLOAD
 
 # card byte: cards.py numbering 0..51, 52 = joker, 0xFF = not read
 CARD_UNREAD = 0xFF
+NO_COVER = 0            # SHUFFLED.cover: the stack has no cover card (a single deck shuffled every round)
 MAX_TEXT = 200          # bytes of UTF-8 in a text tail
 
 
@@ -95,19 +96,22 @@ def _m(device: str, name: str, type_: int, *fields: tuple[str, str], tail: str |
 
 
 MESSAGES: tuple[MsgSpec, ...] = (
-    # ---- automated dealing shoe (§ 670a.10, § 670a.13(f),(h),(k),(m))
+    # ---- automated dealing shoe (§ 670a.10, § 670a.13(f),(h),(k),(m); multi-deck: § 686a.3, § 686a.7(c),(d))
     _m("shoe", "STATUS_REQ", 0x10),
     _m("shoe", "SHUFFLE", 0x11),
     _m("shoe", "DISPENSE", 0x12, ("stack", "B"), ("cards", "B")),
     _m("shoe", "COUNT_REQ", 0x13),
-    _m("shoe", "STATUS", 0x30, ("flags", "B"), ("remaining", "B"), ("stacks", "B")),
-    _m("shoe", "SHUFFLED", 0x31, ("cards", "B")),
-    _m("shoe", "STACK", 0x32, ("stack", "B"), ("count", "B"), ("remaining", "B"), tail="bytes:cards"),
-    _m("shoe", "REMAINING", 0x33, ("remaining", "B"), ("stacks", "B")),
+    # card counts are u16: a six-deck Over/Under shoe holds 312 cards (§ 686a.3(a))
+    _m("shoe", "STATUS", 0x30, ("flags", "B"), ("remaining", "H"), ("stacks", "B")),
+    _m("shoe", "SHUFFLED", 0x31, ("cards", "H"), ("cover", "H")),
+    _m("shoe", "STACK", 0x32, ("stack", "B"), ("count", "B"), ("remaining", "H"), tail="bytes:cards"),
+    _m("shoe", "REMAINING", 0x33, ("remaining", "H"), ("stacks", "B")),
     _m("shoe", "JAM", 0x34, ("stack", "B"), ("dispensed", "B")),
     _m("shoe", "FACE_UP", 0x35, ("stack", "B"), ("card", "B")),
     _m("shoe", "ERROR", 0x36, ("code", "B"), tail="text:text"),
-    _m("shoe", "SHUFFLE_FAILED", 0x37, ("code", "B"), ("cards", "B")),
+    _m("shoe", "SHUFFLE_FAILED", 0x37, ("code", "B"), ("cards", "H")),
+    # the cover card came out while dealing ``stack`` after ``dealt`` of its cards (§ 686a.7(d))
+    _m("shoe", "COVER", 0x38, ("stack", "B"), ("dealt", "B"), ("remaining", "H")),
     # ---- dice shaker (§ 670a.5(i)(1), § 621a.2(f), § 621a.10)
     _m("shaker", "STATUS_REQ", 0x10),
     _m("shaker", "ARM", 0x11, ("who", "B")),

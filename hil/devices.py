@@ -159,10 +159,24 @@ class ShoeFaults:
     shuffle_failures: int = 0               # the next n shuffles fail (§ 670a.13(l))
     shuffle_fail_code: int = P.SHUFFLE_JAM
     door_open: bool = False
+    # multi-deck shoe (§ 686a.3(a), § 686a.5(d), § 686a.7(d))
+    cover_at: int | None = None             # the next shuffles put the cover card after this many cards
+    no_cover: bool = False                  # the cover card is missing (SHUFFLED reports cover 0)
+    cover_unreported: bool = False          # the cover card comes out but the shoe does not report it
 
 
 class ShoeSim(SimDevice):
-    """Automated shuffler + dealing shoe with card reading."""
+    """Automated shuffler + dealing shoe with card reading.
+
+    ``deck_size`` is the game's deck (the procedure's ``deck``): 53 cards (52 and the
+    joker) or 32 tiles, shuffled before every round; or a multiple of 52 — a multi-deck
+    batch (six decks, 312 cards, for Over/Under, § 686a.3(a)) dealt continuously across
+    rounds, with a cover card: SHUFFLED says how many cards lie above it (by default a
+    random place at most ``deck - ceil(deck/4)`` cards down, i.e. at least 1/4 of the way
+    in from the bottom, § 686a.5(d)); when it comes out the shoe sets it aside, reports
+    COVER and deals on (§ 686a.7(d)).  The burn card (§ 686a.7(c)) is a one-card stack
+    the controller dispenses like any other.
+    """
 
     device = "shoe"
 
@@ -172,12 +186,24 @@ class ShoeSim(SimDevice):
         self.deck_size = deck_size
         self.dispense_s = dispense_s
         self.shuffle_s = shuffle_s
+        #: decks in a multi-deck batch (0: a single deck or a set of tiles, no cover card)
+        self.decks = deck_size // 52 if deck_size > 53 and deck_size % 52 == 0 else 0
         self.deck: deque[int] = deque()
         self.stacks = 0
         self.shoe_faults = ShoeFaults()
         self.stacked_decks: deque[list[int]] = deque()   # scripted decks for tests (top card first)
         self.shuffles = 0
         self.shuffle_failures = 0
+        self.cover_at = P.NO_COVER            # cards above the cover card after the last shuffle
+        self.dealt = 0                        # cards dealt since the last shuffle
+        self.cover_out = False
+        self.covers = 0                       # cover cards that came out
+
+    def batch(self) -> list[int]:
+        """Every card of the game's deck, in order: ``decks`` x 0..51, else 0..deck_size-1."""
+        if self.decks:
+            return [c for _ in range(self.decks) for c in range(52)]
+        return list(range(self.deck_size))
 
     def _flags(self) -> int:
         f = self.shoe_faults
@@ -187,10 +213,19 @@ class ShoeSim(SimDevice):
     def on_STATUS_REQ(self) -> None:
         self.send("STATUS", flags=self._flags(), remaining=len(self.deck), stacks=self.stacks)
 
+    def _place_cover(self, n: int) -> int:
+        f = self.shoe_faults
+        if not self.decks or f.no_cover:
+            return P.NO_COVER
+        if f.cover_at is not None:
+            return int(f.cover_at)
+        deepest = n - -(-n // 4)                         # at least 1/4 of the way in from the bottom
+        return self.rng.randint(max(1, deepest - 26), deepest)
+
     def on_SHUFFLE(self) -> None:
         def done() -> None:
             f = self.shoe_faults
-            if f.shuffle_failures > 0:      # § 670a.13(l): jammed / stopped / cycle not completed
+            if f.shuffle_failures > 0:      # § 670a.13(l), § 686a.9(d): jammed / stopped / cycle not completed
                 f.shuffle_failures -= 1
                 self.shuffle_failures += 1
                 self.deck = deque()
@@ -199,13 +234,26 @@ class ShoeSim(SimDevice):
             if self.stacked_decks:
                 cards = list(self.stacked_decks.popleft())
             else:
-                cards = list(range(self.deck_size))
+                cards = self.batch()
                 self.rng.shuffle(cards)
             self.deck = deque(cards)
             self.stacks = 0
             self.shuffles += 1
-            self.send("SHUFFLED", cards=len(self.deck))
+            self.dealt = 0
+            self.cover_out = False
+            self.cover_at = self._place_cover(len(cards))
+            self.send("SHUFFLED", cards=len(self.deck), cover=self.cover_at)
         self.sched.later(self.shuffle_s, done)
+
+    def _take(self, stack: int, in_stack: int) -> int:
+        """The next card; the cover card, when it is next, comes out first (§ 686a.7(d))."""
+        if self.cover_at and not self.cover_out and self.dealt >= self.cover_at:
+            self.cover_out = True
+            self.covers += 1
+            if not self.shoe_faults.cover_unreported:
+                self.send("COVER", stack=stack, dealt=in_stack, remaining=len(self.deck))
+        self.dealt += 1
+        return self.deck.popleft()
 
     def on_DISPENSE(self, stack: int, cards: int) -> None:
         self.sched.later(self.dispense_s, self._dispense, stack, cards)
@@ -220,16 +268,17 @@ class ShoeSim(SimDevice):
             return
         if f.jam_at_stack == stack:
             n = self.rng.randrange(cards)
-            for _ in range(min(n, len(self.deck))):
-                self.deck.popleft()
+            for i in range(min(n, len(self.deck))):
+                self._take(stack, i)
             self.send("JAM", stack=stack, dispensed=n)
             return
         for _ in range(f.face_up.get(stack, 0)):
-            # each face-up card found is reported and taken out (§ 670a.13(f)): the
-            # controller burns one, and voids the round on a second
-            self.send("FACE_UP", stack=stack, card=self.deck.popleft())
+            # each face-up card found is reported and taken out (§ 670a.13(f), § 686a.9(a)): the
+            # controller burns it (and for 670a voids the round on a second)
+            if self.deck:
+                self.send("FACE_UP", stack=stack, card=self._take(stack, 0))
         n = cards - 1 if f.short_stack == stack else cards
-        dealt = [self.deck.popleft() for _ in range(min(n, len(self.deck)))]
+        dealt = [self._take(stack, i) for i in range(min(n, len(self.deck)))]
         self.stacks += 1
         shown = [P.CARD_UNREAD] * len(dealt) if f.unread else dealt
         number = stack + 1 if f.misnumber_stack == stack else stack

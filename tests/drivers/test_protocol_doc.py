@@ -102,3 +102,59 @@ def test_documented_constants_match_the_code():
     link = Link("x", lambda: None, None)   # defaults only; never started
     assert (link.ack_timeout, link.retries, link.heartbeat, link.lost_after, link.frame_deadline,
             link.reopen_attempts, link.reopen_backoff) == (0.2, 3, 1.0, 3.5, 0.1, 8, 0.25)
+
+
+def test_shoe_card_counts_are_16_bit_for_a_six_deck_shoe():
+    """§ 686a.3(a): a six-deck shoe holds 312 cards — more than a byte; 53-card games unchanged."""
+    for name, fields in (("STATUS", {"flags": 3, "remaining": 311, "stacks": 1}),
+                         ("SHUFFLED", {"cards": 312, "cover": 234}),
+                         ("STACK", {"stack": 1, "count": 1, "remaining": 311, "cards": [37]}),
+                         ("REMAINING", {"remaining": 300, "stacks": 9}),
+                         ("SHUFFLE_FAILED", {"code": 1, "cards": 312}),
+                         ("COVER", {"stack": 2, "dealt": 1, "remaining": 78})):
+        mtype, payload = P.encode("shoe", name, **fields)
+        got = P.decode("shoe", mtype, payload)
+        assert got == (name, fields)
+    with pytest.raises(P.ProtocolError):
+        P.encode("shoe", "SHUFFLED", cards=65_536, cover=0)
+    # a 53-card deck shuffled: no cover card
+    assert P.decode("shoe", 0x31, bytes([0, 53, 0, 0])) == ("SHUFFLED", {"cards": 53, "cover": P.NO_COVER})
+
+
+def test_the_shoe_simulator_deals_a_continuous_six_deck_shoe_with_its_cover_card():
+    """hil/devices.py ShoeSim: 312 cards (6 x 52, § 686a.3(a)), the cover card at least 1/4 of
+    the way in from the bottom (§ 686a.5(d)), COVER when it comes out and dealing goes on
+    (§ 686a.7(d)); a 53-card shoe has no cover card."""
+    import random
+    from collections import Counter
+
+    from controller.clock import ScaledClock
+    from hil.devices import ShoeSim
+
+    sent: list[tuple[str, dict]] = []
+    sim = ShoeSim(ScaledClock(1000.0), random.Random(3), deck_size=312)
+    sim._send_now = lambda name, fields: sent.append((name, dict(fields)))     # no link: capture
+    sim.sched.later = lambda _s, fn, *a: fn(*a)                               # no delays
+    try:
+        assert sim.decks == 6 and Counter(sim.batch()) == Counter({c: 6 for c in range(52)})
+        sim.on_SHUFFLE()
+        name, f = sent.pop()
+        assert name == "SHUFFLED" and f["cards"] == 312 and 1 <= f["cover"] <= 312 - 78
+        cover = f["cover"]
+        dealt = 0
+        while dealt + 3 <= cover + 3:
+            sim.on_DISPENSE(1, 3)
+            dealt += 3
+        names = [n for n, _ in sent]
+        assert names.count("COVER") == 1 and names[-1] == "STACK"
+        c = next(d for n, d in sent if n == "COVER")
+        assert c["remaining"] == 312 - cover
+        assert sent[-1][1]["remaining"] == 312 - dealt                         # dealing went on
+        single = ShoeSim(ScaledClock(1000.0), random.Random(3), deck_size=53)
+        single._send_now = lambda name, fields: sent.append((name, dict(fields)))
+        single.sched.later = lambda _s, fn, *a: fn(*a)
+        single.on_SHUFFLE()
+        assert sent[-1] == ("SHUFFLED", {"cards": 53, "cover": P.NO_COVER})
+        single.sched.stop()
+    finally:
+        sim.sched.stop()

@@ -80,6 +80,15 @@ class DecidingMixin:
             self._advance()
 
     def _hands_done(self) -> None:
-        entered = {str(s): self.proc.show_cards(c) for s, c in sorted(self.round.entered.items())}
+        rnd = self.round
+        entered = {str(s): self.proc.show_cards(c) for s, c in sorted(rnd.entered.items())}
+        phases = self.proc.phases
+        resume = next((p for p in phases if p.after_entry and phases.index(p) > rnd.phase), None)
+        if resume is not None:
+            # the players decide on the hands as keyed (Phase.after_entry), then settlement
+            self.resume_after_entry()
+            rnd.phase = phases.index(resume)
+            self.commit([self.rec("hands.entered", hands=entered)], lambda _e: self._phase_decide(resume.name))
+            return
         self.hands_entered()
         self.commit([self.rec("hands.entered", hands=entered)], lambda _e: self._phase_settle())

@@ -59,6 +59,11 @@ def build(phases: Sequence[Phase]) -> tuple[list[str], list[dict[str, Any]]]:
             t.append({"trigger": "no_roll", "source": p.state, "dest": p.state})
         if p.kind in ("deal", "stub"):
             t.append({"trigger": "enter_hands", "source": p.state, "dest": "hand_entry"})
+    resume = [p.state for p in phases if p.after_entry]
+    if len(resume) > 1:
+        raise ValueError(f"at most one phase resumes after the hand entry: {resume}")
+    for state in resume:       # the players still decide after the dealer keyed the hands
+        t.append({"trigger": "resume_after_entry", "source": "hand_entry", "dest": state})
     t += [
         {"trigger": "hands_entered", "source": "hand_entry", "dest": settle},
         {"trigger": "hit_needs_validation", "source": settle, "dest": "floor_validation"},

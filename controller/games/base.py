@@ -38,10 +38,16 @@ class Phase:
     kind: str            # one of PHASE_KINDS
     section: str         # the section it implements
     name: str = ""       # which deal ("main", "first", "more") or which decision ("settings", "raise")
+    #: a ``decide`` phase the round resumes at after the dealer keyed the hands (shoe out of
+    #: order or not reading, § 670a.13(n)): the players still decide (DJ Wild's raise or fold,
+    #: § 687a.11(b)).  Otherwise the keyed hands go straight to settlement.
+    after_entry: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in PHASE_KINDS:
             raise ValueError(f"phase {self.state}: kind {self.kind!r} is not one of {PHASE_KINDS}")
+        if self.after_entry and self.kind != "decide":
+            raise ValueError(f"phase {self.state}: only a decide phase can follow the hand entry")
 
 
 @dataclass(frozen=True)

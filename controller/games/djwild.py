@@ -69,7 +69,7 @@ class DJWild(Procedure):
     phases = (
         Phase("dispensing", "deal", "§ 687a.10(a)-(c)", "main"),
         Phase("stub_check", "stub", "§ 687a.10(d)-(f)"),
-        Phase("raise_or_fold", "decide", "§ 687a.11(b), § 687a.13(d)", "raise"),
+        Phase("raise_or_fold", "decide", "§ 687a.11(b), § 687a.13(d)", "raise", after_entry=True),
         Phase("settlement", "settle", "§ 687a.11(d)-(f), § 687a.12"),
     )
 
@@ -181,8 +181,14 @@ class DJWild(Procedure):
     def stub_due(self, rnd: Any) -> bool:
         """§ 687a.10(d): without a shuffler that counts the deck, the stub is counted at
         least once every ``stub_every_rounds`` (<= 5) rounds dealt; the first round after
-        start-up always counts (what happened before is not known)."""
-        if not rnd.dealt_stacks or self.options["shuffler_counts"]:
+        start-up always counts (what happened before is not known).  Cards the shoe did not
+        read are counted too: the count leads to the keypad entry of the hands."""
+        if not rnd.dealt_stacks:
+            return False
+        if rnd.unread:                  # the cards were not read: counted, then keyed (hand entry)
+            rnd.extra["stub_counted"] = True
+            return True
+        if self.options["shuffler_counts"]:
             return False
         due = self.rounds_since_count is None or self.rounds_since_count + 1 >= self.options["stub_every_rounds"]
         rnd.extra["stub_counted"] = due

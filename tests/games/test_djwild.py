@@ -294,3 +294,63 @@ def test_profile_progressive_wager_must_match_the_paytable_687a_12_c():
     d["progressive"].update(paytable="DJ Wild Progressive 2", seed="$10,000", envy_paytable="DJ Wild Progressive 2 Envy")
     p = procedure_for("dj-wild", parse_profile(d, "<test>"))
     assert p.wagers["progressive"].fixed_cents == 500 and p.config.progressive_paytable == "DJ Wild Progressive 2"
+
+
+def test_687a_13_g_shoe_out_of_order_hands_keyed_then_raise_or_fold(tmp_path):
+    """§ 687a.13(g): the shoe marked out of order, the dealer deals by hand and keys every
+    hand; the players then raise or fold (Phase.after_entry), the card set aside is keyed
+    because a Progressive hand holds the joker, and the round settles on the keyed cards.
+
+    seat 1  Jk 9h 9d 4s Kd (joker wild: three 9s) raises; dealer 7c 7d 3s 5h Qc (pair of 7s):
+            ante +1000, blind push (three of a kind or less, § 687a.12(b)), raise +2000.
+            Progressive: the joker replaced by the 9c -> natural three 9s, 9 to 1: +900."""
+    h = _harness(tmp_path)
+    h.table.mark_out_of_order("shoe", "tech-1", "manual")
+    h.pump()
+    for text in ("BET 1 ante 10", "BET 1 blind 10"):
+        _key(h, text)
+    h.edge("bet.progressive.1", True)
+    h.press("start_game")
+    h.edge("bet.progressive.1", False)
+    h.press("confirm")
+    assert h.state == "hand_entry"
+    assert _key(h, "1 Jk 9h 9d 4s").startswith("ERROR")        # five cards (§ 687a.10(b))
+    _key(h, "1 Jk 9h 9d 4s Kd")
+    assert _key(h, "DONE").startswith("ERROR")                  # the dealer's hand is missing
+    _key(h, "DEALER 7c 7d 3s 5h Qc")
+    _key(h, "DONE")
+    assert h.state == "raise_or_fold"
+    assert h.table.round.decisions["raise"].required == (0, 1)  # 0: the replacement card
+    assert _key(h, "REPLACEMENT 9h").startswith("ERROR")        # already in a hand
+    _key(h, "RAISE 1")
+    assert h.state == "raise_or_fold"                           # still waiting for the card set aside
+    _key(h, "REPLACEMENT 9c")
+    assert h.state == "open_for_wagers"
+    got = [(r.data["wager"], r.data["outcome"], r.data["net"]) for r in records(h, "wager.result")]
+    assert got == [("ante", "win", 1000), ("blind", "push", 0), ("raise", "win", 2000), ("progressive", "win", 900)]
+    h.close()
+
+
+def test_cards_not_read_are_counted_and_keyed_even_when_the_stub_is_not_due(tmp_path):
+    """The shoe did not read the cards: the stub is counted and the dealer keys the hands,
+    whatever the § 687a.10(d) cadence; then raise or fold as usual."""
+    h = Harness(tmp_path / "ledger.db", doc(shuffler_counts=True))
+    h.table.debounce.add("start_game", False)
+    h.shuffled()
+    for text in ("BET 2 ante 5", "BET 2 blind 5"):
+        _key(h, text)
+    h.press("start_game")
+    h.press("confirm")
+    for i in (1, 2):
+        h.post("shoe", "shoe", msg="STACK", stack=i, count=5, remaining=53 - 5 * i, cards=[0xFF] * 5)
+    assert h.state == "stub_check"
+    h.post("shoe", "shoe", msg="REMAINING", remaining=43, stacks=2)
+    assert h.state == "hand_entry"
+    _key(h, "2 As Ad Ac 5d 6d")
+    _key(h, "DEALER Ks Kd 8c 9h Th")
+    _key(h, "DONE")
+    assert h.state == "raise_or_fold" and h.table.round.decisions["raise"].required == (2,)
+    _key(h, "RAISE 2")
+    got = [(r.data["wager"], r.data["outcome"], r.data["net"]) for r in records(h, "wager.result")]
+    assert got == [("ante", "win", 500), ("blind", "push", 0), ("raise", "win", 1000)]
+    h.close()

@@ -40,6 +40,13 @@ class SettlingMixin:
                  for r in results if r.amount + r.net > 0]
         if self.progressive:
             recs += self.progressive.fixed_records(results, self.round_no)
+            # a progressive wager returned at settlement (a player voids his hand, § 688a.13(d)):
+            # its meter contribution, credited at the count, is reversed like a void's
+            # (procedures opt in with ``returned_reverses_meter``)
+            back = {r.seat: r.amount for r in results if r.wager == "progressive" and r.outcome == "returned"}
+            if back and getattr(self.proc, "returned_reverses_meter", False) and self.round is not None \
+                    and self.round.credited:
+                recs += self.progressive.void_records(back, True, self.round_no, returned=False)
         return recs
 
     def _phase_settle(self) -> None:

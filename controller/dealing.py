@@ -14,8 +14,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from controller.reactor import Event
-from controller.rules.cards import cards_str
-from controller.rules.positions import start_position
 from drivers import protocol as P
 
 SHAKE_MIN_S = 5.0      # § 621a.2(f)(2): shaken for at least five seconds
@@ -56,7 +54,7 @@ class DealingMixin:
         # § 670a.5(i)(2): select and display a number from 1 to 7 (1 to 8 for tiles, § 621a.6(c))
         rnd = self.round
         rnd.rng_value = self.dev.rng.draw(self.proc.positions)
-        rnd.start = start_position(rnd.rng_value, self.proc.positions)
+        rnd.start = self.proc.starting_position(rnd, rnd.rng_value)
         self.commit([self.rec("rng.draw", value=rnd.rng_value, range=self.proc.positions, start=rnd.start)],
                     lambda _e: self._started())
 
@@ -95,7 +93,7 @@ class DealingMixin:
             return
         self._cancel_timer()
         rnd.dice, rnd.red = dice, ev.data["red"]
-        rnd.start = start_position(sum(dice), self.proc.positions)   # § 670a.5(i)(1)(iii), § 621a.6(c)
+        rnd.start = self.proc.starting_position(rnd, sum(dice))    # § 670a.5(i)(1)(iii), § 621a.6(c)
         self.commit([self.rec("dice", dice=list(dice), red=rnd.red, total=sum(dice), start=rnd.start,
                               shake_ms=ev.data["shake_ms"])], lambda _e: self._started())
 
@@ -187,7 +185,7 @@ class DealingMixin:
             self._void(f"shoe jammed at stack {ev.data['stack']} (§ 670a.13(m))")
         elif msg == "FACE_UP":
             rnd.face_up += 1
-            if rnd.face_up > 1:   # § 670a.13(f): more than one face-up card -> void, reshuffle
+            if rnd.face_up > self.proc.burn_limit:   # § 670a.13(f): more than one face-up card -> void
                 self._void(f"{rnd.face_up} cards found face up while dealing (§ 670a.13(f))")
             else:                 # § 670a.13(f): one face-up card is not used (burned)
                 self.commit([self.rec("card.burned", stack=ev.data["stack"], card=ev.data["card"])])
@@ -234,6 +232,8 @@ class DealingMixin:
         if len(set(seen)) != len(seen) and not self.proc.multi_deck:
             self.raise_tilt("shoe", "the shoe reported the same card twice in one deal")
             return
+        if not rnd.unread:
+            self.proc.dealt(rnd, self.state)
         rec = self.rec("deal", phase=self.state, start=rnd.start, cards_read=not rnd.unread,
                        stacks=[self.proc.show_cards(s) for s in rnd.stacks],
                        hands={k: self.proc.show_cards(v) for k, v in sorted(rnd.cards.items())})
@@ -253,13 +253,12 @@ class DealingMixin:
         if self.dev.keypad is None:
             self.raise_tilt("keypad", "the cards must be entered but no keypad is configured")
             return
-        seats = ",".join(str(s) for s in sorted(self.round.accepted)) or "-"
+        seats = ",".join(str(s) for s in sorted(self.proc.hand_entry_seats(self.round))) or "-"
         self.dev.keypad.prompt(f"ENTER WINNING HANDS SEATS {seats}: '<seat> <{self.proc.stack_size} cards>' ... DONE")
         self._emit("hand_entry", seats=sorted(self.round.accepted))
 
     def _hand_entry(self, text: str) -> bool:
         from controller.games.base import EntryError
-        from controller.rules.cards import parse_cards
 
         rnd = self.round
         if text.upper() == "DONE":
@@ -274,15 +273,15 @@ class DealingMixin:
             raise EntryError(f"{head!r} is not a seat number; enter '<seat> <cards>', 'DEALER <cards>' or DONE")
         else:
             seat = int(head)
-            if seat not in {s for (s, _w) in rnd.wagers}:
+            if seat not in self.proc.hand_entry_seats(rnd):
                 raise EntryError(f"seat {seat} has no accepted wager")
-        cards = parse_cards(rest, count=self.proc.stack_size)
+        cards = self.proc.parse_hand(rnd, seat, rest)
         others = {c for s, cs in rnd.entered.items() if s != seat for c in cs}
-        dup = [c for c in cards if c in others]
+        dup = [] if self.proc.multi_deck else [c for c in cards if c in others]   # § 686a.3: six decks
         if dup:
-            raise EntryError(f"{cards_str(dup)} already entered for another seat")
+            raise EntryError(f"{self.proc.show_cards(dup)} already entered for another seat")
         rnd.entered[seat] = cards
-        self.dev.keypad.prompt(f"{'DEALER' if seat == 0 else f'SEAT {seat}'} OK: {cards_str(cards)}")
+        self.dev.keypad.prompt(f"{'DEALER' if seat == 0 else f'SEAT {seat}'} OK: {self.proc.show_cards(cards)}")
         return False
 
     # ---- device deadlines --------------------------------------------------------------

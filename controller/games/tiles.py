@@ -87,7 +87,7 @@ class PaiGowTiles(Procedure):
         super().__init__(profile)
         if profile.seats != 6 or profile.positions != 8:
             raise ValueError(f"{profile.file}: Pai Gow tiles has six betting positions (§ 621a.2(a)) and counts eight "
-                             f"positions, the dealer and the Dead Hand included (§ 621a.6(c)): seats = 6, positions = 8")
+                             "positions, the dealer and the Dead Hand included (§ 621a.6(c)): seats = 6, positions = 8")
         if profile.progressive is not None:
             raise ValueError(f"{profile.file}: chapter 621a has no progressive wager; remove [progressive]")
         self.opts: TilesOptions = parse_options(profile.file, dict(profile.options), start_method=profile.start_method)
@@ -469,7 +469,8 @@ class PaiGowTiles(Procedure):
         out: list[WagerResult] = []
         for s in players:
             if s in voided:                                                    # § 621a.10(d)
-                out += [WagerResult(s, w, c, "returned", 0, hand="void", detail="player voided the hand (§ 621a.10(d))")
+                out += [WagerResult(s, w, c, "returned", 0, hand="void",
+                                    detail="player voided the hand (§ 621a.10(d))")
                         for w, c in ws[s].items() if w in ("base", "pair-fortunes")]
                 continue
             out.append(base[s])

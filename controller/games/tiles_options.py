@@ -33,7 +33,8 @@ class TilesOptions:
     beat_it: str | None = None                     # § 621a.5(e)(4), § 621a.11(e)
     player_bank: bool = False                      # § 621a.9(a)
     co_banking: bool = False                       # § 621a.9(e)
-    dealer_wager_cents: int | None = None          # § 621a.9(h): the Rules Submission's amount (else the bank's last wager)
+    dealer_wager_cents: int | None = None          # § 621a.9(h): the Rules Submission's amount (else the
+    #                                                bank's last wager against the dealer)
     base_min_cents: int = 500
     base_max_cents: int = 100_000
     side_min_cents: int = 100

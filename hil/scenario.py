@@ -521,9 +521,21 @@ def _subsequence(want: Sequence[str], seq: Sequence[str]) -> bool:
 
 def stacked_deck(stacks: Sequence[str], deck_size: int = 53) -> list[int]:
     """A scripted deck: the given stacks (card strings) in dispensing order, then every
-    other card of the deck in order."""
+    other card of the deck in order.  A multi-deck shoe (``deck_size`` a multiple of 52
+    above 53: six decks for Over/Under, § 686a.3(a)) may repeat a card up to once per
+    deck; the rest of the batch follows."""
+    from collections import Counter
+
     from controller.rules.cards import parse_cards
 
+    decks = deck_size // 52 if deck_size > 53 and deck_size % 52 == 0 else 0
+    if decks:
+        cards = [c for s in stacks for c in parse_cards(s, allow_duplicates=True, allow_joker=False)]
+        left = Counter({c: decks for c in range(52)})
+        left.subtract(cards)
+        if any(n < 0 for n in left.values()):
+            raise ScenarioError(f"scripted deck has a card more than {decks} times: {stacks}")
+        return cards + [c for c in range(52) for _ in range(left[c])]
     cards = [c for s in stacks for c in parse_cards(s)]
     if len(set(cards)) != len(cards):
         raise ScenarioError(f"scripted deck repeats a card: {stacks}")

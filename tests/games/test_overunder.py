@@ -349,3 +349,29 @@ def test_profile_686a_2_a_at_most_six_seats_and_no_progressive():
                         "increment_rate": "21%"}
     with pytest.raises(ValueError, match="no progressive"):
         procedure_for("over-under", parse_profile(d, "<test>"))
+
+
+def test_686a_cards_not_read_are_counted_then_keyed_with_six_decks_duplicates(tmp_path):
+    """A shoe that does not read the cards: the decisions are keyed as usual (the dealer
+    sees the cards), then the cards left are counted and the dealer keys the hands; with
+    six decks two hands may hold the same card, even one hand the same card twice (§ 686a.3(a))."""
+    h, shoe = _harness(tmp_path)
+    shoe.shuffled()
+    _bets(h, "BET 1 ante 10", "BET 2 ante 10")
+    for i, n in enumerate((1, 1, 1), 1):
+        h.post("shoe", "shoe", msg="STACK", stack=i, count=n, remaining=312 - i, cards=[0xFF])
+    assert h.state == "over_under_decisions"
+    _key(h, "OVER 1")
+    _key(h, "UNDER 2")
+    for i in (4, 5):
+        h.post("shoe", "shoe", msg="STACK", stack=i, count=2, remaining=312 - 3 - 2 * (i - 3), cards=[0xFF, 0xFF])
+    assert h.state == "shoe_count" and h.shoe.calls[-1] == ("request_count", ())
+    h.post("shoe", "shoe", msg="REMAINING", remaining=312 - 7, stacks=5)
+    assert h.state == "hand_entry"
+    assert _key(h, "DEALER 2c 3c 4c").startswith("ERROR")
+    assert _key(h, "1 Ks Ks").startswith("ERROR")                   # three cards
+    for text in ("1 Ks Ks Qs", "2 Ks 2c 3c"):                         # 30 over; 15 under
+        assert not _key(h, text).startswith("ERROR"), text
+    _key(h, "DONE")
+    assert outcomes(h, 1) == ["win", "win", "win", "win"]
+    h.close()

@@ -45,7 +45,9 @@ def _money(c: int) -> str:
 
 
 class Reporter:
-    def __init__(self, out: TextIO):
+    def __init__(self, out: TextIO, describe: Any = None):
+        #: the game procedure's one-line summary of a round's hands (Procedure.describe), if any
+        self.describe = describe
         self.out = out
         self.s = Summary()
         self._meter_open: int | None = None
@@ -99,8 +101,10 @@ class Reporter:
         late = f" late-rejected {','.join(map(str, rnd.rejected))}" if rnd.rejected else ""
         reshake = f" no-roll x{rnd.no_rolls}" if rnd.no_rolls else ""
         shown = f" | meter {format_cents(meter)}" if meter is not None else ""
+        desc = self.describe(rnd) if self.describe is not None else ""
+        hands = f" | {desc}" if desc else ""
         line = (f"round {rnd.number:>3}: seats [{seats}] wagers {len(rnd.wagers)}{late}{dice}{rng}{reshake}{start} | "
-                + ("; ".join(parts) if parts else "no wagers") + shown)
+                + ("; ".join(parts) if parts else "no wagers") + hands + shown)
         print(line, file=self.out, flush=True)
 
     def _void(self, data: Mapping[str, Any]) -> None:
@@ -118,7 +122,7 @@ def run_sim(*, game: str, rounds: int, seed: int, realtime: bool = False, speed:
         tmp = tempfile.TemporaryDirectory(prefix="tablectl-sim-")
         state_dir = Path(tmp.name)
     rig = Rig(Path(state_dir), profile=game, seed=seed, speed=1.0 if realtime else speed)
-    rep = Reporter(out)
+    rep = Reporter(out, lambda rnd: rig.table.proc.describe(rnd))
     print(f"tablectl sim: game {game}, {rounds} rounds, seed {seed}, "
           f"{'real time' if realtime else f'clock x{rig.clock.speed:g}'}", file=out, flush=True)
     rig.start()

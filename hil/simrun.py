@@ -82,7 +82,7 @@ class Reporter:
             elif r.wager.endswith("-envy"):
                 text = f"envy({r.hand}) {_money(r.net)}"
             elif r.wager == "progressive":
-                text = f"{label} {r.hand} {_money(r.net)}"
+                text = f"{label} {r.hand or r.outcome} {_money(r.net)}"   # a losing hand may have no name
             else:
                 text = f"{label} {r.outcome} {_money(r.net)}"
             if r.amount + r.net > 0:

@@ -52,7 +52,8 @@ def test_200_simulated_rounds_balance_to_the_cent(tmp_path):
     assert sum(1 for ln in lines if ln.startswith("round ")) == 200
     # the rarer paths were taken: surrender, the insurance, the Fortune Bonus and its envy, a
     # progressive pay, a foul or the house way, a wager refused at the lock-out
-    for what in ("base surrender", "ins win", "fortune win", "envy(", "prog full-house", "base lose", "base win"):
+    assert "None" not in out                  # a losing progressive reads "prog lose -$1.00"
+    for what in ("prog lose -$1.00", "base surrender", "ins win", "fortune win", "envy(", "prog full-house", "base lose", "base win"):
         assert what in out, what
 
 

@@ -301,8 +301,14 @@ class FortuneAsia(Procedure):
         return settle_round(seats, dealer, self.rules, order=[s for s in self.settlement_order() if s in hands])
 
     def describe(self, rnd: Any) -> str:
-        d = rnd.extra.get("dealer_setting")
-        return f"dealer {d}" if d else ""
+        """The dealer's hands as set by the house way, and the seats that set their own."""
+        d = self.dealer_setting(rnd) if not rnd.entered else None
+        if d is None:
+            return ""
+        own = sorted(rnd.extra.get("settings", {}))
+        keyed = f"; set by players: {','.join(map(str, own))}" if own else ""
+        return (f"dealer {cards_str(d.high.cards)} / {cards_str(d.medium.cards)} / {cards_str(d.low.cards)}"
+                f"{keyed}")
 
 
 PROCEDURE = FortuneAsia

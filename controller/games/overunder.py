@@ -37,7 +37,7 @@ from controller.games.base import (
     DecisionState, Entry, EntryError, Phase, Procedure, Stack, WagerSpec, by_seat, seat_arg, split_entry)
 from controller.rules.cards import CardError, cards_str
 from controller.rules.overunder import (
-    BONUS_PAYTABLE, HAND_CARDS, SHOE_CARDS, Decision, OverUnderError, SeatPlay, card_points, max_cover_position,
+    BONUS_PAYTABLE, HAND_CARDS, SHOE_CARDS, Decision, OverUnderError, SeatPlay, max_cover_position,
     parse_hand, point_total, settle_round)
 from controller.rules.paytables import get_paytable
 
@@ -275,11 +275,6 @@ class OverUnder(Procedure):
                 total = ""
             parts.append(f"s{s} {cards_str(cards) if 0xFF not in cards else '??'}{total} {answers.get(s, '-')}")
         return "; ".join(parts)
-
-
-def first_card_points(cards: Sequence[int]) -> int:
-    """The first card's points (§ 686a.3(d)), for the players' choice."""
-    return card_points(cards[0])
 
 
 PROCEDURE = OverUnder

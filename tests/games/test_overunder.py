@@ -69,7 +69,8 @@ class Shoe:
             self.left -= len(cards)
             assert self.h.shoe.calls[-1] == ("dispense", (self.n, len(cards))), self.h.shoe.calls[-1]
             self.h.post("shoe", "shoe", msg="STACK", stack=self.n, count=len(cards), remaining=self.left, cards=cards)
-        self.n = 0 if self.h.table.round is None or self.h.state == "open_for_wagers" else self.n
+        if self.h.state == "open_for_wagers":
+            self.n = 0                      # the round is over: the next one numbers its stacks from 1
 
 
 def _harness(tmp_path: Path, **options) -> tuple[Harness, Shoe]:
@@ -142,7 +143,8 @@ def test_686a_scripted_round_every_result_computed_by_hand(tmp_path):
         (5, "ante", 2000, "win", 2000), (5, "under-18", 2000, "win", 2000), (5, "bonus", 100, "win", 5000),
         (6, "ante", 3000, "lose", -3000), (6, "over-23", 3000, "lose", -3000),
     ]
-    late = {(e.data["seat"], e.data["spot"]): e.data["cents"] for e in records(h, "wager.accepted") if e.data.get("late")}
+    late = {(e.data["seat"], e.data["spot"]): e.data["cents"]
+            for e in records(h, "wager.accepted") if e.data.get("late")}
     assert late == {(1, "over-23"): 2500, (2, "under-18"): 1000, (4, "under-18"): 500, (5, "under-18"): 2000,
                     (6, "over-23"): 3000}
     payouts = {(e.data["seat"], e.data["wager"]): e.data["cents"] for e in records(h, "payout")}

@@ -35,6 +35,15 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"tablectl: configuration error: {e}", file=sys.stderr)
         return EXIT_CONFIG
+    try:
+        # the game's own options ([game.options], the progressive's paytable) are checked
+        # by its procedure (controller/games/), here as at start-up
+        from controller.games import procedure_for
+
+        procedure_for(hw.profile.game, hw.profile)
+    except ValueError as e:
+        print(f"tablectl: configuration error: {e}", file=sys.stderr)
+        return EXIT_CONFIG
     if args.check:
         print(f"{args.config}: OK (table {hw.table_id}, game {hw.profile.game}, profile {hw.profile.file})")
         return 0

@@ -307,3 +307,21 @@ def test_profile_without_optional_wagers_or_progressive():
     assert list(proc.wagers) == ["base"]
     assert list(procedure_for("face-up", parse_profile(doc(), "<t>")).wagers) == \
         ["base", "ace-high", "fortune", "progressive"]
+
+
+def test_run_check_refuses_a_face_up_profile_that_does_not_match_its_paytable(tmp_path, capsys):
+    from pathlib import Path
+
+    from controller.cli import main
+
+    root = Path(__file__).resolve().parents[2]
+    prof = tmp_path / "fu.toml"
+    prof.write_text((root / "config/tables/face-up.toml").read_text().replace('seed = "$10,000"', 'seed = "$5,000"'))
+    table = tmp_path / "table.toml"
+    table.write_text((root / "config/examples/table.toml").read_text()
+                     .replace('profile = "six-card-fortune"', f'profile = "{prof}"'))
+    assert main(["run", "--config", str(table), "--check"]) == 2
+    assert "seed = $5,000.00, but Face Up Progressive 4 fixes $10,000.00" in capsys.readouterr().err
+    table.write_text((root / "config/examples/table.toml").read_text()
+                     .replace('profile = "six-card-fortune"', 'profile = "face-up"'))
+    assert main(["run", "--config", str(table), "--check"]) == 0

@@ -78,7 +78,9 @@ class FortuneAsia(Procedure):
         Phase("starting_position", "start", "§ 659a.5(g), § 659a.10(b)"),
         Phase("dispensing", "deal", "§ 659a.10(b),(c)", "main"),
         Phase("stub_check", "stub", "§ 659a.10(c)-(e)"),
-        Phase("setting_hands", "decide", "§ 659a.11(a),(b), § 659a.7(f)", "settings"),
+        # after_entry: when the dealer keyed the cards (shoe not reading / out of order) the
+        # players still set their hands and may surrender
+        Phase("setting_hands", "decide", "§ 659a.11(a),(b), § 659a.7(f)", "settings", after_entry=True),
         Phase("dealer_sets_surrender", "decide", "§ 659a.11(c),(d)", "surrender"),
         Phase("settlement", "settle", "§ 659a.11(e)-(j), § 659a.12"),
     )
@@ -158,9 +160,17 @@ class FortuneAsia(Procedure):
         """Players with no optional wager (§ 659a.11(d))."""
         return [s for s in FortuneAsia.players(rnd) if not any((s, w) in rnd.wagers for w in OPTIONAL)]
 
+    @staticmethod
+    def seven(rnd: Any, seat: int) -> tuple[int, ...]:
+        """A seat's seven cards (seat 0: the dealer's), as read by the shoe or as keyed
+        by the dealer when the shoe did not read them."""
+        if rnd.entered:
+            return tuple(rnd.entered.get(seat, ()))
+        return tuple(rnd.cards.get("dealer" if seat == 0 else f"seat:{seat}", ()))
+
     def dealer_setting(self, rnd: Any) -> Any:
         """The dealer's hands set by the house way (§ 659a.11(c))."""
-        cards = rnd.cards.get("dealer", ())
+        cards = self.seven(rnd, 0)
         if len(cards) != 7 or any(c > 52 for c in cards):
             return None
         return set_house_way(cards, self.rules.house_way)
@@ -227,7 +237,7 @@ class FortuneAsia(Procedure):
             m1, m2, low = (parse_card(t) for t in parts[2:5])
         except CardError as e:
             raise EntryError(str(e)) from None
-        hand = tuple(rnd.cards.get(f"seat:{seat}", ()))
+        hand = self.seven(rnd, seat)
         for c in (m1, m2, low):
             if c not in hand:
                 raise EntryError(f"{card_str(c)} is not one of seat {seat}'s cards ({cards_str(hand)})")
@@ -267,8 +277,8 @@ class FortuneAsia(Procedure):
 
     def settle_entered(self, rnd: Any) -> list[WagerResult]:
         """Settlement from the seven cards the dealer keyed for every player and the
-        dealer (the shoe did not read them or is out of order); the players' setting
-        and surrender phases were not played, so every hand is set by the house way."""
+        dealer (the shoe did not read them or is out of order), after the setting and
+        surrender steps were played on those cards."""
         missing = self.hand_entry_complete(rnd)
         if missing:
             raise EntryError(missing)
@@ -302,7 +312,7 @@ class FortuneAsia(Procedure):
 
     def describe(self, rnd: Any) -> str:
         """The dealer's hands as set by the house way, and the seats that set their own."""
-        d = self.dealer_setting(rnd) if not rnd.entered else None
+        d = self.dealer_setting(rnd)
         if d is None:
             return ""
         own = sorted(rnd.extra.get("settings", {}))

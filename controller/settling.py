@@ -81,7 +81,10 @@ class SettlingMixin:
             # § 670a.11(h)(3)(i)(B)(II): the appropriate light illuminated; (III) floor validates
             if self.state != "floor_validation":
                 self.hit_needs_validation()
-            self.dev.sign.hand_light(HAND_LIGHTS.get(hit.hand, 0), P.LIGHT_BLINK)
+            # the sign's legend numbers the hands (1 = the top award); a procedure whose paytable
+            # differs from 670a's says which light is its hand's (``hand_light``, optional)
+            light = self.proc.hand_light(hit.hand) if hasattr(self.proc, "hand_light") else HAND_LIGHTS.get(hit.hand, 0)
+            self.dev.sign.hand_light(light, P.LIGHT_BLINK)
             self.dev.sign.seat_light(seat_to_position(hit.seat, self.seats), P.LIGHT_BLINK)
             self.dev.sign.message(f"HIT SEAT {hit.seat} {hit.hand.upper()} - CALL FLOOR")
             self._emit("hit", seat=hit.seat, hand=hit.hand)

@@ -310,6 +310,12 @@ class FortuneAsia(Procedure):
                                   player=players.get(s)))
         return settle_round(seats, dealer, self.rules, order=[s for s in self.settlement_order() if s in hands])
 
+    def hand_light(self, hand: str) -> int:
+        """The sign's light for a progressive hand: its row in the § 659a.12(d)(1) paytable,
+        1 = the seven-card straight flush (§ 659a.11(h)(3)(ii)(B): "the appropriate light")."""
+        hands = get_paytable(self.rules.progressive_paytable or "").hands
+        return hands.index(hand) + 1 if hand in hands else 0
+
     def describe(self, rnd: Any) -> str:
         """The dealer's hands as set by the house way, and the seats that set their own."""
         d = self.dealer_setting(rnd)

@@ -51,10 +51,18 @@ def test_200_simulated_rounds_balance_to_the_cent(tmp_path):
     assert lines[-1].startswith("balance: OK (200 rounds")
     assert sum(1 for ln in lines if ln.startswith("round ")) == 200
     # the rarer paths were taken: surrender, the insurance, the Fortune Bonus and its envy, a
-    # progressive pay, a foul or the house way, a wager refused at the lock-out
-    assert "None" not in out                  # a losing progressive reads "prog lose -$1.00"
-    for what in ("prog lose -$1.00", "base surrender", "ins win", "fortune win", "envy(", "prog full-house", "base lose", "base win"):
+    # progressive pay, hands set by the players; a losing progressive reads "prog lose -$1.00"
+    assert "None" not in out
+    for what in ("prog lose -$1.00", "base surrender", "ins win", "fortune win", "envy(", "prog full-house",
+                 "base lose", "base win", "set by players"):
         assert what in out, what
+
+
+def test_659a_11_h_3_ii_b_the_hit_lights_its_paytable_row():
+    """The sign's hand lights follow the § 659a.12(d)(1) paytable, 1 = the top award."""
+    proc = proc_for(fa_doc())
+    assert [proc.hand_light(h) for h in ("seven-card-straight-flush", "five-aces", "royal-flush",
+                                         "full-house", "flush")] == [1, 2, 3, 6, 0]
 
 
 # --------------------------------------------------------------------------- one scripted round

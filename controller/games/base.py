@@ -239,12 +239,6 @@ class Procedure:
         (§ 686a.3(a), § 686a.5(d))."""
         return None
 
-    def cover_problem(self, cards: int, cover: int) -> str | None:
-        """What is wrong with the cover card the shuffler placed (``cover`` cards above it,
-        0 = no cover card), or None: a single deck has none; a multi-deck shoe overrides
-        (§ 686a.3(a), § 686a.5(d))."""
-        return None
-
     def deck_card_limit(self) -> int:
         """Card bytes are 0..52 (cards.py numbering, 52 = joker); tiles override."""
         return 53

@@ -53,8 +53,21 @@ class People:
         """Play one round; returns its number.  Raises TimeoutError if the table hangs,
         RuntimeError if it tilts."""
         rig, rng = self.rig, self.rng
-        st = self._wait(lambda s: s.get("state") in ("open_for_wagers", "tilt") and
-                        (s.get("deck_ready") or s.get("state") == "tilt"), "the table to open for wagers")
+
+        def opened() -> Mapping[str, Any]:
+            return self._wait(lambda s: s.get("state") in ("open_for_wagers", "tilt", "floor_validation") and
+                              (s.get("deck_ready") or s.get("state") != "open_for_wagers"),
+                              "the table to open for wagers")
+
+        st = opened()
+        while st["state"] == "floor_validation":
+            # the table came back from a power loss still owing a validated hit (§ 670a.11(h)(3)):
+            # the floorperson validates it before the next round opens
+            before = st.get("pending_hits", 0)
+            rig.press("key")
+            self._wait(lambda s: s.get("pending_hits", 0) < before or s.get("state") == "tilt",
+                       "the recovered hit to be validated")
+            st = opened()
         if st["state"] == "tilt":
             raise RuntimeError(f"table is in tilt: {st['tilts']}")
         number = st["round"]

@@ -126,6 +126,12 @@ class BetBoard:
             self.state[spot] = REJECTED
             self._show(spot)
 
+    def refuse(self, wager: str, seat: int) -> None:
+        """A chip sensed at the lock-out whose wager the table cannot take (e.g. no base
+        wager beside it, § 670a.7(e)): recorded as rejected, never accepted."""
+        if (wager, seat) in self.state:
+            self.state[(wager, seat)] = REJECTED
+
     def flash(self, wager: str, seat: int) -> None:
         self.lights.set(light_name(wager, seat), BLINK_FAST)  # type: ignore[attr-defined]
 

@@ -352,7 +352,7 @@ class TableProfile:
     seats: int
     positions: int              # betting positions counted for the starting position (incl. dealer)
     progressive: ProgressiveConfig | None
-    start_method: str           # "shaker" | "rng"
+    start_method: str           # "shaker" | "rng" | "none"
     options: Mapping[str, Any] = field(default_factory=dict)
     #: wager spots the progressive system senses at each seat (the progressive one at least)
     sensed: tuple[str, ...] = ("progressive",)
@@ -375,7 +375,8 @@ def parse_profile(doc: Mapping[str, Any], file: str) -> TableProfile:
     name = g.get_str("name", game)
     seats = g.get_int("seats", 6, 1, 7)
     positions = g.get_int("positions", seats + 1, 2, 8)
-    start_method = g.get_str("start_method", "shaker", ("shaker", "rng"))
+    # "none": the game has no starting position (DJ Wild § 687a.10(b), Over/Under § 686a.7)
+    start_method = g.get_str("start_method", "shaker", ("shaker", "rng", "none"))
     sensed = g._get("sensed", ["progressive"])
     # an empty list: every wager is keyed by the dealer (no bet sensors in use, e.g. Pai Gow tiles)
     if not isinstance(sensed, list) or not all(isinstance(x, str) for x in sensed):

@@ -241,7 +241,9 @@ class DealingMixin:
 
     def _phase_stub(self) -> None:
         if not self.proc.stub_due(self.round) or self.out_of_order.get("shoe") == "manual":
-            self.commit([self.rec("stub.skipped", reason="not due (§ 687a.10(d))")], lambda _e: self._advance())
+            why = "dealt by hand (§ 670a.13(n))" if self.out_of_order.get("shoe") == "manual" else \
+                getattr(self.proc, "stub_skip_reason", "not due this round")
+            self.commit([self.rec("stub.skipped", reason=why)], lambda _e: self._advance())
             return
         self.dev.shoe.request_count()                        # § 670a.10(d)
         self._set_timer(DEVICE_TIMEOUT_S, "shoe", "no remaining-card count")

@@ -298,8 +298,8 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin):
             self._on_sensor(spot[0], spot[1], active, t)
         elif not active:
             return                       # buttons act on the press edge
-        elif name == "lockout" or (name == "start_game" and self.profile.game == "dj-wild"):
-            self._on_lockout(t)          # § 687a.8(c): DJ Wild's Start Game plays the lock-out's role
+        elif name == self.proc.lockout_button:
+            self._on_lockout(t)          # the lock-out; DJ Wild's Start Game plays its role (§ 687a.8(c))
         elif name == "confirm":
             self._on_confirm()
         elif name == "void":

@@ -76,6 +76,8 @@ class WageringMixin:
                 wagers[(seat, wager)] = spec.fixed_cents
         refused = self.proc.reject_unsupported(wagers)
         rnd.wagers = {k: c for k, c in sorted(wagers.items()) if k not in refused}
+        for seat, wager in refused:
+            self.board.refuse(wager, seat)            # its light flashes: the chip is not a wager
         rnd.lockout_t = t
         self.count_shown = False
         self.lock_out()
@@ -91,7 +93,10 @@ class WageringMixin:
             return
         self.perf["lockout_durable"] = time.perf_counter()
         self.board.show_frozen()
-        self.dev.sign.message(f"NO MORE BETS - COUNT {len(rnd.accepted)}")   # § 670a.10(a)(2)(ii)
+        if self.progressive:   # the dealer compares the progressive chips collected (§ 670a.10(a)(2)(ii))
+            self.dev.sign.message(f"NO MORE BETS - COUNT {len(rnd.accepted)}")
+        else:
+            self.dev.sign.message(f"NO MORE BETS - {len(rnd.wagers)} WAGERS")
         self.count_shown = True
         self._emit("count_shown", count=len(rnd.accepted))
 

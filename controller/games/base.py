@@ -126,6 +126,14 @@ class Procedure:
         self.profile = profile
         self.seats: int = profile.seats
         self.positions: int = profile.positions
+        starts = any(p.kind == "start" for p in self.phases)
+        method = getattr(profile, "start_method", "shaker")
+        if starts and method == "none":
+            raise ValueError(f"{profile.file}: [game] start_method: {self.game} has a starting position; "
+                             "use \"shaker\" or \"rng\"")
+        if not starts and method != "none":
+            raise ValueError(f"{profile.file}: [game] start_method: {self.game} has no starting position; "
+                             "use \"none\"")
 
     def needs_keypad(self) -> bool:
         """Whether the dealer keys wagers or players' decisions at this table."""

@@ -178,6 +178,8 @@ class DJWild(Procedure):
             out.append(Stack("replacement", 1))                # § 687a.10(c), § 687a.11(f)(1)
         return out
 
+    stub_skip_reason = "not due: counted at least every 5 rounds (§ 687a.10(d))"
+
     def stub_due(self, rnd: Any) -> bool:
         """§ 687a.10(d): without a shuffler that counts the deck, the stub is counted at
         least once every ``stub_every_rounds`` (<= 5) rounds dealt; the first round after

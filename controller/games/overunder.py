@@ -187,6 +187,8 @@ class OverUnder(Procedure):
     def expected_remaining(self, rnd: Any) -> int:
         return self.left - sum(s.cards for s in rnd.dealt_stacks) - rnd.face_up
 
+    stub_skip_reason = "a continuous six-deck shoe: no stub count (§ 686a.7)"
+
     def stub_due(self, rnd: Any) -> bool:
         """A continuous shoe has no stub count; only unread cards are counted before the
         dealer keys the hands."""

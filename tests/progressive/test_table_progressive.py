@@ -227,7 +227,7 @@ def test_periodic_full_audit_finds_an_old_edit_and_tilts(make_rig):
     rig.table.wait_for(lambda s: s["state"] == "open_for_wagers", 30)
     assert rig.service.audit_ledger() == []
     path = rig.service.ledger.path
-    db = sqlite3.connect(path)
+    db = sqlite3.connect(path, timeout=30)        # the service may be writing: wait for its lock
     db.execute("UPDATE events SET data = replace(data, 'version', 'versi0n') WHERE kind = 'power.up'")
     db.commit()
     db.close()
@@ -235,3 +235,29 @@ def test_periodic_full_audit_finds_an_old_edit_and_tilts(make_rig):
     assert any("hash does not match" in p for p in problems)
     st = rig.table.wait_for(lambda s: s["state"] == "tilt", 10)
     assert "ledger-audit" in st["tilts"]
+
+
+def test_670a_7_e_progressive_chip_without_a_base_wager_is_refused_and_flashed(tmp_path):
+    doc = profile_doc()
+    doc["game"]["options"] = {"keyed": ["base"]}
+    h = Harness(tmp_path / "l.db", doc)
+    h.shuffled()
+    h.post("keypad", "keypad", msg="ENTRY", text="BET 2 base 25")
+    h.edge("bet.progressive.2", True)
+    h.edge("bet.progressive.5", True)                    # no base wager at seat 5
+    h.press("lockout")
+    assert h.table.round.wagers == {(2, "base"): 2500, (2, "progressive"): 100}
+    assert h.lights.mode("light.progressive.5") == "blink-fast"
+    assert h.lights.mode("light.progressive.2") == "on"
+    refused = [e.data for e in records(h, "wager.rejected")]
+    assert refused == [{"seat": 5, "spot": "progressive", "reason": "a progressive wager needs a base wager "
+                                                                  "(§ 670a.7(e)(4))"}]
+
+
+def test_start_method_must_fit_the_game(tmp_path):
+    import pytest
+
+    doc = profile_doc()
+    doc["game"]["start_method"] = "none"
+    with pytest.raises(ValueError, match="has a starting position"):
+        Harness(tmp_path / "l.db", doc)

@@ -17,9 +17,6 @@ from controller.rules.positions import seat_to_position
 from controller.rules.settlement import WagerResult
 from drivers import protocol as P
 
-HAND_LIGHTS = {"five-aces": 1, "royal-flush": 2, "straight-flush": 3, "four-of-a-kind": 4, "full-house": 5,
-               "flush": 6, "straight": 7}
-
 
 class SettlingMixin:
     # provided by Table
@@ -81,9 +78,8 @@ class SettlingMixin:
             # § 670a.11(h)(3)(i)(B)(II): the appropriate light illuminated; (III) floor validates
             if self.state != "floor_validation":
                 self.hit_needs_validation()
-            # the sign's legend numbers the hands (1 = the top award); a procedure whose paytable
-            # differs from 670a's says which light is its hand's (``hand_light``, optional)
-            light = self.proc.hand_light(hit.hand) if hasattr(self.proc, "hand_light") else HAND_LIGHTS.get(hit.hand, 0)
+            # the sign's legend numbers the hands of the progressive paytable (1 = the top award)
+            light = self.proc.hand_light(hit.hand)
             self.dev.sign.hand_light(light, P.LIGHT_BLINK)
             self.dev.sign.seat_light(seat_to_position(hit.seat, self.seats), P.LIGHT_BLINK)
             self.dev.sign.message(f"HIT SEAT {hit.seat} {hit.hand.upper()} - CALL FLOOR")

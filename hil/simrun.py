@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from controller.meters import format_cents
-from controller.rules.cards import cards_str
 from controller.service import LEDGER_FILE
 from hil.balance import check as check_balance
 from hil.people import People

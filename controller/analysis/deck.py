@@ -26,7 +26,6 @@ There is no wager, hence no payback: the table ends with the total (``payback`` 
 from __future__ import annotations
 
 from collections import defaultdict
-from fractions import Fraction
 from itertools import combinations
 from math import comb, prod
 

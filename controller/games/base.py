@@ -135,6 +135,18 @@ class Procedure:
             raise ValueError(f"{profile.file}: [game] start_method: {self.game} has no starting position; "
                              "use \"none\"")
 
+    def hand_light(self, hand: str) -> int:
+        """The sign's hand light for a progressive hit: the hand's row in the table's
+        progressive paytable, 1 = its first row ("the appropriate light on the progressive
+        table game system", § 670a.11(h)(3)(i)(B)(II)); 0 when the hand is not listed."""
+        prog = getattr(self.profile, "progressive", None)
+        if prog is None:
+            return 0
+        from controller.rules.paytables import get_paytable
+
+        hands = get_paytable(prog.paytable).hands
+        return hands.index(hand) + 1 if hand in hands else 0
+
     def needs_keypad(self) -> bool:
         """Whether the dealer keys wagers or players' decisions at this table."""
         return any(not s.sensed for s in self.wagers.values()) or \

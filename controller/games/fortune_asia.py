@@ -43,7 +43,7 @@ from controller.games.base import (
     DecisionState, Entry, EntryError, Phase, Procedure, WagerSpec, by_seat, seat_arg, split_entry)
 from controller.rules.cards import CardError, card_str, cards_str, parse_card
 from controller.rules.fortune_asia import (
-    GAME, HOUSE_WAYS, MIN_PROGRESSIVE_RESET, FortuneAsiaError, FortuneAsiaRules, SeatPlay, make_setting,
+    GAME, HOUSE_WAYS, MIN_PROGRESSIVE_RESET, FortuneAsiaRules, SeatPlay, make_setting,
     set_house_way, settle_round)
 from controller.rules.paytables import all_paytables, get_paytable, parse_money
 from controller.rules.settlement import WagerResult
@@ -309,12 +309,6 @@ class FortuneAsia(Procedure):
                                   insurance=ws[s].get("insurance", 0), progressive=ws[s].get("progressive", 0),
                                   player=players.get(s)))
         return settle_round(seats, dealer, self.rules, order=[s for s in self.settlement_order() if s in hands])
-
-    def hand_light(self, hand: str) -> int:
-        """The sign's light for a progressive hand: its row in the § 659a.12(d)(1) paytable,
-        1 = the seven-card straight flush (§ 659a.11(h)(3)(ii)(B): "the appropriate light")."""
-        hands = get_paytable(self.rules.progressive_paytable or "").hands
-        return hands.index(hand) + 1 if hand in hands else 0
 
     def describe(self, rnd: Any) -> str:
         """The dealer's hands as set by the house way, and the seats that set their own."""

@@ -45,7 +45,6 @@ class FaceUpPlayers(Strategy):
         for seat, wager in sorted(wagers):
             if wager != "base":
                 continue
-            optional = any((seat, w) in wagers for w in ("ace-high", "fortune", "progressive"))
             cards = status.get("cards", {}).get(f"seat:{seat}", [])
             r = self.rng.random()
             if r < 0.02:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from pathlib import Path
 from typing import Any
 

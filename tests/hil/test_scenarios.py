@@ -46,7 +46,7 @@ def test_hil_run_prints_the_table_and_fails_on_a_failing_scenario(tmp_path, caps
     good = _write(tmp_path, "a-good.yaml", 'name: opens\nsection: "SPEC § 4"\n'
                   "steps:\n  - wait: {state: open_for_wagers, deck_ready: true}\n"
                   "expect: {meter_cents: 500000, tilt: false}\n")
-    bad = _write(tmp_path, "b-bad.yaml", 'name: wrong-meter\nsection: "SPEC § 4"\n'"rig: {wait_s: 1}\n"
+    _write(tmp_path, "b-bad.yaml", 'name: wrong-meter\nsection: "SPEC § 4"\n'"rig: {wait_s: 1}\n"
                  "steps:\n  - wait: {state: open_for_wagers}\nexpect: {meter_cents: 1}\n")
     assert main(["hil", "run", str(good)]) == 0
     out = capsys.readouterr().out

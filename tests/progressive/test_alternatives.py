@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from drivers import protocol as P
-from tests.harness import FixedRng, Harness, profile_doc, records, stacks_for
+from tests.harness import FixedRng, Harness, profile_doc, records
 
 ROYAL = "As Ks Qs Js Ts 4d"
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.rules import djwild, poker
+from controller.rules import poker
 from controller.rules.cards import JOKER, CardError, parse_card, parse_cards
 from controller.rules.djwild import (
     DJRound,

@@ -40,7 +40,7 @@ from controller.rules.faceup import (
 from controller.rules.faceup_bonus import ENVY_QUALIFYING, ace_high_kind, bonus_hand, paytable_keys
 from controller.rules.faceup_houseway import DEFAULT_HOUSE_WAY, house_way
 from controller.rules.paytables import Paytable, Payout, get_paytable, parse_money
-from controller.rules.settlement import WagerResult, whole_cents
+from controller.rules.settlement import WagerResult, paytable_result, whole_cents
 
 MAX_SEATS = 6  # § 688a.2(a)
 ENVY_RECEIVERS = ("same-wager", "any-qualifying")
@@ -98,14 +98,10 @@ def _lookup(pt: Paytable, category: str) -> tuple[str, Payout | None]:
 
 def _odds_result(seat: int, wager: str, amount: int, hand: str, pt: Paytable, p: Payout | None,
                  rule: str) -> WagerResult:
-    if p is None or p.kind == "lose":
-        return WagerResult(seat, wager, amount, "lose", -amount, hand, pt.name, None, detail=rule)
-    if p.kind == "push":
-        return WagerResult(seat, wager, amount, "push", 0, hand, pt.name, p.text, detail=rule)
-    if p.kind not in ("odds", "for"):
+    """An odds wager (Ace High, Fortune; § 688a.12(b),(c)): a hand not in the table loses."""
+    if p is not None and p.kind not in ("odds", "for", "push", "lose"):
         raise FaceUpError(f"{pt.name}: {hand} pays {p.text!r}; this wager pays odds ({pt.section})")
-    net = whole_cents(p.net_win(amount), rule=f"{pt.section} {hand}")
-    return WagerResult(seat, wager, amount, "win", net, hand, pt.name, p.text, detail=rule)
+    return paytable_result(seat, wager, amount, hand, pt, p, rule)
 
 
 def _qualifying(pt: Paytable) -> int:

@@ -57,7 +57,7 @@ from controller.rules.fortune_asia_seven import (
     seven_facts,
 )
 from controller.rules.paytables import Paytable, get_paytable, parse_money
-from controller.rules.settlement import WagerResult, whole_cents
+from controller.rules.settlement import WagerResult, paytable_result
 
 __all__ = [
     "FortuneAsiaError", "HandCat", "Setting", "SubHand", "base_outcome", "compare", "hand_results",
@@ -171,19 +171,11 @@ class SeatPlay:
 
 
 def _pay(seat: int, wager: str, amount: int, hand: str | None, pt: Paytable, rule: str) -> WagerResult:
-    """A paytable wager: ``hand`` None (or not in the table) loses."""
-    payout = pt.payout(hand) if hand else None
-    if payout is None:
-        return WagerResult(seat, wager, amount, "lose", -amount, hand, pt.name, None, detail=rule)
-    if payout.kind == "push":
-        return WagerResult(seat, wager, amount, "push", 0, hand, pt.name, payout.text, detail=rule)
-    if payout.kind == "meter":
-        # § 659a.11(h)(3)(ii)(D): paid from the progressive, not the table inventory; the wager
-        # was collected at lock-out (§ 659a.8(b)(2)) and is not returned on top of the meter share.
-        return WagerResult(seat, wager, amount, "win", -amount, hand, pt.name, payout.text,
-                           meter_fraction=payout.ratio, detail=f"{rule}; meter share is the whole pay")
-    net = whole_cents(payout.net_win(amount), rule=f"{pt.section} {payout.text}")
-    return WagerResult(seat, wager, amount, "win", net, hand, pt.name, payout.text, detail=rule)
+    """A paytable wager: ``hand`` None (or not in the table) loses.  A meter pay is made
+    from the progressive, not the table inventory (§ 659a.11(h)(3)(ii)(D)); the wager was
+    collected at lock-out (§ 659a.8(b)(2)) and is not returned on top of the meter share."""
+    return paytable_result(seat, wager, amount, hand, pt, pt.payout(hand) if hand else None, rule,
+                           meter_note="meter share is the whole pay")
 
 
 def _offered(amount: int, paytable: str | None, seat: int, what: str, section: str) -> str | None:

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:  # only for annotations: paytables imports nothing from here either
+    from .paytables import Payout, Paytable
 
 Outcome = Literal["win", "lose", "push", "surrender", "returned", "copy"]
 
@@ -61,3 +64,27 @@ def round_up_to(amount_cents: Fraction | int, step_cents: int) -> int:
     a = Fraction(amount_cents)
     q = -((-a) // step_cents)  # ceiling division on Fractions
     return int(q) * step_cents
+
+
+def paytable_result(seat: int, wager: str, amount: int, hand: str | None, pt: Paytable,
+                    payout: Payout | None, rule: str, *, meter_note: str | None = None) -> WagerResult:
+    """Settle ``amount`` on ``hand`` by ``payout``, the row of paytable ``pt`` it won
+    (None: the hand is not in the table, and the wager loses).
+
+    ``lose`` loses the wager; ``push`` returns it; odds, "N for 1" and fixed pays are
+    exact and must come to whole cents.  A ``meter`` pay is only for a wager collected
+    at lock-out whose meter share is the whole pay (§ 670a.12(d)(3), § 659a.11(h)(3)):
+    ``net`` is then -amount and ``meter_fraction`` what the meter owes when the seat
+    is paid; ``meter_note`` says why, and without one a meter row is an error."""
+    if payout is None or payout.kind == "lose":
+        return WagerResult(seat, wager, amount, "lose", -amount, hand, pt.name, None, detail=rule)
+    if payout.kind == "push":
+        return WagerResult(seat, wager, amount, "push", 0, hand, pt.name, payout.text, detail=rule)
+    if payout.kind == "meter":
+        if meter_note is None:
+            raise ValueError(f"{pt.name}: {hand} pays {payout.text!r} from the meter; "
+                             f"the {wager} wager is not paid from a meter ({pt.section})")
+        return WagerResult(seat, wager, amount, "win", -amount, hand, pt.name, payout.text,
+                           meter_fraction=payout.ratio, detail=f"{rule}; {meter_note}")
+    net = whole_cents(payout.net_win(amount, per_wager_cents=pt.per_wager_cents), rule=f"{pt.section} {hand}")
+    return WagerResult(seat, wager, amount, "win", net, hand, pt.name, payout.text, detail=rule)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from controller.rules.cards import JOKER, card_str
 from controller.rules.paytables import Paytable, Payout, get_paytable, parse_money
-from controller.rules.settlement import WagerResult, whole_cents
+from controller.rules.settlement import WagerResult, paytable_result, whole_cents
 from controller.rules.sixcard import (
     RANK_WORDS,
     Setting,
@@ -102,19 +102,10 @@ def _rank_word(card: int) -> str:
 
 def _pay(seat: int, wager: str, amount: int, key: str, pt: Paytable, rule: str) -> WagerResult:
     """Settle ``amount`` on hand ``key`` by paytable ``pt``: a hand the table does not
-    list loses."""
-    payout = pt.payout(key)
-    if payout is None or payout.kind == "lose":
-        return WagerResult(seat, wager, amount, "lose", -amount, key, pt.name, None, detail=rule)
-    if payout.kind == "push":
-        return WagerResult(seat, wager, amount, "push", 0, key, pt.name, payout.text, detail=rule)
-    if payout.kind == "meter":
-        # the wager was collected at lock-out (§ 670a.10(a)(2)(ii)); the meter amount is the whole pay,
-        # like an "N for 1" pay: net = -wager here, plus the meter payment when the seat is paid
-        return WagerResult(seat, wager, amount, "win", -amount, key, pt.name, payout.text,
-                           meter_fraction=payout.ratio, detail=f"{rule}; paid from the meter, § 670a.12(d)(3)")
-    net = whole_cents(payout.net_win(amount, per_wager_cents=pt.per_wager_cents), rule=f"{pt.section} {key}")
-    return WagerResult(seat, wager, amount, "win", net, key, pt.name, payout.text, detail=rule)
+    list loses.  A meter pay: the wager was collected at lock-out (§ 670a.10(a)(2)(ii))
+    and the meter amount is the whole pay, like an "N for 1" pay."""
+    return paytable_result(seat, wager, amount, key, pt, pt.payout(key), rule,
+                           meter_note="paid from the meter, § 670a.12(d)(3)")
 
 
 def envy_table(tables: Sequence[Paytable], wager_cents: int) -> Paytable | None:

@@ -311,6 +311,14 @@ def split_entry(text: str) -> list[str]:
     return text.replace(",", " ").split()
 
 
+def entry_verb(text: str) -> tuple[str, list[str]]:
+    """A keypad entry's verb (upper case) and all its words; an empty entry is an error."""
+    parts = split_entry(text)
+    if not parts:
+        raise EntryError("empty entry")
+    return parts[0].upper(), parts
+
+
 def seat_arg(token: str, seats: Sequence[int] | None = None) -> int:
     if not token.isdigit():
         raise EntryError(f"{token!r} is not a seat number")

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from controller.games.base import (
-    DecisionState, Entry, EntryError, Phase, Procedure, Stack, WagerSpec, by_seat, seat_arg, split_entry)
+    DecisionState, Entry, EntryError, Phase, Procedure, Stack, WagerSpec, by_seat, entry_verb, seat_arg)
 from controller.rules import djwild as R
 from controller.rules.cards import JOKER, CardError, card_str, parse_card
 from controller.rules.paytables import get_paytable
@@ -231,10 +231,7 @@ class DJWild(Procedure):
 
     def apply_entry(self, rnd: Any, name: str, text: str) -> Entry:
         ds = rnd.decisions[name]
-        parts = split_entry(text)
-        if not parts:
-            raise EntryError("empty entry")
-        verb = parts[0].upper()
+        verb, parts = entry_verb(text)
         players = self.players(rnd)
         if verb == "EXPOSED" and len(parts) == 1:
             # § 687a.13(d): all hands void, every wager returned except the Progressive and

@@ -52,7 +52,7 @@ from fractions import Fraction
 from typing import Any
 
 from controller.games.base import (
-    DecisionState, Entry, EntryError, Phase, Procedure, WagerSpec, by_seat, seat_arg, split_entry)
+    DecisionState, Entry, EntryError, Phase, Procedure, WagerSpec, by_seat, entry_verb, seat_arg)
 from controller.rules.cards import CardError, card_str, cards_str, parse_cards
 from controller.rules.faceup import Setting, make_setting
 from controller.rules.faceup_bonus import ace_high_kind
@@ -204,10 +204,7 @@ class FaceUp(Procedure):
         """One keypad entry of the ``setting_hands`` phase; raises :class:`EntryError`
         naming the problem and changing nothing when it is not valid."""
         ds = rnd.decisions[name]
-        parts = split_entry(text)
-        if not parts:
-            raise EntryError("empty entry")
-        verb = parts[0].upper()
+        verb, parts = entry_verb(text)
         players = self._players(rnd)
         low: dict[int, tuple[int, int]] = rnd.extra.setdefault("low", {})
         surrendered: list[int] = rnd.extra.setdefault("surrender", [])

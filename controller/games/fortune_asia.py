@@ -40,7 +40,7 @@ from typing import Any
 
 from controller.config import ConfigError
 from controller.games.base import (
-    DecisionState, Entry, EntryError, Phase, Procedure, WagerSpec, by_seat, seat_arg, split_entry)
+    DecisionState, Entry, EntryError, Phase, Procedure, WagerSpec, by_seat, entry_verb, seat_arg)
 from controller.rules.cards import CardError, card_str, cards_str, parse_card
 from controller.rules.fortune_asia import (
     GAME, HOUSE_WAYS, MIN_PROGRESSIVE_RESET, FortuneAsiaRules, SeatPlay, make_setting,
@@ -201,10 +201,7 @@ class FortuneAsia(Procedure):
 
     def apply_entry(self, rnd: Any, name: str, text: str) -> Entry:
         ds = rnd.decisions[name]
-        parts = split_entry(text)
-        if not parts:
-            raise EntryError("empty entry")
-        verb = parts[0].upper()
+        verb, parts = entry_verb(text)
         if verb == "DONE" and len(parts) == 1:
             ds.done = True
             return Entry("HANDS SET - DEALER SETS" if name == "settings" else "SETTLING", {"decision": "done"})

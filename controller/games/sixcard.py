@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from controller.games.base import (
-    DecisionState, Entry, EntryError, Phase, Procedure, WagerSpec, by_seat, seat_arg, split_entry)
+    DecisionState, Entry, EntryError, Phase, Procedure, WagerSpec, by_seat, entry_verb, seat_arg)
 from controller.rules.cards import CardError, card_str, cards_str, parse_card
 from controller.rules.settlement import WagerResult
 from controller.rules.sixcard import hand_key, house_way, six_card_rank
@@ -97,10 +97,7 @@ class SixCardFortune(Procedure):
 
     def apply_entry(self, rnd: Any, name: str, text: str) -> Entry:
         ds = rnd.decisions[name]
-        parts = split_entry(text)
-        if not parts:
-            raise EntryError("empty entry")
-        verb = parts[0].upper()
+        verb, parts = entry_verb(text)
         players = sorted(s for (s, w) in rnd.wagers if w == "base")
         if verb == "DONE" and len(parts) == 1:
             ds.done = True

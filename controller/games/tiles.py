@@ -43,7 +43,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from controller.games.base import (
-    DecisionState, Entry, EntryError, Phase, Procedure, Stack, WagerSpec, by_seat, parse_cents, seat_arg, split_entry)
+    DecisionState, Entry, EntryError, Phase, Procedure, Stack, WagerSpec, by_seat, parse_cents, entry_verb, seat_arg)
 from controller.games.tiles_options import TilesOptions, parse_options
 from controller.rules.dice import Dice
 from controller.rules.paytables import get_paytable
@@ -176,10 +176,8 @@ class PaiGowTiles(Procedure):
         return "SET <seat> <t> <t>|SURRENDER <seat>|VOID <seat>|BANKSET <t> <t>; DONE (house way otherwise)"
 
     def apply_entry(self, rnd: Any, name: str, text: str) -> Entry:
-        parts = split_entry(text)
-        if not parts:
-            raise EntryError("empty entry")
-        verb, args = parts[0].upper(), parts[1:]
+        verb, parts = entry_verb(text)
+        args = parts[1:]
         ds = rnd.decisions[name]
         if verb == "DONE" and not args:
             if name == "bank" and rnd.extra["bank"] is None and self.bank_offered(rnd):

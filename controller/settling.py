@@ -86,7 +86,10 @@ class SettlingMixin:
             self._emit("hit", seat=hit.seat, hand=hit.hand)
             return
         self.settled()
-        self.commit([self.rec("round.complete", meter=str(self.meters[LEVEL].value) if LEVEL in self.meters else None)],
+        # the procedure's state for the next round is written with the round's close (one transaction)
+        self.proc.round_ended(rnd, void=False)
+        self.commit([self.rec("round.complete", meter=str(self.meters[LEVEL].value) if LEVEL in self.meters else None),
+                     *self._carry_records()],
                     lambda _e: self._round_done())
 
     def validate_hit(self, by: str) -> bool:
@@ -117,6 +120,5 @@ class SettlingMixin:
         if self.state != "round_complete":
             return
         rnd = self.round
-        self.proc.round_ended(rnd, void=False)
         self._emit("round", round=rnd.number, data=rnd, meter=self.meters.get(LEVEL))
         self.next_round()

@@ -167,6 +167,7 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin):
         # ledger problems a technician has already acknowledged (tilt cleared) do not re-tilt
         problems = [p for p in problems if p not in self._acknowledged_problems()]
         recs += self._recover_open_round()
+        recs += self._restore_carry()
         self.out_of_order = self._recorded_out_of_order()
         active = self._active_tilts()
         self.commit(recs)
@@ -209,6 +210,26 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin):
             else:
                 ooo.pop(ev.data["device"], None)
         return ooo
+
+    def _carry_records(self) -> list[Record]:
+        """What the game carries into the next round (e.g. the tiles bank rotation,
+        § 621a.9), written with the round's close."""
+        state = self.proc.carry()
+        return [] if state is None else [self.rec("game.carry", game=self.proc.game, state=state)]
+
+    def _restore_carry(self) -> list[Record]:
+        """Give the procedure back what it carried before the restart.  A carried state
+        this table cannot take (another game, fewer seats) is recorded and the game
+        starts afresh, as a new game does."""
+        ev = next(self.writer.ledger.events(kinds=("game.carry",), newest_first=True, limit=1), None)
+        if ev is None or ev.data.get("game") != self.proc.game:
+            return []
+        try:
+            self.proc.restore(ev.data["state"])
+        except (KeyError, TypeError, ValueError) as e:
+            self.log.warning("game.carry_refused", seq=ev.seq, error=str(e))
+            return [self.rec("game.carry_refused", seq=ev.seq, error=str(e))]
+        return []
 
     def _recover_open_round(self) -> list[Record]:
         """A round interrupted by power loss: void it and return every wager, unless it

@@ -134,7 +134,8 @@ class WageringMixin:
         rnd.void_reason = reason
         self.void_round()
         self.deck_ready = False
-        self.commit(self._void_records(reason, rnd.credited), lambda _e: self._after_void())
+        self.proc.round_ended(rnd, void=True)
+        self.commit(self._void_records(reason, rnd.credited) + self._carry_records(), lambda _e: self._after_void())
 
     def _dealer_void(self, reason: str) -> None:
         if self.state == "no_more_bets" and self.round is not None and self.round.wagers:
@@ -146,7 +147,6 @@ class WageringMixin:
     def _after_void(self) -> None:
         if self.state != "round_void":
             return
-        self.proc.round_ended(self.round, void=True)
         self._show_meters()
         self.dev.sign.message("ROUND VOID - WAGERS RETURNED")
         self._emit("void", round=self.round.number, reason=self.round.void_reason, data=self.round)

@@ -249,6 +249,17 @@ class Procedure:
         """Called when a round is closed (complete or void): a procedure may note what
         the next round needs (e.g. a reshuffle after a misdeal, § 686a.9)."""
 
+    def carry(self) -> dict[str, Any] | None:
+        """What this procedure carries from one round to the next that must survive a
+        restart (JSON-serialisable), or None.  The table writes it to the ledger in the
+        same transaction as the round's close and hands it to :meth:`restore` at
+        start-up.  State the table re-establishes anyway after a power-up (the shoe is
+        reshuffled, a stub is counted) need not be carried."""
+        return None
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        """Take back what :meth:`carry` returned before a restart."""
+
     def on_shuffled(self, cards: int) -> bool:
         """The shuffler reports ``cards`` in the deck: is that the whole deck?"""
         return cards == self.deck

@@ -491,6 +491,28 @@ class PaiGowTiles(Procedure):
         if x.get("shooter"):
             self.shooter = x["shooter"]
 
+    def carry(self) -> dict[str, Any]:
+        """The bank's rotation (§ 621a.9(b)-(d)) and the last shooter survive a restart:
+        a power loss is not a new game."""
+        return {"rounds_played": self.rounds_played, "first_offer": self.first_offer,
+                "previous_bank": self.previous_bank, "shooter": self.shooter,
+                "last_dealer_round": sorted([s, c] for s, c in self.last_dealer_round.items())}
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        def seat(v: Any) -> int | None:
+            if v is None:
+                return None
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= self.seats:
+                raise ValueError(f"pai-gow-tiles carried state: {v!r} is not a seat of this table (1..{self.seats})")
+            return v
+        rounds, first = state["rounds_played"], seat(state["first_offer"])
+        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0 or first is None:
+            raise ValueError(f"pai-gow-tiles carried state is not valid: {dict(state)!r}")
+        last = {seat(s): int(c) for s, c in state["last_dealer_round"]}
+        self.rounds_played, self.first_offer = rounds, first
+        self.previous_bank, self.shooter = seat(state["previous_bank"]), seat(state["shooter"])
+        self.last_dealer_round = last  # type: ignore[assignment]
+
     def describe(self, rnd: Any) -> str:
         x = rnd.extra
         bank = f"bank s{x['bank']}{' co' if x.get('cobank') else ''}" if x.get("bank") else "dealer banks"

@@ -11,6 +11,7 @@ import pytest
 
 from controller.config import parse_profile
 from controller.games import procedure_for
+from controller.ledger import Record
 from controller.rules.tiles import FULL_SET, parse_tiles
 from controller.rules.tiles_deal import STYLES, deal
 from tests.games.tiles_harness import TilesHarness, ids_for, tiles_doc
@@ -336,3 +337,41 @@ def test_rng_start_without_dice_wagers(tmp_path):
 def test_profile_loads_without_progressive():
     prof = parse_profile(tiles_doc(), "pai-gow-tiles.toml")
     assert prof.progressive is None and prof.sensed == () and prof.positions == 8
+
+
+def test_bank_rotation_survives_a_restart(tmp_path):
+    """A power loss is not the start of a new game: the bank's rotation (§ 621a.9(b)-(d)) and
+    the shooter are written with each round's close and taken back at start-up."""
+    path = tmp_path / "ledger.sqlite3"
+    h = TilesHarness(path)
+    h.open_round(["6 base 100", "3 base 40"])
+    assert h.key("BANK 3 500").startswith("ERROR: no player may bank at the start of the game (§ 621a.9(b))")
+    h.key("DONE")
+    h.roll((2, 3, 4), 0)
+    h.deal_tiles(ids_for(PLAIN))
+    h.key("DONE")
+    assert h.state == "open_for_wagers"
+    before = h.table.proc.carry()
+    assert before["rounds_played"] == 1 and before["last_dealer_round"] == [[3, 4000], [6, 10000]]
+    h.close()
+
+    h = TilesHarness(path)                        # restarted on the same ledger
+    assert h.table.proc.carry() == before
+    h.open_round(["6 base 100", "1 base 50"])
+    # seat 3 wagered against the dealer in the last round: it may bank now (§ 621a.9(d)(1))
+    assert h.key("BANK 3 200") == "SEAT 3 BANKS; DEALER WAGERS 40.00"
+    h.close()
+
+
+def test_a_carried_state_this_table_cannot_take_is_recorded_and_the_game_starts_afresh(tmp_path):
+    path = tmp_path / "ledger.sqlite3"
+    h = TilesHarness(path)
+    play_plain(h, ["6 base 100"])
+    state = {**h.table.proc.carry(), "first_offer": 9}        # a seat this six-seat table does not have
+    h.ledger.append([Record("game.carry", h.table.round_no, {"game": "pai-gow-tiles", "state": state})])
+    h.close()
+    h = TilesHarness(path)
+    assert h.table.proc.carry()["rounds_played"] == 0
+    refused = list(h.ledger.events(kinds=("game.carry_refused",)))
+    assert len(refused) == 1 and "not a seat of this table" in refused[0].data["error"]
+    h.close()

@@ -1,0 +1,88 @@
+"""docs/architecture.md matches the code (issue 2): every file it names exists, every
+``Class.attribute`` it names is defined on that class (or a base it names), every ledger
+event kind it names is written somewhere, and every state it names is a machine state."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "architecture.md"
+SOURCES = [p for d in ("controller", "drivers", "hil") for p in (ROOT / d).rglob("*.py")]
+
+
+def _prose() -> str:
+    return re.sub(r"```.*?```", "", DOC.read_text(), flags=re.S)     # fenced blocks are drawings
+
+
+def _names() -> list[str]:
+    return re.findall(r"`([^`]+)`", _prose())
+
+
+def _classes() -> dict[str, tuple[set[str], list[str]]]:
+    """class name -> (attributes defined in its body, names of its bases)"""
+    out: dict[str, tuple[set[str], list[str]]] = {}
+    for path in SOURCES:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ClassDef):
+                attrs: set[str] = set()
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        attrs.add(item.name)
+                    elif isinstance(item, ast.Assign):
+                        attrs.update(t.id for t in item.targets if isinstance(t, ast.Name))
+                    elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                        attrs.add(item.target.id)
+                bases = [b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases]
+                prev = out.get(node.name, (set(), []))
+                out[node.name] = (prev[0] | attrs, prev[1] + bases)
+    return out
+
+
+def _has(classes: dict[str, tuple[set[str], list[str]]], cls: str, attr: str, seen: frozenset = frozenset()) -> bool:
+    if cls not in classes or cls in seen:
+        return False
+    attrs, bases = classes[cls]
+    return attr in attrs or any(_has(classes, b, attr, seen | {cls}) for b in bases)
+
+
+def test_named_files_exist():
+    paths = [n for n in _names() if re.match(r"^(controller|drivers|hil|bench|config|docs|systemd)/", n)]
+    assert len(paths) > 10
+    for name in paths:
+        pattern = re.sub(r"<[^>]+>", "*", name).rstrip("/")
+        assert list(ROOT.glob(pattern)), f"docs/architecture.md names {name}, which does not exist"
+
+
+def test_named_class_attributes_exist():
+    classes = _classes()
+    refs = [m.groups() for n in _names() if (m := re.match(r"^([A-Z]\w+)\.(\w+)", n))]
+    assert len(refs) > 10
+    missing = [f"{c}.{a}" for c, a in refs if not _has(classes, c, a)]
+    assert not missing, f"docs/architecture.md names what the code does not define: {missing}"
+
+
+def test_named_event_kinds_are_written():
+    source = "\n".join(p.read_text() for p in SOURCES)
+    kinds = [n for n in _names() if re.fullmatch(r"(wager|tilt|meter|game|round|count|device)\.[a-z_]+", n)]
+    assert len(kinds) >= 5
+    for kind in kinds:
+        assert f'"{kind}"' in source, f"docs/architecture.md names ledger event {kind!r}, which nothing writes"
+
+
+def test_named_states_are_machine_states():
+    from controller.machine import TAIL
+    from controller.games import GAME_MODULES, procedure_for
+    from controller.config import parse_profile
+    import tomllib
+
+    states = set(TAIL) | {"self_test", "open_for_wagers", "no_more_bets"}
+    for game in GAME_MODULES:
+        profile = parse_profile(tomllib.loads((ROOT / "config" / "tables" / f"{game}.toml").read_text()), game)
+        states |= {p.state for p in procedure_for(game, profile).phases}
+    text = _prose()
+    para = text[text.index("## A game at the table"):text.index("## Threading model")]
+    named = set(re.findall(r"`([a-z_]+)`", para)) - {"lock_out", "dice_wagers", "advance"}
+    assert named and named <= states, f"not states: {sorted(named - states)}"

@@ -51,6 +51,10 @@ class DecidingMixin:
                 if self._hand_entry(text):
                     self._hands_done()
             elif phase is not None and phase.kind == "decide":
+                if self.round is None or phase.name not in self.round.decisions:
+                    # the phase's state is entered but its records are not yet durable (the
+                    # prompt is not shown): a quick key press must not act on an unopened step
+                    raise EntryError(f"not ready for entries yet ({self.state}); wait for the prompt")
                 self._decision_entry(phase.name, text)
             else:
                 raise EntryError(f"not expecting an entry now ({self.state})")

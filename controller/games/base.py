@@ -280,7 +280,12 @@ class Procedure:
         return " ".join("??" if c == 0xFF else card_str(c) for c in cards)
 
     def hand_of(self, rnd: Any, seat: int) -> tuple[int, ...] | None:
-        return rnd.cards.get(f"seat:{seat}")
+        """A seat's cards (seat 0: the dealer's) as the shoe read them, or as the dealer
+        keyed them when the shoe did not read them or is out of order."""
+        if rnd.entered:
+            got = rnd.entered.get(seat)
+            return None if got is None else tuple(got)
+        return rnd.cards.get("dealer" if seat == 0 else f"seat:{seat}")
 
     # ---- decisions ------------------------------------------------------------------
     def decision_state(self, rnd: Any, name: str) -> DecisionState:

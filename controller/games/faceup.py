@@ -83,7 +83,9 @@ class FaceUp(Procedure):
         Phase("starting_position", "start", "§ 688a.5(i), § 688a.10(b)"),
         Phase("dispensing", "deal", "§ 688a.10(c)", "main"),
         Phase("stub_check", "stub", "§ 688a.10(d),(e)"),
-        Phase("setting_hands", "decide", "§ 688a.11(a)-(d), § 688a.13(d)", "settings"),
+        # after_entry: when the dealer keyed the cards (shoe not reading / out of order) the
+        # players still set their hands, surrender or void on the hands as keyed
+        Phase("setting_hands", "decide", "§ 688a.11(a)-(d), § 688a.13(d)", "settings", after_entry=True),
         Phase("settlement", "settle", "§ 688a.11(e)-(i), § 688a.12"),
     )
 
@@ -188,7 +190,7 @@ class FaceUp(Procedure):
             return DecisionState(done=True)
         for k in ("low", "surrender", "voided"):
             rnd.extra.setdefault(k, {} if k == "low" else [])
-        dealer = rnd.cards.get("dealer", ())
+        dealer = self.hand_of(rnd, 0) or ()
         if len(dealer) == 7:
             s = self._dealer_setting(dealer)
             rnd.extra["dealer"] = {"high": cards_str(s.high), "low": cards_str(s.low),
@@ -224,7 +226,7 @@ class FaceUp(Procedure):
                 pair = parse_cards(" ".join(parts[2:]), count=2)
             except CardError as e:
                 raise EntryError(str(e)) from None
-            hand = rnd.cards.get(f"seat:{seat}", ())
+            hand = self.hand_of(rnd, seat) or ()
             for c in pair:
                 if c not in hand:
                     raise EntryError(f"{card_str(c)} is not one of seat {seat}'s cards ({cards_str(hand)})")
@@ -263,13 +265,16 @@ class FaceUp(Procedure):
     def settle_entered(self, rnd: Any) -> list[WagerResult]:
         """Settlement from the hands the dealer keyed (shoe out of order or not reading):
         each seat's seven cards as the player set them, high hand first (five), then the
-        low hand (two)."""
+        low hand (two) — unless the setting step that follows the entry (Phase.after_entry)
+        recorded another setting (SET), a surrender or a void for the seat."""
         missing = self.hand_entry_complete(rnd)
         if missing:
             raise EntryError(missing)
         players = self._players(rnd)
         hands = {s: tuple(rnd.entered[s]) for s in players}
-        settings = {s: (h[:5], h[5:]) for s, h in hands.items()}
+        settings: dict[int, Any] = {s: (h[:5], h[5:]) for s, h in hands.items()}
+        for s, (a, b) in rnd.extra.get("low", {}).items():
+            settings[s] = ([c for c in hands[s] if c not in (a, b)], (a, b))
         return self._settle(rnd, hands, tuple(rnd.entered[0]), settings)
 
     def hand_entry_complete(self, rnd: Any) -> str | None:

@@ -79,7 +79,9 @@ class PaiGowTiles(Procedure):
         Phase("dice_wagers", "dice_wagers", "§ 621a.6(b), § 621a.11(c)-(e)"),
         Phase("dealing_tiles", "deal", "§ 621a.6(d),(e), § 621a.7, § 621a.9(g),(k),(l)", "main"),
         Phase("counting_tiles", "stub", "§ 621a.6(d): all 32 tiles dealt"),
-        Phase("setting_hands", "decide", "§ 621a.8(a)-(e), § 621a.10(d),(f)", "settings"),
+        # after_entry: when the dealer keyed the tiles (shoe not reading / out of order) the
+        # players still set their hands, surrender or void, and the bank's hand is checked
+        Phase("setting_hands", "decide", "§ 621a.8(a)-(e), § 621a.10(d),(f)", "settings", after_entry=True),
         Phase("settlement", "settle", "§ 621a.8(f)-(j), § 621a.9(n)-(s), § 621a.11"),
     )
 
@@ -330,9 +332,7 @@ class PaiGowTiles(Procedure):
         bank = rnd.extra.get("bank")
         if hands is not None:
             return ("bank", tuple(hands[bank])) if bank else ("dealer", tuple(hands[0]))
-        if bank:
-            return "bank", tuple(rnd.cards.get(f"seat:{bank}", ()))
-        return "dealer", tuple(rnd.cards.get("dealer", ()))
+        return ("bank", tuple(self.hand_of(rnd, bank) or ())) if bank else ("dealer", tuple(self.hand_of(rnd, 0) or ()))
 
     # ---- the shaker, the dice wagers -----------------------------------------------------
     def shaker_activator(self, rnd: Any) -> int:

@@ -325,3 +325,37 @@ def test_run_check_refuses_a_face_up_profile_that_does_not_match_its_paytable(tm
     table.write_text((root / "config/examples/table.toml").read_text()
                      .replace('profile = "six-card-fortune"', 'profile = "face-up"'))
     assert main(["run", "--config", str(table), "--check"]) == 0
+
+
+def test_688a_hands_keyed_then_set_surrendered_or_voided_on_the_keyed_cards(tmp_path):
+    """The shoe out of order (§ 688a.13(m)): the dealer keys every hand, then the setting step
+    follows on the keyed cards (Phase.after_entry) — a seat may reset its hand, surrender or void
+    (§ 688a.11(a)-(d), § 688a.13(d)); an entry before that step is open is refused."""
+    h = Harness(tmp_path / "l.db", doc())
+    h.shuffled()
+    h.post("command", "console", cmd="out_of_order", device="shoe", alternative="manual", by="t", reason="x")
+    for t in ("BET 6 base 10", "BET 1 base 20", "BET 3 base 10"):
+        assert not key(h, t).startswith("ERROR")
+    h.press("lockout")
+    h.press("confirm")
+    h.dice((2, 3, 4))
+    assert h.state == "hand_entry"
+    for t in ("6 Tc Td Th 2s 8h 4c 4d", "1 6c 6d 6h 6s 2c Jd 8c", "3 As Kd 7c 5h 3d 2h Jc",
+              "DEALER 9c 9d Kh Qc 7s 5d 3h"):
+        assert "OK" in key(h, t), t
+    assert key(h, "DONE").startswith("DEALER 9d 9c 7s 5d 3h / Kh Qc: SET")
+    assert h.state == "setting_hands"
+    decisions = h.table.round.decisions.pop("settings")          # as if its records were not yet durable
+    assert key(h, "SUR 3").startswith("ERROR: not ready for entries yet")
+    h.table.round.decisions["settings"] = decisions
+    assert key(h, "SET 6 Kh Qc").startswith("ERROR: Kh is not one of seat 6's cards")
+    # seat 1 keyed 6666 2 / J 8 and resets to 6666 8 / J 2: four sixes beat the dealer's high hand and
+    # J 2 loses to K Q, a push either way
+    assert key(h, "SET 1 Jd 2c") == "SEAT 1 6c 6d 6h 6s 8c / Jd 2c"
+    assert key(h, "SUR 3") == "SEAT 3 SURRENDERS"
+    key(h, "DONE")
+    assert h.state == "open_for_wagers"
+    got = {(s, w): (o, n) for s, w, o, n in results(h, 1)}
+    assert got[(6, "base")] == ("win", 1000)        # Tc Td Th 8h 2s / 4c 4d beats 9 9 7 5 3 / K Q
+    assert got[(1, "base")] == ("push", 0)          # four sixes beat the high hand; J 2 loses to K Q
+    assert got[(3, "base")][0] == "surrender"       # § 688a.11(d)

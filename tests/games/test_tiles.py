@@ -292,6 +292,11 @@ def test_unread_tiles_are_keyed_with_the_bank_hand(tmp_path):
     assert h.key("DONE").startswith("ERROR: enter the tiles of: 5")          # the dealer is not needed
     h.key("5 1-1 1-1 4-4 4-4")
     h.key("DONE")
+    # the players still set their hands on the tiles as keyed (§ 621a.8(a)), Phase.after_entry
+    assert h.state == "setting_hands"
+    assert h.key("SET 5 6-6 1-1").startswith("ERROR: 6-6 is not among the tiles 1-1 1-1 4-4 4-4")
+    assert h.key("SET 5 1-1 1-1").startswith("SEAT 5 ")
+    h.key("DONE")
     # the bank's Supreme Pair and Heaven Pair beat two pairs: seat 5 loses $20, the bank wins $20 less $1.00
     assert results(h, 2) == [(5, "base", "lose", -2000, 0), (3, "bank", "win", 1900, 100)]
 

@@ -116,7 +116,12 @@ class DealingMixin:
         rnd = self.round
         if self.out_of_order.get("shoe") == "manual":
             # § 670a.13(n): the shoe is out of order; the dealer deals by hand (§ 670a.8/670a.9)
-            # and enters the hands on the keypad
+            # and enters the hands on the keypad after the last deal.  A deal before another
+            # (Over/Under's first card, § 686a.7(e)) is only recorded: the players decide on
+            # the cards they see, and the dealer keys the whole hands at the end.
+            if any(p.kind == "deal" for p in self.proc.phases[rnd.phase + 1:]):
+                self.commit([self.rec("deal.manual", phase=self.state)], lambda _e: self._advance())
+                return
             self.enter_hands()
             self._begin_hand_entry()
             return

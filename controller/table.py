@@ -309,6 +309,11 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin):
                                        str(ev.data.get("alternative")), str(ev.data.get("reason", "")))
             except ValueError as e:
                 self.log.warning("out_of_order.refused", error=str(e))
+        elif cmd == "in_service":
+            try:
+                self.mark_in_service(str(ev.data.get("device")), str(ev.data.get("by", "technician")))
+            except ValueError as e:
+                self.log.warning("in_service.refused", error=str(e))
         else:
             self.log.warning("command.unknown", cmd=cmd)
 
@@ -481,7 +486,16 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin):
         if self.state not in ("open_for_wagers", "tilt", "self_test"):
             raise ValueError("a device can be put back in service only between rounds")
         del self.out_of_order[device]
-        self.commit([self.rec("device.in_service", device=device, by=by)])
+        self.commit([self.rec("device.in_service", device=device, by=by)],
+                    (lambda _e: self._shoe_back()) if device == "shoe" else None)
+
+    def _shoe_back(self) -> None:
+        """The cards were dealt by hand: the shoe shuffles before it deals again, now if
+        wagers are open (the lock-out waits for the shuffle), else when the next round opens."""
+        self.shuffled_once = False
+        if self.state == "open_for_wagers":
+            self.deck_ready = False
+            self.dev.shoe.shuffle()
 
     def apply_profile(self, profile: TableProfile) -> dict[str, tuple[Any, Any]]:
         """A changed table profile, between rounds only (SPEC § 5).  What would need

@@ -377,3 +377,36 @@ def test_686a_cards_not_read_are_counted_then_keyed_with_six_decks_duplicates(tm
     _key(h, "DONE")
     assert outcomes(h, 1) == ["win", "win", "win", "win"]
     h.close()
+
+
+def test_686a_shoe_out_of_order_dealt_by_hand_decisions_then_keyed_hands(tmp_path):
+    """The shoe marked out of order (§ 670a.13(n) practice, SPEC § 1): the dealer deals by hand.
+    The first card is only recorded (the players decide on the card they see, § 686a.7(f)); after
+    the two more cards the dealer keys the three-card hands.  Back in service, the shoe shuffles
+    before it deals (a burn follows, § 686a.7(c))."""
+    h, shoe = _harness(tmp_path)
+    shoe.shuffled()
+    h.post("command", "console", cmd="out_of_order", device="shoe", alternative="manual", by="t", reason="x")
+    _bets(h, "BET 1 ante 25", "BET 3 ante 10")
+    assert h.state == "over_under_decisions"
+    assert [e.data["phase"] for e in records(h, "deal.manual")] == ["first_card"]
+    assert _key(h, "OVER 1") == "SEAT 1 OVER-23 25.00"
+    assert _key(h, "UNDER 3").startswith("ENTER WINNING HANDS SEATS 1,3: '<seat> <3 cards>'")
+    assert ("prompt", ("SEAT 3 UNDER-18 10.00",)) in h.keypad.calls
+    assert h.state == "hand_entry"
+    assert _key(h, "1 9h Kd As") == "SEAT 1 OK: 9h Kd As"
+    assert _key(h, "3 9h 2c 3c") == "SEAT 3 OK: 9h 2c 3c"          # six decks: the same card twice
+    _key(h, "DONE")
+    assert h.state == "open_for_wagers"
+    assert not any(c[0] == "dispense" for c in h.shoe.calls)
+    # 30 is over 23, 14 under 18 (§ 686a.7(j)-(l)): each Over/Under wager wins even money (§ 686a.8(a))
+    assert [(e.data["seat"], e.data["wager"], e.data["net"]) for e in records(h, "wager.result")] == [
+        (1, "ante", 2500), (1, "over-23", 2500), (3, "ante", 1000), (3, "under-18", 1000)]
+    shuffles = h.shoe.calls.count(("shuffle", ()))
+    h.table.mark_in_service("shoe", "t")
+    h.pump()
+    assert h.shoe.calls.count(("shuffle", ())) == shuffles + 1 and not h.table.deck_ready
+    shoe.shuffled()
+    _bets(h, "BET 2 ante 10")
+    assert h.table.round.to_dispense == [Stack("burn", 1), Stack("seat:2", 1)]
+    h.close()

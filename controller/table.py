@@ -27,6 +27,7 @@ from controller.betting import BetBoard, parse_input, restore_levels
 from controller.config import TableProfile
 from controller.dealing import DealingMixin
 from controller.deciding import DecidingMixin
+from controller.floor import FloorMixin
 from controller.games import procedure_for
 from controller.inputs import Debouncer
 from controller.ledger import LedgerWriter, Record, StoredEvent
@@ -53,7 +54,7 @@ class Devices:
     keypad: Any | None = None  # drivers.keypad.Keypad: the dealer's entries
 
 
-class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin):
+class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixin):
     def __init__(self, profile: TableProfile, procedure: Any, reactor: Reactor, writer: LedgerWriter,
                  devices: Devices, logctx: LogContext, *, bounce_s: float = 0.02):
         self.profile = profile
@@ -309,11 +310,17 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin):
                                        str(ev.data.get("alternative")), str(ev.data.get("reason", "")))
             except ValueError as e:
                 self.log.warning("out_of_order.refused", error=str(e))
-        elif cmd == "in_service":
+        elif cmd in ("in_service", "reshuffle", "new_dealer"):
+            by = str(ev.data.get("by", "floorperson"))
             try:
-                self.mark_in_service(str(ev.data.get("device")), str(ev.data.get("by", "technician")))
+                if cmd == "in_service":
+                    self.mark_in_service(str(ev.data.get("device")), by)
+                elif cmd == "reshuffle":
+                    self.floor_reshuffle(by)
+                else:
+                    self.new_dealer(by)
             except ValueError as e:
-                self.log.warning("in_service.refused", error=str(e))
+                self.log.warning(f"{cmd}.refused", error=str(e))
         else:
             self.log.warning("command.unknown", cmd=cmd)
 
@@ -460,42 +467,6 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin):
             return
         self.round = None
         self.trigger(trigger)
-
-    def mark_out_of_order(self, device: str, by: str, alternative: str, reason: str = "") -> None:
-        """§ 670a.13(n): a device that cannot be used is marked out of order before any
-        other method is used; the alternative is recorded (e.g. the RNG for the shaker,
-        § 670a.5(i)(2))."""
-        allowed = {"shaker": ("rng",), "shoe": ("manual",), "sign": ("none",)}
-        if device not in allowed:
-            raise ValueError(f"{device!r} is not a device that can be marked out of order "
-                             f"({', '.join(allowed)})")
-        if alternative not in allowed[device]:
-            raise ValueError(f"{alternative!r} is not an alternative for the {device} "
-                             f"({', '.join(allowed[device])})")
-        if self.state not in ("open_for_wagers", "tilt", "self_test"):
-            raise ValueError("a device can be marked out of order only between rounds")
-        self.out_of_order[device] = alternative
-        self.commit([self.rec("device.out_of_order", device=device, alternative=alternative, by=by,
-                              reason=reason)])
-
-
-    def mark_in_service(self, device: str, by: str) -> None:
-        """A repaired device is put back in service (recorded); its alternative ends."""
-        if device not in self.out_of_order:
-            raise ValueError(f"the {device} is not out of order")
-        if self.state not in ("open_for_wagers", "tilt", "self_test"):
-            raise ValueError("a device can be put back in service only between rounds")
-        del self.out_of_order[device]
-        self.commit([self.rec("device.in_service", device=device, by=by)],
-                    (lambda _e: self._shoe_back()) if device == "shoe" else None)
-
-    def _shoe_back(self) -> None:
-        """The cards were dealt by hand: the shoe shuffles before it deals again, now if
-        wagers are open (the lock-out waits for the shuffle), else when the next round opens."""
-        self.shuffled_once = False
-        if self.state == "open_for_wagers":
-            self.deck_ready = False
-            self.dev.shoe.shuffle()
 
     def apply_profile(self, profile: TableProfile) -> dict[str, tuple[Any, Any]]:
         """A changed table profile, between rounds only (SPEC § 5).  What would need

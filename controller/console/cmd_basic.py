@@ -1,4 +1,5 @@
-"""Console commands: help, whoami, logout, status, meters, clear, verify, outoforder, inservice."""
+"""Console commands: help, whoami, logout, status, meters, clear, verify, outoforder, inservice,
+validate, reshuffle, newdealer."""
 
 from __future__ import annotations
 
@@ -232,5 +233,55 @@ def cmd_inservice(ctx: Ctx, args: list[str]) -> str:
             raise Refused(str(e)) from None
         log(device=device)
         return f"{device} back in service"
+
+    return ctx.act(act)
+
+
+# --------------------------------------------------------------------------- the floor
+
+
+@command("validate", FLOOR, "validate", "validate the progressive hit waiting for a floorperson "
+         "(§ 670a.11(h)(3)(i)(B)(III)); it is then paid from the meter")
+def cmd_validate(ctx: Ctx, args: list[str]) -> str:
+    want_args(args, 0, 0, "validate")
+
+    def act(table: Any, log: Any) -> str:
+        rnd = table.round
+        if table.state != "floor_validation" or rnd is None or not rnd.pending_hits:
+            raise Refused("no progressive hit is waiting for validation")
+        hit = rnd.pending_hits[0]
+        table.validate_hit(f"console:{ctx.role}")
+        log(seat=hit.seat, hand=hit.hand)
+        return f"validated: seat {hit.seat} {hit.hand}; paid from the meter as it now stands"
+
+    return ctx.act(act)
+
+
+@command("reshuffle", FLOOR, "reshuffle", "direct a reshuffle before the next deal (§ 670a.5(a), § 686a.5(f))")
+def cmd_reshuffle(ctx: Ctx, args: list[str]) -> str:
+    want_args(args, 0, 0, "reshuffle")
+
+    def act(table: Any, log: Any) -> str:
+        try:
+            table.floor_reshuffle(f"console:{ctx.role}")
+        except ValueError as e:
+            raise Refused(str(e)) from None
+        log()
+        return "reshuffle ordered: the cards are shuffled before the next deal"
+
+    return ctx.act(act)
+
+
+@command("newdealer", ALL, "newdealer", "record a new dealer at the table (Over/Under burns a card, § 686a.7(c))")
+def cmd_newdealer(ctx: Ctx, args: list[str]) -> str:
+    want_args(args, 0, 0, "newdealer")
+
+    def act(table: Any, log: Any) -> str:
+        try:
+            note = table.new_dealer(f"console:{ctx.role}")
+        except ValueError as e:
+            raise Refused(str(e)) from None
+        log()
+        return "new dealer recorded" + (f": {note}" if note else "")
 
     return ctx.act(act)

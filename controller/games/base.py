@@ -260,6 +260,10 @@ class Procedure:
     def restore(self, state: Mapping[str, Any]) -> None:
         """Take back what :meth:`carry` returned before a restart."""
 
+    def new_dealer(self) -> str | None:
+        """A new dealer came to the table; returns what that changes, if anything."""
+        return None
+
     def on_shuffled(self, cards: int) -> bool:
         """The shuffler reports ``cards`` in the deck: is that the whole deck?"""
         return cards == self.deck

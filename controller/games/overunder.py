@@ -164,6 +164,12 @@ class OverUnder(Procedure):
             where = rnd.to_dispense[0].to if rnd.to_dispense else None
             rnd.extra["cover"] = {"stack": data.get("stack"), "to": where}
 
+    def new_dealer(self) -> str:
+        """§ 686a.7(c): each new dealer who comes to the table removes one card to the
+        discard rack before dealing any cards to the players."""
+        self.burn_due = True
+        return "one card is burned before the next deal (§ 686a.7(c))"
+
     def round_ended(self, rnd: Any, void: bool) -> None:
         used = sum(s.cards for s in rnd.dealt_stacks) + rnd.face_up
         self.left -= used

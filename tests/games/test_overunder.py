@@ -410,3 +410,39 @@ def test_686a_shoe_out_of_order_dealt_by_hand_decisions_then_keyed_hands(tmp_pat
     _bets(h, "BET 2 ante 10")
     assert h.table.round.to_dispense == [Stack("burn", 1), Stack("seat:2", 1)]
     h.close()
+
+
+def test_686a_7_c_a_new_dealer_burns_a_card_and_a_floorperson_may_order_a_reshuffle(tmp_path):
+    """§ 686a.7(c): each new dealer removes one card before dealing; § 686a.5(a),(f): a
+    floorperson may direct a reshuffle after any round.  Both between rounds only."""
+    h, shoe = _harness(tmp_path)
+    shoe.shuffled()
+    _round(h, shoe, ["7d", "9h"], ["Kd As"])                    # burn + first card after the shuffle
+    _bets(h, "BET 1 ante 10")
+    assert h.table.round.to_dispense == [Stack("seat:1", 1)]      # dealt on: no burn
+    with pytest.raises(ValueError, match="between rounds only"):
+        h.table.new_dealer("console:dealer")
+    with pytest.raises(ValueError, match="between rounds only"):
+        h.table.floor_reshuffle("console:floorperson")
+    shoe.n = 0
+    shoe.deal("5c")
+    _key(h, "UNDER 1")
+    shoe.deal("2c 3c")
+    assert h.state == "open_for_wagers" and h.table.deck_ready
+    assert h.table.new_dealer("console:dealer") == "one card is burned before the next deal (§ 686a.7(c))"
+    _bets(h, "BET 2 ante 10")
+    assert h.table.round.to_dispense == [Stack("burn", 1), Stack("seat:2", 1)]
+    shoe.n = 0
+    shoe.deal("4d", "5c")
+    _key(h, "UNDER 2")
+    shoe.deal("2c 3c")
+    shuffles = h.shoe.calls.count(("shuffle", ()))
+    h.table.floor_reshuffle("console:floorperson")
+    h.pump()
+    assert h.shoe.calls.count(("shuffle", ())) == shuffles + 1 and not h.table.deck_ready
+    shoe.shuffled()
+    _bets(h, "BET 3 ante 10")
+    assert h.table.round.to_dispense == [Stack("burn", 1), Stack("seat:3", 1)]
+    assert [e.data["by"] for e in records(h, "dealer.changed")] == ["console:dealer"]
+    assert [e.data["by"] for e in records(h, "shoe.reshuffle_ordered")] == ["console:floorperson"]
+    h.close()

@@ -257,31 +257,29 @@ def cmd_validate(ctx: Ctx, args: list[str]) -> str:
     return ctx.act(act)
 
 
-@command("reshuffle", FLOOR, "reshuffle", "direct a reshuffle before the next deal (§ 670a.5(a), § 686a.5(f))")
-def cmd_reshuffle(ctx: Ctx, args: list[str]) -> str:
-    want_args(args, 0, 0, "reshuffle")
+def _table_action(ctx: Ctx, method: str, reply: Any) -> str:
+    """Call ``table.<method>(by)``; a ValueError from the table is a refusal that changed
+    nothing; ``reply(result)`` is the answer."""
 
     def act(table: Any, log: Any) -> str:
         try:
-            table.floor_reshuffle(f"console:{ctx.role}")
+            got = getattr(table, method)(f"console:{ctx.role}")
         except ValueError as e:
             raise Refused(str(e)) from None
         log()
-        return "reshuffle ordered: the cards are shuffled before the next deal"
+        return reply(got)
 
     return ctx.act(act)
+
+
+@command("reshuffle", FLOOR, "reshuffle", "direct a reshuffle before the next deal (§ 670a.5(a), § 686a.5(f))")
+def cmd_reshuffle(ctx: Ctx, args: list[str]) -> str:
+    want_args(args, 0, 0, "reshuffle")
+    return _table_action(ctx, "floor_reshuffle",
+                         lambda _r: "reshuffle ordered: the cards are shuffled before the next deal")
 
 
 @command("newdealer", ALL, "newdealer", "record a new dealer at the table (Over/Under burns a card, § 686a.7(c))")
 def cmd_newdealer(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 0, 0, "newdealer")
-
-    def act(table: Any, log: Any) -> str:
-        try:
-            note = table.new_dealer(f"console:{ctx.role}")
-        except ValueError as e:
-            raise Refused(str(e)) from None
-        log()
-        return "new dealer recorded" + (f": {note}" if note else "")
-
-    return ctx.act(act)
+    return _table_action(ctx, "new_dealer", lambda note: "new dealer recorded" + (f": {note}" if note else ""))

@@ -178,8 +178,16 @@ def _open_console(rig: Rig, state_dir: Path, out: TextIO) -> None:
 
 
 def _hold_console(out: TextIO) -> None:
+    import signal
     import time
 
+    # Ctrl-C must stop it even when SIGINT came in ignored (a shell's background job, a CI
+    # runner): take the default handler back; SIGTERM stops it the same way
+    def _stop(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _stop)
     print("rounds done; the console stays open - Ctrl-C to stop", file=out, flush=True)
     try:
         while True:

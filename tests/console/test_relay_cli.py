@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import sys
 import threading
 
@@ -85,8 +86,11 @@ def test_sim_console_pty_prints_its_path(tmp_path):
     """`tablectl sim --console-pty` prints the pty a person attaches to; the console works
     while rounds play; after the rounds it stays open until Ctrl-C."""
     set_pins(tmp_path)
+    # started with SIGINT ignored, as a shell's background job or a CI runner may start it:
+    # Ctrl-C must still stop it (it once waited forever there)
     sim = pexpect.spawn(sys.executable, ["-m", "controller", "sim", "--rounds", "2", "--console-pty",
-                                         "--state-dir", str(tmp_path)], timeout=60, encoding="ascii")
+                                         "--state-dir", str(tmp_path)], timeout=60, encoding="ascii",
+                        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:
         sim.expect(r"console: (/dev/pts/\d+)\r\n")
         path = sim.match.group(1)

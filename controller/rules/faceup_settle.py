@@ -40,7 +40,7 @@ from controller.rules.faceup import (
 from controller.rules.faceup_bonus import ENVY_QUALIFYING, ace_high_kind, bonus_hand, paytable_keys
 from controller.rules.faceup_houseway import DEFAULT_HOUSE_WAY, house_way
 from controller.rules.paytables import Paytable, Payout, get_paytable, parse_money
-from controller.rules.settlement import WagerResult, paytable_result, whole_cents
+from controller.rules.settlement import WagerResult, paytable_result, wager_cents, whole_cents
 
 MAX_SEATS = 6  # § 688a.2(a)
 ENVY_RECEIVERS = ("same-wager", "any-qualifying")
@@ -83,9 +83,7 @@ class FaceUpOptions:
 
 
 def _check_amount(seat: int, what: str, v: object) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise FaceUpError(f"seat {seat}: {what} wager {v!r} is not a whole, non-negative number of cents")
-    return v
+    return wager_cents(seat, what, v, FaceUpError)
 
 
 def _lookup(pt: Paytable, category: str) -> tuple[str, Payout | None]:

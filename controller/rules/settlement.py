@@ -48,6 +48,14 @@ def table_net(results: list[WagerResult]) -> int:
     return -sum(r.net for r in results)
 
 
+def wager_cents(seat: int, what: str, v: object, error: type[ValueError] = ValueError) -> int:
+    """A wager amount as given to a settlement: a whole, non-negative number of cents (an
+    ``int``, not a bool or float); otherwise ``error`` naming the seat and the wager."""
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise error(f"seat {seat}: {what} wager {v!r} is not a whole, non-negative number of cents")
+    return v
+
+
 def whole_cents(x: Fraction, *, rule: str) -> int:
     """Convert an exact payout to cents, refusing to drop a fraction silently.
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from controller.rules.cards import JOKER, card_str
 from controller.rules.paytables import Paytable, Payout, get_paytable, parse_money
-from controller.rules.settlement import WagerResult, paytable_result, whole_cents
+from controller.rules.settlement import WagerResult, paytable_result, wager_cents, whole_cents
 from controller.rules.sixcard import (
     RANK_WORDS,
     Setting,
@@ -91,9 +91,7 @@ class SixCardOptions:
 
 
 def _check_amount(seat: int, what: str, v: object) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise SixCardError(f"seat {seat}: {what} wager {v!r} is not a whole, non-negative number of cents")
-    return v
+    return wager_cents(seat, what, v, SixCardError)
 
 
 def _rank_word(card: int) -> str:

@@ -77,8 +77,10 @@ def run(args: argparse.Namespace, emit) -> int:
         t = time.perf_counter()
         house_way(deck[:7])
         hw.append(time.perf_counter() - t)
-        seats = {s: SeatWagers(tuple(deck[7 * s: 7 * s + 7]), 1000, ace_high=500, fortune=500, progressive=500)
-                 for s in range(1, 7)}
+        seats = {
+            s: SeatWagers(tuple(deck[7 * s : 7 * s + 7]), 1000, ace_high=500, fortune=500, progressive=500)
+            for s in range(1, 7)
+        }
         t = time.perf_counter()
         settings = {s: house_way(w.cards) for s, w in seats.items()}
         settle_round(deck[:7], seats, settings, FaceUpOptions(progressive_paytable="Face Up Progressive 4"))

@@ -38,19 +38,35 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kills", type=int, default=25)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--max-wait", type=float, default=1.5, help="longest run before a kill, seconds (default 1.5)")
-    p.add_argument("--commit-kill", type=float, default=0.02,
-                   help="probability that the child kills itself inside a transaction, per commit (default 0.02)")
+    p.add_argument(
+        "--commit-kill",
+        type=float,
+        default=0.02,
+        help="probability that the child kills itself inside a transaction, per commit (default 0.02)",
+    )
     p.add_argument("--state-dir", type=Path, help="keep the ledger here (default: a temporary directory)")
 
 
 def _child(state: Path, witness: Path, seed: int, commit_kill: float, rounds: int | None = None) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "hil.crashchild", "--state-dir", str(state), "--witness", str(witness),
-           "--seed", str(seed), "--commit-kill", str(commit_kill)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "hil.crashchild",
+        "--state-dir",
+        str(state),
+        "--witness",
+        str(witness),
+        "--seed",
+        str(seed),
+        "--commit-kill",
+        str(commit_kill),
+    ]
     if rounds is not None:
         cmd += ["--rounds", str(rounds)]
     # the final run's errors are reported; a killed child's stderr is of no interest
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True,
-                            stderr=subprocess.STDOUT if rounds is not None else subprocess.DEVNULL)
+    return subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, text=True, stderr=subprocess.STDOUT if rounds is not None else subprocess.DEVNULL
+    )
 
 
 def check(state: Path, witness: Path) -> dict[str, object]:
@@ -89,7 +105,7 @@ def check(state: Path, witness: Path) -> dict[str, object]:
             try:
                 w = json.loads(line)
             except json.JSONDecodeError:
-                continue          # a line cut short by the kill was never complete, so never shown
+                continue  # a line cut short by the kill was never complete, so never shown
             witnessed += 1
             c = kinds_by_round.get(w["round"], Counter())
             if w["what"] == "count_shown":
@@ -102,8 +118,12 @@ def check(state: Path, witness: Path) -> dict[str, object]:
                 lost += (w["round"], w["seat"], w["cents"]) not in paid
     exact = all(m.value == m.expected_value() and 0 <= m.remainder < 1 for m in meters.values())
     return {
-        "events": len(events), "rounds": max(per_round) if per_round else 0, "witnessed": witnessed,
-        "lost": lost, "doubled": doubled, "chain_problems": len(problems),
+        "events": len(events),
+        "rounds": max(per_round) if per_round else 0,
+        "witnessed": witnessed,
+        "lost": lost,
+        "doubled": doubled,
+        "chain_problems": len(problems),
         "meters_reconcile": "yes" if not problems and exact else "no",
         "meter_cents": {k: m.cents for k, m in meters.items()},
         "hits": sum(m.hits for m in meters.values()),
@@ -133,7 +153,7 @@ def run(args: argparse.Namespace, emit) -> int:
                 child.send_signal(signal.SIGKILL)
                 kills += 1
             elif child.returncode == -signal.SIGKILL:
-                self_kills += 1       # killed itself inside a transaction
+                self_kills += 1  # killed itself inside a transaction
                 kills += 1
             child.wait()
             if child.returncode not in (-signal.SIGKILL, 0):

@@ -64,7 +64,7 @@ def run(args: argparse.Namespace, emit) -> int:
 
     def rate(rules: str, k: int) -> float:
         hands = _random_hands(rng, args.hands, k)
-        B.best_five_batch(hands[:16], rules)   # tables built outside the timing
+        B.best_five_batch(hands[:16], rules)  # tables built outside the timing
         best = float("inf")
         for _ in range(max(1, args.repeat)):
             t0 = time.perf_counter()

@@ -54,12 +54,25 @@ def run(args: argparse.Namespace, emit) -> int:
             times.append(time.perf_counter() - t)
         emit(f"house_way_us_{name}", f"{statistics.median(times) * 1e6:.0f}")
 
-    rules = R.FortuneAsiaRules(fortune_paytable="Fortune Asia Fortune A", insurance_paytable="Fortune Asia Insurance A",
-                               progressive_paytable="Fortune Asia Progressive")
+    rules = R.FortuneAsiaRules(
+        fortune_paytable="Fortune Asia Fortune A",
+        insurance_paytable="Fortune Asia Insurance A",
+        progressive_paytable="Fortune Asia Progressive",
+    )
     times = []
     for d in deals[: max(1, args.hands // 10)]:
-        seats = [R.SeatPlay(i + 1, d[7 * i: 7 * i + 7], 1000, R.set_house_way(d[7 * i: 7 * i + 7]),
-                            fortune=500, insurance=500, progressive=100) for i in range(6)]
+        seats = [
+            R.SeatPlay(
+                i + 1,
+                d[7 * i : 7 * i + 7],
+                1000,
+                R.set_house_way(d[7 * i : 7 * i + 7]),
+                fortune=500,
+                insurance=500,
+                progressive=100,
+            )
+            for i in range(6)
+        ]
         t = time.perf_counter()
         R.settle_round(seats, d[42:49], rules)
         times.append(time.perf_counter() - t)

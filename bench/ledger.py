@@ -61,6 +61,7 @@ def run(args: argparse.Namespace, emit) -> int:
                         count[0] += len(evs)
                         if count[0] >= n:
                             done.set()
+
                 writer.submit([Record("wager.accepted", i, {"seat": k, "cents": 100})], cb)
 
         t0 = time.perf_counter()

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace, emit) -> int:
             table.wait_for(lambda s: s.get("state") == "open_for_wagers", 10)
             lock_pin = rig.pin(PINS["lockout"])
             void_pin = rig.pin(PINS["void"])
-            for i in range(args.presses):
+            for _ in range(args.presses):
                 number = table.status["round"]
                 seats = [s for s in range(1, 7) if rng.random() < 0.5] or [1]
                 for s in seats:
@@ -56,9 +56,9 @@ def run(args: argparse.Namespace, emit) -> int:
                     rig.place(s)
                     deadline = t0 + 1.0
                     while not lp.state and time.perf_counter() < deadline:
-                        time.sleep(0)                  # yield the GIL to the reactor thread
+                        time.sleep(0)  # yield the GIL to the reactor thread
                     light.append((time.perf_counter() - t0) * 1000)
-                time.sleep(0.025)                      # past the sensors' debounce window
+                time.sleep(0.025)  # past the sensors' debounce window
                 table.perf.clear()
                 t0 = time.perf_counter()
                 lock_pin.drive_low()

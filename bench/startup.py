@@ -58,15 +58,19 @@ def _time_start(config: Path, tmp: Path) -> float:
     sock.settimeout(60)
     env = {**os.environ, "NOTIFY_SOCKET": str(sock_path), "PYTHONDONTWRITEBYTECODE": "1"}
     t0 = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "controller", "run", "--config", str(config)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller", "run", "--config", str(config)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         while True:
             msg = sock.recv(4096).decode()
             if any(line == "READY=1" for line in msg.splitlines()):
                 return time.monotonic() - t0
     except TimeoutError:
-        raise RuntimeError(f"no READY=1 within 60 s: {proc.stderr.read().decode() if proc.stderr else ''}")
+        raise RuntimeError(f"no READY=1 within 60 s: {proc.stderr.read().decode() if proc.stderr else ''}") from None
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -78,9 +82,11 @@ def _time_start(config: Path, tmp: Path) -> float:
 
 
 def _mem() -> dict[str, int]:
-    return {k: int(v.split()[0]) for k, v in
-            (line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
-            if k in ("VmRSS", "VmHWM")}
+    return {
+        k: int(v.split()[0])
+        for k, v in (line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
+        if k in ("VmRSS", "VmHWM")
+    }
 
 
 def _drop_harness_logs(rig: object) -> None:
@@ -119,8 +125,16 @@ def _rounds_child(state_dir: str, rounds: int, speed: float, seed: int) -> None:
             if i == min(100, rounds):
                 early = _mem()
         mem = _mem()
-        print(json.dumps({"rss_kb": mem["VmRSS"], "hwm_kb": mem["VmHWM"], "rss_100_kb": early["VmRSS"],
-                          "round": rig.table.status["round"]}))
+        print(
+            json.dumps(
+                {
+                    "rss_kb": mem["VmRSS"],
+                    "hwm_kb": mem["VmHWM"],
+                    "rss_100_kb": early["VmRSS"],
+                    "round": rig.table.status["round"],
+                }
+            )
+        )
     finally:
         rig.stop()
 
@@ -133,26 +147,39 @@ def run(args: argparse.Namespace, emit) -> int:
         tmp = Path(d)
         state = tmp / "state"
         state.mkdir()
-        rig = Rig(state, seed=args.seed)            # only its simulated devices are used here
+        rig = Rig(state, seed=args.seed)  # only its simulated devices are used here
         for s in rig.sims:
             s.start()
         try:
-            doc = {"table": {"id": "BENCH-01", "profile": "six-card-fortune-progressive", "state_dir": str(state)},
-                   "gpio": {"pin_factory": "mock", **PINS},
-                   "serial": {s.device: {"port": s.path} for s in rig.sims if s.device in ("shoe", "shaker", "sign")}}
+            doc = {
+                "table": {"id": "BENCH-01", "profile": "six-card-fortune-progressive", "state_dir": str(state)},
+                "gpio": {"pin_factory": "mock", **PINS},
+                "serial": {s.device: {"port": s.path} for s in rig.sims if s.device in ("shoe", "shaker", "sign")},
+            }
             config = tmp / "table.toml"
             config.write_text("\n".join(f"{k} = {_toml(v)}" for k, v in doc.items()) + "\n")
-            selfcheck.record_digest(state)          # as systemd/install.sh does
+            selfcheck.record_digest(state)  # as systemd/install.sh does
             times = [_time_start(config, tmp) for _ in range(args.runs)]
             emit("start_to_ready_s", f"{statistics.median(times):.3f}")
             emit("start_to_ready_max_s", f"{max(times):.3f}")
 
             played = tmp / "played"
             t0 = time.monotonic()
-            out = subprocess.run([sys.executable, "-c", "import sys, bench.startup as b; "
-                                  "b._rounds_child(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]))",
-                                  str(played), str(args.rounds), str(args.speed), str(args.seed)],
-                                 capture_output=True, text=True, check=False)
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    "import sys, bench.startup as b; "
+                    "b._rounds_child(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]))",
+                    str(played),
+                    str(args.rounds),
+                    str(args.speed),
+                    str(args.seed),
+                ],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             if out.returncode != 0:
                 print(out.stderr[-2000:], file=sys.stderr)
                 return 1

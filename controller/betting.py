@@ -35,7 +35,7 @@ from drivers.gpio import BLINK_FAST, OFF, ON
 AWAITING, PLACED, ACCEPTED, REJECTED = "awaiting", "placed", "accepted", "rejected"
 LIGHT_FOR = {AWAITING: OFF, PLACED: ON, ACCEPTED: ON, REJECTED: BLINK_FAST}
 
-Spot = tuple[str, int]   # (wager, seat)
+Spot = tuple[str, int]  # (wager, seat)
 
 
 def input_name(wager: str, seat: int) -> str:
@@ -59,7 +59,7 @@ class Late:
 
     wager: str
     seat: int
-    kind: str     # "rejected" | "removed"
+    kind: str  # "rejected" | "removed"
     reason: str
     t: float
 

@@ -26,7 +26,8 @@ def _command_modules():
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tablectl",
-        description="Table controller and progressive table game system (58 Pa. Code 670a, 659a, 686a, 687a, 688a, 621a).",
+        description="Table controller and progressive table game system "
+        "(58 Pa. Code 670a, 659a, 686a, 687a, 688a, 621a).",
     )
     parser.add_argument("--version", action="version", version=f"tablectl {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -45,7 +45,7 @@ from typing import Any
 
 from controller.rules.paytables import GAMES, parse_money, parse_percent
 
-BCM_PINS = range(2, 28)              # usable BCM GPIOs on a 40-pin Raspberry Pi header
+BCM_PINS = range(2, 28)  # usable BCM GPIOs on a 40-pin Raspberry Pi header
 PIN_FACTORIES = ("lgpio", "rpigpio", "pigpio", "native", "mock")
 SERIAL_DEVICES = ("shoe", "shaker", "sign", "keypad")
 BAUD_RATES = (9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600)
@@ -110,7 +110,7 @@ class Section:
     def get_money(self, key: str, default: Any = _MISSING, mincents: int = 0, maxcents: int | None = None) -> int:
         v = self._get(key, default)
         if isinstance(v, int) and not isinstance(v, bool):
-            raise self.error(key, f"write amounts as strings like \"$5\" or \"$2.50\", got {v!r}")
+            raise self.error(key, f'write amounts as strings like "$5" or "$2.50", got {v!r}')
         try:
             cents = parse_money(str(v))
         except ValueError as e:
@@ -121,8 +121,9 @@ class Section:
             raise self.error(key, f"{v} is above the maximum ${maxcents / 100:,.2f}")
         return cents
 
-    def get_percent(self, key: str, default: Any = _MISSING, minval: Fraction = Fraction(0),
-                    maxval: Fraction = Fraction(1)) -> Fraction:
+    def get_percent(
+        self, key: str, default: Any = _MISSING, minval: Fraction = Fraction(0), maxval: Fraction = Fraction(1)
+    ) -> Fraction:
         v = self._get(key, default)
         try:
             p = parse_percent(str(v))
@@ -146,13 +147,14 @@ class Section:
             raise self.error(key, f"must be a list of BCM pin numbers, got {v!r}")
         for i, p in enumerate(v):
             if isinstance(p, bool) or not isinstance(p, int) or p not in BCM_PINS:
-                raise self.error(key, f"item {i + 1} ({p!r}) is not a usable BCM GPIO number "
-                                      f"({BCM_PINS.start}..{BCM_PINS.stop - 1})")
+                raise self.error(
+                    key, f"item {i + 1} ({p!r}) is not a usable BCM GPIO number ({BCM_PINS.start}..{BCM_PINS.stop - 1})"
+                )
         if length is not None and len(v) != length:
             raise self.error(key, f"needs {length} pins (one per seat), got {len(v)}")
         return list(v)
 
-    def sub(self, key: str, required: bool = True) -> "Section | None":
+    def sub(self, key: str, required: bool = True) -> Section | None:
         v = self._get(key, _MISSING if required else None)
         if v is None:
             return None
@@ -161,7 +163,9 @@ class Section:
     def check_unused(self) -> None:
         unknown = sorted(set(self.data) - self._used)
         if unknown:
-            raise self.error(unknown[0], "unknown option" + (f" (also: {', '.join(unknown[1:])})" if unknown[1:] else ""))
+            raise self.error(
+                unknown[0], "unknown option" + (f" (also: {', '.join(unknown[1:])})" if unknown[1:] else "")
+            )
 
 
 # --------------------------------------------------------------------------- hardware
@@ -178,7 +182,7 @@ class GpioConfig:
     door: int | None
     beacon: int | None
     #: sensed wager spots: wager id -> (sensor pins, light pins), one of each per seat, seat 1 first
-    spots: Mapping[str, "SpotPins"]
+    spots: Mapping[str, SpotPins]
     start_game: int | None = None
     active_low: bool = True
 
@@ -189,7 +193,7 @@ class SpotPins:
     lights: tuple[int, ...]
 
 
-MAX_SPOTS = 3      # one to three sensed wager spots per seat (issue 4)
+MAX_SPOTS = 3  # one to three sensed wager spots per seat (issue 4)
 SPOT_WAGERS = ("progressive", "fortune", "base", "insurance", "double-down", "trips", "bonus", "ace-high", "blind")
 
 
@@ -208,7 +212,7 @@ class SerialConfig:
 class HardwareConfig:
     file: str
     table_id: str
-    profile: "TableProfile"
+    profile: TableProfile
     state_dir: Path
     gpio: GpioConfig
     serial: Mapping[str, SerialConfig]
@@ -235,8 +239,9 @@ def _load_gpio(sec: Section, seats: int, sensed: tuple[str, ...]) -> GpioConfig:
         assert one is not None
         if wager not in SPOT_WAGERS:
             raise one.error(None, f"{wager!r} is not a wager that can be sensed ({', '.join(SPOT_WAGERS)})")
-        spots[wager] = SpotPins(tuple(one.get_pin_list("sensors", length=seats)),
-                                tuple(one.get_pin_list("lights", length=seats)))
+        spots[wager] = SpotPins(
+            tuple(one.get_pin_list("sensors", length=seats)), tuple(one.get_pin_list("lights", length=seats))
+        )
         one.check_unused()
     if not 1 <= len(spots) <= MAX_SPOTS:
         raise sp.error(None, f"a table has one to {MAX_SPOTS} sensed wager spots per seat, got {len(spots)}")
@@ -257,8 +262,9 @@ def _load_gpio(sec: Section, seats: int, sensed: tuple[str, ...]) -> GpioConfig:
         for kind, lst in (("sensors", pins.sensors), ("lights", pins.lights)):
             for i, p in enumerate(lst):
                 if p in owners:
-                    raise ConfigError(sec.file, f"gpio.spots.{wager}", kind,
-                                      f"BCM {p} (seat {i + 1}) is already used by {owners[p]}")
+                    raise ConfigError(
+                        sec.file, f"gpio.spots.{wager}", kind, f"BCM {p} (seat {i + 1}) is already used by {owners[p]}"
+                    )
                 owners[p] = f"spots.{wager}.{kind} seat {i + 1}"
     return g
 
@@ -336,12 +342,12 @@ def load_hardware(path: str | Path, profile_dir: Path | None = None) -> Hardware
 @dataclass(frozen=True)
 class ProgressiveConfig:
     paytable: str
-    wager_cents: int           # the fixed Progressive Payout Wager (e.g. $1, § 670a.12(d)(2))
-    seed_cents: int            # seed and reseed amount
-    increment_rate: Fraction   # e.g. 21% (§ 670a.12(d)(2))
+    wager_cents: int  # the fixed Progressive Payout Wager (e.g. $1, § 670a.12(d)(2))
+    seed_cents: int  # seed and reseed amount
+    increment_rate: Fraction  # e.g. 21% (§ 670a.12(d)(2))
     envy_paytable: str | None
     envy_min_wager_cents: int
-    reserve_rate: Fraction = Fraction(0)   # § 688a.12(d) paytable 4: part of each wager to a reserve
+    reserve_rate: Fraction = Fraction(0)  # § 688a.12(d) paytable 4: part of each wager to a reserve
 
 
 @dataclass(frozen=True)
@@ -350,9 +356,9 @@ class TableProfile:
     name: str
     game: str
     seats: int
-    positions: int              # betting positions counted for the starting position (incl. dealer)
+    positions: int  # betting positions counted for the starting position (incl. dealer)
     progressive: ProgressiveConfig | None
-    start_method: str           # "shaker" | "rng" | "none"
+    start_method: str  # "shaker" | "rng" | "none"
     options: Mapping[str, Any] = field(default_factory=dict)
     #: wager spots the progressive system senses at each seat (the progressive one at least)
     sensed: tuple[str, ...] = ("progressive",)

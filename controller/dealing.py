@@ -16,9 +16,9 @@ from typing import Any
 from controller.reactor import Event
 from drivers import protocol as P
 
-SHAKE_MIN_S = 5.0      # § 621a.2(f)(2): shaken for at least five seconds
+SHAKE_MIN_S = 5.0  # § 621a.2(f)(2): shaken for at least five seconds
 DEVICE_TIMEOUT_S = 30.0
-MIN_REAL_S = 2.0       # a response deadline is never shorter than this in real time
+MIN_REAL_S = 2.0  # a response deadline is never shorter than this in real time
 
 
 class DealingMixin:
@@ -55,8 +55,10 @@ class DealingMixin:
         rnd = self.round
         rnd.rng_value = self.dev.rng.draw(self.proc.positions)
         rnd.start = self.proc.starting_position(rnd, rnd.rng_value)
-        self.commit([self.rec("rng.draw", value=rnd.rng_value, range=self.proc.positions, start=rnd.start)],
-                    lambda _e: self._started())
+        self.commit(
+            [self.rec("rng.draw", value=rnd.rng_value, range=self.proc.positions, start=rnd.start)],
+            lambda _e: self._started(),
+        )
 
     def _on_shaker(self, ev: Event) -> None:
         msg = ev.data["msg"]
@@ -66,14 +68,18 @@ class DealingMixin:
             return
         phase = self.proc.phase(self.state)
         starting = phase is not None and phase.kind == "start"
-        lid_open = (msg == "LID" and ev.data.get("open")) or \
-            (msg == "NO_ROLL" and ev.data.get("reason") == P.NO_ROLL_LID_OPEN)
+        lid_open = (msg == "LID" and ev.data.get("open")) or (
+            msg == "NO_ROLL" and ev.data.get("reason") == P.NO_ROLL_LID_OPEN
+        )
         if lid_open and starting:
             # § 621a.2(f)(1), § 670a.2(d)(1)(ii): the dice must stay covered; an open lid is
             # not a no-roll to reshake forever but a fault for the technician
             self._cancel_timer()
-            self.commit([self.rec("dice.no_roll", reason=P.NO_ROLL_LID_OPEN, shake_ms=ev.data.get("shake_ms"))]
-                        if msg == "NO_ROLL" else [])
+            self.commit(
+                [self.rec("dice.no_roll", reason=P.NO_ROLL_LID_OPEN, shake_ms=ev.data.get("shake_ms"))]
+                if msg == "NO_ROLL"
+                else []
+            )
             self.raise_tilt("shaker", "shaker lid open during the shake")
             return
         if msg in ("STATUS", "SHAKING", "LID") or not starting or rnd is None:
@@ -84,8 +90,10 @@ class DealingMixin:
             rnd.no_rolls += 1
             self._cancel_timer()
             self.no_roll()
-            self.commit([self.rec("dice.no_roll", reason=reason, shake_ms=ev.data.get("shake_ms"))],
-                        lambda _e: self._phase_start() if self.proc.phase(self.state) else None)
+            self.commit(
+                [self.rec("dice.no_roll", reason=reason, shake_ms=ev.data.get("shake_ms"))],
+                lambda _e: self._phase_start() if self.proc.phase(self.state) else None,
+            )
             return
         dice = (ev.data["d1"], ev.data["d2"], ev.data["d3"])
         if not all(1 <= d <= 6 for d in dice) or ev.data["red"] > 2:
@@ -93,9 +101,15 @@ class DealingMixin:
             return
         self._cancel_timer()
         rnd.dice, rnd.red = dice, ev.data["red"]
-        rnd.start = self.proc.starting_position(rnd, sum(dice))    # § 670a.5(i)(1)(iii), § 621a.6(c)
-        self.commit([self.rec("dice", dice=list(dice), red=rnd.red, total=sum(dice), start=rnd.start,
-                              shake_ms=ev.data["shake_ms"])], lambda _e: self._started())
+        rnd.start = self.proc.starting_position(rnd, sum(dice))  # § 670a.5(i)(1)(iii), § 621a.6(c)
+        self.commit(
+            [
+                self.rec(
+                    "dice", dice=list(dice), red=rnd.red, total=sum(dice), start=rnd.start, shake_ms=ev.data["shake_ms"]
+                )
+            ],
+            lambda _e: self._started(),
+        )
 
     def _started(self) -> None:
         rnd = self.round
@@ -119,7 +133,7 @@ class DealingMixin:
             # and enters the hands on the keypad after the last deal.  A deal before another
             # (Over/Under's first card, § 686a.7(e)) is only recorded: the players decide on
             # the cards they see, and the dealer keys the whole hands at the end.
-            if any(p.kind == "deal" for p in self.proc.phases[rnd.phase + 1:]):
+            if any(p.kind == "deal" for p in self.proc.phases[rnd.phase + 1 :]):
                 self.commit([self.rec("deal.manual", phase=self.state)], lambda _e: self._advance())
                 return
             self.enter_hands()
@@ -156,15 +170,16 @@ class DealingMixin:
             self.shuffled_once = True
             self.deck_ready = self.proc.on_shuffled(ev.data["cards"])
             if not self.deck_ready:
-                self.raise_tilt("shoe", f"shoe reports {ev.data['cards']} cards after shuffle, "
-                                        f"expected {self.proc.deck}")
+                self.raise_tilt(
+                    "shoe", f"shoe reports {ev.data['cards']} cards after shuffle, expected {self.proc.deck}"
+                )
                 return
             cover = ev.data.get("cover", P.NO_COVER)
-            problem = self.proc.cover_problem(ev.data["cards"], cover)    # § 686a.3(a), § 686a.5(d)
+            problem = self.proc.cover_problem(ev.data["cards"], cover)  # § 686a.3(a), § 686a.5(d)
             if problem:
                 self.deck_ready = False
                 self.raise_tilt("shoe", problem)
-            elif self.proc.multi_deck:     # a shoe dealt over many rounds: each shuffle is on record
+            elif self.proc.multi_deck:  # a shoe dealt over many rounds: each shuffle is on record
                 self.commit([self.rec("shoe.shuffled", cards=ev.data["cards"], cover=cover)])
             return
         if msg == "ERROR":
@@ -175,8 +190,17 @@ class DealingMixin:
             # asks for the reshuffle before the next round (needs_shuffle)
             if hasattr(self.proc, "on_cover_card"):
                 self.proc.on_cover_card(rnd, ev.data)
-            self.commit([self.rec("shoe.cover", stack=ev.data.get("stack"), dealt=ev.data.get("dealt"),
-                                  remaining=ev.data.get("remaining"), state=self.state)])
+            self.commit(
+                [
+                    self.rec(
+                        "shoe.cover",
+                        stack=ev.data.get("stack"),
+                        dealt=ev.data.get("dealt"),
+                        remaining=ev.data.get("remaining"),
+                        state=self.state,
+                    )
+                ]
+            )
             return
         if msg == "STATUS":
             return
@@ -190,24 +214,28 @@ class DealingMixin:
             self._void(f"shoe jammed at stack {ev.data['stack']} (§ 670a.13(m))")
         elif msg == "FACE_UP":
             rnd.face_up += 1
-            if rnd.face_up > self.proc.burn_limit:   # § 670a.13(f): more than one face-up card -> void
+            if rnd.face_up > self.proc.burn_limit:  # § 670a.13(f): more than one face-up card -> void
                 self._void(f"{rnd.face_up} cards found face up while dealing (§ 670a.13(f))")
-            else:                 # § 670a.13(f): one face-up card is not used (burned)
+            else:  # § 670a.13(f): one face-up card is not used (burned)
                 self.commit([self.rec("card.burned", stack=ev.data["stack"], card=ev.data["card"])])
         elif msg == "STACK" and kind == "deal":
             self._on_stack(ev.data)
         elif msg == "REMAINING" and kind == "stub":
             self._cancel_timer()
-            want = self.proc.expected_remaining(rnd)     # a burned face-up card left the deck (§ 670a.13(f))
+            want = self.proc.expected_remaining(rnd)  # a burned face-up card left the deck (§ 670a.13(f))
             if ev.data["remaining"] != want or ev.data["stacks"] != len(rnd.dealt_stacks):
                 # § 670a.10(e), § 670a.13(h),(k): wrong count -> misdeal, all hands void
-                self._void(f"misdeal: {ev.data['stacks']} stacks dispensed and {ev.data['remaining']} cards left, "
-                           f"expected {len(rnd.dealt_stacks)} and {want} (§ 670a.10(e))")
+                self._void(
+                    f"misdeal: {ev.data['stacks']} stacks dispensed and {ev.data['remaining']} cards left, "
+                    f"expected {len(rnd.dealt_stacks)} and {want} (§ 670a.10(e))"
+                )
                 return
             if rnd.unread:
                 self.enter_hands()
-                self.commit([self.rec("stub.verified", remaining=ev.data["remaining"], cards_read=False)],
-                            lambda _e: self._begin_hand_entry())
+                self.commit(
+                    [self.rec("stub.verified", remaining=ev.data["remaining"], cards_read=False)],
+                    lambda _e: self._begin_hand_entry(),
+                )
                 return
             self.commit([self.rec("stub.verified", remaining=ev.data["remaining"])], lambda _e: self._advance())
 
@@ -216,12 +244,14 @@ class DealingMixin:
         n = len(rnd.dealt_stacks) + 1
         want = rnd.to_dispense[0] if rnd.to_dispense else None
         if want is None or d["stack"] != n or d["count"] != want.cards or len(d["cards"]) != d["count"]:
-            self._void(f"misdeal: stack {d['stack']} with {d['count']} cards, expected stack {n} of "
-                       f"{want.cards if want else 0} (§ 670a.13(h),(k))")
+            self._void(
+                f"misdeal: stack {d['stack']} with {d['count']} cards, expected stack {n} of "
+                f"{want.cards if want else 0} (§ 670a.13(h),(k))"
+            )
             return
         cards = list(d["cards"])
         if any(c == P.CARD_UNREAD for c in cards):
-            rnd.unread = True          # the dealer will enter the hands (keypad)
+            rnd.unread = True  # the dealer will enter the hands (keypad)
         elif any(not 0 <= c < self.proc.deck_card_limit() for c in cards):
             self.raise_tilt("shoe", f"shoe reported impossible card bytes {cards}")
             return
@@ -239,18 +269,26 @@ class DealingMixin:
             return
         if not rnd.unread:
             self.proc.dealt(rnd, self.state)
-        rec = self.rec("deal", phase=self.state, start=rnd.start, cards_read=not rnd.unread,
-                       stacks=[self.proc.show_cards(s) for s in rnd.stacks],
-                       hands={k: self.proc.show_cards(v) for k, v in sorted(rnd.cards.items())})
+        rec = self.rec(
+            "deal",
+            phase=self.state,
+            start=rnd.start,
+            cards_read=not rnd.unread,
+            stacks=[self.proc.show_cards(s) for s in rnd.stacks],
+            hands={k: self.proc.show_cards(v) for k, v in sorted(rnd.cards.items())},
+        )
         self.commit([rec], lambda _e: self._advance())
 
     def _phase_stub(self) -> None:
         if not self.proc.stub_due(self.round) or self.out_of_order.get("shoe") == "manual":
-            why = "dealt by hand (§ 670a.13(n))" if self.out_of_order.get("shoe") == "manual" else \
-                getattr(self.proc, "stub_skip_reason", "not due this round")
+            why = (
+                "dealt by hand (§ 670a.13(n))"
+                if self.out_of_order.get("shoe") == "manual"
+                else getattr(self.proc, "stub_skip_reason", "not due this round")
+            )
             self.commit([self.rec("stub.skipped", reason=why)], lambda _e: self._advance())
             return
-        self.dev.shoe.request_count()                        # § 670a.10(d)
+        self.dev.shoe.request_count()  # § 670a.10(d)
         self._set_timer(DEVICE_TIMEOUT_S, "shoe", "no remaining-card count")
 
     # ---- keypad entry of hands ---------------------------------------------------------------
@@ -284,7 +322,7 @@ class DealingMixin:
                 raise EntryError(f"seat {seat} has no accepted wager")
         cards = self.proc.parse_hand(rnd, seat, rest)
         others = {c for s, cs in rnd.entered.items() if s != seat for c in cs}
-        dup = [] if self.proc.multi_deck else [c for c in cards if c in others]   # § 686a.3: six decks
+        dup = [] if self.proc.multi_deck else [c for c in cards if c in others]  # § 686a.3: six decks
         if dup:
             raise EntryError(f"{self.proc.show_cards(dup)} already entered for another seat")
         rnd.entered[seat] = cards

@@ -28,16 +28,13 @@ class FloorMixin:
         § 670a.5(i)(2))."""
         allowed = {"shaker": ("rng",), "shoe": ("manual",), "sign": ("none",)}
         if device not in allowed:
-            raise ValueError(f"{device!r} is not a device that can be marked out of order "
-                             f"({', '.join(allowed)})")
+            raise ValueError(f"{device!r} is not a device that can be marked out of order ({', '.join(allowed)})")
         if alternative not in allowed[device]:
-            raise ValueError(f"{alternative!r} is not an alternative for the {device} "
-                             f"({', '.join(allowed[device])})")
+            raise ValueError(f"{alternative!r} is not an alternative for the {device} ({', '.join(allowed[device])})")
         if self.state not in BETWEEN_ROUNDS:
             raise ValueError("a device can be marked out of order only between rounds")
         self.out_of_order[device] = alternative
-        self.commit([self.rec("device.out_of_order", device=device, alternative=alternative, by=by,
-                              reason=reason)])
+        self.commit([self.rec("device.out_of_order", device=device, alternative=alternative, by=by, reason=reason)])
 
     def mark_in_service(self, device: str, by: str) -> None:
         """A repaired device is put back in service (recorded); its alternative ends."""
@@ -46,8 +43,10 @@ class FloorMixin:
         if self.state not in BETWEEN_ROUNDS:
             raise ValueError("a device can be put back in service only between rounds")
         del self.out_of_order[device]
-        self.commit([self.rec("device.in_service", device=device, by=by)],
-                    (lambda _e: self._shuffle_before_next_deal()) if device == "shoe" else None)
+        self.commit(
+            [self.rec("device.in_service", device=device, by=by)],
+            (lambda _e: self._shuffle_before_next_deal()) if device == "shoe" else None,
+        )
 
     def _shuffle_before_next_deal(self) -> None:
         """The shoe shuffles before it deals again (the cards were dealt by hand, or a
@@ -65,8 +64,10 @@ class FloorMixin:
         if self.state not in BETWEEN_ROUNDS:
             raise ValueError(f"a reshuffle is ordered between rounds only (state {self.state})")
         manual = self.out_of_order.get("shoe") == "manual"
-        self.commit([self.rec("shoe.reshuffle_ordered", by=by, manual=manual)],
-                    None if manual else (lambda _e: self._shuffle_before_next_deal()))
+        self.commit(
+            [self.rec("shoe.reshuffle_ordered", by=by, manual=manual)],
+            None if manual else (lambda _e: self._shuffle_before_next_deal()),
+        )
 
     def new_dealer(self, by: str) -> str | None:
         """A new dealer comes to the table: recorded, and the procedure told (Over/Under's

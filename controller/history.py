@@ -32,19 +32,19 @@ def open_readonly(path: str | Path) -> sqlite3.Connection:
 @dataclass
 class RoundRecord:
     number: int
-    status: str = "open"                    # open | complete | void
+    status: str = "open"  # open | complete | void
     opened: str = ""
     closed: str = ""
     accepted: list[dict[str, Any]] = field(default_factory=list)
     rejected: list[dict[str, Any]] = field(default_factory=list)
     returned: list[dict[str, Any]] = field(default_factory=list)
-    dice: list[dict[str, Any]] = field(default_factory=list)   # every roll, no-rolls included
+    dice: list[dict[str, Any]] = field(default_factory=list)  # every roll, no-rolls included
     rng: list[dict[str, Any]] = field(default_factory=list)
     start: int | None = None
     deal: dict[str, Any] = field(default_factory=dict)
     burned: list[dict[str, Any]] = field(default_factory=list)
     results: list[dict[str, Any]] = field(default_factory=list)
-    payouts: list[dict[str, Any]] = field(default_factory=list)     # table-paid
+    payouts: list[dict[str, Any]] = field(default_factory=list)  # table-paid
     meter_payouts: list[dict[str, Any]] = field(default_factory=list)
     increments: int = 0
     void_reason: str | None = None
@@ -91,8 +91,9 @@ def _rows(conn: sqlite3.Connection, sql: str, args: Iterable[Any]) -> Iterator[t
 
 
 def round_numbers(conn: sqlite3.Connection, last: int = ROUNDS_KEPT) -> list[int]:
-    rows = conn.execute("SELECT DISTINCT round FROM events WHERE round > 0 AND kind = 'round.open' "
-                        "ORDER BY round DESC LIMIT ?", (last,)).fetchall()
+    rows = conn.execute(
+        "SELECT DISTINCT round FROM events WHERE round > 0 AND kind = 'round.open' ORDER BY round DESC LIMIT ?", (last,)
+    ).fetchall()
     return sorted(r[0] for r in rows)
 
 
@@ -120,13 +121,24 @@ def hits(conn: sqlite3.Connection, level: str = "primary", last: int = HIT_HISTO
     (attendant-paid) and fixed progressive pays (table-paid)."""
     rows = conn.execute(
         "SELECT seq, ts, round, kind, data FROM events WHERE kind IN ('meter.payout', 'meter.fixed_paid') "
-        "AND json_extract(data, '$.level') = ? ORDER BY seq DESC LIMIT ?", (level, last)).fetchall()
+        "AND json_extract(data, '$.level') = ? ORDER BY seq DESC LIMIT ?",
+        (level, last),
+    ).fetchall()
     out = []
     for seq, ts, rnd, kind, data in reversed(rows):
         d = json.loads(data)
-        out.append({"seq": seq, "ts": ts, "round": rnd, "seat": d.get("seat"), "hand": d.get("hand"),
-                    "cents": d.get("cents"), "paid_by": "attendant" if kind == "meter.payout" else "table",
-                    "order": d.get("order")})
+        out.append(
+            {
+                "seq": seq,
+                "ts": ts,
+                "round": rnd,
+                "seat": d.get("seat"),
+                "hand": d.get("hand"),
+                "cents": d.get("cents"),
+                "paid_by": "attendant" if kind == "meter.payout" else "table",
+                "order": d.get("order"),
+            }
+        )
     return out
 
 
@@ -139,8 +151,10 @@ def format_summary(r: RoundRecord) -> str:
     dice = "-".join(map(str, rolls[-1]["dice"])) if rolls else "-"
     won = sum(p["cents"] for p in r.payouts) + sum(p["cents"] for p in r.meter_payouts)
     extra = f" void: {r.void_reason}" if r.status == "void" else ""
-    return (f"round {r.number:>5} {r.status:<8} wagers {len(r.accepted)} [{seats}] dice {dice} "
-            f"start {r.start if r.start is not None else '-'} paid {format_cents(won)}{extra}")
+    return (
+        f"round {r.number:>5} {r.status:<8} wagers {len(r.accepted)} [{seats}] dice {dice} "
+        f"start {r.start if r.start is not None else '-'} paid {format_cents(won)}{extra}"
+    )
 
 
 def _recipient_order(who: str) -> tuple[int, int]:
@@ -149,7 +163,7 @@ def _recipient_order(who: str) -> tuple[int, int]:
         return (0, 0)
     if who.startswith("seat:") and who[5:].isdigit():
         return (1, int(who[5:]))
-    if who.isdigit():                     # ledgers written before recipients were named
+    if who.isdigit():  # ledgers written before recipients were named
         return (1, int(who))
     return (2, 0)
 
@@ -165,8 +179,10 @@ def format_detail(r: RoundRecord) -> str:
         if d["no_roll"]:
             lines.append(f"  no roll   reason {d.get('reason')} (reshake, § 670a.13(a),(b))")
         else:
-            lines.append(f"  dice      {'-'.join(map(str, d['dice']))} = {d['total']} (red die #{d['red'] + 1}) "
-                         f"-> start position {d['start']}")
+            lines.append(
+                f"  dice      {'-'.join(map(str, d['dice']))} = {d['total']} (red die #{d['red'] + 1}) "
+                f"-> start position {d['start']}"
+            )
     for x in r.rng:
         lines.append(f"  rng       drew {x.get('value')} -> start position {x.get('start')}")
     if r.deal:
@@ -177,13 +193,16 @@ def format_detail(r: RoundRecord) -> str:
     for b in r.burned:
         lines.append(f"  burned    stack {b['stack']} card {b['card']} (§ 670a.13(f))")
     for x in r.results:
-        lines.append(f"  result    seat {x['seat']} {x['wager']} {x.get('hand')} {x['outcome']} "
-                     f"{format_cents(x['net'])}" + (f" ({x['pays']})" if x.get("pays") else ""))
+        lines.append(
+            f"  result    seat {x['seat']} {x['wager']} {x.get('hand')} {x['outcome']} "
+            f"{format_cents(x['net'])}" + (f" ({x['pays']})" if x.get("pays") else "")
+        )
     for p in r.payouts:
         lines.append(f"  paid      seat {p['seat']} {p['wager']} {format_cents(p['cents'])} (table)")
     for p in r.meter_payouts:
-        lines.append(f"  meter pay seat {p['seat']} {p['hand']} {format_cents(p['cents'])} "
-                     f"(hit #{p.get('order')}, attendant)")
+        lines.append(
+            f"  meter pay seat {p['seat']} {p['hand']} {format_cents(p['cents'])} (hit #{p.get('order')}, attendant)"
+        )
     for x in r.returned:
         lines.append(f"  returned  seat {x['seat']} {format_cents(x['cents'])}")
     if r.void_reason:

@@ -30,8 +30,8 @@ from controller.reactor import Reactor
 class _State:
     accepted: bool
     raw: bool
-    settled_at: float = float("-inf")   # game time at which the current window ends
-    pending: bool = False               # a resync timer is scheduled
+    settled_at: float = float("-inf")  # game time at which the current window ends
+    pending: bool = False  # a resync timer is scheduled
     edges: int = 0
     ignored: int = 0
 

@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -93,8 +93,9 @@ class StoredEvent:
 
 
 def canonical(seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> bytes:
-    return json.dumps([seq, ts, table, round_no, kind, data, prev], separators=(",", ":"),
-                      ensure_ascii=True).encode("ascii")
+    return json.dumps([seq, ts, table, round_no, kind, data, prev], separators=(",", ":"), ensure_ascii=True).encode(
+        "ascii"
+    )
 
 
 def event_hash(seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> str:
@@ -125,7 +126,7 @@ class Ledger:
         self.meters: dict[str, Meter] = self.recompute_meters(from_checkpoint=True)
 
     @classmethod
-    def open_readonly(cls, path: str | Path, table_id: str = "audit") -> "Ledger":
+    def open_readonly(cls, path: str | Path, table_id: str = "audit") -> Ledger:
         """A read-only view for audits and recall from other threads (WAL lets it read
         beside the writer); it cannot append."""
         self = cls.__new__(cls)
@@ -151,7 +152,7 @@ class Ledger:
         meters = dict(self.meters)
         out: list[StoredEvent] = []
         rows = []
-        ts = datetime.fromtimestamp(self._wall(), timezone.utc).isoformat(timespec="microseconds")
+        ts = datetime.fromtimestamp(self._wall(), UTC).isoformat(timespec="microseconds")
         touched: set[str] = set()
         for r in recs:
             seq += 1
@@ -166,14 +167,19 @@ class Ledger:
         cur = self.db.cursor()
         try:
             cur.execute("BEGIN IMMEDIATE")
-            cur.executemany("INSERT INTO events(seq, ts, table_id, round, kind, data, prev, hash) "
-                            "VALUES (?,?,?,?,?,?,?,?)", rows)
+            cur.executemany(
+                "INSERT INTO events(seq, ts, table_id, round, kind, data, prev, hash) VALUES (?,?,?,?,?,?,?,?)", rows
+            )
             for level in sorted(touched):
-                cur.execute("INSERT OR REPLACE INTO meters(level, row, seq) VALUES (?,?,?)",
-                            (level, _dumps(meters[level].to_row()), seq))
+                cur.execute(
+                    "INSERT OR REPLACE INTO meters(level, row, seq) VALUES (?,?,?)",
+                    (level, _dumps(meters[level].to_row()), seq),
+                )
             if seq // CHECKPOINT_EVERY != self.last_seq // CHECKPOINT_EVERY:
-                cur.execute("INSERT INTO checkpoints(seq, hash, meters) VALUES (?,?,?)",
-                            (seq, prev, _dumps({lv: m.to_row() for lv, m in sorted(meters.items())})))
+                cur.execute(
+                    "INSERT INTO checkpoints(seq, hash, meters) VALUES (?,?,?)",
+                    (seq, prev, _dumps({lv: m.to_row() for lv, m in sorted(meters.items())})),
+                )
             cur.execute("COMMIT")
         except BaseException:
             try:
@@ -186,8 +192,14 @@ class Ledger:
         return out
 
     # ------------------------------------------------------------------ reading
-    def events(self, since: int = 0, kinds: Iterable[str] | None = None, round_no: int | None = None,
-               limit: int | None = None, newest_first: bool = False) -> Iterator[StoredEvent]:
+    def events(
+        self,
+        since: int = 0,
+        kinds: Iterable[str] | None = None,
+        round_no: int | None = None,
+        limit: int | None = None,
+        newest_first: bool = False,
+    ) -> Iterator[StoredEvent]:
         q = "SELECT seq, ts, table_id, round, kind, data, prev, hash FROM events WHERE seq > ?"
         args: list[Any] = [since]
         if kinds:
@@ -259,8 +271,9 @@ class Ledger:
                 problems.append(f"checkpoint at event {start} does not match the event log")
             prev, expect_seq = h, start + 1
             meters = {lv: Meter.from_row(r) for lv, r in json.loads(m).items()}
-        for row in self.db.execute("SELECT seq, ts, table_id, round, kind, data, prev, hash FROM events "
-                                   "WHERE seq > ? ORDER BY seq", (start,)):
+        for row in self.db.execute(
+            "SELECT seq, ts, table_id, round, kind, data, prev, hash FROM events WHERE seq > ? ORDER BY seq", (start,)
+        ):
             seq, ts, table, rnd, kind, data, p, h = row
             if seq != expect_seq:
                 problems.append(f"event sequence gap: expected {expect_seq}, found {seq}")
@@ -312,8 +325,13 @@ class LedgerWriter:
     records are not acknowledged.
     """
 
-    def __init__(self, ledger: Ledger, deliver: Callable[..., None], on_error: Callable[[BaseException], None],
-                 max_batch: int = 256):
+    def __init__(
+        self,
+        ledger: Ledger,
+        deliver: Callable[..., None],
+        on_error: Callable[[BaseException], None],
+        max_batch: int = 256,
+    ):
         self.ledger = ledger
         self._deliver = deliver
         self._on_error = on_error
@@ -369,11 +387,11 @@ class LedgerWriter:
             self.events_written += len(stored)
             i = 0
             for recs, done in batch:
-                mine = stored[i:i + len(recs)]
+                mine = stored[i : i + len(recs)]
                 i += len(recs)
                 if done is not None:
                     if not recs:
-                        done(mine)          # flush marker: direct
+                        done(mine)  # flush marker: direct
                     else:
                         self._deliver(done, mine)
             if stop:

@@ -62,7 +62,7 @@ def build(phases: Sequence[Phase]) -> tuple[list[str], list[dict[str, Any]]]:
     resume = [p.state for p in phases if p.after_entry]
     if len(resume) > 1:
         raise ValueError(f"at most one phase resumes after the hand entry: {resume}")
-    for state in resume:       # the players still decide after the dealer keyed the hands
+    for state in resume:  # the players still decide after the dealer keyed the hands
         t.append({"trigger": "resume_after_entry", "source": "hand_entry", "dest": state})
     t += [
         {"trigger": "hands_entered", "source": "hand_entry", "dest": settle},
@@ -88,8 +88,15 @@ def mermaid_for(title: str, phases: Sequence[Phase]) -> str:
 
     states, transitions = build(phases)
     model = _Model()
-    gm = GraphMachine(model=model, states=states, transitions=transitions, initial="self_test",
-                      auto_transitions=False, graph_engine="mermaid", title=title)
+    gm = GraphMachine(
+        model=model,
+        states=states,
+        transitions=transitions,
+        initial="self_test",
+        auto_transitions=False,
+        graph_engine="mermaid",
+        title=title,
+    )
     body = model.get_graph().draw(None)  # type: ignore[attr-defined]
     del gm
     # transitions 0.9.3 writes the bare title between the front-matter fences;

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
-HIT_HISTORY = 25   # the last 25 hits of each level are recalled from the ledger (controller/history.py)
+HIT_HISTORY = 25  # the last 25 hits of each level are recalled from the ledger (controller/history.py)
 
 
 class MeterError(ValueError):
@@ -47,18 +47,18 @@ class MeterError(ValueError):
 class Meter:
     level: str
     seed_cents: int
-    rate: Fraction                 # increment rate (fraction of each wager)
-    value: Fraction                # exact, in cents
+    rate: Fraction  # increment rate (fraction of each wager)
+    value: Fraction  # exact, in cents
     increments: Fraction = Fraction(0)
     increment_count: int = 0
-    paid_table: int = 0            # cents paid from the table inventory
-    paid_attendant: int = 0        # cents paid by an attendant (e.g. %-of-meter pays, § 670a.11(h)(3)(i)(B)(IV))
-    reseeds: int = 0               # cents added back as seed
+    paid_table: int = 0  # cents paid from the table inventory
+    paid_attendant: int = 0  # cents paid by an attendant (e.g. %-of-meter pays, § 670a.11(h)(3)(i)(B)(IV))
+    reseeds: int = 0  # cents added back as seed
     voided: Fraction = Fraction(0)
     hits: int = 0
     initial_seed: int = 0
     reserve_rate: Fraction = Fraction(0)
-    reserve: Fraction = Fraction(0)        # hidden reserve, funds the next jackpot above its seed
+    reserve: Fraction = Fraction(0)  # hidden reserve, funds the next jackpot above its seed
     reserve_moved: Fraction = Fraction(0)  # total reserve moved into the meter at resets
     fixed_hits: int = 0
 
@@ -81,27 +81,51 @@ class Meter:
         return self.paid_attendant
 
     def expected_value(self) -> Fraction:
-        return self.initial_seed + self.reseeds + self.reserve_moved + self.increments - self.paid_attendant - self.voided
+        return (
+            self.initial_seed + self.reseeds + self.reserve_moved + self.increments - self.paid_attendant - self.voided
+        )
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> "Meter":
+    def from_row(cls, row: Mapping[str, Any]) -> Meter:
         """The inverse of :meth:`to_row` (ledger checkpoints)."""
         f = Fraction
-        return cls(level=row["level"], seed_cents=int(row["seed_cents"]), rate=f(row["rate"]), value=f(row["value"]),
-                   increments=f(row["increments"]), increment_count=int(row["increment_count"]),
-                   paid_table=int(row["paid_table"]), paid_attendant=int(row["paid_attendant"]),
-                   reseeds=int(row["reseeds"]), voided=f(row["voided"]), hits=int(row["hits"]),
-                   initial_seed=int(row["initial_seed"]), reserve_rate=f(row["reserve_rate"]),
-                   reserve=f(row["reserve"]), reserve_moved=f(row["reserve_moved"]), fixed_hits=int(row["fixed_hits"]))
+        return cls(
+            level=row["level"],
+            seed_cents=int(row["seed_cents"]),
+            rate=f(row["rate"]),
+            value=f(row["value"]),
+            increments=f(row["increments"]),
+            increment_count=int(row["increment_count"]),
+            paid_table=int(row["paid_table"]),
+            paid_attendant=int(row["paid_attendant"]),
+            reseeds=int(row["reseeds"]),
+            voided=f(row["voided"]),
+            hits=int(row["hits"]),
+            initial_seed=int(row["initial_seed"]),
+            reserve_rate=f(row["reserve_rate"]),
+            reserve=f(row["reserve"]),
+            reserve_moved=f(row["reserve_moved"]),
+            fixed_hits=int(row["fixed_hits"]),
+        )
 
     def to_row(self) -> dict[str, Any]:
         return {
-            "level": self.level, "seed_cents": self.seed_cents, "rate": str(self.rate), "value": str(self.value),
-            "increments": str(self.increments), "increment_count": self.increment_count,
-            "paid_table": self.paid_table, "paid_attendant": self.paid_attendant, "reseeds": self.reseeds,
-            "voided": str(self.voided), "hits": self.hits, "initial_seed": self.initial_seed,
-            "reserve_rate": str(self.reserve_rate), "reserve": str(self.reserve),
-            "reserve_moved": str(self.reserve_moved), "fixed_hits": self.fixed_hits,
+            "level": self.level,
+            "seed_cents": self.seed_cents,
+            "rate": str(self.rate),
+            "value": str(self.value),
+            "increments": str(self.increments),
+            "increment_count": self.increment_count,
+            "paid_table": self.paid_table,
+            "paid_attendant": self.paid_attendant,
+            "reseeds": self.reseeds,
+            "voided": str(self.voided),
+            "hits": self.hits,
+            "initial_seed": self.initial_seed,
+            "reserve_rate": str(self.reserve_rate),
+            "reserve": str(self.reserve),
+            "reserve_moved": str(self.reserve_moved),
+            "fixed_hits": self.fixed_hits,
         }
 
 
@@ -125,8 +149,14 @@ def apply(meters: Meters, kind: str, data: Mapping[str, Any], *, round_no: int =
         if level in out:
             raise MeterError(f"meter {level!r} initialised twice")
         seed = int(data["seed"])
-        out[level] = Meter(level, seed, _frac(data["rate"], "rate"), Fraction(seed), initial_seed=seed,
-                           reserve_rate=_frac(data.get("reserve_rate", 0), "reserve_rate"))
+        out[level] = Meter(
+            level,
+            seed,
+            _frac(data["rate"], "rate"),
+            Fraction(seed),
+            initial_seed=seed,
+            reserve_rate=_frac(data.get("reserve_rate", 0), "reserve_rate"),
+        )
         return out
     if level not in out:
         raise MeterError(f"{kind} for unknown meter level {level!r}")
@@ -137,8 +167,13 @@ def apply(meters: Meters, kind: str, data: Mapping[str, Any], *, round_no: int =
         r = wager * _frac(data.get("reserve_rate", 0), "reserve_rate")
         if c < 0 or r < 0:
             raise MeterError("negative increment")
-        m = replace(m, value=m.value + c, increments=m.increments + c, increment_count=m.increment_count + 1,
-                    reserve=m.reserve + r)
+        m = replace(
+            m,
+            value=m.value + c,
+            increments=m.increments + c,
+            increment_count=m.increment_count + 1,
+            reserve=m.reserve + r,
+        )
     elif kind == "meter.payout":
         cents = int(data["cents"])
         if cents < 0 or cents > m.cents:
@@ -154,8 +189,13 @@ def apply(meters: Meters, kind: str, data: Mapping[str, Any], *, round_no: int =
         if cents < 0:
             raise MeterError("negative reseed")
         moved = m.reserve
-        m = replace(m, value=m.value + cents + moved, reseeds=m.reseeds + cents,
-                    reserve=Fraction(0), reserve_moved=m.reserve_moved + moved)
+        m = replace(
+            m,
+            value=m.value + cents + moved,
+            reseeds=m.reseeds + cents,
+            reserve=Fraction(0),
+            reserve_moved=m.reserve_moved + moved,
+        )
     elif kind == "meter.void":
         wager = int(data["wager"])
         c = wager * _frac(data["rate"], "rate")
@@ -164,8 +204,12 @@ def apply(meters: Meters, kind: str, data: Mapping[str, Any], *, round_no: int =
             raise MeterError(f"void of {c} from meter {level!r} holding {m.value}")
         m = replace(m, value=m.value - c, voided=m.voided + c, reserve=m.reserve - r)
     elif kind == "meter.adjust":
-        m = replace(m, rate=_frac(data.get("rate", m.rate), "rate"), seed_cents=int(data.get("seed", m.seed_cents)),
-                    reserve_rate=_frac(data.get("reserve_rate", m.reserve_rate), "reserve_rate"))
+        m = replace(
+            m,
+            rate=_frac(data.get("rate", m.rate), "rate"),
+            seed_cents=int(data.get("seed", m.seed_cents)),
+            reserve_rate=_frac(data.get("reserve_rate", m.reserve_rate), "reserve_rate"),
+        )
     else:
         raise MeterError(f"unknown meter event {kind!r}")
     out[level] = m

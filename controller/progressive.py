@@ -44,8 +44,9 @@ class ProgressiveSystem:
         """Credited when the dealer confirms the accepted count (§ 670a.10(a)(2)(ii))."""
         return [Record("meter.increment", round_no, self._inc_data(s, c)) for s, c in sorted(accepted.items())]
 
-    def void_records(self, accepted: Mapping[int, int], credited: bool, round_no: int,
-                     returned: bool = True) -> list[Record]:
+    def void_records(
+        self, accepted: Mapping[int, int], credited: bool, round_no: int, returned: bool = True
+    ) -> list[Record]:
         """A void returns every wager (``wager.returned``, unless the caller writes those),
         and its meter contribution as a recorded void."""
         recs = []
@@ -58,12 +59,19 @@ class ProgressiveSystem:
 
     def fixed_records(self, results: Sequence[WagerResult], round_no: int) -> list[Record]:
         """Fixed progressive pays come from the table inventory: table-paid for the level."""
-        return [Record("meter.fixed_paid", round_no,
-                       {"level": self.level, "cents": r.amount + r.net, "seat": r.seat, "hand": r.hand})
-                for r in results if r.wager == "progressive" and r.outcome == "win" and not r.is_meter_pay]
+        return [
+            Record(
+                "meter.fixed_paid",
+                round_no,
+                {"level": self.level, "cents": r.amount + r.net, "seat": r.seat, "hand": r.hand},
+            )
+            for r in results
+            if r.wager == "progressive" and r.outcome == "win" and not r.is_meter_pay
+        ]
 
-    def hit_payment(self, meter: M.Meter, hit: WagerResult, order: int, by: str,
-                    round_no: int) -> tuple[list[Record], int]:
+    def hit_payment(
+        self, meter: M.Meter, hit: WagerResult, order: int, by: str, round_no: int
+    ) -> tuple[list[Record], int]:
         """Pay one percentage-of-meter hit from the meter *as it now stands*
         (§ 670a.12(d)(3)), after a floorperson's validation (§ 670a.11(h)(3)(i)(B)(III));
         a 100 % hit resets the meter to its reseed value (§ 670a.12(d)(2))."""
@@ -71,8 +79,18 @@ class ProgressiveSystem:
         cents = M.percent_payout(meter, hit.meter_fraction)
         recs = [
             Record("hit.validated", round_no, {"seat": hit.seat, "hand": hit.hand, "by": by, "order": order}),
-            Record("meter.payout", round_no, {"level": self.level, "cents": cents, "seat": hit.seat,
-                                              "hand": hit.hand, "order": order, "fraction": str(hit.meter_fraction)}),
+            Record(
+                "meter.payout",
+                round_no,
+                {
+                    "level": self.level,
+                    "cents": cents,
+                    "seat": hit.seat,
+                    "hand": hit.hand,
+                    "order": order,
+                    "fraction": str(hit.meter_fraction),
+                },
+            ),
         ]
         if hit.meter_fraction >= 1:
             recs.append(Record("meter.reseed", round_no, {"level": self.level, "cents": self.cfg.seed_cents}))
@@ -85,7 +103,17 @@ def pending_from_events(events: Sequence[Any]) -> list[WagerResult]:
     out = []
     for e in events:
         if e.kind == "hit.pending" and (e.data["seat"], e.data["hand"]) not in paid:
-            out.append(WagerResult(e.data["seat"], "progressive", e.data["cents"], "win", -e.data["cents"],
-                                   e.data["hand"], e.data.get("paytable"), e.data.get("pays"),
-                                   meter_fraction=Fraction(e.data["fraction"])))
+            out.append(
+                WagerResult(
+                    e.data["seat"],
+                    "progressive",
+                    e.data["cents"],
+                    "win",
+                    -e.data["cents"],
+                    e.data["hand"],
+                    e.data.get("paytable"),
+                    e.data.get("pays"),
+                    meter_fraction=Fraction(e.data["fraction"]),
+                )
+            )
     return out

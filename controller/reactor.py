@@ -28,10 +28,10 @@ from controller.clock import Clock
 
 @dataclass(frozen=True)
 class Event:
-    kind: str                     # e.g. "input", "shoe", "shaker", "link", "ledger.durable"
-    source: str = ""              # device or component name
+    kind: str  # e.g. "input", "shoe", "shaker", "link", "ledger.durable"
+    source: str = ""  # device or component name
     data: Mapping[str, Any] = field(default_factory=dict)
-    t: float = 0.0                # game-clock time at which the posting thread saw it
+    t: float = 0.0  # game-clock time at which the posting thread saw it
     ctx: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -45,13 +45,17 @@ class TimerHandle:
     def cancel(self) -> None:
         self.cancelled = True
 
-    def __lt__(self, other: "TimerHandle") -> bool:
+    def __lt__(self, other: TimerHandle) -> bool:
         return (self.when, self.seq) < (other.when, other.seq)
 
 
 class Reactor:
-    def __init__(self, clock: Clock, handler: Callable[[Event], None] | None = None,
-                 on_error: Callable[[BaseException, str], None] | None = None):
+    def __init__(
+        self,
+        clock: Clock,
+        handler: Callable[[Event], None] | None = None,
+        on_error: Callable[[BaseException, str], None] | None = None,
+    ):
         self.clock = clock
         self.handler = handler
         self.on_error = on_error
@@ -60,12 +64,18 @@ class Reactor:
         self._seq = itertools.count()
         self._stop = threading.Event()
         self._thread_id: int | None = None
-        self.idle_hooks: list[Callable[[], None]] = []   # run every loop turn (watchdog)
-        self.max_wait = 0.25                              # real seconds between idle-hook runs at most
+        self.idle_hooks: list[Callable[[], None]] = []  # run every loop turn (watchdog)
+        self.max_wait = 0.25  # real seconds between idle-hook runs at most
 
     # ---- any thread -------------------------------------------------------
-    def post(self, kind: str, source: str = "", data: Mapping[str, Any] | None = None,
-             ctx: Mapping[str, Any] | None = None, t: float | None = None) -> None:
+    def post(
+        self,
+        kind: str,
+        source: str = "",
+        data: Mapping[str, Any] | None = None,
+        ctx: Mapping[str, Any] | None = None,
+        t: float | None = None,
+    ) -> None:
         """Queue an event for the reactor thread.  Safe from any thread; never blocks."""
         self._q.put(Event(kind, source, dict(data or {}), self.clock.now() if t is None else t, dict(ctx or {})))
 

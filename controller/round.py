@@ -17,12 +17,12 @@ class RoundData:
     wagers: dict[tuple[int, str], int] = field(default_factory=dict)
     #: wagers the dealer keyed before the lock-out (accepted at the lock-out edge)
     keyed: dict[tuple[int, str], int] = field(default_factory=dict)
-    spots: list[tuple[str, int]] = field(default_factory=list)   # every sensed (wager, seat) accepted
-    rejected: list[int] = field(default_factory=list)           # seats whose late chips were rejected
+    spots: list[tuple[str, int]] = field(default_factory=list)  # every sensed (wager, seat) accepted
+    rejected: list[int] = field(default_factory=list)  # seats whose late chips were rejected
     lockout_t: float | None = None
     confirmed: bool = False
     credited: bool = False
-    phase: int = -1                                              # index into the procedure's phases
+    phase: int = -1  # index into the procedure's phases
     dice: tuple[int, int, int] | None = None
     red: int | None = None
     rng_value: int | None = None
@@ -32,12 +32,12 @@ class RoundData:
     to_dispense: list[Stack] = field(default_factory=list)
     dealt_stacks: list[Stack] = field(default_factory=list)
     stacks: list[list[int]] = field(default_factory=list)
-    cards: dict[str, tuple[int, ...]] = field(default_factory=dict)   # recipient -> cards ("seat:3", "dealer")
+    cards: dict[str, tuple[int, ...]] = field(default_factory=dict)  # recipient -> cards ("seat:3", "dealer")
     face_up: int = 0
     unread: bool = False
     entered: dict[int, tuple[int, ...]] = field(default_factory=dict)  # keypad hands (seat -> cards)
     decisions: dict[str, DecisionState] = field(default_factory=dict)  # decision phase -> answers
-    extra: dict[str, Any] = field(default_factory=dict)                # a procedure's own notes
+    extra: dict[str, Any] = field(default_factory=dict)  # a procedure's own notes
     results: list[WagerResult] = field(default_factory=list)
     pending_hits: list[WagerResult] = field(default_factory=list)
     payouts: list[dict[str, Any]] = field(default_factory=list)

@@ -39,7 +39,7 @@ class Notifier:
         if usec.isdigit() and int(usec) > 0 and (not pid or pid == str(os.getpid())):
             self.watchdog_s = int(usec) / 1e6
         self._last_ping = float("-inf")
-        self.sent: list[str] = []          # what was sent (tests, and `status` on the console)
+        self.sent: list[str] = []  # what was sent (tests, and `status` on the console)
         self.errors = 0
 
     @property

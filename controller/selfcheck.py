@@ -36,7 +36,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -97,8 +97,7 @@ def record_digest(state_dir: Path) -> SoftwareRecord:
     from controller import __version__
 
     files = manifest()
-    rec = SoftwareRecord(__version__, digest_of(files), files,
-                         datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    rec = SoftwareRecord(__version__, digest_of(files), files, datetime.now(UTC).isoformat(timespec="seconds"))
     path = record_path(state_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".software-", dir=path.parent)
@@ -226,7 +225,7 @@ def check_rng(test: Callable[[int], list[str]] | None = None, samples: int = RNG
 
 @dataclass
 class SelfCheckReport:
-    results: dict[str, str] = field(default_factory=dict)     # check -> "pass" / "fail" / ...
+    results: dict[str, str] = field(default_factory=dict)  # check -> "pass" / "fail" / ...
     problems: list[str] = field(default_factory=list)
     digest: str = ""
     recorded_digest: str | None = None
@@ -238,8 +237,9 @@ class SelfCheckReport:
         return not self.problems
 
 
-def run_all(hw: Any, ledger: Any, *, require_digest: bool = False,
-            rng_test: Callable[[int], list[str]] | None = None) -> SelfCheckReport:
+def run_all(
+    hw: Any, ledger: Any, *, require_digest: bool = False, rng_test: Callable[[int], list[str]] | None = None
+) -> SelfCheckReport:
     """Run every start-up check in order; never touches a pin or a port.
 
     ``require_digest``: a missing software record is itself a problem (on a
@@ -265,12 +265,17 @@ def run_all(hw: Any, ledger: Any, *, require_digest: bool = False,
         rec = load_record(Path(hw.state_dir))
         if rec is None:
             rep.results["software"] = "not recorded"
-            return ["software: no recorded digest (run `tablectl verify --record` at installation)"] \
-                if require_digest else []
+            return (
+                ["software: no recorded digest (run `tablectl verify --record` at installation)"]
+                if require_digest
+                else []
+            )
         rep.recorded_digest = rec.digest
         if rec.digest != rep.digest:
-            return [f"software: digest {rep.digest[:16]}... does not match the recorded {rec.digest[:16]}... "
-                    f"({describe_mismatch(compare(rec.files, files))})"]
+            return [
+                f"software: digest {rep.digest[:16]}... does not match the recorded {rec.digest[:16]}... "
+                f"({describe_mismatch(compare(rec.files, files))})"
+            ]
         return []
 
     timed("software", software)

@@ -37,11 +37,21 @@ LEDGER_FILE = "ledger.sqlite3"
 
 
 class Service:
-    def __init__(self, hw: HardwareConfig, *, clock: Clock | None = None, pin_factory: Any = None,
-                 open_port: Callable[[SerialConfig], Any] | None = None, require_digest: bool = False,
-                 notifier: Notifier | None = None, console_socket: str | Path | None = None,
-                 console_pty: bool = False, rng_test: Callable[[int], list[str]] | None = None,
-                 console_options: Mapping[str, Any] | None = None, rng: Any = None):
+    def __init__(
+        self,
+        hw: HardwareConfig,
+        *,
+        clock: Clock | None = None,
+        pin_factory: Any = None,
+        open_port: Callable[[SerialConfig], Any] | None = None,
+        require_digest: bool = False,
+        notifier: Notifier | None = None,
+        console_socket: str | Path | None = None,
+        console_pty: bool = False,
+        rng_test: Callable[[int], list[str]] | None = None,
+        console_options: Mapping[str, Any] | None = None,
+        rng: Any = None,
+    ):
         self.hw = hw
         self.clock = clock or MonotonicClock()
         self._pin_factory = pin_factory
@@ -55,20 +65,20 @@ class Service:
         self.serial_devices: list[Any] = []
         self._thread: threading.Thread | None = None
         self.self_check_problems: list[str] = []
-        self.self_check: Any = None                      # controller.selfcheck.SelfCheckReport
-        self.require_digest = require_digest             # a missing software record is a problem (real tables)
+        self.self_check: Any = None  # controller.selfcheck.SelfCheckReport
+        self.require_digest = require_digest  # a missing software record is a problem (real tables)
         self._rng_test = rng_test
-        self.rng = rng                                   # the starting-position RNG (default drivers.rng.SecretsRng)
+        self.rng = rng  # the starting-position RNG (default drivers.rng.SecretsRng)
         self.notifier = notifier or Notifier()
         self.ready = threading.Event()
         self.started_monotonic: float | None = None
-        self.taps: list[Callable[[Event], None]] = []   # reactor-thread observers of device events (console diag)
+        self.taps: list[Callable[[Event], None]] = []  # reactor-thread observers of device events (console diag)
         self.input_names: list[str] = []
         self.light_names: list[str] = []
         self._console_socket = console_socket
         self._console_pty = console_pty
         self._console_options = dict(console_options or {})
-        self.consoles: list[Any] = []                    # controller.console servers
+        self.consoles: list[Any] = []  # controller.console servers
         self._last_status = ""
         self.config_values: dict[str, str] = {}
 
@@ -89,20 +99,20 @@ class Service:
         rng_test = self._rng_test
         if rng_test is None and hasattr(self.rng, "self_test"):
             rng_test = lambda samples: list(self.rng.self_test(samples=samples))  # noqa: E731 - the RNG in use
-        self.self_check = selfcheck.run_all(hw, self.ledger, require_digest=self.require_digest,
-                                            rng_test=rng_test)
+        self.self_check = selfcheck.run_all(hw, self.ledger, require_digest=self.require_digest, rng_test=rng_test)
         self.self_check_problems = list(self.self_check.problems)
         self.logctx.set_round(self.ledger.last_round())
         for p in self.self_check_problems:
             self.log.error("self_check.failed", problem=p)
         self.log.info("self_check.done", results=self.self_check.results, seconds=self.self_check.seconds)
-        self.config_values = dict(self.self_check.config_values)    # what is in effect (console `config show`)
+        self.config_values = dict(self.self_check.config_values)  # what is in effect (console `config show`)
         self._config_loaded = self._config_loaded_data(self.self_check.config_values)
         self.writer = LedgerWriter(self.ledger, self.reactor.call_soon_threadsafe, self._on_ledger_error)
         # 3. pins and ports
         devices = self._make_devices()
-        self.table = Table(hw.profile, procedure, self.reactor, self.writer, devices, self.logctx,
-                           bounce_s=hw.gpio.bounce_ms / 1000)
+        self.table = Table(
+            hw.profile, procedure, self.reactor, self.writer, devices, self.logctx, bounce_s=hw.gpio.bounce_ms / 1000
+        )
         self.reactor.handler = self._dispatch
         self.writer.start()
         for d in self.serial_devices:
@@ -186,8 +196,16 @@ class Service:
         """On the reactor thread, right after ``Table.start``: record the self-check
         results and the configuration in the ledger, then tell systemd READY=1."""
         sc = self.self_check
-        recs = [self.table.rec("selfcheck", results=sc.results, problems=sc.problems, digest=sc.digest,
-                               recorded_digest=sc.recorded_digest, seconds=sc.seconds)]
+        recs = [
+            self.table.rec(
+                "selfcheck",
+                results=sc.results,
+                problems=sc.problems,
+                digest=sc.digest,
+                recorded_digest=sc.recorded_digest,
+                seconds=sc.seconds,
+            )
+        ]
         recs.append(self.table.rec("config.loaded", **self._config_loaded))
         self.table.commit(recs)
         self.ready.set()
@@ -208,9 +226,15 @@ class Service:
         if last_values is not None and config_digest(last_values) == digest:
             return {"file": self.hw.file, "digest": digest, "changed": {}}
         old = last_values or {}
-        changed = {k: [old.get(k), values.get(k)] for k in sorted(set(old) | set(values)) if old.get(k) != values.get(k)}
-        return {"file": self.hw.file, "digest": digest, "values": dict(values),
-                "changed": changed if last_values is not None else {}}
+        changed = {
+            k: [old.get(k), values.get(k)] for k in sorted(set(old) | set(values)) if old.get(k) != values.get(k)
+        }
+        return {
+            "file": self.hw.file,
+            "digest": digest,
+            "values": dict(values),
+            "changed": changed if last_values is not None else {},
+        }
 
     def _status_line(self) -> str:
         st = self.table.status if self.table is not None else {}
@@ -300,8 +324,15 @@ class Service:
             dev = classes[name](sc, self.reactor.post, self.logctx, open_port=opener)
             made[name] = dev
             self.serial_devices.append(dev)
-        return Devices(shoe=made.get("shoe"), shaker=made.get("shaker"), sign=made.get("sign"),
-                       lights=gout, inputs=gin, rng=self.rng, keypad=made.get("keypad"))
+        return Devices(
+            shoe=made.get("shoe"),
+            shaker=made.get("shaker"),
+            sign=made.get("sign"),
+            lights=gout,
+            inputs=gin,
+            rng=self.rng,
+            keypad=made.get("keypad"),
+        )
 
     # ------------------------------------------------------------------ latched errors
     def _on_reactor_error(self, exc: BaseException, detail: str) -> None:

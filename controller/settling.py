@@ -29,20 +29,39 @@ class SettlingMixin:
     meters: dict[str, Any]
 
     def _result_records(self, results: Sequence[WagerResult]) -> list[Record]:
-        recs = [self.rec("wager.result", seat=r.seat, wager=r.wager, cents=r.amount, outcome=r.outcome,
-                         net=r.net, hand=r.hand, pays=r.pays, commission=r.commission or None, detail=r.detail)
-                for r in results]
+        recs = [
+            self.rec(
+                "wager.result",
+                seat=r.seat,
+                wager=r.wager,
+                cents=r.amount,
+                outcome=r.outcome,
+                net=r.net,
+                hand=r.hand,
+                pays=r.pays,
+                commission=r.commission or None,
+                detail=r.detail,
+            )
+            for r in results
+        ]
         # what the table hands back: the wager and the win, or the wager alone on a push/return
-        recs += [self.rec("payout", seat=r.seat, wager=r.wager, cents=r.amount + r.net, hand=r.hand, paid_by="table")
-                 for r in results if r.amount + r.net > 0]
+        recs += [
+            self.rec("payout", seat=r.seat, wager=r.wager, cents=r.amount + r.net, hand=r.hand, paid_by="table")
+            for r in results
+            if r.amount + r.net > 0
+        ]
         if self.progressive:
             recs += self.progressive.fixed_records(results, self.round_no)
             # a progressive wager returned at settlement (a player voids his hand, § 688a.13(d)):
             # its meter contribution, credited at the count, is reversed like a void's
             # (procedures opt in with ``returned_reverses_meter``)
             back = {r.seat: r.amount for r in results if r.wager == "progressive" and r.outcome == "returned"}
-            if back and getattr(self.proc, "returned_reverses_meter", False) and self.round is not None \
-                    and self.round.credited:
+            if (
+                back
+                and getattr(self.proc, "returned_reverses_meter", False)
+                and self.round is not None
+                and self.round.credited
+            ):
                 recs += self.progressive.void_records(back, True, self.round_no, returned=False)
         return recs
 
@@ -58,10 +77,24 @@ class SettlingMixin:
         rnd.results = rnd.results + list(results)
         rnd.pending_hits = [r for r in results if r.is_meter_pay]
         recs = self._result_records(results)
-        recs += [self.rec("hit.pending", seat=r.seat, hand=r.hand, fraction=str(r.meter_fraction), cents=r.amount,
-                          paytable=r.paytable, pays=r.pays, order=i + 1) for i, r in enumerate(rnd.pending_hits)]
-        recs.append(self.rec("round.settled", results=len(rnd.results), earlier=settled_before,
-                             pending_hits=len(rnd.pending_hits)))
+        recs += [
+            self.rec(
+                "hit.pending",
+                seat=r.seat,
+                hand=r.hand,
+                fraction=str(r.meter_fraction),
+                cents=r.amount,
+                paytable=r.paytable,
+                pays=r.pays,
+                order=i + 1,
+            )
+            for i, r in enumerate(rnd.pending_hits)
+        ]
+        recs.append(
+            self.rec(
+                "round.settled", results=len(rnd.results), earlier=settled_before, pending_hits=len(rnd.pending_hits)
+            )
+        )
         self.commit(recs, lambda _e: self._after_settle())
 
     def _after_settle(self) -> None:
@@ -88,9 +121,13 @@ class SettlingMixin:
         self.settled()
         # the procedure's state for the next round is written with the round's close (one transaction)
         self.proc.round_ended(rnd, void=False)
-        self.commit([self.rec("round.complete", meter=str(self.meters[LEVEL].value) if LEVEL in self.meters else None),
-                     *self._carry_records()],
-                    lambda _e: self._round_done())
+        self.commit(
+            [
+                self.rec("round.complete", meter=str(self.meters[LEVEL].value) if LEVEL in self.meters else None),
+                *self._carry_records(),
+            ],
+            lambda _e: self._round_done(),
+        )
 
     def validate_hit(self, by: str) -> bool:
         """A floorperson validates the pending hit (key switch, or PIN at the console),

@@ -48,15 +48,24 @@ class Devices:
     shoe: Any
     shaker: Any | None
     sign: Any
-    lights: Any            # drivers.gpio.Lights
-    inputs: Any            # drivers.gpio.Inputs
-    rng: Any | None = None     # drivers.rng.SecretsRng: the starting position by RNG (§ 670a.5(i)(2))
+    lights: Any  # drivers.gpio.Lights
+    inputs: Any  # drivers.gpio.Inputs
+    rng: Any | None = None  # drivers.rng.SecretsRng: the starting position by RNG (§ 670a.5(i)(2))
     keypad: Any | None = None  # drivers.keypad.Keypad: the dealer's entries
 
 
 class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixin):
-    def __init__(self, profile: TableProfile, procedure: Any, reactor: Reactor, writer: LedgerWriter,
-                 devices: Devices, logctx: LogContext, *, bounce_s: float = 0.02):
+    def __init__(
+        self,
+        profile: TableProfile,
+        procedure: Any,
+        reactor: Reactor,
+        writer: LedgerWriter,
+        devices: Devices,
+        logctx: LogContext,
+        *,
+        bounce_s: float = 0.02,
+    ):
         self.profile = profile
         self.proc = procedure
         self.reactor = reactor
@@ -71,9 +80,9 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
         self.round: RoundData | None = None
         self.round_no = writer.ledger.last_round()
         self.tilts: dict[str, str] = {}
-        self.out_of_order: dict[str, str] = {}      # device -> alternative method (§ 670a.13(n))
+        self.out_of_order: dict[str, str] = {}  # device -> alternative method (§ 670a.13(n))
         self._self_check_problems: list[str] = []
-        self.devices_down: dict[str, str] = {}      # device -> lost | disconnected | gave-up
+        self.devices_down: dict[str, str] = {}  # device -> lost | disconnected | gave-up
         self.state_before_tilt = "self_test"
         self.board = BetBoard(profile.sensed, self.seats, devices.lights)
         self.states, self.transitions_spec = build(procedure.phases)
@@ -86,10 +95,17 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
         self._published: Mapping[str, Any] = {}
         self._cv = threading.Condition()
         self.debounce = Debouncer(reactor, bounce_s, self._on_input)
-        self.visited: deque[str] = deque(maxlen=256)       # recent states, for tests and the console
-        self.perf: dict[str, float] = {}                    # perf_counter stamps for bench/ (lockout freeze)
-        self.machine = Machine(model=self, states=self.states, transitions=self.transitions_spec, initial="self_test",
-                               queued=True, auto_transitions=False, after_state_change="_after_state")
+        self.visited: deque[str] = deque(maxlen=256)  # recent states, for tests and the console
+        self.perf: dict[str, float] = {}  # perf_counter stamps for bench/ (lockout freeze)
+        self.machine = Machine(
+            model=self,
+            states=self.states,
+            transitions=self.transitions_spec,
+            initial="self_test",
+            queued=True,
+            auto_transitions=False,
+            after_state_change="_after_state",
+        )
         self._publish()
 
     # ------------------------------------------------------------------ observers
@@ -101,12 +117,16 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
     def _publish(self, *_: Any) -> None:
         rnd = self.round
         snap = {
-            "state": self.state, "round": self.round_no, "tilts": dict(self.tilts),
+            "state": self.state,
+            "round": self.round_no,
+            "tilts": dict(self.tilts),
             "meter_cents": self.meters[LEVEL].cents if LEVEL in self.meters else None,
-            "count_shown": self.count_shown, "deck_ready": self.deck_ready,
+            "count_shown": self.count_shown,
+            "deck_ready": self.deck_ready,
             "accepted": dict(rnd.accepted) if rnd else {},
             "pending_hits": len(rnd.pending_hits) if rnd else 0,
-            "spots": self.board.snapshot(), "out_of_order": dict(self.out_of_order),
+            "spots": self.board.snapshot(),
+            "out_of_order": dict(self.out_of_order),
             # what the people at the table can see: the wagers, the cards dealt, whose decision it is
             "wagers": {f"{s}:{w}": c for (s, w), c in rnd.wagers.items()} if rnd else {},
             "cards": {k: list(v) for k, v in rnd.cards.items()} if rnd else {},
@@ -247,16 +267,25 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
             if e.kind == "wager.accepted":
                 self.round.wagers[(e.data["seat"], e.data.get("spot", "progressive"))] = e.data["cents"]
             elif e.kind == "wager.result":
-                self.round.results.append(WagerResult(e.data["seat"], e.data["wager"], e.data["cents"],
-                                                      e.data["outcome"], e.data["net"], e.data.get("hand")))
+                self.round.results.append(
+                    WagerResult(
+                        e.data["seat"],
+                        e.data["wager"],
+                        e.data["cents"],
+                        e.data["outcome"],
+                        e.data["net"],
+                        e.data.get("hand"),
+                    )
+                )
         if "round.settled" in kinds:
             self.round.pending_hits = pending_from_events(evs)
             if self.round.pending_hits:
                 return [self.rec("round.recovered", pending_hits=len(self.round.pending_hits))]
             self.round = None
             return [self.rec("round.complete", recovered=True)]
-        recs = self._void_records("power lost during the round (recovered at start-up)",
-                                  credited="count.confirmed" in kinds)
+        recs = self._void_records(
+            "power lost during the round (recovered at start-up)", credited="count.confirmed" in kinds
+        )
         self.round = None
         return recs
 
@@ -269,7 +298,7 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
         elif ev.kind == "shaker":
             self._on_shaker(ev)
         elif ev.kind == "keypad":
-            self._on_keypad(ev)   # controller/deciding.py
+            self._on_keypad(ev)  # controller/deciding.py
         elif ev.kind == "sign":
             if ev.data.get("msg") == "ERROR":
                 self.raise_tilt("sign", f"sign error {ev.data.get('code')}: {ev.data.get('text')}")
@@ -306,8 +335,12 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
             self.validate_hit(str(ev.data.get("by", "floorperson")))
         elif cmd == "out_of_order":
             try:
-                self.mark_out_of_order(str(ev.data.get("device")), str(ev.data.get("by", "technician")),
-                                       str(ev.data.get("alternative")), str(ev.data.get("reason", "")))
+                self.mark_out_of_order(
+                    str(ev.data.get("device")),
+                    str(ev.data.get("by", "technician")),
+                    str(ev.data.get("alternative")),
+                    str(ev.data.get("reason", "")),
+                )
             except ValueError as e:
                 self.log.warning("out_of_order.refused", error=str(e))
         elif cmd in ("in_service", "reshuffle", "new_dealer"):
@@ -330,9 +363,9 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
         if spot is not None:
             self._on_sensor(spot[0], spot[1], active, t)
         elif not active:
-            return                       # buttons act on the press edge
+            return  # buttons act on the press edge
         elif name == self.proc.lockout_button:
-            self._on_lockout(t)          # the lock-out; DJ Wild's Start Game plays its role (§ 687a.8(c))
+            self._on_lockout(t)  # the lock-out; DJ Wild's Start Game plays its role (§ 687a.8(c))
         elif name == "confirm":
             self._on_confirm()
         elif name == "void":
@@ -382,11 +415,11 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
         self.dev.sign.message("PLACE YOUR BETS")
         self.board.open()
         if self.out_of_order.get("shoe"):
-            self.deck_ready = True      # manual dealing (§ 670a.13(n)): the dealer shuffles by hand
+            self.deck_ready = True  # manual dealing (§ 670a.13(n)): the dealer shuffles by hand
         elif self.proc.needs_shuffle() or not self.shuffled_once:
-            self.dev.shoe.shuffle()     # § 670a.5(a): shuffled after each round (automated shuffler)
+            self.dev.shoe.shuffle()  # § 670a.5(a): shuffled after each round (automated shuffler)
         else:
-            self.deck_ready = True      # a continuous shoe deals on until its cover card (§ 686a.7(d))
+            self.deck_ready = True  # a continuous shoe deals on until its cover card (§ 686a.7(d))
         self._emit("open", round=self.round_no)
 
     def _show_meters(self) -> None:
@@ -432,8 +465,10 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
                     getattr(self.dev, d).restart()
             why = ", ".join(f"{d} {w}" for d, w in sorted(down.items()))
             self.log.warning("clear.refused", why=f"device(s) still down: {why}")
-            self.commit([self.rec("tilt.clear_refused", reason=reason, by=by, devices_down=why)],
-                        lambda _e, why=why: self.dev.sign.message(f"CLEAR REFUSED - {why.upper()}"[:60]))
+            self.commit(
+                [self.rec("tilt.clear_refused", reason=reason, by=by, devices_down=why)],
+                lambda _e, why=why: self.dev.sign.message(f"CLEAR REFUSED - {why.upper()}"[:60]),
+            )
             return False
         recs = [self.rec("tilt.cleared", reason=reason, by=by, cleared=sorted(self.tilts))]
         if self._self_check_problems:
@@ -458,7 +493,7 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
     def _cleared(self, trigger: str) -> None:
         """The clearing is durable: only now does the table leave the tilt (and show it)."""
         if self.state != "tilt" or self.tilts:
-            return                      # a new fault arrived meanwhile: stay in tilt
+            return  # a new fault arrived meanwhile: stay in tilt
         for device, alt in sorted(self.out_of_order.items()):
             self.dev.sign.message(f"{device.upper()} OUT OF ORDER - {alt.upper()}")
         if trigger == "clear_to_validation":
@@ -478,8 +513,9 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
         old = self.profile
         for attr in ("game", "seats", "positions", "sensed"):
             if getattr(profile, attr) != getattr(old, attr):
-                raise ValueError(f"a change of {attr} ({getattr(old, attr)} -> {getattr(profile, attr)}) "
-                                 "needs a restart")
+                raise ValueError(
+                    f"a change of {attr} ({getattr(old, attr)} -> {getattr(profile, attr)}) needs a restart"
+                )
         if (old.progressive is None) != (profile.progressive is None):
             raise ValueError("adding or removing the progressive needs a restart")
         proc = procedure_for(profile.game, profile)
@@ -490,13 +526,27 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
         recs: list[Record] = []
         if profile.progressive is not None and old.progressive != profile.progressive:
             o, n = old.progressive, profile.progressive
-            for attr in ("paytable", "wager_cents", "seed_cents", "increment_rate", "envy_paytable",
-                         "envy_min_wager_cents", "reserve_rate"):
+            for attr in (
+                "paytable",
+                "wager_cents",
+                "seed_cents",
+                "increment_rate",
+                "envy_paytable",
+                "envy_min_wager_cents",
+                "reserve_rate",
+            ):
                 if getattr(o, attr) != getattr(n, attr):
                     changed[f"progressive.{attr}"] = (getattr(o, attr), getattr(n, attr))
             if (o.seed_cents, o.increment_rate, o.reserve_rate) != (n.seed_cents, n.increment_rate, n.reserve_rate):
-                recs.append(self.rec("meter.adjust", level=LEVEL, seed=n.seed_cents, rate=str(n.increment_rate),
-                                     reserve_rate=str(n.reserve_rate)))
+                recs.append(
+                    self.rec(
+                        "meter.adjust",
+                        level=LEVEL,
+                        seed=n.seed_cents,
+                        rate=str(n.increment_rate),
+                        reserve_rate=str(n.reserve_rate),
+                    )
+                )
         self.profile, self.proc, self.prog = profile, proc, profile.progressive
         self.progressive = ProgressiveSystem(self.prog) if self.prog else None
         if recs:

@@ -35,8 +35,10 @@ class WageringMixin:
             self.commit([self.rec("wager.removed", seat=seat, spot=wager, t=round(t, 6))])
             return
         self.round.rejected.append(seat)
-        self.commit([self.rec("wager.rejected", seat=seat, spot=wager, reason=late.reason, t=round(t, 6))],
-                    lambda _e, late=late: self._show_rejected(late))
+        self.commit(
+            [self.rec("wager.rejected", seat=seat, spot=wager, reason=late.reason, t=round(t, 6))],
+            lambda _e, late=late: self._show_rejected(late),
+        )
 
     def _show_rejected(self, late: Late) -> None:
         self.board.reject(late)
@@ -64,8 +66,8 @@ class WageringMixin:
             self.log.info("lockout.ignored", state=self.state)
             return
         if not self.deck_ready:
-            self.log.warning("lockout.before_shuffle")   # the shoe has not reported a shuffled deck yet
-        spots = self.board.freeze()                      # § 670a.2(c)(2): the accepted set, frozen now
+            self.log.warning("lockout.before_shuffle")  # the shoe has not reported a shuffled deck yet
+        spots = self.board.freeze()  # § 670a.2(c)(2): the accepted set, frozen now
         self.perf["lockout_frozen"] = time.perf_counter()
         rnd = self.round
         rnd.spots = spots
@@ -77,7 +79,7 @@ class WageringMixin:
         refused = self.proc.reject_unsupported(wagers)
         rnd.wagers = {k: c for k, c in sorted(wagers.items()) if k not in refused}
         for seat, wager in refused:
-            self.board.refuse(wager, seat)            # its light flashes: the chip is not a wager
+            self.board.refuse(wager, seat)  # its light flashes: the chip is not a wager
         rnd.lockout_t = t
         self.count_shown = False
         self.lock_out()
@@ -93,7 +95,7 @@ class WageringMixin:
             return
         self.perf["lockout_durable"] = time.perf_counter()
         self.board.show_frozen()
-        if self.progressive:   # the dealer compares the progressive chips collected (§ 670a.10(a)(2)(ii))
+        if self.progressive:  # the dealer compares the progressive chips collected (§ 670a.10(a)(2)(ii))
             self.dev.sign.message(f"NO MORE BETS - COUNT {len(rnd.accepted)}")
         else:
             self.dev.sign.message(f"NO MORE BETS - {len(rnd.wagers)} WAGERS")
@@ -110,7 +112,7 @@ class WageringMixin:
         rnd.confirmed = True
         rnd.credited = True
         recs = [self.rec("count.confirmed", count=len(rnd.accepted))]
-        if self.progressive:   # increments credited when the count is confirmed (§ 670a.12(d)(2))
+        if self.progressive:  # increments credited when the count is confirmed (§ 670a.12(d)(2))
             recs += self.progressive.increment_records(rnd.accepted, self.round_no)
         self.commit(recs, lambda _e: self._advance())
 

@@ -25,14 +25,14 @@ from dataclasses import dataclass
 
 START = 0xA5
 MAX_PAYLOAD = 250
-HEADER = 4          # START LEN SEQ TYPE
+HEADER = 4  # START LEN SEQ TYPE
 OVERHEAD = HEADER + 2
 
 # link-level message types, common to every device (0x00-0x0F)
 ACK = 0x06
 NAK = 0x0F
-PING = 0x01         # heartbeat; the peer answers with ACK
-HELLO = 0x02        # opens a session (always sequence 0); resets the peer's duplicate filter
+PING = 0x01  # heartbeat; the peer answers with ACK
+HELLO = 0x02  # opens a session (always sequence 0); resets the peer's duplicate filter
 
 
 def _crc_table() -> list[int]:
@@ -116,15 +116,17 @@ class FrameDecoder:
             total = OVERHEAD + length
             if len(buf) < total:
                 break
-            body = bytes(buf[1:HEADER + length])
+            body = bytes(buf[1 : HEADER + length])
             got = (buf[total - 2] << 8) | buf[total - 1]
             want = crc16_ccitt(body)
             if got != want:
-                out.append(FrameError(f"CRC mismatch (got {got:04x}, computed {want:04x}) on seq {buf[2]} type 0x{buf[3]:02x}"))
+                out.append(
+                    FrameError(f"CRC mismatch (got {got:04x}, computed {want:04x}) on seq {buf[2]} type 0x{buf[3]:02x}")
+                )
                 self.errors += 1
-                del buf[:1]          # re-scan from the next byte: a start byte may hide inside
+                del buf[:1]  # re-scan from the next byte: a start byte may hide inside
                 continue
-            out.append(Frame(seq=buf[2], type=buf[3], payload=bytes(buf[HEADER:HEADER + length])))
+            out.append(Frame(seq=buf[2], type=buf[3], payload=bytes(buf[HEADER : HEADER + length])))
             self.frames_ok += 1
             del buf[:total]
         return out

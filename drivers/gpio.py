@@ -71,8 +71,15 @@ def make_pin_factory(name: str) -> Any:
 class GpioInputs:
     """Buttons and sensors; each edge becomes a reactor event."""
 
-    def __init__(self, pins: Mapping[str, int], factory: Any, post: Post, clock: Clock,
-                 logctx: LogContext, active_low: bool = True):
+    def __init__(
+        self,
+        pins: Mapping[str, int],
+        factory: Any,
+        post: Post,
+        clock: Clock,
+        logctx: LogContext,
+        active_low: bool = True,
+    ):
         from gpiozero import Button
 
         self._post = post

@@ -166,7 +166,7 @@ class Link:
             t.join(timeout=1.0)
         self._threads = []
         self._stop = threading.Event()
-        self._out = queue.Queue()          # messages queued while the device was gone are stale
+        self._out = queue.Queue()  # messages queued while the device was gone are stale
         self._decoder = FrameDecoder()
         self._rx_last = None
         self._tx_seq = 0
@@ -176,7 +176,7 @@ class Link:
             self._stop.set()
             self.listener.on_link_event("gave-up", f"restart failed: {e}")
             return False
-        self._lost = True                  # so the device's first frame reports "restored"
+        self._lost = True  # so the device's first frame reports "restored"
         self.listener.on_link_event("up", "port reopened by a restart")
         return True
 
@@ -230,7 +230,7 @@ class Link:
             self._decoder = FrameDecoder()
             self._rx_last = None
             self.stats.last_rx = time.monotonic()
-            self._need_hello = True       # a new session: HELLO goes before anything else
+            self._need_hello = True  # a new session: HELLO goes before anything else
             self._port_ok.set()
             self.listener.on_link_event("up", f"reopened after {attempt} attempt(s)")
             return
@@ -251,7 +251,7 @@ class Link:
                 if hasattr(port, "in_waiting"):
                     waiting = port.in_waiting
                     data = port.read(min(waiting, 4096) if waiting else 1)
-                else:                      # a pty master or socket returns what is there
+                else:  # a pty master or socket returns what is there
                     data = port.read(4096)
             except Exception as exc:  # noqa: BLE001 - port failure is reported, then bounded reopen
                 if self._stop.is_set():
@@ -380,5 +380,6 @@ class Link:
                 return False
         self.stats.faults += 1
         self.listener.on_link_event(
-            "fault", f"no ACK for type 0x{mtype:02x} seq {seq} after {self.retries + 1} transmissions")
+            "fault", f"no ACK for type 0x{mtype:02x} seq {seq} after {self.retries + 1} transmissions"
+        )
         return False

@@ -21,8 +21,8 @@ from drivers.framing import MAX_PAYLOAD
 
 # card byte: cards.py numbering 0..51, 52 = joker, 0xFF = not read
 CARD_UNREAD = 0xFF
-NO_COVER = 0            # SHUFFLED.cover: the stack has no cover card (a single deck shuffled every round)
-MAX_TEXT = 200          # bytes of UTF-8 in a text tail
+NO_COVER = 0  # SHUFFLED.cover: the stack has no cover card (a single deck shuffled every round)
+MAX_TEXT = 200  # bytes of UTF-8 in a text tail
 
 
 class ProtocolError(ValueError):
@@ -35,8 +35,8 @@ class MsgSpec:
     name: str
     type: int
     fields: tuple[tuple[str, str], ...] = ()
-    tail: str | None = None          # None | "bytes:<name>" | "text:<name>" | "meters:<name>"
-    direction: str = "host"          # "host" (host -> device) or "device" (device -> host)
+    tail: str | None = None  # None | "bytes:<name>" | "text:<name>" | "meters:<name>"
+    direction: str = "host"  # "host" (host -> device) or "device" (device -> host)
 
     @property
     def fmt(self) -> str:
@@ -56,15 +56,16 @@ class MsgSpec:
         try:
             if kind == "bytes":
                 tail = bytes(v)
-            elif kind == "text":   # at most 200 bytes, cut on a character boundary
+            elif kind == "text":  # at most 200 bytes, cut on a character boundary
                 tail = str(v).encode("utf-8")[:MAX_TEXT].decode("utf-8", "ignore").encode("utf-8")
             else:  # meters: list of (level, cents)
                 tail = b"".join(struct.pack(">BI", lvl, cents) for lvl, cents in v)
         except (ValueError, TypeError, struct.error) as e:
             raise ProtocolError(f"{self.device}.{self.name}: {name}: {e}") from None
         if len(head) + len(tail) > MAX_PAYLOAD:
-            raise ProtocolError(f"{self.device}.{self.name}: payload of {len(head) + len(tail)} bytes "
-                                f"exceeds {MAX_PAYLOAD}")
+            raise ProtocolError(
+                f"{self.device}.{self.name}: payload of {len(head) + len(tail)} bytes exceeds {MAX_PAYLOAD}"
+            )
         return head + tail
 
     def decode(self, payload: bytes) -> dict[str, Any]:
@@ -72,7 +73,8 @@ class MsgSpec:
         if len(payload) < n or (self.tail is None and len(payload) != n):
             raise ProtocolError(
                 f"{self.device}.{self.name}: payload of {len(payload)} byte(s), layout needs "
-                f"{n}{'+' if self.tail else ''}")
+                f"{n}{'+' if self.tail else ''}"
+            )
         out: dict[str, Any] = dict(zip((f for f, _ in self.fields), struct.unpack(self.fmt, payload[:n])))
         if self.tail is not None:
             kind, name = self.tail.split(":")
@@ -87,7 +89,7 @@ class MsgSpec:
             else:
                 if len(rest) % 5:
                     raise ProtocolError(f"{self.device}.{self.name}: meter records must be 5 bytes each")
-                out[name] = [struct.unpack(">BI", rest[i:i + 5]) for i in range(0, len(rest), 5)]
+                out[name] = [struct.unpack(">BI", rest[i : i + 5]) for i in range(0, len(rest), 5)]
         return out
 
 

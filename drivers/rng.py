@@ -31,10 +31,10 @@ from typing import Protocol
 
 import numpy as np
 
-ALPHA = 0.01                       # 99% confidence
-Z_CRIT = NormalDist().inv_cdf(1 - ALPHA / 2)   # two-sided normal critical value, 2.5758...
+ALPHA = 0.01  # 99% confidence
+Z_CRIT = NormalDist().inv_cdf(1 - ALPHA / 2)  # two-sided normal critical value, 2.5758...
 DEFAULT_SAMPLES = 20_000
-DEFAULT_SIDES = (7, 8)             # § 670a.5(i)(2) positions 1..7; § 621a.6(c) 1..8 (tiles)
+DEFAULT_SIDES = (7, 8)  # § 670a.5(i)(2) positions 1..7; § 621a.6(c) 1..8 (tiles)
 
 
 class Rng(Protocol):
@@ -54,8 +54,9 @@ class SecretsRng:
             raise ValueError(f"RNG range 1..{n!r} is not a whole number of positions 1..255")
         return 1 + self._randbelow(n)
 
-    def self_test(self, rng: Rng | None = None, samples: int = DEFAULT_SAMPLES,
-                  sides: Sequence[int] = DEFAULT_SIDES) -> list[str]:
+    def self_test(
+        self, rng: Rng | None = None, samples: int = DEFAULT_SAMPLES, sides: Sequence[int] = DEFAULT_SIDES
+    ) -> list[str]:
         """Run :func:`self_test` on ``rng`` (default: this generator)."""
         return self_test(rng if rng is not None else self, samples=samples, sides=sides)
 
@@ -70,7 +71,7 @@ def _gamma_q(a: float, x: float) -> float:
     if x == 0:
         return 1.0
     gln = math.lgamma(a)
-    if x < a + 1:                       # series for P(a, x)
+    if x < a + 1:  # series for P(a, x)
         term = total = 1.0 / a
         ap = a
         for _ in range(10_000):
@@ -165,8 +166,9 @@ def _sample(rng: Rng, n: int, samples: int) -> np.ndarray:
     return xs
 
 
-def self_test(rng: Rng | None = None, samples: int = DEFAULT_SAMPLES,
-              sides: Sequence[int] = DEFAULT_SIDES, retry: bool = True) -> list[str]:
+def self_test(
+    rng: Rng | None = None, samples: int = DEFAULT_SAMPLES, sides: Sequence[int] = DEFAULT_SIDES, retry: bool = True
+) -> list[str]:
     """Chi-square, runs and serial-correlation tests at 99% on each range in ``sides``.
 
     Returns the problems found, one line each (empty when the generator passes).
@@ -196,6 +198,7 @@ def self_test(rng: Rng | None = None, samples: int = DEFAULT_SAMPLES,
                 if p2 >= ALPHA:
                     continue
                 stat, p = stat2, p2
-            problems.append(f"1..{n}: {name} test failed at 99% ({label} statistic {stat:.4f}, p={p:.2e}, "
-                            f"{samples} draws)")
+            problems.append(
+                f"1..{n}: {name} test failed at 99% ({label} statistic {stat:.4f}, p={p:.2e}, {samples} draws)"
+            )
     return problems

@@ -39,8 +39,7 @@ def open_serial(cfg: SerialConfig) -> Port:
 class SerialDevice:
     device = "?"
 
-    def __init__(self, cfg: SerialConfig, post: Post, logctx: LogContext,
-                 open_port: Callable[[], Port] | None = None):
+    def __init__(self, cfg: SerialConfig, post: Post, logctx: LogContext, open_port: Callable[[], Port] | None = None):
         self.cfg = cfg
         self._post = post
         self.logctx = logctx

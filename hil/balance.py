@@ -26,15 +26,17 @@ class Balance:
     rounds: int = 0
     wagers: int = 0
     wagered_cents: int = 0
-    players_net_cents: int = 0           # what the players won (+) or lost (-), meter pays included
+    players_net_cents: int = 0  # what the players won (+) or lost (-), meter pays included
     meter_paid_cents: int = 0
 
     def line(self) -> str:
         from controller.meters import format_cents
 
         if self.ok:
-            return (f"balance: OK ({self.rounds} rounds, {self.wagers} wagers, {format_cents(self.wagered_cents)} "
-                    f"wagered, players net {format_cents(self.players_net_cents)}, meters reconciled)")
+            return (
+                f"balance: OK ({self.rounds} rounds, {self.wagers} wagers, {format_cents(self.wagered_cents)} "
+                f"wagered, players net {format_cents(self.players_net_cents)}, meters reconciled)"
+            )
         more = f" (+{len(self.problems) - 3} more)" if len(self.problems) > 3 else ""
         return "balance: MISMATCH " + "; ".join(self.problems[:3]) + more
 
@@ -55,18 +57,22 @@ def check(ledger_path: Path, placed: Mapping[int, Mapping[tuple[int, str], int]]
         if accepted != want:
             extra = {k: v for k, v in accepted.items() if want.get(k) != v}
             missing = {k: v for k, v in want.items() if accepted.get(k) != v}
-            b.problems.append(f"round {rnd}: placed but not taken as placed {sorted(missing.items())}; "
-                              f"taken but not placed {sorted(extra.items())}")
+            b.problems.append(
+                f"round {rnd}: placed but not taken as placed {sorted(missing.items())}; "
+                f"taken but not placed {sorted(extra.items())}"
+            )
         outcomes: Counter = Counter()
         for k, d in evs:
             if k == "wager.result" and d.get("cents"):
                 outcomes[(d["seat"], d["wager"])] += 1
                 if accepted.get((d["seat"], d["wager"])) != d["cents"]:
-                    b.problems.append(f"round {rnd}: seat {d['seat']} {d['wager']} settled for {d['cents']} "
-                                      f"cents, accepted {accepted.get((d['seat'], d['wager']))}")
+                    b.problems.append(
+                        f"round {rnd}: seat {d['seat']} {d['wager']} settled for {d['cents']} "
+                        f"cents, accepted {accepted.get((d['seat'], d['wager']))}"
+                    )
                 b.players_net_cents += d["net"]
             elif k == "wager.result":
-                b.players_net_cents += d["net"]          # an envy bonus: no wager of its own
+                b.players_net_cents += d["net"]  # an envy bonus: no wager of its own
             elif k == "wager.returned":
                 outcomes[(d["seat"], d.get("wager", "progressive"))] += 1
             elif k == "meter.payout":
@@ -77,7 +83,7 @@ def check(ledger_path: Path, placed: Mapping[int, Mapping[tuple[int, str], int]]
             for key in accepted:
                 if outcomes[key] != 1:
                     b.problems.append(f"round {rnd}: seat {key[0]} {key[1]} has {outcomes[key]} outcome(s), not 1")
-            for key, n in outcomes.items():
+            for key in outcomes:
                 if key not in accepted:
                     b.problems.append(f"round {rnd}: an outcome for seat {key[0]} {key[1]}, never accepted")
             results = [d for k, d in evs if k == "wager.result"]

@@ -33,7 +33,7 @@ class _KillingCursor:
 
     def execute(self, sql: str, *args: Any) -> Any:
         if sql == "COMMIT" and self._rng.random() < self._p:
-            os.kill(os.getpid(), signal.SIGKILL)          # the transaction is open and unfinished
+            os.kill(os.getpid(), signal.SIGKILL)  # the transaction is open and unfinished
         return self._cur.execute(sql, *args)
 
     def __getattr__(self, name: str) -> Any:
@@ -61,7 +61,7 @@ def _rich_deck(rng: random.Random) -> list[int]:
         cards = list(parse_cards(plant))
         rest = [c for c in deck if c not in cards]
         k = rng.randrange(7)
-        deck = rest[:6 * k] + cards + rest[6 * k:]
+        deck = rest[: 6 * k] + cards + rest[6 * k :]
     return deck
 
 
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for _ in range(args.rounds):
             people.play_round()
-    except RuntimeError as e:          # a tilt: report it to the parent
+    except RuntimeError as e:  # a tilt: report it to the parent
         print(f"tilt: {e}", flush=True)
         status = 3
     finally:

@@ -45,7 +45,7 @@ class SimDevice:
         self.pty = PtyEnd()
         self.port = SimPort(self.pty)
         self.link_path: Path | None = None
-        if link_dir is not None:            # a stable name, like /dev/serial/by-id/...
+        if link_dir is not None:  # a stable name, like /dev/serial/by-id/...
             self.link_path = Path(link_dir) / f"tty-{self.device}"
             self._point_link()
         self.path = str(self.link_path) if self.link_path else self.pty.path
@@ -55,8 +55,8 @@ class SimDevice:
         self.sent: list[tuple[str, dict[str, Any]]] = []
         self.link_events: list[tuple[str, str]] = []
         self.faults: dict[str, Any] = {}
-        self.silent = False            # fault: stops sending application messages (its link still ACKs)
-        self.reply_delay_s = 0.0       # fault: every reply this much later (game seconds)
+        self.silent = False  # fault: stops sending application messages (its link still ACKs)
+        self.reply_delay_s = 0.0  # fault: every reply this much later (game seconds)
         self.plugged = True
         self._lock = threading.Lock()
 
@@ -148,21 +148,21 @@ class SimDevice:
 
 @dataclass
 class ShoeFaults:
-    jam_at_stack: int | None = None         # § 670a.13(m): jams while dispensing this stack
-    face_up: dict[int, int] = field(default_factory=dict)   # stack -> face-up cards found (§ 670a.13(f))
-    remaining_offset: int = 0               # § 670a.10(e): wrong count of cards left
-    stacks_offset: int = 0                  # § 670a.10(e): wrong count of stacks dispensed
-    short_stack: int | None = None          # this stack one card short (§ 670a.13(h),(k))
-    misnumber_stack: int | None = None      # this stack reported under the next number (§ 670a.13(k))
-    unread: bool = False                    # no card reading (the keypad must supply the cards)
-    silent_after_stack: int | None = None   # stops dealing after this stack (§ 670a.13(m)); link still up
-    shuffle_failures: int = 0               # the next n shuffles fail (§ 670a.13(l))
+    jam_at_stack: int | None = None  # § 670a.13(m): jams while dispensing this stack
+    face_up: dict[int, int] = field(default_factory=dict)  # stack -> face-up cards found (§ 670a.13(f))
+    remaining_offset: int = 0  # § 670a.10(e): wrong count of cards left
+    stacks_offset: int = 0  # § 670a.10(e): wrong count of stacks dispensed
+    short_stack: int | None = None  # this stack one card short (§ 670a.13(h),(k))
+    misnumber_stack: int | None = None  # this stack reported under the next number (§ 670a.13(k))
+    unread: bool = False  # no card reading (the keypad must supply the cards)
+    silent_after_stack: int | None = None  # stops dealing after this stack (§ 670a.13(m)); link still up
+    shuffle_failures: int = 0  # the next n shuffles fail (§ 670a.13(l))
     shuffle_fail_code: int = P.SHUFFLE_JAM
     door_open: bool = False
     # multi-deck shoe (§ 686a.3(a), § 686a.5(d), § 686a.7(d))
-    cover_at: int | None = None             # the next shuffles put the cover card after this many cards
-    no_cover: bool = False                  # the cover card is missing (SHUFFLED reports cover 0)
-    cover_unreported: bool = False          # the cover card comes out but the shoe does not report it
+    cover_at: int | None = None  # the next shuffles put the cover card after this many cards
+    no_cover: bool = False  # the cover card is missing (SHUFFLED reports cover 0)
+    cover_unreported: bool = False  # the cover card comes out but the shoe does not report it
 
 
 class ShoeSim(SimDevice):
@@ -180,8 +180,15 @@ class ShoeSim(SimDevice):
 
     device = "shoe"
 
-    def __init__(self, clock: Clock, rng: random.Random, deck_size: int = 53,
-                 dispense_s: float = 0.6, shuffle_s: float = 2.0, link_dir: Path | None = None):
+    def __init__(
+        self,
+        clock: Clock,
+        rng: random.Random,
+        deck_size: int = 53,
+        dispense_s: float = 0.6,
+        shuffle_s: float = 2.0,
+        link_dir: Path | None = None,
+    ):
         super().__init__(clock, rng, link_dir)
         self.deck_size = deck_size
         self.dispense_s = dispense_s
@@ -191,13 +198,13 @@ class ShoeSim(SimDevice):
         self.deck: deque[int] = deque()
         self.stacks = 0
         self.shoe_faults = ShoeFaults()
-        self.stacked_decks: deque[list[int]] = deque()   # scripted decks for tests (top card first)
+        self.stacked_decks: deque[list[int]] = deque()  # scripted decks for tests (top card first)
         self.shuffles = 0
         self.shuffle_failures = 0
-        self.cover_at = P.NO_COVER            # cards above the cover card after the last shuffle
-        self.dealt = 0                        # cards dealt since the last shuffle
+        self.cover_at = P.NO_COVER  # cards above the cover card after the last shuffle
+        self.dealt = 0  # cards dealt since the last shuffle
         self.cover_out = False
-        self.covers = 0                       # cover cards that came out
+        self.covers = 0  # cover cards that came out
 
     def batch(self) -> list[int]:
         """Every card of the game's deck, in order: ``decks`` x 0..51, else 0..deck_size-1."""
@@ -207,8 +214,12 @@ class ShoeSim(SimDevice):
 
     def _flags(self) -> int:
         f = self.shoe_faults
-        return (P.SHOE_LOADED | (P.SHOE_SHUFFLED if self.deck else 0) | (P.SHOE_DOOR_OPEN if f.door_open else 0)
-                | (0 if f.unread else P.SHOE_READS_CARDS))
+        return (
+            P.SHOE_LOADED
+            | (P.SHOE_SHUFFLED if self.deck else 0)
+            | (P.SHOE_DOOR_OPEN if f.door_open else 0)
+            | (0 if f.unread else P.SHOE_READS_CARDS)
+        )
 
     def on_STATUS_REQ(self) -> None:
         self.send("STATUS", flags=self._flags(), remaining=len(self.deck), stacks=self.stacks)
@@ -219,13 +230,13 @@ class ShoeSim(SimDevice):
             return P.NO_COVER
         if f.cover_at is not None:
             return int(f.cover_at)
-        deepest = n - -(-n // 4)                         # at least 1/4 of the way in from the bottom
+        deepest = n - -(-n // 4)  # at least 1/4 of the way in from the bottom
         return self.rng.randint(max(1, deepest - 26), deepest)
 
     def on_SHUFFLE(self) -> None:
         def done() -> None:
             f = self.shoe_faults
-            if f.shuffle_failures > 0:      # § 670a.13(l), § 686a.9(d): jammed / stopped / cycle not completed
+            if f.shuffle_failures > 0:  # § 670a.13(l), § 686a.9(d): jammed / stopped / cycle not completed
                 f.shuffle_failures -= 1
                 self.shuffle_failures += 1
                 self.deck = deque()
@@ -243,6 +254,7 @@ class ShoeSim(SimDevice):
             self.cover_out = False
             self.cover_at = self._place_cover(len(cards))
             self.send("SHUFFLED", cards=len(self.deck), cover=self.cover_at)
+
         self.sched.later(self.shuffle_s, done)
 
     def _take(self, stack: int, in_stack: int) -> int:
@@ -286,8 +298,12 @@ class ShoeSim(SimDevice):
 
     def on_COUNT_REQ(self) -> None:
         f = self.shoe_faults
-        self.sched.later(0.2, lambda: self.send("REMAINING", remaining=len(self.deck) + f.remaining_offset,
-                                                stacks=self.stacks + f.stacks_offset))
+        self.sched.later(
+            0.2,
+            lambda: self.send(
+                "REMAINING", remaining=len(self.deck) + f.remaining_offset, stacks=self.stacks + f.stacks_offset
+            ),
+        )
 
 
 # --------------------------------------------------------------------------- shaker
@@ -295,10 +311,10 @@ class ShoeSim(SimDevice):
 
 @dataclass
 class ShakerFaults:
-    no_rolls: int = 0             # the next n shakes end in "no roll" (§ 670a.13(a),(b); § 621a.10(a))
+    no_rolls: int = 0  # the next n shakes end in "no roll" (§ 670a.13(a),(b); § 621a.10(a))
     no_roll_reason: int = P.NO_ROLL_NOT_FLAT
-    short_shake_ms: int | None = None   # next shake reports this duration (< 5 s, § 621a.2(f)(2))
-    lid_open: bool = False        # lid/seal open (§ 621a.2(f)(1)); shakes end in NO_ROLL(lid open)
+    short_shake_ms: int | None = None  # next shake reports this duration (< 5 s, § 621a.2(f)(2))
+    lid_open: bool = False  # lid/seal open (§ 621a.2(f)(1)); shakes end in NO_ROLL(lid open)
     seal_broken: bool = False
     scripted: deque[tuple[int, int, int, int]] = field(default_factory=deque)  # (d1, d2, d3, red)
 
@@ -321,8 +337,12 @@ class ShakerSim(SimDevice):
 
     def _flags(self) -> int:
         f = self.shaker_faults
-        return ((0 if f.lid_open else P.SHAKER_LID_CLOSED) | (0 if f.seal_broken else P.SHAKER_SEALED)
-                | (P.SHAKER_ARMED if self.armed is not None else 0) | (P.SHAKER_SHAKING if self.shaking else 0))
+        return (
+            (0 if f.lid_open else P.SHAKER_LID_CLOSED)
+            | (0 if f.seal_broken else P.SHAKER_SEALED)
+            | (P.SHAKER_ARMED if self.armed is not None else 0)
+            | (P.SHAKER_SHAKING if self.shaking else 0)
+        )
 
     def on_STATUS_REQ(self) -> None:
         self.send("STATUS", flags=self._flags())
@@ -340,8 +360,11 @@ class ShakerSim(SimDevice):
 
     def on_ACTIVATE(self, who: int) -> None:
         if self.armed is None or self.shaking:
-            self.send("ERROR", code=P.ERR_BAD_STATE, text="activate while not armed" if not self.shaking
-                      else "activate while shaking")
+            self.send(
+                "ERROR",
+                code=P.ERR_BAD_STATE,
+                text="activate while not armed" if not self.shaking else "activate while shaking",
+            )
             return
         self._shake(who)
 
@@ -377,7 +400,7 @@ class ShakerSim(SimDevice):
             d1, d2, d3 = (self.rng.randint(1, 6) for _ in range(3))
             red = self.rng.randrange(3)
         self.rolls.append((d1, d2, d3, red))
-        self.armed = None                 # one result per arming
+        self.armed = None  # one result per arming
         self.send("RESULT", d1=d1, d2=d2, d3=d3, red=red, shake_ms=shake_ms)
 
 
@@ -506,4 +529,5 @@ class ScriptedRng:
 
         class _Source:
             draw = staticmethod(self._source)
+
         return self_test(rng if rng is not None else _Source(), samples=samples, sides=sides)

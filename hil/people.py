@@ -17,13 +17,20 @@ from typing import Any
 
 from hil.rig import Rig
 
-WAIT_S = 30.0   # real seconds to wait for the controller before calling it a hang
+WAIT_S = 30.0  # real seconds to wait for the controller before calling it a hang
 
 
 class People:
-    def __init__(self, rig: Rig, rng: random.Random, *, bet_probability: float = 0.55,
-                 late_bet_probability: float = 0.1, chatter_probability: float = 0.1,
-                 strategy: Any | None = None):
+    def __init__(
+        self,
+        rig: Rig,
+        rng: random.Random,
+        *,
+        bet_probability: float = 0.55,
+        late_bet_probability: float = 0.1,
+        chatter_probability: float = 0.1,
+        strategy: Any | None = None,
+    ):
         from hil.players import strategy_for
 
         self.rig = rig
@@ -55,9 +62,13 @@ class People:
         rig, rng = self.rig, self.rng
 
         def opened() -> Mapping[str, Any]:
-            return self._wait(lambda s: s.get("state") in ("open_for_wagers", "tilt", "floor_validation") and
-                              (s.get("deck_ready") or s.get("state") != "open_for_wagers"),
-                              "the table to open for wagers")
+            return self._wait(
+                lambda s: (
+                    s.get("state") in ("open_for_wagers", "tilt", "floor_validation")
+                    and (s.get("deck_ready") or s.get("state") != "open_for_wagers")
+                ),
+                "the table to open for wagers",
+            )
 
         st = opened()
         while st["state"] == "floor_validation":
@@ -65,8 +76,10 @@ class People:
             # the floorperson validates it before the next round opens
             before = st.get("pending_hits", 0)
             rig.press("key")
-            self._wait(lambda s: s.get("pending_hits", 0) < before or s.get("state") == "tilt",
-                       "the recovered hit to be validated")
+            self._wait(
+                lambda s, before=before: s.get("pending_hits", 0) < before or s.get("state") == "tilt",
+                "the recovered hit to be validated",
+            )
             st = opened()
         if st["state"] == "tilt":
             raise RuntimeError(f"table is in tilt: {st['tilts']}")
@@ -79,7 +92,7 @@ class People:
                 rig.place(bet.seat, bet.wager)
                 sensed_seats.append((bet.seat, bet.wager))
                 placed[(bet.seat, bet.wager)] = bet.cents
-                if rng.random() < self.chatter_probability:   # a chip set down unevenly: contact chatter
+                if rng.random() < self.chatter_probability:  # a chip set down unevenly: contact chatter
                     for _ in range(rng.randint(1, 4)):
                         rig.remove(bet.seat, bet.wager)
                         rig.place(bet.seat, bet.wager)
@@ -90,11 +103,11 @@ class People:
                 else:
                     placed[(bet.seat, bet.wager)] = bet.cents
         rig.clock.sleep(0.5)
-        rig.press(self.rig.table.proc.lockout_button)     # "no more bets" (lock-out; DJ Wild's Start Game)
+        rig.press(self.rig.table.proc.lockout_button)  # "no more bets" (lock-out; DJ Wild's Start Game)
         st = self._wait(lambda s: s.get("count_shown") or s.get("state") == "tilt", "the accepted count")
         # wagers the table refused at the lock-out (e.g. an optional wager without its base wager)
         taken = {tuple(k.split(":")) for k in st.get("wagers", {})}
-        for (seat, wager) in list(placed):
+        for seat, wager in list(placed):
             if (str(seat), wager) not in taken:
                 refused.add((seat, wager))
                 del placed[(seat, wager)]
@@ -103,20 +116,24 @@ class People:
             empty = [s for s in range(1, rig.table.seats + 1) if (s, "progressive") not in sensed_seats]
             if empty:
                 late.append((rng.choice(empty), "progressive"))
-                rig.place(*late[-1])                      # too late: rejected, never a wager
+                rig.place(*late[-1])  # too late: rejected, never a wager
         rig.clock.sleep(0.5)
-        for seat, wager in sensed_seats + late:           # the dealer collects the chips (§ 670a.10(a)(2)(ii))
+        for seat, wager in sensed_seats + late:  # the dealer collects the chips (§ 670a.10(a)(2)(ii))
             rig.remove(seat, wager)
-        rig.press("confirm")                              # count equals chips collected
+        rig.press("confirm")  # count equals chips collected
         decided: set[str] = set()
         proc = rig.table.proc
-        player_shaker = hasattr(proc, "shaker_activator")       # § 621a.2(f): a player presses the button
+        player_shaker = hasattr(proc, "shaker_activator")  # § 621a.2(f): a player presses the button
         while True:
-            st = self._wait(lambda s: (s.get("decision") and not s["decision"]["done"])
-                            or s.get("state") in ("floor_validation", "tilt", "hand_entry")
-                            or (player_shaker and self._starting(s))
-                            or (s.get("state") == "open_for_wagers" and s.get("round", 0) > number),
-                            "the round to finish")
+            st = self._wait(
+                lambda s: (
+                    (s.get("decision") and not s["decision"]["done"])
+                    or s.get("state") in ("floor_validation", "tilt", "hand_entry")
+                    or (player_shaker and self._starting(s))
+                    or (s.get("state") == "open_for_wagers" and s.get("round", 0) > number)
+                ),
+                "the round to finish",
+            )
             if st["state"] == "tilt":
                 raise RuntimeError(f"table is in tilt: {st['tilts']}")
             if player_shaker and self._starting(st):
@@ -132,16 +149,20 @@ class People:
                 for text, late_wagers in self.strategy.decide(st):
                     reply = self._key(text)
                     if not reply.startswith("ERROR"):
-                        placed.update(late_wagers)   # e.g. a Double Down, made after "no more bets"
-                self._wait(lambda s, p=phase: s.get("state") != p or s.get("state") == "tilt",
-                           f"the {phase} decisions to be taken")
+                        placed.update(late_wagers)  # e.g. a Double Down, made after "no more bets"
+                self._wait(
+                    lambda s, p=phase: s.get("state") != p or s.get("state") == "tilt",
+                    f"the {phase} decisions to be taken",
+                )
                 continue
             if st["state"] == "floor_validation":
                 before = st.get("pending_hits", 0)
                 rig.clock.sleep(1.0)
-                rig.press("key")                          # the floorperson validates the hit
-                self._wait(lambda s: s.get("pending_hits", 0) < before or s.get("state") == "tilt",
-                           "the validation to be taken")
+                rig.press("key")  # the floorperson validates the hit
+                self._wait(
+                    lambda s, before=before: s.get("pending_hits", 0) < before or s.get("state") == "tilt",
+                    "the validation to be taken",
+                )
                 continue
             return number
 

@@ -16,7 +16,7 @@ class PtyEnd:
 
     def __init__(self) -> None:
         self.master, self._slave = os.openpty()
-        tty.setraw(self._slave, termios.TCSANOW)   # no echo, no line discipline, 8 bits
+        tty.setraw(self._slave, termios.TCSANOW)  # no echo, no line discipline, 8 bits
         self.path = os.ttyname(self._slave)
         self.closed = False
         self.read_timeout = 0.02
@@ -30,7 +30,7 @@ class PtyEnd:
         try:
             return os.read(self.master, size)
         except OSError as e:
-            if e.errno == errno.EIO:      # no slave open at the moment
+            if e.errno == errno.EIO:  # no slave open at the moment
                 return b""
             raise
 
@@ -87,7 +87,7 @@ class SimPort:
         try:
             data = end.read(size)
         except OSError:
-            if end is not self.end:       # unplugged or replaced under us
+            if end is not self.end:  # unplugged or replaced under us
                 return b""
             raise
         if not data or self.mute:
@@ -113,7 +113,7 @@ class SimPort:
                 self.corrupt_next -= 1
             self.corrupted += 1
             b = bytearray(data)
-            b[-1] ^= 0x5A                 # the CRC's low byte: the frame must fail its check
+            b[-1] ^= 0x5A  # the CRC's low byte: the frame must fail its check
             data = bytes(b)
         return self._write(data)
 

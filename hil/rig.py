@@ -34,18 +34,39 @@ from hil.devices import KeypadSim, ScriptedRng, ShakerSim, ShoeSim, SignSim
 
 #: the rig's pin map (BCM), also the example wiring in config/examples/table.toml
 PINS: dict[str, Any] = {
-    "lockout": 17, "confirm": 27, "void": 22, "key_switch": 23, "door": 24, "beacon": 25, "start_game": 26,
+    "lockout": 17,
+    "confirm": 27,
+    "void": 22,
+    "key_switch": 23,
+    "door": 24,
+    "beacon": 25,
+    "start_game": 26,
     "spots": {"progressive": {"sensors": [5, 6, 12, 13, 16, 19], "lights": [4, 14, 15, 18, 20, 21]}},
 }
-BUTTONS = {"lockout": "lockout", "confirm": "confirm", "void": "void", "key": "key_switch", "door": "door",
-           "start_game": "start_game"}
+BUTTONS = {
+    "lockout": "lockout",
+    "confirm": "confirm",
+    "void": "void",
+    "key": "key_switch",
+    "door": "door",
+    "start_game": "start_game",
+}
 
 
 class Rig:
-    def __init__(self, state_dir: Path, *, profile: str = "six-card-fortune-progressive", seed: int = 0,
-                 speed: float = 50.0, table_id: str = "SIM-01", shake_s: float = 5.0,
-                 link: Mapping[str, int] | None = None, profile_overrides: Mapping[str, Any] | None = None,
-                 keypad: bool | None = None):
+    def __init__(
+        self,
+        state_dir: Path,
+        *,
+        profile: str = "six-card-fortune-progressive",
+        seed: int = 0,
+        speed: float = 50.0,
+        table_id: str = "SIM-01",
+        shake_s: float = 5.0,
+        link: Mapping[str, int] | None = None,
+        profile_overrides: Mapping[str, Any] | None = None,
+        keypad: bool | None = None,
+    ):
         """``link``: serial link settings for every device (``ack_timeout_ms``, ``retries``,
         ``heartbeat_ms``, ``lost_after_ms``, as in ``[serial.<dev>]``); ``profile_overrides``:
         fields of the table profile to replace (e.g. ``start_method``); ``keypad``: add the
@@ -68,14 +89,17 @@ class Rig:
         self.sign = SignSim(self.clock, random.Random(f"{seed}/sign"), link_dir=self.dev_dir)
         self.sims = [self.shoe, self.shaker, self.sign]
         self.keypad: KeypadSim | None = None
-        if keypad is None:        # the dealer's keypad wherever the game needs keyed wagers or decisions
+        if keypad is None:  # the dealer's keypad wherever the game needs keyed wagers or decisions
             keypad = proc.needs_keypad()
         if keypad:
             self.keypad = KeypadSim(self.clock, random.Random(f"{seed}/keypad"), link_dir=self.dev_dir)
             self.sims.append(self.keypad)
         self.factory = MockFactory()
-        serial: dict[str, Any] = {s.device: {"port": s.path, **dict(link or {})} for s in self.sims
-                                  if s.device in getattr(C, "SERIAL_DEVICES", ("shoe", "shaker", "sign"))}
+        serial: dict[str, Any] = {
+            s.device: {"port": s.path, **dict(link or {})}
+            for s in self.sims
+            if s.device in getattr(C, "SERIAL_DEVICES", ("shoe", "shaker", "sign"))
+        }
         doc = {
             "table": {"id": table_id, "profile": profile, "state_dir": str(state_dir)},
             "gpio": {"pin_factory": "mock", **PINS},
@@ -91,7 +115,7 @@ class Rig:
         params = inspect.signature(Service).parameters
         if "rng" in params:
             extra["rng"] = self.rng
-        if "rng_test" in params:     # the start-up self-test runs on the rig's (seeded, deterministic) source
+        if "rng_test" in params:  # the start-up self-test runs on the rig's (seeded, deterministic) source
             extra["rng_test"] = lambda samples: self.rng.self_test(samples=samples)
         self.service = Service(self.hw, clock=self.clock, pin_factory=self.factory, **extra)
         self.started = False
@@ -102,7 +126,7 @@ class Rig:
     def table(self) -> Any:
         return self.service.table
 
-    def start(self) -> "Rig":
+    def start(self) -> Rig:
         for s in self.sims:
             s.start()
         self.service.start()
@@ -119,7 +143,7 @@ class Rig:
         self.started = False
         shutil.rmtree(self.dev_dir, ignore_errors=True)
 
-    def __enter__(self) -> "Rig":
+    def __enter__(self) -> Rig:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -162,7 +186,7 @@ class Rig:
         raise KeyError(f"the rig has no {device!r} simulator")
 
     # ------------------------------------------------------------------ what a tester sees
-    def _on_emit(self, what: str, data: Mapping[str, Any]) -> None:   # reactor thread
+    def _on_emit(self, what: str, data: Mapping[str, Any]) -> None:  # reactor thread
         with self._emitted_cv:
             self.emitted.append((what, dict(data)))
             self._emitted_cv.notify_all()
@@ -174,8 +198,10 @@ class Rig:
     def wait_emitted(self, what: str, count: int, timeout: float) -> None:
         with self._emitted_cv:
             if not self._emitted_cv.wait_for(lambda: sum(1 for w, _ in self.emitted if w == what) >= count, timeout):
-                raise TimeoutError(f"the table emitted {what!r} {sum(1 for w, _ in self.emitted if w == what)} "
-                                   f"time(s), waited for {count}")
+                raise TimeoutError(
+                    f"the table emitted {what!r} {sum(1 for w, _ in self.emitted if w == what)} "
+                    f"time(s), waited for {count}"
+                )
 
     def ledger_events(self, kinds: Iterable[str] | None = None) -> list[tuple[int, str, dict[str, Any]]]:
         """(round, kind, data) of every durable ledger record, oldest first, read through

@@ -29,7 +29,7 @@ import yaml
 
 from drivers import protocol as P
 
-WAIT_S = 15.0          # default real seconds a wait may take before it is a failure
+WAIT_S = 15.0  # default real seconds a wait may take before it is a failure
 TOP_KEYS = {"name", "section", "description", "profile", "seed", "speed", "rig", "setup", "steps", "expect"}
 LIGHT_NAMES = {"off": P.LIGHT_OFF, "on": P.LIGHT_ON, "blink": P.LIGHT_BLINK}
 
@@ -98,11 +98,19 @@ def load(path: str | Path) -> Scenario:
     bad = set(doc.get("expect", {})) - EXPECT_KEYS
     if bad:
         raise ScenarioError(f"{p}: unknown expectation(s) {', '.join(sorted(bad))}")
-    return Scenario(name=doc["name"], section=doc["section"], path=p, description=doc.get("description", ""),
-                    profile=doc.get("profile", "six-card-fortune-progressive"), seed=int(doc.get("seed", 1)),
-                    speed=float(doc.get("speed", 50.0)), rig=dict(doc.get("rig", {})),
-                    setup=dict(doc.get("setup", {})), steps=list(doc.get("steps", [])),
-                    expect=dict(doc.get("expect", {})))
+    return Scenario(
+        name=doc["name"],
+        section=doc["section"],
+        path=p,
+        description=doc.get("description", ""),
+        profile=doc.get("profile", "six-card-fortune-progressive"),
+        seed=int(doc.get("seed", 1)),
+        speed=float(doc.get("speed", 50.0)),
+        rig=dict(doc.get("rig", {})),
+        setup=dict(doc.get("setup", {})),
+        steps=list(doc.get("steps", [])),
+        expect=dict(doc.get("expect", {})),
+    )
 
 
 def discover(paths: Iterable[str | Path]) -> list[Path]:
@@ -129,9 +137,16 @@ class Runner:
         from hil.rig import Rig
 
         self.scn = scn
-        self.rig = Rig(state_dir, profile=scn.profile, seed=scn.seed, speed=scn.speed,
-                       shake_s=float(scn.rig.get("shake_s", 5.0)), link=scn.rig.get("link"),
-                       profile_overrides=scn.rig.get("profile_overrides"), keypad=bool(scn.rig.get("keypad", False)))
+        self.rig = Rig(
+            state_dir,
+            profile=scn.profile,
+            seed=scn.seed,
+            speed=scn.speed,
+            shake_s=float(scn.rig.get("shake_s", 5.0)),
+            link=scn.rig.get("link"),
+            profile_overrides=scn.rig.get("profile_overrides"),
+            keypad=bool(scn.rig.get("keypad", False)),
+        )
         self.wait_s = float(scn.rig.get("wait_s", WAIT_S))
 
     # ---- the whole run ---------------------------------------------------------
@@ -141,7 +156,7 @@ class Runner:
             self._setup(self.scn.setup)
             rig.start()
             for i, step in enumerate(self.scn.steps, 1):
-                (action, arg), = step.items()
+                ((action, arg),) = step.items()
                 try:
                     ACTIONS[action](self, arg)
                 except (StepFailed, TimeoutError, AssertionError) as e:
@@ -259,8 +274,10 @@ class Runner:
         kp = self.rig.keypad
         if kp is None:
             raise ScenarioError(f"{self.scn.path}: wait_prompt without rig.keypad: true")
-        self._poll(lambda: sum(1 for p in list(kp.prompts) if text in p) >= count,
-                   f"{count} keypad prompt(s) containing {text!r} (prompts: {kp.prompts})")
+        self._poll(
+            lambda: sum(1 for p in list(kp.prompts) if text in p) >= count,
+            f"{count} keypad prompt(s) containing {text!r} (prompts: {kp.prompts})",
+        )
 
     def step_command(self, v: Mapping[str, Any]) -> None:
         v = dict(v)
@@ -306,8 +323,12 @@ class Runner:
         bets = self._seats(v.get("bets", []))
         late = self._seats(v.get("late", []))
         t = self.rig.table
-        st = t.wait_for(lambda s: s.get("state") in ("open_for_wagers", "tilt") and
-                        (s.get("deck_ready") or s.get("state") == "tilt"), self.wait_s)
+        st = t.wait_for(
+            lambda s: (
+                s.get("state") in ("open_for_wagers", "tilt") and (s.get("deck_ready") or s.get("state") == "tilt")
+            ),
+            self.wait_s,
+        )
         if st["state"] == "tilt":
             raise StepFailed(f"the table is in tilt before the round: {st.get('tilts')}")
         for s in bets:
@@ -455,7 +476,7 @@ class Runner:
                         problems.append(f"{dev} {k} {msg} {got} time(s), expected {n}")
             else:
                 got: Any = sim
-                for part in k.split("."):            # e.g. port.corrupted
+                for part in k.split("."):  # e.g. port.corrupted
                     got = getattr(got, part)
                 got = len(got) if isinstance(got, (list, tuple)) and not isinstance(want, list) else got
                 if not _compare(got, want):
@@ -464,9 +485,22 @@ class Runner:
 
 
 ACTIONS: dict[str, Callable[[Runner, Any], None]] = {
-    name[5:]: fn for name, fn in vars(Runner).items() if name.startswith("step_")}
-EXPECT_KEYS = {"state", "visited", "not_visited", "tilt", "lights", "sign", "ledger", "returned", "meter_cents",
-               "events", "devices", "link"}
+    name[5:]: fn for name, fn in vars(Runner).items() if name.startswith("step_")
+}
+EXPECT_KEYS = {
+    "state",
+    "visited",
+    "not_visited",
+    "tilt",
+    "lights",
+    "sign",
+    "ledger",
+    "returned",
+    "meter_cents",
+    "events",
+    "devices",
+    "link",
+}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -481,14 +515,13 @@ def _compare(got: Any, want: Any) -> bool:
         m = _CMP.match(want)
         if m and isinstance(got, int):
             op, n = m.group(1), int(m.group(2))
-            return {">=": got >= n, "<=": got <= n, ">": got > n, "<": got < n, "==": got == n,
-                    "!=": got != n}[op]
+            return {">=": got >= n, "<=": got <= n, ">": got > n, "<": got < n, "==": got == n, "!=": got != n}[op]
     return got == want
 
 
 def _data_matches(data: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
     for k, v in want.items():
-        if k.endswith("~"):                       # substring
+        if k.endswith("~"):  # substring
             if str(v) not in str(data.get(k[:-1], "")):
                 return False
         elif not _compare(data.get(k), v):
@@ -591,11 +624,14 @@ def run_paths(paths: Sequence[str | Path], out: TextIO, *, verbose: bool = False
     for scn in scenarios:
         r = run_scenario(scn)
         results.append(r)
-        print(f"{'PASS' if r.passed else 'FAIL':6}  {scn.name:{w}}  {scn.section[:sw]:{sw}}  {r.seconds:5.1f}s",
-              file=out, flush=True)
+        print(
+            f"{'PASS' if r.passed else 'FAIL':6}  {scn.name:{w}}  {scn.section[:sw]:{sw}}  {r.seconds:5.1f}s",
+            file=out,
+            flush=True,
+        )
         if not r.passed:
             for f in r.failures:
-                for line in (f.splitlines() if verbose else f.splitlines()[:1]):
+                for line in f.splitlines() if verbose else f.splitlines()[:1]:
                     print(f"        {line}", file=out)
     failed = sum(1 for r in results if not r.passed)
     print(f"{len(results)} scenario(s): {len(results) - failed} passed, {failed} failed", file=out)

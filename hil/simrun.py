@@ -81,7 +81,7 @@ class Reporter:
             elif r.wager.endswith("-envy"):
                 text = f"envy({r.hand}) {_money(r.net)}"
             elif r.wager == "progressive":
-                text = f"{label} {r.hand or r.outcome} {_money(r.net)}"   # a losing hand may have no name
+                text = f"{label} {r.hand or r.outcome} {_money(r.net)}"  # a losing hand may have no name
             else:
                 text = f"{label} {r.outcome} {_money(r.net)}"
             if r.amount + r.net > 0:
@@ -102,28 +102,48 @@ class Reporter:
         shown = f" | meter {format_cents(meter)}" if meter is not None else ""
         desc = self.describe(rnd) if self.describe is not None else ""
         hands = f" | {desc}" if desc else ""
-        line = (f"round {rnd.number:>3}: seats [{seats}] wagers {len(rnd.wagers)}{late}{dice}{rng}{reshake}{start} | "
-                + ("; ".join(parts) if parts else "no wagers") + hands + shown)
+        line = (
+            f"round {rnd.number:>3}: seats [{seats}] wagers {len(rnd.wagers)}{late}{dice}{rng}{reshake}{start} | "
+            + ("; ".join(parts) if parts else "no wagers")
+            + hands
+            + shown
+        )
         print(line, file=self.out, flush=True)
 
     def _void(self, data: Mapping[str, Any]) -> None:
         rnd = data["data"]
         self.s.voids += 1
         self.s.rounds += 1
-        print(f"round {rnd.number:>3}: VOID ({data['reason']}); {len(rnd.unsettled())} wager(s) returned",
-              file=self.out, flush=True)
+        print(
+            f"round {rnd.number:>3}: VOID ({data['reason']}); {len(rnd.unsettled())} wager(s) returned",
+            file=self.out,
+            flush=True,
+        )
 
 
-def run_sim(*, game: str, rounds: int, seed: int, realtime: bool = False, speed: float = 50.0,
-            state_dir: Path | None = None, out: TextIO = sys.stdout, console_pty: bool = False) -> int:
+def run_sim(
+    *,
+    game: str,
+    rounds: int,
+    seed: int,
+    realtime: bool = False,
+    speed: float = 50.0,
+    state_dir: Path | None = None,
+    out: TextIO = sys.stdout,
+    console_pty: bool = False,
+) -> int:
     tmp = None
     if state_dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="tablectl-sim-")
         state_dir = Path(tmp.name)
     rig = Rig(Path(state_dir), profile=game, seed=seed, speed=1.0 if realtime else speed)
     rep = Reporter(out, lambda rnd: rig.table.proc.describe(rnd))
-    print(f"tablectl sim: game {game}, {rounds} rounds, seed {seed}, "
-          f"{'real time' if realtime else f'clock x{rig.clock.speed:g}'}", file=out, flush=True)
+    print(
+        f"tablectl sim: game {game}, {rounds} rounds, seed {seed}, "
+        f"{'real time' if realtime else f'clock x{rig.clock.speed:g}'}",
+        file=out,
+        flush=True,
+    )
     rig.start()
     try:
         if console_pty:

@@ -33,6 +33,7 @@ class Rec:
 
         def call(*args: Any) -> None:
             self.calls.append((attr, args))
+
         return call
 
 
@@ -80,9 +81,15 @@ class SyncWriter:
 def profile_doc(rate: str = "21%", seed: str = "$5,000", reserve: str = "0%") -> dict[str, Any]:
     return {
         "game": {"id": "six-card-fortune", "seats": 6, "positions": 7},
-        "progressive": {"paytable": "Six-Card Fortune Progressive", "wager": "$1", "seed": seed,
-                        "increment_rate": rate, "reserve_rate": reserve,
-                        "envy_paytable": "Six-Card Fortune Progressive Envy $1", "envy_min_wager": "$1"},
+        "progressive": {
+            "paytable": "Six-Card Fortune Progressive",
+            "wager": "$1",
+            "seed": seed,
+            "increment_rate": rate,
+            "reserve_rate": reserve,
+            "envy_paytable": "Six-Card Fortune Progressive Envy $1",
+            "envy_min_wager": "$1",
+        },
     }
 
 
@@ -99,10 +106,17 @@ class Harness:
         self.lights = FakeLights()
         self.shoe, self.shaker, self.sign = Rec("shoe"), Rec("shaker"), Rec("sign")
         self.keypad = Rec("keypad")
-        self.devices = Devices(self.shoe, self.shaker, self.sign, self.lights, FakeInputs(names),
-                               rng=rng, keypad=self.keypad)
-        self.table = Table(self.profile, procedure_for(self.profile.game, self.profile), self.reactor,
-                           self.writer, self.devices, LogContext("HARNESS"))
+        self.devices = Devices(
+            self.shoe, self.shaker, self.sign, self.lights, FakeInputs(names), rng=rng, keypad=self.keypad
+        )
+        self.table = Table(
+            self.profile,
+            procedure_for(self.profile.game, self.profile),
+            self.reactor,
+            self.writer,
+            self.devices,
+            LogContext("HARNESS"),
+        )
         self.reactor.handler = self.table.handle
         self.table.start(self.ledger.verify())
         self.pump()
@@ -121,7 +135,7 @@ class Harness:
 
     def edge(self, name: str, active: bool) -> None:
         self.post("input", name, active=active)
-        self.clock.advance(0.05)          # past the debounce window
+        self.clock.advance(0.05)  # past the debounce window
         self.pump()
 
     def press(self, name: str) -> None:

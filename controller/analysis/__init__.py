@@ -20,9 +20,9 @@ from fractions import Fraction
 
 @dataclass(frozen=True)
 class AnalysisRow:
-    outcome: str          # e.g. "royal-flush", "win", "push"
-    count: int            # number of equally likely cases (or weight) with this outcome
-    pays: str = ""        # the payout as printed, e.g. "250 to 1"
+    outcome: str  # e.g. "royal-flush", "win", "push"
+    count: int  # number of equally likely cases (or weight) with this outcome
+    pays: str = ""  # the payout as printed, e.g. "250 to 1"
     #: net result per unit wagered for this outcome (win positive, loss -1)
     net: Fraction = Fraction(0)
 
@@ -31,8 +31,8 @@ class AnalysisRow:
 class AnalysisResult:
     title: str
     rows: list[AnalysisRow]
-    total: int                          # total weight (sum of counts) = number of cases
-    payback: Fraction | None            # expected return per unit wagered (1 = 100%); None: no wager
+    total: int  # total weight (sum of counts) = number of cases
+    payback: Fraction | None  # expected return per unit wagered (1 = 100%); None: no wager
     notes: list[str] = field(default_factory=list)
     #: amount wagered per round when it is not 1 unit (e.g. ante + raise); payback is over this
     wagered: Fraction = Fraction(1)
@@ -92,7 +92,7 @@ def format_result(res: AnalysisResult) -> str:
     lines.append(f"total: {res.total}")
     for n in res.notes:
         lines.append(f"note: {n}")
-    if res.payback is not None:       # a frequency table (e.g. --deck) analyses no wager
+    if res.payback is not None:  # a frequency table (e.g. --deck) analyses no wager
         lines.append(f"house_edge: {float(res.house_edge) * 100:.4f}%")
         lines.append(f"payback: {float(res.payback) * 100:.4f}%")
     return "\n".join(lines)

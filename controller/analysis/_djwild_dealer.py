@@ -43,7 +43,7 @@ def dealer_counts(hands: np.ndarray, scores: np.ndarray, deck: int) -> tuple[np.
     shift = np.int64(1) << np.int64(int(s.max()).bit_length())
     lt = np.zeros(n, dtype=np.int64)
     le = np.zeros(n, dtype=np.int64)
-    srt = np.sort(s)                                      # k = 0: every hand of the deck
+    srt = np.sort(s)  # k = 0: every hand of the deck
     lt += np.searchsorted(srt, s, "left")
     le += np.searchsorted(srt, s, "right")
     del srt
@@ -67,7 +67,7 @@ def dealer_counts(hands: np.ndarray, scores: np.ndarray, deck: int) -> tuple[np.
         le_k[order] = np.searchsorted(sf, sf, "right") - group
         le += sign * le_k.reshape(n, len(subsets)).sum(axis=1)
         del le_k, sf, group, order
-    le -= 1            # k = 5: T = P itself, whose score is not below s but equals it
+    le -= 1  # k = 5: T = P itself, whose score is not below s but equals it
     tie = le - lt
     n_dealer = comb(deck - 5, 5)
     if lt.min() < 0 or tie.min() < 0 or le.max() > n_dealer:

@@ -67,18 +67,18 @@ def exact_counts(cards: int, rules: str = "bug") -> dict[Category, int]:
     levels = P.category_levels(rules)
     shift = P._SHIFT
     by_level = [0] * len(levels)
-    for joker in ((0, 1) if rules == "bug" else (0,)):
-        m = cards - joker                 # natural cards in the hand
-        need = 5 - joker                  # natural cards of one suit for a flush
-        assert 2 * need > m               # so at most one suit can hold a flush
+    for joker in (0, 1) if rules == "bug" else (0,):
+        m = cards - joker  # natural cards in the hand
+        need = 5 - joker  # natural cards of one suit for a flush
+        assert 2 * need > m  # so at most one suit can hold a flush
         flush_capable: dict[tuple[int, ...], int] = defaultdict(int)
-        for k in range(need, m + 1):      # k cards of the flush suit
+        for k in range(need, m + 1):  # k cards of the flush suit
             for suit_ranks in combinations(range(2, 15), k):
                 mask = 0
                 for r in suit_ranks:
                     mask |= 1 << r
                 fs = P._flush_score(mask, joker, rules)
-                for rest in _rank_multisets(m - k, 3):   # the others, from the other 3 suits
+                for rest in _rank_multisets(m - k, 3):  # the others, from the other 3 suits
                     ways = 4 * prod(comb(3, c) for c in rest if c)
                     counts = list(rest)
                     for r in suit_ranks:
@@ -97,13 +97,14 @@ def iter_hands(n: int, k: int, chunk: int = 1 << 16):
     (ints for the fixed leading cards, numpy arrays for the rest), chunk rows at a time."""
     import numpy as np
 
-    tail = np.fromiter((c for combo in combinations(range(n), 5) for c in combo), dtype=np.int16,
-                       count=5 * comb(n, 5)).reshape(-1, 5)
+    tail = np.fromiter(
+        (c for combo in combinations(range(n), 5) for c in combo), dtype=np.int16, count=5 * comb(n, 5)
+    ).reshape(-1, 5)
     first = tail[:, 0]
     for prefix in combinations(range(n), k - 5):
         start = int(np.searchsorted(first, prefix[-1], side="right")) if prefix else 0
         for a in range(start, len(tail), chunk):
-            t = tail[a:a + chunk]
+            t = tail[a : a + chunk]
             yield [*prefix, *(t[:, j] for j in range(5))]
 
 
@@ -142,13 +143,20 @@ def _result(deck: int, options: dict[str, str]) -> AnalysisResult:
     if total != comb(deck, cards):
         raise ArithmeticError(f"counted {total} hands, expected C({deck},{cards}) = {comb(deck, cards)}")
     rows = [AnalysisRow(cat.text, counts[cat]) for cat in reversed(P.category_levels(rules))]
-    section = {"bug": "§ 670a.6 (joker as a bug)", "natural": "plain poker",
-               "dj-wild": "§ 687a.6 (deuces and joker wild)"}[rules]
+    section = {
+        "bug": "§ 670a.6 (joker as a bug)",
+        "natural": "plain poker",
+        "dj-wild": "§ 687a.6 (deuces and joker wild)",
+    }[rules]
     return AnalysisResult(
         title=f"best five of {cards} cards from {deck}: {section}, {method} count",
-        rows=rows, total=total, payback=None,
-        notes=[f"C({deck},{cards}) = {comb(deck, cards)} hands; categories ranked highest first",
-               "no wager is analysed, so there is no payback line"],
+        rows=rows,
+        total=total,
+        payback=None,
+        notes=[
+            f"C({deck},{cards}) = {comb(deck, cards)} hands; categories ranked highest first",
+            "no wager is analysed, so there is no payback line",
+        ],
     )
 
 

@@ -28,8 +28,8 @@ hand queries are the same multiset, so every count is a position in a sorted arr
 from __future__ import annotations
 
 from collections import Counter
-from fractions import Fraction
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import lru_cache
 from itertools import combinations
 from math import comb
@@ -41,8 +41,8 @@ from controller.rules import djwild, poker
 from controller.rules.cards import JOKER
 from controller.rules.paytables import get_paytable
 
-N_HANDS = comb(53, 5)          # 2,869,685
-N_DEALER = comb(48, 5)         # 1,712,304 dealer hands per player hand
+N_HANDS = comb(53, 5)  # 2,869,685
+N_DEALER = comb(48, 5)  # 1,712,304 dealer hands per player hand
 _DECK = 53
 
 
@@ -66,9 +66,9 @@ def _features(h: np.ndarray) -> dict[str, np.ndarray]:
     joker = h == JOKER
     deuce = h < 4
     natural = ~joker & ~deuce
-    rank_idx = np.where(joker, 0, h // 4)          # 0 = deuce .. 12 = ace
+    rank_idx = np.where(joker, 0, h // 4)  # 0 = deuce .. 12 = ace
     suits = h % 4
-    weight = np.where(joker, 0, 5 ** rank_idx)     # base-5 rank-count code (at most 4 per rank)
+    weight = np.where(joker, 0, 5**rank_idx)  # base-5 rank-count code (at most 4 per rank)
     return {
         "nat_code": np.where(natural, weight, 0).sum(axis=1),
         "all_code": weight.sum(axis=1),
@@ -98,8 +98,9 @@ def scores() -> np.ndarray:
     """DJ Wild score (``HandRank.score``, § 687a.6) of every hand in :func:`all_hands` order."""
     h = all_hands()
     first, inv = _classes(score_key(_features(h)))
-    rep = np.array([poker.eval_five(tuple(int(c) for c in h[i]), rules=djwild.RULES).score for i in first],
-                   dtype=np.int64)
+    rep = np.array(
+        [poker.eval_five(tuple(int(c) for c in h[i]), rules=djwild.RULES).score for i in first], dtype=np.int64
+    )
     out = rep[inv]
     out.setflags(write=False)
     return out
@@ -139,21 +140,29 @@ def _trips_rows(paytable: str) -> AnalysisResult:
     total = sum(cls.values())
     return AnalysisResult(
         title=f"DJ Wild Trips Bonus, paytable {table.name} ({table.section}), all C(53,5) hands",
-        rows=rows, total=total, payback=1 + ret / total,
-        notes=["natural = no joker and the same category with every deuce played as a deuce (reading 687a-1)"])
+        rows=rows,
+        total=total,
+        payback=1 + ret / total,
+        notes=["natural = no joker and the same category with every deuce played as a deuce (reading 687a-1)"],
+    )
 
 
 @analyzer("dj-wild", "trips", "DJWT-05")
 def analyze_trips(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     res = _trips_rows(paytable or "DJWT-05")
-    figures = {"DJWT-04": "98.843% printed; 93.843% exact (typo, reading 687a-2)", "DJWT-05": "92.474%",
-               "DJWT-06": "92.338%", "DJWT-07": "91.454%"}
+    figures = {
+        "DJWT-04": "98.843% printed; 93.843% exact (typo, reading 687a-2)",
+        "DJWT-05": "92.474%",
+        "DJWT-06": "92.338%",
+        "DJWT-07": "91.454%",
+    }
     if (paytable or "DJWT-05") in figures:
         res.notes.append(f"regulator's figure: {figures[paytable or 'DJWT-05']}")
     return res
 
 
 # ----------------------------------------------------------------------------- Progressive Bonus
+
 
 @lru_cache(maxsize=1)
 def progressive_classes() -> Counter[str]:
@@ -198,14 +207,20 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
     ret -= losing
     return AnalysisResult(
         title=f"DJ Wild Progressive Bonus, {table.name} ({table.section}), meter ${meter / 100:,.2f}",
-        rows=rows, total=total, payback=1 + ret / total,
-        notes=["joker replaced by the set-aside card, hand ranked without wild cards (reading 687a-3)",
-               "percentage-of-meter pays valued at the meter given by -o meter=$N (default: the seed); the wager "
-               "is not lost on a win", "envy bonuses and meter increments excluded; regulator's figure 77% "
-               "(not reproduced, reading 687a-3)"])
+        rows=rows,
+        total=total,
+        payback=1 + ret / total,
+        notes=[
+            "joker replaced by the set-aside card, hand ranked without wild cards (reading 687a-3)",
+            "percentage-of-meter pays valued at the meter given by -o meter=$N (default: the seed); the wager "
+            "is not lost on a win",
+            "envy bonuses and meter increments excluded; regulator's figure 77% (not reproduced, reading 687a-3)",
+        ],
+    )
 
 
 # ----------------------------------------------------------------------------- dealer comparison
+
 
 @lru_cache(maxsize=1)
 def dealer_counts() -> tuple[np.ndarray, np.ndarray, int]:
@@ -259,7 +274,7 @@ def main_game(blind_paytable: str = djwild.BLIND_PAYTABLE) -> MainGame:
         blind.append(b)
     bp = np.array([int(b) for b in blind], dtype=np.int64)[lvl]
     loss = nd - lt - tie
-    raised = lt * (3 + bp) - 4 * loss > -2 * nd      # both sides x nd
+    raised = lt * (3 + bp) - 4 * loss > -2 * nd  # both sides x nd
     return MainGame(lt, tie, loss, nd, lvl, raised, tuple(blind))
 
 
@@ -286,11 +301,17 @@ def analyze_main(paytable: str | None, options: dict[str, str]) -> AnalysisResul
     total = len(g.lvl) * g.nd
     return AnalysisResult(
         title="DJ Wild Stud Poker: Ante + Blind + Raise, best raise/fold strategy (§ 687a.11, § 687a.12(a),(b))",
-        rows=rows, total=total, payback=1 + Fraction(net_sum, wager_sum), wagered=Fraction(wager_sum, total),
-        notes=[f"all C(53,5) player hands x C(48,5) dealer hands = {total} pairs; net in Ante units",
-               f"raise {int(g.raised.sum())} of {len(g.lvl)} player hands; no dealer qualification",
-               f"expected net per Ante: {float(Fraction(net_sum, total)):.6f}",
-               "regulator's figure 98.99% (not reproduced exactly: docs/rules-readings/687a.md, reading 687a-6)"])
+        rows=rows,
+        total=total,
+        payback=1 + Fraction(net_sum, wager_sum),
+        wagered=Fraction(wager_sum, total),
+        notes=[
+            f"all C(53,5) player hands x C(48,5) dealer hands = {total} pairs; net in Ante units",
+            f"raise {int(g.raised.sum())} of {len(g.lvl)} player hands; no dealer qualification",
+            f"expected net per Ante: {float(Fraction(net_sum, total)):.6f}",
+            "regulator's figure 98.99% (not reproduced exactly: docs/rules-readings/687a.md, reading 687a-6)",
+        ],
+    )
 
 
 @analyzer("dj-wild", "blind", djwild.BLIND_PAYTABLE)
@@ -315,9 +336,13 @@ def analyze_blind(paytable: str | None, options: dict[str, str]) -> AnalysisResu
     rows.append(AnalysisRow("lose to the dealer", lose, "", Fraction(-1)))
     ret -= lose
     total = len(g.lvl) * g.nd
-    return AnalysisResult(title=f"DJ Wild Blind Wager, paytable {paytable or djwild.BLIND_PAYTABLE!r} (§ 687a.12(b))",
-                          rows=rows, total=total, payback=1 + ret / total,
-                          notes=["best raise/fold strategy for Ante + Blind + Raise"])
+    return AnalysisResult(
+        title=f"DJ Wild Blind Wager, paytable {paytable or djwild.BLIND_PAYTABLE!r} (§ 687a.12(b))",
+        rows=rows,
+        total=total,
+        payback=1 + ret / total,
+        notes=["best raise/fold strategy for Ante + Blind + Raise"],
+    )
 
 
 @analyzer("dj-wild", "bad-beat", "DJWBB-01")
@@ -360,5 +385,8 @@ def analyze_bad_beat(paytable: str | None, options: dict[str, str]) -> AnalysisR
     figures = {"DJWBB-01": "86.8%", "DJWBB-02": "87.682%", "DJWBB-03": "85.904%", "DJWBB-04": "85.848%"}
     return AnalysisResult(
         title=f"DJ Wild Two-Way Bad Beat, paytable {name} ({table.section}), {'two-way' if two_way else 'player only'}",
-        rows=rows, total=total, payback=1 + ret / total,
-        notes=[f"regulator's figure {figures.get(name, '-')}; reading 687a-4", "forfeited on a fold (§ 687a.11(b)(2))"])
+        rows=rows,
+        total=total,
+        payback=1 + ret / total,
+        notes=[f"regulator's figure {figures.get(name, '-')}; reading 687a-4", "forfeited on a fold (§ 687a.11(b)(2))"],
+    )

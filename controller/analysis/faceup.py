@@ -25,7 +25,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import combinations, product
 from math import comb
 
@@ -50,9 +50,9 @@ ACE = 14
 # --------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SevenCardDistribution:
-    counts: dict[int, int]          # BONUS_ORDER index -> number of seven-card hands
-    joker_counts: dict[int, int]    # the same, for hands holding the joker
-    straight_with_trips: int        # straights whose cards also hold a three-of-a-kind
+    counts: dict[int, int]  # BONUS_ORDER index -> number of seven-card hands
+    joker_counts: dict[int, int]  # the same, for hands holding the joker
+    straight_with_trips: int  # straights whose cards also hold a three-of-a-kind
     total: int
 
 
@@ -66,10 +66,10 @@ def _other_cards(ranks: Sequence[int], k: int) -> Iterator[tuple[tuple[tuple[int
             yield ((r, 1),), 3
     elif k == 2:
         for i, r1 in enumerate(ranks):
-            yield ((r1, 1), (r1, 2)), 3               # a pair: C(3,2) suit choices
-            for r2 in ranks[i + 1:]:
-                yield ((r1, 1), (r2, 1)), 3           # same suit: 3
-                yield ((r1, 1), (r2, 2)), 6           # different suits: 3*2
+            yield ((r1, 1), (r1, 2)), 3  # a pair: C(3,2) suit choices
+            for r2 in ranks[i + 1 :]:
+                yield ((r1, 1), (r2, 1)), 3  # same suit: 3
+                yield ((r1, 1), (r2, 2)), 6  # different suits: 3*2
     else:  # pragma: no cover - a flush leaves at most two other cards
         raise ValueError(k)
 
@@ -96,8 +96,8 @@ def _distribution(mode: JokerMode, ranks: tuple[int, ...]) -> SevenCardDistribut
     jcounts: Counter[int] = Counter()
     straight_trips = 0
     for joker in (False, True):
-        n = 6 if joker else 7          # natural cards
-        flush_at = 4 if joker else 5   # natural cards of one suit that make a flush
+        n = 6 if joker else 7  # natural cards
+        flush_at = 4 if joker else 5  # natural cards of one suit that make a flush
         flush_weight: dict[tuple[int, ...], int] = defaultdict(int)
         # (1) hands with a flush: the flush suit is unique (5+5 > 7, 4+4 > 6); fix it, x4
         for f in range(flush_at, n + 1):
@@ -184,8 +184,9 @@ def analyze_fortune(paytable: str | None, options: dict[str, str]) -> AnalysisRe
         counts[STRAIGHT] -= dist.straight_with_trips
         trips = pt.payout("three-of-a-kind")
         assert trips is not None
-        extra.append(AnalysisRow("straight-and-three-of-a-kind", dist.straight_with_trips, trips.text,
-                                 trips.net_win(1)))
+        extra.append(
+            AnalysisRow("straight-and-three-of-a-kind", dist.straight_with_trips, trips.text, trips.net_win(1))
+        )
     rows: list[AnalysisRow] = []
     lose = 0
     for k, cat in enumerate(BONUS_ORDER):
@@ -200,8 +201,14 @@ def analyze_fortune(paytable: str | None, options: dict[str, str]) -> AnalysisRe
     rows.append(AnalysisRow("lose", lose, "lose", Fraction(-1)))
     ev = sum((Fraction(r.count) * r.net for r in rows), Fraction(0))
     payback = 1 + ev / dist.total
-    notes = [f"reading={reading}: " + ("highest ranking hand, § 688a.6(b) (straight above three-of-a-kind)"
-                                       if reading == "ranking" else "best paying hand (straight with trips paid as trips)")]
+    notes = [
+        f"reading={reading}: "
+        + (
+            "highest ranking hand, § 688a.6(b) (straight above three-of-a-kind)"
+            if reading == "ranking"
+            else "best paying hand (straight with trips paid as trips)"
+        )
+    ]
     envy_name = pt.options.get("envy_paytable")
     if envy_name:
         envy = get_paytable(str(envy_name))
@@ -211,10 +218,13 @@ def analyze_fortune(paytable: str | None, options: dict[str, str]) -> AnalysisRe
                 _, p = _row_payout(envy, BONUS_ORDER[k])
                 if p is not None:
                     e += Fraction(c * p.cents, dist.total)
-        notes.append(f"envy ({envy_name}): each other player's hand is worth ${float(e) / 100:.5f} "
-                     f"to a Qualifying Wager (not included in the payback)")
-    return AnalysisResult(f"Face Up Pai Gow Poker — Fortune Bonus, {name} (§ 688a.12(c))",
-                          rows, dist.total, payback, notes)
+        notes.append(
+            f"envy ({envy_name}): each other player's hand is worth ${float(e) / 100:.5f} "
+            f"to a Qualifying Wager (not included in the payback)"
+        )
+    return AnalysisResult(
+        f"Face Up Pai Gow Poker — Fortune Bonus, {name} (§ 688a.12(c))", rows, dist.total, payback, notes
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -272,8 +282,9 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
     ]
     if "reserve_rate" in o:
         notes.append(f"reserve rate {o['reserve_rate']} funds the reseed (not counted again)")
-    return AnalysisResult(f"Face Up Pai Gow Poker — Progressive, {name} (§ 688a.12(d))",
-                          rows, dist.total, payback, notes)
+    return AnalysisResult(
+        f"Face Up Pai Gow Poker — Progressive, {name} (§ 688a.12(d))", rows, dist.total, payback, notes
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -312,13 +323,13 @@ def ace_high_rank_sets() -> dict[bool, tuple[int, ...]]:
 FLUSH_AT = {False: 5, True: 4}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _assignments(n: int, limit: int) -> tuple[tuple[int, ...], ...]:
     """Suit assignments of n cards with fewer than ``limit`` cards in every suit."""
     return tuple(a for a in product(range(4), repeat=n) if max(a.count(s) for s in range(4)) < limit)
 
 
-@lru_cache(maxsize=None)
+@cache
 def suit_pairs(nd: int, ld: int, np_: int, lp: int, shared: int) -> int:
     """Pairs (dealer suits, player suits) for nd and np_ cards of distinct ranks, each
     with fewer than ld / lp cards of any suit, whose first ``shared`` cards have the
@@ -340,11 +351,11 @@ def suit_pairs(nd: int, ld: int, np_: int, lp: int, shared: int) -> int:
 
 @dataclass(frozen=True)
 class AceHighCounts:
-    both: int             # dealer and player both Ace High Pai Gow
-    dealer_joker: int     # only the dealer, with the joker
-    dealer_natural: int   # only the dealer, without it
-    dealer_hands: dict[bool, int]   # dealer Ace High hands (of C(53,7)) without / with joker
-    total: int            # C(53,7) * C(46,7)
+    both: int  # dealer and player both Ace High Pai Gow
+    dealer_joker: int  # only the dealer, with the joker
+    dealer_natural: int  # only the dealer, without it
+    dealer_hands: dict[bool, int]  # dealer Ace High hands (of C(53,7)) without / with joker
+    total: int  # C(53,7) * C(46,7)
 
 
 @lru_cache(maxsize=1)
@@ -381,8 +392,11 @@ def analyze_ace_high(paytable: str | None, options: dict[str, str]) -> AnalysisR
         raise ValueError(f"{name!r} is not an Ace High Bonus paytable")
     a = ace_high_counts()
     rows = []
-    for key, c in (("both-ace-high", a.both), ("dealer-ace-high-joker", a.dealer_joker),
-                   ("dealer-ace-high-natural", a.dealer_natural)):
+    for key, c in (
+        ("both-ace-high", a.both),
+        ("dealer-ace-high-joker", a.dealer_joker),
+        ("dealer-ace-high-natural", a.dealer_natural),
+    ):
         p = pt.payout(key)
         if p is None:
             raise ValueError(f"{name!r} has no {key!r} row")
@@ -390,7 +404,10 @@ def analyze_ace_high(paytable: str | None, options: dict[str, str]) -> AnalysisR
     lose = a.total - a.both - a.dealer_joker - a.dealer_natural
     rows.append(AnalysisRow("lose", lose, "lose", Fraction(-1)))
     ev = sum((Fraction(r.count) * r.net for r in rows), Fraction(0))
-    notes = [f"dealer Ace High Pai Gow: {a.dealer_hands[False]} natural + {a.dealer_hands[True]} with joker "
-             f"of {comb(53, 7)} hands; player from the other 46 cards"]
-    return AnalysisResult(f"Face Up Pai Gow Poker — Ace High Bonus, {name} (§ 688a.12(b))",
-                          rows, a.total, 1 + ev / a.total, notes)
+    notes = [
+        f"dealer Ace High Pai Gow: {a.dealer_hands[False]} natural + {a.dealer_hands[True]} with joker "
+        f"of {comb(53, 7)} hands; player from the other 46 cards"
+    ]
+    return AnalysisResult(
+        f"Face Up Pai Gow Poker — Ace High Bonus, {name} (§ 688a.12(b))", rows, a.total, 1 + ev / a.total, notes
+    )

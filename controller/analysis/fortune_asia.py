@@ -71,9 +71,8 @@ def facts_of_multiset(counts: tuple[int, ...], joker: bool) -> Iterator[tuple[fs
             w *= 4  # the flush suit
             flush_total += w
             extra = {r: counts[r] - (1 if r in f else 0) for r in present}
-            if (
-                {r: c for r, c in extra.items() if c} == {KING: 1, QUEEN: 1}
-                and len(fs.ROYAL_RANKS - f) <= (1 if joker else 0)
+            if {r: c for r, c in extra.items() if c} == {KING: 1, QUEEN: 1} and len(fs.ROYAL_RANKS - f) <= (
+                1 if joker else 0
             ):
                 # 9 placements of the extra K and Q in the other three suits; 3 match
                 yield fs.SevenFacts(counts, joker, f, True), w // 3
@@ -123,8 +122,9 @@ def marginal(index: int) -> Counter[str | None]:
     return out
 
 
-def _paytable_result(title: str, paytable: str, counts: Counter[str | None], notes: list[str],
-                     meter_units: Fraction | None = None) -> AnalysisResult:
+def _paytable_result(
+    title: str, paytable: str, counts: Counter[str | None], notes: list[str], meter_units: Fraction | None = None
+) -> AnalysisResult:
     pt = get_paytable(paytable)
     rows: list[AnalysisRow] = []
     total = sum(counts.values())
@@ -146,7 +146,10 @@ def _paytable_result(title: str, paytable: str, counts: Counter[str | None], not
 
 
 def _timing_note() -> str:
-    return f"exact enumeration of C(53,7) = {TOTAL_HANDS:,} hands by rank multiset and flush suit: {distribution()[1]:.2f} s"
+    return (
+        f"exact enumeration of C(53,7) = {TOTAL_HANDS:,} hands by rank multiset and flush suit: "
+        f"{distribution()[1]:.2f} s"
+    )
 
 
 @analyzer("fortune-asia", "insurance", "Fortune Asia Insurance A")
@@ -174,8 +177,12 @@ def fortune(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     name = paytable or "Fortune Asia Fortune A"
     pt = get_paytable(name)
     counts = marginal(1 if pt.options.get("qualifier") == fs.THREE_PAIR else 0)
-    return _paytable_result(f"Fortune Asia Poker Fortune Bonus: {name} (§ 659a.12(b))", name, counts,
-                            [_timing_note(), "envy bonuses are paid to other players and are not in this return"])
+    return _paytable_result(
+        f"Fortune Asia Poker Fortune Bonus: {name} (§ 659a.12(b))",
+        name,
+        counts,
+        [_timing_note(), "envy bonuses are paid to other players and are not in this return"],
+    )
 
 
 @analyzer("fortune-asia", "progressive", "Fortune Asia Progressive")
@@ -190,8 +197,13 @@ def progressive(paytable: str | None, options: dict[str, str]) -> AnalysisResult
         raise ValueError("meter and wager must be positive amounts")
     counts = marginal(2)
     return _paytable_result(
-        f"Fortune Asia Poker Progressive: {name} (§ 659a.12(d)(1)), meter ${meter / 100:,.2f}, wager ${wager / 100:,.2f}",
-        name, counts,
-        [_timing_note(), "percentage-of-meter pays use the stated meter and are the whole pay (the wager is not returned on top)"],
+        f"Fortune Asia Poker Progressive: {name} (§ 659a.12(d)(1)), "
+        f"meter ${meter / 100:,.2f}, wager ${wager / 100:,.2f}",
+        name,
+        counts,
+        [
+            _timing_note(),
+            "percentage-of-meter pays use the stated meter and are the whole pay (the wager is not returned on top)",
+        ],
         meter_units=Fraction(meter, wager),
     )

@@ -111,8 +111,8 @@ def analyze_ante(paytable: str | None, options: dict[str, str]) -> AnalysisResul
     n = sum(counts.values())
     rows: list[AnalysisRow] = []
     total_weight = 0
-    ev = Fraction(0)          # per Ante, weighted
-    wagered = Fraction(0)     # per Ante, weighted
+    ev = Fraction(0)  # per Ante, weighted
+    wagered = Fraction(0)  # per Ante, weighted
     notes: list[str] = []
     strategy: list[str] = []
     for first, c1 in counts.items():
@@ -132,8 +132,9 @@ def analyze_ante(paytable: str | None, options: dict[str, str]) -> AnalysisResul
             by_net[_net(best, total, other_side)] += w
         for net, w in sorted(by_net.items(), reverse=True):
             label = {2: "win", 0: "push", -2: "lose"}[net]
-            rows.append(AnalysisRow(f"first {first}: {best.value} {label}", c1 * w,
-                                    "1 to 1" if net > 0 else "", Fraction(net)))
+            rows.append(
+                AnalysisRow(f"first {first}: {best.value} {label}", c1 * w, "1 to 1" if net > 0 else "", Fraction(net))
+            )
             ev += net * c1 * w
         wagered += 2 * c1 * m
         total_weight += c1 * m
@@ -145,8 +146,12 @@ def analyze_ante(paytable: str | None, options: dict[str, str]) -> AnalysisResul
     notes.append(f"first-card weights over {n} cards; regulator's figure 98.95% (six decks)")
     return AnalysisResult(
         title=f"Over/Under required wagers (Ante + Over 23 / Under 18), § 686a.7-686a.8(a), {deck_text}",
-        rows=rows, total=total_weight, payback=payback, notes=notes,
-        wagered=wagered / total_weight)
+        rows=rows,
+        total=total_weight,
+        payback=payback,
+        notes=notes,
+        wagered=wagered / total_weight,
+    )
 
 
 @analyzer("over-under", "bonus", BONUS_PAYTABLE)
@@ -170,5 +175,8 @@ def analyze_bonus(paytable: str | None, options: dict[str, str]) -> AnalysisResu
     deck_text = f"{decks} deck(s), without replacement" if decks else "infinite deck"
     return AnalysisResult(
         title=f"Over/Under Bonus Wager, paytable {table.name!r} ({table.section}), {deck_text}",
-        rows=rows, total=weight, payback=1 + ret / weight,
-        notes=["regulator's figure 94.393% (preamble); six-deck exact 94.3948% (docs/rules-readings/686a.md)"])
+        rows=rows,
+        total=weight,
+        payback=1 + ret / weight,
+        notes=["regulator's figure 94.393% (preamble); six-deck exact 94.3948% (docs/rules-readings/686a.md)"],
+    )

@@ -149,7 +149,7 @@ def hand_classes():
 def _keys_batch(hands: np.ndarray) -> list[str]:
     """``hand_key`` of each row of an (N, 6) card array, with the batch evaluator."""
     cat, _, _ = best_five_batch(hands, "bug")
-    ranks = np.where(hands == JOKER, ACE, hands // 4 + 2)   # a lone joker ranks as an ace, § 670a.6(a)
+    ranks = np.where(hands == JOKER, ACE, hands // 4 + 2)  # a lone joker ranks as an ace, § 670a.6(a)
     top = ranks.max(axis=1)
     high = int(Category.HIGH_CARD)
     return [f"{RANK_WORDS[int(t)]}-high" if int(c) == high else Category(int(c)).text for c, t in zip(cat, top)]
@@ -237,8 +237,11 @@ def _count(options: dict[str, str], key: str) -> int:
     return n
 
 
-_KNOWN = {"fortune": {"wager", "envy_players", "method"}, "insurance": {"method"},
-          "progressive": {"wager", "meter", "envy_players", "method"}}
+_KNOWN = {
+    "fortune": {"wager", "envy_players", "method"},
+    "insurance": {"method"},
+    "progressive": {"wager", "meter", "envy_players", "method"},
+}
 
 
 def _check_options(wager: str, options: dict[str, str]) -> None:
@@ -248,7 +251,9 @@ def _check_options(wager: str, options: dict[str, str]) -> None:
         raise ValueError(f"unknown option(s) {', '.join(sorted(extra))} for {GAME}/{wager} (allowed: {allowed})")
 
 
-def _rows(pt: Paytable, dist: dict[str, int], wager_cents: int, meter_cents: int | None) -> tuple[list[AnalysisRow], Fraction]:
+def _rows(
+    pt: Paytable, dist: dict[str, int], wager_cents: int, meter_cents: int | None
+) -> tuple[list[AnalysisRow], Fraction]:
     rows: list[AnalysisRow] = []
     ret = Fraction(0)
     won = 0
@@ -268,7 +273,9 @@ def _rows(pt: Paytable, dist: dict[str, int], wager_cents: int, meter_cents: int
     return rows, 1 + ret
 
 
-def _envy_rows(names: tuple[str, ...], dist: dict[str, int], wager_cents: int, players: int) -> tuple[list[AnalysisRow], Fraction, list[str]]:
+def _envy_rows(
+    names: tuple[str, ...], dist: dict[str, int], wager_cents: int, players: int
+) -> tuple[list[AnalysisRow], Fraction, list[str]]:
     """Expected Envy Bonus per unit wagered from ``players`` other players (exact)."""
     if not players:
         return [], Fraction(0), []
@@ -281,8 +288,14 @@ def _envy_rows(names: tuple[str, ...], dist: dict[str, int], wager_cents: int, p
         per = Fraction(payout.cents * players, wager_cents)
         rows.append(AnalysisRow(f"envy x{players}: {key}", n, payout.text, per))
         ev += Fraction(n, TOTAL_HANDS) * per
-    return rows, ev, [f"Envy Bonuses from {players} other player(s) by {pt.name} (rows: that player's hand; "
-                      f"'return' counts all {players}); expectation exact by linearity"]
+    return (
+        rows,
+        ev,
+        [
+            f"Envy Bonuses from {players} other player(s) by {pt.name} (rows: that player's hand; "
+            f"'return' counts all {players}); expectation exact by linearity"
+        ],
+    )
 
 
 def _timing(options: dict[str, str], dt: float) -> str:
@@ -310,8 +323,9 @@ def analyze_fortune(paytable: str | None, options: dict[str, str]) -> AnalysisRe
             notes += enotes
     else:
         notes.append("Envy Bonuses left out (add -o envy_players=N for N other players)")
-    return AnalysisResult(f"Six-Card Fortune: Fortune Bonus Wager ({pt.name}, {pt.section})",
-                          rows, TOTAL_HANDS, payback, notes)
+    return AnalysisResult(
+        f"Six-Card Fortune: Fortune Bonus Wager ({pt.name}, {pt.section})", rows, TOTAL_HANDS, payback, notes
+    )
 
 
 @analyzer(GAME, "insurance", default_paytable="Six-Card Fortune Insurance")
@@ -320,10 +334,14 @@ def analyze_insurance(paytable: str | None, options: dict[str, str]) -> Analysis
     pt = get_paytable(paytable or "Six-Card Fortune Insurance")
     items, dt = six_card_distribution(options.get("method", "classes"))
     rows, payback = _rows(pt, dict(items), 100, None)
-    notes = [f"all C(53,6) = {TOTAL_HANDS:,} six-card hands; a no-pair hand with the joker is ace-high "
-             "(§ 670a.6(a)) and loses", _timing(options, dt)]
-    return AnalysisResult(f"Six-Card Fortune: Insurance Wager ({pt.name}, {pt.section})",
-                          rows, TOTAL_HANDS, payback, notes)
+    notes = [
+        f"all C(53,6) = {TOTAL_HANDS:,} six-card hands; a no-pair hand with the joker is ace-high "
+        "(§ 670a.6(a)) and loses",
+        _timing(options, dt),
+    ]
+    return AnalysisResult(
+        f"Six-Card Fortune: Insurance Wager ({pt.name}, {pt.section})", rows, TOTAL_HANDS, payback, notes
+    )
 
 
 @analyzer(GAME, "progressive", default_paytable="Six-Card Fortune Progressive")
@@ -342,8 +360,11 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
     erows, ev, enotes = _envy_rows(PROGRESSIVE_ENVY, dist, wager, players)
     rows += erows
     payback += ev
-    notes = [f"all C(53,6) = {TOTAL_HANDS:,} six-card hands; meter ${meter / 100:,.2f} for a ${wager / 100:,.2f} "
-             f"wager (seed ${seed / 100:,.2f}, § 670a.12(d)(2))", _timing(options, dt)] + enotes
+    notes = [
+        f"all C(53,6) = {TOTAL_HANDS:,} six-card hands; meter ${meter / 100:,.2f} for a ${wager / 100:,.2f} "
+        f"wager (seed ${seed / 100:,.2f}, § 670a.12(d)(2))",
+        _timing(options, dt),
+    ] + enotes
     if not players:
         notes.append("Envy Bonuses left out (add -o envy_players=N for N other players with a progressive wager)")
     rate = pt.options.get("increment_rate")
@@ -351,13 +372,22 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
         # Long run: every increment is paid out of the meter and the seed is put up
         # again after each five-aces reset (a royal flush pays 10% without a reset), so
         # the meter pays per unit wagered: increment rate + P(five aces) x seed / wager.
-        fixed = sum((r.net * Fraction(r.count, TOTAL_HANDS) for r in rows[: len(pt.pays) + 1]
-                     if pt.payout(r.outcome) is None or pt.payout(r.outcome).kind != "meter"), Fraction(0))
+        fixed = sum(
+            (
+                r.net * Fraction(r.count, TOTAL_HANDS)
+                for r in rows[: len(pt.pays) + 1]
+                if pt.payout(r.outcome) is None or pt.payout(r.outcome).kind != "meter"
+            ),
+            Fraction(0),
+        )
         on_meter = sum((Fraction(dist.get(k, 0), TOTAL_HANDS) for k, p in pt.pays if p.kind == "meter"), Fraction(0))
         five_aces = Fraction(dist.get("five-aces", 0), TOTAL_HANDS)
         long_run = 1 + fixed - on_meter + parse_percent(str(rate)) + five_aces * Fraction(seed, wager)
-        notes.append(f"long-run return with the {rate} increment (§ 670a.12(d)(2)): {float(long_run) * 100:.4f}% "
-                     "(fixed pays + increment rate + P(five aces) x seed per wager)"
-                     + (f", plus envy {float(ev) * 100:.4f}%" if ev else ""))
-    return AnalysisResult(f"Six-Card Fortune: Progressive Payout Wager ({pt.name}, {pt.section})",
-                          rows, TOTAL_HANDS, payback, notes)
+        notes.append(
+            f"long-run return with the {rate} increment (§ 670a.12(d)(2)): {float(long_run) * 100:.4f}% "
+            "(fixed pays + increment rate + P(five aces) x seed per wager)"
+            + (f", plus envy {float(ev) * 100:.4f}%" if ev else "")
+        )
+    return AnalysisResult(
+        f"Six-Card Fortune: Progressive Payout Wager ({pt.name}, {pt.section})", rows, TOTAL_HANDS, payback, notes
+    )

@@ -50,8 +50,12 @@ def _dice(pt: Paytable, key_fn, title: str, notes: list[str]) -> AnalysisResult:
 @analyzer(GAME, "sum", default_paytable="Tiles Sum A")
 def analyze_sum(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     pt = _table(paytable, "sum", "Tiles Sum A")
-    return _dice(pt, sum_keys, f"{pt.name} ({pt.section}): Sum Wager over the 216 rolls of three dice",
-                 ["a roll pays at the best row of the paytable it makes; 'two-match' is exactly two alike"])
+    return _dice(
+        pt,
+        sum_keys,
+        f"{pt.name} ({pt.section}): Sum Wager over the 216 rolls of three dice",
+        ["a roll pays at the best row of the paytable it makes; 'two-match' is exactly two alike"],
+    )
 
 
 @analyzer(GAME, "match", default_paytable="Tiles Match")
@@ -61,17 +65,26 @@ def analyze_match(paytable: str | None, options: dict[str, str]) -> AnalysisResu
     if not raw.isdigit() or not 1 <= int(raw) <= 6:
         raise ValueError(f"-o value={raw!r}: the value matched is 1..6")
     v = int(raw)
-    return _dice(pt, lambda d: match_keys(d, v),
-                 f"{pt.name} ({pt.section}): Match Wager on {v} over the 216 rolls of three dice",
-                 ["every value 1..6 gives the same figures"])
+    return _dice(
+        pt,
+        lambda d: match_keys(d, v),
+        f"{pt.name} ({pt.section}): Match Wager on {v} over the 216 rolls of three dice",
+        ["every value 1..6 gives the same figures"],
+    )
 
 
 @analyzer(GAME, "beat-it", default_paytable="Tiles Beat It A")
 def analyze_beat_it(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     pt = _table(paytable, "beat-it", "Tiles Beat It A")
-    return _dice(pt, beat_it_keys, f"{pt.name} ({pt.section}): Beat It Wager over the 216 rolls (first die red)",
-                 ["red-*: red die vs sum of the blue dice (§ 621a.5(e)(4)(i)); any-*: any die vs the other two "
-                  "(§ 621a.5(e)(4)(ii))"])
+    return _dice(
+        pt,
+        beat_it_keys,
+        f"{pt.name} ({pt.section}): Beat It Wager over the 216 rolls (first die red)",
+        [
+            "red-*: red die vs sum of the blue dice (§ 621a.5(e)(4)(i)); any-*: any die vs the other two "
+            "(§ 621a.5(e)(4)(ii))"
+        ],
+    )
 
 
 def pair_fortunes_counts() -> Counter[str]:
@@ -93,6 +106,10 @@ def analyze_pair_fortunes(paytable: str | None, options: dict[str, str]) -> Anal
     counts: Counter[str | None] = Counter()
     for h, n in pair_fortunes_counts().items():
         counts[h if h in pt else None] += n
-    return _result(f"{pt.name} ({pt.section}): Pair Fortunes over the C(32,4) = 35,960 four-tile hands", pt, counts,
-                   35960, ["pairs are the Supreme Pair and the matched and mixed pairs of § 621a.3(c); "
-                           "wongs and gongs are not pairs"])
+    return _result(
+        f"{pt.name} ({pt.section}): Pair Fortunes over the C(32,4) = 35,960 four-tile hands",
+        pt,
+        counts,
+        35960,
+        ["pairs are the Supreme Pair and the matched and mixed pairs of § 621a.3(c); wongs and gongs are not pairs"],
+    )

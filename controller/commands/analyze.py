@@ -14,8 +14,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--game", help="six-card-fortune, fortune-asia, face-up, dj-wild, over-under, pai-gow-tiles")
     p.add_argument("--wager", help="wager id within the game (see --list)")
     p.add_argument("--paytable", help="paytable name from config/paytables (default: the game's usual one)")
-    p.add_argument("--option", "-o", action="append", default=[], metavar="KEY=VALUE",
-                   help="analyzer option, e.g. -o meter=$10,000 (repeatable)")
+    p.add_argument(
+        "--option",
+        "-o",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="analyzer option, e.g. -o meter=$10,000 (repeatable)",
+    )
     p.add_argument("--deck", type=int, help="with --cards: analyze best-five categories of N cards from this deck (53)")
     p.add_argument("--cards", type=int, help="number of cards (5, 6 or 7) for --deck")
     p.add_argument("--list", action="store_true", help="list the available analyses")
@@ -26,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
 
     analyzers = load_all()
     if args.list:
-        for (g, w) in sorted(analyzers):
+        for g, w in sorted(analyzers):
             pt = DEFAULT_PAYTABLE.get((g, w), "")
             print(f"{g:18} {w:24} {pt}")
         return 0
@@ -50,13 +56,18 @@ def run(args: argparse.Namespace) -> int:
         paytable = None
     else:
         if not args.game or not args.wager:
-            print("tablectl analyze: give --game and --wager (or --deck and --cards); --list shows them", file=sys.stderr)
+            print(
+                "tablectl analyze: give --game and --wager (or --deck and --cards); --list shows them", file=sys.stderr
+            )
             return 2
         key = (args.game, args.wager)
         if key not in analyzers:
             known = ", ".join(f"{g}/{w}" for g, w in sorted(analyzers) if g == args.game) or "none"
-            print(f"tablectl analyze: no analysis for game {args.game!r} wager {args.wager!r} (known for this game: {known})",
-                  file=sys.stderr)
+            print(
+                f"tablectl analyze: no analysis for game {args.game!r} wager {args.wager!r} "
+                f"(known for this game: {known})",
+                file=sys.stderr,
+            )
             return 2
         fn = analyzers[key]
         paytable = args.paytable or DEFAULT_PAYTABLE.get(key)

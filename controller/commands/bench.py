@@ -10,8 +10,11 @@ HELP = "run benchmarks (bench/) and print one 'key: value' line per figure"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("spec", nargs=argparse.REMAINDER,
-                   help="benchmark names, each optionally followed by its own options; 'list' lists them")
+    p.add_argument(
+        "spec",
+        nargs=argparse.REMAINDER,
+        help="benchmark names, each optionally followed by its own options; 'list' lists them",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -20,9 +20,13 @@ HELP = "rank poker hands from stdin (one per line) as JSON lines: best five-card
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rules", choices=("bug", "dj-wild", "natural"), default="bug",
-                   help="bug: joker as a bug (§ 670a.6, default); dj-wild: deuces and joker wild "
-                        "(§ 687a.6); natural: plain 52-card poker")
+    p.add_argument(
+        "--rules",
+        choices=("bug", "dj-wild", "natural"),
+        default="bug",
+        help="bug: joker as a bug (§ 670a.6, default); dj-wild: deuces and joker wild "
+        "(§ 687a.6); natural: plain 52-card poker",
+    )
 
 
 def evaluate_line(line: str, rules: str) -> dict:
@@ -38,8 +42,13 @@ def evaluate_line(line: str, rules: str) -> dict:
             out["token"] = e.token
         return out
     hr = best_five(cards, rules)
-    return {"rank": hr.category.text, "best": cards_str(hr.best), "natural": hr.natural,
-            "score": hr.score, "cards": cards_str(cards)}
+    return {
+        "rank": hr.category.text,
+        "best": cards_str(hr.best),
+        "natural": hr.natural,
+        "score": hr.score,
+        "cards": cards_str(cards),
+    }
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         stream = None
     lineno = 0
     try:
-        for raw in (stream if stream is not None else sys.stdin):
+        for raw in stream if stream is not None else sys.stdin:
             lineno += 1
             if isinstance(raw, bytes):
                 try:

@@ -15,8 +15,12 @@ HELP = "hardware-in-the-loop scenarios against the simulators (hil run [PATH...]
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="hil_cmd", required=True)
     r = sub.add_parser("run", help="run scenario files or directories (default: hil/scenarios)")
-    r.add_argument("paths", nargs="*", type=Path,
-                   help="scenario files or directories (*.yaml directly inside; pending/ only when named)")
+    r.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        help="scenario files or directories (*.yaml directly inside; pending/ only when named)",
+    )
     r.add_argument("-v", "--verbose", action="store_true", help="print every line of each failure")
     r.add_argument("--log-level", default="critical", help="the controller's log level on stderr (default critical)")
 

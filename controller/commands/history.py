@@ -13,8 +13,12 @@ HELP = "recall the last 10 rounds, or one round in full, from the ledger"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("round", nargs="?", type=int, help="round number to show in full")
-    p.add_argument("--config", type=Path, default=Path("/etc/tablectl/table.toml"),
-                   help="hardware configuration (for the state directory)")
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=Path("/etc/tablectl/table.toml"),
+        help="hardware configuration (for the state directory)",
+    )
     p.add_argument("--state-dir", type=Path, help="state directory holding ledger.sqlite3 (overrides --config)")
     p.add_argument("--last", type=int, default=10, help="how many rounds to list (default 10)")
     p.add_argument("--hits", action="store_true", help="list the last 25 progressive hits instead")
@@ -40,8 +44,10 @@ def run(args: argparse.Namespace) -> int:
         return 1
     if args.hits:
         for h in H.hits(conn):
-            print(f"seq {h['seq']:>7} round {h['round']:>5} seat {h['seat']} {h['hand']:<16} "
-                  f"{h['cents'] / 100:>12,.2f} {h['paid_by']}")
+            print(
+                f"seq {h['seq']:>7} round {h['round']:>5} seat {h['seat']} {h['hand']:<16} "
+                f"{h['cents'] / 100:>12,.2f} {h['paid_by']}"
+            )
         return 0
     if args.round is not None:
         rec = H.round_detail(conn, args.round)

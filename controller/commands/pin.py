@@ -19,8 +19,12 @@ HELP = "set or list the technician console's PINs (per role, stored as scrypt ha
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("action", choices=("set", "list"))
     p.add_argument("role", nargs="?", help="dealer, floorperson or technician (for set)")
-    p.add_argument("--config", type=Path, default=Path("/etc/tablectl/table.toml"),
-                   help="hardware configuration naming the state directory (default /etc/tablectl/table.toml)")
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=Path("/etc/tablectl/table.toml"),
+        help="hardware configuration naming the state directory (default /etc/tablectl/table.toml)",
+    )
     p.add_argument("--state-dir", type=Path, help="state directory (instead of reading --config)")
     p.add_argument("--stdin", action="store_true", help="read the PIN from standard input (one line)")
 

@@ -18,13 +18,20 @@ EXIT_CONFIG = 2
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", type=Path, default=Path("/etc/tablectl/table.toml"),
-                   help="hardware configuration file (default /etc/tablectl/table.toml)")
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=Path("/etc/tablectl/table.toml"),
+        help="hardware configuration file (default /etc/tablectl/table.toml)",
+    )
     p.add_argument("--check", action="store_true", help="only check the configuration, then exit")
     p.add_argument("--log-level", default="info")
-    p.add_argument("--console-socket", type=Path,
-                   help="serve the technician console on this Unix socket (systemd: /run/tablectl/console.sock; "
-                        "`tablectl console --port /dev/ttyAMA0` bridges the UART to it)")
+    p.add_argument(
+        "--console-socket",
+        type=Path,
+        help="serve the technician console on this Unix socket (systemd: /run/tablectl/console.sock; "
+        "`tablectl console --port /dev/ttyAMA0` bridges the UART to it)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

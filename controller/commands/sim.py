@@ -13,17 +13,19 @@ HELP = "play rounds against the HIL simulators (no hardware needed)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--game", default="six-card-fortune",
-                   help="table profile / game (default six-card-fortune)")
+    p.add_argument("--game", default="six-card-fortune", help="table profile / game (default six-card-fortune)")
     p.add_argument("--rounds", type=int, default=20, help="rounds to play (default 20)")
     p.add_argument("--seed", type=int, default=1, help="seed for players, shoe and shaker (default 1)")
     p.add_argument("--realtime", action="store_true", help="play at human pace (clock x1)")
     p.add_argument("--speed", type=float, default=50.0, help="game-clock speed-up when not --realtime (default 50)")
     p.add_argument("--state-dir", type=Path, help="keep the ledger here (default: a temporary directory)")
     p.add_argument("--log-level", default="warning", help="log level for the service's log on stderr")
-    p.add_argument("--console-pty", action="store_true",
-                   help="open the technician console on a pty and print its path (attach with picocom or screen); "
-                        "after the rounds the service keeps running until Ctrl-C")
+    p.add_argument(
+        "--console-pty",
+        action="store_true",
+        help="open the technician console on a pty and print its path (attach with picocom or screen); "
+        "after the rounds the service keeps running until Ctrl-C",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,5 +40,12 @@ def run(args: argparse.Namespace) -> int:
     configure(stream=sys.stderr, level=args.log_level)
     from hil.simrun import run_sim
 
-    return run_sim(game=args.game, rounds=args.rounds, seed=args.seed, realtime=args.realtime,
-                   speed=args.speed, state_dir=args.state_dir, console_pty=args.console_pty)
+    return run_sim(
+        game=args.game,
+        rounds=args.rounds,
+        seed=args.seed,
+        realtime=args.realtime,
+        speed=args.speed,
+        state_dir=args.state_dir,
+        console_pty=args.console_pty,
+    )

@@ -17,8 +17,12 @@ HELP = "print the software digest (SHA-256 over the installed files); --record s
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--record", action="store_true", help="record the digest of the installed files")
-    p.add_argument("--config", type=Path, default=Path("/etc/tablectl/table.toml"),
-                   help="hardware configuration naming the state directory (default /etc/tablectl/table.toml)")
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=Path("/etc/tablectl/table.toml"),
+        help="hardware configuration naming the state directory (default /etc/tablectl/table.toml)",
+    )
     p.add_argument("--state-dir", type=Path, help="state directory (instead of reading --config)")
 
 
@@ -37,8 +41,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.record:
         rec = S.record_digest(state_dir)
-        print(f"version: {rec.version}\nfiles: {len(rec.files)}\ndigest: {rec.digest}\n"
-              f"recorded: {S.record_path(state_dir)}")
+        print(
+            f"version: {rec.version}\nfiles: {len(rec.files)}\ndigest: {rec.digest}\n"
+            f"recorded: {S.record_path(state_dir)}"
+        )
         return 0
     files = S.manifest()
     now = S.digest_of(files)

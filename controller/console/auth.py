@@ -22,7 +22,7 @@ import time
 import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ PIN_FILE = "pins.toml"
 MAX_FAILURES = 5
 LOCKOUT_S = 15 * 60
 PIN_MIN, PIN_MAX = 4, 12
-SCRYPT_N, SCRYPT_R, SCRYPT_P, SCRYPT_LEN = 2 ** 14, 8, 1, 32
+SCRYPT_N, SCRYPT_R, SCRYPT_P, SCRYPT_LEN = 2**14, 8, 1, 32
 
 
 class PinError(ValueError):
@@ -61,8 +61,15 @@ def verify_pin(pin: str, stored: str) -> bool:
         scheme, n, r, p, salt, want = stored.split("$")
         if scheme != "scrypt":
             return False
-        got = hashlib.scrypt(pin.encode(), salt=bytes.fromhex(salt), n=int(n), r=int(r), p=int(p),
-                             dklen=len(bytes.fromhex(want)), maxmem=64 * 1024 * 1024)
+        got = hashlib.scrypt(
+            pin.encode(),
+            salt=bytes.fromhex(salt),
+            n=int(n),
+            r=int(r),
+            p=int(p),
+            dklen=len(bytes.fromhex(want)),
+            maxmem=64 * 1024 * 1024,
+        )
     except (ValueError, TypeError):
         return False
     return hmac.compare_digest(got.hex(), want)
@@ -105,10 +112,12 @@ class PinStore:
         for other, entry in doc.items():
             if other != role and "hash" in entry and verify_pin(pin, entry["hash"]):
                 raise PinError(f"that PIN is already the {other}'s; each role needs its own PIN")
-        doc[role] = {"hash": hash_pin(pin, **scrypt),
-                     "set_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-        lines = ["# tablectl console PINs: salted scrypt hashes, never the PINs.",
-                 "# Written by `tablectl pin set ROLE`; format scrypt$N$r$p$salt$hash (hex).", ""]
+        doc[role] = {"hash": hash_pin(pin, **scrypt), "set_at": datetime.now(UTC).isoformat(timespec="seconds")}
+        lines = [
+            "# tablectl console PINs: salted scrypt hashes, never the PINs.",
+            "# Written by `tablectl pin set ROLE`; format scrypt$N$r$p$salt$hash (hex).",
+            "",
+        ]
         for r in ROLES:
             if r in doc:
                 lines += [f"[{r}]"] + [f'{k} = "{v}"' for k, v in sorted(doc[r].items())] + [""]

@@ -47,8 +47,10 @@ def _devices(service: Any) -> list[str]:
         state = "LOST" if getattr(link, "lost", False) else "up"
         line = f"  {d.device:<7} {d.cfg.port}  link {state}"
         if st is not None:
-            line += (f"  sent {st.sent} received {st.received} retransmits {st.retransmits} "
-                     f"crc-errors {st.crc_errors} faults {st.faults}")
+            line += (
+                f"  sent {st.sent} received {st.received} retransmits {st.retransmits} "
+                f"crc-errors {st.crc_errors} faults {st.faults}"
+            )
         out.append(line)
     return out
 
@@ -60,8 +62,13 @@ def cmd_status(ctx: Ctx, args: list[str]) -> str:
 
     def snapshot() -> dict[str, Any]:
         t = svc.table
-        return {"state": t.state, "round": t.round_no, "tilts": dict(t.tilts),
-                "out_of_order": dict(getattr(t, "out_of_order", {})), "devices": _devices(svc)}
+        return {
+            "state": t.state,
+            "round": t.round_no,
+            "tilts": dict(t.tilts),
+            "out_of_order": dict(getattr(t, "out_of_order", {})),
+            "devices": _devices(svc),
+        }
 
     st = ctx.call(snapshot)
     devices = st["devices"]
@@ -112,15 +119,23 @@ def cmd_meters(ctx: Ctx, args: list[str]) -> str:
         return "no progressive meters on this table"
     out = []
     for level, m in sorted(meters.items()):
-        g = lambda name, default=0: getattr(m, name, default)  # noqa: E731 - the meter grows fields (issue 4)
+
+        def g(name: str, default: object = 0, m: object = m) -> Any:
+            return getattr(m, name, default)
+
         out += [
             f"{level}: {money(m.value)}  (shows {money(m.cents)}, hidden remainder {m.remainder} of a cent)",
             f"  seed/reset {money(m.seed_cents)}  increment rate {percent(m.rate)}"
-            + (f"  reserve rate {percent(g('reserve_rate'))} reserve {money(g('reserve'))}" if g("reserve_rate") else ""),
+            + (
+                f"  reserve rate {percent(g('reserve_rate'))} reserve {money(g('reserve'))}"
+                if g("reserve_rate")
+                else ""
+            ),
             f"  increments {g('increment_count')} totalling {money(g('increments'))}  reseeds {money(g('reseeds'))}"
             f"  voided {money(g('voided'))}",
             f"  hits {g('hits')} (fixed {g('fixed_hits')})  paid by table {money(g('paid_table'))}"
-            f"  by attendant {money(g('paid_attendant'))}  cumulative paid {money(g('paid_table') + g('paid_attendant'))}",
+            f"  by attendant"
+            f" {money(g('paid_attendant'))}  cumulative paid {money(g('paid_table') + g('paid_attendant'))}",
         ]
     return "\n".join(out)
 
@@ -149,8 +164,13 @@ def cmd_clear(ctx: Ctx, args: list[str]) -> str:
 # --------------------------------------------------------------------------- verify
 
 
-@command("verify", FLOOR, "verify [files]", "software version and SHA-256 digest, checked against the record",
-         args=[("files",)])
+@command(
+    "verify",
+    FLOOR,
+    "verify [files]",
+    "software version and SHA-256 digest, checked against the record",
+    args=[("files",)],
+)
 def cmd_verify(ctx: Ctx, args: list[str]) -> str:
     from controller import selfcheck as S
 
@@ -161,9 +181,11 @@ def cmd_verify(ctx: Ctx, args: list[str]) -> str:
     now = S.digest_of(files)
     rec = S.load_record(ctx.service.hw.state_dir)
     sc = ctx.service.self_check
-    lines = [f"tablectl {ctx.server.version}: {len(files)} files",
-             f"digest now:        {now}",
-             f"digest at start-up: {sc.digest if sc else '-'}"]
+    lines = [
+        f"tablectl {ctx.server.version}: {len(files)} files",
+        f"digest now:        {now}",
+        f"digest at start-up: {sc.digest if sc else '-'}",
+    ]
     if rec is None:
         lines.append("recorded digest:   none (tablectl verify --record at installation)")
         ctx.detail = {"digest": now, "result": "not recorded"}
@@ -174,8 +196,9 @@ def cmd_verify(ctx: Ctx, args: list[str]) -> str:
         lines.append("result: MATCH")
         ctx.detail = {"digest": now, "result": "match"}
         return "\n".join(lines)
-    problem = f"software: digest {now[:16]}... does not match the recorded {rec.digest[:16]}... " \
-              f"({S.describe_mismatch(diff)})"
+    problem = (
+        f"software: digest {now[:16]}... does not match the recorded {rec.digest[:16]}... ({S.describe_mismatch(diff)})"
+    )
 
     def act(table: Any, log: Any) -> str:
         log(digest=now, result="mismatch")
@@ -192,9 +215,13 @@ def cmd_verify(ctx: Ctx, args: list[str]) -> str:
 # --------------------------------------------------------------------------- out of order
 
 
-@command("outoforder", FLOOR, "outoforder DEVICE ALTERNATIVE",
-         "mark a device out of order and the method used instead (§ 670a.13(n))",
-         args=[OOO_DEVICES, ("rng", "manual", "none")])
+@command(
+    "outoforder",
+    FLOOR,
+    "outoforder DEVICE ALTERNATIVE",
+    "mark a device out of order and the method used instead (§ 670a.13(n))",
+    args=[OOO_DEVICES, ("rng", "manual", "none")],
+)
 def cmd_outoforder(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 2, 2, "outoforder DEVICE ALTERNATIVE  (shaker rng | shoe manual | sign none)")
     device, alternative = args
@@ -218,8 +245,13 @@ def cmd_outoforder(ctx: Ctx, args: list[str]) -> str:
     return ctx.act(act)
 
 
-@command("inservice", FLOOR, "inservice DEVICE", "put a repaired device back in service (ends its alternative)",
-         args=[OOO_DEVICES])
+@command(
+    "inservice",
+    FLOOR,
+    "inservice DEVICE",
+    "put a repaired device back in service (ends its alternative)",
+    args=[OOO_DEVICES],
+)
 def cmd_inservice(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 1, 1, "inservice DEVICE")
     device = args[0]
@@ -240,8 +272,13 @@ def cmd_inservice(ctx: Ctx, args: list[str]) -> str:
 # --------------------------------------------------------------------------- the floor
 
 
-@command("validate", FLOOR, "validate", "validate the progressive hit waiting for a floorperson "
-         "(§ 670a.11(h)(3)(i)(B)(III)); it is then paid from the meter")
+@command(
+    "validate",
+    FLOOR,
+    "validate",
+    "validate the progressive hit waiting for a floorperson "
+    "(§ 670a.11(h)(3)(i)(B)(III)); it is then paid from the meter",
+)
 def cmd_validate(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 0, 0, "validate")
 
@@ -275,8 +312,9 @@ def _table_action(ctx: Ctx, method: str, reply: Any) -> str:
 @command("reshuffle", FLOOR, "reshuffle", "direct a reshuffle before the next deal (§ 670a.5(a), § 686a.5(f))")
 def cmd_reshuffle(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 0, 0, "reshuffle")
-    return _table_action(ctx, "floor_reshuffle",
-                         lambda _r: "reshuffle ordered: the cards are shuffled before the next deal")
+    return _table_action(
+        ctx, "floor_reshuffle", lambda _r: "reshuffle ordered: the cards are shuffled before the next deal"
+    )
 
 
 @command("newdealer", ALL, "newdealer", "record a new dealer at the table (Over/Under burns a card, § 686a.7(c))")

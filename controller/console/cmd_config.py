@@ -42,12 +42,20 @@ def _load(ctx: Ctx, args: list[str]) -> tuple[Any, str]:
 
 
 def _diff(old: dict[str, str], new: dict[str, str]) -> dict[str, list[str | None]]:
-    return {k: [old.get(k), new.get(k)] for k in sorted(set(old) | set(new))
-            if old.get(k) != new.get(k) and not k.endswith(".file") and k != "file"}
+    return {
+        k: [old.get(k), new.get(k)]
+        for k in sorted(set(old) | set(new))
+        if old.get(k) != new.get(k) and not k.endswith(".file") and k != "file"
+    }
 
 
-@command("config", FLOOR, "config show|check [FILE]|apply [FILE]", "show, check or apply the configuration",
-         args=[("show", "check", "apply")])
+@command(
+    "config",
+    FLOOR,
+    "config show|check [FILE]|apply [FILE]",
+    "show, check or apply the configuration",
+    args=[("show", "check", "apply")],
+)
 def cmd_config(ctx: Ctx, args: list[str]) -> str:
     from controller.selfcheck import config_digest, config_values
 
@@ -75,24 +83,41 @@ def cmd_config(ctx: Ctx, args: list[str]) -> str:
     if not diff:
         raise Refused("nothing to apply: the file matches the running configuration")
     if restart:
-        raise Refused(f"{', '.join(restart[:5])} cannot change while running; restart the service "
-                      "(systemctl restart tablectl) - the change is logged at start-up")
+        raise Refused(
+            f"{', '.join(restart[:5])} cannot change while running; restart the service "
+            "(systemctl restart tablectl) - the change is logged at start-up"
+        )
 
     def act(table: Any, log: Any) -> str:
         apply_profile = getattr(table, "apply_profile", None)
         if apply_profile is None:
-            raise Refused("this controller cannot change its table profile while running; restart the service "
-                          "(systemctl restart tablectl) - the change is logged at start-up")
-        if table.state not in BETWEEN_ROUNDS or getattr(table, "round", None) is not None and \
-                getattr(table.round, "accepted", None):
+            raise Refused(
+                "this controller cannot change its table profile while running; restart the service "
+                "(systemctl restart tablectl) - the change is logged at start-up"
+            )
+        if (
+            table.state not in BETWEEN_ROUNDS
+            or getattr(table, "round", None) is not None
+            and getattr(table.round, "accepted", None)
+        ):
             raise Refused(f"the configuration is applied only between rounds (state {table.state})")
         try:
             apply_profile(hw.profile)
         except ValueError as e:
             raise Refused(str(e)) from None
         log(file=path)
-        table.commit([table.rec("config.applied", file=path, by=f"console:{ctx.role}", changed=diff,
-                                values=new, digest=config_digest(new))])
+        table.commit(
+            [
+                table.rec(
+                    "config.applied",
+                    file=path,
+                    by=f"console:{ctx.role}",
+                    changed=diff,
+                    values=new,
+                    digest=config_digest(new),
+                )
+            ]
+        )
         ctx.service.config_values = new
         return "\n".join(lines + [f"applied {len(diff)} change(s)"])
 

@@ -25,13 +25,14 @@ from controller.console.registry import TECH, CommandError, Ctx, Refused, comman
 
 SUBS = ("lights", "sensors", "shoe", "shaker", "rng")
 IDLE_STATES = ("tilt", "open_for_wagers")
-SHAKE_MIN_MS = 5000          # § 621a.2(f)(2): shaken for at least five seconds
+SHAKE_MIN_MS = 5000  # § 621a.2(f)(2): shaken for at least five seconds
 SHOE_REPLY_S = 3.0
 SHAKER_REPLY_S = 30.0
 
 
-@command("diag", TECH, "diag lights|sensors [S]|shoe|shaker|rng", "device diagnostics and the RNG self-test",
-         args=[SUBS])
+@command(
+    "diag", TECH, "diag lights|sensors [S]|shoe|shaker|rng", "device diagnostics and the RNG self-test", args=[SUBS]
+)
 def cmd_diag(ctx: Ctx, args: list[str]) -> str:
     if not args or args[0] not in SUBS:
         raise CommandError(f"usage: diag {'|'.join(SUBS)}")
@@ -116,8 +117,14 @@ def _sensors(ctx: Ctx, seconds: int) -> str:
 # --------------------------------------------------------------------------- shoe and shaker
 
 
-def _exchange(ctx: Ctx, device: str, want: tuple[str, ...], send: Callable[[Any], None],
-              timeout: float, precheck: Callable[[Any], None] | None = None) -> dict[str, Any] | None:
+def _exchange(
+    ctx: Ctx,
+    device: str,
+    want: tuple[str, ...],
+    send: Callable[[Any], None],
+    timeout: float,
+    precheck: Callable[[Any], None] | None = None,
+) -> dict[str, Any] | None:
     """Send a request to a device on the reactor thread and wait for its reply event."""
     got: queue.Queue[dict[str, Any]] = queue.Queue()
 
@@ -152,12 +159,19 @@ def _shoe(ctx: Ctx) -> str:
     if reply is None:
         return f"shoe: FAIL - no status reply within {SHOE_REPLY_S:g} s"
     f = reply.get("flags", 0)
-    flags = {"loaded": P.SHOE_LOADED, "shuffled": P.SHOE_SHUFFLED, "door-open": P.SHOE_DOOR_OPEN,
-             "jammed": P.SHOE_JAMMED, "reads-cards": getattr(P, "SHOE_READS_CARDS", 0)}
+    flags = {
+        "loaded": P.SHOE_LOADED,
+        "shuffled": P.SHOE_SHUFFLED,
+        "door-open": P.SHOE_DOOR_OPEN,
+        "jammed": P.SHOE_JAMMED,
+        "reads-cards": getattr(P, "SHOE_READS_CARDS", 0),
+    }
     shown = [k for k, bit in flags.items() if bit and f & bit]
     problems = [k for k in ("door-open", "jammed") if k in shown]
-    return (f"shoe: status flags {', '.join(shown) or 'none'}; {reply.get('remaining')} cards in the shoe, "
-            f"{reply.get('stacks')} stacks dealt\nshoe: " + (f"FAIL - {', '.join(problems)}" if problems else "PASS"))
+    return (
+        f"shoe: status flags {', '.join(shown) or 'none'}; {reply.get('remaining')} cards in the shoe, "
+        f"{reply.get('stacks')} stacks dealt\nshoe: " + (f"FAIL - {', '.join(problems)}" if problems else "PASS")
+    )
 
 
 def _shaker(ctx: Ctx) -> str:
@@ -167,16 +181,24 @@ def _shaker(ctx: Ctx) -> str:
         dev.arm(P.DEALER)
         dev.activate(P.DEALER)
 
-    reply = _exchange(ctx, "shaker", ("RESULT", "NO_ROLL", "ERROR"), send, SHAKER_REPLY_S,
-                      precheck=lambda t: _between_rounds(t, "the shaker test runs"))
+    reply = _exchange(
+        ctx,
+        "shaker",
+        ("RESULT", "NO_ROLL", "ERROR"),
+        send,
+        SHAKER_REPLY_S,
+        precheck=lambda t: _between_rounds(t, "the shaker test runs"),
+    )
     ctx.call(lambda: ctx.service.table.dev.shaker.disarm())
     if reply is None:
         return f"shaker: FAIL - no result within {SHAKER_REPLY_S:g} s"
     if reply["msg"] == "ERROR":
         return f"shaker: FAIL - error {reply.get('code')}: {reply.get('text')}"
     if reply["msg"] == "NO_ROLL":
-        return f"shaker: no roll (reason {reply.get('reason')}, shaken {reply.get('shake_ms')} ms) - " \
-               "FAIL; run diag shaker again"
+        return (
+            f"shaker: no roll (reason {reply.get('reason')}, shaken {reply.get('shake_ms')} ms) - "
+            "FAIL; run diag shaker again"
+        )
     dice = [reply["d1"], reply["d2"], reply["d3"]]
     problems = []
     if not all(1 <= d <= 6 for d in dice):
@@ -185,8 +207,10 @@ def _shaker(ctx: Ctx) -> str:
         problems.append(f"red die index {reply['red']}")
     if reply["shake_ms"] < SHAKE_MIN_MS:
         problems.append(f"shaken {reply['shake_ms']} ms, less than 5 s (§ 621a.2(f)(2))")
-    return (f"shaker: dice {'-'.join(map(str, dice))} (red die #{reply['red'] + 1}), shaken {reply['shake_ms']} ms\n"
-            "shaker: " + (f"FAIL - {'; '.join(problems)}" if problems else "PASS"))
+    return (
+        f"shaker: dice {'-'.join(map(str, dice))} (red die #{reply['red'] + 1}), shaken {reply['shake_ms']} ms\n"
+        "shaker: " + (f"FAIL - {'; '.join(problems)}" if problems else "PASS")
+    )
 
 
 # --------------------------------------------------------------------------- RNG
@@ -196,8 +220,13 @@ def _rng(ctx: Ctx) -> str:
     from controller.selfcheck import check_rng
 
     t0 = time.perf_counter()
-    rng = getattr(ctx.service, "rng", None)            # the generator the table draws from
+    rng = getattr(ctx.service, "rng", None)  # the generator the table draws from
     outcome, problems = check_rng((lambda n: list(rng.self_test(samples=n))) if hasattr(rng, "self_test") else None)
     ctx.detail = {"result": outcome}
-    return "\n".join([f"rng: {outcome.upper()} ({time.perf_counter() - t0:.2f} s; chi-square, runs and serial "
-                      "correlation at 99% on 1..7 and 1..8)"] + [f"  {p}" for p in problems])
+    return "\n".join(
+        [
+            f"rng: {outcome.upper()} ({time.perf_counter() - t0:.2f} s; chi-square, runs and serial "
+            "correlation at 99% on 1..7 and 1..8)"
+        ]
+        + [f"  {p}" for p in problems]
+    )

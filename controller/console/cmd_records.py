@@ -20,7 +20,7 @@ def cmd_history(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 0, 1, "history [ROUND]")
     with ctx.server.reader() as conn:
         if args:
-            n = parse_int(args[0], "ROUND", 1, 10 ** 9)
+            n = parse_int(args[0], "ROUND", 1, 10**9)
             r = H.round_detail(conn, n)
             if r is None:
                 raise CommandError(f"no round {n} in the event log")
@@ -49,14 +49,21 @@ def cmd_hits(ctx: Ctx, args: list[str]) -> str:
         for level in levels:
             hs = H.hits(conn, level, HIT_HISTORY)
             out.append(f"{level}: last {len(hs)} hit(s)" + (":" if hs else ""))
-            out += [f"  round {h['round']:>5}  seat {h['seat']}  {h['hand']:<16} {format_cents(h['cents']):>12}  "
-                    f"paid by {h['paid_by']:<9} {h['ts'][:19]}" for h in hs]
+            out += [
+                f"  round {h['round']:>5}  seat {h['seat']}  {h['hand']:<16} {format_cents(h['cents']):>12}  "
+                f"paid by {h['paid_by']:<9} {h['ts'][:19]}"
+                for h in hs
+            ]
     return "\n".join(out)
 
 
-@command("events", FLOOR, "events [COUNT] [KIND]",
-         "the last events (default 20), optionally only one kind or family (e.g. tilt, console.login)",
-         args=[("10", "20", "50", "100", "tilt", "console", "round", "wager", "meter", "dice", "config", "selfcheck")])
+@command(
+    "events",
+    FLOOR,
+    "events [COUNT] [KIND]",
+    "the last events (default 20), optionally only one kind or family (e.g. tilt, console.login)",
+    args=[("10", "20", "50", "100", "tilt", "console", "round", "wager", "meter", "dice", "config", "selfcheck")],
+)
 def cmd_events(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 0, 2, "events [COUNT] [KIND]")
     count, kind = EVENTS_DEFAULT, None

@@ -38,7 +38,7 @@ class Channel:
     def __init__(self, fd: int, *, name: str, eof_closes: bool = True, write_timeout: float = 1.0):
         self.fd = fd
         self.name = name
-        self.eof_closes = eof_closes            # a pty master held open by us never "closes"
+        self.eof_closes = eof_closes  # a pty master held open by us never "closes"
         self.write_timeout = write_timeout
         os.set_blocking(fd, False)
         self._pending = b""
@@ -55,7 +55,7 @@ class Channel:
         except BlockingIOError:
             return b""
         except OSError as e:
-            if e.errno == errno.EIO and not self.eof_closes:   # pty with nobody attached
+            if e.errno == errno.EIO and not self.eof_closes:  # pty with nobody attached
                 time.sleep(min(timeout, 0.1))
                 return b""
             raise Closed(str(e)) from None
@@ -106,8 +106,9 @@ class LineEditor:
     def println(self, text: str = "") -> None:
         self.write(text + "\n")
 
-    def readline(self, prompt: str, *, echo: bool = True, idle_s: float | None = None,
-                 complete: Completer | None = None) -> str:
+    def readline(
+        self, prompt: str, *, echo: bool = True, idle_s: float | None = None, complete: Completer | None = None
+    ) -> str:
         """One line.  Raises :class:`Idle`, :class:`Cancelled` (Ctrl-C),
         :class:`Closed`, or EOFError (Ctrl-D on an empty line)."""
         self.write(prompt)
@@ -124,17 +125,17 @@ class LineEditor:
                 continue
             last = time.monotonic()
             for i, b in enumerate(data):
-                if esc:                                  # ESC [ ... final byte
+                if esc:  # ESC [ ... final byte
                     esc = 0 if (esc == 2 and 0x40 <= b <= 0x7E) or (esc == 1 and b != ord("[")) else 2
                     continue
                 if b == 0x1B:
                     esc = 1
                 elif b in (0x0D, 0x0A):
-                    rest = data[i + 1:]
+                    rest = data[i + 1 :]
                     if b == 0x0D and rest[:1] == b"\n":
                         rest = rest[1:]
                     if rest:
-                        self.chan.unread(rest)           # type-ahead: next line
+                        self.chan.unread(rest)  # type-ahead: next line
                     self.write("\n")
                     return buf
                 elif b in (0x7F, 0x08):
@@ -142,14 +143,14 @@ class LineEditor:
                         buf = buf[:-1]
                         if echo:
                             self.write("\b \b")
-                elif b == 0x15:                          # Ctrl-U
+                elif b == 0x15:  # Ctrl-U
                     if echo:
                         self.write("\b \b" * len(buf))
                     buf = ""
-                elif b == 0x03:                          # Ctrl-C
+                elif b == 0x03:  # Ctrl-C
                     self.write("^C\n")
                     raise Cancelled()
-                elif b == 0x04:                          # Ctrl-D
+                elif b == 0x04:  # Ctrl-D
                     if not buf:
                         self.write("\n")
                         raise EOFError()
@@ -171,7 +172,7 @@ class LineEditor:
         if len(cands) == 1:
             common += " "
         if len(common) > len(prefix):
-            add = common[len(prefix):]
+            add = common[len(prefix) :]
             self.write(add)
             return buf + add
         self.write("\n" + "  ".join(cands) + "\n" + prompt + buf)

@@ -41,19 +41,22 @@ class Command:
     roles: tuple[str, ...]
     usage: str
     summary: str
-    run: Callable[["Ctx", list[str]], str]
-    args: tuple[Any, ...] = ()          # completion choices per argument position (a tuple, or a function)
+    run: Callable[[Ctx, list[str]], str]
+    args: tuple[Any, ...] = ()  # completion choices per argument position (a tuple, or a function)
 
 
 REGISTRY: dict[str, Command] = {}
 
 
-def command(name: str, roles: Sequence[str], usage: str, summary: str,
-            args: Sequence[Any] = ()) -> Callable[[Callable[["Ctx", list[str]], str]], Callable[..., str]]:
-    def deco(fn: Callable[["Ctx", list[str]], str]) -> Callable[..., str]:
-        REGISTRY[name] = Command(name, tuple(roles), usage, summary, fn,
-                                 tuple(a if callable(a) else tuple(a) for a in args))
+def command(
+    name: str, roles: Sequence[str], usage: str, summary: str, args: Sequence[Any] = ()
+) -> Callable[[Callable[[Ctx, list[str]], str]], Callable[..., str]]:
+    def deco(fn: Callable[[Ctx, list[str]], str]) -> Callable[..., str]:
+        REGISTRY[name] = Command(
+            name, tuple(roles), usage, summary, fn, tuple(a if callable(a) else tuple(a) for a in args)
+        )
         return fn
+
     return deco
 
 
@@ -87,12 +90,12 @@ def parse_int(text: str, what: str, lo: int, hi: int) -> int:
 
 @dataclass
 class Ctx:
-    session: "Session"
+    session: Session
     role: str
     name: str
     args: list[str]
     logged: bool = False
-    detail: dict[str, Any] = field(default_factory=dict)   # added to the ok record of a read-only command
+    detail: dict[str, Any] = field(default_factory=dict)  # added to the ok record of a read-only command
 
     @property
     def service(self) -> Any:
@@ -107,8 +110,15 @@ class Ctx:
         return self.service.call(fn, *args, timeout=self.server.call_timeout)
 
     def record(self, table: Any, outcome: str, **detail: Any) -> Any:
-        return table.rec("console.command", console=self.session.chan.name, role=self.role, command=self.name,
-                         args=list(self.args), outcome=outcome, **detail)
+        return table.rec(
+            "console.command",
+            console=self.session.chan.name,
+            role=self.role,
+            command=self.name,
+            args=list(self.args),
+            outcome=outcome,
+            **detail,
+        )
 
     def act(self, fn: Callable[[Any, Callable[..., None]], str]) -> str:
         """Check and change the table in one reactor call.  ``fn(table, log)`` raises
@@ -142,8 +152,9 @@ class Ctx:
 
     def log_now(self, **detail: Any) -> None:
         """Write this command's ``console.command`` record now (before streaming output)."""
-        self.session.log("console.command", role=self.role, command=self.name, args=list(self.args),
-                         outcome="ok", **detail)
+        self.session.log(
+            "console.command", role=self.role, command=self.name, args=list(self.args), outcome="ok", **detail
+        )
         self.logged = True
 
     def say(self, text: str) -> None:

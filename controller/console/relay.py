@@ -60,8 +60,14 @@ def _connect(path: Path) -> socket.socket | None:
     return s
 
 
-def relay(in_fd: int, out_fd: int, sock_path: Path, stop: threading.Event | None = None,
-          retry_s: float = RETRY_S, detach: bytes | None = None) -> None:
+def relay(
+    in_fd: int,
+    out_fd: int,
+    sock_path: Path,
+    stop: threading.Event | None = None,
+    retry_s: float = RETRY_S,
+    detach: bytes | None = None,
+) -> None:
     """Pump bytes between (in_fd, out_fd) and the console socket until ``stop``
     (or until the ``detach`` byte is typed, for a terminal)."""
     stop = stop or threading.Event()
@@ -89,7 +95,7 @@ def relay(in_fd: int, out_fd: int, sock_path: Path, stop: threading.Event | None
                     except BlockingIOError:
                         data = None
                     if data == b"" or (detach and data and detach in data):
-                        return                      # our terminal closed, or the user detached
+                        return  # our terminal closed, or the user detached
                     if data:
                         _send(sock, data)
                 if sock in r:
@@ -98,7 +104,7 @@ def relay(in_fd: int, out_fd: int, sock_path: Path, stop: threading.Event | None
                     except BlockingIOError:
                         continue
                     if not data:
-                        break                       # controller went away: reconnect
+                        break  # controller went away: reconnect
                     _write_all(out_fd, data)
         except OSError:
             pass
@@ -110,6 +116,6 @@ def _send(sock: socket.socket, data: bytes) -> None:
     view = memoryview(data)
     while view:
         try:
-            view = view[sock.send(view):]
+            view = view[sock.send(view) :]
         except BlockingIOError:
             select.select([], [sock], [], 1.0)

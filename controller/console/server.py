@@ -31,10 +31,22 @@ from controller.console.session import Session
 
 
 class ConsoleServer:
-    def __init__(self, service: Any, *, pty: bool = False, socket_path: str | Path | None = None,
-                 pins_file: str | Path | None = None, idle_s: float = 600.0, lockout_s: float = LOCKOUT_S,
-                 max_failures: int = MAX_FAILURES, fail_delay_s: float = 1.0, call_timeout: float = 10.0,
-                 diag_light_s: float = 2.0, max_sessions: int = 4, wall: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        service: Any,
+        *,
+        pty: bool = False,
+        socket_path: str | Path | None = None,
+        pins_file: str | Path | None = None,
+        idle_s: float = 600.0,
+        lockout_s: float = LOCKOUT_S,
+        max_failures: int = MAX_FAILURES,
+        fail_delay_s: float = 1.0,
+        call_timeout: float = 10.0,
+        diag_light_s: float = 2.0,
+        max_sessions: int = 4,
+        wall: Callable[[], float] = time.time,
+    ):
         from controller import __version__
 
         # the command modules register themselves on import
@@ -84,10 +96,14 @@ class ConsoleServer:
                 self.kind, self.data = kind, json.loads(data)
 
         with self.reader() as conn:
-            rows = conn.execute("SELECT kind, data FROM events WHERE kind IN ('console.login', 'console.locked') "
-                                "ORDER BY seq DESC LIMIT 1000").fetchall()
+            rows = conn.execute(
+                "SELECT kind, data FROM events WHERE kind IN ('console.login', 'console.locked') "
+                "ORDER BY seq DESC LIMIT 1000"
+            ).fetchall()
             self._lockout.load(_Ev(k, d) for k, d in rows)
-            row = conn.execute("SELECT data FROM events WHERE kind = 'console.pins' ORDER BY seq DESC LIMIT 1").fetchone()
+            row = conn.execute(
+                "SELECT data FROM events WHERE kind = 'console.pins' ORDER BY seq DESC LIMIT 1"
+            ).fetchone()
         self._pins_fp = json.loads(row[0]).get("fingerprint", "") if row else None
 
     # ------------------------------------------------------------------ login bookkeeping
@@ -117,12 +133,12 @@ class ConsoleServer:
     def stopping(self) -> bool:
         return self._stop.is_set()
 
-    def start(self) -> "ConsoleServer":
+    def start(self) -> ConsoleServer:
         self._load_state()
         if self.want_pty:
             master, slave = os.openpty()
             tty.setraw(slave)
-            self._fds += [master, slave]              # we keep the slave open: no EIO when nobody is attached
+            self._fds += [master, slave]  # we keep the slave open: no EIO when nobody is attached
             self.pty_path = os.ttyname(slave)
             self._spawn(Channel(master, name="pty", eof_closes=False), "console-pty")
         if self.socket_path is not None:
@@ -132,7 +148,7 @@ class ConsoleServer:
     def _listen(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileNotFoundError):
-            path.unlink()                            # stale socket of a previous run
+            path.unlink()  # stale socket of a previous run
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
         old = os.umask(0o117)
         try:

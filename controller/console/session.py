@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 
 class Session:
-    def __init__(self, server: "ConsoleServer", chan: Channel):
+    def __init__(self, server: ConsoleServer, chan: Channel):
         self.server = server
         self.chan = chan
         self.editor = LineEditor(chan, stop=server.stopping)
@@ -90,8 +90,10 @@ class Session:
         if left > 0:
             self.log("console.login", role=role, ok=False, counted=False, reason="console locked")
             time.sleep(srv.fail_delay_s)
-            ed.println(f"error: console locked after {srv.max_failures} failed logins; "
-                       f"try again in {int(left) // 60} min {int(left) % 60} s")
+            ed.println(
+                f"error: console locked after {srv.max_failures} failed logins; "
+                f"try again in {int(left) // 60} min {int(left) % 60} s"
+            )
             return None
         pin = ed.readline("PIN: ", echo=False)
         ok = srv.pins.verify(role, pin)
@@ -112,8 +114,10 @@ class Session:
             self.log("console.locked", until=round(until, 3), failures=srv.max_failures, period_s=srv.lockout_s)
         time.sleep(srv.fail_delay_s)
         if until is not None:
-            ed.println(f"error: wrong PIN; console locked for {int(srv.lockout_s) // 60} min "
-                       f"after {srv.max_failures} failed logins")
+            ed.println(
+                f"error: wrong PIN; console locked for {int(srv.lockout_s) // 60} min "
+                f"after {srv.max_failures} failed logins"
+            )
         else:
             ed.println("error: wrong PIN")
         return None
@@ -159,8 +163,9 @@ class Session:
         if cmd is None:
             return self._reject(role, name, args, "rejected", f"unknown command {name!r}; type help")
         if role not in cmd.roles:
-            return self._reject(role, name, args, "denied",
-                                f"{name} needs the {' or '.join(cmd.roles)} role (logged in as {role})")
+            return self._reject(
+                role, name, args, "denied", f"{name} needs the {' or '.join(cmd.roles)} role (logged in as {role})"
+            )
         ctx = R.Ctx(self, role, name, args)
         try:
             out = cmd.run(ctx, args)
@@ -192,8 +197,14 @@ class Session:
 
     def _reject(self, role: str, name: str, args: list[str], outcome: str, error: str) -> bool:
         try:
-            self.log("console.command", role=role, command=name[:40], args=[a[:80] for a in args[:10]],
-                     outcome=outcome, error=error)
+            self.log(
+                "console.command",
+                role=role,
+                command=name[:40],
+                args=[a[:80] for a in args[:10]],
+                outcome=outcome,
+                error=error,
+            )
         except TimeoutError as e:
             self.editor.println(f"error: {e}")
         self.editor.println(f"error: {error}")

@@ -34,10 +34,10 @@ PHASE_KINDS = ("start", "dice_wagers", "deal", "stub", "decide", "settle")
 
 @dataclass(frozen=True)
 class Phase:
-    state: str           # machine state, named after the regulation's step
-    kind: str            # one of PHASE_KINDS
-    section: str         # the section it implements
-    name: str = ""       # which deal ("main", "first", "more") or which decision ("settings", "raise")
+    state: str  # machine state, named after the regulation's step
+    kind: str  # one of PHASE_KINDS
+    section: str  # the section it implements
+    name: str = ""  # which deal ("main", "first", "more") or which decision ("settings", "raise")
     #: a ``decide`` phase the round resumes at after the dealer keyed the hands (shoe out of
     #: order or not reading, § 670a.13(n)): the players still decide (DJ Wild's raise or fold,
     #: § 687a.11(b)).  Otherwise the keyed hands go straight to settlement.
@@ -68,13 +68,13 @@ class Stack:
 class WagerSpec:
     id: str
     section: str
-    sensed: bool = False            # on a bet sensor: its amount is fixed (``fixed_cents``)
+    sensed: bool = False  # on a bet sensor: its amount is fixed (``fixed_cents``)
     fixed_cents: int | None = None
     min_cents: int = 100
     max_cents: int = 1_000_000
-    needs: str | None = None        # a wager the seat must also have (e.g. "base", § 670a.7(e))
-    progressive: bool = False       # contributes to the progressive meter
-    late: bool = False              # may be made after "no more bets" (Double Down, § 670a.7(c))
+    needs: str | None = None  # a wager the seat must also have (e.g. "base", § 670a.7(e))
+    progressive: bool = False  # contributes to the progressive meter
+    late: bool = False  # may be made after "no more bets" (Double Down, § 670a.7(c))
 
 
 class EntryError(ValueError):
@@ -85,9 +85,9 @@ class EntryError(ValueError):
 class DecisionState:
     """Answers collected during one ``decide`` phase."""
 
-    required: tuple[int, ...] = ()          # seats that must answer
+    required: tuple[int, ...] = ()  # seats that must answer
     answers: dict[int, str] = field(default_factory=dict)
-    done: bool = False                      # the dealer keyed DONE (optional answers end)
+    done: bool = False  # the dealer keyed DONE (optional answers end)
 
 
 @dataclass
@@ -129,11 +129,11 @@ class Procedure:
         starts = any(p.kind == "start" for p in self.phases)
         method = getattr(profile, "start_method", "shaker")
         if starts and method == "none":
-            raise ValueError(f"{profile.file}: [game] start_method: {self.game} has a starting position; "
-                             "use \"shaker\" or \"rng\"")
+            raise ValueError(
+                f'{profile.file}: [game] start_method: {self.game} has a starting position; use "shaker" or "rng"'
+            )
         if not starts and method != "none":
-            raise ValueError(f"{profile.file}: [game] start_method: {self.game} has no starting position; "
-                             "use \"none\"")
+            raise ValueError(f'{profile.file}: [game] start_method: {self.game} has no starting position; use "none"')
 
     def hand_light(self, hand: str) -> int:
         """The sign's hand light for a progressive hit: the hand's row in the table's
@@ -149,8 +149,7 @@ class Procedure:
 
     def needs_keypad(self) -> bool:
         """Whether the dealer keys wagers or players' decisions at this table."""
-        return any(not s.sensed for s in self.wagers.values()) or \
-            any(p.kind == "decide" for p in self.phases)
+        return any(not s.sensed for s in self.wagers.values()) or any(p.kind == "decide" for p in self.phases)
 
     # ---- phases ---------------------------------------------------------------------
     def phase(self, state: str) -> Phase | None:
@@ -180,8 +179,9 @@ class Procedure:
         if late and not spec.late:
             raise EntryError(f"the {wager} wager must be made before 'no more bets' ({spec.section})")
         if cents and not spec.min_cents <= cents <= spec.max_cents:
-            raise EntryError(f"{wager} ${cents / 100:,.2f} is outside ${spec.min_cents / 100:,.2f}.."
-                             f"${spec.max_cents / 100:,.2f}")
+            raise EntryError(
+                f"{wager} ${cents / 100:,.2f} is outside ${spec.min_cents / 100:,.2f}..${spec.max_cents / 100:,.2f}"
+            )
 
     def reject_unsupported(self, wagers: Mapping[tuple[int, str], int]) -> dict[tuple[int, str], str]:
         """Wagers refused at the lock-out, with the reason (e.g. no base wager, § 670a.7(e))."""

@@ -31,27 +31,42 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from controller.games.base import (
-    DecisionState, Entry, EntryError, Phase, Procedure, Stack, WagerSpec, by_seat, entry_verb, seat_arg)
+    DecisionState,
+    Entry,
+    EntryError,
+    Phase,
+    Procedure,
+    Stack,
+    WagerSpec,
+    by_seat,
+    entry_verb,
+    seat_arg,
+)
 from controller.rules import djwild as R
 from controller.rules.cards import JOKER, CardError, card_str, parse_card
 from controller.rules.paytables import get_paytable
 from controller.rules.settlement import WagerResult
 
 OPTIONAL = ("trips", "bad-beat")
-TRIPS_TABLES = ("DJWT-04", "DJWT-05", "DJWT-06", "DJWT-07")            # § 687a.12(d)
-BAD_BEAT_TABLES = ("DJWBB-01", "DJWBB-02", "DJWBB-03", "DJWBB-04")     # § 687a.12(e)
-PROGRESSIVE_TABLES = {"DJ Wild Progressive 1": "DJ Wild Progressive 1 Envy",   # § 687a.12(c)
-                      "DJ Wild Progressive 2": "DJ Wild Progressive 2 Envy"}
+TRIPS_TABLES = ("DJWT-04", "DJWT-05", "DJWT-06", "DJWT-07")  # § 687a.12(d)
+BAD_BEAT_TABLES = ("DJWBB-01", "DJWBB-02", "DJWBB-03", "DJWBB-04")  # § 687a.12(e)
+PROGRESSIVE_TABLES = {
+    "DJ Wild Progressive 1": "DJ Wild Progressive 1 Envy",  # § 687a.12(c)
+    "DJ Wild Progressive 2": "DJ Wild Progressive 2 Envy",
+}
 #: [game.options] and their defaults
 OPTIONS: dict[str, Any] = {
-    "keyed": ["trips", "bad-beat"],          # optional wagers offered (§ 687a.7(d)(3),(4))
-    "ante_min_cents": 500, "ante_max_cents": 50_000,
-    "trips_max_cents": 10_000, "bad_beat_max_cents": 10_000,
-    "trips_paytable": "DJWT-05", "bad_beat_paytable": "DJWBB-01",
-    "progressive_on_fold": False,            # § 687a.11(b)(3)
-    "bad_beat_two_way": True,                # reading 687a-4
-    "shuffler_counts": False,                # § 687a.10(d): the shuffler counts 53 cards after each shuffle
-    "stub_every_rounds": 5,                  # § 687a.10(d): at least once every 5 rounds
+    "keyed": ["trips", "bad-beat"],  # optional wagers offered (§ 687a.7(d)(3),(4))
+    "ante_min_cents": 500,
+    "ante_max_cents": 50_000,
+    "trips_max_cents": 10_000,
+    "bad_beat_max_cents": 10_000,
+    "trips_paytable": "DJWT-05",
+    "bad_beat_paytable": "DJWBB-01",
+    "progressive_on_fold": False,  # § 687a.11(b)(3)
+    "bad_beat_two_way": True,  # reading 687a-4
+    "shuffler_counts": False,  # § 687a.10(d): the shuffler counts 53 cards after each shuffle
+    "stub_every_rounds": 5,  # § 687a.10(d): at least once every 5 rounds
 }
 EXPOSED_WHY = "a card was revealed before the Raise Wagers (§ 687a.13(d))"
 
@@ -63,9 +78,9 @@ def _option_error(file: str, key: str, problem: str) -> ValueError:
 class DJWild(Procedure):
     game = "dj-wild"
     chapter = "58 Pa. Code 687a"
-    deck = 53                                   # § 687a.3(a): 52 cards and one joker
-    stack_size = 5                              # § 687a.10(b)
-    lockout_button = "start_game"               # § 687a.8(c): the dealer's Start Game button
+    deck = 53  # § 687a.3(a): 52 cards and one joker
+    stack_size = 5  # § 687a.10(b)
+    lockout_button = "start_game"  # § 687a.8(c): the dealer's Start Game button
     phases = (
         Phase("dispensing", "deal", "§ 687a.10(a)-(c)", "main"),
         Phase("stub_check", "stub", "§ 687a.10(d)-(f)"),
@@ -90,8 +105,11 @@ class DJWild(Procedure):
         if o["ante_min_cents"] > o["ante_max_cents"]:
             raise _option_error(f, "ante_min_cents", "is above ante_max_cents")
         if o["stub_every_rounds"] > 5:
-            raise _option_error(f, "stub_every_rounds", f"{o['stub_every_rounds']}: the stub is counted at least "
-                                                        "once every 5 rounds (§ 687a.10(d))")
+            raise _option_error(
+                f,
+                "stub_every_rounds",
+                f"{o['stub_every_rounds']}: the stub is counted at least once every 5 rounds (§ 687a.10(d))",
+            )
         for k in ("progressive_on_fold", "bad_beat_two_way", "shuffler_counts"):
             if not isinstance(o[k], bool):
                 raise _option_error(f, k, f"{o[k]!r} must be true or false")
@@ -101,10 +119,17 @@ class DJWild(Procedure):
         self.options = o
         w: dict[str, WagerSpec] = {
             "ante": WagerSpec("ante", "§ 687a.7(d)(1)", min_cents=o["ante_min_cents"], max_cents=o["ante_max_cents"]),
-            "blind": WagerSpec("blind", "§ 687a.7(d)(1)", needs="ante", min_cents=o["ante_min_cents"],
-                               max_cents=o["ante_max_cents"]),
-            "raise": WagerSpec("raise", "§ 687a.11(b)", needs="ante", late=True, min_cents=2 * o["ante_min_cents"],
-                               max_cents=2 * o["ante_max_cents"]),
+            "blind": WagerSpec(
+                "blind", "§ 687a.7(d)(1)", needs="ante", min_cents=o["ante_min_cents"], max_cents=o["ante_max_cents"]
+            ),
+            "raise": WagerSpec(
+                "raise",
+                "§ 687a.11(b)",
+                needs="ante",
+                late=True,
+                min_cents=2 * o["ante_min_cents"],
+                max_cents=2 * o["ante_max_cents"],
+            ),
         }
         if "trips" in keyed:
             w["trips"] = WagerSpec("trips", "§ 687a.7(d)(3)", needs="ante", max_cents=o["trips_max_cents"])
@@ -115,31 +140,48 @@ class DJWild(Procedure):
         envy: str | None = None
         if prog is not None:
             if prog.paytable not in PROGRESSIVE_TABLES:
-                raise ValueError(f"{f}: [progressive] paytable: {prog.paytable!r} is not one of "
-                                 f"{', '.join(PROGRESSIVE_TABLES)} (§ 687a.12(c))")
+                raise ValueError(
+                    f"{f}: [progressive] paytable: {prog.paytable!r} is not one of "
+                    f"{', '.join(PROGRESSIVE_TABLES)} (§ 687a.12(c))"
+                )
             per = get_paytable(prog.paytable).per_wager_cents
             if per is not None and prog.wager_cents != per:
-                raise ValueError(f"{f}: [progressive] wager: {prog.paytable!r} is for a ${per / 100:,.2f} wager, "
-                                 f"got ${prog.wager_cents / 100:,.2f} (§ 687a.12(c))")
+                raise ValueError(
+                    f"{f}: [progressive] wager: {prog.paytable!r} is for a ${per / 100:,.2f} wager, "
+                    f"got ${prog.wager_cents / 100:,.2f} (§ 687a.12(c))"
+                )
             if prog.envy_paytable not in (None, PROGRESSIVE_TABLES[prog.paytable]):
-                raise ValueError(f"{f}: [progressive] envy_paytable: {prog.envy_paytable!r} does not go with "
-                                 f"{prog.paytable!r} (its Envy column is {PROGRESSIVE_TABLES[prog.paytable]!r})")
+                raise ValueError(
+                    f"{f}: [progressive] envy_paytable: {prog.envy_paytable!r} does not go with "
+                    f"{prog.paytable!r} (its Envy column is {PROGRESSIVE_TABLES[prog.paytable]!r})"
+                )
             prog_table, envy = prog.paytable, prog.envy_paytable
-            w["progressive"] = WagerSpec("progressive", "§ 687a.7(d)(2), § 687a.8(c)", sensed=True,
-                                         fixed_cents=prog.wager_cents, progressive=True, needs="ante")
+            w["progressive"] = WagerSpec(
+                "progressive",
+                "§ 687a.7(d)(2), § 687a.8(c)",
+                sensed=True,
+                fixed_cents=prog.wager_cents,
+                progressive=True,
+                needs="ante",
+            )
         self.wagers = w
-        self.config = R.DJWildConfig(trips_paytable=o["trips_paytable"], bad_beat_paytable=o["bad_beat_paytable"],
-                                     progressive_paytable=prog_table, progressive_envy_paytable=envy,
-                                     progressive_on_fold=o["progressive_on_fold"],
-                                     bad_beat_two_way=o["bad_beat_two_way"])
+        self.config = R.DJWildConfig(
+            trips_paytable=o["trips_paytable"],
+            bad_beat_paytable=o["bad_beat_paytable"],
+            progressive_paytable=prog_table,
+            progressive_envy_paytable=envy,
+            progressive_on_fold=o["progressive_on_fold"],
+            bad_beat_two_way=o["bad_beat_two_way"],
+        )
         #: rounds dealt since the stub was last counted; None = not since start-up (count now)
         self.rounds_since_count: int | None = None
 
     # ---- wagers (§ 687a.7) ---------------------------------------------------------------
     def keyed_wager(self, seat: int, wager: str, cents: int, *, late: bool = False) -> None:
         if wager == "raise" and not late:
-            raise EntryError("the Raise Wager is made after the player has examined his cards: "
-                             "RAISE <seat> (§ 687a.11(b))")
+            raise EntryError(
+                "the Raise Wager is made after the player has examined his cards: RAISE <seat> (§ 687a.11(b))"
+            )
         super().keyed_wager(seat, wager, cents, late=late)
 
     def reject_unsupported(self, wagers: Mapping[tuple[int, str], int]) -> dict[tuple[int, str], str]:
@@ -154,8 +196,10 @@ class DJWild(Procedure):
             if ante is None or blind is None:
                 why = "a seat plays with an Ante Wager and a Blind Wager (§ 687a.7(d)(1))"
             elif ante != blind:
-                why = (f"the Blind Wager (${blind / 100:,.2f}) must equal the Ante Wager "
-                       f"(${ante / 100:,.2f}) (§ 687a.7(d)(1))")
+                why = (
+                    f"the Blind Wager (${blind / 100:,.2f}) must equal the Ante Wager "
+                    f"(${ante / 100:,.2f}) (§ 687a.7(d)(1))"
+                )
             if why is None:
                 continue
             for w in ws:
@@ -175,7 +219,7 @@ class DJWild(Procedure):
             return []
         out = [Stack(f"seat:{s}", self.stack_size) for s in players] + [Stack("dealer", self.stack_size)]
         if any(w == "progressive" for (_s, w) in rnd.wagers):
-            out.append(Stack("replacement", 1))                # § 687a.10(c), § 687a.11(f)(1)
+            out.append(Stack("replacement", 1))  # § 687a.10(c), § 687a.11(f)(1)
         return out
 
     stub_skip_reason = "not due: counted at least every 5 rounds (§ 687a.10(d))"
@@ -187,7 +231,7 @@ class DJWild(Procedure):
         read are counted too: the count leads to the keypad entry of the hands."""
         if not rnd.dealt_stacks:
             return False
-        if rnd.unread:                  # the cards were not read: counted, then keyed (hand entry)
+        if rnd.unread:  # the cards were not read: counted, then keyed (hand entry)
             rnd.extra["stub_counted"] = True
             return True
         if self.options["shuffler_counts"]:
@@ -210,7 +254,7 @@ class DJWild(Procedure):
         rnd.extra.setdefault("raised", {})
         required = tuple(players)
         if players and self.replacement_needed(rnd):
-            required = (0,) + required                         # 0: the replacement card, keyed
+            required = (0,) + required  # 0: the replacement card, keyed
         return DecisionState(required=required, done=not players)
 
     def replacement_needed(self, rnd: Any) -> bool:
@@ -266,32 +310,49 @@ class DJWild(Procedure):
                 return Entry(f"SEAT {seat} FOLDS", {"seat": seat, "decision": "fold"})
             ds.answers[seat] = "raise"
             rnd.extra["raised"][seat] = True
-            amount = 2 * ante                                       # § 687a.1 "Raise Wager", § 687a.11(b)
-            return Entry(f"SEAT {seat} RAISES {amount / 100:,.2f}", {"seat": seat, "decision": "raise"},
-                         late={(seat, "raise"): amount})
+            amount = 2 * ante  # § 687a.1 "Raise Wager", § 687a.11(b)
+            return Entry(
+                f"SEAT {seat} RAISES {amount / 100:,.2f}",
+                {"seat": seat, "decision": "raise"},
+                late={(seat, "raise"): amount},
+            )
         raise EntryError("enter RAISE <seat>, FOLD <seat>, REPLACEMENT <card> or EXPOSED")
 
     # ---- settlement (§ 687a.11(d)-(f), § 687a.12) -----------------------------------------------
-    def _round(self, rnd: Any, hands: Mapping[int, Sequence[int]], dealer: Sequence[int],
-               replacement: int | None) -> R.DJRound:
+    def _round(
+        self, rnd: Any, hands: Mapping[int, Sequence[int]], dealer: Sequence[int], replacement: int | None
+    ) -> R.DJRound:
         ws = by_seat(rnd.wagers)
         raised = rnd.extra.get("raised", {})
-        seats = tuple(R.DJSeat(seat=s, ante=ws[s]["ante"], cards=tuple(hands[s]), raised=bool(raised.get(s, False)),
-                               trips=ws[s].get("trips", 0), bad_beat=ws[s].get("bad-beat", 0),
-                               progressive=ws[s].get("progressive", 0))
-                      for s in self.settlement_order() if s in hands)
+        seats = tuple(
+            R.DJSeat(
+                seat=s,
+                ante=ws[s]["ante"],
+                cards=tuple(hands[s]),
+                raised=bool(raised.get(s, False)),
+                trips=ws[s].get("trips", 0),
+                bad_beat=ws[s].get("bad-beat", 0),
+                progressive=ws[s].get("progressive", 0),
+            )
+            for s in self.settlement_order()
+            if s in hands
+        )
         return R.DJRound(seats=seats, dealer=tuple(dealer), replacement=replacement, config=self.config)
 
-    def _settle(self, rnd: Any, hands: Mapping[int, Sequence[int]], dealer: Sequence[int],
-                replacement: int | None) -> list[WagerResult]:
+    def _settle(
+        self, rnd: Any, hands: Mapping[int, Sequence[int]], dealer: Sequence[int], replacement: int | None
+    ) -> list[WagerResult]:
         if not hands:
             return []
         dj = self._round(rnd, hands, dealer, replacement)
         if rnd.extra.get("exposed"):
             out = R.void_exposed(dj)
             # raises placed before the exposure come back too: all hands are void (reading 687a-9)
-            out += [WagerResult(s, "raise", c, "returned", 0, detail=EXPOSED_WHY)
-                    for (s, w), c in sorted(rnd.wagers.items()) if w == "raise"]
+            out += [
+                WagerResult(s, "raise", c, "returned", 0, detail=EXPOSED_WHY)
+                for (s, w), c in sorted(rnd.wagers.items())
+                if w == "raise"
+            ]
             return out
         missing = [s for s in hands if s not in rnd.extra.get("raised", {})]
         if missing:
@@ -301,8 +362,9 @@ class DJWild(Procedure):
     def settle(self, rnd: Any) -> list[WagerResult]:
         players = self.players(rnd)
         repl = rnd.cards.get("replacement")
-        return self._settle(rnd, {s: rnd.cards[f"seat:{s}"] for s in players}, rnd.cards.get("dealer", ()),
-                            repl[0] if repl else None)
+        return self._settle(
+            rnd, {s: rnd.cards[f"seat:{s}"] for s in players}, rnd.cards.get("dealer", ()), repl[0] if repl else None
+        )
 
     def settle_entered(self, rnd: Any) -> list[WagerResult]:
         """Settlement from the hands the dealer keyed (shoe out of order, § 687a.13(g), or
@@ -311,8 +373,9 @@ class DJWild(Procedure):
         if problem:
             raise EntryError(problem)
         players = self.players(rnd)
-        return self._settle(rnd, {s: rnd.entered[s] for s in players}, rnd.entered.get(0, ()),
-                            rnd.extra.get("replacement"))
+        return self._settle(
+            rnd, {s: rnd.entered[s] for s in players}, rnd.entered.get(0, ()), rnd.extra.get("replacement")
+        )
 
     def hand_entry_complete(self, rnd: Any) -> str | None:
         missing = [str(s) for s in self.players(rnd) if s not in rnd.entered]

@@ -52,7 +52,16 @@ from fractions import Fraction
 from typing import Any
 
 from controller.games.base import (
-    DecisionState, Entry, EntryError, Phase, Procedure, WagerSpec, by_seat, entry_verb, seat_arg)
+    DecisionState,
+    Entry,
+    EntryError,
+    Phase,
+    Procedure,
+    WagerSpec,
+    by_seat,
+    entry_verb,
+    seat_arg,
+)
 from controller.rules.cards import CardError, card_str, cards_str, parse_cards
 from controller.rules.faceup import Setting, make_setting
 from controller.rules.faceup_bonus import ace_high_kind
@@ -61,9 +70,17 @@ from controller.rules.faceup_settle import ENVY_RECEIVERS, FaceUpOptions, SeatWa
 from controller.rules.paytables import get_paytable, parse_money
 from controller.rules.settlement import WagerResult
 
-OPTIONS = ("ace_high_paytable", "fortune_paytable", "house_way", "envy_receivers", "base_min_cents",
-           "base_max_cents", "ace_high_max_cents", "fortune_max_cents")
-OPTIONAL = ("ace-high", "fortune", "progressive")      # § 688a.7(e)(1)-(3)
+OPTIONS = (
+    "ace_high_paytable",
+    "fortune_paytable",
+    "house_way",
+    "envy_receivers",
+    "base_min_cents",
+    "base_max_cents",
+    "ace_high_max_cents",
+    "fortune_max_cents",
+)
+OPTIONAL = ("ace-high", "fortune", "progressive")  # § 688a.7(e)(1)-(3)
 
 
 def _percent(text: Any) -> Fraction:
@@ -77,8 +94,8 @@ class FaceUp(Procedure):
     game = "face-up"
     chapter = "58 Pa. Code 688a"
     deck = 53
-    stack_size = 7                             # § 688a.10(d): 7 cards to each of 7 positions, 4 left
-    returned_reverses_meter = True             # § 688a.13(d): a voided hand's progressive wager is returned
+    stack_size = 7  # § 688a.10(d): 7 cards to each of 7 positions, 4 left
+    returned_reverses_meter = True  # § 688a.13(d): a voided hand's progressive wager is returned
     phases = (
         Phase("starting_position", "start", "§ 688a.5(i), § 688a.10(b)"),
         Phase("dispensing", "deal", "§ 688a.10(c)", "main"),
@@ -110,24 +127,37 @@ class FaceUp(Procedure):
         if envy not in ENVY_RECEIVERS:
             raise ValueError(f"{where} envy_receivers = {envy!r}: one of {', '.join(ENVY_RECEIVERS)}")
         w: dict[str, WagerSpec] = {
-            "base": WagerSpec("base", "§ 688a.7(d)", min_cents=cents("base_min_cents", 500),
-                              max_cents=cents("base_max_cents", 100_000)),
+            "base": WagerSpec(
+                "base",
+                "§ 688a.7(d)",
+                min_cents=cents("base_min_cents", 500),
+                max_cents=cents("base_max_cents", 100_000),
+            ),
         }
         tables: dict[str, str] = {}
-        for wager, key, sec in (("ace-high", "ace_high_paytable", "§ 688a.7(e)(1)"),
-                                ("fortune", "fortune_paytable", "§ 688a.7(e)(2)")):
+        for wager, key, sec in (
+            ("ace-high", "ace_high_paytable", "§ 688a.7(e)(1)"),
+            ("fortune", "fortune_paytable", "§ 688a.7(e)(2)"),
+        ):
             if key not in opts:
                 continue
             name = str(opts[key])
             self._check_paytable(where, key, name, wager)
             tables[wager] = name
-            w[wager] = WagerSpec(wager, sec, needs="base", min_cents=100,
-                                 max_cents=cents(f"{wager.replace('-', '_')}_max_cents", 10_000))
+            w[wager] = WagerSpec(
+                wager, sec, needs="base", min_cents=100, max_cents=cents(f"{wager.replace('-', '_')}_max_cents", 10_000)
+            )
         prog = profile.progressive
         if prog is not None:
             pt = self._check_progressive(profile.file, prog)
-            w["progressive"] = WagerSpec("progressive", "§ 688a.7(e)(3)", sensed=True, fixed_cents=prog.wager_cents,
-                                         progressive=True, needs="base")
+            w["progressive"] = WagerSpec(
+                "progressive",
+                "§ 688a.7(e)(3)",
+                sensed=True,
+                fixed_cents=prog.wager_cents,
+                progressive=True,
+                needs="base",
+            )
             tables["progressive"] = pt
         self.wagers = w
         self.house_way = hw
@@ -138,8 +168,7 @@ class FaceUp(Procedure):
             kw["fortune_paytable"] = tables["fortune"]
         if "progressive" in tables:
             kw["progressive_paytable"] = tables["progressive"]
-        self.options = FaceUpOptions(house_way=hw, envy_receivers=envy, seat_order=tuple(self.settlement_order()),
-                                     **kw)
+        self.options = FaceUpOptions(house_way=hw, envy_receivers=envy, seat_order=tuple(self.settlement_order()), **kw)
 
     @staticmethod
     def _check_paytable(where: str, key: str, name: str, wager: str) -> Any:
@@ -148,8 +177,9 @@ class FaceUp(Procedure):
         except ValueError:
             raise ValueError(f"{where} {key} = {name!r}: no such paytable in config/paytables") from None
         if pt.game != "face-up" or pt.wager != wager:
-            raise ValueError(f"{where} {key} = {name!r} is a {pt.game} {pt.wager} paytable, "
-                             f"not a face-up {wager} one (§ 688a.12)")
+            raise ValueError(
+                f"{where} {key} = {name!r} is a {pt.game} {pt.wager} paytable, not a face-up {wager} one (§ 688a.12)"
+            )
         return pt
 
     def _check_progressive(self, file: str, prog: Any) -> str:
@@ -161,19 +191,26 @@ class FaceUp(Procedure):
         want = {
             "wager": (prog.wager_cents, pt.per_wager_cents),
             "seed": (prog.seed_cents, parse_money(str(o["seed"])) if "seed" in o else None),
-            "increment_rate": (prog.increment_rate, _percent(o["rate_of_progression"])
-                               if "rate_of_progression" in o else None),
+            "increment_rate": (
+                prog.increment_rate,
+                _percent(o["rate_of_progression"]) if "rate_of_progression" in o else None,
+            ),
             "reserve_rate": (prog.reserve_rate, _percent(o.get("reserve_rate", "0%"))),
         }
         for key, (have, need) in want.items():
             if need is not None and have != need:
-                shown = (f"{float(have) * 100:g}%", f"{float(need) * 100:g}%") if isinstance(have, Fraction) \
+                shown = (
+                    (f"{float(have) * 100:g}%", f"{float(need) * 100:g}%")
+                    if isinstance(have, Fraction)
                     else (f"${have / 100:,.2f}", f"${need / 100:,.2f}")
+                )
                 raise ValueError(f"{where} {key} = {shown[0]}, but {prog.paytable} fixes {shown[1]} (§ 688a.12(d))")
         envy = pt.options.get("envy_paytable")
         if prog.envy_paytable is not None and prog.envy_paytable != envy:
-            raise ValueError(f"{where} envy_paytable = {prog.envy_paytable!r}: {prog.paytable} has "
-                             f"{envy or 'no envy'} (§ 688a.12(d))")
+            raise ValueError(
+                f"{where} envy_paytable = {prog.envy_paytable!r}: {prog.paytable} has "
+                f"{envy or 'no envy'} (§ 688a.12(d))"
+            )
         return prog.paytable
 
     # ---- the players of a round --------------------------------------------------------
@@ -182,7 +219,7 @@ class FaceUp(Procedure):
         return sorted({s for (s, w) in rnd.wagers if w == "base"})
 
     def _dealer_setting(self, dealer: Sequence[int]) -> Setting:
-        return house_way(tuple(dealer), self.house_way)          # § 688a.11(a), § 688a.13(h)
+        return house_way(tuple(dealer), self.house_way)  # § 688a.11(a), § 688a.13(h)
 
     # ---- decisions: setting hands, surrender, a player's void ----------------------------
     def decision_state(self, rnd: Any, name: str) -> DecisionState:
@@ -193,8 +230,11 @@ class FaceUp(Procedure):
         dealer = self.hand_of(rnd, 0) or ()
         if len(dealer) == 7:
             s = self._dealer_setting(dealer)
-            rnd.extra["dealer"] = {"high": cards_str(s.high), "low": cards_str(s.low),
-                                   "ace_high_pai_gow": ace_high_kind(dealer) is not None}
+            rnd.extra["dealer"] = {
+                "high": cards_str(s.high),
+                "low": cards_str(s.low),
+                "ace_high_pai_gow": ace_high_kind(dealer) is not None,
+            }
         return DecisionState()
 
     def decision_prompt(self, rnd: Any, name: str) -> str:
@@ -234,8 +274,10 @@ class FaceUp(Procedure):
             low[seat] = (pair[0], pair[1])
             foul = " FOUL" if setting.foul else ""
             ds.answers[seat] = "set"
-            return Entry(f"SEAT {seat} {cards_str(setting.high)} / {cards_str(setting.low)}{foul}",
-                         {"seat": seat, "decision": "setting", "low": cards_str(pair), "foul": setting.foul})
+            return Entry(
+                f"SEAT {seat} {cards_str(setting.high)} / {cards_str(setting.low)}{foul}",
+                {"seat": seat, "decision": "setting", "low": cards_str(pair), "foul": setting.foul},
+            )
         if verb == "SUR":
             opt = [w for w in OPTIONAL if (seat, w) in rnd.wagers]
             if opt:
@@ -246,7 +288,7 @@ class FaceUp(Procedure):
             low.pop(seat, None)
             ds.answers[seat] = "surrender"
             return Entry(f"SEAT {seat} SURRENDERS", {"seat": seat, "decision": "surrender"})
-        if seat in surrendered:                                   # VOID
+        if seat in surrendered:  # VOID
             raise EntryError(f"seat {seat} has surrendered (§ 688a.11(d))")
         voided.append(seat)
         low.pop(seat, None)
@@ -283,28 +325,45 @@ class FaceUp(Procedure):
             missing.append("dealer")
         return f"enter the hands of: {', '.join(missing)}" if missing else None
 
-    def _settle(self, rnd: Any, hands: Mapping[int, tuple[int, ...]], dealer: tuple[int, ...],
-                given: Mapping[int, Any]) -> list[WagerResult]:
+    def _settle(
+        self, rnd: Any, hands: Mapping[int, tuple[int, ...]], dealer: tuple[int, ...], given: Mapping[int, Any]
+    ) -> list[WagerResult]:
         ws = by_seat(rnd.wagers)
         voided = set(rnd.extra.get("voided", ()))
         surrendered = set(rnd.extra.get("surrender", ()))
         out: list[WagerResult] = []
         for s in (s for s in self.settlement_order() if s in voided and s in ws):
-            for w, c in sorted(ws[s].items()):     # § 688a.13(d): the player voided the hand
-                out.append(WagerResult(s, w, c, "returned", 0, "hand-voided",
-                                       detail="§ 688a.13(d): a card exposed; the player voided the hand"))
-        seats = {s: SeatWagers(cards=hands[s], base=ws[s]["base"], ace_high=ws[s].get("ace-high", 0),
-                               fortune=ws[s].get("fortune", 0), progressive=ws[s].get("progressive", 0),
-                               surrender=s in surrendered)
-                 for s in hands if s not in voided}
-        settings = {s: given[s] if s in given else self._house(hands[s])
-                    for s in seats if s not in surrendered}
+            for w, c in sorted(ws[s].items()):  # § 688a.13(d): the player voided the hand
+                out.append(
+                    WagerResult(
+                        s,
+                        w,
+                        c,
+                        "returned",
+                        0,
+                        "hand-voided",
+                        detail="§ 688a.13(d): a card exposed; the player voided the hand",
+                    )
+                )
+        seats = {
+            s: SeatWagers(
+                cards=hands[s],
+                base=ws[s]["base"],
+                ace_high=ws[s].get("ace-high", 0),
+                fortune=ws[s].get("fortune", 0),
+                progressive=ws[s].get("progressive", 0),
+                surrender=s in surrendered,
+            )
+            for s in hands
+            if s not in voided
+        }
+        settings = {s: given[s] if s in given else self._house(hands[s]) for s in seats if s not in surrendered}
         if seats:
             out += settle_round(dealer, seats, settings, self.options)
         return out
 
     def _house(self, cards: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        s = house_way(cards, self.house_way)                    # § 688a.11(b)(1)
+        s = house_way(cards, self.house_way)  # § 688a.11(b)(1)
         return s.high, s.low
 
     def describe(self, rnd: Any) -> str:

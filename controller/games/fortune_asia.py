@@ -40,11 +40,27 @@ from typing import Any
 
 from controller.config import ConfigError
 from controller.games.base import (
-    DecisionState, Entry, EntryError, Phase, Procedure, WagerSpec, by_seat, entry_verb, seat_arg)
+    DecisionState,
+    Entry,
+    EntryError,
+    Phase,
+    Procedure,
+    WagerSpec,
+    by_seat,
+    entry_verb,
+    seat_arg,
+)
 from controller.rules.cards import CardError, card_str, cards_str, parse_card
 from controller.rules.fortune_asia import (
-    GAME, HOUSE_WAYS, MIN_PROGRESSIVE_RESET, FortuneAsiaRules, SeatPlay, make_setting,
-    set_house_way, settle_round)
+    GAME,
+    HOUSE_WAYS,
+    MIN_PROGRESSIVE_RESET,
+    FortuneAsiaRules,
+    SeatPlay,
+    make_setting,
+    set_house_way,
+    settle_round,
+)
 from controller.rules.paytables import all_paytables, get_paytable, parse_money
 from controller.rules.settlement import WagerResult
 
@@ -72,8 +88,8 @@ def _int_option(opts: Mapping[str, Any], key: str, default: int, file: str) -> i
 class FortuneAsia(Procedure):
     game = GAME
     chapter = "58 Pa. Code 659a"
-    deck = 53                                   # § 659a.3(a): one deck of 52 cards and a joker
-    stack_size = 7                              # § 659a.10(c): 7 cards to each of 7 positions, 4 left
+    deck = 53  # § 659a.3(a): one deck of 52 cards and a joker
+    stack_size = 7  # § 659a.10(c): 7 cards to each of 7 positions, 4 left
     phases = (
         Phase("starting_position", "start", "§ 659a.5(g), § 659a.10(b)"),
         Phase("dispensing", "deal", "§ 659a.10(b),(c)", "main"),
@@ -91,62 +107,104 @@ class FortuneAsia(Procedure):
         opts = dict(profile.options)
         unknown = sorted(set(opts) - set(OPTIONS))
         if unknown:
-            raise ConfigError(file, "game.options", unknown[0],
-                              f"not a Fortune Asia Poker option (options: {', '.join(OPTIONS)})")
+            raise ConfigError(
+                file, "game.options", unknown[0], f"not a Fortune Asia Poker option (options: {', '.join(OPTIONS)})"
+            )
         if profile.seats > 6:
             raise ConfigError(file, "game", "seats", "no more than six players (§ 659a.2(a))")
         if profile.positions != profile.seats + 1:
-            raise ConfigError(file, "game", "positions",
-                              f"must be seats + 1 = {profile.seats + 1}: every betting position and the dealer "
-                              "are counted for the start (§ 659a.5(g)(1)(iii))")
+            raise ConfigError(
+                file,
+                "game",
+                "positions",
+                f"must be seats + 1 = {profile.seats + 1}: every betting position and the dealer "
+                "are counted for the start (§ 659a.5(g)(1)(iii))",
+            )
         house_way = opts.get("house_way", "tablectl-standard")
         if house_way not in HOUSE_WAYS:
-            raise ConfigError(file, "game.options", "house_way",
-                              f"no house way {house_way!r} (registered: {', '.join(sorted(HOUSE_WAYS))})")
+            raise ConfigError(
+                file,
+                "game.options",
+                "house_way",
+                f"no house way {house_way!r} (registered: {', '.join(sorted(HOUSE_WAYS))})",
+            )
         adjacent = opts.get("adjacent_areas", False)
         if not isinstance(adjacent, bool):
             raise ConfigError(file, "game.options", "adjacent_areas", f"must be true or false, got {adjacent!r}")
         self.adjacent_areas = adjacent
         prog = profile.progressive
         if prog is None:
-            raise ConfigError(file, "progressive", None,
-                              "fortune-asia at the table needs a [progressive] section (§ 659a.2(d))")
+            raise ConfigError(
+                file, "progressive", None, "fortune-asia at the table needs a [progressive] section (§ 659a.2(d))"
+            )
         pt = get_paytable(prog.paytable)
         if pt.game != GAME or pt.wager != "progressive":
-            raise ConfigError(file, "progressive", "paytable",
-                              f"{prog.paytable!r} is not a Fortune Asia Poker progressive paytable (§ 659a.12(d)(1))")
+            raise ConfigError(
+                file,
+                "progressive",
+                "paytable",
+                f"{prog.paytable!r} is not a Fortune Asia Poker progressive paytable (§ 659a.12(d)(1))",
+            )
         floor = parse_money(str(pt.options["min_reset"])) if "min_reset" in pt.options else MIN_PROGRESSIVE_RESET
         floor = max(floor, MIN_PROGRESSIVE_RESET)
         if prog.seed_cents < floor:
-            raise ConfigError(file, "progressive", "seed",
-                              f"the initial and reset amount ${prog.seed_cents / 100:,.2f} is below the "
-                              f"${floor / 100:,.2f} minimum (§ 659a.12(d)(2))")
-        rules_opts = {"house_way": house_way, "progressive_paytable": prog.paytable,
-                      "progressive_reset": f"${prog.seed_cents / 100:.2f}"}
+            raise ConfigError(
+                file,
+                "progressive",
+                "seed",
+                f"the initial and reset amount ${prog.seed_cents / 100:,.2f} is below the "
+                f"${floor / 100:,.2f} minimum (§ 659a.12(d)(2))",
+            )
+        rules_opts = {
+            "house_way": house_way,
+            "progressive_paytable": prog.paytable,
+            "progressive_reset": f"${prog.seed_cents / 100:.2f}",
+        }
         tables = all_paytables()
-        for k, wager, section in (("fortune_paytable", "fortune", "§ 659a.12(b)"),
-                                  ("insurance_paytable", "insurance", "§ 659a.12(c)")):
+        for k, wager, section in (
+            ("fortune_paytable", "fortune", "§ 659a.12(b)"),
+            ("insurance_paytable", "insurance", "§ 659a.12(c)"),
+        ):
             if k not in opts:
                 continue
             names = sorted(n for n, t in tables.items() if t.game == GAME and t.wager == wager)
             if opts[k] not in names:
-                raise ConfigError(file, "game.options", k,
-                                  f"{opts[k]!r} is not a Fortune Asia Poker {wager} paytable ({section}: "
-                                  f"{', '.join(repr(n) for n in names)})")
+                raise ConfigError(
+                    file,
+                    "game.options",
+                    k,
+                    f"{opts[k]!r} is not a Fortune Asia Poker {wager} paytable ({section}: "
+                    f"{', '.join(repr(n) for n in names)})",
+                )
             rules_opts[k] = str(opts[k])
         self.rules = FortuneAsiaRules.from_options(rules_opts)
         w: dict[str, WagerSpec] = {
-            "base": WagerSpec("base", "§ 659a.7(d)", min_cents=_int_option(opts, "base_min_cents", 500, file),
-                              max_cents=_int_option(opts, "base_max_cents", 100_000, file)),
+            "base": WagerSpec(
+                "base",
+                "§ 659a.7(d)",
+                min_cents=_int_option(opts, "base_min_cents", 500, file),
+                max_cents=_int_option(opts, "base_max_cents", 100_000, file),
+            ),
         }
         if self.rules.fortune_paytable:
-            w["fortune"] = WagerSpec("fortune", "§ 659a.7(e)(1)", needs="base", min_cents=100,
-                                     max_cents=_int_option(opts, "fortune_max_cents", 10_000, file))
+            w["fortune"] = WagerSpec(
+                "fortune",
+                "§ 659a.7(e)(1)",
+                needs="base",
+                min_cents=100,
+                max_cents=_int_option(opts, "fortune_max_cents", 10_000, file),
+            )
         if self.rules.insurance_paytable:
-            w["insurance"] = WagerSpec("insurance", "§ 659a.7(e)(2)", needs="base", min_cents=100,
-                                       max_cents=_int_option(opts, "insurance_max_cents", 10_000, file))
-        w["progressive"] = WagerSpec("progressive", "§ 659a.7(e)(3)", sensed=True, fixed_cents=prog.wager_cents,
-                                     progressive=True, needs="base")
+            w["insurance"] = WagerSpec(
+                "insurance",
+                "§ 659a.7(e)(2)",
+                needs="base",
+                min_cents=100,
+                max_cents=_int_option(opts, "insurance_max_cents", 10_000, file),
+            )
+        w["progressive"] = WagerSpec(
+            "progressive", "§ 659a.7(e)(3)", sensed=True, fixed_cents=prog.wager_cents, progressive=True, needs="base"
+        )
         self.wagers = w
 
     # ---- who plays ------------------------------------------------------------------
@@ -181,7 +239,7 @@ class FortuneAsia(Procedure):
             return DecisionState(done=True)
         if name == "surrender":
             if not self.may_surrender(rnd):
-                return DecisionState(done=True)        # nobody may surrender: the phase is skipped
+                return DecisionState(done=True)  # nobody may surrender: the phase is skipped
             rnd.extra.setdefault("surrender", [])
             rnd.extra["dealer_setting"] = str(self.dealer_setting(rnd))
             return DecisionState()
@@ -192,8 +250,11 @@ class FortuneAsia(Procedure):
     def decision_prompt(self, rnd: Any, name: str) -> str:
         if name == "surrender":
             d = self.dealer_setting(rnd)
-            shown = f"DEALER {cards_str(d.high.cards)} | {cards_str(d.medium.cards)} | {cards_str(d.low.cards)}" \
-                if d is not None else "DEALER SET"
+            shown = (
+                f"DEALER {cards_str(d.high.cards)} | {cards_str(d.medium.cards)} | {cards_str(d.low.cards)}"
+                if d is not None
+                else "DEALER SET"
+            )
             seats = ",".join(map(str, self.may_surrender(rnd)))
             return f"{shown} - SURRENDER: 'SUR <seat>' (seats {seats}); DONE"
         same = ", 'SAME <seat> <seat>'" if self.adjacent_areas else ""
@@ -212,8 +273,10 @@ class FortuneAsia(Procedure):
                 return self._same(rnd, parts)
             if verb == "SUR":
                 raise EntryError("a player surrenders after the dealer's hands are set (§ 659a.11(d))")
-            raise EntryError("enter SET <seat> <medium> <medium> <low>"
-                             f"{', SAME <seat> <seat>' if self.adjacent_areas else ''} or DONE")
+            raise EntryError(
+                "enter SET <seat> <medium> <medium> <low>"
+                f"{', SAME <seat> <seat>' if self.adjacent_areas else ''} or DONE"
+            )
         if verb == "SUR" and len(parts) == 2:
             seat = seat_arg(parts[1], self.players(rnd))
             if seat not in self.may_surrender(rnd):
@@ -248,8 +311,13 @@ class FortuneAsia(Procedure):
         reply = f"SEAT {seat} {cards_str(high)} | {card_str(m1)} {card_str(m2)} | {card_str(low)}"
         if foul:
             reply += " - FOUL, LOSES"
-        rec = {"seat": seat, "decision": "setting", "high": cards_str(high), "medium": cards_str((m1, m2)),
-               "low": card_str(low)}
+        rec = {
+            "seat": seat,
+            "decision": "setting",
+            "high": cards_str(high),
+            "medium": cards_str((m1, m2)),
+            "low": card_str(low),
+        }
         if foul:
             rec["foul"] = foul
         return Entry(reply, rec)
@@ -269,8 +337,9 @@ class FortuneAsia(Procedure):
 
     # ---- settlement -----------------------------------------------------------------
     def settle(self, rnd: Any) -> list[WagerResult]:
-        return self._settle(rnd, {s: tuple(rnd.cards[f"seat:{s}"]) for s in self.players(rnd)},
-                            tuple(rnd.cards["dealer"]))
+        return self._settle(
+            rnd, {s: tuple(rnd.cards[f"seat:{s}"]) for s in self.players(rnd)}, tuple(rnd.cards["dealer"])
+        )
 
     def settle_entered(self, rnd: Any) -> list[WagerResult]:
         """Settlement from the seven cards the dealer keyed for every player and the
@@ -295,16 +364,25 @@ class FortuneAsia(Procedure):
         seats = []
         for s, cards in hands.items():
             if s in surrendered:
-                setting = None                                  # § 659a.11(d): collected unexposed
+                setting = None  # § 659a.11(d): collected unexposed
             elif s in keyed and set(keyed[s]["high"] + keyed[s]["medium"] + keyed[s]["low"]) == set(cards):
                 k = keyed[s]
                 setting = make_setting(k["high"], k["medium"], k["low"], seven=cards)
             else:
-                setting = set_house_way(cards, self.rules.house_way)   # § 659a.11(a)(1)
-            seats.append(SeatPlay(seat=s, cards=cards, base=ws[s]["base"], setting=setting,
-                                  surrender=s in surrendered, fortune=ws[s].get("fortune", 0),
-                                  insurance=ws[s].get("insurance", 0), progressive=ws[s].get("progressive", 0),
-                                  player=players.get(s)))
+                setting = set_house_way(cards, self.rules.house_way)  # § 659a.11(a)(1)
+            seats.append(
+                SeatPlay(
+                    seat=s,
+                    cards=cards,
+                    base=ws[s]["base"],
+                    setting=setting,
+                    surrender=s in surrendered,
+                    fortune=ws[s].get("fortune", 0),
+                    insurance=ws[s].get("insurance", 0),
+                    progressive=ws[s].get("progressive", 0),
+                    player=players.get(s),
+                )
+            )
         return settle_round(seats, dealer, self.rules, order=[s for s in self.settlement_order() if s in hands])
 
     def describe(self, rnd: Any) -> str:
@@ -314,8 +392,7 @@ class FortuneAsia(Procedure):
             return ""
         own = sorted(rnd.extra.get("settings", {}))
         keyed = f"; set by players: {','.join(map(str, own))}" if own else ""
-        return (f"dealer {cards_str(d.high.cards)} / {cards_str(d.medium.cards)} / {cards_str(d.low.cards)}"
-                f"{keyed}")
+        return f"dealer {cards_str(d.high.cards)} / {cards_str(d.medium.cards)} / {cards_str(d.low.cards)}{keyed}"
 
 
 PROCEDURE = FortuneAsia

@@ -34,26 +34,45 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from controller.games.base import (
-    DecisionState, Entry, EntryError, Phase, Procedure, Stack, WagerSpec, by_seat, seat_arg, split_entry)
+    DecisionState,
+    Entry,
+    EntryError,
+    Phase,
+    Procedure,
+    Stack,
+    WagerSpec,
+    by_seat,
+    seat_arg,
+    split_entry,
+)
 from controller.rules.cards import CardError, cards_str
 from controller.rules.overunder import (
-    BONUS_PAYTABLE, HAND_CARDS, SHOE_CARDS, Decision, OverUnderError, SeatPlay, max_cover_position,
-    parse_hand, point_total, settle_round)
+    BONUS_PAYTABLE,
+    HAND_CARDS,
+    SHOE_CARDS,
+    Decision,
+    OverUnderError,
+    SeatPlay,
+    max_cover_position,
+    parse_hand,
+    point_total,
+    settle_round,
+)
 from controller.rules.paytables import get_paytable
 
 DECIDE = "over-under"
 OPTIONS = ("bonus", "bonus_paytable", "ante_min_cents", "ante_max_cents", "bonus_min_cents", "bonus_max_cents")
-KEYS = {"O": "over-23", "U": "under-18", "S": "surrender"}     # one-letter keys on the keypad
-MAX_SEATS = 6            # § 686a.2(a): betting positions for no more than six players
+KEYS = {"O": "over-23", "U": "under-18", "S": "surrender"}  # one-letter keys on the keypad
+MAX_SEATS = 6  # § 686a.2(a): betting positions for no more than six players
 
 
 class OverUnder(Procedure):
     game = "over-under"
     chapter = "58 Pa. Code 686a"
-    deck = SHOE_CARDS                   # § 686a.3(a): six 52-card decks, no joker
-    stack_size = HAND_CARDS             # the hand the dealer keys when the cards were not read
+    deck = SHOE_CARDS  # § 686a.3(a): six 52-card decks, no joker
+    stack_size = HAND_CARDS  # the hand the dealer keys when the cards were not read
     multi_deck = True
-    burn_limit = SHOE_CARDS             # § 686a.9(a): every face-up card is discarded; no void
+    burn_limit = SHOE_CARDS  # § 686a.9(a): every face-up card is discarded; no void
     phases = (
         Phase("first_card", "deal", "§ 686a.7(c),(e)", "first"),
         Phase("over_under_decisions", "decide", "§ 686a.7(f)-(h)", DECIDE),
@@ -70,11 +89,14 @@ class OverUnder(Procedure):
         if bad:
             raise ValueError(f"{where} {bad[0]!r} is not an Over/Under option ({', '.join(OPTIONS)})")
         if not 1 <= self.seats <= MAX_SEATS:
-            raise ValueError(f"{profile.file}: [game] seats = {self.seats}: Over/Under has at most "
-                             f"{MAX_SEATS} betting positions (§ 686a.2(a))")
+            raise ValueError(
+                f"{profile.file}: [game] seats = {self.seats}: Over/Under has at most "
+                f"{MAX_SEATS} betting positions (§ 686a.2(a))"
+            )
         if profile.progressive is not None:
-            raise ValueError(f"{profile.file}: Over/Under has no progressive wager (§ 686a.6); "
-                             "remove the [progressive] section")
+            raise ValueError(
+                f"{profile.file}: Over/Under has no progressive wager (§ 686a.6); remove the [progressive] section"
+            )
 
         def cents(key: str, default: int) -> int:
             v = opts.get(key, default)
@@ -99,10 +121,10 @@ class OverUnder(Procedure):
         w = {
             "ante": WagerSpec("ante", "§ 686a.6(d)", min_cents=ante_min, max_cents=ante_max),
             # § 686a.7(g)(1),(2): equal to the Ante, made after the first card
-            "over-23": WagerSpec("over-23", "§ 686a.7(g)(1)", needs="ante", late=True, min_cents=1,
-                                 max_cents=ante_max),
-            "under-18": WagerSpec("under-18", "§ 686a.7(g)(2)", needs="ante", late=True, min_cents=1,
-                                  max_cents=ante_max),
+            "over-23": WagerSpec("over-23", "§ 686a.7(g)(1)", needs="ante", late=True, min_cents=1, max_cents=ante_max),
+            "under-18": WagerSpec(
+                "under-18", "§ 686a.7(g)(2)", needs="ante", late=True, min_cents=1, max_cents=ante_max
+            ),
         }
         if bonus:
             w["bonus"] = WagerSpec("bonus", "§ 686a.6(e)", needs="ante", min_cents=bonus_min, max_cents=bonus_max)
@@ -110,15 +132,16 @@ class OverUnder(Procedure):
         # the continuous shoe (§ 686a.7(c),(d)); a new procedure (start-up, profile change) reshuffles
         self.reshuffle_due = True
         self.burn_due = False
-        self.left = 0                   # cards in the shoe, as the controller counts them
-        self.cover_at = 0               # cards above the cover card after the last shuffle
+        self.left = 0  # cards in the shoe, as the controller counts them
+        self.cover_at = 0  # cards above the cover card after the last shuffle
         self.dealt_since_shuffle = 0
 
     # ---- wagers -------------------------------------------------------------------------
     def keyed_wager(self, seat: int, wager: str, cents: int, *, late: bool = False) -> None:
         if wager in ("over-23", "under-18") and not late:
-            raise EntryError(f"the {wager} wager is made after the first card, by the player's decision "
-                             "(§ 686a.6(c), § 686a.7(g))")
+            raise EntryError(
+                f"the {wager} wager is made after the first card, by the player's decision (§ 686a.6(c), § 686a.7(g))"
+            )
         super().keyed_wager(seat, wager, cents, late=late)
 
     def antes(self, rnd: Any) -> list[int]:
@@ -127,7 +150,7 @@ class OverUnder(Procedure):
         return sorted(s for (s, w) in rnd.wagers if w == "ante")
 
     def settlement_order(self) -> list[int]:
-        return list(range(1, self.seats + 1))    # § 686a.7(j): player by player, in the dealing order
+        return list(range(1, self.seats + 1))  # § 686a.7(j): player by player, in the dealing order
 
     # ---- the shoe -------------------------------------------------------------------------
     def needs_shuffle(self) -> bool:
@@ -140,7 +163,7 @@ class OverUnder(Procedure):
         if cards != self.deck:
             return False
         self.reshuffle_due = False
-        self.burn_due = True            # § 686a.7(c): the first card after a full batch is burned
+        self.burn_due = True  # § 686a.7(c): the first card after a full batch is burned
         self.left = cards
         self.dealt_since_shuffle = 0
         return True
@@ -150,8 +173,10 @@ class OverUnder(Procedure):
             return "the shoe reports no cover card (§ 686a.3(a): at least one cover card)"
         limit = max_cover_position(cards)
         if cover > limit:
-            return (f"the cover card lies {cards - cover} cards from the bottom: it must be at least 1/4 of the way "
-                    f"in from the bottom, i.e. at most {limit} cards above it (§ 686a.5(d))")
+            return (
+                f"the cover card lies {cards - cover} cards from the bottom: it must be at least 1/4 of the way "
+                f"in from the bottom, i.e. at most {limit} cards above it (§ 686a.5(d))"
+            )
         self.cover_at = cover
         return None
 
@@ -177,18 +202,18 @@ class OverUnder(Procedure):
         if "burn" in rnd.cards:
             self.burn_due = False
         if self.cover_at and self.dealt_since_shuffle > self.cover_at:
-            self.reshuffle_due = True   # past the cover card even if the shoe did not report it
+            self.reshuffle_due = True  # past the cover card even if the shoe did not report it
         if void and rnd.phase >= 0:
-            self.reshuffle_due = True   # void once dealing began (a jam, a misdeal): collect every card, reshuffle
+            self.reshuffle_due = True  # void once dealing began (a jam, a misdeal): collect every card, reshuffle
 
     def plan(self, rnd: Any, name: str) -> list[Stack]:
         seats = self.antes(rnd)
         if not seats:
             return []
-        if name == "first":            # § 686a.7(c) the burn card, § 686a.7(e) one card to each Ante
+        if name == "first":  # § 686a.7(c) the burn card, § 686a.7(e) one card to each Ante
             burn = [Stack("burn", 1)] if self.burn_due else []
             return burn + [Stack(f"seat:{s}", 1) for s in seats]
-        return [Stack(f"seat:{s}", 2) for s in seats]     # § 686a.7(i): even after a surrender
+        return [Stack(f"seat:{s}", 2) for s in seats]  # § 686a.7(i): even after a surrender
 
     def expected_remaining(self, rnd: Any) -> int:
         return self.left - sum(s.cards for s in rnd.dealt_stacks) - rnd.face_up
@@ -201,7 +226,7 @@ class OverUnder(Procedure):
         return bool(rnd.unread)
 
     def deck_card_limit(self) -> int:
-        return 52                       # no joker (§ 686a.3(a))
+        return 52  # no joker (§ 686a.3(a))
 
     def parse_hand(self, rnd: Any, seat: int, text: str) -> tuple[int, ...]:
         if seat == 0:
@@ -234,35 +259,44 @@ class OverUnder(Procedure):
             raise EntryError(f"seat {seat} has already decided ({ds.answers[seat]}); a decision stands (§ 686a.6(c))")
         nxt = next(s for s in ds.required if s not in ds.answers)
         if seat != nxt:
-            raise EntryError(f"seat {nxt} decides first: from the player farthest to the dealer's left, "
-                             "clockwise (§ 686a.7(f))")
+            raise EntryError(
+                f"seat {nxt} decides first: from the player farthest to the dealer's left, clockwise (§ 686a.7(f))"
+            )
         ante = rnd.wagers[(seat, "ante")]
         ds.answers[seat] = decision.value
         record = {"seat": seat, "decision": decision.value}
         if decision is Decision.SURRENDER:
-            return Entry(f"SEAT {seat} SURRENDERS THE ANTE {ante / 100:,.2f}", record)     # § 686a.7(g)(3)
+            return Entry(f"SEAT {seat} SURRENDERS THE ANTE {ante / 100:,.2f}", record)  # § 686a.7(g)(3)
         # § 686a.7(g)(1),(2): a wager equal to the Ante
-        return Entry(f"SEAT {seat} {decision.value.upper()} {ante / 100:,.2f}", record,
-                     late={(seat, decision.value): ante})
+        return Entry(
+            f"SEAT {seat} {decision.value.upper()} {ante / 100:,.2f}", record, late={(seat, decision.value): ante}
+        )
 
     # ---- settlement -------------------------------------------------------------------------
     def _plays(self, rnd: Any, hands: Mapping[int, Sequence[int]]) -> list[SeatPlay]:
         ws = by_seat(rnd.wagers)
         answers = rnd.decisions[DECIDE].answers
-        return [SeatPlay(seat=s, ante=ws[s]["ante"], decision=answers[s], cards=tuple(hands[s]),
-                         bonus=ws[s].get("bonus", 0)) for s in self.antes(rnd)]
+        return [
+            SeatPlay(
+                seat=s, ante=ws[s]["ante"], decision=answers[s], cards=tuple(hands[s]), bonus=ws[s].get("bonus", 0)
+            )
+            for s in self.antes(rnd)
+        ]
 
     def settle(self, rnd: Any) -> list[Any]:
-        return settle_round(self._plays(rnd, {s: rnd.cards[f"seat:{s}"] for s in self.antes(rnd)}),
-                            bonus_paytable=self.bonus_paytable)
+        return settle_round(
+            self._plays(rnd, {s: rnd.cards[f"seat:{s}"] for s in self.antes(rnd)}), bonus_paytable=self.bonus_paytable
+        )
 
     def hand_entry_complete(self, rnd: Any) -> str | None:
         ds = rnd.decisions.get(DECIDE)
         undecided = [str(s) for s in self.antes(rnd) if ds is None or s not in ds.answers]
         if undecided:
             # the shoe was out of order from the first card: the decisions were never keyed
-            return (f"no Over/Under decision for seats {', '.join(undecided)}: void the round "
-                    "(decisions are keyed after the first card, § 686a.7(f))")
+            return (
+                f"no Over/Under decision for seats {', '.join(undecided)}: void the round "
+                "(decisions are keyed after the first card, § 686a.7(f))"
+            )
         missing = [str(s) for s in self.antes(rnd) if s not in rnd.entered]
         return f"enter the three cards of seats: {', '.join(missing)}" if missing else None
 

@@ -28,7 +28,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from controller.games.base import (
-    DecisionState, Entry, EntryError, Phase, Procedure, WagerSpec, by_seat, entry_verb, seat_arg)
+    DecisionState,
+    Entry,
+    EntryError,
+    Phase,
+    Procedure,
+    WagerSpec,
+    by_seat,
+    entry_verb,
+    seat_arg,
+)
 from controller.rules.cards import CardError, card_str, cards_str, parse_card
 from controller.rules.settlement import WagerResult
 from controller.rules.sixcard import hand_key, house_way, six_card_rank
@@ -43,7 +52,7 @@ class SixCardFortune(Procedure):
     game = "six-card-fortune"
     chapter = "58 Pa. Code 670a"
     deck = 53
-    stack_size = 6                              # § 670a.10(d): 6 cards to each of 7 positions, 11 left
+    stack_size = 6  # § 670a.10(d): 6 cards to each of 7 positions, 11 left
     phases = (
         Phase("starting_position", "start", "§ 670a.5(i), § 670a.10(b)"),
         Phase("dispensing", "deal", "§ 670a.10(c)", "main"),
@@ -65,25 +74,40 @@ class SixCardFortune(Procedure):
         self.full = "base" in keyed
         needs = "base" if self.full else None
         w: dict[str, WagerSpec] = {
-            "progressive": WagerSpec("progressive", "§ 670a.7(e)(4)", sensed=True, fixed_cents=prog.wager_cents,
-                                     progressive=True, needs=needs),
+            "progressive": WagerSpec(
+                "progressive",
+                "§ 670a.7(e)(4)",
+                sensed=True,
+                fixed_cents=prog.wager_cents,
+                progressive=True,
+                needs=needs,
+            ),
         }
         if "base" in keyed:
-            w["base"] = WagerSpec("base", "§ 670a.7(d)", min_cents=int(opts.get("base_min_cents", 500)),
-                                  max_cents=int(opts.get("base_max_cents", 100_000)))
+            w["base"] = WagerSpec(
+                "base",
+                "§ 670a.7(d)",
+                min_cents=int(opts.get("base_min_cents", 500)),
+                max_cents=int(opts.get("base_max_cents", 100_000)),
+            )
         if "double-down" in keyed:
-            w["double-down"] = WagerSpec("double-down", "§ 670a.7(e)(1)", needs="base", late=True,
-                                         min_cents=1, max_cents=100_000)
+            w["double-down"] = WagerSpec(
+                "double-down", "§ 670a.7(e)(1)", needs="base", late=True, min_cents=1, max_cents=100_000
+            )
         for k, sec in (("fortune", "§ 670a.7(e)(2)"), ("insurance", "§ 670a.7(e)(3)")):
             if k in keyed:
                 w[k] = WagerSpec(k, sec, needs="base", min_cents=100, max_cents=int(opts.get(f"{k}_max_cents", 10_000)))
         self.wagers = w
         envy = (prog.envy_paytable,) if prog.envy_paytable else ()
-        self.options = SixCardOptions(progressive_paytable=prog.paytable, progressive_envy_paytables=envy,
-                                      progressive_wager_cents=prog.wager_cents, seat_order=tuple(self.settlement_order()))
+        self.options = SixCardOptions(
+            progressive_paytable=prog.paytable,
+            progressive_envy_paytables=envy,
+            progressive_wager_cents=prog.wager_cents,
+            seat_order=tuple(self.settlement_order()),
+        )
 
     def needs_keypad(self) -> bool:
-        return self.full        # a progressive system alone needs no keyed entries
+        return self.full  # a progressive system alone needs no keyed entries
 
     # ---- decisions: setting hands, Double Down (§ 670a.11(a)-(c)) -----------------------------
     def decision_state(self, rnd: Any, name: str) -> DecisionState:
@@ -108,10 +132,13 @@ class SixCardFortune(Procedure):
                 raise EntryError(f"seat {seat} has already doubled down")
             if "double-down" not in self.wagers:
                 raise EntryError("this table does not offer the Double Down Wager (§ 670a.7(e)(1))")
-            amount = rnd.wagers[(seat, "base")]                    # equal to the wager, § 670a.7(e)(1)
+            amount = rnd.wagers[(seat, "base")]  # equal to the wager, § 670a.7(e)(1)
             ds.answers[seat] = "double-down"
-            return Entry(f"SEAT {seat} DOUBLE DOWN {amount / 100:,.2f}", {"seat": seat, "decision": "double-down"},
-                         late={(seat, "double-down"): amount})
+            return Entry(
+                f"SEAT {seat} DOUBLE DOWN {amount / 100:,.2f}",
+                {"seat": seat, "decision": "double-down"},
+                late={(seat, "double-down"): amount},
+            )
         if verb == "SET" and len(parts) == 3:
             seat = seat_arg(parts[1], players)
             try:
@@ -122,15 +149,18 @@ class SixCardFortune(Procedure):
             if low not in hand:
                 raise EntryError(f"{card_str(low)} is not one of seat {seat}'s cards ({cards_str(hand)})")
             rnd.extra["low"][seat] = low
-            return Entry(f"SEAT {seat} LOW {card_str(low)}", {"seat": seat, "decision": "setting", "low": card_str(low)})
+            return Entry(
+                f"SEAT {seat} LOW {card_str(low)}", {"seat": seat, "decision": "setting", "low": card_str(low)}
+            )
         raise EntryError("enter DD <seat>, SET <seat> <low card> or DONE")
 
     # ---- settlement -------------------------------------------------------------------
     def _keys(self, hands: Mapping[int, Sequence[int] | None]) -> dict[int, str]:
         return {s: (hand_key(six_card_rank(c)) if c is not None else NOT_ENTERED) for s, c in hands.items()}
 
-    def settle_progressive(self, hands: Mapping[int, Sequence[int] | None],
-                           wagers: Mapping[int, int]) -> list[WagerResult]:
+    def settle_progressive(
+        self, hands: Mapping[int, Sequence[int] | None], wagers: Mapping[int, int]
+    ) -> list[WagerResult]:
         """The Progressive Payout Wagers alone (§ 670a.11(h)(3)) in settlement order, then
         the envy bonuses ((h)(3)(ii)); ``hands`` are the seats in play (possible holders of
         an Envy Bonus Qualifying Hand).  A seat whose cards are None (the dealer entered no
@@ -148,8 +178,10 @@ class SixCardFortune(Procedure):
             return self.settle_progressive({s: rnd.entered.get(s) for s in rnd.accepted}, rnd.accepted)
         missing = [s for s in self._players(rnd) if s not in rnd.entered]
         if missing or 0 not in rnd.entered:
-            raise EntryError(f"hands not entered: {', '.join(map(str, missing)) or ''} "
-                             f"{'dealer' if 0 not in rnd.entered else ''}".strip())
+            raise EntryError(
+                f"hands not entered: {', '.join(map(str, missing)) or ''} "
+                f"{'dealer' if 0 not in rnd.entered else ''}".strip()
+            )
         return self._settle_full(rnd, {s: rnd.entered[s] for s in self._players(rnd)}, rnd.entered[0])
 
     def _players(self, rnd: Any) -> list[int]:
@@ -157,14 +189,22 @@ class SixCardFortune(Procedure):
 
     def _settle_full(self, rnd: Any, hands: Mapping[int, Sequence[int]], dealer: Sequence[int]) -> list[WagerResult]:
         ws = by_seat(rnd.wagers)
-        seats = {s: SeatWagers(cards=tuple(hands[s]), base=ws[s]["base"], double_down=ws[s].get("double-down", 0),
-                               fortune=ws[s].get("fortune", 0), insurance=ws[s].get("insurance", 0),
-                               progressive=ws[s].get("progressive", 0)) for s in hands}
+        seats = {
+            s: SeatWagers(
+                cards=tuple(hands[s]),
+                base=ws[s]["base"],
+                double_down=ws[s].get("double-down", 0),
+                fortune=ws[s].get("fortune", 0),
+                insurance=ws[s].get("insurance", 0),
+                progressive=ws[s].get("progressive", 0),
+            )
+            for s in hands
+        }
         settings: dict[int, Any] = {}
         for s, cards in hands.items():
             low = rnd.extra.get("low", {}).get(s)
             if low is None:
-                settings[s] = house_way(cards)                        # § 670a.11(a)(1)
+                settings[s] = house_way(cards)  # § 670a.11(a)(1)
             else:
                 settings[s] = (tuple(c for c in cards if c != low), low)
         return settle_round(tuple(dealer), seats, settings, self.options)

@@ -43,7 +43,18 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from controller.games.base import (
-    DecisionState, Entry, EntryError, Phase, Procedure, Stack, WagerSpec, by_seat, parse_cents, entry_verb, seat_arg)
+    DecisionState,
+    Entry,
+    EntryError,
+    Phase,
+    Procedure,
+    Stack,
+    WagerSpec,
+    by_seat,
+    entry_verb,
+    parse_cents,
+    seat_arg,
+)
 from controller.games.tiles_options import TilesOptions, parse_options
 from controller.rules.dice import Dice
 from controller.rules.paytables import get_paytable
@@ -54,11 +65,18 @@ from controller.rules.tiles_deal import starting_position as tiles_start
 from controller.rules.tiles_dice import settle_beat_it, settle_match, settle_sum
 from controller.rules.tiles_houseway import get_house_way
 from controller.rules.tiles_settle import (
-    CoBankSplitError, PlayerWager, can_bank, dealer_wager_against_bank, select_bank, settle_bank, settle_pai_gow,
-    settle_pair_fortunes)
+    CoBankSplitError,
+    PlayerWager,
+    can_bank,
+    dealer_wager_against_bank,
+    select_bank,
+    settle_bank,
+    settle_pai_gow,
+    settle_pair_fortunes,
+)
 
 UNREAD = 0xFF
-MATCHES = tuple(f"match-{n}" for n in range(1, 7))      # six Match areas per seat, § 621a.2(b)(5)(ii)
+MATCHES = tuple(f"match-{n}" for n in range(1, 7))  # six Match areas per seat, § 621a.2(b)(5)(ii)
 DICE_WAGERS = ("sum",) + MATCHES + ("beat-it",)
 
 
@@ -70,9 +88,9 @@ def kinds(ids: Sequence[int]) -> tuple[int, ...]:
 class PaiGowTiles(Procedure):
     game = "pai-gow-tiles"
     chapter = "58 Pa. Code 621a"
-    deck = 32                                   # § 621a.3(h): 32 tiles
-    stack_size = 4                              # § 621a.4(d): eight stacks of four
-    burn_limit = 0                              # every tile is dealt: an exposed tile voids (§ 621a.10(e))
+    deck = 32  # § 621a.3(h): 32 tiles
+    stack_size = 4  # § 621a.4(d): eight stacks of four
+    burn_limit = 0  # every tile is dealt: an exposed tile voids (§ 621a.10(e))
     phases = (
         Phase("bank_selection", "decide", "§ 621a.9(b)-(i), § 621a.7", "bank"),
         Phase("starting_position", "start", "§ 621a.2(f), § 621a.6(a)(3),(c), § 621a.9(i),(j)"),
@@ -88,15 +106,18 @@ class PaiGowTiles(Procedure):
     def __init__(self, profile: Any):
         super().__init__(profile)
         if profile.seats != 6 or profile.positions != 8:
-            raise ValueError(f"{profile.file}: Pai Gow tiles has six betting positions (§ 621a.2(a)) and counts eight "
-                             "positions, the dealer and the Dead Hand included (§ 621a.6(c)): seats = 6, positions = 8")
+            raise ValueError(
+                f"{profile.file}: Pai Gow tiles has six betting positions (§ 621a.2(a)) and counts eight "
+                "positions, the dealer and the Dead Hand included (§ 621a.6(c)): seats = 6, positions = 8"
+            )
         if profile.progressive is not None:
             raise ValueError(f"{profile.file}: chapter 621a has no progressive wager; remove [progressive]")
         self.opts: TilesOptions = parse_options(profile.file, dict(profile.options), start_method=profile.start_method)
         self.house_way = get_house_way(self.opts.house_way)
         o = self.opts
-        w: dict[str, WagerSpec] = {"base": WagerSpec("base", "§ 621a.5(d)", min_cents=o.base_min_cents,
-                                                     max_cents=o.base_max_cents)}
+        w: dict[str, WagerSpec] = {
+            "base": WagerSpec("base", "§ 621a.5(d)", min_cents=o.base_min_cents, max_cents=o.base_max_cents)
+        }
         side = {"min_cents": o.side_min_cents, "max_cents": o.side_max_cents, "needs": "base"}
         if o.pair_fortunes:
             w["pair-fortunes"] = WagerSpec("pair-fortunes", "§ 621a.5(e)(1)", **side)  # type: ignore[arg-type]
@@ -108,14 +129,18 @@ class PaiGowTiles(Procedure):
         if o.beat_it:
             w["beat-it"] = WagerSpec("beat-it", "§ 621a.5(e)(4)", **side)  # type: ignore[arg-type]
         self.wagers = w
-        self.paytables = {"pair-fortunes": o.pair_fortunes, "sum": o.sum, "beat-it": o.beat_it,
-                          **{m: o.match for m in MATCHES}}
+        self.paytables = {
+            "pair-fortunes": o.pair_fortunes,
+            "sum": o.sum,
+            "beat-it": o.beat_it,
+            **{m: o.match for m in MATCHES},
+        }
         # across rounds (§ 621a.9(b)-(d)): a new procedure is the start of the game
         self.rounds_played = 0
-        self.first_offer = self.seats                   # the player farthest to the dealer's right (§ 621a.9(c))
+        self.first_offer = self.seats  # the player farthest to the dealer's right (§ 621a.9(c))
         self.previous_bank: int | None = None
-        self.last_dealer_round: dict[int, int] = {}      # seat -> Pai Gow Wager, last round no player banked
-        self.shooter: int | None = None                  # the last player who activated the shaker
+        self.last_dealer_round: dict[int, int] = {}  # seat -> Pai Gow Wager, last round no player banked
+        self.shooter: int | None = None  # the last player who activated the shaker
 
     def needs_keypad(self) -> bool:
         return True
@@ -145,8 +170,10 @@ class PaiGowTiles(Procedure):
             for hand in pt.hands:
                 p = pt.payout(hand)
                 if p is not None and p.net_win(cents).denominator != 1:
-                    raise EntryError(f"{wager} ${cents / 100:,.2f} would pay {p.text} in a fraction of a cent "
-                                     f"({pt.section}); wager a multiple of {p.net_win(1).denominator} cents")
+                    raise EntryError(
+                        f"{wager} ${cents / 100:,.2f} would pay {p.text} in a fraction of a cent "
+                        f"({pt.section}); wager a multiple of {p.net_win(1).denominator} cents"
+                    )
 
     def _players(self, rnd: Any) -> list[int]:
         """Seats with a Pai Gow Wager, in the order hands are revealed (§ 621a.8(f))."""
@@ -158,10 +185,14 @@ class PaiGowTiles(Procedure):
 
     def _select(self, rnd: Any, bank: int | None) -> Any:
         occupied = {self._pos(s) for s in self._players(rnd)} | ({self._pos(bank)} if bank else set())
-        return select_bank(self._pos(self.first_offer), sorted(occupied), {self._pos(bank): True} if bank else {},
-                           eligible=[self._pos(s) for s in self.last_dealer_round],
-                           previous_bank=None if self.previous_bank is None else self._pos(self.previous_bank),
-                           start_of_game=self.rounds_played == 0)
+        return select_bank(
+            self._pos(self.first_offer),
+            sorted(occupied),
+            {self._pos(bank): True} if bank else {},
+            eligible=[self._pos(s) for s in self.last_dealer_round],
+            previous_bank=None if self.previous_bank is None else self._pos(self.previous_bank),
+            start_of_game=self.rounds_played == 0,
+        )
 
     def decision_state(self, rnd: Any, name: str) -> DecisionState:
         if name == "bank":
@@ -183,7 +214,7 @@ class PaiGowTiles(Procedure):
         ds = rnd.decisions[name]
         if verb == "DONE" and not args:
             if name == "bank" and rnd.extra["bank"] is None and self.bank_offered(rnd):
-                sel = self._select(rnd, None)             # nobody accepted (§ 621a.9(c))
+                sel = self._select(rnd, None)  # nobody accepted (§ 621a.9(c))
                 rnd.extra["next_offer"] = None if sel.next_first_offer is None else self._seat(sel.next_first_offer)
             ds.done = True
             return Entry("DONE", {"decision": "done"})
@@ -195,35 +226,52 @@ class PaiGowTiles(Procedure):
         x = rnd.extra
         if verb == "BANK" and len(args) == 2:
             if not self.bank_offered(rnd):
-                why = "the table does not offer a player bank (§ 621a.9(a))" if not self.opts.player_bank else \
-                    "no player may bank at the start of the game (§ 621a.9(b))"
+                why = (
+                    "the table does not offer a player bank (§ 621a.9(a))"
+                    if not self.opts.player_bank
+                    else "no player may bank at the start of the game (§ 621a.9(b))"
+                )
                 raise EntryError(why)
             if x["bank"] is not None:
                 raise EntryError(f"seat {x['bank']} is already the bank")
             seat = seat_arg(args[0], range(1, self.seats + 1))
             chips = parse_cents(args[1])
             if any(s == seat for (s, _w) in rnd.wagers):
-                raise EntryError(f"seat {seat} has wagers against the dealer this round; the bank wagers on "
-                                 "its own area only (§ 621a.9(f))")
+                raise EntryError(
+                    f"seat {seat} has wagers against the dealer this round; the bank wagers on "
+                    "its own area only (§ 621a.9(f))"
+                )
             others = sum(c for (s, w), c in rnd.wagers.items() if w == "base")
             if seat not in self.last_dealer_round:
-                raise EntryError(f"seat {seat} placed no wager against the dealer in the last round no player "
-                                 "banked (§ 621a.9(d)(1))")
+                raise EntryError(
+                    f"seat {seat} placed no wager against the dealer in the last round no player "
+                    "banked (§ 621a.9(d)(1))"
+                )
             if not can_bank(wagered_last_dealer_round=True, chips_cents=chips, others_wagers_cents=others):
-                raise EntryError(f"${chips / 100:,.2f} does not cover the Pai Gow Wagers of ${others / 100:,.2f} "
-                                 "(§ 621a.9(d)(2))")
+                raise EntryError(
+                    f"${chips / 100:,.2f} does not cover the Pai Gow Wagers of ${others / 100:,.2f} (§ 621a.9(d)(2))"
+                )
             sel = self._select(rnd, seat)
             if sel.bank is None or self._seat(sel.bank) != seat:
-                raise EntryError(f"seat {seat} banked the last round; a player may not bank two consecutive "
-                                 "rounds (§ 621a.9(c))")
+                raise EntryError(
+                    f"seat {seat} banked the last round; a player may not bank two consecutive rounds (§ 621a.9(c))"
+                )
             x["bank"], x["chips"] = seat, chips
             x["offered"] = [self._seat(p) for p in sel.offered]
             x["next_offer"] = None if sel.next_first_offer is None else self._seat(sel.next_first_offer)
-            x["dealer_wager"] = dealer_wager_against_bank(self.last_dealer_round[seat],
-                                                          rules_submission_amount=self.opts.dealer_wager_cents)
-            return Entry(f"SEAT {seat} BANKS; DEALER WAGERS {x['dealer_wager'] / 100:,.2f}",
-                         {"seat": seat, "decision": "bank", "chips": chips, "offered": x["offered"],
-                          "dealer_wager": x["dealer_wager"]})
+            x["dealer_wager"] = dealer_wager_against_bank(
+                self.last_dealer_round[seat], rules_submission_amount=self.opts.dealer_wager_cents
+            )
+            return Entry(
+                f"SEAT {seat} BANKS; DEALER WAGERS {x['dealer_wager'] / 100:,.2f}",
+                {
+                    "seat": seat,
+                    "decision": "bank",
+                    "chips": chips,
+                    "offered": x["offered"],
+                    "dealer_wager": x["dealer_wager"],
+                },
+            )
         if verb == "COBANK" and not args:
             if not self.opts.co_banking:
                 raise EntryError("the table does not offer co-banking (§ 621a.9(e))")
@@ -231,16 +279,21 @@ class PaiGowTiles(Procedure):
                 raise EntryError("no player banks this round (key BANK first)")
             odd = [s for (s, w), c in rnd.wagers.items() if w == "base" and c % 2]
             if odd:
-                raise EntryError(f"seat {odd[0]}'s wager is an odd number of cents: the co-bank's half would not "
-                                 "be whole cents (§ 621a.9(r))")
-            x["cobank"], x["dealer_wager"] = True, 0       # § 621a.9(e),(h): no dealer wager when co-banking
+                raise EntryError(
+                    f"seat {odd[0]}'s wager is an odd number of cents: the co-bank's half would not "
+                    "be whole cents (§ 621a.9(r))"
+                )
+            x["cobank"], x["dealer_wager"] = True, 0  # § 621a.9(e),(h): no dealer wager when co-banking
             return Entry(f"SEAT {x['bank']} CO-BANKS WITH THE DEALER", {"seat": x["bank"], "decision": "co-bank"})
         if verb == "DEALER" and len(args) == 1:
             if x["bank"] is None or x["cobank"]:
                 raise EntryError("the dealer wagers against a player bank only, never when co-banking (§ 621a.9(h))")
             try:
-                amount = dealer_wager_against_bank(self.last_dealer_round[x["bank"]], directed=parse_cents(args[0]),
-                                                   rules_submission_amount=self.opts.dealer_wager_cents)
+                amount = dealer_wager_against_bank(
+                    self.last_dealer_round[x["bank"]],
+                    directed=parse_cents(args[0]),
+                    rules_submission_amount=self.opts.dealer_wager_cents,
+                )
             except ValueError as e:
                 raise EntryError(str(e)) from None
             x["dealer_wager"] = amount
@@ -248,21 +301,25 @@ class PaiGowTiles(Procedure):
         if verb == "STYLE" and len(args) == 1:
             style = args[0].lower()
             if style not in self.opts.styles:
-                raise EntryError(f"{style!r} is not a dealing style offered here ({', '.join(self.opts.styles)}; "
-                                 "§ 621a.7)")
+                raise EntryError(
+                    f"{style!r} is not a dealing style offered here ({', '.join(self.opts.styles)}; § 621a.7)"
+                )
             x["style"] = style
-            return Entry(f"STYLE {style.upper()} ({STYLES[style][0]})",
-                         {"decision": "style", "style": style, "by": "bank" if x["bank"] else "dealer"})
+            return Entry(
+                f"STYLE {style.upper()} ({STYLES[style][0]})",
+                {"decision": "style", "style": style, "by": "bank" if x["bank"] else "dealer"},
+            )
         if verb == "CUT" and args:
             if x["bank"] is None:
                 raise EntryError("only a player bank may cut the tiles (§ 621a.9(g))")
             if x["cut"] is not None:
                 raise EntryError("the tiles are cut one time only (§ 621a.9(g))")
             x["cut"] = self._cut(args)
-            return Entry(f"CUT: STACKS {' '.join(str(i + 1) for i in x['cut'])}",
-                         {"decision": "cut", "order": [i + 1 for i in x["cut"]]})
-        raise EntryError("enter BANK <seat> <chips>, COBANK, DEALER <amount>, STYLE <style>, CUT R a-b [L c-d] "
-                         "or DONE")
+            return Entry(
+                f"CUT: STACKS {' '.join(str(i + 1) for i in x['cut'])}",
+                {"decision": "cut", "order": [i + 1 for i in x["cut"]]},
+            )
+        raise EntryError("enter BANK <seat> <chips>, COBANK, DEALER <amount>, STYLE <style>, CUT R a-b [L c-d] or DONE")
 
     @staticmethod
     def _cut(args: list[str]) -> tuple[int, ...]:
@@ -307,25 +364,35 @@ class PaiGowTiles(Procedure):
                 high = self._pick(hand, args[1:])
                 s = setting_of(kinds(hand), high)
                 x["set"][seat] = high
-                return Entry(f"SEAT {seat} {s}"[:120], {"seat": seat, "decision": "setting", "high": s.high.label,
-                                                        "low": s.low.label})
-            if verb == "SURRENDER" and len(args) == 1:            # § 621a.8(e)
+                return Entry(
+                    f"SEAT {seat} {s}"[:120],
+                    {"seat": seat, "decision": "setting", "high": s.high.label, "low": s.low.label},
+                )
+            if verb == "SURRENDER" and len(args) == 1:  # § 621a.8(e)
                 x["surrendered"].append(seat)
                 ds.answers[seat] = "surrender"
                 return Entry(f"SEAT {seat} SURRENDERS", {"seat": seat, "decision": "surrender"})
-            if verb == "VOID" and len(args) == 1:                 # § 621a.10(d)
+            if verb == "VOID" and len(args) == 1:  # § 621a.10(d)
                 x["voided"].append(seat)
                 ds.answers[seat] = "void"
                 return Entry(f"SEAT {seat} VOIDS THE HAND - WAGERS RETURNED", {"seat": seat, "decision": "void"})
-        if verb == "BANKSET" and len(args) == 2:                    # § 621a.10(f)
+        if verb == "BANKSET" and len(args) == 2:  # § 621a.10(f)
             who, hand = self._banker(rnd)
             placed = setting_of(kinds(hand), self._pick(hand, args))
             house = self.house_way(kinds(hand))
             reset = (placed.high.score, placed.low.score) != (house.high.score, house.low.score)
             x["bankset"] = {"placed": str(placed), "reset": reset}
             reply = f"{who.upper()} {'RESET TO HOUSE WAY: ' if reset else 'SET '}{house}"
-            return Entry(reply[:120], {"decision": "bank-setting", "who": who, "placed": str(placed),
-                                       "house_way": str(house), "reset": reset})
+            return Entry(
+                reply[:120],
+                {
+                    "decision": "bank-setting",
+                    "who": who,
+                    "placed": str(placed),
+                    "house_way": str(house),
+                    "reset": reset,
+                },
+            )
         raise EntryError("enter SET <seat> <tile> <tile>, SURRENDER <seat>, VOID <seat>, BANKSET <tile> <tile> or DONE")
 
     def _banker(self, rnd: Any, hands: Mapping[int, Sequence[int]] | None = None) -> tuple[str, tuple[int, ...]]:
@@ -354,15 +421,18 @@ class PaiGowTiles(Procedure):
     def after_roll(self, rnd: Any) -> list[WagerResult]:
         """§ 621a.6(b): Sum, Match and Beat It, in the order hands are settled."""
         out: list[WagerResult] = []
-        dice = Dice(tuple(rnd.dice), red=rnd.red) if rnd.dice else None   # type: ignore[arg-type]
+        dice = Dice(tuple(rnd.dice), red=rnd.red) if rnd.dice else None  # type: ignore[arg-type]
         for seat in self.settlement_order():
             for w in DICE_WAGERS:
                 amount = rnd.wagers.get((seat, w))
                 if not amount:
                     continue
-                if dice is None:     # no roll (RNG start, the shaker out of order): nothing to settle on
-                    out.append(WagerResult(seat, w, amount, "returned", 0, hand="no-dice",
-                                           detail="no dice rolled (§ 621a.2(b)(5))"))
+                if dice is None:  # no roll (RNG start, the shaker out of order): nothing to settle on
+                    out.append(
+                        WagerResult(
+                            seat, w, amount, "returned", 0, hand="no-dice", detail="no dice rolled (§ 621a.2(b)(5))"
+                        )
+                    )
                 elif w == "sum":
                     out.append(settle_sum(seat, amount, dice, self.opts.sum or ""))
                 elif w == "beat-it":
@@ -387,8 +457,10 @@ class PaiGowTiles(Procedure):
         order = rnd.extra.get("cut") or tuple(range(8))
         stacks = [rnd.stacks[i] for i in order]
         plan = dealing_plan(rnd.extra.get("style", self.opts.dealing_style))
-        rnd.cards = {self.recipient(pos): tuple(stacks[s][lv] for s, lv in places)
-                     for pos, places in zip(dealing_order(rnd.start - 1), plan)}
+        rnd.cards = {
+            self.recipient(pos): tuple(stacks[s][lv] for s, lv in places)
+            for pos, places in zip(dealing_order(rnd.start - 1), plan)
+        }
 
     # ---- hand entry (shoe out of order or not reading, § 670a.13(n) practice) ---------------
     def hand_entry_seats(self, rnd: Any) -> set[int]:
@@ -420,8 +492,9 @@ class PaiGowTiles(Procedure):
 
     # ---- settlement -------------------------------------------------------------------
     def settle(self, rnd: Any) -> list[WagerResult]:
-        return self._settle(rnd, {**{s: rnd.cards[f"seat:{s}"] for s in self.hand_entry_seats(rnd)},
-                                  0: rnd.cards["dealer"]})
+        return self._settle(
+            rnd, {**{s: rnd.cards[f"seat:{s}"] for s in self.hand_entry_seats(rnd)}, 0: rnd.cards["dealer"]}
+        )
 
     def settle_entered(self, rnd: Any) -> list[WagerResult]:
         missing = self.hand_entry_complete(rnd)
@@ -439,21 +512,28 @@ class PaiGowTiles(Procedure):
         bank = x.get("bank")
         voided, surrendered = set(x.get("voided", ())), set(x.get("surrendered", ()))
         players = self._players(rnd)
-        settings = {s: (None if s in surrendered else self._setting(rnd, s, hands[s]))
-                    for s in players if s not in voided}
+        settings = {
+            s: (None if s in surrendered else self._setting(rnd, s, hands[s])) for s in players if s not in voided
+        }
         dealer = self.house_way(kinds(hands[0])) if self._needs_dealer(rnd) else None
         base: dict[int, WagerResult] = {}
         tail: list[WagerResult] = []
         if bank is None:
             assert dealer is not None
             for s, st in settings.items():
-                base[s] = settle_pai_gow(s, ws[s]["base"], st, dealer)          # § 621a.8(g)-(i), § 621a.11(a)
+                base[s] = settle_pai_gow(s, ws[s]["base"], st, dealer)  # § 621a.8(g)-(i), § 621a.11(a)
         else:
-            banker = self.house_way(kinds(hands[bank]))                         # § 621a.9(e), § 621a.10(f)
+            banker = self.house_way(kinds(hands[bank]))  # § 621a.9(e), § 621a.10(f)
             try:
-                bs = settle_bank(bank, banker, [PlayerWager(s, ws[s]["base"], st) for s, st in settings.items()],
-                                 dealer_wager=x.get("dealer_wager", 0), dealer=dealer, cobank=x.get("cobank", False))
-            except CoBankSplitError as e:      # cannot happen: COBANK refuses odd wagers
+                bs = settle_bank(
+                    bank,
+                    banker,
+                    [PlayerWager(s, ws[s]["base"], st) for s, st in settings.items()],
+                    dealer_wager=x.get("dealer_wager", 0),
+                    dealer=dealer,
+                    cobank=x.get("cobank", False),
+                )
+            except CoBankSplitError as e:  # cannot happen: COBANK refuses odd wagers
                 raise EntryError(str(e)) from None
             for r in bs.results:
                 if r.wager == "base":
@@ -462,19 +542,34 @@ class PaiGowTiles(Procedure):
                     extra = f"; house: dealer {bs.dealer_net:+d}, share {bs.house_share:+d}, vigorish {bs.commission}"
                     if bs.dealer is not None:
                         extra += f"; dealer's wager {bs.dealer.amount} vs the bank: {bs.dealer.outcome}"
-                    tail.append(WagerResult(r.seat, r.wager, r.amount, r.outcome, r.net, r.hand, r.paytable, r.pays,
-                                            commission=r.commission, detail=r.detail + extra))
+                    tail.append(
+                        WagerResult(
+                            r.seat,
+                            r.wager,
+                            r.amount,
+                            r.outcome,
+                            r.net,
+                            r.hand,
+                            r.paytable,
+                            r.pays,
+                            commission=r.commission,
+                            detail=r.detail + extra,
+                        )
+                    )
         out: list[WagerResult] = []
         for s in players:
-            if s in voided:                                                    # § 621a.10(d)
-                out += [WagerResult(s, w, c, "returned", 0, hand="void",
-                                    detail="player voided the hand (§ 621a.10(d))")
-                        for w, c in ws[s].items() if w in ("base", "pair-fortunes")]
+            if s in voided:  # § 621a.10(d)
+                out += [
+                    WagerResult(s, w, c, "returned", 0, hand="void", detail="player voided the hand (§ 621a.10(d))")
+                    for w, c in ws[s].items()
+                    if w in ("base", "pair-fortunes")
+                ]
                 continue
             out.append(base[s])
-            if "pair-fortunes" in ws[s]:                                       # § 621a.8(j), § 621a.9(s)
-                out.append(settle_pair_fortunes(s, ws[s]["pair-fortunes"], kinds(hands[s]),
-                                                self.opts.pair_fortunes or ""))
+            if "pair-fortunes" in ws[s]:  # § 621a.8(j), § 621a.9(s)
+                out.append(
+                    settle_pair_fortunes(s, ws[s]["pair-fortunes"], kinds(hands[s]), self.opts.pair_fortunes or "")
+                )
         return out + tail
 
     def round_ended(self, rnd: Any, void: bool) -> None:
@@ -494,9 +589,13 @@ class PaiGowTiles(Procedure):
     def carry(self) -> dict[str, Any]:
         """The bank's rotation (§ 621a.9(b)-(d)) and the last shooter survive a restart:
         a power loss is not a new game."""
-        return {"rounds_played": self.rounds_played, "first_offer": self.first_offer,
-                "previous_bank": self.previous_bank, "shooter": self.shooter,
-                "last_dealer_round": sorted([s, c] for s, c in self.last_dealer_round.items())}
+        return {
+            "rounds_played": self.rounds_played,
+            "first_offer": self.first_offer,
+            "previous_bank": self.previous_bank,
+            "shooter": self.shooter,
+            "last_dealer_round": sorted([s, c] for s, c in self.last_dealer_round.items()),
+        }
 
     def restore(self, state: Mapping[str, Any]) -> None:
         def seat(v: Any) -> int | None:
@@ -505,6 +604,7 @@ class PaiGowTiles(Procedure):
             if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= self.seats:
                 raise ValueError(f"pai-gow-tiles carried state: {v!r} is not a seat of this table (1..{self.seats})")
             return v
+
         rounds, first = state["rounds_played"], seat(state["first_offer"])
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0 or first is None:
             raise ValueError(f"pai-gow-tiles carried state is not valid: {dict(state)!r}")

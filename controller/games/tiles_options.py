@@ -18,22 +18,36 @@ from controller.rules.paytables import all_paytables
 from controller.rules.tiles_deal import STYLES
 from controller.rules.tiles_houseway import HOUSE_WAYS
 
-KNOWN = ("house_way", "dealing_style", "styles", "pair_fortunes", "sum", "match", "beat_it", "player_bank",
-         "co_banking", "dealer_wager_cents", "base_min_cents", "base_max_cents", "side_min_cents", "side_max_cents")
+KNOWN = (
+    "house_way",
+    "dealing_style",
+    "styles",
+    "pair_fortunes",
+    "sum",
+    "match",
+    "beat_it",
+    "player_bank",
+    "co_banking",
+    "dealer_wager_cents",
+    "base_min_cents",
+    "base_max_cents",
+    "side_min_cents",
+    "side_max_cents",
+)
 
 
 @dataclass(frozen=True)
 class TilesOptions:
     house_way: str = "621a.8(d)"
-    dealing_style: str = "standard"                # § 621a.6(d) unless the profile names a § 621a.7 style
-    styles: tuple[str, ...] = ("standard",)        # styles the dealer or the bank may choose (§ 621a.7, § 621a.9(i))
-    pair_fortunes: str | None = None               # paytable name, None: not offered (§ 621a.5(e)(1))
-    sum: str | None = None                         # § 621a.5(e)(2), § 621a.11(c)
-    match: str | None = None                       # § 621a.5(e)(3), § 621a.11(d)
-    beat_it: str | None = None                     # § 621a.5(e)(4), § 621a.11(e)
-    player_bank: bool = False                      # § 621a.9(a)
-    co_banking: bool = False                       # § 621a.9(e)
-    dealer_wager_cents: int | None = None          # § 621a.9(h): the Rules Submission's amount (else the
+    dealing_style: str = "standard"  # § 621a.6(d) unless the profile names a § 621a.7 style
+    styles: tuple[str, ...] = ("standard",)  # styles the dealer or the bank may choose (§ 621a.7, § 621a.9(i))
+    pair_fortunes: str | None = None  # paytable name, None: not offered (§ 621a.5(e)(1))
+    sum: str | None = None  # § 621a.5(e)(2), § 621a.11(c)
+    match: str | None = None  # § 621a.5(e)(3), § 621a.11(d)
+    beat_it: str | None = None  # § 621a.5(e)(4), § 621a.11(e)
+    player_bank: bool = False  # § 621a.9(a)
+    co_banking: bool = False  # § 621a.9(e)
+    dealer_wager_cents: int | None = None  # § 621a.9(h): the Rules Submission's amount (else the
     #                                                bank's last wager against the dealer)
     base_min_cents: int = 500
     base_max_cents: int = 100_000
@@ -98,11 +112,15 @@ def parse_options(file: str, opts: Mapping[str, Any], *, start_method: str) -> T
     if style not in styles:
         raise _err(file, "styles", f"the dealing_style {style!r} must be one of the styles offered")
     o = TilesOptions(
-        house_way=house_way, dealing_style=style, styles=tuple(styles),
+        house_way=house_way,
+        dealing_style=style,
+        styles=tuple(styles),
         pair_fortunes=_paytable(file, opts, "pair_fortunes", "pair-fortunes"),
-        sum=_paytable(file, opts, "sum", "sum"), match=_paytable(file, opts, "match", "match"),
+        sum=_paytable(file, opts, "sum", "sum"),
+        match=_paytable(file, opts, "match", "match"),
         beat_it=_paytable(file, opts, "beat_it", "beat-it"),
-        player_bank=_bool(file, opts, "player_bank"), co_banking=_bool(file, opts, "co_banking"),
+        player_bank=_bool(file, opts, "player_bank"),
+        co_banking=_bool(file, opts, "co_banking"),
         dealer_wager_cents=_int(file, opts, "dealer_wager_cents", None),
         base_min_cents=_int(file, opts, "base_min_cents", 500, 1) or 500,
         base_max_cents=_int(file, opts, "base_max_cents", 100_000, 1) or 100_000,
@@ -112,8 +130,11 @@ def parse_options(file: str, opts: Mapping[str, Any], *, start_method: str) -> T
     if o.co_banking and not o.player_bank:
         raise _err(file, "co_banking", "co-banking (§ 621a.9(e)) needs player_bank = true (§ 621a.9(a))")
     if o.dice_wagers and start_method != "shaker":
-        raise _err(file, "sum" if o.sum else "match" if o.match else "beat_it",
-                   "the dice wagers need the player-activated shaker, not the RNG (§ 621a.2(b)(5), § 621a.6(b))")
+        raise _err(
+            file,
+            "sum" if o.sum else "match" if o.match else "beat_it",
+            "the dice wagers need the player-activated shaker, not the RNG (§ 621a.2(b)(5), § 621a.6(b))",
+        )
     if o.base_min_cents > o.base_max_cents or o.side_min_cents > o.side_max_cents:
         raise _err(file, "base_min_cents", "a minimum above its maximum")
     return o

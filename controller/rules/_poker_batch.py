@@ -27,7 +27,7 @@ than the joker make at face value", which gives the ``natural`` flag (see poker.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from itertools import combinations
 
 import numpy as np
@@ -36,7 +36,7 @@ from controller.rules import poker as P
 from controller.rules.cards import JOKER
 
 _CHUNK = 1 << 14
-_MASK_SPACE = 1 << 15          # rank bits 2..14
+_MASK_SPACE = 1 << 15  # rank bits 2..14
 
 
 def _natural_ranks(rules: str) -> tuple[int, ...]:
@@ -82,7 +82,7 @@ def _split(rules: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return ranks[:7], ranks[7:]
 
 
-@lru_cache(maxsize=None)
+@cache
 def card_tables(rules: str) -> tuple[np.ndarray, np.ndarray]:
     """Per card 0..52: ``key`` and ``lane``.
 
@@ -100,7 +100,7 @@ def card_tables(rules: str) -> tuple[np.ndarray, np.ndarray]:
         if P._is_wild(c, rules):
             key[c] = 1 << _W_SHIFT
             lane[c] = (1 << 1) if c == JOKER else (1 << 2) << (16 * s)
-        elif c == JOKER:   # natural rules: a joker is not a card
+        elif c == JOKER:  # natural rules: a joker is not a card
             key[c] = 7 << _W_SHIFT
             lane[c] = 1 << 1
         else:
@@ -113,7 +113,7 @@ def _lane_mask(rules: str) -> int:
     return 0x7FF8 if rules == "dj-wild" else 0x7FFC
 
 
-@lru_cache(maxsize=None)
+@cache
 def flush_table(rules: str) -> np.ndarray:
     """``F[w * 2**15 + mask]`` = best flush-family score of one suit's natural rank ``mask``
     plus w wild cards (0 when no flush can be made)."""
@@ -130,7 +130,7 @@ def flush_table(rules: str) -> np.ndarray:
     return F
 
 
-@lru_cache(maxsize=None)
+@cache
 def _half_index(ranks: tuple[int, ...]) -> tuple[np.ndarray, list[int], list[list[int]]]:
     """For the multisets (at most 4 per rank, at most 7 cards) over ``ranks``: a table
     base-5 key -> rank_within_its_size * 8 + size (-1 if none), the count per size,
@@ -140,14 +140,14 @@ def _half_index(ranks: tuple[int, ...]) -> tuple[np.ndarray, list[int], list[lis
     for size in range(8):
         keys = []
         for counts in multisets(ranks, size):
-            k = sum(counts[r] * 5 ** i for i, r in enumerate(ranks))
+            k = sum(counts[r] * 5**i for i, r in enumerate(ranks))
             table[k] = len(keys) * 8 + size
             keys.append(k)
         per_size.append(keys)
     return table, [len(k) for k in per_size], per_size
 
 
-@lru_cache(maxsize=None)
+@cache
 def multiset_table(rules: str, n: int):
     """Dense suit-blind score table for hands of ``n`` cards.
 
@@ -175,7 +175,7 @@ def multiset_table(rules: str, n: int):
                 for kh in hi_keys[b]:
                     counts = cl.copy()
                     for i, r in enumerate(hi):
-                        counts[r] = kh // 5 ** i % 5
+                        counts[r] = kh // 5**i % 5
                     if m + w >= 5:
                         vals.append(P._nonflush_score(counts, w, rules))
                     else:
@@ -186,11 +186,11 @@ def multiset_table(rules: str, n: int):
 def _counts(ranks: tuple[int, ...], key: int) -> list[int]:
     counts = [0] * 15
     for i, r in enumerate(ranks):
-        counts[r] = key // 5 ** i % 5
+        counts[r] = key // 5**i % 5
     return counts
 
 
-@lru_cache(maxsize=None)
+@cache
 def _level_to_category(rules: str) -> np.ndarray:
     return np.array([int(c) for c in P._ORDER[rules]], dtype=np.int8)
 
@@ -261,11 +261,11 @@ def scores_batch(hands: np.ndarray, rules: str, want_natural: bool = True):
     score = np.empty(N, dtype=np.int64)
     natural = np.empty(N, dtype=bool) if want_natural else None
     for a0 in range(0, N, _CHUNK):
-        h = hands[a0:a0 + _CHUNK]
+        h = hands[a0 : a0 + _CHUNK]
         s, nat = score_columns([h[:, j] for j in range(n)], rules, want_natural)
-        score[a0:a0 + len(h)] = s
+        score[a0 : a0 + len(h)] = s
         if want_natural:
-            natural[a0:a0 + len(h)] = nat
+            natural[a0 : a0 + len(h)] = nat
     return score, natural
 
 

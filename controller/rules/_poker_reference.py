@@ -25,12 +25,45 @@ NO_SUIT = -1
 
 # level names, lowest first
 ORDER = {
-    "bug": ["high-card", "pair", "two-pair", "three-of-a-kind", "straight", "flush", "full-house",
-            "four-of-a-kind", "straight-flush", "royal-flush", "five-aces"],
-    "dj-wild": ["high-card", "pair", "two-pair", "three-of-a-kind", "straight", "flush", "full-house",
-                "four-of-a-kind", "straight-flush", "five-of-a-kind", "royal-flush", "five-wilds"],
-    "natural": ["high-card", "pair", "two-pair", "three-of-a-kind", "straight", "flush", "full-house",
-                "four-of-a-kind", "straight-flush", "royal-flush"],
+    "bug": [
+        "high-card",
+        "pair",
+        "two-pair",
+        "three-of-a-kind",
+        "straight",
+        "flush",
+        "full-house",
+        "four-of-a-kind",
+        "straight-flush",
+        "royal-flush",
+        "five-aces",
+    ],
+    "dj-wild": [
+        "high-card",
+        "pair",
+        "two-pair",
+        "three-of-a-kind",
+        "straight",
+        "flush",
+        "full-house",
+        "four-of-a-kind",
+        "straight-flush",
+        "five-of-a-kind",
+        "royal-flush",
+        "five-wilds",
+    ],
+    "natural": [
+        "high-card",
+        "pair",
+        "two-pair",
+        "three-of-a-kind",
+        "straight",
+        "flush",
+        "full-house",
+        "four-of-a-kind",
+        "straight-flush",
+        "royal-flush",
+    ],
 }
 
 
@@ -47,7 +80,7 @@ def _plain(rank_suits: list[tuple[int, int]], rules: str) -> tuple[str, tuple[in
         elif ranks == [14, 5, 4, 3, 2]:
             straight_top = 5
     if straight_top is not None:
-        if rules == "bug":   # § 670a.6(b)(3),(7): wheel just below A-high
+        if rules == "bug":  # § 670a.6(b)(3),(7): wheel just below A-high
             order_val = {14: 15, 5: 14}.get(straight_top, straight_top)
         else:
             order_val = straight_top
@@ -64,8 +97,14 @@ def _plain(rank_suits: list[tuple[int, int]], rules: str) -> tuple[str, tuple[in
         if rules == "bug":
             return ("five-aces", tb) if tb == (14,) else ("invalid", ())
         return "five-of-a-kind", tb
-    name = {(4, 1): "four-of-a-kind", (3, 2): "full-house", (3, 1, 1): "three-of-a-kind",
-            (2, 2, 1): "two-pair", (2, 1, 1, 1): "pair", (1, 1, 1, 1, 1): "high-card"}[tuple(shape)]
+    name = {
+        (4, 1): "four-of-a-kind",
+        (3, 2): "full-house",
+        (3, 1, 1): "three-of-a-kind",
+        (2, 2, 1): "two-pair",
+        (2, 1, 1, 1): "pair",
+        (1, 1, 1, 1, 1): "high-card",
+    }[tuple(shape)]
     return name, tb
 
 

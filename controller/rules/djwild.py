@@ -36,8 +36,8 @@ from controller.rules.settlement import WagerResult, whole_cents
 
 GAME = "dj-wild"
 HAND_CARDS = 5
-RULES = "dj-wild"          # § 687a.6(b): deuces and the joker fully wild
-PROGRESSIVE_RULES = "natural"   # reading 687a-3: the Progressive hand has no wild cards
+RULES = "dj-wild"  # § 687a.6(b): deuces and the joker fully wild
+PROGRESSIVE_RULES = "natural"  # reading 687a-3: the Progressive hand has no wild cards
 
 ANTE_PAYTABLE = "DJ Wild Ante"
 RAISE_PAYTABLE = "DJ Wild Raise"
@@ -55,11 +55,11 @@ class DJWildError(ValueError):
 class DJWildConfig:
     """Which paytables the table runs (its Rules Submission, § 601a.2) and its options."""
 
-    trips_paytable: str = "DJWT-05"                    # § 687a.12(d)
-    bad_beat_paytable: str = "DJWBB-01"                # § 687a.12(e)
-    progressive_paytable: str = "DJ Wild Progressive 1"   # § 687a.12(c)
+    trips_paytable: str = "DJWT-05"  # § 687a.12(d)
+    bad_beat_paytable: str = "DJWBB-01"  # § 687a.12(e)
+    progressive_paytable: str = "DJ Wild Progressive 1"  # § 687a.12(c)
     progressive_envy_paytable: str | None = "DJ Wild Progressive 1 Envy"
-    blind_paytable: str = BLIND_PAYTABLE               # § 687a.12(b)
+    blind_paytable: str = BLIND_PAYTABLE  # § 687a.12(b)
     #: § 687a.11(b)(3): may a folded hand win the Progressive Bonus Wager?
     progressive_on_fold: bool = False
     #: reading 687a-4: the Two-Way Bad Beat also pays the dealer's losing three-of-a-kind or better
@@ -71,7 +71,7 @@ class DJSeat:
     """One betting position.  ``raised`` is the § 687a.11(b) decision (False = fold)."""
 
     seat: int
-    ante: int                      # cents; the Blind equals it (§ 687a.1 "Blind Wager")
+    ante: int  # cents; the Blind equals it (§ 687a.1 "Blind Wager")
     cards: Sequence[int] | str
     raised: bool
     trips: int = 0
@@ -89,6 +89,7 @@ class DJSeat:
 
 
 # --------------------------------------------------------------------------- hands
+
 
 def parse_hand(text: str | Sequence[str]) -> tuple[int, ...]:
     """Five cards from the 53-card deck (§ 687a.3(a))."""
@@ -157,6 +158,7 @@ def progressive_rank(cards: Sequence[int] | str, replacement: int | None) -> pok
 
 # --------------------------------------------------------------------------- one wager at a time
 
+
 def _amount(seat: int, name: str, amt: int, minimum: int) -> int:
     if isinstance(amt, bool) or not isinstance(amt, int) or amt < minimum:
         raise DJWildError(f"seat {seat}: {name} wager {amt!r} must be a whole number of cents >= {minimum}")
@@ -170,8 +172,18 @@ def _win(seat: int, wager: str, amount: int, table: Paytable, key: str, rule: st
     if pay.kind == "push":
         return WagerResult(seat, wager, amount, "push", 0, hand=key, paytable=table.name, pays=pay.text, detail=detail)
     if pay.kind == "meter":
-        return WagerResult(seat, wager, amount, "win", 0, hand=key, paytable=table.name, pays=pay.text,
-                           meter_fraction=pay.ratio, detail=detail)
+        return WagerResult(
+            seat,
+            wager,
+            amount,
+            "win",
+            0,
+            hand=key,
+            paytable=table.name,
+            pays=pay.text,
+            meter_fraction=pay.ratio,
+            detail=detail,
+        )
     net = whole_cents(pay.net_win(amount, per_wager_cents=table.per_wager_cents), rule=rule)
     return WagerResult(seat, wager, amount, "win", net, hand=key, paytable=table.name, pays=pay.text, detail=detail)
 
@@ -181,26 +193,33 @@ def compare_to_dealer(player: poker.HandRank, dealer: poker.HandRank) -> int:
     return poker.compare(player, dealer)
 
 
-def settle_main(seat: DJSeat, player: poker.HandRank, dealer: poker.HandRank | None,
-                config: DJWildConfig = DJWildConfig()) -> list[WagerResult]:
+def settle_main(
+    seat: DJSeat, player: poker.HandRank, dealer: poker.HandRank | None, config: DJWildConfig = DJWildConfig()
+) -> list[WagerResult]:
     """Ante, Blind and Raise (§ 687a.11(b),(e), § 687a.12(a),(b)), in that order."""
     s, a = seat.seat, seat.ante
     hand = player.category.text
     if not seat.raised:
         why = "folded (§ 687a.11(b))"
-        return [WagerResult(s, "ante", a, "lose", -a, hand=hand, detail=why),
-                WagerResult(s, "blind", a, "lose", -a, hand=hand, detail=why)]
+        return [
+            WagerResult(s, "ante", a, "lose", -a, hand=hand, detail=why),
+            WagerResult(s, "blind", a, "lose", -a, hand=hand, detail=why),
+        ]
     if dealer is None:
         raise DJWildError(f"seat {s} raised: the dealer's hand is needed (§ 687a.11(d))")
     cmp = compare_to_dealer(player, dealer)
     if cmp == 0:
         why = "tie with the dealer (§ 687a.11(e)(2))"
-        return [WagerResult(s, w, amt, "push", 0, hand=hand, detail=why)
-                for w, amt in (("ante", a), ("blind", a), ("raise", 2 * a))]
+        return [
+            WagerResult(s, w, amt, "push", 0, hand=hand, detail=why)
+            for w, amt in (("ante", a), ("blind", a), ("raise", 2 * a))
+        ]
     if cmp < 0:
         why = f"dealer's {dealer.category.text} is higher (§ 687a.11(e)(3))"
-        return [WagerResult(s, w, amt, "lose", -amt, hand=hand, detail=why)
-                for w, amt in (("ante", a), ("blind", a), ("raise", 2 * a))]
+        return [
+            WagerResult(s, w, amt, "lose", -amt, hand=hand, detail=why)
+            for w, amt in (("ante", a), ("blind", a), ("raise", 2 * a))
+        ]
     why = "beats the dealer (§ 687a.11(e)(1))"
     return [
         _win(s, "ante", a, get_paytable(ANTE_PAYTABLE), "win", "§ 687a.12(a)", why),
@@ -220,8 +239,16 @@ def settle_trips(seat: int, amount: int, cards: Sequence[int] | str, paytable: s
     return _win(seat, "trips", amount, table, trips_key(hand, player), "§ 687a.12(d)")
 
 
-def settle_bad_beat(seat: int, amount: int, raised: bool, player: poker.HandRank, dealer: poker.HandRank | None,
-                    paytable: str = "DJWBB-01", *, two_way: bool = True) -> WagerResult:
+def settle_bad_beat(
+    seat: int,
+    amount: int,
+    raised: bool,
+    player: poker.HandRank,
+    dealer: poker.HandRank | None,
+    paytable: str = "DJWBB-01",
+    *,
+    two_way: bool = True,
+) -> WagerResult:
     """Two-Way Bad Beat Bonus Wager (§ 687a.11(f)(3), § 687a.12(e)); forfeited on a fold (§ 687a.11(b)(2)).
 
     Wins when the player's three-of-a-kind or better loses to the dealer's higher hand,
@@ -233,23 +260,39 @@ def settle_bad_beat(seat: int, amount: int, raised: bool, player: poker.HandRank
     table = get_paytable(paytable)
     hand = player.category.text
     if not raised:
-        return WagerResult(seat, "bad-beat", amount, "lose", -amount, hand=hand, paytable=table.name,
-                           detail="folded (§ 687a.11(b)(2))")
+        return WagerResult(
+            seat, "bad-beat", amount, "lose", -amount, hand=hand, paytable=table.name, detail="folded (§ 687a.11(b)(2))"
+        )
     if dealer is None:
         raise DJWildError(f"seat {seat}: the dealer's hand is needed for the Two-Way Bad Beat (§ 687a.11(f)(3))")
     cmp = compare_to_dealer(player, dealer)
     if cmp < 0 and hand in table:
-        return _win(seat, "bad-beat", amount, table, hand, "§ 687a.12(e)",
-                    f"player's {hand} lost to the dealer's {dealer.category.text} (§ 687a.11(f)(3)(ii))")
+        return _win(
+            seat,
+            "bad-beat",
+            amount,
+            table,
+            hand,
+            "§ 687a.12(e)",
+            f"player's {hand} lost to the dealer's {dealer.category.text} (§ 687a.11(f)(3)(ii))",
+        )
     dhand = dealer.category.text
     if two_way and cmp > 0 and dhand in table:
-        return _win(seat, "bad-beat", amount, table, dhand, "§ 687a.12(e)",
-                    f"dealer's {dhand} lost to the player's {hand} (two-way, reading 687a-4)")
+        return _win(
+            seat,
+            "bad-beat",
+            amount,
+            table,
+            dhand,
+            "§ 687a.12(e)",
+            f"dealer's {dhand} lost to the player's {hand} (two-way, reading 687a-4)",
+        )
     return WagerResult(seat, "bad-beat", amount, "lose", -amount, hand=hand, paytable=table.name)
 
 
-def settle_progressive(seat: int, amount: int, raised: bool, prog: poker.HandRank,
-                       config: DJWildConfig = DJWildConfig()) -> WagerResult:
+def settle_progressive(
+    seat: int, amount: int, raised: bool, prog: poker.HandRank, config: DJWildConfig = DJWildConfig()
+) -> WagerResult:
     """Progressive Bonus Wager (§ 687a.11(f)(1), § 687a.12(c)); ``prog`` is :func:`progressive_rank`.
 
     The wager must be the paytable's amount ($1 for Paytable 1, $5 for Paytable 2).
@@ -257,16 +300,27 @@ def settle_progressive(seat: int, amount: int, raised: bool, prog: poker.HandRan
     table = get_paytable(config.progressive_paytable)
     _amount(seat, "progressive", amount, 1)
     if table.per_wager_cents is not None and amount != table.per_wager_cents:
-        raise DJWildError(f"seat {seat}: progressive wager {amount} cents; {table.name!r} is for a "
-                          f"{table.per_wager_cents}-cent wager (§ 687a.12(c))")
+        raise DJWildError(
+            f"seat {seat}: progressive wager {amount} cents; {table.name!r} is for a "
+            f"{table.per_wager_cents}-cent wager (§ 687a.12(c))"
+        )
     hand = prog.category.text
     if not raised and not config.progressive_on_fold:
-        return WagerResult(seat, "progressive", amount, "lose", -amount, hand=hand, paytable=table.name,
-                           detail="folded hands do not qualify (§ 687a.11(b)(3))")
+        return WagerResult(
+            seat,
+            "progressive",
+            amount,
+            "lose",
+            -amount,
+            hand=hand,
+            paytable=table.name,
+            detail="folded hands do not qualify (§ 687a.11(b)(3))",
+        )
     return _win(seat, "progressive", amount, table, hand, "§ 687a.12(c)")
 
 
 # --------------------------------------------------------------------------- the round
+
 
 @dataclass(frozen=True)
 class DJRound:
@@ -287,8 +341,9 @@ def _validated(rnd: DJRound) -> tuple[list[DJSeat], tuple[int, ...] | None]:
     def take(cards: Iterable[int], who: str) -> None:
         for c in cards:
             if c in dealt:
-                raise CardError(f"{card_str(c)} dealt to both {dealt[c]} and {who} (one 53-card deck, § 687a.3(a))",
-                                card_str(c))
+                raise CardError(
+                    f"{card_str(c)} dealt to both {dealt[c]} and {who} (one 53-card deck, § 687a.3(a))", card_str(c)
+                )
             dealt[c] = who
 
     any_raise = False
@@ -337,8 +392,11 @@ def settle_round(rnd: DJRound) -> list[WagerResult]:
         if s.trips:
             out.append(settle_trips(s.seat, s.trips, s.cards, cfg.trips_paytable))
         if s.bad_beat:
-            out.append(settle_bad_beat(s.seat, s.bad_beat, s.raised, player, dealer, cfg.bad_beat_paytable,
-                                       two_way=cfg.bad_beat_two_way))
+            out.append(
+                settle_bad_beat(
+                    s.seat, s.bad_beat, s.raised, player, dealer, cfg.bad_beat_paytable, two_way=cfg.bad_beat_two_way
+                )
+            )
     out.extend(_envy(seats, prog_hits, cfg))
     return out
 
@@ -360,8 +418,19 @@ def _envy(seats: list[DJSeat], hits: list[tuple[int, poker.HandRank]], cfg: DJWi
             if s.seat == hit_seat or not s.progressive:
                 continue
             net = whole_cents(Fraction(pay.cents), rule="§ 687a.12(c) envy")
-            out.append(WagerResult(s.seat, "progressive-envy", 0, "win", net, hand=key, paytable=table.name,
-                                   pays=pay.text, detail=f"envy for seat {hit_seat}"))
+            out.append(
+                WagerResult(
+                    s.seat,
+                    "progressive-envy",
+                    0,
+                    "win",
+                    net,
+                    hand=key,
+                    paytable=table.name,
+                    pays=pay.text,
+                    detail=f"envy for seat {hit_seat}",
+                )
+            )
     return out
 
 
@@ -369,8 +438,14 @@ def void_round(rnd_seats: Iterable[DJSeat]) -> list[WagerResult]:
     """§ 687a.13(c),(f), § 687a.8(i): all hands void, every wager returned."""
     out: list[WagerResult] = []
     for s in rnd_seats:
-        for w, amt in (("ante", s.ante), ("blind", s.ante), ("raise", s.raise_amount), ("progressive", s.progressive),
-                       ("trips", s.trips), ("bad-beat", s.bad_beat)):
+        for w, amt in (
+            ("ante", s.ante),
+            ("blind", s.ante),
+            ("raise", s.raise_amount),
+            ("progressive", s.progressive),
+            ("trips", s.trips),
+            ("bad-beat", s.bad_beat),
+        ):
             if amt:
                 out.append(WagerResult(s.seat, w, amt, "returned", 0, detail="round void (§ 687a.13)"))
     return out
@@ -385,7 +460,9 @@ def void_exposed(rnd: DJRound) -> list[WagerResult]:
     for s in seats:
         for w, amt in (("ante", s.ante), ("blind", s.ante), ("bad-beat", s.bad_beat)):
             if amt:
-                out.append(WagerResult(s.seat, w, amt, "returned", 0, detail="cards exposed before the raise (§ 687a.13(d))"))
+                out.append(
+                    WagerResult(s.seat, w, amt, "returned", 0, detail="cards exposed before the raise (§ 687a.13(d))")
+                )
         if s.progressive:
             prog = progressive_rank(s.cards, rnd.replacement)
             out.append(settle_progressive(s.seat, s.progressive, True, prog, rnd.config))

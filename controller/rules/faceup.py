@@ -32,8 +32,21 @@ from controller.rules.faceup_bonus import ace_high_kind
 from controller.rules.poker import Category, HandRank, eval_five
 
 ACE = 14
-RANK_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine",
-              10: "ten", 11: "jack", 12: "queen", 13: "king", 14: "ace"}
+RANK_WORDS = {
+    2: "two",
+    3: "three",
+    4: "four",
+    5: "five",
+    6: "six",
+    7: "seven",
+    8: "eight",
+    9: "nine",
+    10: "ten",
+    11: "jack",
+    12: "queen",
+    13: "king",
+    14: "ace",
+}
 
 
 class FaceUpError(CardError):
@@ -178,9 +191,9 @@ def all_settings(cards: Sequence[int]) -> list[Setting]:
 # ----------------------------------------------------------------------- base outcome
 @dataclass(frozen=True)
 class BaseResult:
-    outcome: str      # "win", "push", "lose"
-    section: str      # the paragraph of § 688a.11(f) that decided it
-    high: int         # player's high hand against the dealer's: 1, 0, -1 (0 when not compared)
+    outcome: str  # "win", "push", "lose"
+    section: str  # the paragraph of § 688a.11(f) that decided it
+    high: int  # player's high hand against the dealer's: 1, 0, -1 (0 when not compared)
     low: int
 
 
@@ -219,7 +232,21 @@ def setting_text(s: Setting) -> str:
 
 
 __all__ = [
-    "BaseResult", "FaceUpError", "Setting", "SettingError", "all_settings", "base_outcome", "card_rank",
-    "check_seven", "compare_high", "compare_low", "dealer_ace_high", "high_rank", "is_foul", "low_key",
-    "low_text", "make_setting", "setting_text",
+    "BaseResult",
+    "FaceUpError",
+    "Setting",
+    "SettingError",
+    "all_settings",
+    "base_outcome",
+    "card_rank",
+    "check_seven",
+    "compare_high",
+    "compare_low",
+    "dealer_ace_high",
+    "high_rank",
+    "is_foul",
+    "low_key",
+    "low_text",
+    "make_setting",
+    "setting_text",
 ]

@@ -203,9 +203,9 @@ def _seven(cards: Sequence[int]) -> tuple[list[int], list[int], bool]:
 
 @dataclass(frozen=True)
 class BonusHand:
-    category: str      # a key of BONUS_ORDER, as used in config/paytables/688a.toml
-    order: int         # index into BONUS_ORDER: lower is better
-    natural: bool      # False when the joker is among the seven cards
+    category: str  # a key of BONUS_ORDER, as used in config/paytables/688a.toml
+    order: int  # index into BONUS_ORDER: lower is better
+    natural: bool  # False when the joker is among the seven cards
 
     @property
     def envy_qualifying(self) -> bool:

@@ -154,7 +154,7 @@ def _fox(cards: tuple[int, ...]) -> Setting:
             return _split(cards, g[pairs[0]])
         if big_rank >= 11:  # aces, kings, queens, jacks: always split
             return _split(cards, g[big_rank][:2])
-        if big_rank >= 7:   # 10s-7s: in back if at least a king goes in front, else split
+        if big_rank >= 7:  # 10s-7s: in back if at least a king goes in front, else split
             if card_rank(singles[0]) >= KING:
                 return _split(cards, singles[:2])
             return _split(cards, g[big_rank][:2])
@@ -170,7 +170,7 @@ def _fox(cards: tuple[int, ...]) -> Setting:
 
     # Straight, flush, straight flush (and royal flush).
     if _has_complete(cards):
-        if len(pairs) == 2:   # with two pair: the two-pair rule
+        if len(pairs) == 2:  # with two pair: the two-pair rule
             return _fox_two_pair(cards, pairs[0], pairs[1], singles)
         keep = _best_keeping_complete(cards)
         assert keep is not None
@@ -211,8 +211,7 @@ register_house_way("foxwoods")(_fox)
 def _best_low(cards: tuple[int, ...]) -> Setting:
     """A simple alternative for tables that submit it: the highest low hand that does
     not foul (ties: the best high hand)."""
-    best = max((s for s in all_settings(cards) if not s.foul),
-               key=lambda s: (low_key(s.low), high_rank(s.high).score))
+    best = max((s for s in all_settings(cards) if not s.foul), key=lambda s: (low_key(s.low), high_rank(s.high).score))
     return Setting(tuple(_by_rank(best.high)), tuple(_by_rank(best.low)))
 
 

@@ -39,7 +39,7 @@ from controller.rules.faceup import (
 )
 from controller.rules.faceup_bonus import ENVY_QUALIFYING, ace_high_kind, bonus_hand, paytable_keys
 from controller.rules.faceup_houseway import DEFAULT_HOUSE_WAY, house_way
-from controller.rules.paytables import Paytable, Payout, get_paytable, parse_money
+from controller.rules.paytables import Payout, Paytable, get_paytable, parse_money
 from controller.rules.settlement import WagerResult, paytable_result, wager_cents, whole_cents
 
 MAX_SEATS = 6  # § 688a.2(a)
@@ -51,12 +51,12 @@ class SeatWagers:
     """One seat's seven cards and wagers (cents).  Every optional wager needs the Face
     Up Pai Gow Poker Wager (§ 688a.7(d)-(e))."""
 
-    cards: tuple[int, ...]      # the seven cards dealt to the seat
-    base: int                   # Face Up Pai Gow Poker Wager, § 688a.7(d)
-    ace_high: int = 0           # Ace High Bonus Wager, § 688a.7(e)(1)
-    fortune: int = 0            # Fortune Bonus Wager, § 688a.7(e)(2)
-    progressive: int = 0        # Progressive Payout Wager, § 688a.7(e)(3)
-    surrender: bool = False     # § 688a.11(d): only without an optional wager
+    cards: tuple[int, ...]  # the seven cards dealt to the seat
+    base: int  # Face Up Pai Gow Poker Wager, § 688a.7(d)
+    ace_high: int = 0  # Ace High Bonus Wager, § 688a.7(e)(1)
+    fortune: int = 0  # Fortune Bonus Wager, § 688a.7(e)(2)
+    progressive: int = 0  # Progressive Payout Wager, § 688a.7(e)(3)
+    surrender: bool = False  # § 688a.11(d): only without an optional wager
 
 
 @dataclass(frozen=True)
@@ -94,8 +94,9 @@ def _lookup(pt: Paytable, category: str) -> tuple[str, Payout | None]:
     return category, None
 
 
-def _odds_result(seat: int, wager: str, amount: int, hand: str, pt: Paytable, p: Payout | None,
-                 rule: str) -> WagerResult:
+def _odds_result(
+    seat: int, wager: str, amount: int, hand: str, pt: Paytable, p: Payout | None, rule: str
+) -> WagerResult:
     """An odds wager (Ace High, Fortune; § 688a.12(b),(c)): a hand not in the table loses."""
     if p is not None and p.kind not in ("odds", "for", "push", "lose"):
         raise FaceUpError(f"{pt.name}: {hand} pays {p.text!r}; this wager pays odds ({pt.section})")
@@ -106,8 +107,9 @@ def _qualifying(pt: Paytable) -> int:
     return parse_money(str(pt.options.get("qualifying_wager", "$5")))  # § 688a.1 "Qualifying Wager"
 
 
-def _envy(wager: str, receivers: Sequence[int], holders: Sequence[tuple[int, str]], pt: Paytable,
-          rule: str) -> list[WagerResult]:
+def _envy(
+    wager: str, receivers: Sequence[int], holders: Sequence[tuple[int, str]], pt: Paytable, rule: str
+) -> list[WagerResult]:
     """Each receiver is paid the envy of every other seat's qualifying hand
     (§ 688a.11(h)(2)(ii): multiple envies stack; never one's own hand or the dealer's)."""
     out = []
@@ -120,8 +122,19 @@ def _envy(wager: str, receivers: Sequence[int], holders: Sequence[tuple[int, str
                 continue
             if p.kind != "fixed":
                 raise FaceUpError(f"{pt.name}: an Envy Bonus is a fixed sum (§ 688a.1), got {p.text!r}")
-            out.append(WagerResult(seat, wager, 0, "win", p.cents, key, pt.name, p.text,
-                                   detail=f"Envy Bonus for seat {holder}'s {cat} ({rule})"))
+            out.append(
+                WagerResult(
+                    seat,
+                    wager,
+                    0,
+                    "win",
+                    p.cents,
+                    key,
+                    pt.name,
+                    p.text,
+                    detail=f"Envy Bonus for seat {holder}'s {cat} ({rule})",
+                )
+            )
     return out
 
 
@@ -169,16 +182,28 @@ def settle_round(
     # § 688a.11(d): a surrendered wager is collected at once
     for s in order:
         if seats[s].surrender:
-            out.append(WagerResult(s, "base", seats[s].base, "surrender", -seats[s].base, None,
-                                   detail="§ 688a.11(d): surrendered after the dealer's hands were set"))
+            out.append(
+                WagerResult(
+                    s,
+                    "base",
+                    seats[s].base,
+                    "surrender",
+                    -seats[s].base,
+                    None,
+                    detail="§ 688a.11(d): surrendered after the dealer's hands were set",
+                )
+            )
     # § 688a.11(e)-(f), § 688a.12(a)
     for s in order:
         w = seats[s]
         if w.surrender:
             continue
         if s not in settings:  # dealer Ace High Pai Gow, no setting given
-            out.append(WagerResult(s, "base", w.base, "push", 0, None,
-                                   detail="§ 688a.11(f)(2)(iii): dealer has an Ace High Pai Gow"))
+            out.append(
+                WagerResult(
+                    s, "base", w.base, "push", 0, None, detail="§ 688a.11(f)(2)(iii): dealer has an Ace High Pai Gow"
+                )
+            )
             continue
         res = base_outcome(settings[s], dealer_set, dealer_ah is not None)
         hand = setting_text(settings[s])
@@ -202,8 +227,19 @@ def settle_round(
             if not a:
                 continue
             if dealer_ah is None:
-                out.append(WagerResult(s, "ace-high", a, "lose", -a, "dealer-not-ace-high", pt.name, None,
-                                       detail="§ 688a.11(h)(1)(i)(A)"))
+                out.append(
+                    WagerResult(
+                        s,
+                        "ace-high",
+                        a,
+                        "lose",
+                        -a,
+                        "dealer-not-ace-high",
+                        pt.name,
+                        None,
+                        detail="§ 688a.11(h)(1)(i)(A)",
+                    )
+                )
                 continue
             if ace_high_kind(seats[s].cards) is not None:
                 key = "both-ace-high"
@@ -223,8 +259,11 @@ def settle_round(
             out.append(_odds_result(s, "fortune", seats[s].fortune, key, pt, p, "§ 688a.11(h)(2)(i), § 688a.12(c)"))
         if "envy_paytable" in pt.options:
             envy_pt = opt.table(str(pt.options["envy_paytable"]))
-            recv = [s for s in order if seats[s].fortune >= q
-                    or (opt.envy_receivers == "any-qualifying" and seats[s].progressive >= q)]
+            recv = [
+                s
+                for s in order
+                if seats[s].fortune >= q or (opt.envy_receivers == "any-qualifying" and seats[s].progressive >= q)
+            ]
             out += _envy("fortune-envy", recv, holders, envy_pt, "§ 688a.11(h)(2)(ii), § 688a.12(c)")
 
     if prog_q:  # § 688a.11(h)(3), § 688a.12(d)
@@ -236,8 +275,11 @@ def settle_round(
             q = _qualifying(pt)
             cats = {s: bonus_hand(seats[s].cards, mode).category for s in order}  # type: ignore[arg-type]
             pholders = [(s, cats[s]) for s in order if cats[s] in ENVY_QUALIFYING]
-            recv = [s for s in order if seats[s].progressive >= q
-                    or (opt.envy_receivers == "any-qualifying" and seats[s].fortune >= q)]
+            recv = [
+                s
+                for s in order
+                if seats[s].progressive >= q or (opt.envy_receivers == "any-qualifying" and seats[s].fortune >= q)
+            ]
             out += _envy("progressive-envy", recv, pholders, envy_pt, "§ 688a.6(f), § 688a.12(d)")
     return out
 
@@ -254,8 +296,9 @@ def _progressive(seat: int, w: SeatWagers, pt: Paytable, opt: FaceUpOptions) -> 
     mp = meter_pt.payout(cat) if meter_pt is not None else None
     rule = "§ 688a.11(h)(3), § 688a.12(d)"
     if p is None and mp is None:
-        return WagerResult(seat, "progressive", amount, "lose", -amount, cat, pt.name, None,
-                           detail=f"{rule}: no full house or better")
+        return WagerResult(
+            seat, "progressive", amount, "lose", -amount, cat, pt.name, None, detail=f"{rule}: no full house or better"
+        )
     keep = 0 if returned else -amount
     fraction = None
     fixed = 0
@@ -273,8 +316,18 @@ def _progressive(seat: int, w: SeatWagers, pt: Paytable, opt: FaceUpOptions) -> 
     detail = rule + ("" if returned else "; original wager not returned")
     if fraction is not None:
         detail += "; % of meter paid by the progressive system, not from the table inventory (§ 688a.11(h)(3)(i)(B)(4))"
-    return WagerResult(seat, "progressive", amount, "win", keep + fixed, key, pt.name, " + ".join(texts),
-                       meter_fraction=fraction, detail=detail)
+    return WagerResult(
+        seat,
+        "progressive",
+        amount,
+        "win",
+        keep + fixed,
+        key,
+        pt.name,
+        " + ".join(texts),
+        meter_fraction=fraction,
+        detail=detail,
+    )
 
 
 def _setting(seat: int, w: SeatWagers, given: Setting | tuple[Sequence[int], Sequence[int]]) -> Setting:
@@ -301,21 +354,28 @@ def _validate(dealer: tuple[int, ...], seats: Mapping[int, SeatWagers], opt: Fac
             raise FaceUpError(f"seat {s}: expected SeatWagers, got {type(w).__name__}")
         for c in check_seven(w.cards, f"seat {s}'s hand"):
             if c in where:
-                raise FaceUpError(f"{card_str(c)} dealt to both seat {s} and {where[c]} (one deck, § 688a.3(a))",
-                                  card_str(c))
+                raise FaceUpError(
+                    f"{card_str(c)} dealt to both seat {s} and {where[c]} (one deck, § 688a.3(a))", card_str(c)
+                )
             where[c] = f"seat {s}"
         if _check_amount(s, "Face Up Pai Gow Poker", w.base) == 0:
-            raise FaceUpError(f"seat {s}: no Face Up Pai Gow Poker Wager; every other wager needs one "
-                              "(§ 688a.7(d)-(e))")
-        opts = [_check_amount(s, "Ace High Bonus", w.ace_high), _check_amount(s, "Fortune Bonus", w.fortune),
-                _check_amount(s, "Progressive Payout", w.progressive)]
+            raise FaceUpError(
+                f"seat {s}: no Face Up Pai Gow Poker Wager; every other wager needs one (§ 688a.7(d)-(e))"
+            )
+        opts = [
+            _check_amount(s, "Ace High Bonus", w.ace_high),
+            _check_amount(s, "Fortune Bonus", w.fortune),
+            _check_amount(s, "Progressive Payout", w.progressive),
+        ]
         if w.surrender and any(opts):
             raise FaceUpError(f"seat {s}: a player with an optional wager may not surrender (§ 688a.11(d))")
         if w.progressive:
             prog_pt = prog_pt or opt.table(opt.progressive_paytable)
             if prog_pt.per_wager_cents and w.progressive != prog_pt.per_wager_cents:
-                raise FaceUpError(f"seat {s}: Progressive Payout Wager {w.progressive} is not the "
-                                  f"{prog_pt.per_wager_cents} wager of {prog_pt.name} (§ 688a.12(d))")
+                raise FaceUpError(
+                    f"seat {s}: Progressive Payout Wager {w.progressive} is not the "
+                    f"{prog_pt.per_wager_cents} wager of {prog_pt.name} (§ 688a.12(d))"
+                )
     if opt.seat_order is not None:
         if sorted(opt.seat_order) != sorted(set(opt.seat_order)) or not set(seats) <= set(opt.seat_order):
             raise FaceUpError(f"seat_order {opt.seat_order} must list every seat with a wager once")

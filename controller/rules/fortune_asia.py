@@ -60,12 +60,37 @@ from controller.rules.paytables import Paytable, get_paytable, parse_money
 from controller.rules.settlement import WagerResult, paytable_result
 
 __all__ = [
-    "FortuneAsiaError", "HandCat", "Setting", "SubHand", "base_outcome", "compare", "hand_results",
-    "high_hand", "medium_hand", "low_hand", "make_setting", "settings_of",
-    "DEFAULT_HOUSE_WAY", "HOUSE_WAYS", "get_house_way", "register_house_way", "set_house_way",
-    "ENVY_HANDS", "FORTUNE_ORDER", "PROGRESSIVE_ORDER", "SevenFacts", "seven_facts", "fortune_hand",
-    "insurance_hand", "progressive_hand", "is_envy_qualifying",
-    "QUALIFYING_WAGER", "MIN_PROGRESSIVE_RESET", "FortuneAsiaRules", "SeatPlay", "settle_round",
+    "FortuneAsiaError",
+    "HandCat",
+    "Setting",
+    "SubHand",
+    "base_outcome",
+    "compare",
+    "hand_results",
+    "high_hand",
+    "medium_hand",
+    "low_hand",
+    "make_setting",
+    "settings_of",
+    "DEFAULT_HOUSE_WAY",
+    "HOUSE_WAYS",
+    "get_house_way",
+    "register_house_way",
+    "set_house_way",
+    "ENVY_HANDS",
+    "FORTUNE_ORDER",
+    "PROGRESSIVE_ORDER",
+    "SevenFacts",
+    "seven_facts",
+    "fortune_hand",
+    "insurance_hand",
+    "progressive_hand",
+    "is_envy_qualifying",
+    "QUALIFYING_WAGER",
+    "MIN_PROGRESSIVE_RESET",
+    "FortuneAsiaRules",
+    "SeatPlay",
+    "settle_round",
     "void_round",
 ]
 
@@ -92,8 +117,11 @@ class FortuneAsiaRules:
 
     def __post_init__(self) -> None:
         get_house_way(self.house_way)
-        for name, wager in ((self.fortune_paytable, "fortune"), (self.insurance_paytable, "insurance"),
-                            (self.progressive_paytable, "progressive")):
+        for name, wager in (
+            (self.fortune_paytable, "fortune"),
+            (self.insurance_paytable, "insurance"),
+            (self.progressive_paytable, "progressive"),
+        ):
             if name is not None:
                 pt = get_paytable(name)
                 if pt.game != GAME or pt.wager != wager:
@@ -104,7 +132,7 @@ class FortuneAsiaRules:
             )
 
     @classmethod
-    def from_options(cls, options: Mapping[str, str]) -> "FortuneAsiaRules":
+    def from_options(cls, options: Mapping[str, str]) -> FortuneAsiaRules:
         """From table-profile strings: ``house_way``, ``fortune_paytable``,
         ``insurance_paytable``, ``progressive_paytable``, ``progressive_reset`` ("$2,000")."""
         known = {"house_way", "fortune_paytable", "insurance_paytable", "progressive_paytable", "progressive_reset"}
@@ -153,17 +181,20 @@ class SeatPlay:
                 raise FortuneAsiaError(f"seat {self.seat}: {name} wager must be whole cents >= 0, got {v!r}")
         if self.base <= 0:
             raise FortuneAsiaError(
-                f"seat {self.seat}: a Fortune Asia Poker Wager is required to play (§ 659a.7(d), (e))")
+                f"seat {self.seat}: a Fortune Asia Poker Wager is required to play (§ 659a.7(d), (e))"
+            )
         if self.surrender:
             if self.fortune or self.insurance or self.progressive:
                 raise FortuneAsiaError(
-                    f"seat {self.seat}: a player who placed an optional wager may not surrender (§ 659a.11(d))")
+                    f"seat {self.seat}: a player who placed an optional wager may not surrender (§ 659a.11(d))"
+                )
         elif self.setting is None:
             raise FortuneAsiaError(f"seat {self.seat}: the player's hands are not set (§ 659a.11(b))")
         if self.setting is not None and set(self.setting.cards) != set(self.cards):
             raise FortuneAsiaError(
                 f"seat {self.seat}: the set hands {cards_str(self.setting.cards)} are not the cards dealt "
-                f"{cards_str(self.cards)}")
+                f"{cards_str(self.cards)}"
+            )
 
     @property
     def who(self) -> str:
@@ -174,8 +205,16 @@ def _pay(seat: int, wager: str, amount: int, hand: str | None, pt: Paytable, rul
     """A paytable wager: ``hand`` None (or not in the table) loses.  A meter pay is made
     from the progressive, not the table inventory (§ 659a.11(h)(3)(ii)(D)); the wager was
     collected at lock-out (§ 659a.8(b)(2)) and is not returned on top of the meter share."""
-    return paytable_result(seat, wager, amount, hand, pt, pt.payout(hand) if hand else None, rule,
-                           meter_note="meter share is the whole pay")
+    return paytable_result(
+        seat,
+        wager,
+        amount,
+        hand,
+        pt,
+        pt.payout(hand) if hand else None,
+        rule,
+        meter_note="meter share is the whole pay",
+    )
 
 
 def _offered(amount: int, paytable: str | None, seat: int, what: str, section: str) -> str | None:
@@ -184,8 +223,9 @@ def _offered(amount: int, paytable: str | None, seat: int, what: str, section: s
     return paytable if amount else None
 
 
-def settle_round(seats: Sequence[SeatPlay], dealer_cards: Sequence[int], rules: FortuneAsiaRules,
-                 order: Sequence[int] | None = None) -> list[WagerResult]:
+def settle_round(
+    seats: Sequence[SeatPlay], dealer_cards: Sequence[int], rules: FortuneAsiaRules, order: Sequence[int] | None = None
+) -> list[WagerResult]:
     """Settle every wager of a round, in settlement order.
 
     ``order`` is the seat numbers from the dealer's right counterclockwise
@@ -210,18 +250,51 @@ def settle_round(seats: Sequence[SeatPlay], dealer_cards: Sequence[int], rules: 
         s = by_seat[n]
         # the Fortune Asia Poker Wager (§ 659a.11(d)-(f), § 659a.12(a))
         if s.surrender:
-            out.append(WagerResult(n, "base", s.base, "surrender", -s.base, None, base_pt.name, None,
-                                   detail="surrendered before exposure: the wager is collected (§ 659a.11(d))"))
+            out.append(
+                WagerResult(
+                    n,
+                    "base",
+                    s.base,
+                    "surrender",
+                    -s.base,
+                    None,
+                    base_pt.name,
+                    None,
+                    detail="surrendered before exposure: the wager is collected (§ 659a.11(d))",
+                )
+            )
         else:
             assert s.setting is not None
             outcome, detail = base_outcome(s.setting, dealer)
             detail += f"; dealer {dealer}"
             if outcome == "win":
-                out.append(WagerResult(n, "base", s.base, "win", s.base, None, base_pt.name, "1 to 1",
-                                       detail=f"§ 659a.11(f)(2): {detail}"))
+                out.append(
+                    WagerResult(
+                        n,
+                        "base",
+                        s.base,
+                        "win",
+                        s.base,
+                        None,
+                        base_pt.name,
+                        "1 to 1",
+                        detail=f"§ 659a.11(f)(2): {detail}",
+                    )
+                )
             else:
-                out.append(WagerResult(n, "base", s.base, "lose", -s.base, None, base_pt.name, None,
-                                       detail=f"§ 659a.11(f)(1): {detail}"))
+                out.append(
+                    WagerResult(
+                        n,
+                        "base",
+                        s.base,
+                        "lose",
+                        -s.base,
+                        None,
+                        base_pt.name,
+                        None,
+                        detail=f"§ 659a.11(f)(1): {detail}",
+                    )
+                )
         # the player's optional wagers (§ 659a.11(h), (i))
         f_pt = _offered(s.fortune, rules.fortune_paytable, n, "Fortune Bonus Wager", "§ 659a.7(e)(1)")
         if f_pt:
@@ -230,12 +303,14 @@ def settle_round(seats: Sequence[SeatPlay], dealer_cards: Sequence[int], rules: 
             out.append(_pay(n, "fortune", s.fortune, fortune_hand(s.facts, q), pt, "§ 659a.11(h)(1)(i)"))
         i_pt = _offered(s.insurance, rules.insurance_paytable, n, "Insurance Wager", "§ 659a.7(e)(2)")
         if i_pt:
-            out.append(_pay(n, "insurance", s.insurance, insurance_hand(s.facts), get_paytable(i_pt),
-                            "§ 659a.11(h)(2)"))
+            out.append(
+                _pay(n, "insurance", s.insurance, insurance_hand(s.facts), get_paytable(i_pt), "§ 659a.11(h)(2)")
+            )
         p_pt = _offered(s.progressive, rules.progressive_paytable, n, "Progressive Payout Wager", "§ 659a.7(e)(3)")
         if p_pt:
-            out.append(_pay(n, "progressive", s.progressive, progressive_hand(s.facts), get_paytable(p_pt),
-                            "§ 659a.11(h)(3)"))
+            out.append(
+                _pay(n, "progressive", s.progressive, progressive_hand(s.facts), get_paytable(p_pt), "§ 659a.11(h)(3)")
+            )
 
     # Envy Bonuses, after all Fortune Bonus Wagers (§ 659a.11(h)(1)(ii))
     qualifiers = [by_seat[n] for n in seq if by_seat[n].fortune >= QUALIFYING_WAGER]
@@ -248,9 +323,19 @@ def settle_round(seats: Sequence[SeatPlay], dealer_cards: Sequence[int], rules: 
                     continue  # "not entitled to an Envy Bonus for his own hand"
                 payout = envy_pt.payout(hand) if hand else None
                 assert payout is not None and payout.kind == "fixed"
-                out.append(WagerResult(q.seat, "fortune-envy", 0, "win", payout.cents, hand, envy_pt.name,
-                                       payout.text,
-                                       detail=f"Envy Bonus for seat {h.seat}'s {hand} (§ 659a.11(h)(1)(ii))"))
+                out.append(
+                    WagerResult(
+                        q.seat,
+                        "fortune-envy",
+                        0,
+                        "win",
+                        payout.cents,
+                        hand,
+                        envy_pt.name,
+                        payout.text,
+                        detail=f"Envy Bonus for seat {h.seat}'s {hand} (§ 659a.11(h)(1)(ii))",
+                    )
+                )
     return out
 
 

@@ -225,8 +225,9 @@ class Setting:
         return f"high {self.high} | medium {self.medium} | low {self.low}"
 
 
-def make_setting(high: Iterable[int] | str, medium: Iterable[int] | str, low: Iterable[int] | str,
-                 seven: Sequence[int] | None = None) -> Setting:
+def make_setting(
+    high: Iterable[int] | str, medium: Iterable[int] | str, low: Iterable[int] | str, seven: Sequence[int] | None = None
+) -> Setting:
     """Build a setting; with ``seven`` (the cards dealt) the three hands must use
     exactly those seven cards (§ 659a.11(f)(1)(v): otherwise not set correctly,
     which is a CardError here: the dealer entered the wrong cards)."""

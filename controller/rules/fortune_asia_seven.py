@@ -43,8 +43,18 @@ THREE_PAIR = "three-pair"
 #: § 659a.6(d)(1)-(11), highest first; three pair (Paytable C, § 659a.12(b)) last.
 #: Note the order: three of a kind (d)(10) ranks ABOVE a straight (d)(11).
 FORTUNE_ORDER: tuple[str, ...] = (
-    SEVEN_SF, ROYAL_MATCH, SEVEN_SF_JOKER, FIVE_ACES, ROYAL, STRAIGHT_FLUSH, QUADS,
-    FULL_HOUSE, FLUSH, TRIPS, STRAIGHT, THREE_PAIR,
+    SEVEN_SF,
+    ROYAL_MATCH,
+    SEVEN_SF_JOKER,
+    FIVE_ACES,
+    ROYAL,
+    STRAIGHT_FLUSH,
+    QUADS,
+    FULL_HOUSE,
+    FLUSH,
+    TRIPS,
+    STRAIGHT,
+    THREE_PAIR,
 )
 #: Envy Bonus Qualifying Hand: "four-of-a-kind or better" (§ 659a.1).
 ENVY_HANDS: frozenset[str] = frozenset(FORTUNE_ORDER[: FORTUNE_ORDER.index(QUADS) + 1])
@@ -52,7 +62,12 @@ ENVY_HANDS: frozenset[str] = frozenset(FORTUNE_ORDER[: FORTUNE_ORDER.index(QUADS
 PROGRESSIVE_ORDER: tuple[str, ...] = (SEVEN_SF, FIVE_ACES, ROYAL, STRAIGHT_FLUSH, QUADS, FULL_HOUSE)
 #: § 659a.12(c) rows.
 INSURANCE_HANDS: dict[int, str] = {
-    9: "nine-high", 10: "ten-high", 11: "jack-high", 12: "queen-high", 13: "king-high", 14: "ace-high",
+    9: "nine-high",
+    10: "ten-high",
+    11: "jack-high",
+    12: "queen-high",
+    13: "king-high",
+    14: "ace-high",
 }
 
 #: five-card windows: A-2-3-4-5 (ace low, § 659a.6(a)), 2-6 ... T-A

@@ -31,21 +31,21 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from enum import Enum
+from enum import StrEnum
 
 from controller.rules.cards import DECK_52, JOKER, CardError, card_str, parse_cards, rank_of
 from controller.rules.paytables import Paytable, get_paytable
 from controller.rules.settlement import WagerResult, whole_cents
 
 GAME = "over-under"
-DECKS = 6                      # § 686a.3(a): a six-deck batch of 52-card decks
-SHOE_CARDS = DECKS * 52        # 312
-HAND_CARDS = 3                 # § 686a.1 "Hand—The three cards dealt to the player"
-MIN_TOTAL, MAX_TOTAL = 6, 33   # 2+2+2 .. A+A+A
-HOUSE_BAND = range(18, 24)     # § 686a.7(k): 18–23 lose ("House wins on 18—23", § 686a.2(b)(4)(ii))
-OVER_WINS = range(24, 34)      # § 686a.7(i)(1)
-UNDER_WINS = range(6, 18)      # § 686a.7(i)(2)
-BONUS_WINS = frozenset([*range(6, 13), *range(27, 34)])   # § 686a.7(l)
+DECKS = 6  # § 686a.3(a): a six-deck batch of 52-card decks
+SHOE_CARDS = DECKS * 52  # 312
+HAND_CARDS = 3  # § 686a.1 "Hand—The three cards dealt to the player"
+MIN_TOTAL, MAX_TOTAL = 6, 33  # 2+2+2 .. A+A+A
+HOUSE_BAND = range(18, 24)  # § 686a.7(k): 18–23 lose ("House wins on 18—23", § 686a.2(b)(4)(ii))
+OVER_WINS = range(24, 34)  # § 686a.7(i)(1)
+UNDER_WINS = range(6, 18)  # § 686a.7(i)(2)
+BONUS_WINS = frozenset([*range(6, 13), *range(27, 34)])  # § 686a.7(l)
 
 ANTE_PAYTABLE = "Over/Under Ante"
 OVER_PAYTABLE = "Over/Under Over 23"
@@ -63,11 +63,11 @@ class ShoeExhausted(OverUnderError):
     """No card left in the shoe: § 686a.9(b) — shuffle the discards, burn one, finish the round."""
 
 
-class Decision(str, Enum):
+class Decision(StrEnum):
     """The player's choice after the first card (§ 686a.7(g))."""
 
-    OVER_23 = "over-23"      # § 686a.7(g)(1)
-    UNDER_18 = "under-18"    # § 686a.7(g)(2)
+    OVER_23 = "over-23"  # § 686a.7(g)(1)
+    UNDER_18 = "under-18"  # § 686a.7(g)(2)
     SURRENDER = "surrender"  # § 686a.7(g)(3)
 
     @classmethod
@@ -85,6 +85,7 @@ class Decision(str, Enum):
 
 # --------------------------------------------------------------------------- points
 
+
 def card_points(card: int) -> int:
     """Point value of one card, § 686a.3(d): 2–10 face value, J/Q/K 10, ace 11."""
     if card == JOKER:
@@ -93,8 +94,8 @@ def card_points(card: int) -> int:
         raise CardError(f"{card!r} is not a card number (0..51)")
     r = rank_of(card)
     if r == 14:
-        return 11          # § 686a.3(d)(3) "An ace shall have a value of 11"
-    return min(r, 10)      # § 686a.3(d)(1),(2)
+        return 11  # § 686a.3(d)(3) "An ace shall have a value of 11"
+    return min(r, 10)  # § 686a.3(d)(1),(2)
 
 
 def parse_hand(text: str | Sequence[str], count: int | Sequence[int] = HAND_CARDS) -> tuple[int, ...]:
@@ -120,6 +121,7 @@ def point_total(cards: str | Sequence[int] | Sequence[str]) -> int:
 
 # --------------------------------------------------------------------------- outcomes
 
+
 def decision_wins(decision: Decision | str, total: int) -> bool | None:
     """Does the Ante (with the Over 23 / Under 18 Wager) win on ``total``?
 
@@ -131,10 +133,10 @@ def decision_wins(decision: Decision | str, total: int) -> bool | None:
     if d is Decision.SURRENDER:
         return None
     if total in HOUSE_BAND:
-        return False                          # § 686a.7(k)
+        return False  # § 686a.7(k)
     if d is Decision.OVER_23:
-        return total in OVER_WINS             # § 686a.7(i)(1); 6–17 loses (reading 686a-1)
-    return total in UNDER_WINS                # § 686a.7(i)(2); 24–33 loses (reading 686a-1)
+        return total in OVER_WINS  # § 686a.7(i)(1); 6–17 loses (reading 686a-1)
+    return total in UNDER_WINS  # § 686a.7(i)(2); 24–33 loses (reading 686a-1)
 
 
 def bonus_hand(total: int) -> str:
@@ -150,22 +152,25 @@ def _check_total(total: int) -> None:
 
 # --------------------------------------------------------------------------- settlement
 
+
 @dataclass(frozen=True)
 class SeatPlay:
     """One betting position's round: wagers, the decision and the three cards (first card first)."""
 
     seat: int
-    ante: int                                  # cents, § 686a.6(d) required
+    ante: int  # cents, § 686a.6(d) required
     decision: Decision | str
     cards: Sequence[int] | str
-    bonus: int = 0                             # cents, optional § 686a.6(e)
+    bonus: int = 0  # cents, optional § 686a.6(e)
 
     def validated(self) -> SeatPlay:
         if not isinstance(self.seat, int) or self.seat < 1:
             raise OverUnderError(f"seat {self.seat!r} is not a betting position (1, 2, ...)")
         for name, amt, minimum in (("ante", self.ante, 1), ("bonus", self.bonus, 0)):
             if not isinstance(amt, int) or isinstance(amt, bool) or amt < minimum:
-                raise OverUnderError(f"seat {self.seat}: {name} wager {amt!r} must be a whole number of cents >= {minimum}")
+                raise OverUnderError(
+                    f"seat {self.seat}: {name} wager {amt!r} must be a whole number of cents >= {minimum}"
+                )
         return replace(self, decision=Decision.parse(self.decision), cards=_cards(self.cards))
 
 
@@ -192,8 +197,17 @@ def settle_seat(play: SeatPlay, *, bonus_paytable: str = BONUS_PAYTABLE) -> list
     out: list[WagerResult] = []
     if d is Decision.SURRENDER:
         # § 686a.7(g)(3): the Ante is forfeited and collected.
-        out.append(WagerResult(p.seat, "ante", p.ante, "surrender", -p.ante, hand=f"total-{total}",
-                               detail="surrendered after the first card (§ 686a.7(g)(3))"))
+        out.append(
+            WagerResult(
+                p.seat,
+                "ante",
+                p.ante,
+                "surrender",
+                -p.ante,
+                hand=f"total-{total}",
+                detail="surrendered after the first card (§ 686a.7(g)(3))",
+            )
+        )
     else:
         won = bool(decision_wins(d, total))
         out.append(_even_money(p.seat, "ante", p.ante, won, total, get_paytable(ANTE_PAYTABLE)))
@@ -252,6 +266,7 @@ def dead_hand(seat: int, ante: int, decision: Decision | str | None = None, bonu
 
 # --------------------------------------------------------------------------- the shoe
 
+
 def max_cover_position(n_cards: int = SHOE_CARDS) -> int:
     """Most cards that may sit above the cover card: it goes "at least 1/4 of the way in
     from the bottom of the stack" (§ 686a.5(d)), i.e. at least ceil(n/4) cards below it."""
@@ -295,7 +310,8 @@ class Shoe:
         if not isinstance(cover_at, int) or not 0 <= cover_at <= limit:
             raise OverUnderError(
                 f"cover card after {cover_at!r} cards: it must be at least 1/4 of the way in from the bottom, "
-                f"i.e. 0..{limit} cards above it (§ 686a.5(d))")
+                f"i.e. 0..{limit} cards above it (§ 686a.5(d))"
+            )
         return cls(stack, cover_at)
 
     @property
@@ -308,9 +324,11 @@ class Shoe:
         return self.cover_out
 
     def _take(self) -> tuple[int, Shoe]:
-        cover_out = self.cover_out or self.dealt >= self.cover_at   # § 686a.7(d): set aside, keep dealing
+        cover_out = self.cover_out or self.dealt >= self.cover_at  # § 686a.7(d): set aside, keep dealing
         if self.dealt >= len(self.cards):
-            raise ShoeExhausted("no cards left in the shoe (§ 686a.9(b): shuffle the discards, burn one, complete the round)")
+            raise ShoeExhausted(
+                "no cards left in the shoe (§ 686a.9(b): shuffle the discards, burn one, complete the round)"
+            )
         return self.cards[self.dealt], replace(self, dealt=self.dealt + 1, cover_out=cover_out)
 
     def draw(self) -> tuple[int, Shoe]:

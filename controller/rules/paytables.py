@@ -178,7 +178,7 @@ _REQUIRED = {"game", "wager", "section", "pays"}
 def parse_paytables(doc: Mapping[str, Any], source: str) -> dict[str, Paytable]:
     if set(doc) - {"paytables"}:
         extra = ", ".join(sorted(set(doc) - {"paytables"}))
-        raise PaytableError(f"{source}: unknown top-level key(s) {extra} (only [paytables.\"NAME\"] tables)")
+        raise PaytableError(f'{source}: unknown top-level key(s) {extra} (only [paytables."NAME"] tables)')
     out: dict[str, Paytable] = {}
     for name, body in doc.get("paytables", {}).items():
         where = f"{source}: paytable {name!r}"
@@ -201,7 +201,7 @@ def parse_paytables(doc: Mapping[str, Any], source: str) -> dict[str, Paytable]:
         seen: set[str] = set()
         for i, row in enumerate(pays):
             if not (isinstance(row, list) and len(row) == 2 and all(isinstance(x, str) for x in row)):
-                raise PaytableError(f"{where}: row {i + 1} must be [\"hand\", \"payout\"], got {row!r}")
+                raise PaytableError(f'{where}: row {i + 1} must be ["hand", "payout"], got {row!r}')
             hand, text = row
             if hand in seen:
                 raise PaytableError(f"{where}: hand {hand!r} listed twice")

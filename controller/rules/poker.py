@@ -52,8 +52,15 @@ from enum import IntEnum
 from controller.rules.cards import JOKER, CardError, card_str, parse_cards
 
 __all__ = [
-    "Category", "HandRank", "RULES", "eval_five", "best_five", "compare", "best_five_batch",
-    "score_category", "category_levels",
+    "Category",
+    "HandRank",
+    "RULES",
+    "eval_five",
+    "best_five",
+    "compare",
+    "best_five_batch",
+    "score_category",
+    "category_levels",
 ]
 
 RULES = ("bug", "dj-wild", "natural")
@@ -76,16 +83,16 @@ class Category(IntEnum):
     FOUR_OF_A_KIND = 7
     STRAIGHT_FLUSH = 8
     ROYAL_FLUSH = 9
-    FIVE_ACES = 10        # bug-joker family only (§ 670a.6(b)(1))
-    FIVE_OF_A_KIND = 11   # dj-wild only (§ 687a.12 paytables)
-    FIVE_WILDS = 12       # dj-wild only (§ 687a.6(c)(1))
+    FIVE_ACES = 10  # bug-joker family only (§ 670a.6(b)(1))
+    FIVE_OF_A_KIND = 11  # dj-wild only (§ 687a.12 paytables)
+    FIVE_WILDS = 12  # dj-wild only (§ 687a.6(c)(1))
 
     @property
     def text(self) -> str:
         return self.name.lower().replace("_", "-")
 
     @classmethod
-    def from_text(cls, text: str) -> "Category":
+    def from_text(cls, text: str) -> Category:
         return cls[text.strip().upper().replace("-", "_")]
 
 
@@ -93,12 +100,45 @@ C = Category
 
 #: ranking order, lowest first, per rules family (§ 670a.6(b); § 687a.6(c) + § 687a.12)
 _ORDER: dict[str, tuple[Category, ...]] = {
-    "bug": (C.HIGH_CARD, C.PAIR, C.TWO_PAIR, C.THREE_OF_A_KIND, C.STRAIGHT, C.FLUSH, C.FULL_HOUSE,
-            C.FOUR_OF_A_KIND, C.STRAIGHT_FLUSH, C.ROYAL_FLUSH, C.FIVE_ACES),
-    "dj-wild": (C.HIGH_CARD, C.PAIR, C.TWO_PAIR, C.THREE_OF_A_KIND, C.STRAIGHT, C.FLUSH, C.FULL_HOUSE,
-                C.FOUR_OF_A_KIND, C.STRAIGHT_FLUSH, C.FIVE_OF_A_KIND, C.ROYAL_FLUSH, C.FIVE_WILDS),
-    "natural": (C.HIGH_CARD, C.PAIR, C.TWO_PAIR, C.THREE_OF_A_KIND, C.STRAIGHT, C.FLUSH, C.FULL_HOUSE,
-                C.FOUR_OF_A_KIND, C.STRAIGHT_FLUSH, C.ROYAL_FLUSH),
+    "bug": (
+        C.HIGH_CARD,
+        C.PAIR,
+        C.TWO_PAIR,
+        C.THREE_OF_A_KIND,
+        C.STRAIGHT,
+        C.FLUSH,
+        C.FULL_HOUSE,
+        C.FOUR_OF_A_KIND,
+        C.STRAIGHT_FLUSH,
+        C.ROYAL_FLUSH,
+        C.FIVE_ACES,
+    ),
+    "dj-wild": (
+        C.HIGH_CARD,
+        C.PAIR,
+        C.TWO_PAIR,
+        C.THREE_OF_A_KIND,
+        C.STRAIGHT,
+        C.FLUSH,
+        C.FULL_HOUSE,
+        C.FOUR_OF_A_KIND,
+        C.STRAIGHT_FLUSH,
+        C.FIVE_OF_A_KIND,
+        C.ROYAL_FLUSH,
+        C.FIVE_WILDS,
+    ),
+    "natural": (
+        C.HIGH_CARD,
+        C.PAIR,
+        C.TWO_PAIR,
+        C.THREE_OF_A_KIND,
+        C.STRAIGHT,
+        C.FLUSH,
+        C.FULL_HOUSE,
+        C.FOUR_OF_A_KIND,
+        C.STRAIGHT_FLUSH,
+        C.ROYAL_FLUSH,
+    ),
 }
 _LEVEL: dict[str, dict[Category, int]] = {r: {c: i for i, c in enumerate(o)} for r, o in _ORDER.items()}
 
@@ -107,8 +147,14 @@ _SHIFT = 20
 
 #: group shapes of the non-straight categories, largest group first
 _SHAPES: dict[Category, tuple[int, ...]] = {
-    C.FIVE_OF_A_KIND: (5,), C.FIVE_ACES: (5,), C.FOUR_OF_A_KIND: (4, 1), C.FULL_HOUSE: (3, 2),
-    C.THREE_OF_A_KIND: (3, 1, 1), C.TWO_PAIR: (2, 2, 1), C.PAIR: (2, 1, 1, 1), C.HIGH_CARD: (1, 1, 1, 1, 1),
+    C.FIVE_OF_A_KIND: (5,),
+    C.FIVE_ACES: (5,),
+    C.FOUR_OF_A_KIND: (4, 1),
+    C.FULL_HOUSE: (3, 2),
+    C.THREE_OF_A_KIND: (3, 1, 1),
+    C.TWO_PAIR: (2, 2, 1),
+    C.PAIR: (2, 1, 1, 1),
+    C.HIGH_CARD: (1, 1, 1, 1, 1),
 }
 
 
@@ -125,9 +171,9 @@ def score_category(score: int, rules: str) -> Category:
 @dataclass(frozen=True)
 class HandRank:
     category: Category
-    score: int              # total order within one rules family
-    best: tuple[int, ...]   # the five cards used, best first
-    natural: bool           # category made without the joker, deuces at face value
+    score: int  # total order within one rules family
+    best: tuple[int, ...]  # the five cards used, best first
+    natural: bool  # category made without the joker, deuces at face value
 
     @property
     def text(self) -> str:
@@ -145,6 +191,7 @@ def compare(a: HandRank, b: HandRank) -> int:
 # --------------------------------------------------------------------------------------------
 # scoring primitives on rank counts and suit masks (shared with the batch tables)
 # --------------------------------------------------------------------------------------------
+
 
 def _check_rules(rules: str) -> str:
     if rules not in _LEVEL:
@@ -340,10 +387,11 @@ def _partial_category(counts: Sequence[int]) -> Category:
 # single-hand evaluation
 # --------------------------------------------------------------------------------------------
 
+
 def _is_wild(card: int, rules: str) -> bool:
     if card == JOKER:
         return True
-    return rules == "dj-wild" and card < 4   # § 687a.6(b): the four deuces (cards 0..3)
+    return rules == "dj-wild" and card < 4  # § 687a.6(b): the four deuces (cards 0..3)
 
 
 def _coerce(cards: Sequence[int] | str, rules: str, sizes: tuple[int, ...]) -> tuple[int, ...]:
@@ -410,8 +458,9 @@ def _face_value_category(cards: tuple[int, ...]) -> Category:
     return score_category(_score(counts, masks, 0, "natural")[0], "natural")
 
 
-def _pick(cards: tuple[int, ...], score: int, rules: str, counts: list[int], masks: list[int],
-          wild: list[int]) -> tuple[int, ...]:
+def _pick(
+    cards: tuple[int, ...], score: int, rules: str, counts: list[int], masks: list[int], wild: list[int]
+) -> tuple[int, ...]:
     """The five cards making ``score``, best first; naturals before wild cards."""
     cat = score_category(score, rules)
     vals = [(score >> (4 * (4 - i))) & 15 for i in range(5)]

@@ -20,7 +20,7 @@ Pure.  Conventions used throughout tablectl:
 
 from __future__ import annotations
 
-DEALER = 1   # position number of the dealer
+DEALER = 1  # position number of the dealer
 
 
 def start_position(total: int, positions: int) -> int:

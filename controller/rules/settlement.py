@@ -20,16 +20,16 @@ Outcome = Literal["win", "lose", "push", "surrender", "returned", "copy"]
 
 @dataclass(frozen=True)
 class WagerResult:
-    seat: int                 # betting position (1-based seat number at the table)
-    wager: str                # wager id: "base", "double-down", "fortune", "progressive", "fortune-envy", ...
-    amount: int               # cents wagered (0 for envy bonuses, which need no wager of their own beyond the qualifying one)
+    seat: int  # betting position (1-based seat number at the table)
+    wager: str  # wager id: "base", "double-down", "fortune", "progressive", "fortune-envy", ...
+    amount: int  # cents wagered (0 for envy bonuses, which need no wager of their own beyond the qualifying one)
     outcome: Outcome
     #: cents the player gains (+) or loses (-) on this wager, excluding the returned wager.
     #: lose -> -amount; push/returned -> 0; surrender -> -(amount forfeited)
     net: int
-    hand: str | None = None          # category/hand that decided it ("royal-flush", "king-high", "sum-12" ...)
-    paytable: str | None = None      # paytable name used, when one was
-    pays: str | None = None          # payout as printed ("250 to 1", "10% of meter", "$50")
+    hand: str | None = None  # category/hand that decided it ("royal-flush", "king-high", "sum-12" ...)
+    paytable: str | None = None  # paytable name used, when one was
+    pays: str | None = None  # payout as printed ("250 to 1", "10% of meter", "$50")
     #: for percentage-of-meter pays: the fraction of the meter owed.  ``net`` then holds only
     #: what is settled apart from the meter: -amount when the wager was collected and the meter
     #: amount is the whole pay (670a, 659a), 0 when the paytable returns the original wager (688a)
@@ -74,8 +74,17 @@ def round_up_to(amount_cents: Fraction | int, step_cents: int) -> int:
     return int(q) * step_cents
 
 
-def paytable_result(seat: int, wager: str, amount: int, hand: str | None, pt: Paytable,
-                    payout: Payout | None, rule: str, *, meter_note: str | None = None) -> WagerResult:
+def paytable_result(
+    seat: int,
+    wager: str,
+    amount: int,
+    hand: str | None,
+    pt: Paytable,
+    payout: Payout | None,
+    rule: str,
+    *,
+    meter_note: str | None = None,
+) -> WagerResult:
     """Settle ``amount`` on ``hand`` by ``payout``, the row of paytable ``pt`` it won
     (None: the hand is not in the table, and the wager loses).
 
@@ -90,9 +99,21 @@ def paytable_result(seat: int, wager: str, amount: int, hand: str | None, pt: Pa
         return WagerResult(seat, wager, amount, "push", 0, hand, pt.name, payout.text, detail=rule)
     if payout.kind == "meter":
         if meter_note is None:
-            raise ValueError(f"{pt.name}: {hand} pays {payout.text!r} from the meter; "
-                             f"the {wager} wager is not paid from a meter ({pt.section})")
-        return WagerResult(seat, wager, amount, "win", -amount, hand, pt.name, payout.text,
-                           meter_fraction=payout.ratio, detail=f"{rule}; {meter_note}")
+            raise ValueError(
+                f"{pt.name}: {hand} pays {payout.text!r} from the meter; "
+                f"the {wager} wager is not paid from a meter ({pt.section})"
+            )
+        return WagerResult(
+            seat,
+            wager,
+            amount,
+            "win",
+            -amount,
+            hand,
+            pt.name,
+            payout.text,
+            meter_fraction=payout.ratio,
+            detail=f"{rule}; {meter_note}",
+        )
     net = whole_cents(payout.net_win(amount, per_wager_cents=pt.per_wager_cents), rule=f"{pt.section} {hand}")
     return WagerResult(seat, wager, amount, "win", net, hand, pt.name, payout.text, detail=rule)

@@ -32,8 +32,19 @@ HAND_SIZE = 6
 HIGH_SIZE = 5
 
 RANK_WORDS = {
-    2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight",
-    9: "nine", 10: "ten", 11: "jack", 12: "queen", 13: "king", 14: "ace",
+    2: "two",
+    3: "three",
+    4: "four",
+    5: "five",
+    6: "six",
+    7: "seven",
+    8: "eight",
+    9: "nine",
+    10: "ten",
+    11: "jack",
+    12: "queen",
+    13: "king",
+    14: "ace",
 }
 
 
@@ -195,9 +206,9 @@ def compare_high(player_high: Sequence[int], dealer_high: Sequence[int]) -> int:
 class HandsResult:
     """Outcome of the Six-Card Fortune Pai Gow Poker Wager, § 670a.11(f)."""
 
-    outcome: str          # "win", "lose" or "push" (a tie, returned to the player)
-    high: int             # +1 player's high hand wins, -1 dealer's (0 when fouled)
-    low: int              # +1 / -1 likewise
+    outcome: str  # "win", "lose" or "push" (a tie, returned to the player)
+    high: int  # +1 player's high hand wins, -1 dealer's (0 when fouled)
+    low: int  # +1 / -1 likewise
     foul: bool
     section: str
 
@@ -304,7 +315,7 @@ def house_way_detail(cards: Iterable[int] | str) -> HouseWay:
     six = check_six(cards, "dealer's hand")
     splits: list[tuple[tuple[int, ...], int, HandRank]] = []
     for i, lo in enumerate(six):
-        hi = six[:i] + six[i + 1:]
+        hi = six[:i] + six[i + 1 :]
         splits.append((hi, lo, eval_five(hi, RULES)))
     best = max(splits, key=lambda s: s[2].score)[2]
     group = _group(best.category)
@@ -332,8 +343,25 @@ def house_way(cards: Iterable[int] | str) -> tuple[tuple[int, ...], int]:
 from controller.rules.sixcard_settle import SeatWagers, SixCardOptions, settle_round  # noqa: E402
 
 __all__ = [
-    "HandsResult", "HouseWay", "SeatWagers", "Setting", "SettingError", "SixCardError", "SixCardOptions",
-    "check_six", "compare_hands", "compare_high", "compare_low", "dealer_qualifies_double_down", "hand_key",
-    "high_rank", "house_way", "house_way_detail", "is_foul", "low_rank", "make_setting", "settle_round",
+    "HandsResult",
+    "HouseWay",
+    "SeatWagers",
+    "Setting",
+    "SettingError",
+    "SixCardError",
+    "SixCardOptions",
+    "check_six",
+    "compare_hands",
+    "compare_high",
+    "compare_low",
+    "dealer_qualifies_double_down",
+    "hand_key",
+    "high_rank",
+    "house_way",
+    "house_way_detail",
+    "is_foul",
+    "low_rank",
+    "make_setting",
+    "settle_round",
     "six_card_rank",
 ]

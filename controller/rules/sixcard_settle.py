@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from controller.rules.cards import JOKER, card_str
-from controller.rules.paytables import Paytable, Payout, get_paytable, parse_money
+from controller.rules.paytables import Payout, Paytable, get_paytable, parse_money
 from controller.rules.settlement import WagerResult, paytable_result, wager_cents, whole_cents
 from controller.rules.sixcard import (
     RANK_WORDS,
@@ -53,12 +53,12 @@ class SeatWagers:
     """One seat's six cards and wagers (cents).  Every optional wager needs the
     Six-Card Fortune Pai Gow Poker Wager (§ 670a.7(d)-(e))."""
 
-    cards: tuple[int, ...]     # the six cards dealt to the seat
-    base: int                  # Six-Card Fortune Pai Gow Poker Wager, § 670a.7(d)
-    double_down: int = 0       # § 670a.7(e)(1): equal to the base wager, or 0
-    fortune: int = 0           # Fortune Bonus Wager, § 670a.7(e)(2)
-    insurance: int = 0         # Insurance Wager, § 670a.7(e)(3)
-    progressive: int = 0       # Progressive Payout Wager, § 670a.7(e)(4)
+    cards: tuple[int, ...]  # the six cards dealt to the seat
+    base: int  # Six-Card Fortune Pai Gow Poker Wager, § 670a.7(d)
+    double_down: int = 0  # § 670a.7(e)(1): equal to the base wager, or 0
+    fortune: int = 0  # Fortune Bonus Wager, § 670a.7(e)(2)
+    insurance: int = 0  # Insurance Wager, § 670a.7(e)(3)
+    progressive: int = 0  # Progressive Payout Wager, § 670a.7(e)(4)
 
 
 @dataclass(frozen=True)
@@ -102,8 +102,9 @@ def _pay(seat: int, wager: str, amount: int, key: str, pt: Paytable, rule: str) 
     """Settle ``amount`` on hand ``key`` by paytable ``pt``: a hand the table does not
     list loses.  A meter pay: the wager was collected at lock-out (§ 670a.10(a)(2)(ii))
     and the meter amount is the whole pay, like an "N for 1" pay."""
-    return paytable_result(seat, wager, amount, key, pt, pt.payout(key), rule,
-                           meter_note="paid from the meter, § 670a.12(d)(3)")
+    return paytable_result(
+        seat, wager, amount, key, pt, pt.payout(key), rule, meter_note="paid from the meter, § 670a.12(d)(3)"
+    )
 
 
 def envy_table(tables: Sequence[Paytable], wager_cents: int) -> Paytable | None:
@@ -116,8 +117,11 @@ def envy_table(tables: Sequence[Paytable], wager_cents: int) -> Paytable | None:
 
 
 def _envy(
-    wager: str, receivers: Sequence[tuple[int, int]], holders: Sequence[tuple[int, str]],
-    tables: Sequence[Paytable], rule: str,
+    wager: str,
+    receivers: Sequence[tuple[int, int]],
+    holders: Sequence[tuple[int, str]],
+    tables: Sequence[Paytable],
+    rule: str,
 ) -> list[WagerResult]:
     out: list[WagerResult] = []
     for seat, amount in receivers:
@@ -132,8 +136,19 @@ def _envy(
                 continue
             if payout.kind != "fixed":
                 raise SixCardError(f"{pt.name}: an Envy Bonus is a fixed sum (§ 670a.1), got {payout.text!r}")
-            out.append(WagerResult(seat, wager, 0, "win", payout.cents, key, pt.name, payout.text,
-                                   detail=f"Envy Bonus for seat {holder}'s {key} ({rule})"))
+            out.append(
+                WagerResult(
+                    seat,
+                    wager,
+                    0,
+                    "win",
+                    payout.cents,
+                    key,
+                    pt.name,
+                    payout.text,
+                    detail=f"Envy Bonus for seat {holder}'s {key} ({rule})",
+                )
+            )
     return out
 
 
@@ -183,15 +198,35 @@ def settle_round(
         res = compare_hands(settings[s], dealer_set)
         hand = f"{hand_key(high_rank(settings[s].high))}/{_rank_word(settings[s].low)}"
         detail = f"{settings[s]} vs dealer {dealer_set}: " + (
-            "foul" if res.foul else f"high {'won' if res.high > 0 else 'lost'}, low {'won' if res.low > 0 else 'lost'}")
+            "foul" if res.foul else f"high {'won' if res.high > 0 else 'lost'}, low {'won' if res.low > 0 else 'lost'}"
+        )
         out.append(_base_result(s, "base", w.base, res.outcome, hand, base_pt, win, f"{res.section}; {detail}"))
         if w.double_down:
             if dd_live:
-                out.append(_base_result(s, "double-down", w.double_down, res.outcome, hand, base_pt, win,
-                                        f"§ 670a.11(g)(1), {res.section}"))
+                out.append(
+                    _base_result(
+                        s,
+                        "double-down",
+                        w.double_down,
+                        res.outcome,
+                        hand,
+                        base_pt,
+                        win,
+                        f"§ 670a.11(g)(1), {res.section}",
+                    )
+                )
             else:
-                out.append(WagerResult(s, "double-down", w.double_down, "returned", 0, hand,
-                                       detail="§ 670a.11(g)(2): dealer's hand has no pair of eights or better"))
+                out.append(
+                    WagerResult(
+                        s,
+                        "double-down",
+                        w.double_down,
+                        "returned",
+                        0,
+                        hand,
+                        detail="§ 670a.11(g)(2): dealer's hand has no pair of eights or better",
+                    )
+                )
 
     # § 670a.11(h): the six cards rearranged to the highest ranking hand
     keys = {s: hand_key(six_card_rank(seats[s].cards)) for s in order}
@@ -203,8 +238,13 @@ def settle_round(
                 out.append(_pay(s, "fortune", seats[s].fortune, keys[s], pt, "§ 670a.11(h)(1)(i), § 670a.12(b)(1)"))
         tables = [opt.table(n) for n in opt.fortune_envy_paytables]
         receivers = [(s, seats[s].fortune) for s in order if seats[s].fortune >= opt.qualifying_fortune_cents]
-        out += _envy("fortune-envy", receivers, _envy_holders(tables, keys, order), tables,
-                     "§ 670a.11(h)(1)(ii), § 670a.12(b)(2)")
+        out += _envy(
+            "fortune-envy",
+            receivers,
+            _envy_holders(tables, keys, order),
+            tables,
+            "§ 670a.11(h)(1)(ii), § 670a.12(b)(2)",
+        )
 
     if any(seats[s].insurance for s in order):
         pt = opt.table(opt.insurance_paytable)
@@ -213,13 +253,14 @@ def settle_round(
                 out.append(_pay(s, "insurance", seats[s].insurance, keys[s], pt, "§ 670a.11(h)(2), § 670a.12(c)"))
 
     if any(seats[s].progressive for s in order):
-        out += settle_progressive(keys, {s: seats[s].progressive for s in order if seats[s].progressive},
-                                  opt, order)
+        out += settle_progressive(keys, {s: seats[s].progressive for s in order if seats[s].progressive}, opt, order)
     return out
 
 
 def settle_progressive(
-    keys: Mapping[int, str], wagers: Mapping[int, int], options: SixCardOptions | None = None,
+    keys: Mapping[int, str],
+    wagers: Mapping[int, int],
+    options: SixCardOptions | None = None,
     order: Sequence[int] | None = None,
 ) -> list[WagerResult]:
     """The Progressive Payout Wagers alone, as the progressive table game system
@@ -233,16 +274,26 @@ def settle_progressive(
         if s not in keys:
             raise SixCardError(f"seat {s}: a Progressive Payout Wager but no hand")
     pt = opt.table(opt.progressive_paytable)
-    out = [_pay(s, "progressive", wagers[s], keys[s], pt, "§ 670a.11(h)(3)(i), § 670a.12(d)(1)")
-           for s in order if s in wagers]
+    out = [
+        _pay(s, "progressive", wagers[s], keys[s], pt, "§ 670a.11(h)(3)(i), § 670a.12(d)(1)")
+        for s in order
+        if s in wagers
+    ]
     tables = [opt.table(n) for n in opt.progressive_envy_paytables]
     receivers = [(s, wagers[s]) for s in order if s in wagers]
-    out += _envy("progressive-envy", receivers, _envy_holders(tables, keys, [s for s in order if s in keys]),
-                 tables, "§ 670a.11(h)(3)(ii), § 670a.12(d)(4)")
+    out += _envy(
+        "progressive-envy",
+        receivers,
+        _envy_holders(tables, keys, [s for s in order if s in keys]),
+        tables,
+        "§ 670a.11(h)(3)(ii), § 670a.12(d)(4)",
+    )
     return out
 
 
-def _base_result(seat: int, wager: str, amount: int, outcome: str, hand: str, pt: Paytable, win: Payout, rule: str) -> WagerResult:
+def _base_result(
+    seat: int, wager: str, amount: int, outcome: str, hand: str, pt: Paytable, win: Payout, rule: str
+) -> WagerResult:
     if outcome == "win":  # § 670a.12(a): 1 to 1
         net = whole_cents(win.net_win(amount), rule="§ 670a.12(a)")
         return WagerResult(seat, wager, amount, "win", net, hand, pt.name, win.text, detail=rule)
@@ -273,8 +324,10 @@ def _offered_progressive(opt: SixCardOptions) -> int:
 
 
 def _validate(
-    dealer: tuple[int, ...], seats: Mapping[int, SeatWagers],
-    player_settings: Mapping[int, object], opt: SixCardOptions,
+    dealer: tuple[int, ...],
+    seats: Mapping[int, SeatWagers],
+    player_settings: Mapping[int, object],
+    opt: SixCardOptions,
 ) -> list[int]:
     if not seats:
         return []
@@ -288,13 +341,15 @@ def _validate(
         cards = check_six(w.cards, f"seat {s}'s hand")
         for c in cards:
             if c in where:
-                raise SixCardError(f"{card_str(c)} dealt to both seat {s} and {where[c]} (one deck, § 670a.3(a))",
-                                   card_str(c))
+                raise SixCardError(
+                    f"{card_str(c)} dealt to both seat {s} and {where[c]} (one deck, § 670a.3(a))", card_str(c)
+                )
             where[c] = f"seat {s}"
         base = _check_amount(s, "Six-Card Fortune Pai Gow Poker", w.base)
         if base == 0:
-            raise SixCardError(f"seat {s}: no Six-Card Fortune Pai Gow Poker Wager; every other wager needs one "
-                               "(§ 670a.7(d)-(e))")
+            raise SixCardError(
+                f"seat {s}: no Six-Card Fortune Pai Gow Poker Wager; every other wager needs one (§ 670a.7(d)-(e))"
+            )
         dd = _check_amount(s, "Double Down", w.double_down)
         if dd not in (0, base):
             raise SixCardError(f"seat {s}: Double Down Wager {dd} must equal the wager {base} (§ 670a.7(e)(1))")
@@ -304,8 +359,9 @@ def _validate(
         if prog:
             offered = _offered_progressive(opt) if offered is None else offered
             if offered and prog != offered:
-                raise SixCardError(f"seat {s}: Progressive Payout Wager {prog} is not the {offered} wager offered "
-                                   "(§ 670a.12(d)(2))")
+                raise SixCardError(
+                    f"seat {s}: Progressive Payout Wager {prog} is not the {offered} wager offered (§ 670a.12(d)(2))"
+                )
         if s not in player_settings:
             raise SettingError(f"seat {s}: no high/low setting given for the player's hand")
     extra = sorted(set(player_settings) - set(seats), key=str)

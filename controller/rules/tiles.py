@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from itertools import combinations
 from typing import Literal
 
@@ -46,10 +46,10 @@ class TileError(ValueError):
 
 @dataclass(frozen=True)
 class TileKind:
-    pips: tuple[int, int]     # (low half, high half)
-    name: str                 # the regulation's name, § 621a.3(h): "Twelve", "Two", ...
-    rank: int                 # individual ranking, 1 (highest) .. 17 (lowest), § 621a.3(h)
-    count: int                # number of such tiles in the set, § 621a.3(h)
+    pips: tuple[int, int]  # (low half, high half)
+    name: str  # the regulation's name, § 621a.3(h): "Twelve", "Two", ...
+    rank: int  # individual ranking, 1 (highest) .. 17 (lowest), § 621a.3(h)
+    count: int  # number of such tiles in the set, § 621a.3(h)
 
     @property
     def spots(self) -> int:
@@ -96,8 +96,8 @@ def tile(text: str) -> int:
 # Named tiles used by the rules.
 T66, T11, T44, T13, T55, T33, T22, T56, T46, T16, T15 = range(11)
 T36, T45, T26, T35, T25, T34, T24, T14, T23, T12 = range(11, 21)
-HEAVEN = T66                       # Heaven Pair = two Twelve (6-6) tiles, § 621a.1
-GEE_JOON = frozenset({T24, T12})   # Gee Joon / Supreme Pair: Six (2-4) and Three (1-2), § 621a.1
+HEAVEN = T66  # Heaven Pair = two Twelve (6-6) tiles, § 621a.1
+GEE_JOON = frozenset({T24, T12})  # Gee Joon / Supreme Pair: Six (2-4) and Three (1-2), § 621a.1
 
 #: the 32-tile set, identical tiles repeated (§ 621a.3(h) "Number of Tiles in Set")
 FULL_SET: tuple[int, ...] = tuple(i for i, k in enumerate(KINDS) for _ in range(k.count))
@@ -111,16 +111,17 @@ PAIR_RANKS: dict[frozenset[int], int] = {}
 _PAIR_NAMES: dict[int, str] = {1: "supreme-pair"}
 PAIR_RANKS[GEE_JOON] = 1
 for _r, _k in enumerate((T66, T11, T44, T13, T55, T33, T22, T56, T46, T16, T15), start=2):
-    PAIR_RANKS[frozenset({_k})] = _r           # matched pairs, second .. twelfth
+    PAIR_RANKS[frozenset({_k})] = _r  # matched pairs, second .. twelfth
     _PAIR_NAMES[_r] = f"pair-{KINDS[_k].text}"
-for _r, (_a, _b, _n) in enumerate(((T36, T45, "nines"), (T26, T35, "eights"), (T25, T34, "sevens"), (T14, T23, "fives")),
-                                  start=13):
-    PAIR_RANKS[frozenset({_a, _b})] = _r       # mixed pairs, thirteenth .. sixteenth
+for _r, (_a, _b, _n) in enumerate(
+    ((T36, T45, "nines"), (T26, T35, "eights"), (T25, T34, "sevens"), (T14, T23, "fives")), start=13
+):
+    PAIR_RANKS[frozenset({_a, _b})] = _r  # mixed pairs, thirteenth .. sixteenth
     _PAIR_NAMES[_r] = f"mixed-{_n}"
-for _t in (T36, T45):                          # wongs: seventeenth (with 6-6), eighteenth (with 1-1)
+for _t in (T36, T45):  # wongs: seventeenth (with 6-6), eighteenth (with 1-1)
     PAIR_RANKS[frozenset({T66, _t})] = 17
     PAIR_RANKS[frozenset({T11, _t})] = 18
-for _t in (T26, T35, T44):                     # gongs: nineteenth (with 6-6), twentieth (with 1-1)
+for _t in (T26, T35, T44):  # gongs: nineteenth (with 6-6), twentieth (with 1-1)
     PAIR_RANKS[frozenset({T66, _t})] = 19
     PAIR_RANKS[frozenset({T11, _t})] = 20
 _PAIR_NAMES.update({17: "wong-6-6", 18: "wong-1-1", 19: "gong-6-6", 20: "gong-1-1"})
@@ -132,6 +133,7 @@ FORTUNE_PAIRS: tuple[frozenset[int], ...] = tuple(p for p, r in PAIR_RANKS.items
 
 
 # --------------------------------------------------------------------------- text
+
 
 def tile_str(t: int) -> str:
     if not isinstance(t, int) or not 0 <= t < NUM_KINDS:
@@ -165,7 +167,8 @@ def check_multiplicity(tiles: Sequence[int], tokens: Sequence[str] | None = None
             tok = tokens[i] if tokens is not None else KINDS[t].text
             n = KINDS[t].count
             raise TileError(
-                f"{tok!r}: the set has only {n} {KINDS[t].name} ({KINDS[t].text}) tile{'s' if n > 1 else ''}", tok)
+                f"{tok!r}: the set has only {n} {KINDS[t].name} ({KINDS[t].text}) tile{'s' if n > 1 else ''}", tok
+            )
 
 
 def parse_tiles(text: str | Sequence[str], *, count: int | Sequence[int] | None = None) -> tuple[int, ...]:
@@ -210,11 +213,11 @@ class HandRank:
     ``score`` orders hands: higher beats lower and equal is a copy hand, which
     the dealer or bank wins (§ 621a.3(d), (g), (i))."""
 
-    tiles: tuple[int, int]      # higher-ranking tile first (§ 621a.3(h) order)
+    tiles: tuple[int, int]  # higher-ranking tile first (§ 621a.3(h) order)
     kind: HandKind
-    pair_rank: int | None       # 1..20 of § 621a.3(c) for pairs, wongs and gongs, else None
-    value: int | None           # 0..9 (§ 621a.3(e), Gee Joon per (f)) for other hands, else None
-    top_rank: int | None        # individual rank of the highest tile (§ 621a.3(g), (h), adjusted per (f))
+    pair_rank: int | None  # 1..20 of § 621a.3(c) for pairs, wongs and gongs, else None
+    value: int | None  # 0..9 (§ 621a.3(e), Gee Joon per (f)) for other hands, else None
+    top_rank: int | None  # individual rank of the highest tile (§ 621a.3(g), (h), adjusted per (f))
     score: int
 
     @property
@@ -230,13 +233,13 @@ class HandRank:
 def _tile_options(t: int) -> tuple[tuple[int, int], ...]:
     """(spots counted, individual rank) choices for a tile used outside the Supreme Pair, § 621a.3(f)."""
     if t == T12:
-        return ((3, 17), (6, 15))   # the 1-2 counted as 6 ranks fifteenth
+        return ((3, 17), (6, 15))  # the 1-2 counted as 6 ranks fifteenth
     if t == T24:
-        return ((6, 15), (3, 17))   # the 2-4 counted as 3 ranks seventeenth
+        return ((6, 15), (3, 17))  # the 2-4 counted as 3 ranks seventeenth
     return ((KINDS[t].spots, KINDS[t].rank),)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _eval(a: int, b: int) -> HandRank:
     ts = (a, b) if a <= b else (b, a)
     key = frozenset(ts)
@@ -285,6 +288,7 @@ def beats(player: HandRank, banker: HandRank) -> bool:
 
 # --------------------------------------------------------------------------- setting
 
+
 class SettingError(ValueError):
     """A setting that does not use exactly the four tiles dealt, or whose high hand ranks below its low hand."""
 
@@ -311,8 +315,9 @@ def validate_setting(high: HandRank, low: HandRank) -> None:
         raise SettingError(f"high hand {high} ranks below low hand {low} (§ 621a.1 'High hand')")
 
 
-def make_setting(high: Sequence[int] | str, low: Sequence[int] | str, *,
-                 on_reversed: Literal["swap", "error"] = "swap") -> Setting:
+def make_setting(
+    high: Sequence[int] | str, low: Sequence[int] | str, *, on_reversed: Literal["swap", "error"] = "swap"
+) -> Setting:
     """Form a setting from the two-tile hands a player placed.
 
     The chapter prints no penalty for a player who places the hands the wrong
@@ -364,8 +369,8 @@ Result = Literal["win", "lose", "push"]
 @dataclass(frozen=True)
 class Comparison:
     outcome: Result
-    high: int        # compare(player high, banker high)
-    low: int         # compare(player low, banker low)
+    high: int  # compare(player high, banker high)
+    low: int  # compare(player low, banker low)
 
     @property
     def copies(self) -> tuple[str, ...]:

@@ -34,7 +34,7 @@ SEATS = (1, 2, 3, 4, 5, 6)
 POSITIONS = 8
 POSITION_NAMES = {DEALER: "dealer", DEAD_HAND: "dead-hand", **{s: f"seat-{s}" for s in SEATS}}
 
-Place = tuple[int, int]          # (stack 0..7 from the dealer's right, level 0 = top)
+Place = tuple[int, int]  # (stack 0..7 from the dealer's right, level 0 = top)
 Plan = tuple[tuple[Place, ...], ...]
 
 
@@ -65,6 +65,7 @@ def dealing_order(start: int) -> tuple[int, ...]:
 
 
 # --------------------------------------------------------------------------- dealing styles
+
 
 def _whole_stacks(order: Sequence[int]) -> Plan:
     return tuple(tuple((s, lv) for lv in range(4)) for s in order)
@@ -145,8 +146,9 @@ def deal(stacks: Sequence[Sequence[int]], start: int, style: str = "standard") -
     return {pos: tuple(st[s][lv] for s, lv in places) for pos, places in zip(dealing_order(start), plan)}
 
 
-def cut_stacks(order: Sequence[int], *, to_right: tuple[int, int] | None = None,
-               to_left: tuple[int, int] | None = None) -> tuple[int, ...]:
+def cut_stacks(
+    order: Sequence[int], *, to_right: tuple[int, int] | None = None, to_left: tuple[int, int] | None = None
+) -> tuple[int, ...]:
     """The bank's cut (§ 621a.9(g)): move adjacent stacks to the end(s).
 
     ``order`` lists the stacks (anything) from the dealer's right; ``to_right`` /
@@ -167,8 +169,8 @@ def cut_stacks(order: Sequence[int], *, to_right: tuple[int, int] | None = None,
         if b != c:
             raise ValueError("the stacks moved to both ends must be one run of adjacent stacks (§ 621a.9(g)(2))")
     moved = set()
-    right = st[to_right[0]:to_right[1]] if to_right else []
-    left = st[to_left[0]:to_left[1]] if to_left else []
+    right = st[to_right[0] : to_right[1]] if to_right else []
+    left = st[to_left[0] : to_left[1]] if to_left else []
     for i, j in blocks:
         moved.update(range(i, j))
     middle = [x for k, x in enumerate(st) if k not in moved]

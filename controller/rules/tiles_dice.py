@@ -53,7 +53,7 @@ def beat_it_keys(d: Dice, *, need_red: bool = False) -> tuple[str, ...]:
             keys.append("red-tie")
         elif margin > 0:
             keys.append(f"red-by-{margin}")
-    for i, x in enumerate(d.values):
+    for x in d.values:
         m = x - (d.total - x)
         if m > 0:
             keys.append(f"any-by-{m}")
@@ -73,8 +73,9 @@ def _settle(seat: int, wager: str, amount: int, keys: tuple[str, ...], pt: Payta
         raise ValueError(f"wager amount {amount!r} must be a positive number of cents")
     key = best_row(keys, pt)
     if key is None:
-        return WagerResult(seat, wager, amount, "lose", -amount, hand=keys[0] if keys else None,
-                           paytable=pt.name, detail=detail)
+        return WagerResult(
+            seat, wager, amount, "lose", -amount, hand=keys[0] if keys else None, paytable=pt.name, detail=detail
+        )
     p = pt.payout(key)
     assert p is not None
     net = whole_cents(p.net_win(amount), rule=f"{pt.section}: {p.text} on {amount} cents")

@@ -58,8 +58,18 @@ def _pai_gow_result(seat: int, amount: int, outcome: str, hand: str, detail: str
     if outcome == "win":
         won = whole_cents(win.net_win(amount), rule="§ 621a.11(a) 1 to 1")
         vig = vigorish(won, pt.name)
-        return WagerResult(seat, "base", amount, "win", won - vig, hand=hand, paytable=pt.name, pays=win.text,
-                           commission=vig, detail=detail)
+        return WagerResult(
+            seat,
+            "base",
+            amount,
+            "win",
+            won - vig,
+            hand=hand,
+            paytable=pt.name,
+            pays=win.text,
+            commission=vig,
+            detail=detail,
+        )
     if outcome == "push":
         return WagerResult(seat, "base", amount, "push", 0, hand=hand, paytable=pt.name, detail=detail)
     if outcome == "surrender":
@@ -67,8 +77,9 @@ def _pai_gow_result(seat: int, amount: int, outcome: str, hand: str, detail: str
     return WagerResult(seat, "base", amount, "lose", -amount, hand=hand, paytable=pt.name, detail=detail)
 
 
-def settle_pai_gow(seat: int, amount: int, player: Setting | None, banker: Setting,
-                   paytable: str = BASE_PAYTABLE) -> WagerResult:
+def settle_pai_gow(
+    seat: int, amount: int, player: Setting | None, banker: Setting, paytable: str = BASE_PAYTABLE
+) -> WagerResult:
     """A Pai Gow Wager against the dealer's (or bank's) hands.
 
     § 621a.8(g)-(i): win when both hands rank higher, lose when neither does,
@@ -88,8 +99,9 @@ def settle_pai_gow(seat: int, amount: int, player: Setting | None, banker: Setti
     return _pai_gow_result(seat, amount, c.outcome, hand, detail, pt)
 
 
-def settle_pair_fortunes(seat: int, amount: int, tiles: Sequence[int] | str,
-                         paytable: str = PAIR_FORTUNES_PAYTABLE) -> WagerResult:
+def settle_pair_fortunes(
+    seat: int, amount: int, tiles: Sequence[int] | str, paytable: str = PAIR_FORTUNES_PAYTABLE
+) -> WagerResult:
     """Pair Fortunes Wager on the player's four tiles however set (§ 621a.8(j), § 621a.11(b));
     also settled for a player who surrendered the Pai Gow Wager (§ 621a.8(e))."""
     _amount(amount)
@@ -100,14 +112,17 @@ def settle_pair_fortunes(seat: int, amount: int, tiles: Sequence[int] | str,
     h = classify_pair_fortunes(ts)
     p = pt.payout(h)
     if p is None:
-        return WagerResult(seat, "pair-fortunes", amount, "lose", -amount, hand=h, paytable=pt.name,
-                           detail=tiles_str(ts))
+        return WagerResult(
+            seat, "pair-fortunes", amount, "lose", -amount, hand=h, paytable=pt.name, detail=tiles_str(ts)
+        )
     net = whole_cents(p.net_win(amount), rule=f"{pt.section}: {p.text} on {amount} cents")
-    return WagerResult(seat, "pair-fortunes", amount, "win", net, hand=h, paytable=pt.name, pays=p.text,
-                       detail=tiles_str(ts))
+    return WagerResult(
+        seat, "pair-fortunes", amount, "win", net, hand=h, paytable=pt.name, pays=p.text, detail=tiles_str(ts)
+    )
 
 
 # --------------------------------------------------------------------------- player bank, co-bank
+
 
 class CoBankSplitError(ValueError):
     """A co-bank surplus or shortfall that does not halve into whole cents (§ 621a.9(r))."""
@@ -117,7 +132,7 @@ class CoBankSplitError(ValueError):
 class PlayerWager:
     seat: int
     amount: int
-    setting: Setting | None       # None: surrendered (§ 621a.8(e))
+    setting: Setting | None  # None: surrendered (§ 621a.8(e))
 
 
 @dataclass(frozen=True)
@@ -136,7 +151,7 @@ class BankSettlement:
     dealer_net: int
     house_share: int
     commission: int
-    surplus: int                 # losing less winning wagers in the center (negative: a shortfall)
+    surplus: int  # losing less winning wagers in the center (negative: a shortfall)
 
     @property
     def house_net(self) -> int:
@@ -147,13 +162,21 @@ def _half(x: int, what: str) -> int:
     if x % 2:
         raise CoBankSplitError(
             f"the co-bank {what} of {x} cents does not split 1/2 and 1/2 into whole cents (§ 621a.9(r)); "
-            "settle it by hand")
+            "settle it by hand"
+        )
     return x // 2
 
 
-def settle_bank(bank_seat: int, bank: Setting, wagers: Sequence[PlayerWager], *,
-                dealer_wager: int = 0, dealer: Setting | None = None, cobank: bool = False,
-                paytable: str = BASE_PAYTABLE) -> BankSettlement:
+def settle_bank(
+    bank_seat: int,
+    bank: Setting,
+    wagers: Sequence[PlayerWager],
+    *,
+    dealer_wager: int = 0,
+    dealer: Setting | None = None,
+    cobank: bool = False,
+    paytable: str = BASE_PAYTABLE,
+) -> BankSettlement:
     """Settle a round a player banks (§ 621a.9(n)-(q)) or co-banks with the dealer (§ 621a.9(r)).
 
     Each player's hands are compared with the bank's (copies go to the bank);
@@ -176,12 +199,14 @@ def settle_bank(bank_seat: int, bank: Setting, wagers: Sequence[PlayerWager], *,
     for w in wagers:
         _amount(w.amount)
         if w.seat == bank_seat or w.seat not in SEATS or w.seat in seen:
-            raise ValueError(f"seat {w.seat!r}: not a betting position other than the bank's, or listed twice "
-                             "(§ 621a.9(f): the bank wagers on one area only)")
+            raise ValueError(
+                f"seat {w.seat!r}: not a betting position other than the bank's, or listed twice "
+                "(§ 621a.9(f): the bank wagers on one area only)"
+            )
         seen.add(w.seat)
     results: list[WagerResult] = []
-    center = 0        # losing wagers collected
-    paid = 0          # winning wagers paid 1 to 1
+    center = 0  # losing wagers collected
+    paid = 0  # winning wagers paid 1 to 1
     commission = 0
     for w in wagers:
         r = settle_pai_gow(w.seat, w.amount, w.setting, bank, pt.name)
@@ -202,9 +227,16 @@ def settle_bank(bank_seat: int, bank: Setting, wagers: Sequence[PlayerWager], *,
         elif c.outcome == "lose":
             center += dealer_wager
             dealer_net = -dealer_wager
-        dealer_result = WagerResult(0, "dealer-vs-bank", dealer_wager, c.outcome, dealer_net,
-                                    hand=f"high {dealer.high.label} / low {dealer.low.label}",
-                                    paytable=pt.name, detail="house money (§ 621a.9(h), (n), (p))")
+        dealer_result = WagerResult(
+            0,
+            "dealer-vs-bank",
+            dealer_wager,
+            c.outcome,
+            dealer_net,
+            hand=f"high {dealer.high.label} / low {dealer.low.label}",
+            paytable=pt.name,
+            detail="house money (§ 621a.9(h), (n), (p))",
+        )
     surplus = center - paid
     house_share = 0
     bank_vig = 0
@@ -215,18 +247,29 @@ def settle_bank(bank_seat: int, bank: Setting, wagers: Sequence[PlayerWager], *,
     else:
         bank_gross = surplus
     if bank_gross > 0:
-        bank_vig = vigorish(bank_gross, pt.name)   # § 621a.9(o), (r)
+        bank_vig = vigorish(bank_gross, pt.name)  # § 621a.9(o), (r)
     commission += bank_vig
     outcome = "win" if bank_gross > 0 else ("lose" if bank_gross < 0 else "push")
-    results.append(WagerResult(bank_seat, "bank", 0, outcome, bank_gross - bank_vig, hand=f"high {bank.high.label} / "
-                               f"low {bank.low.label}", paytable=pt.name, commission=bank_vig,
-                               detail=("co-bank § 621a.9(r)" if cobank else "player bank § 621a.9(o)")
-                               + f"; center surplus {surplus} cents"))
+    results.append(
+        WagerResult(
+            bank_seat,
+            "bank",
+            0,
+            outcome,
+            bank_gross - bank_vig,
+            hand=f"high {bank.high.label} / low {bank.low.label}",
+            paytable=pt.name,
+            commission=bank_vig,
+            detail=("co-bank § 621a.9(r)" if cobank else "player bank § 621a.9(o)")
+            + f"; center surplus {surplus} cents",
+        )
+    )
     return BankSettlement(tuple(results), dealer_result, dealer_net, house_share, commission, surplus)
 
 
-def dealer_wager_against_bank(last_wager: int, *, directed: int | None = None, cobank: bool = False,
-                              rules_submission_amount: int | None = None) -> int:
+def dealer_wager_against_bank(
+    last_wager: int, *, directed: int | None = None, cobank: bool = False, rules_submission_amount: int | None = None
+) -> int:
     """The dealer's wager against a player bank (§ 621a.9(h)): the bank's last wager against the
     dealer (or the Rules Submission's amount); the bank may direct less or none; none when
     co-banking."""
@@ -250,14 +293,20 @@ def can_bank(*, wagered_last_dealer_round: bool, chips_cents: int, others_wagers
 
 @dataclass(frozen=True)
 class BankSelection:
-    bank: int | None               # the seat that banks this round, or None (the dealer banks)
-    offered: tuple[int, ...]       # seats offered the bank, in order
-    next_first_offer: int | None   # the seat to offer first next round
+    bank: int | None  # the seat that banks this round, or None (the dealer banks)
+    offered: tuple[int, ...]  # seats offered the bank, in order
+    next_first_offer: int | None  # the seat to offer first next round
 
 
-def select_bank(first_offer: int, seats: Sequence[int], accepts: Mapping[int, bool] | Callable[[int], bool], *,
-                eligible: Sequence[int] | None = None, previous_bank: int | None = None,
-                start_of_game: bool = False) -> BankSelection:
+def select_bank(
+    first_offer: int,
+    seats: Sequence[int],
+    accepts: Mapping[int, bool] | Callable[[int], bool],
+    *,
+    eligible: Sequence[int] | None = None,
+    previous_bank: int | None = None,
+    start_of_game: bool = False,
+) -> BankSelection:
     """Offer the bank around the table (§ 621a.9(b)-(d)).
 
     ``seats`` are the occupied betting positions; the offer starts at
@@ -295,4 +344,3 @@ def select_bank(first_offer: int, seats: Sequence[int], accepts: Mapping[int, bo
         if ask(s):
             return BankSelection(s, tuple(offered), nxt(s))
     return BankSelection(None, tuple(offered), nxt(first_offer))
-

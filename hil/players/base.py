@@ -13,7 +13,7 @@ class Bet:
     seat: int
     wager: str
     cents: int
-    sensed: bool = False      # a chip on a bet sensor (else the dealer keys it)
+    sensed: bool = False  # a chip on a bet sensor (else the dealer keys it)
 
 
 class Strategy:

@@ -26,34 +26,35 @@ class DJWildPlayers(Strategy):
         lo, hi = w["ante"].min_cents, min(w["ante"].max_cents, 5_000)
         for seat in range(1, self.proc.seats + 1):
             if self.rng.random() >= self.play_probability:
-                if "progressive" in w and self.rng.random() < 0.03:     # a chip with no Ante: refused
+                if "progressive" in w and self.rng.random() < 0.03:  # a chip with no Ante: refused
                     out.append(Bet(seat, "progressive", w["progressive"].fixed_cents, sensed=True))
                 continue
             ante = self.amount(lo, hi)
-            out.append(Bet(seat, "ante", ante))                                     # § 687a.7(d)(1)
-            blind = ante if self.rng.random() >= 0.03 else ante + 500               # unequal: refused
+            out.append(Bet(seat, "ante", ante))  # § 687a.7(d)(1)
+            blind = ante if self.rng.random() >= 0.03 else ante + 500  # unequal: refused
             out.append(Bet(seat, "blind", blind))
             if "trips" in w and self.rng.random() < 0.4:
-                out.append(Bet(seat, "trips", self.rng.choice((100, 500, 500, 1000))))     # § 687a.7(d)(3)
+                out.append(Bet(seat, "trips", self.rng.choice((100, 500, 500, 1000))))  # § 687a.7(d)(3)
             if "bad-beat" in w and self.rng.random() < 0.25:
-                out.append(Bet(seat, "bad-beat", self.rng.choice((100, 500))))           # § 687a.7(d)(4)
+                out.append(Bet(seat, "bad-beat", self.rng.choice((100, 500))))  # § 687a.7(d)(4)
             if "progressive" in w and self.rng.random() < 0.6:
-                out.append(Bet(seat, "progressive", w["progressive"].fixed_cents, sensed=True))   # § 687a.7(d)(2)
+                out.append(Bet(seat, "progressive", w["progressive"].fixed_cents, sensed=True))  # § 687a.7(d)(2)
         return out
 
     def raises(self, cards: list[int]) -> bool:
-        if len(cards) != 5 or any(c > 52 for c in cards):      # not read: a coin toss
+        if len(cards) != 5 or any(c > 52 for c in cards):  # not read: a coin toss
             return self.rng.random() < 0.5
         made = poker.eval_five(cards, rules="dj-wild").category != poker.Category.HIGH_CARD
-        return made != (self.rng.random() < 0.08)                 # 8 % of decisions the other way
+        return made != (self.rng.random() < 0.08)  # 8 % of decisions the other way
 
     def decide(self, status: Mapping[str, Any]) -> list[tuple[str, dict[tuple[int, str], int]]]:
         wagers = status.get("wagers", {})
         seats = sorted(int(k.split(":")[0]) for k in wagers if k.endswith(":ante"))
-        exposed_after = (self.rng.randrange(len(seats))
-                         if seats and self.rng.random() < self.exposed_probability else None)
+        exposed_after = (
+            self.rng.randrange(len(seats)) if seats and self.rng.random() < self.exposed_probability else None
+        )
         out: list[tuple[str, dict[tuple[int, str], int]]] = []
-        for i, seat in enumerate(seats):                       # from the dealer's far left, clockwise
+        for i, seat in enumerate(seats):  # from the dealer's far left, clockwise
             if exposed_after == i:
                 out.append(("EXPOSED", {}))
                 return out

@@ -28,14 +28,14 @@ class FaceUpPlayers(Strategy):
         for seat in range(1, self.proc.seats + 1):
             if self.rng.random() >= self.play_probability:
                 continue
-            out.append(Bet(seat, "base", self.amount(500, 10_000)))                       # § 688a.7(d)
-            if "ace-high" in offered and self.rng.random() < 0.3:                          # § 688a.7(e)(1)
+            out.append(Bet(seat, "base", self.amount(500, 10_000)))  # § 688a.7(d)
+            if "ace-high" in offered and self.rng.random() < 0.3:  # § 688a.7(e)(1)
                 out.append(Bet(seat, "ace-high", self.rng.choice((100, 500, 1000, 2500))))
-            if "fortune" in offered and self.rng.random() < 0.35:                          # § 688a.7(e)(2)
+            if "fortune" in offered and self.rng.random() < 0.35:  # § 688a.7(e)(2)
                 out.append(Bet(seat, "fortune", self.rng.choice((100, 500, 500, 1000, 2500))))
-            if "progressive" in offered and self.rng.random() < 0.5:                       # § 688a.7(e)(3)
+            if "progressive" in offered and self.rng.random() < 0.5:  # § 688a.7(e)(3)
                 out.append(Bet(seat, "progressive", offered["progressive"].fixed_cents, sensed=True))
-            if self.rng.random() < 0.03:                  # under the table minimum: refused
+            if self.rng.random() < 0.03:  # under the table minimum: refused
                 out.append(Bet(seat, "fortune" if "fortune" in offered else "base", 50))
         return out
 
@@ -48,11 +48,11 @@ class FaceUpPlayers(Strategy):
             cards = status.get("cards", {}).get(f"seat:{seat}", [])
             r = self.rng.random()
             if r < 0.02:
-                out.append((f"VOID {seat}", {}))                                         # § 688a.13(d)
+                out.append((f"VOID {seat}", {}))  # § 688a.13(d)
             elif r < 0.10:
-                out.append((f"SUR {seat}", {}))            # refused with an optional wager (§ 688a.11(d))
+                out.append((f"SUR {seat}", {}))  # refused with an optional wager (§ 688a.11(d))
             elif r < 0.25 and len(cards) == 7:
-                if self.rng.random() < 0.3:                # the player's own idea, perhaps a foul
+                if self.rng.random() < 0.3:  # the player's own idea, perhaps a foul
                     low = self.rng.sample(list(cards), 2)
                 else:
                     low = list(house_way(tuple(cards), "highest-low").low)

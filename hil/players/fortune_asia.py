@@ -28,11 +28,11 @@ class FortuneAsiaPlayers(Strategy):
         for seat in range(1, self.proc.seats + 1):
             if self.rng.random() >= self.play_probability:
                 continue
-            out.append(Bet(seat, "base", self.amount(500, 10_000)))                       # § 659a.7(d)
+            out.append(Bet(seat, "base", self.amount(500, 10_000)))  # § 659a.7(d)
             if "fortune" in w and self.rng.random() < 0.4:
-                out.append(Bet(seat, "fortune", self.rng.choice((100, 300, 500, 500, 1000))))   # § 659a.7(e)(1)
+                out.append(Bet(seat, "fortune", self.rng.choice((100, 300, 500, 500, 1000))))  # § 659a.7(e)(1)
             if "insurance" in w and self.rng.random() < 0.2:
-                out.append(Bet(seat, "insurance", self.rng.choice((100, 500))))                # § 659a.7(e)(2)
+                out.append(Bet(seat, "insurance", self.rng.choice((100, 500))))  # § 659a.7(e)(2)
             if self.rng.random() < 0.5:
                 out.append(Bet(seat, "progressive", w["progressive"].fixed_cents or 100, sensed=True))
         if self.rng.random() < 0.03:
@@ -54,10 +54,10 @@ class FortuneAsiaPlayers(Strategy):
                 mine = cards.get(f"seat:{n}", [])
                 r = self.rng.random()
                 if len(mine) != 7 or r >= 0.3:
-                    continue                                         # the house way (§ 659a.11(a)(1))
-                if r < 0.05:                                         # careless: any three cards (may foul)
+                    continue  # the house way (§ 659a.11(a)(1))
+                if r < 0.05:  # careless: any three cards (may foul)
                     m1, m2, low = self.rng.sample(mine, 3)
-                else:                                                # the strongest high hand
+                else:  # the strongest high hand
                     s = get_house_way("highest-high")(mine)
                     (m1, m2), (low,) = s.medium.cards, s.low.cards
                 out.append((f"SET {n} {card_str(m1)} {card_str(m2)} {card_str(low)}", {}))
@@ -69,7 +69,7 @@ class FortuneAsiaPlayers(Strategy):
         elif phase == "surrender":
             optional = {int(k.split(":")[0]) for k in wagers if not k.endswith(":base")}
             for n in players:
-                if n not in optional and self.rng.random() < 0.15:   # § 659a.11(d)
+                if n not in optional and self.rng.random() < 0.15:  # § 659a.11(d)
                     out.append((f"SUR {n}", {}))
         out.append(("DONE", {}))
         return out

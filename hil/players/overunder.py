@@ -31,7 +31,7 @@ class OverUnderPlayers(Strategy):
         out: list[tuple[str, dict[tuple[int, str], int]]] = []
         dec = status.get("decision") or {}
         wagers = status.get("wagers", {})
-        for seat in dec.get("required", []):          # in the dealing order (§ 686a.7(f))
+        for seat in dec.get("required", []):  # in the dealing order (§ 686a.7(f))
             cards = status.get("cards", {}).get(f"seat:{seat}", [])
             ante = wagers.get(f"{seat}:ante", 0)
             r = self.rng.random()

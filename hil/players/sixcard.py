@@ -18,11 +18,11 @@ class SixCardPlayers(Strategy):
                 continue
             if full:
                 base = self.amount(500, 10_000)
-                out.append(Bet(seat, "base", base))                       # § 670a.7(d)
+                out.append(Bet(seat, "base", base))  # § 670a.7(d)
                 if self.rng.random() < 0.4:
-                    out.append(Bet(seat, "fortune", self.rng.choice((100, 500, 500, 1000))))   # § 670a.7(e)(2)
+                    out.append(Bet(seat, "fortune", self.rng.choice((100, 500, 500, 1000))))  # § 670a.7(e)(2)
                 if self.rng.random() < 0.2:
-                    out.append(Bet(seat, "insurance", self.rng.choice((100, 500))))          # § 670a.7(e)(3)
+                    out.append(Bet(seat, "insurance", self.rng.choice((100, 500))))  # § 670a.7(e)(3)
             if self.rng.random() < (0.6 if full else 0.9):
                 out.append(Bet(seat, "progressive", self.proc.wagers["progressive"].fixed_cents, sensed=True))
         return out
@@ -34,9 +34,9 @@ class SixCardPlayers(Strategy):
             if wager != "base":
                 continue
             n = int(seat)
-            if self.rng.random() < 0.15 and "double-down" in self.proc.wagers:    # § 670a.11(c)
+            if self.rng.random() < 0.15 and "double-down" in self.proc.wagers:  # § 670a.11(c)
                 out.append((f"DD {n}", {(n, "double-down"): cents}))
-            if self.rng.random() < 0.1:       # a player sets his own hand (sometimes a foul, § 670a.11(f)(1)(v))
+            if self.rng.random() < 0.1:  # a player sets his own hand (sometimes a foul, § 670a.11(f)(1)(v))
                 cards = status.get("cards", {}).get(f"seat:{n}", [])
                 if cards:
                     out.append((f"SET {n} {card_str(self.rng.choice(cards))}", {}))

@@ -58,7 +58,7 @@ class TilesPlayers(Strategy):
         out: Entries = []
         b = self.bank_seat
         if b is not None and base:
-            short = rng.random() < 0.05                      # not enough chips: refused (§ 621a.9(d)(2))
+            short = rng.random() < 0.05  # not enough chips: refused (§ 621a.9(d)(2))
             chips = sum(base.values()) + (-100 if short else rng.choice((0, 5_000)))
             out.append((f"BANK {b} {chips / 100:.2f}", {}))
             if p.opts.co_banking and rng.random() < 0.3:
@@ -80,9 +80,9 @@ class TilesPlayers(Strategy):
         for seat in sorted(base):
             r = rng.random()
             if r < 0.03:
-                out.append((f"VOID {seat}", {}))              # § 621a.10(d)
+                out.append((f"VOID {seat}", {}))  # § 621a.10(d)
             elif r < 0.08:
-                out.append((f"SURRENDER {seat}", {}))         # § 621a.8(e)
+                out.append((f"SURRENDER {seat}", {}))  # § 621a.8(e)
             elif r < 0.3 and cards.get(f"seat:{seat}"):
                 out.append((f"SET {seat} {self._tiles(cards[f'seat:{seat}'])}", {}))
         if rng.random() < 0.15:

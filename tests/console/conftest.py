@@ -10,7 +10,7 @@ import pexpect
 import pytest
 from pexpect import fdpexpect
 
-FAST_SCRYPT = {"n": 2 ** 10}   # the stored hash carries its parameters; tests use a cheap one
+FAST_SCRYPT = {"n": 2**10}  # the stored hash carries its parameters; tests use a cheap one
 PINS = {"dealer": "1111", "floorperson": "2222", "technician": "314159"}
 
 
@@ -28,7 +28,7 @@ class Term:
     def __init__(self, path: str, timeout: float = 15):
         self.fd = os.open(path, os.O_RDWR | os.O_NOCTTY)
         self.c = fdpexpect.fdspawn(self.fd, timeout=timeout, encoding="ascii")
-        self.expect("role: ")              # the session's first prompt (waiting in the pty since it began)
+        self.expect("role: ")  # the session's first prompt (waiting in the pty since it began)
 
     def expect(self, pattern: str) -> str:
         self.c.expect(pattern)

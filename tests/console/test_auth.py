@@ -26,7 +26,7 @@ def test_pin_store(tmp_path):
     assert stat.S_IMODE((tmp_path / "pins.toml").stat().st_mode) == 0o600
     assert store.verify("technician", "123456") is True and store.verify("technician", "123457") is False
     with pytest.raises(PinError, match="already the technician's"):
-        store.set("dealer", "123456", **FAST_SCRYPT)             # roles need different PINs
+        store.set("dealer", "123456", **FAST_SCRYPT)  # roles need different PINs
     for bad in ("123", "1234567890123", "12a4", "١٢٣٤"):
         with pytest.raises(PinError, match="4 to 12 digits"):
             store.set("dealer", bad, **FAST_SCRYPT)
@@ -58,8 +58,15 @@ def test_lockout_counts_consecutive_failures_and_expires():
 
 def test_lockout_rebuilt_from_ledger_events_newest_first():
     lk = Lockout(wall=lambda: 1000.0)
-    lk.load([ev("console.login", ok=False), ev("console.login", ok=False, counted=False),
-             ev("console.login", ok=False), ev("console.login", ok=True), ev("console.login", ok=False)])
-    assert lk.failures == 2 and lk.remaining() == 0        # counted failures since the last success
+    lk.load(
+        [
+            ev("console.login", ok=False),
+            ev("console.login", ok=False, counted=False),
+            ev("console.login", ok=False),
+            ev("console.login", ok=True),
+            ev("console.login", ok=False),
+        ]
+    )
+    assert lk.failures == 2 and lk.remaining() == 0  # counted failures since the last success
     lk.load([ev("console.login", ok=False), ev("console.locked", until=1500.0), ev("console.login", ok=False)])
     assert lk.failures == 1 and lk.remaining() == 500.0

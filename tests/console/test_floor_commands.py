@@ -20,13 +20,26 @@ def test_floorperson_reshuffles_then_validates_a_hit_by_pin(console_rig):
         rig.table.wait_for(lambda s: s["state"] == "open_for_wagers" and s["deck_ready"], W)
         # the next shuffle is a stacked deck: seat 3 (position 5) receives a royal flush
         rig.shaker.shaker_faults.scripted.append((2, 3, 4, 0))
-        rig.shoe.stacked_decks.append(stacked_deck([
-            "8c 8d 3c 5d 9h Kd", "2h 3h 4s 6c 9d Jc", "9c Td Jh Qd Kc 3d", "2c 2d 4c 4h 5c 6d",
-            "As Ks Qs Js Ts 4d", "3s 5s 6s 8s 9s Jd", "7c 7d 7h 7s 2s 5h"]))
+        rig.shoe.stacked_decks.append(
+            stacked_deck(
+                [
+                    "8c 8d 3c 5d 9h Kd",
+                    "2h 3h 4s 6c 9d Jc",
+                    "9c Td Jh Qd Kc 3d",
+                    "2c 2d 4c 4h 5c 6d",
+                    "As Ks Qs Js Ts 4d",
+                    "3s 5s 6s 8s 9s Jd",
+                    "7c 7d 7h 7s 2s 5h",
+                ]
+            )
+        )
         shuffles = rig.shoe.count("SHUFFLE")
         assert t.cmd("reshuffle") == "reshuffle ordered: the cards are shuffled before the next deal"
-        eventually(lambda: rig.shoe.count("SHUFFLE") == shuffles + 1 and not rig.shoe.stacked_decks, W,
-                   what="the ordered shuffle")
+        eventually(
+            lambda: rig.shoe.count("SHUFFLE") == shuffles + 1 and not rig.shoe.stacked_decks,
+            W,
+            what="the ordered shuffle",
+        )
         rig.table.wait_for(lambda s: s["state"] == "open_for_wagers" and s["deck_ready"], W)
         number = rig.table.status["round"]
 
@@ -47,10 +60,18 @@ def test_floorperson_reshuffles_then_validates_a_hit_by_pin(console_rig):
     finally:
         t.close()
     done = [(d["command"], d["outcome"]) for _r, _k, d in rig.ledger_events(kinds=("console.command",))]
-    assert done == [("validate", "refused"), ("reshuffle", "ok"), ("reshuffle", "refused"),
-                    ("newdealer", "refused"), ("validate", "ok"), ("newdealer", "ok")]
+    assert done == [
+        ("validate", "refused"),
+        ("reshuffle", "ok"),
+        ("reshuffle", "refused"),
+        ("newdealer", "refused"),
+        ("validate", "ok"),
+        ("newdealer", "ok"),
+    ]
     assert [d["by"] for _r, _k, d in rig.ledger_events(kinds=("shoe.reshuffle_ordered", "dealer.changed"))] == [
-        "console:floorperson", "console:floorperson"]
+        "console:floorperson",
+        "console:floorperson",
+    ]
 
 
 def test_a_dealer_may_not_validate_or_reshuffle(console_rig):

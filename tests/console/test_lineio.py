@@ -22,7 +22,7 @@ def test_editing_and_echo(pair):
     ed, peer = pair
     peer.sendall(b"statx\x7fus\x1b[A\x1b[D please\x15meters\r\nhits\r")
     assert ed.readline("> ") == "meters"
-    assert ed.readline("> ") == "hits"                       # type-ahead kept for the next line
+    assert ed.readline("> ") == "hits"  # type-ahead kept for the next line
     echoed = peer.recv(4096)
     assert echoed.startswith(b"> statx\b \bus please") and b"meters\r\n> hits\r\n" in echoed
 

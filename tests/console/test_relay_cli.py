@@ -26,7 +26,7 @@ def test_uart_relay_to_console_socket(console_rig, tmp_path):
     sock = tmp_path / "run" / "console.sock"
     con = rig.service.start_console(socket_path=sock, fail_delay_s=0.0)
     assert oct(sock.stat().st_mode & 0o777) == "0o660"
-    uart_master, uart_slave = os.openpty()                 # a UART: the relay opens the device end
+    uart_master, uart_slave = os.openpty()  # a UART: the relay opens the device end
     fd = open_uart(os.ttyname(uart_slave), 115200)
     stop = threading.Event()
     th = threading.Thread(target=relay, args=(fd, fd, sock, stop), kwargs={"retry_s": 0.1}, daemon=True)
@@ -41,10 +41,10 @@ def test_uart_relay_to_console_socket(console_rig, tmp_path):
         term.send("status\r")
         term.expect("state: open_for_wagers")
         term.expect("SIM-01 floorperson> ")
-        con.stop()                                          # the controller goes away (restart)
+        con.stop()  # the controller goes away (restart)
         term.expect("the controller is not running; retrying")
         rig.service.start_console(socket_path=sock, fail_delay_s=0.0)
-        term.expect("role: ")                               # back, and logged out
+        term.expect("role: ")  # back, and logged out
     finally:
         stop.set()
         th.join(5)
@@ -60,9 +60,9 @@ def test_pin_and_verify_commands(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO("97531\n"))
     assert main(["pin", "set", "technician", "--state-dir", state, "--stdin"]) == 0
     monkeypatch.setattr(sys, "stdin", io.StringIO("97531\n"))
-    assert main(["pin", "set", "dealer", "--state-dir", state, "--stdin"]) == 1      # same PIN as another role
+    assert main(["pin", "set", "dealer", "--state-dir", state, "--stdin"]) == 1  # same PIN as another role
     monkeypatch.setattr(sys, "stdin", io.StringIO("12\n"))
-    assert main(["pin", "set", "dealer", "--state-dir", state, "--stdin"]) == 1      # too short
+    assert main(["pin", "set", "dealer", "--state-dir", state, "--stdin"]) == 1  # too short
     assert main(["pin", "list", "--state-dir", state]) == 0
     out = capsys.readouterr()
     assert "dealer: not set\nfloorperson: not set\ntechnician: set" in out.out
@@ -88,9 +88,13 @@ def test_sim_console_pty_prints_its_path(tmp_path):
     set_pins(tmp_path)
     # started with SIGINT ignored, as a shell's background job or a CI runner may start it:
     # Ctrl-C must still stop it (it once waited forever there)
-    sim = pexpect.spawn(sys.executable, ["-m", "controller", "sim", "--rounds", "2", "--console-pty",
-                                         "--state-dir", str(tmp_path)], timeout=60, encoding="ascii",
-                        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    sim = pexpect.spawn(
+        sys.executable,
+        ["-m", "controller", "sim", "--rounds", "2", "--console-pty", "--state-dir", str(tmp_path)],
+        timeout=60,
+        encoding="ascii",
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
     try:
         sim.expect(r"console: (/dev/pts/\d+)\r\n")
         path = sim.match.group(1)

@@ -21,6 +21,7 @@ def toml(doc: dict[str, Any]) -> str:
         if isinstance(v, str):
             return '"' + v + '"'
         return str(v).lower() if isinstance(v, bool) else str(v)
+
     return "\n".join(f"{k} = {val(v)}" for k, v in doc.items()) + "\n"
 
 
@@ -29,11 +30,17 @@ def rig_config(rig: Any, tmp: Path, seed: str = "$5,000") -> Path:
     from config import CONFIG_DIR
     from hil.rig import PINS
 
-    prof = (CONFIG_DIR / "tables" / "six-card-fortune-progressive.toml").read_text().replace('seed = "$5,000"', f'seed = "{seed}"')
+    prof = (
+        (CONFIG_DIR / "tables" / "six-card-fortune-progressive.toml")
+        .read_text()
+        .replace('seed = "$5,000"', f'seed = "{seed}"')
+    )
     (tmp / "profile.toml").write_text(prof)
-    doc = {"table": {"id": "SIM-01", "profile": str(tmp / "profile.toml"), "state_dir": str(rig.hw.state_dir)},
-           "gpio": {"pin_factory": "mock", **PINS},
-           "serial": {s.device: {"port": s.path} for s in rig.sims}}
+    doc = {
+        "table": {"id": "SIM-01", "profile": str(tmp / "profile.toml"), "state_dir": str(rig.hw.state_dir)},
+        "gpio": {"pin_factory": "mock", **PINS},
+        "serial": {s.device: {"port": s.path} for s in rig.sims},
+    }
     path = tmp / "table.toml"
     path.write_text(toml(doc))
     return path
@@ -57,19 +64,30 @@ def test_technician_session_every_command(console_rig, tmp_path):
         t.send("\r")
         t.expect("PIN: ")
         t.send("314159\r")
-        assert "314159" not in t.expect("technician> ")       # the PIN is never echoed
+        assert "314159" not in t.expect("technician> ")  # the PIN is never echoed
         # tab completion of a command and of its argument
         t.send("he\t")
         t.expect("help ")
         t.send("\r")
         out = t.expect(r"\r\nSIM-01 technician> ")
-        for name in ("status", "meters", "history", "hits", "events", "diag", "config", "clear", "verify",
-                     "outoforder", "logout"):
+        for name in (
+            "status",
+            "meters",
+            "history",
+            "hits",
+            "events",
+            "diag",
+            "config",
+            "clear",
+            "verify",
+            "outoforder",
+            "logout",
+        ):
             assert f"\r\n  {name}" in out
         t.send("diag sh\t")
         t.expect("diag sh")
-        t.expect("shaker  shoe\r\nSIM-01 technician> diag sh")   # two candidates listed, line redrawn
-        t.send("\x15")                                          # Ctrl-U: kill the line
+        t.expect("shaker  shoe\r\nSIM-01 technician> diag sh")  # two candidates listed, line redrawn
+        t.send("\x15")  # Ctrl-U: kill the line
         assert t.cmd("") == ""
 
         status = t.cmd("status")
@@ -121,7 +139,7 @@ def test_technician_session_every_command(console_rig, tmp_path):
         ev = rig.ledger_events(kinds=("config.applied",))[-1][2]
         assert ev["changed"]["profile.progressive.seed_cents"] == ["500000", "600000"]
         adjust = rig.ledger_events(kinds=("meter.adjust",))[-1][2]
-        assert adjust["seed"] == 600000                  # later reseeds use the new seed
+        assert adjust["seed"] == 600000  # later reseeds use the new seed
 
         # verify, clear, out of order
         assert "recorded digest:   none" in t.cmd("verify")
@@ -149,7 +167,7 @@ def test_technician_session_every_command(console_rig, tmp_path):
         assert t.cmd("meters please") == "error: usage: meters"
         assert t.cmd('events "unterminated').startswith("error: cannot parse the line")
         assert t.cmd("events 0") == "error: COUNT must be 1..500, got 0"
-        assert len(rig.ledger_events()) == n + 4           # only the four rejections, logged
+        assert len(rig.ledger_events()) == n + 4  # only the four rejections, logged
 
         t.send("logout\r")
         t.expect("logged out")
@@ -159,8 +177,21 @@ def test_technician_session_every_command(console_rig, tmp_path):
     log = console_commands(rig)
     assert all(d["role"] == "technician" and d["console"] == "pty" for d in log)
     names = [d["command"] for d in log]
-    for name in ("help", "status", "meters", "history", "hits", "events", "diag", "config", "verify", "clear",
-                 "outoforder", "frobnicate", "logout"):
+    for name in (
+        "help",
+        "status",
+        "meters",
+        "history",
+        "hits",
+        "events",
+        "diag",
+        "config",
+        "verify",
+        "clear",
+        "outoforder",
+        "frobnicate",
+        "logout",
+    ):
         assert name in names
     outcomes = {(d["command"], d["outcome"]) for d in log}
     assert ("clear", "refused") in outcomes and ("clear", "ok") in outcomes and ("frobnicate", "rejected") in outcomes
@@ -187,8 +218,11 @@ def test_roles_are_checked(console_rig):
     finally:
         t.close()
     denied = [d for d in console_commands(rig) if d["outcome"] == "denied"]
-    assert {(d["role"], d["command"]) for d in denied} == {("dealer", "clear"), ("dealer", "history"),
-                                                           ("floorperson", "diag")}
+    assert {(d["role"], d["command"]) for d in denied} == {
+        ("dealer", "clear"),
+        ("dealer", "history"),
+        ("floorperson", "diag"),
+    }
 
 
 def test_idle_session_is_logged_out(console_rig):
@@ -220,7 +254,7 @@ def test_lockout_after_five_failures_survives_restart(tmp_path, monkeypatch):
     try:
         con = rig.service.start_console(pty=True, **opts)
         t = Term(con.pty_path)
-        for i in range(4):
+        for _ in range(4):
             assert "error: wrong PIN" in t.login("technician", "86420975")
         assert "console locked for 10 min after 5 failed logins" in t.login("technician", "86420976")
         t.send("technician\r")
@@ -233,7 +267,7 @@ def test_lockout_after_five_failures_survives_restart(tmp_path, monkeypatch):
         con = rig.service.start_console(pty=True, **opts)
         t = Term(con.pty_path)
         t.send("technician\r")
-        assert "console locked" in t.expect("role: ")           # still locked after the restart
+        assert "console locked" in t.expect("role: ")  # still locked after the restart
         now[0] += 601
         assert "logged in as technician" in t.login("technician")
         t.close()
@@ -241,7 +275,8 @@ def test_lockout_after_five_failures_survives_restart(tmp_path, monkeypatch):
     finally:
         rig.stop()
     kinds = [(k, d.get("ok")) for _r, k, d in events]
-    assert kinds == [("console.login", False)] * 5 + [("console.locked", None)] + \
-        [("console.login", False)] * 2 + [("console.login", True)]
+    assert kinds == [("console.login", False)] * 5 + [("console.locked", None)] + [("console.login", False)] * 2 + [
+        ("console.login", True)
+    ]
     raw = b"".join(p.read_bytes() for p in state.iterdir() if p.is_file())
     assert b"8642097" not in raw and b"314159" not in raw

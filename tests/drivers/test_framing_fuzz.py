@@ -35,14 +35,16 @@ def test_clean_stream_cut_anywhere_gives_exactly_the_frames(frames, cuts):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.binary(max_size=80), frames_st), min_size=1, max_size=5),
-       st.lists(st.integers(0, 4000), max_size=10))
+@given(
+    st.lists(st.tuples(st.binary(max_size=80), frames_st), min_size=1, max_size=5),
+    st.lists(st.integers(0, 4000), max_size=10),
+)
 def test_every_frame_after_garbage_is_recovered_in_order(pairs, cuts):
     # garbage that happens to contain a valid frame may add frames; ours must all appear, in order
     data = b"".join(g + f.encode() for g, f in pairs)
     d = FrameDecoder()
     out = _feed_in_chunks(d, data, cuts)
-    for _ in range(len(data) + 1):          # the per-frame deadline: give up on partial frames
+    for _ in range(len(data) + 1):  # the per-frame deadline: give up on partial frames
         if not d.pending:
             break
         out += d.resync()
@@ -61,7 +63,7 @@ def test_arbitrary_bytes_only_frames_or_errors_and_bounded(data, cuts):
     while d.pending:
         out += d.resync()
         steps += 1
-        assert steps <= len(data)          # each resync drops at least one byte: no hang
+        assert steps <= len(data)  # each resync drops at least one byte: no hang
     assert all(isinstance(x, (Frame, FrameError)) for x in out)
     assert time.perf_counter() - t0 < 5
 
@@ -97,9 +99,11 @@ def _values(spec):
     fs = {n: st.integers(0, limits[t]) for n, t in spec.fields}
     if spec.tail:
         kind, name = spec.tail.split(":")
-        fs[name] = {"bytes": st.lists(st.integers(0, 255), max_size=40),
-                    "text": st.text(max_size=50),
-                    "meters": st.lists(st.tuples(st.integers(0, 255), st.integers(0, 2**32 - 1)), max_size=10)}[kind]
+        fs[name] = {
+            "bytes": st.lists(st.integers(0, 255), max_size=40),
+            "text": st.text(max_size=50),
+            "meters": st.lists(st.tuples(st.integers(0, 255), st.integers(0, 2**32 - 1)), max_size=10),
+        }[kind]
     return st.fixed_dictionaries(fs)
 
 
@@ -110,8 +114,9 @@ def test_every_message_round_trips(arg):
     mtype, payload = P.encode(spec.device, spec.name, **values)
     name, back = P.decode(spec.device, mtype, payload)
     assert name == spec.name
-    norm = {k: [tuple(x) if isinstance(x, tuple) else x for x in v] if isinstance(v, list) else v
-            for k, v in values.items()}
+    norm = {
+        k: [tuple(x) if isinstance(x, tuple) else x for x in v] if isinstance(v, list) else v for k, v in values.items()
+    }
     assert back == norm
 
 
@@ -125,7 +130,7 @@ def test_encode_refuses_bad_values_with_protocol_error():
     with pytest.raises(P.ProtocolError):
         P.encode("shoe", "STACK", stack=1, count=6, remaining=1, cards=[300])
     with pytest.raises(P.ProtocolError):
-        P.encode("sign", "METERS", levels=[(1, 1)] * 60)        # 300 bytes > 250
+        P.encode("sign", "METERS", levels=[(1, 1)] * 60)  # 300 bytes > 250
     with pytest.raises(P.ProtocolError):
         P.encode("shoe", "NO_SUCH")
     with pytest.raises(P.ProtocolError):
@@ -133,7 +138,7 @@ def test_encode_refuses_bad_values_with_protocol_error():
 
 
 def test_text_is_cut_on_a_character_boundary():
-    _, payload = P.encode("sign", "MESSAGE", text="€" * 100)      # 300 bytes of UTF-8
+    _, payload = P.encode("sign", "MESSAGE", text="€" * 100)  # 300 bytes of UTF-8
     assert len(payload) <= P.MAX_TEXT
     assert P.decode("sign", 0x14, payload)[1]["text"] == "€" * 66
 

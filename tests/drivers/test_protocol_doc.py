@@ -58,8 +58,9 @@ def test_example_frame_encodes_and_decodes(head, wire):
 
 def _doc_rows():
     rows = set()
-    for m in re.finditer(r"^\| (\w+) \| `0x([0-9A-F]{2})` \| `(\w+)` \| (host → device|device → host) \| (.*?) \|$",
-                         TEXT, re.M):
+    for m in re.finditer(
+        r"^\| (\w+) \| `0x([0-9A-F]{2})` \| `(\w+)` \| (host → device|device → host) \| (.*?) \|$", TEXT, re.M
+    ):
         rows.add((m.group(1), int(m.group(2), 16), m.group(3), m.group(4), m.group(5).strip()))
     return rows
 
@@ -71,8 +72,15 @@ def _code_rows():
         if s.tail:
             kind, n = s.tail.split(":")
             f.append({"bytes": f"{n}:u8[]", "text": f"{n}:utf8", "meters": f"{n}:(u8,u32)[]"}[kind])
-        rows.add((s.device, s.type, s.name, "host → device" if s.direction == "host" else "device → host",
-                  ", ".join(f) or "—"))
+        rows.add(
+            (
+                s.device,
+                s.type,
+                s.name,
+                "host → device" if s.direction == "host" else "device → host",
+                ", ".join(f) or "—",
+            )
+        )
     return rows
 
 
@@ -99,19 +107,28 @@ def test_documented_constants_match_the_code():
     assert (P.ERR_BAD_MESSAGE, P.ERR_BAD_STATE, P.ERR_HARDWARE, P.ERR_DOOR_OPEN) == (1, 2, 3, 4)
     from drivers.link import Link
 
-    link = Link("x", lambda: None, None)   # defaults only; never started
-    assert (link.ack_timeout, link.retries, link.heartbeat, link.lost_after, link.frame_deadline,
-            link.reopen_attempts, link.reopen_backoff) == (0.2, 3, 1.0, 3.5, 0.1, 8, 0.25)
+    link = Link("x", lambda: None, None)  # defaults only; never started
+    assert (
+        link.ack_timeout,
+        link.retries,
+        link.heartbeat,
+        link.lost_after,
+        link.frame_deadline,
+        link.reopen_attempts,
+        link.reopen_backoff,
+    ) == (0.2, 3, 1.0, 3.5, 0.1, 8, 0.25)
 
 
 def test_shoe_card_counts_are_16_bit_for_a_six_deck_shoe():
     """§ 686a.3(a): a six-deck shoe holds 312 cards — more than a byte; 53-card games unchanged."""
-    for name, fields in (("STATUS", {"flags": 3, "remaining": 311, "stacks": 1}),
-                         ("SHUFFLED", {"cards": 312, "cover": 234}),
-                         ("STACK", {"stack": 1, "count": 1, "remaining": 311, "cards": [37]}),
-                         ("REMAINING", {"remaining": 300, "stacks": 9}),
-                         ("SHUFFLE_FAILED", {"code": 1, "cards": 312}),
-                         ("COVER", {"stack": 2, "dealt": 1, "remaining": 78})):
+    for name, fields in (
+        ("STATUS", {"flags": 3, "remaining": 311, "stacks": 1}),
+        ("SHUFFLED", {"cards": 312, "cover": 234}),
+        ("STACK", {"stack": 1, "count": 1, "remaining": 311, "cards": [37]}),
+        ("REMAINING", {"remaining": 300, "stacks": 9}),
+        ("SHUFFLE_FAILED", {"code": 1, "cards": 312}),
+        ("COVER", {"stack": 2, "dealt": 1, "remaining": 78}),
+    ):
         mtype, payload = P.encode("shoe", name, **fields)
         got = P.decode("shoe", mtype, payload)
         assert got == (name, fields)
@@ -133,8 +150,8 @@ def test_the_shoe_simulator_deals_a_continuous_six_deck_shoe_with_its_cover_card
 
     sent: list[tuple[str, dict]] = []
     sim = ShoeSim(ScaledClock(1000.0), random.Random(3), deck_size=312)
-    sim._send_now = lambda name, fields: sent.append((name, dict(fields)))     # no link: capture
-    sim.sched.later = lambda _s, fn, *a: fn(*a)                               # no delays
+    sim._send_now = lambda name, fields: sent.append((name, dict(fields)))  # no link: capture
+    sim.sched.later = lambda _s, fn, *a: fn(*a)  # no delays
     try:
         assert sim.decks == 6 and Counter(sim.batch()) == Counter({c: 6 for c in range(52)})
         sim.on_SHUFFLE()
@@ -149,7 +166,7 @@ def test_the_shoe_simulator_deals_a_continuous_six_deck_shoe_with_its_cover_card
         assert names.count("COVER") == 1 and names[-1] == "STACK"
         c = next(d for n, d in sent if n == "COVER")
         assert c["remaining"] == 312 - cover
-        assert sent[-1][1]["remaining"] == 312 - dealt                         # dealing went on
+        assert sent[-1][1]["remaining"] == 312 - dealt  # dealing went on
         single = ShoeSim(ScaledClock(1000.0), random.Random(3), deck_size=53)
         single._send_now = lambda name, fields: sent.append((name, dict(fields)))
         single.sched.later = lambda _s, fn, *a: fn(*a)

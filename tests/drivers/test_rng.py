@@ -113,12 +113,15 @@ def test_self_test_passes_a_seeded_sound_source():
     assert R.self_test(Seeded(2024)) == []
 
 
-@pytest.mark.parametrize("source, failing", [
-    (ModuloBiased(1), "chi-square"),
-    (Alternating(1), "runs"),
-    (Sticky(1), "serial correlation"),
-    (Cycle(), "serial correlation"),
-])
+@pytest.mark.parametrize(
+    "source, failing",
+    [
+        (ModuloBiased(1), "chi-square"),
+        (Alternating(1), "runs"),
+        (Sticky(1), "serial correlation"),
+        (Cycle(), "serial correlation"),
+    ],
+)
 def test_self_test_fails_bad_sources(source, failing):
     problems = R.self_test(source)
     assert problems, "a bad source passed the self-test"
@@ -137,6 +140,7 @@ def test_self_test_reports_out_of_range_values():
     class Broken:
         def draw(self, n):
             return n + 1
+
     assert any("outside" in p for p in R.self_test(Broken()))
 
 

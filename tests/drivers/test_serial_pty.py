@@ -94,7 +94,7 @@ def test_unplug_is_reported_and_replug_reopens_the_same_name(tmp_path, clock):
         ev.wait(lambda k, s, d: k == "link" and d["event"] == "up", timeout=8)
         assert shaker.link.stats.reopens == 1
         n = sum(1 for k, s, d in ev.items if k == "shaker" and d["msg"] == "STATUS")
-        shaker.request_status()                     # a new session: HELLO, then the request
+        shaker.request_status()  # a new session: HELLO, then the request
         ev.wait(lambda k, s, d: sum(1 for k2, s2, d2 in ev.items if k2 == "shaker" and d2["msg"] == "STATUS") > n)
     finally:
         shaker.stop()
@@ -120,11 +120,11 @@ def test_dead_device_is_a_fault_then_lost_never_a_silent_retry(tmp_path, clock):
 
 def test_shaker_sim_refuses_activate_when_not_armed_and_takes_the_armed_seat_button(clock):
     sim = ShakerSim(clock, random.Random(4))
-    sim.link.send = lambda *a: None              # not started: record what it sends only
+    sim.link.send = lambda *a: None  # not started: record what it sends only
     sim.on_ACTIVATE(who=0)
     assert sim.sent[-1][0] == "ERROR" and sim.sent[-1][1]["code"] == 2
     sim.on_ARM(who=3)
-    assert not sim.press_button(2)                # not the armed seat
-    assert sim.press_button(3)                    # § 621a.2(f): player-activated
+    assert not sim.press_button(2)  # not the armed seat
+    assert sim.press_button(3)  # § 621a.2(f): player-activated
     assert sim.sent[-1] == ("SHAKING", {"who": 3, "planned_ms": 5000})
     sim.stop()

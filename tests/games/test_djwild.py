@@ -47,7 +47,7 @@ def test_687a_200_simulated_rounds_balance_to_the_cent(tmp_path):
     # the optional wagers, and a card exposed before the raises (§ 687a.13(d))
     assert "raise win" in out and "raise lose" in out
     assert "trips win" in out and "bad-beat win" in out
-    assert "ante returned" in out                      # § 687a.13(d): hands void
+    assert "ante returned" in out  # § 687a.13(d): hands void
     assert out.count("prog ") > 100
 
 
@@ -56,7 +56,7 @@ def test_687a_200_simulated_rounds_balance_to_the_cent(tmp_path):
 
 def _harness(tmp_path: Path) -> Harness:
     h = Harness(tmp_path / "ledger.db", doc())
-    h.table.debounce.add("start_game", False)          # the rig's Start Game pin (§ 687a.8(c))
+    h.table.debounce.add("start_game", False)  # the rig's Start Game pin (§ 687a.8(c))
     return h
 
 
@@ -107,16 +107,27 @@ def test_687a_scripted_round_every_result_computed_by_hand(tmp_path):
     h = _harness(tmp_path)
     assert h.state == "open_for_wagers"
     h.shuffled()
-    for text in ("BET 1 ante 10", "BET 1 blind 10", "BET 1 trips 5",
-                 "BET 2 ante 5", "BET 2 blind 5", "BET 2 bad-beat 5",
-                 "BET 3 ante 5", "BET 3 blind 5", "BET 3 trips 1",
-                 "BET 4 ante 25", "BET 4 blind 25", "BET 4 bad-beat 1",
-                 "BET 6 ante 10", "BET 6 blind 15"):
+    for text in (
+        "BET 1 ante 10",
+        "BET 1 blind 10",
+        "BET 1 trips 5",
+        "BET 2 ante 5",
+        "BET 2 blind 5",
+        "BET 2 bad-beat 5",
+        "BET 3 ante 5",
+        "BET 3 blind 5",
+        "BET 3 trips 1",
+        "BET 4 ante 25",
+        "BET 4 blind 25",
+        "BET 4 bad-beat 1",
+        "BET 6 ante 10",
+        "BET 6 blind 15",
+    ):
         assert not _key(h, text).startswith("ERROR"), text
-    assert _key(h, "BET 1 raise 20").startswith("ERROR")      # a Raise only after the cards (§ 687a.11(b))
+    assert _key(h, "BET 1 raise 20").startswith("ERROR")  # a Raise only after the cards (§ 687a.11(b))
     for seat in (1, 2, 4, 5):
         h.edge(f"bet.progressive.{seat}", True)
-    h.press("start_game")                                      # § 687a.8(c): freezes and lights them
+    h.press("start_game")  # § 687a.8(c): freezes and lights them
     assert h.state == "no_more_bets"
     wagers = h.table.round.wagers
     assert (5, "progressive") not in wagers and (6, "ante") not in wagers and (6, "blind") not in wagers
@@ -124,15 +135,24 @@ def test_687a_scripted_round_every_result_computed_by_hand(tmp_path):
     rejected = {(r.data["seat"], r.data["spot"]) for r in records(h, "wager.rejected")}
     assert rejected == {(5, "progressive"), (6, "ante"), (6, "blind")}
     for seat in (1, 2, 4, 5):
-        h.edge(f"bet.progressive.{seat}", False)               # the dealer collects them
+        h.edge(f"bet.progressive.{seat}", False)  # the dealer collects them
     h.press("confirm")
     assert h.state == "dispensing"
     assert h.table.meters["primary"].value == Fraction(200_000) + 3 * Fraction(205, 10)
     # § 687a.10(b),(c): seats 1..4 from the dealer's far left, the dealer, the replacement card
-    assert h.table.round.to_dispense == [Stack("seat:1", 5), Stack("seat:2", 5), Stack("seat:3", 5),
-                                         Stack("seat:4", 5), Stack("dealer", 5), Stack("replacement", 1)]
-    _deal(h, ["9h 9d 9s 2c Kd", "5c 6c 7c 8c 9c", "3c 3d 3h 7s Qd", "Ad Kc Qc Js Td", "Jk 2h 2d Ah As", "4c"],
-          remaining=53 - 26)                                   # first round since start-up: stub counted
+    assert h.table.round.to_dispense == [
+        Stack("seat:1", 5),
+        Stack("seat:2", 5),
+        Stack("seat:3", 5),
+        Stack("seat:4", 5),
+        Stack("dealer", 5),
+        Stack("replacement", 1),
+    ]
+    _deal(
+        h,
+        ["9h 9d 9s 2c Kd", "5c 6c 7c 8c 9c", "3c 3d 3h 7s Qd", "Ad Kc Qc Js Td", "Jk 2h 2d Ah As", "4c"],
+        remaining=53 - 26,
+    )  # first round since start-up: stub counted
     assert h.state == "raise_or_fold"
     assert "from seat 1" in h.keypad.calls[-1][1][0]
     assert _key(h, "RAISE 2").startswith("ERROR: seat 1 decides first")
@@ -140,24 +160,36 @@ def test_687a_scripted_round_every_result_computed_by_hand(tmp_path):
         assert not _key(h, text).startswith("ERROR"), text
     assert _key(h, "RAISE 3").startswith("ERROR: seat 3 has already folded")
     _key(h, "RAISE 4")
-    assert h.state == "floor_validation"                       # the straight flush's 10% of meter
+    assert h.state == "floor_validation"  # the straight flush's 10% of meter
     assert h.table.round.wagers[(4, "raise")] == 5000 and (3, "raise") not in h.table.round.wagers
     got = [(r.seat, r.wager, r.outcome, r.net) for r in h.table.round.results]
     assert got == [
-        (4, "ante", "lose", -2500), (4, "blind", "lose", -2500), (4, "raise", "lose", -5000),
-        (4, "progressive", "win", 3000), (4, "bad-beat", "win", 10000),
-        (3, "ante", "lose", -500), (3, "blind", "lose", -500), (3, "trips", "win", 600),
-        (2, "ante", "lose", -500), (2, "blind", "lose", -500), (2, "raise", "lose", -1000),
-        (2, "progressive", "win", 0), (2, "bad-beat", "win", 250000),
-        (1, "ante", "lose", -1000), (1, "blind", "lose", -1000), (1, "raise", "lose", -2000),
-        (1, "progressive", "win", 900), (1, "trips", "win", 3000),
-        (4, "progressive-envy", "win", 30000), (1, "progressive-envy", "win", 30000),
+        (4, "ante", "lose", -2500),
+        (4, "blind", "lose", -2500),
+        (4, "raise", "lose", -5000),
+        (4, "progressive", "win", 3000),
+        (4, "bad-beat", "win", 10000),
+        (3, "ante", "lose", -500),
+        (3, "blind", "lose", -500),
+        (3, "trips", "win", 600),
+        (2, "ante", "lose", -500),
+        (2, "blind", "lose", -500),
+        (2, "raise", "lose", -1000),
+        (2, "progressive", "win", 0),
+        (2, "bad-beat", "win", 250000),
+        (1, "ante", "lose", -1000),
+        (1, "blind", "lose", -1000),
+        (1, "raise", "lose", -2000),
+        (1, "progressive", "win", 900),
+        (1, "trips", "win", 3000),
+        (4, "progressive-envy", "win", 30000),
+        (1, "progressive-envy", "win", 30000),
     ]
     hands = {(r.seat, r.wager): r.hand for r in h.table.round.results}
     assert hands[(1, "trips")] == "wild-four-of-a-kind" and hands[(3, "trips")] == "natural-three-of-a-kind"
     assert hands[(2, "progressive")] == "straight-flush" and hands[(1, "progressive")] == "three-of-a-kind"
     assert h.table.round.pending_hits[0].meter_fraction == Fraction(1, 10)
-    h.press("key")                                             # the floorperson validates
+    h.press("key")  # the floorperson validates
     assert h.state == "open_for_wagers"
     (paid,) = records(h, "meter.payout")
     assert paid.data["cents"] == 20006 and paid.data["seat"] == 2
@@ -170,8 +202,14 @@ def test_687a_13_d_card_exposed_before_the_raises(tmp_path):
     (reading 687a-9) — but the Progressive and Trips are settled on the hands as dealt."""
     h = _harness(tmp_path)
     h.shuffled()
-    for text in ("BET 1 ante 10", "BET 1 blind 10", "BET 1 trips 5", "BET 1 bad-beat 5",
-                 "BET 2 ante 5", "BET 2 blind 5"):
+    for text in (
+        "BET 1 ante 10",
+        "BET 1 blind 10",
+        "BET 1 trips 5",
+        "BET 1 bad-beat 5",
+        "BET 2 ante 5",
+        "BET 2 blind 5",
+    ):
         _key(h, text)
     h.edge("bet.progressive.2", True)
     h.press("start_game")
@@ -183,10 +221,13 @@ def test_687a_13_d_card_exposed_before_the_raises(tmp_path):
     assert h.state == "open_for_wagers"
     got = {(r.data["seat"], r.data["wager"]): (r.data["outcome"], r.data["net"]) for r in records(h, "wager.result")}
     assert got == {
-        (1, "ante"): ("returned", 0), (1, "blind"): ("returned", 0), (1, "bad-beat"): ("returned", 0),
+        (1, "ante"): ("returned", 0),
+        (1, "blind"): ("returned", 0),
+        (1, "bad-beat"): ("returned", 0),
         (1, "raise"): ("returned", 0),
-        (1, "trips"): ("win", 3000),                 # natural three kings, 6 to 1 on $5
-        (2, "ante"): ("returned", 0), (2, "blind"): ("returned", 0),
+        (1, "trips"): ("win", 3000),  # natural three kings, 6 to 1 on $5
+        (2, "ante"): ("returned", 0),
+        (2, "blind"): ("returned", 0),
         # the joker replaced by the card set aside (6c): 5h 5d 9s Qc 6c, one pair (§ 687a.11(f)(1))
         (2, "progressive"): ("lose", -100),
     }
@@ -206,16 +247,19 @@ def _round(p, wagers: dict) -> RoundData:
     return rnd
 
 
-@pytest.mark.parametrize("text, error", [
-    ("", "empty entry"),
-    ("RAISE", "enter RAISE <seat>"),
-    ("RAISE x", "'x' is not a seat number"),
-    ("RAISE 5", "seat 5 is not playing"),
-    ("RAISE 3", "seat 1 decides first"),
-    ("DOUBLE 1", "enter RAISE <seat>"),
-    ("REPLACEMENT 4c", "only when the hands were keyed"),
-    ("EXPOSED now", "enter RAISE <seat>"),
-])
+@pytest.mark.parametrize(
+    "text, error",
+    [
+        ("", "empty entry"),
+        ("RAISE", "enter RAISE <seat>"),
+        ("RAISE x", "'x' is not a seat number"),
+        ("RAISE 5", "seat 5 is not playing"),
+        ("RAISE 3", "seat 1 decides first"),
+        ("DOUBLE 1", "enter RAISE <seat>"),
+        ("REPLACEMENT 4c", "only when the hands were keyed"),
+        ("EXPOSED now", "enter RAISE <seat>"),
+    ],
+)
 def test_687a_11_b_bad_entries_refused_and_change_nothing(text, error):
     p = proc()
     rnd = _round(p, {(1, "ante"): 500, (1, "blind"): 500, (3, "ante"): 1000, (3, "blind"): 1000})
@@ -239,15 +283,24 @@ def test_687a_11_b_raise_is_two_times_the_ante_and_fold_makes_none():
 
 def test_687a_7_d_1_ante_and_equal_blind_required_at_the_lockout():
     p = proc()
-    refused = p.reject_unsupported({(1, "ante"): 500, (1, "blind"): 500, (1, "trips"): 100,
-                                    (2, "ante"): 500, (2, "blind"): 1000, (2, "progressive"): 100,
-                                    (3, "blind"): 500, (4, "trips"): 100})
+    refused = p.reject_unsupported(
+        {
+            (1, "ante"): 500,
+            (1, "blind"): 500,
+            (1, "trips"): 100,
+            (2, "ante"): 500,
+            (2, "blind"): 1000,
+            (2, "progressive"): 100,
+            (3, "blind"): 500,
+            (4, "trips"): 100,
+        }
+    )
     assert set(refused) == {(2, "ante"), (2, "blind"), (2, "progressive"), (3, "blind"), (4, "trips")}
     assert "must equal the Ante" in refused[(2, "ante")]
     with pytest.raises(EntryError, match="after the player has examined"):
         p.keyed_wager(1, "raise", 1000)
     with pytest.raises(EntryError, match="outside"):
-        p.keyed_wager(1, "ante", 100)                  # below the table minimum ($5)
+        p.keyed_wager(1, "ante", 100)  # below the table minimum ($5)
 
 
 def test_687a_10_b_c_stacks_from_the_dealers_far_left_and_the_replacement_card():
@@ -256,8 +309,8 @@ def test_687a_10_b_c_stacks_from_the_dealers_far_left_and_the_replacement_card()
     rnd.wagers = {(5, "ante"): 500, (5, "blind"): 500, (2, "ante"): 500, (2, "blind"): 500}
     assert p.plan(rnd, "main") == [Stack("seat:2", 5), Stack("seat:5", 5), Stack("dealer", 5)]
     rnd.wagers[(5, "progressive")] = 100
-    assert p.plan(rnd, "main")[-1] == Stack("replacement", 1)      # § 687a.10(c), § 687a.11(f)(1)
-    assert p.plan(RoundData(2), "main") == []                      # nobody plays: nothing dealt
+    assert p.plan(rnd, "main")[-1] == Stack("replacement", 1)  # § 687a.10(c), § 687a.11(f)(1)
+    assert p.plan(RoundData(2), "main") == []  # nobody plays: nothing dealt
 
 
 def test_687a_10_d_stub_counted_at_least_every_n_rounds():
@@ -272,15 +325,18 @@ def test_687a_10_d_stub_counted_at_least_every_n_rounds():
     assert not proc(shuffler_counts=True).stub_due(rnd)
 
 
-@pytest.mark.parametrize("options, error", [
-    ({"colour": "red"}, "colour: unknown option"),
-    ({"keyed": ["insurance"]}, "keyed"),
-    ({"trips_paytable": "DJWT-01"}, "trips_paytable"),
-    ({"bad_beat_paytable": "DJWT-05"}, "bad_beat_paytable"),
-    ({"stub_every_rounds": 6}, "at least once every 5 rounds"),
-    ({"progressive_on_fold": "yes"}, "true or false"),
-    ({"ante_min_cents": 0}, "ante_min_cents"),
-])
+@pytest.mark.parametrize(
+    "options, error",
+    [
+        ({"colour": "red"}, "colour: unknown option"),
+        ({"keyed": ["insurance"]}, "keyed"),
+        ({"trips_paytable": "DJWT-01"}, "trips_paytable"),
+        ({"bad_beat_paytable": "DJWT-05"}, "bad_beat_paytable"),
+        ({"stub_every_rounds": 6}, "at least once every 5 rounds"),
+        ({"progressive_on_fold": "yes"}, "true or false"),
+        ({"ante_min_cents": 0}, "ante_min_cents"),
+    ],
+)
 def test_profile_options_validated(options, error):
     with pytest.raises(ValueError, match=error):
         proc(**options)
@@ -291,7 +347,9 @@ def test_profile_progressive_wager_must_match_the_paytable_687a_12_c():
     d["progressive"]["wager"] = "$5"
     with pytest.raises(ValueError, match="is for a \\$1.00 wager"):
         procedure_for("dj-wild", parse_profile(d, "<test>"))
-    d["progressive"].update(paytable="DJ Wild Progressive 2", seed="$10,000", envy_paytable="DJ Wild Progressive 2 Envy")
+    d["progressive"].update(
+        paytable="DJ Wild Progressive 2", seed="$10,000", envy_paytable="DJ Wild Progressive 2 Envy"
+    )
     p = procedure_for("dj-wild", parse_profile(d, "<test>"))
     assert p.wagers["progressive"].fixed_cents == 500 and p.config.progressive_paytable == "DJ Wild Progressive 2"
 
@@ -314,16 +372,16 @@ def test_687a_13_g_shoe_out_of_order_hands_keyed_then_raise_or_fold(tmp_path):
     h.edge("bet.progressive.1", False)
     h.press("confirm")
     assert h.state == "hand_entry"
-    assert _key(h, "1 Jk 9h 9d 4s").startswith("ERROR")        # five cards (§ 687a.10(b))
+    assert _key(h, "1 Jk 9h 9d 4s").startswith("ERROR")  # five cards (§ 687a.10(b))
     _key(h, "1 Jk 9h 9d 4s Kd")
-    assert _key(h, "DONE").startswith("ERROR")                  # the dealer's hand is missing
+    assert _key(h, "DONE").startswith("ERROR")  # the dealer's hand is missing
     _key(h, "DEALER 7c 7d 3s 5h Qc")
     _key(h, "DONE")
     assert h.state == "raise_or_fold"
     assert h.table.round.decisions["raise"].required == (0, 1)  # 0: the replacement card
-    assert _key(h, "REPLACEMENT 9h").startswith("ERROR")        # already in a hand
+    assert _key(h, "REPLACEMENT 9h").startswith("ERROR")  # already in a hand
     _key(h, "RAISE 1")
-    assert h.state == "raise_or_fold"                           # still waiting for the card set aside
+    assert h.state == "raise_or_fold"  # still waiting for the card set aside
     _key(h, "REPLACEMENT 9c")
     assert h.state == "open_for_wagers"
     got = [(r.data["wager"], r.data["outcome"], r.data["net"]) for r in records(h, "wager.result")]

@@ -21,13 +21,20 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def fa_doc(**options) -> dict:
-    opts = {"fortune_paytable": "Fortune Asia Fortune A", "insurance_paytable": "Fortune Asia Insurance A",
-            "adjacent_areas": True}
+    opts = {
+        "fortune_paytable": "Fortune Asia Fortune A",
+        "insurance_paytable": "Fortune Asia Insurance A",
+        "adjacent_areas": True,
+    }
     opts.update(options)
     return {
         "game": {"id": "fortune-asia", "seats": 6, "positions": 7, "options": opts},
-        "progressive": {"paytable": "Fortune Asia Progressive", "wager": "$1", "seed": "$2,000",
-                        "increment_rate": "20%"},
+        "progressive": {
+            "paytable": "Fortune Asia Progressive",
+            "wager": "$1",
+            "seed": "$2,000",
+            "increment_rate": "20%",
+        },
     }
 
 
@@ -44,8 +51,9 @@ def test_200_simulated_rounds_balance_to_the_cent(tmp_path):
     from hil.simrun import run_sim
 
     buf = io.StringIO()
-    assert run_sim(game="fortune-asia", rounds=200, seed=7, speed=200, state_dir=tmp_path, out=buf) == 0, \
+    assert run_sim(game="fortune-asia", rounds=200, seed=7, speed=200, state_dir=tmp_path, out=buf) == 0, (
         buf.getvalue()[-2000:]
+    )
     out = buf.getvalue()
     lines = out.splitlines()
     assert lines[-1].startswith("balance: OK (200 rounds")
@@ -53,16 +61,26 @@ def test_200_simulated_rounds_balance_to_the_cent(tmp_path):
     # the rarer paths were taken: surrender, the insurance, the Fortune Bonus and its envy, a
     # progressive pay, hands set by the players; a losing progressive reads "prog lose -$1.00"
     assert "None" not in out
-    for what in ("prog lose -$1.00", "base surrender", "ins win", "fortune win", "envy(", "prog full-house",
-                 "base lose", "base win", "set by players"):
+    for what in (
+        "prog lose -$1.00",
+        "base surrender",
+        "ins win",
+        "fortune win",
+        "envy(",
+        "prog full-house",
+        "base lose",
+        "base win",
+        "set by players",
+    ):
         assert what in out, what
 
 
 def test_659a_11_h_3_ii_b_the_hit_lights_its_paytable_row():
     """The sign's hand lights follow the § 659a.12(d)(1) paytable, 1 = the top award."""
     proc = proc_for(fa_doc())
-    assert [proc.hand_light(h) for h in ("seven-card-straight-flush", "five-aces", "royal-flush",
-                                         "full-house", "flush")] == [1, 2, 3, 6, 0]
+    assert [
+        proc.hand_light(h) for h in ("seven-card-straight-flush", "five-aces", "royal-flush", "full-house", "flush")
+    ] == [1, 2, 3, 6, 0]
 
 
 # --------------------------------------------------------------------------- one scripted round
@@ -129,21 +147,29 @@ def test_scripted_round_matches_the_hand_computation(tmp_path):
     h = Harness(tmp_path / "l.db", fa_doc())
     assert h.table.meters["primary"].cents == 200_000
     h.shuffled()
-    for text in ("BET 1 base 25", "BET 1 fortune 5", "BET 2 base 10", "BET 2 fortune 5", "BET 3 base 20",
-                 "BET 3 insurance 5", "BET 4 base 15", "BET 5 base 30"):
+    for text in (
+        "BET 1 base 25",
+        "BET 1 fortune 5",
+        "BET 2 base 10",
+        "BET 2 fortune 5",
+        "BET 3 base 20",
+        "BET 3 insurance 5",
+        "BET 4 base 15",
+        "BET 5 base 30",
+    ):
         assert key(h, text).startswith("SEAT"), text
     for s in (1, 5):
         h.edge(f"bet.progressive.{s}", True)
     h.press("lockout")
     for s in (1, 5):
         h.edge(f"bet.progressive.{s}", False)
-    assert key(h, "BET 6 base 10").startswith("ERROR")        # after "no more bets" (§ 659a.7(c))
+    assert key(h, "BET 6 base 10").startswith("ERROR")  # after "no more bets" (§ 659a.7(c))
     h.press("confirm")
     assert h.state == "starting_position"
     h.dice((1, 1, 1))
     for i, s in enumerate(_stacks(), 1):
         h.post("shoe", "shoe", msg="STACK", stack=i, count=7, remaining=53 - 7 * i, cards=s)
-    h.post("shoe", "shoe", msg="REMAINING", remaining=4, stacks=7)          # § 659a.10(c)
+    h.post("shoe", "shoe", msg="REMAINING", remaining=4, stacks=7)  # § 659a.10(c)
     assert h.state == "setting_hands"
     assert key(h, "SET 2 2c 2d 6s") == "SEAT 2 Ah Kh Qh Jh | 2c 2d | 6s"
     key(h, "DONE")
@@ -155,8 +181,10 @@ def test_scripted_round_matches_the_hand_computation(tmp_path):
     key(h, "DONE")
     assert h.state == "open_for_wagers"
 
-    got = [(d["seat"], d["wager"], d["cents"], d["outcome"], d["net"], d["hand"])
-           for d in (e.data for e in records(h, "wager.result"))]
+    got = [
+        (d["seat"], d["wager"], d["cents"], d["outcome"], d["net"], d["hand"])
+        for d in (e.data for e in records(h, "wager.result"))
+    ]
     assert got == [
         (5, "base", 3000, "win", 3000, None),
         (5, "progressive", 100, "win", 300, "full-house"),
@@ -191,18 +219,21 @@ def _open(proc, rnd, name):
     return rnd.decisions[name]
 
 
-@pytest.mark.parametrize("text, why", [
-    ("", "empty"),
-    ("SET 2 2c 2d", "enter SET"),                              # a wrong count of cards
-    ("SET 9 2c 2d 6s", "seat 9 is not playing"),               # no such player
-    ("SET 3 2c 2d 6s", "not one of seat 3's cards"),           # another seat's cards (§ 659a.11(b))
-    ("SET 2 2c 2c 6s", "named twice"),                         # a duplicate
-    ("SET 2 2c Xx 6s", "Xx"),                                  # not a card: names the token
-    ("SET x 2c 2d 6s", "not a seat number"),
-    ("SUR 4", "after the dealer's hands are set"),             # § 659a.11(d): too early
-    ("SAME 1 3", "not adjacent"),                              # § 659a.7(f)
-    ("HELLO", "enter SET"),
-])
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("", "empty"),
+        ("SET 2 2c 2d", "enter SET"),  # a wrong count of cards
+        ("SET 9 2c 2d 6s", "seat 9 is not playing"),  # no such player
+        ("SET 3 2c 2d 6s", "not one of seat 3's cards"),  # another seat's cards (§ 659a.11(b))
+        ("SET 2 2c 2c 6s", "named twice"),  # a duplicate
+        ("SET 2 2c Xx 6s", "Xx"),  # not a card: names the token
+        ("SET x 2c 2d 6s", "not a seat number"),
+        ("SUR 4", "after the dealer's hands are set"),  # § 659a.11(d): too early
+        ("SAME 1 3", "not adjacent"),  # § 659a.7(f)
+        ("HELLO", "enter SET"),
+    ],
+)
 def test_659a_11_b_bad_setting_entries_are_refused_and_change_nothing(text, why):
     proc = proc_for(fa_doc())
     rnd = _round(proc, {(1, "base"): 2500, (2, "base"): 1000, (3, "base"): 2000, (4, "base"): 1500})
@@ -234,7 +265,7 @@ def test_659a_11_f_1_a_foul_setting_is_taken_and_loses():
     assert "FOUL" not in e.reply and "foul" not in e.record
     rnd2 = _round(proc, {(2, "base"): 1000})
     _open(proc, rnd2, "settings")
-    e = proc.apply_entry(rnd2, "settings", "SET 2 2c 2d Ah")   # high Kh Qh Jh 6s (K-high) < medium 2-2
+    e = proc.apply_entry(rnd2, "settings", "SET 2 2c 2d Ah")  # high Kh Qh Jh 6s (K-high) < medium 2-2
     assert e.reply.endswith("FOUL, LOSES") and "659a.11(f)(1)(iii)" in e.record["foul"]
     base = [r for r in proc.settle(rnd2) if r.wager == "base"]
     assert [(r.outcome, r.net) for r in base] == [("lose", -1000)]
@@ -242,12 +273,17 @@ def test_659a_11_f_1_a_foul_setting_is_taken_and_loses():
 
 def test_659a_11_d_surrender_only_without_an_optional_wager():
     proc = proc_for(fa_doc())
-    rnd = _round(proc, {(1, "base"): 2500, (1, "progressive"): 100, (4, "base"): 1500, (3, "base"): 2000,
-                        (3, "fortune"): 500})
+    rnd = _round(
+        proc, {(1, "base"): 2500, (1, "progressive"): 100, (4, "base"): 1500, (3, "base"): 2000, (3, "fortune"): 500}
+    )
     ds = _open(proc, rnd, "surrender")
     assert not ds.done and proc.may_surrender(rnd) == [4]
-    for text, why in (("SUR 1", "may not surrender"), ("SUR 3", "may not surrender"), ("SUR 6", "not playing"),
-                      ("SET 4 Tc 7d 7h", "enter SUR")):
+    for text, why in (
+        ("SUR 1", "may not surrender"),
+        ("SUR 3", "may not surrender"),
+        ("SUR 6", "not playing"),
+        ("SET 4 Tc 7d 7h", "enter SUR"),
+    ):
         with pytest.raises(EntryError, match=why):
             proc.apply_entry(rnd, "surrender", text)
     assert rnd.extra["surrender"] == []
@@ -282,8 +318,9 @@ def test_659a_7_f_one_player_on_two_adjacent_areas_gets_no_envy_for_his_other_ha
 
 def test_659a_7_e_optional_wagers_need_the_base_wager_and_offered_paytables():
     proc = proc_for(fa_doc())
-    refused = proc.reject_unsupported({(1, "fortune"): 500, (2, "progressive"): 100, (3, "base"): 500,
-                                       (3, "insurance"): 100})
+    refused = proc.reject_unsupported(
+        {(1, "fortune"): 500, (2, "progressive"): 100, (3, "base"): 500, (3, "insurance"): 100}
+    )
     assert set(refused) == {(1, "fortune"), (2, "progressive")}
     assert "§ 659a.7(e)(1)" in refused[(1, "fortune")]
     doc = fa_doc()
@@ -292,7 +329,7 @@ def test_659a_7_e_optional_wagers_need_the_base_wager_and_offered_paytables():
     with pytest.raises(EntryError, match="not a wager of this game"):
         p2.keyed_wager(1, "insurance", 500)
     with pytest.raises(EntryError, match="outside"):
-        proc.keyed_wager(1, "base", 100)                       # below the table minimum
+        proc.keyed_wager(1, "base", 100)  # below the table minimum
     with pytest.raises(EntryError, match="sensed"):
         proc.keyed_wager(1, "progressive", 100)
 
@@ -300,21 +337,37 @@ def test_659a_7_e_optional_wagers_need_the_base_wager_and_offered_paytables():
 # --------------------------------------------------------------------------- the profile
 
 
-@pytest.mark.parametrize("change, where, why", [
-    (lambda d: d["progressive"].update(seed="$1,999.99"), "[progressive] seed", r"below the \$2,000.00 minimum"),
-    (lambda d: d["game"]["options"].update(jackpot="yes"), "[game.options] jackpot", "not a Fortune Asia Poker option"),
-    (lambda d: d["game"]["options"].update(fortune_paytable="Fortune Asia Fortune E"),
-     "[game.options] fortune_paytable", "not a Fortune Asia Poker fortune paytable"),
-    (lambda d: d["game"]["options"].update(insurance_paytable="Fortune Asia Fortune A"),
-     "[game.options] insurance_paytable", "not a Fortune Asia Poker insurance paytable"),
-    (lambda d: d["game"]["options"].update(house_way="whatever"), "[game.options] house_way", "no house way"),
-    (lambda d: d["game"]["options"].update(adjacent_areas="yes"), "[game.options] adjacent_areas", "true or false"),
-    (lambda d: d["game"]["options"].update(base_min_cents=0), "[game.options] base_min_cents", "whole number"),
-    (lambda d: d["progressive"].update(paytable="Six-Card Fortune Progressive"), "[progressive] paytable",
-     "not a Fortune Asia Poker progressive"),
-    (lambda d: d.pop("progressive"), "[progressive]", "needs a"),
-    (lambda d: d["game"].update(positions=8), "[game] positions", "seats \\+ 1"),
-])
+@pytest.mark.parametrize(
+    "change, where, why",
+    [
+        (lambda d: d["progressive"].update(seed="$1,999.99"), "[progressive] seed", r"below the \$2,000.00 minimum"),
+        (
+            lambda d: d["game"]["options"].update(jackpot="yes"),
+            "[game.options] jackpot",
+            "not a Fortune Asia Poker option",
+        ),
+        (
+            lambda d: d["game"]["options"].update(fortune_paytable="Fortune Asia Fortune E"),
+            "[game.options] fortune_paytable",
+            "not a Fortune Asia Poker fortune paytable",
+        ),
+        (
+            lambda d: d["game"]["options"].update(insurance_paytable="Fortune Asia Fortune A"),
+            "[game.options] insurance_paytable",
+            "not a Fortune Asia Poker insurance paytable",
+        ),
+        (lambda d: d["game"]["options"].update(house_way="whatever"), "[game.options] house_way", "no house way"),
+        (lambda d: d["game"]["options"].update(adjacent_areas="yes"), "[game.options] adjacent_areas", "true or false"),
+        (lambda d: d["game"]["options"].update(base_min_cents=0), "[game.options] base_min_cents", "whole number"),
+        (
+            lambda d: d["progressive"].update(paytable="Six-Card Fortune Progressive"),
+            "[progressive] paytable",
+            "not a Fortune Asia Poker progressive",
+        ),
+        (lambda d: d.pop("progressive"), "[progressive]", "needs a"),
+        (lambda d: d["game"].update(positions=8), "[game] positions", "seats \\+ 1"),
+    ],
+)
 def test_profile_errors_name_the_option(change, where, why):
     doc = fa_doc()
     change(doc)
@@ -331,5 +384,5 @@ def test_659a_12_d_2_the_shipped_profile_resets_at_two_thousand_dollars():
     assert prof.progressive.seed_cents == proc.rules.progressive_reset == 200_000
     assert set(proc.wagers) == {"base", "fortune", "insurance", "progressive"}
     assert proc.wagers["progressive"].sensed and proc.wagers["progressive"].progressive
-    assert proc.stack_size * 7 + 4 == proc.deck == 53                # § 659a.10(c)
-    assert (prof.seats, prof.positions) == (6, 7)                     # § 659a.2(a), § 659a.5(g)
+    assert proc.stack_size * 7 + 4 == proc.deck == 53  # § 659a.10(c)
+    assert (prof.seats, prof.positions) == (6, 7)  # § 659a.2(a), § 659a.5(g)

@@ -44,8 +44,15 @@ def test_686a_200_simulated_rounds_balance_to_the_cent(tmp_path):
     assert sum(1 for line in lines if line.startswith("round ")) == 200
     assert lines[-1].startswith("balance: OK (200 rounds")
     # every path: both decisions won and lost, surrenders, the Bonus Wager won and lost
-    for text in ("over-23 win", "over-23 lose", "under-18 win", "under-18 lose", "ante surrender",
-                 "bonus win", "bonus lose"):
+    for text in (
+        "over-23 win",
+        "over-23 lose",
+        "under-18 win",
+        "under-18 lose",
+        "ante surrender",
+        "bonus win",
+        "bonus lose",
+    ):
         assert text in out, text
 
 
@@ -70,7 +77,7 @@ class Shoe:
             assert self.h.shoe.calls[-1] == ("dispense", (self.n, len(cards))), self.h.shoe.calls[-1]
             self.h.post("shoe", "shoe", msg="STACK", stack=self.n, count=len(cards), remaining=self.left, cards=cards)
         if self.h.state == "open_for_wagers":
-            self.n = 0                      # the round is over: the next one numbers its stacks from 1
+            self.n = 0  # the round is over: the next one numbers its stacks from 1
 
 
 def _harness(tmp_path: Path, **options) -> tuple[Harness, Shoe]:
@@ -116,12 +123,23 @@ def test_686a_scripted_round_every_result_computed_by_hand(tmp_path):
     order   seat by seat from the dealer's far left (§ 686a.7(e),(j)): 1, 2, 3, 4, 5, 6.
     """
     h, shoe = _harness(tmp_path)
-    assert h.state == "open_for_wagers" and ("shuffle", ()) in h.shoe.calls     # first round: shuffle
+    assert h.state == "open_for_wagers" and ("shuffle", ()) in h.shoe.calls  # first round: shuffle
     shoe.shuffled(cover=230)
     assert h.table.deck_ready
-    assert _key(h, "BET 1 over-23 25").startswith("ERROR")       # only after the first card (§ 686a.6(c))
-    _bets(h, "BET 1 ante 25", "BET 1 bonus 5", "BET 2 ante 10", "BET 3 ante 15", "BET 3 bonus 2",
-          "BET 4 ante 5", "BET 4 bonus 1", "BET 5 ante 20", "BET 5 bonus 1", "BET 6 ante 30")
+    assert _key(h, "BET 1 over-23 25").startswith("ERROR")  # only after the first card (§ 686a.6(c))
+    _bets(
+        h,
+        "BET 1 ante 25",
+        "BET 1 bonus 5",
+        "BET 2 ante 10",
+        "BET 3 ante 15",
+        "BET 3 bonus 2",
+        "BET 4 ante 5",
+        "BET 4 bonus 1",
+        "BET 5 ante 20",
+        "BET 5 bonus 1",
+        "BET 6 ante 30",
+    )
     assert h.state == "first_card"
     # § 686a.7(c): the burn card first (a new batch), then one card to each Ante from seat 1 (§ 686a.7(e))
     assert h.table.round.to_dispense == [Stack("burn", 1)] + [Stack(f"seat:{s}", 1) for s in range(1, 7)]
@@ -130,23 +148,40 @@ def test_686a_scripted_round_every_result_computed_by_hand(tmp_path):
     for text in ("OVER 1", "UNDER 2", "SURRENDER 3", "UNDER 4", "UNDER 5", "OVER 6"):
         assert not _key(h, text).startswith("ERROR"), text
     assert h.state == "two_more_cards"
-    assert h.table.round.to_dispense == [Stack(f"seat:{s}", 2) for s in range(1, 7)]   # seat 3 too
+    assert h.table.round.to_dispense == [Stack(f"seat:{s}", 2) for s in range(1, 7)]  # seat 3 too
     shoe.deal("Kd As", "4d 2s", "7c 8h", "Kc Qc", "2d 2c", "5c 4s")
     assert h.state == "open_for_wagers"
-    results = [(e.data["seat"], e.data["wager"], e.data["cents"], e.data["outcome"], e.data["net"])
-               for e in records(h, "wager.result")]
-    assert results == [
-        (1, "ante", 2500, "win", 2500), (1, "over-23", 2500, "win", 2500), (1, "bonus", 500, "win", 2000),
-        (2, "ante", 1000, "win", 1000), (2, "under-18", 1000, "win", 1000),
-        (3, "ante", 1500, "surrender", -1500), (3, "bonus", 200, "lose", -200),
-        (4, "ante", 500, "lose", -500), (4, "under-18", 500, "lose", -500), (4, "bonus", 100, "win", 500),
-        (5, "ante", 2000, "win", 2000), (5, "under-18", 2000, "win", 2000), (5, "bonus", 100, "win", 5000),
-        (6, "ante", 3000, "lose", -3000), (6, "over-23", 3000, "lose", -3000),
+    results = [
+        (e.data["seat"], e.data["wager"], e.data["cents"], e.data["outcome"], e.data["net"])
+        for e in records(h, "wager.result")
     ]
-    late = {(e.data["seat"], e.data["spot"]): e.data["cents"]
-            for e in records(h, "wager.accepted") if e.data.get("late")}
-    assert late == {(1, "over-23"): 2500, (2, "under-18"): 1000, (4, "under-18"): 500, (5, "under-18"): 2000,
-                    (6, "over-23"): 3000}
+    assert results == [
+        (1, "ante", 2500, "win", 2500),
+        (1, "over-23", 2500, "win", 2500),
+        (1, "bonus", 500, "win", 2000),
+        (2, "ante", 1000, "win", 1000),
+        (2, "under-18", 1000, "win", 1000),
+        (3, "ante", 1500, "surrender", -1500),
+        (3, "bonus", 200, "lose", -200),
+        (4, "ante", 500, "lose", -500),
+        (4, "under-18", 500, "lose", -500),
+        (4, "bonus", 100, "win", 500),
+        (5, "ante", 2000, "win", 2000),
+        (5, "under-18", 2000, "win", 2000),
+        (5, "bonus", 100, "win", 5000),
+        (6, "ante", 3000, "lose", -3000),
+        (6, "over-23", 3000, "lose", -3000),
+    ]
+    late = {
+        (e.data["seat"], e.data["spot"]): e.data["cents"] for e in records(h, "wager.accepted") if e.data.get("late")
+    }
+    assert late == {
+        (1, "over-23"): 2500,
+        (2, "under-18"): 1000,
+        (4, "under-18"): 500,
+        (5, "under-18"): 2000,
+        (6, "over-23"): 3000,
+    }
     payouts = {(e.data["seat"], e.data["wager"]): e.data["cents"] for e in records(h, "payout")}
     assert payouts[(5, "bonus")] == 5100 and payouts[(1, "ante")] == 5000 and (3, "ante") not in payouts
     (deal1, deal2) = records(h, "deal")
@@ -169,7 +204,7 @@ def _round(h: Harness, shoe: Shoe, first: list[str], more: list[str], *, seats=(
 def test_686a_7_c_d_burn_after_each_shuffle_cover_card_reshuffles_after_the_round(tmp_path):
     h, shoe = _harness(tmp_path)
     shoe.shuffled(cover=10)
-    _round(h, shoe, ["7d", "9h"], ["Kd As"])                     # burn + first card, then two more
+    _round(h, shoe, ["7d", "9h"], ["Kd As"])  # burn + first card, then two more
     assert h.table.round is not None and h.state == "open_for_wagers"
     # dealt on: no shuffle, no burn (§ 686a.7(c): only after a full batch is placed in the shoe)
     assert h.shoe.calls.count(("shuffle", ())) == 1 and h.table.deck_ready
@@ -181,7 +216,7 @@ def test_686a_7_c_d_burn_after_each_shuffle_cover_card_reshuffles_after_the_roun
     # § 686a.7(d): the cover card comes out during play: set aside, the round is completed ...
     h.post("shoe", "shoe", msg="COVER", stack=2, dealt=1, remaining=shoe.left - 1)
     shoe.deal("2c 3c")
-    assert outcomes(h, 2) == ["win", "win"]                                      # 5+2+3 = 10
+    assert outcomes(h, 2) == ["win", "win"]  # 5+2+3 = 10
     (cover,) = records(h, "shoe.cover")
     assert cover.data["stack"] == 2 and cover.data["dealt"] == 1
     # ... and the cards are reshuffled before the next round, then a card burned
@@ -197,16 +232,19 @@ def test_686a_7_d_a_cover_card_the_shoe_did_not_report_still_means_a_reshuffle(t
     """The controller knows where the cover card lies (SHUFFLED.cover): past it, a reshuffle."""
     h, shoe = _harness(tmp_path)
     shoe.shuffled(cover=3)
-    _round(h, shoe, ["7d", "9h"], ["Kd As"])                     # 4 cards dealt past 3: no COVER came
+    _round(h, shoe, ["7d", "9h"], ["Kd As"])  # 4 cards dealt past 3: no COVER came
     assert h.state == "open_for_wagers" and h.shoe.calls.count(("shuffle", ())) == 2
     h.close()
 
 
-@pytest.mark.parametrize("cards, cover, why", [
-    (SHOE_CARDS, 0, "no cover card"),
-    (SHOE_CARDS, 235, "at least 1/4 of the way in from the bottom"),
-    (SHOE_CARDS - 1, 100, "311 cards after shuffle"),
-])
+@pytest.mark.parametrize(
+    "cards, cover, why",
+    [
+        (SHOE_CARDS, 0, "no cover card"),
+        (SHOE_CARDS, 235, "at least 1/4 of the way in from the bottom"),
+        (SHOE_CARDS - 1, 100, "311 cards after shuffle"),
+    ],
+)
 def test_686a_3_a_5_d_a_shoe_without_a_proper_batch_or_cover_card_tilts(tmp_path, cards, cover, why):
     h, shoe = _harness(tmp_path)
     shoe.shuffled(cover=cover, cards=cards)
@@ -241,7 +279,7 @@ def test_686a_9_b_a_round_the_shoe_might_not_complete_is_preceded_by_a_reshuffle
     """Reading 686a-7: the controller reshuffles before a round whose cards (a burn, three
     and a face-up card per position) the shoe might not hold, so § 686a.9(b) cannot arise."""
     p = proc()
-    assert p.needs_shuffle()                                   # a new shoe
+    assert p.needs_shuffle()  # a new shoe
     assert p.on_shuffled(SHOE_CARDS) and not p.needs_shuffle()
     p.left = 1 + 4 * 6
     assert not p.needs_shuffle()
@@ -270,16 +308,19 @@ def _decisions_round(p, antes=(1, 2, 4)) -> RoundData:
     return rnd
 
 
-@pytest.mark.parametrize("text, error", [
-    ("", "enter OVER <seat>"),
-    ("OVER", "enter OVER <seat>"),
-    ("OVER 1 2", "enter OVER <seat>"),
-    ("MAYBE 1", "is not OVER, UNDER or SURRENDER"),
-    ("OVER x", "is not a seat number"),
-    ("OVER 3", "seat 3 is not playing"),
-    ("UNDER 2", "seat 1 decides first"),
-    ("DONE", "enter OVER <seat>"),
-])
+@pytest.mark.parametrize(
+    "text, error",
+    [
+        ("", "enter OVER <seat>"),
+        ("OVER", "enter OVER <seat>"),
+        ("OVER 1 2", "enter OVER <seat>"),
+        ("MAYBE 1", "is not OVER, UNDER or SURRENDER"),
+        ("OVER x", "is not a seat number"),
+        ("OVER 3", "seat 3 is not playing"),
+        ("UNDER 2", "seat 1 decides first"),
+        ("DONE", "enter OVER <seat>"),
+    ],
+)
 def test_686a_7_f_g_bad_entries_refused_and_change_nothing(text, error):
     p = proc()
     rnd = _decisions_round(p)
@@ -293,9 +334,9 @@ def test_686a_7_g_over_and_under_equal_the_ante_and_a_decision_stands():
     p = proc()
     rnd = _decisions_round(p)
     e = p.apply_entry(rnd, "over-under", "over 1")
-    assert e.late == {(1, "over-23"): 1000}                       # § 686a.7(g)(1)
+    assert e.late == {(1, "over-23"): 1000}  # § 686a.7(g)(1)
     e = p.apply_entry(rnd, "over-under", "U 2")
-    assert e.late == {(2, "under-18"): 2000}                      # § 686a.7(g)(2)
+    assert e.late == {(2, "under-18"): 2000}  # § 686a.7(g)(2)
     with pytest.raises(EntryError, match="already decided"):
         p.apply_entry(rnd, "over-under", "SURRENDER 2")
     e = p.apply_entry(rnd, "over-under", "SURRENDER 4")
@@ -312,8 +353,9 @@ def test_686a_6_c_e_keyed_wagers_before_the_first_card():
     with pytest.raises(EntryError, match="outside"):
         p.keyed_wager(1, "ante", 100)
     # § 686a.6(e): a Bonus Wager only with an Ante
-    assert p.reject_unsupported({(2, "bonus"): 100, (1, "ante"): 500, (1, "bonus"): 100}) == \
-        {(2, "bonus"): "a bonus wager needs a ante wager (§ 686a.6(e))"}
+    assert p.reject_unsupported({(2, "bonus"): 100, (1, "ante"): 500, (1, "bonus"): 100}) == {
+        (2, "bonus"): "a bonus wager needs a ante wager (§ 686a.6(e))"
+    }
     with pytest.raises(EntryError, match="not a wager of this game"):
         proc(bonus=False).keyed_wager(1, "bonus", 100)
 
@@ -328,14 +370,17 @@ def test_686a_7_e_plan_first_card_to_each_ante_from_the_far_left():
     assert p.plan(RoundData(2), "first") == []
 
 
-@pytest.mark.parametrize("options, error", [
-    ({"progressive": 1}, "'progressive' is not an Over/Under option"),
-    ({"bonus": "yes"}, "bonus = 'yes'"),
-    ({"bonus_paytable": "Nope"}, "no paytable named 'Nope'"),
-    ({"bonus_paytable": "Over/Under Ante"}, "is not an Over/Under Bonus paytable"),
-    ({"ante_min_cents": 0}, "ante_min_cents = 0"),
-    ({"ante_min_cents": 5000, "ante_max_cents": 100}, "a minimum above its maximum"),
-])
+@pytest.mark.parametrize(
+    "options, error",
+    [
+        ({"progressive": 1}, "'progressive' is not an Over/Under option"),
+        ({"bonus": "yes"}, "bonus = 'yes'"),
+        ({"bonus_paytable": "Nope"}, "no paytable named 'Nope'"),
+        ({"bonus_paytable": "Over/Under Ante"}, "is not an Over/Under Bonus paytable"),
+        ({"ante_min_cents": 0}, "ante_min_cents = 0"),
+        ({"ante_min_cents": 5000, "ante_max_cents": 100}, "a minimum above its maximum"),
+    ],
+)
 def test_profile_options_validated(options, error):
     with pytest.raises(ValueError, match=error):
         proc(**options)
@@ -347,8 +392,12 @@ def test_profile_686a_2_a_at_most_six_seats_and_no_progressive():
     with pytest.raises(ValueError, match=r"at most 6 betting positions \(§ 686a.2\(a\)\)"):
         procedure_for("over-under", parse_profile(d, "<test>"))
     d = doc()
-    d["progressive"] = {"paytable": "Six-Card Fortune Progressive", "wager": "$1", "seed": "$5,000",
-                        "increment_rate": "21%"}
+    d["progressive"] = {
+        "paytable": "Six-Card Fortune Progressive",
+        "wager": "$1",
+        "seed": "$5,000",
+        "increment_rate": "21%",
+    }
     with pytest.raises(ValueError, match="no progressive"):
         procedure_for("over-under", parse_profile(d, "<test>"))
 
@@ -371,8 +420,8 @@ def test_686a_cards_not_read_are_counted_then_keyed_with_six_decks_duplicates(tm
     h.post("shoe", "shoe", msg="REMAINING", remaining=312 - 7, stacks=5)
     assert h.state == "hand_entry"
     assert _key(h, "DEALER 2c 3c 4c").startswith("ERROR")
-    assert _key(h, "1 Ks Ks").startswith("ERROR")                   # three cards
-    for text in ("1 Ks Ks Qs", "2 Ks 2c 3c"):                         # 30 over; 15 under
+    assert _key(h, "1 Ks Ks").startswith("ERROR")  # three cards
+    for text in ("1 Ks Ks Qs", "2 Ks 2c 3c"):  # 30 over; 15 under
         assert not _key(h, text).startswith("ERROR"), text
     _key(h, "DONE")
     assert outcomes(h, 1) == ["win", "win", "win", "win"]
@@ -395,13 +444,17 @@ def test_686a_shoe_out_of_order_dealt_by_hand_decisions_then_keyed_hands(tmp_pat
     assert ("prompt", ("SEAT 3 UNDER-18 10.00",)) in h.keypad.calls
     assert h.state == "hand_entry"
     assert _key(h, "1 9h Kd As") == "SEAT 1 OK: 9h Kd As"
-    assert _key(h, "3 9h 2c 3c") == "SEAT 3 OK: 9h 2c 3c"          # six decks: the same card twice
+    assert _key(h, "3 9h 2c 3c") == "SEAT 3 OK: 9h 2c 3c"  # six decks: the same card twice
     _key(h, "DONE")
     assert h.state == "open_for_wagers"
     assert not any(c[0] == "dispense" for c in h.shoe.calls)
     # 30 is over 23, 14 under 18 (§ 686a.7(j)-(l)): each Over/Under wager wins even money (§ 686a.8(a))
     assert [(e.data["seat"], e.data["wager"], e.data["net"]) for e in records(h, "wager.result")] == [
-        (1, "ante", 2500), (1, "over-23", 2500), (3, "ante", 1000), (3, "under-18", 1000)]
+        (1, "ante", 2500),
+        (1, "over-23", 2500),
+        (3, "ante", 1000),
+        (3, "under-18", 1000),
+    ]
     shuffles = h.shoe.calls.count(("shuffle", ()))
     h.table.mark_in_service("shoe", "t")
     h.pump()
@@ -417,9 +470,9 @@ def test_686a_7_c_a_new_dealer_burns_a_card_and_a_floorperson_may_order_a_reshuf
     floorperson may direct a reshuffle after any round.  Both between rounds only."""
     h, shoe = _harness(tmp_path)
     shoe.shuffled()
-    _round(h, shoe, ["7d", "9h"], ["Kd As"])                    # burn + first card after the shuffle
+    _round(h, shoe, ["7d", "9h"], ["Kd As"])  # burn + first card after the shuffle
     _bets(h, "BET 1 ante 10")
-    assert h.table.round.to_dispense == [Stack("seat:1", 1)]      # dealt on: no burn
+    assert h.table.round.to_dispense == [Stack("seat:1", 1)]  # dealt on: no burn
     with pytest.raises(ValueError, match="between rounds only"):
         h.table.new_dealer("console:dealer")
     with pytest.raises(ValueError, match="between rounds only"):

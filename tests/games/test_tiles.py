@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import sqlite3
 from collections import Counter
+
 import pytest
 
 from controller.config import parse_profile
@@ -17,8 +18,16 @@ from controller.rules.tiles_deal import STYLES, deal
 from tests.games.tiles_harness import TilesHarness, ids_for, tiles_doc
 
 # the eight stacks of four used when the tiles do not matter (one whole set)
-PLAIN = ["6-6 6-6 1-1 1-1", "4-4 4-4 1-3 1-3", "5-5 5-5 3-3 3-3", "2-2 2-2 5-6 5-6",
-         "4-6 4-6 1-6 1-6", "1-5 1-5 3-6 4-5", "2-6 3-5 2-5 3-4", "2-4 1-4 2-3 1-2"]
+PLAIN = [
+    "6-6 6-6 1-1 1-1",
+    "4-4 4-4 1-3 1-3",
+    "5-5 5-5 3-3 3-3",
+    "2-2 2-2 5-6 5-6",
+    "4-6 4-6 1-6 1-6",
+    "1-5 1-5 3-6 4-5",
+    "2-6 3-5 2-5 3-4",
+    "2-4 1-4 2-3 1-2",
+]
 
 
 def kinds_of(h: TilesHarness, who: str) -> list[int]:
@@ -65,11 +74,21 @@ def test_200_simulated_rounds_balance_to_the_cent(tmp_path):
     for want in ("bank", "co-bank", "dealer-wager", "cut", "style", "setting", "surrender", "void", "bank-setting"):
         assert decisions[want] > 0, (want, decisions)
     outcomes = Counter((d["wager"], d["outcome"]) for k, d in rows if k == "wager.result")
-    for want in (("base", "win"), ("base", "lose"), ("base", "push"), ("base", "surrender"), ("base", "returned"),
-                 ("bank", "win"), ("bank", "lose"), ("pair-fortunes", "win"), ("sum", "win"), ("beat-it", "win")):
+    for want in (
+        ("base", "win"),
+        ("base", "lose"),
+        ("base", "push"),
+        ("base", "surrender"),
+        ("base", "returned"),
+        ("bank", "win"),
+        ("bank", "lose"),
+        ("pair-fortunes", "win"),
+        ("sum", "win"),
+        ("beat-it", "win"),
+    ):
         assert outcomes[want] > 0, (want, outcomes)
     assert any(d.get("reset") for k, d in rows if k == "decision" and d.get("decision") == "bank-setting")
-    assert sum(1 for k, _d in rows if k == "dice") >= 200          # the player-activated shaker every round
+    assert sum(1 for k, _d in rows if k == "dice") >= 200  # the player-activated shaker every round
 
 
 # --------------------------------------------------------------------------- (b) scripted rounds
@@ -80,11 +99,22 @@ def test_scripted_rounds_match_hand_computation(tmp_path):
     t = h.table
 
     # ---- round 1: the dealer banks (start of the game: no player bank, § 621a.9(b)) ----------
-    h.open_round(["6 base 107", "6 pair-fortunes 5", "6 sum 10", "3 base 40", "3 match-1 5", "3 beat-it 5",
-                  "2 base 20", "2 pair-fortunes 10", "1 base 25"])
+    h.open_round(
+        [
+            "6 base 107",
+            "6 pair-fortunes 5",
+            "6 sum 10",
+            "3 base 40",
+            "3 match-1 5",
+            "3 beat-it 5",
+            "2 base 20",
+            "2 pair-fortunes 10",
+            "1 base 25",
+        ]
+    )
     assert h.state == "bank_selection"
     assert h.key("BANK 3 500").startswith("ERROR: no player may bank at the start of the game (§ 621a.9(b))")
-    assert h.key("STYLE cup-say-right").startswith("STYLE CUP-SAY-RIGHT")      # the dealer's choice, § 621a.7(2)
+    assert h.key("STYLE cup-say-right").startswith("STYLE CUP-SAY-RIGHT")  # the dealer's choice, § 621a.7(2)
     h.key("DONE")
     assert h.state == "starting_position"
     # § 621a.6(a)(3): a player activates the shaker; the first is the player farthest to the dealer's right
@@ -98,20 +128,42 @@ def test_scripted_rounds_match_hand_computation(tmp_path):
     #   seat 6 Sum A $10: total 8 pays 3 to 1 -> +$30.00
     #   seat 3 Match on 1 $5: two dice show 1, double match 6 to 1 -> +$30.00
     #   seat 3 Beat It A $5: red 6 beats the blue 1 + 1 = 2 by 4 points, 50 to 1 -> +$250.00
-    assert results(h, 1) == [(6, "sum", "win", 3000, 0), (3, "match-1", "win", 3000, 0),
-                             (3, "beat-it", "win", 25000, 0)]
+    assert results(h, 1) == [
+        (6, "sum", "win", 3000, 0),
+        (3, "match-1", "win", 3000, 0),
+        (3, "beat-it", "win", 25000, 0),
+    ]
     # Cup Say from the right (§ 621a.7(2)): the top two tiles of stacks 1 and 2 to the starting
     # position (the Dead Hand), their bottom two to the next (the dealer), stacks 3-4 to seats 6
     # and 5, stacks 5-6 to seats 4 and 3, stacks 7-8 to seats 2 and 1
-    h.deal_tiles(ids_for(["1-5 1-5 2-3 1-4", "3-6 2-6 5-6 2-2", "1-1 1-1 5-5 5-5", "4-6 1-6 3-3 3-3",
-                          "2-2 5-6 3-4 2-5", "4-6 1-6 1-2 3-5", "6-6 2-4 6-6 4-5", "4-4 4-4 1-3 1-3"]))
+    h.deal_tiles(
+        ids_for(
+            [
+                "1-5 1-5 2-3 1-4",
+                "3-6 2-6 5-6 2-2",
+                "1-1 1-1 5-5 5-5",
+                "4-6 1-6 3-3 3-3",
+                "2-2 5-6 3-4 2-5",
+                "4-6 1-6 1-2 3-5",
+                "6-6 2-4 6-6 4-5",
+                "4-4 4-4 1-3 1-3",
+            ]
+        )
+    )
     assert h.state == "setting_hands"
-    for who, want in {"dead": "1-5 1-5 3-6 2-6", "dealer": "2-3 1-4 5-6 2-2", "seat:6": "1-1 1-1 4-6 1-6",
-                      "seat:5": "5-5 5-5 3-3 3-3", "seat:4": "2-2 5-6 4-6 1-6", "seat:3": "3-4 2-5 1-2 3-5",
-                      "seat:2": "6-6 2-4 4-4 4-4", "seat:1": "6-6 4-5 1-3 1-3"}.items():
+    for who, want in {
+        "dead": "1-5 1-5 3-6 2-6",
+        "dealer": "2-3 1-4 5-6 2-2",
+        "seat:6": "1-1 1-1 4-6 1-6",
+        "seat:5": "5-5 5-5 3-3 3-3",
+        "seat:4": "2-2 5-6 4-6 1-6",
+        "seat:3": "3-4 2-5 1-2 3-5",
+        "seat:2": "6-6 2-4 4-4 4-4",
+        "seat:1": "6-6 4-5 1-3 1-3",
+    }.items():
         assert kinds_of(h, who) == tiles(want), who
-    assert h.key("SET 1 6-6 1-3").startswith("SEAT 1 high")         # seat 1 sets his own hands (§ 621a.8(a))
-    assert h.key("VOID 2") == "SEAT 2 VOIDS THE HAND - WAGERS RETURNED"   # a tile exposed (§ 621a.10(d))
+    assert h.key("SET 1 6-6 1-3").startswith("SEAT 1 high")  # seat 1 sets his own hands (§ 621a.8(a))
+    assert h.key("VOID 2") == "SEAT 2 VOIDS THE HAND - WAGERS RETURNED"  # a tile exposed (§ 621a.10(d))
     # the dealer placed 2-3 with 5-6: not the house way; reset (§ 621a.10(f))
     assert h.key("BANKSET 2-3 5-6").startswith("DEALER RESET TO HOUSE WAY: high 1-4 2-3 (mixed-fives)")
     h.key("DONE")
@@ -126,28 +178,45 @@ def test_scripted_rounds_match_hand_computation(tmp_path):
     # Seat 2 voided his hand: the Pai Gow and Pair Fortunes Wagers returned (§ 621a.10(d)).
     # Seat 1 set 6-6 1-3 high = 16 -> 6 points (loses to the mixed fives), 4-5 1-3 = 13 -> 3 points
     #   (loses to 5) -> loses (§ 621a.8(g)): -$25.00 (the house way would have won both).
-    assert results(h, 1)[3:] == [(6, "base", "win", 10150, 550), (6, "pair-fortunes", "win", 1500, 0),
-                                 (3, "base", "push", 0, 0), (2, "base", "returned", 0, 0),
-                                 (2, "pair-fortunes", "returned", 0, 0), (1, "base", "lose", -2500, 0)]
+    assert results(h, 1)[3:] == [
+        (6, "base", "win", 10150, 550),
+        (6, "pair-fortunes", "win", 1500, 0),
+        (3, "base", "push", 0, 0),
+        (2, "base", "returned", 0, 0),
+        (2, "pair-fortunes", "returned", 0, 0),
+        (1, "base", "lose", -2500, 0),
+    ]
     h.shuffled()
 
     # ---- round 2: seat 3 banks; the dealer wagers $20 against it (§ 621a.9(c)-(h), (n)-(q)) ------
     h.open_round(["6 base 100", "1 base 50"])
-    assert h.key("BANK 3 149").startswith("ERROR: $149.00 does not cover")         # § 621a.9(d)(2)
-    assert h.key("BANK 4 500").startswith("ERROR: seat 4 placed no wager")          # § 621a.9(d)(1)
+    assert h.key("BANK 3 149").startswith("ERROR: $149.00 does not cover")  # § 621a.9(d)(2)
+    assert h.key("BANK 4 500").startswith("ERROR: seat 4 placed no wager")  # § 621a.9(d)(1)
     # offered from the player farthest to the dealer's right (seat 6, who declines), then seat 3
-    assert h.key("BANK 3 200") == "SEAT 3 BANKS; DEALER WAGERS 40.00"    # the bank's last wager, § 621a.9(h)
-    assert h.key("DEALER 50").startswith("ERROR")                         # more than the bank's last wager
-    assert h.key("DEALER 20") == "DEALER WAGERS 20.00"                     # the bank directs less
+    assert h.key("BANK 3 200") == "SEAT 3 BANKS; DEALER WAGERS 40.00"  # the bank's last wager, § 621a.9(h)
+    assert h.key("DEALER 50").startswith("ERROR")  # more than the bank's last wager
+    assert h.key("DEALER 20") == "DEALER WAGERS 20.00"  # the bank directs less
     h.key("DONE")
-    assert h.armed_for() == 3                                              # the bank shakes, § 621a.9(i)
+    assert h.armed_for() == 3  # the bank shakes, § 621a.9(i)
     # total 5 counted from the bank (§ 621a.9(j)): seat 3 (1), seat 2 (2), seat 1 (3), Dead Hand (4),
     # dealer (5) -> the dealer, position 1; standard delivery (§ 621a.6(d)): stack 1 to the dealer, then
     # seats 6, 5, 4, 3, 2, 1 and the Dead Hand
     h.roll((1, 2, 2), 0)
     assert t.round.start == 1
-    h.deal_tiles(ids_for(["1-1 2-2 5-6 4-6", "6-6 6-6 1-2 2-4", "1-1 2-2 5-6 1-6", "3-3 3-3 5-5 1-5",
-                          "4-4 4-4 2-3 3-6", "1-3 1-3 4-5 1-4", "2-5 3-4 5-5 4-6", "3-5 2-6 1-6 1-5"]))
+    h.deal_tiles(
+        ids_for(
+            [
+                "1-1 2-2 5-6 4-6",
+                "6-6 6-6 1-2 2-4",
+                "1-1 2-2 5-6 1-6",
+                "3-3 3-3 5-5 1-5",
+                "4-4 4-4 2-3 3-6",
+                "1-3 1-3 4-5 1-4",
+                "2-5 3-4 5-5 4-6",
+                "3-5 2-6 1-6 1-5",
+            ]
+        )
+    )
     assert kinds_of(h, "seat:3") == tiles("4-4 4-4 2-3 3-6")
     h.key("DONE")
     # Bank 4-4 4-4 2-3 3-6 (house way): pair of Eights high; low 2-3 + 3-6 = 14 -> 4 points.
@@ -159,26 +228,41 @@ def test_scripted_rounds_match_hand_computation(tmp_path):
     # Seat 1 2-5 3-4 5-5 4-6: mixed sevens lose to the pair of Eights; 5-5 + 4-6 = 20 -> 0 points loses
     #   -> -$50.00 to the center.
     # Center: $50 + $20 = $70 collected, $100 paid: the bank pays the $30 shortfall (§ 621a.9(o)) -> -$30.00.
-    assert results(h, 2) == [(6, "base", "win", 9500, 500), (1, "base", "lose", -5000, 0),
-                             (3, "bank", "lose", -3000, 0)]
+    assert results(h, 2) == [
+        (6, "base", "win", 9500, 500),
+        (1, "base", "lose", -5000, 0),
+        (3, "bank", "lose", -3000, 0),
+    ]
     h.shuffled()
 
     # ---- round 3: seat 1 banks and co-banks (§ 621a.9(e), (r)) ------------------------------------
     h.open_round(["6 base 100", "2 base 60"])
-    assert h.key("BANK 3 500").startswith("ERROR: seat 3 banked the last round")     # § 621a.9(c)
+    assert h.key("BANK 3 500").startswith("ERROR: seat 3 banked the last round")  # § 621a.9(c)
     assert h.key("COBANK").startswith("ERROR: no player banks")
     assert h.key("BANK 1 500") == "SEAT 1 BANKS; DEALER WAGERS 25.00"
     assert h.key("COBANK") == "SEAT 1 CO-BANKS WITH THE DEALER"
     assert h.key("DEALER 10").startswith("ERROR: the dealer wagers against a player bank only")
-    assert h.key("CUT R 1-2") == "CUT: STACKS 1 2 3 4 5 6 7 8"       # stacks 1-2 moved to the right end: no change
+    assert h.key("CUT R 1-2") == "CUT: STACKS 1 2 3 4 5 6 7 8"  # stacks 1-2 moved to the right end: no change
     assert h.key("CUT L 7-8").startswith("ERROR: the tiles are cut one time only")
     h.key("DONE")
     assert h.armed_for() == 1
     # total 10 from the bank (seat 1 = 1, Dead Hand 2, dealer 3, seats 6..1 = 4..9, Dead Hand 10)
     h.roll((3, 3, 4), 1)
     assert t.round.start == 8
-    h.deal_tiles(ids_for(["6-6 5-5 3-5 2-4", "1-3 1-3 3-4 2-5", "6-6 4-5 3-3 3-3", "4-4 4-4 1-2 1-4",
-                          "5-5 2-3 1-6 1-5", "1-6 5-6 4-6 2-2", "2-6 1-5 3-6 4-6", "1-1 1-1 2-2 5-6"]))
+    h.deal_tiles(
+        ids_for(
+            [
+                "6-6 5-5 3-5 2-4",
+                "1-3 1-3 3-4 2-5",
+                "6-6 4-5 3-3 3-3",
+                "4-4 4-4 1-2 1-4",
+                "5-5 2-3 1-6 1-5",
+                "1-6 5-6 4-6 2-2",
+                "2-6 1-5 3-6 4-6",
+                "1-1 1-1 2-2 5-6",
+            ]
+        )
+    )
     assert kinds_of(h, "seat:1") == tiles("1-1 1-1 2-2 5-6")
     h.key("DONE")
     # Co-bank 1-1 1-1 2-2 5-6, set by the dealer (house way, § 621a.9(e)): pair of Twos; 2-2 + 5-6 = 5 points.
@@ -227,9 +311,15 @@ def test_bad_entries_are_refused_and_change_nothing(tmp_path):
     assert t.round.keyed == {}
     h.open_round(["1 base 10", "1 beat-it 1.02", "5 base 20"])
     before = dict(t.round.extra)
-    for bad, why in (("BANK 1 100", "start of the game"), ("COBANK", "no player banks"),
-                     ("STYLE zigzag", "not a dealing style offered"), ("CUT R 1-2", "only a player bank"),
-                     ("DEALER 5", "player bank only"), ("SET 1 1-1 1-1", "enter BANK"), ("", "empty")):
+    for bad, why in (
+        ("BANK 1 100", "start of the game"),
+        ("COBANK", "no player banks"),
+        ("STYLE zigzag", "not a dealing style offered"),
+        ("CUT R 1-2", "only a player bank"),
+        ("DEALER 5", "player bank only"),
+        ("SET 1 1-1 1-1", "enter BANK"),
+        ("", "empty"),
+    ):
         reply = h.key(bad) if bad else h.key("  ")
         assert reply.startswith("ERROR") and why in reply, (bad, reply)
     assert t.round.extra == before and t.state == "bank_selection"
@@ -238,9 +328,15 @@ def test_bad_entries_are_refused_and_change_nothing(tmp_path):
     h.deal_tiles(ids_for(PLAIN))
     assert h.state == "setting_hands"
     hand = t.proc.show_cards(t.round.cards["seat:1"])
-    for bad, why in (("SET 4 6-6 6-6", "not playing this round"), ("SET 1 6-6 6-6", "is not among the tiles"),
-                     ("SET 1 7-7 1-1", "7-7"), ("SURRENDER x", "not a seat number"), ("VOID 3", "not playing"),
-                     ("BANKSET 1-1", "enter SET"), ("HELLO", "enter SET")):
+    for bad, why in (
+        ("SET 4 6-6 6-6", "not playing this round"),
+        ("SET 1 6-6 6-6", "is not among the tiles"),
+        ("SET 1 7-7 1-1", "7-7"),
+        ("SURRENDER x", "not a seat number"),
+        ("VOID 3", "not playing"),
+        ("BANKSET 1-1", "enter SET"),
+        ("HELLO", "enter SET"),
+    ):
         reply = h.key(bad)
         assert reply.startswith("ERROR") and why in reply, (bad, reply, hand)
     assert t.round.extra["set"] == {} and t.round.extra["voided"] == [] and t.round.extra["surrendered"] == []
@@ -249,7 +345,7 @@ def test_bad_entries_are_refused_and_change_nothing(tmp_path):
     h.key("DONE")
     assert h.state == "open_for_wagers"
     rs = {(r["seat"], r["wager"]): r["outcome"] for r in h.results()}
-    assert rs[(5, "base")] == "surrender"                                           # § 621a.8(e)
+    assert rs[(5, "base")] == "surrender"  # § 621a.8(e)
     assert (1, "beat-it") in rs
 
 
@@ -289,7 +385,7 @@ def test_unread_tiles_are_keyed_with_the_bank_hand(tmp_path):
     assert h.state == "hand_entry"
     assert h.key("3 6-6 6-6 1-2 2-4").startswith("SEAT 3 OK: 6-6 6-6 1-2 2-4")
     assert h.key("5 6-6 1-1 1-1 4-4").startswith("ERROR: every 6-6 tile is already entered")
-    assert h.key("DONE").startswith("ERROR: enter the tiles of: 5")          # the dealer is not needed
+    assert h.key("DONE").startswith("ERROR: enter the tiles of: 5")  # the dealer is not needed
     h.key("5 1-1 1-1 4-4 4-4")
     h.key("DONE")
     # the players still set their hands on the tiles as keyed (§ 621a.8(a)), Phase.after_entry
@@ -301,19 +397,24 @@ def test_unread_tiles_are_keyed_with_the_bank_hand(tmp_path):
     assert results(h, 2) == [(5, "base", "lose", -2000, 0), (3, "bank", "win", 1900, 100)]
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"game": {"seats": 7}}, "six betting positions"),
-    ({"progressive": {"paytable": "Tiles Pai Gow", "wager": "$1", "seed": "$1", "increment_rate": "1%"}},
-     "no progressive"),
-    ({"options": {"colour": "red"}}, "colour: not an option"),
-    ({"options": {"styles": ["standard", "spiral"]}}, "unknown dealing style 'spiral'"),
-    ({"options": {"dealing_style": "chee-yee", "styles": ["standard"]}}, "must be one of the styles offered"),
-    ({"options": {"player_bank": False}}, "co-banking (§ 621a.9(e)) needs player_bank"),
-    ({"options": {"sum": "Tiles Match"}}, "not pai-gow-tiles/sum"),
-    ({"options": {"house_way": "mine"}}, "no house way named 'mine'"),
-    ({"options": {"player_bank": "yes"}}, "not true or false"),
-    ({"game": {"start_method": "rng"}}, "need the player-activated shaker"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"game": {"seats": 7}}, "six betting positions"),
+        (
+            {"progressive": {"paytable": "Tiles Pai Gow", "wager": "$1", "seed": "$1", "increment_rate": "1%"}},
+            "no progressive",
+        ),
+        ({"options": {"colour": "red"}}, "colour: not an option"),
+        ({"options": {"styles": ["standard", "spiral"]}}, "unknown dealing style 'spiral'"),
+        ({"options": {"dealing_style": "chee-yee", "styles": ["standard"]}}, "must be one of the styles offered"),
+        ({"options": {"player_bank": False}}, "co-banking (§ 621a.9(e)) needs player_bank"),
+        ({"options": {"sum": "Tiles Match"}}, "not pai-gow-tiles/sum"),
+        ({"options": {"house_way": "mine"}}, "no house way named 'mine'"),
+        ({"options": {"player_bank": "yes"}}, "not true or false"),
+        ({"game": {"start_method": "rng"}}, "need the player-activated shaker"),
+    ],
+)
 def test_profile_errors_name_the_option(change, message):
     doc = tiles_doc()
     doc["game"]["options"].update(change.get("options", {}))
@@ -360,7 +461,7 @@ def test_bank_rotation_survives_a_restart(tmp_path):
     assert before["rounds_played"] == 1 and before["last_dealer_round"] == [[3, 4000], [6, 10000]]
     h.close()
 
-    h = TilesHarness(path)                        # restarted on the same ledger
+    h = TilesHarness(path)  # restarted on the same ledger
     assert h.table.proc.carry() == before
     h.open_round(["6 base 100", "1 base 50"])
     # seat 3 wagered against the dealer in the last round: it may bank now (§ 621a.9(d)(1))
@@ -372,7 +473,7 @@ def test_a_carried_state_this_table_cannot_take_is_recorded_and_the_game_starts_
     path = tmp_path / "ledger.sqlite3"
     h = TilesHarness(path)
     play_plain(h, ["6 base 100"])
-    state = {**h.table.proc.carry(), "first_offer": 9}        # a seat this six-seat table does not have
+    state = {**h.table.proc.carry(), "first_offer": 9}  # a seat this six-seat table does not have
     h.ledger.append([Record("game.carry", h.table.round_no, {"game": "pai-gow-tiles", "state": state})])
     h.close()
     h = TilesHarness(path)

@@ -3,11 +3,10 @@ keyed entries, the player-activated shaker's result, the shoe's eight stacks of 
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from controller.rules.tiles import FULL_SET, parse_tiles
 from tests.harness import Harness

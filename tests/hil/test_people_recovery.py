@@ -18,7 +18,7 @@ def test_people_validate_a_recovered_hit_then_play(tmp_path):
     royal = list(parse_cards("As Ks Qs Js Ts 4d"))
     deck = royal + [c for c in range(53) if c not in royal]
     rig = Rig(tmp_path, seed=4, speed=50.0)
-    rig.shaker.shaker_faults.scripted.append((2, 3, 4, 0))   # start position 2: the first stack is seat 6's
+    rig.shaker.shaker_faults.scripted.append((2, 3, 4, 0))  # start position 2: the first stack is seat 6's
     rig.shoe.stacked_decks.append(deck)
     rig.start()
     try:
@@ -31,7 +31,7 @@ def test_people_validate_a_recovered_hit_then_play(tmp_path):
         rig.press("confirm")
         rig.table.wait_for(lambda s: s["state"] == "floor_validation", 30)
     finally:
-        rig.stop()                                           # power lost while the hit waits
+        rig.stop()  # power lost while the hit waits
     rig2 = Rig(tmp_path, seed=5, speed=50.0)
     rig2.start()
     try:

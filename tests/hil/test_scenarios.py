@@ -43,11 +43,20 @@ def _write(tmp_path, name, text):
 def test_hil_run_prints_the_table_and_fails_on_a_failing_scenario(tmp_path, capsys):
     from controller.cli import main
 
-    good = _write(tmp_path, "a-good.yaml", 'name: opens\nsection: "SPEC § 4"\n'
-                  "steps:\n  - wait: {state: open_for_wagers, deck_ready: true}\n"
-                  "expect: {meter_cents: 500000, tilt: false}\n")
-    _write(tmp_path, "b-bad.yaml", 'name: wrong-meter\nsection: "SPEC § 4"\n'"rig: {wait_s: 1}\n"
-                 "steps:\n  - wait: {state: open_for_wagers}\nexpect: {meter_cents: 1}\n")
+    good = _write(
+        tmp_path,
+        "a-good.yaml",
+        'name: opens\nsection: "SPEC § 4"\n'
+        "steps:\n  - wait: {state: open_for_wagers, deck_ready: true}\n"
+        "expect: {meter_cents: 500000, tilt: false}\n",
+    )
+    _write(
+        tmp_path,
+        "b-bad.yaml",
+        'name: wrong-meter\nsection: "SPEC § 4"\n'
+        "rig: {wait_s: 1}\n"
+        "steps:\n  - wait: {state: open_for_wagers}\nexpect: {meter_cents: 1}\n",
+    )
     assert main(["hil", "run", str(good)]) == 0
     out = capsys.readouterr().out
     assert "PASS    opens" in out and "1 scenario(s): 1 passed, 0 failed" in out
@@ -58,17 +67,19 @@ def test_hil_run_prints_the_table_and_fails_on_a_failing_scenario(tmp_path, caps
     assert "2 scenario(s): 1 passed, 1 failed" in out
 
 
-@pytest.mark.parametrize("text, problem", [
-    ("name: x\nsteps: []\n", "'section' is required"),
-    ('name: x\nsection: "none"\n', "cites no section"),
-    ('name: x\nsection: "§ 1"\nsteps:\n  - dance: 1\n', "unknown action 'dance'"),
-    ('name: x\nsection: "§ 1"\nexpect: {colour: red}\n', "unknown expectation"),
-    ('name: x\nsection: "§ 1"\nwhatever: 1\n', "unknown key"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("name: x\nsteps: []\n", "'section' is required"),
+        ('name: x\nsection: "none"\n', "cites no section"),
+        ('name: x\nsection: "§ 1"\nsteps:\n  - dance: 1\n', "unknown action 'dance'"),
+        ('name: x\nsection: "§ 1"\nexpect: {colour: red}\n', "unknown expectation"),
+        ('name: x\nsection: "§ 1"\nwhatever: 1\n', "unknown key"),
+    ],
+)
 def test_invalid_scenarios_are_refused_with_exit_2(tmp_path, capsys, text, problem):
     from controller.cli import main
 
     p = _write(tmp_path, "x.yaml", text)
     assert main(["hil", "run", str(p)]) == 2
     assert problem in capsys.readouterr().out
-

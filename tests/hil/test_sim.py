@@ -17,10 +17,10 @@ def test_sim_20_rounds_deterministic(tmp_path):
     lines = outs[0].splitlines()
     assert sum(1 for line in lines if line.startswith("round ")) == 20
     assert "  rounds: 20 (0 void)" in lines
-    summary = dict(line.strip().split(": ", 1) for line in lines[lines.index("summary:") + 1:])
+    summary = dict(line.strip().split(": ", 1) for line in lines[lines.index("summary:") + 1 :])
     assert summary["meter_start"] == "$5,000.00"
     prog = int(summary["progressive_wagers"])
-    assert int(summary["accepted_wagers"]) > prog > 0      # the full table: keyed wagers too
+    assert int(summary["accepted_wagers"]) > prog > 0  # the full table: keyed wagers too
     # with no hits, the meter moved by exactly 21 cents per accepted $1 wager (§ 670a.12(d)(2))
     if summary["hits"] == "0":
         end = int(summary["meter_end"].replace("$", "").replace(",", "").replace(".", ""))

@@ -27,10 +27,10 @@ def test_670a_5_i_2_rng_draw_counts_from_the_dealer(tmp_path):
     rng = FixedRng([3])
     h = Harness(tmp_path / "l.db", doc, rng=rng)
     lock_and_confirm(h, (2,))
-    assert h.state == "dispensing" and rng.draws == [7]          # a number from 1 to 7
+    assert h.state == "dispensing" and rng.draws == [7]  # a number from 1 to 7
     draw = records(h, "rng.draw")[0].data
     assert draw == {"value": 3, "range": 7, "start": 3}
-    assert ("message", ("RNG 3 - START POSITION 3",)) in h.sign.calls   # displayed
+    assert ("message", ("RNG 3 - START POSITION 3",)) in h.sign.calls  # displayed
     assert not [c for c in h.shaker.calls if c[0] == "activate"]
 
 
@@ -65,13 +65,13 @@ def test_670a_13_n_shoe_out_of_order_dealer_enters_winning_hands(tmp_path):
     h.press("confirm")
     h.dice((1, 2, 3))
     assert h.state == "hand_entry" and not [c for c in h.shoe.calls if c[0] == "dispense"]
-    h.post("keypad", "keypad", msg="ENTRY", text="9 As Ks Qs Js Ts 4d")     # no such seat
-    h.post("keypad", "keypad", msg="ENTRY", text="4 As Ks Qs Js Ts")        # five cards, not six
-    h.post("keypad", "keypad", msg="ENTRY", text="4 As Ks Qs Js Ts Xx")     # not a card
+    h.post("keypad", "keypad", msg="ENTRY", text="9 As Ks Qs Js Ts 4d")  # no such seat
+    h.post("keypad", "keypad", msg="ENTRY", text="4 As Ks Qs Js Ts")  # five cards, not six
+    h.post("keypad", "keypad", msg="ENTRY", text="4 As Ks Qs Js Ts Xx")  # not a card
     assert h.table.round.entered == {} and len(records(h, "keypad.rejected")) == 3
     assert any("ERROR" in c[1][0] for c in h.keypad.calls if c[0] == "prompt")
     h.post("keypad", "keypad", msg="ENTRY", text=f"4 {ROYAL}")
-    h.post("keypad", "keypad", msg="ENTRY", text="2 As 2c 3d 4h 5s 9c")     # As already entered for seat 4
+    h.post("keypad", "keypad", msg="ENTRY", text="2 As 2c 3d 4h 5s 9c")  # As already entered for seat 4
     h.post("keypad", "keypad", msg="ENTRY", text="DONE")
     assert h.state == "floor_validation"
     res = {r.seat: r for r in h.table.round.results if r.wager == "progressive"}
@@ -94,10 +94,10 @@ def test_unread_cards_go_to_keypad_entry_after_the_stub_check(tmp_path):
 
 def test_670a_13_l_shuffler_failure_reshuffles_then_tilts_after_three(tmp_path):
     h = Harness(tmp_path / "l.db")
-    shuffles = lambda: len([c for c in h.shoe.calls if c[0] == "shuffle"])   # noqa: E731
+    shuffles = lambda: len([c for c in h.shoe.calls if c[0] == "shuffle"])  # noqa: E731
     n0 = shuffles()
     h.post("shoe", "shoe", msg="SHUFFLE_FAILED", code=1, cards=53)
-    assert shuffles() == n0 + 1 and h.state == "open_for_wagers"       # reshuffled
+    assert shuffles() == n0 + 1 and h.state == "open_for_wagers"  # reshuffled
     h.post("shoe", "shoe", msg="SHUFFLED", cards=53)
     assert h.table.deck_ready and h.table.shuffle_failures == 0
     for _ in range(3):

@@ -29,11 +29,16 @@ def test_checker_detects_doubles_and_losses(tmp_path):
     from controller.service import LEDGER_FILE
 
     led = Ledger(tmp_path / LEDGER_FILE, "T")
-    led.append([Record("meter.init", 0, {"level": "primary", "seed": 500_000, "rate": "21/100"}),
-                Record("round.open", 1, {}), Record("lockout", 1, {"count": 1}),
-                Record("wager.accepted", 1, {"seat": 2, "spot": "progressive", "cents": 100}),
-                Record("wager.accepted", 1, {"seat": 2, "spot": "progressive", "cents": 100}),
-                Record("round.complete", 1, {})])
+    led.append(
+        [
+            Record("meter.init", 0, {"level": "primary", "seed": 500_000, "rate": "21/100"}),
+            Record("round.open", 1, {}),
+            Record("lockout", 1, {"count": 1}),
+            Record("wager.accepted", 1, {"seat": 2, "spot": "progressive", "cents": 100}),
+            Record("wager.accepted", 1, {"seat": 2, "spot": "progressive", "cents": 100}),
+            Record("round.complete", 1, {}),
+        ]
+    )
     led.close()
     w = tmp_path / "witness.jsonl"
     w.write_text(json.dumps({"what": "hit_paid", "round": 1, "seat": 2, "cents": 5, "order": 1}) + "\n")

@@ -28,8 +28,8 @@ class MeterMachine(RuleBasedStateMachine):
         self.doc = profile_doc(rate=rate)
         self.rate = Fraction(rate.rstrip("%")) / 100
         self.h = Harness(self.path, self.doc)
-        self.value = Fraction(SEED)           # the model's meter, exact
-        self.credited: dict[int, int] = {}    # this round's credited wagers
+        self.value = Fraction(SEED)  # the model's meter, exact
+        self.credited: dict[int, int] = {}  # this round's credited wagers
         self.accepted: list[int] = []
         self.payouts_seen = 0
         self.last_value = self.h.table.meters["primary"].value
@@ -67,8 +67,11 @@ class MeterMachine(RuleBasedStateMachine):
         self.credited = {}
 
     @precondition(lambda self: self.h.state == "starting_position")
-    @rule(d=st.tuples(st.integers(1, 6), st.integers(1, 6), st.integers(1, 6)),
-          hit=st.sampled_from(sorted(HANDS)), pick=st.integers(0, 5))
+    @rule(
+        d=st.tuples(st.integers(1, 6), st.integers(1, 6), st.integers(1, 6)),
+        hit=st.sampled_from(sorted(HANDS)),
+        pick=st.integers(0, 5),
+    )
     def roll_and_deal(self, d, hit, pick):
         hands = {}
         if HANDS[hit] and self.accepted:
@@ -95,7 +98,7 @@ class MeterMachine(RuleBasedStateMachine):
         event(f"restart in {state}")
         self.h.close()
         if state in ("no_more_bets", "starting_position", "dispensing", "stub_check"):
-            self.value -= self.rate * sum(self.credited.values())   # recovery voids the round
+            self.value -= self.rate * sum(self.credited.values())  # recovery voids the round
             self.credited = {}
         self.h = Harness(self.path, self.doc)
 

@@ -19,7 +19,7 @@ def play_to_settlement(h: Harness, seats, dice=(2, 3, 4), hands=None):
         h.edge(f"bet.progressive.{s}", True)
     h.press("lockout")
     for s in seats:
-        h.edge(f"bet.progressive.{s}", False)      # the dealer collects the chips
+        h.edge(f"bet.progressive.{s}", False)  # the dealer collects the chips
     h.press("confirm")
     h.dice(dice)
     start = (sum(dice) - 1) % 7 + 1
@@ -42,7 +42,7 @@ def test_670a_7_c_late_chip_rejected_and_flashed_accepted_set_unchanged(tmp_path
     h.shuffled()
     h.edge("bet.progressive.2", True)
     h.press("lockout")
-    h.edge("bet.progressive.5", True)                # placed after "no more bets"
+    h.edge("bet.progressive.5", True)  # placed after "no more bets"
     assert h.table.round.accepted == {2: 100}
     assert h.lights.mode("light.progressive.5") == "blink-fast"
     assert h.lights.mode("light.progressive.2") == "on"
@@ -55,7 +55,7 @@ def test_lockout_twice_and_chatter_cause_no_fault(tmp_path):
     h.shuffled()
     h.edge("bet.progressive.4", True)
     h.press("lockout")
-    h.press("lockout")                               # a second press is ignored
+    h.press("lockout")  # a second press is ignored
     for _ in range(5):
         h.post("input", "bet.progressive.4", active=False)
         h.post("input", "bet.progressive.4", active=True)
@@ -69,11 +69,11 @@ def test_count_mismatch_is_an_event_and_dealer_may_void(tmp_path):
     for s in (1, 6):
         h.edge(f"bet.progressive.{s}", True)
     h.press("lockout")
-    h.press("void")                                   # chips collected != accepted count
+    h.press("void")  # chips collected != accepted count
     assert [e.data["count"] for e in records(h, "count.mismatch")] == [2]
     assert sorted(e.data["seat"] for e in records(h, "wager.returned")) == [1, 6]
     assert h.state == "open_for_wagers"
-    assert h.table.meters["primary"].value == 500_000   # nothing was credited yet
+    assert h.table.meters["primary"].value == 500_000  # nothing was credited yet
 
 
 def test_670a_13_m_void_after_confirmation_returns_contributions_as_new_entries(tmp_path):
@@ -85,9 +85,9 @@ def test_670a_13_m_void_after_confirmation_returns_contributions_as_new_entries(
     h.press("confirm")
     assert h.table.meters["primary"].value == 500_042
     h.dice((1, 1, 1))
-    h.post("shoe", "shoe", msg="JAM", stack=3, dispensed=2)    # § 670a.13(m)
+    h.post("shoe", "shoe", msg="JAM", stack=3, dispensed=2)  # § 670a.13(m)
     assert h.table.meters["primary"].value == 500_000
-    assert len(records(h, "meter.increment")) == 2 and len(records(h, "meter.void")) == 2   # nothing deleted
+    assert len(records(h, "meter.increment")) == 2 and len(records(h, "meter.void")) == 2  # nothing deleted
     assert h.ledger.verify() == []
 
 
@@ -96,13 +96,13 @@ def test_670a_12_d_3_two_hits_paid_in_settlement_order_each_from_meter_as_it_sta
     # seat 5 and seat 2 both hit a royal flush (10% of meter); settlement runs seat 6 -> 1 (§ 670a.11(e))
     play_to_settlement(h, (2, 5), hands={5: ROYAL, 2: "Ah Kh Qh Jh Th 3c"})
     assert h.state == "floor_validation"
-    m0 = h.table.meters["primary"].value                        # 500,042
+    m0 = h.table.meters["primary"].value  # 500,042
     assert m0 == 500_042
     h.press("key")
-    first = Fraction(1, 10) * 500_042                           # 50,004.2 -> 50,004 cents
+    first = Fraction(1, 10) * 500_042  # 50,004.2 -> 50,004 cents
     assert h.table.meters["primary"].value == m0 - 50_004
     h.press("key")
-    second = (Fraction(1, 10) * (m0 - 50_004)).__floor__()      # from the meter as it then stands
+    second = (Fraction(1, 10) * (m0 - 50_004)).__floor__()  # from the meter as it then stands
     assert h.table.meters["primary"].value == m0 - 50_004 - second
     assert h.state == "open_for_wagers"
     pays = records(h, "meter.payout")
@@ -116,7 +116,7 @@ def test_670a_12_d_2_hundred_percent_hit_resets_to_seed_and_carries_remainder(tm
     h = Harness(tmp_path / "l.db", profile_doc(rate="1.5%"))
     play_to_settlement(h, (1, 3, 4), hands={3: FIVE_ACES})
     m = h.table.meters["primary"]
-    assert m.value == 500_000 + Fraction(9, 2)                  # 3 x 1.5 cents = 4.5 cents, half a cent hidden
+    assert m.value == 500_000 + Fraction(9, 2)  # 3 x 1.5 cents = 4.5 cents, half a cent hidden
     h.press("key")
     m = h.table.meters["primary"]
     assert m.cents == 500_000 and m.remainder == Fraction(1, 2)  # reseeded; the half cent carried
@@ -126,7 +126,7 @@ def test_670a_12_d_2_hundred_percent_hit_resets_to_seed_and_carries_remainder(tm
 
 def test_fixed_progressive_pays_are_table_paid_and_do_not_move_the_meter(tmp_path):
     h = Harness(tmp_path / "l.db")
-    play_to_settlement(h, (1,), hands={1: "7c 7d 7h 7s 2d 5h"})   # four of a kind: 150 for 1
+    play_to_settlement(h, (1,), hands={1: "7c 7d 7h 7s 2d 5h"})  # four of a kind: 150 for 1
     m = h.table.meters["primary"]
     assert m.value == 500_021 and m.paid_table == 15_000 and m.fixed_hits == 1
     assert h.state == "open_for_wagers"
@@ -139,7 +139,7 @@ def test_688a_12_d_reserve_funds_the_next_jackpot(tmp_path):
     assert m.value == 500_002 and m.reserve == 2
     h.press("key")
     m = h.table.meters["primary"]
-    assert m.value == 500_000 + 2 and m.reserve == 0              # seed + reserve moved in
+    assert m.value == 500_000 + 2 and m.reserve == 0  # seed + reserve moved in
     assert m.value == m.expected_value()
 
 
@@ -150,7 +150,7 @@ def test_restart_mid_round_voids_it_and_returns_everything(tmp_path):
         h.edge(f"bet.progressive.{s}", True)
     h.press("lockout")
     h.press("confirm")
-    h.close()                                                     # power lost here
+    h.close()  # power lost here
     h2 = Harness(tmp_path / "l.db")
     assert h2.state == "open_for_wagers"
     assert h2.table.meters["primary"].value == 500_000
@@ -176,6 +176,7 @@ def test_broken_chain_is_a_tilt_that_survives_restart_until_cleared(tmp_path):
     play_to_settlement(h, (1,))
     h.close()
     import sqlite3
+
     db = sqlite3.connect(tmp_path / "l.db")
     db.execute("UPDATE events SET data = replace(data, '\"count\":1', '\"count\":9') WHERE kind = 'lockout'")
     db.commit()
@@ -184,12 +185,12 @@ def test_broken_chain_is_a_tilt_that_survives_restart_until_cleared(tmp_path):
     assert h2.state == "tilt" and "self-check" in h2.table.tilts
     h2.close()
     h3 = Harness(tmp_path / "l.db")
-    assert h3.state == "tilt"                                     # still there after a restart
+    assert h3.state == "tilt"  # still there after a restart
     h3.post("command", "console", cmd="clear", reason="ledger inspected, lockout record edit logged", by="tech1")
     assert h3.state == "open_for_wagers"
     h3.close()
     h4 = Harness(tmp_path / "l.db")
-    assert h4.state == "open_for_wagers"                          # acknowledged problems do not re-tilt
+    assert h4.state == "open_for_wagers"  # acknowledged problems do not re-tilt
 
 
 def test_tilt_while_a_hit_waits_never_drops_the_hit(tmp_path):
@@ -198,13 +199,13 @@ def test_tilt_while_a_hit_waits_never_drops_the_hit(tmp_path):
     assert h.state == "floor_validation"
     h.post("link", "sign", event="lost", detail="nothing received for 4 s")
     assert h.state == "tilt"
-    h.press("key")                                      # no validation while in tilt
+    h.press("key")  # no validation while in tilt
     assert records(h, "meter.payout") == []
     h.post("command", "console", cmd="clear", reason="try again", by="tech1")
-    assert h.state == "tilt" and len(records(h, "tilt.clear_refused")) == 1    # the sign is still lost
+    assert h.state == "tilt" and len(records(h, "tilt.clear_refused")) == 1  # the sign is still lost
     h.post("link", "sign", event="restored", detail="frames received again")
     h.post("command", "console", cmd="clear", reason="sign cable reseated", by="tech1")
-    assert h.state == "floor_validation"                # back to the floorperson
+    assert h.state == "floor_validation"  # back to the floorperson
     h.press("key")
     assert [e.data["cents"] for e in records(h, "meter.payout")] == [50_002]
     assert h.state == "open_for_wagers"
@@ -227,7 +228,7 @@ def test_periodic_full_audit_finds_an_old_edit_and_tilts(make_rig):
     rig.table.wait_for(lambda s: s["state"] == "open_for_wagers", 30)
     assert rig.service.audit_ledger() == []
     path = rig.service.ledger.path
-    db = sqlite3.connect(path, timeout=30)        # the service may be writing: wait for its lock
+    db = sqlite3.connect(path, timeout=30)  # the service may be writing: wait for its lock
     db.execute("UPDATE events SET data = replace(data, 'version', 'versi0n') WHERE kind = 'power.up'")
     db.commit()
     db.close()
@@ -244,14 +245,15 @@ def test_670a_7_e_progressive_chip_without_a_base_wager_is_refused_and_flashed(t
     h.shuffled()
     h.post("keypad", "keypad", msg="ENTRY", text="BET 2 base 25")
     h.edge("bet.progressive.2", True)
-    h.edge("bet.progressive.5", True)                    # no base wager at seat 5
+    h.edge("bet.progressive.5", True)  # no base wager at seat 5
     h.press("lockout")
     assert h.table.round.wagers == {(2, "base"): 2500, (2, "progressive"): 100}
     assert h.lights.mode("light.progressive.5") == "blink-fast"
     assert h.lights.mode("light.progressive.2") == "on"
     refused = [e.data for e in records(h, "wager.rejected")]
-    assert refused == [{"seat": 5, "spot": "progressive", "reason": "a progressive wager needs a base wager "
-                                                                  "(§ 670a.7(e)(4))"}]
+    assert refused == [
+        {"seat": 5, "spot": "progressive", "reason": "a progressive wager needs a base wager (§ 670a.7(e)(4))"}
+    ]
 
 
 def test_start_method_must_fit_the_game(tmp_path):

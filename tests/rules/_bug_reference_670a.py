@@ -17,8 +17,19 @@ from collections import Counter
 from itertools import combinations
 
 JOKER = 52
-ORDER = ["high-card", "pair", "two-pair", "three-of-a-kind", "straight", "flush", "full-house",
-         "four-of-a-kind", "straight-flush", "royal-flush", "five-aces"]
+ORDER = [
+    "high-card",
+    "pair",
+    "two-pair",
+    "three-of-a-kind",
+    "straight",
+    "flush",
+    "full-house",
+    "four-of-a-kind",
+    "straight-flush",
+    "royal-flush",
+    "five-aces",
+]
 CAT = {name: i for i, name in enumerate(ORDER)}
 
 

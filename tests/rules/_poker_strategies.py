@@ -19,8 +19,9 @@ def hands(n: int, deck: int = 53, force: tuple[int, ...] = ()) -> st.SearchStrat
         rest = [c for c in rest if c != first][: n - 1]
         return (first, *rest)
 
-    forced = st.tuples(st.sampled_from(force),
-                       st.lists(st.integers(0, deck - 1), min_size=n, max_size=n, unique=True)).map(with_forced)
+    forced = st.tuples(
+        st.sampled_from(force), st.lists(st.integers(0, deck - 1), min_size=n, max_size=n, unique=True)
+    ).map(with_forced)
     return st.one_of(plain, forced)
 
 

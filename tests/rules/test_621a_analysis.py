@@ -12,18 +12,21 @@ def _load():
     load_all()
 
 
-@pytest.mark.parametrize("wager,paytable,payback", [
-    ("sum", "Tiles Sum A", Fraction(204, 216)),
-    ("sum", "Tiles Sum B", Fraction(206, 216)),
-    ("sum", "Tiles Sum C", Fraction(204, 216)),
-    ("sum", "Tiles Sum D", Fraction(204, 216)),
-    ("match", "Tiles Match", Fraction(206, 216)),
-    ("beat-it", "Tiles Beat It A", Fraction(200, 216)),
-    ("beat-it", "Tiles Beat It B", Fraction(210, 216)),
-    ("beat-it", "Tiles Beat It C", Fraction(210, 216)),
-    # 1*301 + 119*26 + 420*9 + 1680*5 + 4620*4 returned over 35,960 hands
-    ("pair-fortunes", "Tiles Pair Fortunes", Fraction(34055, 35960)),
-])
+@pytest.mark.parametrize(
+    "wager,paytable,payback",
+    [
+        ("sum", "Tiles Sum A", Fraction(204, 216)),
+        ("sum", "Tiles Sum B", Fraction(206, 216)),
+        ("sum", "Tiles Sum C", Fraction(204, 216)),
+        ("sum", "Tiles Sum D", Fraction(204, 216)),
+        ("match", "Tiles Match", Fraction(206, 216)),
+        ("beat-it", "Tiles Beat It A", Fraction(200, 216)),
+        ("beat-it", "Tiles Beat It B", Fraction(210, 216)),
+        ("beat-it", "Tiles Beat It C", Fraction(210, 216)),
+        # 1*301 + 119*26 + 420*9 + 1680*5 + 4620*4 returned over 35,960 hands
+        ("pair-fortunes", "Tiles Pair Fortunes", Fraction(34055, 35960)),
+    ],
+)
 def test_paybacks_exact(wager, paytable, payback):
     res = ANALYZERS[("pai-gow-tiles", wager)](paytable, {})
     assert res.payback == payback
@@ -35,8 +38,13 @@ def test_pair_fortunes_counts_over_c_32_4():
     res = ANALYZERS[("pai-gow-tiles", "pair-fortunes")](None, {})
     assert res.total == 35960
     assert {r.outcome: r.count for r in res.rows} == {
-        "gee-joon-and-heaven": 1, "two-pair": 119, "gee-joon-pair": 420, "mixed-pair": 1680,
-        "identical-pair": 4620, "lose": 29120}
+        "gee-joon-and-heaven": 1,
+        "two-pair": 119,
+        "gee-joon-pair": 420,
+        "mixed-pair": 1680,
+        "identical-pair": 4620,
+        "lose": 29120,
+    }
 
 
 def test_defaults_and_errors():

@@ -4,7 +4,9 @@ from collections import Counter
 from itertools import combinations
 
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from controller.rules.tiles import FULL_SET, GEE_JOON, KINDS, settings, tiles_str
 from controller.rules.tiles_houseway import HOUSE_WAYS, get_house_way, house_way, house_way_step
@@ -23,11 +25,11 @@ def test_step1_supreme_pair_played_as_supreme_pair_621a_8_d_1():
 
 
 def test_step2_always_a_pair_wong_or_gong_621a_8_d_2():
-    step, s = house_way_step("1-1 1-1 6-6 1-6")   # pair of Twos over Twelve + Seven = 9
+    step, s = house_way_step("1-1 1-1 6-6 1-6")  # pair of Twos over Twelve + Seven = 9
     assert step == 2 and s.high.pair_rank == 3 and s.low.value == 9
-    step, s = house_way_step("6-6 4-5 2-3 3-3")   # wong
+    step, s = house_way_step("6-6 4-5 2-3 3-3")  # wong
     assert step == 2 and s.high.pair_rank == 17 and s.low.value == 1
-    step, s = house_way_step("1-1 4-4 5-6 2-3")   # gong (1-1 with 4-4)
+    step, s = house_way_step("1-1 4-4 5-6 2-3")  # gong (1-1 with 4-4)
     assert step == 2 and s.high.pair_rank == 20 and s.low.value == 6
 
 
@@ -44,11 +46,11 @@ def test_step2_tie_break_best_qualifying_hand_then_other_hand():
 
 
 def test_step3_nine_eight_or_seven_621a_8_d_3():
-    step, s = house_way_step("6-6 3-4 5-5 1-2")   # 6-6+3-4 = 9 (Twelve high) preferred over an 8/7 split
+    step, s = house_way_step("6-6 3-4 5-5 1-2")  # 6-6+3-4 = 9 (Twelve high) preferred over an 8/7 split
     assert step == 3 and s.high.value == 9 and s.high.top_rank == 1 and s.low.value == 6
-    step, s = house_way_step("5-6 4-6 1-4 2-5")   # 5-6 + 2-5 = 8 is the only 7-9
+    step, s = house_way_step("5-6 4-6 1-4 2-5")  # 5-6 + 2-5 = 8 is the only 7-9
     assert step == 3 and _desc(s) == ("5-6 2-5", "4-6 1-4")
-    step, s = house_way_step("1-2 3-3 5-5 4-6")   # 1-2 + 3-3 = 9 (1-2 counted as 3, § 621a.3(f))
+    step, s = house_way_step("1-2 3-3 5-5 4-6")  # 1-2 + 3-3 = 9 (1-2 counted as 3, § 621a.3(f))
     assert step == 3 and s.high.value == 9
 
 
@@ -62,7 +64,7 @@ def test_step4_highest_with_lowest_621a_8_d_4():
 def _check(tiles):
     step, s = house_way_step(tiles)
     assert Counter(s.tiles) == Counter(tiles)
-    assert s.high.score >= s.low.score                       # never fouls (§ 621a.1 high hand)
+    assert s.high.score >= s.low.score  # never fouls (§ 621a.1 high hand)
     splits = settings(tiles)
     if GEE_JOON <= set(tiles):
         assert step == 1 and s.high.pair_rank == 1
@@ -98,7 +100,7 @@ def test_house_way_never_fouls_property(tiles):
 
 def test_house_way_exhaustive_over_every_four_tile_set():
     distinct = {tuple(sorted(c)) for c in combinations(FULL_SET, 4)}
-    assert len(distinct) == 8130   # x^4 in (1+x+x^2)^11 (1+x)^10: four-tile multisets
+    assert len(distinct) == 8130  # x^4 in (1+x+x^2)^11 (1+x)^10: four-tile multisets
     steps = Counter(_check(list(t))[0] for t in distinct)
     assert sum(steps.values()) == 8130 and set(steps) == {1, 2, 3, 4}
 

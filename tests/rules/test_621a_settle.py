@@ -1,19 +1,42 @@
 """Settlement: Pai Gow Wager, vigorish, Pair Fortunes, player bank and co-bank (§§ 621a.8, 621a.9, 621a.11)."""
 
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from controller.rules.settlement import table_net
 from controller.rules.tiles import FULL_SET, make_setting, settings
 from controller.rules.tiles_houseway import house_way
 from controller.rules.tiles_settle import (
-    CoBankSplitError, PlayerWager, can_bank, dealer_wager_against_bank, select_bank, settle_bank, settle_pai_gow,
-    settle_pair_fortunes, vigorish,
+    CoBankSplitError,
+    PlayerWager,
+    can_bank,
+    dealer_wager_against_bank,
+    select_bank,
+    settle_bank,
+    settle_pai_gow,
+    settle_pair_fortunes,
+    vigorish,
 )
 
 
-@pytest.mark.parametrize("won,vig", [(10000, 500), (1000, 50), (500, 25), (100, 25), (1500, 75), (2500, 125),
-                                     (700, 50), (2100, 125), (3000, 150), (1, 25), (0, 0)])
+@pytest.mark.parametrize(
+    "won,vig",
+    [
+        (10000, 500),
+        (1000, 50),
+        (500, 25),
+        (100, 25),
+        (1500, 75),
+        (2500, 125),
+        (700, 50),
+        (2100, 125),
+        (3000, 150),
+        (1, 25),
+        (0, 0),
+    ],
+)
 def test_vigorish_examples_621a_11_a(won, vig):
     assert vigorish(won) == vig
 
@@ -25,14 +48,14 @@ def test_vigorish_multiple_of_25_and_at_least_5_percent(won):
     assert v % 25 == 0 and 20 * v >= won and 20 * (v - 25) < won
 
 
-DEALER = make_setting("6-6 1-6", "2-2 3-3")   # 9 (Twelve high) / 0
+DEALER = make_setting("6-6 1-6", "2-2 3-3")  # 9 (Twelve high) / 0
 
 
 def test_pai_gow_win_pays_even_money_less_vig_621a_8_i():
     r = settle_pai_gow(1, 2000, make_setting("1-1 1-1", "4-4 1-5"), DEALER)
     assert (r.outcome, r.net, r.commission, r.pays) == ("win", 1900, 100, "1 to 1")
     r = settle_pai_gow(1, 700, make_setting("1-1 1-1", "4-4 1-5"), DEALER)
-    assert (r.net, r.commission) == (650, 50)     # 35 cents rounded up to 50
+    assert (r.net, r.commission) == (650, 50)  # 35 cents rounded up to 50
 
 
 def test_pai_gow_tie_and_loss_621a_8_g_h():
@@ -49,9 +72,17 @@ def test_surrender_621a_8_e():
     assert settle_pair_fortunes(3, 500, "2-4 1-2 6-6 6-6").net == 150000
 
 
-@pytest.mark.parametrize("tiles,net", [("2-4 1-2 6-6 6-6", 300 * 500), ("1-1 1-1 3-3 3-3", 25 * 500),
-                                       ("2-4 1-2 5-5 1-4", 8 * 500), ("3-4 2-5 6-6 1-1", 4 * 500),
-                                       ("6-6 6-6 1-1 2-4", 3 * 500), ("6-6 1-1 4-5 2-6", -500)])
+@pytest.mark.parametrize(
+    "tiles,net",
+    [
+        ("2-4 1-2 6-6 6-6", 300 * 500),
+        ("1-1 1-1 3-3 3-3", 25 * 500),
+        ("2-4 1-2 5-5 1-4", 8 * 500),
+        ("3-4 2-5 6-6 1-1", 4 * 500),
+        ("6-6 6-6 1-1 2-4", 3 * 500),
+        ("6-6 1-1 4-5 2-6", -500),
+    ],
+)
 def test_pair_fortunes_621a_11_b(tiles, net):
     assert settle_pair_fortunes(4, 500, tiles).net == net
 
@@ -63,16 +94,16 @@ def test_bad_amounts():
         settle_pair_fortunes(1, 100, "6-6 6-6 6-6 1-1")
 
 
-BANK = make_setting("4-4 4-4", "1-6 2-2")     # pair of Eights / 1 point
+BANK = make_setting("4-4 4-4", "1-6 2-2")  # pair of Eights / 1 point
 
 
 def test_player_bank_621a_9_o_p_q():
     wagers = [
-        PlayerWager(1, 2000, make_setting("6-6 6-6", "4-5 3-5")),   # pair > pair, 7 > 1: wins
-        PlayerWager(2, 1000, make_setting("1-3 1-3", "1-5 1-4")),   # pair of Fours < Eights; 1 vs 1: lose
-        PlayerWager(5, 3000, None),                                 # surrendered
+        PlayerWager(1, 2000, make_setting("6-6 6-6", "4-5 3-5")),  # pair > pair, 7 > 1: wins
+        PlayerWager(2, 1000, make_setting("1-3 1-3", "1-5 1-4")),  # pair of Fours < Eights; 1 vs 1: lose
+        PlayerWager(5, 3000, None),  # surrendered
     ]
-    dealer = make_setting("1-1 1-1", "5-6 5-5")                     # Twos > Eights, 1 (5-6 high) vs 1 (1-6): win
+    dealer = make_setting("1-1 1-1", "5-6 5-5")  # Twos > Eights, 1 (5-6 high) vs 1 (1-6): win
     s = settle_bank(3, BANK, wagers, dealer_wager=1500, dealer=dealer)
     by = {(r.seat, r.wager): r for r in s.results}
     assert by[(1, "base")].net == 1900 and by[(1, "base")].commission == 100
@@ -93,14 +124,14 @@ def test_player_bank_shortfall_paid_by_bank():
 
 def test_cobank_621a_9_r():
     wagers = [
-        PlayerWager(1, 2000, make_setting("6-6 6-6", "4-5 3-5")),   # win
-        PlayerWager(2, 6000, make_setting("1-3 1-3", "1-5 1-4")),   # lose
+        PlayerWager(1, 2000, make_setting("6-6 6-6", "4-5 3-5")),  # win
+        PlayerWager(2, 6000, make_setting("1-3 1-3", "1-5 1-4")),  # lose
     ]
     s = settle_bank(4, BANK, wagers, cobank=True)
     # surplus 4000: house keeps 2000, 5% of the co-bank's 2000 = 100
     assert s.surplus == 4000 and s.house_share == 2000 and s.results[-1].net == 1900
     assert table_net(list(s.results)) == s.house_net == 2000 + 100 + 100
-    s = settle_bank(4, BANK, wagers[:1], cobank=True)     # shortfall 2000 split 1000 / 1000
+    s = settle_bank(4, BANK, wagers[:1], cobank=True)  # shortfall 2000 split 1000 / 1000
     assert s.house_share == -1000 and s.results[-1].net == -1000
     with pytest.raises(CoBankSplitError):
         settle_bank(4, BANK, [PlayerWager(1, 2025, wagers[0].setting)], cobank=True)
@@ -110,7 +141,7 @@ def test_cobank_621a_9_r():
 
 def test_bank_input_errors():
     with pytest.raises(ValueError):
-        settle_bank(1, BANK, [PlayerWager(1, 100, BANK)])          # the bank wagers on one area only
+        settle_bank(1, BANK, [PlayerWager(1, 100, BANK)])  # the bank wagers on one area only
     with pytest.raises(ValueError):
         settle_bank(1, BANK, [PlayerWager(2, 100, BANK), PlayerWager(2, 100, BANK)])
 
@@ -148,15 +179,20 @@ four = st.lists(st.integers(0, 31), min_size=16, max_size=16, unique=True)
 
 
 @hsettings(max_examples=150)
-@given(four, st.lists(st.integers(1, 400).map(lambda k: 25 * k), min_size=3, max_size=3),
-       st.integers(0, 400).map(lambda k: 25 * k), st.booleans(), st.integers(0, 2))
+@given(
+    four,
+    st.lists(st.integers(1, 400).map(lambda k: 25 * k), min_size=3, max_size=3),
+    st.integers(0, 400).map(lambda k: 25 * k),
+    st.booleans(),
+    st.integers(0, 2),
+)
 def test_bank_settlement_conserves_money(ix, amounts, dealer_wager, cobank, surrender_choice):
     tiles = [FULL_SET[i] for i in ix]
     bank = house_way(tiles[0:4])
     dealer = house_way(tiles[4:8])
     ws = []
     for k, seat in enumerate((2, 3, 5)):
-        setting = settings(tiles[8 + 4 * k: 12 + 4 * k] if k < 2 else tiles[12:16])[surrender_choice]
+        setting = settings(tiles[8 + 4 * k : 12 + 4 * k] if k < 2 else tiles[12:16])[surrender_choice]
         ws.append(PlayerWager(seat, amounts[k], None if (k == 0 and surrender_choice == 2) else setting))
     try:
         s = settle_bank(1, bank, ws, dealer_wager=0 if cobank else dealer_wager, dealer=dealer, cobank=cobank)

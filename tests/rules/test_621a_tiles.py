@@ -3,12 +3,37 @@
 from collections import Counter
 
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from controller.rules.tiles import (
-    FULL_SET, KINDS, T11, T12, T13, T16, T24, T26, T35, T36, T44, T45, T66, SettingError, TileError,
-    classify_pair_fortunes, compare, eval_hand, hand, make_setting, parse_tile, parse_tiles, resolve, setting_of,
-    settings, tile_str,
+    FULL_SET,
+    KINDS,
+    T11,
+    T12,
+    T13,
+    T16,
+    T24,
+    T26,
+    T35,
+    T36,
+    T44,
+    T45,
+    T66,
+    SettingError,
+    TileError,
+    classify_pair_fortunes,
+    compare,
+    eval_hand,
+    hand,
+    make_setting,
+    parse_tile,
+    parse_tiles,
+    resolve,
+    setting_of,
+    settings,
+    tile_str,
 )
 
 
@@ -69,13 +94,36 @@ def test_supreme_pair_is_highest_621a_3_c():
             assert compare(sp, eval_hand(a, b)) == 1
 
 
-@pytest.mark.parametrize("text,rank", [
-    ("6-6 6-6", 2), ("1-1 1-1", 3), ("4-4 4-4", 4), ("1-3 1-3", 5), ("5-5 5-5", 6), ("3-3 3-3", 7),
-    ("2-2 2-2", 8), ("5-6 5-6", 9), ("4-6 4-6", 10), ("1-6 1-6", 11), ("1-5 1-5", 12),
-    ("3-6 4-5", 13), ("3-5 2-6", 14), ("3-4 2-5", 15), ("1-4 2-3", 16),
-    ("6-6 4-5", 17), ("6-6 3-6", 17), ("1-1 4-5", 18), ("1-1 3-6", 18),
-    ("6-6 2-6", 19), ("6-6 3-5", 19), ("6-6 4-4", 19), ("1-1 2-6", 20), ("1-1 3-5", 20), ("1-1 4-4", 20),
-])
+@pytest.mark.parametrize(
+    "text,rank",
+    [
+        ("6-6 6-6", 2),
+        ("1-1 1-1", 3),
+        ("4-4 4-4", 4),
+        ("1-3 1-3", 5),
+        ("5-5 5-5", 6),
+        ("3-3 3-3", 7),
+        ("2-2 2-2", 8),
+        ("5-6 5-6", 9),
+        ("4-6 4-6", 10),
+        ("1-6 1-6", 11),
+        ("1-5 1-5", 12),
+        ("3-6 4-5", 13),
+        ("3-5 2-6", 14),
+        ("3-4 2-5", 15),
+        ("1-4 2-3", 16),
+        ("6-6 4-5", 17),
+        ("6-6 3-6", 17),
+        ("1-1 4-5", 18),
+        ("1-1 3-6", 18),
+        ("6-6 2-6", 19),
+        ("6-6 3-5", 19),
+        ("6-6 4-4", 19),
+        ("1-1 2-6", 20),
+        ("1-1 3-5", 20),
+        ("1-1 4-4", 20),
+    ],
+)
 def test_pair_wong_gong_ranks_621a_3_c(text, rank):
     h = hand(text)
     assert h.pair_rank == rank
@@ -84,7 +132,7 @@ def test_pair_wong_gong_ranks_621a_3_c(text, rank):
 
 def test_pairs_outrank_any_point_hand_621a_3_c():
     worst_pair = hand("1-1 4-4")  # twentieth (gong)
-    nine = hand("6-6 1-6")        # 19 -> 9, Twelve high: the best point hand
+    nine = hand("6-6 1-6")  # 19 -> 9, Twelve high: the best point hand
     assert nine.value == 9
     assert compare(worst_pair, nine) == 1
 
@@ -99,35 +147,35 @@ def test_not_permissible_pairs_are_point_hands():
 
 
 def test_value_examples_621a_3_e():
-    assert hand("1-1 3-3").value == 8       # (e)(1)
-    assert hand("5-6 1-6").value == 8       # (e)(2): 18 -> 8
+    assert hand("1-1 3-3").value == 8  # (e)(1)
+    assert hand("5-6 1-6").value == 8  # (e)(2): 18 -> 8
 
 
 def test_gee_joon_three_or_six_621a_3_f():
-    assert hand("2-4 5-5").value == 6       # 2-4 as 6
-    assert hand("2-4 1-4").value == 8       # 6 + 5 = 11 -> 1, or 3 + 5 = 8
-    assert hand("1-2 1-4").value == 8       # 3 + 5
-    assert hand("1-2 2-2").value == 7       # 3 + 4; 6 + 4 = 10 -> 0
-    assert hand("1-2 1-5").value == 9       # 3 + 6
-    assert hand("1-2 3-4").value == 3       # 3 + 7 = 0 or 6 + 7 = 13 -> 3
+    assert hand("2-4 5-5").value == 6  # 2-4 as 6
+    assert hand("2-4 1-4").value == 8  # 6 + 5 = 11 -> 1, or 3 + 5 = 8
+    assert hand("1-2 1-4").value == 8  # 3 + 5
+    assert hand("1-2 2-2").value == 7  # 3 + 4; 6 + 4 = 10 -> 0
+    assert hand("1-2 1-5").value == 9  # 3 + 6
+    assert hand("1-2 3-4").value == 3  # 3 + 7 = 0 or 6 + 7 = 13 -> 3
 
 
 def test_gee_joon_rank_follows_its_count_621a_3_f():
     # 1-2 counted as 6 ranks fifteenth: beats a same-value hand whose best tile ranks sixteenth
-    a = hand("1-2 1-4")   # 1-2 as 3 (rank 17): 8 points, top tile 1-4 (16)
+    a = hand("1-2 1-4")  # 1-2 as 3 (rank 17): 8 points, top tile 1-4 (16)
     assert a.top_rank == 16
-    b = hand("1-2 2-2")   # 7 points; top tile 2-2 (7)
+    b = hand("1-2 2-2")  # 7 points; top tile 2-2 (7)
     assert b.top_rank == 7
-    c = hand("2-4 1-4")   # 2-4 as 3 (rank 17): 3 + 5 = 8, top tile 1-4; as 6 it would be 1 point
+    c = hand("2-4 1-4")  # 2-4 as 3 (rank 17): 3 + 5 = 8, top tile 1-4; as 6 it would be 1 point
     assert c.value == 8 and c.top_rank == 16
     assert compare(c, a) == 0  # the same 8 with the same top tile: a copy
-    e = hand("1-2 5-6")   # 1-2 as 6 (rank 15): 6 + 11 = 7; top tile 5-6
+    e = hand("1-2 5-6")  # 1-2 as 6 (rank 15): 6 + 11 = 7; top tile 5-6
     assert e.value == 7 and e.top_rank == 8
-    f = hand("2-4 2-3")   # 2-4 as 3 gives 8 with top tile 2-3 (16); as 6 gives 1
+    f = hand("2-4 2-3")  # 2-4 as 3 gives 8 with top tile 2-3 (16); as 6 gives 1
     assert f.value == 8 and f.top_rank == 16
-    g = hand("2-4 4-4")   # pairs are not formed by Gee Joon: 6 + 8 = 4 or 3 + 8 = 1 -> 4, top 4-4
+    g = hand("2-4 4-4")  # pairs are not formed by Gee Joon: 6 + 8 = 4 or 3 + 8 = 1 -> 4, top 4-4
     assert g.value == 4 and g.top_rank == 3
-    d = hand("2-4 5-6")   # 6+11=17 -> 7 (top 5-6 rank 8) or 3+11=14 -> 4
+    d = hand("2-4 5-6")  # 6+11=17 -> 7 (top 5-6 rank 8) or 3+11=14 -> 4
     assert d.value == 7 and d.top_rank == 8
 
 
@@ -145,27 +193,27 @@ def test_copy_hands_621a_3_d_and_i():
     assert compare(hand("6-6 4-5"), hand("6-6 3-6")) == 0
     # same value, highest tiles of identical rank: copy (second tile irrelevant)
     assert compare(hand("6-6 3-4"), hand("6-6 2-5")) == 0
-    assert compare(hand("4-5 3-4"), hand("3-6 2-5")) == 0   # 6 points, a Nine (12th) the highest tile in both
+    assert compare(hand("4-5 3-4"), hand("3-6 2-5")) == 0  # 6 points, a Nine (12th) the highest tile in both
     a, b = make_setting("6-6 3-4", "4-4 2-3"), make_setting("6-6 2-5", "1-3 4-4")
     c = resolve(a, b)
     assert c.high == 0 and c.outcome != "win"
 
 
 def test_zero_zero_tie_goes_to_dealer_621a_3_g():
-    z1 = hand("5-5 4-6")           # 0 points with a Ten (fifth) high
-    z2 = hand("2-2 3-3")           # 0 points with a Six (sixth) high
-    z3 = hand("2-5 1-2")           # 7 + 3 = 0 or 7 + 6 = 3: 3 points, not zero
+    z1 = hand("5-5 4-6")  # 0 points with a Ten (fifth) high
+    z2 = hand("2-2 3-3")  # 0 points with a Six (sixth) high
+    z3 = hand("2-5 1-2")  # 7 + 3 = 0 or 7 + 6 = 3: 3 points, not zero
     assert z1.value == z2.value == 0 and z3.value == 3
     assert compare(z1, z2) == 0 and z1.score == z2.score == 0
     assert resolve(make_setting("6-6 6-6", "5-5 4-6"), make_setting("1-1 1-1", "2-2 3-3")).outcome == "push"
 
 
 def test_resolve_621a_8_g_h_i():
-    dealer = make_setting("6-6 1-6", "2-2 3-3")            # 9 / 0
-    assert resolve(make_setting("1-1 1-1", "4-4 1-5"), dealer).outcome == "win"       # pair / 4 > 0
-    assert resolve(make_setting("1-1 1-1", "4-6 5-5"), dealer).outcome == "push"      # (h)(1): low 0-0 to dealer
-    assert resolve(make_setting("6-6 2-5", "4-6 5-5"), dealer).outcome == "lose"      # (g): copy high, low 0
-    assert resolve(make_setting("1-3 2-2", "4-4 1-5"), dealer).outcome == "push"      # (h)(2)
+    dealer = make_setting("6-6 1-6", "2-2 3-3")  # 9 / 0
+    assert resolve(make_setting("1-1 1-1", "4-4 1-5"), dealer).outcome == "win"  # pair / 4 > 0
+    assert resolve(make_setting("1-1 1-1", "4-6 5-5"), dealer).outcome == "push"  # (h)(1): low 0-0 to dealer
+    assert resolve(make_setting("6-6 2-5", "4-6 5-5"), dealer).outcome == "lose"  # (g): copy high, low 0
+    assert resolve(make_setting("1-3 2-2", "4-4 1-5"), dealer).outcome == "push"  # (h)(2)
 
 
 def test_setting_reversed_is_relabelled_or_refused_621a_1():
@@ -186,16 +234,19 @@ def test_three_settings():
     assert sorted((s.high.pair_rank, s.low.pair_rank or s.low.value) for s in ss) == [(13, 4), (17, 18), (17, 18)]
 
 
-@pytest.mark.parametrize("text,expect", [
-    ("2-4 1-2 6-6 6-6", "gee-joon-and-heaven"),
-    ("2-4 1-2 1-1 1-1", "two-pair"),
-    ("6-6 6-6 3-6 4-5", "two-pair"),
-    ("2-4 1-2 6-6 1-1", "gee-joon-pair"),
-    ("3-5 2-6 6-6 1-1", "mixed-pair"),
-    ("6-6 6-6 1-1 2-4", "identical-pair"),     # the Heaven Pair alone is an Identical Pair
-    ("6-6 1-1 4-5 2-6", "no-pair"),             # wongs and gongs are not Pair Fortunes pairs
-    ("4-4 2-6 5-5 4-6", "no-pair"),             # same spots but not a § 621a.3(c) pair
-])
+@pytest.mark.parametrize(
+    "text,expect",
+    [
+        ("2-4 1-2 6-6 6-6", "gee-joon-and-heaven"),
+        ("2-4 1-2 1-1 1-1", "two-pair"),
+        ("6-6 6-6 3-6 4-5", "two-pair"),
+        ("2-4 1-2 6-6 1-1", "gee-joon-pair"),
+        ("3-5 2-6 6-6 1-1", "mixed-pair"),
+        ("6-6 6-6 1-1 2-4", "identical-pair"),  # the Heaven Pair alone is an Identical Pair
+        ("6-6 1-1 4-5 2-6", "no-pair"),  # wongs and gongs are not Pair Fortunes pairs
+        ("4-4 2-6 5-5 4-6", "no-pair"),  # same spots but not a § 621a.3(c) pair
+    ],
+)
 def test_pair_fortunes_621a_8_j_and_11_b(text, expect):
     assert classify_pair_fortunes(text) == expect
 

@@ -45,8 +45,8 @@ def test_exact_counts() -> None:
     assert run("insurance").total == TOTAL_HANDS == comb(53, 7) == 154_143_080
     f = marginal(0)
     assert sum(f.values()) == TOTAL_HANDS
-    assert f["five-aces"] == comb(48, 2)                  # four aces, the joker, any two
-    assert f["seven-card-straight-flush"] == 8 * 4        # 8 seven-card windows (A-7 .. 8-A) x 4 suits
+    assert f["five-aces"] == comb(48, 2)  # four aces, the joker, any two
+    assert f["seven-card-straight-flush"] == 8 * 4  # 8 seven-card windows (A-7 .. 8-A) x 4 suits
     assert f["seven-card-straight-flush-joker"] == (8 * 7 - 7) * 4  # 6-card subsets of windows, 7 shared
     assert f["royal-flush-royal-match"] == 4 * 3 + 4 * 5 * 3  # natural; joker for one royal card
     assert marginal(2)["royal-flush"] == f["royal-flush"] + f["royal-flush-royal-match"]
@@ -59,7 +59,7 @@ def test_fortune_and_progressive_paybacks() -> None:
     """Regression figures (4 decimals) for § 659a.12(b) A-D and § 659a.12(d)(1)."""
     got = {t: f"{float(run('fortune', f'Fortune Asia Fortune {t}').payback) * 100:.4f}" for t in "ABCD"}
     assert got == {"A": "92.2344", "B": "92.1721", "C": "91.9992", "D": "91.5100"}
-    assert f"{float(run('progressive').payback) * 100:.4f}" == "46.7141"          # meter $2,000, $1
+    assert f"{float(run('progressive').payback) * 100:.4f}" == "46.7141"  # meter $2,000, $1
     hi = run("progressive", None, meter="$100,000")
     lo = run("progressive", None, meter="$2,000")
     # each $1 of meter is worth (228 * 100% + 1128 * 10%) / C(53,7) per $1 wagered

@@ -28,24 +28,24 @@ def cat(text: str) -> HandCat:
 @pytest.mark.parametrize(
     "hand, expected",
     [
-        ("As Ad Ah Ac", HandCat.FOUR_ACES),             # (b)(1)
-        ("Jk As Ad Ah", HandCat.FOUR_ACES),             # joker ranked as an ace, § 659a.6(a)
-        ("Ks Qs Js Ts", HandCat.STRAIGHT_FLUSH),        # (b)(2)
-        ("Jk Qs Js 9s", HandCat.STRAIGHT_FLUSH),        # joker completes a straight flush
-        ("Ks Kd Kh Kc", HandCat.FOUR_OF_A_KIND),        # (b)(3)
-        ("Jk Ks Kd Kh", HandCat.THREE_OF_A_KIND),       # the joker never makes four kings
-        ("Ks 9s 5s 2s", HandCat.FLUSH),                 # (b)(4)
-        ("Jk 9s 5s 2s", HandCat.FLUSH),                 # joker completes a flush
-        ("Ah 2s 3d 4c", HandCat.STRAIGHT),              # (b)(5) A-2-3-4
-        ("Jk Kd Qc Jh", HandCat.STRAIGHT),              # joker completes A-K-Q-J
-        ("Qs Kd Ah 2c", HandCat.HIGH_CARD),             # § 659a.6(a): no Q-K-A-2
-        ("7s 7d 7h 2c", HandCat.THREE_OF_A_KIND),       # (b)(6)
+        ("As Ad Ah Ac", HandCat.FOUR_ACES),  # (b)(1)
+        ("Jk As Ad Ah", HandCat.FOUR_ACES),  # joker ranked as an ace, § 659a.6(a)
+        ("Ks Qs Js Ts", HandCat.STRAIGHT_FLUSH),  # (b)(2)
+        ("Jk Qs Js 9s", HandCat.STRAIGHT_FLUSH),  # joker completes a straight flush
+        ("Ks Kd Kh Kc", HandCat.FOUR_OF_A_KIND),  # (b)(3)
+        ("Jk Ks Kd Kh", HandCat.THREE_OF_A_KIND),  # the joker never makes four kings
+        ("Ks 9s 5s 2s", HandCat.FLUSH),  # (b)(4)
+        ("Jk 9s 5s 2s", HandCat.FLUSH),  # joker completes a flush
+        ("Ah 2s 3d 4c", HandCat.STRAIGHT),  # (b)(5) A-2-3-4
+        ("Jk Kd Qc Jh", HandCat.STRAIGHT),  # joker completes A-K-Q-J
+        ("Qs Kd Ah 2c", HandCat.HIGH_CARD),  # § 659a.6(a): no Q-K-A-2
+        ("7s 7d 7h 2c", HandCat.THREE_OF_A_KIND),  # (b)(6)
         ("Jk As Ad 5c", HandCat.THREE_OF_A_KIND),
-        ("7s 7d 3h 3c", HandCat.TWO_PAIR),              # (b)(7)
+        ("7s 7d 3h 3c", HandCat.TWO_PAIR),  # (b)(7)
         ("Jk As 3h 3c", HandCat.TWO_PAIR),
-        ("7s 7d 3h 2c", HandCat.PAIR),                  # (b)(8)
+        ("7s 7d 3h 2c", HandCat.PAIR),  # (b)(8)
         ("Jk Ad 9h 2c", HandCat.PAIR),
-        ("Jk Kd 9h 2c", HandCat.HIGH_CARD),             # joker as an ace kicker
+        ("Jk Kd 9h 2c", HandCat.HIGH_CARD),  # joker as an ace kicker
     ],
 )
 def test_659a_6_b_four_card_categories(hand: str, expected: HandCat) -> None:
@@ -54,8 +54,17 @@ def test_659a_6_b_four_card_categories(hand: str, expected: HandCat) -> None:
 
 def test_659a_6_b_order_flush_and_straight_beat_trips_and_four_aces_beat_straight_flush() -> None:
     """§ 659a.6(b)(1)-(8) order: four aces > SF > quads > flush > straight > trips > two pair > pair."""
-    ladder = ["2s 3d 5h 9c", "2s 2d 5h 9c", "2s 2d 5h 5c", "2s 2d 2h 9c", "2s 3d 4h 5c",
-              "2s 3s 5s 7s", "2s 2d 2h 2c", "2s 3s 4s 5s", "As Ad Ah Ac"]
+    ladder = [
+        "2s 3d 5h 9c",
+        "2s 2d 5h 9c",
+        "2s 2d 5h 5c",
+        "2s 2d 2h 9c",
+        "2s 3d 4h 5c",
+        "2s 3s 5s 7s",
+        "2s 2d 2h 2c",
+        "2s 3s 4s 5s",
+        "As Ad Ah Ac",
+    ]
     keys = [H(h).key for h in ladder]
     assert keys == sorted(keys) and len(set(keys)) == len(keys)
 
@@ -86,16 +95,16 @@ def test_659a_6_c_ties_and_copies() -> None:
     """§ 659a.6(c): the highest card decides, then the next; identical = a copy."""
     assert compare(H("As 9d 5h 2c"), H("Ad 9s 5c 2h")) == 0
     assert compare(H("As 9d 5h 3c"), H("Ad 9s 5c 2h")) == 1
-    assert compare(H("7s 7d Kh 2c"), H("7h 7c Qh Jc")) == 1   # pair, then kickers
+    assert compare(H("7s 7d Kh 2c"), H("7h 7c Qh Jc")) == 1  # pair, then kickers
     assert compare(medium_hand("Jk 2c"), medium_hand("As 2d")) == 0  # joker = ace in medium
-    assert compare(medium_hand("Jk As"), medium_hand("Kd Kc")) == 1   # a pair of aces
+    assert compare(medium_hand("Jk As"), medium_hand("Kd Kc")) == 1  # a pair of aces
     assert compare(low_hand("Jk"), low_hand("Ad")) == 0
     assert compare(low_hand("Kd"), low_hand("Qd")) == 1
 
 
 # --- § 659a.11(b): setting; § 659a.11(f)(1)(iii)-(v): fouls ------------------------------
 def test_659a_11_b_example_pair_of_sevens_split() -> None:
-    """"if the two-card medium hand contains a pair of sevens, the four-card high hand must
+    """ "if the two-card medium hand contains a pair of sevens, the four-card high hand must
     contain at least a pair of sevens and the two remaining cards" (§ 659a.11(b))."""
     s = make_setting("7h 7d 3s 2c", "7s 7c", "Ad")
     assert s.foul() is None
@@ -104,11 +113,11 @@ def test_659a_11_b_example_pair_of_sevens_split() -> None:
 @pytest.mark.parametrize(
     "high, medium, low, clause",
     [
-        ("Ks 9d 5h 2c", "Qs Qd", "3h", "(iii)"),   # medium pair over a high-card high hand
-        ("Ks Kd 5h 2c", "As Ad", "3h", "(iii)"),   # higher pair in the medium hand
-        ("Qs 9d 5h 2c", "Ks 3d", "4h", "(iii)"),   # medium's top card over the high's
-        ("As 9d 5h 2c", "Ks 3d", "Ah", "(iv)"),    # low over the medium
-        ("As 9d 5h 2c", "Ts 3d", "Kh", "(iv)"),     # low's king over the medium's ten
+        ("Ks 9d 5h 2c", "Qs Qd", "3h", "(iii)"),  # medium pair over a high-card high hand
+        ("Ks Kd 5h 2c", "As Ad", "3h", "(iii)"),  # higher pair in the medium hand
+        ("Qs 9d 5h 2c", "Ks 3d", "4h", "(iii)"),  # medium's top card over the high's
+        ("As 9d 5h 2c", "Ks 3d", "Ah", "(iv)"),  # low over the medium
+        ("As 9d 5h 2c", "Ts 3d", "Kh", "(iv)"),  # low's king over the medium's ten
     ],
 )
 def test_659a_11_f_1_fouls(high: str, medium: str, low: str, clause: str) -> None:

@@ -56,7 +56,7 @@ def srt(text: str) -> str:
         # HW-1 four of a kind high; a pair among the rest medium
         ("9s 9d 9h 9c Kd Kc 2s", "9s 9d 9h 9c", "Kd Kc", "2s"),
         ("9s 9d 9h 9c Kd 5c 2s", "9s 9d 9h 9c", "Kd 5c", "2s"),
-        ("As Ad Ah Ac Jk 5c 2s", "As Ad Ah Ac", "Jk 5c", "2s"),           # five aces
+        ("As Ad Ah Ac Jk 5c 2s", "As Ad Ah Ac", "Jk 5c", "2s"),  # five aces
         # HW-2 two trips
         ("Ks Kd Kh 9c 9d 9h 2s", "Ks Kd Kh 2s", "9h 9d", "9c"),
         # HW-3 trips and a pair
@@ -73,9 +73,9 @@ def srt(text: str) -> str:
         ("Ks Kd 9h 7c 4h 2h Qs", "Ks Kd 4h 2h", "Qs 9h", "7c"),
         # HW-8 no pair
         ("As Kd 9h 7c 5h 3h 2s", "As 5h 3h 2s", "Kd 9h", "7c"),
-        ("As Kd Qh Jc 5h 3h 2s", "As Kd Qh Jc", "5h 3h", "2s"),           # the straight high
-        ("Jk Kd Th 8c 6h 3d 2s", "Jk 6h 3d 2s", "Kd Th", "8c"),           # the joker an ace
-        ("Jk Kd 9h 7c 6h 3h 2s", "Jk 9h 6h 3h", "Kd 7c", "2s"),           # the joker makes a flush
+        ("As Kd Qh Jc 5h 3h 2s", "As Kd Qh Jc", "5h 3h", "2s"),  # the straight high
+        ("Jk Kd Th 8c 6h 3d 2s", "Jk 6h 3d 2s", "Kd Th", "8c"),  # the joker an ace
+        ("Jk Kd 9h 7c 6h 3h 2s", "Jk 9h 6h 3h", "Kd 7c", "2s"),  # the joker makes a flush
     ],
 )
 def test_659a_11_c_default_house_way_rules(hand: str, high: str, medium: str, low: str) -> None:

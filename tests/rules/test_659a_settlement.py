@@ -76,9 +76,9 @@ def test_659a_11_h_1_fortune_and_envy() -> None:
     assert (f1.outcome, f1.net, f1.hand) == ("win", 25 * 500, "four-of-a-kind")
     assert by(res, 3, "fortune")[0].net == 3 * 100  # three of a kind 3 to 1
     envy1 = by(res, 1, "fortune-envy")
-    assert [(e.net, e.hand) for e in envy1] == [(2000, "straight-flush")]   # $20 for seat 2; none for own quads
-    assert by(res, 3, "fortune-envy") == []                                 # $1 is not a Qualifying Wager
-    assert by(res, 2, "fortune-envy") == []                                 # no Qualifying Wager
+    assert [(e.net, e.hand) for e in envy1] == [(2000, "straight-flush")]  # $20 for seat 2; none for own quads
+    assert by(res, 3, "fortune-envy") == []  # $1 is not a Qualifying Wager
+    assert by(res, 2, "fortune-envy") == []  # no Qualifying Wager
     # envy after all Fortune Bonus Wagers (§ 659a.11(h)(1)(ii))
     kinds = [r.wager for r in res]
     assert kinds.index("fortune-envy") > max(i for i, k in enumerate(kinds) if k == "fortune")
@@ -92,7 +92,7 @@ def test_659a_7_f_no_envy_for_the_same_players_other_hand() -> None:
 
 
 def test_659a_11_d_surrendered_hand_still_makes_envy() -> None:
-    """"If any Qualifying Wagers have been placed, the cards of the player must remain on the
+    """ "If any Qualifying Wagers have been placed, the cards of the player must remain on the
     table" (§ 659a.11(d)); the dealer rearranges all players' cards (§ 659a.11(h))."""
     q = seat(1, "Kh Kd Ks 3c 4d Jh Tc", "Kh Kd Ks 3c", "Jh Tc", "4d", fortune=500)
     s = SeatPlay(2, parse_cards("9h 9d 9s 9c 5h 2c 3d"), 1000, surrender=True)
@@ -127,8 +127,9 @@ def test_659a_11_h_3_progressive_fixed_and_meter_pays() -> None:
 def test_659a_12_d_2_reset_at_least_2000_and_options() -> None:
     with pytest.raises(FortuneAsiaError, match="2,000"):
         FortuneAsiaRules(progressive_paytable="Fortune Asia Progressive", progressive_reset=199_999)
-    r = FortuneAsiaRules.from_options({"progressive_paytable": "Fortune Asia Progressive",
-                                       "progressive_reset": "$2,500", "house_way": "highest-high"})
+    r = FortuneAsiaRules.from_options(
+        {"progressive_paytable": "Fortune Asia Progressive", "progressive_reset": "$2,500", "house_way": "highest-high"}
+    )
     assert r.progressive_reset == 250_000
     with pytest.raises(FortuneAsiaError):
         FortuneAsiaRules.from_options({"fortune_paytable": "Fortune Asia Insurance A"})
@@ -159,7 +160,10 @@ def test_bad_rounds_are_refused() -> None:
 def test_659a_8_e_void_returns_every_wager() -> None:
     res = void_round({1: {"base": 1000, "progressive": 100}, 2: {"base": 500}})
     assert {(r.seat, r.wager, r.outcome, r.net) for r in res} == {
-        (1, "base", "returned", 0), (1, "progressive", "returned", 0), (2, "base", "returned", 0)}
+        (1, "base", "returned", 0),
+        (1, "progressive", "returned", 0),
+        (2, "base", "returned", 0),
+    }
 
 
 # --- property: settlement conserves money ------------------------------------------------
@@ -173,7 +177,7 @@ def test_settlement_conserves_money(seed: int, n_seats: int) -> None:
     rng.shuffle(deck)
     seats = []
     for i in range(n_seats):
-        cards = tuple(deck[7 * i: 7 * i + 7])
+        cards = tuple(deck[7 * i : 7 * i + 7])
         surrender = rng.random() < 0.2
         opt = {} if surrender else {k: rng.choice([0, 100, 500, 2500]) for k in ("fortune", "insurance", "progressive")}
         setting = None if surrender else set_house_way(cards, rng.choice(["tablectl-standard", "highest-high"]))

@@ -5,7 +5,10 @@ from itertools import product
 from math import comb, prod
 
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from _bug_reference_670a import ref_category
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from controller.analysis import format_result, load_all
 from controller.analysis.sixcard import (
@@ -20,8 +23,6 @@ from controller.analysis.sixcard import (
 )
 from controller.rules.poker import best_five
 from controller.rules.sixcard import hand_key
-
-from _bug_reference_670a import ref_category
 
 
 def dist():
@@ -43,7 +44,7 @@ def test_exact_counts_derived_by_hand_670a_6_b():
     assert d["royal-flush"] == 4 * 48 + 4 * 5 * 47
     # 6 distinct ranks from 2..8 containing 8 and no five in a row: {2,3,4,5,7,8}, {2,3,4,6,7,8}, {2,3,5,6,7,8}
     # ({2,4,5,6,7,8} holds 4-8, {3,4,5,6,7,8} holds 3-7); suits: 4^6 less the flushes (4 x (6 x 3 + 1))
-    assert d["eight-high"] == 3 * (4 ** 6 - 4 * (6 * 3 + 1))
+    assert d["eight-high"] == 3 * (4**6 - 4 * (6 * 3 + 1))
 
 
 def test_class_weights_match_brute_force_suit_assignments():
@@ -51,8 +52,7 @@ def test_class_weights_match_brute_force_suit_assignments():
     for joker, n in ((False, 6), (True, 5)):
         for counts in rank_multisets(n)[::97]:
             ranks = [r for r, c in zip(range(2, 15), counts) for _ in range(c)]
-            choices = [[s for s in product(range(4), repeat=c) if list(s) == sorted(set(s))]
-                       for c in counts if c]
+            choices = [[s for s in product(range(4), repeat=c) if list(s) == sorted(set(s))] for c in counts if c]
             total = prod(len(ch) for ch in choices)
             assert total == prod(comb(4, c) for c in counts)
             want: dict[frozenset, int] = {}
@@ -93,8 +93,16 @@ def _row(res, outcome):
 def test_fortune_bonus_payback_670a_12_b_1():
     res = analyze_fortune(None, {})
     d = dist()
-    pays = {"five-aces": 1000, "royal-flush": 250, "straight-flush": 100, "four-of-a-kind": 50,
-            "full-house": 15, "flush": 10, "straight": 8, "three-of-a-kind": 5}
+    pays = {
+        "five-aces": 1000,
+        "royal-flush": 250,
+        "straight-flush": 100,
+        "four-of-a-kind": 50,
+        "full-house": 15,
+        "flush": 10,
+        "straight": 8,
+        "three-of-a-kind": 5,
+    }
     win = sum(d[k] * (p + 1) for k, p in pays.items())
     assert res.payback == Fraction(win, TOTAL_HANDS)
     assert f"{float(res.payback) * 100:.4f}" == "87.8709"
@@ -105,8 +113,17 @@ def test_fortune_envy_expectation_is_linear_670a_12_b_2():
     base = analyze_fortune(None, {"wager": "$5"})
     two = analyze_fortune(None, {"wager": "$5", "envy_players": "2"})
     d = dist()
-    envy = Fraction(2 * (d["five-aces"] * 5000 + d["royal-flush"] * 1000 + d["straight-flush"] * 250
-                         + d["four-of-a-kind"] * 75 + d["full-house"] * 25), 5 * TOTAL_HANDS)
+    envy = Fraction(
+        2
+        * (
+            d["five-aces"] * 5000
+            + d["royal-flush"] * 1000
+            + d["straight-flush"] * 250
+            + d["four-of-a-kind"] * 75
+            + d["full-house"] * 25
+        ),
+        5 * TOTAL_HANDS,
+    )
     assert two.payback - base.payback == envy
     # a $1 wager is not a Qualifying Fortune Bonus Wager (§ 670a.1): no envy
     assert analyze_fortune(None, {"wager": "$1", "envy_players": "2"}).payback == base.payback
@@ -131,9 +148,10 @@ def test_progressive_payback_at_seed_and_meter_option_670a_12_d():
     # $15,000 more on the meter: +15,000 units per five aces, +1,500 (10%) per royal flush
     assert big.payback - res.payback == Fraction(d["five-aces"] * 15000 + d["royal-flush"] * 1500, TOTAL_HANDS)
     envy = analyze_progressive(None, {"envy_players": "5"})
-    assert envy.payback - res.payback == Fraction(5 * (d["five-aces"] * 100 + d["royal-flush"] * 50
-                                                       + d["straight-flush"] * 10 + d["four-of-a-kind"] * 5),
-                                                  TOTAL_HANDS)
+    assert envy.payback - res.payback == Fraction(
+        5 * (d["five-aces"] * 100 + d["royal-flush"] * 50 + d["straight-flush"] * 10 + d["four-of-a-kind"] * 5),
+        TOTAL_HANDS,
+    )
 
 
 def test_analyzers_registered_and_bad_options_rejected():

@@ -4,7 +4,9 @@ Progressive + Envy (§ 670a.11(e)-(h), § 670a.12)."""
 from fractions import Fraction
 
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from controller.rules.cards import JOKER, parse_cards
 from controller.rules.poker import eval_five
@@ -60,6 +62,7 @@ def hw(cards):
 
 # ---------------------------------------------------------------- base wager and Double Down
 
+
 def play(seats, sets, options=None, kind=PAIR6):
     """Settle ``seats`` against a dealer hand of ``kind`` made of cards no seat holds."""
     return settle_round(dealer(kind, *[cards_of(w) for w in seats.values()]), seats, sets, options)
@@ -67,10 +70,10 @@ def play(seats, sets, options=None, kind=PAIR6):
 
 def test_base_wager_wins_even_money_670a_12_a():
     res = play({1: seat("Ac Ad Kc 7d 5h 3s")}, {1: hw("Ac Ad Kc 7d 5h 3s")})
-    r = by(res, 1, "base")   # A-A-7-5-3 / K vs 6-6-4-3-2 / K: high wins, low identical -> tie
+    r = by(res, 1, "base")  # A-A-7-5-3 / K vs 6-6-4-3-2 / K: high wins, low identical -> tie
     assert (r.outcome, r.net) == ("push", 0)
     res = play({1: seat("Ac Ad Kc 7d 5h Jk")}, {1: (C("Ac Ad Kc 7d 5h"), JOKER)})
-    r = by(res, 1, "base")   # joker low beats the dealer's king
+    r = by(res, 1, "base")  # joker low beats the dealer's king
     assert (r.outcome, r.net, r.pays) == ("win", 1000, "1 to 1")
 
 
@@ -78,7 +81,7 @@ def test_base_wager_loses_and_foul_loses_670a_11_f_1():
     res = play({2: seat("5c 5d Tc 7d 4h 3s")}, {2: hw("5c 5d Tc 7d 4h 3s")})
     assert (by(res, 2, "base").outcome, by(res, 2, "base").net) == ("lose", -1000)
     res = play({2: seat("Ac Ad Kc 7d 5h 3s")}, {2: (C("Kc 7d 5h 3s Ad"), C("Ac")[0])})
-    r = by(res, 2, "base")   # A-K-7-5-3 over an ace low is not a foul (§ 670a.6(c)); high loses, low wins
+    r = by(res, 2, "base")  # A-K-7-5-3 over an ace low is not a foul (§ 670a.6(c)); high loses, low wins
     assert (r.outcome, r.net) == ("push", 0) and "foul" not in r.detail
     res = play({2: seat("Ac Qd Kc 7d 5h 3s")}, {2: (C("Qd Kc 7d 5h 3s"), C("Ac")[0])})
     r = by(res, 2, "base")
@@ -108,6 +111,7 @@ def test_double_down_must_equal_the_wager_670a_7_e_1():
 
 
 # ---------------------------------------------------------------- Fortune Bonus and its Envy Bonus
+
 
 def test_fortune_bonus_pays_three_of_a_kind_or_better_670a_11_h_1():
     trips = "7c 7d 7h Kc 4d 2s"
@@ -144,6 +148,7 @@ def _envy_table():
 
 def cards_of(w):
     from controller.rules.cards import cards_str
+
     return cards_str(w.cards)
 
 
@@ -152,8 +157,12 @@ def test_fortune_envy_for_every_other_qualifying_hand_never_own_670a_11_h_1_ii()
     res = play(seats, sets)
     envy = [(r.seat, r.hand, r.net) for r in res if r.wager == "fortune-envy"]
     # $5 table (§ 670a.12(b)(2)): full house $25, four of a kind $75
-    assert envy == [(1, "four-of-a-kind", 7500), (2, "full-house", 2500),
-                    (3, "full-house", 2500), (3, "four-of-a-kind", 7500)]
+    assert envy == [
+        (1, "four-of-a-kind", 7500),
+        (2, "full-house", 2500),
+        (3, "full-house", 2500),
+        (3, "four-of-a-kind", 7500),
+    ]
     assert all(r.amount == 0 and r.outcome == "win" for r in res if r.wager == "fortune-envy")
 
 
@@ -173,7 +182,9 @@ def test_fortune_envy_paid_even_when_holder_made_no_fortune_wager_670a_11_h_1_i_
     seats[2] = SeatWagers(seats[2].cards, 1000)
     res = play(seats, sets)
     assert [(r.seat, r.hand) for r in res if r.wager == "fortune-envy" and r.seat == 3] == [
-        (3, "full-house"), (3, "four-of-a-kind")]
+        (3, "full-house"),
+        (3, "four-of-a-kind"),
+    ]
 
 
 def test_no_envy_for_the_dealers_hand_670a_11_h_1_ii():
@@ -192,13 +203,17 @@ def test_fortune_envy_dollar_one_table_when_minimum_lowered():
 
 # ---------------------------------------------------------------- Insurance
 
-@pytest.mark.parametrize("cards,outcome,net", [
-    ("2c 3d 4h 5s 7c 8d", "win", 10_000),      # eight-high 100 to 1
-    ("Kc 3d 4h 5s 7c 9d", "win", 300),         # king-high 3 to 1
-    ("Ac 3d 4h 5s 7c 9d", "lose", -100),       # better than king-high
-    ("Jk 3d 4h 8s Tc Qd", "lose", -100),       # the joker is an ace: ace-high
-    ("2c 2d 4h 5s 7c 9d", "lose", -100),
-])
+
+@pytest.mark.parametrize(
+    "cards,outcome,net",
+    [
+        ("2c 3d 4h 5s 7c 8d", "win", 10_000),  # eight-high 100 to 1
+        ("Kc 3d 4h 5s 7c 9d", "win", 300),  # king-high 3 to 1
+        ("Ac 3d 4h 5s 7c 9d", "lose", -100),  # better than king-high
+        ("Jk 3d 4h 8s Tc Qd", "lose", -100),  # the joker is an ace: ace-high
+        ("2c 2d 4h 5s 7c 9d", "lose", -100),
+    ],
+)
 def test_insurance_pays_king_high_or_less_670a_11_h_2(cards, outcome, net):
     res = play({1: seat(cards, insurance=100)}, {1: hw(cards)})
     r = by(res, 1, "insurance")
@@ -207,6 +222,7 @@ def test_insurance_pays_king_high_or_less_670a_11_h_2(cards, outcome, net):
 
 # ---------------------------------------------------------------- Progressive and its Envy
 
+
 def test_progressive_fixed_pays_are_for_one_670a_12_d_1():
     sf = "5h 6h 7h 8h 9h 2c"
     res = play({1: seat(sf, progressive=100)}, {1: hw(sf)})
@@ -214,30 +230,38 @@ def test_progressive_fixed_pays_are_for_one_670a_12_d_1():
     assert (r.outcome, r.net, r.pays, r.meter_fraction) == ("win", 29_900, "300 for 1", None)
     straight = "5h 6d 7h 8h 9h 2c"
     res = play({1: seat(straight, progressive=100)}, {1: hw(straight)})
-    assert by(res, 1, "progressive").net == 200                   # 3 for 1
+    assert by(res, 1, "progressive").net == 200  # 3 for 1
     trips = "7c 7d 7h Kc 4d 2s"
     res = play({1: seat(trips, progressive=100)}, {1: hw(trips)})
     assert (by(res, 1, "progressive").outcome, by(res, 1, "progressive").net) == ("lose", -100)
 
 
 def test_progressive_meter_pays_carry_the_fraction_670a_12_d_3():
-    seats = {1: seat("Ac Ad Ah As Jk 2c", progressive=100), 3: seat("Kd Qd Jd Td 9h 3s", progressive=100),
-             4: seat("Kc Qc Jc Tc 9c 3h", progressive=100)}
+    seats = {
+        1: seat("Ac Ad Ah As Jk 2c", progressive=100),
+        3: seat("Kd Qd Jd Td 9h 3s", progressive=100),
+        4: seat("Kc Qc Jc Tc 9c 3h", progressive=100),
+    }
     res = play(seats, {s: hw(cards_of(w)) for s, w in seats.items()})
     prog = [r for r in res if r.wager == "progressive"]
     assert [(r.seat, r.hand, r.meter_fraction, r.net) for r in prog] == [
-        (1, "five-aces", Fraction(1), -100), (3, "straight", None, 200), (4, "straight-flush", None, 29_900)]
+        (1, "five-aces", Fraction(1), -100),
+        (3, "straight", None, 200),
+        (4, "straight-flush", None, 29_900),
+    ]
     seats = {3: seat("Ad Kd Qd Jd Td 3s", progressive=100), 5: seat("Kh Qh Jh Th Jk 4c", progressive=100)}
     res = play(seats, {s: hw(cards_of(w)) for s, w in seats.items()})
     assert [(r.seat, r.hand, r.meter_fraction, r.net) for r in res if r.wager == "progressive"] == [
-        (3, "royal-flush", Fraction(1, 10), -100), (5, "royal-flush", Fraction(1, 10), -100)]
+        (3, "royal-flush", Fraction(1, 10), -100),
+        (5, "royal-flush", Fraction(1, 10), -100),
+    ]
 
 
 def test_progressive_envy_four_of_a_kind_or_better_to_every_other_progressive_player_670a_12_d_4():
     seats = {
-        1: seat("Ac Ad Ah As Jk 2c", progressive=100),           # five aces
-        2: seat("9c 9d 9h 9s 4d 3s"),                            # quads, no progressive wager
-        5: seat("Kc Kd Kh 5c 5d 2s", progressive=100),           # full house: not an envy hand here
+        1: seat("Ac Ad Ah As Jk 2c", progressive=100),  # five aces
+        2: seat("9c 9d 9h 9s 4d 3s"),  # quads, no progressive wager
+        5: seat("Kc Kd Kh 5c 5d 2s", progressive=100),  # full house: not an envy hand here
     }
     res = play(seats, {s: hw(cards_of(w)) for s, w in seats.items()})
     envy = [(r.seat, r.hand, r.net) for r in res if r.wager == "progressive-envy"]
@@ -248,38 +272,65 @@ def test_progressive_wager_must_be_the_amount_offered_670a_12_d_2():
     with pytest.raises(SixCardError, match="offered"):
         play({1: seat("Ac Qd Th 8s 7c 3c", progressive=500)}, {1: hw("Ac Qd Th 8s 7c 3c")})
     seats = {1: seat("Ac Ad Ah As Jk 2c", progressive=500), 2: seat("9c 9d 9h 9s 4d 3s", progressive=500)}
-    res = play(seats, {s: hw(cards_of(w)) for s, w in seats.items()},
-                       SixCardOptions(progressive_wager_cents=500))
+    res = play(seats, {s: hw(cards_of(w)) for s, w in seats.items()}, SixCardOptions(progressive_wager_cents=500))
     assert [(r.seat, r.net) for r in res if r.wager == "progressive-envy"] == [(1, 2500), (2, 50_000)]
 
 
 # ---------------------------------------------------------------- order and bad input
 
+
 def test_results_in_settlement_order_670a_11_e():
-    seats = {s: seat(c, fortune=100) for s, c in
-             [(4, "7c 7d 7h Kc 4d 2s"), (1, "2c 3d 4h 5s 7s 8d"), (6, "Ac Qd Th 8s 9h 3c")]}
+    seats = {
+        s: seat(c, fortune=100)
+        for s, c in [(4, "7c 7d 7h Kc 4d 2s"), (1, "2c 3d 4h 5s 7s 8d"), (6, "Ac Qd Th 8s 9h 3c")]
+    }
     res = play(seats, {s: hw(cards_of(w)) for s, w in seats.items()})
-    assert [(r.seat, r.wager) for r in res] == [(1, "base"), (4, "base"), (6, "base"),
-                                                (1, "fortune"), (4, "fortune"), (6, "fortune")]
-    res = play(seats, {s: hw(cards_of(w)) for s, w in seats.items()},
-                       SixCardOptions(seat_order=(6, 5, 4, 3, 2, 1)))
+    assert [(r.seat, r.wager) for r in res] == [
+        (1, "base"),
+        (4, "base"),
+        (6, "base"),
+        (1, "fortune"),
+        (4, "fortune"),
+        (6, "fortune"),
+    ]
+    res = play(seats, {s: hw(cards_of(w)) for s, w in seats.items()}, SixCardOptions(seat_order=(6, 5, 4, 3, 2, 1)))
     assert [r.seat for r in res if r.wager == "base"] == [6, 4, 1]
 
 
-@pytest.mark.parametrize("dealer,seats,sets,match", [
-    ("6c 6d Kh 4s 3c", {}, {}, "got 5 cards"),
-    (DEALER_PAIR6, {1: SeatWagers(C("6c 7d 8h 9s Tc Jd"), 100)}, {1: hw("6c 7d 8h 9s Tc Jd")}, "6c dealt to both"),
-    (DEALER_PAIR6, {7: SeatWagers(C("Ac Qd Th 8s 7c 5c"), 100)}, {7: hw("Ac Qd Th 8s 7c 5c")}, "1..6"),
-    (DEALER_PAIR6, {1: SeatWagers(C("Ac Qd Th 8s 7c 5c"), 0, fortune=100)}, {1: hw("Ac Qd Th 8s 7c 5c")}, "needs one"),
-    (DEALER_PAIR6, {1: SeatWagers(C("Ac Qd Th 8s 7c 5c"), 100, insurance=-5)}, {1: hw("Ac Qd Th 8s 7c 5c")},
-     "non-negative"),
-    (DEALER_PAIR6, {1: SeatWagers(C("Ac Qd Th 8s 7c 5c"), 1.5)}, {1: hw("Ac Qd Th 8s 7c 5c")}, "whole"),
-    (DEALER_PAIR6, {1: SeatWagers(C("Ac Qd Th 8s 7c 5c"), 100)}, {}, "no high/low setting"),
-    (DEALER_PAIR6, {1: SeatWagers(C("Ac Qd Th 8s 7c 5c"), 100)}, {1: hw("Ac Qd Th 8s 7c 5c"), 2: hw("Ah Qh Th 8h 7h 5s")},
-     "no wager"),
-    (DEALER_PAIR6, {1: SeatWagers(C("Ac Qd Th 8s 7c 5c"), 100)}, {1: (C("Ac Qd Th 8s 7c"), C("5d")[0])},
-     "5d was not dealt"),
-])
+@pytest.mark.parametrize(
+    "dealer,seats,sets,match",
+    [
+        ("6c 6d Kh 4s 3c", {}, {}, "got 5 cards"),
+        (DEALER_PAIR6, {1: SeatWagers(C("6c 7d 8h 9s Tc Jd"), 100)}, {1: hw("6c 7d 8h 9s Tc Jd")}, "6c dealt to both"),
+        (DEALER_PAIR6, {7: SeatWagers(C("Ac Qd Th 8s 7c 5c"), 100)}, {7: hw("Ac Qd Th 8s 7c 5c")}, "1..6"),
+        (
+            DEALER_PAIR6,
+            {1: SeatWagers(C("Ac Qd Th 8s 7c 5c"), 0, fortune=100)},
+            {1: hw("Ac Qd Th 8s 7c 5c")},
+            "needs one",
+        ),
+        (
+            DEALER_PAIR6,
+            {1: SeatWagers(C("Ac Qd Th 8s 7c 5c"), 100, insurance=-5)},
+            {1: hw("Ac Qd Th 8s 7c 5c")},
+            "non-negative",
+        ),
+        (DEALER_PAIR6, {1: SeatWagers(C("Ac Qd Th 8s 7c 5c"), 1.5)}, {1: hw("Ac Qd Th 8s 7c 5c")}, "whole"),
+        (DEALER_PAIR6, {1: SeatWagers(C("Ac Qd Th 8s 7c 5c"), 100)}, {}, "no high/low setting"),
+        (
+            DEALER_PAIR6,
+            {1: SeatWagers(C("Ac Qd Th 8s 7c 5c"), 100)},
+            {1: hw("Ac Qd Th 8s 7c 5c"), 2: hw("Ah Qh Th 8h 7h 5s")},
+            "no wager",
+        ),
+        (
+            DEALER_PAIR6,
+            {1: SeatWagers(C("Ac Qd Th 8s 7c 5c"), 100)},
+            {1: (C("Ac Qd Th 8s 7c"), C("5d")[0])},
+            "5d was not dealt",
+        ),
+    ],
+)
 def test_bad_round_input_raises_value_error(dealer, seats, sets, match):
     with pytest.raises(SixCardError, match=match):
         settle_round(dealer, seats, sets)
@@ -304,15 +355,21 @@ def rounds(draw):
     dealer = tuple(deck[:6])
     seats, sets = {}, {}
     for i, s in enumerate(seat_ids):
-        cards = tuple(deck[6 * (i + 1): 6 * (i + 2)])
+        cards = tuple(deck[6 * (i + 1) : 6 * (i + 2)])
         base = draw(st.sampled_from([100, 500, 1000, 2525]))
-        seats[s] = SeatWagers(cards, base, double_down=draw(st.sampled_from([0, base])), fortune=draw(amounts),
-                              insurance=draw(amounts), progressive=draw(st.sampled_from([0, 100])))
+        seats[s] = SeatWagers(
+            cards,
+            base,
+            double_down=draw(st.sampled_from([0, base])),
+            fortune=draw(amounts),
+            insurance=draw(amounts),
+            progressive=draw(st.sampled_from([0, 100])),
+        )
         if draw(st.booleans()):
             sets[s] = house_way(cards)
         else:  # any split, fouls included
             k = draw(st.integers(0, 5))
-            sets[s] = (cards[:k] + cards[k + 1:], cards[k])
+            sets[s] = (cards[:k] + cards[k + 1 :], cards[k])
     return dealer, seats, sets
 
 
@@ -323,13 +380,22 @@ def test_settlement_conserves_money_and_pays_whole_cents(rnd):
     nets are exact integer cents (meter pays carry a fraction and net 0)."""
     dealer, seats, sets = rnd
     res = settle_round(dealer, seats, sets)
-    placed = {(s, k): getattr(w, a) for s, w in seats.items()
-              for k, a in [("base", "base"), ("double-down", "double_down"), ("fortune", "fortune"),
-                           ("insurance", "insurance"), ("progressive", "progressive")] if getattr(w, a)}
+    placed = {
+        (s, k): getattr(w, a)
+        for s, w in seats.items()
+        for k, a in [
+            ("base", "base"),
+            ("double-down", "double_down"),
+            ("fortune", "fortune"),
+            ("insurance", "insurance"),
+            ("progressive", "progressive"),
+        ]
+        if getattr(w, a)
+    }
     settled = {(r.seat, r.wager): r.amount for r in res if not r.wager.endswith("envy")}
     assert settled == placed and len(settled) == len([r for r in res if not r.wager.endswith("envy")])
     chips_in = sum(placed.values())
-    chips_out = sum(r.amount + r.net for r in res if r.outcome != "lose")   # returned wager + winnings
+    chips_out = sum(r.amount + r.net for r in res if r.outcome != "lose")  # returned wager + winnings
     assert table_net(res) == chips_in - chips_out == -sum(r.net for r in res)
     for r in res:
         assert type(r.net) is int
@@ -362,10 +428,14 @@ def test_suit_relabelling_does_not_change_outcomes(rnd, perm):
 
     def rl(cards):
         return tuple(c if c == JOKER else c - c % 4 + perm[c % 4] for c in cards)
-    seats2 = {s: SeatWagers(rl(w.cards), w.base, w.double_down, w.fortune, w.insurance, w.progressive)
-              for s, w in seats.items()}
+
+    seats2 = {
+        s: SeatWagers(rl(w.cards), w.base, w.double_down, w.fortune, w.insurance, w.progressive)
+        for s, w in seats.items()
+    }
     sets2 = {s: (rl(h), rl((lo,))[0]) for s, (h, lo) in sets.items()}
     a = settle_round(dealer, seats, sets)
     b = settle_round(rl(dealer), seats2, sets2)
-    assert [(r.seat, r.wager, r.outcome, r.net, r.hand, r.meter_fraction) for r in a] == \
-           [(r.seat, r.wager, r.outcome, r.net, r.hand, r.meter_fraction) for r in b]
+    assert [(r.seat, r.wager, r.outcome, r.net, r.hand, r.meter_fraction) for r in a] == [
+        (r.seat, r.wager, r.outcome, r.net, r.hand, r.meter_fraction) for r in b
+    ]

@@ -21,7 +21,7 @@ def test_686a_required_wagers_payback_98_95():
     assert _pct(res.payback, 4) == "98.9502"
     assert res.total == 312 * 311 * 310
     assert sum(r.count for r in res.rows) == res.total
-    assert res.wagered == 2          # never surrender: the Ante and the decision wager are always both in
+    assert res.wagered == 2  # never surrender: the Ante and the decision wager are always both in
 
 
 def test_686a_bonus_payback_94_39():
@@ -64,6 +64,7 @@ def test_686a_analyzers_registered():
 def test_686a_surrender_never_best():
     """Reading 686a-3: every first card has a wager better than surrender's -1 (worst: a 6, -0.8589 with Over 23)."""
     from controller.analysis.overunder import decision_ev
+
     best = {v: max(decision_ev(v, d) for d in Decision) for v in range(2, 12)}
     assert min(best, key=best.get) == 6
     assert f"{float(best[6]):.4f}" == "-0.8589"

@@ -29,13 +29,27 @@ from controller.rules.overunder import (
 )
 from controller.rules.settlement import table_net
 
-
 # ---------------------------------------------------------------- § 686a.3(d) card values
 
-@pytest.mark.parametrize("token,points", [
-    ("2c", 2), ("3d", 3), ("4h", 4), ("5s", 5), ("6c", 6), ("7d", 7), ("8h", 8), ("9s", 9), ("Tc", 10),
-    ("Jd", 10), ("Qh", 10), ("Ks", 10), ("Ac", 11),
-])
+
+@pytest.mark.parametrize(
+    "token,points",
+    [
+        ("2c", 2),
+        ("3d", 3),
+        ("4h", 4),
+        ("5s", 5),
+        ("6c", 6),
+        ("7d", 7),
+        ("8h", 8),
+        ("9s", 9),
+        ("Tc", 10),
+        ("Jd", 10),
+        ("Qh", 10),
+        ("Ks", 10),
+        ("Ac", 11),
+    ],
+)
 def test_686a_3_d_card_points(token, points):
     """§ 686a.3(d)(1)-(3): 2-10 face value, J/Q/K 10, ace always 11."""
     assert card_points(parse_card(token)) == points
@@ -64,11 +78,17 @@ def test_686a_1_hand_is_three_cards(bad):
 
 def test_686a_point_total_range_matches_all_value_triples():
     """Totals run 6 (2-2-2) to 33 (A-A-A), every value in between reachable."""
-    totals = {card_points(a) + card_points(b) + card_points(c) for a in DECK_52[::4] for b in DECK_52[::4] for c in DECK_52[::4]}
+    totals = {
+        card_points(a) + card_points(b) + card_points(c)
+        for a in DECK_52[::4]
+        for b in DECK_52[::4]
+        for c in DECK_52[::4]
+    }
     assert totals == set(range(6, 34))
 
 
 # ---------------------------------------------------------------- § 686a.7(i)-(k) outcomes
+
 
 @pytest.mark.parametrize("total", range(6, 34))
 def test_686a_7_over_23(total):
@@ -104,22 +124,26 @@ def test_686a_decision_parse():
 
 # ---------------------------------------------------------------- settlement § 686a.7(j)-(l), § 686a.8
 
+
 def test_686a_8_a_over_23_wins_even_money():
     """§ 686a.7(i)(1), § 686a.8(a): Ante and Over 23 both paid 1 to 1 on 24."""
     res = settle_seat(SeatPlay(1, 500, "over-23", "As Kd 3c"))
-    assert [(r.wager, r.outcome, r.net, r.amount) for r in res] == [("ante", "win", 500, 500), ("over-23", "win", 500, 500)]
+    assert [(r.wager, r.outcome, r.net, r.amount) for r in res] == [
+        ("ante", "win", 500, 500),
+        ("over-23", "win", 500, 500),
+    ]
     assert res[0].hand == "total-24"
 
 
 def test_686a_7_k_house_band_loses_both():
     """§ 686a.7(k): 18-23 — the Ante and the Under 18 Wager lose."""
-    res = settle_seat(SeatPlay(2, 1000, "under-18", "Ts 5d 3c"))   # 18
+    res = settle_seat(SeatPlay(2, 1000, "under-18", "Ts 5d 3c"))  # 18
     assert [(r.wager, r.outcome, r.net) for r in res] == [("ante", "lose", -1000), ("under-18", "lose", -1000)]
 
 
 def test_686a_reading_1_over_23_on_low_total_loses():
     """Reading 686a-1 (docs/rules-readings/686a.md): Over 23 on a total of 6-17 loses both wagers."""
-    res = settle_seat(SeatPlay(1, 500, "over-23", "Ts 5d 2c"))     # 17
+    res = settle_seat(SeatPlay(1, 500, "over-23", "Ts 5d 2c"))  # 17
     assert [r.net for r in res] == [-500, -500]
 
 
@@ -129,8 +153,25 @@ def test_686a_7_h_surrender_keeps_bonus():
     assert [(r.wager, r.outcome, r.net) for r in res] == [("ante", "surrender", -500), ("bonus", "win", 5000)]
 
 
-@pytest.mark.parametrize("total,odds", [(6, 50), (33, 50), (7, 10), (32, 10), (8, 5), (31, 5), (9, 4), (30, 4),
-                                        (10, 3), (29, 3), (11, 2), (28, 2), (12, 1), (27, 1)])
+@pytest.mark.parametrize(
+    "total,odds",
+    [
+        (6, 50),
+        (33, 50),
+        (7, 10),
+        (32, 10),
+        (8, 5),
+        (31, 5),
+        (9, 4),
+        (30, 4),
+        (10, 3),
+        (29, 3),
+        (11, 2),
+        (28, 2),
+        (12, 1),
+        (27, 1),
+    ],
+)
 def test_686a_8_b_bonus_paytable(total, odds):
     """§ 686a.7(l), § 686a.8(b): the Bonus paytable, each total."""
     r = settle_bonus(1, 200, total)
@@ -143,7 +184,9 @@ def test_686a_7_l_bonus_loses_13_to_26(total):
     assert (r.outcome, r.net) == ("lose", -200)
 
 
-@pytest.mark.parametrize("kw", [dict(ante=0), dict(ante=-5), dict(ante=2.5), dict(bonus=-1), dict(seat=0), dict(ante=True)])
+@pytest.mark.parametrize(
+    "kw", [dict(ante=0), dict(ante=-5), dict(ante=2.5), dict(bonus=-1), dict(seat=0), dict(ante=True)]
+)
 def test_686a_6_bad_amounts_rejected(kw):
     base = dict(seat=1, ante=500, decision="over-23", cards="As Kd 3c", bonus=0)
     base.update(kw)
@@ -166,7 +209,11 @@ def test_686a_round_settles_in_dealing_order():
 def test_686a_9_c_dead_hand_returns_wagers():
     """§ 686a.9(c): a dead hand returns the Ante (reading 686a-4: and the decision and Bonus wagers)."""
     res = dead_hand(1, 500, "over-23", bonus=100)
-    assert [(r.wager, r.outcome, r.net) for r in res] == [("ante", "returned", 0), ("over-23", "returned", 0), ("bonus", "returned", 0)]
+    assert [(r.wager, r.outcome, r.net) for r in res] == [
+        ("ante", "returned", 0),
+        ("over-23", "returned", 0),
+        ("bonus", "returned", 0),
+    ]
     assert table_net(res) == 0
 
 
@@ -208,6 +255,7 @@ def test_686a_settlement_money_properties(play):
 
 # ---------------------------------------------------------------- the shoe
 
+
 def _stack(seed: int = 1) -> list[int]:
     s = [c for c in DECK_52 for _ in range(6)]
     random.Random(seed).shuffle(s)
@@ -231,7 +279,7 @@ def test_686a_3_a_shoe_is_six_decks():
 def test_686a_5_d_cover_card_at_least_quarter_from_bottom():
     """§ 686a.5(d): the cover card sits at least 1/4 of the way in from the bottom (>= 78 of 312 below it)."""
     assert max_cover_position(312) == 234
-    assert max_cover_position(10) == 7        # ceil(10/4) = 3 below
+    assert max_cover_position(10) == 7  # ceil(10/4) = 3 below
     Shoe.load(_stack(), 234)
     with pytest.raises(OverUnderError, match="1/4"):
         Shoe.load(_stack(), 235)
@@ -259,9 +307,9 @@ def test_686a_7_d_cover_card_completes_round_then_reshuffle():
         c, shoe = shoe.draw()
         drawn.append(c)
     assert not shoe.reshuffle_due
-    c, shoe = shoe.draw()            # the cover card comes out first, then this card
+    c, shoe = shoe.draw()  # the cover card comes out first, then this card
     assert c == s[5] and shoe.reshuffle_due
-    c, shoe = shoe.draw()            # the round continues
+    c, shoe = shoe.draw()  # the round continues
     assert c == s[6] and shoe.reshuffle_due
 
 
@@ -288,7 +336,8 @@ def test_686a_9_b_exhausted_shoe():
 @settings(max_examples=50, deadline=None)
 @given(st.integers(0, 234), st.integers(0, 2**32))
 def test_686a_shoe_deals_every_card_once_and_flags_cover(cover_at, seed):
-    """Property: the shoe deals its stack in order, exactly once, and flags the cover card exactly after cover_at cards."""
+    """Property: the shoe deals its stack in order, exactly once, and flags the cover card exactly after
+    cover_at cards."""
     s = _stack(seed)
     shoe = Shoe.load(s, cover_at)
     out = []

@@ -22,8 +22,11 @@ def _pct(f: Fraction, places: int) -> str:
 
 # ---------------------------------------------------------------- Trips § 687a.12(d)
 
-@pytest.mark.parametrize("table,figure,exact", [("DJWT-05", "92.474", "92.4743"), ("DJWT-06", "92.338", "92.3384"),
-                                                ("DJWT-07", "91.454", "91.4540")])
+
+@pytest.mark.parametrize(
+    "table,figure,exact",
+    [("DJWT-05", "92.474", "92.4743"), ("DJWT-06", "92.338", "92.3384"), ("DJWT-07", "91.454", "91.4540")],
+)
 def test_687a_12_d_trips_payback_reproduces_regulator(table, figure, exact):
     """Preamble: Trips paybacks 92.474%, 92.338%, 91.454% — all C(53,5) hands, reading 687a-1."""
     res = A.analyze_trips(table, {})
@@ -43,7 +46,12 @@ def test_687a_trips_class_counts():
     """Exact counts of the Trips classes (reading 687a-1), e.g. 4 natural royals, 1 five wilds, 1,400 five of a kind."""
     cls = A.trips_classes()
     assert sum(cls.values()) == comb(53, 5)
-    assert (cls["natural-royal-flush"], cls["wild-royal-flush"], cls["wild-five-wilds"], cls["wild-five-of-a-kind"]) == (4, 1000, 1, 1400)
+    assert (
+        cls["natural-royal-flush"],
+        cls["wild-royal-flush"],
+        cls["wild-five-wilds"],
+        cls["wild-five-of-a-kind"],
+    ) == (4, 1000, 1, 1400)
     assert (cls["natural-straight-flush"], cls["natural-flush"], cls["natural-straight"]) == (36, 4980, 10176)
     assert cls["natural-three-of-a-kind"] + cls["wild-three-of-a-kind"] == 458040
 
@@ -97,25 +105,39 @@ def test_687a_reading_1_natural_flag_on_every_trips_class():
 
 # ---------------------------------------------------------------- Progressive § 687a.11(f)(1), § 687a.12(c)
 
+
 def test_687a_progressive_distribution_is_plain_poker():
     """Reading 687a-3: with the joker replaced, the Progressive hand is a uniform C(52,5) hand without wild cards."""
     cls = A.progressive_classes()
     assert sum(cls.values()) == comb(52, 5)
-    assert [cls[k] for k in ("royal-flush", "straight-flush", "four-of-a-kind", "full-house", "flush", "straight",
-                             "three-of-a-kind")] == [4, 36, 624, 3744, 5108, 10200, 54912]
+    assert [
+        cls[k]
+        for k in (
+            "royal-flush",
+            "straight-flush",
+            "four-of-a-kind",
+            "full-house",
+            "flush",
+            "straight",
+            "three-of-a-kind",
+        )
+    ] == [4, 36, 624, 3744, 5108, 10200, 54912]
     res = A.analyze_progressive("DJ Wild Progressive 1", {})
-    assert _pct(res.payback, 4) == "56.5132"       # at the $2,000 seed; regulator's 77% not reproduced
+    assert _pct(res.payback, 4) == "56.5132"  # at the $2,000 seed; regulator's 77% not reproduced
     assert A.analyze_progressive("DJ Wild Progressive 1", {"meter": "$3,000"}).payback > res.payback
 
 
 # ---------------------------------------------------------------- dealer comparison machinery
 
+
 def test_687a_inclusion_exclusion_matches_brute_force_small_deck():
     """The exact player-vs-dealer counts equal brute force on a 16-card deck (deuces, joker and 11 others)."""
-    cards = [0, 1, 2, 3, 52, 48, 49, 44, 45, 40, 36, 33, 28, 20, 13, 9]   # 2c-2s, Jk, aces, kings, queens, ...
+    cards = [0, 1, 2, 3, 52, 48, 49, 44, 45, 40, 36, 33, 28, 20, 13, 9]  # 2c-2s, Jk, aces, kings, queens, ...
     deck = len(cards)
     hands = np.array(list(combinations(range(deck), 5)), dtype=np.int8)
-    scores = np.array([poker.eval_five(tuple(cards[i] for i in hh), rules="dj-wild").score for hh in hands], dtype=np.int64)
+    scores = np.array(
+        [poker.eval_five(tuple(cards[i] for i in hh), rules="dj-wild").score for hh in hands], dtype=np.int64
+    )
     lt, tie, nd = dealer_counts(hands, scores, deck)
     assert nd == comb(deck - 5, 5)
     masks = (np.int64(1) << hands.astype(np.int64)).sum(axis=1)
@@ -137,7 +159,7 @@ def test_687a_full_game_exact_figures():
     85.848%), exactly twice the one-way return.  About 40 s: the C(53,5) x C(48,5) comparison."""
     lt, tie, nd = A.dealer_counts()
     loss = nd - lt - tie
-    assert int(lt.sum()) == int(loss.sum())          # symmetry: every (P, D) win is some (D, P) loss
+    assert int(lt.sum()) == int(loss.sum())  # symmetry: every (P, D) win is some (D, P) loss
     main = A.analyze_main(None, {})
     assert _pct(main.payback, 4) == "98.9761"
     assert _pct(A.analyze_blind(None, {}).payback, 4) == "61.8026"

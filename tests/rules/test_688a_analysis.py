@@ -53,10 +53,10 @@ def test_688a_seven_card_exact_counts_bug():
     d = seven_card_distribution("bug")
     got = {BONUS_ORDER[k]: v for k, v in d.counts.items()}
     assert got == {
-        "seven-card-natural-straight-flush": 32,     # A-7 .. 8-A, 4 suits (§ 688a.6(a) ace rule)
+        "seven-card-natural-straight-flush": 32,  # A-7 .. 8-A, 4 suits (§ 688a.6(a) ace rule)
         "royal-flush-royal-match": 72,
         "seven-card-wild-straight-flush": 196,
-        "five-aces": 1128,                           # C(47,2) + ... : 4 aces + joker + any 2 = C(48,2)
+        "five-aces": 1128,  # C(47,2) + ... : 4 aces + joker + any 2 = C(48,2)
         "royal-flush": 26020,
         "straight-flush": 184644,
         "four-of-a-kind": 307472,

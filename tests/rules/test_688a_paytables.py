@@ -23,8 +23,9 @@ def test_688a_12_every_paytable_present():
     assert all(t.game == "face-up" and t.section.startswith("§ 688a.12") for t in _688a().values())
 
 
-@pytest.mark.parametrize("n,pays", [(1, (20, 10, 8)), (2, (40, 15, 5)), (3, (30, 15, 6)), (4, (25, 10, 7)),
-                                    (5, (40, 12, 5))])
+@pytest.mark.parametrize(
+    "n,pays", [(1, (20, 10, 8)), (2, (40, 15, 5)), (3, (30, 15, 6)), (4, (25, 10, 7)), (5, (40, 12, 5))]
+)
 def test_688a_12_b_ace_high(n, pays):
     t = get_paytable(f"Ace High {n}")
     got = tuple(t.payout(k).ratio for k in ("both-ace-high", "dealer-ace-high-joker", "dealer-ace-high-natural"))
@@ -34,9 +35,9 @@ def test_688a_12_b_ace_high(n, pays):
 def test_688a_12_c_fortune_spot_checks():
     f1, f5 = get_paytable("Face Up Fortune 1"), get_paytable("Face Up Fortune 5")
     assert f1.payout("seven-card-natural-straight-flush").ratio == 5000
-    assert f1.payout("three-pair").kind == "push"                 # Paytable 1 only
+    assert f1.payout("three-pair").kind == "push"  # Paytable 1 only
     assert get_paytable("Face Up Fortune 2").payout("three-pair") is None
-    assert f5.payout("four-of-a-kind").ratio == 5                 # printed "5 to 1"
+    assert f5.payout("four-of-a-kind").ratio == 5  # printed "5 to 1"
     assert f5.payout("royal-flush").ratio == 100
     e2 = get_paytable("Face Up Fortune Envy 2")
     assert e2.payout("seven-card-natural-straight-flush").cents == 500_000
@@ -47,12 +48,18 @@ def test_688a_12_c_fortune_spot_checks():
         assert t.payout("straight").ratio == 2 and t.payout("three-of-a-kind").ratio == 3
 
 
-@pytest.mark.parametrize("n,seed,rate,returned,joker", [
-    (1, "$10,000", "28%", False, "bug"), (2, "$10,000", "7%", False, "fully-wild"),
-    (3, "$2,000", "29%", False, "bug"), (4, "$10,000", "1%", True, "bug"),
-    (5, "$5,000", "17%", False, "fully-wild"), (6, "$2,000", "17%", False, "fully-wild"),
-    (7, "$1,000", "26%", False, "fully-wild"),
-])
+@pytest.mark.parametrize(
+    "n,seed,rate,returned,joker",
+    [
+        (1, "$10,000", "28%", False, "bug"),
+        (2, "$10,000", "7%", False, "fully-wild"),
+        (3, "$2,000", "29%", False, "bug"),
+        (4, "$10,000", "1%", True, "bug"),
+        (5, "$5,000", "17%", False, "fully-wild"),
+        (6, "$2,000", "17%", False, "fully-wild"),
+        (7, "$1,000", "26%", False, "fully-wild"),
+    ],
+)
 def test_688a_12_d_progressive_options(n, seed, rate, returned, joker):
     t = get_paytable(f"Face Up Progressive {n}")
     assert t.options["seed"] == seed and t.options["rate_of_progression"] == rate

@@ -49,24 +49,27 @@ def test_688a_6_b_11_low_hand_ranking():
     assert low_key(P("Ac 3d")) > low_key(P("Kc Qd"))
     assert low_key(P("Ac 3d")) < low_key(P("Ah 4d"))
     assert low_key(P("Jk Kd")) == low_key(P("As Kc"))
-    assert low_key(P("Jk Ad")) == low_key(P("As Ac"))   # a pair of aces
+    assert low_key(P("Jk Ad")) == low_key(P("As Ac"))  # a pair of aces
     with pytest.raises(FaceUpError):
         low_key(P("As Kd Qh"))
 
 
 # --------------------------------------------------------------------------- foul
-@pytest.mark.parametrize("high,low,foul", [
-    ("7c 7d 5h 4s 2c", "7h 7s", False),   # § 688a.11(c) example: a pair of sevens behind two sevens
-    ("6c 6d 5h 4s 2c", "7h 7s", True),
-    ("Kc Qd 9h 4s 2c", "7h 7s", True),
-    ("Kc Kd 5h 5s 2c", "Ah As", False),   # two pair beats any pair
-    ("Kc Qd 9h 4s 2c", "Ah 3s", True),    # unpaired: the highest card decides
-    ("Ac 9d 8h 4s 2c", "Ah Js", True),
-    ("Ac Qd 9h 4s 2c", "Kh Js", False),
-    ("Ac Qd 9h 4s 2c", "Ah Qs", False),   # A-Q equals A-Q, and the five cards have more
-    ("Jk 9d 8h 4s 2c", "Ah Js", True),    # the joker is an ace
-    ("2c 3d 4h 5s Jk", "Ah As", False),   # a straight beats any low hand
-])
+@pytest.mark.parametrize(
+    "high,low,foul",
+    [
+        ("7c 7d 5h 4s 2c", "7h 7s", False),  # § 688a.11(c) example: a pair of sevens behind two sevens
+        ("6c 6d 5h 4s 2c", "7h 7s", True),
+        ("Kc Qd 9h 4s 2c", "7h 7s", True),
+        ("Kc Kd 5h 5s 2c", "Ah As", False),  # two pair beats any pair
+        ("Kc Qd 9h 4s 2c", "Ah 3s", True),  # unpaired: the highest card decides
+        ("Ac 9d 8h 4s 2c", "Ah Js", True),
+        ("Ac Qd 9h 4s 2c", "Kh Js", False),
+        ("Ac Qd 9h 4s 2c", "Ah Qs", False),  # A-Q equals A-Q, and the five cards have more
+        ("Jk 9d 8h 4s 2c", "Ah Js", True),  # the joker is an ace
+        ("2c 3d 4h 5s Jk", "Ah As", False),  # a straight beats any low hand
+    ],
+)
 def test_688a_11_c_foul(high, low, foul):
     assert is_foul(P(high), P(low)) is foul
     assert S(high, low).foul is foul
@@ -92,17 +95,20 @@ def test_688a_make_setting_checks_the_split():
 D = S("Kc Kd 9h 5s 2c", "Qh Jd")  # dealer: pair of kings / Q-J
 
 
-@pytest.mark.parametrize("player,outcome,section", [
-    (S("Ac Ad 9c 5d 2d", "Kh Qs"), "win", "(f)(3)"),
-    (S("Ac Ad 9c 5d 2d", "Qs Jc"), "push", "(f)(2)(i)"),     # low identical -> not higher
-    (S("Ac Ad 9c 5d 2d", "Ts 8c"), "push", "(f)(2)(i)"),
-    (S("Qc Qs 9c 5d 2d", "Kh 3s"), "push", "(f)(2)(ii)"),
-    (S("Ks Kh 9s 5c 2h", "Ah 3s"), "push", "(f)(2)(ii)"),    # high identical, low higher
-    (S("Ks Kh 9s 5c 2h", "Qc Js"), "lose", "(f)(1)(ii)"),    # both identical
-    (S("Ks Kh 9s 5c 2h", "Tc 8s"), "lose", "(f)(1)(ii)"),
-    (S("Qc Qs 9c 5d 2d", "Tc 8s"), "lose", "(f)(1)(i)"),
-    (S("Qc Js 9c 5d 2d", "Ac As"), "lose", "(f)(1)(iii)"),   # foul
-])
+@pytest.mark.parametrize(
+    "player,outcome,section",
+    [
+        (S("Ac Ad 9c 5d 2d", "Kh Qs"), "win", "(f)(3)"),
+        (S("Ac Ad 9c 5d 2d", "Qs Jc"), "push", "(f)(2)(i)"),  # low identical -> not higher
+        (S("Ac Ad 9c 5d 2d", "Ts 8c"), "push", "(f)(2)(i)"),
+        (S("Qc Qs 9c 5d 2d", "Kh 3s"), "push", "(f)(2)(ii)"),
+        (S("Ks Kh 9s 5c 2h", "Ah 3s"), "push", "(f)(2)(ii)"),  # high identical, low higher
+        (S("Ks Kh 9s 5c 2h", "Qc Js"), "lose", "(f)(1)(ii)"),  # both identical
+        (S("Ks Kh 9s 5c 2h", "Tc 8s"), "lose", "(f)(1)(ii)"),
+        (S("Qc Qs 9c 5d 2d", "Tc 8s"), "lose", "(f)(1)(i)"),
+        (S("Qc Js 9c 5d 2d", "Ac As"), "lose", "(f)(1)(iii)"),  # foul
+    ],
+)
 def test_688a_11_f_base_outcome(player, outcome, section):
     r = base_outcome(player, D, dealer_ace_high=False)
     assert r.outcome == outcome
@@ -127,37 +133,43 @@ def test_688a_6_a_wheel_is_second_highest_straight():
 
 
 # --------------------------------------------------------------------- house way
-@pytest.mark.parametrize("hand,high,low", [
-    # no pair: highest back, second and third in front
-    ("Ks Qd 9h 7c 5s 3d 2c", "Ks 7c 5s 3d 2c", "Qd 9h"),
-    ("Jk Kd 9h 5c 3s 2d 7c", "Jk 7c 5c 3s 2d", "Kd 9h"),
-    # one pair: pair back, two highest others in front
-    ("9s 9d Ah Kc 5s 3d 2c", "9s 9d 5s 3d 2c", "Ah Kc"),
-    # two pair, big pair A-K-Q-J: split
-    ("Ks Kd 5h 5c Ad 3h 2c", "Ad Ks Kd 3h 2c", "5h 5c"),
-    # two pair, big pair 10-7: together with an ace in front, otherwise split
-    ("9s 9d 5h 5c Ad 3h 2c", "9s 9d 5h 5c 2c", "Ad 3h"),
-    ("9s 9d 5h 5c Kd 3h 2c", "Kd 9s 9d 3h 2c", "5h 5c"),
-    ("9s 9d 5h 5c Jk 3h 2c", "9s 9d 5h 5c 2c", "Jk 3h"),   # the joker is the ace
-    # two pair, big pair 6-3: together with a king or better in front
-    ("6s 6d 3h 3c Kd 8h 2c", "6s 6d 3h 3c 2c", "Kd 8h"),
-    ("6s 6d 3h 3c Qd 8h 2c", "Qd 6s 6d 8h 2c", "3h 3c"),
-    # three pair: the high pair in front
-    ("Ks Kd 5h 5c 3d 3h 2c", "5h 5c 3h 3d 2c", "Ks Kd"),
-    # three of a kind: aces split (an ace and the next card in front); else set behind
-    ("As Ad Ah 9c 7d 4h 2c", "As Ah 7d 4h 2c", "Ad 9c"),
-    ("8s 8d 8h Kc 7d 4h 2c", "8s 8h 8d 4h 2c", "Kc 7d"),
-    # two sets: the pair from the higher set in front
-    ("8s 8d 8h 4c 4d 4h 2c", "8h 4h 4d 4c 2c", "8s 8d"),
-    # full house: the highest pair in front
-    ("8s 8d 8h Kc Kd 4h 4c", "8s 8h 8d 4h 4c", "Kc Kd"),
-    # straight: the highest front that keeps a complete hand
-    ("As Kd Qh Jc Td 3h 3c", "As Kd Qh Jc Td", "3h 3c"),
-    ("9s 8d 7h 6c 5d Ah Kc", "9s 8d 7h 6c 5d", "Ah Kc"),
-])
+@pytest.mark.parametrize(
+    "hand,high,low",
+    [
+        # no pair: highest back, second and third in front
+        ("Ks Qd 9h 7c 5s 3d 2c", "Ks 7c 5s 3d 2c", "Qd 9h"),
+        ("Jk Kd 9h 5c 3s 2d 7c", "Jk 7c 5c 3s 2d", "Kd 9h"),
+        # one pair: pair back, two highest others in front
+        ("9s 9d Ah Kc 5s 3d 2c", "9s 9d 5s 3d 2c", "Ah Kc"),
+        # two pair, big pair A-K-Q-J: split
+        ("Ks Kd 5h 5c Ad 3h 2c", "Ad Ks Kd 3h 2c", "5h 5c"),
+        # two pair, big pair 10-7: together with an ace in front, otherwise split
+        ("9s 9d 5h 5c Ad 3h 2c", "9s 9d 5h 5c 2c", "Ad 3h"),
+        ("9s 9d 5h 5c Kd 3h 2c", "Kd 9s 9d 3h 2c", "5h 5c"),
+        ("9s 9d 5h 5c Jk 3h 2c", "9s 9d 5h 5c 2c", "Jk 3h"),  # the joker is the ace
+        # two pair, big pair 6-3: together with a king or better in front
+        ("6s 6d 3h 3c Kd 8h 2c", "6s 6d 3h 3c 2c", "Kd 8h"),
+        ("6s 6d 3h 3c Qd 8h 2c", "Qd 6s 6d 8h 2c", "3h 3c"),
+        # three pair: the high pair in front
+        ("Ks Kd 5h 5c 3d 3h 2c", "5h 5c 3h 3d 2c", "Ks Kd"),
+        # three of a kind: aces split (an ace and the next card in front); else set behind
+        ("As Ad Ah 9c 7d 4h 2c", "As Ah 7d 4h 2c", "Ad 9c"),
+        ("8s 8d 8h Kc 7d 4h 2c", "8s 8h 8d 4h 2c", "Kc 7d"),
+        # two sets: the pair from the higher set in front
+        ("8s 8d 8h 4c 4d 4h 2c", "8h 4h 4d 4c 2c", "8s 8d"),
+        # full house: the highest pair in front
+        ("8s 8d 8h Kc Kd 4h 4c", "8s 8h 8d 4h 4c", "Kc Kd"),
+        # straight: the highest front that keeps a complete hand
+        ("As Kd Qh Jc Td 3h 3c", "As Kd Qh Jc Td", "3h 3c"),
+        ("9s 8d 7h 6c 5d Ah Kc", "9s 8d 7h 6c 5d", "Ah Kc"),
+    ],
+)
 def test_688a_house_way_foxwoods(hand, high, low):
     s = house_way(P(hand))
-    ranks = lambda cs: sorted(card_rank(c) for c in cs)  # which of equal-rank cards goes where is immaterial
+
+    def ranks(cs):  # which of equal-rank cards goes where is immaterial
+        return sorted(card_rank(c) for c in cs)
+
     assert ranks(s.high) == ranks(P(high)) and ranks(s.low) == ranks(P(low)), str(s)
 
 
@@ -177,19 +189,19 @@ def test_688a_house_way_ace_and_pair_exception():
 
 
 def test_688a_house_way_four_of_a_kind_and_five_aces():
-    s = house_way(P("7s 7d 7h 7c Kd 3h 2c"))   # 10s-7s: behind if a king goes in front
+    s = house_way(P("7s 7d 7h 7c Kd 3h 2c"))  # 10s-7s: behind if a king goes in front
     assert sorted(s.low) == sorted(P("Kd 3h"))
-    s = house_way(P("7s 7d 7h 7c Qd 3h 2c"))   # ... otherwise split
+    s = house_way(P("7s 7d 7h 7c Qd 3h 2c"))  # ... otherwise split
     assert low_key(s.low) == low_key(P("7s 7d"))
-    s = house_way(P("Js Jd Jh Jc Ad 3h 2c"))   # jacks and up: always split
+    s = house_way(P("Js Jd Jh Jc Ad 3h 2c"))  # jacks and up: always split
     assert low_key(s.low) == low_key(P("Js Jd"))
-    s = house_way(P("5s 5d 5h 5c Ad Kh 2c"))   # 6s and below: never split
+    s = house_way(P("5s 5d 5h 5c Ad Kh 2c"))  # 6s and below: never split
     assert sorted(s.low) == sorted(P("Ad Kh"))
-    s = house_way(P("5s 5d 5h 5c 9d 9h 2c"))   # with a pair: the pair in front
+    s = house_way(P("5s 5d 5h 5c 9d 9h 2c"))  # with a pair: the pair in front
     assert sorted(s.low) == sorted(P("9d 9h"))
-    s = house_way(P("As Ad Ah Ac Jk Kd Kh"))   # five aces and kings: kings in front
+    s = house_way(P("As Ad Ah Ac Jk Kd Kh"))  # five aces and kings: kings in front
     assert sorted(s.low) == sorted(P("Kd Kh"))
-    s = house_way(P("As Ad Ah Ac Jk Qd 2h"))   # otherwise a pair of aces in front
+    s = house_way(P("As Ad Ah Ac Jk Qd 2h"))  # otherwise a pair of aces in front
     assert low_key(s.low) == low_key(P("As Ad"))
 
 
@@ -205,8 +217,15 @@ def test_688a_house_ways_never_foul(cards):
 
 
 def test_688a_house_way_never_fouls_on_hard_hands():
-    hard = ["As Ad Ah Ac Jk Kd Kh", "2s 2d 2h 2c 3d 3h 3c", "As Ad Jk Kc Kd Qh Qs", "Jk 2c 3c 4c 5c 6c 7c",
-            "Ac Ad 2h 2s 3c 3d Jk", "Ks Kd Kh Qs Qh Qd Jk", "Ah 2h 3h 4h 5h 5d 5c"]
+    hard = [
+        "As Ad Ah Ac Jk Kd Kh",
+        "2s 2d 2h 2c 3d 3h 3c",
+        "As Ad Jk Kc Kd Qh Qs",
+        "Jk 2c 3c 4c 5c 6c 7c",
+        "Ac Ad 2h 2s 3c 3d Jk",
+        "Ks Kd Kh Qs Qh Qd Jk",
+        "Ah 2h 3h 4h 5h 5d 5c",
+    ]
     for h in hard:
         for name in HOUSE_WAYS:
             s = house_way(P(h), name)
@@ -253,6 +272,6 @@ def test_688a_11_a_house_way_registry():
 
     try:
         with pytest.raises(HouseWayError):
-            house_way(P("2c 3d 9h Jc Ks Ad Ah"), "test-688a-foul")   # A-A in front of king high
+            house_way(P("2c 3d 9h Jc Ks Ad Ah"), "test-688a-foul")  # A-A in front of king high
     finally:
         del HOUSE_WAYS["test-688a-foul"]

@@ -1,5 +1,6 @@
 """The one place a paytable row becomes a WagerResult (controller/rules/settlement.py),
 shared by the 670a, 659a and 688a settlements."""
+
 from fractions import Fraction
 
 import pytest
@@ -7,20 +8,26 @@ import pytest
 from controller.rules.paytables import Payout, Paytable, get_paytable
 from controller.rules.settlement import paytable_result
 
-_TABLE = Paytable("Test", "test", "test", "§ 0", pays=(
-    ("straight", Payout("odds", Fraction(4), text="4 to 1")),
-    ("flush", Payout("for", Fraction(6), text="6 for 1")),
-    ("pair", Payout("push", text="push")),
-    ("high-card", Payout("lose", text="lose")),
-    ("royal", Payout("meter", Fraction(1, 10), text="10% of meter")),
-))
+_TABLE = Paytable(
+    "Test",
+    "test",
+    "test",
+    "§ 0",
+    pays=(
+        ("straight", Payout("odds", Fraction(4), text="4 to 1")),
+        ("flush", Payout("for", Fraction(6), text="6 for 1")),
+        ("pair", Payout("push", text="push")),
+        ("high-card", Payout("lose", text="lose")),
+        ("royal", Payout("meter", Fraction(1, 10), text="10% of meter")),
+    ),
+)
 
 
 def test_odds_for_push_lose_and_unlisted():
     r = paytable_result(1, "fortune", 500, "straight", _TABLE, _TABLE.payout("straight"), "rule")
     assert (r.outcome, r.net, r.pays) == ("win", 2000, "4 to 1")
     r = paytable_result(1, "fortune", 500, "flush", _TABLE, _TABLE.payout("flush"), "rule")
-    assert (r.outcome, r.net) == ("win", 2500)          # 6 for 1: the wager is not returned on top
+    assert (r.outcome, r.net) == ("win", 2500)  # 6 for 1: the wager is not returned on top
     r = paytable_result(1, "fortune", 500, "pair", _TABLE, _TABLE.payout("pair"), "rule")
     assert (r.outcome, r.net) == ("push", 0)
     for hand in ("high-card", "nothing"):
@@ -31,8 +38,16 @@ def test_odds_for_push_lose_and_unlisted():
 def test_meter_row_needs_a_reason_and_collects_the_wager():
     with pytest.raises(ValueError, match="not paid from a meter"):
         paytable_result(2, "ace-high", 100, "royal", _TABLE, _TABLE.payout("royal"), "rule")
-    r = paytable_result(2, "progressive", 100, "royal", _TABLE, _TABLE.payout("royal"), "§ 670a.11(h)(3)(i)",
-                        meter_note="paid from the meter, § 670a.12(d)(3)")
+    r = paytable_result(
+        2,
+        "progressive",
+        100,
+        "royal",
+        _TABLE,
+        _TABLE.payout("royal"),
+        "§ 670a.11(h)(3)(i)",
+        meter_note="paid from the meter, § 670a.12(d)(3)",
+    )
     assert (r.outcome, r.net, r.meter_fraction) == ("win", -100, Fraction(1, 10))
     assert r.detail.endswith("§ 670a.12(d)(3)")
 

@@ -12,14 +12,13 @@ from math import comb
 
 import numpy as np
 import pytest
+from _poker_strategies import JOKER_ONLY, h, hands, permute_suits, sign, suit_permutations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.rules._poker_reference import ref_best_five, ref_eval_five
 from controller.rules.cards import JOKER, CardError, cards_str
 from controller.rules.poker import Category, best_five, best_five_batch, compare, eval_five
-
-from _poker_strategies import JOKER_ONLY, h, hands, permute_suits, sign, suit_permutations
 
 C = Category
 
@@ -36,10 +35,23 @@ def cmp(a: str, b: str, rules: str = "bug") -> int:
 # API shape
 # ---------------------------------------------------------------------------------------------
 
+
 def test_category_text_names_are_the_paytable_keys():
     assert [c.text for c in C] == [
-        "high-card", "pair", "two-pair", "three-of-a-kind", "straight", "flush", "full-house",
-        "four-of-a-kind", "straight-flush", "royal-flush", "five-aces", "five-of-a-kind", "five-wilds"]
+        "high-card",
+        "pair",
+        "two-pair",
+        "three-of-a-kind",
+        "straight",
+        "flush",
+        "full-house",
+        "four-of-a-kind",
+        "straight-flush",
+        "royal-flush",
+        "five-aces",
+        "five-of-a-kind",
+        "five-wilds",
+    ]
     assert C.from_text("five-aces") is C.FIVE_ACES
 
 
@@ -50,7 +62,7 @@ def test_eval_five_requires_exactly_five_and_best_five_five_to_seven():
         best_five(h("As Kd Qh Jc"))
     with pytest.raises(CardError):
         best_five(h("As Kd Qh Jc Ts 9d 8d 7d"))
-    assert eval_five("As Kd Qh Jc Ts").category is C.STRAIGHT   # text is accepted too
+    assert eval_five("As Kd Qh Jc Ts").category is C.STRAIGHT  # text is accepted too
 
 
 def test_bad_input_is_a_card_error_naming_the_token():
@@ -62,7 +74,7 @@ def test_bad_input_is_a_card_error_naming_the_token():
     assert e.value.token == "As"
     with pytest.raises(CardError):
         best_five((1, 2, 3, 4, 53))
-    with pytest.raises(CardError) as e:            # the natural rules have no joker
+    with pytest.raises(CardError) as e:  # the natural rules have no joker
         best_five((JOKER, 1, 2, 3, 40), "natural")
     assert e.value.token == "Jk"
     with pytest.raises(ValueError):
@@ -133,13 +145,13 @@ def test_670a_6_b_7_straight_order_ace_high_then_wheel_then_king_high():
     assert cmp("Kc Qd Jh Ts 9h", "6c 5d 4h 3s 2h") == 1
     # with the joker, 2-3-4-5 becomes the wheel (joker = ace), not 6-high
     assert cmp("2c 3d 4h 5s Jk", "Ac 2d 3h 4s 5h") == 0
-    assert cmp("9c Td Jh Qs Jk", "9c Td Jh Qs Kd") == 0   # joker as the king
+    assert cmp("9c Td Jh Qs Jk", "9c Td Jh Qs Kd") == 0  # joker as the king
 
 
 def test_670a_6_a_ace_does_not_wrap():
     assert ev("Qs Kd Ah 2c 3d").category is C.HIGH_CARD
     assert ev("Qs Ks As 2s 3s").category is C.FLUSH
-    r = ev("Qs Kd 2c 3d Jk")          # no Q-K-A-2-3: the joker is just an ace (ace high)
+    r = ev("Qs Kd 2c 3d Jk")  # no Q-K-A-2-3: the joker is just an ace (ace high)
     assert r.category is C.HIGH_CARD and cmp("Qs Kd 2c 3d Jk", "Qs Kd 2c 3d Ah") == 0
 
 
@@ -158,13 +170,13 @@ def test_670a_6_a_joker_is_an_ace_in_pair_type_hands():
     assert ev("Kh Kd Kc Jk 5s").category is C.THREE_OF_A_KIND
     assert ev("Kh Kd Ac Jk 5s").category is C.TWO_PAIR
     assert ev("Kh Kd Kc Ac Jk").category is C.FULL_HOUSE
-    assert ev("Kh Kd Kc Ks Jk").category is C.FOUR_OF_A_KIND   # K-K-K-K with an ace kicker
+    assert ev("Kh Kd Kc Ks Jk").category is C.FOUR_OF_A_KIND  # K-K-K-K with an ace kicker
     assert cmp("Kh Kd Kc Ks Jk", "Kh Kd Kc Ks Ad") == 0
 
 
 def test_670a_6_a_joker_completes_a_flush_as_the_highest_missing_card():
-    assert cmp("Ks 9s 5s 3s Jk", "Ah Kh 9h 5h 3h") == 0          # joker = ace
-    assert cmp("As Ks 9s 5s Jk", "Ah Kh Qh 9h 5h") == 0          # ace present: joker = queen
+    assert cmp("Ks 9s 5s 3s Jk", "Ah Kh 9h 5h 3h") == 0  # joker = ace
+    assert cmp("As Ks 9s 5s Jk", "Ah Kh Qh 9h 5h") == 0  # ace present: joker = queen
     assert ev("As Ks 9s 5s Jk").category is C.FLUSH
 
 
@@ -172,7 +184,7 @@ def test_670a_6_c_highest_card_not_in_the_other_hand():
     assert cmp("Ah Kd Jc 7s 5h", "Ac Kh Jd 7c 4h") == 1
     assert cmp("Ah Kd Jc 7s 5h", "As Kc Jh 7d 5c") == 0
     assert cmp("Kh Kd 9c 7s 5h", "Kc Ks 9d 7c 4h") == 1
-    assert cmp("Ac Ad 3h 3s 2h", "Kc Kd Qh Qs Jh") == 1           # § 670a.6(b)(9): aces up first
+    assert cmp("Ac Ad 3h 3s 2h", "Kc Kd Qh Qs Jh") == 1  # § 670a.6(b)(9): aces up first
     assert cmp("9h 7h 5h 3h 2h", "9s 7s 5s 3s 2s") == 0
     assert cmp("Ah Qh 5h 3h 2h", "Ks Qs Js 9s 8s") == 1
 
@@ -181,15 +193,15 @@ def test_best_five_of_seven_chooses_the_joker_use():
     r = ev("As Kd Qh Jc Ts 9d Jk")
     assert r.category is C.STRAIGHT and r.natural
     assert cards_str(r.best) == "As Kd Qh Jc Ts"
-    r = ev("9s Ts Js Qs Ks 2d Jk")                   # joker makes the royal from 9-K
+    r = ev("9s Ts Js Qs Ks 2d Jk")  # joker makes the royal from 9-K
     assert r.category is C.ROYAL_FLUSH and not r.natural
     assert set(r.best) == set(h("Ts Js Qs Ks Jk"))
     r = ev("As Ah Ad Ac Kd Qd Jk")
     assert r.category is C.FIVE_ACES
-    assert cmp("Kc Kd Kh 7c 7d 7h 7s", "7c 7d 7h 7s Kd") == 0   # quads beat the higher trips
-    assert cmp("Kc Kd Kh Ac Ad Ah Jk", "As Ac Ad Ah Kd") == 0   # joker = fourth ace
+    assert cmp("Kc Kd Kh 7c 7d 7h 7s", "7c 7d 7h 7s Kd") == 0  # quads beat the higher trips
+    assert cmp("Kc Kd Kh Ac Ad Ah Jk", "As Ac Ad Ah Kd") == 0  # joker = fourth ace
     assert ev("Kc Kd Kh Qc Qd Qh 2s").category is C.FULL_HOUSE
-    r = ev("7c 7d 3h 3s 2c 9d Jk")                   # two pair, joker = ace kicker
+    r = ev("7c 7d 3h 3s 2c 9d Jk")  # two pair, joker = ace kicker
     assert r.category is C.TWO_PAIR and r.natural and JOKER in r.best
 
 
@@ -203,6 +215,7 @@ def test_natural_rules_plain_poker_wheel_is_lowest():
 # ---------------------------------------------------------------------------------------------
 # properties
 # ---------------------------------------------------------------------------------------------
+
 
 @settings(max_examples=300, deadline=None)
 @given(hands(5, force=JOKER_ONLY))
@@ -220,20 +233,26 @@ def test_property_best_five_is_the_reference_max_over_subsets(cards):
     name, value = ref_best_five(cards, "bug")
     assert r.category.text == name
     assert set(r.best) <= set(cards) and len(set(r.best)) == 5
-    assert ref_eval_five(r.best, "bug")[1] == value      # the five reported are a best five
+    assert ref_eval_five(r.best, "bug")[1] == value  # the five reported are a best five
 
 
 @settings(max_examples=150, deadline=None)
 @given(hands(7, force=JOKER_ONLY), hands(7, force=JOKER_ONLY))
 def test_property_compare_agrees_with_reference_order(a, b):
     ra, rb = best_five(a, "bug"), best_five(b, "bug")
-    assert compare(ra, rb) == sign((ref_best_five(a, "bug")[1] > ref_best_five(b, "bug")[1])
-                                   - (ref_best_five(a, "bug")[1] < ref_best_five(b, "bug")[1]))
+    assert compare(ra, rb) == sign(
+        (ref_best_five(a, "bug")[1] > ref_best_five(b, "bug")[1])
+        - (ref_best_five(a, "bug")[1] < ref_best_five(b, "bug")[1])
+    )
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from(["bug", "natural"]), st.sampled_from([5, 6, 7]).flatmap(
-    lambda n: hands(n, deck=52)), st.booleans(), suit_permutations())
+@given(
+    st.sampled_from(["bug", "natural"]),
+    st.sampled_from([5, 6, 7]).flatmap(lambda n: hands(n, deck=52)),
+    st.booleans(),
+    suit_permutations(),
+)
 def test_property_rank_invariant_under_suit_permutation(rules, cards, joker, perm):
     if joker and rules == "bug":
         cards = (JOKER,) + cards[1:]
@@ -246,16 +265,19 @@ def test_property_rank_invariant_under_suit_permutation(rules, cards, joker, per
 @given(hands(7, force=JOKER_ONLY), hands(6, force=JOKER_ONLY), hands(5, force=JOKER_ONLY))
 def test_property_compare_is_a_total_preorder(a, b, c):
     ra, rb, rc = (best_five(x, "bug") for x in (a, b, c))
-    assert compare(ra, ra) == 0                                   # reflexive
-    assert compare(ra, rb) == -compare(rb, ra)                    # total and consistent
+    assert compare(ra, ra) == 0  # reflexive
+    assert compare(ra, rb) == -compare(rb, ra)  # total and consistent
     for x, y, z in ((ra, rb, rc), (rb, rc, ra), (rc, ra, rb), (ra, rc, rb)):
-        if compare(x, y) >= 0 and compare(y, z) >= 0:             # transitive
+        if compare(x, y) >= 0 and compare(y, z) >= 0:  # transitive
             assert compare(x, z) >= 0
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.sampled_from(["bug", "natural"]), st.sampled_from([5, 6, 7]),
-       st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=1))
+@given(
+    st.sampled_from(["bug", "natural"]),
+    st.sampled_from([5, 6, 7]),
+    st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=1),
+)
 def test_property_batch_equals_single_hand(rules, n, seed):
     rng = np.random.default_rng(seed[0])
     deck = 52 if rules == "natural" else 53
@@ -294,14 +316,29 @@ def test_every_joker_flush_draw_matches_reference():
 #: enumeration with the independent reference evaluator (2,869,685 hands) and equal to
 #: the 53-card Pai Gow poker figures; several are re-derived by hand below.
 BUG_53_5 = {
-    C.FIVE_ACES: 1, C.ROYAL_FLUSH: 24, C.STRAIGHT_FLUSH: 180, C.FOUR_OF_A_KIND: 828,
-    C.FULL_HOUSE: 4368, C.FLUSH: 7804, C.STRAIGHT: 20532, C.THREE_OF_A_KIND: 63360,
-    C.TWO_PAIR: 138600, C.PAIR: 1215024, C.HIGH_CARD: 1418964,
+    C.FIVE_ACES: 1,
+    C.ROYAL_FLUSH: 24,
+    C.STRAIGHT_FLUSH: 180,
+    C.FOUR_OF_A_KIND: 828,
+    C.FULL_HOUSE: 4368,
+    C.FLUSH: 7804,
+    C.STRAIGHT: 20532,
+    C.THREE_OF_A_KIND: 63360,
+    C.TWO_PAIR: 138600,
+    C.PAIR: 1215024,
+    C.HIGH_CARD: 1418964,
 }
 NATURAL_52_5 = {
-    C.ROYAL_FLUSH: 4, C.STRAIGHT_FLUSH: 36, C.FOUR_OF_A_KIND: 624, C.FULL_HOUSE: 3744,
-    C.FLUSH: 5108, C.STRAIGHT: 10200, C.THREE_OF_A_KIND: 54912, C.TWO_PAIR: 123552,
-    C.PAIR: 1098240, C.HIGH_CARD: 1302540,
+    C.ROYAL_FLUSH: 4,
+    C.STRAIGHT_FLUSH: 36,
+    C.FOUR_OF_A_KIND: 624,
+    C.FULL_HOUSE: 3744,
+    C.FLUSH: 5108,
+    C.STRAIGHT: 10200,
+    C.THREE_OF_A_KIND: 54912,
+    C.TWO_PAIR: 123552,
+    C.PAIR: 1098240,
+    C.HIGH_CARD: 1302540,
 }
 
 
@@ -309,7 +346,7 @@ def test_bug_five_card_figures_rederived_by_hand():
     """Closed forms for the joker hands (§ 670a.6(a),(b)), independent of any evaluator."""
     assert sum(BUG_53_5.values()) == comb(53, 5)
     assert BUG_53_5[C.FIVE_ACES] == 1
-    assert BUG_53_5[C.ROYAL_FLUSH] == 4 + 4 * 5                       # natural + joker for any one card
+    assert BUG_53_5[C.ROYAL_FLUSH] == 4 + 4 * 5  # natural + joker for any one card
     # joker + 4 cards of one suit inside one of the 10 straight-flush windows: 10*5 subsets
     # per suit, less 9 shared by two adjacent windows, less the 5 that make a royal
     assert BUG_53_5[C.STRAIGHT_FLUSH] == 36 + 4 * (10 * 5 - 9 - 5)
@@ -341,14 +378,30 @@ def test_exact_count_every_five_card_hand_from_52_natural():
 #: combinatorial count (controller/analysis/deck.py), equal to a full enumeration of every
 #: hand with the vectorised evaluator (tablectl analyze --deck 53 --cards N -o method=enumerate).
 BUG_53_6 = {
-    C.FIVE_ACES: 48, C.ROYAL_FLUSH: 1132, C.STRAIGHT_FLUSH: 8248, C.FOUR_OF_A_KIND: 19752,
-    C.FULL_HOUSE: 196896, C.FLUSH: 314944, C.STRAIGHT: 696228, C.THREE_OF_A_KIND: 853264,
-    C.TWO_PAIR: 2873952, C.PAIR: 10809876, C.HIGH_CARD: 7183140,
+    C.FIVE_ACES: 48,
+    C.ROYAL_FLUSH: 1132,
+    C.STRAIGHT_FLUSH: 8248,
+    C.FOUR_OF_A_KIND: 19752,
+    C.FULL_HOUSE: 196896,
+    C.FLUSH: 314944,
+    C.STRAIGHT: 696228,
+    C.THREE_OF_A_KIND: 853264,
+    C.TWO_PAIR: 2873952,
+    C.PAIR: 10809876,
+    C.HIGH_CARD: 7183140,
 }
 BUG_53_7 = {
-    C.FIVE_ACES: 1128, C.ROYAL_FLUSH: 26132, C.STRAIGHT_FLUSH: 184832, C.FOUR_OF_A_KIND: 307472,
-    C.FULL_HOUSE: 4188528, C.FLUSH: 6172088, C.STRAIGHT: 11236028, C.THREE_OF_A_KIND: 7470676,
-    C.TWO_PAIR: 35553816, C.PAIR: 64221960, C.HIGH_CARD: 24780420,
+    C.FIVE_ACES: 1128,
+    C.ROYAL_FLUSH: 26132,
+    C.STRAIGHT_FLUSH: 184832,
+    C.FOUR_OF_A_KIND: 307472,
+    C.FULL_HOUSE: 4188528,
+    C.FLUSH: 6172088,
+    C.STRAIGHT: 11236028,
+    C.THREE_OF_A_KIND: 7470676,
+    C.TWO_PAIR: 35553816,
+    C.PAIR: 64221960,
+    C.HIGH_CARD: 24780420,
 }
 
 
@@ -373,8 +426,12 @@ def test_exact_six_card_count_equals_full_enumeration():
 
 
 # many cards of few ranks: quads + trips, two trips, three pairs, joker with all of them
-_FEW_RANKS = st.lists(st.sampled_from([r * 4 + s for r in (0, 5, 11, 12) for s in range(4)] + [JOKER]),
-                      min_size=7, max_size=7, unique=True).map(tuple)
+_FEW_RANKS = st.lists(
+    st.sampled_from([r * 4 + s for r in (0, 5, 11, 12) for s in range(4)] + [JOKER]),
+    min_size=7,
+    max_size=7,
+    unique=True,
+).map(tuple)
 
 
 @settings(max_examples=200, deadline=None)

@@ -19,10 +19,9 @@ def run_eval(capsys, monkeypatch, text: str | bytes, *args: str) -> tuple[int, l
 
 
 def test_eval_bug_ranks_each_line(capsys, monkeypatch):
-    rc, res = run_eval(capsys, monkeypatch, "As Kd Qh Jc Ts 9d Jk\nAh Ad Ac As Jk\nKh Kd Jk 7c 5s\n",
-                       "--rules", "bug")
+    rc, res = run_eval(capsys, monkeypatch, "As Kd Qh Jc Ts 9d Jk\nAh Ad Ac As Jk\nKh Kd Jk 7c 5s\n", "--rules", "bug")
     assert rc == 0
-    assert [r["rank"] for r in res] == ["straight", "five-aces", "pair"]     # § 670a.6(b)
+    assert [r["rank"] for r in res] == ["straight", "five-aces", "pair"]  # § 670a.6(b)
     assert res[0]["best"] == "As Kd Qh Jc Ts"
     assert res[2]["best"] == "Kh Kd Jk 7c 5s" and res[2]["natural"] is True  # joker = ace kicker
 
@@ -32,14 +31,18 @@ def test_eval_djwild_reports_natural_and_wild_only_categories(capsys, monkeypatc
     rc, res = run_eval(capsys, monkeypatch, text, "--rules", "dj-wild")
     assert rc == 0
     assert [(r["rank"], r["natural"]) for r in res] == [
-        ("five-wilds", False), ("five-of-a-kind", False), ("royal-flush", True), ("royal-flush", False)]
+        ("five-wilds", False),
+        ("five-of-a-kind", False),
+        ("royal-flush", True),
+        ("royal-flush", False),
+    ]
 
 
 def test_eval_bad_lines_name_the_token_and_processing_continues(capsys, monkeypatch):
     text = "As Kd Qh Jc Zz\n\n   \nAs As Kd Qh Jc\nAs Kd Qh\nAs Kd Qh Jc Ts 9d 8d 7d\nAs Kd Qh Jc Ts\n"
     rc, res = run_eval(capsys, monkeypatch, text)
     assert rc == 0
-    assert len(res) == 5                                   # blank lines skipped
+    assert len(res) == 5  # blank lines skipped
     assert "Zz" in res[0]["error"] and res[0]["token"] == "Zz" and res[0]["line"] == 1
     assert "duplicate" in res[1]["error"] and res[1]["token"] == "As"
     assert "wrong number of cards" in res[2]["error"]
@@ -59,8 +62,13 @@ def test_eval_natural_rules_refuse_the_joker(capsys, monkeypatch):
 
 
 def test_eval_through_a_real_pipe():
-    p = subprocess.run([sys.executable, "-m", "controller", "eval", "--rules", "dj-wild"],
-                       input="3c 4d 5h 7s 2c\nnot a hand at all\n", capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [sys.executable, "-m", "controller", "eval", "--rules", "dj-wild"],
+        input="3c 4d 5h 7s 2c\nnot a hand at all\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     lines = [json.loads(x) for x in p.stdout.splitlines()]
     assert lines[0]["rank"] == "straight" and lines[0]["natural"] is False
@@ -71,12 +79,14 @@ def test_analyze_deck_53_five_cards(capsys):
     rc = main(["analyze", "--deck", "53", "--cards", "5"])
     out = capsys.readouterr().out
     assert rc == 0
-    rows = {ln.split()[0]: int(ln.split()[1]) for ln in out.splitlines()
-            if ln and ln.split()[0] in {"five-aces", "royal-flush", "straight-flush", "pair", "high-card"}}
-    assert rows == {"five-aces": 1, "royal-flush": 24, "straight-flush": 180, "pair": 1215024,
-                    "high-card": 1418964}
+    rows = {
+        ln.split()[0]: int(ln.split()[1])
+        for ln in out.splitlines()
+        if ln and ln.split()[0] in {"five-aces", "royal-flush", "straight-flush", "pair", "high-card"}
+    }
+    assert rows == {"five-aces": 1, "royal-flush": 24, "straight-flush": 180, "pair": 1215024, "high-card": 1418964}
     assert "total: 2869685" in out
-    assert "payback:" not in out and "house_edge:" not in out    # a frequency table, no wager
+    assert "payback:" not in out and "house_edge:" not in out  # a frequency table, no wager
 
 
 def test_analyze_deck_rejects_bad_card_counts(capsys):

@@ -36,7 +36,7 @@ LADDER = [  # lowest to highest
     ("3c 3d 4h 5s 7h", C.PAIR),
     ("Ac Ad Kh Ks Qh", C.TWO_PAIR),
     ("Ac Ad Ah Ks Qh", C.THREE_OF_A_KIND),
-    ("Ac 2d 3h 4s 5h", C.STRAIGHT),           # the wheel, lowest straight (deuce wild as a 2)
+    ("Ac 2d 3h 4s 5h", C.STRAIGHT),  # the wheel, lowest straight (deuce wild as a 2)
     ("7c 6d 5h 4s 3h", C.STRAIGHT),
     ("Ac Kd Qh Js Th", C.STRAIGHT),
     ("3h 4h 5h 6h 8h", C.FLUSH),
@@ -62,9 +62,9 @@ def test_687a_6_b_deuces_and_joker_are_wild():
     assert ev("Kc Kd 2h 7s 5h").category is C.THREE_OF_A_KIND
     assert ev("Kc Kd Jk 7s 5h").category is C.THREE_OF_A_KIND
     assert cmp("Kc Kd 2h 7s 5h", "Kc Kd Jk 7s 5h") == 0
-    assert ev("Kc 9d 2h 7s 5h").category is C.PAIR                 # one wild: at least a pair
+    assert ev("Kc 9d 2h 7s 5h").category is C.PAIR  # one wild: at least a pair
     assert cmp("Kc 9d 2h 7s 5h", "Kc Kd 9h 7s 5h") == 0
-    assert ev("Kc Kd 7h 7s 2c").category is C.FULL_HOUSE           # two pair + wild
+    assert ev("Kc Kd 7h 7s 2c").category is C.FULL_HOUSE  # two pair + wild
     assert ev("Kc Kd Kh 7s 2c").category is C.FOUR_OF_A_KIND
 
 
@@ -81,23 +81,23 @@ def test_687a_6_c_2_natural_and_wild_royal_flush():
     assert nat.natural and not wild.natural
     # § 687a.6(c) ranks them as one hand; § 687a.11(e)(2): equal hands push
     assert compare(nat, wild) == 0
-    assert ev("Ts 2d 2c 2h Jk").category is C.ROYAL_FLUSH          # four wilds + a ten: royal
-    assert cmp("As Ks Qs 2d Jk", "Ac Ad Ah 2c Jk") == 1             # royal over five aces
+    assert ev("Ts 2d 2c 2h Jk").category is C.ROYAL_FLUSH  # four wilds + a ten: royal
+    assert cmp("As Ks Qs 2d Jk", "Ac Ad Ah 2c Jk") == 1  # royal over five aces
 
 
 def test_five_of_a_kind_between_royal_and_straight_flush_per_687a_12_paytables():
-    assert ev("9s 2d 2c 2h Jk").category is C.FIVE_OF_A_KIND       # four wilds + a nine
+    assert ev("9s 2d 2c 2h Jk").category is C.FIVE_OF_A_KIND  # four wilds + a nine
     assert cmp("9s 2d 2c 2h Jk", "9h Th Jh Qh Kh") == 1
-    assert cmp("Ac Ad 2h 2s Jk", "Kc Kd 2h 2s Jk") == 1             # five aces over five kings
+    assert cmp("Ac Ad 2h 2s Jk", "Kc Kd 2h 2s Jk") == 1  # five aces over five kings
     r = ev("Kc Kd 2h 2s Jk")
     assert r.category is C.FIVE_OF_A_KIND and not r.natural
     assert cards_str(r.best) == "Kd Kc 2h 2s Jk"
 
 
 def test_687a_6_a_ace_low_only_in_the_wheel_and_no_wrap():
-    assert ev("Qs Kd Ah 2c 3d").category is C.PAIR                 # no Q-K-A-2-3: wild = ace
-    assert cmp("Ac 2d 3h 4s 5h", "7c 6d 5h 4s 3h") == -1            # wheel is the lowest straight
-    assert cmp("3c 4d 5h 6s 2c", "3c 4d 5h 6s 7h") == 0             # the wild is a 7, not a 2
+    assert ev("Qs Kd Ah 2c 3d").category is C.PAIR  # no Q-K-A-2-3: wild = ace
+    assert cmp("Ac 2d 3h 4s 5h", "7c 6d 5h 4s 3h") == -1  # wheel is the lowest straight
+    assert cmp("3c 4d 5h 6s 2c", "3c 4d 5h 6s 7h") == 0  # the wild is a 7, not a 2
     assert ev("3c 4d 5h 7s Jk").category is C.STRAIGHT
     assert ev("As 2s 3s 4s 5s").category is C.STRAIGHT_FLUSH
 
@@ -113,15 +113,15 @@ def test_natural_flag_distinguishes_the_paytable_columns_687a_12_d():
     category with every deuce played as a plain deuce (reproduces the printed Trips figures)."""
     assert ev("Kc Kd Kh 9s 5h").natural
     assert not ev("Kc Kd 2h 9s 5h").natural
-    assert cmp("Kc Kd Kh 9s 5h", "Kc Kd 2h 9s 5h") == 0             # same rank, different pay
+    assert cmp("Kc Kd Kh 9s 5h", "Kc Kd 2h 9s 5h") == 0  # same rank, different pay
     assert ev("3h 4h 5h 6h 7h").natural and not ev("3h 4h 5h 6h Jk").natural
     # a deuce that is not needed as a wild card counts at face value
     assert ev("2c 5c 8c Jc Kc").natural and ev("2c 5c 8c Jc Kc").category is C.FLUSH
     assert ev("2h 3c 4d 5s 6c").natural and ev("2h 3c 4d 5s 6c").category is C.STRAIGHT
-    r = ev("2c 3c 4c 5c 6c")                     # wild deuce makes 3-7: still a straight flush
+    r = ev("2c 3c 4c 5c 6c")  # wild deuce makes 3-7: still a straight flush
     assert r.category is C.STRAIGHT_FLUSH and r.natural
-    assert not ev("2c 3d 4h 5s 7c").natural      # the deuce is needed as the 6
-    assert not ev("As Ks Qs Js 2s").natural      # needed as the ten
+    assert not ev("2c 3d 4h 5s 7c").natural  # the deuce is needed as the 6
+    assert not ev("As Ks Qs Js 2s").natural  # needed as the ten
     assert not ev("Kc 2d 2h 2s 2c").natural and not ev("2c 2d 2h 2s Jk").natural
     # six or seven cards: natural when the category is made without wild play
     assert ev("As Ks Qs Js Ts 2d 9c").natural
@@ -137,6 +137,7 @@ def test_best_five_prefers_natural_cards_among_equal_fives():
 # ---------------------------------------------------------------------------------------------
 # properties
 # ---------------------------------------------------------------------------------------------
+
 
 @settings(max_examples=300, deadline=None)
 @given(hands(5, force=DJ_WILDS))
@@ -202,9 +203,18 @@ def test_property_batch_equals_single_hand(n, seed):
 #: C(53,5) DJ Wild hands by category: exhaustive enumeration with the independent
 #: reference evaluator; the top three re-derived by hand below.
 DJ_53_5 = {
-    C.FIVE_WILDS: 1, C.ROYAL_FLUSH: 1004, C.FIVE_OF_A_KIND: 1400, C.STRAIGHT_FLUSH: 3648,
-    C.FOUR_OF_A_KIND: 51688, C.FULL_HOUSE: 15048, C.FLUSH: 18956, C.STRAIGHT: 84000,
-    C.THREE_OF_A_KIND: 458040, C.TWO_PAIR: 95040, C.PAIR: 1341180, C.HIGH_CARD: 799680,
+    C.FIVE_WILDS: 1,
+    C.ROYAL_FLUSH: 1004,
+    C.FIVE_OF_A_KIND: 1400,
+    C.STRAIGHT_FLUSH: 3648,
+    C.FOUR_OF_A_KIND: 51688,
+    C.FULL_HOUSE: 15048,
+    C.FLUSH: 18956,
+    C.STRAIGHT: 84000,
+    C.THREE_OF_A_KIND: 458040,
+    C.TWO_PAIR: 95040,
+    C.PAIR: 1341180,
+    C.HIGH_CARD: 799680,
 }
 
 
@@ -215,8 +225,8 @@ def test_djwild_five_card_figures_rederived_by_hand():
     # w wilds + (5-w) naturals of one of 12 ranks (3..A), less 4 wilds + T..A (a royal)
     assert DJ_53_5[C.FIVE_OF_A_KIND] == sum(comb(5, w) * 12 * comb(4, 5 - w) for w in range(1, 5)) - 5 * 5 * 4
     # no wild card and no pair, straight or flush among ranks 3..A
-    no_pair = comb(12, 5) - 8     # 8 straights 3-7 .. T-A within 3..A (the wheel needs a deuce)
-    assert DJ_53_5[C.HIGH_CARD] == no_pair * (4 ** 5 - 4)
+    no_pair = comb(12, 5) - 8  # 8 straights 3-7 .. T-A within 3..A (the wheel needs a deuce)
+    assert DJ_53_5[C.HIGH_CARD] == no_pair * (4**5 - 4)
 
 
 def test_exact_count_every_five_card_hand_from_53_djwild():

@@ -18,35 +18,40 @@ from tests.console.conftest import PINS, set_pins
 
 
 def test_run_notifies_ready_and_serves_the_console_socket(tmp_path):
-    from hil.rig import PINS as PIN_MAP, Rig
+    from hil.rig import PINS as PIN_MAP
+    from hil.rig import Rig
 
     state = tmp_path / "state"
     state.mkdir()
     set_pins(state)
     selfcheck.record_digest(state)
-    rig = Rig(state)                                     # its simulated devices only
+    rig = Rig(state)  # its simulated devices only
     for s in rig.sims:
         s.start()
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(str(tmp_path / "notify"))
     notify.settimeout(30)
-    doc = {"table": {"id": "RUN-01", "profile": "six-card-fortune", "state_dir": str(state)},
-           "gpio": {"pin_factory": "mock", **PIN_MAP},
-           "serial": {s.device: {"port": s.path} for s in rig.sims}}
+    doc = {
+        "table": {"id": "RUN-01", "profile": "six-card-fortune", "state_dir": str(state)},
+        "gpio": {"pin_factory": "mock", **PIN_MAP},
+        "serial": {s.device: {"port": s.path} for s in rig.sims},
+    }
     cfg = tmp_path / "table.toml"
     cfg.write_text("\n".join(f"{k} = {_toml(v)}" for k, v in doc.items()) + "\n")
     sock_path = tmp_path / "run" / "console.sock"
-    proc = subprocess.Popen([sys.executable, "-m", "controller", "run", "--config", str(cfg),
-                             "--console-socket", str(sock_path)],
-                            env={**os.environ, "NOTIFY_SOCKET": str(tmp_path / "notify"), "WATCHDOG_USEC": "2000000"},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller", "run", "--config", str(cfg), "--console-socket", str(sock_path)],
+        env={**os.environ, "NOTIFY_SOCKET": str(tmp_path / "notify"), "WATCHDOG_USEC": "2000000"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         msgs = []
         while not any(m.startswith("READY=1") for m in msgs):
             msgs.append(notify.recv(4096).decode())
         assert msgs[0] == "STATUS=self-checks"
         ready = next(m for m in msgs if m.startswith("READY=1"))
-        assert ready.startswith("READY=1\nSTATUS=open_for_wagers round")    # digest recorded: no tilt
+        assert ready.startswith("READY=1\nSTATUS=open_for_wagers round")  # digest recorded: no tilt
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(str(sock_path))
         term = fdpexpect.fdspawn(conn.fileno(), timeout=15, encoding="ascii")
@@ -70,4 +75,4 @@ def test_run_notifies_ready_and_serves_the_console_socket(tmp_path):
         for s in rig.sims:
             s.stop()
         notify.close()
-    assert not sock_path.exists()                        # removed on the way down
+    assert not sock_path.exists()  # removed on the way down

@@ -36,13 +36,13 @@ def recv_until(sock, pred, timeout=10.0):
 
 def test_notifier_protocol(notify_socket):
     path, sock = notify_socket
-    assert not Notifier({}).notify(READY=1)                          # outside systemd: nothing
+    assert not Notifier({}).notify(READY=1)  # outside systemd: nothing
     n = Notifier({"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "2000000", "WATCHDOG_PID": str(os.getpid())})
     assert n.watchdog_s == 2.0
     n.ready("open\nround 1")
     assert sock.recv(100) == b"READY=1\nSTATUS=open round 1"
     n.watchdog()
-    n.watchdog()                                                     # at most every half period
+    n.watchdog()  # at most every half period
     assert sock.recv(100) == b"WATCHDOG=1"
     assert Notifier({"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "1000", "WATCHDOG_PID": "1"}).watchdog_s is None
     abstract = Notifier({"NOTIFY_SOCKET": "@tablectl-test"})
@@ -52,7 +52,7 @@ def test_notifier_protocol(notify_socket):
 def test_ready_after_self_checks_and_watchdog_from_the_reactor(make_rig, notify_socket, monkeypatch):
     path, sock = notify_socket
     monkeypatch.setenv("NOTIFY_SOCKET", path)
-    monkeypatch.setenv("WATCHDOG_USEC", "500000")     # ping every 0.25 s (the reactor turns at least every 0.25 s)
+    monkeypatch.setenv("WATCHDOG_USEC", "500000")  # ping every 0.25 s (the reactor turns at least every 0.25 s)
     monkeypatch.delenv("WATCHDOG_PID", raising=False)
     rig = make_rig()
     rig.start()
@@ -74,6 +74,6 @@ def test_ready_after_self_checks_and_watchdog_from_the_reactor(make_rig, notify_
         if sock.recv(4096) == b"WATCHDOG=1":
             pings.append(round(time.monotonic() - t0, 3))
     hang.join()
-    assert pings[0] > 1.1 and len(pings) >= 3, pings         # silent while hung, pinging again after
+    assert pings[0] > 1.1 and len(pings) >= 3, pings  # silent while hung, pinging again after
     rig.stop()
     recv_until(sock, lambda m: m == "STOPPING=1")

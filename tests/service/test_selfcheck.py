@@ -14,8 +14,10 @@ def kinds(rig, *ks, n=1):
     """The ledger's events of these kinds, once at least ``n`` of them are durable."""
     from tests.conftest import eventually
 
-    return eventually(lambda: (lambda evs: evs if len(evs) >= n else None)(
-        [(k, d) for _r, k, d in rig.ledger_events(kinds=ks)]), what=f"{n} {ks} events")
+    return eventually(
+        lambda: (lambda evs: evs if len(evs) >= n else None)([(k, d) for _r, k, d in rig.ledger_events(kinds=ks)]),
+        what=f"{n} {ks} events",
+    )
 
 
 def test_self_checks_come_before_any_pin_or_port(make_rig, monkeypatch):
@@ -33,7 +35,7 @@ def test_self_checks_come_before_any_pin_or_port(make_rig, monkeypatch):
     st = rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 10)
     assert seen == {"table": None, "ports": [], "pins": {}}
     assert rig.service.ready.is_set() and st["tilts"] == {}
-    (_k, rec), = kinds(rig, "selfcheck")
+    ((_k, rec),) = kinds(rig, "selfcheck")
     assert rec["results"] == {"config": "pass", "ledger": "pass", "software": "not recorded", "rng": "pass"}
     assert rec["digest"] == S.digest_of(S.manifest()) and rec["problems"] == []
 
@@ -51,7 +53,7 @@ def test_software_mismatch_is_a_tilt_that_survives_restart(make_rig, tmp_path):
     st = rig.table.wait_for(lambda s: s.get("state") == "tilt", 10)
     assert "changed: drivers/link.py" in st["tilts"]["self-check"]
     rig.stop()
-    S.record_digest(state)                                   # the files are right again
+    S.record_digest(state)  # the files are right again
     rig = make_rig().start()
     st = rig.table.wait_for(lambda s: s.get("state") == "tilt", 10)
     assert "does not match the recorded" in st["tilts"]["self-check"]
@@ -63,7 +65,7 @@ def test_software_mismatch_is_a_tilt_that_survives_restart(make_rig, tmp_path):
 
 def test_missing_record_is_a_problem_on_a_real_table(make_rig):
     rig = make_rig()
-    rig.service.require_digest = True                        # as `tablectl run` builds it
+    rig.service.require_digest = True  # as `tablectl run` builds it
     rig.start()
     st = rig.table.wait_for(lambda s: s.get("state") == "tilt", 10)
     assert "no recorded digest" in st["tilts"]["self-check"]
@@ -89,7 +91,7 @@ def test_service_checks_and_uses_the_secrets_rng(make_rig, monkeypatch):
     real = R.SecretsRng.self_test
     monkeypatch.setattr(R.SecretsRng, "self_test", lambda self, **kw: tested.append(self) or real(self, **kw))
     rig = make_rig()
-    rig.service = Service(rig.hw, clock=rig.clock, pin_factory=rig.factory)     # no rng, no rng_test
+    rig.service = Service(rig.hw, clock=rig.clock, pin_factory=rig.factory)  # no rng, no rng_test
     rig.start()
     rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 10)
     assert isinstance(rig.service.rng, R.SecretsRng) and rig.table.dev.rng is rig.service.rng
@@ -115,9 +117,12 @@ def test_configuration_changes_between_starts_are_logged_old_and_new(make_rig):
     first, second, third = [d for _k, d in kinds(rig, "config.loaded", n=3)]
     assert first["changed"] == {} and first["values"]["table_id"] == "SIM-01"
     assert second["changed"]["table_id"] == ["SIM-01", "SIM-02"]
-    assert "table_id" not in third["changed"]          # (the rig's pty paths differ at every start)
-    assert set(second["changed"]) - {"table_id"} == set(third["changed"]) == \
-        {f"serial.{d}.port" for d in ("shoe", "shaker", "sign")}
+    assert "table_id" not in third["changed"]  # (the rig's pty paths differ at every start)
+    assert (
+        set(second["changed"]) - {"table_id"}
+        == set(third["changed"])
+        == {f"serial.{d}.port" for d in ("shoe", "shaker", "sign")}
+    )
 
 
 def test_digest_is_the_sha256sum_listing():
@@ -126,5 +131,8 @@ def test_digest_is_the_sha256sum_listing():
 
     listing = f"{'2' * 64}  a/y.toml\n{'1' * 64}  b/x.py\n"
     assert S.digest_of(files) == hashlib.sha256(listing.encode()).hexdigest()
-    assert S.compare({"a": "1", "b": "2"}, {"a": "1", "b": "3", "c": "4"}) == \
-        {"changed": ["b"], "missing": [], "added": ["c"]}
+    assert S.compare({"a": "1", "b": "2"}, {"a": "1", "b": "3", "c": "4"}) == {
+        "changed": ["b"],
+        "missing": [],
+        "added": ["c"],
+    }

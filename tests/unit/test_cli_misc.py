@@ -31,7 +31,7 @@ def test_json_logs_carry_table_and_round():
     from controller.log import LogContext, configure
 
     buf = io.StringIO()
-    configure(stream=buf, level="info", json=None)     # a StringIO is not a terminal -> JSON
+    configure(stream=buf, level="info", json=None)  # a StringIO is not a terminal -> JSON
     ctx = LogContext("PG-07")
     ctx.set_round(42)
     ctx.logger("test").info("hello", x=1)

@@ -33,21 +33,29 @@ def test_example_config_is_valid():
     assert set(hw.serial) == {"shoe", "shaker", "sign", "keypad"}
 
 
-@pytest.mark.parametrize("old,new,section,key,why", [
-    ("bounce_ms = 20", "bounce_ms = 9000", "gpio", "bounce_ms", "above the maximum"),
-    ("lockout = 17", "lockout = 17\nlockuot = 3", "gpio", "lockuot", "unknown option"),
-    ("confirm = 27\n", "", "gpio", "confirm", "required option is missing"),
-    ("lockout = 17", "lockout = 40", "gpio", "lockout", "not a usable BCM GPIO"),
-    ("void = 22", "void = 17", "gpio", "void", "already used by lockout"),
-    ("sensors = [5, 6, 12, 13, 16, 19]", "sensors = [5, 6]", "gpio.spots.progressive", "sensors", "needs 6 pins"),
-    ("lights = [4, 14, 15, 18, 20, 21]", "lights = [4, 14, 15, 18, 20, 17]", "gpio.spots.progressive", "lights",
-     "already used by lockout"),
-    ("[gpio.spots.progressive]", "[gpio.spots.martingale]", "gpio.spots.martingale", None, "not a wager"),
-    ("baud = 115200", "baud = 12345", "serial.shoe", "baud", "is not one of"),
-    ('id = "PG-01"', 'id = "PG 01!"', "table", "id", "letters, digits"),
-    ('profile = "six-card-fortune"', 'profile = "no-such-game"', "table", "profile", "no table profile"),
-    ('pin_factory = "lgpio"', 'pin_factory = "magic"', "gpio", "pin_factory", "is not one of"),
-])
+@pytest.mark.parametrize(
+    "old,new,section,key,why",
+    [
+        ("bounce_ms = 20", "bounce_ms = 9000", "gpio", "bounce_ms", "above the maximum"),
+        ("lockout = 17", "lockout = 17\nlockuot = 3", "gpio", "lockuot", "unknown option"),
+        ("confirm = 27\n", "", "gpio", "confirm", "required option is missing"),
+        ("lockout = 17", "lockout = 40", "gpio", "lockout", "not a usable BCM GPIO"),
+        ("void = 22", "void = 17", "gpio", "void", "already used by lockout"),
+        ("sensors = [5, 6, 12, 13, 16, 19]", "sensors = [5, 6]", "gpio.spots.progressive", "sensors", "needs 6 pins"),
+        (
+            "lights = [4, 14, 15, 18, 20, 21]",
+            "lights = [4, 14, 15, 18, 20, 17]",
+            "gpio.spots.progressive",
+            "lights",
+            "already used by lockout",
+        ),
+        ("[gpio.spots.progressive]", "[gpio.spots.martingale]", "gpio.spots.martingale", None, "not a wager"),
+        ("baud = 115200", "baud = 12345", "serial.shoe", "baud", "is not one of"),
+        ('id = "PG-01"', 'id = "PG 01!"', "table", "id", "letters, digits"),
+        ('profile = "six-card-fortune"', 'profile = "no-such-game"', "table", "profile", "no table profile"),
+        ('pin_factory = "lgpio"', 'pin_factory = "magic"', "gpio", "pin_factory", "is not one of"),
+    ],
+)
 def test_bad_config_names_file_section_and_key(tmp_path, old, new, section, key, why):
     p = write(tmp_path, mutate(old, new))
     with pytest.raises(ConfigError) as e:
@@ -90,8 +98,10 @@ def test_run_check_accepts_valid_config(capsys):
 
 def test_profile_paytable_must_exist(tmp_path):
     prof = tmp_path / "p.toml"
-    prof.write_text('[game]\nid = "six-card-fortune"\n[progressive]\npaytable = "Nope"\nwager = "$1"\n'
-                    'seed = "$5,000"\nincrement_rate = "21%"\n')
+    prof.write_text(
+        '[game]\nid = "six-card-fortune"\n[progressive]\npaytable = "Nope"\nwager = "$1"\n'
+        'seed = "$5,000"\nincrement_rate = "21%"\n'
+    )
     doc = {"table": {"id": "T1", "profile": str(prof)}, "gpio": {}, "serial": {}}
     with pytest.raises(ConfigError, match=r"\[progressive\] paytable: no paytable named 'Nope'"):
         parse_hardware(doc, "x.toml")

@@ -39,7 +39,7 @@ def test_chatter_inside_window_is_one_change(manual_clock):
 def test_settling_the_other_way_is_resynced_at_window_end(manual_clock):
     r, d, ch = setup(manual_clock)
     t = manual_clock.now()
-    d.edge("bet1", True, t)          # chip touched the sensor ...
+    d.edge("bet1", True, t)  # chip touched the sensor ...
     d.edge("bet1", False, t + 0.005)  # ... and slid off within the window
     run_timers(r, manual_clock, 0.021)
     assert ch == [("bet1", True, 0.0), ("bet1", False, 0.021)]
@@ -69,4 +69,4 @@ def test_mock_pin_chatter_through_the_table(make_rig):
     eventually(lambda: rig.light_mode(4) == ON, 10, what="seat 4 light on")
     edges, ignored = rig.table.debounce.stats("bet.progressive.4")
     assert edges == 21 and ignored >= 19
-    assert rig.table.state == "open_for_wagers" and not rig.table.tilts   # chatter is no fault
+    assert rig.table.state == "open_for_wagers" and not rig.table.tilts  # chatter is no fault

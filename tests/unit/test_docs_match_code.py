@@ -14,7 +14,7 @@ SOURCES = [p for d in ("controller", "drivers", "hil") for p in (ROOT / d).rglob
 
 
 def _prose() -> str:
-    return re.sub(r"```.*?```", "", DOC.read_text(), flags=re.S)     # fenced blocks are drawings
+    return re.sub(r"```.*?```", "", DOC.read_text(), flags=re.S)  # fenced blocks are drawings
 
 
 def _names() -> list[str]:
@@ -73,16 +73,17 @@ def test_named_event_kinds_are_written():
 
 
 def test_named_states_are_machine_states():
-    from controller.machine import TAIL
-    from controller.games import GAME_MODULES, procedure_for
-    from controller.config import parse_profile
     import tomllib
+
+    from controller.config import parse_profile
+    from controller.games import GAME_MODULES, procedure_for
+    from controller.machine import TAIL
 
     states = set(TAIL) | {"self_test", "open_for_wagers", "no_more_bets"}
     for game in GAME_MODULES:
         profile = parse_profile(tomllib.loads((ROOT / "config" / "tables" / f"{game}.toml").read_text()), game)
         states |= {p.state for p in procedure_for(game, profile).phases}
     text = _prose()
-    para = text[text.index("## A game at the table"):text.index("## Threading model")]
+    para = text[text.index("## A game at the table") : text.index("## Threading model")]
     named = set(re.findall(r"`([a-z_]+)`", para)) - {"lock_out", "dice_wagers", "advance"}
     assert named and named <= states, f"not states: {sorted(named - states)}"

@@ -52,7 +52,7 @@ def test_corrupted_frame_is_an_error_and_next_frame_recovered():
 
 def test_partial_frame_resync_after_deadline():
     d = FrameDecoder()
-    assert d.feed(bytes([START, 200, 1, 2])) == []   # claims 200 bytes that never come
+    assert d.feed(bytes([START, 200, 1, 2])) == []  # claims 200 bytes that never come
     assert d.pending
     good = encode_frame(9, 0x10, b"")
     out = d.resync() + d.feed(good)
@@ -64,7 +64,7 @@ def test_partial_frame_resync_after_deadline():
 def test_fuzz_any_bytes_yield_frames_or_errors_only(data):
     d = FrameDecoder()
     out = d.feed(data)
-    for _ in range(3):              # giving up on partial frames always terminates
+    for _ in range(3):  # giving up on partial frames always terminates
         out += d.resync()
     assert all(isinstance(x, (Frame, FrameError)) for x in out)
 

@@ -15,8 +15,8 @@ from drivers.link import Link
 class SockPort:
     def __init__(self, sock: socket.socket):
         self.sock = sock
-        self.drop = None          # fn(bytes) -> bool : drop this outgoing write
-        self.corrupt = None       # fn(bytes) -> bytes | None
+        self.drop = None  # fn(bytes) -> bool : drop this outgoing write
+        self.corrupt = None  # fn(bytes) -> bytes | None
         self.closed = False
 
     def read(self, size: int = 1) -> bytes:
@@ -70,7 +70,7 @@ def pair(**kw):
 
 
 def test_messages_delivered_once_in_order():
-    la, lb, *_ , rb = pair(heartbeat=None, lost_after=None)
+    la, lb, *_, rb = pair(heartbeat=None, lost_after=None)
     try:
         for i in range(20):
             la.send(0x20, bytes([i]))
@@ -87,7 +87,7 @@ def test_lost_ack_causes_retransmit_but_no_duplicate_delivery():
     dropped = []
 
     def drop_first_ack(data: bytes) -> bool:
-        if not dropped and data[3] == ACK and data[4] == 1:   # the ACK of the first data frame
+        if not dropped and data[3] == ACK and data[4] == 1:  # the ACK of the first data frame
             dropped.append(data)
             return True
         return False
@@ -120,7 +120,7 @@ def test_corrupted_frame_is_nakked_and_retransmitted():
         t0 = time.monotonic()
         la.send(0x22, b"crc")
         rb.wait(lambda: len(rb.msgs) == 1)
-        assert time.monotonic() - t0 < 0.45          # NAK made it faster than the ACK timeout
+        assert time.monotonic() - t0 < 0.45  # NAK made it faster than the ACK timeout
         assert lb.stats.naks_sent == 1 and la.stats.naks_received == 1
         assert rb.msgs == [(0x22, b"crc")]
     finally:
@@ -129,7 +129,7 @@ def test_corrupted_frame_is_nakked_and_retransmitted():
 
 def test_silent_peer_is_a_fault_after_bounded_retries_and_then_lost():
     la, lb, pa, pb, ra, rb = pair(heartbeat=0.1, lost_after=0.5, ack_timeout=0.05, retries=2)
-    lb.stop()                                   # the peer goes silent
+    lb.stop()  # the peer goes silent
     try:
         la.send(0x23, b"x")
         ra.wait(lambda: any(k == "fault" for k, _ in ra.events))

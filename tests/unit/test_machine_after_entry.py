@@ -10,8 +10,11 @@ from controller.games import available
 from controller.games.base import Phase
 from controller.machine import build
 
-PHASES = (Phase("dispensing", "deal", "§ x", "main"), Phase("deciding", "decide", "§ y", "d", after_entry=True),
-          Phase("settlement", "settle", "§ z"))
+PHASES = (
+    Phase("dispensing", "deal", "§ x", "main"),
+    Phase("deciding", "decide", "§ y", "d", after_entry=True),
+    Phase("settlement", "settle", "§ z"),
+)
 
 
 def test_after_entry_adds_the_resume_transition():

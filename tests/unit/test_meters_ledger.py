@@ -16,16 +16,16 @@ RATE = "21/100"
 
 
 def test_increment_carries_fraction_of_a_cent():
-    m = M.apply({}, "meter.init", {"level": "p", "seed": 500_000, "rate": "3/200"})   # 1.5%
+    m = M.apply({}, "meter.init", {"level": "p", "seed": 500_000, "rate": "3/200"})  # 1.5%
     m = M.apply(m, "meter.increment", {"level": "p", "wager": 100, "rate": "3/200"})
     assert m["p"].cents == 500_001 and m["p"].remainder == Fraction(1, 2)
     m = M.apply(m, "meter.increment", {"level": "p", "wager": 100, "rate": "3/200"})
-    assert m["p"].cents == 500_003 and m["p"].remainder == 0   # the half cent was carried, not dropped
+    assert m["p"].cents == 500_003 and m["p"].remainder == 0  # the half cent was carried, not dropped
 
 
 def test_percent_payout_from_meter_as_it_stands_670a_12_d_3():
     m = M.apply({}, "meter.init", {"level": "p", "seed": 500_083, "rate": RATE})["p"]
-    assert M.percent_payout(m, Fraction(1, 10)) == 50_008     # floor; 0.3 cent stays in the meter
+    assert M.percent_payout(m, Fraction(1, 10)) == 50_008  # floor; 0.3 cent stays in the meter
     assert M.percent_payout(m, Fraction(1)) == 500_083
 
 
@@ -35,12 +35,15 @@ def test_payout_larger_than_meter_is_refused():
         M.apply(m, "meter.payout", {"level": "p", "cents": 101})
 
 
-ops = st.lists(st.one_of(
-    st.tuples(st.just("inc"), st.integers(1, 10_000)),
-    st.tuples(st.just("pay"), st.fractions(0, 1)),
-    st.tuples(st.just("void"), st.integers(1, 10_000)),
-    st.tuples(st.just("reseed"), st.integers(0, 100_000)),
-), max_size=60)
+ops = st.lists(
+    st.one_of(
+        st.tuples(st.just("inc"), st.integers(1, 10_000)),
+        st.tuples(st.just("pay"), st.fractions(0, 1)),
+        st.tuples(st.just("void"), st.integers(1, 10_000)),
+        st.tuples(st.just("reseed"), st.integers(0, 100_000)),
+    ),
+    max_size=60,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -71,15 +74,19 @@ def test_meter_equals_seed_plus_increments_minus_payouts(seq, rate):
 def make_ledger(tmp_path):
     led = Ledger(tmp_path / "l.sqlite3", "T1")
     led.append([Record("meter.init", 0, {"level": "p", "seed": 500_000, "rate": RATE})])
-    led.append([Record("meter.increment", 1, {"level": "p", "wager": 100, "rate": RATE}),
-                Record("wager.accepted", 1, {"seat": 3, "cents": 100})])
+    led.append(
+        [
+            Record("meter.increment", 1, {"level": "p", "wager": 100, "rate": RATE}),
+            Record("wager.accepted", 1, {"seat": 3, "cents": 100}),
+        ]
+    )
     return led
 
 
 def test_ledger_uses_wal_and_full_sync(tmp_path):
     led = make_ledger(tmp_path)
     assert led.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert led.db.execute("PRAGMA synchronous").fetchone()[0] == 2   # FULL
+    assert led.db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
 
 
 def test_ledger_chain_and_meters_verify_and_survive_reopen(tmp_path):
@@ -114,8 +121,9 @@ def test_failed_transaction_leaves_nothing(tmp_path):
     led = make_ledger(tmp_path)
     before = led.last_seq
     with pytest.raises(M.MeterError):
-        led.append([Record("wager.accepted", 2, {"seat": 1}),
-                    Record("meter.payout", 2, {"level": "p", "cents": 10**9})])
+        led.append(
+            [Record("wager.accepted", 2, {"seat": 1}), Record("meter.payout", 2, {"level": "p", "cents": 10**9})]
+        )
     assert led.last_seq == before
     assert sqlite3.connect(tmp_path / "l.sqlite3").execute("SELECT COUNT(*) FROM events").fetchone()[0] == before
 
@@ -149,7 +157,7 @@ def test_startup_check_sees_edits_after_the_last_checkpoint(tmp_path, monkeypatc
 def test_edit_before_the_checkpoint_found_by_the_full_audit(tmp_path, monkeypatch):
     led = _many(tmp_path, monkeypatch)
     led.db.execute("UPDATE events SET data = replace(data, '100', '900') WHERE seq = 3")
-    assert led.verify() == []                                   # start-up: only after the last checkpoint
+    assert led.verify() == []  # start-up: only after the last checkpoint
     problems = Ledger.open_readonly(tmp_path / "c.sqlite3").verify(full=True)
     assert any("event 3: hash does not match" in p for p in problems)
 

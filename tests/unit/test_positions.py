@@ -7,7 +7,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from controller.rules.positions import (
-    delivery_order, position_to_seat, seat_to_position, settlement_order, start_position)
+    delivery_order,
+    position_to_seat,
+    seat_to_position,
+    settlement_order,
+    start_position,
+)
 
 
 @pytest.mark.parametrize("total,expected", [(3, 3), (7, 7), (8, 1), (9, 2), (14, 7), (15, 1), (18, 4)])

@@ -1,98 +1,113 @@
-"""Players' decisions, as a mixin of :class:`controller.table.Table`: the
-phases in which players set their hands, double down, surrender, raise or fold,
-or choose Over or Under (§ 670a.11(a)-(c); § 659a.11(d); § 687a.11(b);
-§ 686a.7).  The dealer keys each answer on the keypad; the game's procedure
-checks it against its rules and records it.  A wrong entry gets a one-line
-error on the keypad and changes nothing.  Runs on the reactor thread only.
+"""Players' decisions and the dealer's keypad: the phases in which players set
+their hands, double down, surrender, raise or fold, or choose Over or Under
+(§ 670a.11(a)-(c); § 659a.11(d); § 687a.11(b); § 686a.7).  The dealer keys each
+answer on the keypad; the game's procedure checks it against its rules and
+records it.  A wrong entry gets a one-line error on the keypad and changes
+nothing.
+
+:class:`Deciding` is a component of :class:`controller.table.Table`.  It owns
+the keypad's entries: it hands a ``BET`` to wagering (controller/wagering.py), a
+keyed hand to dealing (controller/dealing.py), an answer to the procedure, and
+when the hands are in, the round to the decision that follows them or to
+settlement (controller/settling.py).  Runs on the reactor thread only.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
+from controller.context import TableContext
+from controller.dealing import Dealing
 from controller.games.base import EntryError
 from controller.reactor import Event
+from controller.records import Kind, PhaseKind
+from controller.round import RoundData
+from controller.settling import Settling
+from controller.wagering import Wagering
 
 
-class DecidingMixin:
-    # provided by Table
-    round: Any
-    state: str
-    proc: Any
-    dev: Any
+class Deciding:
+    def __init__(self, ctx: TableContext, wagering: Wagering, dealing: Dealing, settling: Settling):
+        self.ctx = ctx
+        self.wagering = wagering
+        self.dealing = dealing
+        self.settling = settling
 
-    def _phase_decide(self, name: str) -> None:
-        rnd = self.round
-        ds = self.proc.decision_state(rnd, name)
+    def phase_decide(self, rnd: RoundData, name: str) -> None:
+        ctx = self.ctx
+        ds = ctx.proc.decision_state(rnd, name)
         rnd.decisions[name] = ds
         if ds.done and not ds.required:
-            self.commit([self.rec("decisions.none", phase=self.state)], lambda _e: self._advance())
+            ctx.commit([ctx.rec(Kind.DECISIONS_NONE, phase=ctx.state)], lambda _e: ctx.advance())
             return
-        if self.dev.keypad is None:
-            self.raise_tilt("keypad", f"the players' decisions ({self.state}) need the dealer's keypad")
+        if ctx.dev.keypad is None:
+            ctx.raise_tilt("keypad", f"the players' decisions ({ctx.state}) need the dealer's keypad")
             return
-        self.dev.keypad.prompt(self.proc.decision_prompt(rnd, name)[:120])
-        self._emit("decide", phase=self.state, name=name, seats=list(ds.required))
+        ctx.dev.keypad.prompt(ctx.proc.decision_prompt(rnd, name)[:120])
+        ctx.emit("decide", phase=ctx.state, name=name, seats=list(ds.required))
 
-    def _on_keypad(self, ev: Event) -> None:
+    def on_keypad(self, ev: Event) -> None:
+        ctx = self.ctx
         msg = ev.data.get("msg")
         if msg == "ERROR":
-            self.raise_tilt("keypad", f"keypad error {ev.data.get('code')}: {ev.data.get('text')}")
+            ctx.raise_tilt("keypad", f"keypad error {ev.data.get('code')}: {ev.data.get('text')}")
             return
         if msg != "ENTRY":
             return
         text = " ".join(str(ev.data.get("text", "")).split())
-        phase = self.proc.phase(self.state)
+        phase = ctx.phase()
+        rnd = ctx.round
         try:
-            if self.state == "open_for_wagers" and self.round is not None:
-                reply = self._bet_entry(text)
-                self.commit([self.rec("wager.keyed", text=text)], lambda _e, r=reply: self.dev.keypad.prompt(r))
-            elif self.state == "hand_entry" and self.round is not None:
-                if self._hand_entry(text):
-                    self._hands_done()
-            elif phase is not None and phase.kind == "decide":
-                if self.round is None or phase.name not in self.round.decisions:
+            if ctx.state == "open_for_wagers" and rnd is not None:
+                reply = self.wagering.bet_entry(rnd, text)
+                ctx.commit([ctx.rec(Kind.WAGER_KEYED, text=text)], lambda _e: self._prompt(reply))
+            elif ctx.state == "hand_entry" and rnd is not None:
+                if self.dealing.hand_entry(rnd, text):
+                    self._hands_done(rnd)
+            elif phase is not None and phase.kind == PhaseKind.DECIDE:
+                if rnd is None or phase.name not in rnd.decisions:
                     # the phase's state is entered but its records are not yet durable (the
                     # prompt is not shown): a quick key press must not act on an unopened step
-                    raise EntryError(f"not ready for entries yet ({self.state}); wait for the prompt")
-                self._decision_entry(phase.name, text)
+                    raise EntryError(f"not ready for entries yet ({ctx.state}); wait for the prompt")
+                self._decision_entry(rnd, phase.name, text)
             else:
-                raise EntryError(f"not expecting an entry now ({self.state})")
+                raise EntryError(f"not expecting an entry now ({ctx.state})")
         except ValueError as e:
             # bad input changes nothing: say what was wrong, record the attempt
-            self.commit([self.rec("keypad.rejected", text=text[:80], error=str(e)[:160], state=self.state)])
-            if self.dev.keypad is not None:
-                self.dev.keypad.prompt(f"ERROR: {e}"[:120])
+            ctx.commit([ctx.rec(Kind.KEYPAD_REJECTED, text=text[:80], error=str(e)[:160], state=ctx.state)])
+            self._prompt(f"ERROR: {e}"[:120])
 
-    def _decision_entry(self, name: str, text: str) -> None:
-        rnd = self.round
-        entry = self.proc.apply_entry(rnd, name, text)
-        recs = [self.rec("decision", phase=self.state, text=text, **entry.record)]
+    def _prompt(self, text: str) -> None:
+        if self.ctx.dev.keypad is not None:
+            self.ctx.dev.keypad.prompt(text)
+
+    def _decision_entry(self, rnd: RoundData, name: str, text: str) -> None:
+        ctx = self.ctx
+        entry = ctx.proc.apply_entry(rnd, name, text)
+        recs = [ctx.rec(Kind.DECISION, phase=ctx.state, text=text, **entry.record)]
         for (seat, wager), cents in sorted(entry.late.items()):
             # a wager made after "no more bets" where the rules allow it (Double Down,
             # § 670a.7(c); DJ Wild's Raise, § 687a.11(b)): accepted and recorded now
             rnd.wagers[(seat, wager)] = cents
-            recs.append(self.rec("wager.accepted", seat=seat, spot=wager, cents=cents, late=True))
+            recs.append(ctx.rec(Kind.WAGER_ACCEPTED, seat=seat, spot=wager, cents=cents, late=True))
         ds = rnd.decisions[name]
         finished = ds.done or (bool(ds.required) and all(s in ds.answers for s in ds.required))
-        self.commit(recs, lambda _e: self._after_decision(entry.reply, finished))
+        ctx.commit(recs, lambda _e: self._after_decision(entry.reply, finished))
 
     def _after_decision(self, reply: str, finished: bool) -> None:
-        if self.dev.keypad is not None and reply:
-            self.dev.keypad.prompt(reply[:120])
-        if finished and self.proc.phase(self.state) is not None:
-            self._advance()
+        if reply:
+            self._prompt(reply[:120])
+        if finished and self.ctx.phase() is not None:
+            self.ctx.advance()
 
-    def _hands_done(self) -> None:
-        rnd = self.round
-        entered = {str(s): self.proc.show_cards(c) for s, c in sorted(rnd.entered.items())}
-        phases = self.proc.phases
+    def _hands_done(self, rnd: RoundData) -> None:
+        ctx = self.ctx
+        entered = {str(s): ctx.proc.show_cards(c) for s, c in sorted(rnd.entered.items())}
+        phases = ctx.proc.phases
         resume = next((p for p in phases if p.after_entry and phases.index(p) > rnd.phase), None)
         if resume is not None:
             # the players decide on the hands as keyed (Phase.after_entry), then settlement
-            self.resume_after_entry()
+            ctx.trigger("resume_after_entry")
             rnd.phase = phases.index(resume)
-            self.commit([self.rec("hands.entered", hands=entered)], lambda _e: self._phase_decide(resume.name))
+            ctx.commit([ctx.rec(Kind.HANDS_ENTERED, hands=entered)], lambda _e: self.phase_decide(rnd, resume.name))
             return
-        self.hands_entered()
-        self.commit([self.rec("hands.entered", hands=entered)], lambda _e: self._phase_settle())
+        ctx.trigger("hands_entered")
+        ctx.commit([ctx.rec(Kind.HANDS_ENTERED, hands=entered)], lambda _e: self.settling.phase_settle())

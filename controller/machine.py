@@ -31,12 +31,34 @@ before it are durable; a ``start`` phase loops on ``no_roll`` (§ 670a.13(a),(b)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 from controller.games.base import Phase
+from controller.records import PhaseKind
 
 HEAD = ["self_test", "open_for_wagers", "no_more_bets"]
 TAIL = ["hand_entry", "floor_validation", "round_complete", "round_void", "tilt"]
+
+#: every trigger of the round machine (``Table.trigger(name)``); a misspelt one is a type error
+Trigger = Literal[
+    "self_test_passed",
+    "lock_out",
+    "advance",
+    "no_roll",
+    "enter_hands",
+    "resume_after_entry",
+    "hands_entered",
+    "hit_needs_validation",
+    "hit_validated",
+    "settled",
+    "void_round",
+    "next_round",
+    "resume_validation",
+    "fault",
+    "clear",
+    "clear_to_validation",
+]
+TRIGGERS: tuple[str, ...] = get_args(Trigger)
 
 
 def build(phases: Sequence[Phase]) -> tuple[list[str], list[dict[str, Any]]]:
@@ -44,10 +66,10 @@ def build(phases: Sequence[Phase]) -> tuple[list[str], list[dict[str, Any]]]:
     names = [p.state for p in phases]
     if len(set(names)) != len(names) or set(names) & set(HEAD + TAIL):
         raise ValueError(f"phase states must be distinct and not common states: {names}")
-    settle = next(p.state for p in phases if p.kind == "settle")
+    settle = next(p.state for p in phases if p.kind == PhaseKind.SETTLE)
     states = HEAD + names + TAIL
     chain = ["no_more_bets"] + names
-    in_round = ["no_more_bets"] + [p.state for p in phases if p.kind != "settle"] + ["hand_entry"]
+    in_round = ["no_more_bets"] + [p.state for p in phases if p.kind != PhaseKind.SETTLE] + ["hand_entry"]
     t: list[dict[str, Any]] = [
         {"trigger": "self_test_passed", "source": "self_test", "dest": "open_for_wagers"},
         {"trigger": "lock_out", "source": "open_for_wagers", "dest": "no_more_bets"},
@@ -55,9 +77,9 @@ def build(phases: Sequence[Phase]) -> tuple[list[str], list[dict[str, Any]]]:
     for a, b in zip(chain, chain[1:]):
         t.append({"trigger": "advance", "source": a, "dest": b})
     for p in phases:
-        if p.kind == "start":
+        if p.kind == PhaseKind.START:
             t.append({"trigger": "no_roll", "source": p.state, "dest": p.state})
-        if p.kind in ("deal", "stub"):
+        if p.kind in (PhaseKind.DEAL, PhaseKind.STUB):
             t.append({"trigger": "enter_hands", "source": p.state, "dest": "hand_entry"})
     resume = [p.state for p in phases if p.after_entry]
     if len(resume) > 1:

@@ -44,6 +44,13 @@ class RoundData:
     void_reason: str | None = None
 
     @property
+    def start_position(self) -> int:
+        """The starting position (§ 670a.5(i)); an error before the dice or the RNG gave it."""
+        if self.start is None:
+            raise RuntimeError(f"round {self.number}: no starting position yet")
+        return self.start
+
+    @property
     def accepted(self) -> dict[int, int]:
         """The accepted Progressive Payout Wagers: seat -> cents."""
         return {s: c for (s, w), c in sorted(self.wagers.items()) if w == "progressive"}

@@ -30,6 +30,7 @@ from controller.games import procedure_for
 from controller.ledger import Ledger, LedgerWriter
 from controller.log import LogContext
 from controller.reactor import Event, Reactor
+from controller.records import Kind
 from controller.sdnotify import Notifier
 from controller.table import Devices, Table
 
@@ -106,7 +107,7 @@ class Service:
             self.log.error("self_check.failed", problem=p)
         self.log.info("self_check.done", results=self.self_check.results, seconds=self.self_check.seconds)
         self.config_values = dict(self.self_check.config_values)  # what is in effect (console `config show`)
-        self._config_loaded = self._config_loaded_data(self.self_check.config_values)
+        self._config_loaded = self._config_loaded_data(self.ledger, self.self_check.config_values)
         self.writer = LedgerWriter(self.ledger, self.reactor.call_soon_threadsafe, self._on_ledger_error)
         # 3. pins and ports
         devices = self._make_devices()
@@ -190,15 +191,21 @@ class Service:
                 tap(ev)
             except Exception as exc:  # noqa: BLE001 - an observer must never stop the table
                 self.log.warning("tap.failed", error=repr(exc))
-        self.table.handle(ev)
+        self._live_table().handle(ev)
+
+    def _live_table(self) -> Table:
+        if self.table is None:
+            raise RuntimeError("the service has not started its table")
+        return self.table
 
     def _started(self) -> None:
         """On the reactor thread, right after ``Table.start``: record the self-check
         results and the configuration in the ledger, then tell systemd READY=1."""
         sc = self.self_check
+        table = self._live_table()
         recs = [
-            self.table.rec(
-                "selfcheck",
+            table.rec(
+                Kind.SELFCHECK,
                 results=sc.results,
                 problems=sc.problems,
                 digest=sc.digest,
@@ -206,12 +213,12 @@ class Service:
                 seconds=sc.seconds,
             )
         ]
-        recs.append(self.table.rec("config.loaded", **self._config_loaded))
-        self.table.commit(recs)
+        recs.append(table.rec(Kind.CONFIG_LOADED, **self._config_loaded))
+        table.commit(recs)
         self.ready.set()
         self.notifier.ready(self._status_line())
 
-    def _config_loaded_data(self, values: Mapping[str, str]) -> dict[str, Any]:
+    def _config_loaded_data(self, ledger: Ledger, values: Mapping[str, str]) -> dict[str, Any]:
         """Data of the ``config.loaded`` record: every value when the configuration
         differs from the one in effect before (with the changes, old and new), else
         only its digest.  Read before the ledger writer starts."""
@@ -219,7 +226,7 @@ class Service:
 
         digest = config_digest(values)
         last_values: dict[str, str] | None = None
-        for ev in self.ledger.events(kinds=("config.loaded", "config.applied"), newest_first=True):
+        for ev in ledger.events(kinds=(Kind.CONFIG_LOADED, Kind.CONFIG_APPLIED), newest_first=True):
             if "values" in ev.data:
                 last_values = dict(ev.data["values"])
                 break
@@ -316,22 +323,33 @@ class Service:
         gin = GpioInputs(inputs, factory, self.reactor.post, self.clock, self.logctx, active_low=g.active_low)
         gout = GpioLights(lights, factory)
         from drivers.keypad import SerialKeypad
+        from drivers.serialdev import SerialDevice
 
-        classes = {"shoe": SerialShoe, "shaker": SerialShaker, "sign": SerialSign, "keypad": SerialKeypad}
-        made: dict[str, Any] = {}
+        classes: dict[str, type[SerialDevice]] = {
+            "shoe": SerialShoe,
+            "shaker": SerialShaker,
+            "sign": SerialSign,
+            "keypad": SerialKeypad,
+        }
+        made: dict[str, SerialDevice] = {}
+        open_port = self._open_port
         for name, sc in self.hw.serial.items():
-            opener = (lambda sc=sc: self._open_port(sc)) if self._open_port else None
+            opener = (lambda sc=sc: open_port(sc)) if open_port is not None else None
             dev = classes[name](sc, self.reactor.post, self.logctx, open_port=opener)
             made[name] = dev
             self.serial_devices.append(dev)
+        shoe, shaker, sign, keypad = (made.get(n) for n in ("shoe", "shaker", "sign", "keypad"))
+        if not isinstance(shoe, SerialShoe) or not isinstance(sign, SerialSign):
+            # the configuration parser requires both (TableProfile.required_devices)
+            raise ValueError("the table needs its shoe ([serial.shoe]) and its sign ([serial.sign])")
         return Devices(
-            shoe=made.get("shoe"),
-            shaker=made.get("shaker"),
-            sign=made.get("sign"),
+            shoe=shoe,
+            shaker=shaker if isinstance(shaker, SerialShaker) else None,
+            sign=sign,
             lights=gout,
             inputs=gin,
             rng=self.rng,
-            keypad=made.get("keypad"),
+            keypad=keypad if isinstance(keypad, SerialKeypad) else None,
         )
 
     # ------------------------------------------------------------------ latched errors
@@ -347,6 +365,6 @@ class Service:
     def _ledger_failed(self, exc: BaseException) -> None:
         self.log.error("ledger.write_failed", error=repr(exc))
         if self.table is not None:
-            self.table.tilts["ledger"] = f"ledger write failed: {exc!r}"
-            if self.table.state != "tilt":
-                self.table.fault()
+            # the ledger cannot record this tilt: latched and shown now, not after a durable
+            # callback that will never come (Table.raise_tilt, durable=False)
+            self.table.raise_tilt("ledger", f"ledger write failed: {exc!r}", durable=False)

@@ -1,37 +1,45 @@
-"""Settlement, as a mixin of :class:`controller.table.Table`: every wager of the
-round settled by the game's rules (§ 670a.11(e)-(h) and peers), fixed pays
-recorded, percentage-of-meter hits held for a floorperson's validation
-(§ 670a.11(h)(3)(i)(B)(III)) and paid one at a time in settlement order from
-the meter as it then stands (§ 670a.12(d)(3)), and the round closed in the
-ledger (§ 670a.11(j)).  Runs on the reactor thread only.
+"""Settlement: every wager of the round settled by the game's rules
+(§ 670a.11(e)-(h) and peers; the dice wagers right after the roll, § 621a.6(b)),
+fixed pays recorded, percentage-of-meter hits held for a floorperson's validation
+(§ 670a.11(h)(3)(i)(B)(III)) and paid one at a time in settlement order from the
+meter as it then stands (§ 670a.12(d)(3)), and the round closed in the ledger
+(§ 670a.11(j)).
+
+:class:`Settling` is a component of :class:`controller.table.Table`.  It holds
+no state of its own beyond the round's (the results, the pending hits, the
+payouts live in :class:`~controller.round.RoundData`); it is given the table's
+context (controller/context.py), the bet board (to light a winning progressive
+spot) and the device registry (keyed hands when the shoe is out of order).
+Runs on the reactor thread only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from controller.betting import BetBoard
+from controller.context import TableContext
+from controller.devices import DeviceRegistry
 from controller.ledger import Record
 from controller.progressive import LEVEL
+from controller.records import Kind
+from controller.round import RoundData
 from controller.rules.positions import seat_to_position
 from controller.rules.settlement import WagerResult
 from drivers import protocol as P
 
 
-class SettlingMixin:
-    # provided by Table
-    round: Any
-    state: str
-    proc: Any
-    progressive: Any
-    board: Any
-    dev: Any
-    meters: dict[str, Any]
+class Settling:
+    def __init__(self, ctx: TableContext, board: BetBoard, devices: DeviceRegistry):
+        self.ctx = ctx
+        self.board = board
+        self.devices = devices
 
-    def _result_records(self, results: Sequence[WagerResult]) -> list[Record]:
+    def result_records(self, rnd: RoundData, results: Sequence[WagerResult]) -> list[Record]:
+        ctx = self.ctx
         recs = [
-            self.rec(
-                "wager.result",
+            ctx.rec(
+                Kind.WAGER_RESULT,
                 seat=r.seat,
                 wager=r.wager,
                 cents=r.amount,
@@ -46,40 +54,43 @@ class SettlingMixin:
         ]
         # what the table hands back: the wager and the win, or the wager alone on a push/return
         recs += [
-            self.rec("payout", seat=r.seat, wager=r.wager, cents=r.amount + r.net, hand=r.hand, paid_by="table")
+            ctx.rec(Kind.PAYOUT, seat=r.seat, wager=r.wager, cents=r.amount + r.net, hand=r.hand, paid_by="table")
             for r in results
             if r.amount + r.net > 0
         ]
-        if self.progressive:
-            recs += self.progressive.fixed_records(results, self.round_no)
+        if ctx.progressive:
+            recs += ctx.progressive.fixed_records(results, ctx.round_no)
             # a progressive wager returned at settlement (a player voids his hand, § 688a.13(d)):
             # its meter contribution, credited at the count, is reversed like a void's
             # (procedures opt in with ``returned_reverses_meter``)
             back = {r.seat: r.amount for r in results if r.wager == "progressive" and r.outcome == "returned"}
-            if (
-                back
-                and getattr(self.proc, "returned_reverses_meter", False)
-                and self.round is not None
-                and self.round.credited
-            ):
-                recs += self.progressive.void_records(back, True, self.round_no, returned=False)
+            if back and ctx.proc.returned_reverses_meter and rnd.credited:
+                recs += ctx.progressive.void_records(back, True, ctx.round_no, returned=False)
         return recs
 
-    def _phase_settle(self) -> None:
-        rnd = self.round
-        if rnd is None or self.proc.phase(self.state) is None:
+    # ---- wagers settled right after the roll (§ 621a.6(b)) -------------------------------
+    def phase_dice_wagers(self, rnd: RoundData) -> None:
+        results = self.ctx.proc.after_roll(rnd)
+        rnd.results += results
+        self.ctx.commit(self.result_records(rnd, results), lambda _e: self.ctx.advance())
+
+    # ---- the settlement phase -------------------------------------------------------------
+    def phase_settle(self) -> None:
+        ctx = self.ctx
+        rnd = ctx.round
+        if rnd is None or ctx.phase() is None:
             return
-        if rnd.entered or rnd.unread or self.out_of_order.get("shoe"):
-            results = self.proc.settle_entered(rnd)
+        if rnd.entered or rnd.unread or self.devices.alternative("shoe"):
+            results = ctx.proc.settle_entered(rnd)
         else:
-            results = self.proc.settle(rnd)
+            results = ctx.proc.settle(rnd)
         settled_before = len(rnd.results)
         rnd.results = rnd.results + list(results)
         rnd.pending_hits = [r for r in results if r.is_meter_pay]
-        recs = self._result_records(results)
+        recs = self.result_records(rnd, results)
         recs += [
-            self.rec(
-                "hit.pending",
+            ctx.rec(
+                Kind.HIT_PENDING,
                 seat=r.seat,
                 hand=r.hand,
                 fraction=str(r.meter_fraction),
@@ -91,71 +102,83 @@ class SettlingMixin:
             for i, r in enumerate(rnd.pending_hits)
         ]
         recs.append(
-            self.rec(
-                "round.settled", results=len(rnd.results), earlier=settled_before, pending_hits=len(rnd.pending_hits)
+            ctx.rec(
+                Kind.ROUND_SETTLED,
+                results=len(rnd.results),
+                earlier=settled_before,
+                pending_hits=len(rnd.pending_hits),
             )
         )
-        self.commit(recs, lambda _e: self._after_settle())
+        ctx.commit(recs, lambda _e: self.after_settle(rnd))
 
-    def _after_settle(self) -> None:
-        rnd = self.round
+    def after_settle(self, rnd: RoundData) -> None:
+        """The settlement is durable (or recovered at start-up): light the winning
+        progressive spots, then the first hit to validate or the round's close."""
         for r in rnd.results:
             if r.outcome == "win" and r.wager == "progressive" and ("progressive", r.seat) in self.board.state:
                 (self.board.flash if r.is_meter_pay else self.board.steady)("progressive", r.seat)
-        self._next_hit_or_complete()
+        self.next_hit_or_complete(rnd)
 
-    def _next_hit_or_complete(self) -> None:
-        rnd = self.round
+    def next_hit_or_complete(self, rnd: RoundData) -> None:
+        ctx = self.ctx
         if rnd.pending_hits:
             hit = rnd.pending_hits[0]
             # § 670a.11(h)(3)(i)(B)(II): the appropriate light illuminated; (III) floor validates
-            if self.state != "floor_validation":
-                self.hit_needs_validation()
+            if ctx.state != "floor_validation":
+                ctx.trigger("hit_needs_validation")
             # the sign's legend numbers the hands of the progressive paytable (1 = the top award)
-            light = self.proc.hand_light(hit.hand)
-            self.dev.sign.hand_light(light, P.LIGHT_BLINK)
-            self.dev.sign.seat_light(seat_to_position(hit.seat, self.seats), P.LIGHT_BLINK)
-            self.dev.sign.message(f"HIT SEAT {hit.seat} {hit.hand.upper()} - CALL FLOOR")
-            self._emit("hit", seat=hit.seat, hand=hit.hand)
+            hand = hit.hand or ""
+            ctx.dev.sign.hand_light(ctx.proc.hand_light(hand), P.LIGHT_BLINK)
+            ctx.dev.sign.seat_light(seat_to_position(hit.seat, ctx.profile.seats), P.LIGHT_BLINK)
+            ctx.dev.sign.message(f"HIT SEAT {hit.seat} {hand.upper()} - CALL FLOOR")
+            ctx.emit("hit", seat=hit.seat, hand=hit.hand)
             return
-        self.settled()
+        ctx.trigger("settled")
         # the procedure's state for the next round is written with the round's close (one transaction)
-        self.proc.round_ended(rnd, void=False)
-        self.commit(
+        ctx.proc.round_ended(rnd, void=False)
+        meter = ctx.meter
+        ctx.commit(
             [
-                self.rec("round.complete", meter=str(self.meters[LEVEL].value) if LEVEL in self.meters else None),
-                *self._carry_records(),
+                ctx.rec(Kind.ROUND_COMPLETE, meter=str(meter.value) if meter is not None else None),
+                *ctx.carry_records(),
             ],
-            lambda _e: self._round_done(),
+            lambda _e: self._round_done(rnd),
         )
 
+    # ---- a floorperson's validation -----------------------------------------------------------
     def validate_hit(self, by: str) -> bool:
         """A floorperson validates the pending hit (key switch, or PIN at the console),
         § 670a.11(h)(3)(i)(B)(III).  Hits are paid one at a time in settlement order,
         each from the meter as it then stands (§ 670a.12(d)(3)); the order is recorded."""
-        rnd = self.round
-        if self.state != "floor_validation" or rnd is None or not rnd.pending_hits:
-            self.log.info("validate.ignored", state=self.state, by=by)
+        ctx = self.ctx
+        rnd = ctx.round
+        if ctx.state != "floor_validation" or rnd is None or not rnd.pending_hits:
+            ctx.log.info("validate.ignored", state=ctx.state, by=by)
+            return False
+        progressive, meter = ctx.progressive, ctx.meter
+        if progressive is None or meter is None:  # a meter hit needs the meter it is paid from
+            ctx.raise_tilt("controller", "a progressive hit is pending but the table has no progressive meter")
             return False
         hit = rnd.pending_hits.pop(0)
         order = len(rnd.payouts) + 1
-        recs, cents = self.progressive.hit_payment(self.meters[LEVEL], hit, order, by, self.round_no)
+        recs, cents = progressive.hit_payment(meter, hit, order, by, ctx.round_no)
         rnd.payouts.append({"seat": hit.seat, "hand": hit.hand, "cents": cents, "order": order})
-        self.hit_validated()
-        self.commit(recs, lambda _e: self._after_hit_paid())
+        ctx.trigger("hit_validated")
+        ctx.commit(recs, lambda _e: self._after_hit_paid(rnd))
         return True
 
-    def _after_hit_paid(self) -> None:
-        paid = self.round.payouts[-1] if self.round and self.round.payouts else None
+    def _after_hit_paid(self, rnd: RoundData) -> None:
+        ctx = self.ctx
+        paid = rnd.payouts[-1] if rnd.payouts else None
         if paid is not None:
-            self._emit("hit_paid", round=self.round_no, **paid)
-        self._show_meters()
-        self.dev.sign.hand_light(0, P.LIGHT_OFF)
-        self._next_hit_or_complete()
+            ctx.emit("hit_paid", round=ctx.round_no, **paid)
+        ctx.show_meters()
+        ctx.dev.sign.hand_light(0, P.LIGHT_OFF)
+        self.next_hit_or_complete(rnd)
 
-    def _round_done(self) -> None:
-        if self.state != "round_complete":
+    def _round_done(self, rnd: RoundData) -> None:
+        ctx = self.ctx
+        if ctx.state != "round_complete":
             return
-        rnd = self.round
-        self._emit("round", round=rnd.number, data=rnd, meter=self.meters.get(LEVEL))
-        self.next_round()
+        ctx.emit("round", round=rnd.number, data=rnd, meter=ctx.meters.get(LEVEL))
+        ctx.trigger("next_round")

@@ -7,58 +7,68 @@ for the change, and only when the ledger writer reports them durable does it
 *show* anything: lights, the sign, the next device command that depends on it.
 
 The machine is a plain ``transitions.Machine`` with ``queued=True``: safe
-because only the reactor thread ever triggers it.  The dealing steps live in
-controller/dealing.py, bet sensing in controller/betting.py and the meter's
-records in controller/progressive.py.
+because only the reactor thread ever triggers it.  :class:`Table` keeps the
+machine, event dispatch, the procedure's phases, start-up, tilts and profile
+changes; the work of a round is done by components that each own their state
+and are given a :class:`~controller.context.TableContext` and explicit
+references to one another:
+
+================================  ===============================================
+:class:`~controller.wagering.Wagering`   bet sensors, keyed wagers, the lock-out, the count, voids
+:class:`~controller.dealing.Dealing`     the deck, starting position, the shoe's deals, stub, hand entry
+:class:`~controller.deciding.Deciding`   the keypad: players' decisions, keyed hands done
+:class:`~controller.settling.Settling`   settlement, meter hits and validation, the round's close
+:class:`~controller.floor.Floor`         out of order / in service, ordered reshuffle, new dealer
+================================  ===============================================
+
+Start-up recovery from the ledger is controller/recovery.py; the published
+status is controller/status.py; the device deadline is controller/timers.py.
 """
 
 from __future__ import annotations
 
-import threading
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from transitions import Machine
 
 from controller import meters as M
 from controller.betting import BetBoard, parse_input, restore_levels
-from controller.config import TableProfile
-from controller.dealing import DealingMixin
-from controller.deciding import DecidingMixin
-from controller.floor import FloorMixin
+from controller.config import ProgressiveConfig, TableProfile
+from controller.context import TableContext, Then
+from controller.dealing import Dealing, Deck
+from controller.deciding import Deciding
+from controller.devices import DeviceRegistry, Devices
+from controller.floor import Floor
 from controller.games import procedure_for
+from controller.games.base import Procedure
 from controller.inputs import Debouncer
-from controller.ledger import LedgerWriter, Record, StoredEvent
+from controller.ledger import LedgerWriter, Record
 from controller.log import LogContext
-from controller.machine import build
-from controller.progressive import LEVEL, ProgressiveSystem, pending_from_events
+from controller.machine import Trigger, build
+from controller.progressive import LEVEL, ProgressiveSystem
 from controller.reactor import Event, Reactor
+from controller.records import Kind, PhaseKind
+from controller.recovery import recover
 from controller.round import RoundData
-from controller.rules.settlement import WagerResult
-from controller.settling import SettlingMixin
-from controller.wagering import WageringMixin
+from controller.settling import Settling
+from controller.status import StatusBoard
+from controller.timers import DeviceTimer
+from controller.wagering import Wagering
 
 __all__ = ["Devices", "RoundData", "Table"]
 
 
-@dataclass
-class Devices:
-    shoe: Any
-    shaker: Any | None
-    sign: Any
-    lights: Any  # drivers.gpio.Lights
-    inputs: Any  # drivers.gpio.Inputs
-    rng: Any | None = None  # drivers.rng.SecretsRng: the starting position by RNG (§ 670a.5(i)(2))
-    keypad: Any | None = None  # drivers.keypad.Keypad: the dealer's entries
+class Table:
+    # set on the model by transitions' Machine
+    state: str
+    trigger: Callable[..., bool]
 
-
-class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixin):
     def __init__(
         self,
         profile: TableProfile,
-        procedure: Any,
+        procedure: Procedure,
         reactor: Reactor,
         writer: LedgerWriter,
         devices: Devices,
@@ -66,37 +76,47 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
         *,
         bounce_s: float = 0.02,
     ):
-        self.profile = profile
-        self.proc = procedure
         self.reactor = reactor
         self.writer = writer
         self.dev = devices
         self.logctx = logctx
         self.log = logctx.logger("table")
         self.seats = profile.seats
-        self.prog = profile.progressive
-        self.progressive = ProgressiveSystem(self.prog) if self.prog else None
-        self.meters: dict[str, M.Meter] = dict(writer.ledger.meters)
-        self.round: RoundData | None = None
-        self.round_no = writer.ledger.last_round()
         self.tilts: dict[str, str] = {}
-        self.out_of_order: dict[str, str] = {}  # device -> alternative method (§ 670a.13(n))
         self._self_check_problems: list[str] = []
-        self.devices_down: dict[str, str] = {}  # device -> lost | disconnected | gave-up
         self.state_before_tilt = "self_test"
-        self.board = BetBoard(profile.sensed, self.seats, devices.lights)
-        self.states, self.transitions_spec = build(procedure.phases)
-        self.deck_ready = False
-        self.shuffle_failures = 0
-        self.shuffled_once = False
-        self.count_shown = False
         self.listeners: list[Callable[[str, Mapping[str, Any]], None]] = []
-        self._timer = None
-        self._published: Mapping[str, Any] = {}
-        self._cv = threading.Condition()
-        self.debounce = Debouncer(reactor, bounce_s, self._on_input)
         self.visited: deque[str] = deque(maxlen=256)  # recent states, for tests and the console
-        self.perf: dict[str, float] = {}  # perf_counter stamps for bench/ (lockout freeze)
+        self.registry = DeviceRegistry()
+        self.ctx = TableContext(
+            profile=profile,
+            proc=procedure,
+            dev=devices,
+            timer=DeviceTimer(reactor, self._timed_out),
+            log=self.log,
+            writer=writer,
+            raise_tilt=self.raise_tilt,
+            emit=self._emit,
+            trigger=self._trigger,
+            advance=self._advance,
+            get_state=lambda: self.state,
+            publish=self._publish,
+            progressive=ProgressiveSystem(profile.progressive) if profile.progressive else None,
+            meters=dict(writer.ledger.meters),
+            round_no=writer.ledger.last_round(),
+        )
+        deck = Deck()
+        board = BetBoard(profile.sensed, self.seats, devices.lights)
+        self.settling = Settling(self.ctx, board, self.registry)
+        self.wagering = Wagering(self.ctx, board, deck)
+        self.dealing = Dealing(self.ctx, self.registry, deck, self.wagering.void)
+        self.deciding = Deciding(self.ctx, self.wagering, self.dealing, self.settling)
+        self.floor = Floor(self.ctx, self.registry, self.dealing)
+        self.board = board
+        self.deck = deck
+        self.states, self.transitions_spec = build(procedure.phases)
+        self.debounce = Debouncer(reactor, bounce_s, self._on_input)
+        self._status = StatusBoard(self._snapshot)
         self.machine = Machine(
             model=self,
             states=self.states,
@@ -108,197 +128,181 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
         )
         self._publish()
 
+    # ------------------------------------------------------------------ facades
+    # what the console, the HIL rig, the simulator, bench/ and the tests look at
+    @property
+    def profile(self) -> TableProfile:
+        return self.ctx.profile
+
+    @property
+    def proc(self) -> Procedure:
+        return self.ctx.proc
+
+    @property
+    def prog(self) -> ProgressiveConfig | None:
+        return self.ctx.profile.progressive
+
+    @property
+    def progressive(self) -> ProgressiveSystem | None:
+        return self.ctx.progressive
+
+    @property
+    def round(self) -> RoundData | None:
+        return self.ctx.round
+
+    @property
+    def round_no(self) -> int:
+        return self.ctx.round_no
+
+    @property
+    def meters(self) -> dict[str, M.Meter]:
+        return self.ctx.meters
+
+    @property
+    def out_of_order(self) -> dict[str, str]:
+        return self.registry.out_of_order
+
+    @property
+    def devices_down(self) -> dict[str, str]:
+        return self.registry.down
+
+    @property
+    def deck_ready(self) -> bool:
+        return self.deck.ready
+
+    @property
+    def shuffle_failures(self) -> int:
+        return self.deck.shuffle_failures
+
+    @property
+    def count_shown(self) -> bool:
+        return self.wagering.count_shown
+
+    @property
+    def perf(self) -> dict[str, float]:
+        """perf_counter stamps of the lock-out (bench/lockout.py)."""
+        return self.wagering.perf
+
+    @property
+    def status(self) -> Mapping[str, Any]:
+        """A snapshot safe to read from any thread."""
+        return self._status.status
+
+    def wait_for(self, pred: Callable[[Mapping[str, Any]], bool], timeout: float) -> Mapping[str, Any]:
+        return self._status.wait_for(pred, timeout)
+
+    def commit(self, records: list[Record], then: Then | None = None) -> None:
+        """Write records; run ``then`` on the reactor thread once they are durable."""
+        self.ctx.commit(records, then)
+
+    def rec(self, kind: Kind, **data: Any) -> Record:
+        return self.ctx.rec(kind, **data)
+
+    def validate_hit(self, by: str) -> bool:
+        return self.settling.validate_hit(by)
+
+    def mark_out_of_order(self, device: str, by: str, alternative: str, reason: str = "") -> None:
+        self.floor.mark_out_of_order(device, by, alternative, reason)
+
+    def mark_in_service(self, device: str, by: str) -> None:
+        self.floor.mark_in_service(device, by)
+
+    def floor_reshuffle(self, by: str) -> None:
+        self.floor.floor_reshuffle(by)
+
+    def new_dealer(self, by: str) -> str | None:
+        return self.floor.new_dealer(by)
+
     # ------------------------------------------------------------------ observers
     def _after_state(self, *_: Any) -> None:
         self.visited.append(self.state)
         self.log.info("state", state=self.state)
         self._publish()
 
-    def _publish(self, *_: Any) -> None:
+    def _publish(self) -> None:
+        self._status.publish()
+
+    def _snapshot(self) -> Mapping[str, Any]:
         rnd = self.round
-        snap = {
+        meter = self.ctx.meter
+        return {
             "state": self.state,
             "round": self.round_no,
             "tilts": dict(self.tilts),
-            "meter_cents": self.meters[LEVEL].cents if LEVEL in self.meters else None,
-            "count_shown": self.count_shown,
-            "deck_ready": self.deck_ready,
+            "meter_cents": meter.cents if meter is not None else None,
+            "count_shown": self.wagering.count_shown,
+            "deck_ready": self.deck.ready,
             "accepted": dict(rnd.accepted) if rnd else {},
             "pending_hits": len(rnd.pending_hits) if rnd else 0,
             "spots": self.board.snapshot(),
-            "out_of_order": dict(self.out_of_order),
+            "out_of_order": dict(self.registry.out_of_order),
             # what the people at the table can see: the wagers, the cards dealt, whose decision it is
             "wagers": {f"{s}:{w}": c for (s, w), c in rnd.wagers.items()} if rnd else {},
             "cards": {k: list(v) for k, v in rnd.cards.items()} if rnd else {},
             "decision": self._decision_view(),
         }
-        with self._cv:
-            self._published = snap
-            self._cv.notify_all()
 
     def _decision_view(self) -> Mapping[str, Any] | None:
         phase = self.proc.phase(self.state)
-        if phase is None or phase.kind != "decide" or self.round is None:
+        if phase is None or phase.kind != PhaseKind.DECIDE or self.round is None:
             return None
         ds = self.round.decisions.get(phase.name)
         if ds is None:
             return None
         return {"phase": phase.name, "required": list(ds.required), "answers": dict(ds.answers), "done": ds.done}
 
-    @property
-    def status(self) -> Mapping[str, Any]:
-        """A snapshot safe to read from any thread."""
-        return self._published
-
-    def wait_for(self, pred: Callable[[Mapping[str, Any]], bool], timeout: float) -> Mapping[str, Any]:
-        with self._cv:
-            if not self._cv.wait_for(lambda: pred(self._published), timeout):
-                raise TimeoutError(f"table did not reach the expected state; status: {self._published}")
-            return self._published
-
-    def _emit(self, what: str, **data: Any) -> None:
+    def _emit(self, what: str, /, **data: Any) -> None:
         for fn in self.listeners:
             fn(what, data)
 
-    # ------------------------------------------------------------------ ledger helpers
-    def commit(self, records: Sequence[Record], then: Callable[[list[StoredEvent]], None] | None = None) -> None:
-        """Write records; run ``then`` on the reactor thread once they are durable.
-        Meters are updated in memory in the same order as the ledger applies them."""
-        for r in records:
-            if r.kind.startswith("meter."):
-                self.meters = M.apply(self.meters, r.kind, r.data, round_no=r.round)
-        self.writer.submit(records, None if then is None else (lambda evs: self._durable(then, evs)))
-
-    def _durable(self, then: Callable[[list[StoredEvent]], None], events: list[StoredEvent]) -> None:
-        then(events)
-        self._publish()
-
-    def rec(self, kind: str, **data: Any) -> Record:
-        return Record(kind, self.round_no, data)
+    def _trigger(self, name: Trigger) -> bool:
+        return self.trigger(name)
 
     # ------------------------------------------------------------------ start-up
-    def start(self, problems: Sequence[str]) -> None:
+    def start(self, problems: list[str]) -> None:
         """Called on the reactor thread after the self-checks (ledger, config)."""
+        ctx = self.ctx
         for name in self.dev.inputs.names():
             self.debounce.add(name, self.dev.inputs.is_active(name))
         restore_levels(self.board, self.dev.inputs.is_active)
-        recs = [self.rec("power.up", version=_version())]
-        if self.progressive:
-            recs += self.progressive.init_records(self.meters, self.round_no)
+        recs = [self.rec(Kind.POWER_UP, version=_version())]
+        if ctx.progressive:
+            recs += ctx.progressive.init_records(ctx.meters, ctx.round_no)
+        found = recover(self.writer.ledger, ctx.round_no, ctx.proc, ctx.progressive)
+        for r in found.records:
+            if r.kind == Kind.GAME_CARRY_REFUSED:
+                self.log.warning("game.carry_refused", **r.data)
         # ledger problems a technician has already acknowledged (tilt cleared) do not re-tilt
-        problems = [p for p in problems if p not in self._acknowledged_problems()]
-        recs += self._recover_open_round()
-        recs += self._restore_carry()
-        self.out_of_order = self._recorded_out_of_order()
-        active = self._active_tilts()
+        problems = [p for p in problems if p not in found.acknowledged]
+        recs += found.records
+        ctx.round = found.round
+        self.registry.out_of_order.update(found.out_of_order)
         self.commit(recs)
         if problems:
             self._self_check_problems = list(problems)
             self.raise_tilt("self-check", "; ".join(problems))
             return
-        if active:
-            self.tilts.update(active)
-            self.fault()
+        if found.tilts:
+            self.tilts.update(found.tilts)
+            self._trigger("fault")
             self._show_tilt()
             return
-        if self.round is not None and self.round.pending_hits:
-            self.trigger("resume_validation")
-            self._after_settle()
+        if found.round is not None and found.round.pending_hits:
+            self._trigger("resume_validation")
+            self.settling.after_settle(found.round)
         else:
-            self.self_test_passed()
-
-    def _active_tilts(self) -> dict[str, str]:
-        """Tilts raised and not cleared survive restarts (SPEC § 5)."""
-        active: dict[str, str] = {}
-        for ev in self.writer.ledger.events(kinds=("tilt.raised", "tilt.cleared")):
-            if ev.kind == "tilt.raised":
-                active[ev.data["source"]] = ev.data["reason"]
-            else:
-                active.clear()
-        return active
-
-    def _acknowledged_problems(self) -> set[str]:
-        ack: set[str] = set()
-        for ev in self.writer.ledger.events(kinds=("ledger.acknowledged",)):
-            ack.update(ev.data.get("problems", []))
-        return ack
-
-    def _recorded_out_of_order(self) -> dict[str, str]:
-        ooo: dict[str, str] = {}
-        for ev in self.writer.ledger.events(kinds=("device.out_of_order", "device.in_service")):
-            if ev.kind == "device.out_of_order":
-                ooo[ev.data["device"]] = ev.data["alternative"]
-            else:
-                ooo.pop(ev.data["device"], None)
-        return ooo
-
-    def _carry_records(self) -> list[Record]:
-        """What the game carries into the next round (e.g. the tiles bank rotation,
-        § 621a.9), written with the round's close."""
-        state = self.proc.carry()
-        return [] if state is None else [self.rec("game.carry", game=self.proc.game, state=state)]
-
-    def _restore_carry(self) -> list[Record]:
-        """Give the procedure back what it carried before the restart.  A carried state
-        this table cannot take (another game, fewer seats) is recorded and the game
-        starts afresh, as a new game does."""
-        ev = next(self.writer.ledger.events(kinds=("game.carry",), newest_first=True, limit=1), None)
-        if ev is None or ev.data.get("game") != self.proc.game:
-            return []
-        try:
-            self.proc.restore(ev.data["state"])
-        except (KeyError, TypeError, ValueError) as e:
-            self.log.warning("game.carry_refused", seq=ev.seq, error=str(e))
-            return [self.rec("game.carry_refused", seq=ev.seq, error=str(e))]
-        return []
-
-    def _recover_open_round(self) -> list[Record]:
-        """A round interrupted by power loss: void it and return every wager, unless it
-        had already been settled and only waits for a validation (then resume that)."""
-        last = self.round_no
-        if last == 0:
-            return []
-        evs = list(self.writer.ledger.events(round_no=last))
-        kinds = {e.kind for e in evs}
-        if kinds & {"round.complete", "round.void"}:
-            return []
-        self.round = RoundData(last)
-        for e in evs:
-            if e.kind == "wager.accepted":
-                self.round.wagers[(e.data["seat"], e.data.get("spot", "progressive"))] = e.data["cents"]
-            elif e.kind == "wager.result":
-                self.round.results.append(
-                    WagerResult(
-                        e.data["seat"],
-                        e.data["wager"],
-                        e.data["cents"],
-                        e.data["outcome"],
-                        e.data["net"],
-                        e.data.get("hand"),
-                    )
-                )
-        if "round.settled" in kinds:
-            self.round.pending_hits = pending_from_events(evs)
-            if self.round.pending_hits:
-                return [self.rec("round.recovered", pending_hits=len(self.round.pending_hits))]
-            self.round = None
-            return [self.rec("round.complete", recovered=True)]
-        recs = self._void_records(
-            "power lost during the round (recovered at start-up)", credited="count.confirmed" in kinds
-        )
-        self.round = None
-        return recs
+            self._trigger("self_test_passed")
 
     # ------------------------------------------------------------------ events
     def handle(self, ev: Event) -> None:
         if ev.kind == "input":
             self.debounce.edge(ev.source, bool(ev.data["active"]), ev.t)
         elif ev.kind == "shoe":
-            self._on_shoe(ev)
+            self.dealing.on_shoe(ev)
         elif ev.kind == "shaker":
-            self._on_shaker(ev)
+            self.dealing.on_shaker(ev)
         elif ev.kind == "keypad":
-            self._on_keypad(ev)  # controller/deciding.py
+            self.deciding.on_keypad(ev)
         elif ev.kind == "sign":
             if ev.data.get("msg") == "ERROR":
                 self.raise_tilt("sign", f"sign error {ev.data.get('code')}: {ev.data.get('text')}")
@@ -312,11 +316,8 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
 
     def _on_link(self, ev: Event) -> None:
         what, detail = ev.data["event"], ev.data.get("detail", "")
-        if what in ("lost", "disconnected", "gave-up"):
-            self.devices_down[ev.source] = what
-        elif what == "restored" or (what == "up" and self.devices_down.get(ev.source) == "disconnected"):
-            self.devices_down.pop(ev.source, None)
-        if ev.source in self.out_of_order:
+        self.registry.link_event(ev.source, what)
+        if ev.source in self.registry.out_of_order:
             self.log.info("link.out_of_order_device", device=ev.source, link_event=what)
         elif what in ("fault", "lost", "gave-up", "disconnected"):
             self.raise_tilt(ev.source, f"{ev.source} link {what}: {detail}")
@@ -330,12 +331,12 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
         if cmd == "clear":
             self.clear_tilt(str(ev.data.get("reason", "")), str(ev.data.get("by", "technician")))
         elif cmd == "void":
-            self._dealer_void(str(ev.data.get("reason", "dealer void")))
+            self.wagering.dealer_void(str(ev.data.get("reason", "dealer void")))
         elif cmd == "validate":
-            self.validate_hit(str(ev.data.get("by", "floorperson")))
+            self.settling.validate_hit(str(ev.data.get("by", "floorperson")))
         elif cmd == "out_of_order":
             try:
-                self.mark_out_of_order(
+                self.floor.mark_out_of_order(
                     str(ev.data.get("device")),
                     str(ev.data.get("by", "technician")),
                     str(ev.data.get("alternative")),
@@ -347,11 +348,11 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
             by = str(ev.data.get("by", "floorperson"))
             try:
                 if cmd == "in_service":
-                    self.mark_in_service(str(ev.data.get("device")), by)
+                    self.floor.mark_in_service(str(ev.data.get("device")), by)
                 elif cmd == "reshuffle":
-                    self.floor_reshuffle(by)
+                    self.floor.floor_reshuffle(by)
                 else:
-                    self.new_dealer(by)
+                    self.floor.new_dealer(by)
             except ValueError as e:
                 self.log.warning(f"{cmd}.refused", error=str(e))
         else:
@@ -361,84 +362,89 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
     def _on_input(self, name: str, active: bool, t: float) -> None:
         spot = parse_input(name)
         if spot is not None:
-            self._on_sensor(spot[0], spot[1], active, t)
+            self.wagering.on_sensor(spot[0], spot[1], active, t)
         elif not active:
             return  # buttons act on the press edge
         elif name == self.proc.lockout_button:
-            self._on_lockout(t)  # the lock-out; DJ Wild's Start Game plays its role (§ 687a.8(c))
+            self.wagering.on_lockout(t)  # the lock-out; DJ Wild's Start Game plays its role (§ 687a.8(c))
         elif name == "confirm":
-            self._on_confirm()
+            self.wagering.on_confirm()
         elif name == "void":
-            self._dealer_void("dealer pressed void")
+            self.wagering.dealer_void("dealer pressed void")
         elif name == "key":
-            self.validate_hit("key switch")
+            self.settling.validate_hit("key switch")
         elif name == "door":
             self.raise_tilt("door", "cabinet door opened")
 
     # ---- phases ----------------------------------------------------------------------
     def _advance(self) -> None:
         """Enter the next phase of the game's procedure (its records before are durable)."""
-        if self.round is None or self.state not in ("no_more_bets",) + tuple(p.state for p in self.proc.phases):
+        rnd = self.round
+        if rnd is None or self.state not in ("no_more_bets",) + tuple(p.state for p in self.proc.phases):
             return
-        self.advance()
+        self._trigger("advance")
         phase = self.proc.phase(self.state)
         if phase is None:
             return
-        self.round.phase = self.proc.phases.index(phase)
-        if phase.kind == "start":
-            self._phase_start()
-        elif phase.kind == "dice_wagers":
-            self._phase_dice_wagers()
-        elif phase.kind == "deal":
-            self._phase_deal(phase.name)
-        elif phase.kind == "stub":
-            self._phase_stub()
-        elif phase.kind == "decide":
-            self._phase_decide(phase.name)
+        rnd.phase = self.proc.phases.index(phase)
+        if phase.kind == PhaseKind.START:
+            self.dealing.phase_start(rnd)
+        elif phase.kind == PhaseKind.DICE_WAGERS:
+            self.settling.phase_dice_wagers(rnd)
+        elif phase.kind == PhaseKind.DEAL:
+            self.dealing.phase_deal(rnd, phase.name)
+        elif phase.kind == PhaseKind.STUB:
+            self.dealing.phase_stub(rnd)
+        elif phase.kind == PhaseKind.DECIDE:
+            self.deciding.phase_decide(rnd, phase.name)
         else:
-            self._phase_settle()
+            self.settling.phase_settle()
+
+    def _timed_out(self, device: str, what: str) -> None:
+        self.dealing.timed_out(device, what)
 
     # ---- state entry -----------------------------------------------------------------
     def on_enter_open_for_wagers(self) -> None:
-        self.round_no += 1
-        self.logctx.set_round(self.round_no)
-        self.round = RoundData(self.round_no)
-        self.count_shown = False
-        self.deck_ready = False
-        self.commit([self.rec("round.open")], lambda _e: self._show_open())
+        ctx = self.ctx
+        ctx.round_no += 1
+        self.logctx.set_round(ctx.round_no)
+        ctx.round = RoundData(ctx.round_no)
+        self.wagering.new_round()
+        self.deck.ready = False
+        self.commit([self.rec(Kind.ROUND_OPEN)], lambda _e: self._show_open())
 
     def _show_open(self) -> None:
         if self.state != "open_for_wagers":
             return
         self.dev.sign.clear()
-        self._show_meters()
+        self.ctx.show_meters()
         self.dev.sign.message("PLACE YOUR BETS")
         self.board.open()
-        if self.out_of_order.get("shoe"):
-            self.deck_ready = True  # manual dealing (§ 670a.13(n)): the dealer shuffles by hand
-        elif self.proc.needs_shuffle() or not self.shuffled_once:
-            self.dev.shoe.shuffle()  # § 670a.5(a): shuffled after each round (automated shuffler)
-        else:
-            self.deck_ready = True  # a continuous shoe deals on until its cover card (§ 686a.7(d))
+        self.dealing.prepare_deck()
         self._emit("open", round=self.round_no)
 
-    def _show_meters(self) -> None:
-        if LEVEL in self.meters:
-            self.dev.sign.show_meters([(1, self.meters[LEVEL].cents)])
-
     # ---- faults ------------------------------------------------------------------------
-    def raise_tilt(self, source: str, reason: str) -> None:
-        """The single latched fault path: record it, stop the round, show it."""
+    def raise_tilt(self, source: str, reason: str, *, durable: bool = True) -> None:
+        """The single latched fault path: record it, stop the round, show it.
+
+        ``durable=False`` is for a fault of the ledger itself: its ``tilt.raised``
+        record can never become durable (the writer has stopped), so the tilt is
+        latched and shown at once instead of after a durable callback that would
+        never come; it is logged, and the ledger's self-check at the next start
+        finds what went wrong."""
         first = source not in self.tilts
         if self.state != "tilt":
             self.state_before_tilt = self.state
         self.tilts[source] = reason
-        self._cancel_timer()
-        self.log.error("tilt", source=source, reason=reason)
-        if first:
-            self.commit([self.rec("tilt.raised", source=source, reason=reason)], lambda _e: self._show_tilt())
+        self.ctx.timer.cancel()
+        self.log.error("tilt", source=source, reason=reason, recorded=durable)
+        if first and durable:
+            self.commit([self.rec(Kind.TILT_RAISED, source=source, reason=reason)], lambda _e: self._show_tilt())
         if self.state != "tilt":
-            self.fault()
+            self._trigger("fault")
+        if first and not durable:
+            self._show_tilt()
+            self._publish()
 
     def _show_tilt(self) -> None:
         try:
@@ -458,22 +464,23 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
         if not reason.strip():
             self.log.warning("clear.refused", why="a reason is required")
             return False
-        down = {d: w for d, w in self.devices_down.items() if d not in self.out_of_order}
+        down = self.registry.blocking()
         if down:
             for d, w in down.items():
-                if w == "gave-up":
-                    getattr(self.dev, d).restart()
+                dev = self.dev.serial(d)
+                if w == "gave-up" and dev is not None:
+                    dev.restart()
             why = ", ".join(f"{d} {w}" for d, w in sorted(down.items()))
             self.log.warning("clear.refused", why=f"device(s) still down: {why}")
             self.commit(
-                [self.rec("tilt.clear_refused", reason=reason, by=by, devices_down=why)],
-                lambda _e, why=why: self.dev.sign.message(f"CLEAR REFUSED - {why.upper()}"[:60]),
+                [self.rec(Kind.TILT_CLEAR_REFUSED, reason=reason, by=by, devices_down=why)],
+                lambda _e: self.dev.sign.message(f"CLEAR REFUSED - {why.upper()}"[:60]),
             )
             return False
-        recs = [self.rec("tilt.cleared", reason=reason, by=by, cleared=sorted(self.tilts))]
+        recs = [self.rec(Kind.TILT_CLEARED, reason=reason, by=by, cleared=sorted(self.tilts))]
         if self._self_check_problems:
             # the damaged ledger's problems are acknowledged; the meters stay as the events say
-            recs.append(self.rec("ledger.acknowledged", problems=self._self_check_problems))
+            recs.append(self.rec(Kind.LEDGER_ACKNOWLEDGED, problems=self._self_check_problems))
             self._self_check_problems = []
         rnd = self.round
         self.tilts.clear()
@@ -482,26 +489,27 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
             self.commit(recs, lambda _e: self._cleared("clear_to_validation"))
             return True
         if rnd is not None and rnd.results:
-            recs.append(self.rec("round.complete", after_tilt=True))
+            recs.append(self.rec(Kind.ROUND_COMPLETE, after_tilt=True))
         elif rnd is not None and self.state_before_tilt in self.proc.in_round_states():
-            recs += self._void_records(f"round voided when tilt cleared: {reason}", rnd.credited)
+            recs += self.wagering.void_records(rnd, f"round voided when tilt cleared: {reason}", rnd.credited)
         elif rnd is not None:
-            recs.append(self.rec("round.void", reason=f"round closed when tilt cleared: {reason}"))
+            recs.append(self.rec(Kind.ROUND_VOID, reason=f"round closed when tilt cleared: {reason}"))
         self.commit(recs, lambda _e: self._cleared("clear"))
         return True
 
-    def _cleared(self, trigger: str) -> None:
+    def _cleared(self, trigger: Trigger) -> None:
         """The clearing is durable: only now does the table leave the tilt (and show it)."""
         if self.state != "tilt" or self.tilts:
             return  # a new fault arrived meanwhile: stay in tilt
-        for device, alt in sorted(self.out_of_order.items()):
+        for device, alt in sorted(self.registry.out_of_order.items()):
             self.dev.sign.message(f"{device.upper()} OUT OF ORDER - {alt.upper()}")
-        if trigger == "clear_to_validation":
-            self.trigger(trigger)
-            self._next_hit_or_complete()
+        rnd = self.round
+        if trigger == "clear_to_validation" and rnd is not None:
+            self._trigger(trigger)
+            self.settling.next_hit_or_complete(rnd)
             return
-        self.round = None
-        self.trigger(trigger)
+        self.ctx.round = None
+        self._trigger(trigger)
 
     def apply_profile(self, profile: TableProfile) -> dict[str, tuple[Any, Any]]:
         """A changed table profile, between rounds only (SPEC § 5).  What would need
@@ -524,8 +532,8 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
             if getattr(old, attr) != getattr(profile, attr):
                 changed[attr] = (getattr(old, attr), getattr(profile, attr))
         recs: list[Record] = []
-        if profile.progressive is not None and old.progressive != profile.progressive:
-            o, n = old.progressive, profile.progressive
+        o, n = old.progressive, profile.progressive
+        if o is not None and n is not None and o != n:
             for attr in (
                 "paytable",
                 "wager_cents",
@@ -540,17 +548,17 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
             if (o.seed_cents, o.increment_rate, o.reserve_rate) != (n.seed_cents, n.increment_rate, n.reserve_rate):
                 recs.append(
                     self.rec(
-                        "meter.adjust",
+                        Kind.METER_ADJUST,
                         level=LEVEL,
                         seed=n.seed_cents,
                         rate=str(n.increment_rate),
                         reserve_rate=str(n.reserve_rate),
                     )
                 )
-        self.profile, self.proc, self.prog = profile, proc, profile.progressive
-        self.progressive = ProgressiveSystem(self.prog) if self.prog else None
+        self.ctx.profile, self.ctx.proc = profile, proc
+        self.ctx.progressive = ProgressiveSystem(n) if n else None
         if recs:
-            self.commit(recs, lambda _e: self._show_meters())
+            self.commit(recs, lambda _e: self.ctx.show_meters())
         return changed
 
 

@@ -15,6 +15,9 @@ from drivers.serialdev import SerialDevice
 class Keypad(Protocol):
     def request_status(self) -> None: ...
     def prompt(self, text: str) -> None: ...
+    def restart(self) -> bool:
+        """Reopen a link that gave up; True if it reopened (drivers/link.py ``Link.restart``)."""
+        ...
 
 
 class SerialKeypad(SerialDevice):

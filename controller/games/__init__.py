@@ -6,7 +6,12 @@ controller/rules/."""
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from collections.abc import ItemsView
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from controller.config import TableProfile
+    from controller.games.base import Procedure
 
 GAME_MODULES = {
     "six-card-fortune": "controller.games.sixcard",
@@ -18,7 +23,7 @@ GAME_MODULES = {
 }
 
 
-def procedure_class(game: str) -> Any:
+def procedure_class(game: str) -> type[Procedure]:
     name = GAME_MODULES.get(game)
     if name is None:
         raise ValueError(f"no game {game!r}; games: {', '.join(GAME_MODULES)}")
@@ -28,16 +33,17 @@ def procedure_class(game: str) -> Any:
         if e.name == name:
             raise ValueError(f"game {game!r} is not yet playable at the table (rules engine only)") from None
         raise
-    return mod.PROCEDURE
+    cls: type[Procedure] = mod.PROCEDURE
+    return cls
 
 
-def procedure_for(game: str, profile: Any) -> Any:
+def procedure_for(game: str, profile: TableProfile) -> Procedure:
     return procedure_class(game)(profile)
 
 
-def available() -> dict[str, Any]:
+def available() -> dict[str, type[Procedure]]:
     """The procedure class of every game the table can play."""
-    out = {}
+    out: dict[str, type[Procedure]] = {}
     for game in GAME_MODULES:
         try:
             out[game] = procedure_class(game)
@@ -49,7 +55,7 @@ def available() -> dict[str, Any]:
 class _Procedures:
     """``PROCEDURES``: a live view of :func:`available` for the diagram."""
 
-    def items(self):
+    def items(self) -> ItemsView[str, type[Procedure]]:
         return available().items()
 
 

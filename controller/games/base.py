@@ -6,9 +6,12 @@ after the regulation's step), the wagers the table takes (:class:`WagerSpec`),
 how each deal is dispensed (:class:`Stack`), which decisions the players make
 and how the dealer enters them, and how the round settles — always by calling
 the pure rules engine in controller/rules/.  The table (controller/table.py and
-its mixins) runs any procedure; nothing game-specific lives there.
+its components) runs any procedure; nothing game-specific lives there.  The
+optional hooks a game may override (the shaker's activator, the cover card, the
+stub count's skip reason, hand-entry completeness...) have their defaults here,
+so the table calls them without asking whether they exist.
 
-Phase kinds:
+Phase kinds (:class:`~controller.records.PhaseKind`):
 
 ==============  =================================================================
 ``start``       starting position from the shaker or the RNG (§ 670a.5(i), § 621a.6(c))
@@ -24,18 +27,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from controller.records import PhaseKind
 from controller.rules.positions import delivery_order, position_to_seat, settlement_order, start_position
 from controller.rules.settlement import WagerResult
 
-PHASE_KINDS = ("start", "dice_wagers", "deal", "stub", "decide", "settle")
+if TYPE_CHECKING:
+    from controller.config import TableProfile
+    from controller.round import RoundData
+
+PHASE_KINDS = tuple(PhaseKind)
+
+#: the shaker's "who" for the dealer's own activation button (drivers/protocol.py ``DEALER``)
+DEALER = 0
 
 
 @dataclass(frozen=True)
 class Phase:
     state: str  # machine state, named after the regulation's step
-    kind: str  # one of PHASE_KINDS
+    kind: PhaseKind
     section: str  # the section it implements
     name: str = ""  # which deal ("main", "first", "more") or which decision ("settings", "raise")
     #: a ``decide`` phase the round resumes at after the dealer keyed the hands (shoe out of
@@ -44,9 +55,13 @@ class Phase:
     after_entry: bool = False
 
     def __post_init__(self) -> None:
-        if self.kind not in PHASE_KINDS:
-            raise ValueError(f"phase {self.state}: kind {self.kind!r} is not one of {PHASE_KINDS}")
-        if self.after_entry and self.kind != "decide":
+        try:
+            object.__setattr__(self, "kind", PhaseKind(self.kind))
+        except ValueError:
+            raise ValueError(
+                f"phase {self.state}: kind {self.kind!r} is not one of {tuple(str(k) for k in PhaseKind)}"
+            ) from None
+        if self.after_entry and self.kind != PhaseKind.DECIDE:
             raise ValueError(f"phase {self.state}: only a decide phase can follow the hand entry")
 
 
@@ -114,6 +129,7 @@ class Procedure:
     automated shoe, from a starting position, to every position (§ 670a.10)."""
 
     game: str = "?"
+    chapter: str = ""  # the regulation's chapter, e.g. "58 Pa. Code 670a"
     phases: tuple[Phase, ...] = ()
     deck: int = 53
     wagers: Mapping[str, WagerSpec] = {}
@@ -122,12 +138,12 @@ class Procedure:
     #: Start Game (§ 687a.8(c)); the simulated dealer (hil/people.py) presses this one
     lockout_button: str = "lockout"
 
-    def __init__(self, profile: Any):
+    def __init__(self, profile: TableProfile):
         self.profile = profile
         self.seats: int = profile.seats
         self.positions: int = profile.positions
-        starts = any(p.kind == "start" for p in self.phases)
-        method = getattr(profile, "start_method", "shaker")
+        starts = any(p.kind == PhaseKind.START for p in self.phases)
+        method = profile.start_method
         if starts and method == "none":
             raise ValueError(
                 f'{profile.file}: [game] start_method: {self.game} has a starting position; use "shaker" or "rng"'
@@ -139,7 +155,7 @@ class Procedure:
         """The sign's hand light for a progressive hit: the hand's row in the table's
         progressive paytable, 1 = its first row ("the appropriate light on the progressive
         table game system", § 670a.11(h)(3)(i)(B)(II)); 0 when the hand is not listed."""
-        prog = getattr(self.profile, "progressive", None)
+        prog = self.profile.progressive
         if prog is None:
             return 0
         from controller.rules.paytables import get_paytable
@@ -149,7 +165,7 @@ class Procedure:
 
     def needs_keypad(self) -> bool:
         """Whether the dealer keys wagers or players' decisions at this table."""
-        return any(not s.sensed for s in self.wagers.values()) or any(p.kind == "decide" for p in self.phases)
+        return any(not s.sensed for s in self.wagers.values()) or any(p.kind == PhaseKind.DECIDE for p in self.phases)
 
     # ---- phases ---------------------------------------------------------------------
     def phase(self, state: str) -> Phase | None:
@@ -157,11 +173,11 @@ class Procedure:
 
     @property
     def settle_state(self) -> str:
-        return next(p.state for p in self.phases if p.kind == "settle")
+        return next(p.state for p in self.phases if p.kind == PhaseKind.SETTLE)
 
     def in_round_states(self) -> tuple[str, ...]:
         """States in which a void may still return every wager."""
-        return ("no_more_bets",) + tuple(p.state for p in self.phases if p.kind != "settle") + ("hand_entry",)
+        return ("no_more_bets",) + tuple(p.state for p in self.phases if p.kind != PhaseKind.SETTLE) + ("hand_entry",)
 
     # ---- wagers ---------------------------------------------------------------------
     def sensed_wagers(self) -> tuple[str, ...]:
@@ -193,21 +209,21 @@ class Procedure:
         return out
 
     # ---- dealing --------------------------------------------------------------------
-    def plan(self, rnd: Any, name: str) -> list[Stack]:
+    def plan(self, rnd: RoundData, name: str) -> list[Stack]:
         """Stacks of one stack size to every position, clockwise from the start (§ 670a.10(c))."""
         out = []
-        for pos in delivery_order(rnd.start, self.positions):
+        for pos in delivery_order(rnd.start_position, self.positions):
             seat = position_to_seat(pos, self.seats)
             out.append(Stack("dealer" if seat is None else f"seat:{seat}", self.stack_size))
         return out
 
-    def starting_position(self, rnd: Any, count: int) -> int:
+    def starting_position(self, rnd: RoundData, count: int) -> int:
         """The position (1 = the dealer, counting counterclockwise) that receives the first
         stack for a dice total or RNG number ``count`` (§ 670a.5(i)); a game that counts from
         elsewhere overrides it (a player bank counts from the bank, § 621a.9(j))."""
         return start_position(count, self.positions)
 
-    def dealt(self, rnd: Any, name: str) -> None:
+    def dealt(self, rnd: RoundData, name: str) -> None:
         """Called when the last stack of deal ``name`` is in, before the deal is recorded:
         a procedure whose stacks are not its positions' hands (tiles dealt by a style,
         § 621a.7) rebuilds ``rnd.cards`` here."""
@@ -215,22 +231,25 @@ class Procedure:
     #: face-up cards the shoe may find in one deal and burn (§ 670a.13(f): one); more voids it
     burn_limit: int = 1
 
-    def parse_hand(self, rnd: Any, seat: int, text: str) -> tuple[int, ...]:
+    def parse_hand(self, rnd: RoundData, seat: int, text: str) -> tuple[int, ...]:
         """A hand the dealer keys in hand entry (§ 670a.13(n)) as card bytes; seat 0 is the dealer."""
         from controller.rules.cards import parse_cards
 
         return parse_cards(text, count=self.stack_size)
 
-    def hand_entry_seats(self, rnd: Any) -> set[int]:
+    def hand_entry_seats(self, rnd: RoundData) -> set[int]:
         """Seats whose hands the dealer may key in hand entry: those with an accepted wager."""
         return {s for (s, _w) in rnd.wagers}
 
-    def expected_remaining(self, rnd: Any) -> int:
+    def expected_remaining(self, rnd: RoundData) -> int:
         dealt = sum(s.cards for s in rnd.dealt_stacks)
         return self.deck - dealt - rnd.face_up
 
-    def stub_due(self, rnd: Any) -> bool:
+    def stub_due(self, rnd: RoundData) -> bool:
         return True
+
+    #: recorded (``stub.skipped``) when :meth:`stub_due` says no count this round
+    stub_skip_reason: str = "not due this round"
 
     #: a multi-deck shoe repeats cards legitimately (Over/Under, § 686a.3)
     multi_deck: bool = False
@@ -245,7 +264,7 @@ class Procedure:
         single deck (§ 670a.5(a)); a continuous multi-deck shoe says when (§ 686a.7(d))."""
         return True
 
-    def round_ended(self, rnd: Any, void: bool) -> None:
+    def round_ended(self, rnd: RoundData, void: bool) -> None:
         """Called when a round is closed (complete or void): a procedure may note what
         the next round needs (e.g. a reshuffle after a misdeal, § 686a.9)."""
 
@@ -268,6 +287,11 @@ class Procedure:
         """The shuffler reports ``cards`` in the deck: is that the whole deck?"""
         return cards == self.deck
 
+    def on_cover_card(self, rnd: RoundData | None, data: Mapping[str, Any]) -> None:
+        """The shoe reached the cover card (``data``: the shoe's ``COVER`` message); a
+        continuous multi-deck shoe asks for a reshuffle before the next round
+        (§ 686a.7(d), via :meth:`needs_shuffle`).  A single deck has no cover card."""
+
     def cover_problem(self, cards: int, cover: int) -> str | None:
         """What is wrong with the cover card the shuffler placed (``cover`` cards above it,
         0 = no cover card), or None: a single deck has none; a multi-deck shoe overrides
@@ -283,7 +307,7 @@ class Procedure:
 
         return " ".join("??" if c == 0xFF else card_str(c) for c in cards)
 
-    def hand_of(self, rnd: Any, seat: int) -> tuple[int, ...] | None:
+    def hand_of(self, rnd: RoundData, seat: int) -> tuple[int, ...] | None:
         """A seat's cards (seat 0: the dealer's) as the shoe read them, or as the dealer
         keyed them when the shoe did not read them or is out of order."""
         if rnd.entered:
@@ -291,28 +315,49 @@ class Procedure:
             return None if got is None else tuple(got)
         return rnd.cards.get("dealer" if seat == 0 else f"seat:{seat}")
 
+    # ---- the starting position -------------------------------------------------------
+    #: a player presses the shaker's activation button (Pai Gow tiles, § 621a.2(f),
+    #: § 621a.6(a)(3)); otherwise the dealer does.  The simulated people (hil/people.py)
+    #: read this flag to know whether to press it.
+    player_activated_shaker: bool = False
+
+    def shaker_activator(self, rnd: RoundData) -> int:
+        """Who activates the shaker this round: :data:`DEALER` (0) or a seat."""
+        return DEALER
+
+    # ---- hand entry -----------------------------------------------------------------
+    def hand_entry_complete(self, rnd: RoundData) -> str | None:
+        """What the dealer still has to key before DONE ends the hand entry
+        (§ 670a.13(n)), or None when the keyed hands are enough to settle."""
+        return None
+
+    def settle_entered(self, rnd: RoundData) -> list[WagerResult]:
+        """Settle on the hands the dealer keyed (the shoe out of order or not reading,
+        § 670a.13(n)); every game the table plays overrides it."""
+        raise NotImplementedError(f"{self.game}: settlement on keyed hands")
+
     # ---- decisions ------------------------------------------------------------------
-    def decision_state(self, rnd: Any, name: str) -> DecisionState:
+    def decision_state(self, rnd: RoundData, name: str) -> DecisionState:
         return DecisionState(done=True)
 
-    def decision_prompt(self, rnd: Any, name: str) -> str:
+    def decision_prompt(self, rnd: RoundData, name: str) -> str:
         return "DONE"
 
-    def apply_entry(self, rnd: Any, name: str, text: str) -> Entry:
+    def apply_entry(self, rnd: RoundData, name: str, text: str) -> Entry:
         raise EntryError("no entries are expected now")
 
     # ---- settlement -----------------------------------------------------------------
-    def after_roll(self, rnd: Any) -> list[WagerResult]:
+    def after_roll(self, rnd: RoundData) -> list[WagerResult]:
         return []
 
-    def settle(self, rnd: Any) -> list[WagerResult]:
+    def settle(self, rnd: RoundData) -> list[WagerResult]:
         raise NotImplementedError
 
     def settlement_order(self) -> list[int]:
         return settlement_order(self.seats)
 
     # ---- summary for round lines ----------------------------------------------------
-    def describe(self, rnd: Any) -> str:
+    def describe(self, rnd: RoundData) -> str:
         return ""
 
 

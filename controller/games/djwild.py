@@ -28,7 +28,7 @@ Readings of the table procedure: docs/rules-readings/687a.md (687a-8 ... 687a-10
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.games.base import (
     DecisionState,
@@ -42,10 +42,15 @@ from controller.games.base import (
     entry_verb,
     seat_arg,
 )
+from controller.records import PhaseKind
 from controller.rules import djwild as R
 from controller.rules.cards import JOKER, CardError, card_str, parse_card
 from controller.rules.paytables import get_paytable
 from controller.rules.settlement import WagerResult
+
+if TYPE_CHECKING:
+    from controller.config import TableProfile
+    from controller.round import RoundData
 
 OPTIONAL = ("trips", "bad-beat")
 TRIPS_TABLES = ("DJWT-04", "DJWT-05", "DJWT-06", "DJWT-07")  # § 687a.12(d)
@@ -82,13 +87,13 @@ class DJWild(Procedure):
     stack_size = 5  # § 687a.10(b)
     lockout_button = "start_game"  # § 687a.8(c): the dealer's Start Game button
     phases = (
-        Phase("dispensing", "deal", "§ 687a.10(a)-(c)", "main"),
-        Phase("stub_check", "stub", "§ 687a.10(d)-(f)"),
-        Phase("raise_or_fold", "decide", "§ 687a.11(b), § 687a.13(d)", "raise", after_entry=True),
-        Phase("settlement", "settle", "§ 687a.11(d)-(f), § 687a.12"),
+        Phase("dispensing", PhaseKind.DEAL, "§ 687a.10(a)-(c)", "main"),
+        Phase("stub_check", PhaseKind.STUB, "§ 687a.10(d)-(f)"),
+        Phase("raise_or_fold", PhaseKind.DECIDE, "§ 687a.11(b), § 687a.13(d)", "raise", after_entry=True),
+        Phase("settlement", PhaseKind.SETTLE, "§ 687a.11(d)-(f), § 687a.12"),
     )
 
-    def __init__(self, profile: Any):
+    def __init__(self, profile: TableProfile):
         super().__init__(profile)
         f = profile.file
         opts = dict(profile.options)
@@ -207,11 +212,11 @@ class DJWild(Procedure):
         return out
 
     # ---- dealing (§ 687a.10) ----------------------------------------------------------------
-    def players(self, rnd: Any) -> list[int]:
+    def players(self, rnd: RoundData) -> list[int]:
         """Seats with an Ante and Blind, from the dealer's far left clockwise (§ 687a.10(b))."""
         return sorted(s for (s, w) in rnd.wagers if w == "ante")
 
-    def plan(self, rnd: Any, name: str) -> list[Stack]:
+    def plan(self, rnd: RoundData, name: str) -> list[Stack]:
         """§ 687a.10(b),(c): five to each player from the dealer's far left clockwise,
         the dealer's five, and the replacement card if any Progressive Bonus Wager."""
         players = self.players(rnd)
@@ -224,7 +229,7 @@ class DJWild(Procedure):
 
     stub_skip_reason = "not due: counted at least every 5 rounds (§ 687a.10(d))"
 
-    def stub_due(self, rnd: Any) -> bool:
+    def stub_due(self, rnd: RoundData) -> bool:
         """§ 687a.10(d): without a shuffler that counts the deck, the stub is counted at
         least once every ``stub_every_rounds`` (<= 5) rounds dealt; the first round after
         start-up always counts (what happened before is not known).  Cards the shoe did not
@@ -240,7 +245,7 @@ class DJWild(Procedure):
         rnd.extra["stub_counted"] = due
         return due
 
-    def round_ended(self, rnd: Any, void: bool) -> None:
+    def round_ended(self, rnd: RoundData, void: bool) -> None:
         if rnd is None or not rnd.dealt_stacks:
             return
         if rnd.extra.get("stub_counted") and not void:
@@ -249,7 +254,7 @@ class DJWild(Procedure):
             self.rounds_since_count += 1
 
     # ---- raise or fold (§ 687a.11(b)) ----------------------------------------------------------
-    def decision_state(self, rnd: Any, name: str) -> DecisionState:
+    def decision_state(self, rnd: RoundData, name: str) -> DecisionState:
         players = self.players(rnd)
         rnd.extra.setdefault("raised", {})
         required = tuple(players)
@@ -257,7 +262,7 @@ class DJWild(Procedure):
             required = (0,) + required  # 0: the replacement card, keyed
         return DecisionState(required=required, done=not players)
 
-    def replacement_needed(self, rnd: Any) -> bool:
+    def replacement_needed(self, rnd: RoundData) -> bool:
         """Hands entered on the keypad (shoe out of order or not reading): the card set
         aside must be keyed too when a Progressive seat's hand holds the joker."""
         if not rnd.entered:
@@ -265,15 +270,15 @@ class DJWild(Procedure):
         prog = {s for (s, w) in rnd.wagers if w == "progressive"}
         return any(JOKER in rnd.entered.get(s, ()) for s in prog) and "replacement" not in rnd.extra
 
-    def decision_prompt(self, rnd: Any, name: str) -> str:
+    def decision_prompt(self, rnd: RoundData, name: str) -> str:
         nxt = self._next(rnd)
         return f"RAISE OR FOLD: 'RAISE <seat>' / 'FOLD <seat>' from seat {nxt} clockwise; EXPOSED (§ 687a.13(d))"
 
-    def _next(self, rnd: Any) -> int | None:
+    def _next(self, rnd: RoundData) -> int | None:
         ds = rnd.decisions["raise"]
         return next((s for s in self.players(rnd) if s not in ds.answers), None)
 
-    def apply_entry(self, rnd: Any, name: str, text: str) -> Entry:
+    def apply_entry(self, rnd: RoundData, name: str, text: str) -> Entry:
         ds = rnd.decisions[name]
         verb, parts = entry_verb(text)
         players = self.players(rnd)
@@ -320,7 +325,7 @@ class DJWild(Procedure):
 
     # ---- settlement (§ 687a.11(d)-(f), § 687a.12) -----------------------------------------------
     def _round(
-        self, rnd: Any, hands: Mapping[int, Sequence[int]], dealer: Sequence[int], replacement: int | None
+        self, rnd: RoundData, hands: Mapping[int, Sequence[int]], dealer: Sequence[int], replacement: int | None
     ) -> R.DJRound:
         ws = by_seat(rnd.wagers)
         raised = rnd.extra.get("raised", {})
@@ -340,7 +345,7 @@ class DJWild(Procedure):
         return R.DJRound(seats=seats, dealer=tuple(dealer), replacement=replacement, config=self.config)
 
     def _settle(
-        self, rnd: Any, hands: Mapping[int, Sequence[int]], dealer: Sequence[int], replacement: int | None
+        self, rnd: RoundData, hands: Mapping[int, Sequence[int]], dealer: Sequence[int], replacement: int | None
     ) -> list[WagerResult]:
         if not hands:
             return []
@@ -359,14 +364,14 @@ class DJWild(Procedure):
             raise EntryError(f"seats {missing} neither raised nor folded (§ 687a.11(b))")
         return R.settle_round(dj)
 
-    def settle(self, rnd: Any) -> list[WagerResult]:
+    def settle(self, rnd: RoundData) -> list[WagerResult]:
         players = self.players(rnd)
         repl = rnd.cards.get("replacement")
         return self._settle(
             rnd, {s: rnd.cards[f"seat:{s}"] for s in players}, rnd.cards.get("dealer", ()), repl[0] if repl else None
         )
 
-    def settle_entered(self, rnd: Any) -> list[WagerResult]:
+    def settle_entered(self, rnd: RoundData) -> list[WagerResult]:
         """Settlement from the hands the dealer keyed (shoe out of order, § 687a.13(g), or
         cards not read); the card set aside is keyed in the raise-or-fold phase."""
         problem = self.hand_entry_complete(rnd)
@@ -377,13 +382,13 @@ class DJWild(Procedure):
             rnd, {s: rnd.entered[s] for s in players}, rnd.entered.get(0, ()), rnd.extra.get("replacement")
         )
 
-    def hand_entry_complete(self, rnd: Any) -> str | None:
+    def hand_entry_complete(self, rnd: RoundData) -> str | None:
         missing = [str(s) for s in self.players(rnd) if s not in rnd.entered]
         if self.players(rnd) and 0 not in rnd.entered:
             missing.append("dealer")
         return f"enter the hands of: {', '.join(missing)}" if missing else None
 
-    def describe(self, rnd: Any) -> str:
+    def describe(self, rnd: RoundData) -> str:
         dealer = rnd.cards.get("dealer") or rnd.entered.get(0)
         return f"dealer {self.show_cards(dealer)}" if dealer else ""
 

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.games.base import (
     DecisionState,
@@ -62,6 +62,7 @@ from controller.games.base import (
     entry_verb,
     seat_arg,
 )
+from controller.records import PhaseKind
 from controller.rules.cards import CardError, card_str, cards_str, parse_cards
 from controller.rules.faceup import Setting, make_setting
 from controller.rules.faceup_bonus import ace_high_kind
@@ -69,6 +70,10 @@ from controller.rules.faceup_houseway import DEFAULT_HOUSE_WAY, HOUSE_WAYS, hous
 from controller.rules.faceup_settle import ENVY_RECEIVERS, FaceUpOptions, SeatWagers, settle_round
 from controller.rules.paytables import get_paytable, parse_money
 from controller.rules.settlement import WagerResult
+
+if TYPE_CHECKING:
+    from controller.config import ProgressiveConfig, TableProfile
+    from controller.round import RoundData
 
 OPTIONS = (
     "ace_high_paytable",
@@ -97,16 +102,16 @@ class FaceUp(Procedure):
     stack_size = 7  # § 688a.10(d): 7 cards to each of 7 positions, 4 left
     returned_reverses_meter = True  # § 688a.13(d): a voided hand's progressive wager is returned
     phases = (
-        Phase("starting_position", "start", "§ 688a.5(i), § 688a.10(b)"),
-        Phase("dispensing", "deal", "§ 688a.10(c)", "main"),
-        Phase("stub_check", "stub", "§ 688a.10(d),(e)"),
+        Phase("starting_position", PhaseKind.START, "§ 688a.5(i), § 688a.10(b)"),
+        Phase("dispensing", PhaseKind.DEAL, "§ 688a.10(c)", "main"),
+        Phase("stub_check", PhaseKind.STUB, "§ 688a.10(d),(e)"),
         # after_entry: when the dealer keyed the cards (shoe not reading / out of order) the
         # players still set their hands, surrender or void on the hands as keyed
-        Phase("setting_hands", "decide", "§ 688a.11(a)-(d), § 688a.13(d)", "settings", after_entry=True),
-        Phase("settlement", "settle", "§ 688a.11(e)-(i), § 688a.12"),
+        Phase("setting_hands", PhaseKind.DECIDE, "§ 688a.11(a)-(d), § 688a.13(d)", "settings", after_entry=True),
+        Phase("settlement", PhaseKind.SETTLE, "§ 688a.11(e)-(i), § 688a.12"),
     )
 
-    def __init__(self, profile: Any):
+    def __init__(self, profile: TableProfile):
         super().__init__(profile)
         opts = dict(profile.options)
         where = f"{profile.file}: [game.options]"
@@ -182,13 +187,13 @@ class FaceUp(Procedure):
             )
         return pt
 
-    def _check_progressive(self, file: str, prog: Any) -> str:
+    def _check_progressive(self, file: str, prog: ProgressiveConfig) -> str:
         """§ 688a.12(d): the Progressive Payout Wager's amount, seed, rate of progression
         and reserve rate are those printed with the chosen paytable."""
         where = f"{file}: [progressive]"
         pt = self._check_paytable(where, "paytable", prog.paytable, "progressive")
         o = pt.options
-        want = {
+        want: dict[str, tuple[int | Fraction, int | Fraction | None]] = {
             "wager": (prog.wager_cents, pt.per_wager_cents),
             "seed": (prog.seed_cents, parse_money(str(o["seed"])) if "seed" in o else None),
             "increment_rate": (
@@ -215,14 +220,14 @@ class FaceUp(Procedure):
 
     # ---- the players of a round --------------------------------------------------------
     @staticmethod
-    def _players(rnd: Any) -> list[int]:
+    def _players(rnd: RoundData) -> list[int]:
         return sorted({s for (s, w) in rnd.wagers if w == "base"})
 
     def _dealer_setting(self, dealer: Sequence[int]) -> Setting:
         return house_way(tuple(dealer), self.house_way)  # § 688a.11(a), § 688a.13(h)
 
     # ---- decisions: setting hands, surrender, a player's void ----------------------------
-    def decision_state(self, rnd: Any, name: str) -> DecisionState:
+    def decision_state(self, rnd: RoundData, name: str) -> DecisionState:
         if not self._players(rnd):
             return DecisionState(done=True)
         for k in ("low", "surrender", "voided"):
@@ -237,12 +242,12 @@ class FaceUp(Procedure):
             }
         return DecisionState()
 
-    def decision_prompt(self, rnd: Any, name: str) -> str:
+    def decision_prompt(self, rnd: RoundData, name: str) -> str:
         d = rnd.extra.get("dealer")
         shown = f"DEALER {d['high']} / {d['low']}{' ACE HIGH PAI GOW' if d['ace_high_pai_gow'] else ''}: " if d else ""
         return f"{shown}SET <seat> <2 low cards>, SUR <seat>, VOID <seat>, DONE"
 
-    def apply_entry(self, rnd: Any, name: str, text: str) -> Entry:
+    def apply_entry(self, rnd: RoundData, name: str, text: str) -> Entry:
         """One keypad entry of the ``setting_hands`` phase; raises :class:`EntryError`
         naming the problem and changing nothing when it is not valid."""
         ds = rnd.decisions[name]
@@ -296,7 +301,7 @@ class FaceUp(Procedure):
         return Entry(f"SEAT {seat} HAND VOID - WAGERS RETURNED", {"seat": seat, "decision": "void"})
 
     # ---- settlement ---------------------------------------------------------------------
-    def settle(self, rnd: Any) -> list[WagerResult]:
+    def settle(self, rnd: RoundData) -> list[WagerResult]:
         players = self._players(rnd)
         hands = {s: tuple(rnd.cards[f"seat:{s}"]) for s in players}
         settings: dict[int, Any] = {}
@@ -304,7 +309,7 @@ class FaceUp(Procedure):
             settings[s] = ([c for c in hands[s] if c not in (a, b)], (a, b))
         return self._settle(rnd, hands, tuple(rnd.cards["dealer"]), settings)
 
-    def settle_entered(self, rnd: Any) -> list[WagerResult]:
+    def settle_entered(self, rnd: RoundData) -> list[WagerResult]:
         """Settlement from the hands the dealer keyed (shoe out of order or not reading):
         each seat's seven cards as the player set them, high hand first (five), then the
         low hand (two) — unless the setting step that follows the entry (Phase.after_entry)
@@ -319,14 +324,14 @@ class FaceUp(Procedure):
             settings[s] = ([c for c in hands[s] if c not in (a, b)], (a, b))
         return self._settle(rnd, hands, tuple(rnd.entered[0]), settings)
 
-    def hand_entry_complete(self, rnd: Any) -> str | None:
+    def hand_entry_complete(self, rnd: RoundData) -> str | None:
         missing = [str(s) for s in self._players(rnd) if s not in rnd.entered]
         if 0 not in rnd.entered:
             missing.append("dealer")
         return f"enter the hands of: {', '.join(missing)}" if missing else None
 
     def _settle(
-        self, rnd: Any, hands: Mapping[int, tuple[int, ...]], dealer: tuple[int, ...], given: Mapping[int, Any]
+        self, rnd: RoundData, hands: Mapping[int, tuple[int, ...]], dealer: tuple[int, ...], given: Mapping[int, Any]
     ) -> list[WagerResult]:
         ws = by_seat(rnd.wagers)
         voided = set(rnd.extra.get("voided", ()))
@@ -366,7 +371,7 @@ class FaceUp(Procedure):
         s = house_way(cards, self.house_way)  # § 688a.11(b)(1)
         return s.high, s.low
 
-    def describe(self, rnd: Any) -> str:
+    def describe(self, rnd: RoundData) -> str:
         d = rnd.extra.get("dealer")
         return f"dealer {d['high']} / {d['low']}" if d else ""
 

@@ -36,7 +36,7 @@ Dealer keypad:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.config import ConfigError
 from controller.games.base import (
@@ -50,6 +50,7 @@ from controller.games.base import (
     entry_verb,
     seat_arg,
 )
+from controller.records import PhaseKind
 from controller.rules.cards import CardError, card_str, cards_str, parse_card
 from controller.rules.fortune_asia import (
     GAME,
@@ -63,6 +64,10 @@ from controller.rules.fortune_asia import (
 )
 from controller.rules.paytables import all_paytables, get_paytable, parse_money
 from controller.rules.settlement import WagerResult
+
+if TYPE_CHECKING:
+    from controller.config import TableProfile
+    from controller.round import RoundData
 
 OPTIONAL = ("fortune", "insurance", "progressive")
 #: [game.options] keys and what they mean (anything else is a configuration error)
@@ -91,17 +96,17 @@ class FortuneAsia(Procedure):
     deck = 53  # § 659a.3(a): one deck of 52 cards and a joker
     stack_size = 7  # § 659a.10(c): 7 cards to each of 7 positions, 4 left
     phases = (
-        Phase("starting_position", "start", "§ 659a.5(g), § 659a.10(b)"),
-        Phase("dispensing", "deal", "§ 659a.10(b),(c)", "main"),
-        Phase("stub_check", "stub", "§ 659a.10(c)-(e)"),
+        Phase("starting_position", PhaseKind.START, "§ 659a.5(g), § 659a.10(b)"),
+        Phase("dispensing", PhaseKind.DEAL, "§ 659a.10(b),(c)", "main"),
+        Phase("stub_check", PhaseKind.STUB, "§ 659a.10(c)-(e)"),
         # after_entry: when the dealer keyed the cards (shoe not reading / out of order) the
         # players still set their hands and may surrender
-        Phase("setting_hands", "decide", "§ 659a.11(a),(b), § 659a.7(f)", "settings", after_entry=True),
-        Phase("dealer_sets_surrender", "decide", "§ 659a.11(c),(d)", "surrender"),
-        Phase("settlement", "settle", "§ 659a.11(e)-(j), § 659a.12"),
+        Phase("setting_hands", PhaseKind.DECIDE, "§ 659a.11(a),(b), § 659a.7(f)", "settings", after_entry=True),
+        Phase("dealer_sets_surrender", PhaseKind.DECIDE, "§ 659a.11(c),(d)", "surrender"),
+        Phase("settlement", PhaseKind.SETTLE, "§ 659a.11(e)-(j), § 659a.12"),
     )
 
-    def __init__(self, profile: Any):
+    def __init__(self, profile: TableProfile):
         super().__init__(profile)
         file = profile.file
         opts = dict(profile.options)
@@ -209,24 +214,24 @@ class FortuneAsia(Procedure):
 
     # ---- who plays ------------------------------------------------------------------
     @staticmethod
-    def players(rnd: Any) -> list[int]:
+    def players(rnd: RoundData) -> list[int]:
         """Seats with a Fortune Asia Poker Wager (§ 659a.7(d))."""
         return sorted(s for (s, w) in rnd.wagers if w == "base")
 
     @staticmethod
-    def may_surrender(rnd: Any) -> list[int]:
+    def may_surrender(rnd: RoundData) -> list[int]:
         """Players with no optional wager (§ 659a.11(d))."""
         return [s for s in FortuneAsia.players(rnd) if not any((s, w) in rnd.wagers for w in OPTIONAL)]
 
     @staticmethod
-    def seven(rnd: Any, seat: int) -> tuple[int, ...]:
+    def seven(rnd: RoundData, seat: int) -> tuple[int, ...]:
         """A seat's seven cards (seat 0: the dealer's), as read by the shoe or as keyed
         by the dealer when the shoe did not read them."""
         if rnd.entered:
             return tuple(rnd.entered.get(seat, ()))
         return tuple(rnd.cards.get("dealer" if seat == 0 else f"seat:{seat}", ()))
 
-    def dealer_setting(self, rnd: Any) -> Any:
+    def dealer_setting(self, rnd: RoundData) -> Any:
         """The dealer's hands set by the house way (§ 659a.11(c))."""
         cards = self.seven(rnd, 0)
         if len(cards) != 7 or any(c > 52 for c in cards):
@@ -234,7 +239,7 @@ class FortuneAsia(Procedure):
         return set_house_way(cards, self.rules.house_way)
 
     # ---- decisions ------------------------------------------------------------------
-    def decision_state(self, rnd: Any, name: str) -> DecisionState:
+    def decision_state(self, rnd: RoundData, name: str) -> DecisionState:
         if not self.players(rnd):
             return DecisionState(done=True)
         if name == "surrender":
@@ -247,7 +252,7 @@ class FortuneAsia(Procedure):
         rnd.extra.setdefault("player", {})
         return DecisionState()
 
-    def decision_prompt(self, rnd: Any, name: str) -> str:
+    def decision_prompt(self, rnd: RoundData, name: str) -> str:
         if name == "surrender":
             d = self.dealer_setting(rnd)
             shown = (
@@ -260,7 +265,7 @@ class FortuneAsia(Procedure):
         same = ", 'SAME <seat> <seat>'" if self.adjacent_areas else ""
         return f"SET HANDS: 'SET <seat> <medium> <medium> <low>'{same}; DONE (house way otherwise)"
 
-    def apply_entry(self, rnd: Any, name: str, text: str) -> Entry:
+    def apply_entry(self, rnd: RoundData, name: str, text: str) -> Entry:
         ds = rnd.decisions[name]
         verb, parts = entry_verb(text)
         if verb == "DONE" and len(parts) == 1:
@@ -289,7 +294,7 @@ class FortuneAsia(Procedure):
             return Entry(f"SEAT {seat} SURRENDERS {cents / 100:,.2f}", {"seat": seat, "decision": "surrender"})
         raise EntryError("enter SUR <seat> or DONE")
 
-    def _set(self, rnd: Any, ds: DecisionState, parts: Sequence[str]) -> Entry:
+    def _set(self, rnd: RoundData, ds: DecisionState, parts: Sequence[str]) -> Entry:
         seat = seat_arg(parts[1], self.players(rnd))
         if seat in rnd.extra["settings"]:
             raise EntryError(f"seat {seat}'s hands are already set and may not be changed (§ 659a.11(a)(3))")
@@ -322,7 +327,7 @@ class FortuneAsia(Procedure):
             rec["foul"] = foul
         return Entry(reply, rec)
 
-    def _same(self, rnd: Any, parts: Sequence[str]) -> Entry:
+    def _same(self, rnd: RoundData, parts: Sequence[str]) -> Entry:
         if not self.adjacent_areas:
             raise EntryError("this table does not permit wagers on two adjacent betting areas (§ 659a.7(f))")
         a, b = sorted(seat_arg(p, self.players(rnd)) for p in parts[1:3])
@@ -336,12 +341,12 @@ class FortuneAsia(Procedure):
         return Entry(f"SEATS {a} AND {b} ONE PLAYER", {"decision": "adjacent", "seats": [a, b]})
 
     # ---- settlement -----------------------------------------------------------------
-    def settle(self, rnd: Any) -> list[WagerResult]:
+    def settle(self, rnd: RoundData) -> list[WagerResult]:
         return self._settle(
             rnd, {s: tuple(rnd.cards[f"seat:{s}"]) for s in self.players(rnd)}, tuple(rnd.cards["dealer"])
         )
 
-    def settle_entered(self, rnd: Any) -> list[WagerResult]:
+    def settle_entered(self, rnd: RoundData) -> list[WagerResult]:
         """Settlement from the seven cards the dealer keyed for every player and the
         dealer (the shoe did not read them or is out of order), after the setting and
         surrender steps were played on those cards."""
@@ -350,13 +355,15 @@ class FortuneAsia(Procedure):
             raise EntryError(missing)
         return self._settle(rnd, {s: tuple(rnd.entered[s]) for s in self.players(rnd)}, tuple(rnd.entered[0]))
 
-    def hand_entry_complete(self, rnd: Any) -> str | None:
+    def hand_entry_complete(self, rnd: RoundData) -> str | None:
         missing = [str(s) for s in self.players(rnd) if s not in rnd.entered]
         if 0 not in rnd.entered:
             missing.append("dealer")
         return f"enter the seven cards of: {', '.join(missing)}" if missing else None
 
-    def _settle(self, rnd: Any, hands: Mapping[int, tuple[int, ...]], dealer: tuple[int, ...]) -> list[WagerResult]:
+    def _settle(
+        self, rnd: RoundData, hands: Mapping[int, tuple[int, ...]], dealer: tuple[int, ...]
+    ) -> list[WagerResult]:
         ws = by_seat(rnd.wagers)
         keyed = rnd.extra.get("settings", {})
         surrendered = set(rnd.extra.get("surrender", ()))
@@ -385,7 +392,7 @@ class FortuneAsia(Procedure):
             )
         return settle_round(seats, dealer, self.rules, order=[s for s in self.settlement_order() if s in hands])
 
-    def describe(self, rnd: Any) -> str:
+    def describe(self, rnd: RoundData) -> str:
         """The dealer's hands as set by the house way, and the seats that set their own."""
         d = self.dealer_setting(rnd)
         if d is None:

@@ -31,7 +31,7 @@ found face up in the shoe is discarded and the round goes on (§ 686a.9(a)).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.games.base import (
     DecisionState,
@@ -45,6 +45,7 @@ from controller.games.base import (
     seat_arg,
     split_entry,
 )
+from controller.records import PhaseKind
 from controller.rules.cards import CardError, cards_str
 from controller.rules.overunder import (
     BONUS_PAYTABLE,
@@ -59,6 +60,11 @@ from controller.rules.overunder import (
     settle_round,
 )
 from controller.rules.paytables import get_paytable
+from controller.rules.settlement import WagerResult
+
+if TYPE_CHECKING:
+    from controller.config import TableProfile
+    from controller.round import RoundData
 
 DECIDE = "over-under"
 OPTIONS = ("bonus", "bonus_paytable", "ante_min_cents", "ante_max_cents", "bonus_min_cents", "bonus_max_cents")
@@ -74,14 +80,14 @@ class OverUnder(Procedure):
     multi_deck = True
     burn_limit = SHOE_CARDS  # § 686a.9(a): every face-up card is discarded; no void
     phases = (
-        Phase("first_card", "deal", "§ 686a.7(c),(e)", "first"),
-        Phase("over_under_decisions", "decide", "§ 686a.7(f)-(h)", DECIDE),
-        Phase("two_more_cards", "deal", "§ 686a.7(i)", "more"),
-        Phase("shoe_count", "stub", "§ 686a.7(i); cards not read only"),
-        Phase("settlement", "settle", "§ 686a.7(j)-(l), § 686a.8"),
+        Phase("first_card", PhaseKind.DEAL, "§ 686a.7(c),(e)", "first"),
+        Phase("over_under_decisions", PhaseKind.DECIDE, "§ 686a.7(f)-(h)", DECIDE),
+        Phase("two_more_cards", PhaseKind.DEAL, "§ 686a.7(i)", "more"),
+        Phase("shoe_count", PhaseKind.STUB, "§ 686a.7(i); cards not read only"),
+        Phase("settlement", PhaseKind.SETTLE, "§ 686a.7(j)-(l), § 686a.8"),
     )
 
-    def __init__(self, profile: Any):
+    def __init__(self, profile: TableProfile):
         super().__init__(profile)
         where = f"{profile.file}: [game.options]"
         opts = dict(profile.options)
@@ -144,7 +150,7 @@ class OverUnder(Procedure):
             )
         super().keyed_wager(seat, wager, cents, late=late)
 
-    def antes(self, rnd: Any) -> list[int]:
+    def antes(self, rnd: RoundData) -> list[int]:
         """Seats with an Ante Wager, in the dealing order: from the player farthest to the
         dealer's left (seat 1), clockwise (§ 686a.7(e),(f))."""
         return sorted(s for (s, w) in rnd.wagers if w == "ante")
@@ -180,7 +186,7 @@ class OverUnder(Procedure):
         self.cover_at = cover
         return None
 
-    def on_cover_card(self, rnd: Any, data: Mapping[str, Any]) -> None:
+    def on_cover_card(self, rnd: RoundData | None, data: Mapping[str, Any]) -> None:
         """§ 686a.7(d): the cover card came out; the round is completed and the cards are
         reshuffled before the next one.  Noted for the cut (§ 686a.5(c)(2)): the position
         on whose betting area it appeared."""
@@ -195,7 +201,7 @@ class OverUnder(Procedure):
         self.burn_due = True
         return "one card is burned before the next deal (§ 686a.7(c))"
 
-    def round_ended(self, rnd: Any, void: bool) -> None:
+    def round_ended(self, rnd: RoundData, void: bool) -> None:
         used = sum(s.cards for s in rnd.dealt_stacks) + rnd.face_up
         self.left -= used
         self.dealt_since_shuffle += used
@@ -206,7 +212,7 @@ class OverUnder(Procedure):
         if void and rnd.phase >= 0:
             self.reshuffle_due = True  # void once dealing began (a jam, a misdeal): collect every card, reshuffle
 
-    def plan(self, rnd: Any, name: str) -> list[Stack]:
+    def plan(self, rnd: RoundData, name: str) -> list[Stack]:
         seats = self.antes(rnd)
         if not seats:
             return []
@@ -215,12 +221,12 @@ class OverUnder(Procedure):
             return burn + [Stack(f"seat:{s}", 1) for s in seats]
         return [Stack(f"seat:{s}", 2) for s in seats]  # § 686a.7(i): even after a surrender
 
-    def expected_remaining(self, rnd: Any) -> int:
+    def expected_remaining(self, rnd: RoundData) -> int:
         return self.left - sum(s.cards for s in rnd.dealt_stacks) - rnd.face_up
 
     stub_skip_reason = "a continuous six-deck shoe: no stub count (§ 686a.7)"
 
-    def stub_due(self, rnd: Any) -> bool:
+    def stub_due(self, rnd: RoundData) -> bool:
         """A continuous shoe has no stub count; only unread cards are counted before the
         dealer keys the hands."""
         return bool(rnd.unread)
@@ -228,24 +234,24 @@ class OverUnder(Procedure):
     def deck_card_limit(self) -> int:
         return 52  # no joker (§ 686a.3(a))
 
-    def parse_hand(self, rnd: Any, seat: int, text: str) -> tuple[int, ...]:
+    def parse_hand(self, rnd: RoundData, seat: int, text: str) -> tuple[int, ...]:
         if seat == 0:
             raise EntryError("Over/Under has no dealer's hand")
         return parse_hand(text, HAND_CARDS)
 
-    def hand_entry_seats(self, rnd: Any) -> set[int]:
+    def hand_entry_seats(self, rnd: RoundData) -> set[int]:
         return set(self.antes(rnd))
 
     # ---- decisions (§ 686a.7(f)-(h)) ------------------------------------------------------
-    def decision_state(self, rnd: Any, name: str) -> DecisionState:
+    def decision_state(self, rnd: RoundData, name: str) -> DecisionState:
         seats = tuple(self.antes(rnd))
         return DecisionState(required=seats, done=not seats)
 
-    def decision_prompt(self, rnd: Any, name: str) -> str:
+    def decision_prompt(self, rnd: RoundData, name: str) -> str:
         seats = self.antes(rnd)
         return f"OVER/UNDER SEATS {','.join(map(str, seats))}: 'OVER <seat>', 'UNDER <seat>', 'SURRENDER <seat>'"
 
-    def apply_entry(self, rnd: Any, name: str, text: str) -> Entry:
+    def apply_entry(self, rnd: RoundData, name: str, text: str) -> Entry:
         ds = rnd.decisions[name]
         parts = split_entry(text)
         if len(parts) != 2:
@@ -273,7 +279,7 @@ class OverUnder(Procedure):
         )
 
     # ---- settlement -------------------------------------------------------------------------
-    def _plays(self, rnd: Any, hands: Mapping[int, Sequence[int]]) -> list[SeatPlay]:
+    def _plays(self, rnd: RoundData, hands: Mapping[int, Sequence[int]]) -> list[SeatPlay]:
         ws = by_seat(rnd.wagers)
         answers = rnd.decisions[DECIDE].answers
         return [
@@ -283,12 +289,12 @@ class OverUnder(Procedure):
             for s in self.antes(rnd)
         ]
 
-    def settle(self, rnd: Any) -> list[Any]:
+    def settle(self, rnd: RoundData) -> list[WagerResult]:
         return settle_round(
             self._plays(rnd, {s: rnd.cards[f"seat:{s}"] for s in self.antes(rnd)}), bonus_paytable=self.bonus_paytable
         )
 
-    def hand_entry_complete(self, rnd: Any) -> str | None:
+    def hand_entry_complete(self, rnd: RoundData) -> str | None:
         ds = rnd.decisions.get(DECIDE)
         undecided = [str(s) for s in self.antes(rnd) if ds is None or s not in ds.answers]
         if undecided:
@@ -300,15 +306,15 @@ class OverUnder(Procedure):
         missing = [str(s) for s in self.antes(rnd) if s not in rnd.entered]
         return f"enter the three cards of seats: {', '.join(missing)}" if missing else None
 
-    def settle_entered(self, rnd: Any) -> list[Any]:
+    def settle_entered(self, rnd: RoundData) -> list[WagerResult]:
         problem = self.hand_entry_complete(rnd)
         if problem:
             raise EntryError(problem)
         return settle_round(self._plays(rnd, rnd.entered), bonus_paytable=self.bonus_paytable)
 
-    def describe(self, rnd: Any) -> str:
+    def describe(self, rnd: RoundData) -> str:
         parts = []
-        answers = rnd.decisions.get(DECIDE).answers if DECIDE in rnd.decisions else {}
+        answers = rnd.decisions[DECIDE].answers if DECIDE in rnd.decisions else {}
         for s in self.antes(rnd):
             cards = rnd.cards.get(f"seat:{s}", ())
             try:

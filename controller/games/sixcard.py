@@ -25,7 +25,7 @@ five are the high hand), ``DONE``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.games.base import (
     DecisionState,
@@ -38,10 +38,15 @@ from controller.games.base import (
     entry_verb,
     seat_arg,
 )
+from controller.records import PhaseKind
 from controller.rules.cards import CardError, card_str, cards_str, parse_card
 from controller.rules.settlement import WagerResult
 from controller.rules.sixcard import hand_key, house_way, six_card_rank
 from controller.rules.sixcard_settle import SeatWagers, SixCardOptions, settle_progressive, settle_round
+
+if TYPE_CHECKING:
+    from controller.config import TableProfile
+    from controller.round import RoundData
 
 #: the hand of a seat whose cards the dealer did not enter as a winning hand (keypad entry)
 NOT_ENTERED = "no-winning-hand-entered"
@@ -54,14 +59,14 @@ class SixCardFortune(Procedure):
     deck = 53
     stack_size = 6  # § 670a.10(d): 6 cards to each of 7 positions, 11 left
     phases = (
-        Phase("starting_position", "start", "§ 670a.5(i), § 670a.10(b)"),
-        Phase("dispensing", "deal", "§ 670a.10(c)", "main"),
-        Phase("stub_check", "stub", "§ 670a.10(d),(e)"),
-        Phase("setting_hands", "decide", "§ 670a.11(a)-(c)", "settings"),
-        Phase("settlement", "settle", "§ 670a.11(d)-(h), § 670a.12"),
+        Phase("starting_position", PhaseKind.START, "§ 670a.5(i), § 670a.10(b)"),
+        Phase("dispensing", PhaseKind.DEAL, "§ 670a.10(c)", "main"),
+        Phase("stub_check", PhaseKind.STUB, "§ 670a.10(d),(e)"),
+        Phase("setting_hands", PhaseKind.DECIDE, "§ 670a.11(a)-(c)", "settings"),
+        Phase("settlement", PhaseKind.SETTLE, "§ 670a.11(d)-(h), § 670a.12"),
     )
 
-    def __init__(self, profile: Any):
+    def __init__(self, profile: TableProfile):
         super().__init__(profile)
         prog = profile.progressive
         if prog is None:
@@ -110,16 +115,16 @@ class SixCardFortune(Procedure):
         return self.full  # a progressive system alone needs no keyed entries
 
     # ---- decisions: setting hands, Double Down (§ 670a.11(a)-(c)) -----------------------------
-    def decision_state(self, rnd: Any, name: str) -> DecisionState:
+    def decision_state(self, rnd: RoundData, name: str) -> DecisionState:
         if not self.full or not any(w == "base" for (_s, w) in rnd.wagers):
             return DecisionState(done=True)
         rnd.extra.setdefault("low", {})
         return DecisionState()
 
-    def decision_prompt(self, rnd: Any, name: str) -> str:
+    def decision_prompt(self, rnd: RoundData, name: str) -> str:
         return "SET HANDS: 'DD <seat>', 'SET <seat> <low card>'; DONE (house way otherwise)"
 
-    def apply_entry(self, rnd: Any, name: str, text: str) -> Entry:
+    def apply_entry(self, rnd: RoundData, name: str, text: str) -> Entry:
         ds = rnd.decisions[name]
         verb, parts = entry_verb(text)
         players = sorted(s for (s, w) in rnd.wagers if w == "base")
@@ -167,12 +172,12 @@ class SixCardFortune(Procedure):
         winning hand for it) has no straight or better and loses (§ 670a.11(h)(3)(i)(A))."""
         return settle_progressive(self._keys(hands), wagers, self.options, self.settlement_order())
 
-    def settle(self, rnd: Any) -> list[WagerResult]:
+    def settle(self, rnd: RoundData) -> list[WagerResult]:
         if not self.full:
             return self.settle_progressive({s: rnd.cards[f"seat:{s}"] for s in rnd.accepted}, rnd.accepted)
         return self._settle_full(rnd, {s: rnd.cards[f"seat:{s}"] for s in self._players(rnd)}, rnd.cards["dealer"])
 
-    def settle_entered(self, rnd: Any) -> list[WagerResult]:
+    def settle_entered(self, rnd: RoundData) -> list[WagerResult]:
         """Settlement from the hands the dealer keyed (shoe out of order or not reading)."""
         if not self.full:
             return self.settle_progressive({s: rnd.entered.get(s) for s in rnd.accepted}, rnd.accepted)
@@ -184,10 +189,12 @@ class SixCardFortune(Procedure):
             )
         return self._settle_full(rnd, {s: rnd.entered[s] for s in self._players(rnd)}, rnd.entered[0])
 
-    def _players(self, rnd: Any) -> list[int]:
+    def _players(self, rnd: RoundData) -> list[int]:
         return sorted({s for (s, w) in rnd.wagers if w == "base"})
 
-    def _settle_full(self, rnd: Any, hands: Mapping[int, Sequence[int]], dealer: Sequence[int]) -> list[WagerResult]:
+    def _settle_full(
+        self, rnd: RoundData, hands: Mapping[int, Sequence[int]], dealer: Sequence[int]
+    ) -> list[WagerResult]:
         ws = by_seat(rnd.wagers)
         seats = {
             s: SeatWagers(
@@ -209,7 +216,7 @@ class SixCardFortune(Procedure):
                 settings[s] = (tuple(c for c in cards if c != low), low)
         return settle_round(tuple(dealer), seats, settings, self.options)
 
-    def hand_entry_complete(self, rnd: Any) -> str | None:
+    def hand_entry_complete(self, rnd: RoundData) -> str | None:
         if not self.full:
             return None
         missing = [str(s) for s in self._players(rnd) if s not in rnd.entered]

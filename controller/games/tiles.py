@@ -40,7 +40,7 @@ Readings: docs/rules-readings/621a.md ("At the table").
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.games.base import (
     DecisionState,
@@ -56,6 +56,7 @@ from controller.games.base import (
     seat_arg,
 )
 from controller.games.tiles_options import TilesOptions, parse_options
+from controller.records import PhaseKind
 from controller.rules.dice import Dice
 from controller.rules.paytables import get_paytable
 from controller.rules.settlement import WagerResult
@@ -75,6 +76,10 @@ from controller.rules.tiles_settle import (
     settle_pair_fortunes,
 )
 
+if TYPE_CHECKING:
+    from controller.config import TableProfile
+    from controller.round import RoundData
+
 UNREAD = 0xFF
 MATCHES = tuple(f"match-{n}" for n in range(1, 7))  # six Match areas per seat, § 621a.2(b)(5)(ii)
 DICE_WAGERS = ("sum",) + MATCHES + ("beat-it",)
@@ -91,19 +96,20 @@ class PaiGowTiles(Procedure):
     deck = 32  # § 621a.3(h): 32 tiles
     stack_size = 4  # § 621a.4(d): eight stacks of four
     burn_limit = 0  # every tile is dealt: an exposed tile voids (§ 621a.10(e))
+    player_activated_shaker = True  # § 621a.2(f), § 621a.6(a)(3): a player shakes (shaker_activator)
     phases = (
-        Phase("bank_selection", "decide", "§ 621a.9(b)-(i), § 621a.7", "bank"),
-        Phase("starting_position", "start", "§ 621a.2(f), § 621a.6(a)(3),(c), § 621a.9(i),(j)"),
-        Phase("dice_wagers", "dice_wagers", "§ 621a.6(b), § 621a.11(c)-(e)"),
-        Phase("dealing_tiles", "deal", "§ 621a.6(d),(e), § 621a.7, § 621a.9(g),(k),(l)", "main"),
-        Phase("counting_tiles", "stub", "§ 621a.6(d): all 32 tiles dealt"),
+        Phase("bank_selection", PhaseKind.DECIDE, "§ 621a.9(b)-(i), § 621a.7", "bank"),
+        Phase("starting_position", PhaseKind.START, "§ 621a.2(f), § 621a.6(a)(3),(c), § 621a.9(i),(j)"),
+        Phase("dice_wagers", PhaseKind.DICE_WAGERS, "§ 621a.6(b), § 621a.11(c)-(e)"),
+        Phase("dealing_tiles", PhaseKind.DEAL, "§ 621a.6(d),(e), § 621a.7, § 621a.9(g),(k),(l)", "main"),
+        Phase("counting_tiles", PhaseKind.STUB, "§ 621a.6(d): all 32 tiles dealt"),
         # after_entry: when the dealer keyed the tiles (shoe not reading / out of order) the
         # players still set their hands, surrender or void, and the bank's hand is checked
-        Phase("setting_hands", "decide", "§ 621a.8(a)-(e), § 621a.10(d),(f)", "settings", after_entry=True),
-        Phase("settlement", "settle", "§ 621a.8(f)-(j), § 621a.9(n)-(s), § 621a.11"),
+        Phase("setting_hands", PhaseKind.DECIDE, "§ 621a.8(a)-(e), § 621a.10(d),(f)", "settings", after_entry=True),
+        Phase("settlement", PhaseKind.SETTLE, "§ 621a.8(f)-(j), § 621a.9(n)-(s), § 621a.11"),
     )
 
-    def __init__(self, profile: Any):
+    def __init__(self, profile: TableProfile):
         super().__init__(profile)
         if profile.seats != 6 or profile.positions != 8:
             raise ValueError(
@@ -156,7 +162,7 @@ class PaiGowTiles(Procedure):
     def recipient(self, pos: int) -> str:
         return "dealer" if pos == DEALER else "dead" if pos == DEAD_HAND else f"seat:{self._seat(pos)}"
 
-    def starting_position(self, rnd: Any, count: int) -> int:
+    def starting_position(self, rnd: RoundData, count: int) -> int:
         """§ 621a.6(c): counted from the dealer as one; § 621a.9(j): from the bank."""
         bank = rnd.extra.get("bank")
         return tiles_start(count, DEALER if bank is None else self._pos(bank)) + 1
@@ -175,15 +181,15 @@ class PaiGowTiles(Procedure):
                         f"({pt.section}); wager a multiple of {p.net_win(1).denominator} cents"
                     )
 
-    def _players(self, rnd: Any) -> list[int]:
+    def _players(self, rnd: RoundData) -> list[int]:
         """Seats with a Pai Gow Wager, in the order hands are revealed (§ 621a.8(f))."""
         return [s for s in self.settlement_order() if (s, "base") in rnd.wagers]
 
     # ---- the bank (§ 621a.9) -----------------------------------------------------------------
-    def bank_offered(self, rnd: Any) -> bool:
+    def bank_offered(self, rnd: RoundData) -> bool:
         return self.opts.player_bank and self.rounds_played > 0 and bool(self._players(rnd))
 
-    def _select(self, rnd: Any, bank: int | None) -> Any:
+    def _select(self, rnd: RoundData, bank: int | None) -> Any:
         occupied = {self._pos(s) for s in self._players(rnd)} | ({self._pos(bank)} if bank else set())
         return select_bank(
             self._pos(self.first_offer),
@@ -194,7 +200,7 @@ class PaiGowTiles(Procedure):
             start_of_game=self.rounds_played == 0,
         )
 
-    def decision_state(self, rnd: Any, name: str) -> DecisionState:
+    def decision_state(self, rnd: RoundData, name: str) -> DecisionState:
         if name == "bank":
             rnd.extra.update(bank=None, cobank=False, dealer_wager=0, style=self.opts.dealing_style, cut=None)
             if self.bank_offered(rnd) or len(self.opts.styles) > 1:
@@ -203,12 +209,12 @@ class PaiGowTiles(Procedure):
         rnd.extra.update(set={}, surrendered=[], voided=[], bankset=None)
         return DecisionState() if self._players(rnd) else DecisionState(done=True)
 
-    def decision_prompt(self, rnd: Any, name: str) -> str:
+    def decision_prompt(self, rnd: RoundData, name: str) -> str:
         if name == "bank":
             return "BANK <seat> <chips>|COBANK|DEALER <amt>|STYLE <style>|CUT R a-b [L c-d]; DONE"
         return "SET <seat> <t> <t>|SURRENDER <seat>|VOID <seat>|BANKSET <t> <t>; DONE (house way otherwise)"
 
-    def apply_entry(self, rnd: Any, name: str, text: str) -> Entry:
+    def apply_entry(self, rnd: RoundData, name: str, text: str) -> Entry:
         verb, parts = entry_verb(text)
         args = parts[1:]
         ds = rnd.decisions[name]
@@ -222,7 +228,7 @@ class PaiGowTiles(Procedure):
             return self._bank_entry(rnd, verb, args)
         return self._setting_entry(rnd, ds, verb, args)
 
-    def _bank_entry(self, rnd: Any, verb: str, args: list[str]) -> Entry:
+    def _bank_entry(self, rnd: RoundData, verb: str, args: list[str]) -> Entry:
         x = rnd.extra
         if verb == "BANK" and len(args) == 2:
             if not self.bank_offered(rnd):
@@ -314,10 +320,10 @@ class PaiGowTiles(Procedure):
                 raise EntryError("only a player bank may cut the tiles (§ 621a.9(g))")
             if x["cut"] is not None:
                 raise EntryError("the tiles are cut one time only (§ 621a.9(g))")
-            x["cut"] = self._cut(args)
+            cut = x["cut"] = self._cut(args)
             return Entry(
-                f"CUT: STACKS {' '.join(str(i + 1) for i in x['cut'])}",
-                {"decision": "cut", "order": [i + 1 for i in x["cut"]]},
+                f"CUT: STACKS {' '.join(str(i + 1) for i in cut)}",
+                {"decision": "cut", "order": [i + 1 for i in cut]},
             )
         raise EntryError("enter BANK <seat> <chips>, COBANK, DEALER <amount>, STYLE <style>, CUT R a-b [L c-d] or DONE")
 
@@ -352,7 +358,7 @@ class PaiGowTiles(Procedure):
             rest.remove(k)
         return want[0], want[1]
 
-    def _setting_entry(self, rnd: Any, ds: DecisionState, verb: str, args: list[str]) -> Entry:
+    def _setting_entry(self, rnd: RoundData, ds: DecisionState, verb: str, args: list[str]) -> Entry:
         x = rnd.extra
         players = self._players(rnd)
         if verb in ("SET", "SURRENDER", "VOID") and args:
@@ -395,17 +401,17 @@ class PaiGowTiles(Procedure):
             )
         raise EntryError("enter SET <seat> <tile> <tile>, SURRENDER <seat>, VOID <seat>, BANKSET <tile> <tile> or DONE")
 
-    def _banker(self, rnd: Any, hands: Mapping[int, Sequence[int]] | None = None) -> tuple[str, tuple[int, ...]]:
+    def _banker(self, rnd: RoundData, hands: Mapping[int, Sequence[int]] | None = None) -> tuple[str, tuple[int, ...]]:
         bank = rnd.extra.get("bank")
         if hands is not None:
             return ("bank", tuple(hands[bank])) if bank else ("dealer", tuple(hands[0]))
         return ("bank", tuple(self.hand_of(rnd, bank) or ())) if bank else ("dealer", tuple(self.hand_of(rnd, 0) or ()))
 
     # ---- the shaker, the dice wagers -----------------------------------------------------
-    def shaker_activator(self, rnd: Any) -> int:
+    def shaker_activator(self, rnd: RoundData) -> int:
         """§ 621a.9(i): the bank shakes; otherwise § 621a.6(a)(3) "instruct a player": the next
         player with a Pai Gow Wager counterclockwise after the last one (the dealer if none)."""
-        bank = rnd.extra.get("bank")
+        bank: int | None = rnd.extra.get("bank")
         if bank:
             who = bank
         else:
@@ -418,7 +424,7 @@ class PaiGowTiles(Procedure):
         rnd.extra["shooter"] = who
         return who
 
-    def after_roll(self, rnd: Any) -> list[WagerResult]:
+    def after_roll(self, rnd: RoundData) -> list[WagerResult]:
         """§ 621a.6(b): Sum, Match and Beat It, in the order hands are settled."""
         out: list[WagerResult] = []
         dice = Dice(tuple(rnd.dice), red=rnd.red) if rnd.dice else None  # type: ignore[arg-type]
@@ -448,26 +454,26 @@ class PaiGowTiles(Procedure):
     def show_cards(self, cards: Sequence[int]) -> str:
         return " ".join("??" if c == UNREAD else tile_str(FULL_SET[c]) if 0 <= c < 32 else f"#{c}" for c in cards)
 
-    def plan(self, rnd: Any, name: str) -> list[Stack]:
+    def plan(self, rnd: RoundData, name: str) -> list[Stack]:
         """The eight stacks of four (§ 621a.4(d)), from the dealer's right; :meth:`dealt` delivers them."""
         return [Stack(f"stack:{k}", self.stack_size) for k in range(1, 9)]
 
-    def dealt(self, rnd: Any, name: str) -> None:
+    def dealt(self, rnd: RoundData, name: str) -> None:
         """§ 621a.6(d), § 621a.7, § 621a.9(g),(k): each position's four tiles, by the style and the cut."""
         order = rnd.extra.get("cut") or tuple(range(8))
         stacks = [rnd.stacks[i] for i in order]
         plan = dealing_plan(rnd.extra.get("style", self.opts.dealing_style))
         rnd.cards = {
             self.recipient(pos): tuple(stacks[s][lv] for s, lv in places)
-            for pos, places in zip(dealing_order(rnd.start - 1), plan)
+            for pos, places in zip(dealing_order(rnd.start_position - 1), plan)
         }
 
     # ---- hand entry (shoe out of order or not reading, § 670a.13(n) practice) ---------------
-    def hand_entry_seats(self, rnd: Any) -> set[int]:
+    def hand_entry_seats(self, rnd: RoundData) -> set[int]:
         bank = rnd.extra.get("bank")
         return set(self._players(rnd)) | ({bank} if bank else set())
 
-    def parse_hand(self, rnd: Any, seat: int, text: str) -> tuple[int, ...]:
+    def parse_hand(self, rnd: RoundData, seat: int, text: str) -> tuple[int, ...]:
         try:
             ks = parse_tiles(text, count=4)
         except TileError as e:
@@ -481,32 +487,32 @@ class PaiGowTiles(Procedure):
             out.append(free[0])
         return tuple(out)
 
-    def _needs_dealer(self, rnd: Any) -> bool:
+    def _needs_dealer(self, rnd: RoundData) -> bool:
         return rnd.extra.get("bank") is None or rnd.extra.get("dealer_wager", 0) > 0
 
-    def hand_entry_complete(self, rnd: Any) -> str | None:
+    def hand_entry_complete(self, rnd: RoundData) -> str | None:
         missing = [str(s) for s in sorted(self.hand_entry_seats(rnd)) if s not in rnd.entered]
         if self._needs_dealer(rnd) and 0 not in rnd.entered:
             missing.append("dealer")
         return f"enter the tiles of: {', '.join(missing)}" if missing else None
 
     # ---- settlement -------------------------------------------------------------------
-    def settle(self, rnd: Any) -> list[WagerResult]:
+    def settle(self, rnd: RoundData) -> list[WagerResult]:
         return self._settle(
             rnd, {**{s: rnd.cards[f"seat:{s}"] for s in self.hand_entry_seats(rnd)}, 0: rnd.cards["dealer"]}
         )
 
-    def settle_entered(self, rnd: Any) -> list[WagerResult]:
+    def settle_entered(self, rnd: RoundData) -> list[WagerResult]:
         missing = self.hand_entry_complete(rnd)
         if missing:
             raise EntryError(missing)
         return self._settle(rnd, rnd.entered)
 
-    def _setting(self, rnd: Any, seat: int, hand: Sequence[int]) -> Setting:
+    def _setting(self, rnd: RoundData, seat: int, hand: Sequence[int]) -> Setting:
         high = rnd.extra.get("set", {}).get(seat)
         return self.house_way(kinds(hand)) if high is None else setting_of(kinds(hand), high)
 
-    def _settle(self, rnd: Any, hands: Mapping[int, Sequence[int]]) -> list[WagerResult]:
+    def _settle(self, rnd: RoundData, hands: Mapping[int, Sequence[int]]) -> list[WagerResult]:
         x = rnd.extra
         ws = by_seat(rnd.wagers)
         bank = x.get("bank")
@@ -572,7 +578,7 @@ class PaiGowTiles(Procedure):
                 )
         return out + tail
 
-    def round_ended(self, rnd: Any, void: bool) -> None:
+    def round_ended(self, rnd: RoundData, void: bool) -> None:
         """A round played (not void) moves the bank's rotation on (§ 621a.9(b)-(d))."""
         if void:
             return
@@ -613,7 +619,7 @@ class PaiGowTiles(Procedure):
         self.previous_bank, self.shooter = seat(state["previous_bank"]), seat(state["shooter"])
         self.last_dealer_round = last  # type: ignore[assignment]
 
-    def describe(self, rnd: Any) -> str:
+    def describe(self, rnd: RoundData) -> str:
         x = rnd.extra
         bank = f"bank s{x['bank']}{' co' if x.get('cobank') else ''}" if x.get("bank") else "dealer banks"
         return f"{bank}, style {x.get('style', self.opts.dealing_style)}"

@@ -1,0 +1,73 @@
+"""The table's devices, each typed by its driver's ``typing.Protocol`` (drivers/).
+
+The table only ever calls what these Protocols declare, so a driver, a HIL
+simulator's counterpart or a test fake that lacks a method (or misspells one)
+is a type error, not a surprise on the floor.  Which devices a table has comes
+from its configuration (controller/config.py ``TableProfile.required_devices``);
+the shaker, the RNG and the keypad are optional.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from drivers.gpio import Inputs, Lights
+from drivers.keypad import Keypad
+from drivers.rng import Rng
+from drivers.shaker import Shaker
+from drivers.shoe import Shoe
+from drivers.sign import Sign
+
+
+@dataclass
+class Devices:
+    shoe: Shoe
+    shaker: Shaker | None
+    sign: Sign
+    lights: Lights
+    inputs: Inputs
+    rng: Rng | None = None  # the starting position by RNG (§ 670a.5(i)(2))
+    keypad: Keypad | None = None  # the dealer's entries
+
+    def serial(self, name: str) -> Shoe | Shaker | Sign | Keypad | None:
+        """The serial device called ``name`` (as its link events name it), if the table has it."""
+        if name == "shoe":
+            return self.shoe
+        if name == "shaker":
+            return self.shaker
+        if name == "sign":
+            return self.sign
+        if name == "keypad":
+            return self.keypad
+        return None
+
+
+#: the devices a floorperson or technician may mark out of order, and each one's
+#: alternative (§ 670a.13(n)): the RNG for the shaker (§ 670a.5(i)(2)), dealing by hand
+#: for the shoe, nothing for the sign
+ALTERNATIVES: dict[str, tuple[str, ...]] = {"shaker": ("rng",), "shoe": ("manual",), "sign": ("none",)}
+
+
+class DeviceRegistry:
+    """What the table knows about its devices' availability: which are marked out of
+    order, with the alternative used instead (§ 670a.13(n); recorded by
+    controller/floor.py, restored at start-up by controller/recovery.py), and which
+    serial links are down (``lost``, ``disconnected``, ``gave-up``: from link events)."""
+
+    def __init__(self, out_of_order: dict[str, str] | None = None):
+        self.out_of_order: dict[str, str] = dict(out_of_order or {})  # device -> alternative
+        self.down: dict[str, str] = {}  # device -> lost | disconnected | gave-up
+
+    def alternative(self, device: str) -> str | None:
+        """The alternative in use for ``device``, or None when it is in service."""
+        return self.out_of_order.get(device)
+
+    def link_event(self, device: str, what: str) -> None:
+        if what in ("lost", "disconnected", "gave-up"):
+            self.down[device] = what
+        elif what == "restored" or (what == "up" and self.down.get(device) == "disconnected"):
+            self.down.pop(device, None)
+
+    def blocking(self) -> dict[str, str]:
+        """Devices the table needs that cannot be reached (down and not out of order)."""
+        return {d: w for d, w in self.down.items() if d not in self.out_of_order}

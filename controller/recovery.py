@@ -1,0 +1,150 @@
+"""Start-up recovery from the ledger: what the table was doing when it stopped.
+
+The ledger is the truth (controller/ledger.py).  At start-up, before the first
+round opens, :func:`recover` reads it and says:
+
+* which tilts were raised and not cleared (they survive restarts, SPEC § 5);
+* which self-check problems a technician already acknowledged (a clear with the
+  damaged ledger's problems, ``ledger.acknowledged``): they do not tilt again;
+* which devices are marked out of order (§ 670a.13(n));
+* what the game carried from its last round (``game.carry``, § 621a.9(b)-(d)),
+  handed back to the procedure (``Procedure.restore``);
+* the round interrupted by the power loss, if any: voided with every unsettled
+  wager (and meter contribution) returned as *new* records, unless it was already
+  settled and only waited for a floorperson's validation — then that wait resumes
+  (§ 670a.11(h)(3)(i)(B)(III)) with the round's data rebuilt.
+
+No I/O beyond reading ledger events (through :class:`EventSource`): the records
+to write are returned, the table commits them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from controller.games.base import Procedure
+from controller.ledger import Record, StoredEvent
+from controller.progressive import ProgressiveSystem, pending_from_events
+from controller.records import Kind
+from controller.round import RoundData
+from controller.rules.settlement import WagerResult
+from controller.wagering import void_records
+
+
+class EventSource(Protocol):
+    """Reading the ledger (controller/ledger.py ``Ledger.events``)."""
+
+    def events(
+        self,
+        since: int = 0,
+        kinds: Iterable[str] | None = None,
+        round_no: int | None = None,
+        limit: int | None = None,
+        newest_first: bool = False,
+    ) -> Iterator[StoredEvent]: ...
+
+
+@dataclass
+class Recovered:
+    """What the table takes back at start-up."""
+
+    records: list[Record] = field(default_factory=list)  # to write now (void, close, carry refusal)
+    round: RoundData | None = None  # a settled round still owing validated hits
+    tilts: dict[str, str] = field(default_factory=dict)  # source -> reason, raised and not cleared
+    acknowledged: set[str] = field(default_factory=set)  # ledger problems a technician acknowledged
+    out_of_order: dict[str, str] = field(default_factory=dict)  # device -> alternative
+
+
+def recover(events: EventSource, round_no: int, proc: Procedure, progressive: ProgressiveSystem | None) -> Recovered:
+    """Everything the table recovers from the ledger; ``round_no`` is the last round recorded."""
+    out = Recovered()
+    out.records, out.round = open_round(events, round_no, progressive)
+    refused = restore_carry(events, proc, round_no)
+    if refused is not None:
+        out.records.append(refused)
+    out.out_of_order = out_of_order(events)
+    out.tilts = active_tilts(events)
+    out.acknowledged = acknowledged_problems(events)
+    return out
+
+
+def active_tilts(events: EventSource) -> dict[str, str]:
+    """Tilts raised and not cleared survive restarts (SPEC § 5); a clear clears them all."""
+    active: dict[str, str] = {}
+    for ev in events.events(kinds=(Kind.TILT_RAISED, Kind.TILT_CLEARED)):
+        if ev.kind == Kind.TILT_RAISED:
+            active[ev.data["source"]] = ev.data["reason"]
+        else:
+            active.clear()
+    return active
+
+
+def acknowledged_problems(events: EventSource) -> set[str]:
+    """Ledger problems a technician has already acknowledged (tilt cleared): they do not re-tilt."""
+    ack: set[str] = set()
+    for ev in events.events(kinds=(Kind.LEDGER_ACKNOWLEDGED,)):
+        ack.update(ev.data.get("problems", []))
+    return ack
+
+
+def out_of_order(events: EventSource) -> dict[str, str]:
+    """Devices marked out of order and not back in service (§ 670a.13(n))."""
+    ooo: dict[str, str] = {}
+    for ev in events.events(kinds=(Kind.DEVICE_OUT_OF_ORDER, Kind.DEVICE_IN_SERVICE)):
+        if ev.kind == Kind.DEVICE_OUT_OF_ORDER:
+            ooo[ev.data["device"]] = ev.data["alternative"]
+        else:
+            ooo.pop(ev.data["device"], None)
+    return ooo
+
+
+def restore_carry(events: EventSource, proc: Procedure, round_no: int) -> Record | None:
+    """Give the procedure back what it carried before the restart.  A carried state
+    this table cannot take (another game, fewer seats) is refused, recorded
+    (``game.carry_refused``, returned) and the game starts afresh, as a new game does."""
+    ev = next(events.events(kinds=(Kind.GAME_CARRY,), newest_first=True, limit=1), None)
+    if ev is None or ev.data.get("game") != proc.game:
+        return None
+    try:
+        proc.restore(ev.data["state"])
+    except (KeyError, TypeError, ValueError) as e:
+        return Record(Kind.GAME_CARRY_REFUSED, round_no, {"seq": ev.seq, "error": str(e)})
+    return None
+
+
+def open_round(
+    events: EventSource, round_no: int, progressive: ProgressiveSystem | None
+) -> tuple[list[Record], RoundData | None]:
+    """A round interrupted by power loss: void it and return every wager, unless it
+    had already been settled and only waits for a validation (then resume that: the
+    round is returned with its wagers, results and pending hits)."""
+    if round_no == 0:
+        return [], None
+    evs = list(events.events(round_no=round_no))
+    kinds = {e.kind for e in evs}
+    if kinds & {Kind.ROUND_COMPLETE, Kind.ROUND_VOID}:
+        return [], None
+    rnd = RoundData(round_no)
+    for e in evs:
+        if e.kind == Kind.WAGER_ACCEPTED:
+            rnd.wagers[(e.data["seat"], e.data.get("spot", "progressive"))] = e.data["cents"]
+        elif e.kind == Kind.WAGER_RESULT:
+            rnd.results.append(
+                WagerResult(
+                    e.data["seat"],
+                    e.data["wager"],
+                    e.data["cents"],
+                    e.data["outcome"],
+                    e.data["net"],
+                    e.data.get("hand"),
+                )
+            )
+    if Kind.ROUND_SETTLED in kinds:
+        rnd.pending_hits = pending_from_events(evs)
+        if rnd.pending_hits:
+            return [Record(Kind.ROUND_RECOVERED, round_no, {"pending_hits": len(rnd.pending_hits)})], rnd
+        return [Record(Kind.ROUND_COMPLETE, round_no, {"recovered": True})], None
+    reason = "power lost during the round (recovered at start-up)"
+    return void_records(rnd, reason, Kind.COUNT_CONFIRMED in kinds, progressive, round_no), None

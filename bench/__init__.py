@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from types import ModuleType
 
 
-def discover() -> dict[str, object]:
-    mods = {}
+def discover() -> dict[str, ModuleType]:
+    mods: dict[str, ModuleType] = {}
     for info in pkgutil.iter_modules(__path__):
         if info.name.startswith("_"):
             continue

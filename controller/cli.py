@@ -7,12 +7,13 @@ import importlib
 import pkgutil
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
 from controller import __version__
 from controller import commands as _commands_pkg
 
 
-def _command_modules():
+def _command_modules() -> list[ModuleType]:
     mods = []
     for info in sorted(pkgutil.iter_modules(_commands_pkg.__path__), key=lambda i: i.name):
         if info.name.startswith("_"):

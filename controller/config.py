@@ -314,7 +314,7 @@ def parse_hardware(doc: Mapping[str, Any], file: str, profile_dir: Path | None =
         if sub is not None:
             serial[dev] = _load_serial(sub, dev)
     s.check_unused()
-    ports = {}
+    ports: dict[str, str] = {}
     for dev, sc in serial.items():
         if sc.port in ports:
             raise ConfigError(file, f"serial.{dev}", "port", f"{sc.port} is already used by serial.{ports[sc.port]}")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.meters import HIT_HISTORY, format_cents
+from controller.records import Kind
 
 ROUNDS_KEPT = 10
 
@@ -51,38 +52,38 @@ class RoundRecord:
     faults: list[str] = field(default_factory=list)
 
     def apply(self, kind: str, data: dict[str, Any], ts: str) -> None:
-        if kind == "round.open":
+        if kind == Kind.ROUND_OPEN:
             self.opened = ts
-        elif kind == "wager.accepted":
+        elif kind == Kind.WAGER_ACCEPTED:
             self.accepted.append(data)
-        elif kind == "wager.rejected":
+        elif kind == Kind.WAGER_REJECTED:
             self.rejected.append(data)
-        elif kind == "wager.returned":
+        elif kind == Kind.WAGER_RETURNED:
             self.returned.append(data)
-        elif kind in ("dice", "dice.no_roll"):
-            self.dice.append({"no_roll": kind == "dice.no_roll", **data})
-            if kind == "dice":
+        elif kind in (Kind.DICE, Kind.DICE_NO_ROLL):
+            self.dice.append({"no_roll": kind == Kind.DICE_NO_ROLL, **data})
+            if kind == Kind.DICE:
                 self.start = data.get("start")
-        elif kind == "rng.draw":
+        elif kind == Kind.RNG_DRAW:
             self.rng.append(data)
             self.start = data.get("start", self.start)
-        elif kind == "deal":
+        elif kind == Kind.DEAL:
             self.deal = data
-        elif kind == "card.burned":
+        elif kind == Kind.CARD_BURNED:
             self.burned.append(data)
-        elif kind == "wager.result":
+        elif kind == Kind.WAGER_RESULT:
             self.results.append(data)
-        elif kind == "payout":
+        elif kind == Kind.PAYOUT:
             self.payouts.append(data)
-        elif kind == "meter.payout":
+        elif kind == Kind.METER_PAYOUT:
             self.meter_payouts.append(data)
-        elif kind == "meter.increment":
+        elif kind == Kind.METER_INCREMENT:
             self.increments += 1
-        elif kind == "round.complete":
+        elif kind == Kind.ROUND_COMPLETE:
             self.status, self.closed = "complete", ts
-        elif kind == "round.void":
+        elif kind == Kind.ROUND_VOID:
             self.status, self.closed, self.void_reason = "void", ts, data.get("reason")
-        elif kind == "tilt.raised":
+        elif kind == Kind.TILT_RAISED:
             self.faults.append(f"{data.get('source')}: {data.get('reason')}")
 
 
@@ -135,7 +136,7 @@ def hits(conn: sqlite3.Connection, level: str = "primary", last: int = HIT_HISTO
                 "seat": d.get("seat"),
                 "hand": d.get("hand"),
                 "cents": d.get("cents"),
-                "paid_by": "attendant" if kind == "meter.payout" else "table",
+                "paid_by": "attendant" if kind == Kind.METER_PAYOUT else "table",
                 "order": d.get("order"),
             }
         )

@@ -120,7 +120,7 @@ class Ledger:
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
         row = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        self.last_seq, self.last_hash = (row[0], row[1]) if row else (0, GENESIS)
+        self.last_seq, self.last_hash = (int(row[0]), str(row[1])) if row else (0, GENESIS)
         # the stored ``meters`` rows are checked against the events by verify(); the
         # live meters always come from the events themselves
         self.meters: dict[str, Meter] = self.recompute_meters(from_checkpoint=True)
@@ -135,7 +135,7 @@ class Ledger:
         self._wall = time.time
         self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
         row = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        self.last_seq, self.last_hash = (row[0], row[1]) if row else (0, GENESIS)
+        self.last_seq, self.last_hash = (int(row[0]), str(row[1])) if row else (0, GENESIS)
         self.meters = {}
         return self
 
@@ -231,7 +231,7 @@ class Ledger:
 
     def recompute_meters(self, from_checkpoint: bool = False) -> dict[str, Meter]:
         """Every meter from the events (from genesis, or from the last checkpoint on)."""
-        since, meters = 0, {}
+        since, meters = 0, dict[str, Meter]()
         cp = self.last_checkpoint() if from_checkpoint else None
         if cp is not None:
             since, _h, meters = cp

@@ -35,11 +35,11 @@ class LogContext:
 
     @property
     def table(self) -> str:
-        return self._snap["table"]
+        return str(self._snap["table"])
 
     @property
     def round(self) -> int:
-        return self._snap["round"]
+        return int(self._snap["round"])
 
     def logger(self, component: str, **kw: Any) -> Any:
         """A logger for ``component`` that stamps table and round on every event."""

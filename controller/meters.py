@@ -36,6 +36,8 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
+from controller.records import Kind
+
 HIT_HISTORY = 25  # the last 25 hits of each level are recalled from the ledger (controller/history.py)
 
 
@@ -145,7 +147,9 @@ def apply(meters: Meters, kind: str, data: Mapping[str, Any], *, round_no: int =
         return dict(meters)
     out = dict(meters)
     level = data.get("level")
-    if kind == "meter.init":
+    if kind == Kind.METER_INIT:
+        if not isinstance(level, str):
+            raise MeterError(f"meter.init without a level name ({level!r})")
         if level in out:
             raise MeterError(f"meter {level!r} initialised twice")
         seed = int(data["seed"])
@@ -158,10 +162,10 @@ def apply(meters: Meters, kind: str, data: Mapping[str, Any], *, round_no: int =
             reserve_rate=_frac(data.get("reserve_rate", 0), "reserve_rate"),
         )
         return out
-    if level not in out:
+    if not isinstance(level, str) or level not in out:
         raise MeterError(f"{kind} for unknown meter level {level!r}")
     m = out[level]
-    if kind == "meter.increment":
+    if kind == Kind.METER_INCREMENT:
         wager = int(data["wager"])
         c = wager * _frac(data["rate"], "rate")
         r = wager * _frac(data.get("reserve_rate", 0), "reserve_rate")
@@ -174,17 +178,17 @@ def apply(meters: Meters, kind: str, data: Mapping[str, Any], *, round_no: int =
             increment_count=m.increment_count + 1,
             reserve=m.reserve + r,
         )
-    elif kind == "meter.payout":
+    elif kind == Kind.METER_PAYOUT:
         cents = int(data["cents"])
         if cents < 0 or cents > m.cents:
             raise MeterError(f"payout of {cents} cents from meter {level!r} showing {m.cents}")
         m = replace(m, value=m.value - cents, paid_attendant=m.paid_attendant + cents, hits=m.hits + 1)
-    elif kind == "meter.fixed_paid":
+    elif kind == Kind.METER_FIXED_PAID:
         cents = int(data["cents"])
         if cents < 0:
             raise MeterError("negative fixed pay")
         m = replace(m, paid_table=m.paid_table + cents, fixed_hits=m.fixed_hits + 1)
-    elif kind == "meter.reseed":
+    elif kind == Kind.METER_RESEED:
         cents = int(data["cents"])
         if cents < 0:
             raise MeterError("negative reseed")
@@ -196,14 +200,14 @@ def apply(meters: Meters, kind: str, data: Mapping[str, Any], *, round_no: int =
             reserve=Fraction(0),
             reserve_moved=m.reserve_moved + moved,
         )
-    elif kind == "meter.void":
+    elif kind == Kind.METER_VOID:
         wager = int(data["wager"])
         c = wager * _frac(data["rate"], "rate")
         r = wager * _frac(data.get("reserve_rate", 0), "reserve_rate")
         if c > m.value or r > m.reserve:
             raise MeterError(f"void of {c} from meter {level!r} holding {m.value}")
         m = replace(m, value=m.value - c, voided=m.voided + c, reserve=m.reserve - r)
-    elif kind == "meter.adjust":
+    elif kind == Kind.METER_ADJUST:
         m = replace(
             m,
             rate=_frac(data.get("rate", m.rate), "rate"),

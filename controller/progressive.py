@@ -14,6 +14,7 @@ from typing import Any
 from controller import meters as M
 from controller.config import ProgressiveConfig
 from controller.ledger import Record
+from controller.records import Kind
 from controller.rules.settlement import WagerResult
 
 LEVEL = "primary"
@@ -38,11 +39,11 @@ class ProgressiveSystem:
         d: dict[str, Any] = {"level": self.level, "seed": self.cfg.seed_cents, "rate": str(self.cfg.increment_rate)}
         if self.cfg.reserve_rate:
             d["reserve_rate"] = str(self.cfg.reserve_rate)
-        return [Record("meter.init", round_no, d)]
+        return [Record(Kind.METER_INIT, round_no, d)]
 
     def increment_records(self, accepted: Mapping[int, int], round_no: int) -> list[Record]:
         """Credited when the dealer confirms the accepted count (§ 670a.10(a)(2)(ii))."""
-        return [Record("meter.increment", round_no, self._inc_data(s, c)) for s, c in sorted(accepted.items())]
+        return [Record(Kind.METER_INCREMENT, round_no, self._inc_data(s, c)) for s, c in sorted(accepted.items())]
 
     def void_records(
         self, accepted: Mapping[int, int], credited: bool, round_no: int, returned: bool = True
@@ -52,16 +53,18 @@ class ProgressiveSystem:
         recs = []
         for seat, cents in sorted(accepted.items()):
             if returned:
-                recs.append(Record("wager.returned", round_no, {"seat": seat, "wager": "progressive", "cents": cents}))
+                recs.append(
+                    Record(Kind.WAGER_RETURNED, round_no, {"seat": seat, "wager": "progressive", "cents": cents})
+                )
             if credited:
-                recs.append(Record("meter.void", round_no, self._inc_data(seat, cents)))
+                recs.append(Record(Kind.METER_VOID, round_no, self._inc_data(seat, cents)))
         return recs
 
     def fixed_records(self, results: Sequence[WagerResult], round_no: int) -> list[Record]:
         """Fixed progressive pays come from the table inventory: table-paid for the level."""
         return [
             Record(
-                "meter.fixed_paid",
+                Kind.METER_FIXED_PAID,
                 round_no,
                 {"level": self.level, "cents": r.amount + r.net, "seat": r.seat, "hand": r.hand},
             )
@@ -78,9 +81,9 @@ class ProgressiveSystem:
         assert hit.meter_fraction is not None
         cents = M.percent_payout(meter, hit.meter_fraction)
         recs = [
-            Record("hit.validated", round_no, {"seat": hit.seat, "hand": hit.hand, "by": by, "order": order}),
+            Record(Kind.HIT_VALIDATED, round_no, {"seat": hit.seat, "hand": hit.hand, "by": by, "order": order}),
             Record(
-                "meter.payout",
+                Kind.METER_PAYOUT,
                 round_no,
                 {
                     "level": self.level,
@@ -93,16 +96,16 @@ class ProgressiveSystem:
             ),
         ]
         if hit.meter_fraction >= 1:
-            recs.append(Record("meter.reseed", round_no, {"level": self.level, "cents": self.cfg.seed_cents}))
+            recs.append(Record(Kind.METER_RESEED, round_no, {"level": self.level, "cents": self.cfg.seed_cents}))
         return recs, cents
 
 
 def pending_from_events(events: Sequence[Any]) -> list[WagerResult]:
     """Hits recorded as pending in a round and not yet paid (for recovery at start-up)."""
-    paid = {(e.data["seat"], e.data["hand"]) for e in events if e.kind == "meter.payout"}
+    paid = {(e.data["seat"], e.data["hand"]) for e in events if e.kind == Kind.METER_PAYOUT}
     out = []
     for e in events:
-        if e.kind == "hit.pending" and (e.data["seat"], e.data["hand"]) not in paid:
+        if e.kind == Kind.HIT_PENDING and (e.data["seat"], e.data["hand"]) not in paid:
             out.append(
                 WagerResult(
                     e.data["seat"],

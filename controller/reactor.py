@@ -35,6 +35,10 @@ class Event:
     ctx: Mapping[str, Any] = field(default_factory=dict)
 
 
+def _wake() -> None:
+    """Put on the queue by :meth:`Reactor.stop` to wake the loop; never called."""
+
+
 class TimerHandle:
     __slots__ = ("when", "seq", "fn", "args", "cancelled")
 
@@ -84,7 +88,7 @@ class Reactor:
 
     def stop(self) -> None:
         self._stop.set()
-        self._q.put(("__wake__", ()))  # type: ignore[arg-type]
+        self._q.put((_wake, ()))
 
     @property
     def stopped(self) -> bool:
@@ -132,7 +136,7 @@ class Reactor:
                     self._guard(self.handler, (item,), f"event {item.kind}/{item.source}")
             else:
                 fn, args = item
-                if fn != "__wake__":
+                if fn is not _wake:
                     self._guard(fn, args, f"call {getattr(fn, '__name__', fn)!s}")
             self._run_timers()
             try:

@@ -17,6 +17,7 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -45,7 +46,7 @@ def check(ledger_path: Path, placed: Mapping[int, Mapping[tuple[int, str], int]]
     from controller.ledger import Ledger
 
     conn = sqlite3.connect(f"file:{ledger_path}?mode=ro", uri=True)
-    ev: dict[int, list[tuple[str, dict]]] = defaultdict(list)
+    ev: dict[int, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
     for rnd, kind, data in conn.execute("SELECT round, kind, data FROM events ORDER BY seq"):
         ev[rnd].append((kind, json.loads(data)))
     conn.close()
@@ -61,7 +62,7 @@ def check(ledger_path: Path, placed: Mapping[int, Mapping[tuple[int, str], int]]
                 f"round {rnd}: placed but not taken as placed {sorted(missing.items())}; "
                 f"taken but not placed {sorted(extra.items())}"
             )
-        outcomes: Counter = Counter()
+        outcomes: Counter[tuple[int, str]] = Counter()
         for k, d in evs:
             if k == "wager.result" and d.get("cents"):
                 outcomes[(d["seat"], d["wager"])] += 1

@@ -83,7 +83,7 @@ class People:
             st = opened()
         if st["state"] == "tilt":
             raise RuntimeError(f"table is in tilt: {st['tilts']}")
-        number = st["round"]
+        number = int(st["round"])
         placed = self.placed.setdefault(number, {})
         refused = self.refused.setdefault(number, set())
         sensed_seats: list[tuple[int, str]] = []
@@ -123,7 +123,7 @@ class People:
         rig.press("confirm")  # count equals chips collected
         decided: set[str] = set()
         proc = rig.table.proc
-        player_shaker = hasattr(proc, "shaker_activator")  # § 621a.2(f): a player presses the button
+        player_shaker = proc.player_activated_shaker  # § 621a.2(f): a player presses the button
         while True:
             st = self._wait(
                 lambda s: (

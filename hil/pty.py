@@ -9,6 +9,10 @@ import os
 import select
 import termios
 import tty
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from drivers.framing import FrameDecoder
 
 
 class PtyEnd:
@@ -75,7 +79,7 @@ class SimPort:
         self.nak_all = False
         self.corrupted = 0
         self.naks = 0
-        self._nak_decoder = None
+        self._nak_decoder: FrameDecoder | None = None
 
     def read(self, size: int = 1) -> bytes:
         import time

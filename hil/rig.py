@@ -30,6 +30,7 @@ from typing import Any
 from controller.clock import ScaledClock
 from controller.config import parse_hardware
 from controller.service import Service
+from controller.table import Table
 from hil.devices import KeypadSim, ScriptedRng, ShakerSim, ShoeSim, SignSim
 
 #: the rig's pin map (BCM), also the example wiring in config/examples/table.toml
@@ -123,8 +124,12 @@ class Rig:
         self._emitted_cv = threading.Condition()
 
     @property
-    def table(self) -> Any:
-        return self.service.table
+    def table(self) -> Table:
+        """The service's table (once the rig has started)."""
+        table = self.service.table
+        if table is None:
+            raise RuntimeError("the rig's service has not started")
+        return table
 
     def start(self) -> Rig:
         for s in self.sims:

@@ -393,20 +393,20 @@ class Runner:
                 problems.append(f"tilt sources are {sorted(tilts)}, expected {sorted(want)}")
         for seat, mode in exp.get("lights", {}).items():
             mode = _light_word(mode)
-            got = rig.light_mode(int(seat))
-            if got != mode:
-                problems.append(f"seat {seat} light is {got!r}, expected {mode!r}")
+            light = rig.light_mode(int(seat))
+            if light != mode:
+                problems.append(f"seat {seat} light is {light!r}, expected {mode!r}")
         if "sign" in exp:
             problems += self._check_sign(exp["sign"])
         if "ledger" in exp:
             problems += self._check_ledger(exp["ledger"])
         if "returned" in exp:
-            got: dict[int, int] = {}
+            returned: dict[int, int] = {}
             for _r, _k, d in rig.ledger_events(["wager.returned"]):
-                got[int(d["seat"])] = got.get(int(d["seat"]), 0) + int(d["cents"])
-            want = {int(k): int(v) for k, v in exp["returned"].items()}
-            if got != want:
-                problems.append(f"wagers returned {got}, expected {want}")
+                returned[int(d["seat"])] = returned.get(int(d["seat"]), 0) + int(d["cents"])
+            want_returned = {int(k): int(v) for k, v in exp["returned"].items()}
+            if returned != want_returned:
+                problems.append(f"wagers returned {returned}, expected {want_returned}")
         if "meter_cents" in exp and not _compare(st.get("meter_cents"), exp["meter_cents"]):
             problems.append(f"meter is {st.get('meter_cents')} cents, expected {exp['meter_cents']}")
         for what, want in exp.get("events", {}).items():
@@ -475,12 +475,12 @@ class Runner:
                     if not _compare(got, n):
                         problems.append(f"{dev} {k} {msg} {got} time(s), expected {n}")
             else:
-                got: Any = sim
+                val: Any = sim
                 for part in k.split("."):  # e.g. port.corrupted
-                    got = getattr(got, part)
-                got = len(got) if isinstance(got, (list, tuple)) and not isinstance(want, list) else got
-                if not _compare(got, want):
-                    problems.append(f"{dev} {k} is {got}, expected {want}")
+                    val = getattr(val, part)
+                val = len(val) if isinstance(val, (list, tuple)) and not isinstance(want, list) else val
+                if not _compare(val, want):
+                    problems.append(f"{dev} {k} is {val}, expected {want}")
         return problems
 
 
@@ -516,7 +516,7 @@ def _compare(got: Any, want: Any) -> bool:
         if m and isinstance(got, int):
             op, n = m.group(1), int(m.group(2))
             return {">=": got >= n, "<=": got <= n, ">": got > n, "<": got < n, "==": got == n, "!=": got != n}[op]
-    return got == want
+    return bool(got == want)
 
 
 def _data_matches(data: Mapping[str, Any], want: Mapping[str, Any]) -> bool:

@@ -1,11 +1,12 @@
 """A synchronous table harness: the real Table, Reactor, Ledger and meters on a
-manual clock, with recording fakes for the devices and a writer that commits
-at once.  Deterministic and fast, for property tests of whole rounds, voids,
-hits and restarts (the HIL rig covers the same paths over real ptys)."""
+manual clock, with recording fakes for the devices (each implementing exactly its
+driver's Protocol) and a writer that commits at once.  Deterministic and fast, for
+property tests of whole rounds, voids, hits and restarts (the HIL rig covers the
+same paths over real ptys)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,25 +21,88 @@ from controller.table import Devices, Table
 from tests.conftest import ManualClock
 
 
-class Rec:
-    """A fake device: records every call."""
+class FakeDevice:
+    """Base of the recording device fakes: each implements exactly its driver's
+    Protocol (drivers/), and records every call as ``(method, args)`` in ``calls``.
+    A method the Protocol does not declare does not exist here either, so a
+    misspelt device call fails (tests/unit/test_fakes_match_protocols.py checks
+    the fakes against the Protocols)."""
 
     def __init__(self, name: str):
         self.name = name
         self.calls: list[tuple[str, tuple[Any, ...]]] = []
 
-    def __getattr__(self, attr: str):
-        if attr.startswith("_"):
-            raise AttributeError(attr)
+    def _record(self, method: str, *args: Any) -> None:
+        self.calls.append((method, args))
 
-        def call(*args: Any) -> None:
-            self.calls.append((attr, args))
+    def restart(self) -> bool:
+        self._record("restart")
+        return True
 
-        return call
+
+class FakeShoe(FakeDevice):
+    """drivers.shoe.Shoe"""
+
+    def request_status(self) -> None:
+        self._record("request_status")
+
+    def shuffle(self) -> None:
+        self._record("shuffle")
+
+    def dispense(self, stack: int, cards: int) -> None:
+        self._record("dispense", stack, cards)
+
+    def request_count(self) -> None:
+        self._record("request_count")
+
+
+class FakeShaker(FakeDevice):
+    """drivers.shaker.Shaker"""
+
+    def request_status(self) -> None:
+        self._record("request_status")
+
+    def arm(self, who: int) -> None:
+        self._record("arm", who)
+
+    def activate(self, who: int) -> None:
+        self._record("activate", who)
+
+    def disarm(self) -> None:
+        self._record("disarm")
+
+
+class FakeSign(FakeDevice):
+    """drivers.sign.Sign"""
+
+    def show_meters(self, levels: Sequence[tuple[int, int]]) -> None:
+        self._record("show_meters", levels)
+
+    def hand_light(self, hand: int, mode: int) -> None:
+        self._record("hand_light", hand, mode)
+
+    def seat_light(self, position: int, mode: int) -> None:
+        self._record("seat_light", position, mode)
+
+    def message(self, text: str) -> None:
+        self._record("message", text)
+
+    def clear(self) -> None:
+        self._record("clear")
+
+
+class FakeKeypad(FakeDevice):
+    """drivers.keypad.Keypad"""
+
+    def request_status(self) -> None:
+        self._record("request_status")
+
+    def prompt(self, text: str) -> None:
+        self._record("prompt", text)
 
 
 class FakeLights:
-    def __init__(self):
+    def __init__(self) -> None:
         self.modes: dict[str, str] = {}
 
     def set(self, name: str, mode: str) -> None:
@@ -55,7 +119,7 @@ class FakeInputs:
     def __init__(self, names: Sequence[str]):
         self._names = list(names)
 
-    def names(self):
+    def names(self) -> Iterable[str]:
         return self._names
 
     def is_active(self, name: str) -> bool:
@@ -104,8 +168,8 @@ class Harness:
         self.writer = SyncWriter(self.ledger, self.reactor)
         names = ["lockout", "confirm", "void", "key"] + [f"bet.progressive.{s}" for s in range(1, 7)]
         self.lights = FakeLights()
-        self.shoe, self.shaker, self.sign = Rec("shoe"), Rec("shaker"), Rec("sign")
-        self.keypad = Rec("keypad")
+        self.shoe, self.shaker, self.sign = FakeShoe("shoe"), FakeShaker("shaker"), FakeSign("sign")
+        self.keypad = FakeKeypad("keypad")
         self.devices = Devices(
             self.shoe, self.shaker, self.sign, self.lights, FakeInputs(names), rng=rng, keypad=self.keypad
         )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 NAME = "eval"
 HELP = "rank poker hands from stdin (one per line) as JSON lines: best five-card hand, category"
@@ -29,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def evaluate_line(line: str, rules: str) -> dict:
+def evaluate_line(line: str, rules: str) -> dict[str, Any]:
     """The JSON-ready result (or error) for one input line."""
     from controller.rules.cards import CardError, cards_str, parse_cards
     from controller.rules.poker import best_five
@@ -37,7 +38,7 @@ def evaluate_line(line: str, rules: str) -> dict:
     try:
         cards = parse_cards(line, count=(5, 6, 7), allow_joker=rules != "natural")
     except CardError as e:
-        out: dict = {"error": str(e)}
+        out: dict[str, Any] = {"error": str(e)}
         if e.token is not None:
             out["token"] = e.token
         return out

@@ -40,9 +40,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"tablectl verify: configuration error: {e}", file=sys.stderr)
         return 2
     if args.record:
-        rec = S.record_digest(state_dir)
+        made = S.record_digest(state_dir)
         print(
-            f"version: {rec.version}\nfiles: {len(rec.files)}\ndigest: {rec.digest}\n"
+            f"version: {made.version}\nfiles: {len(made.files)}\ndigest: {made.digest}\n"
             f"recorded: {S.record_path(state_dir)}"
         )
         return 0

@@ -26,6 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from controller.records import Kind
+
 ROLES = ("dealer", "floorperson", "technician")
 PIN_FILE = "pins.toml"
 MAX_FAILURES = 5
@@ -150,10 +152,10 @@ class Lockout:
         """Rebuild from ledger events, newest first (``console.login``/``console.locked``)."""
         self.failures, self.locked_until = 0, 0.0
         for ev in events:
-            if ev.kind == "console.locked":
+            if ev.kind == Kind.CONSOLE_LOCKED:
                 self.locked_until = float(ev.data.get("until", 0))
                 break
-            if ev.kind == "console.login":
+            if ev.kind == Kind.CONSOLE_LOGIN:
                 if ev.data.get("ok"):
                     break
                 if ev.data.get("counted", True):

@@ -304,7 +304,7 @@ def _table_action(ctx: Ctx, method: str, reply: Any) -> str:
         except ValueError as e:
             raise Refused(str(e)) from None
         log()
-        return reply(got)
+        return str(reply(got))
 
     return ctx.act(act)
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.console.registry import FLOOR, CommandError, Ctx, Refused, command
+from controller.records import Kind
 
 LIVE_PREFIX = "profile."
 BETWEEN_ROUNDS = ("open_for_wagers", "tilt")
@@ -109,7 +110,7 @@ def cmd_config(ctx: Ctx, args: list[str]) -> str:
         table.commit(
             [
                 table.rec(
-                    "config.applied",
+                    Kind.CONFIG_APPLIED,
                     file=path,
                     by=f"console:{ctx.role}",
                     changed=diff,

@@ -220,8 +220,8 @@ def _rng(ctx: Ctx) -> str:
     from controller.selfcheck import check_rng
 
     t0 = time.perf_counter()
-    rng = getattr(ctx.service, "rng", None)  # the generator the table draws from
-    outcome, problems = check_rng((lambda n: list(rng.self_test(samples=n))) if hasattr(rng, "self_test") else None)
+    self_test = getattr(ctx.service.rng, "self_test", None)  # the generator the table draws from
+    outcome, problems = check_rng((lambda n: list(self_test(samples=n))) if self_test is not None else None)
     ctx.detail = {"result": outcome}
     return "\n".join(
         [

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from controller.console.auth import ROLES
+from controller.records import Kind
 
 if TYPE_CHECKING:
     from controller.console.session import Session
@@ -111,7 +112,7 @@ class Ctx:
 
     def record(self, table: Any, outcome: str, **detail: Any) -> Any:
         return table.rec(
-            "console.command",
+            Kind.CONSOLE_COMMAND,
             console=self.session.chan.name,
             role=self.role,
             command=self.name,
@@ -153,7 +154,7 @@ class Ctx:
     def log_now(self, **detail: Any) -> None:
         """Write this command's ``console.command`` record now (before streaming output)."""
         self.session.log(
-            "console.command", role=self.role, command=self.name, args=list(self.args), outcome="ok", **detail
+            Kind.CONSOLE_COMMAND, role=self.role, command=self.name, args=list(self.args), outcome="ok", **detail
         )
         self.logged = True
 

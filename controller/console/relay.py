@@ -86,9 +86,10 @@ def relay(
                         return
             continue
         said_down = False
+        sock_fd = sock.fileno()
         try:
             while not stop.is_set():
-                r, _, _ = select.select([in_fd, sock], [], [], 0.2)
+                r, _, _ = select.select([in_fd, sock_fd], [], [], 0.2)
                 if in_fd in r:
                     try:
                         data = os.read(in_fd, 1024)
@@ -98,7 +99,7 @@ def relay(
                         return  # our terminal closed, or the user detached
                     if data:
                         _send(sock, data)
-                if sock in r:
+                if sock_fd in r:
                     try:
                         data = sock.recv(4096)
                     except BlockingIOError:

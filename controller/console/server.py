@@ -28,6 +28,7 @@ from typing import Any
 from controller.console.auth import LOCKOUT_S, MAX_FAILURES, PIN_FILE, Lockout, PinStore
 from controller.console.lineio import Channel
 from controller.console.session import Session
+from controller.records import Kind
 
 
 class ConsoleServer:
@@ -127,7 +128,7 @@ class ConsoleServer:
             if fp == self._pins_fp:
                 return
             self._pins_fp = fp
-        session.log("console.pins", fingerprint=fp, roles=self.pins.roles_set())
+        session.log(Kind.CONSOLE_PINS, fingerprint=fp, roles=self.pins.roles_set())
 
     # ------------------------------------------------------------------ lifecycle
     def stopping(self) -> bool:

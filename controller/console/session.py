@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from controller.console import registry as R
 from controller.console.auth import ROLES
 from controller.console.lineio import Cancelled, Channel, Closed, Idle, LineEditor
+from controller.records import Kind
 
 if TYPE_CHECKING:
     from controller.console.server import ConsoleServer
@@ -39,7 +40,7 @@ class Session:
         if not done.wait(self.server.call_timeout):
             raise TimeoutError("the event log did not confirm the write")
 
-    def log(self, kind: str, **data: Any) -> None:
+    def log(self, kind: Kind, **data: Any) -> None:
         def job() -> None:
             t = self.server.service.table
             t.commit([t.rec(kind, console=self.chan.name, **data)])
@@ -72,7 +73,7 @@ class Session:
         finally:
             if self.role is not None:
                 try:
-                    self.log("console.logout", role=self.role, why="disconnected")
+                    self.log(Kind.CONSOLE_LOGOUT, role=self.role, why="disconnected")
                 except Exception:  # noqa: BLE001 - the service may be stopping
                     pass
 
@@ -88,7 +89,7 @@ class Session:
         srv.note_pin_file(self)
         left = srv.lockout_remaining()
         if left > 0:
-            self.log("console.login", role=role, ok=False, counted=False, reason="console locked")
+            self.log(Kind.CONSOLE_LOGIN, role=role, ok=False, counted=False, reason="console locked")
             time.sleep(srv.fail_delay_s)
             ed.println(
                 f"error: console locked after {srv.max_failures} failed logins; "
@@ -99,19 +100,19 @@ class Session:
         ok = srv.pins.verify(role, pin)
         del pin
         if ok is None:
-            self.log("console.login", role=role, ok=False, counted=False, reason="no PIN set")
+            self.log(Kind.CONSOLE_LOGIN, role=role, ok=False, counted=False, reason="no PIN set")
             ed.println(f"error: no PIN is set for {role} (set one with: tablectl pin set {role})")
             return None
         if ok:
             srv.login_succeeded()
-            self.log("console.login", role=role, ok=True)
+            self.log(Kind.CONSOLE_LOGIN, role=role, ok=True)
             self.role = role
             ed.println(f"logged in as {role}; type help for the commands")
             return role
         failures, until = srv.login_failed()
-        self.log("console.login", role=role, ok=False, counted=True, failures=failures)
+        self.log(Kind.CONSOLE_LOGIN, role=role, ok=False, counted=True, failures=failures)
         if until is not None:
-            self.log("console.locked", until=round(until, 3), failures=srv.max_failures, period_s=srv.lockout_s)
+            self.log(Kind.CONSOLE_LOCKED, until=round(until, 3), failures=srv.max_failures, period_s=srv.lockout_s)
         time.sleep(srv.fail_delay_s)
         if until is not None:
             ed.println(
@@ -147,7 +148,7 @@ class Session:
     def _logout(self, why: str) -> None:
         role, self.role = self.role, None
         try:
-            self.log("console.logout", role=role, why=why)
+            self.log(Kind.CONSOLE_LOGOUT, role=role, why=why)
         except TimeoutError as e:
             self.editor.println(f"error: {e}")
 
@@ -170,7 +171,7 @@ class Session:
         try:
             out = cmd.run(ctx, args)
             if not ctx.logged:
-                self.log("console.command", role=role, command=name, args=args, outcome="ok", **ctx.detail)
+                self.log(Kind.CONSOLE_COMMAND, role=role, command=name, args=args, outcome="ok", **ctx.detail)
         except R.CommandError as e:
             if ctx.logged:
                 ed.println(f"error: {e}")
@@ -198,7 +199,7 @@ class Session:
     def _reject(self, role: str, name: str, args: list[str], outcome: str, error: str) -> bool:
         try:
             self.log(
-                "console.command",
+                Kind.CONSOLE_COMMAND,
                 role=role,
                 command=name[:40],
                 args=[a[:80] for a in args[:10]],

@@ -27,13 +27,22 @@ than the joker make at face value", which gives the ``natural`` flag (see poker.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from functools import cache
 from itertools import combinations
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from controller.rules import poker as P
 from controller.rules.cards import JOKER
+
+IntArray = npt.NDArray[np.integer[Any]]
+BoolArray = npt.NDArray[np.bool_]
+#: (category int8, score int64, natural bool) per hand
+BatchResult = tuple[IntArray, IntArray, BoolArray]
+ArrayLike = npt.ArrayLike
 
 _CHUNK = 1 << 14
 _MASK_SPACE = 1 << 15  # rank bits 2..14
@@ -48,11 +57,11 @@ def _max_wilds(rules: str) -> int:
     return {"bug": 1, "dj-wild": 5, "natural": 0}[rules]
 
 
-def multisets(ranks: tuple[int, ...], size: int, cap: int = 4):
+def multisets(ranks: tuple[int, ...], size: int, cap: int = 4) -> Iterator[list[int]]:
     """Yield every rank-count list (index 0..14) with ``size`` cards, at most ``cap`` per rank."""
     counts = [0] * 15
 
-    def rec(i: int, left: int):
+    def rec(i: int, left: int) -> Iterator[list[int]]:
         if left == 0:
             yield counts
             return
@@ -67,7 +76,7 @@ def multisets(ranks: tuple[int, ...], size: int, cap: int = 4):
     yield from rec(0, size)
 
 
-def multiset_key(counts) -> int:
+def multiset_key(counts: Sequence[int]) -> int:
     return sum(c * 5 ** (r - 2) for r, c in enumerate(counts) if c)
 
 
@@ -138,7 +147,7 @@ def _half_index(ranks: tuple[int, ...]) -> tuple[np.ndarray, list[int], list[lis
     table = np.full(5 ** len(ranks), -1, dtype=np.int64)
     per_size: list[list[int]] = []
     for size in range(8):
-        keys = []
+        keys: list[int] = []
         for counts in multisets(ranks, size):
             k = sum(counts[r] * 5**i for i, r in enumerate(ranks))
             table[k] = len(keys) * 8 + size
@@ -148,7 +157,7 @@ def _half_index(ranks: tuple[int, ...]) -> tuple[np.ndarray, list[int], list[lis
 
 
 @cache
-def multiset_table(rules: str, n: int):
+def multiset_table(rules: str, n: int) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
     """Dense suit-blind score table for hands of ``n`` cards.
 
     Returns ``(LO, HI, OFF, NHI, VAL)``: the index of (natural multiset, w) is
@@ -195,14 +204,16 @@ def _level_to_category(rules: str) -> np.ndarray:
     return np.array([int(c) for c in P._ORDER[rules]], dtype=np.int8)
 
 
-def _flush_best(F: np.ndarray, packed: np.ndarray, wbase: np.ndarray, lmask: int) -> np.ndarray:
-    best = F[wbase + (packed & lmask)]
+def _flush_best(F: IntArray, packed: IntArray, wbase: IntArray | int, lmask: int) -> IntArray:
+    best: IntArray = F[wbase + (packed & lmask)]
     for s in (1, 2, 3):
         np.maximum(best, F[wbase + ((packed >> (16 * s)) & lmask)], out=best)
     return best
 
 
-def score_columns(cols, rules: str, want_natural: bool = True):
+def score_columns(
+    cols: Sequence[IntArray | int], rules: str, want_natural: bool = True
+) -> tuple[IntArray, BoolArray | None]:
     """Scores and natural flags of hands given as ``len(cols)`` card columns (1-D arrays of
     equal length, or ints broadcast to every hand).  One chunk; see :func:`scores_batch`."""
     key, lane = card_tables(rules)
@@ -253,7 +264,7 @@ def score_columns(cols, rules: str, want_natural: bool = True):
     return s, cat0 == _level_to_category(rules)[s >> P._SHIFT]
 
 
-def scores_batch(hands: np.ndarray, rules: str, want_natural: bool = True):
+def scores_batch(hands: IntArray, rules: str, want_natural: bool = True) -> tuple[IntArray, BoolArray | None]:
     """Scores (int64) and natural flags (bool array, or None) of an (N, n) card array.
 
     Raises ValueError if a row repeats a card or holds a joker under "natural" rules."""
@@ -264,12 +275,12 @@ def scores_batch(hands: np.ndarray, rules: str, want_natural: bool = True):
         h = hands[a0 : a0 + _CHUNK]
         s, nat = score_columns([h[:, j] for j in range(n)], rules, want_natural)
         score[a0 : a0 + len(h)] = s
-        if want_natural:
+        if natural is not None:
             natural[a0 : a0 + len(h)] = nat
     return score, natural
 
 
-def best_five_batch(hands, rules: str = "bug"):
+def best_five_batch(hands: ArrayLike, rules: str = "bug") -> BatchResult:
     """``(category int8, score int64, natural bool)`` arrays for an (N, k) array of hands,
     k = 5, 6 or 7 card numbers (0..52) per row, each row distinct cards."""
     P._check_rules(rules)
@@ -280,5 +291,6 @@ def best_five_batch(hands, rules: str = "bug"):
         raise ValueError("card numbers must be 0..52")
     h = h.astype(np.intp, copy=False)
     score, natural = scores_batch(h, rules)
+    assert natural is not None  # asked for (want_natural)
     cat = _level_to_category(rules)[score >> P._SHIFT]
     return cat, score, natural

@@ -111,5 +111,5 @@ def parse_dice(text: str | Sequence[str | int]) -> Dice:
 
 def all_rolls(with_red: bool = True) -> Iterator[Dice]:
     """The 216 equally likely ordered rolls; the first die is the red one when ``with_red``."""
-    for v in product(range(1, 7), repeat=3):
-        yield Dice(v, red=0 if with_red else None)
+    for a, b, c in product(range(1, 7), repeat=3):
+        yield Dice((a, b, c), red=0 if with_red else None)

@@ -98,7 +98,7 @@ def parse_hand(text: str | Sequence[str]) -> tuple[int, ...]:
 
 def _cards(cards: Sequence[int] | str, what: str) -> tuple[int, ...]:
     if isinstance(cards, str) or (len(cards) and isinstance(cards[0], str)):
-        return parse_hand(cards)  # type: ignore[arg-type]
+        return parse_hand(cards)
     out = tuple(cards)
     for c in out:
         if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c <= JOKER:

@@ -331,6 +331,8 @@ def _progressive(seat: int, w: SeatWagers, pt: Paytable, opt: FaceUpOptions) -> 
 
 
 def _setting(seat: int, w: SeatWagers, given: Setting | tuple[Sequence[int], Sequence[int]]) -> Setting:
+    high: Sequence[int]
+    low: Sequence[int]
     if isinstance(given, Setting):
         high, low = given.high, given.low
     else:

@@ -317,15 +317,15 @@ def settle_round(
     if qualifiers:
         envy_pt = rules.envy_paytable()
         holders = [(by_seat[n], fortune_hand(by_seat[n].facts)) for n in seq if is_envy_qualifying(by_seat[n].facts)]
-        for q in qualifiers:
+        for qualifier in qualifiers:
             for h, hand in holders:
-                if h.who == q.who:
+                if h.who == qualifier.who:
                     continue  # "not entitled to an Envy Bonus for his own hand"
                 payout = envy_pt.payout(hand) if hand else None
                 assert payout is not None and payout.kind == "fixed"
                 out.append(
                     WagerResult(
-                        q.seat,
+                        qualifier.seat,
                         "fortune-envy",
                         0,
                         "win",

@@ -160,7 +160,7 @@ def key1(c: int) -> Key:
     return (HandCat.HIGH_CARD, _ace_rank(c))
 
 
-def _check(cards: Iterable[int], n: int, what: str) -> tuple[int, ...]:
+def _check(cards: Iterable[int] | str, n: int, what: str) -> tuple[int, ...]:
     cs = tuple(parse_cards(cards, count=n) if isinstance(cards, str) else cards)
     if len(cs) != n:
         raise CardError(f"a {what} hand has {n} card{'s' if n > 1 else ''} (§ 659a.6(b)), got {len(cs)}")

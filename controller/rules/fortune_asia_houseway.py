@@ -96,7 +96,7 @@ def _best_sf_high(cards: Sequence[int]) -> tuple[int, ...] | None:
     """Among ``cards``, the four forming the best straight, flush or straight
     flush (joker completing it), preferring the choice that leaves the highest
     cards out; None if there is none."""
-    best: tuple[tuple, tuple[int, ...]] | None = None
+    best: tuple[tuple[object, ...], tuple[int, ...]] | None = None
     for four in combinations(cards, 4):
         k = key4(four)
         if k[0] not in (HandCat.STRAIGHT, HandCat.FLUSH, HandCat.STRAIGHT_FLUSH):
@@ -204,7 +204,7 @@ def highest_high(seven: Sequence[int]) -> Setting:
     Never fouls: the best four-card hand outranks any four-card hand holding the
     medium's two cards, which outranks the medium (§ 659a.11(b)); the medium holds
     the higher of its three cards, so it outranks the low."""
-    best: tuple[tuple, tuple[int, ...], tuple[int, int], int] | None = None
+    best: tuple[tuple[object, ...], tuple[int, ...], tuple[int, int], int] | None = None
     for four in combinations(seven, 4):
         a, b, c = (x for x in seven if x not in four)
         hk = key4(four)

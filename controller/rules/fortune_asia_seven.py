@@ -225,7 +225,7 @@ def fortune_hand(f: SevenFacts, qualifier: str = STRAIGHT) -> str | None:
         cands.append(sf)
     pk = _pair_kind(f)
     if pk in FORTUNE_ORDER:
-        cands.append(pk)  # type: ignore[arg-type]
+        cands.append(pk)
     if has_straight(f):
         cands.append(STRAIGHT)
     if not cands:
@@ -251,10 +251,10 @@ def progressive_hand(f: SevenFacts) -> str | None:
     if sf in (SEVEN_SF, SEVEN_SF_JOKER):
         cands.append(SEVEN_SF)
     elif sf in (ROYAL, STRAIGHT_FLUSH):
-        cands.append(sf)  # type: ignore[arg-type]
+        cands.append(sf)
     pk = _pair_kind(f)
     if pk in PROGRESSIVE_ORDER:
-        cands.append(pk)  # type: ignore[arg-type]
+        cands.append(pk)
     return min(cands, key=PROGRESSIVE_ORDER.index) if cands else None
 
 

@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import cast
 
 from controller.rules.cards import DECK_52, JOKER, CardError, card_str, parse_cards, rank_of
 from controller.rules.paytables import Paytable, get_paytable
@@ -105,8 +106,8 @@ def parse_hand(text: str | Sequence[str], count: int | Sequence[int] = HAND_CARD
 
 def _cards(cards: str | Sequence[int] | Sequence[str], count: int = HAND_CARDS) -> tuple[int, ...]:
     if isinstance(cards, str) or (cards and isinstance(next(iter(cards)), str)):
-        return parse_hand(cards, count)  # type: ignore[arg-type]
-    out = tuple(cards)  # type: ignore[arg-type]
+        return parse_hand(cast("str | Sequence[str]", cards), count)
+    out = tuple(cast("Sequence[int]", cards))
     for c in out:
         card_points(c)  # validates
     if len(out) != count:

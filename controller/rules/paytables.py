@@ -163,12 +163,16 @@ class Paytable:
     def hands(self) -> tuple[str, ...]:
         return tuple(h for h, _ in self.pays)
 
+    def _by_hand(self) -> dict[str, Payout]:
+        index: dict[str, Payout] = self.__dict__["_index"]  # set once by __post_init__
+        return index
+
     def payout(self, hand: str) -> Payout | None:
         """The payout for ``hand``, or None when the hand does not pay (wager loses)."""
-        return self._index.get(hand)  # type: ignore[attr-defined]
+        return self._by_hand().get(hand)
 
     def __contains__(self, hand: str) -> bool:
-        return hand in self._index  # type: ignore[attr-defined]
+        return hand in self._by_hand()
 
 
 _ALLOWED = {"game", "wager", "section", "pays", "per_wager", "notes", "options"}

@@ -48,8 +48,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import TYPE_CHECKING
 
 from controller.rules.cards import JOKER, CardError, card_str, parse_cards
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from controller.rules._poker_batch import BatchResult
 
 __all__ = [
     "Category",
@@ -291,6 +297,7 @@ def _nonflush_score(counts: Sequence[int], wilds: int, rules: str) -> int:
     ``wilds`` joker/wild cards.  Assumes at least five cards in all."""
     lv = _LEVEL[rules]
     best = 0
+    group_counts: Sequence[int]
     if rules == "bug":
         # § 670a.6(a): the joker is an ace ...
         if wilds:
@@ -330,9 +337,9 @@ def _nonflush_score(counts: Sequence[int], wilds: int, rules: str) -> int:
         level = lv[cat]
         if (level + 1) << _SHIFT <= best:
             break
-        g = _groups(group_counts, group_wilds, _SHAPES[cat])
-        if g is not None:
-            s = _pack(level, g)
+        groups = _groups(group_counts, group_wilds, _SHAPES[cat])
+        if groups is not None:
+            s = _pack(level, groups)
             return s if s > best else best
     return best
 
@@ -527,7 +534,7 @@ def best_five(cards: Sequence[int] | str, rules: str = "bug") -> HandRank:
     return _rank_hand(_coerce(cards, rules, (5, 6, 7)), rules)
 
 
-def best_five_batch(hands, rules: str = "bug"):
+def best_five_batch(hands: ArrayLike, rules: str = "bug") -> BatchResult:
     """Vectorised :func:`best_five` over a numpy int array of shape (N, k), k = 5, 6 or 7.
 
     Returns ``(category, score, natural)`` numpy arrays (int8 Category values,

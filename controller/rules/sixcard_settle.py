@@ -303,6 +303,7 @@ def _base_result(
 
 
 def _setting(seat: int, w: SeatWagers, given: Setting | tuple[Sequence[int], int]) -> Setting:
+    high: Sequence[int]
     if isinstance(given, Setting):
         high, low = given.high, given.low
     else:

@@ -168,7 +168,7 @@ def cut_stacks(
         (a, b), (c, d) = sorted([to_right, to_left])
         if b != c:
             raise ValueError("the stacks moved to both ends must be one run of adjacent stacks (§ 621a.9(g)(2))")
-    moved = set()
+    moved: set[int] = set()
     right = st[to_right[0] : to_right[1]] if to_right else []
     left = st[to_left[0] : to_left[1]] if to_left else []
     for i, j in blocks:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from controller.rules.paytables import Paytable, get_paytable, parse_money, parse_percent
-from controller.rules.settlement import WagerResult, round_up_to, whole_cents
+from controller.rules.settlement import Outcome, WagerResult, round_up_to, whole_cents
 from controller.rules.tiles import Setting, as_tiles, classify_pair_fortunes, resolve, tiles_str
 from controller.rules.tiles_deal import SEATS
 
@@ -249,7 +249,7 @@ def settle_bank(
     if bank_gross > 0:
         bank_vig = vigorish(bank_gross, pt.name)  # § 621a.9(o), (r)
     commission += bank_vig
-    outcome = "win" if bank_gross > 0 else ("lose" if bank_gross < 0 else "push")
+    outcome: Outcome = "win" if bank_gross > 0 else ("lose" if bank_gross < 0 else "push")
     results.append(
         WagerResult(
             bank_seat,
@@ -335,7 +335,7 @@ def select_bank(
     if start_of_game:
         return BankSelection(None, (), first_offer)
     ok = set(occ if eligible is None else eligible)
-    ask = accepts if callable(accepts) else (lambda s: bool(accepts.get(s, False)))  # type: ignore[union-attr]
+    ask = accepts if callable(accepts) else (lambda s: bool(accepts.get(s, False)))
     offered: list[int] = []
     for s in order:
         if s == previous_bank or s not in ok:

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from controller.games.base import Procedure
+
 
 @dataclass(frozen=True)
 class Bet:
@@ -19,7 +21,7 @@ class Bet:
 class Strategy:
     """Chooses the players' wagers and answers the dealer's prompts, from a seeded RNG."""
 
-    def __init__(self, proc: Any, rng: random.Random, *, play_probability: float = 0.6):
+    def __init__(self, proc: Procedure, rng: random.Random, *, play_probability: float = 0.6):
         self.proc = proc
         self.rng = rng
         self.play_probability = play_probability

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from controller.games.fortune_asia import FortuneAsia
 from controller.rules.cards import card_str
 from controller.rules.fortune_asia import get_house_way
 from hil.players.base import Bet, Strategy
@@ -61,7 +62,7 @@ class FortuneAsiaPlayers(Strategy):
                     s = get_house_way("highest-high")(mine)
                     (m1, m2), (low,) = s.medium.cards, s.low.cards
                 out.append((f"SET {n} {card_str(m1)} {card_str(m2)} {card_str(low)}", {}))
-            if getattr(self.proc, "adjacent_areas", False) and self.rng.random() < 0.1:
+            if isinstance(self.proc, FortuneAsia) and self.proc.adjacent_areas and self.rng.random() < 0.1:
                 pairs = [(a, a + 1) for a in players if a + 1 in players]
                 if pairs:
                     a, b = self.rng.choice(pairs)

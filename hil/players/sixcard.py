@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from controller.games.sixcard import SixCardFortune
 from controller.rules.cards import card_str
 from hil.players.base import Bet, Strategy
 
@@ -12,7 +13,7 @@ from hil.players.base import Bet, Strategy
 class SixCardPlayers(Strategy):
     def bets(self) -> list[Bet]:
         out: list[Bet] = []
-        full = getattr(self.proc, "full", False)
+        full = isinstance(self.proc, SixCardFortune) and self.proc.full  # keyed wagers too (§ 670a.7)
         for seat in range(1, self.proc.seats + 1):
             if self.rng.random() >= self.play_probability:
                 continue

@@ -32,7 +32,7 @@ from controller import meters as M
 from controller.config import TableProfile
 from controller.devices import Devices
 from controller.games.base import Phase, Procedure
-from controller.ledger import Record, StoredEvent
+from controller.ledger import Ledger, Record, StoredEvent
 from controller.machine import Trigger
 from controller.progressive import LEVEL, ProgressiveSystem
 from controller.records import Kind
@@ -47,6 +47,14 @@ class Writer(Protocol):
     reactor thread once the records are durable."""
 
     def submit(self, records: Iterable[Record], done: Then | None = None) -> None: ...
+
+
+class LedgerWriterLike(Writer, Protocol):
+    """A writer with the ledger it writes to (read at start-up: meters, last round,
+    recovery); ``LedgerWriter``, or the tests' synchronous writer."""
+
+    @property
+    def ledger(self) -> Ledger: ...
 
 
 class Emit(Protocol):

@@ -36,7 +36,7 @@ from transitions import Machine
 from controller import meters as M
 from controller.betting import BetBoard, parse_input, restore_levels
 from controller.config import ProgressiveConfig, TableProfile
-from controller.context import TableContext, Then
+from controller.context import LedgerWriterLike, TableContext, Then
 from controller.dealing import Dealing, Deck
 from controller.deciding import Deciding
 from controller.devices import DeviceRegistry, Devices
@@ -44,7 +44,7 @@ from controller.floor import Floor
 from controller.games import procedure_for
 from controller.games.base import Procedure
 from controller.inputs import Debouncer
-from controller.ledger import LedgerWriter, Record
+from controller.ledger import Record
 from controller.log import LogContext
 from controller.machine import Trigger, build
 from controller.progressive import LEVEL, ProgressiveSystem
@@ -70,7 +70,7 @@ class Table:
         profile: TableProfile,
         procedure: Procedure,
         reactor: Reactor,
-        writer: LedgerWriter,
+        writer: LedgerWriterLike,
         devices: Devices,
         logctx: LogContext,
         *,

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
 os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
+
+if TYPE_CHECKING:
+    from hil.rig import Rig
+
+T = TypeVar("T")
 
 
 class ManualClock:
@@ -35,7 +43,7 @@ class ManualClock:
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _quiet_structured_logs():
+def _quiet_structured_logs() -> None:
     """Logs as in production (JSON, table and round stamped), warnings and up only."""
     from controller.log import configure
 
@@ -48,15 +56,15 @@ def manual_clock() -> ManualClock:
 
 
 @pytest.fixture
-def make_rig(tmp_path):
+def make_rig(tmp_path: Path) -> Iterator[Callable[..., Rig]]:
     """Build a HIL rig (not yet started) so a test can script decks and dice first."""
     from controller.log import configure
     from hil.rig import Rig
 
     configure(level="warning", json=True)
-    made = []
+    made: list[Rig] = []
 
-    def make(**kw):
+    def make(**kw: Any) -> Rig:
         kw.setdefault("seed", 11)
         kw.setdefault("speed", 50.0)
         r = Rig(tmp_path / "state", **kw)
@@ -69,11 +77,11 @@ def make_rig(tmp_path):
 
 
 @pytest.fixture
-def rig(make_rig):
+def rig(make_rig: Callable[..., Rig]) -> Rig:
     return make_rig().start()
 
 
-def eventually(pred, timeout: float = 10.0, interval: float = 0.005, what: str = "condition"):
+def eventually(pred: Callable[[], T], timeout: float = 10.0, interval: float = 0.005, what: str = "condition") -> T:
     """Poll until ``pred()`` is true (devices answer asynchronously over the ptys)."""
     import time
 

@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from controller.config import parse_profile
+from controller.context import Then
 from controller.games import procedure_for
-from controller.ledger import Ledger, Record
+from controller.ledger import Ledger, Record, StoredEvent
 from controller.log import LogContext
 from controller.reactor import Reactor
 from controller.rules.cards import parse_cards
@@ -136,7 +137,7 @@ class SyncWriter:
         self.ledger = ledger
         self.reactor = reactor
 
-    def submit(self, records, done=None) -> None:
+    def submit(self, records: Iterable[Record], done: Then | None = None) -> None:
         stored = self.ledger.append(list(records))
         if done is not None:
             self.reactor.call_soon_threadsafe(done, stored)
@@ -240,7 +241,7 @@ def stacks_for(start: int, hands: Mapping[int, str], filler: Sequence[int] | Non
     return stacks
 
 
-def records(h: Harness, kind: str) -> list[Record]:
+def records(h: Harness, kind: str) -> list[StoredEvent]:
     return [e for e in h.ledger.events(kinds=[kind])]
 
 

@@ -26,8 +26,10 @@ There is no wager, hence no payback: the table ends with the total (``payback`` 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from itertools import combinations
 from math import comb, prod
+from typing import Any
 
 from controller.analysis import AnalysisResult, AnalysisRow, analyzer
 from controller.rules import poker as P
@@ -36,7 +38,7 @@ from controller.rules.poker import Category
 _METHODS = ("exact", "enumerate")
 
 
-def _nonflush_memo(rules: str):
+def _nonflush_memo(rules: str) -> Callable[[list[int], int], int]:
     memo: dict[tuple[int, ...], int] = {}
 
     def score(counts: list[int], joker: int) -> int:
@@ -49,7 +51,7 @@ def _nonflush_memo(rules: str):
     return score
 
 
-def _rank_multisets(size: int, cap: int):
+def _rank_multisets(size: int, cap: int) -> Iterator[list[int]]:
     """Rank-count lists (index 2..14) of ``size`` cards with at most ``cap`` per rank."""
     from controller.rules._poker_batch import multisets
 
@@ -92,7 +94,7 @@ def exact_counts(cards: int, rules: str = "bug") -> dict[Category, int]:
     return {levels[i]: n for i, n in enumerate(by_level)}
 
 
-def iter_hands(n: int, k: int, chunk: int = 1 << 16):
+def iter_hands(n: int, k: int, chunk: int = 1 << 16) -> Iterator[list[Any]]:
     """Every k-card hand (k = 5, 6, 7) from cards 0..n-1, as lists of k card columns
     (ints for the fixed leading cards, numpy arrays for the rest), chunk rows at a time."""
     import numpy as np

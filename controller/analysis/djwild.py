@@ -58,7 +58,8 @@ def _suited(suits: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Row-wise: do all cards selected by ``mask`` share one suit (vacuously True)?"""
     hi = np.where(mask, suits, -1).max(axis=1)
     lo = np.where(mask, suits, 9).min(axis=1)
-    return (hi == lo) | ~mask.any(axis=1)
+    same: np.ndarray = (hi == lo) | ~mask.any(axis=1)
+    return same
 
 
 def _features(h: np.ndarray) -> dict[str, np.ndarray]:
@@ -86,11 +87,13 @@ def _classes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def score_key(f: dict[str, np.ndarray]) -> np.ndarray:
-    return (f["nat_code"] * 8 + f["wilds"]) * 2 + f["suited_nat"]
+    key: np.ndarray = (f["nat_code"] * 8 + f["wilds"]) * 2 + f["suited_nat"]
+    return key
 
 
 def trips_key(f: dict[str, np.ndarray]) -> np.ndarray:
-    return ((f["all_code"] * 2 + f["has_joker"]) * 2 + f["suited_all"]) * 2 + f["suited_nat"]
+    key: np.ndarray = ((f["all_code"] * 2 + f["has_joker"]) * 2 + f["suited_all"]) * 2 + f["suited_nat"]
+    return key
 
 
 @lru_cache(maxsize=1)
@@ -101,7 +104,7 @@ def scores() -> np.ndarray:
     rep = np.array(
         [poker.eval_five(tuple(int(c) for c in h[i]), rules=djwild.RULES).score for i in first], dtype=np.int64
     )
-    out = rep[inv]
+    out: np.ndarray = rep[inv]
     out.setflags(write=False)
     return out
 

@@ -39,7 +39,7 @@ from controller.rules.faceup_bonus import (
     classify_counts,
     paytable_keys,
 )
-from controller.rules.paytables import Paytable, get_paytable, parse_money, parse_percent
+from controller.rules.paytables import Payout, Paytable, get_paytable, parse_money, parse_percent
 
 RANKS: tuple[int, ...] = tuple(range(2, 15))
 ACE = 14
@@ -147,7 +147,7 @@ def _distribution(mode: JokerMode, ranks: tuple[int, ...]) -> SevenCardDistribut
     return SevenCardDistribution(dict(counts), dict(jcounts), straight_trips, total)
 
 
-def _row_payout(pt: Paytable, category: str):
+def _row_payout(pt: Paytable, category: str) -> tuple[str, Payout] | tuple[None, None]:
     for key in paytable_keys(category):
         p = pt.payout(key)
         if p is not None:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Iterator
 from fractions import Fraction
 from functools import lru_cache
 from itertools import combinations, islice
@@ -133,7 +134,7 @@ def class_representative(cards: tuple[int, ...]) -> tuple[int, ...]:
     return representative(counts, joker, flush)
 
 
-def hand_classes():
+def hand_classes() -> Iterator[tuple[tuple[int, ...], int]]:
     """Yield ``(representative hand, number of hands in the class)``; the weights sum
     to C(53,6)."""
     for joker in (False, True):
@@ -376,7 +377,7 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
             (
                 r.net * Fraction(r.count, TOTAL_HANDS)
                 for r in rows[: len(pt.pays) + 1]
-                if pt.payout(r.outcome) is None or pt.payout(r.outcome).kind != "meter"
+                if (p := pt.payout(r.outcome)) is None or p.kind != "meter"
             ),
             Fraction(0),
         )

@@ -6,11 +6,12 @@ and Pair Fortunes over the C(32,4) = 35,960 equally likely four-tile hands
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from fractions import Fraction
 from itertools import combinations
 
 from controller.analysis import AnalysisResult, AnalysisRow, analyzer
-from controller.rules.dice import all_rolls
+from controller.rules.dice import Dice, all_rolls
 from controller.rules.paytables import Paytable, get_paytable
 from controller.rules.tiles import FULL_SET, classify_pair_fortunes
 from controller.rules.tiles_dice import beat_it_keys, best_row, match_keys, sum_keys
@@ -40,7 +41,7 @@ def _result(title: str, pt: Paytable, counts: Counter[str | None], total: int, n
     return AnalysisResult(title, rows, total, 1 + ret / total, notes)
 
 
-def _dice(pt: Paytable, key_fn, title: str, notes: list[str]) -> AnalysisResult:
+def _dice(pt: Paytable, key_fn: Callable[[Dice], tuple[str, ...]], title: str, notes: list[str]) -> AnalysisResult:
     counts: Counter[str | None] = Counter()
     for d in all_rolls(with_red=True):
         counts[best_row(key_fn(d), pt)] += 1

@@ -283,9 +283,7 @@ class Table:
             self.raise_tilt("self-check", "; ".join(problems))
             return
         if found.tilts:
-            self.tilts.update(found.tilts)
-            self._trigger("fault")
-            self._show_tilt()
+            self._relatch(found.tilts)
             return
         if found.round is not None and found.round.pending_hits:
             self._trigger("resume_validation")
@@ -445,6 +443,15 @@ class Table:
         if first and not durable:
             self._show_tilt()
             self._publish()
+
+    def _relatch(self, tilts: Mapping[str, str]) -> None:
+        """Tilts raised before a restart and never cleared (controller/recovery.py) latch
+        again as recorded: the table starts in tilt and shows it, with no new
+        ``tilt.raised`` (they are in the ledger already)."""
+        self.tilts.update(tilts)
+        self.log.error("tilt.restored", tilts=dict(tilts))
+        self._trigger("fault")
+        self._show_tilt()
 
     def _show_tilt(self) -> None:
         try:

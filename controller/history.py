@@ -93,7 +93,8 @@ def _rows(conn: sqlite3.Connection, sql: str, args: Iterable[Any]) -> Iterator[t
 
 def round_numbers(conn: sqlite3.Connection, last: int = ROUNDS_KEPT) -> list[int]:
     rows = conn.execute(
-        "SELECT DISTINCT round FROM events WHERE round > 0 AND kind = 'round.open' ORDER BY round DESC LIMIT ?", (last,)
+        "SELECT DISTINCT round FROM events WHERE round > 0 AND kind = ? ORDER BY round DESC LIMIT ?",
+        (Kind.ROUND_OPEN, last),
     ).fetchall()
     return sorted(r[0] for r in rows)
 
@@ -121,9 +122,9 @@ def hits(conn: sqlite3.Connection, level: str = "primary", last: int = HIT_HISTO
     """The last ``last`` progressive hits of a level, oldest first: meter pays
     (attendant-paid) and fixed progressive pays (table-paid)."""
     rows = conn.execute(
-        "SELECT seq, ts, round, kind, data FROM events WHERE kind IN ('meter.payout', 'meter.fixed_paid') "
+        "SELECT seq, ts, round, kind, data FROM events WHERE kind IN (?, ?) "
         "AND json_extract(data, '$.level') = ? ORDER BY seq DESC LIMIT ?",
-        (level, last),
+        (Kind.METER_PAYOUT, Kind.METER_FIXED_PAID, level, last),
     ).fetchall()
     out = []
     for seq, ts, rnd, kind, data in reversed(rows):

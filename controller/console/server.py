@@ -98,12 +98,12 @@ class ConsoleServer:
 
         with self.reader() as conn:
             rows = conn.execute(
-                "SELECT kind, data FROM events WHERE kind IN ('console.login', 'console.locked') "
-                "ORDER BY seq DESC LIMIT 1000"
+                "SELECT kind, data FROM events WHERE kind IN (?, ?) ORDER BY seq DESC LIMIT 1000",
+                (Kind.CONSOLE_LOGIN, Kind.CONSOLE_LOCKED),
             ).fetchall()
             self._lockout.load(_Ev(k, d) for k, d in rows)
             row = conn.execute(
-                "SELECT data FROM events WHERE kind = 'console.pins' ORDER BY seq DESC LIMIT 1"
+                "SELECT data FROM events WHERE kind = ? ORDER BY seq DESC LIMIT 1", (Kind.CONSOLE_PINS,)
             ).fetchone()
         self._pins_fp = json.loads(row[0]).get("fingerprint", "") if row else None
 

@@ -10,6 +10,8 @@ import select
 import termios
 import tty
 
+from drivers.framing import ACK, NAK, Frame, FrameDecoder, encode_frame
+
 
 class PtyEnd:
     """The device end of a pty; implements the ``drivers.link.Port`` protocol."""
@@ -75,7 +77,7 @@ class SimPort:
         self.nak_all = False
         self.corrupted = 0
         self.naks = 0
-        self._nak_decoder = None
+        self._nak_decoder: FrameDecoder | None = None
 
     def read(self, size: int = 1) -> bytes:
         import time
@@ -93,8 +95,6 @@ class SimPort:
         if not data or self.mute:
             return b""
         if self.nak_all:
-            from drivers.framing import ACK, NAK, Frame, FrameDecoder, encode_frame
-
             if self._nak_decoder is None:
                 self._nak_decoder = FrameDecoder()
             for item in self._nak_decoder.feed(data):

@@ -59,6 +59,8 @@ class Lights(Protocol):
 
 def make_pin_factory(name: str) -> Any:
     """Create the configured gpiozero pin factory (explicitly, never guessed)."""
+    if name not in PIN_FACTORIES:
+        raise ValueError(f"unknown pin factory {name!r} (one of {', '.join(PIN_FACTORIES)})")
     os.environ["GPIOZERO_PIN_FACTORY"] = name
     if name == "mock":
         from gpiozero.pins.mock import MockFactory
@@ -80,7 +82,7 @@ def make_pin_factory(name: str) -> Any:
         from gpiozero.pins.native import NativeFactory
 
         return NativeFactory()
-    raise ValueError(f"unknown pin factory {name!r}")
+    raise AssertionError(name)  # PIN_FACTORIES and the branches above name the same factories
 
 
 class GpioInputs:

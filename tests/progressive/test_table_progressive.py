@@ -7,6 +7,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from controller.history import hits, open_readonly, round_detail
+from tests.conftest import eventually
 from tests.harness import Harness, profile_doc, records, stacks_for
 
 ROYAL = "As Ks Qs Js Ts 4d"
@@ -226,10 +227,13 @@ def test_periodic_full_audit_finds_an_old_edit_and_tilts(make_rig):
 
     rig = make_rig().start()
     rig.table.wait_for(lambda s: s["state"] == "open_for_wagers", 30)
+    # the start-up records are committed by the writer thread: the edit needs them durable first
+    eventually(lambda: rig.ledger_events(kinds=("power.up",)), what="power.up durable")
     assert rig.service.audit_ledger() == []
     path = rig.service.ledger.path
     db = sqlite3.connect(path, timeout=30)  # the service may be writing: wait for its lock
-    db.execute("UPDATE events SET data = replace(data, 'version', 'versi0n') WHERE kind = 'power.up'")
+    edited = db.execute("UPDATE events SET data = replace(data, 'version', 'versi0n') WHERE kind = 'power.up'")
+    assert edited.rowcount == 1
     db.commit()
     db.close()
     problems = rig.service.audit_ledger()

@@ -44,11 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from controller.rules.paytables import GAMES, parse_money, parse_percent
-
-BCM_PINS = range(2, 28)  # usable BCM GPIOs on a 40-pin Raspberry Pi header
-PIN_FACTORIES = ("lgpio", "rpigpio", "pigpio", "native", "mock")
-SERIAL_DEVICES = ("shoe", "shaker", "sign", "keypad")
-BAUD_RATES = (9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600)
+from drivers.gpio import BCM_PINS, PIN_FACTORIES, GpioSettings
+from drivers.serialdev import BAUD_RATES, SERIAL_DEVICES, SerialSettings
 
 
 class ConfigError(ValueError):
@@ -186,6 +183,25 @@ class GpioConfig:
     start_game: int | None = None
     active_low: bool = True
 
+    def driver_settings(self) -> GpioSettings:
+        """The GPIO driver's settings: every input and light under the name the table
+        knows it by (``lockout``, ``key``, ``bet.<wager>.<seat>``, ``light.<wager>.<seat>``,
+        ``beacon``)."""
+        inputs = {"lockout": self.lockout, "confirm": self.confirm, "void": self.void, "key": self.key_switch}
+        if self.door is not None:
+            inputs["door"] = self.door
+        if self.start_game is not None:
+            inputs["start_game"] = self.start_game
+        lights: dict[str, int] = {}
+        for wager, spot in self.spots.items():
+            for i, pin in enumerate(spot.sensors, 1):
+                inputs[f"bet.{wager}.{i}"] = pin
+            for i, pin in enumerate(spot.lights, 1):
+                lights[f"light.{wager}.{i}"] = pin
+        if self.beacon is not None:
+            lights["beacon"] = self.beacon
+        return GpioSettings(self.pin_factory, inputs, lights, self.active_low)
+
 
 @dataclass(frozen=True)
 class SpotPins:
@@ -197,15 +213,8 @@ MAX_SPOTS = 3  # one to three sensed wager spots per seat (issue 4)
 SPOT_WAGERS = ("progressive", "fortune", "base", "insurance", "double-down", "trips", "bonus", "ace-high", "blind")
 
 
-@dataclass(frozen=True)
-class SerialConfig:
-    device: str
-    port: str
-    baud: int
-    ack_timeout_ms: int
-    retries: int
-    heartbeat_ms: int
-    lost_after_ms: int
+#: a ``[serial.<device>]`` section is read straight into the serial driver's settings
+SerialConfig = SerialSettings
 
 
 @dataclass(frozen=True)
@@ -215,7 +224,7 @@ class HardwareConfig:
     profile: TableProfile
     state_dir: Path
     gpio: GpioConfig
-    serial: Mapping[str, SerialConfig]
+    serial: Mapping[str, SerialSettings]
 
 
 def _load_gpio(sec: Section, seats: int, sensed: tuple[str, ...]) -> GpioConfig:
@@ -269,8 +278,8 @@ def _load_gpio(sec: Section, seats: int, sensed: tuple[str, ...]) -> GpioConfig:
     return g
 
 
-def _load_serial(sec: Section, device: str) -> SerialConfig:
-    s = SerialConfig(
+def _load_serial(sec: Section, device: str) -> SerialSettings:
+    s = SerialSettings(
         device=device,
         port=sec.get_str("port"),
         baud=sec.get_int("baud", 115200),
@@ -308,7 +317,7 @@ def parse_hardware(doc: Mapping[str, Any], file: str, profile_dir: Path | None =
     gpio = _load_gpio(g, profile.seats, profile.sensed)
     s = root.sub("serial")
     assert s is not None
-    serial: dict[str, SerialConfig] = {}
+    serial: dict[str, SerialSettings] = {}
     for dev in SERIAL_DEVICES:
         sub = s.sub(dev, required=dev in profile.required_devices)
         if sub is not None:

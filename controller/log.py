@@ -1,6 +1,17 @@
 """structlog set-up: JSON lines when the log stream is not a terminal (journald,
 CI, files), readable coloured lines when it is.
 
+Under systemd the service's stdout is the journal.  Each line then starts with its
+syslog priority (``<3>`` error and critical, ``<4>`` warning, ``<5>`` notice,
+``<6>`` info, ``<7>`` debug), which journald strips and stores as the entry's
+``PRIORITY`` (``SyslogLevelPrefix=`` is on by default; systemd/tablectl.service
+leaves it on), so ``journalctl -u tablectl -p warning`` shows warnings and worse.
+The prefix is added only when the stream *is* the journal: systemd sets
+``JOURNAL_STREAM=<st_dev>:<st_ino>`` for a service whose output goes there, and
+:func:`is_journal_stream` compares it with the stream's own ``fstat`` (as
+sd_journal_stream_fd(3) and systemd.exec(5) describe) — on a terminal, in a pipe
+or a file, and in tests, the lines stay bare.
+
 Every log event carries the table id and the round number.  They live in a
 :class:`LogContext` that the service creates once and passes *explicitly* to
 every component, including the ones whose methods run on device threads
@@ -14,6 +25,7 @@ in which it was processed.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
@@ -55,11 +67,54 @@ def _stamp_context(_: Any, __: str, event_dict: dict[str, Any]) -> dict[str, Any
     return event_dict
 
 
-def configure(stream: TextIO | None = None, level: str = "info", json: bool | None = None) -> None:
-    """Configure structlog once per process."""
+#: syslog priorities (RFC 5424) of the log methods, for journald's ``<N>`` line prefix
+SYSLOG_PRIORITY = {
+    "critical": 3,  # a critical line is an error of the table too: both file as "err"
+    "fatal": 3,
+    "exception": 3,
+    "error": 3,
+    "warning": 4,
+    "warn": 4,
+    "notice": 5,
+    "info": 6,
+    "msg": 6,
+    "debug": 7,
+}
+
+
+def is_journal_stream(stream: Any) -> bool:
+    """True when ``stream`` is connected to the systemd journal: ``JOURNAL_STREAM``
+    (set by systemd, ``<device>:<inode>``) names the very file ``stream`` writes to.
+    A child that inherited the variable but writes elsewhere gets False."""
+    value = os.environ.get("JOURNAL_STREAM", "")
+    dev, sep, ino = value.partition(":")
+    if not sep or not dev.isdigit() or not ino.isdigit():
+        return False
+    try:
+        st = os.fstat(stream.fileno())
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError and a ValueError
+        return False
+    return (st.st_dev, st.st_ino) == (int(dev), int(ino))
+
+
+def add_syslog_priority(_: Any, method_name: str, line: str) -> str:
+    """After the renderer: prefix every line of a rendered entry with its syslog
+    priority, so journald files it (and a traceback's continuation lines) at that level."""
+    prefix = f"<{SYSLOG_PRIORITY.get(method_name, 6)}>"
+    return "\n".join(prefix + part for part in line.split("\n"))
+
+
+def configure(
+    stream: TextIO | None = None, level: str = "info", json: bool | None = None, journal: bool | None = None
+) -> None:
+    """Configure structlog once per process.  ``json``: JSON lines (default: when
+    ``stream`` is not a terminal); ``journal``: prefix each line with its syslog
+    priority (default: when ``stream`` is the systemd journal, :func:`is_journal_stream`)."""
     stream = stream or sys.stdout
     if json is None:
         json = not (hasattr(stream, "isatty") and stream.isatty())
+    if journal is None:
+        journal = is_journal_stream(stream)
     lvl = logging.getLevelName(level.upper())
     if not isinstance(lvl, int):
         raise ValueError(f"unknown log level {level!r}")
@@ -75,6 +130,8 @@ def configure(stream: TextIO | None = None, level: str = "info", json: bool | No
         processors.append(structlog.processors.JSONRenderer(sort_keys=False))
     else:
         processors.append(structlog.dev.ConsoleRenderer(colors=stream.isatty() if hasattr(stream, "isatty") else False))
+    if journal:
+        processors.append(add_syslog_priority)
     structlog.configure(
         processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(lvl),

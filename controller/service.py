@@ -21,11 +21,12 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from controller.clock import Clock, MonotonicClock
-from controller.config import HardwareConfig, SerialConfig
+from controller.config import HardwareConfig
 from controller.games import procedure_for
 from controller.ledger import Ledger, LedgerWriter
 from controller.log import LogContext
@@ -33,6 +34,13 @@ from controller.reactor import Event, Reactor
 from controller.records import Kind
 from controller.sdnotify import Notifier
 from controller.table import Devices, Table
+from drivers.gpio import open_gpio
+from drivers.keypad import SerialKeypad
+from drivers.link import Port
+from drivers.serialdev import SerialDevice, SerialSettings
+from drivers.shaker import SerialShaker
+from drivers.shoe import SerialShoe
+from drivers.sign import SerialSign
 
 LEDGER_FILE = "ledger.sqlite3"
 
@@ -44,7 +52,7 @@ class Service:
         *,
         clock: Clock | None = None,
         pin_factory: Any = None,
-        open_port: Callable[[SerialConfig], Any] | None = None,
+        open_port: Callable[[SerialSettings], Port] | None = None,
         require_digest: bool = False,
         notifier: Notifier | None = None,
         console_socket: str | Path | None = None,
@@ -63,7 +71,7 @@ class Service:
         self.table: Table | None = None
         self.ledger: Ledger | None = None
         self.writer: LedgerWriter | None = None
-        self.serial_devices: list[Any] = []
+        self.serial_devices: list[SerialDevice] = []
         self._thread: threading.Thread | None = None
         self.self_check_problems: list[str] = []
         self.self_check: Any = None  # controller.selfcheck.SelfCheckReport
@@ -299,32 +307,12 @@ class Service:
 
     # ------------------------------------------------------------------ devices
     def _make_devices(self) -> Devices:
-        from drivers.gpio import GpioInputs, GpioLights, make_pin_factory
-        from drivers.shaker import SerialShaker
-        from drivers.shoe import SerialShoe
-        from drivers.sign import SerialSign
-
-        g = self.hw.gpio
-        factory = self._pin_factory or make_pin_factory(g.pin_factory)
-        inputs = {"lockout": g.lockout, "confirm": g.confirm, "void": g.void, "key": g.key_switch}
-        if g.door is not None:
-            inputs["door"] = g.door
-        if g.start_game is not None:
-            inputs["start_game"] = g.start_game
-        lights: dict[str, int] = {}
-        for wager, spot in g.spots.items():
-            for i, pin in enumerate(spot.sensors, 1):
-                inputs[f"bet.{wager}.{i}"] = pin
-            for i, pin in enumerate(spot.lights, 1):
-                lights[f"light.{wager}.{i}"] = pin
-        if g.beacon is not None:
-            lights["beacon"] = g.beacon
-        self.input_names, self.light_names = list(inputs), list(lights)
-        gin = GpioInputs(inputs, factory, self.reactor.post, self.clock, self.logctx, active_low=g.active_low)
-        gout = GpioLights(lights, factory)
-        from drivers.keypad import SerialKeypad
-        from drivers.serialdev import SerialDevice
-
+        """Claim the pins and make the serial drivers from the drivers' own settings
+        (controller/config.py reads them from the TOML); nothing is opened before the
+        configuration and the self-checks are through."""
+        settings = self.hw.gpio.driver_settings()
+        self.input_names, self.light_names = list(settings.inputs), list(settings.lights)
+        gin, gout = open_gpio(settings, self.reactor.post, self.clock, self.logctx, factory=self._pin_factory)
         classes: dict[str, type[SerialDevice]] = {
             "shoe": SerialShoe,
             "shaker": SerialShaker,
@@ -332,9 +320,10 @@ class Service:
             "keypad": SerialKeypad,
         }
         made: dict[str, SerialDevice] = {}
-        open_port = self._open_port
         for name, sc in self.hw.serial.items():
-            opener = (lambda sc=sc: open_port(sc)) if open_port is not None else None
+            opener: Callable[[], Port] | None = None
+            if self._open_port is not None:
+                opener = partial(self._open_port, sc)
             dev = classes[name](sc, self.reactor.post, self.logctx, open_port=opener)
             made[name] = dev
             self.serial_devices.append(dev)

@@ -19,15 +19,30 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from controller.clock import Clock
-from controller.log import LogContext
-
-Post = Callable[..., None]
+from drivers.base import Clock, LogContext, Post
 
 OFF, ON, BLINK, BLINK_FAST = "off", "on", "blink", "blink-fast"
 LIGHT_MODES = (OFF, ON, BLINK, BLINK_FAST)
+
+#: gpiozero pin factories :func:`make_pin_factory` knows (``lgpio`` on a Pi, ``mock`` in tests)
+PIN_FACTORIES = ("lgpio", "rpigpio", "pigpio", "native", "mock")
+BCM_PINS = range(2, 28)  # usable BCM GPIOs on a 40-pin Raspberry Pi header
+
+
+@dataclass(frozen=True)
+class GpioSettings:
+    """What the GPIO driver needs: the pin factory, the named inputs and lights (BCM
+    pins) and the inputs' polarity.  The names are the controller's (``lockout``,
+    ``bet.progressive.3``, ``beacon``...); controller/config.py builds this from
+    ``[gpio]``."""
+
+    pin_factory: str
+    inputs: Mapping[str, int] = field(default_factory=dict)
+    lights: Mapping[str, int] = field(default_factory=dict)
+    active_low: bool = True  # a closed switch pulls the pin low (the pin's pull-up is on)
 
 
 class Inputs(Protocol):
@@ -44,6 +59,8 @@ class Lights(Protocol):
 
 def make_pin_factory(name: str) -> Any:
     """Create the configured gpiozero pin factory (explicitly, never guessed)."""
+    if name not in PIN_FACTORIES:
+        raise ValueError(f"unknown pin factory {name!r} (one of {', '.join(PIN_FACTORIES)})")
     os.environ["GPIOZERO_PIN_FACTORY"] = name
     if name == "mock":
         from gpiozero.pins.mock import MockFactory
@@ -65,7 +82,7 @@ def make_pin_factory(name: str) -> Any:
         from gpiozero.pins.native import NativeFactory
 
         return NativeFactory()
-    raise ValueError(f"unknown pin factory {name!r}")
+    raise AssertionError(name)  # PIN_FACTORIES and the branches above name the same factories
 
 
 class GpioInputs:
@@ -142,3 +159,19 @@ class GpioLights:
     def close(self) -> None:
         for led in self._leds.values():
             led.close()
+
+
+def open_gpio(
+    settings: GpioSettings, post: Post, clock: Clock, logctx: LogContext, factory: Any = None
+) -> tuple[GpioInputs, GpioLights]:
+    """Claim the configured pins: the inputs (posting edges) and the lights.  ``factory``
+    replaces the configured pin factory (the HIL rig's ``MockFactory``)."""
+    if factory is None:
+        factory = make_pin_factory(settings.pin_factory)
+    inputs = GpioInputs(settings.inputs, factory, post, clock, logctx, active_low=settings.active_low)
+    try:
+        lights = GpioLights(settings.lights, factory)
+    except BaseException:
+        inputs.close()
+        raise
+    return inputs, lights

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import secrets
 from collections.abc import Callable, Sequence
+from functools import partial
 from statistics import NormalDist
 from typing import Protocol
 
@@ -184,10 +185,10 @@ def self_test(
         except ValueError as e:
             problems.append(f"1..{n}: {e}")
             continue
-        checks = (
-            ("chi-square", lambda xs, n=n: chi_square_uniform(xs, n), f"df={n - 1}"),
-            ("runs", lambda xs, n=n: runs_test(xs, n), "z"),
-            ("serial correlation", lambda xs: serial_correlation(xs), "r"),
+        checks: tuple[tuple[str, Callable[[np.ndarray], tuple[float, float]], str], ...] = (
+            ("chi-square", partial(chi_square_uniform, n=n), f"df={n - 1}"),
+            ("runs", partial(runs_test, n=n), "z"),
+            ("serial correlation", serial_correlation, "r"),
         )
         for name, fn, label in checks:
             stat, p = fn(first)

@@ -14,17 +14,33 @@ Events posted (all from the link's reader thread, which only posts):
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
-from controller.config import SerialConfig
-from controller.log import LogContext
+from drivers.base import LogContext, Post
 from drivers.link import Link, Port
 from drivers.protocol import ProtocolError, decode, encode
 
-Post = Callable[..., None]
+#: the serial devices a table may have (docs/protocols.md section 4)
+SERIAL_DEVICES = ("shoe", "shaker", "sign", "keypad")
+BAUD_RATES = (9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600)
 
 
-def open_serial(cfg: SerialConfig) -> Port:
+@dataclass(frozen=True)
+class SerialSettings:
+    """One serial device's port and link timing (``[serial.<device>]``, docs/protocols.md
+    section 3).  controller/config.py reads and range-checks them from the TOML."""
+
+    device: str
+    port: str  # a device path (``/dev/serial/by-id/...``) or a pty
+    baud: int
+    ack_timeout_ms: int  # an unacknowledged frame is sent again after this long
+    retries: int  # retransmissions before the link reports ``fault``
+    heartbeat_ms: int  # PING when nothing was sent for this long
+    lost_after_ms: int  # the peer is ``lost`` when nothing was received for this long
+
+
+def open_serial(cfg: SerialSettings) -> Port:
     """Open a real serial port (or a pty path) with pyserial.
 
     ``timeout`` is short so the reader loop can apply its own per-frame deadline;
@@ -33,13 +49,16 @@ def open_serial(cfg: SerialConfig) -> Port:
     """
     import serial  # pyserial: imported here so config checks never touch it
 
-    return serial.Serial(cfg.port, baudrate=cfg.baud, timeout=0.02, write_timeout=0.5, exclusive=True)
+    port = serial.Serial(cfg.port, baudrate=cfg.baud, timeout=0.02, write_timeout=0.5, exclusive=True)
+    return cast(Port, port)
 
 
 class SerialDevice:
     device = "?"
 
-    def __init__(self, cfg: SerialConfig, post: Post, logctx: LogContext, open_port: Callable[[], Port] | None = None):
+    def __init__(
+        self, cfg: SerialSettings, post: Post, logctx: LogContext, open_port: Callable[[], Port] | None = None
+    ):
         self.cfg = cfg
         self._post = post
         self.logctx = logctx

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from drivers.framing import FrameDecoder
 
+from drivers.framing import ACK, NAK, Frame, FrameDecoder, encode_frame
+
 
 class PtyEnd:
     """The device end of a pty; implements the ``drivers.link.Port`` protocol."""
@@ -97,8 +99,6 @@ class SimPort:
         if not data or self.mute:
             return b""
         if self.nak_all:
-            from drivers.framing import ACK, NAK, Frame, FrameDecoder, encode_frame
-
             if self._nak_decoder is None:
                 self._nak_decoder = FrameDecoder()
             for item in self._nak_decoder.feed(data):

@@ -11,9 +11,8 @@ import time
 import pytest
 
 from controller.clock import ScaledClock
-from controller.config import SerialConfig
 from controller.log import LogContext
-from drivers.serialdev import open_serial
+from drivers.serialdev import SerialSettings, open_serial
 from drivers.shaker import SerialShaker
 from drivers.shoe import SerialShoe
 from hil.devices import ShakerSim, ShoeSim
@@ -37,7 +36,7 @@ class Events:
 def _cfg(device, port, **kw):
     base = dict(baud=115200, ack_timeout_ms=200, retries=3, heartbeat_ms=200, lost_after_ms=1000)
     base.update(kw)
-    return SerialConfig(device=device, port=port, **base)
+    return SerialSettings(device=device, port=port, **base)
 
 
 @pytest.fixture

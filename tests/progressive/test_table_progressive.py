@@ -232,7 +232,8 @@ def test_periodic_full_audit_finds_an_old_edit_and_tilts(make_rig):
     assert rig.service.audit_ledger() == []
     path = rig.service.ledger.path
     db = sqlite3.connect(path, timeout=30)  # the service may be writing: wait for its lock
-    db.execute("UPDATE events SET data = replace(data, 'version', 'versi0n') WHERE kind = 'power.up'")
+    edited = db.execute("UPDATE events SET data = replace(data, 'version', 'versi0n') WHERE kind = 'power.up'")
+    assert edited.rowcount == 1
     db.commit()
     db.close()
     problems = rig.service.audit_ledger()

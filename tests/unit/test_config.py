@@ -33,6 +33,46 @@ def test_example_config_is_valid():
     assert set(hw.serial) == {"shoe", "shaker", "sign", "keypad"}
 
 
+def test_config_builds_the_drivers_settings():
+    """The drivers own their settings types; the TOML is read and range-checked here
+    onto them (issue 11: drivers import nothing from controller/)."""
+    from drivers.gpio import GpioSettings
+    from drivers.serialdev import SerialSettings
+
+    hw = load_hardware(EXAMPLE)
+    shoe = hw.serial["shoe"]
+    assert isinstance(shoe, SerialSettings)
+    assert shoe == SerialSettings(
+        device="shoe",
+        port="/dev/tablectl-shoe",
+        baud=115200,
+        ack_timeout_ms=200,
+        retries=3,
+        heartbeat_ms=1000,
+        lost_after_ms=3500,
+    )
+    g = hw.gpio.driver_settings()
+    assert isinstance(g, GpioSettings) and g.pin_factory == "lgpio" and g.active_low is True
+    assert dict(g.inputs) == {
+        "lockout": 17,
+        "confirm": 27,
+        "void": 22,
+        "key": 23,
+        "door": 24,
+        **{f"bet.progressive.{i}": pin for i, pin in enumerate((5, 6, 12, 13, 16, 19), 1)},
+    }
+    assert dict(g.lights) == {
+        **{f"light.progressive.{i}": pin for i, pin in enumerate((4, 14, 15, 18, 20, 21), 1)},
+        "beacon": 25,
+    }
+    # the running configuration's keys (console ``config show``, the ledger's config.loaded) are unchanged
+    from controller.selfcheck import config_values
+
+    values = config_values(hw)
+    assert values["serial.shoe.lost_after_ms"] == "3500" and values["gpio.pin_factory"] == "lgpio"
+    assert not any(k.startswith("gpio.inputs") or k.startswith("gpio.lights") for k in values)
+
+
 @pytest.mark.parametrize(
     "old,new,section,key,why",
     [

@@ -151,7 +151,7 @@ class Table(WageringMixin, DealingMixin, DecidingMixin, SettlingMixin, FloorMixi
         return self._published
 
     def wait_for(self, pred: Callable[[Mapping[str, Any]], bool], timeout: float) -> Mapping[str, Any]:
-        with self._cv:
+        with self.reactor.clock.idle(ready=lambda: pred(self._published)), self._cv:  # idle for the clock
             if not self._cv.wait_for(lambda: pred(self._published), timeout):
                 raise TimeoutError(f"table did not reach the expected state; status: {self._published}")
             return self._published

@@ -131,12 +131,19 @@ def run_sim(
     state_dir: Path | None = None,
     out: TextIO = sys.stdout,
     console_pty: bool = False,
+    idle_skip: bool = True,
 ) -> int:
     tmp = None
     if state_dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="tablectl-sim-")
         state_dir = Path(tmp.name)
-    rig = Rig(Path(state_dir), profile=game, seed=seed, speed=1.0 if realtime else speed)
+    rig = Rig(
+        Path(state_dir),
+        profile=game,
+        seed=seed,
+        speed=1.0 if realtime else speed,
+        idle_skip=idle_skip and not realtime,  # at human pace the waits are the point
+    )
     rep = Reporter(out, lambda rnd: rig.table.proc.describe(rnd))
     print(
         f"tablectl sim: game {game}, {rounds} rounds, seed {seed}, "

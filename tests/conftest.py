@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 
@@ -32,6 +33,9 @@ class ManualClock:
 
     def wait(self, event: threading.Event, seconds: float | None) -> bool:
         return event.is_set()
+
+    def idle(self, until=None, ready=None, wake=None):
+        return contextlib.nullcontext()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -1,0 +1,339 @@
+"""The simulator's game clock: a :class:`controller.clock.ScaledClock` that skips idle time.
+
+A simulated round spends most of its game time waiting: the 5-second shake
+(§ 621a.2(f)(2)), the shoe's shuffle and dispensing delays, the dealer's and the
+players' pauses, the table waiting for a device.  At 50x that is still most of
+the wall time, while the work itself takes a few milliseconds.  So, in the style
+of a discrete-event simulation, when every party of the simulation is idle and
+nothing is in flight between them, this clock jumps straight to the earliest
+moment one of them waits for.  Game time keeps its order (no wake-up is passed
+over; timers fire in the order of their game times); only the empty stretches
+between wake-ups cost no wall time any more.
+
+*Parties* are the threads that act in game time: the reactor (through
+:meth:`Clock.idle` around its queue wait), the simulators' schedulers
+(hil/sched.py), and the thread that drives the rig (the simulated people, a
+scenario, a test), registered by :meth:`Rig.start`.  A party is idle only inside
+a clock wait (:meth:`sleep`, :meth:`wait_for`, :meth:`idle`) and only while its
+``ready()`` is false; a registered party anywhere else — computing, or blocked
+in something the clock does not know — is busy, and then nothing is skipped:
+the clock runs at its plain ``speed``, exactly like :class:`ScaledClock`.
+
+*Flights* are work handed between threads that are not parties: a message on its
+way over a pty and through a link's threads, a ledger commit on the writer
+thread.  The rig counts them (:meth:`flight_begin` where a message is sent or a
+commit submitted, :meth:`flight_end` where it has been handled) — see
+``Rig._instrument``.  While any flight is open nothing is skipped.  A flight
+that never lands (a muted device, a frame lost for good) is forgotten after
+``FLIGHT_EXPIRY_S`` real seconds.
+
+What this clock never touches: wire time.  ACK deadlines, heartbeats and the
+device-lost rule run on ``time.monotonic`` (drivers/link.py), and the table's
+device response deadlines keep their floor of ``MIN_REAL_S`` real seconds
+(controller/dealing.py): a skip to such a deadline while the device is silent
+finds the floor not reached, and the table waits it out in real time.  So that
+this does not turn into a loop of skips, two skips in a row to wake-ups of the
+same party (and nobody else's) need some activity in between — a flight, or
+another party's wake-up time changing; otherwise that wake-up comes in real
+time at the clock's speed.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from controller.clock import ScaledClock
+
+T = TypeVar("T")
+
+#: real seconds after which a flight that never landed is forgotten; the same floor the table
+#: gives a device's answer (controller/dealing.py MIN_REAL_S), so a skip can never come sooner
+#: than the table would call a slow device a fault anyway
+FLIGHT_EXPIRY_S = 2.0
+_EPS = 1e-9  # a skip lands this much past the wake-up, so that now() >= until despite rounding
+
+
+class _Party:
+    __slots__ = ("name", "thread", "idle", "until", "ready", "wake")
+
+    def __init__(self, name: str, thread: threading.Thread | None = None):
+        self.name = name
+        self.thread = thread
+        self.idle = False
+        self.until: float | None = None
+        self.ready: Callable[[], bool] | None = None
+        self.wake: Callable[[], None] | None = None
+
+    def __repr__(self) -> str:
+        state = f"idle until {self.until}" if self.idle else "busy"
+        return f"<party {self.name} {state}>"
+
+
+_Saved = tuple[bool, float | None, Callable[[], bool] | None, Callable[[], None] | None]
+
+
+class _Idle:
+    """The context manager :meth:`SimClock.idle` returns."""
+
+    __slots__ = ("clock", "until", "ready", "wake", "party", "saved")
+
+    def __init__(
+        self,
+        clock: SimClock,
+        until: float | None,
+        ready: Callable[[], bool] | None,
+        wake: Callable[[], None] | None,
+    ):
+        self.clock, self.until, self.ready, self.wake = clock, until, ready, wake
+
+    def __enter__(self) -> None:
+        c = self.clock
+        with c._cv:
+            self.party = c._me()
+            self.saved = c._save(self.party)
+            c._set_idle(self.party, self.until, self.ready, self.wake, bump=True)
+
+    def __exit__(self, *exc: object) -> None:
+        c = self.clock
+        with c._cv:
+            c._restore(self.party, self.saved)
+
+
+class SimClock(ScaledClock):
+    """:class:`ScaledClock` plus idle skip (see the module's docstring).
+
+    ``skip=False`` gives a plain scaled clock (``tablectl sim --no-idle-skip``,
+    ``--realtime``).  Skipping starts only once :attr:`armed` is set — by the rig,
+    when it has hooked the flight counting into the service; a service that is not
+    instrumented never sees a skip."""
+
+    def __init__(self, speed: float = 50.0, *, skip: bool = True):
+        super().__init__(speed)
+        self.skip = skip
+        self.armed = False
+        self._offset = 0.0
+        self._cv = threading.Condition(threading.Lock())
+        self._parties: dict[threading.Thread, _Party] = {}
+        self._expected: dict[str, _Party] = {}  # thread name -> a party whose thread has not waited yet
+        self._flights: dict[str, deque[float]] = {}
+        self._flight_events = 0
+        self._gen = 0  # bumped whenever something may have changed what a waiting thread looks at
+        self._last: tuple[frozenset[int], tuple[Any, ...]] | None = None  # the last skip (anti-loop)
+        #: statistics: skips made, game seconds skipped, flights forgotten after FLIGHT_EXPIRY_S
+        self.skips = 0
+        self.skipped_s = 0.0
+        self.expired = 0
+
+    # ------------------------------------------------------------------ time
+    def now(self) -> float:
+        return (time.monotonic() - self._real0) * self.speed + self._offset
+
+    def sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self.wait_for(None, game_s=seconds)
+
+    def wait(self, event: threading.Event, seconds: float | None) -> bool:
+        return bool(self.wait_for(event.is_set, game_s=seconds, interval=0.005))
+
+    def idle(
+        self,
+        until: float | None = None,
+        ready: Callable[[], bool] | None = None,
+        wake: Callable[[], None] | None = None,
+    ) -> _Idle:
+        return _Idle(self, until, ready, wake)
+
+    def wait_for(
+        self,
+        pred: Callable[[], T] | None,
+        *,
+        game_s: float | None = None,
+        real_s: float | None = None,
+        interval: float = 0.05,
+    ) -> T | None:
+        """Block until ``pred()`` is true (returns its value), or ``game_s`` of game time or
+        ``real_s`` of real time have passed (returns its last, false value; None without a
+        ``pred``).  The thread is idle meanwhile: ``pred`` is looked at again whenever
+        another party has done something (and every ``interval`` real seconds), so it may
+        be as costly as reading the ledger."""
+        deadline = None if game_s is None else self.now() + game_s
+        real_end = None if real_s is None else time.monotonic() + real_s
+        v: T | None = None
+        with self._cv:
+            p = self._me()
+            saved = self._save(p)
+            try:
+                while True:
+                    g = self._gen
+                    if pred is not None:
+                        self._cv.release()
+                        try:
+                            v = pred()
+                        finally:
+                            self._cv.acquire()
+                        if v:
+                            return v
+                        if self._gen != g:
+                            continue  # something happened while looking: look again
+                    waits: list[float] = []
+                    if deadline is not None:
+                        left = deadline - self.now()
+                        if left <= 0:
+                            return v
+                        waits.append(left / self.speed)
+                    if real_end is not None:
+                        left = real_end - time.monotonic()
+                        if left <= 0:
+                            return v
+                        waits.append(left)
+                    ready = None
+                    if pred is not None:
+                        waits.append(interval)
+                        ready = self._changed_since(g)
+                    # a sleeper has finished its work (bump); a watcher only looks (no bump)
+                    self._set_idle(p, deadline, ready, None, bump=pred is None)
+                    if deadline is not None and self.now() >= deadline:
+                        continue  # skipped to our own wake-up
+                    self._cv.wait(min(waits) if waits else None)
+            finally:
+                self._restore(p, saved)
+
+    def _changed_since(self, g: int) -> Callable[[], bool]:
+        return lambda: self._gen != g
+
+    # ------------------------------------------------------------------ parties
+    def register(self, thread: threading.Thread | None = None) -> None:
+        """Make ``thread`` (default: the calling thread) a party: from now on the clock
+        skips only while it waits on the clock.  A thread becomes a party anyway the
+        first time it waits on the clock."""
+        t = thread or threading.current_thread()
+        with self._cv:
+            if t not in self._parties:
+                self._parties[t] = _Party(t.name, t)
+
+    def expect(self, name: str) -> None:
+        """A party is coming: the thread named ``name`` (e.g. the service's ``reactor``);
+        nothing is skipped until it has waited on the clock once."""
+        with self._cv:
+            self._expected[name] = _Party(name)
+
+    def flight_begin(self, key: str) -> None:
+        """Work handed to threads that are not parties (see the module's docstring)."""
+        with self._cv:
+            self._flights.setdefault(key, deque()).append(time.monotonic())
+            self._flight_events += 1
+            self._bump()
+
+    def flight_end(self, key: str) -> None:
+        """The oldest open flight under ``key`` has been handled."""
+        with self._cv:
+            q = self._flights.get(key)
+            if q:
+                q.popleft()
+            self._flight_events += 1
+            self._bump()
+            self._maybe_skip()
+
+    def open_flights(self) -> dict[str, int]:
+        with self._cv:
+            return {k: len(q) for k, q in self._flights.items() if q}
+
+    def parties(self) -> list[str]:
+        with self._cv:
+            return [repr(p) for p in self._parties.values()] + [f"<expected {n}>" for n in self._expected]
+
+    # ------------------------------------------------------------------ internals (lock held)
+    def _me(self) -> _Party:
+        t = threading.current_thread()
+        p = self._parties.get(t)
+        if p is None:
+            p = self._expected.pop(t.name, None) or _Party(t.name)
+            p.thread = t
+            self._parties[t] = p
+        return p
+
+    @staticmethod
+    def _save(p: _Party) -> _Saved:
+        return (p.idle, p.until, p.ready, p.wake)
+
+    @staticmethod
+    def _restore(p: _Party, saved: _Saved) -> None:
+        p.idle, p.until, p.ready, p.wake = saved
+
+    def _bump(self) -> None:
+        self._gen += 1
+        self._cv.notify_all()
+
+    def _set_idle(
+        self,
+        p: _Party,
+        until: float | None,
+        ready: Callable[[], bool] | None,
+        wake: Callable[[], None] | None,
+        *,
+        bump: bool,
+    ) -> None:
+        first = not p.idle
+        p.idle, p.until, p.ready, p.wake = True, until, ready, wake
+        if first and bump:
+            self._bump()
+        self._maybe_skip()
+
+    def _maybe_skip(self) -> None:
+        """Jump to the earliest wake-up if every party is idle and nothing is in flight."""
+        if not (self.skip and self.armed) or self._expected:
+            return
+        real = time.monotonic()
+        for q in self._flights.values():
+            while q and real - q[0] > FLIGHT_EXPIRY_S:
+                q.popleft()
+                self.expired += 1
+            if q:
+                return
+        target = math.inf
+        owners: list[_Party] = []
+        dead: list[threading.Thread] = []
+        for t, p in self._parties.items():
+            if t.ident is not None and not t.is_alive():
+                dead.append(t)
+                continue
+            if not p.idle:
+                return
+            if p.ready is not None:
+                try:
+                    if p.ready():
+                        return
+                except Exception:  # noqa: BLE001 - a predicate that fails counts as "about to act"
+                    return
+            if p.until is not None:
+                if p.until < target:
+                    target, owners = p.until, [p]
+                elif p.until == target:
+                    owners.append(p)
+        for t in dead:
+            del self._parties[t]
+        if not owners:
+            return  # everybody waits for somebody else: nothing to skip to
+        now = self.now()
+        if target <= now:
+            return  # due already: its owner is waking up by itself
+        # the same party's wake-up twice in a row with nothing else happening in between
+        # (e.g. a device deadline that re-arms itself until its real-time floor): not again
+        key = frozenset(id(p) for p in owners)
+        activity = (self._flight_events, tuple(p.until for p in self._parties.values() if p not in owners))
+        if self._last == (key, activity):
+            return
+        self._last = (key, activity)
+        jump = target - now + _EPS
+        self._offset += jump
+        self.skips += 1
+        self.skipped_s += jump
+        for p in owners:
+            if p.wake is not None:
+                p.wake()
+        self._bump()

@@ -32,10 +32,11 @@ device-lost rule run on ``time.monotonic`` (drivers/link.py), and the table's
 device response deadlines keep their floor of ``MIN_REAL_S`` real seconds
 (controller/dealing.py): a skip to such a deadline while the device is silent
 finds the floor not reached, and the table waits it out in real time.  So that
-this does not turn into a loop of skips, two skips in a row to wake-ups of the
-same party (and nobody else's) need some activity in between — a flight, or
-another party's wake-up time changing; otherwise that wake-up comes in real
-time at the clock's speed.
+this does not turn into a loop of skips (the table re-arms that deadline each
+time it finds the floor not reached), at most ``MAX_REPEATS`` skips in a row may
+land on wake-ups of the same party with nothing else happening in between — no
+flight, no other party's wake-up time changing; after that, that party's
+wake-ups come in real time at the clock's speed until something else happens.
 """
 
 from __future__ import annotations
@@ -55,7 +56,11 @@ T = TypeVar("T")
 #: gives a device's answer (controller/dealing.py MIN_REAL_S), so a skip can never come sooner
 #: than the table would call a slow device a fault anyway
 FLIGHT_EXPIRY_S = 2.0
+#: skips in a row to the same party's wake-ups with nothing else happening in between (see _maybe_skip)
+MAX_REPEATS = 8
 _EPS = 1e-9  # a skip lands this much past the wake-up, so that now() >= until despite rounding
+#: real seconds a thread waits on the clock at most before it looks again (a flight may have expired)
+_RECHECK_S = 0.25
 
 
 class _Party:
@@ -119,11 +124,13 @@ class SimClock(ScaledClock):
         self._offset = 0.0
         self._cv = threading.Condition(threading.Lock())
         self._parties: dict[threading.Thread, _Party] = {}
+        self._busy: set[_Party] = set()  # the parties not idle now (most checks end here)
         self._expected: dict[str, _Party] = {}  # thread name -> a party whose thread has not waited yet
         self._flights: dict[str, deque[float]] = {}
         self._flight_events = 0
         self._gen = 0  # bumped whenever something may have changed what a waiting thread looks at
         self._last: tuple[frozenset[int], tuple[Any, ...]] | None = None  # the last skip (anti-loop)
+        self._repeats = 0
         #: statistics: skips made, game seconds skipped, flights forgotten after FLIGHT_EXPIRY_S
         self.skips = 0
         self.skipped_s = 0.0
@@ -199,6 +206,8 @@ class SimClock(ScaledClock):
                     self._set_idle(p, deadline, ready, None, bump=pred is None)
                     if deadline is not None and self.now() >= deadline:
                         continue  # skipped to our own wake-up
+                    if self.armed:  # look again now and then: an open flight may expire meanwhile
+                        waits.append(_RECHECK_S)
                     self._cv.wait(min(waits) if waits else None)
             finally:
                 self._restore(p, saved)
@@ -214,7 +223,8 @@ class SimClock(ScaledClock):
         t = thread or threading.current_thread()
         with self._cv:
             if t not in self._parties:
-                self._parties[t] = _Party(t.name, t)
+                p = self._parties[t] = _Party(t.name, t)
+                self._busy.add(p)
 
     def expect(self, name: str) -> None:
         """A party is coming: the thread named ``name`` (e.g. the service's ``reactor``);
@@ -255,15 +265,17 @@ class SimClock(ScaledClock):
             p = self._expected.pop(t.name, None) or _Party(t.name)
             p.thread = t
             self._parties[t] = p
+            self._busy.add(p)
         return p
 
     @staticmethod
     def _save(p: _Party) -> _Saved:
         return (p.idle, p.until, p.ready, p.wake)
 
-    @staticmethod
-    def _restore(p: _Party, saved: _Saved) -> None:
+    def _restore(self, p: _Party, saved: _Saved) -> None:
         p.idle, p.until, p.ready, p.wake = saved
+        if not p.idle:
+            self._busy.add(p)
 
     def _bump(self) -> None:
         self._gen += 1
@@ -280,14 +292,25 @@ class SimClock(ScaledClock):
     ) -> None:
         first = not p.idle
         p.idle, p.until, p.ready, p.wake = True, until, ready, wake
-        if first and bump:
-            self._bump()
+        if first:
+            self._busy.discard(p)
+            if bump:
+                self._bump()
         self._maybe_skip()
 
     def _maybe_skip(self) -> None:
         """Jump to the earliest wake-up if every party is idle and nothing is in flight."""
         if not (self.skip and self.armed) or self._expected:
             return
+        if self._busy:  # somebody is at work (or a thread ended and left its party behind)
+            for p in self._busy:
+                t = p.thread
+                if t is None or t.ident is None or t.is_alive():
+                    return
+            for p in self._busy:
+                if p.thread is not None:
+                    self._parties.pop(p.thread, None)
+            self._busy.clear()
         real = time.monotonic()
         for q in self._flights.values():
             while q and real - q[0] > FLIGHT_EXPIRY_S:
@@ -297,13 +320,7 @@ class SimClock(ScaledClock):
                 return
         target = math.inf
         owners: list[_Party] = []
-        dead: list[threading.Thread] = []
-        for t, p in self._parties.items():
-            if t.ident is not None and not t.is_alive():
-                dead.append(t)
-                continue
-            if not p.idle:
-                return
+        for p in self._parties.values():  # all idle now
             if p.ready is not None:
                 try:
                     if p.ready():
@@ -315,20 +332,22 @@ class SimClock(ScaledClock):
                     target, owners = p.until, [p]
                 elif p.until == target:
                     owners.append(p)
-        for t in dead:
-            del self._parties[t]
         if not owners:
             return  # everybody waits for somebody else: nothing to skip to
         now = self.now()
         if target <= now:
             return  # due already: its owner is waking up by itself
-        # the same party's wake-up twice in a row with nothing else happening in between
-        # (e.g. a device deadline that re-arms itself until its real-time floor): not again
+        # wake-ups of the same party one after the other with nothing else happening in between:
+        # a few are timers in a row, more are a deadline re-arming itself until its real-time
+        # floor (controller/dealing.py): those come in real time at the clock's speed
         key = frozenset(id(p) for p in owners)
         activity = (self._flight_events, tuple(p.until for p in self._parties.values() if p not in owners))
         if self._last == (key, activity):
-            return
-        self._last = (key, activity)
+            if self._repeats >= MAX_REPEATS:
+                return
+            self._repeats += 1
+        else:
+            self._last, self._repeats = (key, activity), 0
         jump = target - now + _EPS
         self._offset += jump
         self.skips += 1

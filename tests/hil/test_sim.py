@@ -82,3 +82,16 @@ def test_sim_console_pty_prints_the_summary_on_ctrl_c_even_during_the_stop(tmp_p
     assert "summary:" in text and "  rounds: 1 (0 void)" in text
     assert text.rstrip().splitlines()[-1].startswith("balance: OK (1 rounds")
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_idle_skip_plays_the_same_rounds_as_the_plain_clock(tmp_path):
+    """The idle-skipping clock (hil/simclock.py) changes when things happen in wall time,
+    never what happens: the same seed gives the same rounds as the clock at its plain speed
+    (Pai Gow tiles: the players' shaker, keyed wagers and decisions, the bank rotation)."""
+    outs = {}
+    for skip in (True, False):
+        buf = io.StringIO()
+        rc = run_sim(game="pai-gow-tiles", rounds=3, seed=7, state_dir=tmp_path / str(skip), out=buf, idle_skip=skip)
+        assert rc == 0
+        outs[skip] = buf.getvalue()
+    assert outs[True] == outs[False]

@@ -233,7 +233,9 @@ class Rig:
                 raise
 
         setattr(writer, "submit", counted_submit)  # noqa: B010 - an instance's method, replaced
-        clock.expect("reactor")  # the service's reactor thread: a party once it runs
+        # the service's reactor thread: a party once it runs, and the controller's: its timers (device
+        # deadlines, debounce windows) are never skipped to, they come at the clock's speed as before
+        clock.expect("reactor", skip_to=False)
         clock.armed = True
 
     def _count_sends(self, dev: Any) -> None:

@@ -27,16 +27,17 @@ commit submitted, :meth:`flight_end` where it has been handled) — see
 that never lands (a muted device, a frame lost for good) is forgotten after
 ``FLIGHT_EXPIRY_S`` real seconds.
 
-What this clock never touches: wire time.  ACK deadlines, heartbeats and the
-device-lost rule run on ``time.monotonic`` (drivers/link.py), and the table's
-device response deadlines keep their floor of ``MIN_REAL_S`` real seconds
-(controller/dealing.py): a skip to such a deadline while the device is silent
-finds the floor not reached, and the table waits it out in real time.  So that
-this does not turn into a loop of skips (the table re-arms that deadline each
-time it finds the floor not reached), at most ``MAX_REPEATS`` skips in a row may
-land on wake-ups of the same party with nothing else happening in between — no
-flight, no other party's wake-up time changing; after that, that party's
-wake-ups come in real time at the clock's speed until something else happens.
+What this clock never skips to: the controller's own wake-ups.  The reactor is a
+party too, but a *held* one (``expect(..., skip_to=False)``): its timers — the
+table's device response deadlines, the debouncer's windows — are never a skip
+target, and no skip passes over one; they come at the clock's plain speed,
+exactly as before.  So the table judges time as it always did: a device
+deadline is 30 s of game time at 50x with its floor of ``MIN_REAL_S`` real
+seconds (controller/dealing.py), and a simulated device that answers 150 game
+seconds late is as late, in game and in real time, as it ever was.  Only the
+simulated world's waits — the simulators' delays, the people's pauses — are
+skipped.  And wire time is never touched: ACK deadlines, heartbeats and the
+device-lost rule run on ``time.monotonic`` (drivers/link.py).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from controller.clock import ScaledClock
 
@@ -56,19 +57,18 @@ T = TypeVar("T")
 #: gives a device's answer (controller/dealing.py MIN_REAL_S), so a skip can never come sooner
 #: than the table would call a slow device a fault anyway
 FLIGHT_EXPIRY_S = 2.0
-#: skips in a row to the same party's wake-ups with nothing else happening in between (see _maybe_skip)
-MAX_REPEATS = 8
 _EPS = 1e-9  # a skip lands this much past the wake-up, so that now() >= until despite rounding
 #: real seconds a thread waits on the clock at most before it looks again (a flight may have expired)
 _RECHECK_S = 0.25
 
 
 class _Party:
-    __slots__ = ("name", "thread", "idle", "until", "ready", "wake")
+    __slots__ = ("name", "thread", "idle", "until", "ready", "wake", "skip_to")
 
-    def __init__(self, name: str, thread: threading.Thread | None = None):
+    def __init__(self, name: str, thread: threading.Thread | None = None, *, skip_to: bool = True):
         self.name = name
         self.thread = thread
+        self.skip_to = skip_to  # False: its wake-ups are never skipped to (the controller's)
         self.idle = False
         self.until: float | None = None
         self.ready: Callable[[], bool] | None = None
@@ -129,8 +129,6 @@ class SimClock(ScaledClock):
         self._flights: dict[str, deque[float]] = {}
         self._flight_events = 0
         self._gen = 0  # bumped whenever something may have changed what a waiting thread looks at
-        self._last: tuple[frozenset[int], tuple[Any, ...]] | None = None  # the last skip (anti-loop)
-        self._repeats = 0
         #: statistics: skips made, game seconds skipped, flights forgotten after FLIGHT_EXPIRY_S
         self.skips = 0
         self.skipped_s = 0.0
@@ -226,11 +224,12 @@ class SimClock(ScaledClock):
                 p = self._parties[t] = _Party(t.name, t)
                 self._busy.add(p)
 
-    def expect(self, name: str) -> None:
+    def expect(self, name: str, *, skip_to: bool = True) -> None:
         """A party is coming: the thread named ``name`` (e.g. the service's ``reactor``);
-        nothing is skipped until it has waited on the clock once."""
+        nothing is skipped until it has waited on the clock once.  ``skip_to=False``: the
+        controller's thread, whose wake-ups are never skipped to (see the module's docstring)."""
         with self._cv:
-            self._expected[name] = _Party(name)
+            self._expected[name] = _Party(name, skip_to=skip_to)
 
     def flight_begin(self, key: str) -> None:
         """Work handed to threads that are not parties (see the module's docstring)."""
@@ -334,25 +333,16 @@ class SimClock(ScaledClock):
                     owners.append(p)
         if not owners:
             return  # everybody waits for somebody else: nothing to skip to
+        if not all(p.skip_to for p in owners):
+            return  # the controller's own wake-up comes first: it comes at the clock's speed
         now = self.now()
         if target <= now:
             return  # due already: its owner is waking up by itself
-        # wake-ups of the same party one after the other with nothing else happening in between:
-        # a few are timers in a row, more are a deadline re-arming itself until its real-time
-        # floor (controller/dealing.py): those come in real time at the clock's speed
-        key = frozenset(id(p) for p in owners)
-        activity = (self._flight_events, tuple(p.until for p in self._parties.values() if p not in owners))
-        if self._last == (key, activity):
-            if self._repeats >= MAX_REPEATS:
-                return
-            self._repeats += 1
-        else:
-            self._last, self._repeats = (key, activity), 0
         jump = target - now + _EPS
         self._offset += jump
         self.skips += 1
         self.skipped_s += jump
-        for p in owners:
-            if p.wake is not None:
+        for p in self._parties.values():  # everybody looks at the clock again (a wait counted in real time
+            if p.wake is not None:  # would now be too long: the reactor's next timer is nearer in game time)
                 p.wake()
         self._bump()

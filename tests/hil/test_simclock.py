@@ -137,42 +137,64 @@ def test_a_party_that_is_ready_stops_the_skip():
     assert c.skips == 0
 
 
-def test_a_self_rearming_wake_up_is_not_skipped_to_forever():
-    """A device deadline that re-arms itself until its real-time floor (controller/dealing.py
-    ``_timeout``): the owner is woken for each skip, but after MAX_REPEATS skips in a row with
-    nothing else happening its wake-ups come in real time at the clock's speed."""
-    c = _armed(speed=1000.0)
-    wakes: list[float] = []
-    woken = threading.Event()
-    rounds = simclock.MAX_REPEATS + 3
-
-    def party():
-        for _ in range(rounds):
-            until = c.now() + 50.0  # 50 ms of real time at speed 1000
-            with c.idle(until, None, lambda: (wakes.append(c.now()), woken.set())):
-                woken.wait(0.06)
-                woken.clear()
-                while c.now() < until:
-                    time.sleep(0.001)
-
-    t0 = time.monotonic()
-    t = _in_thread(party, "deadline")
-    c.wait_for(lambda: not t.is_alive(), real_s=10.0)
-    took = time.monotonic() - t0
-    assert len(wakes) == c.skips == simclock.MAX_REPEATS + 1
-    assert took >= 0.045 * (rounds - len(wakes))  # the others came at speed 1000: 50 ms each
+def _reactor(c: SimClock, *, skip_to: bool, name: str) -> tuple[Reactor, threading.Thread]:
+    r = Reactor(c)
+    c.expect(name, skip_to=skip_to)
+    th = threading.Thread(target=r.run, name=name, daemon=True)
+    th.start()
+    return r, th
 
 
-def test_the_reactor_fires_its_timers_in_order_through_skips():
+def test_the_controllers_timers_are_never_skipped_to_nor_over():
+    """The reactor (the controller) is a held party: its timers (device deadlines, debounce
+    windows) come at the clock's speed, and a simulated party's later wake-up waits for them —
+    the table judges time as it did before the clock skipped anything."""
+    c = _armed(speed=10.0)
+    fired: list[float] = []
+    r, th = _reactor(c, skip_to=False, name="reactor-held")
+    t0, g0 = time.monotonic(), c.now()
+    r.call_soon_threadsafe(r.call_later, 3.0, lambda: fired.append(c.now() - g0))  # 0.3 s real at 10x
+    try:
+        c.sleep(1000.0)  # a simulated party's long pause: skipped, but only after the timer fired
+    finally:
+        r.stop()
+        th.join(2)
+    assert len(fired) == 1 and 3.0 <= fired[0] < 4.0
+    assert time.monotonic() - t0 >= 0.25  # the timer's 3 game seconds came at 10x
+    assert c.now() - g0 >= 1000.0 and c.skips == 1
+
+
+def test_a_skip_wakes_the_reactor_so_its_next_timer_keeps_its_game_time():
+    """Skipping to a simulated party's wake-up brings the controller's next timer nearer in game
+    time: the reactor is woken to count its wait again, so the timer fires on time, not late."""
+    c = _armed(speed=10.0)
+    fired: list[float] = []
+    r, th = _reactor(c, skip_to=False, name="reactor-held")
+    g0 = c.now()
+    r.call_soon_threadsafe(r.call_later, 20.0, lambda: fired.append(c.now() - g0))  # 2 s real at 10x
+    try:
+        c.sleep(1.0)  # let the reactor arm its timer and wait (0.1 s real)
+        t0 = time.monotonic()
+        c.sleep(14.0)  # skipped at once: game +15
+        assert time.monotonic() - t0 < 0.2
+        assert c.wait_for(lambda: fired, real_s=5.0)
+        took = time.monotonic() - t0
+    finally:
+        r.stop()
+        th.join(2)
+    assert 20.0 <= fired[0] < 20.6  # on time in game time
+    assert 0.35 <= took < 1.5  # the 5 game seconds left, at 10x
+
+
+def test_a_reactor_that_may_be_skipped_to_fires_its_timers_in_order():
+    """The mechanism in general (the rig holds the controller's reactor, see above): a party
+    waiting through ``Clock.idle`` is skipped to and woken, timer after timer."""
     c = _armed(speed=1.0)
     fired: list[tuple[str, float]] = []
-    r = Reactor(c)
+    r, th = _reactor(c, skip_to=True, name="reactor-free")
     t0 = c.now()
     r.call_soon_threadsafe(r.call_later, 300.0, lambda: fired.append(("late", c.now() - t0)))
     r.call_soon_threadsafe(r.call_later, 100.0, lambda: fired.append(("early", c.now() - t0)))
-    c.expect("reactor-test")
-    th = threading.Thread(target=r.run, name="reactor-test", daemon=True)
-    th.start()
     try:
         assert c.wait_for(lambda: len(fired) == 2, real_s=5.0)
     finally:

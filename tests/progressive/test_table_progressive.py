@@ -226,10 +226,14 @@ def test_periodic_full_audit_finds_an_old_edit_and_tilts(make_rig):
 
     rig = make_rig().start()
     rig.table.wait_for(lambda s: s["state"] == "open_for_wagers", 30)
+    # the table opens without waiting for its power.up record to be durable: wait for it, or
+    # the edit below may find nothing to edit (it did, on a loaded machine)
+    rig.wait_until(lambda: rig.ledger_events(["power.up"]), 10, "the power.up record")
     assert rig.service.audit_ledger() == []
     path = rig.service.ledger.path
     db = sqlite3.connect(path, timeout=30)  # the service may be writing: wait for its lock
-    db.execute("UPDATE events SET data = replace(data, 'version', 'versi0n') WHERE kind = 'power.up'")
+    edited = db.execute("UPDATE events SET data = replace(data, 'version', 'versi0n') WHERE kind = 'power.up'")
+    assert edited.rowcount == 1
     db.commit()
     db.close()
     problems = rig.service.audit_ledger()

@@ -2,8 +2,8 @@
 
 A simulated round spends most of its game time waiting: the 5-second shake
 (§ 621a.2(f)(2)), the shoe's shuffle and dispensing delays, the dealer's and the
-players' pauses, the table waiting for a device.  At 50x that is still most of
-the wall time, while the work itself takes a few milliseconds.  So, in the style
+players' pauses.  At 50x that is still most of the wall time, while the work
+itself takes a few milliseconds.  So, in the style
 of a discrete-event simulation, when every party of the simulation is idle and
 nothing is in flight between them, this clock jumps straight to the earliest
 moment one of them waits for.  Game time keeps its order (no wake-up is passed
@@ -53,9 +53,9 @@ from controller.clock import ScaledClock
 
 T = TypeVar("T")
 
-#: real seconds after which a flight that never landed is forgotten; the same floor the table
-#: gives a device's answer (controller/dealing.py MIN_REAL_S), so a skip can never come sooner
-#: than the table would call a slow device a fault anyway
+#: real seconds after which a flight that never landed is forgotten: by then its link has given
+#: up on it (ACK timeout x transmissions: 0.8 s by default), and the table calls a device that
+#: slow a fault anyway (controller/dealing.py MIN_REAL_S, the same 2 s)
 FLIGHT_EXPIRY_S = 2.0
 _EPS = 1e-9  # a skip lands this much past the wake-up, so that now() >= until despite rounding
 #: real seconds a thread waits on the clock at most before it looks again (a flight may have expired)

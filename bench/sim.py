@@ -34,7 +34,12 @@ GAMES = ("six-card-fortune", "fortune-asia", "face-up", "dj-wild", "over-under",
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rounds", type=int, default=200, help="rounds per run (default 200)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--games", nargs="+", default=list(GAMES), help="table profiles (default: the six games)")
+    p.add_argument(
+        "--games",
+        type=lambda v: [g for g in v.split(",") if g],
+        default=list(GAMES),
+        help="table profiles, comma-separated (default: the six games)",
+    )
     p.add_argument("--repeat", type=int, default=1, help="runs per game (default 1); outputs must match")
     p.add_argument("--compare", action="store_true", help="also one run per game with --no-idle-skip")
 

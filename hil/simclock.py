@@ -127,10 +127,11 @@ class SimClock(ScaledClock):
         self._busy: set[_Party] = set()  # the parties not idle now (most checks end here)
         self._expected: dict[str, _Party] = {}  # thread name -> a party whose thread has not waited yet
         self._flights: dict[str, deque[float]] = {}
-        self._flight_events = 0
         self._gen = 0  # bumped whenever something may have changed what a waiting thread looks at
-        #: statistics: skips made, game seconds skipped, flights forgotten after FLIGHT_EXPIRY_S
+        self._sleepers = 0  # threads in self._cv.wait (nobody to notify: no notify)
+        #: statistics: skips made, game seconds skipped, flights counted, flights forgotten after FLIGHT_EXPIRY_S
         self.skips = 0
+        self.flights = 0
         self.skipped_s = 0.0
         self.expired = 0
 
@@ -206,7 +207,11 @@ class SimClock(ScaledClock):
                         continue  # skipped to our own wake-up
                     if self.armed:  # look again now and then: an open flight may expire meanwhile
                         waits.append(_RECHECK_S)
-                    self._cv.wait(min(waits) if waits else None)
+                    self._sleepers += 1
+                    try:
+                        self._cv.wait(min(waits) if waits else None)
+                    finally:
+                        self._sleepers -= 1
             finally:
                 self._restore(p, saved)
 
@@ -235,8 +240,7 @@ class SimClock(ScaledClock):
         """Work handed to threads that are not parties (see the module's docstring)."""
         with self._cv:
             self._flights.setdefault(key, deque()).append(time.monotonic())
-            self._flight_events += 1
-            self._bump()
+            self.flights += 1
 
     def flight_end(self, key: str) -> None:
         """The oldest open flight under ``key`` has been handled."""
@@ -244,7 +248,6 @@ class SimClock(ScaledClock):
             q = self._flights.get(key)
             if q:
                 q.popleft()
-            self._flight_events += 1
             self._bump()
             self._maybe_skip()
 
@@ -278,7 +281,8 @@ class SimClock(ScaledClock):
 
     def _bump(self) -> None:
         self._gen += 1
-        self._cv.notify_all()
+        if self._sleepers:
+            self._cv.notify_all()
 
     def _set_idle(
         self,
@@ -342,7 +346,7 @@ class SimClock(ScaledClock):
         self._offset += jump
         self.skips += 1
         self.skipped_s += jump
-        for p in self._parties.values():  # everybody looks at the clock again (a wait counted in real time
-            if p.wake is not None:  # would now be too long: the reactor's next timer is nearer in game time)
+        for p in self._parties.values():  # whoever waits for a time looks at the clock again (a wait counted
+            if p.wake is not None and p.until is not None:  # in real time would now be too long)
                 p.wake()
         self._bump()

@@ -144,7 +144,7 @@ class SimClock(ScaledClock):
             self.wait_for(None, game_s=seconds)
 
     def wait(self, event: threading.Event, seconds: float | None) -> bool:
-        return bool(self.wait_for(event.is_set, game_s=seconds, interval=0.005))
+        return bool(self.wait_for(event.is_set, game_s=seconds, interval=0.005, cheap=True))
 
     def idle(
         self,
@@ -161,12 +161,15 @@ class SimClock(ScaledClock):
         game_s: float | None = None,
         real_s: float | None = None,
         interval: float = 0.05,
+        cheap: bool = False,
     ) -> T | None:
         """Block until ``pred()`` is true (returns its value), or ``game_s`` of game time or
         ``real_s`` of real time have passed (returns its last, false value; None without a
         ``pred``).  The thread is idle meanwhile: ``pred`` is looked at again whenever
         another party has done something (and every ``interval`` real seconds), so it may
-        be as costly as reading the ledger."""
+        be as costly as reading the ledger.  ``cheap``: ``pred`` takes no lock and may run on
+        any thread; the clock then also looks at it itself before it skips (for a ``pred``
+        that something other than a party may make true, e.g. an event set by a timer)."""
         deadline = None if game_s is None else self.now() + game_s
         real_end = None if real_s is None else time.monotonic() + real_s
         v: T | None = None
@@ -200,7 +203,7 @@ class SimClock(ScaledClock):
                     ready = None
                     if pred is not None:
                         waits.append(interval)
-                        ready = self._changed_since(g)
+                        ready = self._changed_since(g, pred if cheap else None)
                     # a sleeper has finished its work (bump); a watcher only looks (no bump)
                     self._set_idle(p, deadline, ready, None, bump=pred is None)
                     if deadline is not None and self.now() >= deadline:
@@ -215,8 +218,10 @@ class SimClock(ScaledClock):
             finally:
                 self._restore(p, saved)
 
-    def _changed_since(self, g: int) -> Callable[[], bool]:
-        return lambda: self._gen != g
+    def _changed_since(self, g: int, pred: Callable[[], object] | None) -> Callable[[], bool]:
+        if pred is None:
+            return lambda: self._gen != g
+        return lambda: self._gen != g or bool(pred())
 
     # ------------------------------------------------------------------ parties
     def register(self, thread: threading.Thread | None = None) -> None:

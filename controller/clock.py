@@ -13,12 +13,21 @@ Two kinds of time are kept apart on purpose:
   the device-lost rule (drivers/link.py).  A serial line does not get faster
   because the simulation does, and a loaded CI machine must not turn into a
   false "device lost".
+
+A thread that waits for something another party does (an event on the reactor's
+queue, a status change) or for a moment of game time declares it with
+:meth:`Clock.idle`.  On a real table that changes nothing; the simulator's clock
+(:class:`hil.simclock.SimClock`) uses it to skip idle time: when every party of
+the simulation waits, it jumps straight to the earliest moment one of them waits
+for, instead of sleeping until then.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
+from collections.abc import Callable
 from typing import Protocol
 
 
@@ -34,6 +43,17 @@ class Clock(Protocol):
 
     def wait(self, event: threading.Event, seconds: float | None) -> bool:
         """Wait on ``event`` for at most ``seconds`` of game time."""
+
+    def idle(
+        self,
+        until: float | None = None,
+        ready: Callable[[], bool] | None = None,
+        wake: Callable[[], None] | None = None,
+    ) -> contextlib.AbstractContextManager[None]:
+        """The calling thread is idle inside this block: it waits for game time ``until``
+        (None: no time) or for ``ready()`` to become true (something another thread does).
+        ``ready`` must be cheap and take no lock; ``wake`` (non-blocking, no lock) makes the
+        thread look at the clock again.  Real clocks: no effect."""
 
 
 class MonotonicClock:
@@ -53,6 +73,14 @@ class MonotonicClock:
 
     def wait(self, event: threading.Event, seconds: float | None) -> bool:
         return event.wait(None if seconds is None else max(0.0, seconds))
+
+    def idle(
+        self,
+        until: float | None = None,
+        ready: Callable[[], bool] | None = None,
+        wake: Callable[[], None] | None = None,
+    ) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
 
 
 class ScaledClock(MonotonicClock):

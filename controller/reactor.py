@@ -88,6 +88,9 @@ class Reactor:
 
     def stop(self) -> None:
         self._stop.set()
+        self._wake()
+
+    def _wake(self) -> None:
         self._q.put((_wake, ()))
 
     @property
@@ -123,11 +126,18 @@ class Reactor:
         for hook in self.idle_hooks:
             hook()
         self._run_timers()
+        while self._timers and self._timers[0].cancelled:  # the next live timer is what we wait for
+            heapq.heappop(self._timers)
+        due = self._timers[0].when if self._timers else None
         timeout = self.max_wait
-        if self._timers:
-            timeout = min(timeout, self.clock.to_real(self._timers[0].when - self.clock.now()))
+        if due is not None:
+            timeout = min(timeout, self.clock.to_real(due - self.clock.now()))
         try:
-            item = self._q.get(timeout=max(0.0, timeout)) if block else self._q.get_nowait()
+            if not block:
+                item = self._q.get_nowait()
+            else:  # idle until the next timer or an event (a simulator's clock may skip to it)
+                with self.clock.idle(due, lambda: not self._q.empty(), self._wake):
+                    item = self._q.get(timeout=max(0.0, timeout))
         except queue.Empty:
             return
         while True:

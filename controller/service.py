@@ -60,6 +60,7 @@ class Service:
         rng_test: Callable[[int], list[str]] | None = None,
         console_options: Mapping[str, Any] | None = None,
         rng: Any = None,
+        instrument: Callable[[Service], None] | None = None,
     ):
         self.hw = hw
         self.clock = clock or MonotonicClock()
@@ -78,6 +79,9 @@ class Service:
         self.require_digest = require_digest  # a missing software record is a problem (real tables)
         self._rng_test = rng_test
         self.rng = rng  # the starting-position RNG (default drivers.rng.SecretsRng)
+        #: a test rig's look at the assembled service before anything runs (hil/rig.py counts the
+        #: work in flight for its clock); never set on a table
+        self._instrument = instrument
         self.notifier = notifier or Notifier()
         self.ready = threading.Event()
         self.started_monotonic: float | None = None
@@ -123,6 +127,8 @@ class Service:
             hw.profile, procedure, self.reactor, self.writer, devices, self.logctx, bounce_s=hw.gpio.bounce_ms / 1000
         )
         self.reactor.handler = self._dispatch
+        if self._instrument is not None:
+            self._instrument(self)
         self.writer.start()
         for d in self.serial_devices:
             d.start()

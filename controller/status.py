@@ -10,16 +10,20 @@ thread.  A snapshot is never mutated after it is published.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from controller.clock import Clock
 
 Snapshot = Mapping[str, Any]
 
 
 class StatusBoard:
-    def __init__(self, snapshot: Callable[[], Snapshot]):
+    def __init__(self, snapshot: Callable[[], Snapshot], clock: Clock | None = None):
         self._snapshot = snapshot
+        self._clock = clock
         self._published: Snapshot = {}
         self._cv = threading.Condition()
 
@@ -37,7 +41,9 @@ class StatusBoard:
 
     def wait_for(self, pred: Callable[[Snapshot], bool], timeout: float) -> Snapshot:
         """Block until a published snapshot satisfies ``pred`` (any thread but the reactor's)."""
-        with self._cv:
+        # a thread waiting on the table is idle for the simulator's clock (hil/simclock.py)
+        idle = self._clock.idle(ready=lambda: pred(self._published)) if self._clock else contextlib.nullcontext()
+        with idle, self._cv:
             if not self._cv.wait_for(lambda: pred(self._published), timeout):
                 raise TimeoutError(f"table did not reach the expected state; status: {self._published}")
             return self._published

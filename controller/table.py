@@ -116,7 +116,7 @@ class Table:
         self.deck = deck
         self.states, self.transitions_spec = build(procedure.phases)
         self.debounce = Debouncer(reactor, bounce_s, self._on_input)
-        self._status = StatusBoard(self._snapshot)
+        self._status = StatusBoard(self._snapshot, reactor.clock)
         self.machine = Machine(
             model=self,
             states=self.states,

@@ -34,6 +34,7 @@ from drivers import protocol as P
 from drivers.link import Link
 from hil.pty import PtyEnd, SimPort
 from hil.sched import Scheduler
+from hil.simclock import SimClock
 
 
 class SimDevice:
@@ -59,6 +60,12 @@ class SimDevice:
         self.reply_delay_s = 0.0  # fault: every reply this much later (game seconds)
         self.plugged = True
         self._lock = threading.Lock()
+        #: the simulator's clock counts the messages on their way (hil/simclock.py "flights"):
+        #: ours to the controller from here until the controller has taken them; the
+        #: controller's to us (the rig counts them out) until our handler has run
+        self._flights = clock if isinstance(clock, SimClock) else None
+        self.flight_out = f"{self.device}>ctl"
+        self.flight_in = f"ctl>{self.device}"
 
     def _point_link(self) -> None:
         assert self.link_path is not None
@@ -118,10 +125,19 @@ class SimDevice:
         mtype, payload = P.encode(self.device, name, **fields)
         with self._lock:
             self.sent.append((name, dict(fields)))
+        if self._flights is not None:
+            self._flights.flight_begin(self.flight_out)
         self.link.send(mtype, payload)
 
     # LinkListener (reader thread)
     def on_message(self, mtype: int, payload: bytes) -> None:
+        try:
+            self._on_message(mtype, payload)
+        finally:  # handled: what it started (a reply, a delay) is in flight or scheduled by now
+            if self._flights is not None:
+                self._flights.flight_end(self.flight_in)
+
+    def _on_message(self, mtype: int, payload: bytes) -> None:
         try:
             name, fields = P.decode(self.device, mtype, payload)
         except P.ProtocolError as e:
@@ -136,6 +152,8 @@ class SimDevice:
 
     def on_link_event(self, kind: str, detail: str) -> None:
         self.link_events.append((kind, detail))
+        if kind == "fault" and self._flights is not None:  # our link dropped a message: it never lands
+            self._flights.flight_end(self.flight_out)
 
     def count(self, name: str, sent: bool = False) -> int:
         """How many ``name`` messages this device received (or sent)."""
@@ -456,7 +474,7 @@ class SignSim(SimDevice):
         self._changed()
 
     def wait_message(self, prefix: str, timeout: float) -> str:
-        with self.changed:
+        with self.clock.idle(ready=lambda: self.message_text.startswith(prefix)), self.changed:
             if not self.changed.wait_for(lambda: self.message_text.startswith(prefix), timeout):
                 raise TimeoutError(f"sign never showed {prefix!r}; it shows {self.message_text!r}")
             return self.message_text
@@ -492,8 +510,9 @@ class KeypadSim(SimDevice):
         with self._prompted:
             n = len(self.prompts)
             self.send("ENTRY", text=text)
-            if not self._prompted.wait_for(lambda: len(self.prompts) > n, timeout):
-                raise TimeoutError(f"no reply on the keypad to {text!r}")
+            with self.clock.idle(ready=lambda: len(self.prompts) > n):
+                if not self._prompted.wait_for(lambda: len(self.prompts) > n, timeout):
+                    raise TimeoutError(f"no reply on the keypad to {text!r}")
             return self.prompts[n]
 
 

@@ -46,7 +46,8 @@ class People:
 
     def _wait(self, pred: Any, what: str) -> Mapping[str, Any]:
         try:
-            return self.rig.table.wait_for(pred, WAIT_S)
+            st: Mapping[str, Any] = self.rig.table.wait_for(pred, WAIT_S)
+            return st
         except TimeoutError as e:
             raise TimeoutError(f"waiting for {what}: {e}") from None
 
@@ -177,11 +178,17 @@ class People:
         import time
 
         rig = self.rig
+        sh = rig.shaker
         deadline = time.monotonic() + WAIT_S
+
+        def moved() -> bool:  # the table went on, or the shaker is armed and waits for its button
+            return rig.table.status.get("state") != state or bool(sh.armed and not sh.shaking)
+
         while rig.table.status.get("state") == state:
-            armed = rig.shaker.armed
-            if armed and not rig.shaker.shaking:
+            armed = sh.armed
+            if armed and not sh.shaking:
                 rig.press_activation(armed)
-            if time.monotonic() > deadline:
+            left = deadline - time.monotonic()
+            if left <= 0:
                 raise TimeoutError(f"waiting for the dice in {state}: status {dict(rig.table.status)}")
-            time.sleep(0.005)
+            rig.clock.wait_for(moved, real_s=min(left, 0.5), cheap=True)  # idle meanwhile, for the clock

@@ -27,11 +27,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from controller.clock import ScaledClock
 from controller.config import parse_hardware
+from controller.reactor import Event
 from controller.service import Service
 from controller.table import Table
 from hil.devices import KeypadSim, ScriptedRng, ShakerSim, ShoeSim, SignSim
+from hil.simclock import SimClock
 
 #: the rig's pin map (BCM), also the example wiring in config/examples/table.toml
 PINS: dict[str, Any] = {
@@ -67,17 +68,20 @@ class Rig:
         link: Mapping[str, int] | None = None,
         profile_overrides: Mapping[str, Any] | None = None,
         keypad: bool | None = None,
+        idle_skip: bool = True,
     ):
         """``link``: serial link settings for every device (``ack_timeout_ms``, ``retries``,
         ``heartbeat_ms``, ``lost_after_ms``, as in ``[serial.<dev>]``); ``profile_overrides``:
         fields of the table profile to replace (e.g. ``start_method``); ``keypad``: add the
-        dealer-keypad simulator (default: when the game's procedure needs the keypad)."""
+        dealer-keypad simulator (default: when the game's procedure needs the keypad);
+        ``idle_skip``: let the game clock skip the time when everybody waits
+        (hil/simclock.py; False: a plain clock at ``speed``)."""
         from gpiozero.pins.mock import MockFactory
 
         from controller import config as C
 
         self.state_dir = Path(state_dir)
-        self.clock = ScaledClock(speed)
+        self.clock = SimClock(speed, skip=idle_skip)
         self.seed = seed
         self.dev_dir = Path(tempfile.mkdtemp(prefix="tablectl-hil-dev-"))
         from controller.games import procedure_for
@@ -95,6 +99,7 @@ class Rig:
         if keypad:
             self.keypad = KeypadSim(self.clock, random.Random(f"{seed}/keypad"), link_dir=self.dev_dir)
             self.sims.append(self.keypad)
+        self._sim_devices: set[str] = set()  # the devices whose messages the clock counts (_instrument)
         self.factory = MockFactory()
         serial: dict[str, Any] = {
             s.device: {"port": s.path, **dict(link or {})}
@@ -118,6 +123,8 @@ class Rig:
             extra["rng"] = self.rng
         if "rng_test" in params:  # the start-up self-test runs on the rig's (seeded, deterministic) source
             extra["rng_test"] = lambda samples: self.rng.self_test(samples=samples)
+        if "instrument" in params:
+            extra["instrument"] = self._instrument
         self.service = Service(self.hw, clock=self.clock, pin_factory=self.factory, **extra)
         self.started = False
         self.emitted: list[tuple[str, dict[str, Any]]] = []
@@ -132,6 +139,9 @@ class Rig:
         return table
 
     def start(self) -> Rig:
+        # the thread that drives the rig (people, a scenario, a test) is a party of the
+        # simulation: the clock skips only while it waits on the clock (or on the table)
+        self.clock.register()
         for s in self.sims:
             s.start()
         self.service.start()
@@ -165,7 +175,7 @@ class Rig:
         return self.pin(PINS["spots"][wager]["lights"][seat - 1])
 
     def light_mode(self, seat: int, wager: str = "progressive") -> str:
-        return self.table.dev.lights.mode(f"light.{wager}.{seat}")
+        return str(self.table.dev.lights.mode(f"light.{wager}.{seat}"))
 
     def place(self, seat: int, wager: str = "progressive") -> None:
         """A chip put on the seat's sensor for ``wager`` (the contact pulls the pin low)."""
@@ -190,6 +200,76 @@ class Rig:
                 return s
         raise KeyError(f"the rig has no {device!r} simulator")
 
+    # ------------------------------------------------------------------ the clock's view of the work
+    def _instrument(self, service: Service) -> None:
+        """Called by the service once it is assembled and before anything runs: count the
+        work handed between threads that are not parties of the simulation, so that the
+        clock never skips while some of it is on its way (hil/simclock.py "flights"):
+
+        * a message of the controller's to a simulator, from ``send`` until the simulator's
+          handler has run (or the controller's link reports it dropped);
+        * a simulator's message to the controller (counted in by the simulator), until the
+          reactor dispatches it;
+        * a ledger commit, from ``submit`` until its "durable" callback has run on the reactor.
+        """
+        clock = self.clock
+        self._sim_devices = {s.device for s in self.sims}
+        for dev in service.serial_devices:
+            self._count_sends(dev)
+        service.taps.append(self._tap)
+        writer = service.writer
+        assert writer is not None, "the service is assembled: its ledger writer exists"
+        submit = writer.submit
+
+        def counted_submit(records: Any, done: Any = None) -> None:
+            clock.flight_begin("ledger")
+
+            def landed(events: Any) -> None:
+                try:
+                    if done is not None:
+                        done(events)
+                finally:
+                    clock.flight_end("ledger")
+
+            try:
+                submit(records, landed)
+            except BaseException:
+                clock.flight_end("ledger")
+                raise
+
+        setattr(writer, "submit", counted_submit)  # noqa: B010 - an instance's method, replaced
+        # the service's reactor thread: a party once it runs, and the controller's: its timers (device
+        # deadlines, debounce windows) are never skipped to, they come at the clock's speed as before
+        clock.expect("reactor", skip_to=False)
+        clock.armed = True
+
+    def _count_sends(self, dev: Any) -> None:
+        clock, send, key = self.clock, dev.send, f"ctl>{dev.device}"
+
+        def counted_send(name: str, **fields: Any) -> None:
+            clock.flight_begin(key)
+            try:
+                send(name, **fields)
+            except BaseException:
+                clock.flight_end(key)
+                raise
+
+        setattr(dev, "send", counted_send)  # noqa: B010 - an instance's method, replaced
+
+    def _tap(self, ev: Event) -> None:  # reactor thread, before the table handles the event
+        if ev.kind == ev.source and ev.kind in self._sim_devices and "msg" in ev.data:
+            self.clock.flight_end(f"{ev.source}>ctl")
+        elif ev.kind == "link" and ev.data.get("event") == "fault":  # the controller's link dropped one
+            self.clock.flight_end(f"ctl>{ev.source}")
+
+    def wait_until(self, pred: Any, timeout: float, what: str = "condition") -> Any:
+        """Wait (idle, for the clock) until ``pred()`` is true; TimeoutError after ``timeout``
+        real seconds."""
+        v = self.clock.wait_for(pred, real_s=timeout)
+        if not v:
+            raise TimeoutError(f"{what} not seen within {timeout} s")
+        return v
+
     # ------------------------------------------------------------------ what a tester sees
     def _on_emit(self, what: str, data: Mapping[str, Any]) -> None:  # reactor thread
         with self._emitted_cv:
@@ -201,12 +281,8 @@ class Rig:
             return sum(1 for w, _ in self.emitted if w == what)
 
     def wait_emitted(self, what: str, count: int, timeout: float) -> None:
-        with self._emitted_cv:
-            if not self._emitted_cv.wait_for(lambda: sum(1 for w, _ in self.emitted if w == what) >= count, timeout):
-                raise TimeoutError(
-                    f"the table emitted {what!r} {sum(1 for w, _ in self.emitted if w == what)} "
-                    f"time(s), waited for {count}"
-                )
+        if not self.clock.wait_for(lambda: self.emitted_count(what) >= count, real_s=timeout):
+            raise TimeoutError(f"the table emitted {what!r} {self.emitted_count(what)} time(s), waited for {count}")
 
     def ledger_events(self, kinds: Iterable[str] | None = None) -> list[tuple[int, str, dict[str, Any]]]:
         """(round, kind, data) of every durable ledger record, oldest first, read through

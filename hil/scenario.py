@@ -173,16 +173,16 @@ class Runner:
         """The closing expectations: records become durable a moment after the state
         that follows them, so wait (bounded) until they hold, then make sure they still
         hold a little later (a count that is only transiently right is a failure)."""
-        deadline = time.monotonic() + self.wait_s
-        while True:
+        clock = self.rig.clock
+        if not clock.wait_for(lambda: not self.check(exp), real_s=self.wait_s):
             problems = self.check(exp)
-            if problems and time.monotonic() < deadline:
-                time.sleep(0.02)
-                continue
             if problems:
                 return problems
-            time.sleep(self.rig.clock.to_real(5.0))
-            return self.check(exp)
+        # a little later: 5 s of game time, and no less real time than that is at the clock's speed
+        real_end = time.monotonic() + clock.to_real(5.0)
+        clock.sleep(5.0)
+        time.sleep(max(0.0, real_end - time.monotonic()))
+        return self.check(exp)
 
     def _setup(self, setup: Mapping[str, Any]) -> None:
         for key, val in setup.items():
@@ -292,9 +292,13 @@ class Runner:
         """The table status keeps matching for ``for`` game seconds (e.g. a tilt that
         must not clear by itself)."""
         v = dict(v)
-        until = time.monotonic() + self.rig.clock.to_real(float(v.pop("for", 5.0)))
+        seconds = float(v.pop("for", 5.0))
+        clock, table = self.rig.clock, self.rig.table
+        until = time.monotonic() + clock.to_real(seconds)  # and no less real time than at the clock's speed
+        if clock.wait_for(lambda: not _status_matches(table.status, v), game_s=seconds):
+            raise StepFailed(f"status changed to {dict(table.status)}; expected it to stay {v}")
         while time.monotonic() < until:
-            st = self.rig.table.status
+            st = table.status
             if not _status_matches(st, v):
                 raise StepFailed(f"status changed to {dict(st)}; expected it to stay {v}")
             time.sleep(0.01)
@@ -313,7 +317,11 @@ class Runner:
     def step_wait_link(self, v: Mapping[str, Any]) -> None:
         v = dict(v)
         stats = self.rig.link_stats(v.pop("device"))
-        self._poll(lambda: all(_compare(getattr(stats, k), want) for k, want in v.items()), f"link stats {v}")
+        # link statistics move in wire time (drivers/link.py): watched busily, so the game clock
+        # runs on at its plain speed meanwhile, as it would on a table
+        self._poll(
+            lambda: all(_compare(getattr(stats, k), want) for k, want in v.items()), f"link stats {v}", idle=False
+        )
 
     def step_round(self, v: Mapping[str, Any] | None) -> None:
         """A dealer's round up to the count confirmation: wait for the table to open with
@@ -347,21 +355,23 @@ class Runner:
     def step_eventually(self, v: Mapping[str, Any]) -> None:
         """Like ``check``, but waits until the expectations hold (lights and the sign change
         only once the records behind them are durable)."""
-        deadline = time.monotonic() + self.wait_s
-        while True:
-            problems = self.check(v)
-            if not problems:
-                return
-            if time.monotonic() > deadline:
-                raise StepFailed(f"not within {self.wait_s} s: " + "; ".join(problems))
-            time.sleep(0.01)
+        if self.rig.clock.wait_for(lambda: not self.check(v), real_s=self.wait_s):
+            return
+        problems = self.check(v)
+        if problems:
+            raise StepFailed(f"not within {self.wait_s} s: " + "; ".join(problems))
 
     def step_check(self, v: Mapping[str, Any]) -> None:
         problems = self.check(v)
         if problems:
             raise StepFailed("; ".join(problems))
 
-    def _poll(self, pred: Callable[[], bool], what: str) -> None:
+    def _poll(self, pred: Callable[[], bool], what: str, *, idle: bool = True) -> None:
+        """Wait until ``pred()``; ``idle``: the scenario is idle meanwhile (the clock may skip)."""
+        if idle:
+            if not self.rig.clock.wait_for(pred, real_s=self.wait_s) and not pred():
+                raise StepFailed(f"{what} not seen within {self.wait_s} s")
+            return
         deadline = time.monotonic() + self.wait_s
         while not pred():
             if time.monotonic() > deadline:
@@ -410,9 +420,9 @@ class Runner:
         if "meter_cents" in exp and not _compare(st.get("meter_cents"), exp["meter_cents"]):
             problems.append(f"meter is {st.get('meter_cents')} cents, expected {exp['meter_cents']}")
         for what, want in exp.get("events", {}).items():
-            got = rig.emitted_count(what)
-            if not _compare(got, want):
-                problems.append(f"table emitted {what!r} {got} time(s), expected {want}")
+            emitted = rig.emitted_count(what)
+            if not _compare(emitted, want):
+                problems.append(f"table emitted {what!r} {emitted} time(s), expected {want}")
         for dev, checks in exp.get("devices", {}).items():
             problems += self._check_device(dev, checks)
         for dev, checks in exp.get("link", {}).items():
@@ -471,9 +481,9 @@ class Runner:
         for k, want in checks.items():
             if k in ("received", "sent"):
                 for msg, n in want.items():
-                    got = sim.count(msg, sent=(k == "sent"))
-                    if not _compare(got, n):
-                        problems.append(f"{dev} {k} {msg} {got} time(s), expected {n}")
+                    times = sim.count(msg, sent=(k == "sent"))
+                    if not _compare(times, n):
+                        problems.append(f"{dev} {k} {msg} {times} time(s), expected {n}")
             else:
                 val: Any = sim
                 for part in k.split("."):  # e.g. port.corrupted

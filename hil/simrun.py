@@ -131,12 +131,19 @@ def run_sim(
     state_dir: Path | None = None,
     out: TextIO = sys.stdout,
     console_pty: bool = False,
+    idle_skip: bool = True,
 ) -> int:
     tmp = None
     if state_dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="tablectl-sim-")
         state_dir = Path(tmp.name)
-    rig = Rig(Path(state_dir), profile=game, seed=seed, speed=1.0 if realtime else speed)
+    rig = Rig(
+        Path(state_dir),
+        profile=game,
+        seed=seed,
+        speed=1.0 if realtime else speed,
+        idle_skip=idle_skip and not realtime,  # at human pace the waits are the point
+    )
     rep = Reporter(out, lambda rnd: rig.table.proc.describe(rnd))
     print(
         f"tablectl sim: game {game}, {rounds} rounds, seed {seed}, "
@@ -144,27 +151,39 @@ def run_sim(
         file=out,
         flush=True,
     )
-    rig.start()
+    # --console-pty keeps running until Ctrl-C (or SIGTERM): from here on those only ask for
+    # a stop, they never raise, so the rig is stopped and the summary printed on every path
+    stop = StopRequest().install() if console_pty else None
     try:
-        if console_pty:
-            _open_console(rig, Path(state_dir), out)
-        rig.table.listeners.append(rep)
-        start_meter = rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30.0).get("meter_cents")
-        people = People(rig, random.Random(f"{seed}/people"))
-        for _ in range(rounds):
-            people.play_round()
-        rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30.0)
-        end_meter = rig.table.status.get("meter_cents")
-        if console_pty:
-            _hold_console(out)
+        rig.start()
+        try:
+            if console_pty:
+                _open_console(rig, Path(state_dir), out)
+            rig.table.listeners.append(rep)
+            start_meter = rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30.0).get("meter_cents")
+            people = People(rig, random.Random(f"{seed}/people"))
+            for _ in range(rounds):
+                if stop is not None and stop.requested:
+                    break  # asked to stop: after the round in play, never in the middle of one
+                people.play_round()
+            rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30.0)
+            end_meter = rig.table.status.get("meter_cents")
+            if stop is not None and not stop.requested:
+                _hold_console(out, stop)
+        finally:
+            rig.stop()
+        try:
+            balance = check_balance(Path(state_dir) / LEDGER_FILE, people.placed)
+        finally:
+            if tmp is not None:
+                tmp.cleanup()
+        return _summary(out, rep.s, start_meter, end_meter, balance)
     finally:
-        rig.stop()
-    try:
-        balance = check_balance(Path(state_dir) / LEDGER_FILE, people.placed)
-    finally:
-        if tmp is not None:
-            tmp.cleanup()
-    s = rep.s
+        if stop is not None:
+            stop.restore()
+
+
+def _summary(out: TextIO, s: Summary, start_meter: int | None, end_meter: int | None, balance: Any) -> int:
     print("summary:", file=out)
     print(f"  rounds: {s.rounds} ({s.voids} void)", file=out)
     print(f"  accepted_wagers: {s.accepted}", file=out)
@@ -197,20 +216,46 @@ def _open_console(rig: Rig, state_dir: Path, out: TextIO) -> None:
     print(f"  attach with: picocom {con.pty_path}   or   screen {con.pty_path}", file=out, flush=True)
 
 
-def _hold_console(out: TextIO) -> None:
-    import signal
+class StopRequest:
+    """SIGINT (Ctrl-C) and SIGTERM as a request to stop, for ``--console-pty``.
+
+    The handlers only set :attr:`requested`; they never raise.  (They used to raise
+    KeyboardInterrupt, installed only once the rounds were done: a Ctrl-C that came
+    right after "the console stays open" was printed, before the wait's ``try``, or
+    while the rig was stopping, escaped and the summary was never printed.)  They
+    are installed before the rig starts, also when SIGINT came in ignored (a shell's
+    background job, a CI runner), and put back by :meth:`restore`."""
+
+    SIGNALS = ("SIGINT", "SIGTERM")
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._old: dict[int, Any] = {}
+
+    def install(self) -> StopRequest:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():  # signal handlers live there
+            for name in self.SIGNALS:
+                sig = getattr(signal, name)
+                self._old[sig] = signal.signal(sig, self._handler)
+        return self
+
+    def _handler(self, signum: int, frame: object) -> None:
+        self.requested = True
+
+    def restore(self) -> None:
+        import signal
+
+        for sig, handler in self._old.items():
+            signal.signal(sig, handler)
+        self._old.clear()
+
+
+def _hold_console(out: TextIO, stop: StopRequest) -> None:
     import time
 
-    # Ctrl-C must stop it even when SIGINT came in ignored (a shell's background job, a CI
-    # runner): take the default handler back; SIGTERM stops it the same way
-    def _stop(*_: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _stop)
     print("rounds done; the console stays open - Ctrl-C to stop", file=out, flush=True)
-    try:
-        while True:
-            time.sleep(1)
-    except KeyboardInterrupt:
-        pass
+    while not stop.requested:
+        time.sleep(0.05)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -40,6 +41,14 @@ class ManualClock:
 
     def wait(self, event: threading.Event, seconds: float | None) -> bool:
         return event.is_set()
+
+    def idle(
+        self,
+        until: float | None = None,
+        ready: Callable[[], bool] | None = None,
+        wake: Callable[[], None] | None = None,
+    ) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()
 
 
 @pytest.fixture(autouse=True, scope="session")

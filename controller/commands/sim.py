@@ -18,6 +18,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1, help="seed for players, shoe and shaker (default 1)")
     p.add_argument("--realtime", action="store_true", help="play at human pace (clock x1)")
     p.add_argument("--speed", type=float, default=50.0, help="game-clock speed-up when not --realtime (default 50)")
+    p.add_argument(
+        "--no-idle-skip",
+        dest="idle_skip",
+        action="store_false",
+        help="let the game clock run at --speed throughout (by default it skips the time when every "
+        "simulated party waits: hil/simclock.py)",
+    )
     p.add_argument("--state-dir", type=Path, help="keep the ledger here (default: a temporary directory)")
     p.add_argument("--log-level", default="warning", help="log level for the service's log on stderr")
     p.add_argument(
@@ -48,4 +55,5 @@ def run(args: argparse.Namespace) -> int:
         speed=args.speed,
         state_dir=args.state_dir,
         console_pty=args.console_pty,
+        idle_skip=args.idle_skip,
     )

@@ -7,7 +7,6 @@ from __future__ import annotations
 from fractions import Fraction
 
 from controller.history import hits, open_readonly, round_detail
-from tests.conftest import eventually
 from tests.harness import Harness, profile_doc, records, stacks_for
 
 ROYAL = "As Ks Qs Js Ts 4d"
@@ -227,8 +226,9 @@ def test_periodic_full_audit_finds_an_old_edit_and_tilts(make_rig):
 
     rig = make_rig().start()
     rig.table.wait_for(lambda s: s["state"] == "open_for_wagers", 30)
-    # the state is published before the start-up records are durable: wait for the one edited below
-    eventually(lambda: rig.ledger_events(["power.up"]), what="power.up durable")
+    # the table opens without waiting for its power.up record to be durable: wait for it, or
+    # the edit below may find nothing to edit (it did, on a loaded machine)
+    rig.wait_until(lambda: rig.ledger_events(["power.up"]), 10, "the power.up record")
     assert rig.service.audit_ledger() == []
     path = rig.service.ledger.path
     db = sqlite3.connect(path, timeout=30)  # the service may be writing: wait for its lock

@@ -22,6 +22,7 @@ before that.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import queue
@@ -96,10 +97,14 @@ class StoredEvent:
     hash: str
 
 
+# one encoder each, made once: ``json.dumps`` with these options builds a new encoder on every
+# call (the same output; an event's hash and data text are unchanged)
+_canonical_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True).encode
+_data_encode = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
+
+
 def canonical(seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> bytes:
-    return json.dumps([seq, ts, table, round_no, kind, data, prev], separators=(",", ":"), ensure_ascii=True).encode(
-        "ascii"
-    )
+    return _canonical_encode([seq, ts, table, round_no, kind, data, prev]).encode("ascii")
 
 
 def event_hash(seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> str:
@@ -107,7 +112,16 @@ def event_hash(seq: int, ts: str, table: str, round_no: int, kind: str, data: st
 
 
 def _dumps(data: Mapping[str, Any]) -> str:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+    return _data_encode(data)
+
+
+_ROWS_PER_INSERT = 500  # 8 parameters a row: well inside SQLite's 32766
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_events_sql(rows: int) -> str:
+    values = ",".join(["(?,?,?,?,?,?,?,?)"] * rows)
+    return f"INSERT INTO events(seq, ts, table_id, round, kind, data, prev, hash) VALUES {values}"
 
 
 class Ledger:
@@ -157,28 +171,31 @@ class Ledger:
             return []
         t_start = time.perf_counter()
         seq, prev = self.last_seq, self.last_hash
-        meters = dict(self.meters)
+        meters = self.meters
         out: list[StoredEvent] = []
-        rows = []
+        params: list[Any] = []
+        table = self.table_id
         ts = datetime.fromtimestamp(self._wall(), UTC).isoformat(timespec="microseconds")
         touched: set[str] = set()
+        loads, sha256, data_encode, canonical_encode = json.loads, hashlib.sha256, _data_encode, _canonical_encode
         for r in recs:
             seq += 1
-            data = _dumps(r.data)
-            h = event_hash(seq, ts, self.table_id, r.round, r.kind, data, prev)
-            if r.kind.startswith("meter."):
-                meters = meters_mod.apply(meters, r.kind, r.data, round_no=r.round, seq=seq)
+            kind, rnd = r.kind, r.round
+            data = data_encode(r.data)
+            h = sha256(canonical_encode([seq, ts, table, rnd, kind, data, prev]).encode("ascii")).hexdigest()
+            if kind.startswith("meter."):
+                meters = meters_mod.apply(meters, kind, r.data, round_no=rnd, seq=seq)
                 touched.add(str(r.data.get("level")))
-            rows.append((seq, ts, self.table_id, r.round, r.kind, data, prev, h))
-            out.append(StoredEvent(seq, ts, self.table_id, r.round, r.kind, json.loads(data), prev, h))
+            params += (seq, ts, table, rnd, kind, data, prev, h)
+            out.append(StoredEvent(seq, ts, table, rnd, kind, loads(data), prev, h))
             prev = h
         cur = self.db.cursor()
         t_begin = time.perf_counter()
         try:
             cur.execute("BEGIN IMMEDIATE")
-            cur.executemany(
-                "INSERT INTO events(seq, ts, table_id, round, kind, data, prev, hash) VALUES (?,?,?,?,?,?,?,?)", rows
-            )
+            for i in range(0, len(out), _ROWS_PER_INSERT):  # one statement for the events, not one per event
+                chunk = params[i * 8 : (i + _ROWS_PER_INSERT) * 8]
+                cur.execute(_insert_events_sql(len(chunk) // 8), chunk)
             for level in sorted(touched):
                 cur.execute(
                     "INSERT OR REPLACE INTO meters(level, row, seq) VALUES (?,?,?)",
@@ -452,11 +469,8 @@ class LedgerWriter:
                 return
             batch = [item]
             stop = False
-            while len(batch) < self._max_batch:
-                try:
-                    nxt = self._q.get_nowait()
-                except queue.Empty:
-                    break
+            while len(batch) < self._max_batch and not self._q.empty():
+                nxt = self._q.get_nowait()  # the writer is the queue's only consumer
                 if nxt is None:
                     stop = True
                     break

@@ -159,7 +159,7 @@ class PathStamps:
                 self.now[stage] = stamps[key]
 
 
-def run(args: argparse.Namespace, emit) -> int:
+def run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
     from controller.log import configure
     from hil.rig import PINS, Rig
 
@@ -177,11 +177,13 @@ def run(args: argparse.Namespace, emit) -> int:
         reactor = rig.service.reactor
         reactor.post = stamps.wrap_post(reactor.post)  # type: ignore[method-assign]  # before the devices take it
         rig.start()
-        writer = rig.service.writer
-        probe = FsyncProbe(Path(rig.service.ledger.path).parent)
+        writer, ledger = rig.service.writer, rig.service.ledger
+        assert writer is not None and ledger is not None  # the service has started
+        probe = FsyncProbe(ledger.path.parent)
         try:
             table = rig.table
             table.wait_for(lambda s: s.get("state") == "open_for_wagers", 10)
+            assert reactor.handler is not None
             reactor.handler = stamps.wrap_handler(reactor.handler)
             writer.submit = stamps.wrap_submit(writer.submit)  # type: ignore[method-assign]
             has_trace = hasattr(writer, "trace")

@@ -247,7 +247,7 @@ def run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
     emit("sensor_edges", len(light))
     for key, value in segment_figures(paths, durable).items():
         emit(key, value)
-    if has_trace:
+    if hasattr(writer, "checkpoints"):  # the writer's own WAL checkpoints, off the commit path
         emit("ledger_checkpoints", writer.checkpoints - checkpoints0)
         emit("ledger_checkpoint_ms_total", f"{writer.checkpoint_s * 1000:.1f}")
         emit("ledger_wal_frames_max", writer.max_wal_frames)

@@ -17,7 +17,9 @@ derived from it (SPEC § 5; issue 4).
 submits records and a callback; the writer commits them (several submissions
 per transaction when they queue up) and hands the callback back to the
 reactor only once the records are durable.  Nothing is shown or acknowledged
-before that.
+before that.  The writer also copies the WAL into the database file (a WAL
+checkpoint) when it is idle, never inside a commit, so a commit costs the WAL's
+one sync (docs/architecture.md, "Where the time goes").
 """
 
 from __future__ import annotations

@@ -8,20 +8,75 @@ pins, the SQLite ledger with ``synchronous=FULL`` — on the real monotonic cloc
 (speed 1).  Each press: chips on some sensors, lock-out pin driven low (t0),
 then the table's own ``perf_counter`` stamps are read; the dealer's void button
 returns the round and the next round opens.
+
+The disk's own figures come from the same run: before each press, once the ledger
+writer is idle, a raw ``write`` of 4 KiB (in place, in a preallocated file in the
+ledger's directory) and ``fsync``, and another with ``fdatasync`` (what SQLite syncs
+its WAL with: it skips the file's timestamps, so it is the stricter yardstick).
+``lockout_durable_to_fsync_p99`` is the lock-out's durable p99 over the raw fsync p99;
+``lockout_durable_to_fdatasync_p99`` the same over the raw fdatasync p99.
+
+Where the time goes: the path is stamped at each hand-over (``segment_*``, p50/p99 of
+each step, and ``tail_*``, the mean of each step over the presses at or above the
+durable p99):
+
+* ``edge_to_posted`` — gpiozero (mock pin) calls the input callback, which posts to the reactor;
+* ``posted_to_reactor`` — the reactor thread takes the event off its queue;
+* ``reactor_to_frozen`` — debounce and ``BetBoard.freeze``;
+* ``frozen_to_submitted`` — the state machine's ``lock_out``, the records built, submitted;
+* ``submitted_to_writer`` — the ledger writer thread takes the batch;
+* ``writer_to_append`` — the writer collects what else is queued (group commit);
+* ``append_to_begin`` — JSON, hash chain, rows (``Ledger.append`` up to ``BEGIN``);
+* ``begin_to_commit`` — ``BEGIN IMMEDIATE`` and the ``INSERT``s;
+* ``commit_to_durable`` — ``COMMIT``: WAL frames written and synced (and SQLite's own
+  checkpoint when it runs inside a commit);
+* ``durable_to_handed_back`` — the callback given to the reactor's queue;
+* ``handed_back_to_shown`` — the reactor takes it and runs it (the ``lockout_durable`` stamp).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import tempfile
+import threading
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from bench import percentile
 
 NAME = "lockout"
-HELP = "lock-out edge -> wagers frozen / durable; sensor edge -> seat light (p50/p99, ms)"
+HELP = "lock-out edge -> wagers frozen / durable; sensor edge -> seat light (p50/p99, ms); raw fsync p99 alongside"
+
+#: the stamps of one press, in path order; each segment is the time between two neighbours
+STAGES = (
+    "edge",
+    "posted",
+    "reactor",
+    "frozen",
+    "submitted",
+    "writer",
+    "append",
+    "begin",
+    "commit",
+    "durable",
+    "handed_back",
+    "shown",
+)
+#: the ledger writer's trace keys (controller/ledger.py LedgerWriter.trace) for the writer's stages
+_WRITER_KEYS = {
+    "writer": "writer_got",
+    "append": "append_start",
+    "begin": "begin",
+    "commit": "commit",
+    "durable": "committed",
+    "handed_back": "handed_back",
+}
+PROBE_BLOCK = 4096
+PROBE_BLOCKS = 64
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -29,7 +84,85 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=7)
 
 
-def run(args: argparse.Namespace, emit) -> int:
+class FsyncProbe:
+    """Raw ``pwrite`` of one 4 KiB block in a preallocated file, rewritten in place (as a
+    WAL that has wrapped is rewritten), then ``fsync`` — or ``fdatasync``, the call SQLite
+    syncs its WAL with on Linux, which skips the inode's timestamps — in a given directory."""
+
+    def __init__(self, directory: Path):
+        self.path = Path(directory) / "fsync-probe"
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.write(self._fd, b"\0" * PROBE_BLOCK * PROBE_BLOCKS)
+        os.fsync(self._fd)
+        self._i = 0
+        self._block = bytearray(PROBE_BLOCK)
+
+    def sample_ms(self, sync: Callable[[int], None] = os.fsync) -> float:
+        self._i += 1
+        self._block[:8] = self._i.to_bytes(8, "little")
+        t = time.perf_counter()
+        os.pwrite(self._fd, self._block, (self._i % PROBE_BLOCKS) * PROBE_BLOCK)
+        sync(self._fd)
+        return (time.perf_counter() - t) * 1000
+
+    def close(self) -> None:
+        os.close(self._fd)
+        self.path.unlink(missing_ok=True)
+
+
+class PathStamps:
+    """``perf_counter`` stamps along one lock-out's path, taken by wrapping the
+    reactor's ``post`` and handler and through the ledger writer's ``trace``."""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.now: dict[str, float] = {}
+
+    def arm(self) -> None:
+        self.now = {}
+        self.armed = True
+
+    def disarm(self) -> dict[str, float]:
+        self.armed = False
+        return self.now
+
+    @staticmethod
+    def _is_lockout(kind: str, source: str, data: Mapping[str, Any] | None) -> bool:
+        return kind == "input" and source == "lockout" and bool((data or {}).get("active"))
+
+    def wrap_post(self, post: Callable[..., None]) -> Callable[..., None]:
+        def stamped(kind: str, source: str = "", data: Mapping[str, Any] | None = None, *a: Any, **k: Any) -> None:
+            if self.armed and "posted" not in self.now and self._is_lockout(kind, source, data):
+                self.now["posted"] = time.perf_counter()
+            post(kind, source, data, *a, **k)
+
+        return stamped
+
+    def wrap_handler(self, handler: Callable[[Any], None]) -> Callable[[Any], None]:
+        def stamped(ev: Any) -> None:
+            if self.armed and "reactor" not in self.now and self._is_lockout(ev.kind, ev.source, ev.data):
+                self.now["reactor"] = time.perf_counter()
+            handler(ev)
+
+        return stamped
+
+    def wrap_submit(self, submit: Callable[..., None]) -> Callable[..., None]:
+        def stamped(records: Any, done: Any = None) -> None:
+            records = list(records)
+            if self.armed and "submitted" not in self.now and any(r.kind == "lockout" for r in records):
+                self.now["submitted"] = time.perf_counter()
+            submit(records, done)
+
+        return stamped
+
+    def trace(self, stamps: Mapping[str, float], events: list[Any]) -> None:
+        """The ledger writer's per-batch trace (on its thread): keep the lock-out's batch."""
+        if self.armed and "writer" not in self.now and any(e.kind == "lockout" for e in events):
+            for stage, key in _WRITER_KEYS.items():
+                self.now[stage] = stamps[key]
+
+
+def run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
     from controller.log import configure
     from hil.rig import PINS, Rig
 
@@ -38,13 +171,33 @@ def run(args: argparse.Namespace, emit) -> int:
     freeze: list[float] = []
     durable: list[float] = []
     light: list[float] = []
+    fsync: list[float] = []
+    fdatasync: list[float] = []
+    paths: list[dict[str, float]] = []
+    stamps = PathStamps()
     with tempfile.TemporaryDirectory(prefix="tablectl-bench-") as tmp:
         rig = Rig(Path(tmp), seed=args.seed, speed=1.0)
         rig.shoe.shuffle_s = 0.0
+        reactor = rig.service.reactor
+        reactor.post = stamps.wrap_post(reactor.post)  # type: ignore[method-assign]  # before the devices take it
         rig.start()
+        writer, ledger = rig.service.writer, rig.service.ledger
+        assert writer is not None and ledger is not None  # the service has started
+        probe = FsyncProbe(ledger.path.parent)
         try:
             table = rig.table
             table.wait_for(lambda s: s.get("state") == "open_for_wagers", 10)
+            assert reactor.handler is not None
+            reactor.handler = stamps.wrap_handler(reactor.handler)
+            writer.submit = stamps.wrap_submit(writer.submit)  # type: ignore[method-assign]
+            has_trace = hasattr(writer, "trace")
+            if has_trace:
+                writer.trace = stamps.trace
+            checkpoints0 = getattr(writer, "checkpoints", 0)
+            # the bench's thread waits for the count to be shown, woken by that alone: ``table.wait_for``
+            # would wake it on every status publish, each wake taking the GIL on the path measured
+            shown = threading.Event()
+            table.listeners.append(lambda what, _data: shown.set() if what == "count_shown" else None)
             lock_pin = rig.pin(PINS["lockout"])
             void_pin = rig.pin(PINS["void"])
             for _ in range(args.presses):
@@ -59,10 +212,23 @@ def run(args: argparse.Namespace, emit) -> int:
                         time.sleep(0)  # yield the GIL to the reactor thread
                     light.append((time.perf_counter() - t0) * 1000)
                 time.sleep(0.025)  # past the sensors' debounce window
+                writer.flush()  # the disk samples with the writer idle, as the press finds it
+                if len(fsync) % 2:  # the two raw syncs, in turns first
+                    fdatasync.append(probe.sample_ms(os.fdatasync))
+                    fsync.append(probe.sample_ms(os.fsync))
+                else:
+                    fsync.append(probe.sample_ms(os.fsync))
+                    fdatasync.append(probe.sample_ms(os.fdatasync))
                 table.perf.clear()
+                shown.clear()
+                stamps.arm()
                 t0 = time.perf_counter()
                 lock_pin.drive_low()
-                table.wait_for(lambda s: s.get("count_shown"), 10)
+                if not shown.wait(10):
+                    raise TimeoutError(f"no count shown after the lock-out; status: {table.status}")
+                path = stamps.disarm()
+                path.update(edge=t0, frozen=table.perf["lockout_frozen"], shown=table.perf["lockout_durable"])
+                paths.append(path)
                 freeze.append((table.perf["lockout_frozen"] - t0) * 1000)
                 durable.append((table.perf["lockout_durable"] - t0) * 1000)
                 lock_pin.drive_high()
@@ -74,12 +240,44 @@ def run(args: argparse.Namespace, emit) -> int:
                 void_pin.drive_high()
                 time.sleep(0.025)
         finally:
+            probe.close()
             rig.stop()
     for name, xs in (("lockout_freeze", freeze), ("lockout_durable", durable), ("sensor_light", light)):
-        xs.sort()
+        xs = sorted(xs)
         emit(f"{name}_p50_ms", f"{percentile(xs, 50):.3f}")
         emit(f"{name}_p99_ms", f"{percentile(xs, 99):.3f}")
         emit(f"{name}_max_ms", f"{xs[-1]:.3f}")
+    durable_p99 = percentile(sorted(durable), 99)
+    for name, xs in (("fsync", fsync), ("fdatasync", fdatasync)):
+        xs = sorted(xs)
+        emit(f"{name}_p50_ms", f"{percentile(xs, 50):.3f}")
+        emit(f"{name}_p99_ms", f"{percentile(xs, 99):.3f}")
+        emit(f"{name}_max_ms", f"{xs[-1]:.3f}")
+        emit(f"lockout_durable_to_{name}_p99", f"{durable_p99 / percentile(xs, 99):.2f}")
     emit("presses", len(freeze))
     emit("sensor_edges", len(light))
+    for key, value in segment_figures(paths, durable).items():
+        emit(key, value)
+    if hasattr(writer, "checkpoints"):  # the writer's own WAL checkpoints, off the commit path
+        emit("ledger_checkpoints", writer.checkpoints - checkpoints0)
+        emit("ledger_checkpoint_ms_total", f"{writer.checkpoint_s * 1000:.1f}")
+        emit("ledger_wal_frames_max", writer.max_wal_frames)
     return 0
+
+
+def segment_figures(paths: list[dict[str, float]], durable: list[float]) -> dict[str, str]:
+    """p50/p99 of each segment, and each segment's mean over the slowest presses (at or
+    above the durable p99): where the tail's time went.  A segment the code under test
+    does not stamp (an older ledger writer) is left out."""
+    out: dict[str, str] = {}
+    cut = percentile(sorted(durable), 99)
+    tail = [p for p, d in zip(paths, durable, strict=True) if d >= cut]
+    for a, b in zip(STAGES, STAGES[1:], strict=False):
+        xs = sorted((p[b] - p[a]) * 1000 for p in paths if a in p and b in p)
+        if len(xs) != len(paths):
+            continue
+        name = f"{a}_to_{b}"
+        out[f"segment_{name}_p50_ms"] = f"{percentile(xs, 50):.3f}"
+        out[f"segment_{name}_p99_ms"] = f"{percentile(xs, 99):.3f}"
+        out[f"tail_{name}_ms"] = f"{sum((p[b] - p[a]) * 1000 for p in tail) / len(tail):.3f}"
+    return out

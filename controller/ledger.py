@@ -17,11 +17,14 @@ derived from it (SPEC § 5; issue 4).
 submits records and a callback; the writer commits them (several submissions
 per transaction when they queue up) and hands the callback back to the
 reactor only once the records are durable.  Nothing is shown or acknowledged
-before that.
+before that.  The writer also copies the WAL into the database file (a WAL
+checkpoint) when it is idle, never inside a commit, so a commit costs the WAL's
+one sync (docs/architecture.md, "Where the time goes").
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import queue
@@ -38,6 +41,11 @@ from controller import meters as meters_mod
 from controller.meters import Meter
 
 GENESIS = "0" * 64
+# ``hash`` carries no UNIQUE index: each hash covers its event's ``seq`` (the primary key), so two
+# equal hashes would take a SHA-256 collision, and an edited row is found by verify() anyway.  Such
+# an index cost every commit one random leaf page per event (about 4 of a lock-out's 10 WAL frames,
+# and, on a ledger of millions of events, a read from disk inside the commit); it was never used to
+# look anything up.  A ledger created before keeps its index: nothing relies on it either way.
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
     seq     INTEGER PRIMARY KEY,
@@ -47,7 +55,7 @@ CREATE TABLE IF NOT EXISTS events (
     kind    TEXT NOT NULL,
     data    TEXT NOT NULL,
     prev    TEXT NOT NULL,
-    hash    TEXT NOT NULL UNIQUE
+    hash    TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_round ON events(round);
 CREATE INDEX IF NOT EXISTS events_kind ON events(kind);
@@ -60,6 +68,10 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     seq     INTEGER PRIMARY KEY,
     hash    TEXT NOT NULL,
     meters  TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS wal_restart (
+    id      INTEGER PRIMARY KEY CHECK (id = 1),
+    n       INTEGER NOT NULL
 );
 """
 #: a checkpoint (the chain's hash and every meter) every this many events, so start-up
@@ -92,10 +104,14 @@ class StoredEvent:
     hash: str
 
 
+# one encoder each, made once: ``json.dumps`` with these options builds a new encoder on every
+# call (the same output; an event's hash and data text are unchanged)
+_canonical_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True).encode
+_data_encode = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
+
+
 def canonical(seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> bytes:
-    return json.dumps([seq, ts, table, round_no, kind, data, prev], separators=(",", ":"), ensure_ascii=True).encode(
-        "ascii"
-    )
+    return _canonical_encode([seq, ts, table, round_no, kind, data, prev]).encode("ascii")
 
 
 def event_hash(seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> str:
@@ -103,7 +119,16 @@ def event_hash(seq: int, ts: str, table: str, round_no: int, kind: str, data: st
 
 
 def _dumps(data: Mapping[str, Any]) -> str:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+    return _data_encode(data)
+
+
+_ROWS_PER_INSERT = 500  # 8 parameters a row: well inside SQLite's 32766
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_events_sql(rows: int) -> str:
+    values = ",".join(["(?,?,?,?,?,?,?,?)"] * rows)
+    return f"INSERT INTO events(seq, ts, table_id, round, kind, data, prev, hash) VALUES {values}"
 
 
 class Ledger:
@@ -120,10 +145,13 @@ class Ledger:
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
         row = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        self.last_seq, self.last_hash = (int(row[0]), str(row[1])) if row else (0, GENESIS)
+        self.last_seq: int = int(row[0]) if row else 0
+        self.last_hash: str = str(row[1]) if row else GENESIS
         # the stored ``meters`` rows are checked against the events by verify(); the
         # live meters always come from the events themselves
         self.meters: dict[str, Meter] = self.recompute_meters(from_checkpoint=True)
+        #: perf_counter stamps of the last append: start, BEGIN, COMMIT issued, COMMIT returned (bench/)
+        self.append_stamps: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
 
     @classmethod
     def open_readonly(cls, path: str | Path, table_id: str = "audit") -> Ledger:
@@ -137,6 +165,7 @@ class Ledger:
         row = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         self.last_seq, self.last_hash = (int(row[0]), str(row[1])) if row else (0, GENESIS)
         self.meters = {}
+        self.append_stamps = (0.0, 0.0, 0.0, 0.0)
         return self
 
     def close(self) -> None:
@@ -148,28 +177,33 @@ class Ledger:
         recs = list(records)
         if not recs:
             return []
+        t_start = time.perf_counter()
         seq, prev = self.last_seq, self.last_hash
-        meters = dict(self.meters)
+        meters = self.meters
         out: list[StoredEvent] = []
-        rows = []
+        params: list[Any] = []
+        table = self.table_id
         ts = datetime.fromtimestamp(self._wall(), UTC).isoformat(timespec="microseconds")
         touched: set[str] = set()
+        loads, sha256, data_encode, canonical_encode = json.loads, hashlib.sha256, _data_encode, _canonical_encode
         for r in recs:
             seq += 1
-            data = _dumps(r.data)
-            h = event_hash(seq, ts, self.table_id, r.round, r.kind, data, prev)
-            if r.kind.startswith("meter."):
-                meters = meters_mod.apply(meters, r.kind, r.data, round_no=r.round, seq=seq)
+            kind, rnd = r.kind, r.round
+            data = data_encode(r.data)
+            h = sha256(canonical_encode([seq, ts, table, rnd, kind, data, prev]).encode("ascii")).hexdigest()
+            if kind.startswith("meter."):
+                meters = meters_mod.apply(meters, kind, r.data, round_no=rnd, seq=seq)
                 touched.add(str(r.data.get("level")))
-            rows.append((seq, ts, self.table_id, r.round, r.kind, data, prev, h))
-            out.append(StoredEvent(seq, ts, self.table_id, r.round, r.kind, json.loads(data), prev, h))
+            params += (seq, ts, table, rnd, kind, data, prev, h)
+            out.append(StoredEvent(seq, ts, table, rnd, kind, loads(data), prev, h))
             prev = h
         cur = self.db.cursor()
+        t_begin = time.perf_counter()
         try:
             cur.execute("BEGIN IMMEDIATE")
-            cur.executemany(
-                "INSERT INTO events(seq, ts, table_id, round, kind, data, prev, hash) VALUES (?,?,?,?,?,?,?,?)", rows
-            )
+            for i in range(0, len(out), _ROWS_PER_INSERT):  # one statement for the events, not one per event
+                chunk = params[i * 8 : (i + _ROWS_PER_INSERT) * 8]
+                cur.execute(_insert_events_sql(len(chunk) // 8), chunk)
             for level in sorted(touched):
                 cur.execute(
                     "INSERT OR REPLACE INTO meters(level, row, seq) VALUES (?,?,?)",
@@ -180,6 +214,7 @@ class Ledger:
                     "INSERT INTO checkpoints(seq, hash, meters) VALUES (?,?,?)",
                     (seq, prev, _dumps({lv: m.to_row() for lv, m in sorted(meters.items())})),
                 )
+            t_commit = time.perf_counter()
             cur.execute("COMMIT")
         except BaseException:
             try:
@@ -189,7 +224,42 @@ class Ledger:
             raise
         self.last_seq, self.last_hash = seq, prev
         self.meters = meters
+        self.append_stamps = (t_start, t_begin, t_commit, time.perf_counter())
         return out
+
+    # ------------------------------------------------------------------ WAL upkeep
+    def set_autocheckpoint(self, pages: int) -> None:
+        """SQLite's own checkpoint after a COMMIT that leaves the WAL over ``pages`` pages
+        (its default: 1000); 0 turns it off, for a writer that checkpoints itself
+        (:class:`LedgerWriter`)."""
+        self.db.execute(f"PRAGMA wal_autocheckpoint={int(pages)}")
+
+    def checkpoint(self) -> tuple[int, int]:
+        """Copy the WAL's committed pages into the database file and, when all were
+        copied, restart the WAL now rather than in the next append.
+
+        The checkpoint is PASSIVE (it never waits for a reader; what a reader still
+        needs stays in the WAL for the next one) and, with ``synchronous=FULL``, syncs
+        the WAL before copying and the database file after.  A WAL that restarts writes
+        and syncs a new header before its first frame: done here, with a one-row
+        housekeeping write (``wal_restart``, no ledger data), so that the next append's
+        commit costs one sync, not two.  Returns (frames in the WAL, frames copied)."""
+        busy, log, copied = self.db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        if busy == 0 and log > 0 and copied == log:
+            cur = self.db.cursor()
+            try:
+                cur.execute("BEGIN IMMEDIATE")
+                cur.execute(
+                    "INSERT INTO wal_restart(id, n) VALUES (1, 1) ON CONFLICT(id) DO UPDATE SET n = n + 1",
+                )
+                cur.execute("COMMIT")
+            except BaseException:
+                try:
+                    cur.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                raise
+        return int(log), int(copied)
 
     # ------------------------------------------------------------------ reading
     def events(
@@ -314,6 +384,8 @@ class Ledger:
 # ---------------------------------------------------------------------- writer thread
 
 Done = Callable[[list[StoredEvent]], None]
+#: per batch, for bench/: perf_counter stamps by stage, and the events stored
+Trace = Callable[[Mapping[str, float], list[StoredEvent]], None]
 
 
 class LedgerWriter:
@@ -323,6 +395,14 @@ class LedgerWriter:
     (the reactor's ``call_soon_threadsafe``) after the records are durable.  An
     I/O error is handed to ``on_error`` (the table latches a tilt) and the
     records are not acknowledged.
+
+    WAL checkpoints are the writer's, off the path of a commit: SQLite's automatic
+    checkpoint (run inside the COMMIT that crosses 1000 pages, so the records of that
+    commit waited for it) is off.  Once ``checkpoint_commits`` commits have gone into
+    the WAL, the writer checkpoints as soon as nothing has been submitted for
+    ``idle_checkpoint_s``.  Under a load that never leaves it idle it checkpoints
+    after ``max_commits_between_checkpoints`` commits anyway, right after handing
+    their callbacks over: the WAL stays bounded.
     """
 
     def __init__(
@@ -331,16 +411,35 @@ class LedgerWriter:
         deliver: Callable[..., None],
         on_error: Callable[[BaseException], None],
         max_batch: int = 256,
+        idle_checkpoint_s: float = 0.02,
+        checkpoint_commits: int = 50,
+        max_commits_between_checkpoints: int = 200,
     ):
+        if not idle_checkpoint_s > 0:
+            raise ValueError(f"idle_checkpoint_s must be > 0, got {idle_checkpoint_s!r}")
+        if not 1 <= checkpoint_commits <= max_commits_between_checkpoints:
+            raise ValueError(
+                "need 1 <= checkpoint_commits <= max_commits_between_checkpoints, got "
+                f"{checkpoint_commits!r} and {max_commits_between_checkpoints!r}"
+            )
         self.ledger = ledger
         self._deliver = deliver
         self._on_error = on_error
-        self._q: queue.Queue[tuple[list[Record], Done | None] | None] = queue.Queue()
+        self._q: queue.SimpleQueue[tuple[list[Record], Done | None] | None] = queue.SimpleQueue()
         self._max_batch = max_batch
+        self._idle_s = idle_checkpoint_s
+        self._ckpt_commits = checkpoint_commits
+        self._max_commits = max_commits_between_checkpoints
         self._thread = threading.Thread(target=self._run, name="ledger-writer", daemon=True)
         self._failed = False
+        self._uncheckpointed = 0  # commits since the last checkpoint
         self.commits = 0
         self.events_written = 0
+        self.checkpoints = 0
+        self.checkpoint_s = 0.0  # time spent checkpointing (off the commit path)
+        self.max_wal_frames = 0  # the most frames the WAL held at a checkpoint
+        #: called on the writer thread after each batch is handed over (bench/); None: nothing is kept
+        self.trace: Trace | None = None
 
     def start(self) -> None:
         self._thread.start()
@@ -359,22 +458,34 @@ class LedgerWriter:
         ev.wait(timeout)
 
     def _run(self) -> None:
+        try:
+            self.ledger.set_autocheckpoint(0)
+        except BaseException as exc:  # noqa: BLE001 - latched by the table, never swallowed
+            self._failed = True
+            self._on_error(exc)
         while True:
-            item = self._q.get()
+            if self._uncheckpointed >= self._ckpt_commits and not self._failed:
+                try:
+                    item = self._q.get(timeout=self._idle_s)
+                except queue.Empty:
+                    self._checkpoint()  # idle: nothing waits for the disk now
+                    continue
+            else:
+                item = self._q.get()
+            t_got = time.perf_counter()
             if item is None:
                 return
             batch = [item]
             stop = False
-            while len(batch) < self._max_batch:
-                try:
-                    nxt = self._q.get_nowait()
-                except queue.Empty:
-                    break
+            while len(batch) < self._max_batch and not self._q.empty():
+                nxt = self._q.get_nowait()  # the writer is the queue's only consumer
                 if nxt is None:
                     stop = True
                     break
                 batch.append(nxt)
             if self._failed:
+                if stop:
+                    return
                 continue
             records = [r for recs, _ in batch for r in recs]
             try:
@@ -383,8 +494,10 @@ class LedgerWriter:
                 self._failed = True
                 self._on_error(exc)
                 continue
-            self.commits += 1
-            self.events_written += len(stored)
+            if stored:
+                self.commits += 1
+                self.events_written += len(stored)
+                self._uncheckpointed += 1
             i = 0
             for recs, done in batch:
                 mine = stored[i : i + len(recs)]
@@ -394,5 +507,31 @@ class LedgerWriter:
                         done(mine)  # flush marker: direct
                     else:
                         self._deliver(done, mine)
+            if self.trace is not None and stored:
+                t0, t_begin, t_commit, t_durable = self.ledger.append_stamps
+                stamps = {
+                    "writer_got": t_got,
+                    "append_start": t0,
+                    "begin": t_begin,
+                    "commit": t_commit,
+                    "committed": t_durable,
+                    "handed_back": time.perf_counter(),
+                }
+                self.trace(stamps, stored)
             if stop:
                 return
+            if self._uncheckpointed >= self._max_commits:
+                self._checkpoint()  # never idle: bound the WAL anyway, the callbacks already handed over
+
+    def _checkpoint(self) -> None:
+        t = time.perf_counter()
+        try:
+            frames, _copied = self.ledger.checkpoint()
+        except BaseException as exc:  # noqa: BLE001 - a disk that fails here fails commits too: latch it
+            self._failed = True
+            self._on_error(exc)
+            return
+        self.checkpoint_s += time.perf_counter() - t
+        self.checkpoints += 1
+        self.max_wal_frames = max(self.max_wal_frames, frames)
+        self._uncheckpointed = 0

@@ -11,6 +11,9 @@ from hil.scenario import discover, load, run_scenario
 
 ROOT = Path(__file__).resolve().parents[2] / "hil" / "scenarios"
 FILES = discover([ROOT])
+#: scenarios that take over 2 s on the 2-core CI machine (a device left silent until its
+#: real-time deadline): in the whole suite, not in the fast loop (`-m "not slow"`)
+SLOW = {"06-shoe-stops-dealing", "13-shaker-dead-tilt-clear", "19-late-reply-past-deadline"}
 
 
 def test_at_least_fifteen_scenarios():
@@ -25,7 +28,9 @@ def test_names_are_unique_and_cite_a_section():
 
 
 @pytest.mark.hil
-@pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])
+@pytest.mark.parametrize(
+    "path", [pytest.param(f, id=f.stem, marks=[pytest.mark.slow] if f.stem in SLOW else []) for f in FILES]
+)
 def test_scenario(path, tmp_path):
     from controller.log import configure
 

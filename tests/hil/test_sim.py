@@ -6,9 +6,12 @@ import io
 import os
 import signal
 
+import pytest
+
 from hil.simrun import StopRequest, _hold_console, run_sim
 
 
+@pytest.mark.slow
 def test_sim_20_rounds_deterministic(tmp_path):
     outs = []
     for i in range(2):
@@ -84,6 +87,7 @@ def test_sim_console_pty_prints_the_summary_on_ctrl_c_even_during_the_stop(tmp_p
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
+@pytest.mark.slow
 def test_idle_skip_plays_the_same_rounds_as_the_plain_clock(tmp_path):
     """The idle-skipping clock (hil/simclock.py) changes when things happen in wall time,
     never what happens: the same seed gives the same rounds as the clock at its plain speed

@@ -38,8 +38,9 @@ player set them — the five-card high hand, then the two-card low hand.
 
 Profile (``config/tables/face-up.toml``), ``[game.options]``: ``ace_high_paytable``
 and ``fortune_paytable`` (a paytable name offers the wager; absent = not offered),
-``house_way`` (controller/rules/faceup_houseway.py), ``envy_receivers``
-(docs/rules-readings/688a.md 688a-8), ``base_min_cents``, ``base_max_cents``,
+``house_way`` (controller/rules/faceup_houseway.py), ``envy_receivers`` and
+``bonus_reading`` (docs/rules-readings/688a.md 688a-8, 688a-7), ``adjacent_areas``
+(§ 688a.7(f): ``SAME <seat> <seat>``), ``base_min_cents``, ``base_max_cents``,
 ``ace_high_max_cents``, ``fortune_max_cents``.  ``[progressive]`` (optional): a
 "Face Up Progressive N" paytable; its wager, seed, increment rate and reserve rate
 must be the paytable's (§ 688a.12(d)).
@@ -65,7 +66,7 @@ from controller.games.base import (
 from controller.records import PhaseKind
 from controller.rules.cards import CardError, card_str, cards_str, parse_cards
 from controller.rules.faceup import Setting, make_setting
-from controller.rules.faceup_bonus import ace_high_kind
+from controller.rules.faceup_bonus import BONUS_READINGS, ace_high_kind
 from controller.rules.faceup_houseway import DEFAULT_HOUSE_WAY, HOUSE_WAYS, house_way
 from controller.rules.faceup_settle import ENVY_RECEIVERS, FaceUpOptions, SeatWagers, settle_round
 from controller.rules.paytables import get_paytable, parse_money
@@ -80,6 +81,8 @@ OPTIONS = (
     "fortune_paytable",
     "house_way",
     "envy_receivers",
+    "bonus_reading",
+    "adjacent_areas",
     "base_min_cents",
     "base_max_cents",
     "ace_high_max_cents",
@@ -128,9 +131,16 @@ class FaceUp(Procedure):
         hw = str(opts.get("house_way", DEFAULT_HOUSE_WAY))
         if hw not in HOUSE_WAYS:
             raise ValueError(f"{where} house_way = {hw!r}: one of {', '.join(HOUSE_WAYS)} (§ 688a.11(a))")
-        envy = str(opts.get("envy_receivers", "same-wager"))
+        envy = str(opts.get("envy_receivers", "lammer"))
         if envy not in ENVY_RECEIVERS:
-            raise ValueError(f"{where} envy_receivers = {envy!r}: one of {', '.join(ENVY_RECEIVERS)}")
+            raise ValueError(f"{where} envy_receivers = {envy!r}: one of {', '.join(ENVY_RECEIVERS)} (688a-8)")
+        reading = str(opts.get("bonus_reading", "best-pay"))
+        if reading not in BONUS_READINGS:
+            raise ValueError(f"{where} bonus_reading = {reading!r}: one of {', '.join(BONUS_READINGS)} (688a-7)")
+        adjacent = opts.get("adjacent_areas", False)
+        if not isinstance(adjacent, bool):
+            raise ValueError(f"{where} adjacent_areas = {adjacent!r}: true or false (§ 688a.7(f))")
+        self.adjacent_areas = adjacent
         w: dict[str, WagerSpec] = {
             "base": WagerSpec(
                 "base",
@@ -173,7 +183,14 @@ class FaceUp(Procedure):
             kw["fortune_paytable"] = tables["fortune"]
         if "progressive" in tables:
             kw["progressive_paytable"] = tables["progressive"]
-        self.options = FaceUpOptions(house_way=hw, envy_receivers=envy, seat_order=tuple(self.settlement_order()), **kw)
+        self.options = FaceUpOptions(
+            house_way=hw,
+            envy_receivers=envy,
+            bonus_reading=reading,
+            fortune_offered="fortune" in tables,
+            seat_order=tuple(self.settlement_order()),
+            **kw,
+        )
 
     @staticmethod
     def _check_paytable(where: str, key: str, name: str, wager: str) -> Any:

@@ -117,3 +117,29 @@ def test_688a_11_e_two_meter_hits_paid_from_the_dealers_right():
     dealer = P("Qc Jc 9s 7s 6s 5c 3c")
     r = [x for x in settle_round(dealer, seats, _hw(seats)) if x.wager == "progressive"]
     assert [(x.seat, x.meter_fraction) for x in r] == [(5, Fraction(1)), (3, None), (2, Fraction(1, 10))]
+
+
+# ------------------------------------------------------------------ finding 3 (687a-5)
+
+
+def test_670a_11_h_3_i_C_dj_wild_envy_holder_needs_no_progressive_wager():
+    """Reading 687a-5 follows § 670a: "Has an Envy Bonus Qualifying Hand and any player at the
+    table placed a Progressive Payout Wager" (§ 670a.11(h)(3)(i)(C)) — the holder needs no
+    wager.  Seat 1's royal flush (no Progressive) earns seat 2's $1 Progressive the $1,000
+    envy; the old code counted only hands that bet and won the Progressive."""
+    from controller.rules.djwild import DJRound, DJSeat
+    from controller.rules.djwild import settle_round as dj_settle
+
+    rnd = DJRound(
+        (
+            DJSeat(1, 500, "As Ks Qs Js Ts", raised=True),
+            DJSeat(2, 500, "Ah 9c 7d 5h 3h", raised=True, progressive=100),
+            DJSeat(3, 500, "Qh 9d 7c 5d 3c", raised=True),
+        ),
+        "Kd Kc 8h 6c 4d",
+    )
+    envy = [(r.seat, r.net) for r in dj_settle(rnd) if r.wager == "progressive-envy"]
+    assert envy == [(2, 100_000)]
+    # nobody bet the Progressive: no envy at all
+    plain = DJRound(tuple(DJSeat(s.seat, s.ante, s.cards, s.raised) for s in rnd.seats), rnd.dealer)
+    assert not [r for r in dj_settle(plain) if r.wager == "progressive-envy"]

@@ -29,7 +29,7 @@ from functools import cache, lru_cache
 from itertools import combinations, product
 from math import comb
 
-from controller.analysis import AnalysisResult, AnalysisRow, analyzer
+from controller.analysis import AnalysisResult, AnalysisRow, analyzer, meter_values
 from controller.rules.faceup_bonus import (
     BONUS_ORDER,
     BONUS_READINGS,
@@ -263,8 +263,13 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
     mode: JokerMode = str(o.get("joker", "bug"))  # type: ignore[assignment]
     wager = pt.per_wager_cents or 100
     returned = bool(o.get("original_wager_returned", False))
-    seed = parse_money(str(o["seed"]))
-    rate = parse_percent(str(o["rate_of_progression"]))
+    mv = meter_values(
+        options,
+        (parse_money(str(o["seed"])), f"{pt.section} {name}"),
+        (parse_percent(str(o["rate_of_progression"])), f"{pt.section} {name}"),
+    )
+    seed, rate = mv.seed, mv.rate
+    assert seed is not None and rate is not None
     meter_pt = get_paytable(str(o["meter_paytable"])) if "meter_paytable" in o else None
     dist = seven_card_distribution(mode)
     reading = _reading(options)
@@ -273,6 +278,7 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
     rows: list[AnalysisRow] = []
     lose = 0
     resets = 0
+    share = Fraction(0)  # meter fractions won, summed over hands
     ev = Fraction(0)
     for k, cat in enumerate(BONUS_ORDER):
         c = counts.get(k, 0)
@@ -288,6 +294,7 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
         meter = [x for x in (p, mp) if x is not None and x.kind == "meter"]
         if any(x.ratio == 1 for x in meter):
             resets += c
+        share += c * sum((x.ratio for x in meter), Fraction(0))
         text = " + ".join(x.text for x in (p, mp) if x is not None)
         rows.append(AnalysisRow(cat, c, text, base + fixed))
         ev += c * (base + fixed)
@@ -298,7 +305,10 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
     ev -= lose
     reseed = Fraction(resets * seed, dist.total * wager)
     payback = 1 + ev / dist.total + rate + reseed
+    at_meter = 1 + ev / dist.total + share * Fraction(mv.meter, wager) / dist.total
     notes = [
+        mv.note,
+        f"at a meter of ${mv.meter / 100:,.2f} held fixed (increments not counted): {float(at_meter) * 100:.4f}%",
         f"joker: {mode}; wager ${wager / 100:.2f}; original wager {'returned' if returned else 'not returned'}",
         f"reading={reading} (688a-7)"
         + (": straight with trips paid as trips, § 688a.12(d)" if extra else ": no straight and trips rows to choose"),

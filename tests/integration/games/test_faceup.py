@@ -35,7 +35,13 @@ DOC: dict[str, Any] = {
         "reserve_rate": "1%",
     },
 }
-PROG1 = {"paytable": "Face Up Progressive 1", "wager": "$1", "seed": "$10,000", "increment_rate": "28%"}
+PROG1 = {
+    "paytable": "Face Up Progressive 1",
+    "wager": "$1",
+    "seed": "$10,000",
+    "increment_rate": "28%",
+    "reserve_rate": "0%",
+}
 
 
 def doc(**progressive: Any) -> dict[str, Any]:

@@ -151,7 +151,6 @@ def profile_doc(rate: str = "21%", seed: str = "$5,000", reserve: str = "0%") ->
             "wager": "$1",
             "seed": seed,
             "increment_rate": rate,
-            "reserve_rate": "0%",
             "reserve_rate": reserve,
             "envy_paytable": "Six-Card Fortune Progressive Envy $1",
             "envy_min_wager": "$1",

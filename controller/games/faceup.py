@@ -104,6 +104,7 @@ class FaceUp(Procedure):
     deck = 53
     stack_size = 7  # § 688a.10(d): 7 cards to each of 7 positions, 4 left
     returned_reverses_meter = True  # § 688a.13(d): a voided hand's progressive wager is returned
+    adjacent_section = "§ 688a.7(f)"
     phases = (
         Phase("starting_position", PhaseKind.START, "§ 688a.5(i), § 688a.10(b)"),
         Phase("dispensing", PhaseKind.DEAL, "§ 688a.10(c)", "main"),
@@ -262,7 +263,8 @@ class FaceUp(Procedure):
     def decision_prompt(self, rnd: RoundData, name: str) -> str:
         d = rnd.extra.get("dealer")
         shown = f"DEALER {d['high']} / {d['low']}{' ACE HIGH PAI GOW' if d['ace_high_pai_gow'] else ''}: " if d else ""
-        return f"{shown}SET <seat> <2 low cards>, SUR <seat>, VOID <seat>, DONE"
+        same = ", SAME <seat> <seat>" if self.adjacent_areas else ""
+        return f"{shown}SET <seat> <2 low cards>, SUR <seat>, VOID <seat>{same}, DONE"
 
     def apply_entry(self, rnd: RoundData, name: str, text: str) -> Entry:
         """One keypad entry of the ``setting_hands`` phase; raises :class:`EntryError`
@@ -276,8 +278,11 @@ class FaceUp(Procedure):
         if verb == "DONE" and len(parts) == 1:
             ds.done = True
             return Entry("HANDS SET - SETTLING", {"decision": "done"})
+        if verb == "SAME":  # § 688a.7(f): one player on two adjacent areas
+            return self.same_player(rnd, parts)
         if (verb, len(parts)) not in (("SET", 4), ("SUR", 2), ("VOID", 2)):
-            raise EntryError("enter SET <seat> <card> <card>, SUR <seat>, VOID <seat> or DONE")
+            same = ", SAME <seat> <seat>" if self.adjacent_areas else ""
+            raise EntryError(f"enter SET <seat> <card> <card>, SUR <seat>, VOID <seat>{same} or DONE")
         seat = seat_arg(parts[1], players)
         if seat in voided:
             raise EntryError(f"seat {seat} has voided the hand (§ 688a.13(d))")
@@ -353,6 +358,7 @@ class FaceUp(Procedure):
         ws = by_seat(rnd.wagers)
         voided = set(rnd.extra.get("voided", ()))
         surrendered = set(rnd.extra.get("surrender", ()))
+        same: dict[int, str] = rnd.extra.get("player", {})
         out: list[WagerResult] = []
         for s in (s for s in self.settlement_order() if s in voided and s in ws):
             for w, c in sorted(ws[s].items()):  # § 688a.13(d): the player voided the hand
@@ -375,6 +381,7 @@ class FaceUp(Procedure):
                 fortune=ws[s].get("fortune", 0),
                 progressive=ws[s].get("progressive", 0),
                 surrender=s in surrendered,
+                player=same.get(s),
             )
             for s in hands
             if s not in voided

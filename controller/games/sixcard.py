@@ -53,6 +53,17 @@ NOT_ENTERED = "no-winning-hand-entered"
 KEYABLE = ("base", "double-down", "fortune", "insurance")
 
 
+#: [game.options] of a six-card-fortune profile
+OPTIONS = (
+    "keyed",
+    "base_min_cents",
+    "base_max_cents",
+    "fortune_max_cents",
+    "insurance_max_cents",
+    "adjacent_areas",  # § 670a.7(f): SAME <seat> <seat>
+)
+
+
 class SixCardFortune(Procedure):
     game = "six-card-fortune"
     chapter = "58 Pa. Code 670a"
@@ -73,6 +84,12 @@ class SixCardFortune(Procedure):
         if prog is None:
             raise ValueError(f"{profile.file}: six-card-fortune at the table needs a [progressive] section")
         opts = dict(profile.options)
+        unknown = sorted(k for k in opts if k not in OPTIONS)
+        if unknown:
+            raise ValueError(
+                f"{profile.file}: [game.options] {unknown[0]!r} is not an option of six-card-fortune "
+                f"({', '.join(OPTIONS)})"
+            )
         keyed = tuple(opts.get("keyed", ()))
         bad = [k for k in keyed if k not in KEYABLE]
         if bad:

@@ -160,3 +160,15 @@ def test_readings_name_profile_options_the_code_accepts():
         if hasattr(proc, key) and not callable(getattr(proc, key)):
             assert getattr(proc, key) == v, f"rules-readings/{chapter}.md: `{key} = {value}` did not take effect"
         assert (chapter, key) not in REFUSED, f"rules-readings/{chapter}.md says `{key} = {value}` is refused"
+
+
+def test_readings_cite_tests_that_exist():
+    """Every ``test_...`` a reading names as holding it is defined under tests/ (issue 12 #7:
+    readings checked against the code)."""
+    texts = [p.read_text() for p in READINGS.glob("*.md")] + [(ROOT / "docs" / "rules-readings.md").read_text()]
+    cited = {n for t in texts for n in re.findall(r"`(test_[a-z0-9_]+)`", t)}
+    assert len(cited) > 20
+    defined = {
+        m for p in (ROOT / "tests").rglob("test_*.py") for m in re.findall(r"^def (test_\w+)", p.read_text(), re.M)
+    }
+    assert not cited - defined, f"readings cite tests that do not exist: {sorted(cited - defined)}"

@@ -84,9 +84,17 @@ def run(args: argparse.Namespace) -> int:
                 print(f"tablectl analyze: {e}", file=sys.stderr)
                 return 2
         key = (args.game, str(wager))
-        if key not in analyzers:
+        # a paytable has an analysis when its wager's analyzer takes paytables (the ante
+        # analyses play the whole game and take none: "DJ Wild Ante" has no analysis of its own)
+        if key not in analyzers or (paytable is not None and key not in DEFAULT_PAYTABLE):
+            with_pt = [w for g, w in sorted(analyzers) if g == args.game and (g, w) in DEFAULT_PAYTABLE]
             known = ", ".join(w for g, w in sorted(analyzers) if g == args.game) or "none"
-            what = f"paytable {paytable!r} ({wager} wager)" if paytable else f"wager {wager!r}"
+            if paytable is not None:
+                whole = f"; --wager {wager} analyses the whole game without a paytable" if key in analyzers else ""
+                what = f"paytable {paytable!r} ({wager} wager{whole})"
+                known = ", ".join(with_pt) or "none"
+            else:
+                what = f"wager {wager!r}"
             print(
                 f"tablectl analyze: no analysis for game {args.game!r} {what} "
                 f"(wagers of {args.game} with one: {known})",

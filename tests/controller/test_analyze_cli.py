@@ -52,7 +52,12 @@ def test_analyze_wager_without_analysis_names_those_with_one(capsys):
     assert main(["analyze", "--game", "dj-wild", "--paytable", "DJ Wild Raise"]) == 2
     err = capsys.readouterr().err
     assert "no analysis for game 'dj-wild' paytable 'DJ Wild Raise' (raise wager)" in err
-    assert "wagers of dj-wild with one: ante, bad-beat, blind, progressive, trips" in err
+    assert "wagers of dj-wild with one: bad-beat, blind, progressive, trips" in err
+    # the Ante analysis plays the whole game and takes no paytable: "DJ Wild Ante" has none
+    assert main(["analyze", "--game", "dj-wild", "--paytable", "DJ Wild Ante"]) == 2
+    err = capsys.readouterr().err
+    assert "paytable 'DJ Wild Ante' (ante wager; --wager ante analyses the whole game without a paytable)" in err
+    assert "wagers of dj-wild with one: bad-beat, blind, progressive, trips" in err
 
 
 def test_analyze_progressive_options_only_for_a_progressive(capsys):

@@ -76,3 +76,31 @@ def test_688a_7_f_console_records_the_same_player(tmp_path):
     with pytest.raises(ValueError, match="during a round"):
         h.table.same_player(2, 3, "console:floor")
     assert len([e for e in records(h, "decision") if e.data.get("decision") == "adjacent"]) == 1
+
+
+def test_670a_7_f_progressive_table_console_same_player_no_envy_on_his_own_hand(tmp_path):
+    """A progressive-only Six-Card table (no keypad): the console records seats 2 and 3 as one
+    player after "no more bets"; seat 2's four of a kind (§ 670a.12(d)(4) envy hand) pays the
+    Progressive Envy to seat 5, not to seat 3 (§ 670a.11(h)(3)(ii))."""
+    from tests.integration.harness import profile_doc, stacks_for
+
+    doc = profile_doc()
+    doc["game"]["options"] = {"adjacent_areas": True}
+    h = Harness(tmp_path / "l.db", doc)
+    h.shuffled()
+    for s in (2, 3, 5):
+        h.edge(f"bet.progressive.{s}", True)
+    h.press("lockout")
+    for s in (2, 3, 5):
+        h.edge(f"bet.progressive.{s}", False)
+    assert h.table.same_player(3, 2, "console:floorperson") == "SEATS 2 AND 3 ONE PLAYER"
+    h.press("confirm")
+    h.dice((2, 3, 4))
+    h.deal(stacks_for(2, {2: "9c 9d 9h 9s 4d 3s", 3: "Ac Qd Th 8s 7c 3c", 5: "Ad Qh Tc 8d 7h 2c"}))
+    rnd = h.table.round_no - 1
+    envy = [
+        (e.data["seat"], e.data["net"]) for e in records(h, "wager.result") if e.data["wager"] == "progressive-envy"
+    ]
+    assert envy == [(5, envy[0][1])] and envy[0][1] > 0
+    (rec,) = [e for e in records(h, "decision") if e.data.get("decision") == "adjacent"]
+    assert rec.round == rnd and rec.data["seats"] == [2, 3]

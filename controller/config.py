@@ -416,7 +416,8 @@ def parse_profile(doc: Mapping[str, Any], file: str) -> TableProfile:
             increment_rate=p.get_percent("increment_rate", maxval=Fraction(1)),
             envy_paytable=envy,
             envy_min_wager_cents=p.get_money("envy_min_wager", "$5", mincents=0),
-            reserve_rate=p.get_percent("reserve_rate", "0%", maxval=Fraction(1, 2)),
+            # issue 12: seed, rate and reserve are the Rules Submission's; none is assumed
+            reserve_rate=p.get_percent("reserve_rate", maxval=Fraction(1, 2)),
         )
         if prog.increment_rate + prog.reserve_rate > 1:
             raise p.error("reserve_rate", "increment_rate + reserve_rate exceed 100% of the wager")

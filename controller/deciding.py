@@ -75,6 +75,21 @@ class Deciding:
             ctx.commit([ctx.rec(Kind.KEYPAD_REJECTED, text=text[:80], error=str(e)[:160], state=ctx.state)])
             self._prompt(f"ERROR: {e}"[:120])
 
+    def same_player(self, a: int, b: int, by: str) -> str:
+        """One player on two adjacent betting areas, from the console (§ 670a.7(f),
+        § 688a.7(f), § 659a.7(f)); the keypad's ``SAME <seat> <seat>`` does the same in a
+        decision phase.  Any time after "no more bets" until settlement; recorded in the
+        ledger with the round (``Kind.DECISION``, ``decision: adjacent``).  A ValueError
+        names the problem and changes nothing."""
+        ctx = self.ctx
+        rnd = ctx.round
+        if rnd is None or ctx.state not in ctx.proc.in_round_states():
+            raise EntryError(f"the same player is recorded during a round, before settlement (state {ctx.state})")
+        text = f"SAME {a} {b}"
+        entry = ctx.proc.same_player(rnd, text.split())
+        ctx.commit([ctx.rec(Kind.DECISION, phase=ctx.state, text=text, by=by, **entry.record)])
+        return entry.reply
+
     def _prompt(self, text: str) -> None:
         if self.ctx.dev.keypad is not None:
             self.ctx.dev.keypad.prompt(text)

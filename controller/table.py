@@ -213,6 +213,9 @@ class Table:
     def new_dealer(self, by: str) -> str | None:
         return self.floor.new_dealer(by)
 
+    def same_player(self, a: int, b: int, by: str) -> str:
+        return self.deciding.same_player(a, b, by)
+
     # ------------------------------------------------------------------ observers
     def _after_state(self, *_: Any) -> None:
         self.visited.append(self.state)

@@ -96,3 +96,60 @@ def format_result(res: AnalysisResult) -> str:
         lines.append(f"house_edge: {float(res.house_edge) * 100:.4f}%")
         lines.append(f"payback: {float(res.payback) * 100:.4f}%")
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class MeterValues:
+    """The progressive figures an analysis used, and where each came from (issue 12: the
+    rate, reserve and seed are the casino's Rules Submission where the regulations print
+    none; they are never invented)."""
+
+    seed: int | None  # cents
+    rate: Fraction | None
+    meter: int  # cents: the meter when a percentage-of-meter pay is paid
+    note: str
+
+
+def meter_values(
+    options: dict[str, str],
+    seed: tuple[int, str] | None = None,
+    rate: tuple[Fraction, str] | None = None,
+) -> MeterValues:
+    """``--seed``, ``--rate``, ``--meter`` (``options``) over the regulation's own figures
+    (``(value, source)``, or None where the regulation prints none).  The meter defaults to
+    the seed; with neither, a clear error."""
+    from controller.rules.paytables import parse_money, parse_percent
+
+    def money(key: str) -> int:
+        try:
+            v = parse_money(options[key])
+        except ValueError as e:
+            raise ValueError(f"--{key} {options[key]!r}: {e}") from None
+        if v <= 0:
+            raise ValueError(f"--{key} {options[key]!r}: must be a positive amount")
+        return v
+
+    s, s_src = (money("seed"), "--seed") if "seed" in options else (seed if seed else (None, "none given"))
+    if "rate" in options:
+        try:
+            r: Fraction | None = parse_percent(options["rate"])
+        except ValueError as e:
+            raise ValueError(f"--rate {options['rate']!r}: {e}") from None
+        assert r is not None
+        if not 0 <= r < 1:
+            raise ValueError(f"--rate {options['rate']!r}: between 0% and 100%")
+        r_src = "--rate"
+    else:
+        r, r_src = rate if rate else (None, "none given: the regulation prints none; increments not counted")
+    if "meter" in options:
+        m, m_src = money("meter"), "--meter"
+    elif s is not None:
+        m, m_src = s, "the seed"
+    else:
+        raise ValueError("give --meter (or --seed): the regulation fixes no seed for this progressive")
+    parts = [
+        f"meter ${m / 100:,.2f} ({m_src})",
+        f"seed {'$' + format(s / 100, ',.2f') if s is not None else '-'} ({s_src})",
+        f"rate {format(float(r) * 100, 'g') + '%' if r is not None else '-'} ({r_src})",
+    ]
+    return MeterValues(s, r, m, "values used: " + "; ".join(parts))

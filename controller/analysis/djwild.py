@@ -189,36 +189,57 @@ def progressive_classes() -> Counter[str]:
 
 @analyzer("dj-wild", "progressive", "DJ Wild Progressive 1")
 def analyze_progressive(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
+    """Progressive Bonus (§ 687a.12(c)) with the meter at ``--meter`` (default the seed the
+    paytable prints, or ``--seed``).  § 687a prints no rate of progression: only ``--rate``
+    (the Rules Submission's) adds the long-run return of the increments."""
+    from controller.analysis import meter_values
     from controller.rules.paytables import parse_money
 
     table = get_paytable(paytable or "DJ Wild Progressive 1")
     if table.game != "dj-wild" or table.wager != "progressive":
         raise ValueError(f"{table.name!r} is not a DJ Wild Progressive paytable")
     wager = table.per_wager_cents or 100
-    meter = parse_money(str(options.get("meter", table.options.get("seed", "$0"))))
+    printed = table.options.get("seed")
+    mv = meter_values(options, (parse_money(str(printed)), f"{table.section} {table.name}") if printed else None)
+    meter = mv.meter
     cls = progressive_classes()
     total = sum(cls.values())
     rows: list[AnalysisRow] = []
     ret = Fraction(0)
+    fixed = Fraction(0)
+    resets = 0
     for key, pay in table.pays:
         n = cls.get(key, 0)
         net = Fraction(pay.ratio * meter, wager) if pay.kind == "meter" else pay.net_win(wager) / wager
         rows.append(AnalysisRow(key, n, pay.text, net))
         ret += n * net
+        if pay.kind != "meter":
+            fixed += n * net
+        elif pay.ratio == 1:
+            resets += n
     losing = sum(n for k, n in cls.items() if k not in table)
     rows.append(AnalysisRow("lose", losing, "", Fraction(-1)))
     ret -= losing
+    notes = [
+        "joker replaced by the set-aside card, hand ranked without wild cards (reading 687a-3)",
+        "percentage-of-meter pays valued at the meter (--meter, default the seed); the wager is not lost on a win",
+        mv.note,
+        "envy bonuses excluded; regulator's figure 77% (not reproduced, reading 687a-3)",
+    ]
+    if mv.rate is not None and mv.seed is not None:
+        # long run: every increment is paid out, and the seed again after each 100% reset
+        won = sum(cls.get(k, 0) for k, p in table.pays if p.kind == "meter")
+        long_run = 1 + (fixed - losing - won) / total + mv.rate + Fraction(resets * mv.seed, total * wager)
+        notes.append(
+            f"long-run return with rate {float(mv.rate) * 100:g}%: {float(long_run) * 100:.4f}% "
+            "(fixed pays + rate + P(100% pay) x seed / wager)"
+        )
     return AnalysisResult(
         title=f"DJ Wild Progressive Bonus, {table.name} ({table.section}), meter ${meter / 100:,.2f}",
         rows=rows,
         total=total,
         payback=1 + ret / total,
-        notes=[
-            "joker replaced by the set-aside card, hand ranked without wild cards (reading 687a-3)",
-            "percentage-of-meter pays valued at the meter given by -o meter=$N (default: the seed); the wager "
-            "is not lost on a win",
-            "envy bonuses and meter increments excluded; regulator's figure 77% (not reproduced, reading 687a-3)",
-        ],
+        notes=notes,
     )
 
 

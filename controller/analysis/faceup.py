@@ -29,9 +29,10 @@ from functools import cache, lru_cache
 from itertools import combinations, product
 from math import comb
 
-from controller.analysis import AnalysisResult, AnalysisRow, analyzer
+from controller.analysis import AnalysisResult, AnalysisRow, analyzer, meter_values
 from controller.rules.faceup_bonus import (
     BONUS_ORDER,
+    BONUS_READINGS,
     HIGH_CARD,
     QUADS,
     STRAIGHT,
@@ -147,6 +148,32 @@ def _distribution(mode: JokerMode, ranks: tuple[int, ...]) -> SevenCardDistribut
     return SevenCardDistribution(dict(counts), dict(jcounts), straight_trips, total)
 
 
+def _reading(options: dict[str, str]) -> str:
+    reading = options.get("reading", FORTUNE_READINGS[0])
+    if reading not in FORTUNE_READINGS:
+        raise ValueError(f"reading={reading!r}: one of {', '.join(FORTUNE_READINGS)}")
+    return reading
+
+
+def _straight_with_trips(
+    pt: Paytable, dist: SevenCardDistribution, counts: dict[int, int], reading: str, base: Fraction, wager: int
+) -> list[AnalysisRow]:
+    """Reading 688a-7 ``best-pay``: the straights that also hold three of a kind move to a
+    row of their own, paid the higher of the two rows (``counts`` is adjusted).  Only when
+    the paytable prices both and three of a kind pays more (Fortune 1-6, Progressive 4)."""
+    st, tr = pt.payout("straight"), pt.payout("three-of-a-kind")
+    if reading != "best-pay" or st is None or tr is None or dist.straight_with_trips == 0:
+        return []
+    if tr.kind == "fixed" and st.kind == "fixed":
+        gain_tr, gain_st = Fraction(tr.cents, wager), Fraction(st.cents, wager)
+    else:
+        gain_tr, gain_st = Fraction(tr.net_win(1)), Fraction(st.net_win(1))
+    if gain_tr <= gain_st:
+        return []
+    counts[STRAIGHT] -= dist.straight_with_trips
+    return [AnalysisRow("straight-and-three-of-a-kind", dist.straight_with_trips, tr.text, base + gain_tr)]
+
+
 def _row_payout(pt: Paytable, category: str) -> tuple[str, Payout] | tuple[None, None]:
     for key in paytable_keys(category):
         p = pt.payout(key)
@@ -158,35 +185,25 @@ def _row_payout(pt: Paytable, category: str) -> tuple[str, Payout] | tuple[None,
 # --------------------------------------------------------------------------------------
 # Fortune Bonus
 # --------------------------------------------------------------------------------------
-FORTUNE_READINGS = ("ranking", "best-pay")
+FORTUNE_READINGS = BONUS_READINGS  # reading 688a-7; the first is the default
 
 
 @analyzer("face-up", "fortune", "Face Up Fortune 1")
 def analyze_fortune(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     """Fortune Bonus Wager (§ 688a.7(e)(2), § 688a.11(h)(2), § 688a.12(c)).
 
-    ``-o reading=ranking`` (default): the hand is the highest ranking one
-    (§ 688a.11(h): "to form the highest ranking hand"; § 688a.6(b) ranks a straight
-    above three-of-a-kind).  ``-o reading=best-pay``: a hand that holds both a straight
-    and a three-of-a-kind is paid as three-of-a-kind (3 to 1 beats 2 to 1) — an
-    alternative reading, for comparison only (docs/rules-readings/688a.md)."""
+    ``-o reading=best-pay`` (default, as the table settles, reading 688a-7): a hand that
+    holds both a straight and a three-of-a-kind is paid as three-of-a-kind (§ 688a.12(c)
+    and § 659a.6(d)(10)-(11) rank it higher; 3 to 1 beats 2 to 1).  ``-o reading=ranking``:
+    the § 688a.6(b) order (straight above three-of-a-kind), for comparison."""
     name = paytable or "Face Up Fortune 1"
     pt = get_paytable(name)
     if pt.game != "face-up" or pt.wager != "fortune":
         raise ValueError(f"{name!r} is not a Face Up Fortune Bonus paytable")
-    reading = options.get("reading", "ranking")
-    if reading not in FORTUNE_READINGS:
-        raise ValueError(f"reading={reading!r}: one of {', '.join(FORTUNE_READINGS)}")
+    reading = _reading(options)
     dist = seven_card_distribution("bug")
     counts = dict(dist.counts)
-    extra: list[AnalysisRow] = []
-    if reading == "best-pay":
-        counts[STRAIGHT] -= dist.straight_with_trips
-        trips = pt.payout("three-of-a-kind")
-        assert trips is not None
-        extra.append(
-            AnalysisRow("straight-and-three-of-a-kind", dist.straight_with_trips, trips.text, trips.net_win(1))
-        )
+    extra = _straight_with_trips(pt, dist, counts, reading, Fraction(0), 1)
     rows: list[AnalysisRow] = []
     lose = 0
     for k, cat in enumerate(BONUS_ORDER):
@@ -206,7 +223,7 @@ def analyze_fortune(paytable: str | None, options: dict[str, str]) -> AnalysisRe
         + (
             "highest ranking hand, § 688a.6(b) (straight above three-of-a-kind)"
             if reading == "ranking"
-            else "best paying hand (straight with trips paid as trips)"
+            else "best paying hand, 688a-7 (straight with trips paid as trips, § 688a.12(c))"
         )
     ]
     envy_name = pt.options.get("envy_paytable")
@@ -246,16 +263,25 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
     mode: JokerMode = str(o.get("joker", "bug"))  # type: ignore[assignment]
     wager = pt.per_wager_cents or 100
     returned = bool(o.get("original_wager_returned", False))
-    seed = parse_money(str(o["seed"]))
-    rate = parse_percent(str(o["rate_of_progression"]))
+    mv = meter_values(
+        options,
+        (parse_money(str(o["seed"])), f"{pt.section} {name}"),
+        (parse_percent(str(o["rate_of_progression"])), f"{pt.section} {name}"),
+    )
+    seed, rate = mv.seed, mv.rate
+    assert seed is not None and rate is not None
     meter_pt = get_paytable(str(o["meter_paytable"])) if "meter_paytable" in o else None
     dist = seven_card_distribution(mode)
+    reading = _reading(options)
+    counts = dict(dist.counts)
+    extra = _straight_with_trips(pt, dist, counts, reading, Fraction(0) if returned else Fraction(-1), wager)
     rows: list[AnalysisRow] = []
     lose = 0
     resets = 0
+    share = Fraction(0)  # meter fractions won, summed over hands
     ev = Fraction(0)
     for k, cat in enumerate(BONUS_ORDER):
-        c = dist.counts.get(k, 0)
+        c = counts.get(k, 0)
         if not c:
             continue
         _, p = _row_payout(pt, cat)
@@ -268,15 +294,24 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
         meter = [x for x in (p, mp) if x is not None and x.kind == "meter"]
         if any(x.ratio == 1 for x in meter):
             resets += c
+        share += c * sum((x.ratio for x in meter), Fraction(0))
         text = " + ".join(x.text for x in (p, mp) if x is not None)
         rows.append(AnalysisRow(cat, c, text, base + fixed))
         ev += c * (base + fixed)
+        if cat == "straight":
+            rows.extend(extra)
+            ev += sum((r.count * r.net for r in extra), Fraction(0))
     rows.append(AnalysisRow("lose", lose, "lose", Fraction(-1)))
     ev -= lose
     reseed = Fraction(resets * seed, dist.total * wager)
     payback = 1 + ev / dist.total + rate + reseed
+    at_meter = 1 + ev / dist.total + share * Fraction(mv.meter, wager) / dist.total
     notes = [
+        mv.note,
+        f"at a meter of ${mv.meter / 100:,.2f} held fixed (increments not counted): {float(at_meter) * 100:.4f}%",
         f"joker: {mode}; wager ${wager / 100:.2f}; original wager {'returned' if returned else 'not returned'}",
+        f"reading={reading} (688a-7)"
+        + (": straight with trips paid as trips, § 688a.12(d)" if extra else ": no straight and trips rows to choose"),
         f"meter pays: rate of progression {float(rate) * 100:g}% of each wager + reseed "
         f"{resets}/{dist.total} x ${seed / 100:,.0f} / wager = {float(reseed) * 100:.4f}% (included)",
     ]

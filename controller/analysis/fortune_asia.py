@@ -190,13 +190,19 @@ def progressive(paytable: str | None, options: dict[str, str]) -> AnalysisResult
     """Progressive (§ 659a.12(d)(1)) with the meter at ``-o meter=$N`` (default the
     $2,000 minimum reset, § 659a.12(d)(2)) for a ``-o wager=$N`` wager (default $1).
     The meter is held fixed: the return of the increments is not included."""
+    from controller.analysis import meter_values
+
     name = paytable or "Fortune Asia Progressive"
-    meter = parse_money(options.get("meter", "$2,000"))
+    # § 659a.12(d)(2): the reset amount is the Rules Submission's, at least $2,000; no rate
+    mv = meter_values(options, (200_000, "§ 659a.12(d)(2) minimum reset; the Rules Submission's may be higher"))
+    meter = mv.meter
     wager = parse_money(options.get("wager", "$1"))
-    if wager <= 0 or meter <= 0:
-        raise ValueError("meter and wager must be positive amounts")
+    if wager <= 0:
+        raise ValueError("the wager must be a positive amount")
+    if mv.seed is not None and mv.seed < 200_000:
+        raise ValueError(f"--seed ${mv.seed / 100:,.2f}: § 659a.12(d)(2) requires at least $2,000")
     counts = marginal(2)
-    return _paytable_result(
+    res = _paytable_result(
         f"Fortune Asia Poker Progressive: {name} (§ 659a.12(d)(1)), "
         f"meter ${meter / 100:,.2f}, wager ${wager / 100:,.2f}",
         name,
@@ -204,6 +210,26 @@ def progressive(paytable: str | None, options: dict[str, str]) -> AnalysisResult
         [
             _timing_note(),
             "percentage-of-meter pays use the stated meter and are the whole pay (the wager is not returned on top)",
+            mv.note,
         ],
         meter_units=Fraction(meter, wager),
     )
+    if mv.rate is not None and mv.seed is not None and res.payback is not None:
+        # long run: the meter pays out every increment, and the seed after each 100% reset
+        pt = get_paytable(name)
+        total = sum(counts.values())
+        at_meter = sum(
+            (
+                Fraction(counts.get(k, 0), total) * p.ratio * Fraction(meter, wager)
+                for k, p in pt.pays
+                if p.kind == "meter"
+            ),
+            Fraction(0),
+        )
+        resets = sum(counts.get(k, 0) for k, p in pt.pays if p.kind == "meter" and p.ratio == 1)
+        long_run = res.payback - at_meter + mv.rate + Fraction(resets * mv.seed, total * wager)
+        res.notes.append(
+            f"long-run return with rate {float(mv.rate) * 100:g}%: {float(long_run) * 100:.4f}% "
+            "(fixed pays + rate + P(100% pay) x seed / wager)"
+        )
+    return res

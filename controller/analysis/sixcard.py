@@ -44,7 +44,7 @@ from math import comb, prod
 
 import numpy as np
 
-from controller.analysis import AnalysisResult, AnalysisRow, analyzer
+from controller.analysis import AnalysisResult, AnalysisRow, analyzer, meter_values
 from controller.rules.cards import ACE, JOKER, make_card
 from controller.rules.paytables import Paytable, get_paytable, parse_money, parse_percent
 from controller.rules.poker import Category, best_five_batch
@@ -241,7 +241,7 @@ def _count(options: dict[str, str], key: str) -> int:
 _KNOWN = {
     "fortune": {"wager", "envy_players", "method"},
     "insurance": {"method"},
-    "progressive": {"wager", "meter", "envy_players", "method"},
+    "progressive": {"wager", "meter", "seed", "rate", "envy_players", "method"},
 }
 
 
@@ -351,9 +351,14 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
     pt = get_paytable(paytable or "Six-Card Fortune Progressive")
     offered = parse_money(str(pt.options.get("wager", "$1")))
     wager = _money(options, "wager", offered)
-    seed_for_1 = parse_money(str(pt.options.get("seed", "$5,000")))  # "$5,000 for 1", § 670a.12(d)(2)
-    seed = seed_for_1 * wager // 100
-    meter = _money(options, "meter", seed)
+    printed_seed = pt.options.get("seed")  # "$5,000 for 1", § 670a.12(d)(2)
+    printed_rate = pt.options.get("increment_rate")  # 21%, § 670a.12(d)(2)
+    mv = meter_values(
+        options,
+        (parse_money(str(printed_seed)) * wager // 100, "§ 670a.12(d)(2), per $1") if printed_seed else None,
+        (parse_percent(str(printed_rate)), "§ 670a.12(d)(2)") if printed_rate else None,
+    )
+    seed, meter = mv.seed, mv.meter
     players = _count(options, "envy_players")
     items, dt = six_card_distribution(options.get("method", "classes"))
     dist = dict(items)
@@ -362,14 +367,13 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
     rows += erows
     payback += ev
     notes = [
-        f"all C(53,6) = {TOTAL_HANDS:,} six-card hands; meter ${meter / 100:,.2f} for a ${wager / 100:,.2f} "
-        f"wager (seed ${seed / 100:,.2f}, § 670a.12(d)(2))",
+        f"all C(53,6) = {TOTAL_HANDS:,} six-card hands; meter ${meter / 100:,.2f} for a ${wager / 100:,.2f} wager",
+        mv.note,
         _timing(options, dt),
     ] + enotes
     if not players:
         notes.append("Envy Bonuses left out (add -o envy_players=N for N other players with a progressive wager)")
-    rate = pt.options.get("increment_rate")
-    if rate is not None:
+    if mv.rate is not None and seed is not None:
         # Long run: every increment is paid out of the meter and the seed is put up
         # again after each five-aces reset (a royal flush pays 10% without a reset), so
         # the meter pays per unit wagered: increment rate + P(five aces) x seed / wager.
@@ -383,9 +387,9 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
         )
         on_meter = sum((Fraction(dist.get(k, 0), TOTAL_HANDS) for k, p in pt.pays if p.kind == "meter"), Fraction(0))
         five_aces = Fraction(dist.get("five-aces", 0), TOTAL_HANDS)
-        long_run = 1 + fixed - on_meter + parse_percent(str(rate)) + five_aces * Fraction(seed, wager)
+        long_run = 1 + fixed - on_meter + mv.rate + five_aces * Fraction(seed, wager)
         notes.append(
-            f"long-run return with the {rate} increment (§ 670a.12(d)(2)): {float(long_run) * 100:.4f}% "
+            f"long-run return with the {float(mv.rate) * 100:g}% increment: {float(long_run) * 100:.4f}% "
             "(fixed pays + increment rate + P(five aces) x seed per wager)"
             + (f", plus envy {float(ev) * 100:.4f}%" if ev else "")
         )

@@ -13,7 +13,14 @@ HELP = "exact (enumerated) outcome frequencies and payback of a wager or of N ca
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--game", help="six-card-fortune, fortune-asia, face-up, dj-wild, over-under, pai-gow-tiles")
     p.add_argument("--wager", help="wager id within the game (see --list)")
-    p.add_argument("--paytable", help="paytable name from config/paytables (default: the game's usual one)")
+    p.add_argument(
+        "--paytable",
+        help="paytable from config/paytables: its name or a short form unambiguous within the game and wager "
+        "(1, A, DJWT-04); without --wager the paytable's own wager (default: the game's usual one)",
+    )
+    p.add_argument("--rate", help='progressive: rate of progression (increment) of each wager, e.g. "20.5%%"')
+    p.add_argument("--seed", help='progressive: meter seed (and reseed), e.g. "$10,000"')
+    p.add_argument("--meter", help='progressive: the meter when paid, e.g. "$12,500" (default: the seed)')
     p.add_argument(
         "--option",
         "-o",
@@ -43,6 +50,14 @@ def run(args: argparse.Namespace) -> int:
             return 2
         k, v = o.split("=", 1)
         options[k.strip()] = v.strip()
+    for flag in ("rate", "seed", "meter"):  # issue 12: the casino's figures, never invented
+        v = getattr(args, flag, None)
+        if v is None:
+            continue
+        if flag in options and options[flag] != v:
+            print(f"tablectl analyze: --{flag} {v} and -o {flag}={options[flag]} disagree", file=sys.stderr)
+            return 2
+        options[flag] = v
     if args.deck is not None or args.cards is not None:
         if args.deck is None or args.cards is None:
             print("tablectl analyze: --deck and --cards go together", file=sys.stderr)
@@ -55,22 +70,44 @@ def run(args: argparse.Namespace) -> int:
         fn = analyzers[key]
         paytable = None
     else:
-        if not args.game or not args.wager:
+        if not args.game or not (args.wager or args.paytable):
             print(
                 "tablectl analyze: give --game and --wager (or --deck and --cards); --list shows them", file=sys.stderr
             )
             return 2
-        key = (args.game, args.wager)
-        if key not in analyzers:
-            known = ", ".join(f"{g}/{w}" for g, w in sorted(analyzers) if g == args.game) or "none"
+        wager = args.wager
+        paytable = None
+        if args.paytable:
+            try:
+                paytable, wager = resolve_paytable(args.game, args.wager, args.paytable)
+            except ValueError as e:
+                print(f"tablectl analyze: {e}", file=sys.stderr)
+                return 2
+        key = (args.game, str(wager))
+        # a paytable has an analysis when its wager's analyzer takes paytables (the ante
+        # analyses play the whole game and take none: "DJ Wild Ante" has no analysis of its own)
+        if key not in analyzers or (paytable is not None and key not in DEFAULT_PAYTABLE):
+            with_pt = [w for g, w in sorted(analyzers) if g == args.game and (g, w) in DEFAULT_PAYTABLE]
+            known = ", ".join(w for g, w in sorted(analyzers) if g == args.game) or "none"
+            if paytable is not None:
+                whole = f"; --wager {wager} analyses the whole game without a paytable" if key in analyzers else ""
+                what = f"paytable {paytable!r} ({wager} wager{whole})"
+                known = ", ".join(with_pt) or "none"
+            else:
+                what = f"wager {wager!r}"
             print(
-                f"tablectl analyze: no analysis for game {args.game!r} wager {args.wager!r} "
-                f"(known for this game: {known})",
+                f"tablectl analyze: no analysis for game {args.game!r} {what} "
+                f"(wagers of {args.game} with one: {known})",
                 file=sys.stderr,
             )
             return 2
         fn = analyzers[key]
-        paytable = args.paytable or DEFAULT_PAYTABLE.get(key)
+        paytable = paytable or DEFAULT_PAYTABLE.get(key)
+        progressive = key[1] == "progressive"
+        given = [f for f in ("rate", "seed", "meter") if getattr(args, f, None) is not None]
+        if given and not progressive:
+            print(f"tablectl analyze: --{given[0]} applies to a progressive wager, not {key[1]!r}", file=sys.stderr)
+            return 2
     try:
         res = fn(paytable, options)
     except ValueError as e:
@@ -78,3 +115,29 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print(format_result(res))
     return 0
+
+
+def resolve_paytable(game: str, wager: str | None, text: str) -> tuple[str, str]:
+    """``(name, wager)`` of the paytable ``text`` names within ``game`` (and ``wager`` if
+    given): the full name, or a short form — the name's last word ("1" for "Ace High 1",
+    "A", "DJWT-04") — when exactly one paytable of the game and wager has it."""
+    from controller.rules.paytables import all_paytables
+
+    tables = {n: p for n, p in all_paytables().items() if p.game == game}
+    if not tables:
+        raise ValueError(f"no paytables for game {game!r}")
+    want = text.strip().casefold()
+    exact = [n for n in tables if n.casefold() == want]
+    if exact:
+        name = exact[0]
+        if wager is not None and tables[name].wager != wager:
+            raise ValueError(f"{name!r} is a paytable of the {tables[name].wager} wager, not of {wager!r}")
+        return name, tables[name].wager
+    pool = [n for n, p in tables.items() if wager is None or p.wager == wager]
+    hits = [n for n in pool if n.split()[-1].casefold() == want]
+    if len(hits) == 1:
+        return hits[0], tables[hits[0]].wager
+    scope = f"{game} {wager}" if wager else game
+    if hits:
+        raise ValueError(f"--paytable {text!r} is ambiguous within {scope}: {', '.join(sorted(hits))}")
+    raise ValueError(f"no paytable {text!r} within {scope} (paytables: {', '.join(sorted(pool)) or 'none'})")

@@ -7,7 +7,18 @@ import time
 from fractions import Fraction
 from typing import Any
 
-from controller.console.registry import ALL, FLOOR, REGISTRY, TECH, CommandError, Ctx, Refused, command, want_args
+from controller.console.registry import (
+    ALL,
+    FLOOR,
+    REGISTRY,
+    TECH,
+    CommandError,
+    Ctx,
+    Refused,
+    command,
+    parse_int,
+    want_args,
+)
 
 OOO_DEVICES = ("shaker", "shoe", "sign")
 
@@ -321,3 +332,24 @@ def cmd_reshuffle(ctx: Ctx, args: list[str]) -> str:
 def cmd_newdealer(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 0, 0, "newdealer")
     return _table_action(ctx, "new_dealer", lambda note: "new dealer recorded" + (f": {note}" if note else ""))
+
+
+@command(
+    "same",
+    ALL,
+    "same SEAT SEAT",
+    "record one player on two adjacent betting areas this round (§ 670a.7(f), § 688a.7(f)): no envy on his own hand",
+)
+def cmd_same(ctx: Ctx, args: list[str]) -> str:
+    want_args(args, 2, 2, "same SEAT SEAT")
+    a, b = (parse_int(x, "seat", 1, 7) for x in args)
+
+    def act(table: Any, log: Any) -> str:
+        try:
+            reply = table.same_player(a, b, f"console:{ctx.role}")
+        except ValueError as e:
+            raise Refused(str(e)) from None
+        log(seats=[a, b])
+        return str(reply).lower()
+
+    return ctx.act(act)

@@ -137,6 +137,10 @@ class Procedure:
     #: the button the dealer presses for "no more bets": the lock-out, or DJ Wild's
     #: Start Game (§ 687a.8(c)); the simulated dealer (hil/people.py) presses this one
     lockout_button: str = "lockout"
+    #: § 670a.7(f), § 659a.7(f), § 688a.7(f): a player may wager on two adjacent betting
+    #: areas (the profile's ``adjacent_areas``; the Rules Submission's choice)
+    adjacent_areas: bool = False
+    adjacent_section: str = ""  # the chapter's "(f)", for messages; "" = the game has no such rule
 
     def __init__(self, profile: TableProfile):
         self.profile = profile
@@ -162,6 +166,30 @@ class Procedure:
 
         hands = get_paytable(prog.paytable).hands
         return hands.index(hand) + 1 if hand in hands else 0
+
+    def same_player(self, rnd: RoundData, parts: Sequence[str]) -> Entry:
+        """``SAME <seat> <seat>``: one player on two adjacent betting areas (§ 670a.7(f),
+        § 688a.7(f), § 659a.7(f)).  Recorded in ``rnd.extra["player"]`` (seat -> player) for
+        settlement: no Envy Bonus for his own hand (§ 670a.11(h)(1)(ii), § 688a.11(h)(2)(ii)).
+        Raises :class:`EntryError`, changing nothing, when the table does not permit it, the
+        seats are not both playing, not adjacent, or one is already paired."""
+        sec = self.adjacent_section
+        if not sec or not self.adjacent_areas:
+            raise EntryError(
+                "this table does not permit wagers on two adjacent betting areas" + (f" ({sec})" if sec else "")
+            )
+        if len(parts) != 3:
+            raise EntryError("enter SAME <seat> <seat>")
+        playing = sorted({s for (s, _w) in rnd.wagers} | set(rnd.accepted))
+        a, b = sorted(seat_arg(p, playing) for p in parts[1:3])
+        if b - a != 1:
+            raise EntryError(f"seats {a} and {b} are not adjacent betting areas ({sec})")
+        players: dict[int, str] = rnd.extra.setdefault("player", {})
+        if a in players or b in players:
+            raise EntryError(f"seat {a if a in players else b} is already one player's second betting area")
+        who = f"seats {a}+{b}"
+        players[a] = players[b] = who
+        return Entry(f"SEATS {a} AND {b} ONE PLAYER", {"decision": "adjacent", "seats": [a, b]})
 
     def needs_keypad(self) -> bool:
         """Whether the dealer keys wagers or players' decisions at this table."""

@@ -38,8 +38,9 @@ player set them — the five-card high hand, then the two-card low hand.
 
 Profile (``config/tables/face-up.toml``), ``[game.options]``: ``ace_high_paytable``
 and ``fortune_paytable`` (a paytable name offers the wager; absent = not offered),
-``house_way`` (controller/rules/faceup_houseway.py), ``envy_receivers``
-(docs/rules-readings/688a.md 688a-8), ``base_min_cents``, ``base_max_cents``,
+``house_way`` (controller/rules/faceup_houseway.py), ``envy_receivers`` and
+``bonus_reading`` (docs/rules-readings/688a.md 688a-8, 688a-7), ``adjacent_areas``
+(§ 688a.7(f): ``SAME <seat> <seat>``), ``base_min_cents``, ``base_max_cents``,
 ``ace_high_max_cents``, ``fortune_max_cents``.  ``[progressive]`` (optional): a
 "Face Up Progressive N" paytable; its wager, seed, increment rate and reserve rate
 must be the paytable's (§ 688a.12(d)).
@@ -65,7 +66,7 @@ from controller.games.base import (
 from controller.records import PhaseKind
 from controller.rules.cards import CardError, card_str, cards_str, parse_cards
 from controller.rules.faceup import Setting, make_setting
-from controller.rules.faceup_bonus import ace_high_kind
+from controller.rules.faceup_bonus import BONUS_READINGS, ace_high_kind
 from controller.rules.faceup_houseway import DEFAULT_HOUSE_WAY, HOUSE_WAYS, house_way
 from controller.rules.faceup_settle import ENVY_RECEIVERS, FaceUpOptions, SeatWagers, settle_round
 from controller.rules.paytables import get_paytable, parse_money
@@ -80,6 +81,8 @@ OPTIONS = (
     "fortune_paytable",
     "house_way",
     "envy_receivers",
+    "bonus_reading",
+    "adjacent_areas",
     "base_min_cents",
     "base_max_cents",
     "ace_high_max_cents",
@@ -101,6 +104,7 @@ class FaceUp(Procedure):
     deck = 53
     stack_size = 7  # § 688a.10(d): 7 cards to each of 7 positions, 4 left
     returned_reverses_meter = True  # § 688a.13(d): a voided hand's progressive wager is returned
+    adjacent_section = "§ 688a.7(f)"
     phases = (
         Phase("starting_position", PhaseKind.START, "§ 688a.5(i), § 688a.10(b)"),
         Phase("dispensing", PhaseKind.DEAL, "§ 688a.10(c)", "main"),
@@ -128,9 +132,16 @@ class FaceUp(Procedure):
         hw = str(opts.get("house_way", DEFAULT_HOUSE_WAY))
         if hw not in HOUSE_WAYS:
             raise ValueError(f"{where} house_way = {hw!r}: one of {', '.join(HOUSE_WAYS)} (§ 688a.11(a))")
-        envy = str(opts.get("envy_receivers", "same-wager"))
+        envy = str(opts.get("envy_receivers", "lammer"))
         if envy not in ENVY_RECEIVERS:
-            raise ValueError(f"{where} envy_receivers = {envy!r}: one of {', '.join(ENVY_RECEIVERS)}")
+            raise ValueError(f"{where} envy_receivers = {envy!r}: one of {', '.join(ENVY_RECEIVERS)} (688a-8)")
+        reading = str(opts.get("bonus_reading", "best-pay"))
+        if reading not in BONUS_READINGS:
+            raise ValueError(f"{where} bonus_reading = {reading!r}: one of {', '.join(BONUS_READINGS)} (688a-7)")
+        adjacent = opts.get("adjacent_areas", False)
+        if not isinstance(adjacent, bool):
+            raise ValueError(f"{where} adjacent_areas = {adjacent!r}: true or false (§ 688a.7(f))")
+        self.adjacent_areas = adjacent
         w: dict[str, WagerSpec] = {
             "base": WagerSpec(
                 "base",
@@ -173,7 +184,14 @@ class FaceUp(Procedure):
             kw["fortune_paytable"] = tables["fortune"]
         if "progressive" in tables:
             kw["progressive_paytable"] = tables["progressive"]
-        self.options = FaceUpOptions(house_way=hw, envy_receivers=envy, seat_order=tuple(self.settlement_order()), **kw)
+        self.options = FaceUpOptions(
+            house_way=hw,
+            envy_receivers=envy,
+            bonus_reading=reading,
+            fortune_offered="fortune" in tables,
+            seat_order=tuple(self.settlement_order()),
+            **kw,
+        )
 
     @staticmethod
     def _check_paytable(where: str, key: str, name: str, wager: str) -> Any:
@@ -245,7 +263,8 @@ class FaceUp(Procedure):
     def decision_prompt(self, rnd: RoundData, name: str) -> str:
         d = rnd.extra.get("dealer")
         shown = f"DEALER {d['high']} / {d['low']}{' ACE HIGH PAI GOW' if d['ace_high_pai_gow'] else ''}: " if d else ""
-        return f"{shown}SET <seat> <2 low cards>, SUR <seat>, VOID <seat>, DONE"
+        same = ", SAME <seat> <seat>" if self.adjacent_areas else ""
+        return f"{shown}SET <seat> <2 low cards>, SUR <seat>, VOID <seat>{same}, DONE"
 
     def apply_entry(self, rnd: RoundData, name: str, text: str) -> Entry:
         """One keypad entry of the ``setting_hands`` phase; raises :class:`EntryError`
@@ -259,8 +278,11 @@ class FaceUp(Procedure):
         if verb == "DONE" and len(parts) == 1:
             ds.done = True
             return Entry("HANDS SET - SETTLING", {"decision": "done"})
+        if verb == "SAME":  # § 688a.7(f): one player on two adjacent areas
+            return self.same_player(rnd, parts)
         if (verb, len(parts)) not in (("SET", 4), ("SUR", 2), ("VOID", 2)):
-            raise EntryError("enter SET <seat> <card> <card>, SUR <seat>, VOID <seat> or DONE")
+            same = ", SAME <seat> <seat>" if self.adjacent_areas else ""
+            raise EntryError(f"enter SET <seat> <card> <card>, SUR <seat>, VOID <seat>{same} or DONE")
         seat = seat_arg(parts[1], players)
         if seat in voided:
             raise EntryError(f"seat {seat} has voided the hand (§ 688a.13(d))")
@@ -336,6 +358,7 @@ class FaceUp(Procedure):
         ws = by_seat(rnd.wagers)
         voided = set(rnd.extra.get("voided", ()))
         surrendered = set(rnd.extra.get("surrender", ()))
+        same: dict[int, str] = rnd.extra.get("player", {})
         out: list[WagerResult] = []
         for s in (s for s in self.settlement_order() if s in voided and s in ws):
             for w, c in sorted(ws[s].items()):  # § 688a.13(d): the player voided the hand
@@ -358,6 +381,7 @@ class FaceUp(Procedure):
                 fortune=ws[s].get("fortune", 0),
                 progressive=ws[s].get("progressive", 0),
                 surrender=s in surrendered,
+                player=same.get(s),
             )
             for s in hands
             if s not in voided

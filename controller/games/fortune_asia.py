@@ -92,6 +92,7 @@ def _int_option(opts: Mapping[str, Any], key: str, default: int, file: str) -> i
 
 class FortuneAsia(Procedure):
     game = GAME
+    adjacent_section = "§ 659a.7(f)"
     chapter = "58 Pa. Code 659a"
     deck = 53  # § 659a.3(a): one deck of 52 cards and a joker
     stack_size = 7  # § 659a.10(c): 7 cards to each of 7 positions, 4 left
@@ -328,17 +329,7 @@ class FortuneAsia(Procedure):
         return Entry(reply, rec)
 
     def _same(self, rnd: RoundData, parts: Sequence[str]) -> Entry:
-        if not self.adjacent_areas:
-            raise EntryError("this table does not permit wagers on two adjacent betting areas (§ 659a.7(f))")
-        a, b = sorted(seat_arg(p, self.players(rnd)) for p in parts[1:3])
-        if b - a != 1:
-            raise EntryError(f"seats {a} and {b} are not adjacent betting areas (§ 659a.7(f))")
-        players = rnd.extra["player"]
-        if a in players or b in players:
-            raise EntryError(f"seat {a if a in players else b} is already one player's second betting area")
-        who = f"seats {a}+{b}"
-        players[a] = players[b] = who
-        return Entry(f"SEATS {a} AND {b} ONE PLAYER", {"decision": "adjacent", "seats": [a, b]})
+        return self.same_player(rnd, parts)  # § 659a.7(f), Procedure.same_player
 
     # ---- settlement -----------------------------------------------------------------
     def settle(self, rnd: RoundData) -> list[WagerResult]:

@@ -53,11 +53,23 @@ NOT_ENTERED = "no-winning-hand-entered"
 KEYABLE = ("base", "double-down", "fortune", "insurance")
 
 
+#: [game.options] of a six-card-fortune profile
+OPTIONS = (
+    "keyed",
+    "base_min_cents",
+    "base_max_cents",
+    "fortune_max_cents",
+    "insurance_max_cents",
+    "adjacent_areas",  # § 670a.7(f): SAME <seat> <seat>
+)
+
+
 class SixCardFortune(Procedure):
     game = "six-card-fortune"
     chapter = "58 Pa. Code 670a"
     deck = 53
     stack_size = 6  # § 670a.10(d): 6 cards to each of 7 positions, 11 left
+    adjacent_section = "§ 670a.7(f)"
     phases = (
         Phase("starting_position", PhaseKind.START, "§ 670a.5(i), § 670a.10(b)"),
         Phase("dispensing", PhaseKind.DEAL, "§ 670a.10(c)", "main"),
@@ -72,11 +84,21 @@ class SixCardFortune(Procedure):
         if prog is None:
             raise ValueError(f"{profile.file}: six-card-fortune at the table needs a [progressive] section")
         opts = dict(profile.options)
+        unknown = sorted(k for k in opts if k not in OPTIONS)
+        if unknown:
+            raise ValueError(
+                f"{profile.file}: [game.options] {unknown[0]!r} is not an option of six-card-fortune "
+                f"({', '.join(OPTIONS)})"
+            )
         keyed = tuple(opts.get("keyed", ()))
         bad = [k for k in keyed if k not in KEYABLE]
         if bad:
             raise ValueError(f"{profile.file}: [game.options] keyed: {bad[0]!r} is not one of {', '.join(KEYABLE)}")
         self.full = "base" in keyed
+        adjacent = opts.get("adjacent_areas", False)
+        if not isinstance(adjacent, bool):
+            raise ValueError(f"{profile.file}: [game.options] adjacent_areas: true or false, got {adjacent!r}")
+        self.adjacent_areas = adjacent
         needs = "base" if self.full else None
         w: dict[str, WagerSpec] = {
             "progressive": WagerSpec(
@@ -122,7 +144,8 @@ class SixCardFortune(Procedure):
         return DecisionState()
 
     def decision_prompt(self, rnd: RoundData, name: str) -> str:
-        return "SET HANDS: 'DD <seat>', 'SET <seat> <low card>'; DONE (house way otherwise)"
+        same = ", 'SAME <seat> <seat>'" if self.adjacent_areas else ""
+        return f"SET HANDS: 'DD <seat>', 'SET <seat> <low card>'{same}; DONE (house way otherwise)"
 
     def apply_entry(self, rnd: RoundData, name: str, text: str) -> Entry:
         ds = rnd.decisions[name]
@@ -131,6 +154,8 @@ class SixCardFortune(Procedure):
         if verb == "DONE" and len(parts) == 1:
             ds.done = True
             return Entry("HANDS SET - SETTLING", {"decision": "done"})
+        if verb == "SAME":  # § 670a.7(f): one player on two adjacent areas
+            return self.same_player(rnd, parts)
         if verb == "DD" and len(parts) == 2:
             seat = seat_arg(parts[1], players)
             if (seat, "double-down") in rnd.wagers:
@@ -157,30 +182,36 @@ class SixCardFortune(Procedure):
             return Entry(
                 f"SEAT {seat} LOW {card_str(low)}", {"seat": seat, "decision": "setting", "low": card_str(low)}
             )
-        raise EntryError("enter DD <seat>, SET <seat> <low card> or DONE")
+        same = ", SAME <seat> <seat>" if self.adjacent_areas else ""
+        raise EntryError(f"enter DD <seat>, SET <seat> <low card>{same} or DONE")
 
     # ---- settlement -------------------------------------------------------------------
     def _keys(self, hands: Mapping[int, Sequence[int] | None]) -> dict[int, str]:
         return {s: (hand_key(six_card_rank(c)) if c is not None else NOT_ENTERED) for s, c in hands.items()}
 
     def settle_progressive(
-        self, hands: Mapping[int, Sequence[int] | None], wagers: Mapping[int, int]
+        self,
+        hands: Mapping[int, Sequence[int] | None],
+        wagers: Mapping[int, int],
+        players: Mapping[int, str] | None = None,
     ) -> list[WagerResult]:
         """The Progressive Payout Wagers alone (§ 670a.11(h)(3)) in settlement order, then
         the envy bonuses ((h)(3)(ii)); ``hands`` are the seats in play (possible holders of
         an Envy Bonus Qualifying Hand).  A seat whose cards are None (the dealer entered no
         winning hand for it) has no straight or better and loses (§ 670a.11(h)(3)(i)(A))."""
-        return settle_progressive(self._keys(hands), wagers, self.options, self.settlement_order())
+        return settle_progressive(self._keys(hands), wagers, self.options, self.settlement_order(), players)
 
     def settle(self, rnd: RoundData) -> list[WagerResult]:
         if not self.full:
-            return self.settle_progressive({s: rnd.cards[f"seat:{s}"] for s in rnd.accepted}, rnd.accepted)
+            hands = {s: rnd.cards[f"seat:{s}"] for s in rnd.accepted}
+            return self.settle_progressive(hands, rnd.accepted, rnd.extra.get("player"))
         return self._settle_full(rnd, {s: rnd.cards[f"seat:{s}"] for s in self._players(rnd)}, rnd.cards["dealer"])
 
     def settle_entered(self, rnd: RoundData) -> list[WagerResult]:
         """Settlement from the hands the dealer keyed (shoe out of order or not reading)."""
         if not self.full:
-            return self.settle_progressive({s: rnd.entered.get(s) for s in rnd.accepted}, rnd.accepted)
+            hands = {s: rnd.entered.get(s) for s in rnd.accepted}
+            return self.settle_progressive(hands, rnd.accepted, rnd.extra.get("player"))
         missing = [s for s in self._players(rnd) if s not in rnd.entered]
         if missing or 0 not in rnd.entered:
             raise EntryError(
@@ -196,9 +227,11 @@ class SixCardFortune(Procedure):
         self, rnd: RoundData, hands: Mapping[int, Sequence[int]], dealer: Sequence[int]
     ) -> list[WagerResult]:
         ws = by_seat(rnd.wagers)
+        same: dict[int, str] = rnd.extra.get("player", {})
         seats = {
             s: SeatWagers(
                 cards=tuple(hands[s]),
+                player=same.get(s),
                 base=ws[s]["base"],
                 double_down=ws[s].get("double-down", 0),
                 fortune=ws[s].get("fortune", 0),

@@ -379,7 +379,6 @@ def settle_round(rnd: DJRound) -> list[WagerResult]:
     seats, dealer_cards = _validated(rnd)
     dealer = poker.eval_five(dealer_cards, rules=RULES) if dealer_cards is not None else None
     out: list[WagerResult] = []
-    prog_hits: list[tuple[int, poker.HandRank]] = []
     for s in seats:
         player = poker.eval_five(s.cards, rules=RULES)
         out.extend(settle_main(s, player, dealer, cfg))
@@ -387,8 +386,6 @@ def settle_round(rnd: DJRound) -> list[WagerResult]:
             prog = progressive_rank(s.cards, rnd.replacement)
             r = settle_progressive(s.seat, s.progressive, s.raised, prog, cfg)
             out.append(r)
-            if r.outcome == "win":
-                prog_hits.append((s.seat, prog))
         if s.trips:
             out.append(settle_trips(s.seat, s.trips, s.cards, cfg.trips_paytable))
         if s.bad_beat:
@@ -397,14 +394,37 @@ def settle_round(rnd: DJRound) -> list[WagerResult]:
                     s.seat, s.bad_beat, s.raised, player, dealer, cfg.bad_beat_paytable, two_way=cfg.bad_beat_two_way
                 )
             )
-    out.extend(_envy(seats, prog_hits, cfg))
+    out.extend(_envy(seats, _envy_holders(seats, rnd.replacement, cfg), cfg))
+    return out
+
+
+def _envy_holders(seats: list[DJSeat], replacement: int | None, cfg: DJWildConfig) -> list[tuple[int, poker.HandRank]]:
+    """Every seat whose Progressive hand is in the envy column, whether or not it bet the
+    Progressive: the envy follows § 670a (reading 687a-5), where a holder needs no wager —
+    "Has an Envy Bonus Qualifying Hand and any player at the table placed a Progressive
+    Payout Wager" (§ 670a.11(h)(3)(i)(C)).  Only when a seat bet the Progressive.  A folded
+    hand holds nothing unless folded hands qualify (§ 687a.11(b)(3), ``progressive_on_fold``);
+    a joker hand with no card set aside (§ 687a.8(f)) cannot be ranked for it."""
+    if not cfg.progressive_envy_paytable or not any(s.progressive for s in seats):
+        return []
+    table = get_paytable(cfg.progressive_envy_paytable)
+    out: list[tuple[int, poker.HandRank]] = []
+    for s in seats:
+        if not s.raised and not cfg.progressive_on_fold:
+            continue
+        hand = _cards(s.cards, f"seat {s.seat}'s hand")
+        if JOKER in hand and replacement is None:
+            continue
+        rank = progressive_rank(hand, replacement)
+        if table.payout(rank.category.text) is not None:
+            out.append((s.seat, rank))
     return out
 
 
 def _envy(seats: list[DJSeat], hits: list[tuple[int, poker.HandRank]], cfg: DJWildConfig) -> list[WagerResult]:
     """Envy (the "Envy" column of § 687a.12(c)): each *other* seat with a Progressive
-    wager is paid for a qualifying royal / straight flush; never for one's own hand or the
-    dealer's (reading 687a-5)."""
+    wager is paid for every holder's royal / straight flush; never for one's own hand or the
+    dealer's (reading 687a-5, § 670a.11(h)(3)(ii))."""
     if not cfg.progressive_envy_paytable:
         return []
     table = get_paytable(cfg.progressive_envy_paytable)

@@ -220,6 +220,35 @@ def bonus_hand(cards: Sequence[int], mode: JokerMode = "bug") -> BonusHand:
     return BonusHand(BONUS_ORDER[k], k, not joker)
 
 
+#: readings of a hand that is both a straight and a three-of-a-kind (688a-7)
+BONUS_READINGS = ("best-pay", "ranking")
+
+
+def straight_holds_trips(counts: Sequence[int], joker: bool, mode: JokerMode = "bug") -> bool:
+    """Whether seven cards classified as a straight can also form a three-of-a-kind:
+    natural trips, or (bug joker, § 688a.6(a)) the joker as the third ace beside two
+    natural aces, or (fully wild) the joker beside a pair."""
+    top = max(counts)
+    if mode == "fully-wild":
+        return top + (1 if joker else 0) >= 3
+    return top >= 3 or (joker and counts[ACE] >= 2)
+
+
+def bonus_categories(cards: Sequence[int], mode: JokerMode = "bug") -> tuple[str, ...]:
+    """The categories the seven cards can be paid as, highest ranking first (§ 688a.6).
+
+    One category, except a straight that also holds a three-of-a-kind:
+    ``("straight", "three-of-a-kind")``.  § 688a.6(b) ranks the straight higher,
+    § 688a.12(c)'s paytables (and § 659a.6(d)(10)-(11) for the same tables) rank three of
+    a kind higher and pay it more; under the default reading ``best-pay`` (688a-7) the
+    wager is paid the higher of the two rows."""
+    counts, masks, joker = _seven(cards)
+    k = classify_counts(counts, masks, joker, mode)
+    if k == STRAIGHT and straight_holds_trips(counts, joker, mode):
+        return (BONUS_ORDER[STRAIGHT], BONUS_ORDER[TRIPS])
+    return (BONUS_ORDER[k],)
+
+
 def ace_high_kind(cards: Sequence[int]) -> str | None:
     """§ 688a.1 "Ace High Pai Gow": ``"joker"`` / ``"natural"`` when the seven cards rank
     only ace high (the ace being the joker, or a natural ace), else ``None``."""

@@ -7,11 +7,18 @@ order); its ``net`` is what the seat gains or loses apart from the meter: ``-amo
 when the paytable says "original wager not returned", else the fixed part of the
 pay (Progressive Paytable 4: "$5,000/100% of meter").
 
-Seats are numbered 1..6 (§ 688a.2(a)) in the order of the § 688a.5(i) count, so
-seat 1 is the player farthest to the dealer's right and settlement runs 1, 2, ...
-("beginning with the player farthest to the dealer's right and continuing around
-the table in a counterclockwise direction", § 688a.11(e)); ``FaceUpOptions.seat_order``
-overrides it.
+Seats are numbered 1..6 (§ 688a.2(a)) as everywhere in tablectl
+(controller/rules/positions.py): seat 1 is the dealer's far left, seat 6 the player
+"farthest to the dealer's right" (betting position 2 of the § 688a.5(i) count).
+Settlement runs 6, 5, ... 1 ("beginning with the player farthest to the dealer's right
+and continuing around the table in a counterclockwise direction", § 688a.11(e)); the
+%-of-meter pays follow it.  ``FaceUpOptions.seat_order`` gives the order explicitly
+(the table passes ``Procedure.settlement_order``).
+
+A player on two adjacent betting areas (§ 688a.7(f)) has the same
+``SeatWagers.player`` on both: neither seat is paid an Envy Bonus for the other's
+hand ("A player is not entitled to an Envy Bonus for his own hand",
+§ 688a.11(h)(2)(ii)).
 
 Order of the results: surrenders (collected at once, § 688a.11(d)); every Face Up
 Pai Gow Poker Wager (§ 688a.11(e)-(f)); then, the seven cards rearranged to the
@@ -24,7 +31,7 @@ Paytable 4).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from controller.rules.cards import card_str
@@ -37,13 +44,23 @@ from controller.rules.faceup import (
     make_setting,
     setting_text,
 )
-from controller.rules.faceup_bonus import ENVY_QUALIFYING, ace_high_kind, bonus_hand, paytable_keys
+from controller.rules.faceup_bonus import (
+    BONUS_READINGS,
+    ENVY_QUALIFYING,
+    ace_high_kind,
+    bonus_categories,
+    bonus_hand,
+    paytable_keys,
+)
 from controller.rules.faceup_houseway import DEFAULT_HOUSE_WAY, house_way
 from controller.rules.paytables import Payout, Paytable, get_paytable, parse_money
+from controller.rules.positions import settlement_order
 from controller.rules.settlement import WagerResult, paytable_result, wager_cents, whole_cents
 
 MAX_SEATS = 6  # § 688a.2(a)
-ENVY_RECEIVERS = ("same-wager", "any-qualifying")
+#: who is paid which Envy Bonus (reading 688a-8): "lammer" (default, § 688a.8(b)(1),
+#: § 688a.11(h)(2)(ii)) or "same-wager"
+ENVY_RECEIVERS = ("lammer", "same-wager")
 
 
 @dataclass(frozen=True)
@@ -57,6 +74,11 @@ class SeatWagers:
     fortune: int = 0  # Fortune Bonus Wager, § 688a.7(e)(2)
     progressive: int = 0  # Progressive Payout Wager, § 688a.7(e)(3)
     surrender: bool = False  # § 688a.11(d): only without an optional wager
+    #: § 688a.7(f): the same value on two adjacent seats = one player (no envy on his own hand)
+    player: str | None = None
+
+    def who(self, seat: int) -> str:
+        return self.player if self.player is not None else f"seat {seat}"
 
 
 @dataclass(frozen=True)
@@ -69,12 +91,21 @@ class FaceUpOptions:
     progressive_paytable: str = "Face Up Progressive 1"
     #: § 688a.11(a): the house way of the Rules Submission (controller/rules/faceup_houseway.py)
     house_way: str = DEFAULT_HOUSE_WAY
-    #: which Qualifying Wagers (§ 688a.1: a Progressive or Fortune wager of at least $5)
-    #: earn which Envy Bonus: "same-wager" (default) — Fortune envy to a qualifying
-    #: Fortune Bonus Wager, Progressive envy to a qualifying Progressive Payout Wager;
-    #: "any-qualifying" — either qualifying wager earns every envy offered (the Envy
-    #: lammer reading of § 688a.11(h)(2)(ii)).  docs/rules-readings/688a.md.
-    envy_receivers: str = "same-wager"
+    #: which Qualifying Wagers (§ 688a.1: a Progressive or Fortune wager of at least
+    #: $5) earn which Envy Bonus.  "lammer" (default): the § 688a.12(c) (Fortune) envy to
+    #: every seat with an Envy lammer, i.e. with either Qualifying Wager (§ 688a.8(b)(1),
+    #: § 688a.11(h)(2)(ii)); the Progressive envy (§ 688a.12(d) Paytable 4) only to a
+    #: qualifying Progressive Payout Wager.  "same-wager": the Fortune envy only to a
+    #: qualifying Fortune Bonus Wager.  No reading pays an envy of a wager the seat did
+    #: not make.  docs/rules-readings/688a.md 688a-8.
+    envy_receivers: str = "lammer"
+    #: a hand both a straight and a three-of-a-kind (688a-7): "best-pay" (default) pays
+    #: the higher row (three-of-a-kind, § 688a.12(c), § 659a.6(d)(10)-(11)); "ranking"
+    #: the § 688a.6(b) order (straight)
+    bonus_reading: str = "best-pay"
+    #: whether the table offers the Fortune Bonus (§ 688a.7(e)(2)): its Envy Bonus is paid to
+    #: a qualifying Progressive wager even in a round where nobody bet the Fortune
+    fortune_offered: bool = True
     seat_order: tuple[int, ...] | None = None
     paytable_dir: Path | None = field(default=None, compare=False)
 
@@ -108,14 +139,20 @@ def _qualifying(pt: Paytable) -> int:
 
 
 def _envy(
-    wager: str, receivers: Sequence[int], holders: Sequence[tuple[int, str]], pt: Paytable, rule: str
+    wager: str,
+    receivers: Sequence[int],
+    holders: Sequence[tuple[int, str]],
+    pt: Paytable,
+    rule: str,
+    seats: Mapping[int, SeatWagers],
 ) -> list[WagerResult]:
-    """Each receiver is paid the envy of every other seat's qualifying hand
-    (§ 688a.11(h)(2)(ii): multiple envies stack; never one's own hand or the dealer's)."""
+    """Each receiver is paid the envy of every other player's qualifying hand
+    (§ 688a.11(h)(2)(ii): multiple envies stack; never one's own hand — his own seat or
+    his other adjacent betting area, § 688a.7(f) — nor the dealer's)."""
     out = []
     for seat in receivers:
         for holder, cat in holders:
-            if holder == seat:
+            if seats[holder].who(holder) == seats[seat].who(seat):
                 continue
             key, p = _lookup(pt, cat)
             if p is None:
@@ -159,6 +196,8 @@ def settle_round(
     opt = options or FaceUpOptions()
     if opt.envy_receivers not in ENVY_RECEIVERS:
         raise FaceUpError(f"envy_receivers={opt.envy_receivers!r}: one of {', '.join(ENVY_RECEIVERS)}")
+    if opt.bonus_reading not in BONUS_READINGS:
+        raise FaceUpError(f"bonus_reading={opt.bonus_reading!r}: one of {', '.join(BONUS_READINGS)}")
     dealer = check_seven(dealer_cards, "dealer's hand")
     order = _validate(dealer, seats, opt)
     dealer_set = house_way(dealer, opt.house_way)
@@ -250,21 +289,19 @@ def settle_round(
     holders = [(s, fortune_hands[s]) for s in order if fortune_hands[s] in ENVY_QUALIFYING]
     fortune_q = [s for s in order if seats[s].fortune]
     prog_q = [s for s in order if seats[s].progressive]
-    if any(seats[s].fortune for s in order):  # § 688a.11(h)(2), § 688a.12(c)
+    pq = _qualifying(opt.table(opt.progressive_paytable)) if prog_q else 0
+    lammer_prog = [s for s in prog_q if opt.envy_receivers == "lammer" and seats[s].progressive >= pq]
+    if fortune_q or (opt.fortune_offered and lammer_prog):  # § 688a.11(h)(2), § 688a.12(c)
         pt = opt.table(opt.fortune_paytable)
         q = _qualifying(pt)
         for s in fortune_q:
-            cat = fortune_hands[s]
-            key, p = _lookup(pt, cat)
-            out.append(_odds_result(s, "fortune", seats[s].fortune, key, pt, p, "§ 688a.11(h)(2)(i), § 688a.12(c)"))
+            out.append(_fortune(s, seats[s], pt, opt))
         if "envy_paytable" in pt.options:
             envy_pt = opt.table(str(pt.options["envy_paytable"]))
-            recv = [
-                s
-                for s in order
-                if seats[s].fortune >= q or (opt.envy_receivers == "any-qualifying" and seats[s].progressive >= q)
-            ]
-            out += _envy("fortune-envy", recv, holders, envy_pt, "§ 688a.11(h)(2)(ii), § 688a.12(c)")
+            # § 688a.8(b)(1): an Envy lammer beside every Qualifying Wager; § 688a.11(h)(2)(ii):
+            # the § 688a.12(c) envy to each player with an Envy lammer (reading 688a-8)
+            recv = [s for s in order if seats[s].fortune >= q or s in lammer_prog]
+            out += _envy("fortune-envy", recv, holders, envy_pt, "§ 688a.11(h)(2)(ii), § 688a.12(c)", seats)
 
     if prog_q:  # § 688a.11(h)(3), § 688a.12(d)
         pt = opt.table(opt.progressive_paytable)
@@ -275,21 +312,48 @@ def settle_round(
             q = _qualifying(pt)
             cats = {s: bonus_hand(seats[s].cards, mode).category for s in order}  # type: ignore[arg-type]
             pholders = [(s, cats[s]) for s in order if cats[s] in ENVY_QUALIFYING]
-            recv = [
-                s
-                for s in order
-                if seats[s].progressive >= q or (opt.envy_receivers == "any-qualifying" and seats[s].fortune >= q)
-            ]
-            out += _envy("progressive-envy", recv, pholders, envy_pt, "§ 688a.6(f), § 688a.12(d)")
+            # only a Progressive Payout Wager earns the Progressive envy: no text pays it to a
+            # seat that did not make the wager (reading 688a-8)
+            recv = [s for s in order if seats[s].progressive >= q]
+            out += _envy("progressive-envy", recv, pholders, envy_pt, "§ 688a.6(f), § 688a.12(d)", seats)
     return out
+
+
+def _categories(cards: Sequence[int], mode: str, opt: FaceUpOptions) -> tuple[str, ...]:
+    """The rows the hand may be paid as (688a-7): under ``ranking`` only the highest
+    ranking category of § 688a.6(b)."""
+    cats = bonus_categories(cards, mode)  # type: ignore[arg-type]
+    return cats if opt.bonus_reading == "best-pay" else cats[:1]
+
+
+def _fortune(seat: int, w: SeatWagers, pt: Paytable, opt: FaceUpOptions) -> WagerResult:
+    """§ 688a.11(h)(2)(i), § 688a.12(c): the best paying of the hands the seven cards form
+    (a straight holding three of a kind is paid as three of a kind, reading 688a-7)."""
+    rule = "§ 688a.11(h)(2)(i), § 688a.12(c)"
+    results = []
+    for cat in _categories(w.cards, "bug", opt):
+        key, p = _lookup(pt, cat)
+        results.append(_odds_result(seat, "fortune", w.fortune, key, pt, p, rule))
+    best = max(results, key=lambda r: r.net)
+    if best is not results[0]:
+        best = replace(best, detail=f"{rule}; straight and three-of-a-kind: the higher pay (reading 688a-7)")
+    return best
 
 
 def _progressive(seat: int, w: SeatWagers, pt: Paytable, opt: FaceUpOptions) -> WagerResult:
     """§ 688a.11(h)(3)(i), § 688a.12(d): fixed pays per the paytable's wager; "original
-    wager not returned" means the printed amount is all the player receives."""
-    amount = w.progressive
+    wager not returned" means the printed amount is all the player receives.  A straight
+    holding three of a kind (Paytable 4) is paid the higher row (reading 688a-7)."""
     mode = str(pt.options.get("joker", "bug"))
-    cat = bonus_hand(w.cards, mode).category  # type: ignore[arg-type]
+    results = [_progressive_as(seat, w, pt, opt, cat) for cat in _categories(w.cards, mode, opt)]
+    best = max(results, key=lambda r: r.net)
+    if best is not results[0]:
+        best = replace(best, detail=best.detail + "; straight and three-of-a-kind: the higher pay (reading 688a-7)")
+    return best
+
+
+def _progressive_as(seat: int, w: SeatWagers, pt: Paytable, opt: FaceUpOptions, cat: str) -> WagerResult:
+    amount = w.progressive
     returned = bool(pt.options.get("original_wager_returned", False))
     key, p = _lookup(pt, cat)
     meter_pt = opt.table(str(pt.options["meter_paytable"])) if "meter_paytable" in pt.options else None
@@ -382,7 +446,7 @@ def _validate(dealer: tuple[int, ...], seats: Mapping[int, SeatWagers], opt: Fac
         if sorted(opt.seat_order) != sorted(set(opt.seat_order)) or not set(seats) <= set(opt.seat_order):
             raise FaceUpError(f"seat_order {opt.seat_order} must list every seat with a wager once")
         return [s for s in opt.seat_order if s in seats]
-    return sorted(seats)
+    return [s for s in settlement_order(MAX_SEATS) if s in seats]  # § 688a.11(e)
 
 
 __all__ = ["ENVY_RECEIVERS", "FaceUpOptions", "SeatWagers", "settle_round"]

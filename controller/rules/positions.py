@@ -3,7 +3,8 @@
 Pure.  Conventions used throughout tablectl:
 
 * **Seats** are numbered 1..N from the dealer's far left ("first base") to the
-  dealer's far right, the way the layout's betting positions are labelled.
+  dealer's far right, the way the layout's betting positions are labelled — the one
+  numbering of every game, rules modules included (docs/rules-readings/670a.md #20).
 * **Positions** are counted for the starting position "beginning with the
   dealer as number one and continuing around the table in a counterclockwise
   manner" (§ 670a.5(i)(1)(iii); same in §§ 659a.5, 688a.5, 621a.6(c)).  Seen from
@@ -15,7 +16,8 @@ Pure.  Conventions used throughout tablectl:
   position (§ 670a.10(c)), i.e. position p, p-1, ..., 1 (dealer), N+1, ...
 * Hands are revealed and settled "beginning with the player farthest to the
   dealer's right and continuing around the table in a counterclockwise
-  direction" (§ 670a.11(e)): seat N, N-1, ..., 1.
+  direction" (§ 670a.11(e), § 688a.11(e)): seat N, N-1, ..., 1.  The %-of-meter
+  progressive pays are paid in this order (§ 670a.12(d)(3)), so it decides money.
 """
 
 from __future__ import annotations

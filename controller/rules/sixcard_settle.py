@@ -6,12 +6,17 @@ integer cents; a percentage-of-meter progressive pay is returned as
 lock-out and the meter amount is the whole pay; the meters layer pays it from the
 meter when it is the seat's turn, § 670a.12(d)(3)).
 
-Seats are numbered 1..6 (§ 670a.2(a): at most six players) in the order of the
-§ 670a.5(i) count: seat *n* is betting position *n + 1* counting counterclockwise
-from the dealer (= 1), so seat 1 is the player farthest to the dealer's right, and
-settlement runs seat 1, 2, ... 6 ("beginning with the player farthest to the
-dealer's right and continuing around the table in a counterclockwise direction",
-§ 670a.11(e)).  ``SixCardOptions.seat_order`` overrides it for another numbering.
+Seats are numbered 1..6 (§ 670a.2(a): at most six players) as everywhere in tablectl
+(controller/rules/positions.py): seat 1 is the dealer's far left, seat 6 the player
+"farthest to the dealer's right", betting position 2 of the § 670a.5(i) count.
+Settlement runs 6, 5, ... 1 ("beginning with the player farthest to the dealer's right
+and continuing around the table in a counterclockwise direction", § 670a.11(e)); the
+%-of-meter pays follow it (§ 670a.12(d)(3)).  ``SixCardOptions.seat_order`` gives the
+order explicitly (the table passes ``Procedure.settlement_order``).
+
+A player on two adjacent betting areas (§ 670a.7(f)) has the same ``SeatWagers.player``
+on both: neither is paid an Envy Bonus for the other's hand ("not entitled to an Envy
+Bonus for his own hand", § 670a.11(h)(1)(ii)).
 
 Order of the results (§ 670a.11(e)-(h)): for each seat in turn the Six-Card
 Fortune Pai Gow Poker Wager and its Double Down Wager; then every Fortune Bonus
@@ -28,6 +33,7 @@ from pathlib import Path
 
 from controller.rules.cards import JOKER, card_str
 from controller.rules.paytables import Payout, Paytable, get_paytable, parse_money
+from controller.rules.positions import settlement_order
 from controller.rules.settlement import WagerResult, paytable_result, wager_cents, whole_cents
 from controller.rules.sixcard import (
     RANK_WORDS,
@@ -59,6 +65,8 @@ class SeatWagers:
     fortune: int = 0  # Fortune Bonus Wager, § 670a.7(e)(2)
     insurance: int = 0  # Insurance Wager, § 670a.7(e)(3)
     progressive: int = 0  # Progressive Payout Wager, § 670a.7(e)(4)
+    #: § 670a.7(f): the same value on two adjacent seats = one player (no envy on his own hand)
+    player: str | None = None
 
 
 @dataclass(frozen=True)
@@ -79,7 +87,7 @@ class SixCardOptions:
     #: the Progressive Payout Wager offered (§ 670a.12(d)(2)); None = the progressive
     #: paytable's ``options.wager`` ($1); 0 = accept any amount
     progressive_wager_cents: int | None = None
-    #: settlement order of the seats; None = ascending seat numbers (see module doc)
+    #: settlement order of the seats; None = positions.settlement_order (§ 670a.11(e))
     seat_order: tuple[int, ...] | None = None
     paytable_dir: Path | None = field(default=None, compare=False)
 
@@ -122,14 +130,19 @@ def _envy(
     holders: Sequence[tuple[int, str]],
     tables: Sequence[Paytable],
     rule: str,
+    players: Mapping[int, str] | None = None,
 ) -> list[WagerResult]:
+    """Every receiver is paid for every other player's qualifying hand; never for his own
+    hand — his seat or his other adjacent betting area (§ 670a.7(f), § 670a.11(h)(1)(ii)) —
+    nor the dealer's (not a holder)."""
+    who = dict(players or {})
     out: list[WagerResult] = []
     for seat, amount in receivers:
         pt = envy_table(tables, amount)
         if pt is None:
             continue
         for holder, key in holders:
-            if holder == seat:  # never for one's own hand (nor the dealer's: not a holder)
+            if who.get(holder, f"seat {holder}") == who.get(seat, f"seat {seat}"):
                 continue
             payout = pt.payout(key)
             if payout is None:
@@ -182,6 +195,7 @@ def settle_round(
     opt = options or SixCardOptions()
     dealer = check_six(dealer_cards, "dealer's hand")
     order = _validate(dealer, seats, player_settings, opt)
+    players: dict[int, str] = {s: p for s in order if (p := seats[s].player) is not None}
     settings = {s: _setting(s, seats[s], player_settings[s]) for s in order}
     dealer_set = house_way_detail(dealer).setting
 
@@ -244,6 +258,7 @@ def settle_round(
             _envy_holders(tables, keys, order),
             tables,
             "§ 670a.11(h)(1)(ii), § 670a.12(b)(2)",
+            players,
         )
 
     if any(seats[s].insurance for s in order):
@@ -253,7 +268,8 @@ def settle_round(
                 out.append(_pay(s, "insurance", seats[s].insurance, keys[s], pt, "§ 670a.11(h)(2), § 670a.12(c)"))
 
     if any(seats[s].progressive for s in order):
-        out += settle_progressive(keys, {s: seats[s].progressive for s in order if seats[s].progressive}, opt, order)
+        wagers = {s: seats[s].progressive for s in order if seats[s].progressive}
+        out += settle_progressive(keys, wagers, opt, order, players)
     return out
 
 
@@ -262,14 +278,16 @@ def settle_progressive(
     wagers: Mapping[int, int],
     options: SixCardOptions | None = None,
     order: Sequence[int] | None = None,
+    players: Mapping[int, str] | None = None,
 ) -> list[WagerResult]:
     """The Progressive Payout Wagers alone, as the progressive table game system
     settles them (§ 670a.11(h)(3)): ``keys[seat]`` is the category of the best five
     of each player's six cards (every player in the round, for envy), ``wagers[seat]``
     the accepted Progressive Payout Wagers.  Results in ``order`` (default: the
-    options' seat order), then the Envy Bonuses ((h)(3)(ii), § 670a.12(d)(4))."""
+    options' seat order, else § 670a.11(e)'s), then the Envy Bonuses ((h)(3)(ii),
+    § 670a.12(d)(4)); ``players`` names the player of each seat (§ 670a.7(f))."""
     opt = options or SixCardOptions()
-    order = list(order if order is not None else (opt.seat_order or sorted(keys)))
+    order = list(order if order is not None else (opt.seat_order or _default_order(keys)))
     for s in wagers:
         if s not in keys:
             raise SixCardError(f"seat {s}: a Progressive Payout Wager but no hand")
@@ -287,6 +305,7 @@ def settle_progressive(
         _envy_holders(tables, keys, [s for s in order if s in keys]),
         tables,
         "§ 670a.11(h)(3)(ii), § 670a.12(d)(4)",
+        players,
     )
     return out
 
@@ -369,11 +388,19 @@ def _validate(
     if extra:
         raise SettingError(f"setting(s) given for seat(s) {extra} with no wager")
     if opt.seat_order is None:
-        return sorted(seats)
+        return _default_order(seats)
     order = [s for s in opt.seat_order if s in seats]
     if len(set(opt.seat_order)) != len(opt.seat_order) or len(order) != len(seats):
         raise SixCardError(f"seat_order {opt.seat_order} must list every seat with a wager exactly once")
     return order
+
+
+def _default_order(seats: Mapping[int, object]) -> list[int]:
+    """§ 670a.11(e): from the player farthest to the dealer's right, counterclockwise."""
+    bad = [s for s in seats if not isinstance(s, int) or isinstance(s, bool) or not 1 <= s <= MAX_SEATS]
+    if bad:
+        raise SixCardError(f"seat {bad[0]!r} is not a betting position 1..{MAX_SEATS} (§ 670a.2(a))")
+    return [s for s in settlement_order(MAX_SEATS) if s in seats]
 
 
 __all__ = ["SeatWagers", "SixCardOptions", "envy_table", "settle_round"]

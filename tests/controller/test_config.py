@@ -145,3 +145,28 @@ def test_profile_paytable_must_exist(tmp_path):
     doc = {"table": {"id": "T1", "profile": str(prof)}, "gpio": {}, "serial": {}}
     with pytest.raises(ConfigError, match=r"\[progressive\] paytable: no paytable named 'Nope'"):
         parse_hardware(doc, "x.toml")
+
+
+@pytest.mark.parametrize("key", ["seed", "increment_rate", "reserve_rate"])
+def test_progressive_seed_rate_reserve_are_required(tmp_path, capsys, key):
+    """Issue 12 #6: the rate, reserve and seed come from the casino's Rules Submission (§ 601a.2;
+    § 687a and § 659a print no rate): a table profile must state each, and a missing one is a
+    configuration error naming file, section and key (exit 2, no traceback).  Before, a
+    missing reserve_rate was silently 0%."""
+    import tomllib
+
+    from controller.config import parse_profile
+
+    src = (Path(__file__).resolve().parents[2] / "config" / "tables" / "dj-wild.toml").read_text()
+    doc = tomllib.loads(src)
+    assert key in doc["progressive"]
+    del doc["progressive"][key]
+    with pytest.raises(ConfigError, match=rf"dj-wild\.toml: \[progressive\] {key}: required option is missing"):
+        parse_profile(doc, "dj-wild.toml")
+    prof = tmp_path / "dj-wild.toml"
+    prof.write_text(re.sub(rf"(?m)^{key} = .*$", "", src))
+    conf = tmp_path / "table.toml"
+    conf.write_text(re.sub(r"(?m)^profile = .*$", f'profile = "{prof}"', EXAMPLE.read_text()))
+    assert main(["run", "--config", str(conf), "--check"]) == 2
+    err = capsys.readouterr().err
+    assert f"[progressive] {key}: required option is missing" in err and "Traceback" not in err

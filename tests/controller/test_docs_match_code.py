@@ -96,3 +96,79 @@ def test_named_states_are_machine_states():
     para = text[text.index("## A game at the table") : text.index("## Threading model")]
     named = set(re.findall(r"`([a-z_]+)`", para)) - {"lock_out", "dice_wagers", "advance"}
     assert named and named <= states, f"not states: {sorted(named - states)}"
+
+
+# --------------------------------------------------------------------------- rules readings
+READINGS = ROOT / "docs" / "rules-readings"
+#: chapter file -> the game whose table profile (config/tables/<game>.toml) its options belong to
+CHAPTER_GAME = {
+    "670a": "six-card-fortune",
+    "659a": "fortune-asia",
+    "688a": "face-up",
+    "687a": "dj-wild",
+    "686a": "over-under",
+    "621a": "pai-gow-tiles",
+}
+NOT_OPTIONS = {"net"}  # `net = -wager` describes a WagerResult, not a profile option
+#: values a reading says the profile check refuses (621a #35: dice wagers with the RNG start)
+REFUSED = {("621a", "start_method")}
+
+
+def _reading_options() -> list[tuple[str, str, str]]:
+    out = []
+    for chapter in CHAPTER_GAME:
+        text = (READINGS / f"{chapter}.md").read_text()
+        for m in re.finditer(r"`([a-z_]+) = ([^`]+)`", text):
+            if m.group(1) not in NOT_OPTIONS:
+                out.append((chapter, m.group(1), m.group(2)))
+    return out
+
+
+def test_readings_name_profile_options_the_code_accepts():
+    """Issue 12: every ``key = value`` a reading names (docs/rules-readings/<chapter>.md) is an
+    option of that game's table profile, and the profile loads with that value: a reading
+    that names a removed option or value (e.g. ``envy_receivers = "any-qualifying"``) fails."""
+    import copy
+    import tomllib
+
+    from controller.config import parse_profile
+    from controller.games import procedure_for
+
+    found = _reading_options()
+    assert len(found) >= 5
+    for chapter, key, value in found:
+        game = CHAPTER_GAME[chapter]
+        doc = tomllib.loads((ROOT / "config" / "tables" / f"{game}.toml").read_text())
+        v = tomllib.loads(f"x = {value}")["x"]
+        d = copy.deepcopy(doc)
+        if key in ("start_method", "seats", "positions", "sensed"):
+            d["game"][key] = v
+        elif key in d.get("progressive", {}):
+            d["progressive"][key] = v
+        else:
+            d["game"].setdefault("options", {})[key] = v
+        try:
+            proc = procedure_for(game, parse_profile(d, f"{game}.toml"))
+        except ValueError as e:
+            if (chapter, key) in REFUSED:
+                continue
+            proc_cls = type(procedure_for(game, parse_profile(doc, f"{game}.toml")))
+            if hasattr(proc_cls, key):  # a fixed property of the game's procedure (621a's `burn_limit = 0`)
+                assert getattr(proc_cls, key) == v, f"rules-readings/{chapter}.md: {proc_cls.__name__}.{key} != {v!r}"
+                continue
+            raise AssertionError(f"rules-readings/{chapter}.md names `{key} = {value}`: {e}") from None
+        if hasattr(proc, key) and not callable(getattr(proc, key)):
+            assert getattr(proc, key) == v, f"rules-readings/{chapter}.md: `{key} = {value}` did not take effect"
+        assert (chapter, key) not in REFUSED, f"rules-readings/{chapter}.md says `{key} = {value}` is refused"
+
+
+def test_readings_cite_tests_that_exist():
+    """Every ``test_...`` a reading names as holding it is defined under tests/ (issue 12 #7:
+    readings checked against the code)."""
+    texts = [p.read_text() for p in READINGS.glob("*.md")] + [(ROOT / "docs" / "rules-readings.md").read_text()]
+    cited = {n for t in texts for n in re.findall(r"`(test_[a-z0-9_]+)`", t)}
+    assert len(cited) > 20
+    defined = {
+        m for p in (ROOT / "tests").rglob("test_*.py") for m in re.findall(r"^def (test_\w+)", p.read_text(), re.M)
+    }
+    assert not cited - defined, f"readings cite tests that do not exist: {sorted(cited - defined)}"

@@ -157,11 +157,11 @@ def test_fortune_envy_for_every_other_qualifying_hand_never_own_670a_11_h_1_ii()
     res = play(seats, sets)
     envy = [(r.seat, r.hand, r.net) for r in res if r.wager == "fortune-envy"]
     # $5 table (§ 670a.12(b)(2)): full house $25, four of a kind $75
-    assert envy == [
+    assert sorted(envy) == [
         (1, "four-of-a-kind", 7500),
         (2, "full-house", 2500),
-        (3, "full-house", 2500),
         (3, "four-of-a-kind", 7500),
+        (3, "full-house", 2500),
     ]
     assert all(r.amount == 0 and r.outcome == "win" for r in res if r.wager == "fortune-envy")
 
@@ -174,16 +174,16 @@ def test_fortune_envy_needs_a_qualifying_5_dollar_wager_670a_1():
     # a $25 wager is paid the fixed $5-wager amounts (§ 670a.1: "fixed sum"), not scaled
     seats[3] = SeatWagers(seats[3].cards, 1000, fortune=2500)
     res = play(seats, sets)
-    assert [r.net for r in res if r.wager == "fortune-envy" and r.seat == 3] == [2500, 7500]
+    assert sorted(r.net for r in res if r.wager == "fortune-envy" and r.seat == 3) == [2500, 7500]
 
 
 def test_fortune_envy_paid_even_when_holder_made_no_fortune_wager_670a_11_h_1_i_C():
     seats, sets = _envy_table()
     seats[2] = SeatWagers(seats[2].cards, 1000)
     res = play(seats, sets)
-    assert [(r.seat, r.hand) for r in res if r.wager == "fortune-envy" and r.seat == 3] == [
-        (3, "full-house"),
+    assert sorted((r.seat, r.hand) for r in res if r.wager == "fortune-envy" and r.seat == 3) == [
         (3, "four-of-a-kind"),
+        (3, "full-house"),
     ]
 
 
@@ -198,7 +198,7 @@ def test_fortune_envy_dollar_one_table_when_minimum_lowered():
     seats, sets = _envy_table()
     seats[3] = SeatWagers(seats[3].cards, 1000, fortune=100)
     res = play(seats, sets, SixCardOptions(qualifying_fortune_cents=100))
-    assert [r.net for r in res if r.wager == "fortune-envy" and r.seat == 3] == [500, 1500]
+    assert sorted(r.net for r in res if r.wager == "fortune-envy" and r.seat == 3) == [500, 1500]
 
 
 # ---------------------------------------------------------------- Insurance
@@ -237,6 +237,9 @@ def test_progressive_fixed_pays_are_for_one_670a_12_d_1():
 
 
 def test_progressive_meter_pays_carry_the_fraction_670a_12_d_3():
+    """The meter pays in settlement order (§ 670a.12(d)(3), § 670a.11(e)): from the player
+    farthest to the dealer's right (seat 6) counterclockwise, so two royal flushes on seats 3
+    and 5 are paid 5 first, then 3 (issue 12 #5: the old default paid seat 3 first)."""
     seats = {
         1: seat("Ac Ad Ah As Jk 2c", progressive=100),
         3: seat("Kd Qd Jd Td 9h 3s", progressive=100),
@@ -245,15 +248,15 @@ def test_progressive_meter_pays_carry_the_fraction_670a_12_d_3():
     res = play(seats, {s: hw(cards_of(w)) for s, w in seats.items()})
     prog = [r for r in res if r.wager == "progressive"]
     assert [(r.seat, r.hand, r.meter_fraction, r.net) for r in prog] == [
-        (1, "five-aces", Fraction(1), -100),
-        (3, "straight", None, 200),
         (4, "straight-flush", None, 29_900),
+        (3, "straight", None, 200),
+        (1, "five-aces", Fraction(1), -100),
     ]
     seats = {3: seat("Ad Kd Qd Jd Td 3s", progressive=100), 5: seat("Kh Qh Jh Th Jk 4c", progressive=100)}
     res = play(seats, {s: hw(cards_of(w)) for s, w in seats.items()})
     assert [(r.seat, r.hand, r.meter_fraction, r.net) for r in res if r.wager == "progressive"] == [
-        (3, "royal-flush", Fraction(1, 10), -100),
         (5, "royal-flush", Fraction(1, 10), -100),
+        (3, "royal-flush", Fraction(1, 10), -100),
     ]
 
 
@@ -265,7 +268,7 @@ def test_progressive_envy_four_of_a_kind_or_better_to_every_other_progressive_pl
     }
     res = play(seats, {s: hw(cards_of(w)) for s, w in seats.items()})
     envy = [(r.seat, r.hand, r.net) for r in res if r.wager == "progressive-envy"]
-    assert envy == [(1, "four-of-a-kind", 500), (5, "five-aces", 10_000), (5, "four-of-a-kind", 500)]
+    assert sorted(envy) == [(1, "four-of-a-kind", 500), (5, "five-aces", 10_000), (5, "four-of-a-kind", 500)]
 
 
 def test_progressive_wager_must_be_the_amount_offered_670a_12_d_2():
@@ -273,28 +276,30 @@ def test_progressive_wager_must_be_the_amount_offered_670a_12_d_2():
         play({1: seat("Ac Qd Th 8s 7c 3c", progressive=500)}, {1: hw("Ac Qd Th 8s 7c 3c")})
     seats = {1: seat("Ac Ad Ah As Jk 2c", progressive=500), 2: seat("9c 9d 9h 9s 4d 3s", progressive=500)}
     res = play(seats, {s: hw(cards_of(w)) for s, w in seats.items()}, SixCardOptions(progressive_wager_cents=500))
-    assert [(r.seat, r.net) for r in res if r.wager == "progressive-envy"] == [(1, 2500), (2, 50_000)]
+    assert sorted((r.seat, r.net) for r in res if r.wager == "progressive-envy") == [(1, 2500), (2, 50_000)]
 
 
 # ---------------------------------------------------------------- order and bad input
 
 
 def test_results_in_settlement_order_670a_11_e():
+    """§ 670a.11(e): "beginning with the player farthest to the dealer's right" = seat 6
+    (controller/rules/positions.py), counterclockwise.  The old default ran 1, 2, ... 6."""
     seats = {
         s: seat(c, fortune=100)
         for s, c in [(4, "7c 7d 7h Kc 4d 2s"), (1, "2c 3d 4h 5s 7s 8d"), (6, "Ac Qd Th 8s 9h 3c")]
     }
     res = play(seats, {s: hw(cards_of(w)) for s, w in seats.items()})
     assert [(r.seat, r.wager) for r in res] == [
-        (1, "base"),
-        (4, "base"),
         (6, "base"),
-        (1, "fortune"),
-        (4, "fortune"),
+        (4, "base"),
+        (1, "base"),
         (6, "fortune"),
+        (4, "fortune"),
+        (1, "fortune"),
     ]
-    res = play(seats, {s: hw(cards_of(w)) for s, w in seats.items()}, SixCardOptions(seat_order=(6, 5, 4, 3, 2, 1)))
-    assert [r.seat for r in res if r.wager == "base"] == [6, 4, 1]
+    res = play(seats, {s: hw(cards_of(w)) for s, w in seats.items()}, SixCardOptions(seat_order=(1, 2, 3, 4, 5, 6)))
+    assert [r.seat for r in res if r.wager == "base"] == [1, 4, 6]
 
 
 @pytest.mark.parametrize(

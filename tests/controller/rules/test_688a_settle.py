@@ -53,7 +53,8 @@ def test_688a_11_f_1_iii_foul_loses():
 def test_688a_11_f_2_iii_dealer_ace_high_pushes_without_settings():
     seats = {1: SeatWagers(QUADS, 1000), 2: SeatWagers(NOTHING, 500)}
     r = settle_round(DEALER_ACE_HIGH, seats, {})
-    assert [(x.seat, x.outcome, x.net) for x in r] == [(1, "push", 0), (2, "push", 0)]
+    # § 688a.11(e): from the player farthest to the dealer's right (the higher seat) first
+    assert [(x.seat, x.outcome, x.net) for x in r] == [(2, "push", 0), (1, "push", 0)]
     with pytest.raises(SettingError):
         settle_round(DEALER_KING_HIGH, seats, {})
 
@@ -103,23 +104,61 @@ def test_688a_11_h_2_i_c_envy_for_a_hand_without_fortune_wager():
     assert [(x.seat, x.net) for x in envy] == [(2, 500)]
 
 
-def test_688a_1_envy_receivers_reading():
-    """A $5 Progressive wager is a Qualifying Wager (§ 688a.1); it earns the Fortune envy
-    only under the 'any-qualifying' reading."""
+def test_688a_11_h_2_ii_envy_to_every_envy_lammer():
+    """§ 688a.8(b)(1): an Envy lammer beside any Qualifying Wager (§ 688a.1: a Progressive
+    or Fortune wager of at least $5); § 688a.11(h)(2)(ii): the § 688a.12(c) envy to each
+    player with a lammer.  So a seat holding only a $5 Progressive is paid the Fortune envy
+    (the old default 'same-wager' paid it nothing); 'same-wager' remains the alternative."""
     seats = {1: SeatWagers(QUADS, 1000, fortune=100), 2: SeatWagers(NOTHING, 1000, progressive=500)}
     opt = FaceUpOptions(progressive_paytable="Face Up Progressive 4")
     r = settle_round(DEALER_KING_HIGH, seats, _hw(seats), opt)
-    assert [x for x in r if x.wager == "fortune-envy"] == []
+    assert [(x.seat, x.net) for x in r if x.wager == "fortune-envy"] == [(2, 500)]
     assert [(x.seat, x.net) for x in r if x.wager == "progressive-envy"] == [(2, 2500)]  # $25 for 4 of a kind
     r2 = settle_round(
         DEALER_KING_HIGH,
         seats,
         _hw(seats),
-        FaceUpOptions(progressive_paytable="Face Up Progressive 4", envy_receivers="any-qualifying"),
+        FaceUpOptions(progressive_paytable="Face Up Progressive 4", envy_receivers="same-wager"),
     )
-    assert [(x.seat, x.net) for x in r2 if x.wager == "fortune-envy"] == [(2, 500)]
+    assert [(x.seat, x.net) for x in r2 if x.wager == "fortune-envy"] == []
     with pytest.raises(FaceUpError):
         settle_round(DEALER_KING_HIGH, seats, _hw(seats), FaceUpOptions(envy_receivers="maybe"))
+
+
+def test_688a_11_h_2_ii_fortune_envy_without_any_fortune_wager():
+    """A round where nobody bet the Fortune: a $5 Progressive (Paytable 4) still holds a
+    lammer and is paid the Fortune envy (§ 688a.11(h)(2)(ii)) when the table offers the
+    Fortune Bonus; not when it does not."""
+    seats = {1: SeatWagers(QUADS, 1000), 2: SeatWagers(NOTHING, 1000, progressive=500)}
+    opt = FaceUpOptions(progressive_paytable="Face Up Progressive 4")
+    r = settle_round(DEALER_KING_HIGH, seats, _hw(seats), opt)
+    assert [(x.seat, x.wager, x.net) for x in r if x.wager.endswith("envy")] == [
+        (2, "fortune-envy", 500),
+        (2, "progressive-envy", 2500),
+    ]
+    off = FaceUpOptions(progressive_paytable="Face Up Progressive 4", fortune_offered=False)
+    r = settle_round(DEALER_KING_HIGH, seats, _hw(seats), off)
+    assert [x.wager for x in r if x.wager.endswith("envy")] == ["progressive-envy"]
+
+
+def test_688a_12_d_no_progressive_envy_without_a_progressive_wager():
+    """No text pays the Progressive envy (§ 688a.12(d) Paytable 4) to a seat that did not
+    make a Progressive Payout Wager: the old 'any-qualifying' reading did, and is gone."""
+    seats = {
+        1: SeatWagers(QUADS, 1000, progressive=500),
+        2: SeatWagers(NOTHING, 1000, fortune=500),
+        3: SeatWagers(P("Ah Jh 8h 6h 4c 3s 2c"), 1000, progressive=500),
+    }
+    opt = FaceUpOptions(progressive_paytable="Face Up Progressive 4")
+    r = settle_round(DEALER_KING_HIGH, seats, _hw(seats), opt)
+    assert [(x.seat, x.net) for x in r if x.wager == "progressive-envy"] == [(3, 2500)]
+    with pytest.raises(FaceUpError, match="envy_receivers"):
+        settle_round(
+            DEALER_KING_HIGH,
+            seats,
+            _hw(seats),
+            FaceUpOptions(progressive_paytable="Face Up Progressive 4", envy_receivers="any-qualifying"),
+        )
 
 
 def test_688a_12_d_progressive_wager_not_returned_and_meter_pays():

@@ -71,8 +71,8 @@ def console_rig(tmp_path):
     set_pins(state)
     rigs = []
 
-    def make(**console_opts):
-        r = Rig(state, seed=5).start()
+    def make(rig_opts=None, **console_opts):
+        r = Rig(state, seed=5, **(rig_opts or {})).start()
         rigs.append(r)
         r.table.wait_for(lambda s: s.get("state") in ("open_for_wagers", "tilt"), 15)
         opts = {"fail_delay_s": 0.0, "diag_light_s": 0.1, **console_opts}

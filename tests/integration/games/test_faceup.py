@@ -35,7 +35,13 @@ DOC: dict[str, Any] = {
         "reserve_rate": "1%",
     },
 }
-PROG1 = {"paytable": "Face Up Progressive 1", "wager": "$1", "seed": "$10,000", "increment_rate": "28%"}
+PROG1 = {
+    "paytable": "Face Up Progressive 1",
+    "wager": "$1",
+    "seed": "$10,000",
+    "increment_rate": "28%",
+    "reserve_rate": "0%",
+}
 
 
 def doc(**progressive: Any) -> dict[str, Any]:
@@ -183,8 +189,10 @@ def test_688a_scripted_round_every_result_computed_by_hand(tmp_path):
         # § 688a.11(h)(2)(i), § 688a.12(c) Paytable 1: seat 2 king high: -$5; seat 1 four of a kind 20 to 1: +$100
         (2, "fortune", "lose", -500),
         (1, "fortune", "win", 10_000),
-        # § 688a.11(h)(2)(ii): seat 1's four of a kind earns each other Envy lammer (a $5 Fortune wager,
-        # § 688a.1) the Paytable 1 Envy of $5: seat 2 only (not seat 1 for its own hand)
+        # § 688a.11(h)(2)(ii): seat 1's four of a kind earns each other Envy lammer (§ 688a.8(b)(1): beside
+        # every Qualifying Wager, a $5 Fortune or a $5 Progressive, § 688a.1) the Paytable 1 Envy of $5:
+        # seat 6 (its $5 Progressive) and seat 2 — not seat 1 for its own hand (reading 688a-8)
+        (6, "fortune-envy", "win", 500),
         (2, "fortune-envy", "win", 500),
         # § 688a.12(d) Paytable 4 ($5, original wager returned): seat 6 full house $25: +$25; seat 2 no
         # full house or better, collected: -$5; seat 1 four of a kind $100: +$100
@@ -205,6 +213,7 @@ def test_688a_scripted_round_every_result_computed_by_hand(tmp_path):
             (6, "base", 2000),
             (1, "base", 2000),
             (1, "fortune", 10_500),
+            (6, "fortune-envy", 500),
             (2, "fortune-envy", 500),
             (6, "progressive", 3000),
             (1, "progressive", 10_500),

@@ -34,6 +34,7 @@ def fa_doc(**options) -> dict:
             "wager": "$1",
             "seed": "$2,000",
             "increment_rate": "20%",
+            "reserve_rate": "0%",
         },
     }
 

@@ -398,6 +398,7 @@ def test_profile_686a_2_a_at_most_six_seats_and_no_progressive():
         "wager": "$1",
         "seed": "$5,000",
         "increment_rate": "21%",
+        "reserve_rate": "0%",
     }
     with pytest.raises(ValueError, match="no progressive"):
         procedure_for("over-under", parse_profile(d, "<test>"))

@@ -403,7 +403,15 @@ def test_unread_tiles_are_keyed_with_the_bank_hand(tmp_path):
     [
         ({"game": {"seats": 7}}, "six betting positions"),
         (
-            {"progressive": {"paytable": "Tiles Pai Gow", "wager": "$1", "seed": "$1", "increment_rate": "1%"}},
+            {
+                "progressive": {
+                    "paytable": "Tiles Pai Gow",
+                    "wager": "$1",
+                    "seed": "$1",
+                    "increment_rate": "1%",
+                    "reserve_rate": "0%",
+                }
+            },
             "no progressive",
         ),
         ({"options": {"colour": "red"}}, "colour: not an option"),

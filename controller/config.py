@@ -53,8 +53,8 @@ class ConfigError(ValueError):
 
     def __init__(self, file: str, section: str, key: str | None, problem: str):
         self.file, self.section, self.key, self.problem = file, section, key, problem
-        where = f"[{section}]" + (f" {key}" if key else "")
-        super().__init__(f"{file}: {where}: {problem}")
+        where = f"[{section}]" + (f" {key}" if key else "") if section or key else ""
+        super().__init__(f"{file}: {where}: {problem}" if where else f"{file}: {problem}")
 
 
 _MISSING = object()
@@ -305,12 +305,20 @@ def parse_hardware(doc: Mapping[str, Any], file: str, profile_dir: Path | None =
         raise t.error("id", f"{table_id!r} must be 1-32 letters, digits, '-' or '_'")
     profile_name = t.get_str("profile")
     state_dir = Path(t.get_str("state_dir", "/var/lib/tablectl"))
+    if not state_dir.is_absolute():
+        # systemd starts the service in / and a shell anywhere: a relative directory is two ledgers
+        raise t.error("state_dir", f"{str(state_dir)!r} must be an absolute path (e.g. /var/lib/tablectl)")
+    if state_dir.exists() and not state_dir.is_dir():
+        raise t.error("state_dir", f"{state_dir} exists and is not a directory")
     t.check_unused()
     try:
         profile = load_profile(profile_name, profile_dir)
-    except ConfigError:
-        raise
-    except FileNotFoundError as e:
+    except ConfigError as e:
+        if e.section or e.key:
+            raise
+        # the profile file itself cannot be read (not UTF-8, not TOML...): name the key that chose it too
+        raise t.error("profile", f"{e.file}: {e.problem}") from None
+    except ProfileUnreadable as e:
         raise t.error("profile", str(e)) from None
     g = root.sub("gpio")
     assert g is not None
@@ -332,17 +340,29 @@ def parse_hardware(doc: Mapping[str, Any], file: str, profile_dir: Path | None =
     return HardwareConfig(file, table_id, profile, state_dir, gpio, serial)
 
 
-def load_hardware(path: str | Path, profile_dir: Path | None = None) -> HardwareConfig:
-    p = Path(path)
+def read_toml(p: Path) -> dict[str, Any]:
+    """A TOML file's document; any problem reading it is a :class:`ConfigError` naming
+    the file and saying what is wrong, never quoting the file's bytes."""
+    if p.is_dir():
+        raise ConfigError(str(p), "", None, "is a directory, not a file")
     try:
-        text = p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except OSError as e:
-        raise ConfigError(str(p), "", None, f"cannot read: {e.strerror}") from None
+        raise ConfigError(str(p), "", None, f"cannot read: {e.strerror or e}") from None
     try:
-        doc = tomllib.loads(text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise ConfigError(str(p), "", None, f"not UTF-8 text (byte {e.start + 1}, line {line})") from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(str(p), "", None, f"not valid TOML: {e}") from None
-    return parse_hardware(doc, str(p), profile_dir)
+
+
+def load_hardware(path: str | Path, profile_dir: Path | None = None) -> HardwareConfig:
+    p = Path(path)
+    return parse_hardware(read_toml(p), str(p), profile_dir)
 
 
 # --------------------------------------------------------------------------- table profile
@@ -396,8 +416,11 @@ def parse_profile(doc: Mapping[str, Any], file: str) -> TableProfile:
     # an empty list: every wager is keyed by the dealer (no bet sensors in use, e.g. Pai Gow tiles)
     if not isinstance(sensed, list) or not all(isinstance(x, str) for x in sensed):
         raise g.error("sensed", f"must be a list of wager ids, got {sensed!r}")
-    options = dict(g.data.get("options", {}))
-    g._used.add("options")
+    twice = sorted({x for x in sensed if sensed.count(x) > 1})
+    if twice:
+        raise g.error("sensed", f"{twice[0]!r} is listed more than once")
+    opts = g.sub("options", required=False)  # [game.options]: the game's procedure reads them
+    options = dict(opts.data) if opts is not None else {}
     g.check_unused()
     prog = None
     p = root.sub("progressive", required=False)
@@ -435,12 +458,14 @@ def profile_path(name: str, profile_dir: Path | None = None) -> Path:
     return profile_dir / f"{name}.toml"
 
 
+class ProfileUnreadable(FileNotFoundError):
+    """The table profile named is missing or is not a file (reported against ``[table] profile``)."""
+
+
 def load_profile(name: str, profile_dir: Path | None = None) -> TableProfile:
     path = profile_path(name, profile_dir)
     if not path.exists():
-        raise FileNotFoundError(f"no table profile {name!r} (looked for {path})")
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(str(path), "", None, f"not valid TOML: {e}") from None
-    return parse_profile(doc, str(path))
+        raise ProfileUnreadable(f"no table profile {name!r} (looked for {path})")
+    if not path.is_file():
+        raise ProfileUnreadable(f"{path} is not a file")
+    return parse_profile(read_toml(path), str(path))

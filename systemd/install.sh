@@ -92,7 +92,7 @@ fi
 
 cat <<MSG
 tablectl installed in $PREFIX.
-  check the configuration:  $PREFIX/.venv/bin/tablectl run --config /etc/tablectl/table.toml --check
+  check the configuration, the pin factory and the serial ports:  $PREFIX/.venv/bin/tablectl run --config /etc/tablectl/table.toml --check
   set the console PINs:     runuser -u tablectl -- $PREFIX/.venv/bin/tablectl pin set technician --state-dir /var/lib/tablectl
                             (and floorperson, dealer)
   console:                  the UART /dev/$CONSOLE (115200 8N1), or: runuser -u tablectl -- $PREFIX/.venv/bin/tablectl console

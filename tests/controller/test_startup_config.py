@@ -358,3 +358,18 @@ def test_preflight_takes_more_checks_and_prints_their_lines(tmp_path):
 
     rep = startup.preflight(hw, [budget])
     assert rep.lines == ["pins: 11 inputs"] and [e.key for e in rep.errors] == ["lockout"]
+
+
+def test_the_unit_does_not_restart_a_configuration_error_and_checks_files_before_starting(tmp_path, capsys):
+    """systemd/tablectl.service: exit 2 is not restarted; the pre-start check is the
+    files only, so a device unplugged at boot is the running table's latched tilt."""
+    unit = (ROOT / "systemd" / "tablectl.service").read_text()
+    settings = [tuple(x.strip() for x in line.split("=", 1)) for line in unit.splitlines() if line[:1].isalpha()]
+    assert ("RestartPreventExitStatus", "2") in settings
+    (pre,) = [v for k, v in settings if k == "ExecStartPre"]
+    args = pre.split()[1:]
+    assert args[:1] == ["run"] and "--check" in args and "--offline" in args
+    cfg = hardware(tmp_path, state_dir="relative/state")
+    args[args.index("--config") + 1] = str(cfg)
+    assert main(args) == 2
+    assert_names(capsys.readouterr().err, cfg, "table", "state_dir")

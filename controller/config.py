@@ -11,6 +11,7 @@ Hardware file (``tablectl run --config /etc/tablectl/table.toml``)::
     id = "PG-01"                    # table id, stamped on every log line and ledger event
     profile = "six-card-fortune"    # config/tables/<profile>.toml, or a path to a profile file
     state_dir = "/var/lib/tablectl" # ledger location
+    software_record = "/etc/tablectl/software.json"  # the installed software's digest (root-owned)
 
     [gpio]
     pin_factory = "lgpio"           # lgpio | rpigpio | pigpio | native | mock
@@ -225,6 +226,9 @@ class HardwareConfig:
     state_dir: Path
     gpio: GpioConfig
     serial: Mapping[str, SerialSettings]
+    #: the software digest recorded at installation (controller/selfcheck.py): root-owned, never
+    #: where the service may write
+    software_record: Path = Path("/etc/tablectl/software.json")
 
 
 def _load_gpio(sec: Section, seats: int, sensed: tuple[str, ...]) -> GpioConfig:
@@ -310,6 +314,9 @@ def parse_hardware(doc: Mapping[str, Any], file: str, profile_dir: Path | None =
         raise t.error("state_dir", f"{str(state_dir)!r} must be an absolute path (e.g. /var/lib/tablectl)")
     if state_dir.exists() and not state_dir.is_dir():
         raise t.error("state_dir", f"{state_dir} exists and is not a directory")
+    software_record = Path(t.get_str("software_record", "/etc/tablectl/software.json"))
+    if not software_record.is_absolute() or software_record.suffix != ".json":
+        raise t.error("software_record", f"{str(software_record)!r} must be an absolute path to a .json file")
     t.check_unused()
     try:
         profile = load_profile(profile_name, profile_dir)
@@ -337,7 +344,7 @@ def parse_hardware(doc: Mapping[str, Any], file: str, profile_dir: Path | None =
             raise ConfigError(file, f"serial.{dev}", "port", f"{sc.port} is already used by serial.{ports[sc.port]}")
         ports[sc.port] = dev
     root.check_unused()
-    return HardwareConfig(file, table_id, profile, state_dir, gpio, serial)
+    return HardwareConfig(file, table_id, profile, state_dir, gpio, serial, software_record)
 
 
 def read_toml(p: Path) -> dict[str, Any]:

@@ -29,6 +29,7 @@ def _config(tmp_path: Path, state: Path) -> Path:
         .read_text()
         .replace('pin_factory = "lgpio"', 'pin_factory = "mock"')
         .replace('state_dir = "/var/lib/tablectl"', f"state_dir = {json.dumps(str(state))}")
+        .replace('"/etc/tablectl/software.json"', json.dumps(str(state / "software.json")))
         .replace('"/dev/tablectl-', json.dumps(str(tmp_path / "no-such-dev")).rstrip('"') + "-")
     )
     cfg = tmp_path / "table.toml"

@@ -88,7 +88,7 @@ def cmd_status(ctx: Ctx, args: list[str]) -> str:
     lines.append(f"  gpio    {svc.hw.gpio.pin_factory}: {len(svc.input_names)} inputs, {len(svc.light_names)} lights")
     if sc is not None:
         rec = ("match" if sc.recorded_digest == sc.digest else "MISMATCH") if sc.recorded_digest else "not recorded"
-        lines.append(f"software: sha256 {sc.digest}  (recorded: {rec})")
+        lines.append(f"software: sha256 {sc.digest or '- (not computed)'}  (recorded: {rec})")
         lines.append("self-checks: " + ", ".join(f"{k} {v}" for k, v in sc.results.items()))
     return "\n".join(lines)
 

@@ -143,3 +143,38 @@ def test_a_missing_serial_port_is_the_devices_latched_tilt_with_ready_sent(tmp_p
     finally:
         db.close()
     assert {"shoe", "shaker", "sign", "keypad"} <= raised
+
+
+def test_an_unexpected_start_up_error_halts_once_logged_with_its_traceback(make_rig, tmp_path, monkeypatch, capsys):
+    """Anything unexpected while the service assembles itself: the same halt (table
+    closed, READY with the tilt, pins released), logged once with its traceback."""
+    import controller.service as service_mod
+    from controller.sdnotify import Notifier
+
+    def broken_table(*_a, **_kw):
+        raise RuntimeError("a fault of ours")
+
+    monkeypatch.setattr(service_mod, "Table", broken_table)
+    rig = make_rig()
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(str(tmp_path / "notify"))
+    notify.settimeout(10)
+    rig.service.notifier = Notifier({"NOTIFY_SOCKET": str(tmp_path / "notify")})
+    try:
+        rig.service.start(halt_on_error=True)
+        msgs = [notify.recv(4096).decode()]
+        while not msgs[-1].startswith("READY=1"):
+            msgs.append(notify.recv(4096).decode())
+        assert msgs[-1] == (
+            "READY=1\nSTATUS=closed TILT table: RuntimeError: a fault of ours; fix it and restart the service"
+        )
+        assert rig.service.halted and rig.service.table is None
+        assert rig.factory.pins == {} or all(p.function == "input" for p in rig.factory.pins.values())
+    finally:
+        rig.service.stop()
+        notify.close()
+    out = capsys.readouterr().out
+    halted = [line for line in out.splitlines() if '"startup.halted"' in line]
+    assert len(halted) == 1 and "Traceback" in halted[0] and "a fault of ours" in halted[0], out
+    with pytest.raises(RuntimeError, match="a fault of ours"):  # without halt_on_error (simulator, tests): raised
+        make_rig().service.start()

@@ -200,8 +200,11 @@ class Service:
         self._release()
         self.table = None
         # a fresh loop: nothing queued by the failed start-up runs; it only pings the watchdog
+        stopping = self.reactor.stopped  # a SIGTERM during the start-up still stops it
         self.reactor = Reactor(self.clock, on_error=self._on_reactor_error)
         self.reactor.idle_hooks.append(self._idle)
+        if stopping:
+            self.reactor.stop()
         self.ready.set()
         self.notifier.ready(self._status_line())
 

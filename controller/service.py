@@ -197,6 +197,8 @@ class Service:
             from controller.startup import log_unexpected
 
             log_unexpected(self.log, "startup.halted", exc, stage=stage)
+        self._release(keep_ledger=True)
+        self._record_halt(stage, reason)
         self._release()
         self.table = None
         # a fresh loop: nothing queued by the failed start-up runs; it only pings the watchdog
@@ -208,7 +210,21 @@ class Service:
         self.ready.set()
         self.notifier.ready(self._status_line())
 
-    def _release(self) -> None:
+    def _record_halt(self, stage: str, reason: str) -> None:
+        """When the ledger itself is sound (the pins failed, say), the halt is a ``tilt.raised``
+        in it: latched, so the table starts in tilt after the fix until a technician clears it."""
+        if self.ledger is None or stage in ("configuration", "ledger", "self-check"):
+            return
+        try:
+            from controller.ledger import Record
+
+            self.ledger.append(
+                [Record(Kind.TILT_RAISED, self.ledger.last_round(), {"source": stage, "reason": reason})]
+            )
+        except Exception as e:  # noqa: BLE001 - the halt stands; the log says the record is missing
+            self.log.error("startup.halt_not_recorded", error=repr(e))
+
+    def _release(self, *, keep_ledger: bool = False) -> None:
         """Let go of whatever a failed start-up had opened."""
         for c in self.consoles:
             with contextlib.suppress(Exception):
@@ -228,7 +244,7 @@ class Service:
             with contextlib.suppress(Exception):
                 part.close()
         self._gpio = []
-        if self.ledger is not None:
+        if self.ledger is not None and not keep_ledger:
             with contextlib.suppress(Exception):
                 self.ledger.close()
             self.ledger = None

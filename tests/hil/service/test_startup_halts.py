@@ -182,3 +182,27 @@ def test_an_unexpected_start_up_error_halts_once_logged_with_its_traceback(make_
     assert len(halted) == 1 and "Traceback" in halted[0] and "a fault of ours" in halted[0], out
     with pytest.raises(RuntimeError, match="a fault of ours"):  # without halt_on_error (simulator, tests): raised
         make_rig().service.start()
+
+
+@pytest.mark.slow
+def test_pins_that_cannot_be_claimed_halt_and_the_tilt_stays_latched_after_the_fix(tmp_path):
+    """The pin factory fails at run time (lgpio not installed; --check says so too): the
+    service halts, and — its ledger being sound — records the tilt, so after the
+    configuration is fixed the table starts in that tilt until a technician clears it."""
+    try:
+        import lgpio  # noqa: F401
+    except ImportError:
+        pass
+    else:  # pragma: no cover - a Pi
+        pytest.skip("lgpio is installed here")
+    state = _state(tmp_path)
+    cfg = _config(tmp_path, state)
+    cfg.write_text(cfg.read_text().replace('pin_factory = "mock"', 'pin_factory = "lgpio"'))
+    ready, out, rc = _run_until_ready(tmp_path, cfg)
+    assert ready.startswith("READY=1\nSTATUS=closed TILT gpio: ModuleNotFoundError"), ready
+    assert "Traceback" not in out and rc == 0
+    cfg.write_text(cfg.read_text().replace('pin_factory = "lgpio"', 'pin_factory = "mock"'))
+    (tmp_path / "notify").unlink()
+    ready, out, rc = _run_until_ready(tmp_path, cfg)
+    assert ready.startswith("READY=1\nSTATUS=tilt round"), ready
+    assert "TILT gpio: gpio: ModuleNotFoundError" in ready, ready

@@ -61,6 +61,13 @@ class ConfigError(ValueError):
 _MISSING = object()
 
 
+def _show(v: Any, limit: int = 60) -> str:
+    """A value in an error message: its repr, cut short (an error names what is wrong; it
+    does not reproduce the file)."""
+    r = repr(v)
+    return r if len(r) <= limit else r[: limit - 3] + "..."
+
+
 class Section:
     """Typed, range-checked access to one section; unknown keys are errors."""
 
@@ -84,15 +91,15 @@ class Section:
     def get_str(self, key: str, default: Any = _MISSING, choices: tuple[str, ...] | None = None) -> str:
         v = self._get(key, default)
         if not isinstance(v, str) or not v.strip():
-            raise self.error(key, f"must be a non-empty string, got {v!r}")
+            raise self.error(key, f"must be a non-empty string, got {_show(v)}")
         if choices is not None and v not in choices:
-            raise self.error(key, f"{v!r} is not one of {', '.join(choices)}")
+            raise self.error(key, f"{_show(v)} is not one of {', '.join(choices)}")
         return v
 
     def get_int(self, key: str, default: Any = _MISSING, minval: int | None = None, maxval: int | None = None) -> int:
         v = self._get(key, default)
         if isinstance(v, bool) or not isinstance(v, int):
-            raise self.error(key, f"must be an integer, got {v!r}")
+            raise self.error(key, f"must be an integer, got {_show(v)}")
         if minval is not None and v < minval:
             raise self.error(key, f"{v} is below the minimum {minval}")
         if maxval is not None and v > maxval:
@@ -102,13 +109,13 @@ class Section:
     def get_bool(self, key: str, default: Any = _MISSING) -> bool:
         v = self._get(key, default)
         if not isinstance(v, bool):
-            raise self.error(key, f"must be true or false, got {v!r}")
+            raise self.error(key, f"must be true or false, got {_show(v)}")
         return v
 
     def get_money(self, key: str, default: Any = _MISSING, mincents: int = 0, maxcents: int | None = None) -> int:
         v = self._get(key, default)
         if isinstance(v, int) and not isinstance(v, bool):
-            raise self.error(key, f'write amounts as strings like "$5" or "$2.50", got {v!r}')
+            raise self.error(key, f'write amounts as strings like "$5" or "$2.50", got {_show(v)}')
         try:
             cents = parse_money(str(v))
         except ValueError as e:
@@ -136,18 +143,17 @@ class Section:
         if v is None:
             return None
         if isinstance(v, bool) or not isinstance(v, int) or v not in BCM_PINS:
-            raise self.error(key, f"{v!r} is not a usable BCM GPIO number ({BCM_PINS.start}..{BCM_PINS.stop - 1})")
+            raise self.error(key, f"{_show(v)} is not a usable BCM GPIO number ({BCM_PINS.start}..{BCM_PINS.stop - 1})")
         return v
 
     def get_pin_list(self, key: str, default: Any = _MISSING, length: int | None = None) -> list[int]:
         v = self._get(key, default)
         if not isinstance(v, list):
-            raise self.error(key, f"must be a list of BCM pin numbers, got {v!r}")
+            raise self.error(key, f"must be a list of BCM pin numbers, got {_show(v)}")
         for i, p in enumerate(v):
             if isinstance(p, bool) or not isinstance(p, int) or p not in BCM_PINS:
-                raise self.error(
-                    key, f"item {i + 1} ({p!r}) is not a usable BCM GPIO number ({BCM_PINS.start}..{BCM_PINS.stop - 1})"
-                )
+                pins = f"{BCM_PINS.start}..{BCM_PINS.stop - 1}"
+                raise self.error(key, f"item {i + 1} ({_show(p)}) is not a usable BCM GPIO number ({pins})")
         if length is not None and len(v) != length:
             raise self.error(key, f"needs {length} pins (one per seat), got {len(v)}")
         return list(v)
@@ -422,7 +428,7 @@ def parse_profile(doc: Mapping[str, Any], file: str) -> TableProfile:
     sensed = g._get("sensed", ["progressive"])
     # an empty list: every wager is keyed by the dealer (no bet sensors in use, e.g. Pai Gow tiles)
     if not isinstance(sensed, list) or not all(isinstance(x, str) for x in sensed):
-        raise g.error("sensed", f"must be a list of wager ids, got {sensed!r}")
+        raise g.error("sensed", f"must be a list of wager ids, got {_show(sensed)}")
     twice = sorted({x for x in sensed if sensed.count(x) > 1})
     if twice:
         raise g.error("sensed", f"{twice[0]!r} is listed more than once")

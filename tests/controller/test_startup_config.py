@@ -373,3 +373,12 @@ def test_the_unit_does_not_restart_a_configuration_error_and_checks_files_before
     args[args.index("--config") + 1] = str(cfg)
     assert main(args) == 2
     assert_names(capsys.readouterr().err, cfg, "table", "state_dir")
+
+
+def test_an_error_quotes_a_bad_value_cut_short_not_the_file(tmp_path, capsys):
+    cfg = hardware(tmp_path)
+    cfg.write_text(cfg.read_text().replace("bounce_ms = 20", f'bounce_ms = "{"A" * 5000}"'))
+    rc, err = check(cfg, capsys)
+    assert rc == 2
+    assert_names(err, cfg, "gpio", "bounce_ms")
+    assert "AAAA..." in err and len(err) < 400, len(err)

@@ -152,7 +152,12 @@ def run(args: argparse.Namespace, emit) -> int:
             s.start()
         try:
             doc = {
-                "table": {"id": "BENCH-01", "profile": "six-card-fortune-progressive", "state_dir": str(state)},
+                "table": {
+                    "id": "BENCH-01",
+                    "profile": "six-card-fortune-progressive",
+                    "state_dir": str(state),
+                    "software_record": str(state / "software.json"),
+                },
                 "gpio": {"pin_factory": "mock", **PINS},
                 "serial": {s.device: {"port": s.path} for s in rig.sims if s.device in ("shoe", "shaker", "sign")},
             }
@@ -191,6 +196,7 @@ def run(args: argparse.Namespace, emit) -> int:
 
             selfcheck.record_digest(played)
             doc["table"]["state_dir"] = str(played)
+            doc["table"]["software_record"] = str(played / "software.json")
             config.write_text("\n".join(f"{k} = {_toml(v)}" for k, v in doc.items()) + "\n")
             after = [_time_start(config, tmp) for _ in range(max(1, args.runs // 2))]
             emit(f"start_to_ready_after_{args.rounds}_rounds_s", f"{statistics.median(after):.3f}")

@@ -11,6 +11,7 @@ Hardware file (``tablectl run --config /etc/tablectl/table.toml``)::
     id = "PG-01"                    # table id, stamped on every log line and ledger event
     profile = "six-card-fortune"    # config/tables/<profile>.toml, or a path to a profile file
     state_dir = "/var/lib/tablectl" # ledger location
+    software_record = "/etc/tablectl/software.json"  # the installed software's digest (root-owned)
 
     [gpio]
     pin_factory = "lgpio"           # lgpio | rpigpio | pigpio | native | mock
@@ -53,11 +54,18 @@ class ConfigError(ValueError):
 
     def __init__(self, file: str, section: str, key: str | None, problem: str):
         self.file, self.section, self.key, self.problem = file, section, key, problem
-        where = f"[{section}]" + (f" {key}" if key else "")
-        super().__init__(f"{file}: {where}: {problem}")
+        where = f"[{section}]" + (f" {key}" if key else "") if section or key else ""
+        super().__init__(f"{file}: {where}: {problem}" if where else f"{file}: {problem}")
 
 
 _MISSING = object()
+
+
+def _show(v: Any, limit: int = 60) -> str:
+    """A value in an error message: its repr, cut short (an error names what is wrong; it
+    does not reproduce the file)."""
+    r = repr(v)
+    return r if len(r) <= limit else r[: limit - 3] + "..."
 
 
 class Section:
@@ -83,15 +91,15 @@ class Section:
     def get_str(self, key: str, default: Any = _MISSING, choices: tuple[str, ...] | None = None) -> str:
         v = self._get(key, default)
         if not isinstance(v, str) or not v.strip():
-            raise self.error(key, f"must be a non-empty string, got {v!r}")
+            raise self.error(key, f"must be a non-empty string, got {_show(v)}")
         if choices is not None and v not in choices:
-            raise self.error(key, f"{v!r} is not one of {', '.join(choices)}")
+            raise self.error(key, f"{_show(v)} is not one of {', '.join(choices)}")
         return v
 
     def get_int(self, key: str, default: Any = _MISSING, minval: int | None = None, maxval: int | None = None) -> int:
         v = self._get(key, default)
         if isinstance(v, bool) or not isinstance(v, int):
-            raise self.error(key, f"must be an integer, got {v!r}")
+            raise self.error(key, f"must be an integer, got {_show(v)}")
         if minval is not None and v < minval:
             raise self.error(key, f"{v} is below the minimum {minval}")
         if maxval is not None and v > maxval:
@@ -101,13 +109,13 @@ class Section:
     def get_bool(self, key: str, default: Any = _MISSING) -> bool:
         v = self._get(key, default)
         if not isinstance(v, bool):
-            raise self.error(key, f"must be true or false, got {v!r}")
+            raise self.error(key, f"must be true or false, got {_show(v)}")
         return v
 
     def get_money(self, key: str, default: Any = _MISSING, mincents: int = 0, maxcents: int | None = None) -> int:
         v = self._get(key, default)
         if isinstance(v, int) and not isinstance(v, bool):
-            raise self.error(key, f'write amounts as strings like "$5" or "$2.50", got {v!r}')
+            raise self.error(key, f'write amounts as strings like "$5" or "$2.50", got {_show(v)}')
         try:
             cents = parse_money(str(v))
         except ValueError as e:
@@ -135,18 +143,17 @@ class Section:
         if v is None:
             return None
         if isinstance(v, bool) or not isinstance(v, int) or v not in BCM_PINS:
-            raise self.error(key, f"{v!r} is not a usable BCM GPIO number ({BCM_PINS.start}..{BCM_PINS.stop - 1})")
+            raise self.error(key, f"{_show(v)} is not a usable BCM GPIO number ({BCM_PINS.start}..{BCM_PINS.stop - 1})")
         return v
 
     def get_pin_list(self, key: str, default: Any = _MISSING, length: int | None = None) -> list[int]:
         v = self._get(key, default)
         if not isinstance(v, list):
-            raise self.error(key, f"must be a list of BCM pin numbers, got {v!r}")
+            raise self.error(key, f"must be a list of BCM pin numbers, got {_show(v)}")
         for i, p in enumerate(v):
             if isinstance(p, bool) or not isinstance(p, int) or p not in BCM_PINS:
-                raise self.error(
-                    key, f"item {i + 1} ({p!r}) is not a usable BCM GPIO number ({BCM_PINS.start}..{BCM_PINS.stop - 1})"
-                )
+                pins = f"{BCM_PINS.start}..{BCM_PINS.stop - 1}"
+                raise self.error(key, f"item {i + 1} ({_show(p)}) is not a usable BCM GPIO number ({pins})")
         if length is not None and len(v) != length:
             raise self.error(key, f"needs {length} pins (one per seat), got {len(v)}")
         return list(v)
@@ -225,6 +232,9 @@ class HardwareConfig:
     state_dir: Path
     gpio: GpioConfig
     serial: Mapping[str, SerialSettings]
+    #: the software digest recorded at installation (controller/selfcheck.py): root-owned, never
+    #: where the service may write
+    software_record: Path = Path("/etc/tablectl/software.json")
 
 
 def _load_gpio(sec: Section, seats: int, sensed: tuple[str, ...]) -> GpioConfig:
@@ -305,12 +315,23 @@ def parse_hardware(doc: Mapping[str, Any], file: str, profile_dir: Path | None =
         raise t.error("id", f"{table_id!r} must be 1-32 letters, digits, '-' or '_'")
     profile_name = t.get_str("profile")
     state_dir = Path(t.get_str("state_dir", "/var/lib/tablectl"))
+    if not state_dir.is_absolute():
+        # systemd starts the service in / and a shell anywhere: a relative directory is two ledgers
+        raise t.error("state_dir", f"{str(state_dir)!r} must be an absolute path (e.g. /var/lib/tablectl)")
+    if state_dir.exists() and not state_dir.is_dir():
+        raise t.error("state_dir", f"{state_dir} exists and is not a directory")
+    software_record = Path(t.get_str("software_record", "/etc/tablectl/software.json"))
+    if not software_record.is_absolute() or software_record.suffix != ".json":
+        raise t.error("software_record", f"{str(software_record)!r} must be an absolute path to a .json file")
     t.check_unused()
     try:
         profile = load_profile(profile_name, profile_dir)
-    except ConfigError:
-        raise
-    except FileNotFoundError as e:
+    except ConfigError as e:
+        if e.section or e.key:
+            raise
+        # the profile file itself cannot be read (not UTF-8, not TOML...): name the key that chose it too
+        raise t.error("profile", f"{e.file}: {e.problem}") from None
+    except ProfileUnreadable as e:
         raise t.error("profile", str(e)) from None
     g = root.sub("gpio")
     assert g is not None
@@ -329,20 +350,32 @@ def parse_hardware(doc: Mapping[str, Any], file: str, profile_dir: Path | None =
             raise ConfigError(file, f"serial.{dev}", "port", f"{sc.port} is already used by serial.{ports[sc.port]}")
         ports[sc.port] = dev
     root.check_unused()
-    return HardwareConfig(file, table_id, profile, state_dir, gpio, serial)
+    return HardwareConfig(file, table_id, profile, state_dir, gpio, serial, software_record)
+
+
+def read_toml(p: Path) -> dict[str, Any]:
+    """A TOML file's document; any problem reading it is a :class:`ConfigError` naming
+    the file and saying what is wrong, never quoting the file's bytes."""
+    if p.is_dir():
+        raise ConfigError(str(p), "", None, "is a directory, not a file")
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise ConfigError(str(p), "", None, f"cannot read: {e.strerror or e}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise ConfigError(str(p), "", None, f"not UTF-8 text (byte {e.start + 1}, line {line})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(str(p), "", None, f"not valid TOML: {e}") from None
 
 
 def load_hardware(path: str | Path, profile_dir: Path | None = None) -> HardwareConfig:
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(str(p), "", None, f"cannot read: {e.strerror}") from None
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(str(p), "", None, f"not valid TOML: {e}") from None
-    return parse_hardware(doc, str(p), profile_dir)
+    return parse_hardware(read_toml(p), str(p), profile_dir)
 
 
 # --------------------------------------------------------------------------- table profile
@@ -395,9 +428,12 @@ def parse_profile(doc: Mapping[str, Any], file: str) -> TableProfile:
     sensed = g._get("sensed", ["progressive"])
     # an empty list: every wager is keyed by the dealer (no bet sensors in use, e.g. Pai Gow tiles)
     if not isinstance(sensed, list) or not all(isinstance(x, str) for x in sensed):
-        raise g.error("sensed", f"must be a list of wager ids, got {sensed!r}")
-    options = dict(g.data.get("options", {}))
-    g._used.add("options")
+        raise g.error("sensed", f"must be a list of wager ids, got {_show(sensed)}")
+    twice = sorted({x for x in sensed if sensed.count(x) > 1})
+    if twice:
+        raise g.error("sensed", f"{twice[0]!r} is listed more than once")
+    opts = g.sub("options", required=False)  # [game.options]: the game's procedure reads them
+    options = dict(opts.data) if opts is not None else {}
     g.check_unused()
     prog = None
     p = root.sub("progressive", required=False)
@@ -436,12 +472,14 @@ def profile_path(name: str, profile_dir: Path | None = None) -> Path:
     return profile_dir / f"{name}.toml"
 
 
+class ProfileUnreadable(FileNotFoundError):
+    """The table profile named is missing or is not a file (reported against ``[table] profile``)."""
+
+
 def load_profile(name: str, profile_dir: Path | None = None) -> TableProfile:
     path = profile_path(name, profile_dir)
     if not path.exists():
-        raise FileNotFoundError(f"no table profile {name!r} (looked for {path})")
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(str(path), "", None, f"not valid TOML: {e}") from None
-    return parse_profile(doc, str(path))
+        raise ProfileUnreadable(f"no table profile {name!r} (looked for {path})")
+    if not path.is_file():
+        raise ProfileUnreadable(f"{path} is not a file")
+    return parse_profile(read_toml(path), str(path))

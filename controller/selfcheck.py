@@ -6,8 +6,11 @@ or any serial link is opened:
    load, the state directory is a writable directory;
 2. **ledger integrity** — the hash chain and the meters recomputed from the
    events (:meth:`controller.ledger.Ledger.verify`);
-3. **software digest** — SHA-256 over the installed package files, compared
-   with the value recorded at installation (``tablectl verify --record``);
+3. **software digest** — SHA-256 over everything the service imports that is
+   installed: our packages and the whole virtualenv (its site-packages, ``.pth``
+   files, compiled extensions, metadata), compared with the value recorded at
+   installation (``tablectl verify --record``) in a file the service user cannot
+   write (``[table] software_record``, default ``/etc/tablectl/software.json``);
 4. **RNG self-test** — ``drivers.rng.self_test`` (chi-square, runs and serial
    correlation at 99 %).
 
@@ -15,14 +18,26 @@ Every problem becomes a latched tilt through the table (``Table.start(problems)`
 is written to the ledger, and survives restarts until a technician clears it.
 
 The software digest is reproducible with standard tools: it is the SHA-256 of
-the ``sha256sum``-style listing (``<sha256>  <path>`` lines, sorted by path) of
-the shipped files (``*.py``, ``*.toml``, ``*.yaml``, ``*.yml``, ``*.json``
-under the packages in :data:`PACKAGES`, without ``__pycache__``), i.e. from the
-directory holding the packages::
+the ``sha256sum``-style listing (``<sha256>  <name>`` lines, sorted by name,
+``LC_ALL=C``) of
 
-    find controller drivers hil bench config -type f \\( -name '*.py' -o -name '*.toml' \\
-        -o -name '*.yaml' -o -name '*.yml' -o -name '*.json' \\) -not -path '*/__pycache__/*' \\
-        | LC_ALL=C sort | xargs sha256sum | sha256sum
+* the shipped files of our packages (``*.py``, ``*.toml``, ``*.yaml``, ``*.yml``,
+  ``*.json`` under :data:`PACKAGES`), named ``controller/service.py`` etc.;
+* every file under each of the interpreter's site-packages directories (the
+  virtualenv's), named ``site-packages/<path>``;
+
+in both, ``__pycache__`` directories and ``*.pyc`` files are left out.  From the
+directory holding the packages, with ``SP`` the site-packages directory::
+
+    { find controller drivers hil bench config -type f \\( -name '*.py' -o -name '*.toml' \\
+        -o -name '*.yaml' -o -name '*.yml' -o -name '*.json' \\) -not -path '*/__pycache__/*' | xargs -d '\\n' sha256sum
+      (cd "$SP" && find . -type f -not -path '*/__pycache__/*' -not -name '*.pyc' | sed 's|^./||' \\
+        | xargs -d '\\n' sha256sum | sed 's|  |  site-packages/|'); } | LC_ALL=C sort -k2 | sha256sum
+
+At start-up a file whose size, modification time, change time and inode are
+those recorded beside its hash is not read again (the record is root-owned and
+any write to a file moves its change time, which no unprivileged user can set);
+``tablectl verify``, ``verify --record`` and the console's ``verify`` read every file.
 """
 
 from __future__ import annotations
@@ -49,6 +64,10 @@ RNG_SAMPLES = 20_000
 
 # --------------------------------------------------------------------------- software digest
 
+#: where ``tablectl verify --record`` keeps the record unless the configuration says
+#: (``[table] software_record``): root-owned, outside the service's writable paths
+DEFAULT_RECORD = Path("/etc/tablectl") / RECORD_FILE
+
 
 def package_roots() -> dict[str, Path]:
     """Where each shipped package is installed (found without importing it)."""
@@ -61,17 +80,88 @@ def package_roots() -> dict[str, Path]:
     return roots
 
 
-def manifest() -> dict[str, str]:
-    """``{"controller/service.py": sha256, ...}`` over every shipped file."""
-    out: dict[str, str] = {}
+def site_roots() -> list[Path]:
+    """The interpreter's site-packages directories (a virtualenv's own), each once."""
+    import site
+
+    seen: dict[Path, None] = {}
+    for d in site.getsitepackages():
+        p = Path(d)
+        if p.is_dir():
+            seen.setdefault(p.resolve(), None)
+    return list(seen)
+
+
+def _scan(root: str, prefix: str, keep: Callable[[str], bool], out: dict[str, tuple[str, os.stat_result]]) -> None:
+    """Every file under ``root`` (``__pycache__`` left out), named ``prefix + relative path``,
+    with its ``stat`` (os.scandir: one system call per file, no Path objects — this is
+    on the start-up path)."""
+    stack = [(root, prefix)]
+    while stack:
+        d, pre = stack.pop()
+        with os.scandir(d) as it:
+            for e in it:
+                if e.is_dir(follow_symlinks=False):
+                    if e.name != "__pycache__":
+                        stack.append((e.path, f"{pre}{e.name}/"))
+                elif keep(e.name):
+                    try:
+                        out[pre + e.name] = (e.path, e.stat())
+                    except OSError:
+                        continue  # a dangling link: not installed
+
+
+def installed_files() -> dict[str, tuple[str, os.stat_result]]:
+    """``{name in the listing: (file, its stat)}`` for every file the digest covers."""
+    out: dict[str, tuple[str, os.stat_result]] = {}
     for name, root in package_roots().items():
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-            for f in filenames:
-                if f.endswith(SUFFIXES):
-                    p = Path(dirpath) / f
-                    rel = f"{name}/{p.relative_to(root).as_posix()}"
-                    out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+        _scan(str(root), f"{name}/", lambda f: f.endswith(SUFFIXES), out)
+    for root in site_roots():
+        _scan(str(root), "site-packages/", lambda f: not f.endswith(".pyc"), out)
+    return out
+
+
+def _stat_key(st: os.stat_result) -> list[int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _hash(p: str) -> str:
+    with open(p, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+#: this process's hashes by file, with the stat they were made at (a simulator or a test
+#: starts many services in one process; memory is not where an attacker writes)
+_SEEN: dict[str, tuple[list[int], str]] = {}
+
+
+def manifest(
+    trust: SoftwareRecord | None = None, *, stats: dict[str, list[int]] | None = None, full: bool = False
+) -> dict[str, str]:
+    """``{"controller/service.py": sha256, "site-packages/serial/__init__.py": sha256, ...}``.
+
+    A file whose size, times and inode are as ``trust`` (a record) recorded them, or
+    as when this process last hashed it, is not read again; ``full`` reads every
+    file (``tablectl verify``).  ``stats`` receives every file's."""
+    out: dict[str, str] = {}
+    if trust is not None and digest_of(trust.files) != trust.digest:
+        trust = None  # a record that contradicts itself vouches for nothing: read every file
+    known = trust.stats if trust is not None and not full else {}
+    for name, (path, st) in installed_files().items():
+        key = _stat_key(st)
+        seen = None if full else _SEEN.get(path)
+        if trust is not None and known.get(name) == key and name in trust.files:
+            out[name] = trust.files[name]
+        elif seen is not None and seen[0] == key:
+            out[name] = seen[1]
+        else:
+            try:
+                out[name] = _hash(path)
+            except OSError:
+                continue  # removed meanwhile: it is "missing"
+            _SEEN[path] = (key, out[name])
+        if stats is not None:
+            stats[name] = key
     return dict(sorted(out.items(), key=lambda kv: kv[0].encode()))
 
 
@@ -86,35 +176,55 @@ class SoftwareRecord:
     digest: str
     files: dict[str, str]
     recorded: str = ""
+    #: per file: size, mtime_ns, ctime_ns, inode when recorded (the start-up check's shortcut)
+    stats: dict[str, list[int]] = field(default_factory=dict)
 
 
-def record_path(state_dir: Path) -> Path:
-    return Path(state_dir) / RECORD_FILE
+def record_path(where: Path) -> Path:
+    """The record file: ``where`` itself when it names a ``.json`` file, else
+    ``where/software.json`` (a state directory: the simulator and tests)."""
+    where = Path(where)
+    return where if where.suffix == ".json" else where / RECORD_FILE
 
 
-def record_digest(state_dir: Path) -> SoftwareRecord:
-    """Record the digest of the installed files (at installation: ``tablectl verify --record``)."""
+def record_digest(where: Path) -> SoftwareRecord:
+    """Record the digest of the installed files (at installation, as root:
+    ``tablectl verify --record``).  The file is readable by all, writable by its owner."""
     from controller import __version__
 
-    files = manifest()
-    rec = SoftwareRecord(__version__, digest_of(files), files, datetime.now(UTC).isoformat(timespec="seconds"))
-    path = record_path(state_dir)
+    stats: dict[str, list[int]] = {}
+    files = manifest(stats=stats)  # no record trusted; this process's own hashes of unchanged files are
+    rec = SoftwareRecord(
+        __version__, digest_of(files), files, datetime.now(UTC).isoformat(timespec="seconds"), stats=stats
+    )
+    path = record_path(where)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".software-", dir=path.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         json.dump(dataclasses.asdict(rec), f, indent=1, sort_keys=True)
         f.flush()
         os.fsync(f.fileno())
+    os.chmod(tmp, 0o644)
     os.replace(tmp, path)
     return rec
 
 
-def load_record(state_dir: Path) -> SoftwareRecord | None:
-    path = record_path(state_dir)
+def load_record(where: Path) -> SoftwareRecord | None:
+    path = record_path(where)
     if not path.exists():
         return None
     doc = json.loads(path.read_text(encoding="utf-8"))
-    return SoftwareRecord(str(doc["version"]), str(doc["digest"]), dict(doc["files"]), str(doc.get("recorded", "")))
+    stats = {str(k): [int(x) for x in v] for k, v in dict(doc.get("stats", {})).items()}
+    return SoftwareRecord(
+        str(doc["version"]), str(doc["digest"]), dict(doc["files"]), str(doc.get("recorded", "")), stats
+    )
+
+
+def writable_by_us(path: Path) -> bool:
+    """The record (or its directory) can be changed by this process's (unprivileged) user."""
+    if os.geteuid() == 0:
+        return False  # root can change anything; the unit runs the service as its own user
+    return os.access(path, os.W_OK) or os.access(path.parent, os.W_OK)
 
 
 def compare(recorded: Mapping[str, str], now: Mapping[str, str]) -> dict[str, list[str]]:
@@ -134,6 +244,12 @@ def describe_mismatch(diff: Mapping[str, list[str]], limit: int = 3) -> str:
             shown = ", ".join(files[:limit]) + (f" and {len(files) - limit} more" if len(files) > limit else "")
             parts.append(f"{what}: {shown}")
     return "; ".join(parts) or "digest differs"
+
+
+def software_record_of(hw: Any) -> Path:
+    """Where the configuration keeps the software record (``[table] software_record``)."""
+    rec = getattr(hw, "software_record", None)
+    return Path(rec) if rec is not None else Path(hw.state_dir)
 
 
 # --------------------------------------------------------------------------- configuration
@@ -260,23 +376,35 @@ def run_all(
     timed("ledger", lambda: [f"ledger: {p}" for p in ledger.verify()])
 
     def software() -> list[str]:
-        files = manifest()
-        rep.digest = digest_of(files)
-        rec = load_record(Path(hw.state_dir))
+        where = software_record_of(hw)
+        try:
+            rec = load_record(where)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            rep.digest = digest_of(manifest())
+            return [f"software: the recorded digest {record_path(where)} cannot be read: {e}"]
         if rec is None:
             rep.results["software"] = "not recorded"
-            return (
-                ["software: no recorded digest (run `tablectl verify --record` at installation)"]
-                if require_digest
-                else []
-            )
-        rep.recorded_digest = rec.digest
-        if rec.digest != rep.digest:
+            if not require_digest:
+                return []  # the simulator and tests: nothing to compare with, nothing hashed (~1 s)
+            rep.digest = digest_of(manifest())
             return [
+                f"software: no recorded digest in {record_path(where)} (`tablectl verify --record` at installation)"
+            ]
+        files = manifest(trust=rec)
+        rep.digest = digest_of(files)
+        rep.recorded_digest = rec.digest
+        probs = []
+        if require_digest and writable_by_us(record_path(where)):
+            probs.append(
+                f"software: the recorded digest {record_path(where)} can be changed by the service's user; "
+                "keep it root-owned (tablectl verify --record as root)"
+            )
+        if rec.digest != rep.digest:
+            probs.append(
                 f"software: digest {rep.digest[:16]}... does not match the recorded {rec.digest[:16]}... "
                 f"({describe_mismatch(compare(rec.files, files))})"
-            ]
-        return []
+            )
+        return probs
 
     timed("software", software)
 

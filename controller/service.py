@@ -17,6 +17,8 @@ Order matters and is the same on a Pi and in the simulator:
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -94,17 +96,40 @@ class Service:
         self.consoles: list[Any] = []  # controller.console servers
         self._last_status = ""
         self.config_values: dict[str, str] = {}
+        self.halted: str | None = None  # why the start-up halted (``start(halt_on_error=True)``)
+        self._gpio: list[Any] = []  # the claimed inputs and lights (released if the start-up halts)
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self, *, thread: bool = True) -> None:
+    def start(self, *, thread: bool = True, halt_on_error: bool = False) -> None:
+        """Assemble and start the service.  ``halt_on_error`` (``tablectl run``): a problem
+        while assembling (the ledger cannot be opened or written, the pins cannot be
+        claimed, anything unexpected) does not end the process — the service halts
+        with the table closed under a latched tilt, READY=1 sent with the tilt as its
+        status and the watchdog pinged, until a technician fixes it and restarts the
+        service (controller/startup.py).  Without it (simulator, tests) it raises."""
+        try:
+            self._start()
+        except Exception as exc:
+            if not halt_on_error:
+                raise
+            self.halt(exc)
+        if thread:
+            self._thread = threading.Thread(target=self.reactor.run, name="reactor", daemon=True)
+            self._thread.start()
+
+    def _start(self) -> None:
         hw = self.hw
+        self._stage = "configuration"
         procedure = procedure_for(hw.profile.game, hw.profile)
         # 2. self-checks, before any device or link traffic
         from controller import selfcheck
 
         self.started_monotonic = time.monotonic()
         self.notifier.status("self-checks")
+        self._stage = "ledger"
         self.ledger = Ledger(Path(hw.state_dir) / LEDGER_FILE, hw.table_id)
+        _probe_writable(self.ledger)
+        self._stage = "self-check"
         if self.rng is None:
             from drivers.rng import SecretsRng
 
@@ -122,7 +147,9 @@ class Service:
         self._config_loaded = self._config_loaded_data(self.ledger, self.self_check.config_values)
         self.writer = LedgerWriter(self.ledger, self.reactor.call_soon_threadsafe, self._on_ledger_error)
         # 3. pins and ports
+        self._stage = "gpio"
         devices = self._make_devices()
+        self._stage = "table"
         self.table = Table(
             hw.profile, procedure, self.reactor, self.writer, devices, self.logctx, bounce_s=hw.gpio.bounce_ms / 1000
         )
@@ -130,18 +157,97 @@ class Service:
         if self._instrument is not None:
             self._instrument(self)
         self.writer.start()
+        unopened: list[tuple[SerialDevice, BaseException]] = []
         for d in self.serial_devices:
-            d.start()
+            try:
+                d.start()
+            except Exception as e:  # noqa: BLE001 - a port that does not open is that device's fault
+                d.stop()  # so that a technician's clear retries it once (SerialDevice.restart)
+                unopened.append((d, e))
         # 4. the table takes over on the reactor thread
         self.reactor.call_soon_threadsafe(self.table.start, list(self.self_check_problems))
+        for d, err in unopened:
+            # a missing port is the device's latched tilt, like a link that gave up (controller/table.py)
+            detail = f"port {d.cfg.port} did not open: {err}"
+            self.reactor.post("link", d.device, {"event": "gave-up", "detail": detail}, self.logctx.snapshot())
         self.reactor.call_soon_threadsafe(self._started)
         self.reactor.idle_hooks.append(self._idle)
+        self._stage = "console"
         self._start_consoles()
         self._start_audit()
+        self._stage = "running"
         self.log.info("service.started", game=hw.profile.game, state_dir=str(hw.state_dir))
-        if thread:
-            self._thread = threading.Thread(target=self.reactor.run, name="reactor", daemon=True)
-            self._thread.start()
+
+    # ------------------------------------------------------------------ halted at start-up
+    #: exceptions a start-up expects from the machine (files, the database, the pin libraries):
+    #: logged as one line; anything else is logged once with its traceback
+    EXPECTED: tuple[type[BaseException], ...] = (OSError, sqlite3.Error, ImportError, ValueError)
+
+    def halt(self, exc: BaseException) -> None:
+        """The table stays closed under a latched tilt naming what failed; READY=1 goes to
+        systemd with it as the status, the watchdog is pinged, nothing else runs.  Not
+        retried: the problem is fixed and the service restarted by a technician."""
+        stage = getattr(self, "_stage", "start-up")
+        where = f" ({Path(self.hw.state_dir) / LEDGER_FILE})" if stage == "ledger" else ""
+        reason = f"{stage}{where}: {type(exc).__name__}: {exc}"
+        self.halted = reason
+        if isinstance(exc, self.EXPECTED) or _is_gpio_error(exc):
+            self.log.error("startup.halted", stage=stage, error=f"{type(exc).__name__}: {exc}")
+        else:
+            from controller.startup import log_unexpected
+
+            log_unexpected(self.log, "startup.halted", exc, stage=stage)
+        self._release(keep_ledger=True)
+        self._record_halt(stage, reason)
+        self._release()
+        self.table = None
+        # a fresh loop: nothing queued by the failed start-up runs; it only pings the watchdog
+        stopping = self.reactor.stopped  # a SIGTERM during the start-up still stops it
+        self.reactor = Reactor(self.clock, on_error=self._on_reactor_error)
+        self.reactor.idle_hooks.append(self._idle)
+        if stopping:
+            self.reactor.stop()
+        self.ready.set()
+        self.notifier.ready(self._status_line())
+
+    def _record_halt(self, stage: str, reason: str) -> None:
+        """When the ledger itself is sound (the pins failed, say), the halt is a ``tilt.raised``
+        in it: latched, so the table starts in tilt after the fix until a technician clears it."""
+        if self.ledger is None or stage in ("configuration", "ledger", "self-check"):
+            return
+        try:
+            from controller.ledger import Record
+
+            self.ledger.append(
+                [Record(Kind.TILT_RAISED, self.ledger.last_round(), {"source": stage, "reason": reason})]
+            )
+        except Exception as e:  # noqa: BLE001 - the halt stands; the log says the record is missing
+            self.log.error("startup.halt_not_recorded", error=repr(e))
+
+    def _release(self, *, keep_ledger: bool = False) -> None:
+        """Let go of whatever a failed start-up had opened."""
+        for c in self.consoles:
+            with contextlib.suppress(Exception):
+                c.stop()
+        self.consoles = []
+        if hasattr(self, "_audit_stop"):
+            self._audit_stop.set()
+        for d in self.serial_devices:
+            with contextlib.suppress(Exception):
+                d.stop()
+        self.serial_devices = []
+        if self.writer is not None:
+            with contextlib.suppress(Exception):
+                self.writer.stop()
+            self.writer = None
+        for part in self._gpio:
+            with contextlib.suppress(Exception):
+                part.close()
+        self._gpio = []
+        if self.ledger is not None and not keep_ledger:
+            with contextlib.suppress(Exception):
+                self.ledger.close()
+            self.ledger = None
 
     def run_forever(self) -> None:
         self.reactor.run()
@@ -258,6 +364,8 @@ class Service:
         }
 
     def _status_line(self) -> str:
+        if self.halted is not None:
+            return f"closed TILT {self.halted}; fix it and restart the service"[:200]
         st = self.table.status if self.table is not None else {}
         line = f"{st.get('state', '?')} round {st.get('round', 0)}"
         tilts = st.get("tilts") or {}
@@ -319,6 +427,7 @@ class Service:
         settings = self.hw.gpio.driver_settings()
         self.input_names, self.light_names = list(settings.inputs), list(settings.lights)
         gin, gout = open_gpio(settings, self.reactor.post, self.clock, self.logctx, factory=self._pin_factory)
+        self._gpio = [gin, gout]
         classes: dict[str, type[SerialDevice]] = {
             "shoe": SerialShoe,
             "shaker": SerialShaker,
@@ -363,3 +472,18 @@ class Service:
             # the ledger cannot record this tilt: latched and shown now, not after a durable
             # callback that will never come (Table.raise_tilt, durable=False)
             self.table.raise_tilt("ledger", f"ledger write failed: {exc!r}", durable=False)
+
+
+def _probe_writable(ledger: Ledger) -> None:
+    """Fail now, not at the first wager, when the ledger can be read but not written (a
+    read-only file or directory): SQLite opens such a file read-only without a word."""
+    (version,) = ledger.db.execute("PRAGMA user_version").fetchone()
+    ledger.db.execute(f"PRAGMA user_version = {int(version)}")
+
+
+def _is_gpio_error(exc: BaseException) -> bool:
+    try:
+        from gpiozero.exc import GPIOZeroError
+    except ImportError:  # pragma: no cover - gpiozero is a dependency
+        return False
+    return isinstance(exc, GPIOZeroError)

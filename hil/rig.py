@@ -107,7 +107,14 @@ class Rig:
             if s.device in getattr(C, "SERIAL_DEVICES", ("shoe", "shaker", "sign"))
         }
         doc = {
-            "table": {"id": table_id, "profile": profile, "state_dir": str(state_dir)},
+            "table": {
+                "id": table_id,
+                "profile": profile,
+                # a relative --state-dir is taken from here (the configuration wants an absolute one)
+                "state_dir": str(Path(state_dir).absolute()),
+                # the simulator keeps its software record with its state (a table: root-owned, /etc/tablectl)
+                "software_record": str(Path(state_dir).absolute() / "software.json"),
+            },
             "gpio": {"pin_factory": "mock", **PINS},
             "serial": serial,
         }

@@ -9,7 +9,9 @@
 #  2. the code in PREFIX (root-owned, read-only to the service) with its virtualenv (./bootstrap);
 #  3. /etc/tablectl/table.toml from config/examples/table.toml unless one exists (edit it!);
 #  4. /var/lib/tablectl (the ledger, PINs, lock-out) and the software digest of the installed
-#     files, recorded there (`tablectl verify --record`); the service compares at every start;
+#     files — our packages and the whole virtualenv — recorded as root in the root-owned
+#     /etc/tablectl/software.json (`tablectl verify --record`), where the service cannot write
+#     (the configuration's [table] software_record); the service compares at every start;
 #  5. the udev rules (stable /dev/tablectl-shoe, -shaker, -sign names) and the units
 #     tablectl.service and tablectl-console@CONSOLE.service (the serial getty on that UART is
 #     disabled: the UART is the technician console), enabled and (re)started.
@@ -74,7 +76,9 @@ fi
 
 # 4. state directory and the software digest
 install -d -m 0700 -o tablectl -g tablectl /var/lib/tablectl
-runuser -u tablectl -- "$PREFIX/.venv/bin/tablectl" verify --record --state-dir /var/lib/tablectl
+# as root, after the code is root-owned (step 2): the record is the service's yardstick, never its to change
+"$PREFIX/.venv/bin/tablectl" verify --record --record-file /etc/tablectl/software.json
+chmod 0644 /etc/tablectl/software.json
 
 # 5. udev rules and units
 install -m 0644 "$SRC/systemd/99-tablectl.rules" /etc/udev/rules.d/99-tablectl.rules
@@ -92,7 +96,7 @@ fi
 
 cat <<MSG
 tablectl installed in $PREFIX.
-  check the configuration:  $PREFIX/.venv/bin/tablectl run --config /etc/tablectl/table.toml --check
+  check the configuration, the pin factory and the serial ports:  $PREFIX/.venv/bin/tablectl run --config /etc/tablectl/table.toml --check
   set the console PINs:     runuser -u tablectl -- $PREFIX/.venv/bin/tablectl pin set technician --state-dir /var/lib/tablectl
                             (and floorperson, dealer)
   console:                  the UART /dev/$CONSOLE (115200 8N1), or: runuser -u tablectl -- $PREFIX/.venv/bin/tablectl console

@@ -1,8 +1,13 @@
 """``tablectl run --config PATH``: the controller service on real hardware.
 
-The configuration (hardware file and table profile) is parsed and range-checked
-first; any error is printed naming file, section and key, and the command exits
-with status 2 before any pin or serial port is touched."""
+The configuration (hardware file and table profile, and the game's own options)
+is parsed and range-checked first; any error is printed naming file, section and
+key, and the command exits with status 2 before any pin or serial port is
+touched.  ``--check`` then loads the pin factory and opens and closes every
+serial port (controller/startup.py, ``preflight``), exit 2 naming the key that
+cannot be used.  Problems after that (the ledger, the pins, a device) never stop
+the process: the table stays closed under a latched tilt (controller/startup.py).
+"""
 
 from __future__ import annotations
 
@@ -14,7 +19,7 @@ from pathlib import Path
 NAME = "run"
 HELP = "run the table controller service on real hardware"
 
-EXIT_CONFIG = 2
+EXIT_CONFIG = 2  # controller.startup.EXIT_CONFIG (not imported here: every command module loads at parse time)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,7 +29,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=Path("/etc/tablectl/table.toml"),
         help="hardware configuration file (default /etc/tablectl/table.toml)",
     )
-    p.add_argument("--check", action="store_true", help="only check the configuration, then exit")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="check the configuration, load the pin factory and open and close every serial port, then exit",
+    )
+    p.add_argument(
+        "--offline",
+        action="store_true",
+        help="with --check: the files only, not the pins and ports (checking a configuration away from the table)",
+    )
     p.add_argument("--log-level", default="info")
     p.add_argument(
         "--console-socket",
@@ -34,24 +48,33 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _fail(msg: str) -> int:
+    print(f"tablectl: configuration error: {msg}", file=sys.stderr)
+    return EXIT_CONFIG
+
+
 def run(args: argparse.Namespace) -> int:
-    from controller.config import ConfigError, load_hardware
+    from controller.config import ConfigError
+    from controller.startup import load_config, preflight
 
     try:
-        hw = load_hardware(args.config)
+        hw, _procedure = load_config(args.config)
     except ConfigError as e:
-        print(f"tablectl: configuration error: {e}", file=sys.stderr)
-        return EXIT_CONFIG
-    try:
-        # the game's own options ([game.options], the progressive's paytable) are checked
-        # by its procedure (controller/games/), here as at start-up
-        from controller.games import procedure_for
+        return _fail(str(e))
+    except Exception as e:  # noqa: BLE001 - a fault of ours reading a file: logged once, still exit 2, no loop
+        import traceback
 
-        procedure_for(hw.profile.game, hw.profile)
-    except ValueError as e:
-        print(f"tablectl: configuration error: {e}", file=sys.stderr)
-        return EXIT_CONFIG
+        print("".join(traceback.format_exception(e)).rstrip(), file=sys.stderr)
+        return _fail(f"{args.config}: could not be read ({type(e).__name__}: {e}); this is a fault in tablectl")
     if args.check:
+        if not args.offline:
+            rep = preflight(hw)
+            for line in rep.lines:
+                print(f"  {line}")
+            if rep.errors:
+                for err in rep.errors:
+                    _fail(str(err))
+                return EXIT_CONFIG
         print(f"{args.config}: OK (table {hw.table_id}, game {hw.profile.game}, profile {hw.profile.file})")
         return 0
     from controller.log import configure
@@ -66,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, _term)
     signal.signal(signal.SIGINT, _term)
-    svc.start(thread=False)
+    # a problem from here on is a latched tilt with the table closed, READY sent, never an exit
+    svc.start(thread=False, halt_on_error=True)
     try:
         svc.run_forever()
     finally:

@@ -1,10 +1,14 @@
 """``tablectl verify [--record]``: the software's SHA-256 digest (SPEC § 5).
 
-``--record`` (at installation; systemd/install.sh does it) stores the digest and
-the per-file hashes in ``<state_dir>/software.json``; the service compares with
-it at every start-up, and a mismatch is a tilt.  Without ``--record`` the
-installed files are checked against the record: exit 0 on a match, 1 on a
-mismatch (the differing files are listed), 2 when nothing is recorded."""
+``--record`` (at installation, as root; systemd/install.sh does it) stores the
+digest and the per-file hashes in the configuration's ``[table] software_record``
+(default ``/etc/tablectl/software.json``: root-owned, where the service cannot
+write), or ``--record-file``; ``--state-dir D`` means ``D/software.json`` (the
+simulator's).  The digest covers our packages and the whole virtualenv
+(controller/selfcheck.py).  The service compares with it at every start-up, and a
+mismatch is a tilt.  Without ``--record`` every installed file is read and
+checked against the record: exit 0 on a match, 1 on a mismatch (the differing
+files are listed), 2 when nothing is recorded."""
 
 from __future__ import annotations
 
@@ -23,7 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=Path("/etc/tablectl/table.toml"),
         help="hardware configuration naming the state directory (default /etc/tablectl/table.toml)",
     )
-    p.add_argument("--state-dir", type=Path, help="state directory (instead of reading --config)")
+    p.add_argument("--state-dir", type=Path, help="the record is STATE_DIR/software.json (the simulator's)")
+    p.add_argument("--record-file", type=Path, help="the record file (instead of reading --config)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,27 +36,31 @@ def run(args: argparse.Namespace) -> int:
 
     from controller import __version__
     from controller import selfcheck as S
-    from controller.commands.pin import state_dir_of
-    from controller.config import ConfigError
+    from controller.config import ConfigError, load_hardware
 
     try:
-        state_dir = state_dir_of(args)
+        if args.record_file is not None:
+            where = Path(args.record_file)
+        elif args.state_dir is not None:
+            where = Path(args.state_dir)
+        else:
+            where = S.software_record_of(load_hardware(args.config))
     except ConfigError as e:
         print(f"tablectl verify: configuration error: {e}", file=sys.stderr)
         return 2
     if args.record:
-        made = S.record_digest(state_dir)
+        made = S.record_digest(where)
         print(
             f"version: {made.version}\nfiles: {len(made.files)}\ndigest: {made.digest}\n"
-            f"recorded: {S.record_path(state_dir)}"
+            f"recorded: {S.record_path(where)}"
         )
         return 0
-    files = S.manifest()
+    files = S.manifest(full=True)
     now = S.digest_of(files)
     print(f"version: {__version__}\nfiles: {len(files)}\ndigest: {now}")
-    rec = S.load_record(state_dir)
+    rec = S.load_record(where)
     if rec is None:
-        print(f"recorded: none in {S.record_path(state_dir)}")
+        print(f"recorded: none in {S.record_path(where)}")
         return 2
     print(f"recorded: {rec.digest} ({rec.version}, {rec.recorded})")
     if rec.digest == now:

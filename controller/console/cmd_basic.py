@@ -99,7 +99,7 @@ def cmd_status(ctx: Ctx, args: list[str]) -> str:
     lines.append(f"  gpio    {svc.hw.gpio.pin_factory}: {len(svc.input_names)} inputs, {len(svc.light_names)} lights")
     if sc is not None:
         rec = ("match" if sc.recorded_digest == sc.digest else "MISMATCH") if sc.recorded_digest else "not recorded"
-        lines.append(f"software: sha256 {sc.digest}  (recorded: {rec})")
+        lines.append(f"software: sha256 {sc.digest or '- (not computed)'}  (recorded: {rec})")
         lines.append("self-checks: " + ", ".join(f"{k} {v}" for k, v in sc.results.items()))
     return "\n".join(lines)
 
@@ -188,9 +188,9 @@ def cmd_verify(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 0, 1, "verify [files]")
     if args and args[0] != "files":
         raise CommandError("usage: verify [files]")
-    files = S.manifest()
+    files = S.manifest(full=True)
     now = S.digest_of(files)
-    rec = S.load_record(ctx.service.hw.state_dir)
+    rec = S.load_record(S.software_record_of(ctx.service.hw))
     sc = ctx.service.self_check
     lines = [
         f"tablectl {ctx.server.version}: {len(files)} files",

@@ -31,15 +31,20 @@ def _running(ctx: Ctx) -> dict[str, str]:
 
 
 def _load(ctx: Ctx, args: list[str]) -> tuple[Any, str]:
-    from controller.config import ConfigError, load_hardware
+    """The file checked as ``tablectl run`` checks it (controller/startup.py): the hardware
+    file, its profile and the game's options; an error names file, section and key and
+    never quotes the file's bytes (issue 13)."""
+    from controller.config import ConfigError
+    from controller.startup import load_config
 
     path = args[0] if args else ctx.service.hw.file
     if not Path(path).is_file():
         raise CommandError(f"no configuration file {path!r}" + ("" if args else "; name one: config check FILE"))
     try:
-        return load_hardware(path), path
+        hw, _procedure = load_config(path)
     except ConfigError as e:
         raise CommandError(f"configuration invalid: {e}") from None
+    return hw, path
 
 
 def _diff(old: dict[str, str], new: dict[str, str]) -> dict[str, list[str | None]]:

@@ -142,14 +142,10 @@ class FaceUp(Procedure):
         if not isinstance(adjacent, bool):
             raise ValueError(f"{where} adjacent_areas = {adjacent!r}: true or false (§ 688a.7(f))")
         self.adjacent_areas = adjacent
-        w: dict[str, WagerSpec] = {
-            "base": WagerSpec(
-                "base",
-                "§ 688a.7(d)",
-                min_cents=cents("base_min_cents", 500),
-                max_cents=cents("base_max_cents", 100_000),
-            ),
-        }
+        base_min, base_max = cents("base_min_cents", 500), cents("base_max_cents", 100_000)
+        if base_min > base_max:
+            raise ValueError(f"{where} base_min_cents = {base_min}: above base_max_cents ({base_max})")
+        w: dict[str, WagerSpec] = {"base": WagerSpec("base", "§ 688a.7(d)", min_cents=base_min, max_cents=base_max)}
         tables: dict[str, str] = {}
         for wager, key, sec in (
             ("ace-high", "ace_high_paytable", "§ 688a.7(e)(1)"),

@@ -184,14 +184,15 @@ class FortuneAsia(Procedure):
                 )
             rules_opts[k] = str(opts[k])
         self.rules = FortuneAsiaRules.from_options(rules_opts)
-        w: dict[str, WagerSpec] = {
-            "base": WagerSpec(
-                "base",
-                "§ 659a.7(d)",
-                min_cents=_int_option(opts, "base_min_cents", 500, file),
-                max_cents=_int_option(opts, "base_max_cents", 100_000, file),
-            ),
-        }
+        base_min, base_max = (
+            _int_option(opts, "base_min_cents", 500, file),
+            _int_option(opts, "base_max_cents", 100_000, file),
+        )
+        if base_min > base_max:
+            raise ConfigError(
+                file, "game.options", "base_min_cents", f"{base_min} is above base_max_cents ({base_max})"
+            )
+        w: dict[str, WagerSpec] = {"base": WagerSpec("base", "§ 659a.7(d)", min_cents=base_min, max_cents=base_max)}
         if self.rules.fortune_paytable:
             w["fortune"] = WagerSpec(
                 "fortune",

@@ -122,8 +122,10 @@ class OverUnder(Procedure):
             raise ValueError(f"{where} bonus_paytable: {self.bonus_paytable!r} is not an Over/Under Bonus paytable")
         ante_min, ante_max = cents("ante_min_cents", 500), cents("ante_max_cents", 100_000)
         bonus_min, bonus_max = cents("bonus_min_cents", 100), cents("bonus_max_cents", 10_000)
-        if ante_min > ante_max or bonus_min > bonus_max:
-            raise ValueError(f"{where} a minimum above its maximum")
+        if ante_min > ante_max:
+            raise ValueError(f"{where} ante_min_cents = {ante_min}: above ante_max_cents ({ante_max})")
+        if bonus_min > bonus_max:
+            raise ValueError(f"{where} bonus_min_cents = {bonus_min}: above bonus_max_cents ({bonus_max})")
         w = {
             "ante": WagerSpec("ante", "§ 686a.6(d)", min_cents=ante_min, max_cents=ante_max),
             # § 686a.7(g)(1),(2): equal to the Ante, made after the first card

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from controller.config import ConfigError
 from controller.games.base import (
     DecisionState,
     Entry,
@@ -53,7 +54,7 @@ NOT_ENTERED = "no-winning-hand-entered"
 KEYABLE = ("base", "double-down", "fortune", "insurance")
 
 
-#: [game.options] of a six-card-fortune profile
+#: ``[game.options]`` of a six-card-fortune profile (anything else is a configuration error)
 OPTIONS = (
     "keyed",
     "base_min_cents",
@@ -62,6 +63,13 @@ OPTIONS = (
     "insurance_max_cents",
     "adjacent_areas",  # § 670a.7(f): SAME <seat> <seat>
 )
+
+
+def _cents(file: str, opts: Mapping[str, Any], key: str, default: int, lowest: int = 1) -> int:
+    v = opts.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int) or not lowest <= v <= 100_000_000:
+        raise ConfigError(file, "game.options", key, f"must be a whole number of cents, {lowest} or more, got {v!r}")
+    return v
 
 
 class SixCardFortune(Procedure):
@@ -84,13 +92,14 @@ class SixCardFortune(Procedure):
         if prog is None:
             raise ValueError(f"{profile.file}: six-card-fortune at the table needs a [progressive] section")
         opts = dict(profile.options)
+        f = profile.file
         unknown = sorted(k for k in opts if k not in OPTIONS)
         if unknown:
-            raise ValueError(
-                f"{profile.file}: [game.options] {unknown[0]!r} is not an option of six-card-fortune "
-                f"({', '.join(OPTIONS)})"
-            )
-        keyed = tuple(opts.get("keyed", ()))
+            raise ConfigError(f, "game.options", unknown[0], f"not a six-card-fortune option ({', '.join(OPTIONS)})")
+        keyed_raw = opts.get("keyed", [])
+        if not isinstance(keyed_raw, list) or not all(isinstance(k, str) for k in keyed_raw):
+            raise ConfigError(f, "game.options", "keyed", f"must be a list of wager ids, got {keyed_raw!r}")
+        keyed = tuple(keyed_raw)
         bad = [k for k in keyed if k not in KEYABLE]
         if bad:
             raise ValueError(f"{profile.file}: [game.options] keyed: {bad[0]!r} is not one of {', '.join(KEYABLE)}")
@@ -110,20 +119,19 @@ class SixCardFortune(Procedure):
                 needs=needs,
             ),
         }
+        base_min, base_max = _cents(f, opts, "base_min_cents", 500), _cents(f, opts, "base_max_cents", 100_000)
+        if base_min > base_max:
+            raise ConfigError(f, "game.options", "base_min_cents", f"{base_min} is above base_max_cents ({base_max})")
         if "base" in keyed:
-            w["base"] = WagerSpec(
-                "base",
-                "§ 670a.7(d)",
-                min_cents=int(opts.get("base_min_cents", 500)),
-                max_cents=int(opts.get("base_max_cents", 100_000)),
-            )
+            w["base"] = WagerSpec("base", "§ 670a.7(d)", min_cents=base_min, max_cents=base_max)
         if "double-down" in keyed:
             w["double-down"] = WagerSpec(
                 "double-down", "§ 670a.7(e)(1)", needs="base", late=True, min_cents=1, max_cents=100_000
             )
         for k, sec in (("fortune", "§ 670a.7(e)(2)"), ("insurance", "§ 670a.7(e)(3)")):
+            top = _cents(f, opts, f"{k}_max_cents", 10_000, lowest=100)
             if k in keyed:
-                w[k] = WagerSpec(k, sec, needs="base", min_cents=100, max_cents=int(opts.get(f"{k}_max_cents", 10_000)))
+                w[k] = WagerSpec(k, sec, needs="base", min_cents=100, max_cents=top)
         self.wagers = w
         envy = (prog.envy_paytable,) if prog.envy_paytable else ()
         self.options = SixCardOptions(

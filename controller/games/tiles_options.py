@@ -98,10 +98,10 @@ def parse_options(file: str, opts: Mapping[str, Any], *, start_method: str) -> T
     if bad:
         raise _err(file, bad[0], f"not an option of pai-gow-tiles (known: {', '.join(KNOWN)})")
     house_way = opts.get("house_way", "621a.8(d)")
-    if house_way not in HOUSE_WAYS:
+    if not isinstance(house_way, str) or house_way not in HOUSE_WAYS:
         raise _err(file, "house_way", f"no house way named {house_way!r}; known: {', '.join(sorted(HOUSE_WAYS))}")
     style = opts.get("dealing_style", "standard")
-    if style not in STYLES:
+    if not isinstance(style, str) or style not in STYLES:
         raise _err(file, "dealing_style", f"unknown dealing style {style!r}; known: {', '.join(STYLES)}")
     styles = opts.get("styles", [style])
     if not isinstance(styles, list) or not styles or not all(isinstance(s, str) for s in styles):
@@ -135,6 +135,7 @@ def parse_options(file: str, opts: Mapping[str, Any], *, start_method: str) -> T
             "sum" if o.sum else "match" if o.match else "beat_it",
             "the dice wagers need the player-activated shaker, not the RNG (§ 621a.2(b)(5), § 621a.6(b))",
         )
-    if o.base_min_cents > o.base_max_cents or o.side_min_cents > o.side_max_cents:
-        raise _err(file, "base_min_cents", "a minimum above its maximum")
+    for lo, hi in (("base_min_cents", "base_max_cents"), ("side_min_cents", "side_max_cents")):
+        if getattr(o, lo) > getattr(o, hi):
+            raise _err(file, lo, f"{getattr(o, lo)} is above {hi} ({getattr(o, hi)})")
     return o

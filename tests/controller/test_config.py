@@ -131,8 +131,8 @@ def test_run_exits_2_before_touching_hardware(tmp_path, capsys, monkeypatch):
     assert touched == []
 
 
-def test_run_check_accepts_valid_config(capsys):
-    assert main(["run", "--config", str(EXAMPLE), "--check"]) == 0
+def test_run_check_offline_accepts_valid_config(capsys):
+    assert main(["run", "--config", str(EXAMPLE), "--check", "--offline"]) == 0
     assert "OK" in capsys.readouterr().out
 
 

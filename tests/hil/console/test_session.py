@@ -39,7 +39,12 @@ def rig_config(rig: Any, tmp: Path, seed: str = "$5,000") -> Path:
     )
     (tmp / "profile.toml").write_text(prof)
     doc = {
-        "table": {"id": "SIM-01", "profile": str(tmp / "profile.toml"), "state_dir": str(rig.hw.state_dir)},
+        "table": {
+            "id": "SIM-01",
+            "profile": str(tmp / "profile.toml"),
+            "state_dir": str(rig.hw.state_dir),
+            "software_record": str(rig.hw.software_record),
+        },
         "gpio": {"pin_factory": "mock", **PINS},
         "serial": {s.device: {"port": s.path} for s in rig.sims},
     }

@@ -32,7 +32,12 @@ def test_run_notifies_ready_and_serves_the_console_socket(tmp_path):
     notify.bind(str(tmp_path / "notify"))
     notify.settimeout(30)
     doc = {
-        "table": {"id": "RUN-01", "profile": "six-card-fortune", "state_dir": str(state)},
+        "table": {
+            "id": "RUN-01",
+            "profile": "six-card-fortune",
+            "state_dir": str(state),
+            "software_record": str(state / "software.json"),
+        },
         "gpio": {"pin_factory": "mock", **PIN_MAP},
         "serial": {s.device: {"port": s.path} for s in rig.sims},
     }

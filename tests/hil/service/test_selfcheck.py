@@ -37,7 +37,8 @@ def test_self_checks_come_before_any_pin_or_port(make_rig, monkeypatch):
     assert rig.service.ready.is_set() and st["tilts"] == {}
     ((_k, rec),) = kinds(rig, "selfcheck")
     assert rec["results"] == {"config": "pass", "ledger": "pass", "software": "not recorded", "rng": "pass"}
-    assert rec["digest"] == S.digest_of(S.manifest()) and rec["problems"] == []
+    # nothing recorded (a simulator): nothing to compare with, so nothing hashed at start-up
+    assert rec["digest"] == "" and rec["problems"] == []
 
 
 def test_software_mismatch_is_a_tilt_that_survives_restart(make_rig, tmp_path):

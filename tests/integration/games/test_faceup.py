@@ -413,12 +413,12 @@ def test_run_check_refuses_a_face_up_profile_that_does_not_match_its_paytable(tm
     table.write_text(
         (root / "config/examples/table.toml").read_text().replace('profile = "six-card-fortune"', f'profile = "{prof}"')
     )
-    assert main(["run", "--config", str(table), "--check"]) == 2
+    assert main(["run", "--config", str(table), "--check", "--offline"]) == 2
     assert "seed = $5,000.00, but Face Up Progressive 4 fixes $10,000.00" in capsys.readouterr().err
     table.write_text(
         (root / "config/examples/table.toml").read_text().replace('profile = "six-card-fortune"', 'profile = "face-up"')
     )
-    assert main(["run", "--config", str(table), "--check"]) == 0
+    assert main(["run", "--config", str(table), "--check", "--offline"]) == 0
 
 
 def test_688a_hands_keyed_then_set_surrendered_or_voided_on_the_keyed_cards(tmp_path):

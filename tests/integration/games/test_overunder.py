@@ -379,7 +379,7 @@ def test_686a_7_e_plan_first_card_to_each_ante_from_the_far_left():
         ({"bonus_paytable": "Nope"}, "no paytable named 'Nope'"),
         ({"bonus_paytable": "Over/Under Ante"}, "is not an Over/Under Bonus paytable"),
         ({"ante_min_cents": 0}, "ante_min_cents = 0"),
-        ({"ante_min_cents": 5000, "ante_max_cents": 100}, "a minimum above its maximum"),
+        ({"ante_min_cents": 5000, "ante_max_cents": 100}, "ante_min_cents = 5000: above ante_max_cents"),
     ],
 )
 def test_profile_options_validated(options, error):

@@ -1,0 +1,106 @@
+"""The software digest covers the whole installed tree the service imports (issue 13,
+Clock: "Software digest"): editing a file of a dependency in the virtualenv or
+adding a ``.pth`` file is a mismatch — also at start-up, where unchanged files are
+not read again — and the record lives where the service's user cannot write.
+
+A throwaway virtualenv (no pip) whose site-packages holds a dependency of its own
+and a ``.pth`` that reaches this checkout and its dependencies."""
+
+from __future__ import annotations
+
+import json
+import os
+import site
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from controller import selfcheck as S
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def venv(tmp_path: Path) -> SimpleNamespace:
+    d = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(d)], check=True)
+    py = d / "bin" / "python"
+    sp = Path(subprocess.check_output([py, "-c", "import site; print(site.getsitepackages()[0])"], text=True).strip())
+    # this checkout and the test venv's dependencies, as an installed project's .pth would
+    (sp / "tablectl-dev.pth").write_text(f"{ROOT}\n" + "".join(f"{p}\n" for p in site.getsitepackages()))
+    dep = sp / "fakedep"
+    dep.mkdir()
+    (dep / "__init__.py").write_text("ANSWER = 42\n")
+    return SimpleNamespace(py=py, sp=sp, dep=dep / "__init__.py", record=tmp_path / "etc" / "software.json")
+
+
+def verify(v: SimpleNamespace, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [v.py, "-m", "controller", "verify", "--record-file", str(v.record), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def startup_check(v: SimpleNamespace) -> str:
+    """What the start-up self-check concludes, in that interpreter (the record trusted for unchanged files)."""
+    code = (
+        "import sys; from pathlib import Path; from controller import selfcheck as S; "
+        "rec = S.load_record(Path(sys.argv[1])); files = S.manifest(trust=rec); "
+        "print('match' if S.digest_of(files) == rec.digest else S.describe_mismatch(S.compare(rec.files, files)))"
+    )
+    return subprocess.check_output([v.py, "-c", code, str(v.record)], text=True, timeout=60).strip()
+
+
+@pytest.mark.slow
+def test_editing_a_dependency_or_adding_a_pth_is_a_mismatch(venv):
+    made = verify(venv, "--record")
+    assert made.returncode == 0, made.stderr
+    rec = json.loads(venv.record.read_text())
+    assert "site-packages/fakedep/__init__.py" in rec["files"] and "site-packages/tablectl-dev.pth" in rec["files"]
+    assert "controller/service.py" in rec["files"]
+    assert verify(venv).returncode == 0 and startup_check(venv) == "match"
+
+    # a dependency's file edited, its size and modification time put back as they were
+    st = venv.dep.stat()
+    venv.dep.write_text("ANSWER = 43\n")
+    os.utime(venv.dep, ns=(st.st_atime_ns, st.st_mtime_ns))
+    out = verify(venv)
+    assert out.returncode == 1 and "changed: site-packages/fakedep/__init__.py" in out.stdout, out.stdout
+    assert startup_check(venv) == "changed: site-packages/fakedep/__init__.py"
+    venv.dep.write_text("ANSWER = 42\n")
+    assert verify(venv).returncode == 0 and startup_check(venv) == "match"
+
+    # a .pth added: code run by every interpreter start
+    (venv.sp / "zz-evil.pth").write_text("import os\n")
+    out = verify(venv)
+    assert out.returncode == 1 and "added: site-packages/zz-evil.pth" in out.stdout, out.stdout
+    assert startup_check(venv) == "added: site-packages/zz-evil.pth"
+
+
+def test_the_record_is_kept_outside_the_state_directory_and_refused_when_the_service_can_write_it(
+    tmp_path, monkeypatch
+):
+    """``[table] software_record`` (default /etc/tablectl/software.json); on a real table a
+    record the service's own (unprivileged) user could rewrite is a start-up problem."""
+    from controller.config import load_hardware
+
+    example = ROOT / "config" / "examples" / "table.toml"
+    assert load_hardware(example).software_record == Path("/etc/tablectl/software.json")
+
+    state = tmp_path / "state"
+    state.mkdir()
+    record = tmp_path / "software.json"
+    S.record_digest(record)
+    hw = SimpleNamespace(profile=SimpleNamespace(progressive=None), state_dir=state, software_record=record)
+    ledger = SimpleNamespace(verify=lambda: [])
+    rep = S.run_all(hw, ledger, require_digest=True, rng_test=lambda n: [])
+    assert rep.results["software"] == "pass" and not rep.problems, rep.problems
+    monkeypatch.setattr(os, "geteuid", lambda: 999)  # the service's user, not root
+    rep = S.run_all(hw, ledger, require_digest=True, rng_test=lambda n: [])
+    assert rep.results["software"] == "fail"
+    assert any("can be changed by the service's user" in p for p in rep.problems), rep.problems

@@ -85,3 +85,20 @@ def test_service_runs_heartbeats_and_applies_changes_only_stopped(pg_dsn, lap_sc
     assert main(["lap", "--db", pg_dsn, "--config", str(lap_file), "--reconcile"]) == 0
     out = capsys.readouterr().out
     assert "link: OK (2 tables, 0 contributions, 0 hits, meter reconciled)" in out
+
+
+def test_uplink_config_check_and_errors(tmp_path, capsys):
+    p = tmp_path / "uplink.toml"
+    p.write_text('[uplink]\ndb = "postgresql://x@y/z"\nschema = "lap_pit1"\ntable = "T01"\n')
+    assert main(["uplink", "--config", str(p), "--check"]) == 0
+    assert "table T01, schema lap_pit1" in capsys.readouterr().out
+    p.write_text('[uplink]\ndb = "postgresql://x@y/z"\nschema = "Lap Pit"\ntable = "T01"\n')
+    assert main(["uplink", "--config", str(p), "--check"]) == 2
+    assert "[uplink] schema" in capsys.readouterr().err
+    p.write_text('[uplink]\ndb = "postgresql://x@y/z"\nschema = "lap_pit1"\ntable = "T01"\nspeed = 3\n')
+    assert main(["uplink", "--config", str(p), "--check"]) == 2
+    assert "[uplink] speed: unknown option" in capsys.readouterr().err
+
+
+def test_uplink_example_checks():
+    assert main(["uplink", "--config", str(CONFIG_DIR / "examples" / "uplink.toml"), "--check"]) == 0

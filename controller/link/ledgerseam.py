@@ -63,7 +63,8 @@ def to_lap(kind: str, round_no: int, data: dict[str, Any]) -> tuple[str, str, di
     if lap_kind == "contribution":
         out.update(wager=int(data["wager"]), seat=int(data["seat"]))
     elif lap_kind == "void":
-        out.update(of_seq=int(data["of_seq"]))
+        # by its seq when the table knows it, else by the round and seat it was made for
+        out.update({"of_seq": int(data["of_seq"])} if "of_seq" in data else {"seat": int(data["seat"])})
     elif lap_kind == "hit":
         f = Fraction(str(data["fraction"]))
         out.update(fraction_num=f.numerator, fraction_den=f.denominator, seat=int(data["seat"]), hand=data["hand"])

@@ -254,10 +254,15 @@ BEGIN
             lv.rate_num, lv.rate_den, lv.reserve_num, lv.reserve_den, lv.den, m, r, o);
         PERFORM push(NEW.level);
     ELSIF NEW.kind = 'void' THEN
-        SELECT * INTO c FROM contributions WHERE table_id = NEW.table_id AND seq = (NEW.data->>'of_seq')::bigint;
+        -- the contribution voided: by its seq, or by the round and seat it was made for
+        SELECT x.* INTO c FROM contributions x WHERE x.table_id = NEW.table_id AND x.level = NEW.level
+            AND CASE WHEN NEW.data ? 'of_seq' THEN x.seq = (NEW.data->>'of_seq')::bigint
+                ELSE x.round_no = (NEW.data->>'round')::bigint AND x.seat = (NEW.data->>'seat')::integer END
+            AND NOT EXISTS (SELECT 1 FROM voids v WHERE v.table_id = NEW.table_id AND v.of_seq = x.seq)
+            ORDER BY x.seq LIMIT 1;
         IF NOT FOUND THEN
-            RAISE EXCEPTION 'void %/%: no contribution % of this table', NEW.table_id, NEW.seq,
-                NEW.data->>'of_seq' USING ERRCODE = '22023';
+            RAISE EXCEPTION 'void %/%: no unvoided contribution % of this table', NEW.table_id, NEW.seq,
+                NEW.data USING ERRCODE = '22023';
         END IF;
         k := lv.den / c.den;  -- den only grows, by multiples: exact
         short := greatest(c.to_reserve * k - lv.reserve_acc, 0);  -- reserve already moved in by a reset

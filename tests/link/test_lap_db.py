@@ -143,10 +143,12 @@ def test_void_reverses_exactly(make_lap):
     lap.send("T1", 3, "void", {"of_seq": 2})
     m = lap.store.levels()["primary"]
     assert m.value == 100_000 + Fraction(25, 2) and m.reserve == 1
-    with pytest.raises(psycopg.errors.UniqueViolation):
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="no unvoided contribution"):
         lap.send("T1", 4, "void", {"of_seq": 2})  # voided once only
-    with pytest.raises(psycopg.errors.InvalidParameterValue, match="no contribution"):
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="no unvoided contribution"):
         lap.send("T2", 1, "void", {"of_seq": 1})  # T1's contribution is not T2's to void
+    lap.send("T1", 5, "void", {"round": 1, "seat": 1})  # by round and seat
+    assert lap.store.levels()["primary"].value == 100_000
     assert lap.store.reconcile().ok
 
 

@@ -86,6 +86,7 @@ class Kind(StrEnum):
     LINK_VOID = "link.void"
     LINK_HIT = "link.hit"
     LINK_PAID = "link.paid"
+    LINK_STATE = "link.state"  # the linked wager opened or closed (controller/linked.py)
 
     # ---- faults (controller/table.py)
     TILT_RAISED = "tilt.raised"

@@ -199,11 +199,11 @@ class Service:
         self.notifier.stopping()
         for c in self.consoles:
             c.stop()
-        if self.link_port is not None:
-            self.link_port.close()
         self.reactor.stop()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        if self.link_port is not None:  # after the reactor: the uplink's going is no news to record
+            self.link_port.close()
         for d in self.serial_devices:
             d.stop()
         if self.writer is not None:

@@ -318,7 +318,14 @@ class LapService:
         )
         return store
 
+    def kill(self) -> None:
+        """Stop as a crash would (tests, the chaos bench): no clean ``stopped`` state, the
+        heartbeat simply ends."""
+        self._killed = True
+        self.stop_event.set()
+
     def run(self) -> None:
+        self._killed = False
         store: LapStore | None = None
         backoff = 0.2
         while not self.stop_event.is_set():
@@ -337,7 +344,8 @@ class LapService:
                 backoff = min(backoff * 2, 2.0)
         if store is not None:
             try:
-                store.set_state("stopped")
+                if not self._killed:
+                    store.set_state("stopped")
             finally:
                 store.conn.close()
 

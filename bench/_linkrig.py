@@ -152,7 +152,16 @@ class TableEnd:
 
 
 class Pit:
-    def __init__(self, dsn: str, tables: int, tmp: Path, *, heartbeat: str = "200ms", proxy: bool = False):
+    def __init__(
+        self,
+        dsn: str,
+        tables: int,
+        tmp: Path,
+        *,
+        heartbeat: str = "200ms",
+        proxy: bool = False,
+        make_table: bool = True,
+    ):
         import psycopg
 
         self.dsn, self.tmp = dsn, tmp
@@ -168,7 +177,7 @@ class Pit:
         self.lap_toml.write_text("\n".join(lines))
         self.lap: subprocess.Popen[bytes] | None = None
         self.uplinks: dict[str, subprocess.Popen[bytes]] = {}
-        self.tables = {t: TableEnd(t, tmp) for t in self.ids}
+        self.tables: dict[str, Any] = {t: TableEnd(t, tmp) for t in self.ids} if make_table else {}
         self.store: Any = None
 
     def role(self, tid: str) -> str:
@@ -218,6 +227,15 @@ class Pit:
             self.start_uplink(t)
         if not wait_until(lambda: all(te.is_open() for te in self.tables.values()), timeout, 0.05):
             raise RuntimeError("the links did not open")
+
+    def reconnect_store(self) -> None:
+        """A fresh connection for the bench's own queries (after PostgreSQL restarted)."""
+        from controller.link.lap import LapStore, connect
+
+        if self.store is not None:
+            with contextlib.suppress(Exception):
+                self.store.conn.close()
+        self.store = LapStore(connect(self.dsn), self.schema)
 
     def lap_count(self, what: str = "contributions") -> int:
         return int(self.store._rows(f"SELECT count(*) AS n FROM {{s}}.{what}")[0]["n"])

@@ -37,6 +37,18 @@ def find_bin(name: str) -> str:
     )
 
 
+#: the clusters this process started: DSN -> (runuser prefix, pg_ctl, data directory)
+CLUSTERS: dict[str, tuple[list[str], str, Path, Path]] = {}
+
+
+def restart(dsn: str) -> None:
+    """Restart a throwaway cluster as a crash would (``pg_ctl restart -m immediate``): every
+    connection drops, the server recovers from its WAL (the chaos bench)."""
+    run_as, pg_ctl, data, log = CLUSTERS[dsn]
+    cmd = [*run_as, pg_ctl, "-D", str(data), "-l", str(log), "-m", "immediate", "-w", "-t", "30", "restart"]
+    subprocess.run(cmd, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -76,8 +88,11 @@ def temp_cluster(prefix: str = "tablectl-pg-") -> Iterator[str]:
             text += "\n" + log.read_text(errors="replace")[-2000:]
         shutil.rmtree(base, ignore_errors=True)
         raise PgUnavailable(f"throwaway PostgreSQL did not start: {text}") from None
+    dsn = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    CLUSTERS[dsn] = (run_as, pg_ctl, data, log)
     try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        yield dsn
     finally:
+        CLUSTERS.pop(dsn, None)
         subprocess.run([*run_as, pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"], capture_output=True)
         shutil.rmtree(base, ignore_errors=True)

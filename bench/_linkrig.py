@@ -129,7 +129,7 @@ class TableEnd:
     def is_open(self) -> bool:
         with self.lock:
             self.link.change()
-            return self.link.open
+            return bool(self.link.open)
 
     def write(self, records: list[Record]) -> list[Any]:
         evs = self.ledger.append(records)

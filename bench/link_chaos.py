@@ -47,6 +47,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", help="PostgreSQL DSN (default: a throwaway cluster, which restart-pg restarts)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--speed", type=float, default=50.0)
+    p.add_argument(
+        "--hit-rate",
+        type=float,
+        default=0.2,
+        help="share of rounds dealt from a deck whose first stack is five aces (default 0.2)",
+    )
 
 
 class ChaosTable:
@@ -64,6 +70,7 @@ class ChaosTable:
         self.ledger_path = self.state / LEDGER_FILE
         self.prof = C.load_profile("six-card-fortune-progressive")
         self.restart_wanted = threading.Event()
+        self.hit_rate = 0.0
         self.rig: Any = None
         self.people: Any = None
         self.error: str | None = None
@@ -99,8 +106,11 @@ class ChaosTable:
         from hil.people import People
 
         self.people = People(self.rig, random.Random(f"{self.seed}/{self.tid}/people"))
+        luck = random.Random(f"{self.seed}/{self.tid}/hits")
         try:
             while not stop.is_set():
+                if luck.random() < self.hit_rate:
+                    self.rig.shoe.stacked_decks.append(five_aces_first(luck))
                 if self.restart_wanted.is_set():
                     self.restart_wanted.clear()
                     self.rig.stop()
@@ -134,6 +144,17 @@ def paid_while_closed(ledger: Path) -> int:
     return bad
 
 
+def five_aces_first(rng: random.Random) -> list[int]:
+    """A deck whose first stack is five aces (100 % of the meter, § 670a.12(d)(1)): the hand goes to
+    the position the dice start at, a hit when a linked wager sits there."""
+    from controller.rules.cards import parse_cards
+
+    top = list(parse_cards("Ac Ad Ah As Jk 2c"))
+    rest = [c for c in range(53) if c not in top]
+    rng.shuffle(rest)
+    return top + rest
+
+
 def _closures(ledger: Path) -> int:
     db = sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)
     rows = db.execute("SELECT data FROM events WHERE kind = 'link.state'").fetchall()
@@ -164,6 +185,8 @@ def run(args: argparse.Namespace, emit: Any) -> int:
         tmp = Path(tmp_s)
         pit = Pit(dsn, args.tables, tmp, heartbeat="200ms", proxy=True, make_table=False)
         tables = {t: ChaosTable(t, tmp, args.seed * 100 + i, args.speed, "bench") for i, t in enumerate(pit.ids)}
+        for t in tables.values():
+            t.hit_rate = args.hit_rate
         pit.tables = tables
         stop = threading.Event()
         players: list[threading.Thread] = []

@@ -49,7 +49,8 @@ class Linkage:
         self.reconciled = 0
         self.last_outbox = last_outbox  # the last link.* record this table wrote
         self.rejected: str | None = None
-        self.open = False
+        #: None until first judged (then the closed state at start-up is recorded and shown too)
+        self.open: bool | None = None
         self.reason = "waiting for the link"
         self.send: Callable[[dict[str, Any]], None] = lambda msg: None
 
@@ -101,7 +102,7 @@ class Linkage:
             return False, "the uplink lost the database"
         if self.lap_state != "running":
             return False, f"the link is {self.lap_state}"
-        if not self.open and self.reconciled < self.last_outbox:
+        if self.open is not True and self.reconciled < self.last_outbox:
             # reopening: only once the LAP holds every record written meanwhile (while open,
             # records on their way are normal traffic and close nothing)
             return False, f"waiting for the LAP to reconcile records up to {self.last_outbox}"
@@ -118,7 +119,7 @@ class Linkage:
     def snapshot(self) -> dict[str, Any]:
         return {
             "group": self.group,
-            "open": self.open,
+            "open": bool(self.open),
             "reason": self.reason,
             "meters": dict(self.meters),
             "reconciled": self.reconciled,

@@ -36,6 +36,7 @@ class LinkedWager:
 
     def start(self) -> None:
         self.reactor.call_later(TICK_S, self._tick)
+        self.check()  # the closed state at start-up, recorded and shown
 
     def _tick(self) -> None:
         self.check()

@@ -54,6 +54,8 @@ def link_states(h: Harness) -> list[tuple[bool, str]]:
 def test_closed_until_the_lap_is_heard_sensors_reject_lights_off(tmp_path):
     h, _ = linked(tmp_path)
     assert h.state == "open_for_wagers" and not h.table.ctx.link.open
+    assert link_states(h) == [(False, "no heartbeat from the LAP yet")]  # recorded at start-up
+    assert [c for c in h.sign.calls if c[0] == "message"][-1] == ("message", ("LINKED PROGRESSIVE CLOSED",))
     h.shuffled()
     h.edge("bet.progressive.2", True)
     assert h.lights.mode("light.progressive.2") == "off"

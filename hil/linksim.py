@@ -52,11 +52,11 @@ def database(dsn: str | None) -> Iterator[str]:
         yield d
 
 
-def lap_doc(schema: str, tables: list[str], game: str) -> dict[str, Any]:
+def lap_doc(schema: str, tables: list[str], games: list[str]) -> dict[str, Any]:
     return {
         "link": {"group": "sim", "schema": schema, "heartbeat": "500ms"},
         "levels": {"primary": {"seed": "$5,000", "reset": "$5,000", "increment_rate": "21%"}},
-        "tables": {t: {"asset": f"A-{10000 + i + 1}", "game": game} for i, t in enumerate(tables)},
+        "tables": {t: {"asset": f"A-{10000 + i + 1}", "game": games[i % len(games)]} for i, t in enumerate(tables)},
     }
 
 
@@ -89,15 +89,18 @@ def run_link_sim(
     from hil.people import People
     from hil.rig import Rig
 
-    prof = C.load_profile(game)
-    if prof.progressive is None:
-        print(f"tablectl sim: game {game} has no progressive to link", file=sys.stderr)
-        return 2
+    # one game, or several (comma-separated, dealt round the tables): one meter for all of them
+    names = [g.strip() for g in game.split(",") if g.strip()]
+    profs = [C.load_profile(g) for g in names]
+    for g, prof in zip(names, profs):
+        if prof.progressive is None:
+            print(f"tablectl sim: game {g} has no progressive to link", file=sys.stderr)
+            return 2
     ids = [f"T{i + 1:02d}" for i in range(tables)]
     print(f"tablectl sim: {tables} linked tables, game {game}, {rounds} rounds each, seed {seed}", file=out, flush=True)
     with database(dsn) as pg, tempfile.TemporaryDirectory(prefix="tablectl-linksim-") as tmp:
         schema = f"sim_{uuid.uuid4().hex[:10]}"
-        cfg = parse_lap(lap_doc(schema, ids, prof.game), "<sim lap.toml>")
+        cfg = parse_lap(lap_doc(schema, ids, [p.game for p in profs]), "<sim lap.toml>")
         lap = LapService(cfg, pg, log=lambda m: None)
         lap_thread = threading.Thread(target=lap.run, name="lap", daemon=True)
         lap_thread.start()
@@ -106,7 +109,9 @@ def run_link_sim(
             if not wait_until(lambda: store.installed() is not None and store.state() == "running", 30, 0.05):
                 print("link: FAILED (the LAP did not start)", file=out)
                 return 1
-            linked = _start_tables(Path(tmp), ids, cfg, pg, prof, game, seed, speed, Rig, Uplink, UplinkConfig)
+            linked = _start_tables(
+                Path(tmp), ids, cfg, pg, list(zip(names, profs)), seed, speed, Rig, Uplink, UplinkConfig
+            )
             try:
                 for t in linked:
                     t.rig.table.wait_for(lambda s: bool((s.get("link") or {}).get("open")), 30.0)
@@ -153,8 +158,7 @@ def _start_tables(
     ids: list[str],
     cfg: Any,
     pg: str,
-    prof: Any,
-    game: str,
+    games: list[tuple[str, Any]],
     seed: int,
     speed: float,
     Rig: Any,
@@ -165,6 +169,7 @@ def _start_tables(
 
     linked = []
     for i, tid in enumerate(ids):
+        game, prof = games[i % len(games)]
         state = tmp / tid
         state.mkdir()
         sock = tmp / f"{tid}.sock"

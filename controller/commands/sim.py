@@ -67,7 +67,11 @@ def run(args: argparse.Namespace) -> int:
             return 2
         from hil.linksim import run_link_sim
 
-        game = args.game if args.game != "six-card-fortune" else "six-card-fortune-progressive"
+        # the Six-Card table in the sim is its progressive-system profile; games may be a comma-separated list
+        game = ",".join(
+            "six-card-fortune-progressive" if g.strip() == "six-card-fortune" else g.strip()
+            for g in args.game.split(",")
+        )
         return run_link_sim(
             tables=args.tables, rounds=args.rounds, seed=args.seed, dsn=args.link or None, game=game, speed=args.speed
         )

@@ -193,3 +193,19 @@ def test_restart_with_a_pending_linked_hit_is_paid_when_the_answer_comes(tmp_pat
     h2.press("key")
     assert [e.data["cents"] for e in records(h2, "link.paid")] == [1_000_000]
     assert h2.state == "open_for_wagers"
+
+
+def test_profile_linked_options_are_checked():
+    import pytest
+
+    from controller.config import ConfigError, parse_profile
+
+    doc = linked_doc()
+    assert parse_profile(doc, "t.toml").progressive.linked == "pit1"
+    doc["progressive"]["link_timeout"] = 0
+    with pytest.raises(ConfigError, match=r"t.toml: \[progressive\] link_timeout"):
+        parse_profile(doc, "t.toml")
+    doc = linked_doc()
+    doc["progressive"]["linked"] = ""
+    with pytest.raises(ConfigError, match=r"t.toml: \[progressive\] linked"):
+        parse_profile(doc, "t.toml")

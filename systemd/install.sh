@@ -32,7 +32,7 @@ done
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 
 render() {   # the units name /opt/tablectl; rewrite it for another prefix
-    for u in tablectl.service tablectl-console@.service tablectl-uplink.service; do
+    for u in tablectl.service tablectl-console@.service tablectl-uplink.service tablectl-lap.service; do
         sed "s#/opt/tablectl#$PREFIX#g" "$SRC/systemd/$u" > "$1/$u"
         chmod 0644 "$1/$u"
     done

@@ -140,6 +140,8 @@ class Uplink:
         self.sent_batches = 0
         self.rejected: str | None = None
         self._threads: list[threading.Thread] = []
+        self._reader: psycopg.Connection | None = None  # the listener's reading connection
+        self._lap_pid: int | None = None  # the LAP's session: the only one whose heartbeat counts
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -252,65 +254,118 @@ class Uplink:
         backoff = 0.1
         while not self.stop_event.is_set():
             conn: psycopg.Connection | None = None
+            self._reader = None
             try:
                 conn = psycopg.connect(self.cfg.dsn, autocommit=True, connect_timeout=3)
+                # a second connection reads what a notification announces (the listening one is
+                # busy waiting); a notification is only a doorbell, see _on_notify
+                self._reader = psycopg.connect(self.cfg.dsn, autocommit=True, connect_timeout=3)
                 conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.cfg.schema)))
-                self._snapshot(conn)
+                self._snapshot(self._reader)
                 backoff = 0.1
                 while not self.stop_event.is_set():
                     for n in conn.notifies(timeout=0.25):
-                        self._dispatch(json.loads(n.payload))
+                        try:
+                            msg = json.loads(n.payload)
+                        except ValueError:
+                            continue
+                        if isinstance(msg, dict):
+                            self._on_notify(msg, n.pid)
             except psycopg.OperationalError as e:
                 self.channel.send({"t": "link", "up": False, "reason": _first_line(e)}, key="link")
                 self.stop_event.wait(backoff)
                 backoff = min(backoff * 2, 1.0)
             finally:
-                if conn is not None:
-                    conn.close()
+                for c in (conn, self._reader):
+                    if c is not None:
+                        c.close()
+
+    def _rows(self, text: str, params: Any = None) -> list[dict[str, Any]]:
+        assert self._reader is not None
+        cur = self._reader.cursor(row_factory=psycopg.rows.dict_row)
+        return list(cur.execute(self._q(text), params).fetchall())
 
     def _snapshot(self, conn: psycopg.Connection) -> None:
         """What the table must know after a (re)connection: every meter, the link's state and
         this table's answered hits and reconciliation."""
-        cur = conn.cursor(row_factory=psycopg.rows.dict_row)
-        link = cur.execute(self._q("SELECT state FROM {s}.link")).fetchone()
         self.channel.send({"t": "link", "up": True}, key="link")
-        if link is not None:
-            self.channel.send({"t": "state", "state": link["state"]}, key="state")
-        for r in cur.execute(self._q("SELECT level, div(value_num, den) AS cents, version FROM {s}.levels")):
-            self._dispatch({"t": "meter", "level": r["level"], "cents": int(r["cents"]), "version": r["version"]})
-        for r in cur.execute(
-            self._q("SELECT seq, level, order_no, amount_cents FROM {s}.hits WHERE table_id = %s"),
-            (self.cfg.table_id,),
+        self._send_state()
+        for r in self._rows("SELECT level FROM {s}.levels"):
+            self._send_meter(r["level"])
+        for r in self._rows(
+            "SELECT seq, level, order_no, amount_cents FROM {s}.hits WHERE table_id = %s", (self.cfg.table_id,)
         ):
             self._answer(r["seq"], r["level"], r["order_no"], r["amount_cents"])
-        m = cur.execute(
-            self._q("SELECT reconciled_seq, mismatch FROM {s}.members WHERE table_id = %s"), (self.cfg.table_id,)
-        ).fetchone()
-        if m is not None:
-            if m["mismatch"]:
-                self.channel.send({"t": "mismatch", "problem": m["mismatch"]}, key="reconciled")
-            else:
-                self.channel.send({"t": "reconciled", "seq": int(m["reconciled_seq"])}, key="reconciled")
+        self._send_reconciled()
+
+    def _send_state(self) -> tuple[str, int | None]:
+        rows = self._rows("SELECT state, lap_pid FROM {s}.link")
+        if not rows:
+            return "unknown", None
+        self.channel.send({"t": "state", "state": rows[0]["state"]}, key="state")
+        return str(rows[0]["state"]), rows[0]["lap_pid"]
+
+    def _send_meter(self, level: str, won: dict[str, Any] | None = None) -> None:
+        rows = self._rows("SELECT div(value_num, den) AS cents, version FROM {s}.levels WHERE level = %s", (level,))
+        if not rows:
+            return
+        msg: dict[str, Any] = {
+            "t": "meter",
+            "level": level,
+            "cents": int(rows[0]["cents"]),
+            "version": rows[0]["version"],
+        }
+        if won is not None:
+            msg["won"] = won
+        msg["rx"] = time.time()
+        self.channel.send(msg, key=f"meter:{level}")
+
+    def _send_reconciled(self) -> None:
+        m = self._rows("SELECT reconciled_seq, mismatch FROM {s}.members WHERE table_id = %s", (self.cfg.table_id,))
+        if not m:
+            return
+        if m[0]["mismatch"]:
+            self.channel.send({"t": "mismatch", "problem": m[0]["mismatch"]}, key="reconciled")
+        else:
+            self.channel.send({"t": "reconciled", "seq": int(m[0]["reconciled_seq"])}, key="reconciled")
 
     def _answer(self, seq: int, level: str, order: int, amount: int) -> None:
         self.channel.send({"t": "hit", "seq": seq, "level": level, "order": order, "amount": amount}, key=f"hit:{seq}")
 
-    def _dispatch(self, msg: dict[str, Any]) -> None:
+    def _on_notify(self, msg: dict[str, Any], pid: int) -> None:
+        """A notification says *what* changed; the values are read from the database (under
+        the table role's grants and row-level security).  Any role may NOTIFY any channel, so
+        a payload is never trusted: a hit answer, a meter value or a reconciliation comes from
+        the LAP's rows, and a heartbeat counts only from the LAP's own session (``link.lap_pid``,
+        which no table can write)."""
         t = msg.get("t")
-        if t == "meter":
-            hit = msg.pop("hit", None)
-            if hit is not None:
-                msg["won"] = {"asset": hit["asset"], "amount": hit["amount"]}
-                if hit["table"] == self.cfg.table_id:
-                    self._answer(hit["seq"], msg["level"], hit["order"], hit["amount"])
-            msg["rx"] = time.time()
-            self.channel.send(msg, key=f"meter:{msg['level']}")
+        if t == "meter" and isinstance(msg.get("level"), str):
+            won = None
+            hit = msg.get("hit")
+            if isinstance(hit, dict):
+                rows = self._rows(
+                    "SELECT table_id, seq, order_no, amount_cents FROM {s}.hits WHERE level = %s AND order_no = %s",
+                    (msg["level"], hit.get("order")),
+                )
+                if rows:
+                    r = rows[0]
+                    won = {"table": r["table_id"], "amount": r["amount_cents"], "asset": hit.get("asset")}
+                    if r["table_id"] == self.cfg.table_id:
+                        self._answer(r["seq"], msg["level"], r["order_no"], r["amount_cents"])
+            self._send_meter(msg["level"], won)
         elif t == "hb":
-            self.channel.send(msg)
+            if pid != self._lap_pid:
+                self._lap_pid = self._send_state()[1]
+            if pid == self._lap_pid:
+                self.channel.send(
+                    {"t": "hb", "state": msg.get("state"), "meters": msg.get("meters", {}), "at": msg.get("at")}
+                )
+            else:
+                self.log(f"uplink: a heartbeat from backend {pid}, not the LAP's ({self._lap_pid}): ignored")
         elif t == "state":
-            self.channel.send(msg, key="state")
+            self._lap_pid = self._send_state()[1]
         elif t in ("reconciled", "mismatch") and msg.get("table") == self.cfg.table_id:
-            self.channel.send(msg, key="reconciled")
+            self._send_reconciled()
 
 
 def _first_line(e: BaseException) -> str:

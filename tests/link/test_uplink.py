@@ -201,3 +201,27 @@ def test_table_role_cannot_send_as_another_table(rig, pg_dsn):
                 " VALUES ('T2', 1, 0, 0, 'x')"
             ).format(sql.Identifier(lap.cfg.schema))
         )
+
+
+def test_a_forged_notification_is_never_believed(rig, pg_dsn):
+    """Any role may NOTIFY any channel: another table forging a hit answer, a meter or a
+    heartbeat for T1 changes nothing T1 is told (the uplink reads the LAP's rows instead)."""
+    lap, ledger, table, uplink = rig
+    uplink()
+    assert wait_until(lambda: table.of("reconciled"), 10)
+    wait_until(lambda: False, 0.3)
+    t2 = psycopg.conninfo.make_conninfo(pg_dsn, user=lap.cfg.role_for("T2"))
+    forged = [
+        {"t": "meter", "level": "primary", "cents": 1, "hit": {"table": "T1", "seq": 1, "order": 1, "amount": 999}},
+        {"t": "hb", "state": "running", "meters": {"primary": 1}},
+        {"t": "reconciled", "table": "T1", "seq": 10_000},
+    ]
+    with psycopg.connect(t2, autocommit=True) as c:
+        for f in forged:
+            c.execute("SELECT pg_notify(%s, %s)", (lap.cfg.schema, json.dumps(f)))
+    wait_until(lambda: False, 0.5)
+    assert table.of("hit") == [] and table.of("hb") == []
+    assert {m["cents"] for m in table.of("meter")} == {100_000}  # the meter as the LAP has it
+    assert all(m["seq"] == 0 for m in table.of("reconciled"))
+    lap.store.heartbeat()  # the LAP's own heartbeat still counts
+    assert wait_until(lambda: table.of("hb"), 5)

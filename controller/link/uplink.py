@@ -264,13 +264,12 @@ class Uplink:
                 self._snapshot(self._reader)
                 backoff = 0.1
                 while not self.stop_event.is_set():
-                    for n in conn.notifies(timeout=0.25):
-                        try:
-                            msg = json.loads(n.payload)
-                        except ValueError:
-                            continue
-                        if isinstance(msg, dict):
-                            self._on_notify(msg, n.pid)
+                    # wait for one, then take every notification already queued: under load the
+                    # reads below are made once per batch, not once per notification
+                    batch = list(conn.notifies(timeout=0.25, stop_after=1))
+                    if batch:
+                        batch += list(conn.notifies(timeout=0.0, stop_after=10_000))
+                    self._on_batch(batch)
             except psycopg.OperationalError as e:
                 self.channel.send({"t": "link", "up": False, "reason": _first_line(e)}, key="link")
                 self.stop_event.wait(backoff)
@@ -305,7 +304,7 @@ class Uplink:
         self.channel.send({"t": "state", "state": rows[0]["state"]}, key="state")
         return str(rows[0]["state"]), rows[0]["lap_pid"]
 
-    def _send_meter(self, level: str, won: dict[str, Any] | None = None) -> None:
+    def _send_meter(self, level: str, won: dict[str, Any] | None = None, at: Any = None) -> None:
         rows = self._rows("SELECT div(value_num, den) AS cents, version FROM {s}.levels WHERE level = %s", (level,))
         if not rows:
             return
@@ -317,6 +316,8 @@ class Uplink:
         }
         if won is not None:
             msg["won"] = won
+        if isinstance(at, (int, float)):
+            msg["at"] = at  # when the notification says the LAP decided (informational: bench/link.py)
         msg["rx"] = time.time()
         self.channel.send(msg, key=f"meter:{level}")
 
@@ -331,6 +332,24 @@ class Uplink:
 
     def _answer(self, seq: int, level: str, order: int, amount: int) -> None:
         self.channel.send({"t": "hit", "seq": seq, "level": level, "order": order, "amount": amount}, key=f"hit:{seq}")
+
+    def _on_batch(self, batch: list[psycopg.Notify]) -> None:
+        """Several notifications at once: hits and heartbeats each, the meters once per level
+        (the newest values, read once)."""
+        levels: dict[str, Any] = {}
+        for n in batch:
+            try:
+                msg = json.loads(n.payload)
+            except ValueError:
+                continue
+            if not isinstance(msg, dict):
+                continue
+            if msg.get("t") == "meter" and isinstance(msg.get("level"), str) and not isinstance(msg.get("hit"), dict):
+                levels[msg["level"]] = msg.get("at")
+            else:
+                self._on_notify(msg, n.pid)
+        for level, at in levels.items():
+            self._send_meter(level, None, at)
 
     def _on_notify(self, msg: dict[str, Any], pid: int) -> None:
         """A notification says *what* changed; the values are read from the database (under
@@ -352,7 +371,7 @@ class Uplink:
                     won = {"table": r["table_id"], "amount": r["amount_cents"], "asset": hit.get("asset")}
                     if r["table_id"] == self.cfg.table_id:
                         self._answer(r["seq"], msg["level"], r["order_no"], r["amount_cents"])
-            self._send_meter(msg["level"], won)
+            self._send_meter(msg["level"], won, msg.get("at"))
         elif t == "hb":
             if pid != self._lap_pid:
                 self._lap_pid = self._send_state()[1]

@@ -170,6 +170,18 @@ def doubled_pays(ledger: Path) -> int:
 
 
 def run(args: argparse.Namespace, emit: Any) -> int:
+    import structlog
+
+    # the tables' logs: warnings only, on stderr — and the caller's logging as it was afterwards
+    # (this runs in-process under the test suite too)
+    saved = structlog.get_config()
+    try:
+        return _run(args, emit)
+    finally:
+        structlog.configure(**saved)
+
+
+def _run(args: argparse.Namespace, emit: Any) -> int:
     import sys
 
     from bench._linkrig import Pit, database

@@ -258,21 +258,23 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
             stop.set()
             for t in tables.values():
                 t.close()
-        ledgers = [(t.tid, t.ledger_path) for t in tables.values()]
-        pit.reconnect_store()
-        line, ok = link_line(pit.store, ledgers)
-        lost = doubled = 0
-        for tid, path in ledgers:
-            mine = _link_seqs(path)
-            theirs = {r["seq"] for r in pit.store._rows("SELECT seq FROM {s}.events WHERE table_id = %s", (tid,))}
-            lost += len(mine - theirs)
-            doubled += len(theirs - mine) + doubled_pays(path)
-        rec = pit.store.reconcile()
-        closed = sum(paid_while_closed(p) for _t, p in ledgers)
-        closures = sum(_closures(p) for _t, p in ledgers)
-        balances = [check_balance(t.ledger_path, t.people.placed if t.people else {}) for t in tables.values()]
-        errors = run_problems + [f"{t.tid}: {t.error}" for t in tables.values() if t.error]
-        pit.close()
+        try:
+            ledgers = [(t.tid, t.ledger_path) for t in tables.values()]
+            pit.reconnect_store()
+            line, ok = link_line(pit.store, ledgers)
+            lost = doubled = 0
+            for tid, path in ledgers:
+                mine = _link_seqs(path)
+                theirs = {r["seq"] for r in pit.store._rows("SELECT seq FROM {s}.events WHERE table_id = %s", (tid,))}
+                lost += len(mine - theirs)
+                doubled += len(theirs - mine) + doubled_pays(path)
+            rec = pit.store.reconcile()
+            closed = sum(paid_while_closed(p) for _t, p in ledgers)
+            closures = sum(_closures(p) for _t, p in ledgers)
+            balances = [check_balance(t.ledger_path, t.people.placed if t.people else {}) for t in tables.values()]
+            errors = run_problems + [f"{t.tid}: {t.error}" for t in tables.values() if t.error]
+        finally:
+            pit.close()  # the LAP and uplink processes, whatever happened above
         emit("faults", args.faults)
         emit("faults_by_kind", ", ".join(f"{k} {v}" for k, v in counts.items()))
         emit("rounds", sum(t.rounds for t in tables.values()))

@@ -72,6 +72,20 @@ class BetBoard:
         self.level: dict[Spot, bool] = {(w, s): False for w in self.wagers for s in range(1, seats + 1)}
         self.state: dict[Spot, str] = {k: AWAITING for k in self.level}
         self.frozen = False
+        #: wagers not playable now (a linked progressive whose link is lost, controller/linked.py):
+        #: their sensors reject, their lights stay off, the lock-out accepts none of them
+        self.closed: set[str] = set()
+
+    def set_closed(self, wager: str, closed: bool) -> None:
+        if closed:
+            self.closed.add(wager)
+        else:
+            self.closed.discard(wager)
+        if not self.frozen:
+            for spot, on in self.level.items():
+                if spot[0] == wager:
+                    self.state[spot] = AWAITING if closed or not on else PLACED
+                    self._show(spot)
 
     def spots(self) -> Iterable[Spot]:
         return self.level.keys()
@@ -84,7 +98,7 @@ class BetBoard:
         """A new round: states and lights follow the sensors again."""
         self.frozen = False
         for spot, on in self.level.items():
-            self.state[spot] = PLACED if on else AWAITING
+            self.state[spot] = PLACED if on and spot[0] not in self.closed else AWAITING
             self._show(spot)
 
     def sensor(self, wager: str, seat: int, active: bool, t: float) -> Late | None:
@@ -92,6 +106,8 @@ class BetBoard:
         after it, the change is returned as a :class:`Late` for the table to record."""
         spot = (wager, seat)
         self.level[spot] = active
+        if wager in self.closed and not self.frozen:
+            return Late(wager, seat, "rejected", "linked progressive closed", t) if active else None
         if not self.frozen:
             self.state[spot] = PLACED if active else AWAITING
             self._show(spot)
@@ -109,7 +125,11 @@ class BetBoard:
     def freeze(self) -> list[Spot]:
         """The accepted set at the lock-out edge: every spot with a chip sensed now."""
         self.frozen = True
-        accepted = [spot for spot, on in sorted(self.level.items(), key=lambda kv: (kv[0][1], kv[0][0])) if on]
+        accepted = [
+            spot
+            for spot, on in sorted(self.level.items(), key=lambda kv: (kv[0][1], kv[0][0]))
+            if on and spot[0] not in self.closed
+        ]
         for spot in self.level:
             self.state[spot] = ACCEPTED if spot in accepted else AWAITING
         return accepted

@@ -390,6 +390,9 @@ class ProgressiveConfig:
     envy_paytable: str | None
     envy_min_wager_cents: int
     reserve_rate: Fraction = Fraction(0)  # § 688a.12(d) paytable 4: part of each wager to a reserve
+    #: the linked group whose LAP controller holds the meter (docs/linked.md), or None: a local meter
+    linked: str | None = None
+    link_timeout_s: float = 3.0  # no heartbeat for this long: the linked wager closes
 
 
 @dataclass(frozen=True)
@@ -454,6 +457,8 @@ def parse_profile(doc: Mapping[str, Any], file: str) -> TableProfile:
             envy_min_wager_cents=p.get_money("envy_min_wager", "$5", mincents=0),
             # issue 12: seed, rate and reserve are the Rules Submission's; none is assumed
             reserve_rate=p.get_percent("reserve_rate", maxval=Fraction(1, 2)),
+            linked=p.get_str("linked") if "linked" in p.data else None,
+            link_timeout_s=p.get_int("link_timeout", 3, minval=1, maxval=60) * 1.0,
         )
         if prog.increment_rate + prog.reserve_rate > 1:
             raise p.error("reserve_rate", "increment_rate + reserve_rate exceed 100% of the wager")

@@ -33,6 +33,7 @@ from controller.config import TableProfile
 from controller.devices import Devices
 from controller.games.base import Phase, Procedure
 from controller.ledger import Ledger, Record, StoredEvent
+from controller.linked import Linkage
 from controller.machine import Trigger
 from controller.progressive import LEVEL, ProgressiveSystem
 from controller.records import Kind
@@ -40,6 +41,8 @@ from controller.round import RoundData
 from controller.timers import DeviceTimer
 
 Then = Callable[[list[StoredEvent]], None]
+
+LINK_RECORDS = (Kind.LINK_CONTRIBUTION, Kind.LINK_VOID, Kind.LINK_HIT, Kind.LINK_PAID)
 
 
 class Writer(Protocol):
@@ -79,6 +82,7 @@ class TableContext:
     meters: dict[str, M.Meter] = field(default_factory=dict)
     round: RoundData | None = None
     round_no: int = 0
+    link: Linkage | None = None  # a linked progressive's view of its LAP (controller/linked.py)
 
     # ---- the state machine ----------------------------------------------------------
     @property
@@ -101,6 +105,16 @@ class TableContext:
         for r in records:
             if r.kind.startswith("meter."):
                 self.meters = M.apply(self.meters, r.kind, r.data, round_no=r.round)
+        link = self.link
+        if link is not None and any(r.kind in LINK_RECORDS for r in records):
+            # the outbox: once durable, the uplink is woken to send them
+            inner = then
+
+            def then(evs: list[StoredEvent]) -> None:
+                link.committed(max(e.seq for e in evs if e.kind in LINK_RECORDS))
+                if inner is not None:
+                    inner(evs)
+
         self.writer.submit(records, None if then is None else (lambda evs: self._durable(then, evs)))
 
     def _durable(self, then: Then, events: list[StoredEvent]) -> None:
@@ -120,5 +134,9 @@ class TableContext:
         return self.meters.get(LEVEL)
 
     def show_meters(self) -> None:
+        if self.link is not None:  # the linked meter, as the LAP last pushed it
+            if LEVEL in self.link.meters:
+                self.dev.sign.show_meters([(1, self.link.meters[LEVEL])])
+            return
         if LEVEL in self.meters:
             self.dev.sign.show_meters([(1, self.meters[LEVEL].cents)])

@@ -33,8 +33,14 @@ class ProgressiveSystem:
             d["reserve_rate"] = str(self.cfg.reserve_rate)
         return d
 
+    @property
+    def linked(self) -> bool:
+        """The meter is the LAP's (docs/linked.md): contributions, voids, hit claims and
+        payments are link records (the outbox), never local meter records."""
+        return self.cfg.linked is not None
+
     def init_records(self, meters: Mapping[str, M.Meter], round_no: int) -> list[Record]:
-        if self.level in meters:
+        if self.level in meters or self.linked:
             return []
         d: dict[str, Any] = {"level": self.level, "seed": self.cfg.seed_cents, "rate": str(self.cfg.increment_rate)}
         if self.cfg.reserve_rate:
@@ -43,6 +49,11 @@ class ProgressiveSystem:
 
     def increment_records(self, accepted: Mapping[int, int], round_no: int) -> list[Record]:
         """Credited when the dealer confirms the accepted count (§ 670a.10(a)(2)(ii))."""
+        if self.linked:
+            return [
+                Record(Kind.LINK_CONTRIBUTION, round_no, {"level": self.level, "wager": c, "seat": s})
+                for s, c in sorted(accepted.items())
+            ]
         return [Record(Kind.METER_INCREMENT, round_no, self._inc_data(s, c)) for s, c in sorted(accepted.items())]
 
     def void_records(
@@ -56,12 +67,17 @@ class ProgressiveSystem:
                 recs.append(
                     Record(Kind.WAGER_RETURNED, round_no, {"seat": seat, "wager": "progressive", "cents": cents})
                 )
-            if credited:
+            if credited and self.linked:
+                recs.append(Record(Kind.LINK_VOID, round_no, {"level": self.level, "seat": seat, "wager": cents}))
+            elif credited:
                 recs.append(Record(Kind.METER_VOID, round_no, self._inc_data(seat, cents)))
         return recs
 
     def fixed_records(self, results: Sequence[WagerResult], round_no: int) -> list[Record]:
-        """Fixed progressive pays come from the table inventory: table-paid for the level."""
+        """Fixed progressive pays come from the table inventory: table-paid for the level
+        (a linked table's are its ``payout`` records only: the LAP's meter is not the table's)."""
+        if self.linked:
+            return []
         return [
             Record(
                 Kind.METER_FIXED_PAID,
@@ -99,10 +115,44 @@ class ProgressiveSystem:
             recs.append(Record(Kind.METER_RESEED, round_no, {"level": self.level, "cents": self.cfg.seed_cents}))
         return recs, cents
 
+    def hit_claims(self, hits: Sequence[WagerResult], round_no: int) -> list[Record]:
+        """A linked table's claims for its percentage-of-meter hits: the LAP orders them and
+        decides each amount (docs/linked.md)."""
+        return [
+            Record(
+                Kind.LINK_HIT,
+                round_no,
+                {"level": self.level, "fraction": str(h.meter_fraction), "seat": h.seat, "hand": h.hand},
+            )
+            for h in hits
+        ]
+
+    def linked_payment(
+        self, hit: WagerResult, order: int, by: str, hit_seq: int, cents: int, lap_order: int, round_no: int
+    ) -> list[Record]:
+        """Pay a linked hit the amount the LAP answered, after a floorperson's validation
+        (§ 670a.11(h)(3)(i)(B)(III)); the LAP's own order is recorded beside the table's."""
+        return [
+            Record(Kind.HIT_VALIDATED, round_no, {"seat": hit.seat, "hand": hit.hand, "by": by, "order": order}),
+            Record(
+                Kind.LINK_PAID,
+                round_no,
+                {
+                    "level": self.level,
+                    "hit_seq": hit_seq,
+                    "cents": cents,
+                    "seat": hit.seat,
+                    "hand": hit.hand,
+                    "order": order,
+                    "lap_order": lap_order,
+                },
+            ),
+        ]
+
 
 def pending_from_events(events: Sequence[Any]) -> list[WagerResult]:
     """Hits recorded as pending in a round and not yet paid (for recovery at start-up)."""
-    paid = {(e.data["seat"], e.data["hand"]) for e in events if e.kind == Kind.METER_PAYOUT}
+    paid = {(e.data["seat"], e.data["hand"]) for e in events if e.kind in (Kind.METER_PAYOUT, Kind.LINK_PAID)}
     out = []
     for e in events:
         if e.kind == Kind.HIT_PENDING and (e.data["seat"], e.data["hand"]) not in paid:

@@ -80,6 +80,14 @@ class Kind(StrEnum):
     METER_RESEED = "meter.reseed"
     METER_ADJUST = "meter.adjust"
 
+    # ---- linked progressives (docs/linked.md): the table's outbox to the LAP, read by the
+    # uplink (controller/link/ledgerseam.py), keyed by the ledger's seq
+    LINK_CONTRIBUTION = "link.contribution"
+    LINK_VOID = "link.void"
+    LINK_HIT = "link.hit"
+    LINK_PAID = "link.paid"
+    LINK_STATE = "link.state"  # the linked wager opened or closed (controller/linked.py)
+
     # ---- faults (controller/table.py)
     TILT_RAISED = "tilt.raised"
     TILT_CLEARED = "tilt.cleared"

@@ -41,6 +41,10 @@ class RoundData:
     results: list[WagerResult] = field(default_factory=list)
     pending_hits: list[WagerResult] = field(default_factory=list)
     payouts: list[dict[str, Any]] = field(default_factory=list)
+    #: a linked table's hit claims: (seat, hand) -> the claim's ledger seq (the LAP answers by it)
+    link_hits: dict[tuple[int, str], int] = field(default_factory=dict)
+    #: the floorperson who validated the first pending linked hit while its answer was awaited
+    validated_by: str | None = None
     void_reason: str | None = None
 
     @property

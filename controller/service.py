@@ -63,6 +63,7 @@ class Service:
         console_options: Mapping[str, Any] | None = None,
         rng: Any = None,
         instrument: Callable[[Service], None] | None = None,
+        link_socket: str | Path | None = None,
     ):
         self.hw = hw
         self.clock = clock or MonotonicClock()
@@ -91,6 +92,9 @@ class Service:
         self.input_names: list[str] = []
         self.light_names: list[str] = []
         self._console_socket = console_socket
+        #: a linked table's socket for its uplink (controller/linked.py LinkPort; docs/linked.md)
+        self._link_socket = link_socket
+        self.link_port: Any = None
         self._console_pty = console_pty
         self._console_options = dict(console_options or {})
         self.consoles: list[Any] = []  # controller.console servers
@@ -154,6 +158,16 @@ class Service:
             hw.profile, procedure, self.reactor, self.writer, devices, self.logctx, bounce_s=hw.gpio.bounce_ms / 1000
         )
         self.reactor.handler = self._dispatch
+        if self.table.linked is not None:
+            from controller.linked import LinkPort
+
+            if self._link_socket is None:
+                self.log.warning("link.no_socket", detail="a linked table without a link socket stays closed")
+            else:
+                self.link_port = LinkPort(self._link_socket, self.reactor.post)
+                assert self.table.ctx.link is not None
+                self.table.ctx.link.send = self.link_port.send
+                self.link_port.start()
         if self._instrument is not None:
             self._instrument(self)
         self.writer.start()
@@ -294,6 +308,8 @@ class Service:
         self.reactor.stop()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        if self.link_port is not None:  # after the reactor: the uplink's going is no news to record
+            self.link_port.close()
         for d in self.serial_devices:
             d.stop()
         if self.writer is not None:

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from controller.betting import BetBoard
 from controller.context import TableContext
 from controller.devices import DeviceRegistry
-from controller.ledger import Record
+from controller.ledger import Record, StoredEvent
 from controller.progressive import LEVEL
 from controller.records import Kind
 from controller.round import RoundData
@@ -101,6 +101,9 @@ class Settling:
             )
             for i, r in enumerate(rnd.pending_hits)
         ]
+        if ctx.progressive and ctx.progressive.linked and rnd.pending_hits:
+            # claimed at once: the LAP orders the hits and decides each amount (docs/linked.md)
+            recs += ctx.progressive.hit_claims(rnd.pending_hits, ctx.round_no)
         recs.append(
             ctx.rec(
                 Kind.ROUND_SETTLED,
@@ -109,7 +112,11 @@ class Settling:
                 pending_hits=len(rnd.pending_hits),
             )
         )
-        ctx.commit(recs, lambda _e: self.after_settle(rnd))
+        ctx.commit(recs, lambda evs: self._settled(rnd, evs))
+
+    def _settled(self, rnd: RoundData, events: list[StoredEvent]) -> None:
+        note_claims(rnd, events)
+        self.after_settle(rnd)
 
     def after_settle(self, rnd: RoundData) -> None:
         """The settlement is durable (or recovered at start-up): light the winning
@@ -130,7 +137,10 @@ class Settling:
             hand = hit.hand or ""
             ctx.dev.sign.hand_light(ctx.proc.hand_light(hand), P.LIGHT_BLINK)
             ctx.dev.sign.seat_light(seat_to_position(hit.seat, ctx.profile.seats), P.LIGHT_BLINK)
-            ctx.dev.sign.message(f"HIT SEAT {hit.seat} {hand.upper()} - CALL FLOOR")
+            if ctx.link is not None and self._answer(rnd, hit) is None:
+                ctx.dev.sign.message(f"HIT SEAT {hit.seat} {hand.upper()} - WAITING FOR LINK")
+            else:
+                ctx.dev.sign.message(f"HIT SEAT {hit.seat} {hand.upper()} - CALL FLOOR")
             ctx.emit("hit", seat=hit.seat, hand=hit.hand)
             return
         ctx.trigger("settled")
@@ -155,6 +165,9 @@ class Settling:
         if ctx.state != "floor_validation" or rnd is None or not rnd.pending_hits:
             ctx.log.info("validate.ignored", state=ctx.state, by=by)
             return False
+        if ctx.link is not None:
+            rnd.validated_by = by
+            return self.pay_linked(rnd)
         progressive, meter = ctx.progressive, ctx.meter
         if progressive is None or meter is None:  # a meter hit needs the meter it is paid from
             ctx.raise_tilt("controller", "a progressive hit is pending but the table has no progressive meter")
@@ -166,6 +179,54 @@ class Settling:
         ctx.trigger("hit_validated")
         ctx.commit(recs, lambda _e: self._after_hit_paid(rnd))
         return True
+
+    # ---- a linked hit: paid what the LAP answered ----------------------------------------------
+    def _answer(self, rnd: RoundData, hit: WagerResult) -> tuple[int, int, int] | None:
+        """(claim seq, LAP order, amount) once the LAP has answered the hit's claim."""
+        link = self.ctx.link
+        seq = rnd.link_hits.get((hit.seat, hit.hand or ""))
+        if link is None or seq is None or seq not in link.answers:
+            return None
+        order, amount = link.answers[seq]
+        return seq, order, amount
+
+    def pay_linked(self, rnd: RoundData) -> bool:
+        """Pay the first pending linked hit when it is both validated by a floorperson and
+        answered by the LAP (in either order); until then it stays pending, recorded."""
+        ctx = self.ctx
+        if ctx.state != "floor_validation" or not rnd.pending_hits or rnd.validated_by is None:
+            return False
+        hit = rnd.pending_hits[0]
+        answer = self._answer(rnd, hit)
+        progressive = ctx.progressive
+        if progressive is None:
+            ctx.raise_tilt("controller", "a linked hit is pending but the table has no progressive")
+            return False
+        if answer is None:
+            ctx.log.info("hit.awaiting_lap", seat=hit.seat, hand=hit.hand, by=rnd.validated_by)
+            ctx.dev.sign.message(f"HIT SEAT {hit.seat} VALIDATED - WAITING FOR LINK")
+            return True
+        seq, lap_order, cents = answer
+        rnd.pending_hits.pop(0)
+        by, rnd.validated_by = rnd.validated_by, None
+        order = len(rnd.payouts) + 1
+        recs = progressive.linked_payment(hit, order, by, seq, cents, lap_order, ctx.round_no)
+        rnd.payouts.append({"seat": hit.seat, "hand": hit.hand, "cents": cents, "order": order})
+        ctx.trigger("hit_validated")
+        ctx.commit(recs, lambda _e: self._after_hit_paid(rnd))
+        return True
+
+    def on_answer(self) -> None:
+        """The LAP answered a claim: pay it if validated, else tell the floor to come."""
+        rnd = self.ctx.round
+        if rnd is None or self.ctx.state != "floor_validation" or not rnd.pending_hits:
+            return
+        if rnd.validated_by is not None:
+            self.pay_linked(rnd)
+        else:
+            hit = rnd.pending_hits[0]
+            if self._answer(rnd, hit) is not None:
+                self.ctx.dev.sign.message(f"HIT SEAT {hit.seat} {(hit.hand or '').upper()} - CALL FLOOR")
 
     def _after_hit_paid(self, rnd: RoundData) -> None:
         ctx = self.ctx
@@ -182,3 +243,10 @@ class Settling:
             return
         ctx.emit("round", round=rnd.number, data=rnd, meter=ctx.meters.get(LEVEL))
         ctx.trigger("next_round")
+
+
+def note_claims(rnd: RoundData, events: Sequence[StoredEvent]) -> None:
+    """Remember each durable hit claim's seq: the LAP answers by it."""
+    for e in events:
+        if e.kind == Kind.LINK_HIT:
+            rnd.link_hits[(int(e.data["seat"]), str(e.data["hand"] or ""))] = e.seq

@@ -36,7 +36,7 @@ from transitions import Machine
 from controller import meters as M
 from controller.betting import BetBoard, parse_input, restore_levels
 from controller.config import ProgressiveConfig, TableProfile
-from controller.context import LedgerWriterLike, TableContext, Then
+from controller.context import LINK_RECORDS, LedgerWriterLike, TableContext, Then
 from controller.dealing import Dealing, Deck
 from controller.deciding import Deciding
 from controller.devices import DeviceRegistry, Devices
@@ -45,6 +45,8 @@ from controller.games import procedure_for
 from controller.games.base import Procedure
 from controller.inputs import Debouncer
 from controller.ledger import Record
+from controller.linked import last_outbox_seq
+from controller.linking import LinkedWager
 from controller.log import LogContext
 from controller.machine import Trigger, build
 from controller.progressive import LEVEL, ProgressiveSystem
@@ -114,6 +116,15 @@ class Table:
         self.floor = Floor(self.ctx, self.registry, self.dealing)
         self.board = board
         self.deck = deck
+        self.linked: LinkedWager | None = None
+        if profile.progressive is not None and profile.progressive.linked is not None:
+            link = LinkedWager.make(
+                profile.progressive.linked,
+                profile.progressive.link_timeout_s,
+                last_outbox_seq(writer.ledger.events(kinds=LINK_RECORDS)),
+            )
+            self.ctx.link = link
+            self.linked = LinkedWager(self.ctx, board, self.settling, reactor, link)
         self.states, self.transitions_spec = build(procedure.phases)
         self.debounce = Debouncer(reactor, bounce_s, self._on_input)
         self._status = StatusBoard(self._snapshot, reactor.clock)
@@ -243,6 +254,7 @@ class Table:
             "wagers": {f"{s}:{w}": c for (s, w), c in rnd.wagers.items()} if rnd else {},
             "cards": {k: list(v) for k, v in rnd.cards.items()} if rnd else {},
             "decision": self._decision_view(),
+            "link": self.ctx.link.snapshot() if self.ctx.link is not None else None,
         }
 
     def _decision_view(self) -> Mapping[str, Any] | None:
@@ -279,8 +291,16 @@ class Table:
         problems = [p for p in problems if p not in found.acknowledged]
         recs += found.records
         ctx.round = found.round
+        if found.round is not None and self.linked is not None:
+            from controller.settling import note_claims
+
+            note_claims(
+                found.round, list(self.writer.ledger.events(kinds=[Kind.LINK_HIT], round_no=found.round.number))
+            )
         self.registry.out_of_order.update(found.out_of_order)
         self.commit(recs)
+        if self.linked is not None:
+            self.linked.start()
         if problems:
             self._self_check_problems = list(problems)
             self.raise_tilt("self-check", "; ".join(problems))
@@ -309,6 +329,8 @@ class Table:
                 self.raise_tilt("sign", f"sign error {ev.data.get('code')}: {ev.data.get('text')}")
         elif ev.kind == "link":
             self._on_link(ev)
+        elif ev.kind == "lap" and self.linked is not None:
+            self.linked.on_message(dict(ev.data))
         elif ev.kind == "command":
             self._on_command(ev)
         else:
@@ -420,6 +442,8 @@ class Table:
         self.dev.sign.clear()
         self.ctx.show_meters()
         self.dev.sign.message("PLACE YOUR BETS")
+        if self.ctx.link is not None and not self.ctx.link.open:
+            self.dev.sign.message("LINKED PROGRESSIVE CLOSED")  # the players told (docs/linked.md)
         self.board.open()
         self.dealing.prepare_deck()
         self._emit("open", round=self.round_no)

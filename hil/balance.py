@@ -76,7 +76,7 @@ def check(ledger_path: Path, placed: Mapping[int, Mapping[tuple[int, str], int]]
                 b.players_net_cents += d["net"]  # an envy bonus: no wager of its own
             elif k == "wager.returned":
                 outcomes[(d["seat"], d.get("wager", "progressive"))] += 1
-            elif k == "meter.payout":
+            elif k in ("meter.payout", "link.paid"):  # a linked hit: paid what the LAP answered
                 b.meter_paid_cents += d["cents"]
                 b.players_net_cents += d["cents"]
         status = {e[0] for e in evs}

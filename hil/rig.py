@@ -69,6 +69,7 @@ class Rig:
         profile_overrides: Mapping[str, Any] | None = None,
         keypad: bool | None = None,
         idle_skip: bool = True,
+        link_socket: Path | None = None,
     ):
         """``link``: serial link settings for every device (``ack_timeout_ms``, ``retries``,
         ``heartbeat_ms``, ``lost_after_ms``, as in ``[serial.<dev>]``); ``profile_overrides``:
@@ -132,6 +133,8 @@ class Rig:
             extra["rng_test"] = lambda samples: self.rng.self_test(samples=samples)
         if "instrument" in params:
             extra["instrument"] = self._instrument
+        if link_socket is not None:  # a linked progressive's uplink socket (docs/linked.md)
+            extra["link_socket"] = link_socket
         self.service = Service(self.hw, clock=self.clock, pin_factory=self.factory, **extra)
         self.started = False
         self.emitted: list[tuple[str, dict[str, Any]]] = []

@@ -16,16 +16,16 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 systemd/install.sh --render "$tmp" --prefix "$ROOT"
 status=0
-out=$(cd "$tmp" && systemd-analyze verify ./tablectl.service ./tablectl-console@.service 2>&1) || status=$?
+out=$(cd "$tmp" && systemd-analyze verify ./tablectl.service ./tablectl-console@.service ./tablectl-uplink.service ./tablectl-lap.service 2>&1) || status=$?
 if [ -n "$out" ] || [ "$status" -ne 0 ]; then
     printf '%s\n' "$out"
     echo "systemd/check.sh: systemd-analyze verify reported problems (exit $status)" >&2
     exit 1
 fi
-echo "systemd-analyze verify: tablectl.service tablectl-console@.service: no output"
+echo "systemd-analyze verify: tablectl.service tablectl-console@.service tablectl-uplink.service tablectl-lap.service: no output"
 # --threshold is compared with the exposure level times ten (systemd 252 takes an
 # integer and rejects "3.0"): 30 = an overall exposure of 3.0
-for unit in tablectl.service tablectl-console@.service; do
+for unit in tablectl.service tablectl-console@.service tablectl-uplink.service tablectl-lap.service; do
     if ! report=$(systemd-analyze security --offline=yes --threshold=30 "$tmp/$unit" 2>&1); then
         printf '%s\n' "$report"
         echo "systemd/check.sh: $unit is exposed above 3.0" >&2

@@ -34,7 +34,7 @@ done
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 
 render() {   # the units name /opt/tablectl; rewrite it for another prefix
-    for u in tablectl.service tablectl-console@.service; do
+    for u in tablectl.service tablectl-console@.service tablectl-uplink.service tablectl-lap.service; do
         sed "s#/opt/tablectl#$PREFIX#g" "$SRC/systemd/$u" > "$1/$u"
         chmod 0644 "$1/$u"
     done
@@ -92,6 +92,12 @@ systemctl disable --now "serial-getty@$CONSOLE.service" >/dev/null 2>&1 || true
 systemctl enable tablectl.service "tablectl-console@$CONSOLE.service"
 if [ "$START" -eq 1 ]; then
     systemctl restart tablectl.service "tablectl-console@$CONSOLE.service"
+fi
+# a linked table (docs/linked.md): the uplink runs when /etc/tablectl/uplink.toml exists
+# (from config/examples/uplink.toml; its role's password goes in ~tablectl/.pgpass or the DSN)
+if [ -e /etc/tablectl/uplink.toml ]; then
+    systemctl enable tablectl-uplink.service
+    [ "$START" -eq 1 ] && systemctl restart tablectl-uplink.service
 fi
 
 cat <<MSG

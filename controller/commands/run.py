@@ -46,6 +46,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="serve the technician console on this Unix socket (systemd: /run/tablectl/console.sock; "
         "`tablectl console --port /dev/ttyAMA0` bridges the UART to it)",
     )
+    _link_arg(p)
+
+
+def _link_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--link-socket",
+        type=Path,
+        help="a linked progressive's socket for its uplink (systemd: /run/tablectl/link.sock; docs/linked.md)",
+    )
 
 
 def _fail(msg: str) -> int:
@@ -82,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
 
     configure(stream=sys.stdout, level=args.log_level)
     # a real table must have recorded its software digest at installation (tablectl verify --record)
-    svc = Service(hw, require_digest=True, console_socket=args.console_socket)
+    svc = Service(hw, require_digest=True, console_socket=args.console_socket, link_socket=args.link_socket)
 
     def _term(signum: int, _frame: object) -> None:
         svc.reactor.stop()

@@ -25,6 +25,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="let the game clock run at --speed throughout (by default it skips the time when every "
         "simulated party waits: hil/simclock.py)",
     )
+    p.add_argument(
+        "--tables",
+        type=int,
+        default=1,
+        help="tables sharing one linked meter (more than one implies --link: a throwaway cluster unless a DSN)",
+    )
+    p.add_argument(
+        "--link",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="DSN",
+        help="play the tables on one linked progressive (docs/linked.md): the LAP on PostgreSQL at DSN, or, "
+        "without one, a throwaway cluster (initdb/pg_ctl) removed afterwards",
+    )
     p.add_argument("--state-dir", type=Path, help="keep the ledger here (default: a temporary directory)")
     p.add_argument("--log-level", default="warning", help="log level for the service's log on stderr")
     p.add_argument(
@@ -45,6 +60,21 @@ def run(args: argparse.Namespace) -> int:
         print("tablectl sim: --speed must be positive", file=sys.stderr)
         return 2
     configure(stream=sys.stderr, level=args.log_level)
+    if args.link is not None or args.tables > 1:
+        # several tables always share one linked meter: --link DSN, or a throwaway cluster
+        if args.tables < 1:
+            print("tablectl sim: --tables must be at least 1", file=sys.stderr)
+            return 2
+        from hil.linksim import run_link_sim
+
+        # the Six-Card table in the sim is its progressive-system profile; games may be a comma-separated list
+        game = ",".join(
+            "six-card-fortune-progressive" if g.strip() == "six-card-fortune" else g.strip()
+            for g in args.game.split(",")
+        )
+        return run_link_sim(
+            tables=args.tables, rounds=args.rounds, seed=args.seed, dsn=args.link or None, game=game, speed=args.speed
+        )
     from hil.simrun import run_sim
 
     return run_sim(

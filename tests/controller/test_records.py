@@ -25,7 +25,9 @@ lockout wager.accepted wager.rejected wager.removed wager.returned wager.keyed c
 dice dice.no_roll rng.draw deal deal.manual card.burned stub.verified stub.skipped shuffle.failed
 shoe.shuffled shoe.cover hands.entered decision decisions.none keypad.rejected
 wager.result payout hit.pending hit.validated meter.init meter.increment meter.void meter.fixed_paid
-meter.payout meter.reseed meter.adjust tilt.raised tilt.cleared tilt.clear_refused
+meter.payout meter.reseed meter.adjust
+link.contribution link.void link.hit link.paid link.state
+tilt.raised tilt.cleared tilt.clear_refused
 device.out_of_order device.in_service shoe.reshuffle_ordered dealer.changed
 console.login console.logout console.locked console.command console.pins
 """.split()

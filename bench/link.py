@@ -1,0 +1,116 @@
+"""``tablectl bench link --tables T``: the linked progressive's figures (issue 14).
+
+The LAP and T uplinks run as real processes against PostgreSQL (``--db DSN`` or a throwaway
+cluster); the tables' side (ledger, link socket, Linkage) is in this process (bench/_linkrig.py).
+
+* ``contributions_per_s`` — link records written to the T ledgers (ten per append, as a round's
+  contributions are) until the LAP holds them all, applied to the meter: end to end.
+* ``meter_push_ms_p50`` / ``_p99`` — from the LAP's decision in the database (the trigger's
+  ``clock_timestamp()`` in the NOTIFY payload, just before the commit) to the message's arrival on
+  each table's link socket, over every table, one contribution at a time; goal p99 ≤ 500 ms.
+* ``hits_order_answer_ms`` — two tables write a hit claim at the same instant: until both
+  tables hold the LAP's answers (ordered 1 and 2).
+* ``link_loss_detect_s`` — the LAP is SIGKILLed: until every table's Linkage has closed the
+  linked wager (configured timeout 3 s; goal ≤ 5 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from bench import percentile
+
+NAME = "link"
+HELP = "linked progressive: contributions/s, meter push p50/p99, two hits ordered+answered, link-loss detection"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tables", type=int, default=8)
+    p.add_argument("--db", help="PostgreSQL DSN (default: a throwaway cluster)")
+    p.add_argument("--contributions", type=int, default=4000, help="for the throughput figure (default 4000)")
+    p.add_argument("--pushes", type=int, default=200, help="meter pushes timed (default 200)")
+
+
+def run(args: argparse.Namespace, emit: Any) -> int:
+    from bench._linkrig import Pit, database
+    from controller.ledger import Record
+    from controller.link.lap import wait_until
+    from controller.records import Kind
+
+    with database(args.db) as dsn, tempfile.TemporaryDirectory(prefix="tablectl-bench-link-") as tmp:
+        pit = Pit(dsn, args.tables, Path(tmp))
+        try:
+            pit.start()
+            tables = list(pit.tables.values())
+            emit("tables", len(tables))
+            # 1. throughput, end to end
+            per = max(10, args.contributions // len(tables) // 10 * 10)
+            total = per * len(tables)
+            t0 = time.monotonic()
+            for _ in range(per // 10):
+                for te in tables:
+                    te.write([te.contribution(seat=s % 6 + 1) for s in range(10)])
+            if not wait_until(lambda: pit.lap_count() >= total, 300, 0.01):
+                emit("error", f"the LAP holds {pit.lap_count()} of {total} contributions")
+                return 1
+            dt = time.monotonic() - t0
+            emit("contributions", total)
+            emit("contributions_per_s", f"{total / dt:.0f}")
+            # 2. meter push latency, LAP commit -> every table
+            time.sleep(0.5)
+            start = time.time()
+            for i in range(args.pushes):
+                tables[i % len(tables)].write([tables[i % len(tables)].contribution()])
+                time.sleep(0.02)
+            wait_until(lambda: pit.lap_count() >= total + args.pushes, 30, 0.01)
+            time.sleep(0.5)
+            lat = sorted(
+                (rx - m["at"]) * 1000 for te in tables for rx, m in te.of("meter") if rx >= start and "at" in m
+            )
+            emit("meter_push_samples", len(lat))
+            emit("meter_push_ms_p50", f"{percentile(lat, 50):.1f}")
+            emit("meter_push_ms_p99", f"{percentile(lat, 99):.1f}")
+            emit("meter_push_ms_max", f"{lat[-1]:.1f}")
+            # 3. two simultaneous hits: ordered and answered
+            a, b = tables[0], tables[1 % len(tables)]
+            barrier = threading.Barrier(2)
+            seqs: dict[str, int] = {}
+
+            def claim(te: Any) -> None:
+                barrier.wait()
+                rec = Record(Kind.LINK_HIT, 2, {"level": "primary", "fraction": "1", "seat": 1, "hand": "five-aces"})
+                seqs[te.tid] = te.write([rec])[0].seq
+
+            t0 = time.monotonic()
+            ths = [threading.Thread(target=claim, args=(te,)) for te in (a, b)]
+            for th in ths:
+                th.start()
+            for th in ths:
+                th.join()
+
+            def answered() -> bool:
+                return all(any(m.get("seq") == seqs[te.tid] for _t, m in te.of("hit")) for te in (a, b))
+
+            ok = wait_until(answered, 30, 0.001)
+            emit("hits_order_answer_ms", f"{(time.monotonic() - t0) * 1000:.1f}" if ok else "timeout")
+            orders = sorted(m["order"] for te in (a, b) for _t, m in te.of("hit") if m.get("seq") == seqs[te.tid])
+            emit("hits_ordered", "yes" if orders == [1, 2] else f"no {orders}")
+            # 4. link-loss detection: the LAP dies
+            t0 = time.monotonic()
+            pit.kill(pit.lap)
+            closed: dict[str, float] = {}
+            while len(closed) < len(tables) and time.monotonic() - t0 < 30:
+                for te in tables:
+                    if te.tid not in closed and te.tick() is False:
+                        closed[te.tid] = time.monotonic() - t0
+                time.sleep(0.25)  # the table's tick (controller/linking.py TICK_S)
+            emit("link_loss_timeout_s", 3.0)
+            emit("link_loss_detect_s", f"{max(closed.values()):.2f}" if len(closed) == len(tables) else "not detected")
+        finally:
+            pit.close()
+    return 0

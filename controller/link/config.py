@@ -1,0 +1,165 @@
+"""``lap.toml``: one linked group's levels and member tables (parsed like every other
+configuration: an error names file, section and key, and changes nothing).
+
+Example::
+
+    [link]
+    group = "pit1"               # the name tables use in their profile: linked = "pit1"
+    heartbeat = "1s"             # how often the LAP tells every table it is alive
+    # schema = "lap_pit1"        # PostgreSQL schema (default lap_<group>)
+
+    [levels.primary]
+    seed = "$5,000"              # the first value of the meter
+    reset = "$5,000"             # the value after a 100 % hit (plus the reserve)
+    increment_rate = "21%"       # of every wager, to the meter
+    reserve_rate = "0%"          # of every wager, to the hidden reserve that funds the next reset
+    limit = "$250,000"           # optional: the meter's ceiling
+    at_limit = "reserve"         # "reserve": contributions above the limit go to the reserve;
+                                 # "freeze": they are recorded as overflow and the meter stands still
+
+    [tables.T01]
+    asset = "A-10001"            # the asset number the common meter shows for a winner
+    game = "six-card-fortune"
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from controller.config import ConfigError, Section
+from controller.link.schema import check_name
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,30}$")
+
+
+@dataclass(frozen=True)
+class LevelParams:
+    level: str
+    seed_cents: int
+    reset_cents: int
+    rate: Fraction
+    reserve_rate: Fraction
+    limit_cents: int | None
+    at_limit: str  # "reserve" | "freeze"
+
+    @property
+    def den(self) -> int:
+        """The common denominator of the level's exact accounts."""
+        a, b = self.rate.denominator, self.reserve_rate.denominator
+        from math import lcm
+
+        return lcm(a, b)
+
+
+@dataclass(frozen=True)
+class MemberParams:
+    table_id: str
+    asset: str
+    game: str
+
+
+@dataclass(frozen=True)
+class LapConfig:
+    file: str
+    group: str
+    schema: str
+    heartbeat_s: float
+    levels: tuple[LevelParams, ...]
+    tables: tuple[MemberParams, ...]
+
+    def role_for(self, table_id: str) -> str:
+        """The PostgreSQL role a table's uplink logs in as (one per table)."""
+        return check_name(f"{self.schema}_{table_id.lower().replace('-', '_')}", "role")
+
+
+def _seconds(sec: Section, key: str, default: str, lo: float, hi: float) -> float:
+    v = sec._get(key, default)
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s)\s*", str(v))
+    if not m:
+        raise sec.error(key, f'write a duration like "1s" or "500ms", got {v!r}')
+    s = float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+    if not lo <= s <= hi:
+        raise sec.error(key, f"{v} is outside {lo:g}s..{hi:g}s")
+    return s
+
+
+def parse_lap(doc: Mapping[str, Any], file: str) -> LapConfig:
+    root = Section(file, "", doc)
+    link = root.sub("link")
+    assert link is not None
+    group = link.get_str("group")
+    if not re.fullmatch(r"[a-z][a-z0-9_]{0,30}", group):
+        raise link.error("group", f"{group!r}: use lower-case letters, digits and _ (letter first, max 31)")
+    schema = link.get_str("schema", f"lap_{group}")
+    try:
+        check_name(schema)
+    except ValueError as e:
+        raise link.error("schema", str(e)) from None
+    hb = _seconds(link, "heartbeat", "1s", 0.05, 10)
+    link.check_unused()
+    lv_sec = root.sub("levels")
+    assert lv_sec is not None
+    levels = []
+    for name in lv_sec.data:
+        s = lv_sec.sub(name)
+        assert s is not None
+        if not re.fullmatch(r"[a-z][a-z0-9_]{0,30}", name):
+            raise lv_sec.error(name, "a level's name: lower-case letters, digits and _")
+        seed = s.get_money("seed", maxcents=1_000_000_000)
+        reset = s.get_money("reset", s.data.get("seed", "$0"), maxcents=1_000_000_000)
+        rate = s.get_percent("increment_rate")
+        reserve = s.get_percent("reserve_rate", "0%")
+        if rate + reserve > 1:
+            raise s.error("reserve_rate", "increment_rate + reserve_rate exceed 100% of the wager")
+        limit = s.get_money("limit", maxcents=10_000_000_000) if "limit" in s.data else None
+        if limit is not None and limit < max(seed, reset):
+            raise s.error("limit", "is below the seed or the reset")
+        at_limit = s.get_str("at_limit", "reserve", ("reserve", "freeze"))
+        s.check_unused()
+        levels.append(LevelParams(name, seed, reset, rate, reserve, limit, at_limit))
+    if not levels:
+        raise lv_sec.error(None, "needs at least one level")
+    lv_sec._used.update(lv_sec.data)
+    t_sec = root.sub("tables")
+    assert t_sec is not None
+    tables = []
+    roles: dict[str, str] = {}
+    for tid in t_sec.data:
+        if not _ID.match(tid):
+            raise t_sec.error(tid, "a table id: letters, digits, - and _ (max 31)")
+        t = t_sec.sub(tid)
+        assert t is not None
+        asset = t.get_str("asset")
+        game = t.get_str("game")
+        t.check_unused()
+        tables.append(MemberParams(tid, asset, game))
+        role = f"{schema}_{tid.lower().replace('-', '_')}"
+        if role in roles:
+            raise t_sec.error(tid, f"gets the same database role as table {roles[role]!r}")
+        roles[role] = tid
+        try:
+            check_name(role, "role")
+        except ValueError as e:
+            raise t_sec.error(tid, str(e)) from None
+    if not tables:
+        raise t_sec.error(None, "needs at least one member table")
+    t_sec._used.update(t_sec.data)
+    root.check_unused()
+    return LapConfig(file, group, schema, hb, tuple(levels), tuple(tables))
+
+
+def load_lap(path: str | Path) -> LapConfig:
+    p = Path(path)
+    try:
+        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(str(p), "", None, f"not valid TOML: {e}") from None
+    except OSError as e:
+        raise ConfigError(str(p), "", None, f"cannot read: {e.strerror}") from None
+    return parse_lap(doc, str(p))

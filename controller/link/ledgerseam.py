@@ -1,0 +1,119 @@
+"""The uplink's only window on the table's ledger (read-only): which link events it holds, the
+totals a batch claims, and the chain head a batch records.
+
+Everything the uplink knows about the ledger goes through :class:`LedgerSource`, so that a
+change of the ledger's format or API (a keyed chain, a ``Ledger.head()``) is made here alone.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Protocol
+
+from controller.records import Kind
+
+#: ledger kind -> the LAP's event kind (controller/link/schema.py ``events.kind``)
+LINK_KINDS: dict[str, str] = {
+    Kind.LINK_CONTRIBUTION: "contribution",
+    Kind.LINK_VOID: "void",
+    Kind.LINK_HIT: "hit",
+    Kind.LINK_PAID: "paid",
+}
+
+
+@dataclass(frozen=True)
+class LinkEvent:
+    """One event for the LAP, keyed by the table's ledger sequence number."""
+
+    seq: int
+    kind: str  # the LAP's kind: contribution | void | hit | paid
+    level: str
+    data: dict[str, Any]
+    table_time: str  # the table's clock (ISO 8601); the LAP orders by its own
+
+
+@dataclass(frozen=True)
+class Totals:
+    """What a batch claims: link events and wagered cents up to ``last_seq``, and the ledger's
+    chain head (``seq:hash``) when they were read."""
+
+    last_seq: int
+    events: int
+    wagers: int
+    head: str
+
+
+class LedgerSource(Protocol):
+    def link_events(self, since: int, limit: int) -> Sequence[LinkEvent]: ...
+
+    def totals(self, upto: int) -> Totals: ...
+
+    def close(self) -> None: ...
+
+
+def to_lap(kind: str, round_no: int, data: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """(LAP kind, level, LAP data) for one ledger record of a ``link.*`` kind."""
+    lap_kind = LINK_KINDS[kind]
+    level = str(data["level"])
+    out: dict[str, Any] = {"round": round_no}
+    if lap_kind == "contribution":
+        out.update(wager=int(data["wager"]), seat=int(data["seat"]))
+    elif lap_kind == "void":
+        # by its seq when the table knows it, else by the round and seat it was made for
+        out.update({"of_seq": int(data["of_seq"])} if "of_seq" in data else {"seat": int(data["seat"])})
+    elif lap_kind == "hit":
+        f = Fraction(str(data["fraction"]))
+        out.update(fraction_num=f.numerator, fraction_den=f.denominator, seat=int(data["seat"]), hand=data["hand"])
+    else:
+        out.update(hit_seq=int(data["hit_seq"]), cents=int(data["cents"]))
+    return lap_kind, level, out
+
+
+class SqliteLedgerSource:
+    """The table's SQLite ledger (controller/ledger.py), opened read-only (``mode=ro``; WAL lets
+    it read beside the table's writer)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+        self._kinds = tuple(LINK_KINDS)
+        self._in = ",".join("?" * len(self._kinds))
+
+    def link_events(self, since: int, limit: int) -> list[LinkEvent]:
+        rows = self.db.execute(
+            f"SELECT seq, ts, round, kind, data FROM events WHERE seq > ? AND kind IN ({self._in})"
+            " ORDER BY seq LIMIT ?",
+            (since, *self._kinds, limit),
+        ).fetchall()
+        import json
+
+        out = []
+        for seq, ts, round_no, kind, data in rows:
+            lap_kind, level, d = to_lap(kind, int(round_no), json.loads(data))
+            out.append(LinkEvent(int(seq), lap_kind, level, d, str(ts)))
+        return out
+
+    def totals(self, upto: int) -> Totals:
+        import json
+
+        n = 0
+        wagers = 0
+        for kind, data in self.db.execute(
+            f"SELECT kind, data FROM events WHERE seq <= ? AND kind IN ({self._in})", (upto, *self._kinds)
+        ):
+            n += 1
+            if kind == Kind.LINK_CONTRIBUTION:
+                wagers += int(json.loads(data)["wager"])
+        return Totals(upto, n, wagers, self.head())
+
+    def head(self) -> str:
+        """The ledger's chain head as ``seq:hash`` (the switch point for ``Ledger.head()``)."""
+        row = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        return f"{row[0]}:{row[1]}" if row else "0:genesis"
+
+    def close(self) -> None:
+        self.db.close()

@@ -1,0 +1,209 @@
+"""A linked progressive at the table (docs/linked.md; § 688a.2(d) -> § 605a.8, read with
+N.J.A.C. 13:69E-1.39B and 9 NYCRR 5321.18): what the table knows of its LAP controller, and
+when its linked wager may be played.
+
+:class:`Linkage` is a component of :class:`controller.table.Table` (reactor thread only).  The
+uplink (controller/link/uplink.py, a separate process) hands it the LAP's messages through the
+table service's link socket (:class:`LinkPort`, whose thread only posts them to the reactor):
+
+- ``hb`` (the LAP's heartbeat, with every meter), ``meter`` (a push after each commit),
+  ``state`` (``running``/``stopped``), ``link`` (the uplink's own connection up or down),
+  ``hit`` (the LAP's answer to a hit claim: order and amount), ``reconciled`` (the LAP holds
+  this table's records up to a sequence number, totals checked) and ``rejected``.
+
+The linked wager is **open** only while the LAP's heartbeat is fresh (within
+``[progressive] link_timeout``, default 3 s), the link runs, and the LAP has reconciled every
+link record this table has written.  Otherwise it is **closed**: the spot's sensors reject,
+its lights stay off, the sign says so, and the change is recorded (``link.state``).  Wagers
+accepted before a loss stay valid: their records are in the ledger (the outbox) and reach the
+LAP when the link returns; the wager reopens by itself once the LAP has reconciled the table.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from controller.records import Kind
+
+DEFAULT_TIMEOUT_S = 3.0
+
+Post = Callable[[str, str, dict[str, Any]], None]
+
+
+class Linkage:
+    def __init__(self, group: str, timeout_s: float, now: Callable[[], float], last_outbox: int = 0):
+        self.group = group
+        self.timeout_s = timeout_s
+        self.now = now
+        self.last_hb: float | None = None
+        self.lap_state = "unknown"
+        self.uplink_up = False
+        self.meters: dict[str, int] = {}
+        self.answers: dict[int, tuple[int, int]] = {}  # hit seq -> (order, amount)
+        self.won: dict[str, Any] | None = None  # the last hit on the link (asset number, amount)
+        self.reconciled = 0
+        self.last_outbox = last_outbox  # the last link.* record this table wrote
+        self.rejected: str | None = None
+        #: None until first judged (then the closed state at start-up is recorded and shown too)
+        self.open: bool | None = None
+        self.reason = "waiting for the link"
+        self.send: Callable[[dict[str, Any]], None] = lambda msg: None
+
+    # ---- from the uplink ------------------------------------------------------------
+    def on_message(self, msg: dict[str, Any]) -> str | None:
+        """Apply one message; returns what changed that the table must act on:
+        ``"meter"``, ``"answer"`` or None."""
+        t = msg.get("t")
+        if t == "hb":
+            self.last_hb = self.now()
+            self.lap_state = str(msg.get("state", "unknown"))
+            self.uplink_up = True
+            for lv, cents in dict(msg.get("meters", {})).items():
+                self.meters[str(lv)] = int(cents)
+            return "meter"
+        if t == "meter":
+            self.meters[str(msg["level"])] = int(msg["cents"])
+            if msg.get("won"):
+                self.won = dict(msg["won"])
+            return "meter"
+        if t == "state":
+            self.lap_state = str(msg["state"])
+        elif t == "link":
+            self.uplink_up = bool(msg.get("up"))
+        elif t == "hit":
+            self.answers[int(msg["seq"])] = (int(msg["order"]), int(msg["amount"]))
+            return "answer"
+        elif t == "reconciled":
+            self.reconciled = max(self.reconciled, int(msg["seq"]))
+        elif t == "rejected":
+            self.rejected = str(msg.get("reason", "refused"))
+        return None
+
+    def committed(self, seq: int) -> None:
+        """A link record is durable in the ledger (the outbox): wake the uplink."""
+        self.last_outbox = max(self.last_outbox, seq)
+        self.send({"t": "outbox", "seq": seq})
+
+    # ---- open or closed -------------------------------------------------------------
+    def should_be(self) -> tuple[bool, str]:
+        now = self.now()
+        if self.rejected:
+            return False, f"the LAP refused a record: {self.rejected}"
+        if self.last_hb is None:
+            return False, "no heartbeat from the LAP yet"
+        if now - self.last_hb > self.timeout_s:
+            return False, f"no heartbeat from the LAP for {now - self.last_hb:.1f} s"
+        if not self.uplink_up:
+            return False, "the uplink lost the database"
+        if self.lap_state != "running":
+            return False, f"the link is {self.lap_state}"
+        if self.open is not True and self.reconciled < self.last_outbox:
+            # reopening: only once the LAP holds every record written meanwhile (while open,
+            # records on their way are normal traffic and close nothing)
+            return False, f"waiting for the LAP to reconcile records up to {self.last_outbox}"
+        return True, "link reconciled"
+
+    def change(self) -> tuple[bool, str] | None:
+        """The new (open, reason) when the wager must open or close now, else None."""
+        want, why = self.should_be()
+        if want == self.open:
+            return None
+        self.open, self.reason = want, why
+        return want, why
+
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "open": bool(self.open),
+            "reason": self.reason,
+            "meters": dict(self.meters),
+            "reconciled": self.reconciled,
+            "outbox": self.last_outbox,
+        }
+
+
+def last_outbox_seq(events: Any) -> int:
+    """The last link record in a ledger's events (start-up)."""
+    last = 0
+    for e in events:
+        if e.kind in (Kind.LINK_CONTRIBUTION, Kind.LINK_VOID, Kind.LINK_HIT, Kind.LINK_PAID):
+            last = max(last, e.seq)
+    return last
+
+
+class LinkPort:
+    """The table service's end of the link socket: the uplink connects, and every JSON line it
+    sends is posted to the reactor as a ``lap`` event (this thread touches no table state).
+    :meth:`send` writes a line to the uplink (the outbox wake-up), dropped when none is there."""
+
+    def __init__(self, path: str | Path, post: Post):
+        self.path = Path(path)
+        self.post = post
+        self.srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        if self.path.exists() or self.path.is_symlink():
+            self.path.unlink()
+        self.srv.bind(str(self.path))
+        self.path.chmod(0o660)
+        self.srv.listen(1)
+        self.srv.settimeout(0.2)
+        self._conn: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="linkport", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def send(self, msg: dict[str, Any]) -> None:
+        with self._lock:
+            if self._conn is None:
+                return
+            try:
+                self._conn.sendall(json.dumps(msg).encode() + b"\n")
+            except OSError:
+                self._conn = None
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.srv.accept()
+            except (TimeoutError, OSError):
+                continue
+            conn.settimeout(0.2)
+            with self._lock:
+                self._conn = conn
+            buf = b""
+            while not self._stop.is_set():
+                try:
+                    chunk = conn.recv(65536)
+                except TimeoutError:
+                    continue
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    try:
+                        msg = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(msg, dict):
+                        self.post("lap", "uplink", msg)
+            with self._lock:
+                self._conn = None
+            conn.close()
+            self.post("lap", "uplink", {"t": "link", "up": False, "reason": "the uplink disconnected"})
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(2)
+        self.srv.close()
+        if self.path.exists():
+            self.path.unlink()

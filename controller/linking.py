@@ -1,0 +1,79 @@
+"""The table's linked-progressive component (docs/linked.md): it applies the LAP's messages
+(through :class:`controller.linked.Linkage`), opens and closes the linked wager — its sensors,
+its lights, the sign, and a ``link.state`` record each time — and hands the LAP's hit answers
+to settlement (controller/settling.py).  Reactor thread only.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from controller.betting import BetBoard
+from controller.context import TableContext
+from controller.linked import Linkage
+from controller.reactor import Reactor
+from controller.records import Kind
+from controller.settling import Settling
+
+WAGER = "progressive"
+TICK_S = 0.25  # how often the heartbeat's age is looked at (the timeout itself is the profile's)
+
+
+class LinkedWager:
+    def __init__(self, ctx: TableContext, board: BetBoard, settling: Settling, reactor: Reactor, link: Linkage):
+        self.ctx = ctx
+        self.board = board
+        self.settling = settling
+        self.reactor = reactor
+        self.link = link
+        self.board.set_closed(WAGER, True)  # closed until the LAP is heard and has reconciled us
+
+    @staticmethod
+    def make(group: str, timeout_s: float, last_outbox: int) -> Linkage:
+        # the link is judged in real time (the LAP's heartbeat is), whatever the game clock does
+        return Linkage(group, timeout_s, time.monotonic, last_outbox)
+
+    def start(self) -> None:
+        self.reactor.call_later(TICK_S, self._tick)
+        self.check()  # the closed state at start-up, recorded and shown
+
+    def _tick(self) -> None:
+        self.check()
+        if not self.reactor.stopped:
+            self.reactor.call_later(TICK_S, self._tick)
+
+    def on_message(self, msg: dict[str, Any]) -> None:
+        what = self.link.on_message(msg)
+        if what == "meter":
+            self.ctx.show_meters()
+        elif what == "answer":
+            self.settling.on_answer()
+        self.check()
+
+    def check(self) -> None:
+        """Open or close the linked wager if the link's state calls for it (recorded)."""
+        change = self.link.change()
+        if change is None:
+            return
+        is_open, reason = change
+        ctx = self.ctx
+        self.board.set_closed(WAGER, not is_open)
+        recs = [ctx.rec(Kind.LINK_STATE, open=is_open, reason=reason, group=self.link.group)]
+        if not is_open and ctx.state == "open_for_wagers" and ctx.round is not None:
+            # chips already on a linked spot are no wagers now: recorded as rejected
+            for (wager, seat), on in sorted(self.board.level.items()):
+                if wager == WAGER and on:
+                    recs.append(ctx.rec(Kind.WAGER_REJECTED, seat=seat, spot=wager, reason="linked progressive closed"))
+        (ctx.log.info if is_open else ctx.log.warning)("link.state", open=is_open, reason=reason)
+        ctx.commit(recs, lambda _e: self._show(is_open))
+
+    def _show(self, is_open: bool) -> None:
+        ctx = self.ctx
+        if is_open:
+            if ctx.state == "open_for_wagers":
+                ctx.dev.sign.message("PLACE YOUR BETS")
+            ctx.show_meters()
+        else:
+            ctx.dev.sign.message("LINKED PROGRESSIVE CLOSED")
+        ctx.emit("link", open=is_open, reason=self.link.reason)

@@ -1,0 +1,250 @@
+"""``tablectl sim --tables N --link [DSN]``: N tables on one linked progressive meter.
+
+Each table is the real service against its own HIL simulators (hil/rig.py) with its own
+simulated players; each has its uplink (controller/link/uplink.py, here a thread per table
+logging in as that table's own role); one LAP controller (controller/link/lap.py) holds the
+meter in PostgreSQL.  Without a DSN a throwaway cluster is started (controller/link/pgtemp.py)
+and removed after; with one, the run uses a fresh schema there and drops it after.
+
+The summary ends with one ``balance:`` line per table and the link's line
+``link: OK (N tables, C contributions, H hits, meter reconciled)`` when every level reconciles
+exactly in the LAP and every table's link records are in the LAP exactly once (its ledger's
+``link.*`` records against the LAP's rows, seq by seq, and the amounts paid against the LAP's
+answers).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import random
+import sys
+import tempfile
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from controller.service import LEDGER_FILE
+
+
+@dataclass
+class LinkedTable:
+    table_id: str
+    rig: Any
+    uplink: Any
+    people: Any = None
+    error: str | None = None
+    rounds: int = 0
+    lines: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def database(dsn: str | None) -> Iterator[str]:
+    if dsn:
+        yield dsn
+        return
+    from controller.link.pgtemp import temp_cluster
+
+    with temp_cluster(prefix="tablectl-sim-pg-") as d:
+        yield d
+
+
+def lap_doc(schema: str, tables: list[str], games: list[str]) -> dict[str, Any]:
+    return {
+        "link": {"group": "sim", "schema": schema, "heartbeat": "500ms"},
+        "levels": {"primary": {"seed": "$5,000", "reset": "$5,000", "increment_rate": "21%"}},
+        "tables": {t: {"asset": f"A-{10000 + i + 1}", "game": games[i % len(games)]} for i, t in enumerate(tables)},
+    }
+
+
+def drop_schema(dsn: str, schema: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(dsn, autocommit=True) as c:
+        c.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+        for (role,) in c.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE %s", (schema + "\\_%",)).fetchall():
+            c.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+
+
+def run_link_sim(
+    *,
+    tables: int,
+    rounds: int,
+    seed: int,
+    dsn: str | None,
+    game: str = "six-card-fortune-progressive",
+    speed: float = 50.0,
+    out: TextIO = sys.stdout,
+    keep_schema: bool = False,
+) -> int:
+    from controller import config as C
+    from controller.link.config import parse_lap
+    from controller.link.lap import LapService, LapStore, connect, wait_until
+    from controller.link.uplink import Uplink, UplinkConfig
+    from hil.balance import check as check_balance
+    from hil.people import People
+    from hil.rig import Rig
+
+    # one game, or several (comma-separated, dealt round the tables): one meter for all of them
+    names = [g.strip() for g in game.split(",") if g.strip()]
+    profs = [C.load_profile(g) for g in names]
+    for g, prof in zip(names, profs):
+        if prof.progressive is None:
+            print(f"tablectl sim: game {g} has no progressive to link", file=sys.stderr)
+            return 2
+    ids = [f"T{i + 1:02d}" for i in range(tables)]
+    print(f"tablectl sim: {tables} linked tables, game {game}, {rounds} rounds each, seed {seed}", file=out, flush=True)
+    with database(dsn) as pg, tempfile.TemporaryDirectory(prefix="tablectl-linksim-") as tmp:
+        schema = f"sim_{uuid.uuid4().hex[:10]}"
+        cfg = parse_lap(lap_doc(schema, ids, [p.game for p in profs]), "<sim lap.toml>")
+        lap = LapService(cfg, pg, log=lambda m: None)
+        lap_thread = threading.Thread(target=lap.run, name="lap", daemon=True)
+        lap_thread.start()
+        store = LapStore(connect(pg), schema)
+        try:
+            if not wait_until(lambda: store.installed() is not None and store.state() == "running", 30, 0.05):
+                print("link: FAILED (the LAP did not start)", file=out)
+                return 1
+            linked = _start_tables(
+                Path(tmp), ids, cfg, pg, list(zip(names, profs)), seed, speed, Rig, Uplink, UplinkConfig
+            )
+            try:
+                for t in linked:
+                    t.rig.table.wait_for(lambda s: bool((s.get("link") or {}).get("open")), 30.0)
+                threads = [threading.Thread(target=_play, args=(t, rounds, seed, People)) for t in linked]
+                for th in threads:
+                    th.start()
+                for th in threads:
+                    th.join()
+                # every outbox reaches the LAP before the tables stop
+                for t in linked:
+                    _drain(t, wait_until)
+            finally:
+                for t in linked:
+                    t.rig.stop()
+                    t.uplink.stop()
+            ok = True
+            for t in linked:
+                led = Path(tmp) / t.table_id / LEDGER_FILE
+                if t.error:
+                    print(f"{t.table_id} error: {t.error}", file=out)
+                    ok = False
+                bal = check_balance(led, t.people.placed if t.people else {})
+                print(f"{t.table_id} {bal.line()}", file=out, flush=True)
+                ok = ok and bal.ok
+            line, link_ok = link_line(store, [(t.table_id, Path(tmp) / t.table_id / LEDGER_FILE) for t in linked])
+            print(line, file=out, flush=True)
+            return 0 if ok and link_ok else 1
+        finally:
+            lap.stop_event.set()
+            lap_thread.join(10)
+            store.conn.close()
+            if not keep_schema:
+                drop_schema(pg, schema)
+
+
+def _drain(t: LinkedTable, wait_until: Any) -> None:
+    """Wait until the LAP holds every link record the table wrote."""
+    last = int(t.rig.table.ctx.link.last_outbox)
+    wait_until(lambda: int(t.uplink.acked) >= last, 30, 0.05)
+
+
+def _start_tables(
+    tmp: Path,
+    ids: list[str],
+    cfg: Any,
+    pg: str,
+    games: list[tuple[str, Any]],
+    seed: int,
+    speed: float,
+    Rig: Any,
+    Uplink: Any,
+    UplinkConfig: Any,
+) -> list[LinkedTable]:
+    import psycopg
+
+    linked = []
+    for i, tid in enumerate(ids):
+        game, prof = games[i % len(games)]
+        state = tmp / tid
+        state.mkdir()
+        sock = tmp / f"{tid}.sock"
+        rig = Rig(
+            state,
+            profile=game,
+            seed=seed * 1000 + i,
+            speed=speed,
+            table_id=tid,
+            profile_overrides={"progressive": dataclasses.replace(prof.progressive, linked=cfg.group)},
+            link_socket=sock,
+        )
+        rig.start()
+        dsn = psycopg.conninfo.make_conninfo(pg, user=cfg.role_for(tid))
+        up = Uplink(UplinkConfig(dsn, cfg.schema, tid, state / LEDGER_FILE, sock, poll_s=0.5), log=lambda m: None)
+        up.start()
+        linked.append(LinkedTable(tid, rig, up))
+    return linked
+
+
+def _play(t: LinkedTable, rounds: int, seed: int, People: Any) -> None:
+    t.people = People(t.rig, random.Random(f"{seed}/{t.table_id}/people"))
+    try:
+        for _ in range(rounds):
+            t.people.play_round()
+            t.rounds += 1
+        t.rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30.0)
+    except Exception as e:  # noqa: BLE001 - reported in the summary, the run fails
+        t.error = f"{type(e).__name__}: {e}"
+
+
+def link_line(store: Any, ledgers: list[tuple[str, Path]]) -> tuple[str, bool]:
+    """The link's verdict: the LAP's levels reconcile exactly, and every table's link records
+    are in the LAP exactly once (same seqs, same kinds, same wagers, paid as answered)."""
+    import json
+    import sqlite3
+
+    rec = store.reconcile()
+    problems = list(rec.problems)
+    kinds = {"link.contribution": "contribution", "link.void": "void", "link.hit": "hit", "link.paid": "paid"}
+    for tid, path in ledgers:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        mine = {
+            seq: (kinds[k], json.loads(d))
+            for seq, k, d in db.execute(
+                "SELECT seq, kind, data FROM events WHERE kind IN (?, ?, ?, ?)", tuple(kinds)
+            ).fetchall()
+        }
+        db.close()
+        theirs = {
+            r["seq"]: (r["kind"], r["data"])
+            for r in store._rows("SELECT seq, kind, data FROM {s}.events WHERE table_id = %s", (tid,))
+        }
+        if set(mine) != set(theirs):
+            problems.append(
+                f"{tid}: ledger has {len(mine)} link records, the LAP {len(theirs)} "
+                f"(missing {sorted(set(mine) - set(theirs))[:5]}, extra {sorted(set(theirs) - set(mine))[:5]})"
+            )
+        for seq, (kind, d) in mine.items():
+            got = theirs.get(seq)
+            if got is None:
+                continue
+            if got[0] != kind or (kind == "contribution" and got[1].get("wager") != d["wager"]):
+                problems.append(f"{tid}: record {seq} differs in the LAP ({got} vs {kind} {d})")
+        answers = {
+            r["seq"]: r["amount_cents"]
+            for r in store._rows("SELECT seq, amount_cents FROM {s}.hits WHERE table_id = %s", (tid,))
+        }
+        for kind, d in mine.values():
+            if kind == "paid" and answers.get(d["hit_seq"]) != d["cents"]:
+                problems.append(
+                    f"{tid}: paid {d['cents']} for hit {d['hit_seq']}, the LAP answered {answers.get(d['hit_seq'])}"
+                )
+    n = len(ledgers)
+    if problems:
+        more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
+        return "link: MISMATCH " + "; ".join(problems[:3]) + more, False
+    return f"link: OK ({n} tables, {rec.contributions} contributions, {rec.hits} hits, meter reconciled)", True

@@ -1,0 +1,98 @@
+"""PostgreSQL for the link tests: the server at ``TABLECTL_TEST_PG`` when set, else a throwaway
+cluster (controller/link/pgtemp.py) for the session.  Every test gets its own schema (and so its
+own table roles, named after the schema), dropped afterwards, so xdist workers never collide."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from controller.link.config import LapConfig, parse_lap
+from controller.link.lap import LapStore, connect
+
+
+@pytest.fixture(scope="session")
+def pg_dsn() -> Iterator[str]:
+    dsn = os.environ.get("TABLECTL_TEST_PG")
+    if dsn:
+        yield dsn
+        return
+    from controller.link.pgtemp import temp_cluster
+
+    with temp_cluster() as d:
+        yield d
+
+
+def lap_doc(schema: str, tables: int = 2, **level: Any) -> dict[str, Any]:
+    lv = {"seed": "$1,000", "reset": "$1,000", "increment_rate": "21%"}
+    lv.update(level)
+    return {
+        "link": {"group": "pit", "schema": schema, "heartbeat": "100ms"},
+        "levels": {"primary": lv},
+        "tables": {f"T{i + 1}": {"asset": f"A-{1000 + i + 1}", "game": "six-card-fortune"} for i in range(tables)},
+    }
+
+
+class Lap:
+    """A test's linked group: the LAP's store plus a connection per table role."""
+
+    def __init__(self, dsn: str, cfg: LapConfig):
+        self.dsn, self.cfg = dsn, cfg
+        self.store = LapStore(connect(dsn), cfg.schema)
+        self.store.install(cfg.group)
+        self.store.configure(cfg)
+        self.store.set_state("running")
+        self._tables: dict[str, psycopg.Connection] = {}
+
+    def table(self, table_id: str) -> psycopg.Connection:
+        if table_id not in self._tables:
+            self._tables[table_id] = connect(self.dsn, user=self.cfg.role_for(table_id))
+        return self._tables[table_id]
+
+    def send(self, table_id: str, seq: int, kind: str, data: dict[str, Any], level: str = "primary") -> None:
+        import json
+
+        c = self.table(table_id)
+        c.execute(
+            sql.SQL(
+                "INSERT INTO {}.events (table_id, seq, kind, level, data) VALUES (%s, %s, %s, %s, %s)"
+                " ON CONFLICT DO NOTHING"
+            ).format(sql.Identifier(self.cfg.schema)),
+            (table_id, seq, kind, level, json.dumps(data)),
+        )
+
+    def close(self) -> None:
+        for c in self._tables.values():
+            c.close()
+        self.store.conn.close()
+
+
+@pytest.fixture
+def lap_schema(pg_dsn: str) -> Iterator[str]:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw")
+    schema = f"t_{worker}_{uuid.uuid4().hex[:10]}"
+    yield schema
+    with connect(pg_dsn) as c:
+        c.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+        for (role,) in c.execute("SELECT rolname FROM pg_roles WHERE rolname LIKE %s", (schema + "\\_%",)).fetchall():
+            c.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+
+
+@pytest.fixture
+def make_lap(pg_dsn: str, lap_schema: str) -> Iterator[Any]:
+    made: list[Lap] = []
+
+    def make(tables: int = 2, **level: Any) -> Lap:
+        lap = Lap(pg_dsn, parse_lap(lap_doc(lap_schema, tables, **level), "lap.toml"))
+        made.append(lap)
+        return lap
+
+    yield make
+    for lap in made:
+        lap.close()

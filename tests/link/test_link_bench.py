@@ -1,0 +1,38 @@
+"""The link benchmarks run end to end (figures are printed, not asserted): ``bench link`` at a
+small size, and ``bench link-chaos`` with ten faults — lost 0, doubled 0, meters reconciled,
+nothing accepted while closed (issue 14 acceptance, at the suite's size)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from controller.cli import main
+
+
+def _db_args(pg_dsn: str) -> list[str]:
+    # the shared server when the suite has one (restart-pg then terminates our connections);
+    # else the bench's own throwaway cluster, which it restarts
+    return ["--db", pg_dsn] if os.environ.get("TABLECTL_TEST_PG") else []
+
+
+@pytest.mark.slow
+def test_bench_link_prints_its_figures(pg_dsn, capsys):
+    assert main(["bench", "link", "--tables", "2", "--contributions", "200", "--pushes", "20", *_db_args(pg_dsn)]) == 0
+    out = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines() if ": " in line)
+    assert out["contributions"] == "200" and out["hits_ordered"] == "yes"
+    # up to one push per contribution per table (pushes queued together are read once)
+    assert float(out["meter_push_ms_p99"]) > 0 and 0 < int(out["meter_push_samples"]) <= 40
+    assert float(out["link_loss_detect_s"]) >= 3.0  # never before the configured time
+
+
+@pytest.mark.slow
+def test_bench_link_chaos_ten_faults_loses_and_doubles_nothing(pg_dsn, capsys):
+    rc = main(["bench", "link-chaos", "--tables", "4", "--faults", "10", *_db_args(pg_dsn)])
+    text = capsys.readouterr().out
+    out = dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)
+    assert rc == 0, text
+    assert out["faults"] == "10" and out["lost"] == "0" and out["doubled"] == "0"
+    assert out["meters_reconcile"] == "yes" and out["paid_while_closed"] == "0"
+    assert int(out["link_closures"]) > 0  # the faults did close tables

@@ -1,0 +1,227 @@
+"""The uplink against a real PostgreSQL and a real SQLite ledger: link records reach the LAP
+exactly once whatever restarts, meter pushes and hit answers reach the table over its Unix
+socket through LISTEN/NOTIFY, a refused event latches."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from controller.ledger import Ledger, Record
+from controller.link.lap import wait_until
+from controller.link.ledgerseam import SqliteLedgerSource
+from controller.link.uplink import Uplink, UplinkConfig
+from controller.records import Kind
+
+
+class FakeTableSocket:
+    """The table service's side of the link socket (the real one is in the table service)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.srv.bind(str(path))
+        self.srv.listen(4)
+        self.srv.settimeout(0.2)
+        self.msgs: list[dict[str, Any]] = []
+        self.conn: socket.socket | None = None
+        self.stop = threading.Event()
+        self.th = threading.Thread(target=self._run, daemon=True)
+        self.th.start()
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            try:
+                c, _ = self.srv.accept()
+            except TimeoutError:
+                continue
+            self.conn = c
+            c.settimeout(0.2)
+            buf = b""
+            while not self.stop.is_set():
+                try:
+                    chunk = c.recv(65536)
+                except TimeoutError:
+                    continue
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    self.msgs.append(json.loads(line))
+
+    def wake(self, seq: int) -> None:
+        if self.conn is not None:
+            self.conn.sendall(json.dumps({"t": "outbox", "seq": seq}).encode() + b"\n")
+
+    def of(self, t: str) -> list[dict[str, Any]]:
+        return [m for m in list(self.msgs) if m.get("t") == t]
+
+    def close(self) -> None:
+        self.stop.set()
+        self.th.join(2)
+        self.srv.close()
+
+
+@pytest.fixture
+def rig(make_lap, pg_dsn, tmp_path):
+    lap = make_lap()
+    ledger = Ledger(tmp_path / "ledger.sqlite3", "T1")
+    table = FakeTableSocket(tmp_path / "link.sock")
+    dsn = psycopg.conninfo.make_conninfo(pg_dsn, user=lap.cfg.role_for("T1"))
+    cfg = UplinkConfig(dsn, lap.cfg.schema, "T1", tmp_path / "ledger.sqlite3", tmp_path / "link.sock", poll_s=0.2)
+    ups: list[Uplink] = []
+
+    def uplink() -> Uplink:
+        u = Uplink(cfg, log=lambda m: None)
+        u.start()
+        ups.append(u)
+        return u
+
+    yield lap, ledger, table, uplink
+    for u in ups:
+        u.stop()
+    table.close()
+    ledger.close()
+
+
+def contrib(seat: int, wager: int = 100) -> Record:
+    return Record(Kind.LINK_CONTRIBUTION, 1, {"level": "primary", "wager": wager, "seat": seat})
+
+
+def lap_rows(lap, what: str) -> list[dict[str, Any]]:
+    return lap.store._rows(f"SELECT * FROM {{s}}.{what} ORDER BY seq")
+
+
+def test_events_reach_the_lap_once_and_answers_come_back(rig):
+    lap, ledger, table, uplink = rig
+    ledger.append([Record(Kind.POWER_UP, 0, {}), contrib(1), contrib(2, 500)])
+    u = uplink()
+    assert wait_until(lambda: len(lap_rows(lap, "contributions")) == 2, 10)
+    assert wait_until(lambda: any(m.get("cents") == 100_000 + 21 + 105 for m in table.of("meter")), 5)
+    hit = ledger.append([Record(Kind.LINK_HIT, 1, {"level": "primary", "fraction": "1", "seat": 2, "hand": "7 high"})])
+    table.wake(hit[0].seq)
+    assert wait_until(lambda: table.of("hit"), 5)
+    assert table.of("hit")[-1] == {"t": "hit", "seq": hit[0].seq, "level": "primary", "order": 1, "amount": 100_126}
+    paid = ledger.append([Record(Kind.LINK_PAID, 1, {"level": "primary", "hit_seq": hit[0].seq, "cents": 100_126})])
+    table.wake(paid[0].seq)
+    assert wait_until(lambda: len(lap.store._rows("SELECT * FROM {s}.payouts")) == 1, 5)
+    assert wait_until(lambda: table.of("reconciled") and table.of("reconciled")[-1]["seq"] == paid[0].seq, 5)
+    u.stop()
+    # a second uplink (a restart) resends nothing twice, and the table is reconciled again
+    uplink()
+    assert wait_until(lambda: lap.store._rows("SELECT count(*) AS n FROM {s}.batches")[0]["n"] >= 4, 5)
+    rec = lap.store.reconcile()
+    assert rec.ok and rec.contributions == 2 and rec.hits == 1
+    head = lap.store._rows("SELECT chain_head FROM {s}.members WHERE table_id = 'T1'")[0]["chain_head"]
+    assert head == f"{ledger.last_seq}:{ledger.last_hash}"  # the table's chain head, recorded centrally
+
+
+def test_resending_an_already_held_batch_is_a_no_op(rig):
+    lap, ledger, table, uplink = rig
+    ledger.append([contrib(1), contrib(2)])
+    u = uplink()
+    assert wait_until(lambda: len(lap_rows(lap, "contributions")) == 2, 10)
+    before = u.sent_batches
+    u.acked = 0  # as if the acknowledgement had been lost: everything is sent again
+    u.wake.set()
+    assert wait_until(lambda: u.sent_batches > before, 5)
+    assert len(lap_rows(lap, "contributions")) == 2 and lap.store.reconcile().ok
+
+
+def test_reconnects_after_its_connections_are_cut(rig, pg_dsn):
+    lap, ledger, table, uplink = rig
+    ledger.append([contrib(1)])
+    uplink()
+    assert wait_until(lambda: len(lap_rows(lap, "contributions")) == 1, 10)
+    role = lap.cfg.role_for("T1")
+    with psycopg.connect(pg_dsn, autocommit=True) as c:
+        c.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,))
+    assert wait_until(lambda: any(not m["up"] for m in table.of("link")), 5)  # the table is told
+    ledger.append([contrib(3)])
+    assert wait_until(lambda: len(lap_rows(lap, "contributions")) == 2, 10)
+    assert wait_until(lambda: table.of("link")[-1]["up"], 5)
+    assert lap.store.reconcile().ok
+
+
+def test_lap_heartbeat_reaches_the_table(rig):
+    lap, ledger, table, uplink = rig
+    uplink()
+    assert wait_until(lambda: table.of("link"), 10)
+    wait_until(lambda: False, 0.3)  # the listener is listening
+    lap.store.heartbeat()
+    assert wait_until(lambda: table.of("hb"), 5)
+    assert table.of("hb")[-1]["state"] == "running" and table.of("hb")[-1]["meters"] == {"primary": 100_000}
+
+
+def test_an_event_the_lap_refuses_latches(rig):
+    lap, ledger, table, uplink = rig
+    ledger.append([Record(Kind.LINK_PAID, 1, {"level": "primary", "hit_seq": 99, "cents": 5})])  # no such hit
+    u = uplink()
+    assert wait_until(lambda: table.of("rejected"), 10)
+    assert "no hit 99" in table.of("rejected")[0]["reason"] and u.rejected
+    ledger.append([contrib(1)])
+    table.wake(2)
+    wait_until(lambda: False, 0.5)
+    assert lap_rows(lap, "contributions") == []  # nothing more is sent
+
+
+def test_seam_reads_link_records_only(tmp_path):
+    led = Ledger(tmp_path / "l.sqlite3", "T9")
+    led.append([Record(Kind.POWER_UP, 0, {}), contrib(4, 300), Record(Kind.ROUND_OPEN, 1, {})])
+    led.append([Record(Kind.LINK_VOID, 1, {"level": "primary", "of_seq": 2})])
+    src = SqliteLedgerSource(tmp_path / "l.sqlite3")
+    evs = src.link_events(0, 10)
+    assert [(e.seq, e.kind) for e in evs] == [(2, "contribution"), (4, "void")]
+    assert evs[0].data == {"round": 1, "wager": 300, "seat": 4}
+    t = src.totals(4)
+    assert (t.events, t.wagers, t.head) == (2, 300, f"4:{led.last_hash}")
+    with pytest.raises(Exception, match="readonly|read-only"):
+        src.db.execute("DELETE FROM events")
+    src.close()
+    led.close()
+
+
+def test_table_role_cannot_send_as_another_table(rig, pg_dsn):
+    lap, ledger, table, uplink = rig
+    dsn = psycopg.conninfo.make_conninfo(pg_dsn, user=lap.cfg.role_for("T1"))
+    with psycopg.connect(dsn, autocommit=True) as c, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        c.execute(
+            sql.SQL(
+                "INSERT INTO {}.batches (table_id, last_seq, events_total, wagers_total, chain_head)"
+                " VALUES ('T2', 1, 0, 0, 'x')"
+            ).format(sql.Identifier(lap.cfg.schema))
+        )
+
+
+def test_a_forged_notification_is_never_believed(rig, pg_dsn):
+    """Any role may NOTIFY any channel: another table forging a hit answer, a meter or a
+    heartbeat for T1 changes nothing T1 is told (the uplink reads the LAP's rows instead)."""
+    lap, ledger, table, uplink = rig
+    uplink()
+    assert wait_until(lambda: table.of("reconciled"), 10)
+    wait_until(lambda: False, 0.3)
+    t2 = psycopg.conninfo.make_conninfo(pg_dsn, user=lap.cfg.role_for("T2"))
+    forged = [
+        {"t": "meter", "level": "primary", "cents": 1, "hit": {"table": "T1", "seq": 1, "order": 1, "amount": 999}},
+        {"t": "hb", "state": "running", "meters": {"primary": 1}},
+        {"t": "reconciled", "table": "T1", "seq": 10_000},
+    ]
+    with psycopg.connect(t2, autocommit=True) as c:
+        for f in forged:
+            c.execute("SELECT pg_notify(%s, %s)", (lap.cfg.schema, json.dumps(f)))
+    wait_until(lambda: False, 0.5)
+    assert table.of("hit") == [] and table.of("hb") == []
+    assert {m["cents"] for m in table.of("meter")} == {100_000}  # the meter as the LAP has it
+    assert all(m["seq"] == 0 for m in table.of("reconciled"))
+    lap.store.heartbeat()  # the LAP's own heartbeat still counts
+    assert wait_until(lambda: table.of("hb"), 5)

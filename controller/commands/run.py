@@ -24,7 +24,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=Path("/etc/tablectl/table.toml"),
         help="hardware configuration file (default /etc/tablectl/table.toml)",
     )
-    p.add_argument("--check", action="store_true", help="only check the configuration, then exit")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="only check the configuration, the ledger key and the ledger (`tablectl audit`), then exit",
+    )
+    p.add_argument(
+        "--config-only",
+        action="store_true",
+        help="with --check: the configuration and the key only (systemd's ExecStartPre: a damaged ledger is "
+        "the service's latched tilt, not a start that fails and restarts)",
+    )
     p.add_argument("--log-level", default="info")
     p.add_argument(
         "--console-socket",
@@ -51,7 +61,21 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"tablectl: configuration error: {e}", file=sys.stderr)
         return EXIT_CONFIG
+    from controller.ledgerkey import LedgerKeyError, load_key
+
+    try:
+        key = load_key(hw.ledger)
+    except LedgerKeyError as e:
+        print(f"tablectl: configuration error: {hw.file}: [ledger] key_credential / key_file: {e}", file=sys.stderr)
+        return EXIT_CONFIG
     if args.check:
+        if not args.config_only:
+            from controller.audit import refuse_damaged
+
+            args.state_dir, args.key_file, args.witness_dir = None, None, None
+            refused = refuse_damaged(args, "tablectl run --check", sys.stderr)
+            if refused is not None:
+                return refused
         print(f"{args.config}: OK (table {hw.table_id}, game {hw.profile.game}, profile {hw.profile.file})")
         return 0
     from controller.log import configure
@@ -59,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
 
     configure(stream=sys.stdout, level=args.log_level)
     # a real table must have recorded its software digest at installation (tablectl verify --record)
-    svc = Service(hw, require_digest=True, console_socket=args.console_socket)
+    svc = Service(hw, require_digest=True, console_socket=args.console_socket, ledger_key=key)
 
     def _term(signum: int, _frame: object) -> None:
         svc.reactor.stop()

@@ -9,21 +9,16 @@ mismatch (the differing files are listed), 2 when nothing is recorded."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 NAME = "verify"
 HELP = "print the software digest (SHA-256 over the installed files); --record stores it"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from controller.audit import add_where_arguments
+
     p.add_argument("--record", action="store_true", help="record the digest of the installed files")
-    p.add_argument(
-        "--config",
-        type=Path,
-        default=Path("/etc/tablectl/table.toml"),
-        help="hardware configuration naming the state directory (default /etc/tablectl/table.toml)",
-    )
-    p.add_argument("--state-dir", type=Path, help="state directory (instead of reading --config)")
+    add_where_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,6 +34,11 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"tablectl verify: configuration error: {e}", file=sys.stderr)
         return 2
+    from controller.audit import refuse_damaged
+
+    refused = refuse_damaged(args, "tablectl verify", sys.stderr)  # a ledger failing its audit is refused
+    if refused is not None:
+        return refused
     if args.record:
         made = S.record_digest(state_dir)
         print(

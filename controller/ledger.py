@@ -225,14 +225,19 @@ class Ledger:
         self.last_ts: str = str(row[2]) if row else ""
         self.last_round_no: int = int(row[3]) if row else 0
 
-    def schema(self) -> int | None:
-        """The schema version recorded in ``meta`` (None: a ledger from before the key, or new)."""
-        row = self.db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
+    def _meta(self, name: str) -> int | None:
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        except sqlite3.OperationalError:  # no meta table: a schema-1 ledger read without migrating it
+            return None
         return int(row[0]) if row else None
 
+    def schema(self) -> int | None:
+        """The schema version recorded in ``meta`` (None: a ledger from before the key, or new)."""
+        return self._meta("schema")
+
     def keyed_from(self) -> int | None:
-        row = self.db.execute("SELECT value FROM meta WHERE name = 'keyed_from'").fetchone()
-        return int(row[0]) if row else None
+        return self._meta("keyed_from")
 
     def _set_schema(self) -> None:
         """A new ledger is keyed from its first event; one written before the key (schema 1,
@@ -681,6 +686,8 @@ class LedgerWriter:
                 self._failed = True
                 self._record_fault(exc)
                 self._on_error(exc)
+                if stop:
+                    return  # the stop came in this batch: it was not lost with the failure
                 continue
             if stored:
                 self.commits += 1

@@ -452,3 +452,26 @@ def test_audit_without_the_key_file_is_exit_2(keyed, capsys, tmp_path):
     t, _key_file = keyed
     assert main(["audit", *_args(t, tmp_path / "nope.key")]) == 2
     assert "cannot read the ledger key" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- the systemd unit
+
+
+def test_the_unit_waits_for_the_clock_and_hands_over_the_key_and_the_witness_directory():
+    """After=/Wants=time-sync.target (the clock must not go backwards under the ledger), the
+    key as a credential (LoadCredential=, the name the service reads), the witness directory
+    a state directory of its own, and ExecStartPre checking only the configuration (a damaged
+    ledger is the service's latched tilt, not a start that fails and restarts)."""
+    from controller.config import DEFAULT_KEY_CREDENTIAL, DEFAULT_KEY_FILE
+
+    unit = (Path(__file__).resolve().parents[2] / "systemd" / "tablectl.service").read_text()
+    settings: dict[str, list[str]] = {}
+    for line in unit.splitlines():
+        if "=" in line and not line.startswith("#"):
+            k, v = line.split("=", 1)
+            settings.setdefault(k.strip(), []).append(v.strip())
+    assert "time-sync.target" in " ".join(settings["After"]).split()
+    assert "time-sync.target" in " ".join(settings["Wants"]).split()
+    assert settings["LoadCredential"] == [f"{DEFAULT_KEY_CREDENTIAL}:{DEFAULT_KEY_FILE}"]
+    assert settings["StateDirectory"] == ["tablectl tablectl-witness"]
+    assert all("--check --config-only" in v for v in settings["ExecStartPre"])

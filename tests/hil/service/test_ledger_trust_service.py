@@ -1,0 +1,114 @@
+"""Issue 13, the service's side: a damaged, rolled-back or missing ledger found at
+start-up is a latched tilt (the table closed, READY sent so that systemd does not
+restart it in a loop), never a silent fall-back to the seed meters and never a
+settled round voided again; nothing is shown before the start-up records are
+durable; damage a technician acknowledged does not re-tilt at every audit."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import threading
+import time
+
+from controller.ledger import Ledger
+from hil.people import People
+from hil.rig import Rig
+
+
+def _restart(tmp_path, **kw) -> Rig:
+    return Rig(tmp_path / "state", seed=kw.pop("seed", 2), speed=50.0, **kw).start()
+
+
+def test_a_deleted_ledger_is_a_latched_tilt_with_ready_sent_not_seed_meters(tmp_path):
+    rig = _restart(tmp_path)
+    try:
+        rig.table.wait_for(lambda s: s["state"] == "open_for_wagers", 30)
+    finally:
+        rig.stop()
+    for suffix in ("", "-wal", "-shm"):
+        (tmp_path / "state" / f"ledger.sqlite3{suffix}").unlink(missing_ok=True)
+    rig = _restart(tmp_path)
+    try:
+        st = rig.table.wait_for(lambda s: s["state"] == "tilt", 30)
+        assert "empty or missing" in st["tilts"]["self-check"]
+        assert rig.service.ready.wait(10)  # READY=1: the table is up, latched, waiting for a technician
+        rig.clock.sleep(1.0)
+        assert rig.table.status["state"] == "tilt"
+        assert rig.ledger_events(["round.open"]) == []  # never opened on the seed meters
+    finally:
+        rig.stop()
+
+
+def test_a_cut_tail_does_not_void_a_settled_and_paid_round_again(tmp_path):
+    """Before issue 13 a tail cut just before ``round.settled`` made start-up void the
+    round and return its wagers — after they had been settled and paid."""
+    rig = _restart(tmp_path, seed=3)
+    try:
+        people = People(rig, random.Random(2), bet_probability=1.0)
+        n = people.play_round()
+    finally:
+        rig.stop()
+    path = tmp_path / "state" / "ledger.sqlite3"
+    db = sqlite3.connect(path)
+    (cut,) = db.execute("SELECT seq FROM events WHERE round = ? AND kind = 'round.settled'", (n,)).fetchone()
+    results = db.execute("SELECT COUNT(*) FROM events WHERE round = ? AND kind = 'wager.result'", (n,)).fetchone()[0]
+    assert results > 0
+    db.execute("DELETE FROM events WHERE seq >= ?", (cut,))
+    db.commit()
+    db.close()
+    rig = _restart(tmp_path)
+    try:
+        st = rig.table.wait_for(lambda s: s["state"] == "tilt", 30)
+        assert "cut tail" in st["tilts"]["self-check"], st["tilts"]
+        rig.wait_until(lambda: rig.ledger_events(["tilt.raised"]), 10, "the tilt record")
+        assert [d for r, k, d in rig.ledger_events(["round.void", "wager.returned"]) if r == n] == []
+    finally:
+        rig.stop()
+
+
+def test_nothing_is_shown_before_the_start_up_records_are_durable(tmp_path, monkeypatch):
+    """Table.start used to open for wagers before its power.up record (and the
+    self-check and config.loaded records) were on disk."""
+    rig = Rig(tmp_path / "state", seed=2, speed=50.0)
+    seen: list[str] = []
+    original = Ledger.append
+
+    def slow_disk(self, records, **kw):
+        kinds = {r.kind for r in records}
+        if "power.up" in kinds:
+            time.sleep(0.3)  # a slow disk: the start-up records are not durable yet
+            seen.append(rig.service.table.status.get("state", "?"))
+        return original(self, records, **kw)
+
+    monkeypatch.setattr(Ledger, "append", slow_disk)
+    started = threading.Thread(target=rig.start)
+    started.start()
+    try:
+        started.join(30)
+        rig.table.wait_for(lambda s: s["state"] == "open_for_wagers", 30)
+        assert seen and seen[0] != "open_for_wagers", seen
+        rig.wait_until(lambda: rig.ledger_events(["round.open"]), 10, "the round.open record")
+        kinds = [k for _r, k, _d in rig.ledger_events()]
+        for k in ("power.up", "selfcheck", "config.loaded"):
+            assert k in kinds and kinds.index(k) < kinds.index("round.open"), kinds
+    finally:
+        rig.stop()
+
+
+def test_damage_a_technician_acknowledged_does_not_re_tilt_at_every_audit(make_rig):
+    rig = make_rig().start()
+    rig.table.wait_for(lambda s: s["state"] == "open_for_wagers", 30)
+    db = sqlite3.connect(rig.service.ledger.path, timeout=30)
+    db.execute("UPDATE events SET data = replace(data, 'version', 'versi0n') WHERE kind = 'power.up'")
+    db.commit()
+    db.close()
+    problems = rig.service.audit_ledger()
+    assert any("MAC does not match" in p for p in problems)
+    rig.table.wait_for(lambda s: s["state"] == "tilt", 10)
+    rig.service.post_command("clear", reason="edit found by the audit, reported", by="technician")
+    rig.table.wait_for(lambda s: s["state"] != "tilt", 10)
+    rig.wait_until(lambda: rig.ledger_events(["ledger.acknowledged"]), 10, "the acknowledgement")
+    assert rig.service.audit_ledger() == []  # acknowledged: the next audit does not tilt again
+    rig.clock.sleep(0.5)
+    assert rig.table.status["state"] != "tilt"

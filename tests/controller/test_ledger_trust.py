@@ -475,3 +475,48 @@ def test_the_unit_waits_for_the_clock_and_hands_over_the_key_and_the_witness_dir
     assert settings["LoadCredential"] == [f"{DEFAULT_KEY_CREDENTIAL}:{DEFAULT_KEY_FILE}"]
     assert settings["StateDirectory"] == ["tablectl tablectl-witness"]
     assert all("--check --config-only" in v for v in settings["ExecStartPre"])
+
+
+def test_run_check_refuses_a_ledger_failing_its_audit_but_config_only_does_not(keyed, tmp_path, capsys):
+    t, key_file = keyed
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "config/examples/table.toml").read_text()
+    text = text.replace('state_dir = "/var/lib/tablectl"', f'state_dir = "{t.state}"')
+    text += f'\n[ledger]\nkey_file = "{key_file}"\nwitness_dir = "{t.where.witness_dir}"\n'
+    cfg = tmp_path / "table.toml"
+    cfg.write_text(text)
+    assert main(["run", "--config", str(cfg), "--check"]) == 0
+    capsys.readouterr()
+    rechain(t.where.ledger_path, lambda seq, kind, d: {**d, "cents": 5000} if seq == 3 else d)
+    assert main(["run", "--config", str(cfg), "--check"]) == 1
+    assert (
+        "tablectl run --check: the ledger fails its audit (`tablectl audit`): event 3: MAC" in capsys.readouterr().err
+    )
+    # systemd's ExecStartPre: the damaged ledger becomes the service's latched tilt instead of a failed start
+    assert main(["run", "--config", str(cfg), "--check", "--config-only"]) == 0
+
+
+def test_witness_dir_inside_the_state_dir_is_a_configuration_error():
+    from controller.config import ConfigError, Section, _load_ledger
+
+    sec = Section("t.toml", "ledger", {"witness_dir": "/var/lib/tablectl/w"})
+    with pytest.raises(ConfigError, match=r"t.toml: \[ledger\] witness_dir: .* must be outside state_dir"):
+        _load_ledger(sec, Path("/var/lib/tablectl"))
+
+
+def test_a_witness_that_cannot_be_written_is_reported_once_and_the_ledger_goes_on(tmp_path):
+    led = Ledger(tmp_path / "l.sqlite3", TABLE, key=TEST_KEY)
+    errors: list[BaseException] = []
+
+    def broken(head: Head) -> None:
+        raise OSError(30, "Read-only file system")
+
+    w = LedgerWriter(led, lambda fn, *a: fn(*a), errors.append, witness=broken)
+    w.start()
+    for r in (1, 2):
+        w.submit([Record("round.open", r, {})])
+        w.flush()
+    w.stop()
+    assert len(errors) == 1 and errors[0] is w.witness_error  # the service makes it a "witness" tilt
+    assert led.last_seq == 2
+    led.close()

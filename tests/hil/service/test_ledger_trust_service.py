@@ -112,3 +112,44 @@ def test_damage_a_technician_acknowledged_does_not_re_tilt_at_every_audit(make_r
     assert rig.service.audit_ledger() == []  # acknowledged: the next audit does not tilt again
     rig.clock.sleep(0.5)
     assert rig.table.status["state"] != "tilt"
+
+
+def test_start_up_checks_events_below_the_last_checkpoint(tmp_path):
+    """Start-up used to verify only from the last checkpoint (every 2,000 events): an edit
+    below it waited for the 6-hourly audit.  Now the start-up check walks every event."""
+    from controller.ledger import CHECKPOINT_EVERY, Record
+    from controller.witness import Witness, default_witness_dir
+    from hil.rig import rig_ledger_key
+
+    state = tmp_path / "state"
+    led = Ledger(state / "ledger.sqlite3", "SIM-01", key=rig_ledger_key(state))
+    for r in range(1, CHECKPOINT_EVERY // 2 + 10):
+        led.append([Record("round.open", r, {}), Record("round.complete", r, {})])
+    assert led.last_checkpoint() is not None
+    Witness(default_witness_dir(state), "SIM-01").write(led.head())
+    led.close()
+    db = sqlite3.connect(state / "ledger.sqlite3")
+    db.execute("UPDATE events SET data = '{\"edited\":1}' WHERE seq = 5")
+    db.commit()
+    db.close()
+    rig = _restart(tmp_path)
+    try:
+        st = rig.table.wait_for(lambda s: s["state"] == "tilt", 30)
+        assert "event 5: MAC does not match" in st["tilts"]["self-check"], st["tilts"]
+    finally:
+        rig.stop()
+
+
+def test_a_clock_gone_backwards_is_a_latched_tilt_recorded_in_the_ledger(make_rig):
+    rig = make_rig().start()
+    rig.table.wait_for(lambda s: s["state"] == "open_for_wagers" and s["deck_ready"], 30)
+    rig.service.ledger._wall = lambda: time.time() - 365 * 86400  # the clock set a year back
+    rig.place(2)
+    rig.clock.sleep(0.2)
+    rig.press("lockout")  # the lock-out's records would be stamped before the last event
+    st = rig.table.wait_for(lambda s: s["state"] == "tilt", 30)
+    assert "clock went backwards" in st["tilts"]["clock"]
+    assert not st["count_shown"]  # nothing was recorded, so nothing was shown
+    tilts = [d for _r, _k, d in rig.ledger_events(["tilt.raised"])]
+    assert tilts and tilts[-1]["source"] == "clock"
+    assert rig.ledger_events(["lockout"]) == []

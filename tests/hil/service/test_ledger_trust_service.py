@@ -11,6 +11,8 @@ import sqlite3
 import threading
 import time
 
+import pytest
+
 from controller.ledger import Ledger
 from hil.people import People
 from hil.rig import Rig
@@ -114,9 +116,15 @@ def test_damage_a_technician_acknowledged_does_not_re_tilt_at_every_audit(make_r
     assert rig.table.status["state"] != "tilt"
 
 
-def test_start_up_checks_events_below_the_last_checkpoint(tmp_path):
+@pytest.mark.parametrize("walk", ["at start-up", "at once after"])
+def test_start_up_checks_events_below_the_last_checkpoint(tmp_path, monkeypatch, walk):
     """Start-up used to verify only from the last checkpoint (every 2,000 events): an edit
-    below it waited for the 6-hourly audit.  Now the start-up check walks every event."""
+    below it waited for the 6-hourly audit.  Now the start-up check walks every event; on a
+    ledger longer than ``Service.START_FULL_EVENTS`` the audit thread walks it at once."""
+    from controller.service import Service
+
+    if walk == "at once after":
+        monkeypatch.setattr(Service, "START_FULL_EVENTS", 100)
     from controller.ledger import CHECKPOINT_EVERY, Record
     from controller.witness import Witness, default_witness_dir
     from hil.rig import rig_ledger_key
@@ -135,7 +143,8 @@ def test_start_up_checks_events_below_the_last_checkpoint(tmp_path):
     rig = _restart(tmp_path)
     try:
         st = rig.table.wait_for(lambda s: s["state"] == "tilt", 30)
-        assert "event 5: MAC does not match" in st["tilts"]["self-check"], st["tilts"]
+        source = "self-check" if walk == "at start-up" else "ledger-audit"
+        assert "event 5: MAC does not match" in st["tilts"][source], st["tilts"]
     finally:
         rig.stop()
 

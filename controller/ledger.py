@@ -378,8 +378,8 @@ class Ledger:
                     (level, _dumps(meters[level].to_row()), seq),
                 )
             if seq // CHECKPOINT_EVERY != self.last_seq // CHECKPOINT_EVERY:
-                cur.execute(
-                    "INSERT INTO checkpoints(seq, hash, meters) VALUES (?,?,?)",
+                cur.execute(  # OR REPLACE: a row left past a cut tail must not stop the ledger
+                    "INSERT OR REPLACE INTO checkpoints(seq, hash, meters) VALUES (?,?,?)",
                     (seq, prev, _dumps({lv: m.to_row() for lv, m in sorted(meters.items())})),
                 )
             t_commit = time.perf_counter()
@@ -462,7 +462,13 @@ class Ledger:
         return {level: json.loads(row) for level, row in self.db.execute("SELECT level, row FROM meters")}
 
     def last_checkpoint(self) -> tuple[int, str, dict[str, Meter]] | None:
-        row = self.db.execute("SELECT seq, hash, meters FROM checkpoints ORDER BY seq DESC LIMIT 1").fetchone()
+        """The last checkpoint that still names an event of this ledger by its MAC: one left
+        behind by a cut tail or a rollback (past the last event, or naming another event) is
+        never a starting point for the meters (verify() reports it)."""
+        row = self.db.execute(
+            "SELECT c.seq, c.hash, c.meters FROM checkpoints c JOIN events e ON e.seq = c.seq AND e.hash = c.hash "
+            "ORDER BY c.seq DESC LIMIT 1"
+        ).fetchone()
         if row is None:
             return None
         return row[0], row[1], {lv: Meter.from_row(r) for lv, r in json.loads(row[2]).items()}
@@ -510,14 +516,11 @@ class Ledger:
             problems.append("no ledger key: the MACs were not checked")
         cps = {seq: (h, m) for seq, h, m in self.db.execute("SELECT seq, hash, meters FROM checkpoints")}
         start = 0
-        if not full and cps:
-            start = max(cps)
-            h, m = cps[start]
-            row = self.db.execute("SELECT hash FROM events WHERE seq = ?", (start,)).fetchone()
-            if row is None or row[0] != h:
-                problems.append(f"checkpoint at event {start} does not match the event log")
+        valid = self.last_checkpoint() if not full else None
+        if valid is not None:
+            start, h, cp_meters = valid
             prev, expect_seq = h, start + 1
-            meters = {lv: Meter.from_row(r) for lv, r in json.loads(m).items()}
+            meters = dict(cp_meters)
         for row in self.db.execute(
             "SELECT seq, ts, table_id, round, kind, data, prev, hash FROM events WHERE seq > ? ORDER BY seq", (start,)
         ):

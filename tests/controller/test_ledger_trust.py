@@ -520,3 +520,30 @@ def test_a_witness_that_cannot_be_written_is_reported_once_and_the_ledger_goes_o
     assert len(errors) == 1 and errors[0] is w.witness_error  # the service makes it a "witness" tilt
     assert led.last_seq == 2
     led.close()
+
+
+def test_a_checkpoint_left_past_a_cut_tail_is_reported_never_used_and_never_stops_the_ledger(tmp_path):
+    """After a cut tail the checkpoint rows of the cut part remain: the meters must not start
+    from one, and the ledger must still take new events across the next checkpoint."""
+    from controller.ledger import CHECKPOINT_EVERY
+
+    path = tmp_path / "l.sqlite3"
+    led = Ledger(path, TABLE, key=TEST_KEY)
+    led.append([Record("meter.init", 0, {"level": "primary", "seed": 500_000, "rate": "21/100"})])
+    for r in range(1, CHECKPOINT_EVERY // 4 + 10):
+        led.append(_records(r))
+    cp = led.last_checkpoint()
+    assert cp is not None
+    led.close()
+    db = sqlite3.connect(path)
+    db.execute("DELETE FROM events WHERE seq > ?", (cp[0] - 100,))
+    db.commit()
+    db.close()
+    led = Ledger(path, TABLE, key=TEST_KEY)
+    assert led.last_checkpoint() is None  # the stale one is not a starting point
+    assert led.meters == led.recompute_meters()  # the meters are the events'
+    assert any(f"checkpoint at event {cp[0]} is past the last event" in p for p in led.verify())
+    for r in range(CHECKPOINT_EVERY, CHECKPOINT_EVERY + 60):  # across the next checkpoint: no UNIQUE failure
+        led.append(_records(r))
+    assert led.last_seq > cp[0] and led.meters == led.recompute_meters()
+    led.close()

@@ -162,3 +162,23 @@ def test_a_clock_gone_backwards_is_a_latched_tilt_recorded_in_the_ledger(make_ri
     tilts = [d for _r, _k, d in rig.ledger_events(["tilt.raised"])]
     assert tilts and tilts[-1]["source"] == "clock"
     assert rig.ledger_events(["lockout"]) == []
+
+
+def test_a_ledger_from_before_the_key_is_migrated_at_start_without_a_tilt(tmp_path):
+    """The first start of this software on a table's unkeyed (schema 1) ledger: it is keyed
+    from a ``ledger.keyed`` record on, has no witness yet, and starts as usual."""
+    from tests.controller.test_ledger_trust import _v1_ledger
+
+    state = tmp_path / "state"
+    state.mkdir()
+    _v1_ledger(state / "ledger.sqlite3")
+    rig = _restart(tmp_path)
+    try:
+        st = rig.table.wait_for(lambda s: s["state"] in ("open_for_wagers", "tilt"), 30)
+        assert st["state"] == "open_for_wagers", st["tilts"]
+        kinds = [k for _r, k, _d in rig.ledger_events()]
+        assert kinds[:5] == ["round.open", "round.complete", "round.open", "round.complete", "ledger.keyed"]
+        rig.wait_until(lambda: rig.service.witness.read() is not None, 10, "the witness")
+        assert rig.service.audit_ledger() == []
+    finally:
+        rig.stop()

@@ -547,3 +547,29 @@ def test_a_checkpoint_left_past_a_cut_tail_is_reported_never_used_and_never_stop
         led.append(_records(r))
     assert led.last_seq > cp[0] and led.meters == led.recompute_meters()
     led.close()
+
+
+def test_an_injected_enospc_releases_the_reserve_and_records_the_fault(tmp_path):
+    """The same as on a full tmpfs, without root: the first append fails with ENOSPC."""
+    from controller.recovery import active_tilts
+
+    led = Ledger(tmp_path / "l.sqlite3", TABLE, key=TEST_KEY)
+    real = led.append
+    calls: list[bool] = []
+
+    def full_once(records, **kw):
+        calls.append(led.reserve_path.exists())
+        if len(calls) == 1:
+            raise OSError(28, "No space left on device")
+        return real(records, **kw)
+
+    led.append = full_once  # type: ignore[method-assign]
+    errors: list[BaseException] = []
+    w = LedgerWriter(led, lambda fn, *a: fn(*a), errors.append)
+    w.start()
+    w.submit([Record("round.open", 1, {})])
+    w.stop()
+    assert calls == [True, False]  # the fault record is written once the reserve is released
+    assert len(errors) == 1 and errors[0].errno == 28  # type: ignore[attr-defined]
+    assert active_tilts(led) == {"ledger": "ledger write failed: OSError(28, 'No space left on device')"}
+    led.close()

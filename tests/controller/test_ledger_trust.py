@@ -530,8 +530,8 @@ def test_a_checkpoint_left_past_a_cut_tail_is_reported_never_used_and_never_stop
     path = tmp_path / "l.sqlite3"
     led = Ledger(path, TABLE, key=TEST_KEY)
     led.append([Record("meter.init", 0, {"level": "primary", "seed": 500_000, "rate": "21/100"})])
-    for r in range(1, CHECKPOINT_EVERY // 4 + 10):
-        led.append(_records(r))
+    for first in range(1, CHECKPOINT_EVERY // 4 + 10, 50):  # 50 rounds a transaction
+        led.append([rec for r in range(first, first + 50) for rec in _records(r)])
     cp = led.last_checkpoint()
     assert cp is not None
     led.close()

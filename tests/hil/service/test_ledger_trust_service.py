@@ -131,8 +131,8 @@ def test_start_up_checks_events_below_the_last_checkpoint(tmp_path, monkeypatch,
 
     state = tmp_path / "state"
     led = Ledger(state / "ledger.sqlite3", "SIM-01", key=rig_ledger_key(state))
-    for r in range(1, CHECKPOINT_EVERY // 2 + 10):
-        led.append([Record("round.open", r, {}), Record("round.complete", r, {})])
+    for first in range(1, CHECKPOINT_EVERY // 2 + 10, 100):  # 100 rounds a transaction
+        led.append([Record(k, r, {}) for r in range(first, first + 100) for k in ("round.open", "round.complete")])
     assert led.last_checkpoint() is not None
     Witness(default_witness_dir(state), "SIM-01").write(led.head())
     led.close()

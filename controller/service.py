@@ -147,7 +147,10 @@ class Service:
         if witnessed is None or isinstance(witnessed, W.WitnessError):
             # a witness from the start (found missing or unreadable: the self-check has said so and the
             # tilt is recorded): the writer only moves it on, so a running audit never finds none
-            self.witness.write(ledger.head())
+            try:
+                self.witness.write(ledger.head())
+            except OSError as e:  # a latched tilt like any failed self-check, not a crash (and a restart loop)
+                self.self_check_problems.append(f"witness: cannot write {self.witness.path}: {e}")
         self.logctx.set_round(self.ledger.last_round())
         for p in self.self_check_problems:
             self.log.error("self_check.failed", problem=p)

@@ -182,3 +182,14 @@ def test_a_ledger_from_before_the_key_is_migrated_at_start_without_a_tilt(tmp_pa
         assert rig.service.audit_ledger() == []
     finally:
         rig.stop()
+
+
+def test_a_witness_directory_that_cannot_be_written_is_a_latched_tilt_not_a_crash(tmp_path):
+    (tmp_path / "state-witness").write_text("a file where the witness directory should be")
+    rig = _restart(tmp_path)
+    try:
+        st = rig.table.wait_for(lambda s: s["state"] == "tilt", 30)
+        assert "witness: cannot write" in st["tilts"]["self-check"], st["tilts"]
+        assert rig.service.ready.wait(10)
+    finally:
+        rig.stop()

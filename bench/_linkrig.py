@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.ledger import Ledger, Record
+from controller.ledgerkey import throwaway_key
 from controller.linked import Linkage, LinkPort
 from controller.records import Kind
 
@@ -106,7 +107,7 @@ class TableEnd:
         self.tid = tid
         self.ledger_path = tmp / f"{tid}.sqlite3"
         self.sock = tmp / f"{tid}.sock"
-        self.ledger = Ledger(self.ledger_path, tid)
+        self.ledger = Ledger(self.ledger_path, tid, key=throwaway_key())
         self.lock = threading.Lock()
         self.msgs: list[tuple[float, dict[str, Any]]] = []
         self.link = Linkage("bench", timeout_s, time.monotonic)

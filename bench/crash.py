@@ -12,9 +12,11 @@ plays a round to the end.  Then the ledger is checked:
   a seat's wager accepted, credited, returned or a hit paid twice;
 * ``meters_reconcile``: the hash chain verifies, the stored meters equal the
   meters recomputed from the events, and each meter equals seed + reseeds +
-  increments − payouts − voids exactly.
+  increments − payouts − voids exactly;
+* ``audit``: ``tablectl audit`` on the final ledger (every MAC, checkpoint, meter
+  and the witness of the head, controller/audit.py) exits 0.
 
-Exit status 0 only when lost = 0, doubled = 0 and the meters reconcile.
+Exit status 0 only when lost = 0, doubled = 0, the meters reconcile and the audit passes.
 """
 
 from __future__ import annotations
@@ -72,8 +74,9 @@ def _child(state: Path, witness: Path, seed: int, commit_kill: float, rounds: in
 def check(state: Path, witness: Path) -> dict[str, object]:
     from controller.ledger import Ledger
     from controller.service import LEDGER_FILE
+    from hil.rig import rig_ledger_key
 
-    led = Ledger(state / LEDGER_FILE, "check")
+    led = Ledger.open_readonly(state / LEDGER_FILE, "check", key=rig_ledger_key(state))
     try:
         problems = led.verify()
         events = list(led.events())
@@ -131,13 +134,23 @@ def check(state: Path, witness: Path) -> dict[str, object]:
     }
 
 
+def _audit(state: Path) -> tuple[int, str]:
+    """``tablectl audit`` on the final ledger, as a technician would run it."""
+    from hil.rig import rig_key_file
+
+    cmd = [sys.executable, "-m", "controller.cli", "audit", "--state-dir", str(state)]
+    cmd += ["--key-file", str(rig_key_file(state))]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    return p.returncode, " | ".join((p.stdout + p.stderr).strip().splitlines()[-3:])
+
+
 def run(args: argparse.Namespace, emit) -> int:
     rng = random.Random(args.seed)
     tmp = None
     state = args.state_dir
     if state is None:
         tmp = tempfile.TemporaryDirectory(prefix="tablectl-crash-")
-        state = Path(tmp.name)
+        state = Path(tmp.name) / "state"  # the rig's key and the ledger's witness go beside it
     state.mkdir(parents=True, exist_ok=True)
     witness = state / "witness.jsonl"
     t0 = time.monotonic()
@@ -165,6 +178,7 @@ def run(args: argparse.Namespace, emit) -> int:
         if final.returncode != 0:
             emit("final_run_output", " | ".join(out.strip().splitlines()[-3:]))
         res = check(state, witness)
+        audit = _audit(state)
     finally:
         if tmp is not None:
             tmp.cleanup()
@@ -175,8 +189,17 @@ def run(args: argparse.Namespace, emit) -> int:
     emit("lost", res["lost"])
     emit("doubled", res["doubled"])
     emit("meters_reconcile", res["meters_reconcile"])
+    emit("audit_exit", audit[0])
+    if audit[0] != 0:
+        emit("audit_output", audit[1])
     for level, cents in res["meter_cents"].items():
         emit(f"meter_{level}_cents", cents)
     emit("elapsed_s", f"{time.monotonic() - t0:.1f}")
-    ok = res["lost"] == 0 and res["doubled"] == 0 and res["meters_reconcile"] == "yes" and final.returncode == 0
+    ok = (
+        res["lost"] == 0
+        and res["doubled"] == 0
+        and res["meters_reconcile"] == "yes"
+        and final.returncode == 0
+        and audit[0] == 0
+    )
     return 0 if ok else 1

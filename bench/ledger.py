@@ -26,10 +26,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, emit) -> int:
     from controller.ledger import Ledger, LedgerWriter, Record
+    from controller.ledgerkey import throwaway_key
+
+    key = throwaway_key()
 
     n = args.events
     with tempfile.TemporaryDirectory(prefix="tablectl-ledger-") as tmp:
-        led = Ledger(Path(tmp) / "a.sqlite3", "BENCH")
+        led = Ledger(Path(tmp) / "a.sqlite3", "BENCH", key=key)
         sync = led.db.execute("PRAGMA synchronous").fetchone()[0]
         t0 = time.perf_counter()
         for i in range(n // 4):
@@ -39,7 +42,7 @@ def run(args: argparse.Namespace, emit) -> int:
         emit("events_per_s_single", f"{(n // 4) / dt:.0f}")
         led.close()
 
-        led = Ledger(Path(tmp) / "b.sqlite3", "BENCH")
+        led = Ledger(Path(tmp) / "b.sqlite3", "BENCH", key=key)
         done = threading.Event()
         lat: list[float] = []
         count = [0]

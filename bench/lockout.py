@@ -176,7 +176,7 @@ def run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
     paths: list[dict[str, float]] = []
     stamps = PathStamps()
     with tempfile.TemporaryDirectory(prefix="tablectl-bench-") as tmp:
-        rig = Rig(Path(tmp), seed=args.seed, speed=1.0)
+        rig = Rig(Path(tmp) / "state", seed=args.seed, speed=1.0)  # its key and witness beside the state
         rig.shoe.shuffle_s = 0.0
         reactor = rig.service.reactor
         reactor.post = stamps.wrap_post(reactor.post)  # type: ignore[method-assign]  # before the devices take it

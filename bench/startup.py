@@ -147,6 +147,8 @@ def run(args: argparse.Namespace, emit) -> int:
         tmp = Path(d)
         state = tmp / "state"
         state.mkdir()
+        from hil.rig import rig_key_file
+
         rig = Rig(state, seed=args.seed)  # only its simulated devices are used here
         for s in rig.sims:
             s.start()
@@ -160,6 +162,7 @@ def run(args: argparse.Namespace, emit) -> int:
                 },
                 "gpio": {"pin_factory": "mock", **PINS},
                 "serial": {s.device: {"port": s.path} for s in rig.sims if s.device in ("shoe", "shaker", "sign")},
+                "ledger": {"key_file": str(rig_key_file(state))},  # the rig's throwaway key
             }
             config = tmp / "table.toml"
             config.write_text("\n".join(f"{k} = {_toml(v)}" for k, v in doc.items()) + "\n")
@@ -197,6 +200,7 @@ def run(args: argparse.Namespace, emit) -> int:
             selfcheck.record_digest(played)
             doc["table"]["state_dir"] = str(played)
             doc["table"]["software_record"] = str(played / "software.json")
+            doc["ledger"]["key_file"] = str(rig_key_file(played))
             config.write_text("\n".join(f"{k} = {_toml(v)}" for k, v in doc.items()) + "\n")
             after = [_time_start(config, tmp) for _ in range(max(1, args.runs // 2))]
             emit(f"start_to_ready_after_{args.rounds}_rounds_s", f"{statistics.median(after):.3f}")

@@ -26,6 +26,11 @@ Hardware file (``tablectl run --config /etc/tablectl/table.toml``)::
     sensors = [5, 6, 12, 13, 16, 19]   # one per seat, seat 1 first
     lights = [4, 14, 15, 18, 20, 21]
 
+    [ledger]                        # optional (controller/ledgerkey.py, controller/witness.py)
+    key_credential = "tablectl-ledger-key"  # the key's name under $CREDENTIALS_DIRECTORY (LoadCredential=)
+    key_file = "/etc/tablectl/ledger.key"   # read when there is no credentials directory (tools, sim)
+    witness_dir = "/var/lib/tablectl-witness"  # default: beside state_dir, "<state_dir>-witness"
+
     [serial.shoe]                   # one section per serial device: shoe, shaker, sign
     port = "/dev/serial/by-id/usb-tablectl_shoe-if00"
     baud = 115200
@@ -224,6 +229,19 @@ SPOT_WAGERS = ("progressive", "fortune", "base", "insurance", "double-down", "tr
 SerialConfig = SerialSettings
 
 
+DEFAULT_KEY_CREDENTIAL = "tablectl-ledger-key"
+DEFAULT_KEY_FILE = "/etc/tablectl/ledger.key"
+
+
+@dataclass(frozen=True)
+class LedgerConfig:
+    """``[ledger]``: where the ledger's key and the witness of its head are (issue 13)."""
+
+    key_credential: str = DEFAULT_KEY_CREDENTIAL
+    key_file: Path = Path(DEFAULT_KEY_FILE)
+    witness_dir: Path | None = None  # None: "<state_dir>-witness" (controller/witness.py)
+
+
 @dataclass(frozen=True)
 class HardwareConfig:
     file: str
@@ -235,6 +253,31 @@ class HardwareConfig:
     #: the software digest recorded at installation (controller/selfcheck.py): root-owned, never
     #: where the service may write
     software_record: Path = Path("/etc/tablectl/software.json")
+    ledger: LedgerConfig = LedgerConfig()
+
+
+def _load_ledger(sec: Section | None, state_dir: Path) -> LedgerConfig:
+    if sec is None:
+        return LedgerConfig()
+    cred = sec.get_str("key_credential", DEFAULT_KEY_CREDENTIAL)
+    if "/" in cred or cred in (".", ".."):
+        raise sec.error("key_credential", f"{cred!r} is a credential name (LoadCredential=), not a path")
+    key_file = Path(sec.get_str("key_file", DEFAULT_KEY_FILE))
+    if not key_file.is_absolute():
+        raise sec.error("key_file", f"{str(key_file)!r} must be an absolute path")
+    wd = sec.get_str("witness_dir") if "witness_dir" in sec.data else None
+    witness = Path(wd) if wd is not None else None
+    if witness is not None:
+        if not witness.is_absolute():
+            raise sec.error("witness_dir", f"{wd!r} must be an absolute path")
+        sd = state_dir.resolve() if state_dir.is_absolute() else state_dir
+        w = witness.resolve()
+        if w == sd or sd in w.parents:
+            raise sec.error(
+                "witness_dir", f"{wd!r} must be outside state_dir ({state_dir}): it witnesses that directory"
+            )
+    sec.check_unused()
+    return LedgerConfig(cred, key_file, witness)
 
 
 def _load_gpio(sec: Section, seats: int, sensed: tuple[str, ...]) -> GpioConfig:
@@ -349,8 +392,9 @@ def parse_hardware(doc: Mapping[str, Any], file: str, profile_dir: Path | None =
         if sc.port in ports:
             raise ConfigError(file, f"serial.{dev}", "port", f"{sc.port} is already used by serial.{ports[sc.port]}")
         ports[sc.port] = dev
+    ledger = _load_ledger(root.sub("ledger", required=False), state_dir)
     root.check_unused()
-    return HardwareConfig(file, table_id, profile, state_dir, gpio, serial, software_record)
+    return HardwareConfig(file, table_id, profile, state_dir, gpio, serial, software_record, ledger)
 
 
 def read_toml(p: Path) -> dict[str, Any]:

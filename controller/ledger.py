@@ -5,9 +5,16 @@ derived from it (SPEC § 5; issue 4).
   on disk.  Events are only ever inserted; nothing is updated or deleted except
   the ``meters`` snapshot table, which is rewritten in the *same* transaction as
   the events that change it.
-* Each event carries the SHA-256 of the previous one (``prev``) and its own
-  (``hash``) over a canonical JSON form, so any edit, deletion or reordering
-  breaks the chain.
+* Each event carries the MAC of the previous one (``prev``) and its own
+  (``hash``): HMAC-SHA256 over a canonical JSON form, under a key the service
+  gets from systemd's ``LoadCredential=`` (controller/ledgerkey.py).  Any edit,
+  deletion or reordering breaks the chain, and a person who can write the
+  database but has no key cannot recompute it (docs/security.md).  A ledger
+  written before the key (schema 1: plain SHA-256) is migrated by appending a
+  keyed ``ledger.keyed`` record over its last hash (``meta.keyed_from``).
+* :meth:`Ledger.head` (event count, last MAC) is what the witness
+  (controller/witness.py) keeps outside the state directory, so a rollback, a
+  cut tail, a lost WAL or a missing ledger is found at start-up.
 * At start-up :meth:`Ledger.verify` walks the chain and recomputes every meter
   from the events (controller/meters.py); a broken chain or a meter that does
   not match its stored snapshot is reported, and the service latches a tilt that
@@ -26,7 +33,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import hmac
 import json
+import os
 import queue
 import sqlite3
 import threading
@@ -39,6 +48,7 @@ from typing import Any
 
 from controller import meters as meters_mod
 from controller.meters import Meter
+from controller.records import Kind
 
 GENESIS = "0" * 64
 # ``hash`` carries no UNIQUE index: each hash covers its event's ``seq`` (the primary key), so two
@@ -69,6 +79,10 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     hash    TEXT NOT NULL,
     meters  TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS meta (
+    name    TEXT PRIMARY KEY,
+    value   TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS wal_restart (
     id      INTEGER PRIMARY KEY CHECK (id = 1),
     n       INTEGER NOT NULL
@@ -77,10 +91,37 @@ CREATE TABLE IF NOT EXISTS wal_restart (
 #: a checkpoint (the chain's hash and every meter) every this many events, so start-up
 #: verifies and replays only what came after the last one; a full audit walks everything
 CHECKPOINT_EVERY = 2000
+#: 1: SHA-256 chain (no key); 2: HMAC-SHA256 chain from ``meta.keyed_from`` on
+SCHEMA_VERSION = 2
+KEYED_KIND = Kind.LEDGER_KEYED
+#: space kept free beside the ledger (a preallocated file) and released on a write fault, so
+#: that the fault's own record can still be written on a full disk (issue 13)
+RESERVE_BYTES = 1 << 20
+RESERVE_SUFFIX = ".reserve"
 
 
 class LedgerError(RuntimeError):
     pass
+
+
+class ClockWentBackwards(LedgerError):
+    """The wall clock reads earlier than the last durable event: nothing is recorded."""
+
+
+def fault_of(exc: BaseException) -> tuple[str, str]:
+    """The tilt (source, reason) for a failed ledger write: the same in the ledger's own
+    fault record (LedgerWriter) and on the table (controller/service.py)."""
+    if isinstance(exc, ClockWentBackwards):
+        return "clock", str(exc)
+    return "ledger", f"ledger write failed: {exc!r}"
+
+
+@dataclass(frozen=True)
+class Head:
+    """The chain's head: how many events, and the MAC of the last one (GENESIS when none)."""
+
+    count: int
+    mac: str
 
 
 @dataclass(frozen=True)
@@ -115,7 +156,13 @@ def canonical(seq: int, ts: str, table: str, round_no: int, kind: str, data: str
 
 
 def event_hash(seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> str:
+    """Schema 1 (unkeyed): the SHA-256 of an event; still checked below ``meta.keyed_from``."""
     return hashlib.sha256(canonical(seq, ts, table, round_no, kind, data, prev)).hexdigest()
+
+
+def event_mac(key: bytes, seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> str:
+    """Schema 2: the HMAC-SHA256 of an event under the ledger key."""
+    return hmac.new(key, canonical(seq, ts, table, round_no, kind, data, prev), hashlib.sha256).hexdigest()
 
 
 def _dumps(data: Mapping[str, Any]) -> str:
@@ -134,37 +181,147 @@ def _insert_events_sql(rows: int) -> str:
 class Ledger:
     """Synchronous ledger access; use from one thread (the writer), or before it starts."""
 
-    def __init__(self, path: str | Path, table_id: str, *, wall_clock: Callable[[], float] = time.time):
+    def __init__(
+        self,
+        path: str | Path,
+        table_id: str,
+        *,
+        key: bytes,
+        wall_clock: Callable[[], float] = time.time,
+        reserve_bytes: int = RESERVE_BYTES,
+    ):
+        if len(key) < 16:
+            raise LedgerError("the ledger key is shorter than 16 bytes")
         self.path = Path(path)
         self.table_id = table_id
         self._wall = wall_clock
+        self._key = key
+        self._mac = hmac.new(key, digestmod=hashlib.sha256)  # copied per event: the key is hashed once
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
-        row = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        self.last_seq: int = int(row[0]) if row else 0
-        self.last_hash: str = str(row[1]) if row else GENESIS
+        self._load_head()
+        self.reserve_path = self.path.with_name(self.path.name + RESERVE_SUFFIX)
+        self.make_reserve(reserve_bytes)
+        self.migrated_from: int | None = None  # the schema this ledger was migrated from at this open
+        schema = self.schema()
+        if schema is None:
+            self._set_schema()
+        elif schema > SCHEMA_VERSION:
+            raise LedgerError(f"ledger schema {schema} is newer than this software ({SCHEMA_VERSION})")
         # the stored ``meters`` rows are checked against the events by verify(); the
         # live meters always come from the events themselves
         self.meters: dict[str, Meter] = self.recompute_meters(from_checkpoint=True)
         #: perf_counter stamps of the last append: start, BEGIN, COMMIT issued, COMMIT returned (bench/)
         self.append_stamps: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
 
+    def _load_head(self) -> None:
+        row = self.db.execute("SELECT seq, hash, ts, round FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        self.last_seq: int = int(row[0]) if row else 0
+        self.last_hash: str = str(row[1]) if row else GENESIS
+        self.last_ts: str = str(row[2]) if row else ""
+        self.last_round_no: int = int(row[3]) if row else 0
+
+    def _meta(self, name: str) -> int | None:
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        except sqlite3.OperationalError:  # no meta table: a schema-1 ledger read without migrating it
+            return None
+        return int(row[0]) if row else None
+
+    def schema(self) -> int | None:
+        """The schema version recorded in ``meta`` (None: a ledger from before the key, or new)."""
+        return self._meta("schema")
+
+    def keyed_from(self) -> int | None:
+        return self._meta("keyed_from")
+
+    def _set_schema(self) -> None:
+        """A new ledger is keyed from its first event; one written before the key (schema 1,
+        plain SHA-256) gets a keyed ``ledger.keyed`` record over its last hash, and is keyed
+        from that record on: the key then covers every event before it too (each hash covers
+        its predecessor).  In one transaction with the schema mark."""
+        cur = self.db.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            self._load_head()  # another process may have written meanwhile
+            if self.last_seq == 0:
+                cur.execute("INSERT INTO meta(name, value) VALUES ('keyed_from', '1')")
+            else:
+                seq, prev = self.last_seq + 1, self.last_hash
+                ts = max(datetime.fromtimestamp(self._wall(), UTC).isoformat(timespec="microseconds"), self.last_ts)
+                data = _dumps({"scheme": "hmac-sha256", "from_schema": 1, "sha256_head": prev, "events": seq - 1})
+                rnd = self.last_round_no
+                h = self._event_mac(seq, ts, self.table_id, rnd, KEYED_KIND, data, prev)
+                cur.execute(
+                    "INSERT INTO events(seq, ts, table_id, round, kind, data, prev, hash) VALUES (?,?,?,?,?,?,?,?)",
+                    (seq, ts, self.table_id, rnd, KEYED_KIND, data, prev, h),
+                )
+                cur.execute("INSERT INTO meta(name, value) VALUES ('keyed_from', ?)", (str(seq),))
+                self.migrated_from = 1
+            cur.execute("INSERT INTO meta(name, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            cur.execute("COMMIT")
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        self._load_head()
+
+    def _event_mac(self, seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> str:
+        m = self._mac.copy()
+        m.update(canonical(seq, ts, table, round_no, kind, data, prev))
+        return m.hexdigest()
+
+    def head(self) -> Head:
+        """The chain's head (event count, last MAC): what the witness keeps, and what a
+        linked progressive system's uplink reports."""
+        return Head(self.last_seq, self.last_hash)
+
+    # ------------------------------------------------------------------ the disk-full reserve
+    def make_reserve(self, size: int = RESERVE_BYTES) -> None:
+        """Preallocate ``size`` bytes beside the ledger (kept as long as the ledger works)."""
+        if size <= 0 or self.reserve_path.exists():
+            return
+        try:
+            fd = os.open(self.reserve_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return
+        try:
+            os.posix_fallocate(fd, 0, size)
+            os.fsync(fd)
+        except OSError:
+            os.close(fd)
+            os.unlink(self.reserve_path)  # no room for it: the ledger's own writes will say so
+            return
+        os.close(fd)
+
+    def release_reserve(self) -> bool:
+        """Free the reserved space (a write fault: the fault record must still fit)."""
+        try:
+            os.unlink(self.reserve_path)
+        except FileNotFoundError:
+            return False
+        return True
+
     @classmethod
-    def open_readonly(cls, path: str | Path, table_id: str = "audit") -> Ledger:
+    def open_readonly(cls, path: str | Path, table_id: str = "audit", *, key: bytes | None = None) -> Ledger:
         """A read-only view for audits and recall from other threads (WAL lets it read
-        beside the writer); it cannot append."""
+        beside the writer); it cannot append.  Without the key, :meth:`verify` cannot
+        check the MACs and says so.  A missing file is an error (nothing is created)."""
         self = cls.__new__(cls)
         self.path = Path(path)
         self.table_id = table_id
         self._wall = time.time
+        self._key = key or b""
+        self._mac = hmac.new(self._key, digestmod=hashlib.sha256)
+        if not self.path.is_file():
+            raise LedgerError(f"{self.path}: no ledger file")
         self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
-        row = self.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        self.last_seq, self.last_hash = (int(row[0]), str(row[1])) if row else (0, GENESIS)
+        self._load_head()
         self.meters = {}
+        self.migrated_from = None
         self.append_stamps = (0.0, 0.0, 0.0, 0.0)
         return self
 
@@ -172,8 +329,12 @@ class Ledger:
         self.db.close()
 
     # ------------------------------------------------------------------ writing
-    def append(self, records: Iterable[Record]) -> list[StoredEvent]:
-        """Append records in one durable transaction; return them as stored."""
+    def append(self, records: Iterable[Record], *, at_last_time: bool = False) -> list[StoredEvent]:
+        """Append records in one durable transaction; return them as stored.
+
+        A wall clock earlier than the last durable event is refused
+        (:class:`ClockWentBackwards`, nothing written), unless ``at_last_time``: the
+        writer's fault record is then stamped with the last durable time."""
         recs = list(records)
         if not recs:
             return []
@@ -184,13 +345,20 @@ class Ledger:
         params: list[Any] = []
         table = self.table_id
         ts = datetime.fromtimestamp(self._wall(), UTC).isoformat(timespec="microseconds")
+        if ts < self.last_ts:  # ISO 8601 in UTC, fixed width: text order is time order
+            if not at_last_time:
+                raise ClockWentBackwards(f"clock went backwards: now {ts}, last recorded event {self.last_ts}")
+            ts = self.last_ts
         touched: set[str] = set()
-        loads, sha256, data_encode, canonical_encode = json.loads, hashlib.sha256, _data_encode, _canonical_encode
+        loads, data_encode, canonical_encode, base = json.loads, _data_encode, _canonical_encode, self._mac
+        rnd = self.last_round_no
         for r in recs:
             seq += 1
             kind, rnd = r.kind, r.round
             data = data_encode(r.data)
-            h = sha256(canonical_encode([seq, ts, table, rnd, kind, data, prev]).encode("ascii")).hexdigest()
+            m = base.copy()
+            m.update(canonical_encode([seq, ts, table, rnd, kind, data, prev]).encode("ascii"))
+            h = m.hexdigest()
             if kind.startswith("meter."):
                 meters = meters_mod.apply(meters, kind, r.data, round_no=rnd, seq=seq)
                 touched.add(str(r.data.get("level")))
@@ -210,8 +378,8 @@ class Ledger:
                     (level, _dumps(meters[level].to_row()), seq),
                 )
             if seq // CHECKPOINT_EVERY != self.last_seq // CHECKPOINT_EVERY:
-                cur.execute(
-                    "INSERT INTO checkpoints(seq, hash, meters) VALUES (?,?,?)",
+                cur.execute(  # OR REPLACE: a row left past a cut tail must not stop the ledger
+                    "INSERT OR REPLACE INTO checkpoints(seq, hash, meters) VALUES (?,?,?)",
                     (seq, prev, _dumps({lv: m.to_row() for lv, m in sorted(meters.items())})),
                 )
             t_commit = time.perf_counter()
@@ -222,7 +390,7 @@ class Ledger:
             except sqlite3.Error:
                 pass
             raise
-        self.last_seq, self.last_hash = seq, prev
+        self.last_seq, self.last_hash, self.last_ts, self.last_round_no = seq, prev, ts, rnd
         self.meters = meters
         self.append_stamps = (t_start, t_begin, t_commit, time.perf_counter())
         return out
@@ -294,7 +462,13 @@ class Ledger:
         return {level: json.loads(row) for level, row in self.db.execute("SELECT level, row FROM meters")}
 
     def last_checkpoint(self) -> tuple[int, str, dict[str, Meter]] | None:
-        row = self.db.execute("SELECT seq, hash, meters FROM checkpoints ORDER BY seq DESC LIMIT 1").fetchone()
+        """The last checkpoint that still names an event of this ledger by its MAC: one left
+        behind by a cut tail or a rollback (past the last event, or naming another event) is
+        never a starting point for the meters (verify() reports it)."""
+        row = self.db.execute(
+            "SELECT c.seq, c.hash, c.meters FROM checkpoints c JOIN events e ON e.seq = c.seq AND e.hash = c.hash "
+            "ORDER BY c.seq DESC LIMIT 1"
+        ).fetchone()
         if row is None:
             return None
         return row[0], row[1], {lv: Meter.from_row(r) for lv, r in json.loads(row[2]).items()}
@@ -331,16 +505,22 @@ class Ledger:
         prev = GENESIS
         expect_seq = 1
         meters: dict[str, Meter] = {}
+        schema, keyed_from = self.schema(), self.keyed_from()
+        if schema is None or keyed_from is None:
+            if self.last_seq:
+                problems.append("the ledger is not keyed (schema 1: SHA-256 only); the service migrates it at start")
+            keyed_from = self.last_seq + 1
+        elif schema > SCHEMA_VERSION:
+            return [f"ledger schema {schema} is newer than this software ({SCHEMA_VERSION})"]
+        if not self._key:
+            problems.append("no ledger key: the MACs were not checked")
         cps = {seq: (h, m) for seq, h, m in self.db.execute("SELECT seq, hash, meters FROM checkpoints")}
         start = 0
-        if not full and cps:
-            start = max(cps)
-            h, m = cps[start]
-            row = self.db.execute("SELECT hash FROM events WHERE seq = ?", (start,)).fetchone()
-            if row is None or row[0] != h:
-                problems.append(f"checkpoint at event {start} does not match the event log")
+        valid = self.last_checkpoint() if not full else None
+        if valid is not None:
+            start, h, cp_meters = valid
             prev, expect_seq = h, start + 1
-            meters = {lv: Meter.from_row(r) for lv, r in json.loads(m).items()}
+            meters = dict(cp_meters)
         for row in self.db.execute(
             "SELECT seq, ts, table_id, round, kind, data, prev, hash FROM events WHERE seq > ? ORDER BY seq", (start,)
         ):
@@ -349,8 +529,13 @@ class Ledger:
                 problems.append(f"event sequence gap: expected {expect_seq}, found {seq}")
             if p != prev:
                 problems.append(f"event {seq}: chain broken (prev hash does not match event {seq - 1})")
-            if event_hash(seq, ts, table, rnd, kind, data, p) != h:
-                problems.append(f"event {seq}: hash does not match its contents")
+            if seq < keyed_from:
+                if event_hash(seq, ts, table, rnd, kind, data, p) != h:
+                    problems.append(f"event {seq}: hash does not match its contents")
+            elif self._key and self._event_mac(seq, ts, table, rnd, kind, data, p) != h:
+                problems.append(f"event {seq}: MAC does not match its contents (edited, or written without the key)")
+            if seq == keyed_from and keyed_from > 1 and kind != KEYED_KIND:
+                problems.append(f"event {seq}: the ledger says it is keyed from here, but this is not its {KEYED_KIND}")
             if kind.startswith("meter."):
                 try:
                     meters = meters_mod.apply(meters, kind, json.loads(data), round_no=rnd, seq=seq)
@@ -366,6 +551,11 @@ class Ledger:
             if len(problems) > 20:
                 problems.append("... (stopped after 20 problems)")
                 return problems
+        if keyed_from > expect_seq:
+            problems.append(f"the ledger says it is keyed from event {keyed_from}, but it ends at {expect_seq - 1}")
+        for seq in sorted(cps):
+            if seq >= expect_seq:
+                problems.append(f"checkpoint at event {seq} is past the last event ({expect_seq - 1})")
         stored = self.stored_meter_rows()
         for level, m in meters.items():
             row = stored.get(level)
@@ -414,6 +604,7 @@ class LedgerWriter:
         idle_checkpoint_s: float = 0.02,
         checkpoint_commits: int = 50,
         max_commits_between_checkpoints: int = 200,
+        witness: Callable[[Head], None] | None = None,
     ):
         if not idle_checkpoint_s > 0:
             raise ValueError(f"idle_checkpoint_s must be > 0, got {idle_checkpoint_s!r}")
@@ -440,6 +631,10 @@ class LedgerWriter:
         self.max_wal_frames = 0  # the most frames the WAL held at a checkpoint
         #: called on the writer thread after each batch is handed over (bench/); None: nothing is kept
         self.trace: Trace | None = None
+        self._witness = witness
+        self.witness_error: BaseException | None = None  # the first failed witness write
+        self.fault_record: list[StoredEvent] = []  # the fault's own tilt.raised, once recorded
+        self.fault_record_error: BaseException | None = None
 
     def start(self) -> None:
         self._thread.start()
@@ -492,7 +687,10 @@ class LedgerWriter:
                 stored = self.ledger.append(records)
             except BaseException as exc:  # noqa: BLE001 - latched by the table, never swallowed
                 self._failed = True
+                self._record_fault(exc)
                 self._on_error(exc)
+                if stop:
+                    return  # the stop came in this batch: it was not lost with the failure
                 continue
             if stored:
                 self.commits += 1
@@ -507,6 +705,8 @@ class LedgerWriter:
                         done(mine)  # flush marker: direct
                     else:
                         self._deliver(done, mine)
+            if self._witness is not None and stored:
+                self._write_witness()
             if self.trace is not None and stored:
                 t0, t_begin, t_commit, t_durable = self.ledger.append_stamps
                 stamps = {
@@ -522,6 +722,28 @@ class LedgerWriter:
                 return
             if self._uncheckpointed >= self._max_commits:
                 self._checkpoint()  # never idle: bound the WAL anyway, the callbacks already handed over
+
+    def _write_witness(self) -> None:
+        assert self._witness is not None
+        try:
+            self._witness(self.ledger.head())
+        except Exception as exc:  # noqa: BLE001 - reported once, by the table, as a tilt
+            if self.witness_error is None:
+                self.witness_error = exc
+                self._on_error(exc)
+
+    def _record_fault(self, exc: BaseException) -> None:
+        """The failed write's own ``tilt.raised``, on the reserve's space (issue 13)."""
+        self.ledger.release_reserve()
+        source, reason = fault_of(exc)
+        rec = Record(Kind.TILT_RAISED, self.ledger.last_round_no, {"source": source, "reason": reason})
+        try:
+            self.fault_record = self.ledger.append([rec], at_last_time=True)
+        except BaseException as e:  # noqa: BLE001 - the table's tilt is latched and logged anyway
+            self.fault_record_error = e
+            return
+        if self._witness is not None:
+            self._write_witness()
 
     def _checkpoint(self) -> None:
         t = time.perf_counter()

@@ -27,10 +27,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from controller.audit import LEDGER_FILE as _LEDGER_FILE
+from controller.audit import Where, where_of
 from controller.clock import Clock, MonotonicClock
 from controller.config import HardwareConfig
 from controller.games import procedure_for
-from controller.ledger import Ledger, LedgerWriter
+from controller.ledger import Ledger, LedgerWriter, fault_of
 from controller.log import LogContext
 from controller.reactor import Event, Reactor
 from controller.records import Kind
@@ -44,7 +46,7 @@ from drivers.shaker import SerialShaker
 from drivers.shoe import SerialShoe
 from drivers.sign import SerialSign
 
-LEDGER_FILE = "ledger.sqlite3"
+LEDGER_FILE = _LEDGER_FILE  # where it always was; controller/audit.py names it now
 
 
 class Service:
@@ -64,6 +66,7 @@ class Service:
         rng: Any = None,
         instrument: Callable[[Service], None] | None = None,
         link_socket: str | Path | None = None,
+        ledger_key: bytes | None = None,
     ):
         self.hw = hw
         self.clock = clock or MonotonicClock()
@@ -102,6 +105,10 @@ class Service:
         self.config_values: dict[str, str] = {}
         self.halted: str | None = None  # why the start-up halted (``start(halt_on_error=True)``)
         self._gpio: list[Any] = []  # the claimed inputs and lights (released if the start-up halts)
+        #: the ledger's HMAC key (controller/ledgerkey.py); None: read it from the credential / key file at start
+        self._ledger_key = ledger_key
+        self.where: Where | None = None
+        self.witness: Any = None  # controller.witness.Witness
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, *, thread: bool = True, halt_on_error: bool = False) -> None:
@@ -131,9 +138,30 @@ class Service:
         self.started_monotonic = time.monotonic()
         self.notifier.status("self-checks")
         self._stage = "ledger"
-        self.ledger = Ledger(Path(hw.state_dir) / LEDGER_FILE, hw.table_id)
-        _probe_writable(self.ledger)
+        from controller import witness as W
+        from controller.ledgerkey import load_key
+
+        key = self._ledger_key if self._ledger_key is not None else load_key(hw.ledger)
+        self.where = where_of(hw, key)
+        self.witness = W.Witness(self.where.witness_dir, hw.table_id)
+        # the witness is read before the ledger is opened: opening creates a missing ledger
+        witnessed = W.read_for_check(self.witness)
+        self.ledger = Ledger(self.where.ledger_path, hw.table_id, key=key)
+        ledger = self.ledger
+        _probe_writable(ledger)
+        if ledger.migrated_from is not None and witnessed is None:
+            witnessed = ledger.head()  # the first keyed start: nothing to witness before it
         self._stage = "self-check"
+
+        # start-up covers every event, below the last checkpoint too (issue 13), on a ledger of up to
+        # START_FULL_EVENTS events (seconds); a longer one is walked from its last checkpoint here and
+        # in full by the audit thread at once, not an hour into play
+        full = ledger.last_seq <= self.START_FULL_EVENTS
+        self._audit_first_s = self.AUDIT_FIRST_S if full else 0.0
+
+        def ledger_check() -> list[str]:
+            return ledger.verify(full=full) + W.check(ledger, witnessed)
+
         if self.rng is None:
             from drivers.rng import SecretsRng
 
@@ -141,15 +169,26 @@ class Service:
         rng_test = self._rng_test
         if rng_test is None and hasattr(self.rng, "self_test"):
             rng_test = lambda samples: list(self.rng.self_test(samples=samples))  # noqa: E731 - the RNG in use
-        self.self_check = selfcheck.run_all(hw, self.ledger, require_digest=self.require_digest, rng_test=rng_test)
+        self.self_check = selfcheck.run_all(
+            hw, self.ledger, require_digest=self.require_digest, rng_test=rng_test, ledger_check=ledger_check
+        )
         self.self_check_problems = list(self.self_check.problems)
+        if witnessed is None or isinstance(witnessed, W.WitnessError):
+            # a witness from the start (found missing or unreadable: the self-check has said so and the
+            # tilt is recorded): the writer only moves it on, so a running audit never finds none
+            try:
+                self.witness.write(ledger.head())
+            except OSError as e:  # a latched tilt like any failed self-check, not a crash (and a restart loop)
+                self.self_check_problems.append(f"witness: cannot write {self.witness.path}: {e}")
         self.logctx.set_round(self.ledger.last_round())
         for p in self.self_check_problems:
             self.log.error("self_check.failed", problem=p)
         self.log.info("self_check.done", results=self.self_check.results, seconds=self.self_check.seconds)
         self.config_values = dict(self.self_check.config_values)  # what is in effect (console `config show`)
         self._config_loaded = self._config_loaded_data(self.ledger, self.self_check.config_values)
-        self.writer = LedgerWriter(self.ledger, self.reactor.call_soon_threadsafe, self._on_ledger_error)
+        self.writer = LedgerWriter(
+            self.ledger, self.reactor.call_soon_threadsafe, self._on_ledger_error, witness=self.witness.write
+        )
         # 3. pins and ports
         self._stage = "gpio"
         devices = self._make_devices()
@@ -179,12 +218,11 @@ class Service:
                 d.stop()  # so that a technician's clear retries it once (SerialDevice.restart)
                 unopened.append((d, e))
         # 4. the table takes over on the reactor thread
-        self.reactor.call_soon_threadsafe(self.table.start, list(self.self_check_problems))
+        self.reactor.call_soon_threadsafe(self._started)
         for d, err in unopened:
             # a missing port is the device's latched tilt, like a link that gave up (controller/table.py)
             detail = f"port {d.cfg.port} did not open: {err}"
             self.reactor.post("link", d.device, {"event": "gave-up", "detail": detail}, self.logctx.snapshot())
-        self.reactor.call_soon_threadsafe(self._started)
         self.reactor.idle_hooks.append(self._idle)
         self._stage = "console"
         self._start_consoles()
@@ -271,6 +309,9 @@ class Service:
     #: start-up verifies from the last checkpoint only (SPEC § 5: "verified at start-up and periodically")
     AUDIT_FIRST_S = 60.0
     AUDIT_EVERY_S = 6 * 3600.0
+    #: up to this many events the start-up check walks them all (about 2 s here at 20 us an event);
+    #: beyond, the full walk starts in the audit thread as soon as the service is up
+    START_FULL_EVENTS = 100_000
 
     def _start_audit(self) -> None:
         self._audit_stop = threading.Event()
@@ -278,25 +319,36 @@ class Service:
         t.start()
 
     def _audit_loop(self) -> None:
-        wait = self.AUDIT_FIRST_S
+        wait = getattr(self, "_audit_first_s", self.AUDIT_FIRST_S)
         while not self._audit_stop.wait(wait):
             wait = self.AUDIT_EVERY_S
             self.audit_ledger()
 
     def audit_ledger(self) -> list[str]:
-        """A full verification on a read-only connection of its own (any thread); problems
-        become a latched tilt through the reactor."""
-        try:
-            ro = Ledger.open_readonly(Path(self.hw.state_dir) / LEDGER_FILE, self.hw.table_id)
+        """A full verification (controller/audit.py) on a read-only connection of its own
+        (any thread); problems become a latched tilt through the reactor, except those a
+        technician already acknowledged (``ledger.acknowledged``): they do not re-tilt at
+        every audit.  Returns the problems not yet acknowledged."""
+        from controller import audit as A
+        from controller.recovery import acknowledged_problems
+
+        where = self.where or where_of(self.hw, self._ledger_key)
+        problems = A.audit(where, full=True)
+        if problems:
             try:
-                problems = ro.verify(full=True)
-            finally:
-                ro.close()
-        except Exception as e:  # noqa: BLE001 - an unreadable ledger is itself the finding
-            problems = [f"ledger audit could not read the ledger: {e!r}"]
+                ro = Ledger.open_readonly(where.ledger_path, self.hw.table_id)
+                try:
+                    ack = {p.removeprefix("ledger: ") for p in acknowledged_problems(ro)}
+                finally:
+                    ro.close()
+            except Exception:  # noqa: BLE001 - nothing acknowledged can be read: every problem counts
+                ack = set()
+            problems = [p for p in problems if p not in ack]
         self.log.info("ledger.audit", problems=len(problems))
         if problems and self.table is not None:
-            self.reactor.call_soon_threadsafe(self.table.raise_tilt, "ledger-audit", "; ".join(problems[:5]))
+            self.reactor.call_soon_threadsafe(
+                self.table.ledger_damaged, "ledger-audit", [f"ledger: {p}" for p in problems]
+            )
         return problems
 
     def stop(self) -> None:
@@ -335,8 +387,11 @@ class Service:
         return self.table
 
     def _started(self) -> None:
-        """On the reactor thread, right after ``Table.start``: record the self-check
-        results and the configuration in the ledger, then tell systemd READY=1."""
+        """On the reactor thread: start the table with the self-check results and the
+        configuration among its start-up records (nothing is shown before they are
+        durable: ``Table.start``), then tell systemd READY=1 — at once, a latched tilt
+        included, so that systemd does not restart a table that is only waiting for a
+        technician."""
         sc = self.self_check
         table = self._live_table()
         recs = [
@@ -350,7 +405,14 @@ class Service:
             )
         ]
         recs.append(table.rec(Kind.CONFIG_LOADED, **self._config_loaded))
-        table.commit(recs)
+        table.start(list(self.self_check_problems), recs, then=self._send_ready)
+
+    def _send_ready(self) -> None:
+        """READY=1 once the start-up records are durable and the table has opened or latched
+        its tilt; or at once when the ledger fails (``_ledger_failed``): a table latched in
+        tilt is up, and systemd must not restart it in a loop."""
+        if self.ready.is_set():
+            return
         self.ready.set()
         self.notifier.ready(self._status_line())
 
@@ -483,11 +545,20 @@ class Service:
         self.reactor.call_soon_threadsafe(self._ledger_failed, exc)
 
     def _ledger_failed(self, exc: BaseException) -> None:
-        self.log.error("ledger.write_failed", error=repr(exc))
+        if self.writer is not None and exc is self.writer.witness_error:
+            # the ledger still works: a recorded tilt (a rollback would go unnoticed meanwhile)
+            self.log.error("witness.write_failed", error=repr(exc))
+            if self.table is not None:
+                self.table.raise_tilt("witness", f"cannot write the witness of the ledger's head: {exc!r}")
+            return
+        recorded = bool(self.writer.fault_record) if self.writer is not None else False
+        self.log.error("ledger.write_failed", error=repr(exc), fault_recorded=recorded)
         if self.table is not None:
-            # the ledger cannot record this tilt: latched and shown now, not after a durable
-            # callback that will never come (Table.raise_tilt, durable=False)
-            self.table.raise_tilt("ledger", f"ledger write failed: {exc!r}", durable=False)
+            # the writer has stopped (its own fault record, if it fit, is the last record): latched and
+            # shown now, not after a durable callback that will never come (Table.raise_tilt, durable=False)
+            source, reason = fault_of(exc)
+            self.table.raise_tilt(source, reason, durable=False)
+        self._send_ready()
 
 
 def _probe_writable(ledger: Ledger) -> None:

@@ -52,7 +52,7 @@ from controller.machine import Trigger, build
 from controller.progressive import LEVEL, ProgressiveSystem
 from controller.reactor import Event, Reactor
 from controller.records import Kind, PhaseKind
-from controller.recovery import recover
+from controller.recovery import Recovered, recover
 from controller.round import RoundData
 from controller.settling import Settling
 from controller.status import StatusBoard
@@ -274,13 +274,24 @@ class Table:
         return self.trigger(name)
 
     # ------------------------------------------------------------------ start-up
-    def start(self, problems: list[str]) -> None:
-        """Called on the reactor thread after the self-checks (ledger, config)."""
+    def start(
+        self, problems: list[str], records: list[Record] | None = None, then: Callable[[], None] | None = None
+    ) -> None:
+        """Called on the reactor thread after the self-checks (ledger, config), with the
+        service's own start-up records (self-check results, configuration).
+
+        Nothing is shown before the start-up records are durable: the table opens for
+        wagers (or resumes a validation) only in their durable callback.  A damaged
+        ledger (a ``ledger:`` problem) is a latched tilt, and then the interrupted round
+        is *not* voided: after a cut tail or a rollback the ledger no longer says
+        whether it was settled and paid (issue 13) — a technician decides.  ``then()`` runs
+        once the start-up records are durable and the table has opened (or latched)."""
         ctx = self.ctx
         for name in self.dev.inputs.names():
             self.debounce.add(name, self.dev.inputs.is_active(name))
         restore_levels(self.board, self.dev.inputs.is_active)
         recs = [self.rec(Kind.POWER_UP, version=_version())]
+        recs += records or []
         if ctx.progressive:
             recs += ctx.progressive.init_records(ctx.meters, ctx.round_no)
         found = recover(self.writer.ledger, ctx.round_no, ctx.proc, ctx.progressive)
@@ -289,16 +300,21 @@ class Table:
                 self.log.warning("game.carry_refused", **r.data)
         # ledger problems a technician has already acknowledged (tilt cleared) do not re-tilt
         problems = [p for p in problems if p not in found.acknowledged]
-        recs += found.records
-        ctx.round = found.round
-        if found.round is not None and self.linked is not None:
-            from controller.settling import note_claims
+        damaged = any(p.startswith("ledger: ") for p in problems)
+        if damaged:
+            if found.records:
+                self.log.error("recovery.withheld", records=[r.kind for r in found.records], why="ledger damaged")
+        else:
+            recs += found.records
+            ctx.round = found.round
+            if found.round is not None and self.linked is not None:
+                from controller.settling import note_claims
 
-            note_claims(
-                found.round, list(self.writer.ledger.events(kinds=[Kind.LINK_HIT], round_no=found.round.number))
-            )
+                note_claims(
+                    found.round, list(self.writer.ledger.events(kinds=[Kind.LINK_HIT], round_no=found.round.number))
+                )
         self.registry.out_of_order.update(found.out_of_order)
-        self.commit(recs)
+        self.commit(recs, lambda _e: self._start_durable(found, then))
         if self.linked is not None:
             self.linked.start()
         if problems:
@@ -307,12 +323,25 @@ class Table:
             return
         if found.tilts:
             self._relatch(found.tilts)
-            return
-        if found.round is not None and found.round.pending_hits:
+
+    def _start_durable(self, found: Recovered, then: Callable[[], None] | None) -> None:
+        """The start-up records are durable: only now may the table open (or resume)."""
+        if self.tilts or self.state == "tilt":
+            pass
+        elif found.round is not None and found.round.pending_hits:
             self._trigger("resume_validation")
             self.settling.after_settle(found.round)
         else:
             self._trigger("self_test_passed")
+        if then is not None:
+            then()
+
+    def ledger_damaged(self, source: str, problems: list[str]) -> None:
+        """Damage found in the ledger while running (the periodic audit): a latched tilt
+        whose clear acknowledges these problems, so they do not re-tilt at the next audit."""
+        new = [p for p in problems if p not in self._self_check_problems]
+        self._self_check_problems += new
+        self.raise_tilt(source, "; ".join(problems[:5]))
 
     # ------------------------------------------------------------------ events
     def handle(self, ev: Event) -> None:

@@ -97,7 +97,9 @@ def check(ledger_path: Path, placed: Mapping[int, Mapping[tuple[int, str], int]]
         b.rounds += 1
         b.wagers += len(accepted)
         b.wagered_cents += sum(c for c in accepted.values() if c)
-    led = Ledger(ledger_path, "balance")
+    from hil.rig import rig_ledger_key
+
+    led = Ledger.open_readonly(ledger_path, "balance", key=rig_ledger_key(Path(ledger_path).parent))
     try:
         chain = led.verify()
         meters = led.recompute_meters()

@@ -55,6 +55,22 @@ BUTTONS = {
 }
 
 
+def rig_key_file(state_dir: Path) -> Path:
+    """The rig's throwaway ledger key: beside the state directory (it outlives a rig, as a
+    table's key outlives a restart: bench crash restarts rigs on one state directory)."""
+    return Path(state_dir).parent / f"{Path(state_dir).name}-key" / "ledger.key"
+
+
+def rig_ledger_key(state_dir: Path) -> bytes:
+    """The key of the rig's ledger in ``state_dir``, made (random, mode 0600) the first time."""
+    from controller.ledgerkey import init_key, read_key
+
+    path = rig_key_file(state_dir)
+    if not path.exists():
+        init_key(path)
+    return read_key(path)
+
+
 class Rig:
     def __init__(
         self,
@@ -107,6 +123,7 @@ class Rig:
             for s in self.sims
             if s.device in getattr(C, "SERIAL_DEVICES", ("shoe", "shaker", "sign"))
         }
+        self.ledger_key = rig_ledger_key(self.state_dir)
         doc = {
             "table": {
                 "id": table_id,
@@ -116,6 +133,7 @@ class Rig:
                 # the simulator keeps its software record with its state (a table: root-owned, /etc/tablectl)
                 "software_record": str(Path(state_dir).absolute() / "software.json"),
             },
+            "ledger": {"key_file": str(rig_key_file(self.state_dir).resolve())},
             "gpio": {"pin_factory": "mock", **PINS},
             "serial": serial,
         }
@@ -135,6 +153,8 @@ class Rig:
             extra["instrument"] = self._instrument
         if link_socket is not None:  # a linked progressive's uplink socket (docs/linked.md)
             extra["link_socket"] = link_socket
+        if "ledger_key" in params:
+            extra["ledger_key"] = self.ledger_key
         self.service = Service(self.hw, clock=self.clock, pin_factory=self.factory, **extra)
         self.started = False
         self.emitted: list[tuple[str, dict[str, Any]]] = []

@@ -136,7 +136,7 @@ def run_sim(
     tmp = None
     if state_dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="tablectl-sim-")
-        state_dir = Path(tmp.name)
+        state_dir = Path(tmp.name) / "state"  # the rig's throwaway key and the witness go beside it
     rig = Rig(
         Path(state_dir),
         profile=game,

@@ -8,10 +8,12 @@
 #  1. a system user `tablectl` (no login, no home) in the `gpio` and `dialout` groups;
 #  2. the code in PREFIX (root-owned, read-only to the service) with its virtualenv (./bootstrap);
 #  3. /etc/tablectl/table.toml from config/examples/table.toml unless one exists (edit it!);
-#  4. /var/lib/tablectl (the ledger, PINs, lock-out) and the software digest of the installed
-#     files — our packages and the whole virtualenv — recorded as root in the root-owned
-#     /etc/tablectl/software.json (`tablectl verify --record`), where the service cannot write
-#     (the configuration's [table] software_record); the service compares at every start;
+#  3b. the ledger's key /etc/tablectl/ledger.key (root, 0600; `tablectl key init`) unless one exists;
+#  4. /var/lib/tablectl (the ledger, PINs, lock-out), /var/lib/tablectl-witness (the witness of
+#     the ledger's head) and the software digest of the installed files — our packages and the
+#     whole virtualenv — recorded as root in the root-owned /etc/tablectl/software.json
+#     (`tablectl verify --record`), where the service cannot write (the configuration's
+#     [table] software_record); the service compares at every start;
 #  5. the udev rules (stable /dev/tablectl-shoe, -shaker, -sign names) and the units
 #     tablectl.service and tablectl-console@CONSOLE.service (the serial getty on that UART is
 #     disabled: the UART is the technician console), enabled and (re)started.
@@ -74,8 +76,15 @@ if [ ! -e /etc/tablectl/table.toml ]; then
     echo "installed /etc/tablectl/table.toml from the example: edit pins, ports and profile"
 fi
 
-# 4. state directory and the software digest
+# 3b. the ledger's HMAC key: root-only (0600), handed to the service by LoadCredential=;
+#     never replaced (a new key makes the old ledger unverifiable)
+[ -e /etc/tablectl/ledger.key ] || "$PREFIX/.venv/bin/tablectl" key init --key-file /etc/tablectl/ledger.key
+chown root:root /etc/tablectl/ledger.key
+chmod 0600 /etc/tablectl/ledger.key
+
+# 4. state directory (and the witness of the ledger's head beside it) and the software digest
 install -d -m 0700 -o tablectl -g tablectl /var/lib/tablectl
+install -d -m 0700 -o tablectl -g tablectl /var/lib/tablectl-witness
 # as root, after the code is root-owned (step 2): the record is the service's yardstick, never its to change
 "$PREFIX/.venv/bin/tablectl" verify --record --record-file /etc/tablectl/software.json
 chmod 0644 /etc/tablectl/software.json

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+#: the tests' throwaway ledger key (a table's comes from `tablectl key init`, controller/ledgerkey.py)
+TEST_KEY = bytes.fromhex("5e" * 32)
+
 
 class ManualClock:
     """A game clock that only moves when a test says so."""

@@ -12,21 +12,22 @@ HELP = "recall the last 10 rounds, or one round in full, from the ledger"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from controller.audit import add_where_arguments
+
     p.add_argument("round", nargs="?", type=int, help="round number to show in full")
-    p.add_argument(
-        "--config",
-        type=Path,
-        default=Path("/etc/tablectl/table.toml"),
-        help="hardware configuration (for the state directory)",
-    )
-    p.add_argument("--state-dir", type=Path, help="state directory holding ledger.sqlite3 (overrides --config)")
+    add_where_arguments(p)
     p.add_argument("--last", type=int, default=10, help="how many rounds to list (default 10)")
     p.add_argument("--hits", action="store_true", help="list the last 25 progressive hits instead")
 
 
 def run(args: argparse.Namespace) -> int:
     from controller import history as H
+    from controller.audit import refuse_damaged
     from controller.service import LEDGER_FILE
+
+    refused = refuse_damaged(args, "tablectl history", sys.stderr)  # never recall from a ledger failing its audit
+    if refused is not None:
+        return refused
 
     state_dir = args.state_dir
     if state_dir is None:

@@ -32,12 +32,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--check",
         action="store_true",
-        help="check the configuration, load the pin factory and open and close every serial port, then exit",
+        help="check the configuration, the ledger key and the ledger (`tablectl audit`), load the pin factory "
+        "and open and close every serial port, then exit",
     )
     p.add_argument(
         "--offline",
         action="store_true",
-        help="with --check: the files only, not the pins and ports (checking a configuration away from the table)",
+        help="with --check: not the pins and ports (checking a configuration away from the table)",
+    )
+    p.add_argument(
+        "--config-only",
+        action="store_true",
+        help="with --check: not the ledger (systemd's ExecStartPre: a damaged ledger is the service's latched "
+        "tilt, not a start that fails and restarts)",
     )
     p.add_argument("--log-level", default="info")
     p.add_argument(
@@ -75,15 +82,28 @@ def run(args: argparse.Namespace) -> int:
 
         print("".join(traceback.format_exception(e)).rstrip(), file=sys.stderr)
         return _fail(f"{args.config}: could not be read ({type(e).__name__}: {e}); this is a fault in tablectl")
+    from controller.ledgerkey import LedgerKeyError, load_key
+
+    if args.check and not args.offline:
+        rep = preflight(hw)
+        for line in rep.lines:
+            print(f"  {line}")
+        if rep.errors:
+            for err in rep.errors:
+                _fail(str(err))
+            return EXIT_CONFIG
+    try:
+        key = load_key(hw.ledger)
+    except LedgerKeyError as e:
+        return _fail(f"{hw.file}: [ledger] key_credential / key_file: {e}")
     if args.check:
-        if not args.offline:
-            rep = preflight(hw)
-            for line in rep.lines:
-                print(f"  {line}")
-            if rep.errors:
-                for err in rep.errors:
-                    _fail(str(err))
-                return EXIT_CONFIG
+        if not args.config_only:
+            from controller.audit import refuse_damaged
+
+            args.state_dir, args.key_file, args.witness_dir = None, None, None
+            refused = refuse_damaged(args, "tablectl run --check", sys.stderr)
+            if refused is not None:
+                return refused
         print(f"{args.config}: OK (table {hw.table_id}, game {hw.profile.game}, profile {hw.profile.file})")
         return 0
     from controller.log import configure
@@ -91,7 +111,9 @@ def run(args: argparse.Namespace) -> int:
 
     configure(stream=sys.stdout, level=args.log_level)
     # a real table must have recorded its software digest at installation (tablectl verify --record)
-    svc = Service(hw, require_digest=True, console_socket=args.console_socket, link_socket=args.link_socket)
+    svc = Service(
+        hw, require_digest=True, console_socket=args.console_socket, link_socket=args.link_socket, ledger_key=key
+    )
 
     def _term(signum: int, _frame: object) -> None:
         svc.reactor.stop()

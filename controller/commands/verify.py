@@ -20,14 +20,10 @@ HELP = "print the software digest (SHA-256 over the installed files); --record s
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from controller.audit import add_where_arguments
+
     p.add_argument("--record", action="store_true", help="record the digest of the installed files")
-    p.add_argument(
-        "--config",
-        type=Path,
-        default=Path("/etc/tablectl/table.toml"),
-        help="hardware configuration naming the state directory (default /etc/tablectl/table.toml)",
-    )
-    p.add_argument("--state-dir", type=Path, help="the record is STATE_DIR/software.json (the simulator's)")
+    add_where_arguments(p)  # --config, --state-dir (the record is STATE_DIR/software.json, the simulator's), ...
     p.add_argument("--record-file", type=Path, help="the record file (instead of reading --config)")
 
 
@@ -48,6 +44,14 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"tablectl verify: configuration error: {e}", file=sys.stderr)
         return 2
+    from controller.audit import refuse_damaged
+
+    # a ledger failing its audit is refused (--record is an installation step: no key; a bare
+    # --record-file names no ledger unless the configuration exists)
+    if not args.record and (args.state_dir is not None or Path(args.config).exists()):
+        refused = refuse_damaged(args, "tablectl verify", sys.stderr)
+        if refused is not None:
+            return refused
     if args.record:
         made = S.record_digest(where)
         print(

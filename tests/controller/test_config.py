@@ -131,9 +131,21 @@ def test_run_exits_2_before_touching_hardware(tmp_path, capsys, monkeypatch):
     assert touched == []
 
 
-def test_run_check_offline_accepts_valid_config(capsys):
+def test_run_check_offline_accepts_valid_config(capsys, tmp_path, monkeypatch):
+    from controller.ledgerkey import init_key
+
+    init_key(tmp_path / "creds" / "tablectl-ledger-key")  # what systemd's LoadCredential= hands over
+    monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path / "creds"))
     assert main(["run", "--config", str(EXAMPLE), "--check", "--offline"]) == 0
     assert "OK" in capsys.readouterr().out
+
+
+def test_run_check_without_the_ledger_key_is_a_configuration_error(capsys, tmp_path, monkeypatch):
+    """Issue 13: the key comes from systemd's LoadCredential=; none is exit 2 naming where it was looked for."""
+    monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path))
+    assert main(["run", "--config", str(EXAMPLE), "--check", "--offline"]) == 2
+    err = capsys.readouterr().err
+    assert "[ledger] key_credential" in err and str(tmp_path / "tablectl-ledger-key") in err, err
 
 
 def test_profile_paytable_must_exist(tmp_path):

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from controller.ledger import Ledger, LedgerWriter, Record
+from tests.conftest import TEST_KEY
 
 PAGE = 4096
 WAL_HEADER, FRAME_HEADER = 32, 24
@@ -43,7 +44,7 @@ def _wal_frames_now(path: Path) -> int:
 class Harness:
     def __init__(self, tmp_path: Path, **writer_args: float):
         self.path = tmp_path / "l.sqlite3"
-        self.ledger = Ledger(self.path, "T1")
+        self.ledger = Ledger(self.path, "T1", key=TEST_KEY)
         self.errors: list[BaseException] = []
         self.writer = LedgerWriter(
             self.ledger,
@@ -60,6 +61,14 @@ class Harness:
         self.writer.submit(recs, lambda evs: (out.extend(evs), done.set()))
         assert done.wait(10), "not acknowledged"
         return out
+
+    def verify(self) -> list[str]:
+        """On a connection of its own: the writer's may be inside an idle checkpoint right now."""
+        ro = Ledger.open_readonly(self.path, key=TEST_KEY)
+        try:
+            return ro.verify()
+        finally:
+            ro.close()
 
     def close(self) -> None:
         self.writer.stop()
@@ -93,7 +102,7 @@ def test_acknowledged_events_are_the_stored_ones_in_order(harness):
     stored = list(h.ledger.events())
     assert [e for evs in seen for e in evs] == stored
     assert [e.seq for e in stored] == list(range(1, 16))
-    assert h.ledger.verify() == [] and h.errors == []
+    assert h.verify() == [] and h.errors == []
 
 
 def test_idle_checkpoints_keep_the_wal_bounded(harness):
@@ -112,7 +121,7 @@ def test_idle_checkpoints_keep_the_wal_bounded(harness):
     grown = _wal_frames_capacity(unbounded.path)
     assert _wal_frames_capacity(bounded.path) * 4 < grown, (bounded.writer.max_wal_frames, grown)
     assert bounded.writer.max_wal_frames < grown / 4
-    assert bounded.ledger.verify() == [] and bounded.errors == []
+    assert bounded.verify() == [] and bounded.errors == []
 
 
 def test_a_writer_never_idle_still_checkpoints(harness):
@@ -124,14 +133,14 @@ def test_a_writer_never_idle_still_checkpoints(harness):
     assert h.writer.commits == 55
     assert h.writer.checkpoints == 5
     assert 0 < h.writer.max_wal_frames <= 10 * 8
-    assert h.ledger.verify() == []
+    assert h.verify() == []
 
 
 def test_checkpoint_restarts_the_wal_itself(tmp_path):
     """After ``Ledger.checkpoint`` the WAL has restarted (its new header written and
     synced there): it holds the one-frame housekeeping write, not the frames just copied,
     so the next commit appends to a WAL already restarted."""
-    led = Ledger(tmp_path / "l.sqlite3", "T1")
+    led = Ledger(tmp_path / "l.sqlite3", "T1", key=TEST_KEY)
     led.set_autocheckpoint(0)
     for i in range(30):
         led.append([Record("wager.accepted", i, {"seat": 1, "cents": 100})])
@@ -174,7 +183,7 @@ def test_writer_settings_are_checked():
 def test_many_events_in_one_commit_are_stored_as_returned(tmp_path):
     """The events go in with one INSERT per 500: more than that in one append still
     stores every one, in order, and the chain verifies."""
-    led = Ledger(tmp_path / "l.sqlite3", "T1")
+    led = Ledger(tmp_path / "l.sqlite3", "T1", key=TEST_KEY)
     out = led.append([Record("wager.accepted", 1, {"seat": i % 6 + 1, "n": i}) for i in range(1234)])
     assert out == list(led.events())
     assert [e.data["n"] for e in out] == list(range(1234))
@@ -192,7 +201,7 @@ def test_a_ledger_made_with_a_unique_hash_index_still_appends_and_verifies(tmp_p
         hash TEXT NOT NULL UNIQUE);"""
     )
     db.close()
-    led = Ledger(path, "T1")
+    led = Ledger(path, "T1", key=TEST_KEY)
     led.append([Record("wager.accepted", 1, {"seat": 1})])
     led.append([Record("wager.accepted", 2, {"seat": 2})])
     assert led.verify() == [] and led.last_seq == 2
@@ -203,8 +212,9 @@ _CHILD = textwrap.dedent(
     """
     import os, random, signal, sys, threading, time
     from controller.ledger import Ledger, Record
+    from tests.conftest import TEST_KEY
 
-    led = Ledger(sys.argv[1], "T1")
+    led = Ledger(sys.argv[1], "T1", key=TEST_KEY)
     led.set_autocheckpoint(0)
     rng = random.Random(int(sys.argv[2]))
     i = 0
@@ -245,7 +255,7 @@ def test_killed_during_a_checkpoint_loses_nothing(tmp_path):
         witnessed = max(int(x.split()[1]) for x in lines if x.startswith("durable"))
         if lines[-1] == "checkpoint":
             inside += 1
-        led = Ledger(path, "T1")
+        led = Ledger(path, "T1", key=TEST_KEY)
         try:
             assert led.last_seq >= witnessed, f"kill {k}: lost events {led.last_seq + 1}..{witnessed}"
             assert led.verify(full=True) == []
@@ -257,7 +267,7 @@ def test_killed_during_a_checkpoint_loses_nothing(tmp_path):
 def test_wal_index_reader_reads_the_frame_count(tmp_path):
     """The test helper above reads mxFrame from the -shm header: check it against
     SQLite's own count."""
-    led = Ledger(tmp_path / "l.sqlite3", "T1")
+    led = Ledger(tmp_path / "l.sqlite3", "T1", key=TEST_KEY)
     led.set_autocheckpoint(0)
     for i in range(7):
         led.append([Record("wager.accepted", i, {"seat": 1})])
@@ -293,4 +303,4 @@ def test_random_bursts_acknowledge_everything(harness):
     assert all_done.wait(20)
     assert sorted(i for i, _ in got) == list(range(n))
     assert all(len(evs) == 1 and evs[0].data["i"] == i for i, evs in got)
-    assert h.writer.checkpoints > 0 and h.ledger.verify() == [] and h.errors == []
+    assert h.writer.checkpoints > 0 and h.verify() == [] and h.errors == []

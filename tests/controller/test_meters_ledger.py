@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from controller import meters as M
 from controller.ledger import Ledger, Record
+from tests.conftest import TEST_KEY
 
 RATE = "21/100"
 
@@ -72,7 +73,7 @@ def test_meter_equals_seed_plus_increments_minus_payouts(seq, rate):
 
 
 def make_ledger(tmp_path):
-    led = Ledger(tmp_path / "l.sqlite3", "T1")
+    led = Ledger(tmp_path / "l.sqlite3", "T1", key=TEST_KEY)
     led.append([Record("meter.init", 0, {"level": "p", "seed": 500_000, "rate": RATE})])
     led.append(
         [
@@ -93,7 +94,7 @@ def test_ledger_chain_and_meters_verify_and_survive_reopen(tmp_path):
     led = make_ledger(tmp_path)
     assert led.verify() == []
     led.close()
-    again = Ledger(tmp_path / "l.sqlite3", "T1")
+    again = Ledger(tmp_path / "l.sqlite3", "T1", key=TEST_KEY)
     assert again.verify() == [] and again.meters["p"].cents == 500_021 and again.last_seq == 3
 
 
@@ -101,7 +102,7 @@ def test_edited_event_breaks_the_chain(tmp_path):
     led = make_ledger(tmp_path)
     led.db.execute("UPDATE events SET data = replace(data, '100', '900') WHERE kind = 'wager.accepted'")
     problems = led.verify()
-    assert any("hash does not match" in p for p in problems)
+    assert any("does not match its contents" in p for p in problems)
 
 
 def test_deleted_event_is_detected(tmp_path):
@@ -132,7 +133,7 @@ def _many(tmp_path, monkeypatch, n=23, every=5):
     import controller.ledger as L
 
     monkeypatch.setattr(L, "CHECKPOINT_EVERY", every)
-    led = Ledger(tmp_path / "c.sqlite3", "T1")
+    led = Ledger(tmp_path / "c.sqlite3", "T1", key=TEST_KEY)
     led.append([Record("meter.init", 0, {"level": "p", "seed": 500_000, "rate": "1/3"})])
     for i in range(n):
         led.append([Record("meter.increment", i + 1, {"level": "p", "wager": 100, "rate": "1/3"})])
@@ -158,15 +159,15 @@ def test_edit_before_the_checkpoint_found_by_the_full_audit(tmp_path, monkeypatc
     led = _many(tmp_path, monkeypatch)
     led.db.execute("UPDATE events SET data = replace(data, '100', '900') WHERE seq = 3")
     assert led.verify() == []  # start-up: only after the last checkpoint
-    problems = Ledger.open_readonly(tmp_path / "c.sqlite3").verify(full=True)
-    assert any("event 3: hash does not match" in p for p in problems)
+    problems = Ledger.open_readonly(tmp_path / "c.sqlite3", key=TEST_KEY).verify(full=True)
+    assert any("event 3: MAC does not match" in p for p in problems)
 
 
 def test_audit_reads_one_snapshot_while_the_writer_appends(tmp_path):
     import threading
 
     led = make_ledger(tmp_path)
-    ro = Ledger.open_readonly(tmp_path / "l.sqlite3")
+    ro = Ledger.open_readonly(tmp_path / "l.sqlite3", key=TEST_KEY)
     stop = threading.Event()
 
     def write():

@@ -13,13 +13,14 @@ import pytest
 
 from controller.ledger import Ledger, Record
 from controller.records import Kind, PhaseKind
+from tests.conftest import TEST_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 
 #: the ledger's record kinds as written before they became a StrEnum (issue 11): a
 #: changed value would be a changed ledger format, so this list is spelt out here
 LEDGER_KINDS = """
-power.up selfcheck config.loaded config.applied ledger.acknowledged game.carry game.carry_refused
+power.up selfcheck config.loaded config.applied ledger.acknowledged ledger.keyed game.carry game.carry_refused
 round.open round.settled round.complete round.void round.recovered
 lockout wager.accepted wager.rejected wager.removed wager.returned wager.keyed count.confirmed count.mismatch
 dice dice.no_roll rng.draw deal deal.manual card.burned stub.verified stub.skipped shuffle.failed
@@ -44,7 +45,7 @@ def test_phase_kinds():
 
 def test_a_kind_is_its_string_in_the_ledger(tmp_path):
     """Stored, hashed and read back exactly as the plain string was."""
-    a, b = Ledger(tmp_path / "a.sqlite3", "T"), Ledger(tmp_path / "b.sqlite3", "T")
+    a, b = Ledger(tmp_path / "a.sqlite3", "T", key=TEST_KEY), Ledger(tmp_path / "b.sqlite3", "T", key=TEST_KEY)
     try:
         a.append([Record(Kind.TILT_RAISED, 3, {"source": "shoe", "reason": "jam", "kind": Kind.DECISION})])
         b.append([Record("tilt.raised", 3, {"source": "shoe", "reason": "jam", "kind": "decision"})])

@@ -315,7 +315,11 @@ def _ptys(n: int) -> tuple[list[int], list[str]]:
     return masters, paths
 
 
-def test_check_opens_and_closes_every_serial_port(tmp_path, capsys):
+def test_check_opens_and_closes_every_serial_port(tmp_path, capsys, monkeypatch):
+    from controller.ledgerkey import init_key
+
+    init_key(tmp_path / "creds" / "tablectl-ledger-key")  # what systemd's LoadCredential= hands over
+    monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path / "creds"))
     masters, paths = _ptys(4)
     try:
         text = hardware(tmp_path).read_text()

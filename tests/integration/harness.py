@@ -19,7 +19,7 @@ from controller.reactor import Reactor
 from controller.rules.cards import parse_cards
 from controller.rules.positions import delivery_order, seat_to_position
 from controller.table import Devices, Table
-from tests.conftest import ManualClock
+from tests.conftest import TEST_KEY, ManualClock
 
 
 class FakeDevice:
@@ -165,7 +165,7 @@ class Harness:
         self.clock = ManualClock()
         self.profile = parse_profile(self.doc, "<harness>")
         self.reactor = Reactor(self.clock)
-        self.ledger = Ledger(path, "HARNESS")
+        self.ledger = Ledger(path, "HARNESS", key=TEST_KEY)
         self.writer = SyncWriter(self.ledger, self.reactor)
         names = ["lockout", "confirm", "void", "key"] + [f"bet.progressive.{s}" for s in range(1, 7)]
         self.lights = FakeLights()

@@ -9,6 +9,7 @@ import argparse
 import pytest
 
 from bench import crash
+from tests.conftest import TEST_KEY
 
 
 @pytest.mark.slow
@@ -31,7 +32,7 @@ def test_checker_detects_doubles_and_losses(tmp_path):
     from controller.ledger import Ledger, Record
     from controller.service import LEDGER_FILE
 
-    led = Ledger(tmp_path / LEDGER_FILE, "T")
+    led = Ledger(tmp_path / LEDGER_FILE, "T", key=TEST_KEY)
     led.append(
         [
             Record("meter.init", 0, {"level": "primary", "seed": 500_000, "rate": "21/100"}),

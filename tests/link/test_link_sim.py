@@ -23,11 +23,12 @@ def test_linked_sim_balances_and_reconciles(pg_dsn):
 
 def test_link_line_finds_a_record_missing_or_doubled(make_lap, tmp_path):
     from controller.ledger import Ledger, Record
+    from controller.ledgerkey import throwaway_key
     from controller.records import Kind
     from hil.linksim import link_line
 
     lap = make_lap(tables=1)
-    led = Ledger(tmp_path / "l.sqlite3", "T1")
+    led = Ledger(tmp_path / "l.sqlite3", "T1", key=throwaway_key())
     evs = led.append([Record(Kind.LINK_CONTRIBUTION, 1, {"level": "primary", "wager": 100, "seat": s}) for s in (1, 2)])
     led.close()
     lap.send("T1", evs[0].seq, "contribution", {"wager": 100, "seat": 1})

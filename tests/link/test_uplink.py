@@ -15,6 +15,7 @@ import pytest
 from psycopg import sql
 
 from controller.ledger import Ledger, Record
+from controller.ledgerkey import throwaway_key
 from controller.link.lap import wait_until
 from controller.link.ledgerseam import SqliteLedgerSource
 from controller.link.uplink import Uplink, UplinkConfig
@@ -75,7 +76,7 @@ class FakeTableSocket:
 @pytest.fixture
 def rig(make_lap, pg_dsn, tmp_path):
     lap = make_lap()
-    ledger = Ledger(tmp_path / "ledger.sqlite3", "T1")
+    ledger = Ledger(tmp_path / "ledger.sqlite3", "T1", key=throwaway_key())
     table = FakeTableSocket(tmp_path / "link.sock")
     dsn = psycopg.conninfo.make_conninfo(pg_dsn, user=lap.cfg.role_for("T1"))
     cfg = UplinkConfig(dsn, lap.cfg.schema, "T1", tmp_path / "ledger.sqlite3", tmp_path / "link.sock", poll_s=0.2)
@@ -176,7 +177,7 @@ def test_an_event_the_lap_refuses_latches(rig):
 
 
 def test_seam_reads_link_records_only(tmp_path):
-    led = Ledger(tmp_path / "l.sqlite3", "T9")
+    led = Ledger(tmp_path / "l.sqlite3", "T9", key=throwaway_key())
     led.append([Record(Kind.POWER_UP, 0, {}), contrib(4, 300), Record(Kind.ROUND_OPEN, 1, {})])
     led.append([Record(Kind.LINK_VOID, 1, {"level": "primary", "of_seq": 2})])
     src = SqliteLedgerSource(tmp_path / "l.sqlite3")

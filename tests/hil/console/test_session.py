@@ -30,7 +30,7 @@ def toml(doc: dict[str, Any]) -> str:
 def rig_config(rig: Any, tmp: Path, seed: str = "$5,000") -> Path:
     """A hardware file equal to the rig's, with the profile's seed changed."""
     from config import CONFIG_DIR
-    from hil.rig import PINS
+    from hil.rig import PINS, rig_key_file
 
     prof = (
         (CONFIG_DIR / "tables" / "six-card-fortune-progressive.toml")
@@ -47,6 +47,7 @@ def rig_config(rig: Any, tmp: Path, seed: str = "$5,000") -> Path:
         },
         "gpio": {"pin_factory": "mock", **PINS},
         "serial": {s.device: {"port": s.path} for s in rig.sims},
+        "ledger": {"key_file": str(rig_key_file(rig.state_dir).resolve())},
     }
     path = tmp / "table.toml"
     path.write_text(toml(doc))

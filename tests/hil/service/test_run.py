@@ -44,9 +44,20 @@ def test_run_notifies_ready_and_serves_the_console_socket(tmp_path):
     cfg = tmp_path / "table.toml"
     cfg.write_text("\n".join(f"{k} = {_toml(v)}" for k, v in doc.items()) + "\n")
     sock_path = tmp_path / "run" / "console.sock"
+    # the ledger key as systemd's LoadCredential= hands it over
+    from hil.rig import rig_key_file
+
+    creds = tmp_path / "creds"
+    creds.mkdir()
+    (creds / "tablectl-ledger-key").write_bytes(rig_key_file(state).read_bytes())
     proc = subprocess.Popen(
         [sys.executable, "-m", "controller", "run", "--config", str(cfg), "--console-socket", str(sock_path)],
-        env={**os.environ, "NOTIFY_SOCKET": str(tmp_path / "notify"), "WATCHDOG_USEC": "2000000"},
+        env={
+            **os.environ,
+            "NOTIFY_SOCKET": str(tmp_path / "notify"),
+            "WATCHDOG_USEC": "2000000",
+            "CREDENTIALS_DIRECTORY": str(creds),
+        },
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )

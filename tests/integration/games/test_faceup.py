@@ -401,10 +401,14 @@ def test_profile_without_optional_wagers_or_progressive():
     ]
 
 
-def test_run_check_refuses_a_face_up_profile_that_does_not_match_its_paytable(tmp_path, capsys):
+def test_run_check_refuses_a_face_up_profile_that_does_not_match_its_paytable(tmp_path, capsys, monkeypatch):
     from pathlib import Path
 
     from controller.cli import main
+    from controller.ledgerkey import init_key
+
+    init_key(tmp_path / "creds" / "tablectl-ledger-key")
+    monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path / "creds"))
 
     root = Path(__file__).resolve().parents[3]
     prof = tmp_path / "fu.toml"

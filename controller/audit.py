@@ -1,0 +1,167 @@
+"""The whole-ledger audit (issue 13): ``tablectl audit``, the start-up check, the
+periodic audit, and the refusal of ``history``, ``verify`` and ``run --check`` to work
+on a ledger that fails it.
+
+From the first event to the last: the chain and every MAC (or, below a migration,
+every SHA-256), every checkpoint and its meters, the stored meters, and the witness
+of the chain's head (controller/witness.py).  Problems are listed in the order met,
+so the first names the first bad event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from controller.ledger import Ledger, LedgerError
+from controller.witness import Witness, check, default_witness_dir, read_for_check
+
+LEDGER_FILE = "ledger.sqlite3"
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a table's ledger, key and witness are."""
+
+    state_dir: Path
+    key: bytes | None
+    witness_dir: Path
+    table_id: str | None = None  # None: the ledger's own (its last event's)
+
+    @property
+    def ledger_path(self) -> Path:
+        return self.state_dir / LEDGER_FILE
+
+
+def where_of(hw: Any, key: bytes | None) -> Where:
+    """From a controller.config.HardwareConfig."""
+    wd = hw.ledger.witness_dir or default_witness_dir(Path(hw.state_dir))
+    return Where(Path(hw.state_dir), key, Path(wd), hw.table_id)
+
+
+def audit(where: Where, *, full: bool = True) -> list[str]:
+    """Every problem found, first bad event first; [] when the ledger is sound."""
+    path = where.ledger_path
+    try:
+        led = Ledger.open_readonly(path, where.table_id or "audit", key=where.key)
+    except LedgerError:
+        led = None
+    except Exception as e:  # noqa: BLE001 - an unreadable ledger is itself the finding
+        return [f"cannot read the ledger {path}: {e}"]
+    table_id = where.table_id
+    try:
+        if led is None:
+            try:
+                head = Witness(where.witness_dir, table_id or "").read()
+            except Exception as e:  # noqa: BLE001
+                return [f"no ledger at {path}", str(e)]
+            if head is not None and head.count > 0:
+                return [f"the ledger {path} is missing, but the witness says {head.count} events were recorded"]
+            return [f"no ledger at {path}"]
+        if table_id is None:
+            row = led.db.execute("SELECT table_id FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+            table_id = str(row[0]) if row else ""
+        witnessed = read_for_check(Witness(where.witness_dir, table_id))
+        try:
+            led.db.execute("BEGIN")
+            problems = led.verify(full=full)
+            problems += check(led, witnessed)
+        finally:
+            if led.db.in_transaction:
+                led.db.execute("ROLLBACK")
+    except Exception as e:  # noqa: BLE001 - a ledger SQLite cannot read is the finding
+        return [f"cannot read the ledger {path}: {e}"]
+    finally:
+        if led is not None:
+            led.close()
+    return problems
+
+
+def acknowledged(where: Where) -> set[str]:
+    """Problems a technician already acknowledged (``ledger.acknowledged``, by a clear),
+    without the ``ledger: `` prefix the start-up check gives them."""
+    from controller.recovery import acknowledged_problems
+
+    try:
+        ro = Ledger.open_readonly(where.ledger_path, where.table_id or "audit")
+    except Exception:  # noqa: BLE001 - nothing acknowledged can be read: every problem counts
+        return set()
+    try:
+        return {p.removeprefix("ledger: ") for p in acknowledged_problems(ro)}
+    except Exception:  # noqa: BLE001
+        return set()
+    finally:
+        ro.close()
+
+
+def split_acknowledged(where: Where, problems: list[str]) -> tuple[list[str], list[str]]:
+    """(new, acknowledged): damage a technician acknowledged does not fail an audit again."""
+    if not problems:
+        return [], []
+    ack = acknowledged(where)
+    return [p for p in problems if p not in ack], [p for p in problems if p in ack]
+
+
+# ---------------------------------------------------------------------- the CLI's side
+
+
+def add_where_arguments(p: Any) -> None:
+    """``--config`` / ``--state-dir`` / ``--key-file`` / ``--witness-dir`` (argparse)."""
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=Path("/etc/tablectl/table.toml"),
+        help="hardware configuration (state directory, [ledger] key and witness; default /etc/tablectl/table.toml)",
+    )
+    p.add_argument("--state-dir", type=Path, help="state directory holding ledger.sqlite3 (instead of --config)")
+    p.add_argument(
+        "--key-file", type=Path, help="the ledger key file (default: [ledger] key_file, or $CREDENTIALS_DIRECTORY)"
+    )
+    p.add_argument("--witness-dir", type=Path, help="the witness directory (default: beside the state directory)")
+
+
+def where_from_args(args: Any, *, with_key: bool = True) -> Where:
+    """Raises controller.config.ConfigError or controller.ledgerkey.LedgerKeyError."""
+    from controller.config import LedgerConfig, load_hardware
+    from controller.ledgerkey import load_key, read_key
+
+    if getattr(args, "state_dir", None) is not None:
+        state_dir = Path(args.state_dir)
+        table_id = None
+        lc = LedgerConfig()
+    else:
+        hw = load_hardware(args.config)
+        state_dir, table_id, lc = Path(hw.state_dir), hw.table_id, hw.ledger
+    key = None
+    if with_key:
+        key = read_key(args.key_file) if getattr(args, "key_file", None) else load_key(lc)
+    wd = getattr(args, "witness_dir", None) or lc.witness_dir or default_witness_dir(state_dir)
+    return Where(state_dir, key, Path(wd), table_id)
+
+
+def refuse_damaged(args: Any, prog: str, err: Any) -> int | None:
+    """For ``history``, ``verify`` and ``run --check``: None when the ledger passes the audit
+    (or there is none yet and nothing witnessed one), else the exit status, having said why
+    (the first bad event first) on ``err``."""
+    from controller.config import ConfigError
+    from controller.ledgerkey import LedgerKeyError
+
+    try:
+        where = where_from_args(args, with_key=False)
+        if not where.ledger_path.exists() and not (where.witness_dir / "witness.json").exists():
+            return None  # a new table: nothing recorded, nothing witnessed
+        where = where_from_args(args)
+    except ConfigError as e:
+        print(f"{prog}: configuration error: {e}", file=err)
+        return 2
+    except LedgerKeyError as e:
+        print(f"{prog}: {e}", file=err)
+        return 2
+    new, _ack = split_acknowledged(where, audit(where))
+    if not new:
+        return None
+    print(f"{prog}: the ledger fails its audit (`tablectl audit`): {new[0]}", file=err)
+    for p in new[1:5]:
+        print(f"  {p}", file=err)
+    return 1

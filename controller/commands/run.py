@@ -90,7 +90,14 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, _term)
     signal.signal(signal.SIGINT, _term)
-    svc.start(thread=False)
+    from controller.statelock import StateLocked
+
+    try:
+        svc.start(thread=False)
+    except StateLocked as e:  # another service, or a restore, holds the ledger
+        print(f"tablectl: {e}", file=sys.stderr)
+        svc.stop()
+        return 1
     try:
         svc.run_forever()
     finally:

@@ -162,7 +162,10 @@ def restore(where: Where, src: Path, *, override_reason: str | None = None, by: 
                 _sqlite_copy(src, copy)
             except sqlite3.Error as e:
                 raise BackupError(f"{src}: not a readable ledger: {e}") from None
-            table_id, copy_head = _table_and_head(copy, where.table_id)
+            copy_table, copy_head = _table_and_head(copy, None)
+            if where.table_id is not None and copy_head.count and copy_table != where.table_id:
+                raise BackupError(f"{src}: a copy of table {copy_table}'s ledger, but this is table {where.table_id}")
+            table_id = where.table_id or copy_table
             # 1. the copy on its own: chain, MACs, checkpoints, meters (a witness of its own head,
             # so that only the copy is judged here)
             own = work / "own-witness"

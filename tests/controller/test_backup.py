@@ -183,3 +183,11 @@ def test_backup_cli(table, tmp_path, capsys):
     assert main(["backup", str(tmp_path / "bk"), "--state-dir", str(where.state_dir), "--key-file", str(keyfile)]) == 0
     out = capsys.readouterr().out
     assert "T-07-ledger-00000010-" in out and "audit ok" in out
+
+
+def test_a_copy_of_another_tables_ledger_is_refused(table, tmp_path):
+    where, _ = table
+    cur = backup(where, tmp_path / "bk").path
+    other = Where(where.state_dir, where.key, where.witness_dir, "T-08")  # the configured table
+    with pytest.raises(BackupError, match="table T-07's ledger, but this is table T-08"):
+        restore(other, cur, override_reason="wrong stick")

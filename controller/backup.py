@@ -132,6 +132,7 @@ def backup(where: Where, dest: Path, *, now: datetime | None = None) -> BackupRe
         final = dest / backup_name(table_id, head, now or datetime.now(UTC))
         if final.exists():
             raise BackupError(f"{final} already exists")
+        os.chmod(copy, 0o600)  # every round of the table is in it
         os.replace(copy, final)
         _fsync_dir(dest)
         return BackupResult(final, table_id, head)
@@ -209,9 +210,23 @@ def restore(where: Where, src: Path, *, override_reason: str | None = None, by: 
             finally:
                 ledger.close()
             witness.write(head)
+            _give_to_owner(state_dir, [LEDGER_FILE + sfx for sfx in ("", "-wal", "-shm", ".reserve")])
+            _give_to_owner(where.witness_dir, [WITNESS_FILE])
             return RestoreResult(table_id, head, replaced, objections)
         finally:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _give_to_owner(directory: Path, names: list[str]) -> None:
+    """Run as root, a restore must not leave the service (its own user) files it cannot
+    write: what it made here goes to the directory's owner."""
+    if os.geteuid() != 0:
+        return
+    st = directory.stat()
+    for name in names:
+        p = directory / name
+        if p.exists() and (p.stat().st_uid, p.stat().st_gid) != (st.st_uid, st.st_gid):
+            os.chown(p, st.st_uid, st.st_gid)
 
 
 def _keep_aside(state_dir: Path) -> Path | None:

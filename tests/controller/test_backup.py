@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -191,3 +192,20 @@ def test_a_copy_of_another_tables_ledger_is_refused(table, tmp_path):
     other = Where(where.state_dir, where.key, where.witness_dir, "T-08")  # the configured table
     with pytest.raises(BackupError, match="table T-07's ledger, but this is table T-08"):
         restore(other, cur, override_reason="wrong stick")
+
+
+def test_backup_copy_is_private(table, tmp_path):
+    where, _ = table
+    assert backup(where, tmp_path / "bk").path.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root (a restore run by root is what this is about)")
+def test_a_restore_run_as_root_leaves_the_service_its_files(table, tmp_path):
+    where, _ = table
+    cur = backup(where, tmp_path / "bk").path
+    service_uid = 65534  # the service's own user, owning its directories
+    for d in (where.state_dir, where.witness_dir):
+        os.chown(d, service_uid, service_uid)
+    restore(where, cur)
+    for p in [*where.state_dir.glob("ledger.sqlite3*"), where.witness_dir / "witness.json"]:
+        assert p.stat().st_uid == service_uid, p

@@ -19,5 +19,7 @@ def test_the_service_holds_the_state_dir_while_it_runs(make_rig):
     with pytest.raises(StateLocked, match="in use"):
         second.start()
     assert second.ledger is None  # refused before the ledger was opened
+    second.stop()  # as `tablectl run` does after the refusal: nothing to stop, nothing raised
+    assert in_use(rig.state_dir)  # and the running service keeps its lock
     rig.stop()
     assert not in_use(rig.state_dir)  # released at stop

@@ -208,3 +208,36 @@ def test_bad_arguments_exit_2(bad, tmp_path):
     with pytest.raises(SystemExit) as e:
         main(["report", *bad, "--state-dir", str(tmp_path)])
     assert e.value.code == 2
+
+
+def test_a_report_starting_from_a_checkpoint_is_the_same(tmp_path, monkeypatch):
+    """A long ledger is replayed from its last checkpoint before the day, not from event 1."""
+    import controller.ledger as L
+
+    plain = _build(_ledger(tmp_path / "a")[0])
+    monkeypatch.setattr(L, "CHECKPOINT_EVERY", 3)  # a checkpoint every 3 events
+    state, _ = _ledger(tmp_path / "b")
+    conn = open_readonly(state / "ledger.sqlite3")
+    try:
+        cps = [r[0] for r in conn.execute("SELECT seq FROM checkpoints")]
+    finally:
+        conn.close()
+    assert cps == [3, 11, 17, 19]  # seq 3 (05:59:59 New York) is the one before the day
+    cp = _build(state)
+    assert [(lv.start, lv.end) for lv in cp.levels] == [(lv.start, lv.end) for lv in plain.levels]
+    assert (cp.hits, cp.voids, cp.rounds, cp.head.count, cp.events) == (
+        plain.hits,
+        plain.voids,
+        plain.rounds,
+        plain.head.count,
+        plain.events,
+    )
+    monkeypatch.setattr(L, "CHECKPOINT_EVERY", 4)  # one at the last event (20)
+    state, _ = _ledger(tmp_path / "c")
+    conn = open_readonly(state / "ledger.sqlite3")
+    try:
+        assert conn.execute("SELECT MAX(seq) FROM checkpoints").fetchone()[0] == 20
+        later = R.build(conn, date(2026, 7, 10), tz=NY)  # nothing after the last checkpoint
+    finally:
+        conn.close()
+    assert later.head.count == 20 and later.table_id == "T-9" and later.levels[0].end.increment_count == 5

@@ -390,7 +390,7 @@ def to_lines(rep: DayReport, tz: tzinfo | None = None) -> list[str]:
         f"tablectl accounting report - table {rep.table_id or '(no events)'} - gaming day {rep.day.isoformat()}",
         f"gaming day: {local_time(_iso(rep.start_utc), tz)} to {local_time(_iso(rep.end_utc), tz)} "
         f"(starts {rep.day_start:%H:%M} {rep.zone})",
-        f"rounds {rep.rounds}, events {rep.events}",
+        f"rounds {rep.rounds}, events {rep.events}; amounts in US dollars",
         "",
     ]
     for lv in rep.levels:

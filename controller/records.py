@@ -29,6 +29,7 @@ class Kind(StrEnum):
     CONFIG_APPLIED = "config.applied"
     LEDGER_ACKNOWLEDGED = "ledger.acknowledged"  # a damaged ledger's problems, acknowledged by a clear
     LEDGER_KEYED = "ledger.keyed"  # a schema-1 (SHA-256) ledger keyed from here on (controller/ledger.py)
+    LEDGER_RESTORED = "ledger.restored"  # `tablectl restore` put a backup in place (controller/backup.py)
     GAME_CARRY = "game.carry"  # what a procedure carries to the next round (§ 621a.9)
     GAME_CARRY_REFUSED = "game.carry_refused"
 

@@ -37,6 +37,7 @@ from controller.log import LogContext
 from controller.reactor import Event, Reactor
 from controller.records import Kind
 from controller.sdnotify import Notifier
+from controller.statelock import StateLock, StateLocked
 from controller.table import Devices, Table
 from drivers.gpio import open_gpio
 from drivers.keypad import SerialKeypad
@@ -109,6 +110,9 @@ class Service:
         self._ledger_key = ledger_key
         self.where: Where | None = None
         self.witness: Any = None  # controller.witness.Witness
+        #: the state directory's lock, held from start to stop (controller/statelock.py: a restore
+        #: is refused while the service runs, and the service does not start during one)
+        self.state_lock: StateLock | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, *, thread: bool = True, halt_on_error: bool = False) -> None:
@@ -121,8 +125,8 @@ class Service:
         try:
             self._start()
         except Exception as exc:
-            if not halt_on_error:
-                raise
+            if not halt_on_error or isinstance(exc, StateLocked):
+                raise  # (another process holds the state directory: it is the table, not this one)
             self.halt(exc)
         if thread:
             self._thread = threading.Thread(target=self.reactor.run, name="reactor", daemon=True)
@@ -142,6 +146,7 @@ class Service:
         from controller.ledgerkey import load_key
 
         key = self._ledger_key if self._ledger_key is not None else load_key(hw.ledger)
+        self.state_lock = StateLock(hw.state_dir).acquire(f"tablectl service, table {hw.table_id}")
         self.where = where_of(hw, key)
         self.witness = W.Witness(self.where.witness_dir, hw.table_id)
         # the witness is read before the ledger is opened: opening creates a missing ledger
@@ -371,6 +376,8 @@ class Service:
             self.table.dev.lights.close()
         if self.ledger is not None:
             self.ledger.close()
+        if self.state_lock is not None:
+            self.state_lock.release()
 
     # ------------------------------------------------------------------ readiness, watchdog, console
     def _dispatch(self, ev: Event) -> None:

@@ -120,8 +120,15 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, _term)
     signal.signal(signal.SIGINT, _term)
-    # a problem from here on is a latched tilt with the table closed, READY sent, never an exit
-    svc.start(thread=False, halt_on_error=True)
+    from controller.statelock import StateLocked
+
+    try:
+        # a problem from here on is a latched tilt with the table closed, READY sent, never an exit
+        svc.start(thread=False, halt_on_error=True)
+    except StateLocked as e:  # another service, or a restore, holds the ledger: this one is not the table's
+        print(f"tablectl: {e}", file=sys.stderr)
+        svc.stop()
+        return 1
     try:
         svc.run_forever()
     finally:

@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 #: the ledger's record kinds as written before they became a StrEnum (issue 11): a
 #: changed value would be a changed ledger format, so this list is spelt out here
 LEDGER_KINDS = """
-power.up selfcheck config.loaded config.applied ledger.acknowledged ledger.keyed game.carry game.carry_refused
+power.up selfcheck config.loaded config.applied ledger.acknowledged ledger.keyed ledger.restored
+game.carry game.carry_refused
 round.open round.settled round.complete round.void round.recovered
 lockout wager.accepted wager.rejected wager.removed wager.returned wager.keyed count.confirmed count.mismatch
 dice dice.no_roll rng.draw deal deal.manual card.burned stub.verified stub.skipped shuffle.failed

@@ -1,0 +1,44 @@
+"""``tablectl backup DEST``: an online copy of the ledger, audited, named with the table id,
+the last event number and the date (controller/backup.py; docs/operations.md).
+
+Safe while the service runs.  Exit 0 printing the copy's path; 1 when the copy does not
+audit clean (it is removed); 2 when the configuration or the key cannot be read."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+NAME = "backup"
+HELP = "copy the ledger while the service runs (SQLite online backup), audit the copy, name it"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from controller.audit import add_where_arguments
+
+    p.add_argument("dest", type=Path, help="directory to put the copy in (created if missing)")
+    add_where_arguments(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    from controller.audit import where_from_args
+    from controller.backup import BackupError, backup
+    from controller.config import ConfigError
+    from controller.ledgerkey import LedgerKeyError
+
+    try:
+        where = where_from_args(args)
+    except ConfigError as e:
+        print(f"tablectl backup: configuration error: {e}", file=sys.stderr)
+        return 2
+    except LedgerKeyError as e:
+        print(f"tablectl backup: {e}", file=sys.stderr)
+        return 2
+    try:
+        res = backup(where, args.dest)
+    except (BackupError, OSError) as e:
+        print(f"tablectl backup: {e}", file=sys.stderr)
+        return 1
+    print(f"{res.path}\ntable {res.table_id}, {res.head.count} events, head {res.head.mac}, audit ok")
+    return 0

@@ -42,6 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rounds", type=int, default=1000, help="rounds before measuring memory (default 1000)")
     p.add_argument("--speed", type=float, default=200.0, help="game-clock speed-up for the rounds (default 200)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--no-compile", action="store_true", help="do not byte-compile the project's modules first")
     p.add_argument("--pi-like", action="store_true", help="pin each start to one core beside busy loaders (~Pi 4)")
     p.add_argument("--loaders", type=int, default=2, help="busy processes beside it with --pi-like (default 2)")
 
@@ -84,6 +85,18 @@ def _time_start(config: Path, tmp: Path, core: int | None = None) -> float:
             proc.kill()
             proc.wait()
         sock.close()
+
+
+def _compile_project() -> None:
+    """Byte-compile the packages ``tablectl run`` imports, as a wheel install does."""
+    import compileall
+    import importlib.util
+
+    for pkg in ("controller", "drivers", "config"):
+        spec = importlib.util.find_spec(pkg)
+        if spec is not None and spec.submodule_search_locations:
+            for loc in spec.submodule_search_locations:
+                compileall.compile_dir(loc, quiet=1)
 
 
 def _mem() -> dict[str, int]:
@@ -164,6 +177,8 @@ def run(args: argparse.Namespace, emit) -> int:
             config = tmp / "table.toml"
             config.write_text("\n".join(f"{k} = {_toml(v)}" for k, v in doc.items()) + "\n")
             selfcheck.record_digest(state)  # as systemd/install.sh does
+            if not args.no_compile:
+                _compile_project()
             if args.pi_like:
                 core = pick_core()
                 alone, slowdown = measure_slowdown(core, args.loaders)

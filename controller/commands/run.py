@@ -52,7 +52,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"tablectl: configuration error: {e}", file=sys.stderr)
         return EXIT_CONFIG
     if args.check:
+        from controller.pins import budget_lines
+
         print(f"{args.config}: OK (table {hw.table_id}, game {hw.profile.game}, profile {hw.profile.file})")
+        print("\n".join(budget_lines(hw.gpio)))  # every line in use and by what, the free ones (issue 15)
         return 0
     from controller.log import configure
     from controller.service import Service

@@ -211,3 +211,13 @@ def test_budget_lines_of_the_example_name_every_used_line_once():
     lines = budget_lines(load_hardware(FULL).gpio)
     used = [ln for ln in lines if ln.startswith("  ") and not ln.startswith("  free")]
     assert len(used) == 48 and len(set(used)) == 48
+
+
+def test_wiring_doc_matches_the_example_budget():
+    doc = (ROOT / "docs" / "wiring.md").read_text()
+    chips = {b.chip: b for b in budget(load_hardware(FULL).gpio.pin_uses(), load_hardware(FULL).gpio.expanders)}
+    for line in chips[0].used:
+        assert re.search(rf"^\| {line} +\|", doc, re.M), f"BCM {line} is not in docs/wiring.md's header table"
+    free = ", ".join(str(n) for n in chips[0].free)
+    assert f"Free: BCM {free} ({len(chips[0].free)} lines)" in doc
+    assert "48 lines used" in doc and "26 free" in doc

@@ -19,9 +19,9 @@ turns :class:`PinClash` into a :class:`~controller.config.ConfigError`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from drivers.gpio import BCM_PINS, EXPANDER_TYPES, HEADER_CHIP, I2C_PINS, PinAddr
 
@@ -151,3 +151,28 @@ def format_budget(chips: Sequence[ChipBudget]) -> list[str]:
 def budget_lines(gpio: GpioConfig) -> list[str]:
     """The pin budget of a loaded ``[gpio]`` configuration, as ``tablectl run --check`` prints it."""
     return format_budget(budget(gpio.pin_uses(), gpio.expanders))
+
+
+def open_expander_chips(gpio: GpioConfig, make: Callable[[str, int], Any] | None = None) -> list[str]:
+    """For ``run --check``'s preflight: open (then close) each declared expander's gpiochip
+    with the configured pin factory; the problems, each naming ``[gpio.expanders.chipN]``
+    (an empty list when every chip opened).  ``make`` replaces
+    :func:`drivers.gpio.make_pin_factory` (tests)."""
+    from drivers.gpio import make_pin_factory
+
+    opener: Callable[[str, int], Any] = make if make is not None else make_pin_factory
+    problems = []
+    for chip in sorted(gpio.expanders):
+        e = gpio.expanders[chip]
+        try:
+            factory = opener(gpio.pin_factory, chip)
+        except Exception as exc:  # noqa: BLE001 - any failure to open the chip is reported, with its cause
+            problems.append(
+                f"[gpio.expanders.chip{chip}]: cannot open /dev/gpiochip{chip} ({e.type} at I2C 0x{e.address:02x})"
+                f" with the {gpio.pin_factory} pin factory: {exc}"
+            )
+            continue
+        close = getattr(factory, "close", None)
+        if close is not None:
+            close()
+    return problems

@@ -221,3 +221,30 @@ def test_wiring_doc_matches_the_example_budget():
     free = ", ".join(str(n) for n in chips[0].free)
     assert f"Free: BCM {free} ({len(chips[0].free)} lines)" in doc
     assert "48 lines used" in doc and "26 free" in doc
+
+
+def test_open_expander_chips_names_the_chip_that_cannot_be_opened():
+    from controller.pins import open_expander_chips
+
+    opened, closed = [], []
+
+    class Factory:
+        def __init__(self, chip):
+            self.chip = chip
+
+        def close(self):
+            closed.append(self.chip)
+
+    def make(name, chip):
+        opened.append((name, chip))
+        if chip == 3:
+            raise OSError("[Errno 2] No such file or directory: '/dev/gpiochip3'")
+        return Factory(chip)
+
+    problems = open_expander_chips(load_hardware(FULL).gpio, make)
+    assert opened == [("lgpio", 2), ("lgpio", 3), ("lgpio", 4)] and closed == [2, 4]
+    assert problems == [
+        "[gpio.expanders.chip3]: cannot open /dev/gpiochip3 (mcp23017 at I2C 0x21) with the lgpio pin factory: "
+        "[Errno 2] No such file or directory: '/dev/gpiochip3'"
+    ]
+    assert open_expander_chips(load_hardware(ROOT / "config" / "examples" / "table.toml").gpio, make) == []

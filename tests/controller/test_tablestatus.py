@@ -155,3 +155,23 @@ def test_status_and_meters_commands_read_only(tmp_path, capsys, new_york):
 def test_missing_ledger_is_exit_1(tmp_path, capsys):
     assert main(["status", "--state-dir", str(tmp_path)]) == 1
     assert "no ledger at" in capsys.readouterr().err
+
+
+def test_service_status_asks_systemctl(tmp_path, monkeypatch):
+    from controller.tablestatus import service_status
+
+    fake = tmp_path / "systemctl"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'echo "$@" > "$(dirname "$0")/args"\n'
+        "echo ActiveState=active\necho SubState=running\necho 'StatusText=open_for_wagers round 12'\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    st = service_status("tablectl.service")
+    assert st is not None and st["ActiveState"] == "active" and st["StatusText"] == "open_for_wagers round 12"
+    assert (tmp_path / "args").read_text().startswith("show tablectl.service --property=ActiveState,SubState")
+    fake.write_text("#!/bin/sh\nexit 1\n")
+    assert service_status() is None  # no system bus, no such unit: not reachable
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    assert service_status() is None

@@ -163,7 +163,7 @@ def test_service_status_asks_systemctl(tmp_path, monkeypatch):
     fake = tmp_path / "systemctl"
     fake.write_text(
         "#!/bin/sh\n"
-        'echo "$@" > "$(dirname "$0")/args"\n'
+        f'echo "$@" > {tmp_path / "args"}\n'
         "echo ActiveState=active\necho SubState=running\necho 'StatusText=open_for_wagers round 12'\n"
     )
     fake.chmod(0o755)

@@ -70,7 +70,9 @@ def dealer_counts(hands: np.ndarray, scores: np.ndarray, deck: int) -> tuple[np.
         # of n x C(5, k) entries (28.7M for the 53-card deck: 230 MB) alive at a time
         sf = np.empty(n * len(subsets), dtype=np.int64)
         for j, pos in enumerate(subsets):
-            sf[j * n : (j + 1) * n] = _keys(hands, pos, deck, shift, s)
+            for lo in range(0, n, _BLOCK):
+                hi = min(n, lo + _BLOCK)
+                sf[j * n + lo : j * n + hi] = _keys(hands[lo:hi], pos, deck, shift, s[lo:hi])
         sf.sort()
         # each hand asks, for each of its own subsets T, where its key falls among the pairs of T:
         # pairs before it in T's group score lower (left), or not higher (right).  The questions

@@ -7,7 +7,10 @@ does) beside ``loaders`` busy processes pinned to the same core: the scheduler
 gives each runnable process an equal share, so with two loaders the code gets
 about a third of the core.  :func:`measure_slowdown` times a fixed pure-Python
 workload alone and beside the loaders, on the same core, so the factor actually
-reached is printed with every figure (a machine already busy shows it).
+reached is printed with every figure.  On a machine already busy with other work the
+core is shared with it too and the factor overshoots (10x seen with a load average of
+8 on two cores): read the figures beside ``pi_like_slowdown``, and compare runs made
+at about the same factor.
 """
 
 from __future__ import annotations

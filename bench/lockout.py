@@ -13,6 +13,10 @@ The disk's own figures come from the same run: before each press, once the ledge
 writer is idle, a raw ``write`` of 4 KiB (in place, in a preallocated file in the
 ledger's directory) and ``fsync``, and another with ``fdatasync`` (what SQLite syncs
 its WAL with: it skips the file's timestamps, so it is the stricter yardstick).
+
+``--pi-like`` (bench/_pilike.py) runs the whole process pinned to one core beside
+``--loaders`` busy processes on it (about a Raspberry Pi 4's speed with two);
+``pi_like_slowdown`` is the factor a fixed workload showed there.
 ``lockout_durable_to_fsync_p99`` is the lock-out's durable p99 over the raw fsync p99;
 ``lockout_durable_to_fdatasync_p99`` the same over the raw fdatasync p99.
 
@@ -82,6 +86,10 @@ PROBE_BLOCKS = 64
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--presses", type=int, default=1000, help="lock-out presses to measure (default 1000)")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument(
+        "--pi-like", action="store_true", help="pin this process to one core beside busy loaders (~Pi 4 speed)"
+    )
+    p.add_argument("--loaders", type=int, default=2, help="busy processes beside it with --pi-like (default 2)")
 
 
 class FsyncProbe:
@@ -163,6 +171,25 @@ class PathStamps:
 
 
 def run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
+    if not args.pi_like:
+        return _run(args, emit)
+    from bench._pilike import busy_neighbours, measure_slowdown, pick_core
+
+    core = pick_core()
+    alone, slowdown = measure_slowdown(core, args.loaders)
+    emit("pi_like_core", core)
+    emit("pi_like_workload_alone_s", f"{alone:.3f}")
+    emit("pi_like_slowdown", f"{slowdown:.2f}")
+    before = os.sched_getaffinity(0)
+    with busy_neighbours(core, args.loaders):
+        os.sched_setaffinity(0, {core})  # every thread of the service, the simulators' too
+        try:
+            return _run(args, emit)
+        finally:
+            os.sched_setaffinity(0, before)
+
+
+def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
     from controller.log import configure
     from hil.rig import PINS, Rig
 

@@ -12,7 +12,7 @@
   process, so an upper bound for the service alone; the simulators' and the
   rig's message logs, kept for tests, are emptied every 50 rounds), its peak
   (VmHWM), and the RSS after 100 rounds (the growth between the two is what a
-  long session adds); goal ≤ 60 MB.
+  long session adds); goal ≤ 60 MB.  ``--rounds 0`` skips it.
 * ``start_to_ready_after_rounds_s`` — the start-up again, on the ledger those
   rounds left (the self-checks walk the whole hash chain).
 """
@@ -31,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench._pilike import busy_neighbours, measure_slowdown, pick_core
+
 NAME = "startup"
 HELP = "process start -> READY=1 (s); resident memory after N rounds (MB)"
 
@@ -40,6 +42,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rounds", type=int, default=1000, help="rounds before measuring memory (default 1000)")
     p.add_argument("--speed", type=float, default=200.0, help="game-clock speed-up for the rounds (default 200)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--no-compile", action="store_true", help="do not byte-compile the project's modules first")
+    p.add_argument("--pi-like", action="store_true", help="pin each start to one core beside busy loaders (~Pi 4)")
+    p.add_argument("--loaders", type=int, default=2, help="busy processes beside it with --pi-like (default 2)")
 
 
 def _toml(v: object) -> str:
@@ -50,7 +55,7 @@ def _toml(v: object) -> str:
     return json.dumps(v) if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
 
 
-def _time_start(config: Path, tmp: Path) -> float:
+def _time_start(config: Path, tmp: Path, core: int | None = None) -> float:
     """Spawn ``tablectl run`` and return the seconds until it sends READY=1."""
     sock_path = tmp / f"notify-{time.monotonic_ns()}"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
@@ -63,6 +68,7 @@ def _time_start(config: Path, tmp: Path) -> float:
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        preexec_fn=None if core is None else (lambda: os.sched_setaffinity(0, {core})),
     )
     try:
         while True:
@@ -79,6 +85,18 @@ def _time_start(config: Path, tmp: Path) -> float:
             proc.kill()
             proc.wait()
         sock.close()
+
+
+def _compile_project() -> None:
+    """Byte-compile the packages ``tablectl run`` imports, as a wheel install does."""
+    import compileall
+    import importlib.util
+
+    for pkg in ("controller", "drivers", "config"):
+        spec = importlib.util.find_spec(pkg)
+        if spec is not None and spec.submodule_search_locations:
+            for loc in spec.submodule_search_locations:
+                compileall.compile_dir(loc, quiet=1)
 
 
 def _mem() -> dict[str, int]:
@@ -167,9 +185,22 @@ def run(args: argparse.Namespace, emit) -> int:
             config = tmp / "table.toml"
             config.write_text("\n".join(f"{k} = {_toml(v)}" for k, v in doc.items()) + "\n")
             selfcheck.record_digest(state)  # as systemd/install.sh does
-            times = [_time_start(config, tmp) for _ in range(args.runs)]
+            if not args.no_compile:
+                _compile_project()
+            if args.pi_like:
+                core = pick_core()
+                alone, slowdown = measure_slowdown(core, args.loaders)
+                emit("pi_like_core", core)
+                emit("pi_like_workload_alone_s", f"{alone:.3f}")
+                emit("pi_like_slowdown", f"{slowdown:.2f}")
+                with busy_neighbours(core, args.loaders):
+                    times = [_time_start(config, tmp, core) for _ in range(args.runs)]
+            else:
+                times = [_time_start(config, tmp) for _ in range(args.runs)]
             emit("start_to_ready_s", f"{statistics.median(times):.3f}")
             emit("start_to_ready_max_s", f"{max(times):.3f}")
+            if args.rounds <= 0:
+                return 0
 
             played = tmp / "played"
             t0 = time.monotonic()

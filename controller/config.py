@@ -49,8 +49,19 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from controller.pins import Expander, PinClash, Use, allocate, bus_uses
 from controller.rules.paytables import GAMES, parse_money, parse_percent
-from drivers.gpio import BCM_PINS, PIN_FACTORIES, GpioSettings
+from drivers.gpio import (
+    BCM_PINS,
+    CHIP_FACTORIES,
+    EXPANDER_TYPES,
+    HEADER_CHIP,
+    PIN_FACTORIES,
+    GpioSettings,
+    Pin,
+    PinAddr,
+    parse_pin,
+)
 from drivers.serialdev import BAUD_RATES, SERIAL_DEVICES, SerialSettings
 
 
@@ -64,6 +75,32 @@ class ConfigError(ValueError):
 
 
 _MISSING = object()
+
+_BCM_RANGE = f"{BCM_PINS.start}..{BCM_PINS.stop - 1}"
+
+
+def pin_value(v: Any, expanders: Mapping[int, Expander]) -> PinAddr:
+    """A configured pin: a BCM number on the header (``17``), or ``"chipN:LINE"`` on a
+    declared expander (``"chip2:5"``, ``"chip2:GPA5"``; ``"chip0:17"`` is BCM 17)."""
+    if isinstance(v, bool) or not isinstance(v, int | str):
+        raise ValueError(f'{v!r} is not a pin: a BCM GPIO number ({_BCM_RANGE}) or "chipN:LINE"')
+    if isinstance(v, int):
+        a = PinAddr(HEADER_CHIP, v)
+    else:
+        a = parse_pin(v)
+    if a.chip == HEADER_CHIP:
+        if a.line not in BCM_PINS:
+            raise ValueError(f"{v!r} is not a usable BCM GPIO number ({_BCM_RANGE})")
+        return a
+    e = expanders.get(a.chip)
+    if e is None:
+        declared = ", ".join(f"chip{c}" for c in sorted(expanders)) or "none"
+        raise ValueError(
+            f"{v!r}: chip{a.chip} is not a declared expander ([gpio.expanders.chip{a.chip}]; declared: {declared})"
+        )
+    if a.line not in e.lines:
+        raise ValueError(f"{v!r}: a {e.type} has lines 0..{e.lines.stop - 1} (GPA0..GPB7)")
+    return a
 
 
 def _show(v: Any, limit: int = 60) -> str:
@@ -143,25 +180,36 @@ class Section:
             raise self.error(key, f"{v} is outside {float(minval) * 100:g}%..{float(maxval) * 100:g}%")
         return p
 
-    def get_pin(self, key: str, default: Any = _MISSING) -> int | None:
+    def get_pin(
+        self, key: str, default: Any = _MISSING, expanders: Mapping[int, Expander] | None = None
+    ) -> PinAddr | None:
         v = self._get(key, default)
         if v is None:
             return None
-        if isinstance(v, bool) or not isinstance(v, int) or v not in BCM_PINS:
-            raise self.error(key, f"{_show(v)} is not a usable BCM GPIO number ({BCM_PINS.start}..{BCM_PINS.stop - 1})")
-        return v
+        try:
+            return pin_value(v, expanders or {})
+        except ValueError as e:
+            raise self.error(key, str(e)) from None
 
-    def get_pin_list(self, key: str, default: Any = _MISSING, length: int | None = None) -> list[int]:
+    def get_pin_list(
+        self,
+        key: str,
+        default: Any = _MISSING,
+        length: int | None = None,
+        expanders: Mapping[int, Expander] | None = None,
+    ) -> list[PinAddr]:
         v = self._get(key, default)
         if not isinstance(v, list):
-            raise self.error(key, f"must be a list of BCM pin numbers, got {_show(v)}")
+            raise self.error(key, f'must be a list of pins (BCM numbers or "chipN:LINE"), got {_show(v)}')
+        out = []
         for i, p in enumerate(v):
-            if isinstance(p, bool) or not isinstance(p, int) or p not in BCM_PINS:
-                pins = f"{BCM_PINS.start}..{BCM_PINS.stop - 1}"
-                raise self.error(key, f"item {i + 1} ({_show(p)}) is not a usable BCM GPIO number ({pins})")
+            try:
+                out.append(pin_value(p, expanders or {}))
+            except ValueError as e:
+                raise self.error(key, f"item {i + 1}: {e}") from None
         if length is not None and len(v) != length:
             raise self.error(key, f"needs {length} pins (one per seat), got {len(v)}")
-        return list(v)
+        return out
 
     def sub(self, key: str, required: bool = True) -> Section | None:
         v = self._get(key, _MISSING if required else None)
@@ -184,27 +232,48 @@ class Section:
 class GpioConfig:
     pin_factory: str
     bounce_ms: int
-    lockout: int
-    confirm: int
-    void: int
-    key_switch: int
-    door: int | None
-    beacon: int | None
+    lockout: PinAddr
+    confirm: PinAddr
+    void: PinAddr
+    key_switch: PinAddr
+    door: PinAddr | None
+    beacon: PinAddr | None
     #: sensed wager spots: wager id -> (sensor pins, light pins), one of each per seat, seat 1 first
     spots: Mapping[str, SpotPins]
-    start_game: int | None = None
+    start_game: PinAddr | None = None
     active_low: bool = True
+    #: I/O expanders by gpiochip number (``[gpio.expanders.chipN]``)
+    expanders: Mapping[int, Expander] = field(default_factory=dict)
+
+    def pin_uses(self) -> list[Use]:
+        """Every line the configuration names, by what (the inputs, the lights), in the file's
+        order; the expanders' own header pins are :func:`controller.pins.bus_uses`."""
+        uses: list[Use] = []
+        for name in ("lockout", "confirm", "void", "key_switch", "door", "beacon", "start_game"):
+            p = getattr(self, name)
+            if p is not None:
+                uses.append(Use(p, name, "gpio", name))
+        for wager, spot in self.spots.items():
+            for kind, lst in (("sensors", spot.sensors), ("lights", spot.lights)):
+                for i, p in enumerate(lst, 1):
+                    uses.append(Use(p, f"spots.{wager}.{kind} seat {i}", f"gpio.spots.{wager}", kind))
+        return uses
 
     def driver_settings(self) -> GpioSettings:
         """The GPIO driver's settings: every input and light under the name the table
         knows it by (``lockout``, ``key``, ``bet.<wager>.<seat>``, ``light.<wager>.<seat>``,
         ``beacon``)."""
-        inputs = {"lockout": self.lockout, "confirm": self.confirm, "void": self.void, "key": self.key_switch}
+        inputs: dict[str, Pin] = {
+            "lockout": self.lockout,
+            "confirm": self.confirm,
+            "void": self.void,
+            "key": self.key_switch,
+        }
         if self.door is not None:
             inputs["door"] = self.door
         if self.start_game is not None:
             inputs["start_game"] = self.start_game
-        lights: dict[str, int] = {}
+        lights: dict[str, Pin] = {}
         for wager, spot in self.spots.items():
             for i, pin in enumerate(spot.sensors, 1):
                 inputs[f"bet.{wager}.{i}"] = pin
@@ -217,8 +286,8 @@ class GpioConfig:
 
 @dataclass(frozen=True)
 class SpotPins:
-    sensors: tuple[int, ...]
-    lights: tuple[int, ...]
+    sensors: tuple[PinAddr, ...]
+    lights: tuple[PinAddr, ...]
 
 
 MAX_SPOTS = 3  # one to three sensed wager spots per seat (issue 4)
@@ -280,17 +349,45 @@ def _load_ledger(sec: Section | None, state_dir: Path) -> LedgerConfig:
     return LedgerConfig(cred, key_file, witness)
 
 
+def _load_expanders(sec: Section, pin_factory: str) -> dict[int, Expander]:
+    ex = sec.sub("expanders", required=False)
+    if ex is None:
+        return {}
+    out: dict[int, Expander] = {}
+    addresses: dict[int, int] = {}
+    for name in ex.data:
+        one = ex.sub(name)
+        assert one is not None
+        chip = name[4:] if name.startswith("chip") else ""
+        if not chip.isdigit() or int(chip) == HEADER_CHIP:
+            raise one.error(None, f"{name!r} is not an expander's gpiochip: chipN, N from 1 (chip0 is the header)")
+        kind = one.get_str("type", "mcp23017", tuple(EXPANDER_TYPES))
+        address = one.get_int("address", minval=0x20, maxval=0x27)
+        if address in addresses:
+            raise one.error("address", f"0x{address:02x} is also chip{addresses[address]}'s I2C address")
+        interrupt = one.get_pin("interrupt")
+        assert interrupt is not None
+        one.check_unused()
+        if pin_factory not in CHIP_FACTORIES:
+            raise sec.error("pin_factory", f"{pin_factory!r} drives only the header; expanders need lgpio")
+        addresses[address] = int(chip)
+        out[int(chip)] = Expander(int(chip), kind, address, interrupt.line)
+    return out
+
+
 def _load_gpio(sec: Section, seats: int, sensed: tuple[str, ...]) -> GpioConfig:
+    pin_factory = sec.get_str("pin_factory", "lgpio", PIN_FACTORIES)
+    ex = _load_expanders(sec, pin_factory)
     fields: dict[str, Any] = dict(
-        pin_factory=sec.get_str("pin_factory", "lgpio", PIN_FACTORIES),
+        pin_factory=pin_factory,
         bounce_ms=sec.get_int("bounce_ms", 20, 1, 500),
-        lockout=sec.get_pin("lockout"),
-        confirm=sec.get_pin("confirm"),
-        void=sec.get_pin("void"),
-        key_switch=sec.get_pin("key_switch"),
-        door=sec.get_pin("door", None),
-        beacon=sec.get_pin("beacon", None),
-        start_game=sec.get_pin("start_game", None),
+        lockout=sec.get_pin("lockout", expanders=ex),
+        confirm=sec.get_pin("confirm", expanders=ex),
+        void=sec.get_pin("void", expanders=ex),
+        key_switch=sec.get_pin("key_switch", expanders=ex),
+        door=sec.get_pin("door", None, expanders=ex),
+        beacon=sec.get_pin("beacon", None, expanders=ex),
+        start_game=sec.get_pin("start_game", None, expanders=ex),
         active_low=sec.get_bool("active_low", True),
     )
     sp = sec.sub("spots")
@@ -302,7 +399,8 @@ def _load_gpio(sec: Section, seats: int, sensed: tuple[str, ...]) -> GpioConfig:
         if wager not in SPOT_WAGERS:
             raise one.error(None, f"{wager!r} is not a wager that can be sensed ({', '.join(SPOT_WAGERS)})")
         spots[wager] = SpotPins(
-            tuple(one.get_pin_list("sensors", length=seats)), tuple(one.get_pin_list("lights", length=seats))
+            tuple(one.get_pin_list("sensors", length=seats, expanders=ex)),
+            tuple(one.get_pin_list("lights", length=seats, expanders=ex)),
         )
         one.check_unused()
     if not 1 <= len(spots) <= MAX_SPOTS:
@@ -311,23 +409,11 @@ def _load_gpio(sec: Section, seats: int, sensed: tuple[str, ...]) -> GpioConfig:
         if wager not in spots:
             raise sp.error(wager, "the table profile senses this wager but no sensor pins are given")
     sec.check_unused()
-    g = GpioConfig(spots=spots, **fields)
-    owners: dict[int, str] = {}
-    for name in ("lockout", "confirm", "void", "key_switch", "door", "beacon", "start_game"):
-        p = getattr(g, name)
-        if p is None:
-            continue
-        if p in owners:
-            raise sec.error(name, f"BCM {p} is already used by {owners[p]}")
-        owners[p] = name
-    for wager, pins in spots.items():
-        for kind, lst in (("sensors", pins.sensors), ("lights", pins.lights)):
-            for i, p in enumerate(lst):
-                if p in owners:
-                    raise ConfigError(
-                        sec.file, f"gpio.spots.{wager}", kind, f"BCM {p} (seat {i + 1}) is already used by {owners[p]}"
-                    )
-                owners[p] = f"spots.{wager}.{kind} seat {i + 1}"
+    g = GpioConfig(spots=spots, expanders=ex, **fields)
+    try:  # one use per line, across the header and the expanders (controller/pins.py)
+        allocate([*bus_uses(ex), *g.pin_uses()])
+    except PinClash as e:
+        raise ConfigError(sec.file, e.second.section, e.second.key, str(e)) from None
     return g
 
 

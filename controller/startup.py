@@ -121,8 +121,26 @@ def check_serial_ports(hw: HardwareConfig, report: Report) -> None:
             report.info(f"serial.{dev}: {sc.port} opens")
 
 
+def check_expander_chips(hw: HardwareConfig, report: Report) -> None:
+    """Every declared I/O expander's gpiochip opens with the pin factory (then is closed)."""
+    from controller.pins import open_expander_chips
+
+    if not hw.gpio.expanders:
+        return
+    problems = open_expander_chips(hw.gpio)
+    for p in problems:
+        chip = p.split("]", 1)[0].lstrip("[")
+        report.error(ConfigError(hw.file, chip, None, p.split("]: ", 1)[-1]))
+    if not problems:
+        report.info(f"gpio: expander chips {', '.join(f'chip{c}' for c in sorted(hw.gpio.expanders))} open")
+
+
 #: the checks ``tablectl run --check`` runs after the configuration parsed, in order
-PREFLIGHT: list[Callable[[HardwareConfig, Report], None]] = [check_pin_factory, check_serial_ports]
+PREFLIGHT: list[Callable[[HardwareConfig, Report], None]] = [
+    check_pin_factory,
+    check_expander_chips,
+    check_serial_ports,
+]
 
 
 def preflight(hw: HardwareConfig, checks: list[Callable[[HardwareConfig, Report], None]] | None = None) -> Report:

@@ -31,6 +31,7 @@ from controller.config import parse_hardware
 from controller.reactor import Event
 from controller.service import Service
 from controller.table import Table
+from drivers.gpio import HEADER_CHIP, PinAddr, PinFactories, parse_pin
 from hil.devices import KeypadSim, ScriptedRng, ShakerSim, ShoeSim, SignSim
 from hil.simclock import SimClock
 
@@ -86,14 +87,15 @@ class Rig:
         keypad: bool | None = None,
         idle_skip: bool = True,
         link_socket: Path | None = None,
+        pins: Mapping[str, Any] | None = None,
     ):
         """``link``: serial link settings for every device (``ack_timeout_ms``, ``retries``,
         ``heartbeat_ms``, ``lost_after_ms``, as in ``[serial.<dev>]``); ``profile_overrides``:
         fields of the table profile to replace (e.g. ``start_method``); ``keypad``: add the
         dealer-keypad simulator (default: when the game's procedure needs the keypad);
         ``idle_skip``: let the game clock skip the time when everybody waits
-        (hil/simclock.py; False: a plain clock at ``speed``)."""
-        from gpiozero.pins.mock import MockFactory
+        (hil/simclock.py; False: a plain clock at ``speed``); ``pins``: the ``[gpio]`` pin map
+        (default :data:`PINS`; expander lines as ``"chip2:5"`` with ``expanders``)."""
 
         from controller import config as C
 
@@ -117,7 +119,11 @@ class Rig:
             self.keypad = KeypadSim(self.clock, random.Random(f"{seed}/keypad"), link_dir=self.dev_dir)
             self.sims.append(self.keypad)
         self._sim_devices: set[str] = set()  # the devices whose messages the clock counts (_instrument)
-        self.factory = MockFactory()
+        #: the mock pins: one MockFactory per gpiochip (the header's is ``factory``; expanders' made on use)
+        self.pin_factories = PinFactories.mock()
+        self.factory = self.pin_factories.chip(HEADER_CHIP)
+        #: the pin map this rig wires (default :data:`PINS`; a table with expanders passes its own)
+        self.pins: Mapping[str, Any] = pins if pins is not None else PINS
         serial: dict[str, Any] = {
             s.device: {"port": s.path, **dict(link or {})}
             for s in self.sims
@@ -134,7 +140,7 @@ class Rig:
                 "software_record": str(Path(state_dir).absolute() / "software.json"),
             },
             "ledger": {"key_file": str(rig_key_file(self.state_dir).resolve())},
-            "gpio": {"pin_factory": "mock", **PINS},
+            "gpio": {"pin_factory": "mock", **self.pins},
             "serial": serial,
         }
         hw = parse_hardware(doc, "<hil rig>")
@@ -155,7 +161,7 @@ class Rig:
             extra["link_socket"] = link_socket
         if "ledger_key" in params:
             extra["ledger_key"] = self.ledger_key
-        self.service = Service(self.hw, clock=self.clock, pin_factory=self.factory, **extra)
+        self.service = Service(self.hw, clock=self.clock, pin_factory=self.pin_factories, **extra)
         self.started = False
         self.emitted: list[tuple[str, dict[str, Any]]] = []
         self._emitted_cv = threading.Condition()
@@ -184,7 +190,7 @@ class Rig:
             self.service.stop()
         for s in self.sims:
             s.stop()
-        self.factory.reset()
+        self.pin_factories.reset()
         self.started = False
         shutil.rmtree(self.dev_dir, ignore_errors=True)
 
@@ -195,14 +201,15 @@ class Rig:
         self.stop()
 
     # ------------------------------------------------------------------ people's hands
-    def pin(self, bcm: int) -> Any:
-        return self.factory.pin(bcm)
+    def pin(self, pin: int | str | PinAddr) -> Any:
+        """The mock pin of a header BCM number or an expander line (``"chip2:5"``)."""
+        return self.pin_factories.pin(parse_pin(pin) if isinstance(pin, str) else pin)
 
     def sensor_pin(self, seat: int, wager: str = "progressive") -> Any:
-        return self.pin(PINS["spots"][wager]["sensors"][seat - 1])
+        return self.pin(self.pins["spots"][wager]["sensors"][seat - 1])
 
     def light_pin(self, seat: int, wager: str = "progressive") -> Any:
-        return self.pin(PINS["spots"][wager]["lights"][seat - 1])
+        return self.pin(self.pins["spots"][wager]["lights"][seat - 1])
 
     def light_mode(self, seat: int, wager: str = "progressive") -> str:
         return str(self.table.dev.lights.mode(f"light.{wager}.{seat}"))
@@ -215,7 +222,7 @@ class Rig:
         self.sensor_pin(seat, wager).drive_high()
 
     def press(self, button: str, hold_s: float = 0.1) -> None:
-        p = self.pin(PINS[BUTTONS[button]])
+        p = self.pin(self.pins[BUTTONS[button]])
         p.drive_low()
         self.clock.sleep(hold_s)
         p.drive_high()

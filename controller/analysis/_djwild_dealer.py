@@ -11,6 +11,12 @@ remaining cards.  By inclusion–exclusion over the subsets T of P,
 H ⊇ T are sorted once.  The pairs the player hands query are the same multiset —
 P asks about each of its own subsets T with its own score — so each count is a
 position in the sorted array: no per-hand loop, no sampling.
+
+Memory (issue 15: a Pi with 1-2 GB must run ``tablectl analyze``): the pairs of one
+size k are sorted in place (no ``argsort`` permutation beside them) and the hands ask
+one subset position at a time, so besides the sorted pairs (n x C(5, k) int64, 230 MB
+for k = 2 and 3 on the 53-card deck) only arrays of n entries are alive.  The counts
+are the same positions in the same sorted array as before, so the figures are identical.
 """
 
 from __future__ import annotations
@@ -28,6 +34,16 @@ def subset_index(cols: list[np.ndarray], deck: int) -> np.ndarray:
     for j, c in enumerate(cols, start=1):
         idx += table[c.astype(np.int64), j]
     return idx
+
+
+#: player hands per block of questions (8 MB per int64 array of a block)
+_BLOCK = 1 << 20
+
+
+def _keys(hands: np.ndarray, pos: tuple[int, ...], deck: int, shift: np.int64, s: np.ndarray) -> np.ndarray:
+    """``index(T) * shift + score`` for the subset T at positions ``pos`` of every hand."""
+    key: np.ndarray = subset_index([hands[:, p] for p in pos], deck) * shift + s
+    return key
 
 
 def dealer_counts(hands: np.ndarray, scores: np.ndarray, deck: int) -> tuple[np.ndarray, np.ndarray, int]:
@@ -50,23 +66,38 @@ def dealer_counts(hands: np.ndarray, scores: np.ndarray, deck: int) -> tuple[np.
     for k in range(1, 5):
         sign = -1 if k % 2 else 1
         subsets = list(combinations(range(5), k))
-        key = np.empty((n, len(subsets)), dtype=np.int64)
+        # every (T, score(H)) pair of size k, as one int64 key, sorted in place: the only array
+        # of n x C(5, k) entries (28.7M for the 53-card deck: 230 MB) alive at a time
+        sf = np.empty(n * len(subsets), dtype=np.int64)
         for j, pos in enumerate(subsets):
-            key[:, j] = subset_index([hands[:, p] for p in pos], deck) * shift + s
-        flat = key.ravel()
-        del key
-        order = np.argsort(flat, kind="stable")
-        sf = flat[order]
-        del flat
-        group = np.searchsorted(sf, (sf // shift) * shift, "left")
-        lt_k = np.empty_like(sf)
-        lt_k[order] = np.searchsorted(sf, sf, "left") - group
-        lt += sign * lt_k.reshape(n, len(subsets)).sum(axis=1)
-        del lt_k
-        le_k = np.empty_like(sf)
-        le_k[order] = np.searchsorted(sf, sf, "right") - group
-        le += sign * le_k.reshape(n, len(subsets)).sum(axis=1)
-        del le_k, sf, group, order
+            for lo in range(0, n, _BLOCK):
+                hi = min(n, lo + _BLOCK)
+                sf[j * n + lo : j * n + hi] = _keys(hands[lo:hi], pos, deck, shift, s[lo:hi])
+        sf.sort()
+        # each hand asks, for each of its own subsets T, where its key falls among the pairs of T:
+        # pairs before it in T's group score lower (left), or not higher (right).  The questions
+        # go in blocks, each sorted first: a binary search for sorted keys starts where the last
+        # one ended (numpy's searchsorted), far kinder to the cache than keys in hand order
+        for pos in subsets:
+            for lo in range(0, n, _BLOCK):
+                rows = slice(lo, min(n, lo + _BLOCK))
+                key = _keys(hands[rows], pos, deck, shift, s[rows])
+                order = np.argsort(key)
+                key = key[order]
+                start = np.searchsorted(sf, key - s[rows][order], "left")  # T's group: score 0
+                below = np.searchsorted(sf, key, "left")
+                below -= start
+                upto = np.searchsorted(sf, key, "right")
+                upto -= start
+                idx = order + lo
+                if sign > 0:
+                    lt[idx] += below
+                    le[idx] += upto
+                else:
+                    lt[idx] -= below
+                    le[idx] -= upto
+                del key, order, start, below, upto, idx
+        del sf
     le -= 1  # k = 5: T = P itself, whose score is not below s but equals it
     tie = le - lt
     n_dealer = comb(deck - 5, 5)

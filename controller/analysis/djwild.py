@@ -28,6 +28,7 @@ hand queries are the same multiset, so every count is a position in a sorted arr
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -80,6 +81,18 @@ def _features(h: np.ndarray) -> dict[str, np.ndarray]:
     }
 
 
+#: hands per block when computing features: all 2.87M at once take ~600 MB of int64 temporaries
+_FEATURE_BLOCK = 1 << 18
+
+
+def _feature_key(h: np.ndarray, key_fn: Callable[[dict[str, np.ndarray]], np.ndarray]) -> np.ndarray:
+    """``key_fn(_features(h))``, block by block (issue 15: ``tablectl analyze`` under 500 MB)."""
+    out = np.empty(len(h), dtype=np.int64)
+    for lo in range(0, len(h), _FEATURE_BLOCK):
+        out[lo : lo + _FEATURE_BLOCK] = key_fn(_features(h[lo : lo + _FEATURE_BLOCK]))
+    return out
+
+
 def _classes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(index of one representative per class, class id of every hand)."""
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
@@ -100,7 +113,7 @@ def trips_key(f: dict[str, np.ndarray]) -> np.ndarray:
 def scores() -> np.ndarray:
     """DJ Wild score (``HandRank.score``, § 687a.6) of every hand in :func:`all_hands` order."""
     h = all_hands()
-    first, inv = _classes(score_key(_features(h)))
+    first, inv = _classes(_feature_key(h, score_key))
     rep = np.array(
         [poker.eval_five(tuple(int(c) for c in h[i]), rules=djwild.RULES).score for i in first], dtype=np.int64
     )
@@ -113,7 +126,7 @@ def scores() -> np.ndarray:
 def trips_classes() -> Counter[str]:
     """Number of hands per Trips key (``natural-flush``, ``wild-pair`` ...) over all C(53,5) hands."""
     h = all_hands()
-    first, inv = _classes(trips_key(_features(h)))
+    first, inv = _classes(_feature_key(h, trips_key))
     counts = np.bincount(inv, minlength=len(first))
     out: Counter[str] = Counter()
     for i, n in zip(first, counts):
@@ -178,8 +191,7 @@ def progressive_classes() -> Counter[str]:
     Progressive hand is therefore a uniform C(52,5) hand, ranked without wild cards."""
     h = all_hands()
     h = h[(h != JOKER).all(axis=1)]
-    f = _features(h)
-    first, inv = _classes(f["all_code"] * 2 + f["suited_all"])
+    first, inv = _classes(_feature_key(h, lambda f: f["all_code"] * 2 + f["suited_all"]))
     counts = np.bincount(inv, minlength=len(first))
     out: Counter[str] = Counter()
     for i, n in zip(first, counts):

@@ -17,7 +17,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("round", nargs="?", type=int, help="round number to show in full")
     add_where_arguments(p)
     p.add_argument("--last", type=int, default=10, help="how many rounds to list (default 10)")
-    p.add_argument("--hits", action="store_true", help="list the last 25 progressive hits instead")
+    p.add_argument("--hits", action="store_true", help="list the last 25 progressive hits instead ($, local time)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,10 +44,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"tablectl history: {e}", file=sys.stderr)
         return 1
     if args.hits:
+        from controller.meters import format_cents
+        from controller.tablestatus import local_time
+
+        # amounts in dollars and cents, times in this machine's time zone (the ledger keeps UTC)
         for h in H.hits(conn):
             print(
-                f"seq {h['seq']:>7} round {h['round']:>5} seat {h['seat']} {h['hand']:<16} "
-                f"{h['cents'] / 100:>12,.2f} {h['paid_by']}"
+                f"{local_time(h['ts'])}  round {h['round']:>5}  seat {h['seat']}  {h['hand']:<16} "
+                f"{format_cents(h['cents']):>13}  paid by {h['paid_by']}  (event #{h['seq']})"
             )
         return 0
     if args.round is not None:

@@ -104,7 +104,10 @@ def run(args: argparse.Namespace) -> int:
             refused = refuse_damaged(args, "tablectl run --check", sys.stderr)
             if refused is not None:
                 return refused
+        from controller.pins import budget_lines
+
         print(f"{args.config}: OK (table {hw.table_id}, game {hw.profile.game}, profile {hw.profile.file})")
+        print("\n".join(budget_lines(hw.gpio)))  # every line in use and by what, the free ones (issue 15)
         return 0
     from controller.log import configure
     from controller.service import Service

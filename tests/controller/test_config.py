@@ -10,6 +10,12 @@ import pytest
 
 from controller.cli import main
 from controller.config import ConfigError, load_hardware, parse_hardware
+from drivers.gpio import PinAddr
+
+
+def bcm(n: int) -> PinAddr:
+    return PinAddr(0, n)
+
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "config" / "examples" / "table.toml"
 
@@ -29,7 +35,7 @@ def mutate(old: str, new: str) -> str:
 def test_example_config_is_valid():
     hw = load_hardware(EXAMPLE)
     assert hw.table_id == "PG-01" and hw.profile.game == "six-card-fortune"
-    assert hw.gpio.spots["progressive"].sensors == (5, 6, 12, 13, 16, 19)
+    assert hw.gpio.spots["progressive"].sensors == tuple(bcm(n) for n in (5, 6, 12, 13, 16, 19))
     assert set(hw.serial) == {"shoe", "shaker", "sign", "keypad"}
 
 
@@ -54,16 +60,16 @@ def test_config_builds_the_drivers_settings():
     g = hw.gpio.driver_settings()
     assert isinstance(g, GpioSettings) and g.pin_factory == "lgpio" and g.active_low is True
     assert dict(g.inputs) == {
-        "lockout": 17,
-        "confirm": 27,
-        "void": 22,
-        "key": 23,
-        "door": 24,
-        **{f"bet.progressive.{i}": pin for i, pin in enumerate((5, 6, 12, 13, 16, 19), 1)},
+        "lockout": bcm(17),
+        "confirm": bcm(27),
+        "void": bcm(22),
+        "key": bcm(23),
+        "door": bcm(24),
+        **{f"bet.progressive.{i}": bcm(pin) for i, pin in enumerate((5, 6, 12, 13, 16, 19), 1)},
     }
     assert dict(g.lights) == {
-        **{f"light.progressive.{i}": pin for i, pin in enumerate((4, 14, 15, 18, 20, 21), 1)},
-        "beacon": 25,
+        **{f"light.progressive.{i}": bcm(pin) for i, pin in enumerate((4, 14, 15, 18, 20, 21), 1)},
+        "beacon": bcm(25),
     }
     # the running configuration's keys (console ``config show``, the ledger's config.loaded) are unchanged
     from controller.selfcheck import config_values
@@ -80,14 +86,14 @@ def test_config_builds_the_drivers_settings():
         ("lockout = 17", "lockout = 17\nlockuot = 3", "gpio", "lockuot", "unknown option"),
         ("confirm = 27\n", "", "gpio", "confirm", "required option is missing"),
         ("lockout = 17", "lockout = 40", "gpio", "lockout", "not a usable BCM GPIO"),
-        ("void = 22", "void = 17", "gpio", "void", "already used by lockout"),
+        ("void = 22", "void = 17", "gpio", "void", "BCM 17 is used by both lockout and void"),
         ("sensors = [5, 6, 12, 13, 16, 19]", "sensors = [5, 6]", "gpio.spots.progressive", "sensors", "needs 6 pins"),
         (
             "lights = [4, 14, 15, 18, 20, 21]",
             "lights = [4, 14, 15, 18, 20, 17]",
             "gpio.spots.progressive",
             "lights",
-            "already used by lockout",
+            "BCM 17 is used by both lockout and spots.progressive.lights seat 6",
         ),
         ("[gpio.spots.progressive]", "[gpio.spots.martingale]", "gpio.spots.martingale", None, "not a wager"),
         ("baud = 115200", "baud = 12345", "serial.shoe", "baud", "is not one of"),

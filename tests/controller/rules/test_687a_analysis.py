@@ -133,8 +133,13 @@ def test_687a_progressive_distribution_is_plain_poker():
 # ---------------------------------------------------------------- dealer comparison machinery
 
 
-def test_687a_inclusion_exclusion_matches_brute_force_small_deck():
-    """The exact player-vs-dealer counts equal brute force on a 16-card deck (deuces, joker and 11 others)."""
+@pytest.mark.parametrize("block", [1 << 20, 1000, 7])
+def test_687a_inclusion_exclusion_matches_brute_force_small_deck(block, monkeypatch):
+    """The exact player-vs-dealer counts equal brute force on a 16-card deck (deuces, joker and 11 others),
+    whatever the block the hands are taken in (issue 15: blocks keep the full deck under 500 MB)."""
+    import controller.analysis._djwild_dealer as D
+
+    monkeypatch.setattr(D, "_BLOCK", block)
     cards = [0, 1, 2, 3, 52, 48, 49, 44, 45, 40, 36, 33, 28, 20, 13, 9]  # 2c-2s, Jk, aces, kings, queens, ...
     deck = len(cards)
     hands = np.array(list(combinations(range(deck), 5)), dtype=np.int8)
@@ -170,3 +175,12 @@ def test_687a_full_game_exact_figures():
     assert got == ["86.9121", "87.5419", "86.0251", "85.9802"]
     one = A.analyze_bad_beat("DJWBB-01", {"two_way": "no"})
     assert _pct(one.payback, 4) == "43.4560"
+
+
+def test_687a_feature_keys_in_blocks_equal_the_whole(monkeypatch):
+    """Features computed block by block (issue 15, memory) give the keys computed all at once."""
+    rng = np.random.default_rng(687)
+    h = np.sort(np.array([rng.choice(53, 5, replace=False) for _ in range(3000)], dtype=np.int8), axis=1)
+    monkeypatch.setattr(A, "_FEATURE_BLOCK", 256)
+    for fn in (A.score_key, A.trips_key):
+        assert (A._feature_key(h, fn) == fn(A._features(h))).all()

@@ -1,0 +1,294 @@
+"""``tablectl status`` and ``tablectl meters`` for a technician at a shell, without the
+console: what the ledger says, read-only (safe while the service runs: WAL readers never
+block the writer), plus the service's own status line when systemd can be asked.
+
+From the ledger alone:
+
+* the table and its last event (number and local time);
+* the round: its number and the last step recorded (open for wagers, no more bets,
+  start position, dealt, settled, awaiting floor validation...), or "between rounds";
+* open or closed: closed while a tilt is active (a tilt blocks new rounds until a
+  technician clears it, and survives restarts: controller/recovery.py ``active_tilts``)
+  or when systemd says the service is not running;
+* devices out of order (§ 670a.13(n)), pending hits awaiting validation;
+* the meters, replayed from the last checkpoint through the events after it (the same
+  computation the service makes at start-up) and compared with the ledger's own meter
+  snapshot;
+* what the sign shows: each level's meter in whole cents and the message the recorded
+  state puts on it (the table writes the sign only after the state behind it is durable,
+  so the last state recorded is what the sign was told last).
+
+The service's status comes from ``systemctl show`` (``ActiveState``, ``SubState`` and the
+``STATUS=`` line the service sends, controller/service.py ``_status_line``); where
+systemd cannot be asked (a development machine, a container) it says so.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from controller.ledger import StoredEvent
+from controller.meters import Meter, format_cents
+from controller.meters import apply as apply_meter
+from controller.records import Kind
+from controller.recovery import active_tilts, out_of_order
+
+UNIT = "tablectl.service"
+
+
+def local_time(ts: str) -> str:
+    """A ledger timestamp (UTC, ISO 8601 with microseconds) in the machine's time zone,
+    to the second, with the zone's name: ``2026-11-23 17:04:05 EST``."""
+    try:
+        t = datetime.fromisoformat(ts)
+    except ValueError:
+        return ts
+    return t.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+class ReadOnlyLedger:
+    """The ledger opened read-only (``mode=ro``): the queries ``tablectl status``,
+    ``meters`` and ``history`` need, never a write."""
+
+    def __init__(self, path: str | Path):
+        p = Path(path)
+        if not p.exists():
+            raise FileNotFoundError(f"no ledger at {p}")
+        self.path = p
+        self.db = sqlite3.connect(f"file:{p}?mode=ro", uri=True, check_same_thread=False)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def events(
+        self,
+        since: int = 0,
+        kinds: Iterable[str] | None = None,
+        round_no: int | None = None,
+        limit: int | None = None,
+        newest_first: bool = False,
+    ) -> Iterator[StoredEvent]:
+        q = "SELECT seq, ts, table_id, round, kind, data, prev, hash FROM events WHERE seq > ?"
+        args: list[Any] = [since]
+        if kinds:
+            ks = list(kinds)
+            q += " AND kind IN (" + ",".join("?" * len(ks)) + ")"
+            args += ks
+        if round_no is not None:
+            q += " AND round = ?"
+            args.append(round_no)
+        q += " ORDER BY seq" + (" DESC" if newest_first else "")
+        if limit is not None:
+            q += " LIMIT ?"
+            args.append(limit)
+        for row in self.db.execute(q, args):
+            yield StoredEvent(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7])
+
+    def last_event(self) -> StoredEvent | None:
+        return next(self.events(newest_first=True, limit=1), None)
+
+    def last_round(self) -> int:
+        row = self.db.execute("SELECT MAX(round) FROM events WHERE kind = ?", (Kind.ROUND_OPEN,)).fetchone()
+        return int(row[0] or 0)
+
+    def meters(self) -> dict[str, Meter]:
+        """Every meter: the last checkpoint, then every meter event after it."""
+        since, meters = 0, dict[str, Meter]()
+        row = self.db.execute("SELECT seq, meters FROM checkpoints ORDER BY seq DESC LIMIT 1").fetchone()
+        if row is not None:
+            since = row[0]
+            meters = {lv: Meter.from_row(r) for lv, r in json.loads(row[1]).items()}
+        for ev in self.events(since=since):
+            if ev.kind.startswith("meter."):
+                meters = apply_meter(meters, ev.kind, ev.data, round_no=ev.round, seq=ev.seq)
+        return meters
+
+    def stored_meters(self) -> dict[str, Meter]:
+        """The ledger's meter snapshot (rewritten in the same transaction as each meter event)."""
+        return {lv: Meter.from_row(json.loads(r)) for lv, r in self.db.execute("SELECT level, row FROM meters")}
+
+
+# --------------------------------------------------------------------------- the round
+
+#: the last step of a round that its events record, newest first: (kind, what it means)
+_STEPS: tuple[tuple[str, str], ...] = (
+    (Kind.ROUND_COMPLETE, "complete"),
+    (Kind.ROUND_VOID, "void"),
+    (Kind.HIT_VALIDATED, "hit validated, paying"),
+    (Kind.ROUND_SETTLED, "settled"),
+    (Kind.WAGER_RESULT, "settling"),
+    (Kind.DECISION, "players deciding"),
+    (Kind.HANDS_ENTERED, "hands entered"),
+    (Kind.DEAL, "dealt"),
+    (Kind.DEAL_MANUAL, "dealt by hand"),
+    (Kind.RNG_DRAW, "start position drawn"),
+    (Kind.DICE, "dice rolled"),
+    (Kind.COUNT_CONFIRMED, "count confirmed"),
+    (Kind.LOCKOUT, "no more bets"),
+    (Kind.ROUND_OPEN, "open for wagers"),
+)
+
+
+@dataclass
+class RoundView:
+    number: int = 0
+    step: str = "no round yet"
+    finished: bool = True
+    accepted: int = 0
+    pending_hits: list[dict[str, Any]] = field(default_factory=list)
+    start: int | None = None
+    rng_value: int | None = None
+    kinds: set[str] = field(default_factory=set)
+
+
+def round_view(ledger: ReadOnlyLedger) -> RoundView:
+    n = ledger.last_round()
+    if n == 0:
+        return RoundView()
+    evs = list(ledger.events(round_no=n))
+    kinds = {e.kind for e in evs}
+    step = next((what for kind, what in _STEPS if kind in kinds), "open for wagers")
+    v = RoundView(n, step, bool(kinds & {Kind.ROUND_COMPLETE, Kind.ROUND_VOID}), kinds=kinds)
+    v.accepted = sum(1 for e in evs if e.kind == Kind.WAGER_ACCEPTED)
+    validated = {(e.data.get("seat"), e.data.get("hand")) for e in evs if e.kind == Kind.HIT_VALIDATED}
+    v.pending_hits = [
+        e.data for e in evs if e.kind == Kind.HIT_PENDING and (e.data.get("seat"), e.data.get("hand")) not in validated
+    ]
+    if v.pending_hits and not v.finished:
+        v.step = "awaiting floor validation"
+    for e in evs:
+        if e.kind in (Kind.DICE, Kind.RNG_DRAW):
+            v.start = e.data.get("start", v.start)
+        if e.kind == Kind.RNG_DRAW:
+            v.rng_value = e.data.get("value")
+    return v
+
+
+def sign_message(tilts: Mapping[str, str], ooo: Mapping[str, str], rnd: RoundView) -> str:
+    """The message the recorded state puts on the sign (controller/table.py, wagering.py,
+    dealing.py, settling.py write the same texts once that state is durable)."""
+    if tilts:
+        return "TILT - CALL TECHNICIAN"
+    if rnd.pending_hits and not rnd.finished:
+        h = rnd.pending_hits[0]
+        return f"HIT SEAT {h.get('seat')} {str(h.get('hand', '')).upper()} - CALL FLOOR"
+    if rnd.number and not rnd.finished:
+        if rnd.start is not None and rnd.kinds & {Kind.DICE, Kind.RNG_DRAW}:
+            shown = f"RNG {rnd.rng_value} - " if rnd.rng_value is not None else ""
+            return f"{shown}START POSITION {rnd.start}"
+        if Kind.LOCKOUT in rnd.kinds:
+            return f"NO MORE BETS - COUNT {rnd.accepted}"
+    if rnd.number and Kind.ROUND_VOID in rnd.kinds:
+        return "ROUND VOID - WAGERS RETURNED"
+    if ooo:
+        device, alt = sorted(ooo.items())[0]
+        return f"{device.upper()} OUT OF ORDER - {alt.upper()}"
+    return "PLACE YOUR BETS"
+
+
+# --------------------------------------------------------------------------- systemd
+
+
+def service_status(unit: str = UNIT) -> dict[str, str] | None:
+    """``systemctl show UNIT``'s state and the service's STATUS= line, or None when systemd
+    cannot be asked (no systemctl, no system bus)."""
+    exe = shutil.which("systemctl")
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run(
+            [exe, "show", unit, "--property=ActiveState,SubState,StatusText,ExecMainStartTimestamp"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    props = dict(line.split("=", 1) for line in out.stdout.splitlines() if "=" in line)
+    return props if props.get("ActiveState") else None
+
+
+# --------------------------------------------------------------------------- text
+
+
+def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None) -> str:
+    last = ledger.last_event()
+    if last is None:
+        return "ledger: empty (the table has never started)"
+    tilts = active_tilts(ledger)
+    ooo = out_of_order(ledger)
+    rnd = round_view(ledger)
+    meters = ledger.meters()
+    running = service is not None and service.get("ActiveState") == "active"
+    if tilts:
+        openness = "closed (tilt: a technician must clear it)"
+    elif service is not None and not running:
+        openness = f"closed (service {service.get('ActiveState')})"
+    else:
+        openness = "open"
+    lines = [
+        f"table {last.table}  ledger {ledger.path}",
+        f"last event: #{last.seq} {last.kind} at {local_time(last.ts)}",
+        f"table: {openness}",
+    ]
+    if rnd.number:
+        lines.append(f"round {rnd.number}: {rnd.step}" + ("" if rnd.finished else " (in progress)"))
+    else:
+        lines.append("round: none played yet")
+    lines.append("tilts: " + ("none" if not tilts else "; ".join(f"{k}: {v}" for k, v in sorted(tilts.items()))))
+    if ooo:
+        lines.append("out of order: " + ", ".join(f"{d} (using {alt})" for d, alt in sorted(ooo.items())))
+    for h in rnd.pending_hits if not rnd.finished else []:
+        lines.append(f"hit pending validation: seat {h.get('seat')} {h.get('hand')} {format_cents(h.get('cents', 0))}")
+    if meters:
+        lines.append("meters: " + ", ".join(f"{lv} {format_cents(m.value)}" for lv, m in sorted(meters.items())))
+    else:
+        lines.append("meters: none (no progressive on this table)")
+    shown = ", ".join(format_cents(m.cents) for _lv, m in sorted(meters.items()))
+    lines.append(f"sign: {shown + '  ' if shown else ''}{sign_message(tilts, ooo, rnd)!r}")
+    if service is None:
+        lines.append(f"service: unknown (systemd not reachable here; {UNIT})")
+    else:
+        lines.append(
+            f"service: {service.get('ActiveState')} ({service.get('SubState')})"
+            + (f"  status: {service['StatusText']}" if service.get("StatusText") else "")
+        )
+    return "\n".join(lines)
+
+
+def format_meters(ledger: ReadOnlyLedger) -> str:
+    """Each meter in full, exactly (the console's ``meters``), and whether it agrees with the
+    ledger's snapshot."""
+    from controller.console.cmd_basic import money, percent
+
+    meters = ledger.meters()
+    if not meters:
+        return "no progressive meters on this table"
+    stored = ledger.stored_meters()
+    out = []
+    for level, m in sorted(meters.items()):
+        out += [
+            f"{level}: {money(m.value)}  (shows {money(m.cents)}, hidden remainder {m.remainder} of a cent)",
+            f"  seed/reset {money(m.seed_cents)}  increment rate {percent(m.rate)}"
+            + (f"  reserve rate {percent(m.reserve_rate)} reserve {money(m.reserve)}" if m.reserve_rate else ""),
+            f"  increments {m.increment_count} totalling {money(m.increments)}  reseeds {money(m.reseeds)}"
+            f"  voided {money(m.voided)}",
+            f"  hits {m.hits} (fixed {m.fixed_hits})  paid by table {money(m.paid_table)}  by attendant"
+            f" {money(m.paid_attendant)}  cumulative paid {money(m.paid_table + m.paid_attendant)}",
+        ]
+        if stored.get(level) != m:
+            out.append(
+                f"  WARNING: the ledger's meter snapshot for {level} differs from its events (run tablectl verify)"
+            )
+    return "\n".join(out)

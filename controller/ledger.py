@@ -122,6 +122,10 @@ def _dumps(data: Mapping[str, Any]) -> str:
     return _data_encode(data)
 
 
+def _no_clock() -> float:
+    return 0.0
+
+
 _ROWS_PER_INSERT = 500  # 8 parameters a row: well inside SQLite's 32766
 
 
@@ -152,6 +156,10 @@ class Ledger:
         self.meters: dict[str, Meter] = self.recompute_meters(from_checkpoint=True)
         #: perf_counter stamps of the last append: start, BEGIN, COMMIT issued, COMMIT returned (bench/)
         self.append_stamps: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+        #: the writing thread's CPU time at the same instants, when bench/ sets ``cpu_clock`` to
+        #: ``time.thread_time`` (a system call: not taken otherwise)
+        self.append_cpu: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+        self.cpu_clock: Callable[[], float] = _no_clock
 
     @classmethod
     def open_readonly(cls, path: str | Path, table_id: str = "audit") -> Ledger:
@@ -166,6 +174,8 @@ class Ledger:
         self.last_seq, self.last_hash = (int(row[0]), str(row[1])) if row else (0, GENESIS)
         self.meters = {}
         self.append_stamps = (0.0, 0.0, 0.0, 0.0)
+        self.append_cpu = (0.0, 0.0, 0.0, 0.0)
+        self.cpu_clock = _no_clock
         return self
 
     def close(self) -> None:
@@ -177,7 +187,7 @@ class Ledger:
         recs = list(records)
         if not recs:
             return []
-        t_start = time.perf_counter()
+        t_start, c_start = time.perf_counter(), self.cpu_clock()
         seq, prev = self.last_seq, self.last_hash
         meters = self.meters
         out: list[StoredEvent] = []
@@ -198,33 +208,44 @@ class Ledger:
             out.append(StoredEvent(seq, ts, table, rnd, kind, loads(data), prev, h))
             prev = h
         cur = self.db.cursor()
-        t_begin = time.perf_counter()
+        checkpoint_due = seq // CHECKPOINT_EVERY != self.last_seq // CHECKPOINT_EVERY
+        t_begin, c_begin = time.perf_counter(), self.cpu_clock()
         try:
-            cur.execute("BEGIN IMMEDIATE")
-            for i in range(0, len(out), _ROWS_PER_INSERT):  # one statement for the events, not one per event
-                chunk = params[i * 8 : (i + _ROWS_PER_INSERT) * 8]
-                cur.execute(_insert_events_sql(len(chunk) // 8), chunk)
-            for level in sorted(touched):
-                cur.execute(
-                    "INSERT OR REPLACE INTO meters(level, row, seq) VALUES (?,?,?)",
-                    (level, _dumps(meters[level].to_row()), seq),
-                )
-            if seq // CHECKPOINT_EVERY != self.last_seq // CHECKPOINT_EVERY:
-                cur.execute(
-                    "INSERT INTO checkpoints(seq, hash, meters) VALUES (?,?,?)",
-                    (seq, prev, _dumps({lv: m.to_row() for lv, m in sorted(meters.items())})),
-                )
-            t_commit = time.perf_counter()
-            cur.execute("COMMIT")
+            if not touched and not checkpoint_due and len(out) <= _ROWS_PER_INSERT:
+                # events only, one statement: in autocommit mode it is its own transaction (all of its
+                # rows or none), and with synchronous=FULL it returns only once the WAL is synced.  One
+                # call into SQLite, holding the GIL nowhere between its INSERT and its sync, instead of
+                # three (BEGIN, INSERT, COMMIT), each taking the GIL back in between.
+                t_commit, c_commit = t_begin, c_begin
+                cur.execute(_insert_events_sql(len(out)), params)
+            else:
+                cur.execute("BEGIN IMMEDIATE")
+                for i in range(0, len(out), _ROWS_PER_INSERT):  # one statement for the events, not one per event
+                    chunk = params[i * 8 : (i + _ROWS_PER_INSERT) * 8]
+                    cur.execute(_insert_events_sql(len(chunk) // 8), chunk)
+                for level in sorted(touched):
+                    cur.execute(
+                        "INSERT OR REPLACE INTO meters(level, row, seq) VALUES (?,?,?)",
+                        (level, _dumps(meters[level].to_row()), seq),
+                    )
+                if checkpoint_due:
+                    cur.execute(
+                        "INSERT INTO checkpoints(seq, hash, meters) VALUES (?,?,?)",
+                        (seq, prev, _dumps({lv: m.to_row() for lv, m in sorted(meters.items())})),
+                    )
+                t_commit, c_commit = time.perf_counter(), self.cpu_clock()
+                cur.execute("COMMIT")
         except BaseException:
-            try:
-                cur.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
+            if self.db.in_transaction:
+                try:
+                    cur.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
             raise
         self.last_seq, self.last_hash = seq, prev
         self.meters = meters
         self.append_stamps = (t_start, t_begin, t_commit, time.perf_counter())
+        self.append_cpu = (c_start, c_begin, c_commit, self.cpu_clock())
         return out
 
     # ------------------------------------------------------------------ WAL upkeep
@@ -414,6 +435,7 @@ class LedgerWriter:
         idle_checkpoint_s: float = 0.02,
         checkpoint_commits: int = 50,
         max_commits_between_checkpoints: int = 200,
+        hand_over_s: float = 0.002,
     ):
         if not idle_checkpoint_s > 0:
             raise ValueError(f"idle_checkpoint_s must be > 0, got {idle_checkpoint_s!r}")
@@ -431,6 +453,13 @@ class LedgerWriter:
         self._ckpt_commits = checkpoint_commits
         self._max_commits = max_commits_between_checkpoints
         self._thread = threading.Thread(target=self._run, name="ledger-writer", daemon=True)
+        # the hand-over (see ``submit``): ``_idle`` while the writer blocks on its queue; ``_taken`` is
+        # held (locked) except when the writer signals a waiting submitter that it has its records
+        self._hand_over_s = hand_over_s
+        self._idle = False
+        self._waiting = False
+        self._taken = threading.Lock()
+        self._taken.acquire()
         self._failed = False
         self._uncheckpointed = 0  # commits since the last checkpoint
         self.commits = 0
@@ -445,7 +474,19 @@ class LedgerWriter:
         self._thread.start()
 
     def submit(self, records: Iterable[Record], done: Done | None = None) -> None:
-        self._q.put((list(records), done))
+        """Queue records for the next commit.  When the writer is idle, wait (at most
+        ``hand_over_s``) until it has taken them: the submitter (the reactor) blocks, which
+        lets the writer have the GIL at once for the few steps before its one call into
+        SQLite, instead of waiting for whatever Python the submitter does next.  The
+        submitter then does that work while SQLite writes and syncs (the GIL released)."""
+        recs = list(records)
+        if self._idle and self._hand_over_s > 0:
+            self._waiting = True
+            self._q.put((recs, done))
+            self._taken.acquire(timeout=self._hand_over_s)
+            self._waiting = False
+        else:
+            self._q.put((recs, done))
 
     def stop(self) -> None:
         self._q.put(None)
@@ -464,15 +505,20 @@ class LedgerWriter:
             self._failed = True
             self._on_error(exc)
         while True:
+            self._idle = True
             if self._uncheckpointed >= self._ckpt_commits and not self._failed:
                 try:
                     item = self._q.get(timeout=self._idle_s)
                 except queue.Empty:
+                    self._idle = False
                     self._checkpoint()  # idle: nothing waits for the disk now
                     continue
             else:
                 item = self._q.get()
-            t_got = time.perf_counter()
+            self._idle = False
+            t_got, c_got = time.perf_counter(), self.ledger.cpu_clock()
+            if self._waiting and self._taken.locked():  # a submitter waits for the hand-over: it has it
+                self._taken.release()
             if item is None:
                 return
             batch = [item]
@@ -509,6 +555,7 @@ class LedgerWriter:
                         self._deliver(done, mine)
             if self.trace is not None and stored:
                 t0, t_begin, t_commit, t_durable = self.ledger.append_stamps
+                c0, c_begin, c_commit, c_durable = self.ledger.append_cpu
                 stamps = {
                     "writer_got": t_got,
                     "append_start": t0,
@@ -516,6 +563,13 @@ class LedgerWriter:
                     "commit": t_commit,
                     "committed": t_durable,
                     "handed_back": time.perf_counter(),
+                    # the writer thread's CPU time at the same points (0.0 unless the ledger's cpu_clock is set)
+                    "cpu:writer_got": c_got,
+                    "cpu:append_start": c0,
+                    "cpu:begin": c_begin,
+                    "cpu:commit": c_commit,
+                    "cpu:committed": c_durable,
+                    "cpu:handed_back": self.ledger.cpu_clock(),
                 }
                 self.trace(stamps, stored)
             if stop:

@@ -23,15 +23,22 @@ durable p99):
 * ``edge_to_posted`` — gpiozero (mock pin) calls the input callback, which posts to the reactor;
 * ``posted_to_reactor`` — the reactor thread takes the event off its queue;
 * ``reactor_to_frozen`` — debounce and ``BetBoard.freeze``;
-* ``frozen_to_submitted`` — the state machine's ``lock_out``, the records built, submitted;
-* ``submitted_to_writer`` — the ledger writer thread takes the batch;
+* ``frozen_to_submitted`` — the records built and handed to ``LedgerWriter.submit`` (the state
+  machine's ``lock_out`` and the status publish now come after the submit, while the disk syncs:
+  ``segment_submitted_to_handler_done_*`` is that work's wall time, from the submit to the handler's end);
+* ``submitted_to_writer`` — the ledger writer thread takes the batch (the submitter waits for that);
 * ``writer_to_append`` — the writer collects what else is queued (group commit);
-* ``append_to_begin`` — JSON, hash chain, rows (``Ledger.append`` up to ``BEGIN``);
-* ``begin_to_commit`` — ``BEGIN IMMEDIATE`` and the ``INSERT``s;
-* ``commit_to_durable`` — ``COMMIT``: WAL frames written and synced (and SQLite's own
-  checkpoint when it runs inside a commit);
+* ``append_to_begin`` — JSON, hash chain, rows (``Ledger.append`` up to its first statement);
+* ``begin_to_commit`` — ``BEGIN IMMEDIATE`` and the ``INSERT``s (0 for a batch of events alone: one
+  ``INSERT`` in autocommit mode is its own transaction, and counts in the next segment);
+* ``commit_to_durable`` — ``COMMIT`` (or that one ``INSERT``): WAL frames written and synced (and
+  SQLite's own checkpoint when it runs inside a commit);
 * ``durable_to_handed_back`` — the callback given to the reactor's queue;
 * ``handed_back_to_shown`` — the reactor takes it and runs it (the ``lockout_durable`` stamp).
+
+CPU time: for the segments one thread runs from end to end (the reactor's, the writer's) the
+thread's CPU time is taken too (``cpu_*``, p50/p99): on a machine shared with other work the wall
+time of a segment also holds waits for a core, which its CPU time does not.
 """
 
 from __future__ import annotations
@@ -154,12 +161,12 @@ class PathStamps:
         return stamped
 
     def wrap_submit(self, submit: Callable[..., None]) -> Callable[..., None]:
-        def stamped(records: Any, done: Any = None) -> None:
+        def stamped(records: Any, done: Any = None, **kw: Any) -> None:
             records = list(records)
             if self.armed and "submitted" not in self.now and any(r.kind == "lockout" for r in records):
                 self.now["submitted"] = time.perf_counter()
                 self.cpu["submitted"] = time.thread_time()
-            submit(records, done)
+            submit(records, done, **kw)
 
         return stamped
 

@@ -424,6 +424,14 @@ class LedgerWriter:
     ``idle_checkpoint_s``.  Under a load that never leaves it idle it checkpoints
     after ``max_commits_between_checkpoints`` commits anyway, right after handing
     their callbacks over: the WAL stays bounded.
+
+    The hand-over (``submit(..., hand_over=True)``; ``hand_over_s`` 0 turns it off): a
+    submitter that finds the writer idle blocks until the writer has taken its records (at
+    most ``hand_over_s``), so that the
+    writer's Python before its call into SQLite does not wait for the GIL behind the
+    submitter's next work; that work (the reactor's state machine and status publish) then
+    runs while SQLite writes and syncs, with the GIL released (docs/architecture.md, "Where
+    the time goes").
     """
 
     def __init__(
@@ -473,14 +481,15 @@ class LedgerWriter:
     def start(self) -> None:
         self._thread.start()
 
-    def submit(self, records: Iterable[Record], done: Done | None = None) -> None:
-        """Queue records for the next commit.  When the writer is idle, wait (at most
-        ``hand_over_s``) until it has taken them: the submitter (the reactor) blocks, which
-        lets the writer have the GIL at once for the few steps before its one call into
-        SQLite, instead of waiting for whatever Python the submitter does next.  The
-        submitter then does that work while SQLite writes and syncs (the GIL released)."""
+    def submit(self, records: Iterable[Record], done: Done | None = None, *, hand_over: bool = False) -> None:
+        """Queue records for the next commit.  With ``hand_over``, when the writer is idle,
+        wait (at most ``hand_over_s``) until it has taken them: the submitter (the reactor)
+        blocks, which lets the writer have the GIL at once for the few steps before its one
+        call into SQLite, instead of waiting for whatever Python the submitter does next.
+        The submitter then does that work while SQLite writes and syncs (the GIL released).
+        Without it, records submitted one after another are likely to share a commit."""
         recs = list(records)
-        if self._idle and self._hand_over_s > 0:
+        if hand_over and self._idle and self._hand_over_s > 0:
             self._waiting = True
             self._q.put((recs, done))
             self._taken.acquire(timeout=self._hand_over_s)

@@ -116,7 +116,7 @@ class Wagering:
         # the records go to the ledger first, so that the state machine's transition and the status
         # publish run while the disk syncs; nothing is shown before ``_show_accepted``, which runs once
         # they are durable, after this handler (and so after the transition) has returned
-        ctx.commit(recs, self._show_accepted)
+        ctx.commit(recs, self._show_accepted, hand_over=True)
         ctx.trigger("lock_out")
         ctx.emit("lockout", t=t, accepted=sorted(rnd.accepted))
 

@@ -344,19 +344,24 @@ def test_submit_to_an_idle_writer_returns_once_the_writer_has_taken_the_records(
         h.writer.flush()  # idle again
         time.sleep(0.002)
         done = threading.Event()
-        h.writer.submit([Record("wager.accepted", i, {"seat": 1})], lambda _e, d=done: d.set())
+        h.writer.submit([Record("wager.accepted", i, {"seat": 1})], lambda _e, d=done: d.set(), hand_over=True)
         assert h.writer._q.empty()  # taken, not still queued
         assert done.wait(10)
     assert h.ledger.verify() == [] and h.errors == []
 
 
-def test_submit_does_not_wait_when_the_hand_over_is_off(harness):
-    h = harness(hand_over_s=0.0)
-    h.writer.flush()
-    time.sleep(0.002)
-    queued = 0
-    for i in range(20):
-        h.writer.submit([Record("wager.accepted", i, {"seat": 1})])
-        queued += not h.writer._q.empty()
-    h.writer.flush()
-    assert queued > 0 and h.ledger.last_seq == 20
+def test_submits_without_the_hand_over_still_share_a_commit(harness):
+    """Records submitted back to back (one handler's several commits) go in one group
+    commit; a hand-over makes the first one a commit of its own, and ``hand_over_s=0``
+    turns the hand-over off."""
+    for kw, hand_over, commits in (({}, False, 1), ({"hand_over_s": 5.0}, True, 2), ({"hand_over_s": 0.0}, True, 1)):
+        h = harness(**kw)
+        h.writer.flush()
+        time.sleep(0.005)
+        before = h.writer.commits
+        done = threading.Event()
+        h.writer.submit([Record("wager.accepted", 1, {"seat": 1})], hand_over=hand_over)
+        h.writer.submit([Record("wager.accepted", 1, {"seat": 2})], lambda _e, d=done: d.set())
+        assert done.wait(10)
+        assert h.writer.commits - before == commits, (kw, hand_over)
+        assert h.ledger.last_seq == 2

@@ -20,9 +20,10 @@ def test_the_lockout_records_are_submitted_before_the_transition_and_shown_only_
     for s in (2, 5):
         h.edge(f"bet.progressive.{s}", True)
     seen: list[dict[str, Any]] = []
+    seen_hand_over: list[bool] = []
     submit = h.writer.submit
 
-    def watching(recs: Iterable[Record], done: Then | None = None) -> None:
+    def watching(recs: Iterable[Record], done: Then | None = None, *, hand_over: bool = False) -> None:
         recs = list(recs)
         if any(r.kind == "lockout" for r in recs):
             seen.append(
@@ -33,12 +34,13 @@ def test_the_lockout_records_are_submitted_before_the_transition_and_shown_only_
                     "lights": {s: h.lights.mode(f"progressive.{s}") for s in (2, 5)},
                 }
             )
+        seen_hand_over.append(hand_over and any(r.kind == "lockout" for r in recs))
         submit(recs, done)
 
     lights_before = {s: h.lights.mode(f"progressive.{s}") for s in (2, 5)}
     h.writer.submit = watching  # type: ignore[method-assign]
     h.press("lockout")
-    assert len(seen) == 1
+    assert len(seen) == 1 and sum(seen_hand_over) == 1  # the lock-out's commit, handed over
     # submitted before the state machine left open_for_wagers; nothing shown yet
     assert seen[0]["state"] == "open_for_wagers" and seen[0]["stored"] == 0
     assert not any("NO MORE BETS" in str(a) for a in seen[0]["signs"])

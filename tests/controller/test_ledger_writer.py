@@ -112,6 +112,7 @@ def test_idle_checkpoints_keep_the_wal_bounded(harness):
     grown = _wal_frames_capacity(unbounded.path)
     assert _wal_frames_capacity(bounded.path) * 4 < grown, (bounded.writer.max_wal_frames, grown)
     assert bounded.writer.max_wal_frames < grown / 4
+    bounded.writer.stop()  # verify() reads on the writer's own connection: not beside its idle checkpoint
     assert bounded.ledger.verify() == [] and bounded.errors == []
 
 
@@ -293,6 +294,7 @@ def test_random_bursts_acknowledge_everything(harness):
     assert all_done.wait(20)
     assert sorted(i for i, _ in got) == list(range(n))
     assert all(len(evs) == 1 and evs[0].data["i"] == i for i, evs in got)
+    h.writer.stop()  # verify() reads on the writer's own connection: not beside its idle checkpoint
     assert h.writer.checkpoints > 0 and h.ledger.verify() == [] and h.errors == []
 
 

@@ -427,11 +427,10 @@ class LedgerWriter:
 
     The hand-over (``submit(..., hand_over=True)``; ``hand_over_s`` 0 turns it off): a
     submitter that finds the writer idle blocks until the writer has taken its records (at
-    most ``hand_over_s``), so that the
-    writer's Python before its call into SQLite does not wait for the GIL behind the
-    submitter's next work; that work (the reactor's state machine and status publish) then
-    runs while SQLite writes and syncs, with the GIL released (docs/architecture.md, "Where
-    the time goes").
+    most ``hand_over_s``), so that the writer's Python before its call into SQLite does not
+    wait for the GIL behind the submitter's next work; that work (the reactor's state
+    machine and status publish) then runs while SQLite writes and syncs, with the GIL
+    released (docs/architecture.md, "Where the time goes").
     """
 
     def __init__(

@@ -2,7 +2,8 @@
 
 A child process (hil/crashchild.py) plays rounds on the HIL rig with a
 persistent ledger; it is killed with SIGKILL at a random instant — and, with
-``--commit-kill``, kills itself inside ledger transactions just before COMMIT —
+``--commit-kill``, kills itself inside ledger transactions just before COMMIT (or while a
+one-statement append runs) —
 then restarted on the same state directory, N times.  A last child recovers and
 plays a round to the end.  Then the ledger is checked:
 

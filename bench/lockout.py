@@ -27,15 +27,22 @@ durable p99):
 * ``edge_to_posted`` — gpiozero (mock pin) calls the input callback, which posts to the reactor;
 * ``posted_to_reactor`` — the reactor thread takes the event off its queue;
 * ``reactor_to_frozen`` — debounce and ``BetBoard.freeze``;
-* ``frozen_to_submitted`` — the state machine's ``lock_out``, the records built, submitted;
-* ``submitted_to_writer`` — the ledger writer thread takes the batch;
+* ``frozen_to_submitted`` — the records built and handed to ``LedgerWriter.submit`` (the state
+  machine's ``lock_out`` and the status publish now come after the submit, while the disk syncs:
+  ``segment_submitted_to_handler_done_*`` is that work's wall time, from the submit to the handler's end);
+* ``submitted_to_writer`` — the ledger writer thread takes the batch (the submitter waits for that);
 * ``writer_to_append`` — the writer collects what else is queued (group commit);
-* ``append_to_begin`` — JSON, hash chain, rows (``Ledger.append`` up to ``BEGIN``);
-* ``begin_to_commit`` — ``BEGIN IMMEDIATE`` and the ``INSERT``s;
-* ``commit_to_durable`` — ``COMMIT``: WAL frames written and synced (and SQLite's own
-  checkpoint when it runs inside a commit);
+* ``append_to_begin`` — JSON, hash chain, rows (``Ledger.append`` up to its first statement);
+* ``begin_to_commit`` — ``BEGIN IMMEDIATE`` and the ``INSERT``s (0 for a batch of events alone: one
+  ``INSERT`` in autocommit mode is its own transaction, and counts in the next segment);
+* ``commit_to_durable`` — ``COMMIT`` (or that one ``INSERT``): WAL frames written and synced (and
+  SQLite's own checkpoint when it runs inside a commit);
 * ``durable_to_handed_back`` — the callback given to the reactor's queue;
 * ``handed_back_to_shown`` — the reactor takes it and runs it (the ``lockout_durable`` stamp).
+
+CPU time: for the segments one thread runs from end to end (the reactor's, the writer's) the
+thread's CPU time is taken too (``cpu_*``, p50/p99): on a machine shared with other work the wall
+time of a segment also holds waits for a core, which its CPU time does not.
 """
 
 from __future__ import annotations
@@ -125,9 +132,11 @@ class PathStamps:
     def __init__(self) -> None:
         self.armed = False
         self.now: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}  # the CPU time of the thread at a stamp, where one thread has both ends
 
     def arm(self) -> None:
         self.now = {}
+        self.cpu = {}
         self.armed = True
 
     def disarm(self) -> dict[str, float]:
@@ -150,16 +159,22 @@ class PathStamps:
         def stamped(ev: Any) -> None:
             if self.armed and "reactor" not in self.now and self._is_lockout(ev.kind, ev.source, ev.data):
                 self.now["reactor"] = time.perf_counter()
+                self.cpu["reactor"] = time.thread_time()
+                handler(ev)
+                self.now["handler_done"] = time.perf_counter()
+                self.cpu["handler_done"] = time.thread_time()
+                return
             handler(ev)
 
         return stamped
 
     def wrap_submit(self, submit: Callable[..., None]) -> Callable[..., None]:
-        def stamped(records: Any, done: Any = None) -> None:
+        def stamped(records: Any, done: Any = None, **kw: Any) -> None:
             records = list(records)
             if self.armed and "submitted" not in self.now and any(r.kind == "lockout" for r in records):
                 self.now["submitted"] = time.perf_counter()
-            submit(records, done)
+                self.cpu["submitted"] = time.thread_time()
+            submit(records, done, **kw)
 
         return stamped
 
@@ -168,6 +183,8 @@ class PathStamps:
         if self.armed and "writer" not in self.now and any(e.kind == "lockout" for e in events):
             for stage, key in _WRITER_KEYS.items():
                 self.now[stage] = stamps[key]
+                if f"cpu:{key}" in stamps:
+                    self.cpu[stage] = stamps[f"cpu:{key}"]
 
 
 def run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
@@ -201,6 +218,7 @@ def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
     fsync: list[float] = []
     fdatasync: list[float] = []
     paths: list[dict[str, float]] = []
+    cpus: list[dict[str, float]] = []
     stamps = PathStamps()
     with tempfile.TemporaryDirectory(prefix="tablectl-bench-") as tmp:
         rig = Rig(Path(tmp) / "state", seed=args.seed, speed=1.0)  # its key and witness beside the state
@@ -218,6 +236,8 @@ def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
             reactor.handler = stamps.wrap_handler(reactor.handler)
             writer.submit = stamps.wrap_submit(writer.submit)  # type: ignore[method-assign]
             has_trace = hasattr(writer, "trace")
+            if hasattr(ledger, "cpu_clock"):
+                ledger.cpu_clock = time.thread_time  # the writer's CPU time at its stamps
             if has_trace:
                 writer.trace = stamps.trace
             checkpoints0 = getattr(writer, "checkpoints", 0)
@@ -254,6 +274,7 @@ def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
                 if not shown.wait(10):
                     raise TimeoutError(f"no count shown after the lock-out; status: {table.status}")
                 path = stamps.disarm()
+                cpus.append(stamps.cpu)
                 path.update(edge=t0, frozen=table.perf["lockout_frozen"], shown=table.perf["lockout_durable"])
                 paths.append(path)
                 freeze.append((table.perf["lockout_frozen"] - t0) * 1000)
@@ -285,6 +306,8 @@ def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
     emit("sensor_edges", len(light))
     for key, value in segment_figures(paths, durable).items():
         emit(key, value)
+    for key, value in cpu_figures(paths, cpus).items():
+        emit(key, value)
     if hasattr(writer, "checkpoints"):  # the writer's own WAL checkpoints, off the commit path
         emit("ledger_checkpoints", writer.checkpoints - checkpoints0)
         emit("ledger_checkpoint_ms_total", f"{writer.checkpoint_s * 1000:.1f}")
@@ -307,4 +330,39 @@ def segment_figures(paths: list[dict[str, float]], durable: list[float]) -> dict
         out[f"segment_{name}_p50_ms"] = f"{percentile(xs, 50):.3f}"
         out[f"segment_{name}_p99_ms"] = f"{percentile(xs, 99):.3f}"
         out[f"tail_{name}_ms"] = f"{sum((p[b] - p[a]) * 1000 for p in tail) / len(tail):.3f}"
+    return out
+
+
+#: segments run by one thread from end to end, whose CPU time (``thread_time``) is taken too:
+#: the reactor's (up to the submit, and its work after it: the transition, the status published)
+#: and the ledger writer's
+CPU_SEGMENTS = (
+    ("reactor", "submitted"),
+    ("submitted", "handler_done"),
+    ("writer", "append"),
+    ("append", "begin"),
+    ("begin", "commit"),
+    ("commit", "durable"),
+    ("durable", "handed_back"),
+)
+
+
+def cpu_figures(paths: list[dict[str, float]], cpus: list[dict[str, float]]) -> dict[str, str]:
+    """Each one-thread segment's CPU time p50/p99 (``cpu_*``; its wall time less its CPU time is
+    time spent waiting: for the GIL, for the disk, for a core), and the wall time of the reactor's
+    work after the submit (``segment_submitted_to_handler_done_*``), which runs while the writer
+    writes and syncs."""
+    out: dict[str, str] = {}
+    walls = sorted(
+        (p["handler_done"] - p["submitted"]) * 1000 for p in paths if "handler_done" in p and "submitted" in p
+    )
+    if len(walls) == len(paths):
+        out["segment_submitted_to_handler_done_p50_ms"] = f"{percentile(walls, 50):.3f}"
+        out["segment_submitted_to_handler_done_p99_ms"] = f"{percentile(walls, 99):.3f}"
+    for a, b in CPU_SEGMENTS:
+        xs = sorted((c[b] - c[a]) * 1000 for c in cpus if a in c and b in c and c[a] > 0)
+        if len(xs) != len(cpus):
+            continue
+        out[f"cpu_{a}_to_{b}_p50_ms"] = f"{percentile(xs, 50):.3f}"
+        out[f"cpu_{a}_to_{b}_p99_ms"] = f"{percentile(xs, 99):.3f}"
     return out

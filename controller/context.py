@@ -49,7 +49,7 @@ class Writer(Protocol):
     """The ledger writer (controller/ledger.py ``LedgerWriter``): ``done`` runs on the
     reactor thread once the records are durable."""
 
-    def submit(self, records: Iterable[Record], done: Then | None = None) -> None: ...
+    def submit(self, records: Iterable[Record], done: Then | None = None, *, hand_over: bool = False) -> None: ...
 
 
 class LedgerWriterLike(Writer, Protocol):
@@ -98,10 +98,13 @@ class TableContext:
         """A record of the current round."""
         return Record(kind, self.round_no, data)
 
-    def commit(self, records: Sequence[Record], then: Then | None = None) -> None:
+    def commit(self, records: Sequence[Record], then: Then | None = None, *, hand_over: bool = False) -> None:
         """Write records; run ``then`` on the reactor thread once they are durable (and
         publish the status after it).  Meters are updated in memory in the same order
-        as the ledger applies them."""
+        as the ledger applies them.  ``hand_over``: the writer starts on these at once,
+        before the caller's next work (``LedgerWriter.submit``): for a commit whose
+        durable callback is awaited (the lock-out's count), made before the handler's
+        other work; records committed right after it then go in a commit of their own."""
         for r in records:
             if r.kind.startswith("meter."):
                 self.meters = M.apply(self.meters, r.kind, r.data, round_no=r.round)
@@ -115,7 +118,9 @@ class TableContext:
                 if inner is not None:
                     inner(evs)
 
-        self.writer.submit(records, None if then is None else (lambda evs: self._durable(then, evs)))
+        self.writer.submit(
+            records, None if then is None else (lambda evs: self._durable(then, evs)), hand_over=hand_over
+        )
 
     def _durable(self, then: Then, events: list[StoredEvent]) -> None:
         then(events)

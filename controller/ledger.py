@@ -169,6 +169,10 @@ def _dumps(data: Mapping[str, Any]) -> str:
     return _data_encode(data)
 
 
+def _no_clock() -> float:
+    return 0.0
+
+
 _ROWS_PER_INSERT = 500  # 8 parameters a row: well inside SQLite's 32766
 
 
@@ -217,6 +221,10 @@ class Ledger:
         self.meters: dict[str, Meter] = self.recompute_meters(from_checkpoint=True)
         #: perf_counter stamps of the last append: start, BEGIN, COMMIT issued, COMMIT returned (bench/)
         self.append_stamps: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+        #: the writing thread's CPU time at the same instants, when bench/ sets ``cpu_clock`` to
+        #: ``time.thread_time`` (a system call: not taken otherwise)
+        self.append_cpu: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+        self.cpu_clock: Callable[[], float] = _no_clock
 
     def _load_head(self) -> None:
         row = self.db.execute("SELECT seq, hash, ts, round FROM events ORDER BY seq DESC LIMIT 1").fetchone()
@@ -323,6 +331,8 @@ class Ledger:
         self.meters = {}
         self.migrated_from = None
         self.append_stamps = (0.0, 0.0, 0.0, 0.0)
+        self.append_cpu = (0.0, 0.0, 0.0, 0.0)
+        self.cpu_clock = _no_clock
         return self
 
     def close(self) -> None:
@@ -338,7 +348,7 @@ class Ledger:
         recs = list(records)
         if not recs:
             return []
-        t_start = time.perf_counter()
+        t_start, c_start = time.perf_counter(), self.cpu_clock()
         seq, prev = self.last_seq, self.last_hash
         meters = self.meters
         out: list[StoredEvent] = []
@@ -366,33 +376,44 @@ class Ledger:
             out.append(StoredEvent(seq, ts, table, rnd, kind, loads(data), prev, h))
             prev = h
         cur = self.db.cursor()
-        t_begin = time.perf_counter()
+        checkpoint_due = seq // CHECKPOINT_EVERY != self.last_seq // CHECKPOINT_EVERY
+        t_begin, c_begin = time.perf_counter(), self.cpu_clock()
         try:
-            cur.execute("BEGIN IMMEDIATE")
-            for i in range(0, len(out), _ROWS_PER_INSERT):  # one statement for the events, not one per event
-                chunk = params[i * 8 : (i + _ROWS_PER_INSERT) * 8]
-                cur.execute(_insert_events_sql(len(chunk) // 8), chunk)
-            for level in sorted(touched):
-                cur.execute(
-                    "INSERT OR REPLACE INTO meters(level, row, seq) VALUES (?,?,?)",
-                    (level, _dumps(meters[level].to_row()), seq),
-                )
-            if seq // CHECKPOINT_EVERY != self.last_seq // CHECKPOINT_EVERY:
-                cur.execute(  # OR REPLACE: a row left past a cut tail must not stop the ledger
-                    "INSERT OR REPLACE INTO checkpoints(seq, hash, meters) VALUES (?,?,?)",
-                    (seq, prev, _dumps({lv: m.to_row() for lv, m in sorted(meters.items())})),
-                )
-            t_commit = time.perf_counter()
-            cur.execute("COMMIT")
+            if not touched and not checkpoint_due and len(out) <= _ROWS_PER_INSERT:
+                # events only, one statement: in autocommit mode it is its own transaction (all of its
+                # rows or none), and with synchronous=FULL it returns only once the WAL is synced.  One
+                # call into SQLite, holding the GIL nowhere between its INSERT and its sync, instead of
+                # three (BEGIN, INSERT, COMMIT), each taking the GIL back in between.
+                t_commit, c_commit = t_begin, c_begin
+                cur.execute(_insert_events_sql(len(out)), params)
+            else:
+                cur.execute("BEGIN IMMEDIATE")
+                for i in range(0, len(out), _ROWS_PER_INSERT):  # one statement for the events, not one per event
+                    chunk = params[i * 8 : (i + _ROWS_PER_INSERT) * 8]
+                    cur.execute(_insert_events_sql(len(chunk) // 8), chunk)
+                for level in sorted(touched):
+                    cur.execute(
+                        "INSERT OR REPLACE INTO meters(level, row, seq) VALUES (?,?,?)",
+                        (level, _dumps(meters[level].to_row()), seq),
+                    )
+                if checkpoint_due:
+                    cur.execute(  # OR REPLACE: a row left past a cut tail must not stop the ledger
+                        "INSERT OR REPLACE INTO checkpoints(seq, hash, meters) VALUES (?,?,?)",
+                        (seq, prev, _dumps({lv: m.to_row() for lv, m in sorted(meters.items())})),
+                    )
+                t_commit, c_commit = time.perf_counter(), self.cpu_clock()
+                cur.execute("COMMIT")
         except BaseException:
-            try:
-                cur.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
+            if self.db.in_transaction:
+                try:
+                    cur.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
             raise
         self.last_seq, self.last_hash, self.last_ts, self.last_round_no = seq, prev, ts, rnd
         self.meters = meters
         self.append_stamps = (t_start, t_begin, t_commit, time.perf_counter())
+        self.append_cpu = (c_start, c_begin, c_commit, self.cpu_clock())
         return out
 
     # ------------------------------------------------------------------ WAL upkeep
@@ -593,6 +614,13 @@ class LedgerWriter:
     ``idle_checkpoint_s``.  Under a load that never leaves it idle it checkpoints
     after ``max_commits_between_checkpoints`` commits anyway, right after handing
     their callbacks over: the WAL stays bounded.
+
+    The hand-over (``submit(..., hand_over=True)``; ``hand_over_s`` 0 turns it off): a
+    submitter that finds the writer idle blocks until the writer has taken its records (at
+    most ``hand_over_s``), so that the writer's Python before its call into SQLite does not
+    wait for the GIL behind the submitter's next work; that work (the reactor's state
+    machine and status publish) then runs while SQLite writes and syncs, with the GIL
+    released (docs/architecture.md, "Where the time goes").
     """
 
     def __init__(
@@ -605,6 +633,7 @@ class LedgerWriter:
         checkpoint_commits: int = 50,
         max_commits_between_checkpoints: int = 200,
         witness: Callable[[Head], None] | None = None,
+        hand_over_s: float = 0.002,
     ):
         if not idle_checkpoint_s > 0:
             raise ValueError(f"idle_checkpoint_s must be > 0, got {idle_checkpoint_s!r}")
@@ -622,6 +651,13 @@ class LedgerWriter:
         self._ckpt_commits = checkpoint_commits
         self._max_commits = max_commits_between_checkpoints
         self._thread = threading.Thread(target=self._run, name="ledger-writer", daemon=True)
+        # the hand-over (see ``submit``): ``_idle`` while the writer blocks on its queue; ``_taken`` is
+        # held (locked) except when the writer signals a waiting submitter that it has its records
+        self._hand_over_s = hand_over_s
+        self._idle = False
+        self._waiting = False
+        self._taken = threading.Lock()
+        self._taken.acquire()
         self._failed = False
         self._uncheckpointed = 0  # commits since the last checkpoint
         self.commits = 0
@@ -639,8 +675,21 @@ class LedgerWriter:
     def start(self) -> None:
         self._thread.start()
 
-    def submit(self, records: Iterable[Record], done: Done | None = None) -> None:
-        self._q.put((list(records), done))
+    def submit(self, records: Iterable[Record], done: Done | None = None, *, hand_over: bool = False) -> None:
+        """Queue records for the next commit.  With ``hand_over``, when the writer is idle,
+        wait (at most ``hand_over_s``) until it has taken them: the submitter (the reactor)
+        blocks, which lets the writer have the GIL at once for the few steps before its one
+        call into SQLite, instead of waiting for whatever Python the submitter does next.
+        The submitter then does that work while SQLite writes and syncs (the GIL released).
+        Without it, records submitted one after another are likely to share a commit."""
+        recs = list(records)
+        if hand_over and self._idle and self._hand_over_s > 0:
+            self._waiting = True
+            self._q.put((recs, done))
+            self._taken.acquire(timeout=self._hand_over_s)
+            self._waiting = False
+        else:
+            self._q.put((recs, done))
 
     def stop(self) -> None:
         self._q.put(None)
@@ -659,15 +708,20 @@ class LedgerWriter:
             self._failed = True
             self._on_error(exc)
         while True:
+            self._idle = True
             if self._uncheckpointed >= self._ckpt_commits and not self._failed:
                 try:
                     item = self._q.get(timeout=self._idle_s)
                 except queue.Empty:
+                    self._idle = False
                     self._checkpoint()  # idle: nothing waits for the disk now
                     continue
             else:
                 item = self._q.get()
-            t_got = time.perf_counter()
+            self._idle = False
+            t_got, c_got = time.perf_counter(), self.ledger.cpu_clock()
+            if self._waiting and self._taken.locked():  # a submitter waits for the hand-over: it has it
+                self._taken.release()
             if item is None:
                 return
             batch = [item]
@@ -709,6 +763,7 @@ class LedgerWriter:
                 self._write_witness()
             if self.trace is not None and stored:
                 t0, t_begin, t_commit, t_durable = self.ledger.append_stamps
+                c0, c_begin, c_commit, c_durable = self.ledger.append_cpu
                 stamps = {
                     "writer_got": t_got,
                     "append_start": t0,
@@ -716,6 +771,13 @@ class LedgerWriter:
                     "commit": t_commit,
                     "committed": t_durable,
                     "handed_back": time.perf_counter(),
+                    # the writer thread's CPU time at the same points (0.0 unless the ledger's cpu_clock is set)
+                    "cpu:writer_got": c_got,
+                    "cpu:append_start": c0,
+                    "cpu:begin": c_begin,
+                    "cpu:commit": c_commit,
+                    "cpu:committed": c_durable,
+                    "cpu:handed_back": self.ledger.cpu_clock(),
                 }
                 self.trace(stamps, stored)
             if stop:

@@ -89,6 +89,7 @@ class Table:
         self.state_before_tilt = "self_test"
         self.listeners: list[Callable[[str, Mapping[str, Any]], None]] = []
         self.visited: deque[str] = deque(maxlen=256)  # recent states, for tests and the console
+        self._handling = False  # ``handle`` is running: it publishes the status itself when done
         self.registry = DeviceRegistry()
         self.ctx = TableContext(
             profile=profile,
@@ -231,7 +232,8 @@ class Table:
     def _after_state(self, *_: Any) -> None:
         self.visited.append(self.state)
         self.log.info("state", state=self.state)
-        self._publish()
+        if not self._handling:  # inside ``handle`` the status is published once, when the event is done
+            self._publish()
 
     def _publish(self) -> None:
         self._status.publish()
@@ -345,6 +347,14 @@ class Table:
 
     # ------------------------------------------------------------------ events
     def handle(self, ev: Event) -> None:
+        self._handling = True
+        try:
+            self._dispatch(ev)
+        finally:
+            self._handling = False
+            self._publish()
+
+    def _dispatch(self, ev: Event) -> None:
         if ev.kind == "input":
             self.debounce.edge(ev.source, bool(ev.data["active"]), ev.t)
         elif ev.kind == "shoe":
@@ -364,7 +374,6 @@ class Table:
             self._on_command(ev)
         else:
             self.log.warning("event.unknown", kind=ev.kind, source=ev.source)
-        self._publish()
 
     def _on_link(self, ev: Event) -> None:
         what, detail = ev.data["event"], ev.data.get("detail", "")

@@ -110,12 +110,15 @@ class Wagering:
             self.board.refuse(wager, seat)  # its light flashes: the chip is not a wager
         rnd.lockout_t = t
         self.count_shown = False
-        ctx.trigger("lock_out")
-        ctx.emit("lockout", t=t, accepted=sorted(rnd.accepted))
         recs = [ctx.rec(Kind.LOCKOUT, t=round(t, 6), count=len(rnd.accepted), wagers=len(rnd.wagers))]
         recs += [ctx.rec(Kind.WAGER_ACCEPTED, seat=s, spot=w, cents=c) for (s, w), c in rnd.wagers.items()]
         recs += [ctx.rec(Kind.WAGER_REJECTED, seat=s, spot=w, reason=why) for (s, w), why in sorted(refused.items())]
-        ctx.commit(recs, self._show_accepted)
+        # the records go to the ledger first, so that the state machine's transition and the status
+        # publish run while the disk syncs; nothing is shown before ``_show_accepted``, which runs once
+        # they are durable, after this handler (and so after the transition) has returned
+        ctx.commit(recs, self._show_accepted, hand_over=True)
+        ctx.trigger("lock_out")
+        ctx.emit("lockout", t=t, accepted=sorted(rnd.accepted))
 
     def _show_accepted(self, _events: list[StoredEvent]) -> None:
         ctx = self.ctx

@@ -9,8 +9,10 @@ but missing from the ledger was *lost*.
 
 To kill mid-transaction as well as at random instants, ``--commit-kill P`` makes
 the child SIGKILL itself, with probability P, inside a ledger transaction just
-before its COMMIT (a wrapper around the connection installed here, in the child
-only; the product code has no such hook).
+before its COMMIT — or, for an append that is one ``INSERT`` in autocommit mode (its
+own transaction), from another thread a few hundred microseconds after the
+statement starts, while SQLite writes and syncs it (a wrapper around the
+connection installed here, in the child only; the product code has no such hook).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import os
 import random
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,12 @@ class _KillingCursor:
     def execute(self, sql: str, *args: Any) -> Any:
         if sql == "COMMIT" and self._rng.random() < self._p:
             os.kill(os.getpid(), signal.SIGKILL)  # the transaction is open and unfinished
+        if (
+            sql.startswith("INSERT INTO events")
+            and not self._cur.connection.in_transaction
+            and self._rng.random() < self._p
+        ):  # one statement, its own transaction: killed while it runs
+            threading.Timer(self._rng.uniform(0.0, 0.0006), os.kill, (os.getpid(), signal.SIGKILL)).start()
         return self._cur.execute(sql, *args)
 
     def __getattr__(self, name: str) -> Any:

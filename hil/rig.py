@@ -258,7 +258,7 @@ class Rig:
         assert writer is not None, "the service is assembled: its ledger writer exists"
         submit = writer.submit
 
-        def counted_submit(records: Any, done: Any = None) -> None:
+        def counted_submit(records: Any, done: Any = None, *, hand_over: bool = False) -> None:
             clock.flight_begin("ledger")
 
             def landed(events: Any) -> None:
@@ -269,7 +269,7 @@ class Rig:
                     clock.flight_end("ledger")
 
             try:
-                submit(records, landed)
+                submit(records, landed, hand_over=hand_over)
             except BaseException:
                 clock.flight_end("ledger")
                 raise

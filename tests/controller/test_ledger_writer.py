@@ -304,3 +304,74 @@ def test_random_bursts_acknowledge_everything(harness):
     assert sorted(i for i, _ in got) == list(range(n))
     assert all(len(evs) == 1 and evs[0].data["i"] == i for i, evs in got)
     assert h.writer.checkpoints > 0 and h.verify() == [] and h.errors == []
+
+
+def _statements(led: Ledger) -> list[str]:
+    seen: list[str] = []
+    led.db.set_trace_callback(lambda sql: seen.append(" ".join(sql.split()[:2])))
+    return seen
+
+
+def test_an_append_of_events_only_is_one_statement_its_own_transaction(tmp_path):
+    """Events alone (no meter row, no checkpoint row due) go in as one ``INSERT`` in
+    autocommit mode — its own transaction, synced before it returns — not BEGIN, INSERT,
+    COMMIT; a batch that also writes the meters keeps its explicit transaction."""
+    led = Ledger(tmp_path / "l.sqlite3", "T1", key=TEST_KEY)
+    seen = _statements(led)
+    led.append([Record("lockout", 1, {"count": 2}), Record("wager.accepted", 1, {"seat": 1, "cents": 100})])
+    assert seen == ["INSERT INTO"], seen
+    seen.clear()
+    led.append([Record("meter.init", 1, {"level": "L1", "seed": 1000, "rate": "1/100"})])
+    assert seen[0] == "BEGIN IMMEDIATE" and seen[-1] == "COMMIT" and len(seen) >= 4, seen
+    assert led.verify() == []
+    led.close()
+
+
+def test_a_one_statement_append_that_fails_stores_none_of_its_events(tmp_path):
+    """All of the statement's rows or none: a row refused halfway leaves the ledger (and its
+    chain) as it was, and the next append continues the chain."""
+    led = Ledger(tmp_path / "l.sqlite3", "T1", key=TEST_KEY)
+    led.append([Record("wager.accepted", 1, {"seat": 1})])
+    led.db.execute(
+        "CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.kind = 'boom' BEGIN SELECT RAISE(ABORT, 'no'); END"
+    )
+    with pytest.raises(sqlite3.IntegrityError):
+        led.append([Record("wager.accepted", 2, {"seat": 1}), Record("boom", 2), Record("wager.accepted", 2, {})])
+    assert not led.db.in_transaction
+    assert [e.seq for e in led.events()] == [1] and led.last_seq == 1
+    led.append([Record("wager.accepted", 3, {"seat": 2})])
+    assert [e.seq for e in led.events()] == [1, 2]
+    assert led.verify() == []
+    led.close()
+
+
+def test_submit_to_an_idle_writer_returns_once_the_writer_has_taken_the_records(harness):
+    """The hand-over: a submitter that finds the writer idle waits (bounded) until the writer
+    has taken its records, so the writer runs its few Python steps before its commit without
+    waiting for the submitter's next work to let go of the GIL."""
+    h = harness(hand_over_s=5.0)
+    for i in range(20):
+        h.writer.flush()  # idle again
+        time.sleep(0.002)
+        done = threading.Event()
+        h.writer.submit([Record("wager.accepted", i, {"seat": 1})], lambda _e, d=done: d.set(), hand_over=True)
+        assert h.writer._q.empty()  # taken, not still queued
+        assert done.wait(10)
+    assert h.verify() == [] and h.errors == []
+
+
+def test_submits_without_the_hand_over_still_share_a_commit(harness):
+    """Records submitted back to back (one handler's several commits) go in one group
+    commit; a hand-over makes the first one a commit of its own, and ``hand_over_s=0``
+    turns the hand-over off."""
+    for kw, hand_over, commits in (({}, False, 1), ({"hand_over_s": 5.0}, True, 2), ({"hand_over_s": 0.0}, True, 1)):
+        h = harness(**kw)
+        h.writer.flush()
+        time.sleep(0.005)
+        before = h.writer.commits
+        done = threading.Event()
+        h.writer.submit([Record("wager.accepted", 1, {"seat": 1})], hand_over=hand_over)
+        h.writer.submit([Record("wager.accepted", 1, {"seat": 2})], lambda _e, d=done: d.set())
+        assert done.wait(10)
+        assert h.writer.commits - before == commits, (kw, hand_over)
+        assert h.ledger.last_seq == 2

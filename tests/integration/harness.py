@@ -137,7 +137,7 @@ class SyncWriter:
         self.ledger = ledger
         self.reactor = reactor
 
-    def submit(self, records: Iterable[Record], done: Then | None = None) -> None:
+    def submit(self, records: Iterable[Record], done: Then | None = None, *, hand_over: bool = False) -> None:
         stored = self.ledger.append(list(records))
         if done is not None:
             self.reactor.call_soon_threadsafe(done, stored)

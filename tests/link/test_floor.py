@@ -176,3 +176,58 @@ def test_events_push_a_meter_change(floor: Any) -> None:
     else:
         pytest.fail("the meter change was not pushed")
     c.close()
+
+
+def test_the_paid_record_carries_who_validated_to_the_lap() -> None:
+    from controller.link.ledgerseam import to_lap
+    from controller.records import Kind
+
+    kind, level, data = to_lap(
+        Kind.LINK_PAID, 3, {"level": "primary", "hit_seq": 7, "cents": 100, "by": "floor:key", "seat": 2}
+    )
+    assert (kind, level, data) == ("paid", "primary", {"round": 3, "hit_seq": 7, "cents": 100, "by": "floor:key"})
+
+
+@pytest.mark.slow
+def test_sim_serves_the_floor_with_four_tables_and_stops_when_told(pg_dsn: str) -> None:
+    import io
+    import threading
+
+    from hil.linksim import run_link_sim
+
+    stop = threading.Event()
+    seen: dict[str, Any] = {}
+
+    def on_floor(server: FloorServer, cfg: Any, dsn: str) -> None:
+        seen["server"] = server
+
+    out = io.StringIO()
+    rc: list[int] = []
+    th = threading.Thread(
+        target=lambda: rc.append(
+            run_link_sim(
+                tables=4, rounds=1000, seed=3, dsn=pg_dsn, out=out, floor=("127.0.0.1", 0), stop=stop, on_floor=on_floor
+            )
+        )
+    )
+    th.start()
+    try:
+        deadline = time.monotonic() + 60
+        while "server" not in seen and time.monotonic() < deadline:
+            time.sleep(0.1)
+        srv = seen["server"]
+        _, cookie = _login(srv, "floor", "2468")
+        jar = cookie.split(";")[0]
+        assert _login(srv, "dealer", "9753")[0] == 403
+        while time.monotonic() < deadline:
+            pic = json.loads(_req(srv, "GET", "/api/floor", cookie=jar).body)
+            if all(t["state"] != "not reported" and t["round"] for t in pic["tables"]):
+                break
+            time.sleep(0.2)
+        assert [t["id"] for t in pic["tables"]] == ["T01", "T02", "T03", "T04"]
+        assert all(t["open"] and t["heard_s"] < 5 for t in pic["tables"]), pic["tables"]
+    finally:
+        stop.set()
+        th.join(120)
+    assert "floor view: http://127.0.0.1:" in out.getvalue()
+    assert rc == [0], out.getvalue()

@@ -151,6 +151,27 @@ class FloorData:
         self.dsn, self.schema = dsn, schema
         self._pool: queue.LifoQueue[psycopg.Connection] = queue.LifoQueue()
         self._sem = threading.Semaphore(pool)
+        # the chart's per-minute contributions, re-read at most every SERIES_S (a chart of the
+        # day by the minute; the meter's value now is always read fresh)
+        self._series: tuple[float, float, list[dict[str, Any]]] = (0.0, 0.0, [])
+        self._series_lock = threading.Lock()
+        # the event streams share one picture, read at most once per push interval
+        self._shared: tuple[float, bytes] = (0.0, b"")
+        self._shared_lock = threading.Lock()
+
+    SERIES_S = 10.0
+
+    def shared(self, max_age_s: float) -> bytes:
+        """The picture as JSON, shared by every event stream (one read per ``max_age_s``)."""
+        with self._shared_lock:
+            at, body = self._shared
+            if time.monotonic() - at >= max_age_s or not body:
+                try:
+                    body = json.dumps(self.snapshot()).encode()
+                except psycopg.Error as e:
+                    body = json.dumps({"error": f"database: {str(e).strip()[:120]}"}).encode()
+                self._shared = (time.monotonic(), body)
+            return body
 
     @contextmanager
     def conn(self) -> Iterator[psycopg.Connection]:
@@ -205,12 +226,16 @@ class FloorData:
                 " WHERE h.decided_at >= %s OR p.at IS NULL ORDER BY h.decided_at DESC LIMIT 50",
                 (day,),
             )
-            series = self._rows(
-                c,
-                "SELECT level, extract(epoch FROM max(at)) AS t, sum(to_meter / den) AS add"
-                " FROM {s}.contributions WHERE at >= %s GROUP BY level, date_trunc('minute', at)",
-                (day,),
-            )
+            with self._series_lock:
+                at, for_day, series = self._series
+                if time.monotonic() - at >= self.SERIES_S or for_day != day.timestamp():
+                    series = self._rows(
+                        c,
+                        "SELECT level, extract(epoch FROM max(at)) AS t, sum(to_meter / den) AS add"
+                        " FROM {s}.contributions WHERE at >= %s GROUP BY level, date_trunc('minute', at)",
+                        (day,),
+                    )
+                    self._series = (time.monotonic(), day.timestamp(), series)
         return _picture(now, day, link, tables, levels, hits, series)
 
 
@@ -505,10 +530,7 @@ def _handler(srv: FloorServer) -> type[BaseHTTPRequestHandler]:
                         if srv.generation == seen:
                             srv.changed.wait(5.0)
                         seen = srv.generation
-                    try:
-                        body = json.dumps(srv.data.snapshot()).encode()
-                    except psycopg.Error as e:
-                        body = json.dumps({"error": f"database: {str(e).strip()[:120]}"}).encode()
+                    body = srv.data.shared(srv.push_s)
                     if body != last:
                         self.wfile.write(b"data: " + body + b"\n\n")
                         self.wfile.flush()

@@ -56,7 +56,9 @@ function chart(lv, day, now) {
   const vals = pts.map(p => p[1]); const lo = Math.min(...vals), hi = Math.max(...vals, lo + 1);
   const x = (t) => 4 + (W - 8) * (t - day) / Math.max(now - day, 1);
   const y = (v) => H - 6 - (H - 12) * (v - lo) / (hi - lo);
-  let d = ""; pts.forEach((p, i) => { d += (i ? " L" : "M") + x(p[0]).toFixed(1) + " " + y(p[1]).toFixed(1); });
+  // a step chart: the meter holds its value until the next change
+  let d = ""; pts.forEach((p, i) => { d += i ? ` H${x(p[0]).toFixed(1)} V${y(p[1]).toFixed(1)}`
+    : `M${x(p[0]).toFixed(1)} ${y(p[1]).toFixed(1)}`; });
   svg("rect", {x: 0, y: 0, width: W, height: H, fill: "#10141a"}, s);
   svg("path", {d: d, fill: "none", stroke: "#ffd34d", "stroke-width": 1.5}, s);
   for (const h of lv.hit_marks) { const c = svg("circle", {cx: x(h[0]).toFixed(1), cy: 8, r: 4, fill: "#ff6a6a",

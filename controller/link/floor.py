@@ -202,49 +202,57 @@ class FloorData:
         return list(cur.execute(sql.SQL(text).format(s=sql.Identifier(self.schema)), params).fetchall())
 
     def snapshot(self) -> dict[str, Any]:
-        """The whole page's data, in one read-only transaction (one consistent picture)."""
+        """The whole page's data: one statement (one consistent picture, one round trip; the
+        rows are made JSON by the server), plus the chart's series when due."""
         day = gaming_day_start()
-        with self.conn() as c, c.transaction():
-            c.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            now = self._rows(c, "SELECT clock_timestamp() AS now")[0]["now"]
-            link = self._rows(c, "SELECT group_name, state, heartbeat_at FROM {s}.link")
-            tables = self._rows(
-                c,
-                "SELECT m.table_id, m.asset, m.game, m.mismatch, m.reconciled_seq, m.last_seen,"
-                " s.state, s.round_no, s.progressive_open, s.reason, s.tilts, s.at AS status_at"
-                " FROM {s}.members m LEFT JOIN {s}.table_status s USING (table_id) ORDER BY m.table_id",
-            )
-            levels = self._rows(
-                c, "SELECT level, div(value_num, den) AS cents, hits, version FROM {s}.levels ORDER BY level"
-            )
-            hits = self._rows(
-                c,
-                "SELECT h.level, h.order_no, h.table_id, h.round_no, h.seat, h.hand, h.amount_cents,"
-                " h.meter_cents_before, h.decided_at, p.at AS paid_at, e.data->>'by' AS validated_by"
-                " FROM {s}.hits h LEFT JOIN {s}.payouts p ON p.table_id = h.table_id AND p.hit_seq = h.seq"
-                " LEFT JOIN {s}.events e ON e.table_id = p.table_id AND e.seq = p.seq"
-                " WHERE h.decided_at >= %s OR p.at IS NULL ORDER BY h.decided_at DESC LIMIT 50",
-                (day,),
-            )
-            with self._series_lock:
-                at, for_day, series = self._series
-                if time.monotonic() - at >= self.SERIES_S or for_day != day.timestamp():
-                    series = self._rows(
-                        c,
-                        "SELECT level, extract(epoch FROM max(at)) AS t, sum(to_meter / den) AS add"
-                        " FROM {s}.contributions WHERE at >= %s GROUP BY level, date_trunc('minute', at)",
-                        (day,),
-                    )
-                    self._series = (time.monotonic(), day.timestamp(), series)
-        return _picture(now, day, link, tables, levels, hits, series)
+        with self.conn() as c:
+            row = c.execute(sql.SQL(_PICTURE_SQL).format(s=sql.Identifier(self.schema)), (day,)).fetchone()
+            assert row is not None
+            doc = row[0]
+        with self._series_lock:
+            at, for_day, series = self._series
+            if time.monotonic() - at >= self.SERIES_S or for_day != day.timestamp():
+                series = self._rows(
+                    c,
+                    "SELECT level, extract(epoch FROM max(at)) AS t, sum(to_meter / den) AS add"
+                    " FROM {s}.contributions WHERE at >= %s GROUP BY level, date_trunc('minute', at)",
+                    (day,),
+                )
+                self._series = (time.monotonic(), day.timestamp(), series)
+        return _picture(float(doc["now"]), day, doc["link"] or [], doc["tables"], doc["levels"], doc["hits"], series)
+
+
+_PICTURE_SQL = """
+SELECT json_build_object(
+  'now', extract(epoch FROM clock_timestamp()),
+  'link', (SELECT json_agg(json_build_object('group_name', group_name, 'state', state,
+      'heartbeat_at', extract(epoch FROM heartbeat_at))) FROM {s}.link),
+  'tables', (SELECT coalesce(json_agg(json_build_object('table_id', m.table_id, 'asset', m.asset, 'game', m.game,
+      'mismatch', m.mismatch, 'reconciled_seq', m.reconciled_seq, 'last_seen', extract(epoch FROM m.last_seen),
+      'state', s.state, 'round_no', s.round_no, 'progressive_open', s.progressive_open, 'reason', s.reason,
+      'tilts', s.tilts, 'status_at', extract(epoch FROM s.at)) ORDER BY m.table_id), '[]')
+      FROM {s}.members m LEFT JOIN {s}.table_status s USING (table_id)),
+  'levels', (SELECT coalesce(json_agg(json_build_object('level', level, 'cents', div(value_num, den),
+      'hits', hits, 'version', version) ORDER BY level), '[]') FROM {s}.levels),
+  'hits', (SELECT coalesce(json_agg(x ORDER BY x.decided_at DESC), '[]') FROM (
+      SELECT h.level, h.order_no, h.table_id, h.round_no, h.seat, h.hand, h.amount_cents, h.meter_cents_before,
+        extract(epoch FROM h.decided_at) AS decided_at, extract(epoch FROM p.at) AS paid_at,
+        e.data->>'by' AS validated_by
+      FROM {s}.hits h LEFT JOIN {s}.payouts p ON p.table_id = h.table_id AND p.hit_seq = h.seq
+      LEFT JOIN {s}.events e ON e.table_id = p.table_id AND e.seq = p.seq
+      WHERE h.decided_at >= %s OR p.at IS NULL ORDER BY h.decided_at DESC LIMIT 50) x)
+)
+"""
 
 
 def _epoch(t: Any) -> float | None:
-    return t.timestamp() if isinstance(t, datetime) else None
+    if isinstance(t, datetime):
+        return t.timestamp()
+    return float(t) if isinstance(t, (int, float)) else None
 
 
 def _picture(
-    now: datetime,
+    n: float,
     day: datetime,
     link: list[dict[str, Any]],
     tables: list[dict[str, Any]],
@@ -252,7 +260,6 @@ def _picture(
     hits: list[dict[str, Any]],
     series: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    n = now.timestamp()
     out_tables = []
     for t in tables:
         seen = [x for x in (_epoch(t["last_seen"]), _epoch(t["status_at"])) if x is not None]
@@ -280,8 +287,8 @@ def _picture(
             "round": h["round_no"],
             "seat": h["seat"],
             "hand": h["hand"],
-            "cents": h["amount_cents"],
-            "before": h["meter_cents_before"],
+            "cents": int(h["amount_cents"]),
+            "before": int(h["meter_cents_before"]),
             "decided_at": _epoch(h["decided_at"]),
             "pending": h["paid_at"] is None,
             "validated_by": h["validated_by"],
@@ -446,6 +453,9 @@ def _handler(srv: FloorServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "tablectl-floor"
         protocol_version = "HTTP/1.1"
+        # headers and body are two writes: without TCP_NODELAY the body waits for the client's
+        # delayed ACK (~40 ms a response; bench floor p50 50 ms -> see docs/linked.md)
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib's name
             pass

@@ -85,9 +85,12 @@ def run(args: argparse.Namespace) -> int:
                 args.db, cfg.schema, cfg.floor.bind, cfg.floor.port, cfg.floor.staff, cfg.floor.session_s, svc.log
             )
         except OSError as e:
-            print(f"tablectl lap: {cfg.file}: [floor]: cannot listen on {cfg.floor.bind}:{cfg.floor.port}: {e}")
+            print(
+                f"tablectl lap: {cfg.file}: [floor]: cannot listen on {cfg.floor.bind}:{cfg.floor.port}: {e}",
+                file=sys.stderr,
+            )
             return 1
-        floor.start()
+        svc.on_running = floor.start  # once the schema (and its floor_logins) is there
     try:
         svc.run()
     except LapError as e:

@@ -375,6 +375,9 @@ class FloorServer:
         return str(host), int(port)
 
     def start(self) -> None:
+        """Serve (once; later calls do nothing)."""
+        if self._threads:
+            return
         for name, fn in (("http", self.httpd.serve_forever), ("listen", self._listen)):
             t = threading.Thread(target=fn, name=f"floor-{name}", daemon=True)
             t.start()

@@ -302,6 +302,8 @@ class LapService:
     dsn: str
     log: Callable[[str], None] = print
     stop_event: threading.Event = field(default_factory=threading.Event)
+    #: called each time the link is (re)started, schema installed (the floor view starts then)
+    on_running: Callable[[], None] = lambda: None
 
     def start_link(self) -> LapStore:
         conn = connect(self.dsn)
@@ -341,6 +343,7 @@ class LapService:
                 if store is None:
                     store = self.start_link()
                     backoff = 0.2
+                    self.on_running()
                 store.heartbeat()
                 self.stop_event.wait(self.cfg.heartbeat_s)
             except psycopg.OperationalError as e:

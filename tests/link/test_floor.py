@@ -231,3 +231,117 @@ def test_sim_serves_the_floor_with_four_tables_and_stops_when_told(pg_dsn: str) 
         th.join(120)
     assert "floor view: http://127.0.0.1:" in out.getvalue()
     assert rc == [0], out.getvalue()
+
+
+def test_the_table_reports_its_status_when_it_changes_and_again_with_a_heartbeat() -> None:
+    from controller.linked import Linkage
+
+    now = [100.0]
+    link = Linkage("pit", 3.0, lambda: now[0])
+    sent: list[dict[str, Any]] = []
+    link.send = sent.append
+    status = {"state": "open_for_wagers", "round": 4, "tilts": {}}
+    link.status_source = lambda: dict(status)
+    link.report()
+    link.report()  # unchanged: not sent again
+    assert sent == [
+        {
+            "t": "status",
+            "state": "open_for_wagers",
+            "round": 4,
+            "tilts": {},
+            "open": False,
+            "reason": "waiting for the link",
+        }
+    ]
+    link.on_message({"t": "hb", "state": "running", "meters": {}})
+    assert len(sent) == 1  # a heartbeat resends only after STATUS_REFRESH_S
+    link.on_message({"t": "reconciled", "seq": 0})
+    link.change()  # the wager opens: reported at once, with why
+    assert sent[-1]["open"] is True and sent[-1]["reason"] == "link reconciled"
+    status["tilts"] = {"shoe": "jammed"}
+    status["state"] = "tilt"
+    link.report()
+    assert sent[-1]["tilts"] == {"shoe": "jammed"} and sent[-1]["state"] == "tilt"
+    n = len(sent)
+    now[0] += 5.0
+    link.on_message({"t": "hb", "state": "running", "meters": {}})
+    assert len(sent) == n + 1 and sent[-1] == sent[-2]
+
+
+def test_lap_toml_floor_section_errors_name_file_section_key(tmp_path: Path) -> None:
+    from controller.config import ConfigError
+    from controller.link.config import parse_lap
+    from tests.link.conftest import lap_doc
+
+    doc = lap_doc("lap_x")
+    doc["floor"] = {"port": 70000}
+    with pytest.raises(ConfigError) as e:
+        parse_lap(doc, str(tmp_path / "lap.toml"))
+    assert "floor" in str(e.value) and "port" in str(e.value)
+    doc["floor"] = {"port": 8080, "colour": "red"}
+    with pytest.raises(ConfigError) as e:
+        parse_lap(doc, str(tmp_path / "lap.toml"))
+    assert "colour" in str(e.value)
+    doc["floor"] = {"port": 8080, "session": "30m"}
+    f = parse_lap(doc, str(tmp_path / "lap.toml")).floor
+    assert f is not None and (f.bind, f.port, f.staff, f.session_s) == (
+        "127.0.0.1",
+        8080,
+        tmp_path / "floor-staff.toml",
+        1800.0,
+    )
+    assert parse_lap(lap_doc("lap_x"), "lap.toml").floor is None  # off unless configured
+
+
+@pytest.mark.slow
+def test_tablectl_lap_serves_the_floor_when_configured(pg_dsn: str, lap_schema: str, tmp_path: Path) -> None:
+    import socket
+    import subprocess
+    import sys
+    import tomllib  # noqa: F401 - the file below is TOML
+
+    from tests.link.conftest import lap_doc
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    doc = lap_doc(lap_schema)
+    lines = [f'[link]\ngroup = "pit"\nschema = "{lap_schema}"\nheartbeat = "100ms"\n']
+    lines.append('[levels.primary]\nseed = "$1,000"\nreset = "$1,000"\nincrement_rate = "21%"\n')
+    for tid, t in doc["tables"].items():
+        lines.append(f'[tables.{tid}]\nasset = "{t["asset"]}"\ngame = "{t["game"]}"\n')
+    lines.append(f'[floor]\nport = {port}\nstaff = "staff.toml"\n')
+    cfg = tmp_path / "lap.toml"
+    cfg.write_text("\n".join(lines))
+    exe = [sys.executable, "-m", "controller.cli", "lap", "--db", pg_dsn, "--config", str(cfg)]
+    r = subprocess.run([*exe, "--staff-pin", "alice:floorperson"], input="4821\n", capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    proc = subprocess.Popen(exe, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+                c.request(
+                    "POST", "/login", "person=alice&pin=4821", {"Content-Type": "application/x-www-form-urlencoded"}
+                )
+                resp = c.getresponse()
+                break
+            except OSError:
+                time.sleep(0.2)
+        assert resp.status == 303
+        jar = str(resp.getheader("Set-Cookie")).split(";")[0]
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        end = time.monotonic() + 10
+        while True:
+            c.request("GET", "/api/floor", headers={"Cookie": jar})
+            pic = json.loads(c.getresponse().read())
+            if pic["link_state"] == "running" or time.monotonic() > end:
+                break
+            time.sleep(0.2)
+        assert pic["link_state"] == "running" and [t["id"] for t in pic["tables"]] == ["T1", "T2"]
+    finally:
+        proc.terminate()
+        out = proc.communicate(timeout=20)[0]
+    assert f"floor view on http://127.0.0.1:{port}/" in out, out

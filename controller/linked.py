@@ -53,6 +53,24 @@ class Linkage:
         self.open: bool | None = None
         self.reason = "waiting for the link"
         self.send: Callable[[dict[str, Any]], None] = lambda msg: None
+        #: the table's status for the floor view (state, round, tilts; set by the table)
+        self.status_source: Callable[[], dict[str, Any]] | None = None
+        self.status: dict[str, Any] | None = None  # the last status reported to the LAP
+        self.status_at = 0.0
+
+    STATUS_REFRESH_S = 5.0
+
+    def report(self, force: bool = False) -> None:
+        """Tell the LAP the table's status and whether its linked wager is open (and why), for
+        the floor view: when it changed, or (``force``) again after :attr:`STATUS_REFRESH_S`
+        (an uplink that restarted meanwhile learns it again)."""
+        if self.status_source is None:
+            return
+        status = {**self.status_source(), "open": bool(self.open), "reason": self.reason}
+        if status == self.status and not (force and self.now() - self.status_at >= self.STATUS_REFRESH_S):
+            return
+        self.status, self.status_at = status, self.now()
+        self.send({"t": "status", **status})
 
     # ---- from the uplink ------------------------------------------------------------
     def on_message(self, msg: dict[str, Any]) -> str | None:
@@ -65,6 +83,7 @@ class Linkage:
             self.uplink_up = True
             for lv, cents in dict(msg.get("meters", {})).items():
                 self.meters[str(lv)] = int(cents)
+            self.report(force=True)
             return "meter"
         if t == "meter":
             self.meters[str(msg["level"])] = int(msg["cents"])
@@ -114,6 +133,7 @@ class Linkage:
         if want == self.open:
             return None
         self.open, self.reason = want, why
+        self.report()
         return want, why
 
     def snapshot(self) -> dict[str, Any]:

@@ -145,6 +145,7 @@ class ProgressiveSystem:
                     "hand": hit.hand,
                     "order": order,
                     "lap_order": lap_order,
+                    "by": by,  # who validated (the floor view shows it)
                 },
             ),
         ]

@@ -124,6 +124,7 @@ class Table:
                 profile.progressive.link_timeout_s,
                 last_outbox_seq(writer.ledger.events(kinds=LINK_RECORDS)),
             )
+            link.status_source = self._link_status
             self.ctx.link = link
             self.linked = LinkedWager(self.ctx, board, self.settling, reactor, link)
         self.states, self.transitions_spec = build(procedure.phases)
@@ -237,6 +238,11 @@ class Table:
 
     def _publish(self) -> None:
         self._status.publish()
+        if self.ctx.link is not None:  # the floor view's line for this table (docs/linked.md)
+            self.ctx.link.report()
+
+    def _link_status(self) -> dict[str, Any]:
+        return {"state": self.state, "round": self.round_no, "tilts": {str(k): str(v) for k, v in self.tilts.items()}}
 
     def _snapshot(self) -> Mapping[str, Any]:
         rnd = self.round

@@ -22,12 +22,15 @@ import sys
 import tempfile
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from controller.service import LEDGER_FILE
+
+#: the sim's floor view logins (person, role, PIN): sim only, printed when the page is up
+SIM_STAFF = (("floor", "floorperson", "2468"), ("tech", "technician", "1357"), ("dealer", "dealer", "9753"))
 
 
 @dataclass
@@ -80,7 +83,14 @@ def run_link_sim(
     speed: float = 50.0,
     out: TextIO = sys.stdout,
     keep_schema: bool = False,
+    floor: tuple[str, int] | None = None,
+    stop: threading.Event | None = None,
+    on_floor: Callable[[Any, Any, str], None] | None = None,
 ) -> int:
+    """``floor``: serve the LAP's floor view at (host, port) while the tables play, with the
+    sim-only logins of :data:`SIM_STAFF`; it stays up after the rounds until ``stop`` is set.
+    ``stop`` also ends the rounds early (each table finishes the round it is in).
+    ``on_floor(server, lap_config, dsn)`` is called once the page is up (tests)."""
     from controller import config as C
     from controller.link.config import parse_lap
     from controller.link.lap import LapService, LapStore, connect, wait_until
@@ -105,21 +115,30 @@ def run_link_sim(
         lap_thread = threading.Thread(target=lap.run, name="lap", daemon=True)
         lap_thread.start()
         store = LapStore(connect(pg), schema)
+        server = None
+        stop = stop or threading.Event()
         try:
             if not wait_until(lambda: store.installed() is not None and store.state() == "running", 30, 0.05):
                 print("link: FAILED (the LAP did not start)", file=out)
                 return 1
+            if floor is not None:
+                server = _floor(Path(tmp), floor, pg, schema, out)
+                if on_floor is not None:
+                    on_floor(server, cfg, pg)
             linked = _start_tables(
                 Path(tmp), ids, cfg, pg, list(zip(names, profs)), seed, speed, Rig, Uplink, UplinkConfig
             )
             try:
                 for t in linked:
                     t.rig.table.wait_for(lambda s: bool((s.get("link") or {}).get("open")), 30.0)
-                threads = [threading.Thread(target=_play, args=(t, rounds, seed, People)) for t in linked]
+                threads = [threading.Thread(target=_play, args=(t, rounds, seed, People, stop)) for t in linked]
                 for th in threads:
                     th.start()
                 for th in threads:
                     th.join()
+                if server is not None and not stop.is_set():
+                    print("tablectl sim: rounds done; the floor view stays up until Ctrl-C", file=out, flush=True)
+                    stop.wait()
                 # every outbox reaches the LAP before the tables stop
                 for t in linked:
                     _drain(t, wait_until)
@@ -140,6 +159,8 @@ def run_link_sim(
             print(line, file=out, flush=True)
             return 0 if ok and link_ok else 1
         finally:
+            if server is not None:
+                server.stop()
             lap.stop_event.set()
             lap_thread.join(10)
             store.conn.close()
@@ -190,10 +211,26 @@ def _start_tables(
     return linked
 
 
-def _play(t: LinkedTable, rounds: int, seed: int, People: Any) -> None:
+def _floor(tmp: Path, at: tuple[str, int], pg: str, schema: str, out: TextIO) -> Any:
+    from controller.link.floor import FloorServer, StaffStore
+
+    staff = tmp / "floor-staff.toml"
+    for person, role, pin in SIM_STAFF:
+        StaffStore(staff).set(person, role, pin)
+    server = FloorServer(pg, schema, at[0], at[1], staff, log=lambda m: None)
+    server.start()
+    host, port = server.address
+    logins = ", ".join(f"{p} / PIN {pin} ({r})" for p, r, pin in SIM_STAFF)
+    print(f"floor view: http://{host}:{port}/  sim logins: {logins}", file=out, flush=True)
+    return server
+
+
+def _play(t: LinkedTable, rounds: int, seed: int, People: Any, stop: threading.Event | None = None) -> None:
     t.people = People(t.rig, random.Random(f"{seed}/{t.table_id}/people"))
     try:
         for _ in range(rounds):
+            if stop is not None and stop.is_set():
+                break
             t.people.play_round()
             t.rounds += 1
         t.rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30.0)

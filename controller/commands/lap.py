@@ -24,6 +24,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", type=Path, default=Path("/etc/tablectl/lap.toml"), help="the group's lap.toml")
     p.add_argument("--check", action="store_true", help="check lap.toml (and the database, if reachable), then exit")
     p.add_argument("--reconcile", action="store_true", help="print the reconciliation of every level, then exit")
+    p.add_argument(
+        "--staff-pin",
+        metavar="PERSON:ROLE",
+        help="set a floor staff member's PIN for the floor view (read from stdin), then exit",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,6 +40,8 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"tablectl: configuration error: {e}", file=sys.stderr)
         return EXIT_CONFIG
+    if args.staff_pin:
+        return _staff_pin(cfg, args.staff_pin)
     import psycopg
 
     from controller.link.lap import LapError, LapService, LapStore, connect
@@ -69,6 +76,21 @@ def run(args: argparse.Namespace) -> int:
             return 1
     svc = LapService(cfg, args.db, log=lambda m: print(m, flush=True))
     signal.signal(signal.SIGTERM, lambda *_: svc.stop_event.set())
+    floor = None
+    if cfg.floor is not None:
+        from controller.link.floor import FloorServer
+
+        try:
+            floor = FloorServer(
+                args.db, cfg.schema, cfg.floor.bind, cfg.floor.port, cfg.floor.staff, cfg.floor.session_s, svc.log
+            )
+        except OSError as e:
+            print(
+                f"tablectl lap: {cfg.file}: [floor]: cannot listen on {cfg.floor.bind}:{cfg.floor.port}: {e}",
+                file=sys.stderr,
+            )
+            return 1
+        svc.on_running = floor.start  # once the schema (and its floor_logins) is there
     try:
         svc.run()
     except LapError as e:
@@ -76,4 +98,27 @@ def run(args: argparse.Namespace) -> int:
         return 1
     except KeyboardInterrupt:
         svc.stop_event.set()
+    finally:
+        if floor is not None:
+            floor.stop()
+    return 0
+
+
+def _staff_pin(cfg: object, spec: str) -> int:
+    from controller.console.auth import PinError
+    from controller.link.config import LapConfig
+    from controller.link.floor import StaffStore
+
+    assert isinstance(cfg, LapConfig)
+    if cfg.floor is None:
+        print(f"tablectl lap: {cfg.file}: no [floor] section: the floor view is off", file=sys.stderr)
+        return EXIT_CONFIG
+    person, _, role = spec.partition(":")
+    pin = sys.stdin.readline().strip()
+    try:
+        StaffStore(cfg.floor.staff).set(person, role, pin)
+    except PinError as e:
+        print(f"tablectl lap: {e}", file=sys.stderr)
+        return EXIT_CONFIG
+    print(f"{cfg.floor.staff}: PIN set for {person} ({role})")
     return 0

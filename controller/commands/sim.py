@@ -40,6 +40,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="play the tables on one linked progressive (docs/linked.md): the LAP on PostgreSQL at DSN, or, "
         "without one, a throwaway cluster (initdb/pg_ctl) removed afterwards",
     )
+    p.add_argument(
+        "--floor",
+        metavar="HOST:PORT",
+        help="with --link: serve the LAP's floor view there (docs/linked.md); its sim-only logins are printed, "
+        "and after the rounds the page stays up until Ctrl-C",
+    )
     p.add_argument("--state-dir", type=Path, help="keep the ledger here (default: a temporary directory)")
     p.add_argument("--log-level", default="warning", help="log level for the service's log on stderr")
     p.add_argument(
@@ -60,6 +66,16 @@ def run(args: argparse.Namespace) -> int:
         print("tablectl sim: --speed must be positive", file=sys.stderr)
         return 2
     configure(stream=sys.stderr, level=args.log_level)
+    floor = None
+    if args.floor:
+        host, _, port = args.floor.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            print(f"tablectl sim: --floor wants HOST:PORT, got {args.floor!r}", file=sys.stderr)
+            return 2
+        if args.link is None and args.tables < 2:
+            print("tablectl sim: --floor needs --link (or --tables N > 1)", file=sys.stderr)
+            return 2
+        floor = (host, int(port))
     if args.link is not None or args.tables > 1:
         # several tables always share one linked meter: --link DSN, or a throwaway cluster
         if args.tables < 1:
@@ -72,8 +88,22 @@ def run(args: argparse.Namespace) -> int:
             "six-card-fortune-progressive" if g.strip() == "six-card-fortune" else g.strip()
             for g in args.game.split(",")
         )
+        import signal
+        import threading
+
+        stop = threading.Event()
+        if floor is not None:  # Ctrl-C / SIGTERM end the rounds and the page, and the run cleans up
+            signal.signal(signal.SIGTERM, lambda *_: stop.set())
+            signal.signal(signal.SIGINT, lambda *_: stop.set())
         return run_link_sim(
-            tables=args.tables, rounds=args.rounds, seed=args.seed, dsn=args.link or None, game=game, speed=args.speed
+            tables=args.tables,
+            rounds=args.rounds,
+            seed=args.seed,
+            dsn=args.link or None,
+            game=game,
+            speed=args.speed,
+            floor=floor,
+            stop=stop,
         )
     from hil.simrun import run_sim
 

@@ -20,6 +20,12 @@ Example::
     [tables.T01]
     asset = "A-10001"            # the asset number the common meter shows for a winner
     game = "six-card-fortune"
+
+    [floor]                      # optional: the read-only floor view (docs/linked.md); off without it
+    bind = "127.0.0.1"
+    port = 8080
+    staff = "floor-staff.toml"   # per-person scrypt PINs (relative to this file); `tablectl lap --staff-pin`
+    session = "8h"               # a login expires after this long
 """
 
 from __future__ import annotations
@@ -65,6 +71,14 @@ class MemberParams:
 
 
 @dataclass(frozen=True)
+class FloorParams:
+    bind: str
+    port: int
+    staff: Path
+    session_s: float
+
+
+@dataclass(frozen=True)
 class LapConfig:
     file: str
     group: str
@@ -72,6 +86,7 @@ class LapConfig:
     heartbeat_s: float
     levels: tuple[LevelParams, ...]
     tables: tuple[MemberParams, ...]
+    floor: FloorParams | None = None
 
     def role_for(self, table_id: str) -> str:
         """The PostgreSQL role a table's uplink logs in as (one per table)."""
@@ -80,10 +95,10 @@ class LapConfig:
 
 def _seconds(sec: Section, key: str, default: str, lo: float, hi: float) -> float:
     v = sec._get(key, default)
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s)\s*", str(v))
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)\s*", str(v))
     if not m:
         raise sec.error(key, f'write a duration like "1s" or "500ms", got {v!r}')
-    s = float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+    s = float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m.group(2)]
     if not lo <= s <= hi:
         raise sec.error(key, f"{v} is outside {lo:g}s..{hi:g}s")
     return s
@@ -150,8 +165,18 @@ def parse_lap(doc: Mapping[str, Any], file: str) -> LapConfig:
     if not tables:
         raise t_sec.error(None, "needs at least one member table")
     t_sec._used.update(t_sec.data)
+    floor = None
+    f_sec = root.sub("floor", required=False)
+    if f_sec is not None:
+        bind = f_sec.get_str("bind", "127.0.0.1")
+        port = f_sec.get_int("port", minval=1, maxval=65535)
+        staff = Path(f_sec.get_str("staff", "floor-staff.toml"))
+        if not staff.is_absolute():
+            staff = Path(file).parent / staff
+        floor = FloorParams(bind, port, staff, _seconds(f_sec, "session", "8h", 60, 24 * 3600))
+        f_sec.check_unused()
     root.check_unused()
-    return LapConfig(file, group, schema, hb, tuple(levels), tuple(tables))
+    return LapConfig(file, group, schema, hb, tuple(levels), tuple(tables), floor)
 
 
 def load_lap(path: str | Path) -> LapConfig:

@@ -20,7 +20,7 @@ import psycopg
 from psycopg import sql
 
 from controller.link.config import LapConfig, LevelParams
-from controller.link.schema import SCHEMA_VERSION, ddl, grants
+from controller.link.schema import SCHEMA_VERSION, ddl, floor_ddl, floor_grants, grants
 
 
 class LapError(RuntimeError):
@@ -105,6 +105,13 @@ class LapStore:
             self.conn.execute(ddl(self.schema).encode())
             self.conn.execute(self.q("INSERT INTO {s}.link (group_name) VALUES (%s)"), (group,))
         return True
+
+    def install_floor(self) -> None:
+        """The floor view's tables and the tables' right to report their status (idempotent)."""
+        with self.conn.transaction():
+            self.conn.execute(floor_ddl(self.schema).encode())
+            for r in self._rows("SELECT role FROM {s}.members"):
+                self.conn.execute(floor_grants(self.schema, r["role"]).encode())
 
     # ---------------------------------------------------------------- link state
     def state(self) -> str:
@@ -295,6 +302,8 @@ class LapService:
     dsn: str
     log: Callable[[str], None] = print
     stop_event: threading.Event = field(default_factory=threading.Event)
+    #: called each time the link is (re)started, schema installed (the floor view starts then)
+    on_running: Callable[[], None] = lambda: None
 
     def start_link(self) -> LapStore:
         conn = connect(self.dsn)
@@ -307,6 +316,7 @@ class LapService:
             store.configure(self.cfg)
             for c in changes:
                 self.log(f"lap: parameter change recorded: {c}")
+        store.install_floor()
         rec = store.reconcile()
         if not rec.ok:
             store.set_state("stopped")
@@ -333,6 +343,7 @@ class LapService:
                 if store is None:
                     store = self.start_link()
                     backoff = 0.2
+                    self.on_running()
                 store.heartbeat()
                 self.stop_event.wait(self.cfg.heartbeat_s)
             except psycopg.OperationalError as e:

@@ -70,6 +70,8 @@ def to_lap(kind: str, round_no: int, data: dict[str, Any]) -> tuple[str, str, di
         out.update(fraction_num=f.numerator, fraction_den=f.denominator, seat=int(data["seat"]), hand=data["hand"])
     else:
         out.update(hit_seq=int(data["hit_seq"]), cents=int(data["cents"]))
+        if isinstance(data.get("by"), str):  # who validated (the floor view shows it)
+            out["by"] = data["by"][:60]
     return lap_kind, level, out
 
 

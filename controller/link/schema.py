@@ -441,3 +441,63 @@ GRANT SELECT, INSERT ON {s}.events, {s}.batches TO {r};
 GRANT SELECT ON {s}.levels, {s}.link, {s}.members, {s}.contributions, {s}.voids, {s}.hits, {s}.payouts TO {r};
 GRANT EXECUTE ON FUNCTION {s}.my_table(), {s}.table_seen() TO {r};
 """
+
+
+def floor_ddl(schema: str) -> str:
+    """The floor view's additions (issue 16), applied at every LAP start (idempotent, so a
+    schema created before them gets them too): each table's reported status (state, round,
+    linked wager open or closed and why, tilts) and the floor staff's login audit (append-only)."""
+    s = check_name(schema)
+    return _FLOOR_DDL.replace("@S", s)
+
+
+_FLOOR_DDL = r"""
+CREATE TABLE IF NOT EXISTS @S.table_status (
+    table_id text PRIMARY KEY,
+    state text NOT NULL,
+    round_no bigint NOT NULL,
+    progressive_open boolean NOT NULL,
+    reason text NOT NULL,
+    tilts jsonb NOT NULL,
+    at timestamptz NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS @S.floor_logins (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    person text NOT NULL,
+    role text,
+    ok boolean NOT NULL,
+    why text NOT NULL,
+    addr text NOT NULL
+);
+
+CREATE OR REPLACE TRIGGER append_only BEFORE UPDATE OR DELETE ON @S.floor_logins
+    FOR EACH ROW EXECUTE FUNCTION @S.append_only();
+
+-- a table reports its own status only (my_table(): the role it logs in as); bounded text
+CREATE OR REPLACE FUNCTION @S.report_status(st jsonb) RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = @S, pg_temp AS $$
+DECLARE t text := my_table();
+BEGIN
+    IF t IS NULL THEN
+        RAISE EXCEPTION 'report_status: % is not a member table', session_user USING ERRCODE = '42501';
+    END IF;
+    IF jsonb_typeof(st->'tilts') IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION 'report_status: tilts must be an object' USING ERRCODE = '22023';
+    END IF;
+    INSERT INTO table_status VALUES (t, left(st->>'state', 40), (st->>'round')::bigint, (st->>'open')::boolean,
+        left(coalesce(st->>'reason', ''), 200), st->'tilts', clock_timestamp())
+    ON CONFLICT (table_id) DO UPDATE SET state = excluded.state, round_no = excluded.round_no,
+        progressive_open = excluded.progressive_open, reason = excluded.reason, tilts = excluded.tilts,
+        at = excluded.at;
+END $$;
+
+REVOKE ALL ON @S.table_status, @S.floor_logins FROM PUBLIC;
+REVOKE ALL ON FUNCTION @S.report_status(jsonb) FROM PUBLIC;
+"""
+
+
+def floor_grants(schema: str, role: str) -> str:
+    s, r = check_name(schema), check_name(role, "role")
+    return f"GRANT EXECUTE ON FUNCTION {s}.report_status(jsonb) TO {r};"

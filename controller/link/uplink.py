@@ -142,6 +142,8 @@ class Uplink:
         self._threads: list[threading.Thread] = []
         self._reader: psycopg.Connection | None = None  # the listener's reading connection
         self._lap_pid: int | None = None  # the LAP's session: the only one whose heartbeat counts
+        self._status: dict[str, Any] | None = None  # the table's last status, not yet written (floor view)
+        self._status_lock = threading.Lock()
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -168,6 +170,25 @@ class Uplink:
     def _from_table(self, msg: dict[str, Any]) -> None:
         if msg.get("t") == "outbox":
             self.wake.set()
+        elif msg.get("t") == "status":
+            with self._status_lock:
+                self._status = {k: msg.get(k) for k in ("state", "round", "open", "reason", "tilts")}
+            self.wake.set()
+
+    def _send_status(self, conn: psycopg.Connection) -> None:
+        """The table's status for the floor view (never money: a refusal is logged, not latched)."""
+        with self._status_lock:
+            st, self._status = self._status, None
+        if st is None:
+            return
+        try:
+            conn.execute(self._q("SELECT {s}.report_status(%s::jsonb)"), (json.dumps(st),))
+        except psycopg.OperationalError:
+            with self._status_lock:
+                self._status = self._status or st
+            raise
+        except psycopg.Error as e:
+            self.log(f"uplink: the LAP refused the table's status: {_first_line(e)}")
 
     def _q(self, text: str) -> sql.Composed:
         return sql.SQL(text).format(s=sql.Identifier(self.cfg.schema))
@@ -193,6 +214,7 @@ class Uplink:
                 if self.rejected is None:
                     while self._send_batch(conn, source):
                         pass
+                self._send_status(conn)
                 self.wake.wait(self.cfg.poll_s)
                 self.wake.clear()
             except psycopg.OperationalError as e:

@@ -36,3 +36,26 @@ def test_bench_link_chaos_ten_faults_loses_and_doubles_nothing(pg_dsn, capsys):
     assert out["faults"] == "10" and out["lost"] == "0" and out["doubled"] == "0"
     assert out["meters_reconcile"] == "yes" and out["paid_while_closed"] == "0"
     assert int(out["link_closures"]) > 0  # the faults did close tables
+
+
+@pytest.mark.slow
+def test_bench_floor_prints_its_figures(pg_dsn, capsys):
+    rc = main(
+        [
+            "bench",
+            "floor",
+            "--tables",
+            "3",
+            "--requests",
+            "20",
+            "--viewers",
+            "1",
+            "--rounds-before",
+            "2",
+            *_db_args(pg_dsn),
+        ]
+    )
+    out = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines() if ": " in line)
+    assert rc == 0, out
+    assert out["tables"] == "3" and out["api_requests"] == "20" and int(out["contributions_during"]) > 0
+    assert 0 < float(out["api_ms_p50"]) <= float(out["api_ms_p99"]) <= float(out["api_ms_max"])

@@ -216,6 +216,7 @@ class Table:
     # ------------------------------------------------------------------ observers
     def _after_state(self, *_: Any) -> None:
         self.visited.append(self.state)
+        self.deciding.state_entered()
         self.log.info("state", state=self.state)
         self._publish()
 
@@ -240,6 +241,8 @@ class Table:
             "wagers": {f"{s}:{w}": c for (s, w), c in rnd.wagers.items()} if rnd else {},
             "cards": {k: list(v) for k, v in rnd.cards.items()} if rnd else {},
             "decision": self._decision_view(),
+            # the number of the keypad's latest prompt (an entry answers one prompt, deciding.py)
+            "prompt": self.dev.keypad.prompt_id if self.dev.keypad is not None else 0,
         }
 
     def _decision_view(self) -> Mapping[str, Any] | None:

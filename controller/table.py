@@ -498,7 +498,9 @@ class Table:
             # a settled round still owes a validated hit: go back to the floorperson, never drop it
             self.commit(recs, lambda _e: self._cleared("clear_to_validation"))
             return True
-        if rnd is not None and rnd.results:
+        if rnd is not None and rnd.void_reason is not None:
+            pass  # voided already (a device timed out: void, then tilt) — never voided twice
+        elif rnd is not None and rnd.results:
             recs.append(self.rec(Kind.ROUND_COMPLETE, after_tilt=True))
         elif rnd is not None and self.state_before_tilt in self.proc.in_round_states():
             recs += self.wagering.void_records(rnd, f"round voided when tilt cleared: {reason}", rnd.credited)

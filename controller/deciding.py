@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from controller.context import TableContext
 from controller.dealing import Dealing
+from controller.flood import CallLater, RejectLimiter
 from controller.games.base import EntryError
 from controller.reactor import Event
 from controller.records import Kind, PhaseKind
@@ -26,8 +27,16 @@ from drivers.keypad import MAX_PROMPT_ID
 
 
 class Deciding:
-    def __init__(self, ctx: TableContext, wagering: Wagering, dealing: Dealing, settling: Settling):
+    def __init__(
+        self,
+        ctx: TableContext,
+        wagering: Wagering,
+        dealing: Dealing,
+        settling: Settling,
+        call_later: CallLater | None = None,
+    ):
         self.ctx = ctx
+        self.rejects = RejectLimiter(ctx, ctx.profile.keypad, call_later)
         self.wagering = wagering
         self.dealing = dealing
         self.settling = settling
@@ -61,7 +70,7 @@ class Deciding:
         refused = self._refused(ev.data.get("prompt"), text)
         if refused:
             # a double enter or a line keyed at a prompt since replaced: it answers nothing now
-            ctx.commit([ctx.rec(Kind.KEYPAD_REJECTED, text=text[:80], error=refused, state=ctx.state)])
+            self.rejects.rejected(ev.t, text, refused, ctx.state)
             return
         phase = ctx.phase()
         rnd = ctx.round
@@ -81,9 +90,9 @@ class Deciding:
             else:
                 raise EntryError(f"not expecting an entry now ({ctx.state})")
         except ValueError as e:
-            # bad input changes nothing: say what was wrong, record the attempt
-            ctx.commit([ctx.rec(Kind.KEYPAD_REJECTED, text=text[:80], error=str(e)[:160], state=ctx.state)])
-            self._prompt(f"ERROR: {e}"[:120])
+            # bad input changes nothing: say what was wrong, record the attempt (rate-limited)
+            if self.rejects.rejected(ev.t, text, str(e), ctx.state):
+                self._prompt(f"ERROR: {e}"[:120])
 
     def state_entered(self) -> None:
         """The table entered a new state (a new step): prompts sent from now on belong to it."""

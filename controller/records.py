@@ -66,6 +66,7 @@ class Kind(StrEnum):
     DECISION = "decision"
     DECISIONS_NONE = "decisions.none"
     KEYPAD_REJECTED = "keypad.rejected"
+    KEYPAD_REJECTED_SUMMARY = "keypad.rejected.summary"  # rejected entries only counted (controller/flood.py)
 
     # ---- settlement, hits, the meter (controller/settling.py, controller/progressive.py)
     WAGER_RESULT = "wager.result"

@@ -110,7 +110,7 @@ class Table:
         self.settling = Settling(self.ctx, board, self.registry)
         self.wagering = Wagering(self.ctx, board, deck)
         self.dealing = Dealing(self.ctx, self.registry, deck, self.wagering.void)
-        self.deciding = Deciding(self.ctx, self.wagering, self.dealing, self.settling)
+        self.deciding = Deciding(self.ctx, self.wagering, self.dealing, self.settling, reactor.call_later)
         self.floor = Floor(self.ctx, self.registry, self.dealing)
         self.board = board
         self.deck = deck

@@ -23,7 +23,7 @@ power.up selfcheck config.loaded config.applied ledger.acknowledged game.carry g
 round.open round.settled round.complete round.void round.recovered
 lockout wager.accepted wager.rejected wager.removed wager.returned wager.keyed count.confirmed count.mismatch
 dice dice.no_roll rng.draw deal deal.manual card.burned stub.verified stub.skipped shuffle.failed
-shoe.shuffled shoe.cover hands.entered decision decisions.none keypad.rejected
+shoe.shuffled shoe.cover hands.entered decision decisions.none keypad.rejected keypad.rejected.summary
 wager.result payout hit.pending hit.validated meter.init meter.increment meter.void meter.fixed_paid
 meter.payout meter.reseed meter.adjust tilt.raised tilt.cleared tilt.clear_refused
 device.out_of_order device.in_service shoe.reshuffle_ordered dealer.changed

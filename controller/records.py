@@ -96,6 +96,7 @@ class Kind(StrEnum):
     CONSOLE_LOGIN = "console.login"
     CONSOLE_LOGOUT = "console.logout"
     CONSOLE_LOCKED = "console.locked"
+    CONSOLE_UNLOCKED = "console.unlocked"  # a technician lifted a login lock (controller/console/auth.py)
     CONSOLE_COMMAND = "console.command"
     CONSOLE_PINS = "console.pins"
 

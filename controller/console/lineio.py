@@ -107,7 +107,13 @@ class LineEditor:
         self.write(text + "\n")
 
     def readline(
-        self, prompt: str, *, echo: bool = True, idle_s: float | None = None, complete: Completer | None = None
+        self,
+        prompt: str,
+        *,
+        echo: bool = True,
+        idle_s: float | None = None,
+        complete: Completer | None = None,
+        mask_digits: bool = False,
     ) -> str:
         """One line.  Raises :class:`Idle`, :class:`Cancelled` (Ctrl-C),
         :class:`Closed`, or EOFError (Ctrl-D on an empty line)."""
@@ -160,7 +166,7 @@ class LineEditor:
                 elif 0x20 <= b < 0x7F and len(buf) < MAX_LINE:
                     buf += chr(b)
                     if echo:
-                        self.write(chr(b))
+                        self.write("*" if mask_digits and chr(b).isdigit() else chr(b))
 
     def _complete(self, prompt: str, buf: str, complete: Completer) -> str:
         words = buf.split(" ")

@@ -27,7 +27,7 @@ shoe.shuffled shoe.cover hands.entered decision decisions.none keypad.rejected k
 wager.result payout hit.pending hit.validated meter.init meter.increment meter.void meter.fixed_paid
 meter.payout meter.reseed meter.adjust tilt.raised tilt.cleared tilt.clear_refused
 device.out_of_order device.in_service shoe.reshuffle_ordered dealer.changed
-console.login console.logout console.locked console.command console.pins
+console.login console.logout console.locked console.unlocked console.command console.pins
 """.split()
 
 

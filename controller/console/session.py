@@ -148,7 +148,7 @@ class Session:
         prompt = f"{srv.table_id} {role}> "
         while not srv.stopping():
             try:
-                line = ed.readline(prompt, idle_s=srv.idle_s, complete=lambda buf: R.complete(role, buf))
+                line = ed.readline(prompt, idle_s=srv.idle_s, complete=lambda buf: R.complete(role, buf), history=True)
             except Idle:
                 ed.println("")
                 ed.println(f"logged out: idle for {int(srv.idle_s)} s")

@@ -310,3 +310,21 @@ def test_a_technician_lifts_a_lock_and_it_is_audited(console_rig):
     assert "logged in as dealer" in t.login("dealer")
     (ev,) = [d for _r, k, d in rig.ledger_events(kinds=("console.unlocked",))]
     assert ev["role"] == "dealer" and ev["by"] == "technician" and ev["reason"] == "forgot the new PIN"
+
+
+def test_habits_of_a_new_user(console_rig):
+    """Issue 13: commands in any case, ``?`` for help, ``exit`` and ``quit`` log out, a line
+    over the limit is refused with a message (before: unknown command, or silently cut)."""
+    rig, con = console_rig()
+    t = Term(con.pty_path)
+    assert "logged in as dealer" in t.login("dealer")
+    assert "state: open_for_wagers" in t.cmd("STATUS")
+    assert "status" in t.cmd("?")
+    t.send("status " + "x" * 250 + "\r")
+    assert "line longer than 200 characters refused" in t.expect(r"SIM-01 dealer> ")
+    for word in ("exit", "QUIT"):
+        t.send(word + "\r")
+        t.expect("role: ")
+        assert "logged in as dealer" in t.login("dealer")
+    events = [d for _r, k, d in rig.ledger_events(kinds=("console.logout",))]
+    assert [e["why"] for e in events] == ["logout", "logout"]

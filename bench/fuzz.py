@@ -27,6 +27,7 @@ import argparse
 import random
 import signal
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -132,7 +133,8 @@ def _decoder_one(rng: random.Random, data: bytes) -> int:
     seen = alone.feed(data)
     while alone.pending:
         seen += alone.resync()
-    if any(isinstance(x, Frame) and x not in seen for x in out):
+    got, alone_got = Counter(x for x in out if isinstance(x, Frame)), Counter(x for x in seen if isinstance(x, Frame))
+    if any(n > alone_got[f] for f, n in got.items() if f != tail):  # a frame that took bytes of the tail
         return 1
     raise AssertionError("a valid frame after the input was not recovered")
 

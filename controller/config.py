@@ -49,6 +49,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from controller.flood import FloodLimits, parse_limits
 from controller.pins import Expander, PinClash, Use, allocate, bus_uses
 from controller.rules.paytables import GAMES, parse_money, parse_percent
 from drivers.gpio import (
@@ -537,6 +538,8 @@ class TableProfile:
     options: Mapping[str, Any] = field(default_factory=dict)
     #: wager spots the progressive system senses at each seat (the progressive one at least)
     sensed: tuple[str, ...] = ("progressive",)
+    #: rejected keypad input: summary interval and flood thresholds ([keypad], controller/flood.py)
+    keypad: FloodLimits = field(default_factory=FloodLimits)
 
     @property
     def required_devices(self) -> tuple[str, ...]:
@@ -593,8 +596,9 @@ def parse_profile(doc: Mapping[str, Any], file: str) -> TableProfile:
         if prog.increment_rate + prog.reserve_rate > 1:
             raise p.error("reserve_rate", "increment_rate + reserve_rate exceed 100% of the wager")
         p.check_unused()
+    keypad = parse_limits(root.sub("keypad", required=False))
     root.check_unused()
-    return TableProfile(file, name, game, seats, positions, prog, start_method, options, tuple(sensed))
+    return TableProfile(file, name, game, seats, positions, prog, start_method, options, tuple(sensed), keypad)
 
 
 def profile_path(name: str, profile_dir: Path | None = None) -> Path:

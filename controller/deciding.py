@@ -16,20 +16,34 @@ from __future__ import annotations
 
 from controller.context import TableContext
 from controller.dealing import Dealing
+from controller.flood import CallLater, RejectLimiter
 from controller.games.base import EntryError
 from controller.reactor import Event
 from controller.records import Kind, PhaseKind
 from controller.round import RoundData
 from controller.settling import Settling
 from controller.wagering import Wagering
+from drivers.keypad import MAX_PROMPT_ID
 
 
 class Deciding:
-    def __init__(self, ctx: TableContext, wagering: Wagering, dealing: Dealing, settling: Settling):
+    def __init__(
+        self,
+        ctx: TableContext,
+        wagering: Wagering,
+        dealing: Dealing,
+        settling: Settling,
+        call_later: CallLater | None = None,
+    ):
         self.ctx = ctx
+        self.rejects = RejectLimiter(ctx, ctx.profile.keypad, call_later)
         self.wagering = wagering
         self.dealing = dealing
         self.settling = settling
+        # the last entry acted upon: (the prompt number it answered, its text in upper case)
+        self._answered: tuple[int, str] | None = None
+        self._state_prompt = 0  # the keypad's prompt number when the current state was entered
+        self._opened: bool | None = None
 
     def phase_decide(self, rnd: RoundData, name: str) -> None:
         ctx = self.ctx
@@ -53,6 +67,11 @@ class Deciding:
         if msg != "ENTRY":
             return
         text = " ".join(str(ev.data.get("text", "")).split())
+        refused = self._refused(ev.data.get("prompt"), text)
+        if refused:
+            # a double enter or a line keyed at a prompt since replaced: it answers nothing now
+            self.rejects.rejected(ev.t, text, refused, ctx.state)
+            return
         phase = ctx.phase()
         rnd = ctx.round
         try:
@@ -71,9 +90,39 @@ class Deciding:
             else:
                 raise EntryError(f"not expecting an entry now ({ctx.state})")
         except ValueError as e:
-            # bad input changes nothing: say what was wrong, record the attempt
-            ctx.commit([ctx.rec(Kind.KEYPAD_REJECTED, text=text[:80], error=str(e)[:160], state=ctx.state)])
-            self._prompt(f"ERROR: {e}"[:120])
+            # bad input changes nothing: say what was wrong, record the attempt (rate-limited)
+            if self.rejects.rejected(ev.t, text, str(e), ctx.state):
+                self._prompt(f"ERROR: {e}"[:120])
+
+    def state_entered(self) -> None:
+        """The table entered a new state (a new step): prompts sent from now on belong to it."""
+        keypad = self.ctx.dev.keypad
+        self._state_prompt = keypad.prompt_id if keypad is not None else 0
+        self._opened = None  # did the step prompt before its first entry?
+
+    def _refused(self, prompt: object, text: str) -> str:
+        """Why an entry keyed at prompt number ``prompt`` does not apply now ("" if it does).
+
+        An entry applies only to the prompt it answers (docs/protocols.md § 4.4): the same
+        line again at a prompt already answered is a repeat (a double enter), and a line
+        keyed at a prompt of an earlier step is stale when the current step opened with a
+        prompt of its own (a step that opens without one, like taking wagers, is answered at
+        whatever the display shows).  Marks the prompt answered."""
+        keypad = self.ctx.dev.keypad
+        shown = keypad.prompt_id if keypad is not None else 0
+        if not isinstance(prompt, int) or not 0 <= prompt <= MAX_PROMPT_ID:
+            return "entry without a valid prompt number"
+        key = (prompt, text.upper())
+        if key == self._answered:
+            return f"a repeat of the entry to prompt {prompt}, already answered"
+        since = (shown - self._state_prompt) % MAX_PROMPT_ID  # prompts sent in this step
+        age = (shown - prompt) % MAX_PROMPT_ID  # prompts sent after the one answered
+        if self._opened is None:
+            self._opened = since > 0
+        if prompt != shown and (age >= 0x8000 or (self._opened and age >= since)):
+            return f"keyed at an earlier prompt ({prompt}; the keypad now shows {shown}): key it again"
+        self._answered = key
+        return ""
 
     def same_player(self, a: int, b: int, by: str) -> str:
         """One player on two adjacent betting areas, from the console (§ 670a.7(f),

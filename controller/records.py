@@ -68,6 +68,7 @@ class Kind(StrEnum):
     DECISION = "decision"
     DECISIONS_NONE = "decisions.none"
     KEYPAD_REJECTED = "keypad.rejected"
+    KEYPAD_REJECTED_SUMMARY = "keypad.rejected.summary"  # rejected entries only counted (controller/flood.py)
 
     # ---- settlement, hits, the meter (controller/settling.py, controller/progressive.py)
     WAGER_RESULT = "wager.result"
@@ -105,6 +106,7 @@ class Kind(StrEnum):
     CONSOLE_LOGIN = "console.login"
     CONSOLE_LOGOUT = "console.logout"
     CONSOLE_LOCKED = "console.locked"
+    CONSOLE_UNLOCKED = "console.unlocked"  # a technician lifted a login lock (controller/console/auth.py)
     CONSOLE_COMMAND = "console.command"
     CONSOLE_PINS = "console.pins"
 

@@ -113,7 +113,7 @@ class Table:
         self.settling = Settling(self.ctx, board, self.registry)
         self.wagering = Wagering(self.ctx, board, deck)
         self.dealing = Dealing(self.ctx, self.registry, deck, self.wagering.void)
-        self.deciding = Deciding(self.ctx, self.wagering, self.dealing, self.settling)
+        self.deciding = Deciding(self.ctx, self.wagering, self.dealing, self.settling, reactor.call_later)
         self.floor = Floor(self.ctx, self.registry, self.dealing)
         self.board = board
         self.deck = deck
@@ -232,6 +232,7 @@ class Table:
     # ------------------------------------------------------------------ observers
     def _after_state(self, *_: Any) -> None:
         self.visited.append(self.state)
+        self.deciding.state_entered()
         self.log.info("state", state=self.state)
         if not self._handling:  # inside ``handle`` the status is published once, when the event is done
             self._publish()
@@ -263,6 +264,8 @@ class Table:
             "cards": {k: list(v) for k, v in rnd.cards.items()} if rnd else {},
             "decision": self._decision_view(),
             "link": self.ctx.link.snapshot() if self.ctx.link is not None else None,
+            # the number of the keypad's latest prompt (an entry answers one prompt, deciding.py)
+            "prompt": self.dev.keypad.prompt_id if self.dev.keypad is not None else 0,
         }
 
     def _decision_view(self) -> Mapping[str, Any] | None:
@@ -566,7 +569,9 @@ class Table:
             # a settled round still owes a validated hit: go back to the floorperson, never drop it
             self.commit(recs, lambda _e: self._cleared("clear_to_validation"))
             return True
-        if rnd is not None and rnd.results:
+        if rnd is not None and rnd.void_reason is not None:
+            pass  # voided already (a device timed out: void, then tilt) — never voided twice
+        elif rnd is not None and rnd.results:
             recs.append(self.rec(Kind.ROUND_COMPLETE, after_tilt=True))
         elif rnd is not None and self.state_before_tilt in self.proc.in_round_states():
             recs += self.wagering.void_records(rnd, f"round voided when tilt cleared: {reason}", rnd.credited)

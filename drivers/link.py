@@ -4,15 +4,23 @@ Rules (docs/protocols.md, "Link layer"):
 
 * Every frame other than ACK/NAK is acknowledged by an ACK carrying its
   sequence number.  Stop-and-wait: one unacknowledged frame at a time.
-* A frame that fails its CRC is answered with NAK; a NAK or a missing ACK
-  after ``ack_timeout`` makes the sender retransmit the same frame (same
-  sequence number), at most ``retries`` times; then the link reports
-  ``fault`` and drops the message.  Nothing is retried forever.
-* The receiver delivers each sequence number once: a retransmission of the
-  frame it last delivered (our ACK was lost) is ACKed again but not delivered.
-  Every session (link start, port reopened) opens with HELLO, sequence 0,
-  which resets the receiver's duplicate filter; data frames then run 1..255,
-  1..255, ...
+* A frame that fails its CRC is answered with NAK — from a bucket of
+  ``nak_burst`` NAKs refilled one per ``nak_interval``, so a few damaged frames are
+  each NAKed at once while a burst of line noise costs a handful of NAKs, not one
+  per damaged start byte.  A missing ACK after ``ack_timeout`` makes the sender
+  retransmit the same frame (same sequence number), at most ``retries`` times;
+  then the link reports ``fault`` and drops the message.  A NAK makes it
+  retransmit at once within the same ACK deadline (so NAKs answering noise do not
+  use up the retries), at most ``retries + 1`` times per deadline.  Nothing is
+  retried forever.
+* The receiver delivers each sequence number once: it keeps a window of the last
+  ``REPLAY_WINDOW`` sequence numbers; a frame whose number is in it (a
+  retransmission whose ACK was lost, a replayed or stale frame) is ACKed, dropped
+  and counted (``stats.duplicates``, ``stats.stale``).  Every session (link start,
+  port reopened) opens with HELLO, sequence 0, which resets the window; data
+  frames then run 1..255, 1..255, ...
+* Protocol errors (noise, damaged frames) are reported to the listener at most
+  once per ``error_report_interval``, with the number left out.
 * Heartbeat: when nothing has been sent for ``heartbeat`` seconds the link
   sends PING (acknowledged like any frame).  When nothing at all has been
   received for ``lost_after`` seconds the peer is ``lost``; the first frame
@@ -70,7 +78,11 @@ class LinkStats:
     naks_sent: int = 0
     naks_received: int = 0
     crc_errors: int = 0
-    duplicates: int = 0
+    naks_suppressed: int = 0  # CRC errors not NAKed: the NAK bucket was empty (rate limit)
+    noise_errors: int = 0  # bytes or headers that were not a frame
+    duplicates: int = 0  # the frame delivered last, again
+    stale: int = 0  # an older sequence number inside the window: replayed or stale
+    errors_unreported: int = 0  # protocol errors folded into the next rate-limited report
     faults: int = 0
     reopens: int = 0
     last_rx: float = field(default_factory=time.monotonic)
@@ -78,6 +90,20 @@ class LinkStats:
 
 class LinkClosed(Exception):
     pass
+
+
+#: sequence numbers behind the last delivered one that are refused as replays or stale
+#: (data frames run 1..255: half the cycle behind is old, half ahead is new)
+REPLAY_WINDOW = 127
+
+
+def seq_behind(last: int, seq: int) -> int | None:
+    """How far ``seq`` is behind ``last`` in the 1..255 cycle (0 = the same frame), or
+    None when it is ahead (new).  HELLO's 0 counts as the place before 1."""
+    back = (last - seq) % 255 if seq else None
+    if last == 0:  # just after HELLO: every data number is ahead
+        return None
+    return back if back is not None and back < REPLAY_WINDOW else None
 
 
 class Link:
@@ -94,6 +120,9 @@ class Link:
         frame_deadline: float = 0.1,
         reopen_attempts: int = 8,
         reopen_backoff: float = 0.25,
+        nak_interval: float = 0.05,
+        nak_burst: int = 4,
+        error_report_interval: float = 1.0,
     ):
         self.name = name
         self._open_port = open_port
@@ -105,6 +134,12 @@ class Link:
         self.frame_deadline = frame_deadline
         self.reopen_attempts = reopen_attempts
         self.reopen_backoff = reopen_backoff
+        self.nak_interval = nak_interval
+        self.nak_burst = nak_burst
+        self.error_report_interval = error_report_interval
+        self._nak_tokens = float(nak_burst)
+        self._last_nak = time.monotonic()
+        self._last_error_report = -1e9
         self.stats = LinkStats()
         self._port: Port | None = None
         self._port_lock = threading.Lock()
@@ -276,6 +311,8 @@ class Link:
                     self._on_bad_frame(item)
                 else:
                     self._on_frame(item)
+            if self.stats.errors_unreported and now - self._last_error_report >= self.error_report_interval:
+                self._report_errors(now, "")
             self._check_lost(now)
 
     def _check_lost(self, now: float) -> None:
@@ -284,15 +321,34 @@ class Link:
             self.listener.on_link_event("lost", f"nothing received for {now - self.stats.last_rx:.2f} s")
 
     def _on_bad_frame(self, err: FrameError) -> None:
-        msg = str(err)
-        if msg.startswith("CRC"):
+        now = time.monotonic()
+        if err.kind == "crc":
             self.stats.crc_errors += 1
-            try:
-                self._raw_write(encode_frame(0, NAK, b""))
-                self.stats.naks_sent += 1
-            except Exception:  # noqa: BLE001 - the writer will notice the dead port
-                pass
-        self.listener.on_link_event("protocol-error", msg)
+            refill = (now - self._last_nak) / self.nak_interval if self.nak_interval > 0 else self.nak_burst
+            self._nak_tokens = min(float(self.nak_burst), self._nak_tokens + refill)
+            self._last_nak = now
+            if self._nak_tokens >= 1.0:
+                self._nak_tokens -= 1.0
+                try:
+                    self._raw_write(encode_frame(0, NAK, b""))
+                    self.stats.naks_sent += 1
+                except Exception:  # noqa: BLE001 - the writer will notice the dead port
+                    pass
+            else:
+                self.stats.naks_suppressed += 1
+        else:
+            self.stats.noise_errors += 1
+        self.stats.errors_unreported += 1
+        if now - self._last_error_report >= self.error_report_interval:
+            self._report_errors(now, str(err))
+
+    def _report_errors(self, now: float, msg: str) -> None:
+        """One ``protocol-error`` report per interval: a burst of noise is one line, not thousands."""
+        n = self.stats.errors_unreported
+        self.stats.errors_unreported = 0
+        self._last_error_report = now
+        more = f" ({n - 1} more protocol error(s) in this interval)" if msg and n > 1 else ""
+        self.listener.on_link_event("protocol-error", (msg + more) if msg else f"{n} more protocol error(s)")
 
     def _on_frame(self, f: Frame) -> None:
         self.stats.last_rx = time.monotonic()
@@ -315,10 +371,14 @@ class Link:
         except Exception:  # noqa: BLE001
             pass
         if f.type == HELLO:
-            self._rx_last = f.seq
+            self._rx_last = 0
             return
-        if f.seq == self._rx_last:
-            self.stats.duplicates += 1
+        back = seq_behind(self._rx_last, f.seq) if self._rx_last is not None else None
+        if back == 0:
+            self.stats.duplicates += 1  # our ACK was lost: ACKed again, not delivered again
+            return
+        if back is not None or f.seq == 0:
+            self.stats.stale += 1  # replayed or stale (inside the window): ACKed, dropped, counted
             return
         self._rx_last = f.seq
         self.stats.received += 1
@@ -367,17 +427,32 @@ class Link:
             if attempt:
                 self.stats.retransmits += 1
             deadline = time.monotonic() + self.ack_timeout
-            with self._ack_cv:
-                while self._acked != seq and not self._nakked and not self._stop.is_set():
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        break
-                    self._ack_cv.wait(left)
-                if self._acked == seq:
-                    self.stats.sent += 1
-                    return True
-            if self._stop.is_set():
-                return False
+            nak_resends = 0
+            while True:
+                with self._ack_cv:
+                    while self._acked != seq and not self._nakked and not self._stop.is_set():
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            break
+                        self._ack_cv.wait(left)
+                    if self._acked == seq:
+                        self.stats.sent += 1
+                        return True
+                    nakked, self._nakked = self._nakked, False
+                if self._stop.is_set():
+                    return False
+                if not nakked or nak_resends > self.retries or time.monotonic() >= deadline:
+                    break
+                # a NAK: resend at once, inside this deadline (noise NAKs do not use up retries)
+                nak_resends += 1
+                try:
+                    self._raw_write(frame)
+                except Exception as exc:  # noqa: BLE001 - reported; the reader handles reopen
+                    self.stats.faults += 1
+                    self.listener.on_link_event("fault", f"write failed for type 0x{mtype:02x}: {exc}")
+                    return False
+                self._last_tx = time.monotonic()
+                self.stats.retransmits += 1
         self.stats.faults += 1
         self.listener.on_link_event(
             "fault", f"no ACK for type 0x{mtype:02x} seq {seq} after {self.retries + 1} transmissions"

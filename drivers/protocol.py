@@ -136,9 +136,9 @@ MESSAGES: tuple[MsgSpec, ...] = (
     _m("sign", "ERROR", 0x36, ("code", "B"), tail="text:text"),
     # ---- dealer keypad (card entry when the shoe does not read cards, SPEC § 1)
     _m("keypad", "STATUS_REQ", 0x10),
-    _m("keypad", "PROMPT", 0x11, tail="text:text"),
+    _m("keypad", "PROMPT", 0x11, ("prompt", "H"), tail="text:text"),
     _m("keypad", "STATUS", 0x30, ("flags", "B")),
-    _m("keypad", "ENTRY", 0x31, tail="text:text"),
+    _m("keypad", "ENTRY", 0x31, ("prompt", "H"), tail="text:text"),
     _m("keypad", "ERROR", 0x36, ("code", "B"), tail="text:text"),
 )
 

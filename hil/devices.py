@@ -492,24 +492,38 @@ class KeypadSim(SimDevice):
     def __init__(self, clock: Clock, rng: random.Random, link_dir: Path | None = None):
         super().__init__(clock, rng, link_dir)
         self.prompts: list[str] = []
+        self.shown = 0  # the number of the prompt on the display (stamped on each ENTRY)
         self._prompted = threading.Condition()
 
     def on_STATUS_REQ(self) -> None:
         self.send("STATUS", flags=P.KEYPAD_READY)
 
-    def on_PROMPT(self, text: str) -> None:
+    def on_PROMPT(self, prompt: int, text: str) -> None:
         with self._prompted:
+            self.shown = prompt
             self.prompts.append(text)
             self._prompted.notify_all()
 
     def enter(self, text: str) -> None:
-        self.send("ENTRY", text=text)
+        self.send("ENTRY", prompt=self.shown, text=text)
+
+    def wait_shown(self, prompt: int, timeout: float = 30.0) -> None:
+        """Wait until prompt number ``prompt`` is on the display: a dealer reads the
+        display before keying (an entry answers the prompt shown, docs/protocols.md § 4.4)."""
+
+        def shown() -> bool:  # that prompt or a newer one (numbers wrap after 65535)
+            return (self.shown - prompt) % 0xFFFF < 0x8000
+
+        with self._prompted:
+            with self.clock.idle(ready=shown):
+                if not self._prompted.wait_for(shown, timeout):
+                    raise TimeoutError(f"prompt {prompt} never reached the keypad (showing {self.shown})")
 
     def enter_and_wait(self, text: str, timeout: float = 30.0) -> str:
         """Key a line and wait for the controller's reply on the display."""
         with self._prompted:
             n = len(self.prompts)
-            self.send("ENTRY", text=text)
+            self.send("ENTRY", prompt=self.shown, text=text)
             with self.clock.idle(ready=lambda: len(self.prompts) > n):
                 if not self._prompted.wait_for(lambda: len(self.prompts) > n, timeout):
                     raise TimeoutError(f"no reply on the keypad to {text!r}")

@@ -55,6 +55,8 @@ class People:
         kp = self.rig.keypad
         if kp is None:
             raise RuntimeError(f"the table needs the dealer's keypad for {text!r}")
+        # the dealer reads the display first: the entry answers the latest prompt
+        kp.wait_shown(int(self.rig.table.wait_for(lambda s: True, WAIT_S).get("prompt", 0)), WAIT_S)
         return kp.enter_and_wait(text, WAIT_S)
 
     def play_round(self) -> int:

@@ -266,6 +266,8 @@ class Runner:
     def step_keypad(self, v: str) -> None:
         if self.rig.keypad is None:
             raise ScenarioError(f"{self.scn.path}: keypad step without rig.keypad: true")
+        # the dealer reads the display first: the entry answers the latest prompt (protocols.md § 4.4)
+        self.rig.keypad.wait_shown(int(self.rig.table.status.get("prompt", 0)), self.wait_s)
         self.rig.keypad.enter(str(v))
 
     def step_wait_prompt(self, v: Any) -> None:

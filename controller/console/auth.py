@@ -5,10 +5,20 @@
 * Each role has its own PIN, stored only as a salted ``hashlib.scrypt`` hash
   (with its parameters) in ``<state_dir>/pins.toml`` (mode 0600), written by
   ``tablectl pin set ROLE``.  PINs are 4-12 digits and differ between roles.
-* After :data:`MAX_FAILURES` consecutive failed logins the console is locked
-  for :data:`LOCKOUT_S`.  The failures and the lock are ledger events
-  (``console.login``, ``console.locked``), so the lock survives a restart:
-  :meth:`Lockout.load` rebuilds it from the ledger at start-up.
+* Failed logins are counted per role *and* per endpoint (the console's pty, its
+  socket): after :data:`MAX_FAILURES` failures in a row for one role at one
+  endpoint, that role is locked at that endpoint for :data:`LOCKOUT_S`.  A dealer's
+  failures never lock the technician out, and a success for one role does not
+  reset another's counter (issue 13).
+* Time is the monotonic clock, never the wall clock (a lock made while the clock
+  was a year ahead once lasted 525,615 minutes).  What survives a restart is the
+  *remaining* time: the failures and the lock are ledger events (``console.login``,
+  ``console.locked`` with ``remaining_s``), and the remaining time of each active
+  lock is kept in ``<state_dir>/console-lockout.json`` (written on each change and
+  while a lock runs); :meth:`Lockout.load` rebuilds both at start-up.  A lock is
+  never longer than its period, whatever any clock says.
+* A technician may lift a lock (``unlock ROLE`` at the console): a
+  ``console.unlocked`` ledger event, with who did it.
 """
 
 from __future__ import annotations
@@ -20,8 +30,7 @@ import secrets
 import tempfile
 import time
 import tomllib
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -138,44 +147,99 @@ class PinStore:
             raise
 
 
-@dataclass
+LOCK_FILE = "console-lockout.json"
+
+Key = tuple[str, str]  # (role, endpoint)
+
+
+def key_name(key: Key) -> str:
+    return f"{key[0]}@{key[1]}"
+
+
 class Lockout:
-    """Consecutive failed logins and the lock they cause (shared by all console endpoints)."""
+    """Failed logins and the locks they cause, per (role, endpoint), on the monotonic clock."""
 
-    max_failures: int = MAX_FAILURES
-    period_s: float = LOCKOUT_S
-    wall: Callable[[], float] = time.time
-    failures: int = 0
-    locked_until: float = 0.0
+    def __init__(
+        self,
+        max_failures: int = MAX_FAILURES,
+        period_s: float = LOCKOUT_S,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.max_failures = max_failures
+        self.period_s = period_s
+        self.clock = clock
+        self.failures: dict[Key, int] = {}
+        self._until: dict[Key, float] = {}  # monotonic end of each active lock
 
-    def load(self, events: Iterable[Any]) -> None:
-        """Rebuild from ledger events, newest first (``console.login``/``console.locked``)."""
-        self.failures, self.locked_until = 0, 0.0
+    def load(self, events: Iterable[Any], remaining: Mapping[str, float] | None) -> None:
+        """Rebuild from ledger events, newest first (``console.login``, ``console.locked``,
+        ``console.unlocked``), and the remaining times saved (None: no file was found — a
+        lock in the ledger then gets what it had when it was recorded, at most its period)."""
+        self.failures, self._until = {}, {}
+        closed: set[Key] = set()
+        unlocked: set[str] = set()
+        now = self.clock()
         for ev in events:
+            d = ev.data
+            role, endpoint = d.get("role"), d.get("console")
+            if ev.kind == Kind.CONSOLE_UNLOCKED and isinstance(role, str):
+                unlocked.add(role)
+                continue
+            if not isinstance(role, str) or not isinstance(endpoint, str):
+                continue  # an event of the old format (one console-wide counter): not carried over
+            key = (role, endpoint)
+            if key in closed or role in unlocked:
+                continue
             if ev.kind == Kind.CONSOLE_LOCKED:
-                self.locked_until = float(ev.data.get("until", 0))
-                break
-            if ev.kind == Kind.CONSOLE_LOGIN:
-                if ev.data.get("ok"):
-                    break
-                if ev.data.get("counted", True):
-                    self.failures += 1
+                closed.add(key)
+                left = float(d.get("remaining_s", self.period_s)) if remaining is None else remaining.get(key_name(key))
+                if left is not None and left > 0:
+                    self._until[key] = now + min(float(left), self.period_s)
+            elif ev.kind == Kind.CONSOLE_LOGIN:
+                if d.get("ok"):
+                    closed.add(key)
+                elif d.get("counted", True):
+                    self.failures[key] = self.failures.get(key, 0) + 1
 
-    def remaining(self) -> float:
-        """Seconds the console stays locked (0 when not locked)."""
-        left = self.locked_until - self.wall()
-        if left <= 0 and self.locked_until:
-            self.locked_until = 0.0
-        return max(0.0, left)
+    def remaining(self, role: str, endpoint: str) -> float:
+        """Seconds ``role`` stays locked at ``endpoint`` (0 when not locked)."""
+        key = (role, endpoint)
+        until = self._until.get(key)
+        if until is None:
+            return 0.0
+        left = min(until - self.clock(), self.period_s)
+        if left <= 0:
+            del self._until[key]
+            return 0.0
+        return left
 
-    def fail(self) -> float | None:
-        """Count a failure; returns the lock's end (epoch seconds) if this one locks."""
-        self.failures += 1
-        if self.failures >= self.max_failures:
-            self.failures = 0
-            self.locked_until = self.wall() + self.period_s
-            return self.locked_until
-        return None
+    def fail(self, role: str, endpoint: str) -> tuple[int, bool]:
+        """Count a failure; returns (the failures counted, whether this one locks)."""
+        key = (role, endpoint)
+        n = self.failures.get(key, 0) + 1
+        if n >= self.max_failures:
+            self.failures.pop(key, None)
+            self._until[key] = self.clock() + self.period_s
+            return n, True
+        self.failures[key] = n
+        return n, False
 
-    def succeed(self) -> None:
-        self.failures = 0
+    def succeed(self, role: str, endpoint: str) -> None:
+        self.failures.pop((role, endpoint), None)
+
+    def unlock(self, role: str) -> list[str]:
+        """A technician's override: lift ``role``'s locks and counters at every endpoint;
+        returns the endpoints that were locked."""
+        was = sorted(e for (r, e) in self._until if r == role and self.remaining(r, e) > 0)
+        self._until = {k: v for k, v in self._until.items() if k[0] != role}
+        self.failures = {k: v for k, v in self.failures.items() if k[0] != role}
+        return was
+
+    def snapshot(self) -> dict[str, float]:
+        """The remaining time of each active lock (what the lock file keeps)."""
+        out = {}
+        for role, endpoint in list(self._until):
+            left = self.remaining(role, endpoint)
+            if left > 0:
+                out[key_name((role, endpoint))] = round(left, 3)
+        return out

@@ -7,6 +7,7 @@ import time
 from fractions import Fraction
 from typing import Any
 
+from controller.console.auth import ROLES
 from controller.console.registry import (
     ALL,
     FLOOR,
@@ -19,6 +20,7 @@ from controller.console.registry import (
     parse_int,
     want_args,
 )
+from controller.records import Kind
 
 OOO_DEVICES = ("shaker", "shoe", "sign")
 
@@ -353,3 +355,25 @@ def cmd_same(ctx: Ctx, args: list[str]) -> str:
         return str(reply).lower()
 
     return ctx.act(act)
+
+
+# --------------------------------------------------------------------------- unlock
+
+
+@command(
+    "unlock",
+    TECH,
+    "unlock ROLE REASON...",
+    "lift ROLE's login lock at every console endpoint, with a reason (audited in the ledger)",
+    args=[ROLES],
+)
+def cmd_unlock(ctx: Ctx, args: list[str]) -> str:
+    """A technician's override of a login lock-out (issue 13): ``console.unlocked`` in the
+    ledger (the role, the endpoints that were locked, who, why) before the lock is lifted."""
+    if len(args) < 2 or args[0].lower() not in ROLES or len(" ".join(args[1:]).strip()) < 3:
+        raise CommandError(f"usage: unlock ROLE REASON...  (ROLE one of {', '.join(ROLES)})")
+    role, reason = args[0].lower(), " ".join(args[1:]).strip()
+    ctx.log_now(target=role, reason=reason)
+    ctx.session.log(Kind.CONSOLE_UNLOCKED, role=role, by=ctx.role, reason=reason)
+    was = ctx.server.unlock(role)
+    return f"unlocked {role}" + (f" (was locked at: {', '.join(was)})" if was else " (it was not locked)")

@@ -4,8 +4,11 @@ A :class:`Channel` is one end of a serial line: the master of a pty, a
 connected socket (bridged to the UART by ``tablectl console``), or a UART.  The
 terminal on the other end is raw, so the console does its own line editing:
 echo, backspace, Ctrl-U (kill line), Ctrl-C (cancel), Ctrl-D (logout on an
-empty line), tab completion, and hidden input for PINs.  Escape sequences
-(arrow keys) are swallowed.  Lines are ASCII, at most :data:`MAX_LINE` long.
+empty line), tab completion, and hidden input for PINs.  The up and down arrow
+keys recall earlier command lines (``history=True`` prompts only: never a PIN);
+other escape sequences are swallowed.  Lines are ASCII, at most :data:`MAX_LINE`
+long: a longer line is refused with a message when enter is pressed (nothing is
+cut silently).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import time
 from collections.abc import Callable
 
 MAX_LINE = 200
+MAX_HISTORY = 50
 CRLF = b"\r\n"
 
 
@@ -97,6 +101,7 @@ class LineEditor:
     def __init__(self, chan: Channel, *, stop: Callable[[], bool] = lambda: False):
         self.chan = chan
         self.stop = stop
+        self.history: list[str] = []  # command lines of this session, oldest first
 
     def write(self, text: str) -> None:
         """ASCII only (any serial terminal shows it): "§" is written "Sec."."""
@@ -107,7 +112,14 @@ class LineEditor:
         self.write(text + "\n")
 
     def readline(
-        self, prompt: str, *, echo: bool = True, idle_s: float | None = None, complete: Completer | None = None
+        self,
+        prompt: str,
+        *,
+        echo: bool = True,
+        idle_s: float | None = None,
+        complete: Completer | None = None,
+        mask_digits: bool = False,
+        history: bool = False,
     ) -> str:
         """One line.  Raises :class:`Idle`, :class:`Cancelled` (Ctrl-C),
         :class:`Closed`, or EOFError (Ctrl-D on an empty line)."""
@@ -115,6 +127,9 @@ class LineEditor:
         buf = ""
         last = time.monotonic()
         esc = 0
+        too_long = False
+        back = 0  # how far up the history the arrows went (0: the line being typed)
+        use_history = history and echo
         while True:
             if self.stop():
                 raise Closed("console stopping")
@@ -126,7 +141,13 @@ class LineEditor:
             last = time.monotonic()
             for i, b in enumerate(data):
                 if esc:  # ESC [ ... final byte
-                    esc = 0 if (esc == 2 and 0x40 <= b <= 0x7E) or (esc == 1 and b != ord("[")) else 2
+                    final = esc == 2 and 0x40 <= b <= 0x7E
+                    esc = 0 if final or (esc == 1 and b != ord("[")) else 2
+                    if final and use_history and b in (ord("A"), ord("B")) and self.history:
+                        back = min(back + 1, len(self.history)) if b == ord("A") else max(back - 1, 0)
+                        new = self.history[-back] if back else ""
+                        self.write("\b \b" * len(buf) + new)
+                        buf, too_long = new, False
                     continue
                 if b == 0x1B:
                     esc = 1
@@ -137,6 +158,18 @@ class LineEditor:
                     if rest:
                         self.chan.unread(rest)  # type-ahead: next line
                     self.write("\n")
+                    if too_long:  # refused whole, never cut: a cut command could mean something else
+                        self.write(f"error: line longer than {MAX_LINE} characters refused; nothing was done\n")
+                        return self.readline(
+                            prompt,
+                            echo=echo,
+                            idle_s=idle_s,
+                            complete=complete,
+                            mask_digits=mask_digits,
+                            history=history,
+                        )
+                    if use_history and buf.strip() and (not self.history or self.history[-1] != buf):
+                        self.history = (self.history + [buf])[-MAX_HISTORY:]
                     return buf
                 elif b in (0x7F, 0x08):
                     if buf:
@@ -146,7 +179,7 @@ class LineEditor:
                 elif b == 0x15:  # Ctrl-U
                     if echo:
                         self.write("\b \b" * len(buf))
-                    buf = ""
+                    buf, too_long = "", False
                 elif b == 0x03:  # Ctrl-C
                     self.write("^C\n")
                     raise Cancelled()
@@ -157,10 +190,12 @@ class LineEditor:
                 elif b == 0x09:
                     if complete is not None and echo:
                         buf = self._complete(prompt, buf, complete)
-                elif 0x20 <= b < 0x7F and len(buf) < MAX_LINE:
+                elif 0x20 <= b < 0x7F and len(buf) >= MAX_LINE:
+                    too_long = True
+                elif 0x20 <= b < 0x7F:
                     buf += chr(b)
                     if echo:
-                        self.write(chr(b))
+                        self.write("*" if mask_digits and chr(b).isdigit() else chr(b))
 
     def _complete(self, prompt: str, buf: str, complete: Completer) -> str:
         words = buf.split(" ")

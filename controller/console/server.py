@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from controller.console.auth import LOCKOUT_S, MAX_FAILURES, PIN_FILE, Lockout, PinStore
+from controller.console.auth import LOCK_FILE, LOCKOUT_S, MAX_FAILURES, PIN_FILE, Lockout, PinStore
 from controller.console.lineio import Channel
 from controller.console.session import Session
 from controller.records import Kind
@@ -46,7 +46,7 @@ class ConsoleServer:
         call_timeout: float = 10.0,
         diag_light_s: float = 2.0,
         max_sessions: int = 4,
-        wall: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.monotonic,
     ):
         from controller import __version__
 
@@ -65,7 +65,9 @@ class ConsoleServer:
         self.call_timeout = call_timeout
         self.diag_light_s = diag_light_s
         self.max_sessions = max_sessions
-        self._lockout = Lockout(max_failures, lockout_s, wall)
+        self._lockout = Lockout(max_failures, lockout_s, clock)
+        self.lock_file = Path(service.hw.state_dir) / LOCK_FILE
+        self._lock_saved: dict[str, float] | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -98,28 +100,73 @@ class ConsoleServer:
 
         with self.reader() as conn:
             rows = conn.execute(
-                "SELECT kind, data FROM events WHERE kind IN (?, ?) ORDER BY seq DESC LIMIT 1000",
-                (Kind.CONSOLE_LOGIN, Kind.CONSOLE_LOCKED),
+                "SELECT kind, data FROM events WHERE kind IN (?, ?, ?) ORDER BY seq DESC LIMIT 5000",
+                (Kind.CONSOLE_LOGIN, Kind.CONSOLE_LOCKED, Kind.CONSOLE_UNLOCKED),
             ).fetchall()
-            self._lockout.load(_Ev(k, d) for k, d in rows)
+            self._lockout.load((_Ev(k, d) for k, d in rows), self._read_lock_file())
             row = conn.execute(
                 "SELECT data FROM events WHERE kind = ? ORDER BY seq DESC LIMIT 1", (Kind.CONSOLE_PINS,)
             ).fetchone()
         self._pins_fp = json.loads(row[0]).get("fingerprint", "") if row else None
 
     # ------------------------------------------------------------------ login bookkeeping
-    def lockout_remaining(self) -> float:
-        with self._lock:
-            return self._lockout.remaining()
+    def _read_lock_file(self) -> dict[str, float] | None:
+        """The remaining time of each lock at the last save; None when there is no file
+        (a damaged file counts as none: the ledger's locks then apply in full)."""
+        import json
 
-    def login_failed(self) -> tuple[int, float | None]:
-        with self._lock:
-            until = self._lockout.fail()
-            return (self.max_failures if until is not None else self._lockout.failures), until
+        try:
+            doc = json.loads(self.lock_file.read_text(encoding="utf-8"))
+            return {str(k): float(v) for k, v in dict(doc["remaining_s"]).items()}
+        except FileNotFoundError:
+            return None
+        except (ValueError, TypeError, KeyError, OSError) as e:
+            self.log.warning("console.lock_file_unreadable", file=str(self.lock_file), error=str(e))
+            return None
 
-    def login_succeeded(self) -> None:
+    def _save_locks(self) -> None:
+        """Keep the remaining time of each lock (never an end time: clocks jump) on disk."""
+        import json
+
+        snap = self._lockout.snapshot()
+        if snap == self._lock_saved:
+            return
+        tmp = self.lock_file.with_suffix(".tmp")
+        try:
+            tmp.write_text(json.dumps({"remaining_s": snap}), encoding="utf-8")
+            os.replace(tmp, self.lock_file)
+            self._lock_saved = snap
+        except OSError as e:
+            self.log.error("console.lock_file_write_failed", file=str(self.lock_file), error=str(e))
+
+    def lockout_remaining(self, role: str, endpoint: str) -> float:
         with self._lock:
-            self._lockout.succeed()
+            left = self._lockout.remaining(role, endpoint)
+            self._save_locks()
+            return left
+
+    def login_failed(self, role: str, endpoint: str) -> tuple[int, bool]:
+        with self._lock:
+            n, locked = self._lockout.fail(role, endpoint)
+            self._save_locks()
+            return n, locked
+
+    def login_succeeded(self, role: str, endpoint: str) -> None:
+        with self._lock:
+            self._lockout.succeed(role, endpoint)
+
+    def unlock(self, role: str) -> list[str]:
+        """A technician's override of ``role``'s login locks (the caller records it)."""
+        with self._lock:
+            was = self._lockout.unlock(role)
+            self._save_locks()
+            return was
+
+    def _tick_locks(self) -> None:
+        """While a lock runs, its remaining time is saved every few seconds."""
+        while not self._stop.wait(5.0):
+            with self._lock:
+                self._save_locks()
 
     def note_pin_file(self, session: Session) -> None:
         """Log a change of the PIN file (``tablectl pin set``) the first time a login sees it."""
@@ -136,6 +183,11 @@ class ConsoleServer:
 
     def start(self) -> ConsoleServer:
         self._load_state()
+        with self._lock:
+            self._save_locks()
+        ticker = threading.Thread(target=self._tick_locks, name="console-locks", daemon=True)
+        ticker.start()
+        self._threads.append(ticker)
         if self.want_pty:
             master, slave = os.openpty()
             tty.setraw(slave)
@@ -201,6 +253,8 @@ class ConsoleServer:
 
     def stop(self) -> None:
         self._stop.set()
+        with self._lock:
+            self._save_locks()
         if self._listener is not None:
             self._listener.close()
         for t in self._threads:

@@ -1,10 +1,12 @@
 """One console session on one channel: login by role and PIN, then commands.
 
 Login (issue 6 item 1): the role (``dealer``, ``floorperson``, ``technician``)
-then its PIN, typed without echo.  A wrong PIN is a counted failure; after
-:data:`~controller.console.auth.MAX_FAILURES` in a row the console is locked
-for :data:`~controller.console.auth.LOCKOUT_S`, and the lock is in the ledger
-so it survives a restart.  Every login, logout and command is an event
+then its PIN, typed without echo — always asked for, even while the role is
+locked, so a PIN is never typed at a prompt that echoes (and digits typed at the
+role prompt are shown as ``*``).  A wrong PIN is a counted failure for that role
+at this endpoint; after :data:`~controller.console.auth.MAX_FAILURES` in a row
+the role is locked here for :data:`~controller.console.auth.LOCKOUT_S`, and the
+lock survives a restart (controller/console/auth.py).  Every login, logout and command is an event
 (``console.login``, ``console.locked``, ``console.logout``, ``console.command``),
 durable before the reply is shown.  A session idle for ``idle_s`` is logged out.
 """
@@ -23,6 +25,21 @@ from controller.records import Kind
 
 if TYPE_CHECKING:
     from controller.console.server import ConsoleServer
+
+
+#: what a new user types for a command, and the command it means
+ALIASES = {"exit": "logout", "quit": "logout", "?": "help"}
+
+
+def parse_command_line(line: str) -> tuple[str, list[str]]:
+    """A command line -> (command name, arguments): shell-like words, the name in lower
+    case (commands are case-insensitive) with the aliases applied.  Raises ValueError
+    (an unclosed quote, an empty line); fuzzed by ``tablectl bench fuzz``."""
+    words = shlex.split(line)
+    if not words:
+        raise ValueError("empty line")
+    first = words[0].lower()
+    return ALIASES.get(first, first), words[1:]
 
 
 class Session:
@@ -80,23 +97,31 @@ class Session:
     def login(self) -> str | None:
         srv, ed = self.server, self.editor
         ed.println(f"tablectl {srv.version} console - table {srv.table_id}")
-        role = ed.readline("role: ", complete=lambda buf: [r for r in ROLES if r.startswith(buf)]).strip()
+        role = ed.readline(
+            "role: ", complete=lambda buf: [r for r in ROLES if r.startswith(buf)], mask_digits=True
+        ).strip()
         if not role:
             return None
-        if role not in ROLES:
-            ed.println(f"error: unknown role {role!r} (roles: {', '.join(ROLES)})")
+        if role.lower() not in ROLES:
+            shown = f" {role!r}" if not any(c.isdigit() for c in role) else ""  # never echo a PIN typed here
+            ed.println(f"error: unknown role{shown} (roles: {', '.join(ROLES)})")
             return None
+        role = role.lower()
+        endpoint = self.chan.name
         srv.note_pin_file(self)
-        left = srv.lockout_remaining()
+        # the PIN is always asked for (without echo), locked or not: a PIN typed after a
+        # lock-out message must never land at the echoing role prompt
+        pin = ed.readline("PIN: ", echo=False)
+        left = srv.lockout_remaining(role, endpoint)
         if left > 0:
-            self.log(Kind.CONSOLE_LOGIN, role=role, ok=False, counted=False, reason="console locked")
+            del pin
+            self.log(Kind.CONSOLE_LOGIN, role=role, ok=False, counted=False, reason="role locked")
             time.sleep(srv.fail_delay_s)
             ed.println(
-                f"error: console locked after {srv.max_failures} failed logins; "
-                f"try again in {int(left) // 60} min {int(left) % 60} s"
+                f"error: {role} locked at this console after {srv.max_failures} failed logins; "
+                f"try again in {int(left) // 60} min {int(left) % 60} s (or a technician may unlock it)"
             )
             return None
-        pin = ed.readline("PIN: ", echo=False)
         ok = srv.pins.verify(role, pin)
         del pin
         if ok is None:
@@ -104,19 +129,25 @@ class Session:
             ed.println(f"error: no PIN is set for {role} (set one with: tablectl pin set {role})")
             return None
         if ok:
-            srv.login_succeeded()
+            srv.login_succeeded(role, endpoint)
             self.log(Kind.CONSOLE_LOGIN, role=role, ok=True)
             self.role = role
             ed.println(f"logged in as {role}; type help for the commands")
             return role
-        failures, until = srv.login_failed()
+        failures, locked = srv.login_failed(role, endpoint)
         self.log(Kind.CONSOLE_LOGIN, role=role, ok=False, counted=True, failures=failures)
-        if until is not None:
-            self.log(Kind.CONSOLE_LOCKED, until=round(until, 3), failures=srv.max_failures, period_s=srv.lockout_s)
+        if locked:
+            self.log(
+                Kind.CONSOLE_LOCKED,
+                role=role,
+                remaining_s=srv.lockout_s,
+                failures=srv.max_failures,
+                period_s=srv.lockout_s,
+            )
         time.sleep(srv.fail_delay_s)
-        if until is not None:
+        if locked:
             ed.println(
-                f"error: wrong PIN; console locked for {int(srv.lockout_s) // 60} min "
+                f"error: wrong PIN; {role} locked at this console for {int(srv.lockout_s) // 60} min "
                 f"after {srv.max_failures} failed logins"
             )
         else:
@@ -128,7 +159,7 @@ class Session:
         prompt = f"{srv.table_id} {role}> "
         while not srv.stopping():
             try:
-                line = ed.readline(prompt, idle_s=srv.idle_s, complete=lambda buf: R.complete(role, buf))
+                line = ed.readline(prompt, idle_s=srv.idle_s, complete=lambda buf: R.complete(role, buf), history=True)
             except Idle:
                 ed.println("")
                 ed.println(f"logged out: idle for {int(srv.idle_s)} s")
@@ -156,10 +187,9 @@ class Session:
         """Run one command line; False when the session logs out."""
         ed = self.editor
         try:
-            words = shlex.split(line)
+            name, args = parse_command_line(line)
         except ValueError as e:
             return self._reject(role, line.split(" ")[0], [], "rejected", f"cannot parse the line: {e}")
-        name, args = words[0], words[1:]
         cmd = R.REGISTRY.get(name)
         if cmd is None:
             return self._reject(role, name, args, "rejected", f"unknown command {name!r}; type help")

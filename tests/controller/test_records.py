@@ -25,13 +25,13 @@ game.carry game.carry_refused
 round.open round.settled round.complete round.void round.recovered
 lockout wager.accepted wager.rejected wager.removed wager.returned wager.keyed count.confirmed count.mismatch
 dice dice.no_roll rng.draw deal deal.manual card.burned stub.verified stub.skipped shuffle.failed
-shoe.shuffled shoe.cover hands.entered decision decisions.none keypad.rejected
+shoe.shuffled shoe.cover hands.entered decision decisions.none keypad.rejected keypad.rejected.summary
 wager.result payout hit.pending hit.validated meter.init meter.increment meter.void meter.fixed_paid
 meter.payout meter.reseed meter.adjust
 link.contribution link.void link.hit link.paid link.state
 tilt.raised tilt.cleared tilt.clear_refused
 device.out_of_order device.in_service shoe.reshuffle_ordered dealer.changed
-console.login console.logout console.locked console.command console.pins
+console.login console.logout console.locked console.unlocked console.command console.pins
 """.split()
 
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.framing import MAX_PAYLOAD, START, Frame, FrameDecoder, FrameError, crc16_ccitt, encode_frame
+from drivers.framing import MAX_PAYLOAD, MAX_TYPE, START, Frame, FrameDecoder, FrameError, crc16_ccitt, encode_frame
 
 
 def test_crc16_ccitt_false_check_value():
@@ -70,7 +70,7 @@ def test_fuzz_any_bytes_yield_frames_or_errors_only(data):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.binary(max_size=300), st.integers(0, 255), st.integers(0, 255), st.binary(max_size=MAX_PAYLOAD))
+@given(st.binary(max_size=300), st.integers(0, 255), st.integers(0, MAX_TYPE), st.binary(max_size=MAX_PAYLOAD))
 def test_fuzz_valid_frame_recovered_after_garbage(garbage, seq, mtype, payload):
     frame = encode_frame(seq, mtype, payload)
     d = FrameDecoder()

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers import protocol as P
-from drivers.framing import MAX_PAYLOAD, Frame, FrameDecoder, FrameError, encode_frame
+from drivers.framing import MAX_PAYLOAD, MAX_TYPE, Frame, FrameDecoder, FrameError, encode_frame
 
-frames_st = st.builds(Frame, st.integers(0, 255), st.integers(0, 255), st.binary(max_size=MAX_PAYLOAD))
+frames_st = st.builds(Frame, st.integers(0, 255), st.integers(0, MAX_TYPE), st.binary(max_size=MAX_PAYLOAD))
 
 
 def _feed_in_chunks(d: FrameDecoder, data: bytes, cuts: list[int]) -> list:

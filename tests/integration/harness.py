@@ -95,11 +95,17 @@ class FakeSign(FakeDevice):
 class FakeKeypad(FakeDevice):
     """drivers.keypad.Keypad"""
 
+    def __init__(self, name: str):
+        super().__init__(name)
+        self.prompt_id = 0
+
     def request_status(self) -> None:
         self._record("request_status")
 
-    def prompt(self, text: str) -> None:
+    def prompt(self, text: str) -> int:
+        self.prompt_id = self.prompt_id % 0xFFFF + 1
         self._record("prompt", text)
+        return self.prompt_id
 
 
 class FakeLights:
@@ -195,6 +201,9 @@ class Harness:
         raise RuntimeError("reactor did not settle")
 
     def post(self, kind: str, source: str, **data: Any) -> None:
+        if kind == "keypad" and data.get("msg") == "ENTRY":
+            # the keypad stamps an entry with the number of the prompt on its display
+            data.setdefault("prompt", self.keypad.prompt_id)
         self.reactor.post(kind, source, data)
         self.pump()
 

@@ -42,31 +42,65 @@ def ev(kind, **data):
     return SimpleNamespace(kind=kind, data=data)
 
 
-def test_lockout_counts_consecutive_failures_and_expires():
+def test_lockout_counts_failures_per_role_and_endpoint_and_expires():
+    """Issue 13: failures per (role, endpoint) on the monotonic clock.  Before: one counter for
+    every role, reset by anyone's success, on the wall clock."""
     now = [100.0]
-    lk = Lockout(max_failures=5, period_s=60, wall=lambda: now[0])
-    assert [lk.fail() for _ in range(4)] == [None] * 4 and lk.remaining() == 0
-    assert lk.fail() == 160.0 and lk.remaining() == 60.0
+    lk = Lockout(max_failures=5, period_s=60, clock=lambda: now[0])
+    for _ in range(4):
+        assert lk.fail("dealer", "pty") == (lk.failures[("dealer", "pty")], False)
+    lk.succeed("technician", "pty")  # a success for another role resets nothing of the dealer's
+    assert lk.failures[("dealer", "pty")] == 4
+    assert lk.fail("dealer", "pty") == (5, True)
+    assert lk.remaining("dealer", "pty") == 60.0
+    # a dealer's failures never lock the technician out, nor the dealer at another endpoint
+    assert lk.remaining("technician", "pty") == 0 and lk.remaining("dealer", "socket") == 0
     now[0] = 159.5
-    assert lk.remaining() == 0.5
+    assert lk.remaining("dealer", "pty") == 0.5
     now[0] = 160.0
-    assert lk.remaining() == 0 and lk.failures == 0
-    lk.fail()
-    lk.succeed()
-    assert lk.failures == 0
+    assert lk.remaining("dealer", "pty") == 0 and ("dealer", "pty") not in lk.failures
+    lk.fail("dealer", "pty")
+    lk.succeed("dealer", "pty")
+    assert ("dealer", "pty") not in lk.failures
+
+
+def test_a_technician_unlock_lifts_one_role_only():
+    now = [0.0]
+    lk = Lockout(max_failures=2, period_s=600, clock=lambda: now[0])
+    for who in ("dealer", "floorperson"):
+        lk.fail(who, "pty"), lk.fail(who, "pty")
+    assert lk.unlock("dealer") == ["pty"]
+    assert lk.remaining("dealer", "pty") == 0 and lk.remaining("floorperson", "pty") == 600
 
 
 def test_lockout_rebuilt_from_ledger_events_newest_first():
-    lk = Lockout(wall=lambda: 1000.0)
+    lk = Lockout(clock=lambda: 1000.0)
     lk.load(
         [
-            ev("console.login", ok=False),
-            ev("console.login", ok=False, counted=False),
-            ev("console.login", ok=False),
-            ev("console.login", ok=True),
-            ev("console.login", ok=False),
-        ]
+            ev("console.login", role="dealer", console="pty", ok=False),
+            ev("console.login", role="dealer", console="pty", ok=False, counted=False),
+            ev("console.login", role="technician", console="pty", ok=True),  # not the dealer's
+            ev("console.login", role="dealer", console="pty", ok=False),
+            ev("console.login", role="dealer", console="pty", ok=True),
+            ev("console.login", role="dealer", console="pty", ok=False),
+        ],
+        None,
     )
-    assert lk.failures == 2 and lk.remaining() == 0  # counted failures since the last success
-    lk.load([ev("console.login", ok=False), ev("console.locked", until=1500.0), ev("console.login", ok=False)])
-    assert lk.failures == 1 and lk.remaining() == 500.0
+    assert lk.failures == {("dealer", "pty"): 2} and lk.remaining("dealer", "pty") == 0
+
+
+def test_a_lock_survives_a_restart_with_its_remaining_time_not_an_end_time():
+    """Issue 13: a lock made while the wall clock was a year ahead lasted 525,615 minutes
+    across restarts.  Now the remaining time is kept and a lock never exceeds its period."""
+    locked = ev("console.locked", role="technician", console="pty", remaining_s=900, until=2e9)
+    lk = Lockout(period_s=900, clock=lambda: 50.0)
+    lk.load([locked], {"technician@pty": 312.5})
+    assert lk.remaining("technician", "pty") == 312.5
+    lk.load([locked], None)  # no lock file: the recorded remaining time, at most the period
+    assert lk.remaining("technician", "pty") == 900
+    lk.load([locked], {"technician@pty": 10**9})  # a damaged file cannot make it longer
+    assert lk.remaining("technician", "pty") == 900
+    lk.load([locked], {})  # the file says the lock ran out
+    assert lk.remaining("technician", "pty") == 0
+    lk.load([ev("console.unlocked", role="technician", console="pty", by="technician"), locked], None)
+    assert lk.remaining("technician", "pty") == 0  # lifted by a technician

@@ -52,3 +52,36 @@ def test_tab_completion(pair):
     assert b"status  stop\r\n> st" in peer.recv(4096)
     peer.sendall(b"me\t\r")
     assert ed.readline("> ", complete=lambda buf: ["meters"] if "meters".startswith(buf) else []) == "meters "
+
+
+def test_arrow_keys_recall_earlier_command_lines(pair):
+    """Issue 13: command history with the arrow keys (history prompts only, never a PIN)."""
+    ed, peer = pair
+    peer.sendall(b"status\rmeters 1\r")
+    assert ed.readline("> ", history=True) == "status"
+    assert ed.readline("> ", history=True) == "meters 1"
+    peer.sendall(b"\x1b[A\x1b[A\r")  # up twice: the line before last
+    assert ed.readline("> ", history=True) == "status"
+    peer.sendall(b"\x1b[A\x1b[A\x1b[A\x1b[B\r")  # up three times (past the oldest), down
+    assert ed.readline("> ", history=True) == "meters 1"
+    peer.sendall(b"2468\r")
+    assert ed.readline("PIN: ", echo=False, history=True) == "2468"
+    assert "2468" not in ed.history
+    peer.sendall(b"\x1b[A\r")
+    assert ed.readline("> ") == ""  # a prompt without history ignores the arrows
+
+
+def test_an_over_long_line_is_refused_with_a_message_not_cut(pair):
+    """Before: a line over the limit was silently cut to 200 characters and run."""
+    ed, peer = pair
+    peer.sendall(b"clear " + b"x" * 300 + b"\rstatus\r")
+    assert ed.readline("> ") == "status"
+    out = peer.recv(65536)
+    assert b"error: line longer than 200 characters refused; nothing was done" in out
+
+
+def test_digits_at_the_role_prompt_are_not_echoed(pair):
+    ed, peer = pair
+    peer.sendall(b"3333\r")
+    assert ed.readline("role: ", mask_digits=True) == "3333"
+    assert b"3333" not in peer.recv(4096)

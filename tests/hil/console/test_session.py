@@ -247,8 +247,10 @@ def test_idle_session_is_logged_out(console_rig):
 
 
 def test_lockout_after_five_failures_survives_restart(tmp_path, monkeypatch):
-    """Five wrong PINs lock the console; the lock is in the ledger, so a restart keeps it;
-    it ends after the period.  The PIN itself is never written anywhere."""
+    """Five wrong PINs lock that role at that console; a restart keeps the lock with its
+    remaining time (monotonic clock, issue 13); it ends after the period.  The dealer's
+    failures never lock the technician out, the PIN typed after a lock-out is never echoed,
+    and the PIN itself is never written anywhere."""
     from controller.log import configure
     from hil.rig import Rig
     from tests.hil.console.conftest import set_pins
@@ -258,34 +260,77 @@ def test_lockout_after_five_failures_survives_restart(tmp_path, monkeypatch):
     state.mkdir()
     set_pins(state)
     now = [1_000_000.0]
-    opts = {"fail_delay_s": 0.0, "lockout_s": 600, "wall": lambda: now[0]}
+    opts = {"fail_delay_s": 0.0, "lockout_s": 600, "clock": lambda: now[0]}
     rig = Rig(state, seed=2).start()
     try:
         con = rig.service.start_console(pty=True, **opts)
         t = Term(con.pty_path)
+        for _ in range(5):
+            assert "error: wrong PIN" in t.login("dealer", "3333")
+        # the dealer is locked; the technician is not, and logs in (which resets nothing of the dealer's)
+        assert "logged in as technician" in t.login("technician")
+        t.send("logout\r")
+        t.expect("role: ")
         for _ in range(4):
             assert "error: wrong PIN" in t.login("technician", "86420975")
-        assert "console locked for 10 min after 5 failed logins" in t.login("technician", "86420976")
-        t.send("technician\r")
-        assert "error: console locked after 5 failed logins; try again in 10 min" in t.expect("role: ")
+        assert "technician locked at this console for 10 min after 5 failed logins" in t.login("technician", "86420976")
+        out = t.login("technician", "3333")  # the PIN is asked for without echo, locked or not
+        assert "technician locked at this console after 5 failed logins; try again in 10 min" in out
+        assert "3333" not in out
+        t.send("3333\r")  # a PIN typed at the role prompt is not echoed either
+        assert "3333" not in t.expect("role: ")
+        now[0] += 200
         t.close()
     finally:
         rig.stop()
     rig = Rig(state, seed=2).start()
     try:
+        now[0] = 5.0  # a new boot: the monotonic clock starts again; the remaining time carries over
         con = rig.service.start_console(pty=True, **opts)
         t = Term(con.pty_path)
-        t.send("technician\r")
-        assert "console locked" in t.expect("role: ")  # still locked after the restart
-        now[0] += 601
+        assert "try again in 6 min 40 s" in t.login("technician")  # still locked after the restart
+        now[0] += 401
         assert "logged in as technician" in t.login("technician")
         t.close()
         events = rig.ledger_events(kinds=("console.login", "console.locked"))
     finally:
         rig.stop()
-    kinds = [(k, d.get("ok")) for _r, k, d in events]
-    assert kinds == [("console.login", False)] * 5 + [("console.locked", None)] + [("console.login", False)] * 2 + [
-        ("console.login", True)
-    ]
+    kinds = [(k, d.get("role"), d.get("ok")) for _r, k, d in events]
+    assert kinds[:6] == [("console.login", "dealer", False)] * 5 + [("console.locked", "dealer", None)]
+    assert kinds[-1] == ("console.login", "technician", True)
     raw = b"".join(p.read_bytes() for p in state.iterdir() if p.is_file())
-    assert b"8642097" not in raw and b"314159" not in raw
+    assert b"8642097" not in raw and b"314159" not in raw and b"3333" not in raw
+
+
+def test_a_technician_lifts_a_lock_and_it_is_audited(console_rig):
+    rig, con = console_rig()
+    t = Term(con.pty_path)
+    for _ in range(5):
+        t.login("dealer", "3333")
+    assert "dealer locked" in t.login("dealer")
+    assert "logged in as technician" in t.login("technician")
+    assert "usage: unlock ROLE REASON" in t.cmd("unlock dealer")
+    assert "unlocked dealer (was locked at: pty)" in t.cmd("UNLOCK dealer forgot the new PIN")
+    t.send("logout\r")
+    t.expect("role: ")
+    assert "logged in as dealer" in t.login("dealer")
+    (ev,) = [d for _r, k, d in rig.ledger_events(kinds=("console.unlocked",))]
+    assert ev["role"] == "dealer" and ev["by"] == "technician" and ev["reason"] == "forgot the new PIN"
+
+
+def test_habits_of_a_new_user(console_rig):
+    """Issue 13: commands in any case, ``?`` for help, ``exit`` and ``quit`` log out, a line
+    over the limit is refused with a message (before: unknown command, or silently cut)."""
+    rig, con = console_rig()
+    t = Term(con.pty_path)
+    assert "logged in as dealer" in t.login("dealer")
+    assert "state: open_for_wagers" in t.cmd("STATUS")
+    assert "status" in t.cmd("?")
+    t.send("status " + "x" * 250 + "\r")
+    assert "line longer than 200 characters refused" in t.expect(r"SIM-01 dealer> ")
+    for word in ("exit", "QUIT"):
+        t.send(word + "\r")
+        t.expect("role: ")
+        assert "logged in as dealer" in t.login("dealer")
+    events = [d for _r, k, d in rig.ledger_events(kinds=("console.logout",))]
+    assert [e["why"] for e in events] == ["logout", "logout"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -48,7 +49,12 @@ def test_report_of_a_day_of_sim_play_matches_history_and_meters(tmp_path, capsys
 
     # history --hits: the same hits, the same amounts
     assert main(["history", "--hits", *where]) == 0
-    hist = [Decimal(line.split()[-2].replace(",", "")) for line in capsys.readouterr().out.splitlines()]
+    # each line: "<local time>  round N  seat S  <hand>  $1,234.56 paid by ..." (history --hits)
+    hist = [
+        Decimal(m.group(1).replace(",", ""))
+        for line in capsys.readouterr().out.splitlines()
+        if (m := re.search(r"\$([\d,]+\.\d\d)", line))
+    ]
     assert 0 < len(hist) < 25  # all of them fit in history's window
     assert [Decimal(h["amount"]) for h in hits] == hist
     assert Decimal(total["hits_paid"]) == sum(hist)

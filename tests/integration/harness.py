@@ -6,7 +6,8 @@ same paths over real ptys)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -165,13 +166,20 @@ def profile_doc(rate: str = "21%", seed: str = "$5,000", reserve: str = "0%") ->
 
 
 class Harness:
-    def __init__(self, path: Path, doc: Mapping[str, Any] | None = None, rng: Any = None):
+    def __init__(
+        self,
+        path: Path,
+        doc: Mapping[str, Any] | None = None,
+        rng: Any = None,
+        wall_clock: Callable[[], float] | None = None,
+    ):
+        """``wall_clock``: the table's clock for its ledger's time stamps (default the machine's)."""
         self.path = path
         self.doc = dict(doc or profile_doc())
         self.clock = ManualClock()
         self.profile = parse_profile(self.doc, "<harness>")
         self.reactor = Reactor(self.clock)
-        self.ledger = Ledger(path, "HARNESS", key=TEST_KEY)
+        self.ledger = Ledger(path, "HARNESS", key=TEST_KEY, wall_clock=wall_clock or time.time)
         self.writer = SyncWriter(self.ledger, self.reactor)
         names = ["lockout", "confirm", "void", "key"] + [f"bet.progressive.{s}" for s in range(1, 7)]
         self.lights = FakeLights()

@@ -52,9 +52,8 @@ class Pit:
         self.thread.join(5)
 
     def add(self, tid: str, wall_clock: Callable[[], float] | None = None) -> Harness:
-        h = Harness(self.tmp / f"{tid}.db", linked_doc(self.timeout))
-        if wall_clock is not None:
-            h.ledger._wall = wall_clock  # this table's clock is wrong
+        # a wrong clock is wrong from the table's power-up on (its ledger refuses a clock that goes back)
+        h = Harness(self.tmp / f"{tid}.db", linked_doc(self.timeout), wall_clock=wall_clock)
         port = LinkPort(self.tmp / f"{tid}.sock", h.reactor.post)
         assert h.table.ctx.link is not None
         h.table.ctx.link.send = port.send

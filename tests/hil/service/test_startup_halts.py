@@ -32,6 +32,13 @@ def _config(tmp_path: Path, state: Path) -> Path:
         .replace('"/etc/tablectl/software.json"', json.dumps(str(state / "software.json")))
         .replace('"/dev/tablectl-', json.dumps(str(tmp_path / "no-such-dev")).rstrip('"') + "-")
     )
+    # the ledger's key in a file of the test's own ([ledger] key_file), not /etc/tablectl/ledger.key
+    from controller.ledgerkey import init_key
+
+    key_file = tmp_path / "ledger.key"
+    if not key_file.exists():
+        init_key(key_file)
+    text += f"\n[ledger]\nkey_file = {json.dumps(str(key_file))}\n"
     cfg = tmp_path / "table.toml"
     cfg.write_text(text)
     return cfg

@@ -59,7 +59,7 @@ echo "== $NAME: the project's wheel"
 mkdir "$work/src"
 if [ -d "$SRC/.git" ] || [ -f "$SRC/.git" ]; then
     (cd "$SRC" && git ls-files -z --cached --others --exclude-standard) \
-        | (cd "$SRC" && xargs -0 tar -cf - --no-recursion) | tar -C "$work/src" -xf -
+        | tar -C "$SRC" --null --no-recursion --ignore-failed-read -T - -cf - | tar -C "$work/src" -xf -
 else
     tar -C "$SRC" --exclude=./.venv --exclude=./dist --exclude=./build --exclude=./state -cf - . | tar -C "$work/src" -xf -
 fi
@@ -133,7 +133,7 @@ echo "$VERSION" > "$B/VERSION"
 (cd "$B" && find . -type f ! -name SHA256SUMS | sed 's|^\./||' | LC_ALL=C sort | xargs -d '\n' sha256sum > SHA256SUMS)
 
 echo "== archive"
-# reproducible: fixed owner, order and times
+# fixed owner, order and times in the tar (the wheels inside carry their own build times)
 tar -C "$work" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - "$NAME" | gzip -n -9 > "$OUT/$NAME.tar.gz"
 (cd "$OUT" && sha256sum "$NAME.tar.gz" > "$NAME.tar.gz.sha256")
 echo "wheels: $(ls "$WH" | wc -l) ($(ls "$WH" | tr '\n' ' '))"

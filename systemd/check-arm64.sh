@@ -84,6 +84,8 @@ cleanup() {
 trap cleanup EXIT
 mount -t proc proc "$ROOTFS/proc" && mounted="$ROOTFS/proc $mounted"
 mount --bind /dev "$ROOTFS/dev" && mounted="$ROOTFS/dev $mounted"
+# the simulator talks to its devices over ptys
+mount --bind /dev/pts "$ROOTFS/dev/pts" && mounted="$ROOTFS/dev/pts $mounted"
 
 # 3. inside, with no network
 NS="unshare --net"

@@ -227,6 +227,7 @@ install -m 0644 "$D/systemd/journald-tablectl.conf" "$ROOT/etc/systemd/journald.
 say "journald capped: $(grep -E '^SystemMaxUse=' "$D/systemd/journald-tablectl.conf") (/etc/systemd/journald.conf.d/tablectl.conf)"
 TIME="not set up (--root: an image, not this machine)"
 if [ -z "$ROOT" ]; then
+    TIME="no network time (neither chrony nor systemd-timesyncd)"
     if command -v chronyd >/dev/null 2>&1; then
         TIME="chrony (present)"
     elif [ -x /lib/systemd/systemd-timesyncd ] || [ -x /usr/lib/systemd/systemd-timesyncd ]; then

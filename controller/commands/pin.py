@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"tablectl pin: configuration error: {e}", file=sys.stderr)
         return 2
     # root writes the PIN file as the service user (issue 15): never a root-owned file it cannot read
-    act_as_owner(state_dir, "pin")
+    if args.action == "set":
+        act_as_owner(state_dir, "pin")
     store = PinStore(state_dir / PIN_FILE)
     if args.action == "list":
         have = store.roles_set()

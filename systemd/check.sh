@@ -14,7 +14,10 @@ if ! command -v systemd-analyze >/dev/null 2>&1; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-systemd/install.sh --render "$tmp" --prefix "$ROOT"
+# the units run PREFIX/current/venv/bin/tablectl: a prefix whose current is this checkout's
+mkdir -p "$tmp/prefix/current/venv/bin"
+ln -s "$ROOT/.venv/bin/tablectl" "$tmp/prefix/current/venv/bin/tablectl"
+systemd/install.sh --render "$tmp" --prefix "$tmp/prefix"
 status=0
 out=$(cd "$tmp" && systemd-analyze verify ./tablectl.service ./tablectl-console@.service ./tablectl-uplink.service ./tablectl-lap.service 2>&1) || status=$?
 if [ -n "$out" ] || [ "$status" -ne 0 ]; then

@@ -40,12 +40,17 @@ def state_dir_of(args: argparse.Namespace) -> Path:
 def run(args: argparse.Namespace) -> int:
     from controller.config import ConfigError
     from controller.console.auth import PIN_FILE, ROLES, PinError, PinStore, check_pin_format, check_role
+    from controller.stateowner import act_as_owner
 
     try:
-        store = PinStore(state_dir_of(args) / PIN_FILE)
+        state_dir = state_dir_of(args)
     except ConfigError as e:
         print(f"tablectl pin: configuration error: {e}", file=sys.stderr)
         return 2
+    # root writes the PIN file as the service user (issue 15): never a root-owned file it cannot read
+    if args.action == "set":
+        act_as_owner(state_dir, "pin")
+    store = PinStore(state_dir / PIN_FILE)
     if args.action == "list":
         have = store.roles_set()
         for r in ROLES:

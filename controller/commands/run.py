@@ -109,8 +109,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.config}: OK (table {hw.table_id}, game {hw.profile.game}, profile {hw.profile.file})")
         print("\n".join(budget_lines(hw.gpio)))  # every line in use and by what, the free ones (issue 15)
         return 0
+    from pathlib import Path
+
     from controller.log import configure
     from controller.service import Service
+    from controller.stateowner import act_as_owner
+
+    # root at a shell runs the table as the service user (issue 15): its ledger stays the service's
+    act_as_owner(Path(hw.state_dir), "run")
 
     configure(stream=sys.stdout, level=args.log_level)
     # a real table must have recorded its software digest at installation (tablectl verify --record)

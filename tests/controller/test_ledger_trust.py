@@ -244,6 +244,35 @@ def test_migration_from_the_unkeyed_chain_keys_it_from_a_ledger_keyed_record(tmp
     again.close()
 
 
+def test_tablectl_migrate_keys_an_old_ledger_brings_the_witness_along_and_audits(tmp_path, capsys):
+    """An upgrade's step (systemd/install.sh): ``tablectl migrate`` on a schema-1 ledger keys
+    it, writes the witness of the new head and audits clean; run again it changes nothing."""
+    state = tmp_path / "state"
+    state.mkdir()
+    _v1_ledger(state / "ledger.sqlite3")
+    key_file = tmp_path / "ledger.key"
+    init_key(key_file)
+    where = ["--state-dir", str(state), "--key-file", str(key_file), "--witness-dir", str(tmp_path / "w")]
+    assert main(["audit", *where]) != 0  # before: not keyed
+    capsys.readouterr()
+    assert main(["migrate", *where]) == 0
+    out = capsys.readouterr().out
+    assert "migrated from schema 1 to 2; 5 events; audit ok" in out, out
+    assert Witness(tmp_path / "w", TABLE).read() == Head(5, Ledger.open_readonly(state / "ledger.sqlite3").last_hash)
+    assert main(["audit", *where]) == 0
+    assert main(["migrate", *where]) == 0
+    assert "schema 2; 5 events; audit ok" in capsys.readouterr().out
+    # a wrong key: the audit after it names the first bad event, exit 1
+    other = tmp_path / "other.key"
+    init_key(other)
+    assert (
+        main(["migrate", "--state-dir", str(state), "--key-file", str(other), "--witness-dir", str(tmp_path / "w")])
+        == 1
+    )
+    # no ledger yet: nothing to migrate
+    assert main(["migrate", "--state-dir", str(tmp_path / "empty"), "--key-file", str(key_file)]) == 0
+
+
 def test_after_migration_a_rechained_old_event_is_found(tmp_path):
     path = tmp_path / "ledger.sqlite3"
     _v1_ledger(path)

@@ -1,0 +1,74 @@
+"""``tablectl migrate [--state-dir D | --config F] [--key-file K]``: bring a table's ledger to
+this software's schema (an upgrade's step: systemd/install.sh runs it after backing the ledger
+up and before switching ``current``; docs/install.md).
+
+Opening the ledger with its key migrates it (controller/ledger.py: a schema-1 SHA-256 chain
+gets its keyed ``ledger.keyed`` record and the schema mark, in one transaction); the witness of
+the head is then brought up to date and the whole ledger audited.  The key is read first (as
+root, at installation); everything after is done as the state directory's owner
+(controller/stateowner.py), so no file the service cannot read is left behind.  Exit 0 when
+the ledger audits clean after it, 1 when not (naming the first problem), 2 for a configuration
+or key problem.  A state directory with no ledger yet has nothing to migrate (exit 0)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+NAME = "migrate"
+HELP = "bring the ledger to this version's schema (an upgrade's step), then audit it"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from controller.audit import add_where_arguments
+
+    add_where_arguments(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    import sqlite3
+
+    from controller.audit import audit, where_from_args
+    from controller.config import ConfigError
+    from controller.ledger import SCHEMA_VERSION, Ledger, LedgerError
+    from controller.ledgerkey import LedgerKeyError
+    from controller.stateowner import act_as_owner
+    from controller.witness import Witness
+
+    try:
+        where = where_from_args(args)  # the key is read here, before any privilege is dropped
+    except (ConfigError, LedgerKeyError) as e:
+        print(f"tablectl migrate: {e}", file=sys.stderr)
+        return 2
+    path = where.ledger_path
+    if not path.is_file():
+        print(f"tablectl migrate: no ledger in {where.state_dir}: nothing to migrate")
+        return 0
+    act_as_owner(where.state_dir, "migrate")
+    assert where.key is not None
+    ro = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        row = ro.execute("SELECT table_id FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    finally:
+        ro.close()
+    table_id = where.table_id or (str(row[0]) if row else "unknown")
+    try:
+        led = Ledger(path, table_id, key=where.key)
+    except (LedgerError, sqlite3.Error) as e:
+        print(f"tablectl migrate: {path}: {e}", file=sys.stderr)
+        return 1
+    try:
+        before = led.migrated_from
+        head = led.head()
+        if before is not None:
+            # the keyed record is the new head: the witness follows it (a witness behind is no rollback)
+            Witness(where.witness_dir, table_id).write(head)
+    finally:
+        led.close()
+    done = f"migrated from schema {before} to {SCHEMA_VERSION}" if before is not None else f"schema {SCHEMA_VERSION}"
+    problems = audit(where)
+    if problems:
+        print(f"tablectl migrate: {path}: {done}, but the ledger fails its audit: {problems[0]}", file=sys.stderr)
+        return 1
+    print(f"tablectl migrate: {path}: {done}; {head.count} events; audit ok")
+    return 0

@@ -120,15 +120,17 @@ for (name, version), hashes in sorted(by.items()):
 PY
 
 echo "== installer, units, docs"
-for f in install.sh uninstall.sh check-arm64.sh tablectl.service tablectl-console@.service 99-tablectl.rules \
-         journald-tablectl.conf; do
+for f in install.sh uninstall.sh check-arm64.sh tablectl.service tablectl-console@.service \
+         tablectl-uplink.service tablectl-lap.service 99-tablectl.rules journald-tablectl.conf; do
     cp "$SRC/systemd/$f" "$B/systemd/$f"
 done
 chmod 0755 "$B"/systemd/*.sh
 cp -r "$SRC/config" "$B/config"
 find "$B/config" -name '__pycache__' -prune -exec rm -rf {} +
 cp "$SRC/README.md" "$B/README.md"
-cp "$SRC/docs/install.md" "$B/docs/install.md"
+for d in install.md security.md operations.md linked.md wiring.md; do  # what a technician reads at the table
+    cp "$SRC/docs/$d" "$B/docs/$d"
+done
 echo "$VERSION" > "$B/VERSION"
 (cd "$B" && find . -type f ! -name SHA256SUMS | sed 's|^\./||' | LC_ALL=C sort | xargs -d '\n' sha256sum > SHA256SUMS)
 

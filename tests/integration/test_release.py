@@ -39,8 +39,10 @@ OFFLINE = {
 
 PROBE = """
 import json, sys
+from pathlib import Path
 from controller.ledger import Ledger
-led = Ledger.open_readonly(sys.argv[1])
+from controller.ledgerkey import read_key
+led = Ledger.open_readonly(sys.argv[1], key=read_key(Path(sys.argv[2])))
 events = list(led.events())
 print(json.dumps({"problems": led.verify(full=True), "events": len(events), "last_round": led.last_round(),
                   "meters": {k: repr(v) for k, v in sorted(led.stored_meter_rows().items())}}))
@@ -71,7 +73,7 @@ def install(bundle: Path, root: Path, *more: str) -> str:
 
 def probe(root: Path) -> dict[str, object]:
     py = root / "opt/tablectl/current/venv/bin/python"
-    return json.loads(run(py, "-c", PROBE, root / "var/lib/tablectl/ledger.sqlite3"))
+    return json.loads(run(py, "-c", PROBE, root / "var/lib/tablectl/ledger.sqlite3", root / "etc/tablectl/ledger.key"))
 
 
 def sim(root: Path, rounds: int, seed: int) -> None:
@@ -141,7 +143,7 @@ def test_bundle_installs_offline_verifies_upgrades_and_rolls_back(tmp_path: Path
     assert "result: match" in run(tablectl, "verify", "--record-file", root / "etc/tablectl/software.json")
     # the backup taken before the upgrade holds A's ledger as it was
     py = opt / "current/venv/bin/python"
-    assert json.loads(run(py, "-c", PROBE, backup)) == before
+    assert json.loads(run(py, "-c", PROBE, backup, root / "etc/tablectl/ledger.key")) == before
 
     # uninstall keeps the ledger unless --purge
     run("sh", opt / "current/systemd/uninstall.sh", "--root", root)

@@ -25,8 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, emit) -> int:
-    from controller.ledger import Ledger, LedgerWriter, Record
+    from controller.ledger import Ledger, Record
     from controller.ledgerkey import throwaway_key
+    from controller.ledgerwriter import LedgerWriter
 
     key = throwaway_key()
 

@@ -32,7 +32,8 @@ from controller.audit import Where, where_of
 from controller.clock import Clock, MonotonicClock
 from controller.config import HardwareConfig
 from controller.games import procedure_for
-from controller.ledger import Ledger, LedgerWriter, fault_of
+from controller.ledger import Ledger, fault_of
+from controller.ledgerwriter import LedgerWriter
 from controller.log import LogContext
 from controller.reactor import Event, Reactor
 from controller.records import Kind

@@ -22,8 +22,9 @@ import pytest
 from controller import meters as meters_mod
 from controller.audit import Where, audit
 from controller.cli import main
-from controller.ledger import GENESIS, ClockWentBackwards, Head, Ledger, LedgerWriter, Record, event_hash
+from controller.ledger import GENESIS, ClockWentBackwards, Head, Ledger, Record, event_hash
 from controller.ledgerkey import LedgerKeyError, init_key, read_key
+from controller.ledgerwriter import LedgerWriter
 from controller.witness import Witness
 from tests.conftest import TEST_KEY
 

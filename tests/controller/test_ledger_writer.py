@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.ledger import Ledger, LedgerWriter, Record
+from controller.ledger import Ledger, Record
+from controller.ledgerwriter import LedgerWriter
 from tests.conftest import TEST_KEY
 
 PAGE = 4096

@@ -180,6 +180,33 @@ def _insert_events_sql(rows: int) -> str:
     return f"INSERT INTO events(seq, ts, table_id, round, kind, data, prev, hash) VALUES {values}"
 
 
+def read_events(
+    db: sqlite3.Connection,
+    since: int = 0,
+    kinds: Iterable[str] | None = None,
+    round_no: int | None = None,
+    limit: int | None = None,
+    newest_first: bool = False,
+) -> Iterator[StoredEvent]:
+    """The stored events of the ledger open on ``db`` (also read-only connections:
+    controller/tablestatus.py), after ``since``, optionally of ``kinds`` and one round."""
+    q = "SELECT seq, ts, table_id, round, kind, data, prev, hash FROM events WHERE seq > ?"
+    args: list[Any] = [since]
+    if kinds:
+        ks = list(kinds)
+        q += " AND kind IN (" + ",".join("?" * len(ks)) + ")"
+        args += ks
+    if round_no is not None:
+        q += " AND round = ?"
+        args.append(round_no)
+    q += " ORDER BY seq" + (" DESC" if newest_first else "")
+    if limit is not None:
+        q += " LIMIT ?"
+        args.append(limit)
+    for row in db.execute(q, args):
+        yield StoredEvent(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7])
+
+
 class Ledger:
     """Synchronous ledger access; use from one thread (the writer), or before it starts."""
 
@@ -457,21 +484,7 @@ class Ledger:
         limit: int | None = None,
         newest_first: bool = False,
     ) -> Iterator[StoredEvent]:
-        q = "SELECT seq, ts, table_id, round, kind, data, prev, hash FROM events WHERE seq > ?"
-        args: list[Any] = [since]
-        if kinds:
-            ks = list(kinds)
-            q += " AND kind IN (" + ",".join("?" * len(ks)) + ")"
-            args += ks
-        if round_no is not None:
-            q += " AND round = ?"
-            args.append(round_no)
-        q += " ORDER BY seq" + (" DESC" if newest_first else "")
-        if limit is not None:
-            q += " LIMIT ?"
-            args.append(limit)
-        for row in self.db.execute(q, args):
-            yield StoredEvent(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7])
+        return read_events(self.db, since, kinds, round_no, limit, newest_first)
 
     def last_round(self) -> int:
         row = self.db.execute("SELECT MAX(round) FROM events").fetchone()

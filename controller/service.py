@@ -40,7 +40,7 @@ from controller.records import Kind
 from controller.sdnotify import Notifier
 from controller.statelock import StateLock, StateLocked
 from controller.table import Devices, Table
-from drivers.gpio import open_gpio
+from drivers.gpio import is_gpio_error, open_gpio
 from drivers.keypad import SerialKeypad
 from drivers.link import Port
 from drivers.serialdev import SerialDevice, SerialSettings
@@ -249,7 +249,7 @@ class Service:
         where = f" ({Path(self.hw.state_dir) / LEDGER_FILE})" if stage == "ledger" else ""
         reason = f"{stage}{where}: {type(exc).__name__}: {exc}"
         self.halted = reason
-        if isinstance(exc, self.EXPECTED) or _is_gpio_error(exc):
+        if isinstance(exc, self.EXPECTED) or is_gpio_error(exc):
             self.log.error("startup.halted", stage=stage, error=f"{type(exc).__name__}: {exc}")
         else:
             from controller.startup import log_unexpected
@@ -574,11 +574,3 @@ def _probe_writable(ledger: Ledger) -> None:
     read-only file or directory): SQLite opens such a file read-only without a word."""
     (version,) = ledger.db.execute("PRAGMA user_version").fetchone()
     ledger.db.execute(f"PRAGMA user_version = {int(version)}")
-
-
-def _is_gpio_error(exc: BaseException) -> bool:
-    try:
-        from gpiozero.exc import GPIOZeroError
-    except ImportError:  # pragma: no cover - gpiozero is a dependency
-        return False
-    return isinstance(exc, GPIOZeroError)

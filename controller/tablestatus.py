@@ -35,7 +35,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from controller.ledger import StoredEvent
+from controller.ledger import StoredEvent, read_events
 from controller.meters import Meter, format_cents
 from controller.meters import apply as apply_meter
 from controller.records import Kind
@@ -76,21 +76,7 @@ class ReadOnlyLedger:
         limit: int | None = None,
         newest_first: bool = False,
     ) -> Iterator[StoredEvent]:
-        q = "SELECT seq, ts, table_id, round, kind, data, prev, hash FROM events WHERE seq > ?"
-        args: list[Any] = [since]
-        if kinds:
-            ks = list(kinds)
-            q += " AND kind IN (" + ",".join("?" * len(ks)) + ")"
-            args += ks
-        if round_no is not None:
-            q += " AND round = ?"
-            args.append(round_no)
-        q += " ORDER BY seq" + (" DESC" if newest_first else "")
-        if limit is not None:
-            q += " LIMIT ?"
-            args.append(limit)
-        for row in self.db.execute(q, args):
-            yield StoredEvent(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7])
+        return read_events(self.db, since, kinds, round_no, limit, newest_first)
 
     def last_event(self) -> StoredEvent | None:
         return next(self.events(newest_first=True, limit=1), None)

@@ -110,6 +110,14 @@ class Lights(Protocol):
     def close(self) -> None: ...
 
 
+def is_gpio_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is one of gpiozero's own errors (a pin that cannot be claimed, a pin
+    library that cannot start): the service reports it as an expected start-up problem."""
+    from gpiozero.exc import GPIOZeroError
+
+    return isinstance(exc, GPIOZeroError)
+
+
 def make_pin_factory(name: str, chip: int = HEADER_CHIP) -> Any:
     """Create the configured gpiozero pin factory (explicitly, never guessed) for
     ``chip``: the header's (0) or an expander's gpiochip (``lgpio`` and ``mock`` only)."""

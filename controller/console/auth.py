@@ -132,19 +132,25 @@ class PinStore:
         for r in ROLES:
             if r in doc:
                 lines += [f"[{r}]"] + [f'{k} = "{v}"' for k, v in sorted(doc[r].items())] + [""]
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".pins-", dir=self.path.parent)
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write("\n".join(lines))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_private(self.path, "\n".join(lines))
+
+
+def write_private(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically and durably, mode 0600 (PIN hashes: the console's
+    and the floor staff's): a temporary file beside it, fsynced, renamed over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 LOCK_FILE = "console-lockout.json"

@@ -18,10 +18,8 @@
 from __future__ import annotations
 
 import json
-import os
 import queue
 import secrets
-import tempfile
 import threading
 import time
 import tomllib
@@ -30,6 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from fractions import Fraction
 from http.cookies import SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -38,7 +37,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from controller.console.auth import ROLES, PinError, check_pin_format, check_role, hash_pin, verify_pin
+from controller.console.auth import ROLES, PinError, check_pin_format, check_role, hash_pin, verify_pin, write_private
 from controller.link.floor_page import LOGIN_PAGE, PAGE
 
 FLOOR_ROLES = ("floorperson", "technician")  # a dealer's PIN does not open the floor view
@@ -75,19 +74,7 @@ class StaffStore:
         lines = ["# tablectl floor staff: salted scrypt hashes, never the PINs (`tablectl lap --staff-pin`).", ""]
         for name in sorted(doc):
             lines += [f'[people."{name}"]'] + [f'{k} = "{v}"' for k, v in sorted(doc[name].items())] + [""]
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".staff-", dir=self.path.parent)
-        try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write("\n".join(lines))
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_private(self.path, "\n".join(lines))
 
     def check(self, person: str, pin: str) -> tuple[str | None, str]:
         """(role, why): the role when the PIN is the person's and the role may see the floor."""
@@ -302,13 +289,16 @@ def _picture(
         # the meter over the gaming day, backwards from its value now: minus each minute's
         # contributions, plus each hit's amount (a chart, not an account: rounded to cents)
         # (a hit: the meter stood at meter_cents_before just before it)
-        events: list[tuple[float, float, float | None]] = [
-            (float(s["t"]), float(s["add"]), None) for s in series if s["level"] == name
+        # (times are epoch seconds; amounts stay exact, in cents, until rounded for the chart)
+        events: list[tuple[float, Fraction, Fraction | None]] = [
+            (float(s["t"]), Fraction(str(s["add"])), None) for s in series if s["level"] == name
         ]
-        events += [(float(h["decided_at"]), 0.0, float(h["before"])) for h in out_hits if h["level"] == name]
-        events.sort()
-        pts = [(n, float(cents))]
-        v = float(cents)
+        events += [
+            (float(h["decided_at"]), Fraction(0), Fraction(str(h["before"]))) for h in out_hits if h["level"] == name
+        ]
+        events.sort(key=lambda e: e[0])
+        v = Fraction(cents)
+        pts: list[tuple[float, Fraction]] = [(n, v)]
         for at, add, before in reversed(events):
             pts.append((min(at, n), v))
             v = before if before is not None else v - add

@@ -30,8 +30,11 @@ def _in_thread(fn, name: str = "party") -> threading.Thread:
 
 def test_real_clocks_idle_does_nothing():
     for clock in (MonotonicClock(), ScaledClock(10.0)):
+        t0, w0 = clock.now(), time.monotonic()
         with clock.idle(1.0, lambda: False, lambda: None):
             pass
+        # neither slept nor skipped ahead to the 1.0 s wake-up: a real clock keeps real time
+        assert time.monotonic() - w0 < 0.1 and clock.now() - t0 < 1.0, type(clock).__name__
 
 
 def test_a_lone_sleeper_skips_to_its_wake_up():

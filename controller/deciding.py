@@ -43,7 +43,10 @@ class Deciding:
         # the last entry acted upon: (the prompt number it answered, its text in upper case)
         self._answered: tuple[int, str] | None = None
         self._state_prompt = 0  # the keypad's prompt number when the current state was entered
-        self._opened: bool | None = None
+        self._opened: int | None | bool = False  # False: no entry in this step yet; else its opening prompt
+        #: prompts that replied to an entry (``_prompt``): a reply sent after the step changed (its
+        #: records' durable callback) is the last step's, never the new step's opening prompt
+        self._replies: set[int] = set()
 
     def phase_decide(self, rnd: RoundData, name: str) -> None:
         ctx = self.ctx
@@ -98,7 +101,8 @@ class Deciding:
         """The table entered a new state (a new step): prompts sent from now on belong to it."""
         keypad = self.ctx.dev.keypad
         self._state_prompt = keypad.prompt_id if keypad is not None else 0
-        self._opened = None  # did the step prompt before its first entry?
+        self._opened = False  # the step's own opening prompt, looked for at its first entry
+        self._replies.clear()
 
     def _refused(self, prompt: object, text: str) -> str:
         """Why an entry keyed at prompt number ``prompt`` does not apply now ("" if it does).
@@ -115,11 +119,12 @@ class Deciding:
         key = (prompt, text.upper())
         if key == self._answered:
             return f"a repeat of the entry to prompt {prompt}, already answered"
-        since = (shown - self._state_prompt) % MAX_PROMPT_ID  # prompts sent in this step
         age = (shown - prompt) % MAX_PROMPT_ID  # prompts sent after the one answered
-        if self._opened is None:
-            self._opened = since > 0
-        if prompt != shown and (age >= 0x8000 or (self._opened and age >= since)):
+        if self._opened is False:
+            self._opened = self._opening_prompt(shown)
+        opening = self._opened
+        stale = opening is not None and 0 < (opening - prompt) % MAX_PROMPT_ID < 0x8000  # keyed before it
+        if prompt != shown and (age >= 0x8000 or stale):
             return f"keyed at an earlier prompt ({prompt}; the keypad now shows {shown}): key it again"
         self._answered = key
         return ""
@@ -139,9 +144,22 @@ class Deciding:
         ctx.commit([ctx.rec(Kind.DECISION, phase=ctx.state, text=text, by=by, **entry.record)])
         return entry.reply
 
+    def _opening_prompt(self, shown: int) -> int | None:
+        """The first prompt this step sent that is not a reply to an entry (None: the step
+        opened without one, e.g. taking wagers, and is answered at whatever the display shows)."""
+        pid = self._state_prompt
+        for _ in range((shown - self._state_prompt) % MAX_PROMPT_ID):
+            pid = pid % MAX_PROMPT_ID + 1
+            if pid not in self._replies:
+                return pid
+        return None
+
     def _prompt(self, text: str) -> None:
-        if self.ctx.dev.keypad is not None:
-            self.ctx.dev.keypad.prompt(text)
+        """A reply to an entry (its outcome or its error)."""
+        keypad = self.ctx.dev.keypad
+        if keypad is not None:
+            keypad.prompt(text)
+            self._replies.add(keypad.prompt_id)
 
     def _decision_entry(self, rnd: RoundData, name: str, text: str) -> None:
         ctx = self.ctx

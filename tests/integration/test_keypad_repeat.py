@@ -91,3 +91,23 @@ def test_a_bet_keyed_twice_is_recorded_once(tmp_path):
     double_enter(h, "BET 1 base 25")
     assert len(records(h, "wager.keyed")) == 1
     assert [e.data["text"] for e in records(h, "keypad.rejected")] == ["BET 1 base 25"]
+
+
+def test_a_reply_of_the_last_step_is_not_the_new_steps_opening_prompt(tmp_path):
+    """The reply to the last step's entry (sent from its records' durable callback) can reach
+    the display after the table has moved to the next step.  An entry keyed before that reply
+    showed answers the new step, which opened without a prompt of its own: it applies (the
+    HIL scenario ou-09 met this race under load).  A step that opens with its own prompt still
+    refuses a line keyed before it."""
+    h = Harness(tmp_path / "l.db")
+    d = h.table.deciding
+    shown = h.keypad.prompt("SEAT 3 UNDER-18 10.00")  # the last step's display
+    d.state_entered()  # the next step (hand entry) begins
+    d._prompt("SEAT 3 UNDER-18 10.00")  # the last step's reply, shown only now
+    assert d._refused(shown, "1 9h Kd As") == ""
+    # a step that opens with a prompt of its own: a line keyed at the display before it is stale
+    d.state_entered()
+    before = h.keypad.prompt_id
+    h.keypad.prompt("OVER/UNDER SEATS 1,3: ...")
+    assert "keyed at an earlier prompt" in d._refused(before, "OVER 1")
+    assert d._refused(h.keypad.prompt_id, "OVER 1") == ""

@@ -48,6 +48,7 @@ time of a segment also holds waits for a core, which its CPU time does not.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import random
 import tempfile
@@ -187,6 +188,32 @@ class PathStamps:
                     self.cpu[stage] = stamps[f"cpu:{key}"]
 
 
+class GcPauses:
+    """The cyclic garbage collector's pauses during the run (``gc.callbacks``): each one holds
+    the GIL, so a press that meets one waits for it on whichever thread it runs."""
+
+    def __init__(self) -> None:
+        self._t = 0.0
+        self.pauses: dict[int, list[float]] = {0: [], 1: [], 2: []}
+        gc.callbacks.append(self._cb)
+
+    def _cb(self, phase: str, info: Mapping[str, Any]) -> None:
+        if phase == "start":
+            self._t = time.perf_counter()
+        else:
+            self.pauses[int(info["generation"])].append((time.perf_counter() - self._t) * 1000)
+
+    def close(self) -> None:
+        gc.callbacks.remove(self._cb)
+
+    def figures(self) -> dict[str, str]:
+        out = {}
+        for gen, xs in self.pauses.items():
+            out[f"gc{gen}_collections"] = str(len(xs))
+            out[f"gc{gen}_max_ms"] = f"{max(xs, default=0.0):.3f}"
+        return out
+
+
 def run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
     if not args.pi_like:
         return _run(args, emit)
@@ -229,6 +256,7 @@ def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
         writer, ledger = rig.service.writer, rig.service.ledger
         assert writer is not None and ledger is not None  # the service has started
         probe = FsyncProbe(ledger.path.parent)
+        gc_pauses = GcPauses()
         try:
             table = rig.table
             table.wait_for(lambda s: s.get("state") == "open_for_wagers", 10)
@@ -273,6 +301,9 @@ def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
                 lock_pin.drive_low()
                 if not shown.wait(10):
                     raise TimeoutError(f"no count shown after the lock-out; status: {table.status}")
+                # the writer traces its batch after handing the callback over (and after the witness):
+                # wait for that, so the writer's stamps of this press are kept
+                writer.flush()
                 path = stamps.disarm()
                 cpus.append(stamps.cpu)
                 path.update(edge=t0, frozen=table.perf["lockout_frozen"], shown=table.perf["lockout_durable"])
@@ -288,6 +319,7 @@ def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
                 void_pin.drive_high()
                 time.sleep(0.025)
         finally:
+            gc_pauses.close()
             probe.close()
             rig.stop()
     for name, xs in (("lockout_freeze", freeze), ("lockout_durable", durable), ("sensor_light", light)):
@@ -303,6 +335,8 @@ def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
         emit(f"{name}_max_ms", f"{xs[-1]:.3f}")
         emit(f"lockout_durable_to_{name}_p99", f"{durable_p99 / percentile(xs, 99):.2f}")
     emit("presses", len(freeze))
+    for key, value in gc_pauses.figures().items():
+        emit(key, value)
     emit("sensor_edges", len(light))
     for key, value in segment_figures(paths, durable).items():
         emit(key, value)

@@ -208,10 +208,32 @@ def service_status(unit: str = UNIT) -> dict[str, str] | None:
 # --------------------------------------------------------------------------- text
 
 
-def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None) -> str:
+def witness_line(ledger: ReadOnlyLedger, witness_dir: Path) -> str:
+    """Whether the ledger reaches the witness of its head kept outside the state directory
+    (controller/witness.py), with the MAC the witness recorded: a ledger cut, rolled back,
+    replaced or rewritten before that event does not.  No key is needed; the MACs of every
+    event are checked by the service at start-up and by ``tablectl audit``, which hold it."""
+    from controller.witness import Witness, check, read_for_check
+
+    witnessed = read_for_check(Witness(witness_dir, ""))
+    problems = check(ledger, witnessed)
+    if problems:
+        return "ledger check: PROBLEM: " + "; ".join(problems) + " (run tablectl audit)"
+    if witnessed is None:
+        return f"ledger check: no witness in {witness_dir} (a table that has recorded nothing yet)"
+    assert not isinstance(witnessed, Exception)
+    return (
+        f"ledger check: reaches the witness (event #{witnessed.count}, its MAC as recorded);"
+        " every MAC is checked by tablectl audit"
+    )
+
+
+def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None, witness_dir: Path | None = None) -> str:
     last = ledger.last_event()
     if last is None:
-        return "ledger: empty (the table has never started)"
+        return "ledger: empty (the table has never started)" + (
+            "\n" + witness_line(ledger, witness_dir) if witness_dir is not None else ""
+        )
     tilts = active_tilts(ledger)
     ooo = out_of_order(ledger)
     rnd = round_view(ledger)
@@ -228,6 +250,8 @@ def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None) -> str
         f"last event: #{last.seq} {last.kind} at {local_time(last.ts)}",
         f"table: {openness}",
     ]
+    if witness_dir is not None:
+        lines.append(witness_line(ledger, witness_dir))
     if rnd.number:
         lines.append(f"round {rnd.number}: {rnd.step}" + ("" if rnd.finished else " (in progress)"))
     else:

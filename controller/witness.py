@@ -107,18 +107,20 @@ def read_for_check(witness: Witness) -> Head | WitnessError | None:
 
 
 def check(ledger: object, witnessed: Head | WitnessError | None) -> list[str]:
-    """Compare a witness read before (:func:`read_for_check`) with the ledger
-    (a controller.ledger.Ledger, ideally inside the same read transaction as its verify)."""
-    from controller.ledger import Ledger
+    """Compare a witness read before (:func:`read_for_check`) with the ledger: anything
+    with a ``db`` (a sqlite3 connection to it: a controller.ledger.Ledger, ideally inside
+    the same read transaction as its verify, or ``tablectl status``'s read-only view)."""
+    import sqlite3
 
-    assert isinstance(ledger, Ledger)
+    db = getattr(ledger, "db", None)
+    assert isinstance(db, sqlite3.Connection)
     if isinstance(witnessed, WitnessError):
         return [str(witnessed)]
-    row = ledger.db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    row = db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
     head = Head(int(row[0]), str(row[1])) if row else Head(0, GENESIS)
     mac_at: dict[int, str] = {}
     if witnessed is not None and witnessed.count:
-        r = ledger.db.execute("SELECT hash FROM events WHERE seq = ?", (witnessed.count,)).fetchone()
+        r = db.execute("SELECT hash FROM events WHERE seq = ?", (witnessed.count,)).fetchone()
         if r is not None:
             mac_at[witnessed.count] = str(r[0])
     return compare(witnessed, mac_at, head)

@@ -19,6 +19,22 @@ def add_ledger_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--state-dir", type=Path, help="state directory holding ledger.sqlite3 (overrides --config)")
 
 
+def witness_dir_of(args: argparse.Namespace) -> Path | None:
+    """The witness directory for ``--config`` / ``--state-dir`` (``[ledger] witness_dir``,
+    else beside the state directory); None when the configuration cannot say."""
+    from controller.witness import default_witness_dir
+
+    if args.state_dir is not None:
+        return default_witness_dir(Path(args.state_dir))
+    from controller.config import ConfigError, load_hardware
+
+    try:
+        hw = load_hardware(args.config)
+    except ConfigError:
+        return None  # open_ledger has said why
+    return hw.ledger.witness_dir or default_witness_dir(Path(hw.state_dir))
+
+
 def open_ledger(args: argparse.Namespace, prog: str) -> tuple[Any, int]:
     """(the read-only ledger, 0), or (None, exit status) after saying why on stderr."""
     from controller.service import LEDGER_FILE

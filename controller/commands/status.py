@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from controller.commands._ledgerargs import add_ledger_arguments, open_ledger
+from controller.commands._ledgerargs import add_ledger_arguments, open_ledger, witness_dir_of
 
 NAME = "status"
 HELP = "table state, open/closed, tilts, meters and the sign, from the ledger; the service's status"
@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     if ledger is None:
         return rc
     try:
-        print(format_status(ledger, service_status(args.unit)))
+        print(format_status(ledger, service_status(args.unit), witness_dir_of(args)))
     finally:
         ledger.close()
     return 0

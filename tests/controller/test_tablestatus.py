@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main
-from controller.ledger import Ledger, Record
+from controller.ledger import Head, Ledger, Record
 from controller.ledgerkey import init_key, read_key
 from controller.records import Kind
 from controller.service import LEDGER_FILE
@@ -190,3 +190,36 @@ def test_service_status_asks_systemctl(tmp_path, monkeypatch):
     assert service_status() is None  # no system bus, no such unit: not reachable
     monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
     assert service_status() is None
+
+
+def test_status_says_the_ledger_reaches_its_witness(tmp_path, capsys):
+    write(tmp_path, START, ROUND_TO_HIT)
+    assert main(["status", "--state-dir", str(tmp_path), "--unit", "tablectl-test-none.service"]) == 0
+    out = capsys.readouterr().out
+    assert "ledger check: reaches the witness (event #" in out and "PROBLEM" not in out
+
+
+def test_status_names_a_ledger_rolled_back_behind_its_witness(tmp_path, capsys):
+    """An older copy put back (consistent in itself: every MAC checks) is behind the witness."""
+    write(tmp_path, START)
+    old = (tmp_path / LEDGER_FILE).read_bytes()
+    write(tmp_path, ROUND_TO_HIT, HIT_PAID)
+    (tmp_path / LEDGER_FILE).write_bytes(old)
+    assert main(["status", "--state-dir", str(tmp_path), "--unit", "tablectl-test-none.service"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("ledger check:"))
+    assert "PROBLEM" in line and "but the witness says" in line and "tablectl audit" in line, line
+
+
+def test_status_names_a_ledger_rewritten_at_the_witnessed_event(tmp_path):
+    write(tmp_path, START, ROUND_TO_HIT)
+    led = ReadOnlyLedger(tmp_path / LEDGER_FILE)
+    count = led.last_event().seq  # type: ignore[union-attr]
+    led.close()
+    Witness(default_witness_dir(tmp_path), "PG-07").write(Head(count, "f" * 64))  # another ledger's MAC
+    led = ReadOnlyLedger(tmp_path / LEDGER_FILE)
+    try:
+        text = format_status(led, None, default_witness_dir(tmp_path))
+    finally:
+        led.close()
+    assert f"ledger check: PROBLEM: event {count}: its MAC differs from the witness's" in text

@@ -26,8 +26,15 @@ the ``sha256sum``-style listing (``<sha256>  <name>`` lines, sorted by name,
 * every file under each of the interpreter's site-packages directories (the
   virtualenv's), named ``site-packages/<path>``;
 
-in both, ``__pycache__`` directories and ``*.pyc`` files are left out.  From the
-directory holding the packages, with ``SP`` the site-packages directory::
+in both, ``__pycache__`` directories and ``*.pyc`` files are left out — except in a
+record made with ``bytecode`` (``tablectl verify --record --bytecode``, what
+systemd/install.sh makes): a release's compiled files are written once, at
+installation, into root-owned directories, and Python runs a ``.pyc`` whose header
+matches its source's size and time without reading the source, so a replaced
+``.pyc`` would run other code under a matching digest of the sources.  Such a record
+also lists every file in the ``__pycache__`` directories of both, and the service
+compares it the same way (drop the two ``__pycache__``/``.pyc`` exclusions below).
+From the directory holding the packages, with ``SP`` the site-packages directory::
 
     { find controller drivers hil bench config -type f \\( -name '*.py' -o -name '*.toml' \\
         -o -name '*.yaml' -o -name '*.yml' -o -name '*.json' \\) -not -path '*/__pycache__/*' | xargs -d '\\n' sha256sum
@@ -92,32 +99,41 @@ def site_roots() -> list[Path]:
     return list(seen)
 
 
-def _scan(root: str, prefix: str, keep: Callable[[str], bool], out: dict[str, tuple[str, os.stat_result]]) -> None:
-    """Every file under ``root`` (``__pycache__`` left out), named ``prefix + relative path``,
-    with its ``stat`` (os.scandir: one system call per file, no Path objects — this is
-    on the start-up path)."""
-    stack = [(root, prefix)]
+def _scan(
+    root: str,
+    prefix: str,
+    keep: Callable[[str], bool],
+    out: dict[str, tuple[str, os.stat_result]],
+    bytecode: bool = False,
+) -> None:
+    """Every file under ``root`` (``__pycache__`` left out unless ``bytecode``, and then every
+    file in it), named ``prefix + relative path``, with its ``stat`` (os.scandir: one system
+    call per file, no Path objects — this is on the start-up path)."""
+    stack = [(root, prefix, False)]
     while stack:
-        d, pre = stack.pop()
+        d, pre, in_cache = stack.pop()
         with os.scandir(d) as it:
             for e in it:
                 if e.is_dir(follow_symlinks=False):
                     if e.name != "__pycache__":
-                        stack.append((e.path, f"{pre}{e.name}/"))
-                elif keep(e.name):
+                        stack.append((e.path, f"{pre}{e.name}/", in_cache))
+                    elif bytecode:
+                        stack.append((e.path, f"{pre}{e.name}/", True))
+                elif in_cache or keep(e.name):
                     try:
                         out[pre + e.name] = (e.path, e.stat())
                     except OSError:
                         continue  # a dangling link: not installed
 
 
-def installed_files() -> dict[str, tuple[str, os.stat_result]]:
-    """``{name in the listing: (file, its stat)}`` for every file the digest covers."""
+def installed_files(bytecode: bool = False) -> dict[str, tuple[str, os.stat_result]]:
+    """``{name in the listing: (file, its stat)}`` for every file the digest covers
+    (with ``bytecode``, the compiled files in ``__pycache__`` too)."""
     out: dict[str, tuple[str, os.stat_result]] = {}
     for name, root in package_roots().items():
-        _scan(str(root), f"{name}/", lambda f: f.endswith(SUFFIXES), out)
+        _scan(str(root), f"{name}/", lambda f: f.endswith(SUFFIXES), out, bytecode)
     for root in site_roots():
-        _scan(str(root), "site-packages/", lambda f: not f.endswith(".pyc"), out)
+        _scan(str(root), "site-packages/", lambda f: not f.endswith(".pyc"), out, bytecode)
     return out
 
 
@@ -136,18 +152,25 @@ _SEEN: dict[str, tuple[list[int], str]] = {}
 
 
 def manifest(
-    trust: SoftwareRecord | None = None, *, stats: dict[str, list[int]] | None = None, full: bool = False
+    trust: SoftwareRecord | None = None,
+    *,
+    stats: dict[str, list[int]] | None = None,
+    full: bool = False,
+    bytecode: bool | None = None,
 ) -> dict[str, str]:
     """``{"controller/service.py": sha256, "site-packages/serial/__init__.py": sha256, ...}``.
 
     A file whose size, times and inode are as ``trust`` (a record) recorded them, or
     as when this process last hashed it, is not read again; ``full`` reads every
-    file (``tablectl verify``).  ``stats`` receives every file's."""
+    file (``tablectl verify``).  ``stats`` receives every file's.  ``bytecode``: the
+    compiled files too (default: as ``trust`` was recorded, else not)."""
     out: dict[str, str] = {}
+    if bytecode is None:
+        bytecode = trust is not None and trust.bytecode
     if trust is not None and digest_of(trust.files) != trust.digest:
         trust = None  # a record that contradicts itself vouches for nothing: read every file
     known = trust.stats if trust is not None and not full else {}
-    for name, (path, st) in installed_files().items():
+    for name, (path, st) in installed_files(bytecode).items():
         key = _stat_key(st)
         seen = None if full else _SEEN.get(path)
         if trust is not None and known.get(name) == key and name in trust.files:
@@ -178,6 +201,8 @@ class SoftwareRecord:
     recorded: str = ""
     #: per file: size, mtime_ns, ctime_ns, inode when recorded (the start-up check's shortcut)
     stats: dict[str, list[int]] = field(default_factory=dict)
+    #: the compiled files (``__pycache__``) are listed too: a release, compiled at installation
+    bytecode: bool = False
 
 
 def record_path(where: Path) -> Path:
@@ -187,15 +212,23 @@ def record_path(where: Path) -> Path:
     return where if where.suffix == ".json" else where / RECORD_FILE
 
 
-def record_digest(where: Path) -> SoftwareRecord:
+def record_digest(where: Path, *, bytecode: bool = False) -> SoftwareRecord:
     """Record the digest of the installed files (at installation, as root:
-    ``tablectl verify --record``).  The file is readable by all, writable by its owner."""
+    ``tablectl verify --record``; with ``bytecode`` the compiled files too, once every
+    module is compiled).  The file is readable by all, writable by its owner."""
     from controller import __version__
 
     stats: dict[str, list[int]] = {}
-    files = manifest(stats=stats)  # no record trusted; this process's own hashes of unchanged files are
+    files = manifest(
+        stats=stats, bytecode=bytecode
+    )  # no record trusted; this process's own hashes of unchanged files are
     rec = SoftwareRecord(
-        __version__, digest_of(files), files, datetime.now(UTC).isoformat(timespec="seconds"), stats=stats
+        __version__,
+        digest_of(files),
+        files,
+        datetime.now(UTC).isoformat(timespec="seconds"),
+        stats=stats,
+        bytecode=bytecode,
     )
     path = record_path(where)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -216,7 +249,12 @@ def load_record(where: Path) -> SoftwareRecord | None:
     doc = json.loads(path.read_text(encoding="utf-8"))
     stats = {str(k): [int(x) for x in v] for k, v in dict(doc.get("stats", {})).items()}
     return SoftwareRecord(
-        str(doc["version"]), str(doc["digest"]), dict(doc["files"]), str(doc.get("recorded", "")), stats
+        str(doc["version"]),
+        str(doc["digest"]),
+        dict(doc["files"]),
+        str(doc.get("recorded", "")),
+        stats,
+        bytecode=bool(doc.get("bytecode", False)),  # records made before it: the sources alone
     )
 
 

@@ -25,8 +25,9 @@
 #     of the ledger's head, docs/security.md), owned by the service user, mode 0700; the ledger's
 #     HMAC key /etc/tablectl/ledger.key (root, 0600; `tablectl key init`) unless one exists —
 #     systemd hands it to the service with LoadCredential=;
-#  6. the software digest recorded as root in /etc/tablectl/software-VERSION.json
-#     (`tablectl verify --record`), root-owned, where the service cannot write; the active
+#  6. every module compiled, then the software digest of the sources and the compiled files
+#     recorded as root in /etc/tablectl/software-VERSION.json
+#     (`tablectl verify --record --bytecode`), root-owned, where the service cannot write; the active
 #     version's is copied to /etc/tablectl/software.json (the configuration's [table]
 #     software_record), which the service compares at every start;
 #  7. upgrade (another version is current): the service is stopped, the ledger backed up
@@ -218,8 +219,14 @@ fi
 [ -n "$ROOT" ] && [ "$(id -u)" -ne 0 ] || chown root:root "$ETC/ledger.key"
 chmod 0600 "$ETC/ledger.key"
 
-# 6. the software digest of this version, recorded as root, where the service cannot write
-"$D/venv/bin/tablectl" verify --record --record-file "$ETC/software-$VERSION.json" | sed 's/^/  /'
+# 6. the software digest of this version, recorded as root, where the service cannot write.
+#    Every module is compiled first (pip compiles most; this makes sure), so no process writes a
+#    .pyc later, and the compiled files are in the record (--bytecode): Python runs a .pyc whose
+#    header matches its source without reading the source, so a swapped .pyc must be seen too.
+if ! "$D/venv/bin/python" -m compileall -q -j 0 "$D/venv/lib" >/dev/null; then
+    say "some files in $D/venv did not compile (they cannot be imported either; listed by: $D/venv/bin/python -m compileall -q $D/venv/lib)"
+fi
+"$D/venv/bin/tablectl" verify --record --bytecode --record-file "$ETC/software-$VERSION.json" | sed 's/^/  /'
 chmod 0644 "$ETC/software-$VERSION.json"
 
 # 7. make it the current version (an upgrade: stop, back up, migrate, switch, start)

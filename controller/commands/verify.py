@@ -25,6 +25,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--record", action="store_true", help="record the digest of the installed files")
     add_where_arguments(p)  # --config, --state-dir (the record is STATE_DIR/software.json, the simulator's), ...
     p.add_argument("--record-file", type=Path, help="the record file (instead of reading --config)")
+    p.add_argument(
+        "--bytecode",
+        action="store_true",
+        help="with --record: list the compiled files (__pycache__) too, for a release compiled at installation "
+        "(systemd/install.sh); a later check follows the record",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,16 +59,20 @@ def run(args: argparse.Namespace) -> int:
         if refused is not None:
             return refused
     if args.record:
-        made = S.record_digest(where)
+        made = S.record_digest(where, bytecode=args.bytecode)
         print(
-            f"version: {made.version}\nfiles: {len(made.files)}\ndigest: {made.digest}\n"
-            f"recorded: {S.record_path(where)}"
+            f"version: {made.version}\nfiles: {len(made.files)}"
+            + (" (compiled files included)" if made.bytecode else "")
+            + f"\ndigest: {made.digest}\nrecorded: {S.record_path(where)}"
         )
         return 0
-    files = S.manifest(full=True)
+    if args.bytecode:
+        print("tablectl verify: --bytecode goes with --record (a check follows the record)", file=sys.stderr)
+        return 2
+    rec = S.load_record(where)
+    files = S.manifest(full=True, bytecode=rec is not None and rec.bytecode)
     now = S.digest_of(files)
     print(f"version: {__version__}\nfiles: {len(files)}\ndigest: {now}")
-    rec = S.load_record(where)
     if rec is None:
         print(f"recorded: none in {S.record_path(where)}")
         return 2

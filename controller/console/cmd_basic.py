@@ -190,9 +190,9 @@ def cmd_verify(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 0, 1, "verify [files]")
     if args and args[0] != "files":
         raise CommandError("usage: verify [files]")
-    files = S.manifest(full=True)
-    now = S.digest_of(files)
     rec = S.load_record(S.software_record_of(ctx.service.hw))
+    files = S.manifest(full=True, bytecode=rec is not None and rec.bytecode)  # as recorded
+    now = S.digest_of(files)
     sc = ctx.service.self_check
     lines = [
         f"tablectl {ctx.server.version}: {len(files)} files",

@@ -104,3 +104,57 @@ def test_the_record_is_kept_outside_the_state_directory_and_refused_when_the_ser
     rep = S.run_all(hw, ledger, require_digest=True, rng_test=lambda n: [])
     assert rep.results["software"] == "fail"
     assert any("can be changed by the service's user" in p for p in rep.problems), rep.problems
+
+
+def _swap_in_bytecode(source: Path, other_code: str) -> Path:
+    """Replace ``source``'s compiled file with one of ``other_code`` whose header still names
+    ``source``'s size and modification time: Python then runs it without reading the source."""
+    import importlib.util
+    import py_compile
+
+    pyc = Path(importlib.util.cache_from_source(str(source)))
+    st = source.stat()
+    fake = source.with_name("_other.py")
+    fake.write_text(other_code)
+    py_compile.compile(str(fake), cfile=str(pyc), invalidation_mode=py_compile.PycInvalidationMode.TIMESTAMP)
+    fake.unlink()
+    data = bytearray(pyc.read_bytes())
+    data[8:12] = int(st.st_mtime).to_bytes(4, "little")  # the header of a timestamp .pyc: flags 0,
+    data[12:16] = (st.st_size & 0xFFFFFFFF).to_bytes(4, "little")  # then the source's mtime and size
+    pyc.write_bytes(bytes(data))
+    return pyc
+
+
+@pytest.mark.slow
+def test_a_record_with_bytecode_finds_a_replaced_pyc_that_a_sources_only_record_misses(venv):
+    """A release is compiled at installation and recorded with ``--bytecode`` (systemd/install.sh):
+    a ``.pyc`` swapped for other code runs although every source is unchanged."""
+    import compileall
+
+    for pkg in ("controller", "drivers", "hil", "bench", "config"):  # nothing left to compile meanwhile
+        compileall.compile_dir(str(ROOT / pkg), quiet=1)
+    subprocess.run([venv.py, "-c", "import fakedep"], check=True)  # its .pyc, as pip compiles at install
+    answer = [venv.py, "-c", "import fakedep; print(fakedep.ANSWER)"]
+    assert subprocess.check_output(answer, text=True).strip() == "42"
+
+    sources_only = verify(venv, "--record")
+    assert sources_only.returncode == 0, sources_only.stderr
+    pyc = _swap_in_bytecode(venv.dep, "ANSWER = 43\n")
+    assert subprocess.check_output(answer, text=True).strip() == "43"  # other code runs...
+    assert verify(venv).returncode == 0 and startup_check(venv) == "match"  # ...unseen by the sources' digest
+
+    subprocess.run([venv.py, "-m", "compileall", "-q", "-f", str(venv.dep)], check=True)  # as installed
+    made = verify(venv, "--record", "--bytecode")
+    assert made.returncode == 0 and "(compiled files included)" in made.stdout, made.stdout + made.stderr
+    name = "site-packages/fakedep/__pycache__/" + pyc.name
+    assert name in json.loads(venv.record.read_text())["files"]
+    assert verify(venv).returncode == 0 and startup_check(venv) == "match"
+    _swap_in_bytecode(venv.dep, "ANSWER = 43\n")
+    out = verify(venv)
+    assert out.returncode == 1 and f"changed: {name}" in out.stdout, out.stdout
+    assert startup_check(venv) == f"changed: {name}"
+
+
+def test_bytecode_goes_with_record(venv):
+    out = verify(venv, "--bytecode")
+    assert out.returncode == 2 and "--bytecode goes with --record" in out.stderr

@@ -106,11 +106,17 @@ def test_bundle_installs_offline_verifies_upgrades_and_rolls_back(tmp_path: Path
     tablectl = opt / "current/venv/bin/tablectl"
     verified = run(tablectl, "verify", "--record-file", root / "etc/tablectl/software.json")
     assert "result: match" in verified
+    # compiled at installation, the compiled files in the record (a swapped .pyc runs unread sources)
+    record = json.loads((root / "etc/tablectl/software.json").read_text())
+    assert record["bytecode"] is True
+    assert any(f.startswith("site-packages/controller/__pycache__/ledger.") for f in record["files"]), record["files"]
 
     # version A plays
     sim(root, 3, 1)
     before = probe(root)
     assert before["problems"] == [] and before["last_round"] >= 3  # 3 rounds played (the next may have opened)
+    # playing wrote no compiled file: the digest still matches
+    assert "result: match" in run(tablectl, "verify", "--record-file", root / "etc/tablectl/software.json")
 
     # version B: the same tree with another version number
     src_b = tmp_path / "src-b"

@@ -109,6 +109,7 @@ _STEPS: tuple[tuple[str, str], ...] = (
     (Kind.ROUND_COMPLETE, "complete"),
     (Kind.ROUND_VOID, "void"),
     (Kind.HIT_VALIDATED, "hit validated, paying"),
+    (Kind.HIT_AWAITING_LAP, "hit validated, waiting for the LAP"),
     (Kind.ROUND_SETTLED, "settled"),
     (Kind.WAGER_RESULT, "settling"),
     (Kind.DECISION, "players deciding"),
@@ -149,7 +150,9 @@ def round_view(ledger: ReadOnlyLedger) -> RoundView:
         e.data for e in evs if e.kind == Kind.HIT_PENDING and (e.data.get("seat"), e.data.get("hand")) not in validated
     ]
     if v.pending_hits and not v.finished:
-        v.step = "awaiting floor validation"
+        waiting = {(e.data.get("seat"), e.data.get("hand")) for e in evs if e.kind == Kind.HIT_AWAITING_LAP}
+        first = (v.pending_hits[0].get("seat"), v.pending_hits[0].get("hand"))
+        v.step = "hit validated, waiting for the LAP" if first in waiting else "awaiting floor validation"
     for e in evs:
         if e.kind in (Kind.DICE, Kind.RNG_DRAW):
             v.start = e.data.get("start", v.start)

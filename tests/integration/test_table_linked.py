@@ -209,3 +209,45 @@ def test_profile_linked_options_are_checked():
     doc["progressive"]["linked"] = ""
     with pytest.raises(ConfigError, match=r"t.toml: \[progressive\] linked"):
         parse_profile(doc, "t.toml")
+
+
+def test_validation_given_while_waiting_for_the_lap_survives_a_restart(tmp_path):
+    # § 670a.11(h)(3)(i)(B)(III): the floorperson validated the hit; the table then restarts
+    # before the LAP's answer comes: the validation is a ledger record and is not asked again
+    h, _ = linked(tmp_path)
+    bring_up(h)
+    play_to_settlement(h, (3,), hands={3: ROYAL})
+    seq = records(h, "link.hit")[0].seq
+    h.press("key")  # validated; the amount is not known yet
+    held = records(h, "hit.awaiting_lap")
+    assert [(e.data["seat"], e.data["by"], e.data["hit_seq"]) for e in held] == [(3, "key switch", seq)]
+    assert h.sign.calls[-1] == ("message", ("HIT SEAT 3 VALIDATED - WAITING FOR LINK",))
+    h.press("key")  # a second turn of the key while waiting records nothing more
+    assert len(records(h, "hit.awaiting_lap")) == 1
+    h.close()
+    h2, _ = linked(tmp_path)
+    assert h2.state == "floor_validation" and h2.table.round.validated_by == "key switch"
+    assert records(h2, "round.recovered")[-1].data == {"pending_hits": 1, "validated_by": "key switch"}
+    messages = [c[1][0] for c in h2.sign.calls if c[0] == "message"]
+    assert "HIT SEAT 3 VALIDATED - WAITING FOR LINK" in messages
+    assert records(h2, "link.paid") == []
+    lap(h2, t="hit", seq=seq, level="primary", order=1, amount=1_000_000)  # no key pressed again
+    assert [e.data["cents"] for e in records(h2, "link.paid")] == [1_000_000]
+    assert [e.data["by"] for e in records(h2, "hit.validated")] == ["key switch"]
+    assert h2.state == "open_for_wagers"
+
+
+def test_a_validation_restored_at_start_up_is_paid_when_the_answer_is_already_there(tmp_path):
+    h, _ = linked(tmp_path)
+    bring_up(h)
+    play_to_settlement(h, (3,), hands={3: ROYAL})
+    seq = records(h, "link.hit")[0].seq
+    h.press("key")
+    h.close()
+    h2, _ = linked(tmp_path)
+    # the answer is known before the start-up records are durable (the uplink's snapshot)
+    h2.table.ctx.link.answers[seq] = (1, 777_777)
+    h2.table.settling.next_hit_or_complete(h2.table.round)
+    h2.pump()
+    assert [e.data["cents"] for e in records(h2, "link.paid")] == [777_777]
+    assert h2.state == "open_for_wagers"

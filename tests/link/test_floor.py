@@ -425,3 +425,16 @@ def test_concurrent_guesses_do_not_slip_past_the_limit(floor: Any) -> None:
     # each attempt is counted before its PIN is checked: five PINs checked, the rest refused unchecked
     assert whys == ["locked after repeated failures"] * 11 + ["wrong name or PIN"] * 5
     assert len(_logins(lap)) == 16
+
+
+def test_a_schema_from_before_the_lockouts_gets_them_at_the_next_start_and_keeps_them(floor: Any) -> None:
+    lap, srv = floor
+    s = sql.Identifier(lap.cfg.schema)
+    lap.store.conn.execute(sql.SQL("DROP TABLE {}.floor_lockouts").format(s))  # as a schema made before them
+    assert _login(srv, "alice", "1111") == (403, "")  # refused: the lock-out cannot be read
+    lap.store.install_floor()  # what every LAP start applies (floor_ddl, idempotent)
+    for _ in range(5):
+        assert _login(srv, "alice", "1111")[0] == 403
+    lap.store.install_floor()  # applied again: the lock-out stays
+    assert _login(srv, "alice", "4821")[0] == 403
+    assert [p for p, _n, left in srv.lockouts.locked() if left > 0] == ["alice"]

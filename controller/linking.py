@@ -49,7 +49,26 @@ class LinkedWager:
             self.ctx.show_meters()
         elif what == "answer":
             self.settling.on_answer()
+        elif what == "won":
+            self.announce()
         self.check()
+
+    def announce(self) -> None:
+        """A hit on the link, at whichever table: the sign shows the winning table's id and asset
+        number and the amount (docs/linked.md: § 688a.2(d) sends a linked progressive to
+        § 605a.8, whose text is not in the regulations we hold; no section there is cited for
+        it).  A table waiting on its own hit keeps that hit's line beside it, a closed linked
+        wager keeps saying so."""
+        ctx, link = self.ctx, self.link
+        text = link.won_text()
+        if text is None:
+            return
+        if ctx.state == "floor_validation" and self.settling.prompt:
+            text = f"{text} / {self.settling.prompt}"
+        elif not link.open:
+            text = f"{text} / LINKED PROGRESSIVE CLOSED"
+        ctx.log.info("link.won", **(link.won or {}))
+        ctx.dev.sign.message(text)
 
     def check(self) -> None:
         """Open or close the linked wager if the link's state calls for it (recorded)."""

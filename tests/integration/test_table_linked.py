@@ -251,3 +251,38 @@ def test_a_validation_restored_at_start_up_is_paid_when_the_answer_is_already_th
     h2.pump()
     assert [e.data["cents"] for e in records(h2, "link.paid")] == [777_777]
     assert h2.state == "open_for_wagers"
+
+
+def sign_messages(h: Harness) -> list[str]:
+    return [c[1][0] for c in h.sign.calls if c[0] == "message"]
+
+
+def won(h: Harness, table: str = "T2", asset: str | None = "A-1002", amount: int = 500_021) -> None:
+    lap(h, t="won", level="primary", order=1, table=table, asset=asset, amount=amount)
+
+
+def test_a_hit_on_the_link_shows_the_winning_tables_asset_number_on_the_sign(tmp_path):
+    h, _ = linked(tmp_path)
+    bring_up(h)
+    won(h)
+    assert sign_messages(h)[-1] == "LINKED HIT TABLE T2 ASSET A-1002 $5,000.21"
+    won(h, asset=None, amount=1_000_000)  # a LAP without the asset number: the table id alone
+    assert sign_messages(h)[-1] == "LINKED HIT TABLE T2 $10,000.00"
+
+
+def test_the_linked_hit_is_shown_beside_a_pending_hits_line_and_a_closed_wager(tmp_path):
+    h, clock = linked(tmp_path)
+    bring_up(h)
+    play_to_settlement(h, (3,), hands={3: ROYAL})
+    seq = records(h, "link.hit")[0].seq
+    lap(h, t="hit", seq=seq, level="primary", order=1, amount=1_000_000)  # the winner is told first
+    won(h, table="T1", asset="A-1001", amount=1_000_000)
+    assert sign_messages(h)[-1] == "LINKED HIT TABLE T1 ASSET A-1001 $10,000.00 / HIT SEAT 3 ROYAL-FLUSH - CALL FLOOR"
+    h.press("key")
+    assert h.state == "open_for_wagers"
+    clock.t += 5
+    h.table.linked.check()
+    h.pump()
+    assert not h.table.ctx.link.open
+    won(h)
+    assert sign_messages(h)[-1] == "LINKED HIT TABLE T2 ASSET A-1002 $5,000.21 / LINKED PROGRESSIVE CLOSED"

@@ -264,3 +264,22 @@ def test_a_validation_given_while_waiting_for_the_lap_survives_a_table_restart(p
     pit.until(lambda: t1.state == "open_for_wagers")
     assert [(r["table_id"], r["amount_cents"]) for r in hits(pit)] == [("T1", 500_021)]
     pit.until(lambda: pit.lap.store.reconcile().ok)
+
+
+def sign_messages(h: Harness) -> list[str]:
+    return [c[1][0] for c in h.sign.calls if c[0] == "message"]
+
+
+@pytest.mark.slow
+def test_every_linked_tables_sign_shows_the_winning_tables_asset_number(pit):
+    # docs/linked.md: each linked table identified uniquely (its asset number, lap.toml); the
+    # regulations we hold send a linked progressive to § 605a.8 (§ 688a.2(d)) without its text
+    t1, t2 = pit.add("T1"), pit.add("T2")
+    pit.until(lambda: pit.is_open("T1") and pit.is_open("T2"))
+    play_to_settlement(t2, (3,), hands={3: FIVE_ACES})
+    line = "LINKED HIT TABLE T2 ASSET A-1002 $5,000.21"
+    pit.until(lambda: line in sign_messages(t1) and any(m.startswith(line) for m in sign_messages(t2)))
+    assert sign_messages(t1)[-1] == line
+    assert sign_messages(t2)[-1] == f"{line} / HIT SEAT 3 FIVE-ACES - CALL FLOOR"  # the winner's own line beside it
+    t2.press("key")
+    pit.until(lambda: paid(t2) == [500_021])

@@ -34,13 +34,6 @@ class Settling:
         self.ctx = ctx
         self.board = board
         self.devices = devices
-        #: the sign's line for the pending hit (a linked hit's announcement is shown beside it)
-        self.prompt: str | None = None
-
-    def say(self, text: str) -> None:
-        """The pending hit's line on the sign."""
-        self.prompt = text
-        self.ctx.dev.sign.message(text)
 
     def result_records(self, rnd: RoundData, results: Sequence[WagerResult]) -> list[Record]:
         ctx = self.ctx
@@ -150,12 +143,11 @@ class Settling:
                 self.pay_linked(rnd)
                 return
             if ctx.link is not None and self._answer(rnd, hit) is None:
-                self.say(f"HIT SEAT {hit.seat} {hand.upper()} - WAITING FOR LINK")
+                ctx.dev.sign.message(f"HIT SEAT {hit.seat} {hand.upper()} - WAITING FOR LINK")
             else:
-                self.say(f"HIT SEAT {hit.seat} {hand.upper()} - CALL FLOOR")
+                ctx.dev.sign.message(f"HIT SEAT {hit.seat} {hand.upper()} - CALL FLOOR")
             ctx.emit("hit", seat=hit.seat, hand=hit.hand)
             return
-        self.prompt = None
         ctx.trigger("settled")
         # the procedure's state for the next round is written with the round's close (one transaction)
         ctx.proc.round_ended(rnd, void=False)
@@ -247,7 +239,7 @@ class Settling:
         """The sign, once the validation is durable, if the hit still waits for the LAP."""
         if self.ctx.state == "floor_validation" and rnd.pending_hits and rnd.pending_hits[0] is hit:
             if rnd.validated_by is not None and self._answer(rnd, hit) is None:
-                self.say(f"HIT SEAT {hit.seat} VALIDATED - WAITING FOR LINK")
+                self.ctx.dev.sign.message(f"HIT SEAT {hit.seat} VALIDATED - WAITING FOR LINK")
 
     def on_answer(self) -> None:
         """The LAP answered a claim: pay it if validated, else tell the floor to come."""
@@ -259,7 +251,7 @@ class Settling:
         else:
             hit = rnd.pending_hits[0]
             if self._answer(rnd, hit) is not None:
-                self.say(f"HIT SEAT {hit.seat} {(hit.hand or '').upper()} - CALL FLOOR")
+                self.ctx.dev.sign.message(f"HIT SEAT {hit.seat} {(hit.hand or '').upper()} - CALL FLOOR")
 
     def _after_hit_paid(self, rnd: RoundData) -> None:
         ctx = self.ctx

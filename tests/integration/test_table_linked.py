@@ -264,10 +264,17 @@ def won(h: Harness, table: str = "T2", asset: str | None = "A-1002", amount: int
 def test_a_hit_on_the_link_shows_the_winning_tables_asset_number_on_the_sign(tmp_path):
     h, _ = linked(tmp_path)
     bring_up(h)
-    won(h)
-    assert sign_messages(h)[-1] == "LINKED HIT TABLE T2 ASSET A-1002 $5,000.21"
+    assert sign_messages(h)[-1] == "PLACE YOUR BETS"
+    won(h)  # beside what the line said, never instead of it
+    assert sign_messages(h)[-1] == "LINKED HIT TABLE T2 ASSET A-1002 $5,000.21 / PLACE YOUR BETS"
     won(h, asset=None, amount=1_000_000)  # a LAP without the asset number: the table id alone
-    assert sign_messages(h)[-1] == "LINKED HIT TABLE T2 $10,000.00"
+    assert sign_messages(h)[-1] == "LINKED HIT TABLE T2 $10,000.00 / PLACE YOUR BETS"  # replaces the last one
+    h.shuffled()
+    h.edge("bet.progressive.1", True)
+    h.press("lockout")
+    assert sign_messages(h)[-1] == "NO MORE BETS - COUNT 1"
+    won(h, table="T3", asset="A-1003", amount=123_456)
+    assert sign_messages(h)[-1] == "LINKED HIT TABLE T3 ASSET A-1003 $1,234.56 / NO MORE BETS - COUNT 1"
 
 
 def test_the_linked_hit_is_shown_beside_a_pending_hits_line_and_a_closed_wager(tmp_path):
@@ -286,3 +293,13 @@ def test_the_linked_hit_is_shown_beside_a_pending_hits_line_and_a_closed_wager(t
     assert not h.table.ctx.link.open
     won(h)
     assert sign_messages(h)[-1] == "LINKED HIT TABLE T2 ASSET A-1002 $5,000.21 / LINKED PROGRESSIVE CLOSED"
+
+
+def test_a_linked_hit_during_a_tilt_keeps_the_tilt_on_the_sign(tmp_path):
+    h, _ = linked(tmp_path)
+    bring_up(h)
+    h.table.raise_tilt("shoe", "jammed")
+    h.pump()
+    assert sign_messages(h)[-1] == "TILT - CALL TECHNICIAN"
+    won(h)
+    assert sign_messages(h)[-1] == "LINKED HIT TABLE T2 ASSET A-1002 $5,000.21 / TILT - CALL TECHNICIAN"

@@ -278,8 +278,8 @@ def test_every_linked_tables_sign_shows_the_winning_tables_asset_number(pit):
     pit.until(lambda: pit.is_open("T1") and pit.is_open("T2"))
     play_to_settlement(t2, (3,), hands={3: FIVE_ACES})
     line = "LINKED HIT TABLE T2 ASSET A-1002 $5,000.21"
-    pit.until(lambda: line in sign_messages(t1) and any(m.startswith(line) for m in sign_messages(t2)))
-    assert sign_messages(t1)[-1] == line
+    pit.until(lambda: all(any(m.startswith(line) for m in sign_messages(t)) for t in (t1, t2)))
+    assert sign_messages(t1)[-1] == f"{line} / PLACE YOUR BETS"  # beside what the line said
     assert sign_messages(t2)[-1] == f"{line} / HIT SEAT 3 FIVE-ACES - CALL FLOOR"  # the winner's own line beside it
     t2.press("key")
     pit.until(lambda: paid(t2) == [500_021])

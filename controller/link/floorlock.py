@@ -73,7 +73,7 @@ class Lockouts:
         with self.conn() as c:
             c.execute(sql.SQL("DELETE FROM {} WHERE person = %s").format(self.t), (person,))
 
-    def locked(self) -> Iterator[tuple[str, int, float]]:
+    def counts(self) -> Iterator[tuple[str, int, float]]:
         """(person, failures, seconds left locked) for every name with a count or a lock-out."""
         with self.conn() as c:
             rows = c.execute(

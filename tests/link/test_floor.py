@@ -147,7 +147,7 @@ def test_a_lockout_survives_a_restart_of_the_lap_and_ends_by_the_databases_clock
             sql.SQL("UPDATE {}.floor_lockouts SET locked_until = clock_timestamp() - interval '1 second'").format(s)
         )
         assert _login(new, "alice", "4821")[0] == 303
-        assert list(new.lockouts.locked()) == []  # the right PIN cleared the count
+        assert list(new.lockouts.counts()) == []  # the right PIN cleared the count
     finally:
         new.stop()
     # every attempt is still audited, the refused one while locked among them
@@ -166,10 +166,10 @@ def test_failures_are_counted_across_a_restart_and_a_success_resets_them(
         assert _login(srv, "alice", "1111")[0] == 403
     new = _restart(srv, lap, pg_dsn, tmp_path)
     try:
-        assert list(new.lockouts.locked()) == [("alice", 3, 0.0)]
+        assert list(new.lockouts.counts()) == [("alice", 3, 0.0)]
         assert _login(new, "alice", "1111")[0] == 403
         assert _login(new, "alice", "4821")[0] == 303  # the fifth attempt, right: opens, count reset
-        assert list(new.lockouts.locked()) == []
+        assert list(new.lockouts.counts()) == []
         for _ in range(4):
             assert _login(new, "alice", "1111")[0] == 403
         assert _login(new, "alice", "4821")[0] == 303  # four after the reset: not locked
@@ -437,4 +437,4 @@ def test_a_schema_from_before_the_lockouts_gets_them_at_the_next_start_and_keeps
         assert _login(srv, "alice", "1111")[0] == 403
     lap.store.install_floor()  # applied again: the lock-out stays
     assert _login(srv, "alice", "4821")[0] == 403
-    assert [p for p, _n, left in srv.lockouts.locked() if left > 0] == ["alice"]
+    assert [p for p, _n, left in srv.lockouts.counts() if left > 0] == ["alice"]

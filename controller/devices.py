@@ -9,6 +9,7 @@ the shaker, the RNG and the keypad are optional.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from drivers.gpio import Inputs, Lights
@@ -40,6 +41,36 @@ class Devices:
         if name == "keypad":
             return self.keypad
         return None
+
+
+class SignLine:
+    """The table's sign, remembering the message line it was last told (``text``), so that a
+    linked hit's announcement is shown beside what the line said, never instead of it
+    (controller/linking.py).  Every call passes through to the sign's driver."""
+
+    def __init__(self, sign: Sign):
+        self.sign = sign
+        self.text = ""
+
+    def show_meters(self, levels: Sequence[tuple[int, int]]) -> None:
+        self.sign.show_meters(levels)
+
+    def hand_light(self, hand: int, mode: int) -> None:
+        self.sign.hand_light(hand, mode)
+
+    def seat_light(self, position: int, mode: int) -> None:
+        self.sign.seat_light(position, mode)
+
+    def message(self, text: str) -> None:
+        self.text = text
+        self.sign.message(text)
+
+    def clear(self) -> None:
+        self.text = ""
+        self.sign.clear()
+
+    def restart(self) -> bool:
+        return self.sign.restart()
 
 
 #: the devices a floorperson or technician may mark out of order, and each one's

@@ -8,8 +8,9 @@ table service's link socket (:class:`LinkPort`, whose thread only posts them to 
 
 - ``hb`` (the LAP's heartbeat, with every meter), ``meter`` (a push after each commit),
   ``state`` (``running``/``stopped``), ``link`` (the uplink's own connection up or down),
-  ``hit`` (the LAP's answer to a hit claim: order and amount), ``reconciled`` (the LAP holds
-  this table's records up to a sequence number, totals checked) and ``rejected``.
+  ``hit`` (the LAP's answer to a hit claim: order and amount), ``won`` (a hit on the link, at
+  whichever table: its table id, asset number and amount, for the sign), ``reconciled`` (the LAP
+  holds this table's records up to a sequence number, totals checked) and ``rejected``.
 
 The linked wager is **open** only while the LAP's heartbeat is fresh (within
 ``[progressive] link_timeout``, default 3 s), the link runs, and the LAP has reconciled every
@@ -28,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from controller.meters import format_cents
 from controller.records import Kind
 
 DEFAULT_TIMEOUT_S = 3.0
@@ -45,7 +47,7 @@ class Linkage:
         self.uplink_up = False
         self.meters: dict[str, int] = {}
         self.answers: dict[int, tuple[int, int]] = {}  # hit seq -> (order, amount)
-        self.won: dict[str, Any] | None = None  # the last hit on the link (asset number, amount)
+        self.won: dict[str, Any] | None = None  # the last hit on the link (table, asset number, amount)
         self.reconciled = 0
         self.last_outbox = last_outbox  # the last link.* record this table wrote
         self.rejected: str | None = None
@@ -75,7 +77,7 @@ class Linkage:
     # ---- from the uplink ------------------------------------------------------------
     def on_message(self, msg: dict[str, Any]) -> str | None:
         """Apply one message; returns what changed that the table must act on:
-        ``"meter"``, ``"answer"`` or None."""
+        ``"meter"``, ``"answer"``, ``"won"`` or None."""
         t = msg.get("t")
         if t == "hb":
             self.last_hb = self.now()
@@ -87,9 +89,16 @@ class Linkage:
             return "meter"
         if t == "meter":
             self.meters[str(msg["level"])] = int(msg["cents"])
-            if msg.get("won"):
-                self.won = dict(msg["won"])
             return "meter"
+        if t == "won":
+            asset = msg.get("asset")
+            self.won = {
+                "level": str(msg["level"]),
+                "table": str(msg["table"]),
+                "asset": None if asset is None else str(asset),
+                "amount": int(msg["amount"]),
+            }
+            return "won"
         if t == "state":
             self.lap_state = str(msg["state"])
         elif t == "link":
@@ -135,6 +144,15 @@ class Linkage:
         self.open, self.reason = want, why
         self.report()
         return want, why
+
+    def won_text(self) -> str | None:
+        """The sign's line for the last hit on the link: the winning table's id and asset number
+        and the amount (docs/linked.md; every table on the link shows it, the winner's too)."""
+        w = self.won
+        if w is None:
+            return None
+        asset = f" ASSET {w['asset']}" if w["asset"] else ""
+        return f"LINKED HIT TABLE {w['table']}{asset} {format_cents(w['amount'])}"
 
     def snapshot(self) -> dict[str, Any]:
         return {

@@ -11,6 +11,7 @@ from typing import Any
 
 from controller.betting import BetBoard
 from controller.context import TableContext
+from controller.devices import SignLine
 from controller.linked import Linkage
 from controller.reactor import Reactor
 from controller.records import Kind
@@ -28,6 +29,7 @@ class LinkedWager:
         self.reactor = reactor
         self.link = link
         self.board.set_closed(WAGER, True)  # closed until the LAP is heard and has reconciled us
+        self._announced = ("", "")  # the last linked hit shown on the sign, and the line beside it
 
     @staticmethod
     def make(group: str, timeout_s: float, last_outbox: int) -> Linkage:
@@ -49,7 +51,28 @@ class LinkedWager:
             self.ctx.show_meters()
         elif what == "answer":
             self.settling.on_answer()
+        elif what == "won":
+            self.announce()
         self.check()
+
+    def announce(self) -> None:
+        """A hit on the link, at whichever table: the sign shows the winning table's id and asset
+        number and the amount (docs/linked.md: § 688a.2(d) sends a linked progressive to
+        § 605a.8, whose text is not in the regulations we hold; no section there is cited for
+        it), beside what its message line said — a pending hit's line, the count, a tilt, the
+        linked wager closed — never instead of it."""
+        ctx, link = self.ctx, self.link
+        text = link.won_text()
+        if text is None:
+            return
+        line = ctx.dev.sign
+        was = line.text if isinstance(line, SignLine) else ""
+        if was == self._announced[0]:  # the previous announcement: beside what that was beside
+            was = self._announced[1]
+        shown = f"{text} / {was}" if was else text
+        self._announced = (shown, was)
+        ctx.log.info("link.won", **(link.won or {}))
+        line.message(shown)
 
     def check(self) -> None:
         """Open or close the linked wager if the link's state calls for it (recorded)."""

@@ -75,6 +75,9 @@ class Kind(StrEnum):
     PAYOUT = "payout"
     HIT_PENDING = "hit.pending"
     HIT_VALIDATED = "hit.validated"
+    # a floorperson validated a linked hit before the LAP answered it: restored at start-up
+    # (controller/recovery.py), so the validation is not asked for again
+    HIT_AWAITING_LAP = "hit.awaiting_lap"
     METER_INIT = "meter.init"
     METER_INCREMENT = "meter.increment"
     METER_VOID = "meter.void"

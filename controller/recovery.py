@@ -12,7 +12,9 @@ round opens, :func:`recover` reads it and says:
 * the round interrupted by the power loss, if any: voided with every unsettled
   wager (and meter contribution) returned as *new* records, unless it was already
   settled and only waited for a floorperson's validation — then that wait resumes
-  (§ 670a.11(h)(3)(i)(B)(III)) with the round's data rebuilt.
+  (§ 670a.11(h)(3)(i)(B)(III)) with the round's data rebuilt, and a linked hit the
+  floorperson already validated while the table waited for the LAP's answer
+  (``hit.awaiting_lap``) stays validated.
 
 No I/O beyond reading ledger events (through :class:`EventSource`): the records
 to write are returned, the table commits them.
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from controller.games.base import Procedure
 from controller.ledger import Record, StoredEvent
@@ -144,7 +146,22 @@ def open_round(
     if Kind.ROUND_SETTLED in kinds:
         rnd.pending_hits = pending_from_events(evs)
         if rnd.pending_hits:
-            return [Record(Kind.ROUND_RECOVERED, round_no, {"pending_hits": len(rnd.pending_hits)})], rnd
+            rnd.validated_by = validated_awaiting_lap(evs, rnd.pending_hits[0])
+            data: dict[str, Any] = {"pending_hits": len(rnd.pending_hits)}
+            if rnd.validated_by is not None:
+                data["validated_by"] = rnd.validated_by
+            return [Record(Kind.ROUND_RECOVERED, round_no, data)], rnd
         return [Record(Kind.ROUND_COMPLETE, round_no, {"recovered": True})], None
     reason = "power lost during the round (recovered at start-up)"
     return void_records(rnd, reason, Kind.COUNT_CONFIRMED in kinds, progressive, round_no), None
+
+
+def validated_awaiting_lap(evs: list[StoredEvent], hit: WagerResult) -> str | None:
+    """Who validated the first pending (linked) hit while the table waited for the LAP's answer
+    (``hit.awaiting_lap``), if anyone: that validation stands after a restart
+    (§ 670a.11(h)(3)(i)(B)(III)), the hit is paid once the LAP answers."""
+    by = None
+    for e in evs:
+        if e.kind == Kind.HIT_AWAITING_LAP and (e.data["seat"], e.data["hand"]) == (hit.seat, hit.hand):
+            by = str(e.data["by"])
+    return by

@@ -137,6 +137,11 @@ class Settling:
             hand = hit.hand or ""
             ctx.dev.sign.hand_light(ctx.proc.hand_light(hand), P.LIGHT_BLINK)
             ctx.dev.sign.seat_light(seat_to_position(hit.seat, ctx.profile.seats), P.LIGHT_BLINK)
+            if ctx.link is not None and rnd.validated_by is not None:
+                # validated before a restart (``hit.awaiting_lap``, restored): paid once answered
+                ctx.emit("hit", seat=hit.seat, hand=hit.hand)
+                self.pay_linked(rnd)
+                return
             if ctx.link is not None and self._answer(rnd, hit) is None:
                 ctx.dev.sign.message(f"HIT SEAT {hit.seat} {hand.upper()} - WAITING FOR LINK")
             else:
@@ -166,8 +171,11 @@ class Settling:
             ctx.log.info("validate.ignored", state=ctx.state, by=by)
             return False
         if ctx.link is not None:
+            if rnd.validated_by is not None:  # already validated (recorded): waiting for the LAP
+                ctx.log.info("validate.already", by=by, validated_by=rnd.validated_by)
+                return True
             rnd.validated_by = by
-            return self.pay_linked(rnd)
+            return self.pay_linked(rnd, record=True)
         progressive, meter = ctx.progressive, ctx.meter
         if progressive is None or meter is None:  # a meter hit needs the meter it is paid from
             ctx.raise_tilt("controller", "a progressive hit is pending but the table has no progressive meter")
@@ -190,9 +198,12 @@ class Settling:
         order, amount = link.answers[seq]
         return seq, order, amount
 
-    def pay_linked(self, rnd: RoundData) -> bool:
+    def pay_linked(self, rnd: RoundData, record: bool = False) -> bool:
         """Pay the first pending linked hit when it is both validated by a floorperson and
-        answered by the LAP (in either order); until then it stays pending, recorded."""
+        answered by the LAP (in either order); until then it stays pending.  A validation given
+        before the answer (``record``) is a ledger record, ``hit.awaiting_lap``, durable before
+        the sign says so: start-up recovery restores it (controller/recovery.py), so a restart
+        in the wait does not ask the floor again (§ 670a.11(h)(3)(i)(B)(III))."""
         ctx = self.ctx
         if ctx.state != "floor_validation" or not rnd.pending_hits or rnd.validated_by is None:
             return False
@@ -203,8 +214,16 @@ class Settling:
             ctx.raise_tilt("controller", "a linked hit is pending but the table has no progressive")
             return False
         if answer is None:
-            ctx.log.info("hit.awaiting_lap", seat=hit.seat, hand=hit.hand, by=rnd.validated_by)
-            ctx.dev.sign.message(f"HIT SEAT {hit.seat} VALIDATED - WAITING FOR LINK")
+            by = rnd.validated_by
+            ctx.log.info("hit.awaiting_lap", seat=hit.seat, hand=hit.hand, by=by)
+            if not record:  # already recorded (before a restart, or at the validation)
+                self._show_validated(rnd, hit)
+                return True
+            claim = rnd.link_hits.get((hit.seat, hit.hand or ""))
+            ctx.commit(
+                [ctx.rec(Kind.HIT_AWAITING_LAP, seat=hit.seat, hand=hit.hand, by=by, hit_seq=claim)],
+                lambda _e: self._show_validated(rnd, hit),
+            )
             return True
         seq, lap_order, cents = answer
         rnd.pending_hits.pop(0)
@@ -215,6 +234,12 @@ class Settling:
         ctx.trigger("hit_validated")
         ctx.commit(recs, lambda _e: self._after_hit_paid(rnd))
         return True
+
+    def _show_validated(self, rnd: RoundData, hit: WagerResult) -> None:
+        """The sign, once the validation is durable, if the hit still waits for the LAP."""
+        if self.ctx.state == "floor_validation" and rnd.pending_hits and rnd.pending_hits[0] is hit:
+            if rnd.validated_by is not None and self._answer(rnd, hit) is None:
+                self.ctx.dev.sign.message(f"HIT SEAT {hit.seat} VALIDATED - WAITING FOR LINK")
 
     def on_answer(self) -> None:
         """The LAP answered a claim: pay it if validated, else tell the floor to come."""

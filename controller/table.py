@@ -39,7 +39,7 @@ from controller.config import ProgressiveConfig, TableProfile
 from controller.context import LINK_RECORDS, LedgerWriterLike, TableContext, Then
 from controller.dealing import Dealing, Deck
 from controller.deciding import Deciding
-from controller.devices import DeviceRegistry, Devices
+from controller.devices import DeviceRegistry, Devices, SignLine
 from controller.floor import Floor
 from controller.games import procedure_for
 from controller.games.base import Procedure
@@ -80,6 +80,8 @@ class Table:
     ):
         self.reactor = reactor
         self.writer = writer
+        if not isinstance(devices.sign, SignLine):  # the sign's line remembered (a linked hit beside it)
+            devices.sign = SignLine(devices.sign)
         self.dev = devices
         self.logctx = logctx
         self.log = logctx.logger("table")

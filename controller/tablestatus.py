@@ -104,11 +104,14 @@ class ReadOnlyLedger:
 
 # --------------------------------------------------------------------------- the round
 
+AWAITING_LAP = "hit validated, waiting for the LAP"  # a linked hit (controller/settling.py)
+
 #: the last step of a round that its events record, newest first: (kind, what it means)
 _STEPS: tuple[tuple[str, str], ...] = (
     (Kind.ROUND_COMPLETE, "complete"),
     (Kind.ROUND_VOID, "void"),
     (Kind.HIT_VALIDATED, "hit validated, paying"),
+    (Kind.HIT_AWAITING_LAP, AWAITING_LAP),
     (Kind.ROUND_SETTLED, "settled"),
     (Kind.WAGER_RESULT, "settling"),
     (Kind.DECISION, "players deciding"),
@@ -149,7 +152,9 @@ def round_view(ledger: ReadOnlyLedger) -> RoundView:
         e.data for e in evs if e.kind == Kind.HIT_PENDING and (e.data.get("seat"), e.data.get("hand")) not in validated
     ]
     if v.pending_hits and not v.finished:
-        v.step = "awaiting floor validation"
+        waiting = {(e.data.get("seat"), e.data.get("hand")) for e in evs if e.kind == Kind.HIT_AWAITING_LAP}
+        first = (v.pending_hits[0].get("seat"), v.pending_hits[0].get("hand"))
+        v.step = AWAITING_LAP if first in waiting else "awaiting floor validation"
     for e in evs:
         if e.kind in (Kind.DICE, Kind.RNG_DRAW):
             v.start = e.data.get("start", v.start)
@@ -165,6 +170,8 @@ def sign_message(tilts: Mapping[str, str], ooo: Mapping[str, str], rnd: RoundVie
         return "TILT - CALL TECHNICIAN"
     if rnd.pending_hits and not rnd.finished:
         h = rnd.pending_hits[0]
+        if rnd.step == AWAITING_LAP:
+            return f"HIT SEAT {h.get('seat')} VALIDATED - WAITING FOR LINK"
         return f"HIT SEAT {h.get('seat')} {str(h.get('hand', '')).upper()} - CALL FLOOR"
     if rnd.number and not rnd.finished:
         if rnd.start is not None and rnd.kinds & {Kind.DICE, Kind.RNG_DRAW}:

@@ -39,12 +39,11 @@ from psycopg import sql
 
 from controller.console.auth import ROLES, PinError, check_pin_format, check_role, hash_pin, verify_pin, write_private
 from controller.link.floor_page import LOGIN_PAGE, PAGE
+from controller.link.floorlock import Lockouts
 
 FLOOR_ROLES = ("floorperson", "technician")  # a dealer's PIN does not open the floor view
 COOKIE = "floor_session"
 GAMING_DAY_START_H = 6  # the gaming day begins at 06:00 (server's local time)
-MAX_FAILURES = 5
-LOCK_S = 15 * 60
 
 Log = Callable[[str], None]
 
@@ -349,9 +348,8 @@ class FloorServer:
         self.sessions = Sessions(session_s)
         self.log = log
         self.push_s = push_s
-        self.failures: dict[str, int] = {}
-        self.locked_until: dict[str, float] = {}
-        self._lock = threading.Lock()
+        # failures and lock-outs per person live in the LAP's database (a restart lifts none)
+        self.lockouts = Lockouts(self.data.conn, schema)
         self.stop_event = threading.Event()
         self.changed = threading.Condition()
         self.generation = 0
@@ -417,23 +415,25 @@ class FloorServer:
             raise
 
     def login(self, person: str, pin: str, addr: str) -> tuple[str | None, str]:
-        """(session token, message).  Failures per person lock that name for a while."""
+        """(session token, message).  Failures per person lock that name for a while
+        (controller/link/floorlock.py: counted in the LAP's database, ended by its clock)."""
         person = person.strip()[:40]
-        with self._lock:
-            if self.locked_until.get(person, 0) > time.monotonic():
-                why = "locked after repeated failures"
-                self.audit(person, None, False, why, addr)
-                return None, why
-        role, why = self.staff.check(person, pin)
-        with self._lock:
-            if role is None:
-                self.failures[person] = self.failures.get(person, 0) + 1
-                if self.failures[person] >= MAX_FAILURES:
-                    self.failures[person] = 0
-                    self.locked_until[person] = time.monotonic() + LOCK_S
-            else:
-                self.failures.pop(person, None)
         try:
+            locked = self.lockouts.attempt(person)
+        except psycopg.Error as e:
+            self.log(f"lap: floor login lock-out not readable ({e}); refused")
+            return None, "the login could not be recorded"
+        if locked:
+            why = "locked after repeated failures"
+            try:
+                self.audit(person, None, False, why, addr)
+            except psycopg.Error:
+                pass  # refused either way
+            return None, why
+        role, why = self.staff.check(person, pin)
+        try:
+            if role is not None:
+                self.lockouts.succeeded(person)
             self.audit(person, role, role is not None, why, addr)
         except psycopg.Error:
             return None, "the login could not be recorded"

@@ -446,7 +446,9 @@ GRANT EXECUTE ON FUNCTION {s}.my_table(), {s}.table_seen() TO {r};
 def floor_ddl(schema: str) -> str:
     """The floor view's additions (issue 16), applied at every LAP start (idempotent, so a
     schema created before them gets them too): each table's reported status (state, round,
-    linked wager open or closed and why, tilts) and the floor staff's login audit (append-only)."""
+    linked wager open or closed and why, tilts), the floor staff's login audit (append-only) and
+    their lock-outs after repeated failures (per person, ended by the database's clock), and
+    ``asset_of`` (the winning table's asset number, read by every table's uplink for its sign)."""
     s = check_name(schema)
     return _FLOOR_DDL.replace("@S", s)
 
@@ -475,6 +477,16 @@ CREATE TABLE IF NOT EXISTS @S.floor_logins (
 CREATE OR REPLACE TRIGGER append_only BEFORE UPDATE OR DELETE ON @S.floor_logins
     FOR EACH ROW EXECUTE FUNCTION @S.append_only();
 
+-- the floor view's lock-out per person (controller/link/floorlock.py): failures counted and the
+-- lock-out's end on the database's clock, so a restart of the LAP process does not lift it (the
+-- attempts themselves stay in floor_logins)
+CREATE TABLE IF NOT EXISTS @S.floor_lockouts (
+    person text PRIMARY KEY,
+    failures integer NOT NULL DEFAULT 0 CHECK (failures >= 0),
+    locked_until timestamptz,
+    at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+
 -- a table reports its own status only (my_table(): the role it logs in as); bounded text
 CREATE OR REPLACE FUNCTION @S.report_status(st jsonb) RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = @S, pg_temp AS $$
@@ -493,11 +505,16 @@ BEGIN
         at = excluded.at;
 END $$;
 
-REVOKE ALL ON @S.table_status, @S.floor_logins FROM PUBLIC;
-REVOKE ALL ON FUNCTION @S.report_status(jsonb) FROM PUBLIC;
+-- the winning table's asset number, for every linked table's sign (a table reads only its own
+-- ``members`` row; asset numbers are no secret on the link, cf. the ``all_read`` policy on hits)
+CREATE OR REPLACE FUNCTION @S.asset_of(t text) RETURNS text LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = @S, pg_temp AS $$ SELECT asset FROM members WHERE table_id = t $$;
+
+REVOKE ALL ON @S.table_status, @S.floor_logins, @S.floor_lockouts FROM PUBLIC;
+REVOKE ALL ON FUNCTION @S.report_status(jsonb), @S.asset_of(text) FROM PUBLIC;
 """
 
 
 def floor_grants(schema: str, role: str) -> str:
     s, r = check_name(schema), check_name(role, "role")
-    return f"GRANT EXECUTE ON FUNCTION {s}.report_status(jsonb) TO {r};"
+    return f"GRANT EXECUTE ON FUNCTION {s}.report_status(jsonb), {s}.asset_of(text) TO {r};"

@@ -4,7 +4,7 @@
 Three parts, each owning its state:
 
 - :class:`TableChannel` connects to the table service's link socket and speaks JSON lines:
-  to the table ``meter``/``hb``/``state``/``hit``/``reconciled``/``link`` messages, from the
+  to the table ``meter``/``hb``/``state``/``hit``/``won``/``reconciled``/``link`` messages, from the
   table ``{"t": "outbox", "seq": N}`` (new link records are durable in its ledger: send them).
   On every (re)connection it first replays the last snapshot (meters, link state, answers).
 - the **sender** reads new ``link.*`` records from the ledger through the one seam
@@ -326,7 +326,7 @@ class Uplink:
         self.channel.send({"t": "state", "state": rows[0]["state"]}, key="state")
         return str(rows[0]["state"]), rows[0]["lap_pid"]
 
-    def _send_meter(self, level: str, won: dict[str, Any] | None = None, at: Any = None) -> None:
+    def _send_meter(self, level: str, at: Any = None) -> None:
         rows = self._rows("SELECT div(value_num, den) AS cents, version FROM {s}.levels WHERE level = %s", (level,))
         if not rows:
             return
@@ -336,8 +336,6 @@ class Uplink:
             "cents": int(rows[0]["cents"]),
             "version": rows[0]["version"],
         }
-        if won is not None:
-            msg["won"] = won
         if isinstance(at, (int, float)):
             msg["at"] = at  # when the notification says the LAP decided (informational: bench/link.py)
         msg["rx"] = time.time()
@@ -351,6 +349,16 @@ class Uplink:
             self.channel.send({"t": "mismatch", "problem": m[0]["mismatch"]}, key="reconciled")
         else:
             self.channel.send({"t": "reconciled", "seq": int(m[0]["reconciled_seq"])}, key="reconciled")
+
+    def _asset_of(self, table_id: str) -> str | None:
+        """The winning table's asset number, from the LAP's ``members`` (``asset_of``, installed
+        with the floor view's additions at every LAP start); None if this LAP has not got it."""
+        try:
+            rows = self._rows("SELECT {s}.asset_of(%s) AS asset", (table_id,))
+        except (psycopg.errors.UndefinedFunction, psycopg.errors.InsufficientPrivilege) as e:
+            self.log(f"uplink: the winning table's asset number is not readable ({_first_line(e)})")
+            return None
+        return None if not rows or rows[0]["asset"] is None else str(rows[0]["asset"])
 
     def _answer(self, seq: int, level: str, order: int, amount: int) -> None:
         self.channel.send({"t": "hit", "seq": seq, "level": level, "order": order, "amount": amount}, key=f"hit:{seq}")
@@ -371,7 +379,7 @@ class Uplink:
             else:
                 self._on_notify(msg, n.pid)
         for level, at in levels.items():
-            self._send_meter(level, None, at)
+            self._send_meter(level, at)
 
     def _on_notify(self, msg: dict[str, Any], pid: int) -> None:
         """A notification says *what* changed; the values are read from the database (under
@@ -390,10 +398,21 @@ class Uplink:
                 )
                 if rows:
                     r = rows[0]
-                    won = {"table": r["table_id"], "amount": r["amount_cents"], "asset": hit.get("asset")}
+                    won = {
+                        "t": "won",
+                        "level": msg["level"],
+                        "order": r["order_no"],
+                        "table": r["table_id"],
+                        "asset": self._asset_of(r["table_id"]),
+                        "amount": r["amount_cents"],
+                    }
                     if r["table_id"] == self.cfg.table_id:
                         self._answer(r["seq"], msg["level"], r["order_no"], r["amount_cents"])
-            self._send_meter(msg["level"], won, msg.get("at"))
+            self._send_meter(msg["level"], msg.get("at"))
+            if won is not None:
+                # the hit announced to every linked table's sign, once, as it happens: no key, so
+                # a reconnection does not replay an old hit as a new one
+                self.channel.send(won)
         elif t == "hb":
             if pid != self._lap_pid:
                 self._lap_pid = self._send_state()[1]

@@ -26,7 +26,7 @@ round.open round.settled round.complete round.void round.recovered
 lockout wager.accepted wager.rejected wager.removed wager.returned wager.keyed count.confirmed count.mismatch
 dice dice.no_roll rng.draw deal deal.manual card.burned stub.verified stub.skipped shuffle.failed
 shoe.shuffled shoe.cover hands.entered decision decisions.none keypad.rejected keypad.rejected.summary
-wager.result payout hit.pending hit.validated meter.init meter.increment meter.void meter.fixed_paid
+wager.result payout hit.pending hit.validated hit.awaiting_lap meter.init meter.increment meter.void meter.fixed_paid
 meter.payout meter.reseed meter.adjust
 link.contribution link.void link.hit link.paid link.state
 tilt.raised tilt.cleared tilt.clear_refused

@@ -88,6 +88,28 @@ def test_a_settled_round_owing_a_hit_resumes_the_validation_670a_11_h_3():
     assert [r.kind for r in got.records] == [Kind.ROUND_RECOVERED]
 
 
+def test_a_linked_hit_validated_while_awaiting_the_lap_stays_validated_670a_11_h_3():
+    proc, prog = _table()
+    rows = [
+        (4, "wager.accepted", {"seat": 3, "spot": "progressive", "cents": 100}),
+        (4, "wager.accepted", {"seat": 5, "spot": "progressive", "cents": 100}),
+        (4, "hit.pending", {"seat": 3, "hand": "five aces", "fraction": "1", "cents": 100}),
+        (4, "hit.pending", {"seat": 5, "hand": "royal flush", "fraction": "1/10", "cents": 100}),
+        (4, "link.hit", {"level": "primary", "fraction": "1", "seat": 3, "hand": "five aces"}),
+        (4, "link.hit", {"level": "primary", "fraction": "1/10", "seat": 5, "hand": "royal flush"}),
+        (4, "round.settled", {"results": 2}),
+        (4, "hit.awaiting_lap", {"seat": 3, "hand": "five aces", "by": "floor 17", "hit_seq": 5}),
+    ]
+    got = recover(Events(rows), 4, proc, prog)
+    assert got.round is not None and got.round.validated_by == "floor 17"
+    assert got.records[0].data == {"pending_hits": 2, "validated_by": "floor 17"}
+    # the first hit paid: the second's validation is not the first's
+    rows.append((4, "link.paid", {"seat": 3, "hand": "five aces", "hit_seq": 5, "cents": 100}))
+    got = recover(Events(rows), 4, proc, prog)
+    assert got.round is not None and [h.seat for h in got.round.pending_hits] == [5]
+    assert got.round.validated_by is None and got.records[0].data == {"pending_hits": 1}
+
+
 def test_a_closed_round_needs_nothing():
     proc, prog = _table()
     src = Events([(2, "round.open", {}), (2, "round.complete", {})])

@@ -78,6 +78,14 @@ HIT_PAID = [
 ]
 
 
+def test_status_a_linked_hit_validated_while_awaiting_the_lap(tmp_path, new_york):
+    awaiting = Record(Kind.HIT_AWAITING_LAP, 1, {"seat": 3, "hand": "royal-flush", "by": "key", "hit_seq": 9})
+    write(tmp_path, START, ROUND_TO_HIT, [awaiting])
+    text = format_status(ReadOnlyLedger(tmp_path / LEDGER_FILE), None)
+    assert "round 1: hit validated, waiting for the LAP (in progress)" in text
+    assert "'HIT SEAT 3 VALIDATED - WAITING FOR LINK'" in text
+
+
 def test_local_time_is_the_machines_zone(new_york):
     assert local_time("2026-07-04T16:00:05.123456+00:00") == "2026-07-04 12:00:05 EDT"
     assert local_time("2026-01-04T16:00:05.000000+00:00") == "2026-01-04 11:00:05 EST"

@@ -209,3 +209,97 @@ def test_profile_linked_options_are_checked():
     doc["progressive"]["linked"] = ""
     with pytest.raises(ConfigError, match=r"t.toml: \[progressive\] linked"):
         parse_profile(doc, "t.toml")
+
+
+def test_validation_given_while_waiting_for_the_lap_survives_a_restart(tmp_path):
+    # § 670a.11(h)(3)(i)(B)(III): the floorperson validated the hit; the table then restarts
+    # before the LAP's answer comes: the validation is a ledger record and is not asked again
+    h, _ = linked(tmp_path)
+    bring_up(h)
+    play_to_settlement(h, (3,), hands={3: ROYAL})
+    seq = records(h, "link.hit")[0].seq
+    h.press("key")  # validated; the amount is not known yet
+    held = records(h, "hit.awaiting_lap")
+    assert [(e.data["seat"], e.data["by"], e.data["hit_seq"]) for e in held] == [(3, "key switch", seq)]
+    assert h.sign.calls[-1] == ("message", ("HIT SEAT 3 VALIDATED - WAITING FOR LINK",))
+    h.press("key")  # a second turn of the key while waiting records nothing more
+    assert len(records(h, "hit.awaiting_lap")) == 1
+    h.close()
+    h2, _ = linked(tmp_path)
+    assert h2.state == "floor_validation" and h2.table.round.validated_by == "key switch"
+    assert records(h2, "round.recovered")[-1].data == {"pending_hits": 1, "validated_by": "key switch"}
+    messages = [c[1][0] for c in h2.sign.calls if c[0] == "message"]
+    assert "HIT SEAT 3 VALIDATED - WAITING FOR LINK" in messages
+    assert records(h2, "link.paid") == []
+    lap(h2, t="hit", seq=seq, level="primary", order=1, amount=1_000_000)  # no key pressed again
+    assert [e.data["cents"] for e in records(h2, "link.paid")] == [1_000_000]
+    assert [e.data["by"] for e in records(h2, "hit.validated")] == ["key switch"]
+    assert h2.state == "open_for_wagers"
+
+
+def test_a_validation_restored_at_start_up_is_paid_when_the_answer_is_already_there(tmp_path):
+    h, _ = linked(tmp_path)
+    bring_up(h)
+    play_to_settlement(h, (3,), hands={3: ROYAL})
+    seq = records(h, "link.hit")[0].seq
+    h.press("key")
+    h.close()
+    h2, _ = linked(tmp_path)
+    # the answer is known before the start-up records are durable (the uplink's snapshot)
+    h2.table.ctx.link.answers[seq] = (1, 777_777)
+    h2.table.settling.next_hit_or_complete(h2.table.round)
+    h2.pump()
+    assert [e.data["cents"] for e in records(h2, "link.paid")] == [777_777]
+    assert h2.state == "open_for_wagers"
+
+
+def sign_messages(h: Harness) -> list[str]:
+    return [c[1][0] for c in h.sign.calls if c[0] == "message"]
+
+
+def won(h: Harness, table: str = "T2", asset: str | None = "A-1002", amount: int = 500_021) -> None:
+    lap(h, t="won", level="primary", order=1, table=table, asset=asset, amount=amount)
+
+
+def test_a_hit_on_the_link_shows_the_winning_tables_asset_number_on_the_sign(tmp_path):
+    h, _ = linked(tmp_path)
+    bring_up(h)
+    assert sign_messages(h)[-1] == "PLACE YOUR BETS"
+    won(h)  # beside what the line said, never instead of it
+    assert sign_messages(h)[-1] == "LINKED HIT TABLE T2 ASSET A-1002 $5,000.21 / PLACE YOUR BETS"
+    won(h, asset=None, amount=1_000_000)  # a LAP without the asset number: the table id alone
+    assert sign_messages(h)[-1] == "LINKED HIT TABLE T2 $10,000.00 / PLACE YOUR BETS"  # replaces the last one
+    h.shuffled()
+    h.edge("bet.progressive.1", True)
+    h.press("lockout")
+    assert sign_messages(h)[-1] == "NO MORE BETS - COUNT 1"
+    won(h, table="T3", asset="A-1003", amount=123_456)
+    assert sign_messages(h)[-1] == "LINKED HIT TABLE T3 ASSET A-1003 $1,234.56 / NO MORE BETS - COUNT 1"
+
+
+def test_the_linked_hit_is_shown_beside_a_pending_hits_line_and_a_closed_wager(tmp_path):
+    h, clock = linked(tmp_path)
+    bring_up(h)
+    play_to_settlement(h, (3,), hands={3: ROYAL})
+    seq = records(h, "link.hit")[0].seq
+    lap(h, t="hit", seq=seq, level="primary", order=1, amount=1_000_000)  # the winner is told first
+    won(h, table="T1", asset="A-1001", amount=1_000_000)
+    assert sign_messages(h)[-1] == "LINKED HIT TABLE T1 ASSET A-1001 $10,000.00 / HIT SEAT 3 ROYAL-FLUSH - CALL FLOOR"
+    h.press("key")
+    assert h.state == "open_for_wagers"
+    clock.t += 5
+    h.table.linked.check()
+    h.pump()
+    assert not h.table.ctx.link.open
+    won(h)
+    assert sign_messages(h)[-1] == "LINKED HIT TABLE T2 ASSET A-1002 $5,000.21 / LINKED PROGRESSIVE CLOSED"
+
+
+def test_a_linked_hit_during_a_tilt_keeps_the_tilt_on_the_sign(tmp_path):
+    h, _ = linked(tmp_path)
+    bring_up(h)
+    h.table.raise_tilt("shoe", "jammed")
+    h.pump()
+    assert sign_messages(h)[-1] == "TILT - CALL TECHNICIAN"
+    won(h)
+    assert sign_messages(h)[-1] == "LINKED HIT TABLE T2 ASSET A-1002 $5,000.21 / TILT - CALL TECHNICIAN"

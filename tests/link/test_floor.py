@@ -112,6 +112,74 @@ def test_repeated_failures_lock_the_name(floor: Any) -> None:
     assert _login(srv, "alice", "4821")[0] == 403  # locked even with the right PIN
 
 
+def _restart(srv: FloorServer, lap: Any, pg_dsn: str, tmp_path: Path) -> FloorServer:
+    """``tablectl lap`` restarted: a new floor server (nothing kept in memory) on the same schema."""
+    srv.stop()
+    new = FloorServer(
+        pg_dsn, lap.cfg.schema, "127.0.0.1", 0, tmp_path / "floor-staff.toml", session_s=60, log=lambda m: None
+    )
+    new.start()
+    return new
+
+
+def test_a_lockout_survives_a_restart_of_the_lap_and_ends_by_the_databases_clock(
+    floor: Any, pg_dsn: str, tmp_path: Path
+) -> None:
+    lap, srv = floor
+    s = sql.Identifier(lap.cfg.schema)
+    for _ in range(5):
+        assert _login(srv, "alice", "1111")[0] == 403
+    new = _restart(srv, lap, pg_dsn, tmp_path)
+    try:
+        r = _req(new, "POST", "/login", {"person": "alice", "pin": "4821"})
+        assert r.status == 403 and b"locked after repeated failures" in r.body  # the restart lifted nothing
+        assert _login(new, "tom", "9134")[0] == 303  # per person: another name is not locked
+        # the lock-out's end is the database's: 15 min from the fifth failure, on its clock
+        left = lap.store.conn.execute(
+            sql.SQL(
+                "SELECT extract(epoch FROM locked_until - clock_timestamp()) FROM {}.floor_lockouts"
+                " WHERE person = 'alice'"
+            ).format(s)
+        ).fetchone()[0]
+        assert 14 * 60 < float(left) <= 15 * 60
+        # the database's clock passes the end (moved as the LAP's owner would see it)
+        lap.store.conn.execute(
+            sql.SQL("UPDATE {}.floor_lockouts SET locked_until = clock_timestamp() - interval '1 second'").format(s)
+        )
+        assert _login(new, "alice", "4821")[0] == 303
+        assert list(new.lockouts.counts()) == []  # the right PIN cleared the count
+    finally:
+        new.stop()
+    # every attempt is still audited, the refused one while locked among them
+    assert _logins(lap) == [("alice", None, False)] * 6 + [("tom", "technician", True), ("alice", "floorperson", True)]
+    why = lap.store.conn.execute(
+        sql.SQL("SELECT why FROM {}.floor_logins WHERE person = 'alice' ORDER BY id").format(s)
+    ).fetchall()
+    assert [w for (w,) in why] == ["wrong name or PIN"] * 5 + ["locked after repeated failures", "ok"]
+
+
+def test_failures_are_counted_across_a_restart_and_a_success_resets_them(
+    floor: Any, pg_dsn: str, tmp_path: Path
+) -> None:
+    lap, srv = floor
+    for _ in range(3):
+        assert _login(srv, "alice", "1111")[0] == 403
+    new = _restart(srv, lap, pg_dsn, tmp_path)
+    try:
+        assert list(new.lockouts.counts()) == [("alice", 3, 0.0)]
+        assert _login(new, "alice", "1111")[0] == 403
+        assert _login(new, "alice", "4821")[0] == 303  # the fifth attempt, right: opens, count reset
+        assert list(new.lockouts.counts()) == []
+        for _ in range(4):
+            assert _login(new, "alice", "1111")[0] == 403
+        assert _login(new, "alice", "4821")[0] == 303  # four after the reset: not locked
+        for _ in range(5):
+            assert _login(new, "alice", "1111")[0] == 403
+        assert _login(new, "alice", "4821")[0] == 403
+    finally:
+        new.stop()
+
+
 def test_status_reports_hits_and_validation_shown(floor: Any) -> None:
     lap, srv = floor
     s = sql.Identifier(lap.cfg.schema)
@@ -345,3 +413,28 @@ def test_tablectl_lap_serves_the_floor_when_configured(pg_dsn: str, lap_schema: 
         proc.terminate()
         out = proc.communicate(timeout=20)[0]
     assert f"floor view on http://127.0.0.1:{port}/" in out, out
+
+
+def test_concurrent_guesses_do_not_slip_past_the_limit(floor: Any) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    lap, srv = floor
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda _: srv.login("alice", "1111", "10.0.0.9"), range(16)))
+    whys = sorted(why for _token, why in answers)
+    # each attempt is counted before its PIN is checked: five PINs checked, the rest refused unchecked
+    assert whys == ["locked after repeated failures"] * 11 + ["wrong name or PIN"] * 5
+    assert len(_logins(lap)) == 16
+
+
+def test_a_schema_from_before_the_lockouts_gets_them_at_the_next_start_and_keeps_them(floor: Any) -> None:
+    lap, srv = floor
+    s = sql.Identifier(lap.cfg.schema)
+    lap.store.conn.execute(sql.SQL("DROP TABLE {}.floor_lockouts").format(s))  # as a schema made before them
+    assert _login(srv, "alice", "1111") == (403, "")  # refused: the lock-out cannot be read
+    lap.store.install_floor()  # what every LAP start applies (floor_ddl, idempotent)
+    for _ in range(5):
+        assert _login(srv, "alice", "1111")[0] == 403
+    lap.store.install_floor()  # applied again: the lock-out stays
+    assert _login(srv, "alice", "4821")[0] == 403
+    assert [p for p, _n, left in srv.lockouts.counts() if left > 0] == ["alice"]

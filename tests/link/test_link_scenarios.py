@@ -52,6 +52,12 @@ class Pit:
         self.thread.join(5)
 
     def add(self, tid: str, wall_clock: Callable[[], float] | None = None) -> Harness:
+        h = self.add_table_only(tid, wall_clock)
+        self.start_uplink(tid)
+        return h
+
+    def add_table_only(self, tid: str, wall_clock: Callable[[], float] | None = None) -> Harness:
+        """The table service and its link socket (started again after a restart: its uplink stays)."""
         # a wrong clock is wrong from the table's power-up on (its ledger refuses a clock that goes back)
         h = Harness(self.tmp / f"{tid}.db", linked_doc(self.timeout), wall_clock=wall_clock)
         port = LinkPort(self.tmp / f"{tid}.sock", h.reactor.post)
@@ -59,7 +65,6 @@ class Pit:
         h.table.ctx.link.send = port.send
         port.start()
         self.tables[tid], self.ports[tid] = h, port
-        self.start_uplink(tid)
         return h
 
     def start_uplink(self, tid: str) -> Uplink:
@@ -225,3 +230,56 @@ def test_a_table_that_loses_its_link_stops_accepting_the_linked_wager_within_the
     assert t1.table.round.accepted == {}
     last = records(t1, "link.state")[-1].data
     assert last["open"] is False and "no heartbeat" in last["reason"]
+
+
+@pytest.mark.slow
+def test_a_validation_given_while_waiting_for_the_lap_survives_a_table_restart(pit):
+    # § 670a.11(h)(3)(i)(B)(III): the floorperson validates while the LAP's answer is held back
+    # (a transaction holds the level's row, so the claim waits in the database); the table
+    # service restarts in that wait; once the LAP decides, the hit is paid without a new validation
+    t1 = pit.add("T1")
+    pit.until(lambda: pit.is_open("T1"))
+    blocker = psycopg.connect(pit.dsn)  # not autocommit: holds the row lock until rollback
+    try:
+        blocker.execute(
+            psycopg.sql.SQL("SELECT 1 FROM {}.levels WHERE level = 'primary' FOR UPDATE").format(
+                psycopg.sql.Identifier(pit.lap.cfg.schema)
+            )
+        )
+        play_to_settlement(t1, (3,), hands={3: FIVE_ACES})
+        assert t1.state == "floor_validation" and hits(pit) == []
+        t1.press("key")  # validated; no answer yet
+        pit.pump()
+        assert [e.data["by"] for e in records(t1, "hit.awaiting_lap")] == ["key switch"]
+        # the table service restarts (the uplink, its own process, stays)
+        pit.ports.pop("T1").close()
+        pit.tables.pop("T1").close()
+        t1 = pit.add_table_only("T1")
+        assert t1.state == "floor_validation" and t1.table.round.validated_by == "key switch"
+    finally:
+        blocker.rollback()
+        blocker.close()
+    pit.until(lambda: paid(t1) == [500_021])  # nobody turned the key again
+    assert [e.data["by"] for e in records(t1, "hit.validated")] == ["key switch"]
+    pit.until(lambda: t1.state == "open_for_wagers")
+    assert [(r["table_id"], r["amount_cents"]) for r in hits(pit)] == [("T1", 500_021)]
+    pit.until(lambda: pit.lap.store.reconcile().ok)
+
+
+def sign_messages(h: Harness) -> list[str]:
+    return [c[1][0] for c in h.sign.calls if c[0] == "message"]
+
+
+@pytest.mark.slow
+def test_every_linked_tables_sign_shows_the_winning_tables_asset_number(pit):
+    # docs/linked.md: each linked table identified uniquely (its asset number, lap.toml); the
+    # regulations we hold send a linked progressive to § 605a.8 (§ 688a.2(d)) without its text
+    t1, t2 = pit.add("T1"), pit.add("T2")
+    pit.until(lambda: pit.is_open("T1") and pit.is_open("T2"))
+    play_to_settlement(t2, (3,), hands={3: FIVE_ACES})
+    line = "LINKED HIT TABLE T2 ASSET A-1002 $5,000.21"
+    pit.until(lambda: all(any(m.startswith(line) for m in sign_messages(t)) for t in (t1, t2)))
+    assert sign_messages(t1)[-1] == f"{line} / PLACE YOUR BETS"  # beside what the line said
+    assert sign_messages(t2)[-1] == f"{line} / HIT SEAT 3 FIVE-ACES - CALL FLOOR"  # the winner's own line beside it
+    t2.press("key")
+    pit.until(lambda: paid(t2) == [500_021])

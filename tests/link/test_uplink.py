@@ -226,3 +226,27 @@ def test_a_forged_notification_is_never_believed(rig, pg_dsn):
     assert all(m["seq"] == 0 for m in table.of("reconciled"))
     lap.store.heartbeat()  # the LAP's own heartbeat still counts
     assert wait_until(lambda: table.of("hb"), 5)
+
+
+def test_a_hit_at_another_table_is_announced_with_its_asset_number_from_the_laps_rows(rig, pg_dsn):
+    """Every linked table's sign shows the winning table and its asset number (docs/linked.md):
+    the uplink tells its table ``won`` with the asset read from the LAP's ``members`` (through
+    ``asset_of``; a table reads only its own row), never from a notification's payload."""
+    lap, ledger, table, uplink = rig
+    lap.store.install_floor()  # what every LAP start applies: asset_of and its grant
+    uplink()
+    assert wait_until(lambda: table.of("reconciled"), 10)
+    lap.send("T2", 1, "contribution", {"wager": 100, "round": 1, "seat": 1})
+    lap.send("T2", 2, "hit", {"fraction_num": 1, "fraction_den": 1, "round": 1, "seat": 1, "hand": "five aces"})
+    assert wait_until(lambda: table.of("won"), 5)
+    want = {"t": "won", "level": "primary", "order": 1, "table": "T2", "asset": "A-1002", "amount": 100_021}
+    assert table.of("won") == [want]
+    assert table.of("hit") == []  # T2's answer is not T1's
+    # another table forges the notification with a false asset: the LAP's rows are what T1 hears
+    t2 = psycopg.conninfo.make_conninfo(pg_dsn, user=lap.cfg.role_for("T2"))
+    with psycopg.connect(t2, autocommit=True) as c:
+        forged = {"t": "meter", "level": "primary", "hit": {"table": "T2", "order": 1, "asset": "FAKE-1"}}
+        c.execute("SELECT pg_notify(%s, %s)", (lap.cfg.schema, json.dumps(forged)))
+    wait_until(lambda: False, 0.5)
+    assert {m["asset"] for m in table.of("won")} == {"A-1002"}
+    assert {m["amount"] for m in table.of("won")} == {100_021}

@@ -10,7 +10,9 @@ table service's link socket (:class:`LinkPort`, whose thread only posts them to 
   ``state`` (``running``/``stopped``), ``link`` (the uplink's own connection up or down),
   ``hit`` (the LAP's answer to a hit claim: order and amount), ``won`` (a hit on the link, at
   whichever table: its table id, asset number and amount, for the sign), ``reconciled`` (the LAP
-  holds this table's records up to a sequence number, totals checked) and ``rejected``.
+  holds this table's records up to a sequence number, totals checked), ``mismatch`` (a batch's
+  totals differ from what the LAP holds), ``diverged`` / ``agrees`` (the ledger here does not /
+  does again reach the chain head the LAP recorded for this table) and ``rejected``.
 
 The linked wager is **open** only while the LAP's heartbeat is fresh (within
 ``[progressive] link_timeout``, default 3 s), the link runs, and the LAP has reconciled every
@@ -51,6 +53,11 @@ class Linkage:
         self.reconciled = 0
         self.last_outbox = last_outbox  # the last link.* record this table wrote
         self.rejected: str | None = None
+        #: the LAP's records of this table disagree with its ledger (docs/linked.md), each closing
+        #: the linked wager: a batch's totals (until a later batch reconciles) and the chain head
+        #: the LAP recorded (until the uplink finds the ledger reaches it again)
+        self.mismatch: str | None = None
+        self.diverged: str | None = None
         #: None until first judged (then the closed state at start-up is recorded and shown too)
         self.open: bool | None = None
         self.reason = "waiting for the link"
@@ -108,6 +115,13 @@ class Linkage:
             return "answer"
         elif t == "reconciled":
             self.reconciled = max(self.reconciled, int(msg["seq"]))
+            self.mismatch = None
+        elif t == "mismatch":
+            self.mismatch = str(msg.get("problem", "the LAP's totals differ"))[:300]
+        elif t == "diverged":
+            self.diverged = str(msg.get("problem", "the ledger differs from the LAP's record of it"))[:300]
+        elif t == "agrees":
+            self.diverged = None
         elif t == "rejected":
             self.rejected = str(msg.get("reason", "refused"))
         return None
@@ -122,6 +136,10 @@ class Linkage:
         now = self.now()
         if self.rejected:
             return False, f"the LAP refused a record: {self.rejected}"
+        if self.diverged:
+            return False, f"the ledger differs from the LAP's record of it: {self.diverged}"
+        if self.mismatch:
+            return False, f"the LAP's records of this table differ from its ledger: {self.mismatch}"
         if self.last_hb is None:
             return False, "no heartbeat from the LAP yet"
         if now - self.last_hb > self.timeout_s:

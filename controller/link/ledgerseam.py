@@ -52,7 +52,43 @@ class LedgerSource(Protocol):
 
     def totals(self, upto: int) -> Totals: ...
 
+    def mac_at(self, seq: int) -> str | None:
+        """The MAC (hash) of event ``seq``, None when the ledger has no such event."""
+        ...
+
+    def replaced(self) -> bool:
+        """The ledger file is no longer the one this source opened (a restore, a new ledger)."""
+        ...
+
     def close(self) -> None: ...
+
+
+def head_problem(lap_head: str | None, source: LedgerSource) -> str | None:
+    """What is wrong between the chain head the LAP recorded for this table (``seq:hash``, from
+    its last reconciled batch) and the table's ledger, or None.  The LAP's record is the central
+    copy of the head (docs/security.md): a ledger put back from an older copy together with its
+    witness ends before it, and another ledger has another MAC there."""
+    if not lap_head or ":" not in lap_head:
+        return None  # nothing recorded yet (a new member)
+    seq_text, mac = lap_head.split(":", 1)
+    try:
+        seq = int(seq_text)
+    except ValueError:
+        return f"the LAP's record of this table's chain head is not valid: {lap_head[:80]!r}"
+    if seq <= 0:
+        return None
+    here = source.mac_at(seq)
+    if here is None:
+        return (
+            f"the LAP holds this table's ledger up to event {seq}, which the ledger here does not have "
+            "(an older copy restored, or another ledger)"
+        )
+    if here != mac:
+        return (
+            f"event {seq} of the ledger here has another MAC than the LAP recorded "
+            "(the ledger was replaced or rewritten)"
+        )
+    return None
 
 
 def to_lap(kind: str, round_no: int, data: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
@@ -81,6 +117,7 @@ class SqliteLedgerSource:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self._inode = self.path.stat().st_ino  # a missing ledger is an error, as opening it is
         self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
         self._kinds = tuple(LINK_KINDS)
         self._in = ",".join("?" * len(self._kinds))
@@ -111,6 +148,16 @@ class SqliteLedgerSource:
             if kind == Kind.LINK_CONTRIBUTION:
                 wagers += int(json.loads(data)["wager"])
         return Totals(upto, n, wagers, self.head())
+
+    def mac_at(self, seq: int) -> str | None:
+        row = self.db.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def replaced(self) -> bool:
+        try:
+            return self.path.stat().st_ino != self._inode
+        except FileNotFoundError:
+            return True
 
     def head(self) -> str:
         """The ledger's chain head as ``seq:hash`` (the switch point for ``Ledger.head()``)."""

@@ -34,7 +34,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from controller.link.ledgerseam import LedgerSource, SqliteLedgerSource
+from controller.link.ledgerseam import LedgerSource, SqliteLedgerSource, head_problem
 from controller.link.schema import check_name
 
 Log = Callable[[str], None]
@@ -139,6 +139,10 @@ class Uplink:
         self.acked = 0  # the highest seq the LAP holds from this table
         self.sent_batches = 0
         self.rejected: str | None = None
+        #: the ledger here disagrees with the LAP's record of its chain head: nothing is sent
+        #: (events of another ledger would be taken for this table's); checked again whenever
+        #: the ledger file or the database connection is new
+        self.diverged: str | None = None
         self._threads: list[threading.Thread] = []
         self._reader: psycopg.Connection | None = None  # the listener's reading connection
         self._lap_pid: int | None = None  # the LAP's session: the only one whose heartbeat counts
@@ -200,18 +204,27 @@ class Uplink:
         backoff = 0.1
         while not self.stop_event.is_set():
             try:
+                if source is not None and source.replaced():
+                    self.log(f"uplink: {self.cfg.ledger} is another file now (a restore?); reopened")
+                    source.close()
+                    source = None
+                    if conn is not None:
+                        conn.close()
+                    conn = None  # read the LAP's position and check the head again
                 if source is None:
                     source = self.source_factory(self.cfg.ledger)
                 if conn is None:
                     conn = psycopg.connect(self.cfg.dsn, autocommit=True, connect_timeout=3)
+                    self._check_head(conn, source)
                     row = conn.execute(
                         self._q("SELECT coalesce(max(seq), 0) FROM {s}.events WHERE table_id = %s"),
                         (self.cfg.table_id,),
                     ).fetchone()
                     self.acked = int(row[0]) if row else 0
-                    self._send_batch(conn, source, force=True)
+                    if self.diverged is None:
+                        self._send_batch(conn, source, force=True)
                     backoff = 0.1
-                if self.rejected is None:
+                if self.rejected is None and self.diverged is None:
                     while self._send_batch(conn, source):
                         pass
                 self._send_status(conn)
@@ -241,6 +254,24 @@ class Uplink:
             conn.close()
         if source is not None:
             source.close()
+
+    def _check_head(self, conn: psycopg.Connection, source: LedgerSource) -> None:
+        """Compare the ledger with the LAP's record of its chain head (``members.chain_head``,
+        written with each reconciled batch).  A difference is told to the table, which closes its
+        linked wager with the reason, and nothing is sent until a check passes (a technician puts
+        the right ledger back, or settles it with the LAP's operator; docs/linked.md)."""
+        row = conn.execute(
+            self._q("SELECT chain_head FROM {s}.members WHERE table_id = %s"), (self.cfg.table_id,)
+        ).fetchone()
+        problem = head_problem(None if row is None else row[0], source)
+        if problem != self.diverged:
+            if problem is not None:
+                self.log(f"uplink: {problem}; sending stopped")
+                self.channel.send({"t": "diverged", "problem": problem}, key="diverged")
+            else:
+                self.log("uplink: the ledger agrees with the LAP's record of its head again")
+                self.channel.send({"t": "agrees"}, key="diverged")
+        self.diverged = problem
 
     def _send_batch(self, conn: psycopg.Connection, source: LedgerSource, force: bool = False) -> bool:
         """Send the next batch; True when there may be more.  ``force``: a batch even when empty,

@@ -5,6 +5,7 @@ socket through LISTEN/NOTIFY, a refused event latches."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
 from pathlib import Path
@@ -250,3 +251,76 @@ def test_a_hit_at_another_table_is_announced_with_its_asset_number_from_the_laps
     wait_until(lambda: False, 0.5)
     assert {m["asset"] for m in table.of("won")} == {"A-1002"}
     assert {m["amount"] for m in table.of("won")} == {100_021}
+
+
+def _copy_of(ledger: Ledger, dest: Path) -> Path:
+    """A consistent copy of the ledger as it is now (SQLite's online backup)."""
+    import sqlite3
+
+    with sqlite3.connect(dest) as out:
+        ledger.db.backup(out)
+    out.close()
+    return dest
+
+
+def _reconciled_head(lap) -> str:
+    return str(lap.store._rows("SELECT chain_head FROM {s}.members WHERE table_id = 'T1'")[0]["chain_head"])
+
+
+def test_an_older_ledger_put_back_is_found_against_the_laps_record_of_its_head(rig, tmp_path):
+    """A ledger restored from an older copy together with its witness passes the table's own
+    checks; the LAP's record of the chain head is the central copy that does not go back
+    (docs/security.md).  The uplink tells the table, which closes its linked wager, and sends
+    nothing from that ledger: its new events would carry numbers the LAP holds other events under."""
+    lap, ledger, table, uplink = rig
+    ledger.append([Record(Kind.POWER_UP, 0, {}), contrib(1)])
+    older = _copy_of(ledger, tmp_path / "older.sqlite3")
+    u = uplink()
+    ledger.append([contrib(2), contrib(3)])
+    table.wake(ledger.last_seq)
+    assert wait_until(lambda: _reconciled_head(lap) == f"{ledger.last_seq}:{ledger.last_hash}", 10)
+    assert table.of("diverged") == []
+    u.stop()
+    key, path, held = ledger._key, ledger.path, ledger.last_seq
+    ledger.close()
+    os.replace(older, path)  # put back while the uplink is stopped, as a technician's restore does
+
+    uplink()
+    assert wait_until(lambda: table.of("diverged"), 10)
+    problem = table.of("diverged")[-1]["problem"]
+    assert f"the LAP holds this table's ledger up to event {held}, which the ledger here does not have" in problem
+    restored = Ledger(path, "T1", key=key)
+    try:
+        restored.append([contrib(4), contrib(5)])  # numbers the LAP holds other contributions under
+        table.wake(restored.last_seq)
+        wait_until(lambda: False, 1.0)
+        assert len(lap_rows(lap, "contributions")) == 3  # nothing of the older ledger was sent
+    finally:
+        restored.close()
+
+
+def test_a_ledger_replaced_under_a_running_uplink_is_found_and_the_right_one_agrees_again(rig, tmp_path):
+    lap, ledger, table, uplink = rig
+    ledger.append([Record(Kind.POWER_UP, 0, {}), contrib(1), contrib(2)])
+    uplink()
+    assert wait_until(lambda: _reconciled_head(lap) == f"{ledger.last_seq}:{ledger.last_hash}", 10)
+    key, path = ledger._key, ledger.path
+    saved = _copy_of(ledger, tmp_path / "saved.sqlite3")
+    other = Ledger(tmp_path / "other.sqlite3", "T1", key=key)  # as many events: other times, other MACs
+    other.append([Record(Kind.POWER_UP, 0, {"other": True}), contrib(1), contrib(2)])
+    other.close()
+    ledger.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # nothing of it left in a WAL beside the file
+    ledger.close()
+    os.replace(tmp_path / "other.sqlite3", path)
+    assert wait_until(lambda: table.of("diverged"), 10)
+    assert "has another MAC than the LAP recorded" in table.of("diverged")[-1]["problem"]
+
+    os.replace(saved, path)  # the right ledger back: the uplink finds it agrees, and sends again
+    assert wait_until(lambda: table.of("agrees"), 10)
+    right = Ledger(path, "T1", key=key)
+    try:
+        right.append([contrib(6)])
+        table.wake(right.last_seq)
+        assert wait_until(lambda: len(lap_rows(lap, "contributions")) == 3, 10)
+    finally:
+        right.close()

@@ -26,7 +26,8 @@ def open_ledger(args: argparse.Namespace, prog: str) -> tuple[Any, int]:
 
     state_dir = args.state_dir
     if state_dir is None:
-        from controller.config import ConfigError, load_hardware
+        from controller.config import ConfigError
+        from controller.hardware import load_hardware
 
         try:
             state_dir = load_hardware(args.config).state_dir

@@ -35,7 +35,7 @@ class Where:
 
 
 def where_of(hw: Any, key: bytes | None) -> Where:
-    """From a controller.config.HardwareConfig."""
+    """From a controller.hardware.HardwareConfig."""
     wd = hw.ledger.witness_dir or default_witness_dir(Path(hw.state_dir))
     return Where(Path(hw.state_dir), key, Path(wd), hw.table_id)
 
@@ -123,7 +123,7 @@ def add_where_arguments(p: Any) -> None:
 
 def where_from_args(args: Any, *, with_key: bool = True) -> Where:
     """Raises controller.config.ConfigError or controller.ledgerkey.LedgerKeyError."""
-    from controller.config import LedgerConfig, load_hardware
+    from controller.hardware import LedgerConfig, load_hardware
     from controller.ledgerkey import load_key, read_key
 
     if getattr(args, "state_dir", None) is not None:

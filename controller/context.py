@@ -1,7 +1,7 @@
 """What the table gives each of its components: :class:`TableContext`.
 
 The table (controller/table.py) is assembled from components that each own
-their state — wagering, dealing, deciding, settling, floor actions — and talk to
+their state — wagering, dealing, deciding, settling, floor actions, faults — and talk to
 one another only through references handed over at construction.  What they
 all need comes in one small, typed context:
 

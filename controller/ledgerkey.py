@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from controller.config import LedgerConfig
+    from controller.hardware import LedgerConfig
 
 KEY_BYTES = 32
 

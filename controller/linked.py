@@ -31,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from controller.jsonlines import json_lines
 from controller.meters import format_cents
 from controller.records import Kind
 
@@ -233,25 +234,9 @@ class LinkPort:
             conn.settimeout(0.2)
             with self._lock:
                 self._conn = conn
-            buf = b""
-            while not self._stop.is_set():
-                try:
-                    chunk = conn.recv(65536)
-                except TimeoutError:
-                    continue
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                buf += chunk
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    try:
-                        msg = json.loads(line)
-                    except ValueError:
-                        continue
-                    if isinstance(msg, dict):
-                        self.post("lap", "uplink", msg)
+            for line in json_lines(conn, self._stop, bufsize=65536):
+                if isinstance(line.value, dict):  # a garbled line or another JSON value is skipped
+                    self.post("lap", "uplink", line.value)
             with self._lock:
                 self._conn = None
             conn.close()

@@ -12,7 +12,7 @@ BCM 2 and 3 (SDA1/SCL1) for the bus, and one interrupt pin per expander (its INT
 mirrored to INTB, is the overlay's ``gpiopin``).  :func:`allocate` finds any line
 claimed twice — the same BCM pin written ``17`` and ``"chip0:17"``, a sensor on the
 I²C pins, a light on an expander's interrupt pin — and names both uses;
-``tablectl run`` (and ``--check``) then stops with exit status 2 (controller/config.py
+``tablectl run`` (and ``--check``) then stops with exit status 2 (controller/hardware.py
 turns :class:`PinClash` into a :class:`~controller.config.ConfigError`).
 :func:`budget` and :func:`format_budget` are what ``tablectl run --check`` prints.
 """
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from drivers.gpio import BCM_PINS, EXPANDER_TYPES, HEADER_CHIP, I2C_PINS, PinAddr
 
 if TYPE_CHECKING:
-    from controller.config import GpioConfig
+    from controller.hardware import GpioConfig
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Order matters and is the same on a Pi and in the simulator:
 
-1. the configuration has already been parsed and range-checked (controller/config.py)
+1. the configuration has already been parsed and range-checked (controller/hardware.py, controller/config.py)
    — nothing has touched a pin or a port;
 2. self-checks (controller/selfcheck.py): configuration, the ledger's hash chain
    and meters, the software digest, the RNG self-test — still no device or link
@@ -30,8 +30,8 @@ from typing import Any
 from controller.audit import LEDGER_FILE as _LEDGER_FILE
 from controller.audit import Where, where_of
 from controller.clock import Clock, MonotonicClock
-from controller.config import HardwareConfig
 from controller.games import procedure_for
+from controller.hardware import HardwareConfig
 from controller.ledger import Ledger, fault_of
 from controller.ledgerwriter import LedgerWriter
 from controller.log import LogContext
@@ -508,7 +508,7 @@ class Service:
     # ------------------------------------------------------------------ devices
     def _make_devices(self) -> Devices:
         """Claim the pins and make the serial drivers from the drivers' own settings
-        (controller/config.py reads them from the TOML); nothing is opened before the
+        (controller/hardware.py reads them from the TOML); nothing is opened before the
         configuration and the self-checks are through."""
         settings = self.hw.gpio.driver_settings()
         self.input_names, self.light_names = list(settings.inputs), list(settings.lights)

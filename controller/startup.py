@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.config import ConfigError, HardwareConfig, load_hardware
+from controller.config import ConfigError
+from controller.hardware import HardwareConfig, load_hardware
 
 if TYPE_CHECKING:
     from controller.games.base import Procedure

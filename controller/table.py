@@ -8,8 +8,8 @@ for the change, and only when the ledger writer reports them durable does it
 
 The machine is a plain ``transitions.Machine`` with ``queued=True``: safe
 because only the reactor thread ever triggers it.  :class:`Table` keeps the
-machine, event dispatch, the procedure's phases, start-up, tilts and profile
-changes; the work of a round is done by components that each own their state
+machine, event dispatch, the procedure's phases, start-up and profile
+changes; the work of a round, and its faults, are done by components that each own their state
 and are given a :class:`~controller.context.TableContext` and explicit
 references to one another:
 
@@ -19,6 +19,7 @@ references to one another:
 :class:`~controller.deciding.Deciding`   the keypad: players' decisions, keyed hands done
 :class:`~controller.settling.Settling`   settlement, meter hits and validation, the round's close
 :class:`~controller.floor.Floor`         out of order / in service, ordered reshuffle, new dealer
+:class:`~controller.faults.Faults`       the latched tilts: raised, latched again at start-up, shown, cleared
 ================================  ===============================================
 
 Start-up recovery from the ledger is controller/recovery.py; the published
@@ -40,6 +41,7 @@ from controller.context import LINK_RECORDS, LedgerWriterLike, TableContext, The
 from controller.dealing import Dealing, Deck
 from controller.deciding import Deciding
 from controller.devices import DeviceRegistry, Devices, SignLine
+from controller.faults import Faults
 from controller.floor import Floor
 from controller.games import procedure_for
 from controller.games.base import Procedure
@@ -86,9 +88,6 @@ class Table:
         self.logctx = logctx
         self.log = logctx.logger("table")
         self.seats = profile.seats
-        self.tilts: dict[str, str] = {}
-        self._self_check_problems: list[str] = []
-        self.state_before_tilt = "self_test"
         self.listeners: list[Callable[[str, Mapping[str, Any]], None]] = []
         self.visited: deque[str] = deque(maxlen=256)  # recent states, for tests and the console
         self._handling = False  # ``handle`` is running: it publishes the status itself when done
@@ -117,6 +116,7 @@ class Table:
         self.dealing = Dealing(self.ctx, self.registry, deck, self.wagering.void)
         self.deciding = Deciding(self.ctx, self.wagering, self.dealing, self.settling, reactor.call_later)
         self.floor = Floor(self.ctx, self.registry, self.dealing)
+        self.faults = Faults(self.ctx, self.registry, self.wagering, self.settling, self._drop_round)
         self.board = board
         self.deck = deck
         self.linked: LinkedWager | None = None
@@ -172,6 +172,11 @@ class Table:
     @property
     def meters(self) -> dict[str, M.Meter]:
         return self.ctx.meters
+
+    @property
+    def tilts(self) -> dict[str, str]:
+        """The latched tilts, source -> reason (controller/faults.py)."""
+        return self.faults.tilts
 
     @property
     def out_of_order(self) -> dict[str, str]:
@@ -331,11 +336,10 @@ class Table:
         if self.linked is not None:
             self.linked.start()
         if problems:
-            self._self_check_problems = list(problems)
-            self.raise_tilt("self-check", "; ".join(problems))
+            self.faults.self_check_failed(problems)
             return
         if found.tilts:
-            self._relatch(found.tilts)
+            self.faults.relatch(found.tilts)
 
     def _start_durable(self, found: Recovered, then: Callable[[], None] | None) -> None:
         """The start-up records are durable: only now may the table open (or resume)."""
@@ -352,9 +356,7 @@ class Table:
     def ledger_damaged(self, source: str, problems: list[str]) -> None:
         """Damage found in the ledger while running (the periodic audit): a latched tilt
         whose clear acknowledges these problems, so they do not re-tilt at the next audit."""
-        new = [p for p in problems if p not in self._self_check_problems]
-        self._self_check_problems += new
-        self.raise_tilt(source, "; ".join(problems[:5]))
+        self.faults.ledger_damaged(source, problems)
 
     # ------------------------------------------------------------------ events
     def handle(self, ev: Event) -> None:
@@ -497,104 +499,19 @@ class Table:
         self.dealing.prepare_deck()
         self._emit("open", round=self.round_no)
 
-    # ---- faults ------------------------------------------------------------------------
+    # ---- faults (controller/faults.py) ---------------------------------------------------
     def raise_tilt(self, source: str, reason: str, *, durable: bool = True) -> None:
-        """The single latched fault path: record it, stop the round, show it.
-
-        ``durable=False`` is for a fault of the ledger itself: its ``tilt.raised``
-        record can never become durable (the writer has stopped), so the tilt is
-        latched and shown at once instead of after a durable callback that would
-        never come; it is logged, and the ledger's self-check at the next start
-        finds what went wrong."""
-        first = source not in self.tilts
-        if self.state != "tilt":
-            self.state_before_tilt = self.state
-        self.tilts[source] = reason
-        self.ctx.timer.cancel()
-        self.log.error("tilt", source=source, reason=reason, recorded=durable)
-        if first and durable:
-            self.commit([self.rec(Kind.TILT_RAISED, source=source, reason=reason)], lambda _e: self._show_tilt())
-        if self.state != "tilt":
-            self._trigger("fault")
-        if first and not durable:
-            self._show_tilt()
-            self._publish()
-
-    def _relatch(self, tilts: Mapping[str, str]) -> None:
-        """Tilts raised before a restart and never cleared (controller/recovery.py) latch
-        again as recorded: the table starts in tilt and shows it, with no new
-        ``tilt.raised`` (they are in the ledger already)."""
-        self.tilts.update(tilts)
-        self.log.error("tilt.restored", tilts=dict(tilts))
-        self._trigger("fault")
-        self._show_tilt()
-
-    def _show_tilt(self) -> None:
-        try:
-            self.dev.sign.message("TILT - CALL TECHNICIAN")
-        except Exception:  # noqa: BLE001 - the sign itself may be the fault
-            pass
-        self._emit("tilt", tilts=dict(self.tilts))
+        """The single latched fault path: record it, stop the round, show it
+        (``durable=False``: a fault of the ledger itself, shown at once; ``Faults.raise_tilt``)."""
+        self.faults.raise_tilt(source, reason, durable=durable)
 
     def clear_tilt(self, reason: str, by: str) -> bool:
-        """A technician clears every active tilt, with a reason.  Refused while a device
-        the table needs still cannot be reached (a device that gave up is restarted
-        once; clear again when it answers) — unless it has been marked out of order
-        (§ 670a.13(n)).  A round cut short by the fault is voided and its wagers returned;
-        a settled round still owing a hit goes back to the floorperson."""
-        if self.state != "tilt":
-            return False
-        if not reason.strip():
-            self.log.warning("clear.refused", why="a reason is required")
-            return False
-        down = self.registry.blocking()
-        if down:
-            for d, w in down.items():
-                dev = self.dev.serial(d)
-                if w == "gave-up" and dev is not None:
-                    dev.restart()
-            why = ", ".join(f"{d} {w}" for d, w in sorted(down.items()))
-            self.log.warning("clear.refused", why=f"device(s) still down: {why}")
-            self.commit(
-                [self.rec(Kind.TILT_CLEAR_REFUSED, reason=reason, by=by, devices_down=why)],
-                lambda _e: self.dev.sign.message(f"CLEAR REFUSED - {why.upper()}"[:60]),
-            )
-            return False
-        recs = [self.rec(Kind.TILT_CLEARED, reason=reason, by=by, cleared=sorted(self.tilts))]
-        if self._self_check_problems:
-            # the damaged ledger's problems are acknowledged; the meters stay as the events say
-            recs.append(self.rec(Kind.LEDGER_ACKNOWLEDGED, problems=self._self_check_problems))
-            self._self_check_problems = []
-        rnd = self.round
-        self.tilts.clear()
-        if rnd is not None and rnd.pending_hits:
-            # a settled round still owes a validated hit: go back to the floorperson, never drop it
-            self.commit(recs, lambda _e: self._cleared("clear_to_validation"))
-            return True
-        if rnd is not None and rnd.void_reason is not None:
-            pass  # voided already (a device timed out: void, then tilt) — never voided twice
-        elif rnd is not None and rnd.results:
-            recs.append(self.rec(Kind.ROUND_COMPLETE, after_tilt=True))
-        elif rnd is not None and self.state_before_tilt in self.proc.in_round_states():
-            recs += self.wagering.void_records(rnd, f"round voided when tilt cleared: {reason}", rnd.credited)
-        elif rnd is not None:
-            recs.append(self.rec(Kind.ROUND_VOID, reason=f"round closed when tilt cleared: {reason}"))
-        self.commit(recs, lambda _e: self._cleared("clear"))
-        return True
+        """A technician clears every active tilt, with a reason (``Faults.clear``)."""
+        return self.faults.clear(reason, by)
 
-    def _cleared(self, trigger: Trigger) -> None:
-        """The clearing is durable: only now does the table leave the tilt (and show it)."""
-        if self.state != "tilt" or self.tilts:
-            return  # a new fault arrived meanwhile: stay in tilt
-        for device, alt in sorted(self.registry.out_of_order.items()):
-            self.dev.sign.message(f"{device.upper()} OUT OF ORDER - {alt.upper()}")
-        rnd = self.round
-        if trigger == "clear_to_validation" and rnd is not None:
-            self._trigger(trigger)
-            self.settling.next_hit_or_complete(rnd)
-            return
+    def _drop_round(self) -> None:
+        """A tilt's clearing is durable: the round it cut short is over."""
         self.ctx.round = None
-        self._trigger(trigger)
 
     def apply_profile(self, profile: TableProfile) -> dict[str, tuple[Any, Any]]:
         """A changed table profile, between rounds only (SPEC § 5).  What would need

@@ -90,7 +90,7 @@ class GpioSettings:
     """What the GPIO driver needs: the pin factory, the named inputs and lights (header
     BCM numbers or expander lines) and the inputs' polarity.  The names are the
     controller's (``lockout``, ``bet.progressive.3``, ``beacon``...);
-    controller/config.py builds this from ``[gpio]``."""
+    controller/hardware.py builds this from ``[gpio]``."""
 
     pin_factory: str
     inputs: Mapping[str, Pin] = field(default_factory=dict)

@@ -2,7 +2,7 @@
 controller service wired to them exactly as it is wired to hardware on a Pi.
 
 The controller is configured through the same parser as ``tablectl run``
-(:func:`controller.config.parse_hardware`); only the pin factory (``mock``)
+(:func:`controller.hardware.parse_hardware`); only the pin factory (``mock``)
 and the serial port paths differ: each simulator's pty is reached through a
 symlink in a private directory, standing in for ``/dev/serial/by-id/...``, so a
 simulated unplug/replug gives the controller a new pty under the same name.
@@ -27,11 +27,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from controller.config import parse_hardware
+from controller.hardware import parse_hardware
 from controller.reactor import Event
 from controller.service import Service
 from controller.table import Table
 from drivers.gpio import HEADER_CHIP, PinAddr, PinFactories, parse_pin
+from drivers.serialdev import SERIAL_DEVICES
 from hil.devices import KeypadSim, ScriptedRng, ShakerSim, ShoeSim, SignSim
 from hil.simclock import SimClock
 
@@ -125,9 +126,7 @@ class Rig:
         #: the pin map this rig wires (default :data:`PINS`; a table with expanders passes its own)
         self.pins: Mapping[str, Any] = pins if pins is not None else PINS
         serial: dict[str, Any] = {
-            s.device: {"port": s.path, **dict(link or {})}
-            for s in self.sims
-            if s.device in getattr(C, "SERIAL_DEVICES", ("shoe", "shaker", "sign"))
+            s.device: {"port": s.path, **dict(link or {})} for s in self.sims if s.device in SERIAL_DEVICES
         }
         self.ledger_key = rig_ledger_key(self.state_dir)
         doc = {

@@ -7,7 +7,8 @@ A scenario says what happens (``setup``: faults and scripted dice/decks before
 the table starts; ``steps``: people's actions, injected faults, technician
 commands, waits) and what must be seen (``expect``, and ``check`` steps on the
 way): states visited, lights per seat, the sign, ledger records, wagers
-returned, meter cents, tilts, device traffic and link statistics.
+returned, meter cents, tilts, device traffic and link statistics — checked by
+hil/expect.py.
 
 Every scenario must cite the section it tests (``section``).  Directories are
 scanned for ``*.yaml`` without recursion, so ``hil/scenarios/pending/`` (cases
@@ -16,7 +17,6 @@ waiting for controller behaviour) runs only when named explicitly.
 
 from __future__ import annotations
 
-import re
 import tempfile
 import time
 import traceback
@@ -27,11 +27,11 @@ from typing import Any, TextIO
 
 import yaml
 
-from drivers import protocol as P
+from hil import expect
+from hil.expect import EXPECT_KEYS, compare, status_matches
 
 WAIT_S = 15.0  # default real seconds a wait may take before it is a failure
 TOP_KEYS = {"name", "section", "description", "profile", "seed", "speed", "rig", "setup", "steps", "expect"}
-LIGHT_NAMES = {"off": P.LIGHT_OFF, "on": P.LIGHT_ON, "blink": P.LIGHT_BLINK}
 
 
 class ScenarioError(ValueError):
@@ -288,7 +288,7 @@ class Runner:
     def step_wait(self, v: Mapping[str, Any]) -> None:
         v = dict(v)
         timeout = float(v.pop("timeout", self.wait_s))
-        self.rig.table.wait_for(lambda s: _status_matches(s, v), timeout)
+        self.rig.table.wait_for(lambda s: status_matches(s, v), timeout)
 
     def step_stays(self, v: Mapping[str, Any]) -> None:
         """The table status keeps matching for ``for`` game seconds (e.g. a tilt that
@@ -297,11 +297,11 @@ class Runner:
         seconds = float(v.pop("for", 5.0))
         clock, table = self.rig.clock, self.rig.table
         until = time.monotonic() + clock.to_real(seconds)  # and no less real time than at the clock's speed
-        if clock.wait_for(lambda: not _status_matches(table.status, v), game_s=seconds):
+        if clock.wait_for(lambda: not status_matches(table.status, v), game_s=seconds):
             raise StepFailed(f"status changed to {dict(table.status)}; expected it to stay {v}")
         while time.monotonic() < until:
             st = table.status
-            if not _status_matches(st, v):
+            if not status_matches(st, v):
                 raise StepFailed(f"status changed to {dict(st)}; expected it to stay {v}")
             time.sleep(0.01)
 
@@ -322,7 +322,7 @@ class Runner:
         # link statistics move in wire time (drivers/link.py): watched busily, so the game clock
         # runs on at its plain speed meanwhile, as it would on a table
         self._poll(
-            lambda: all(_compare(getattr(stats, k), want) for k, want in v.items()), f"link stats {v}", idle=False
+            lambda: all(compare(getattr(stats, k), want) for k, want in v.items()), f"link stats {v}", idle=False
         )
 
     def step_round(self, v: Mapping[str, Any] | None) -> None:
@@ -382,186 +382,20 @@ class Runner:
 
     # ---- expectations ------------------------------------------------------------------
     def check(self, exp: Mapping[str, Any]) -> list[str]:
+        """The expectations in ``exp`` that do not hold (hil/expect.py); one it does not
+        know makes the scenario invalid."""
         bad = set(exp) - EXPECT_KEYS
         if bad:
             raise ScenarioError(f"{self.scn.path}: unknown expectation(s) {', '.join(sorted(bad))}")
-        problems: list[str] = []
-        rig = self.rig
-        st = rig.table.status
-        visited = list(rig.table.visited)
-        if "state" in exp and st.get("state") != exp["state"]:
-            problems.append(f"state is {st.get('state')!r}, expected {exp['state']!r}")
-        if "visited" in exp and not _subsequence(exp["visited"], visited):
-            problems.append(f"states {exp['visited']} not visited in that order; visited {visited}")
-        for s in exp.get("not_visited", []):
-            if s in visited:
-                problems.append(f"state {s!r} visited; it must not be")
-        if "tilt" in exp:
-            tilts = dict(st.get("tilts", {}))
-            want = exp["tilt"]
-            if want is True and not tilts or want is False and tilts:
-                problems.append(f"tilts are {tilts}, expected {'some' if want else 'none'}")
-            elif isinstance(want, list) and sorted(want) != sorted(tilts):
-                problems.append(f"tilt sources are {sorted(tilts)}, expected {sorted(want)}")
-        for seat, mode in exp.get("lights", {}).items():
-            mode = _light_word(mode)
-            light = rig.light_mode(int(seat))
-            if light != mode:
-                problems.append(f"seat {seat} light is {light!r}, expected {mode!r}")
-        if "sign" in exp:
-            problems += self._check_sign(exp["sign"])
-        if "ledger" in exp:
-            problems += self._check_ledger(exp["ledger"])
-        if "returned" in exp:
-            returned: dict[int, int] = {}
-            for _r, _k, d in rig.ledger_events(["wager.returned"]):
-                returned[int(d["seat"])] = returned.get(int(d["seat"]), 0) + int(d["cents"])
-            want_returned = {int(k): int(v) for k, v in exp["returned"].items()}
-            if returned != want_returned:
-                problems.append(f"wagers returned {returned}, expected {want_returned}")
-        if "meter_cents" in exp and not _compare(st.get("meter_cents"), exp["meter_cents"]):
-            problems.append(f"meter is {st.get('meter_cents')} cents, expected {exp['meter_cents']}")
-        for what, want in exp.get("events", {}).items():
-            emitted = rig.emitted_count(what)
-            if not _compare(emitted, want):
-                problems.append(f"table emitted {what!r} {emitted} time(s), expected {want}")
-        for dev, checks in exp.get("devices", {}).items():
-            problems += self._check_device(dev, checks)
-        for dev, checks in exp.get("link", {}).items():
-            stats = rig.link_stats(dev)
-            for k, want in checks.items():
-                if not _compare(getattr(stats, k), want):
-                    problems.append(f"{dev} link {k} is {getattr(stats, k)}, expected {want}")
-        return problems
-
-    def _check_sign(self, exp: Mapping[str, Any]) -> list[str]:
-        sign = self.rig.sign
-        problems = []
-        if "message" in exp and not sign.message_text.startswith(exp["message"]):
-            problems.append(f"sign shows {sign.message_text!r}, expected {exp['message']!r}")
-        for prefix in exp.get("messages_include", []):
-            if not any(m.startswith(prefix) for m in sign.messages):
-                problems.append(f"sign never showed {prefix!r}; it showed {sign.messages}")
-        for prefix in exp.get("messages_exclude", []):
-            if any(m.startswith(prefix) for m in sign.messages):
-                problems.append(f"sign showed {prefix!r}; it must not")
-        for key, attr in (("hand_lights", sign.hand_lights), ("seat_lights", sign.seat_lights)):
-            if key in exp:
-                want = {int(k): LIGHT_NAMES.get(_light_word(v), v) for k, v in exp[key].items()}
-                if dict(attr) != want:
-                    problems.append(f"sign {key} are {dict(attr)}, expected {want}")
-        for lvl, want in exp.get("meters", {}).items():
-            got = sign.meters.get(int(lvl))
-            if not _compare(got, want):
-                problems.append(f"sign meter {lvl} shows {got}, expected {want}")
-        return problems
-
-    def _check_ledger(self, exp: Mapping[str, Any]) -> list[str]:
-        evs = self.rig.ledger_events()
-        kinds = [k for _r, k, _d in evs]
-        problems = []
-        for k in exp.get("present", []):
-            if k not in kinds:
-                problems.append(f"no {k!r} record in the ledger")
-        for k in exp.get("absent", []):
-            if k in kinds:
-                problems.append(f"{kinds.count(k)} {k!r} record(s) in the ledger; there must be none")
-        for k, want in exp.get("count", {}).items():
-            if not _compare(kinds.count(k), want):
-                problems.append(f"{kinds.count(k)} {k!r} record(s), expected {want}")
-        for m in exp.get("match", []):
-            m = dict(m)
-            kind = m.pop("kind")
-            if not any(k == kind and _data_matches(d, m) for _r, k, d in evs):
-                seen = [d for _r, k, d in evs if k == kind]
-                problems.append(f"no {kind!r} record with {m}; found {seen}")
-        return problems
-
-    def _check_device(self, dev: str, checks: Mapping[str, Any]) -> list[str]:
-        sim = self.rig.sim(dev)
-        problems = []
-        for k, want in checks.items():
-            if k in ("received", "sent"):
-                for msg, n in want.items():
-                    times = sim.count(msg, sent=(k == "sent"))
-                    if not _compare(times, n):
-                        problems.append(f"{dev} {k} {msg} {times} time(s), expected {n}")
-            else:
-                val: Any = sim
-                for part in k.split("."):  # e.g. port.corrupted
-                    val = getattr(val, part)
-                val = len(val) if isinstance(val, (list, tuple)) and not isinstance(want, list) else val
-                if not _compare(val, want):
-                    problems.append(f"{dev} {k} is {val}, expected {want}")
-        return problems
+        return expect.check(self.rig, exp)
 
 
 ACTIONS: dict[str, Callable[[Runner, Any], None]] = {
     name[5:]: fn for name, fn in vars(Runner).items() if name.startswith("step_")
 }
-EXPECT_KEYS = {
-    "state",
-    "visited",
-    "not_visited",
-    "tilt",
-    "lights",
-    "sign",
-    "ledger",
-    "returned",
-    "meter_cents",
-    "events",
-    "devices",
-    "link",
-}
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-_CMP = re.compile(r"^\s*(>=|<=|>|<|==|!=)\s*(-?\d+)\s*$")
-
-
-def _compare(got: Any, want: Any) -> bool:
-    """``want`` is a value, or a string like ``">=1"``."""
-    if isinstance(want, str):
-        m = _CMP.match(want)
-        if m and isinstance(got, int):
-            op, n = m.group(1), int(m.group(2))
-            return {">=": got >= n, "<=": got <= n, ">": got > n, "<": got < n, "==": got == n, "!=": got != n}[op]
-    return bool(got == want)
-
-
-def _data_matches(data: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
-    for k, v in want.items():
-        if k.endswith("~"):  # substring
-            if str(v) not in str(data.get(k[:-1], "")):
-                return False
-        elif not _compare(data.get(k), v):
-            return False
-    return True
-
-
-def _status_matches(st: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
-    for k, v in want.items():
-        if k == "tilt":
-            if bool(st.get("tilts")) != bool(v):
-                return False
-        elif k == "state" and isinstance(v, list):
-            if st.get("state") not in v:
-                return False
-        elif not _compare(st.get(k), v):
-            return False
-    return True
-
-
-def _light_word(v: Any) -> Any:
-    """YAML 1.1 reads unquoted on/off as booleans; a light mode means the word."""
-    return {True: "on", False: "off"}.get(v, v) if isinstance(v, bool) else v
-
-
-def _subsequence(want: Sequence[str], seq: Sequence[str]) -> bool:
-    it = iter(seq)
-    return all(any(s == w for s in it) for w in want)
 
 
 def stacked_deck(stacks: Sequence[str], deck_size: int = 53) -> list[int]:

@@ -26,7 +26,8 @@ def witness_dir_of(args: argparse.Namespace) -> Path | None:
 
     if args.state_dir is not None:
         return default_witness_dir(Path(args.state_dir))
-    from controller.config import ConfigError, load_hardware
+    from controller.config import ConfigError
+    from controller.hardware import load_hardware
 
     try:
         hw = load_hardware(args.config)
@@ -42,7 +43,8 @@ def open_ledger(args: argparse.Namespace, prog: str) -> tuple[Any, int]:
 
     state_dir = args.state_dir
     if state_dir is None:
-        from controller.config import ConfigError, load_hardware
+        from controller.config import ConfigError
+        from controller.hardware import load_hardware
 
         try:
             state_dir = load_hardware(args.config).state_dir

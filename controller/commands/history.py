@@ -31,7 +31,8 @@ def run(args: argparse.Namespace) -> int:
 
     state_dir = args.state_dir
     if state_dir is None:
-        from controller.config import ConfigError, load_hardware
+        from controller.config import ConfigError
+        from controller.hardware import load_hardware
 
         try:
             state_dir = load_hardware(args.config).state_dir

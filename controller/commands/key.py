@@ -16,7 +16,7 @@ HELP = "make the ledger's HMAC key (root-only file, handed to the service by sys
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from controller.config import DEFAULT_KEY_FILE
+    from controller.hardware import DEFAULT_KEY_FILE
 
     p.add_argument("action", choices=["init"])
     p.add_argument("--key-file", type=Path, default=Path(DEFAULT_KEY_FILE), help=f"default {DEFAULT_KEY_FILE}")

@@ -32,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def state_dir_of(args: argparse.Namespace) -> Path:
     if args.state_dir is not None:
         return Path(args.state_dir)
-    from controller.config import load_hardware
+    from controller.hardware import load_hardware
 
     return Path(load_hardware(args.config).state_dir)
 

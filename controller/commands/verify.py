@@ -38,7 +38,8 @@ def run(args: argparse.Namespace) -> int:
 
     from controller import __version__
     from controller import selfcheck as S
-    from controller.config import ConfigError, load_hardware
+    from controller.config import ConfigError
+    from controller.hardware import load_hardware
 
     try:
         if args.record_file is not None:

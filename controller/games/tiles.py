@@ -7,7 +7,8 @@ The round after "no more bets" (the lock-out, § 621a.5(c), § 621a.6(a)):
    the bank as it was offered around the table (§ 621a.9(c)), after checking
    § 621a.9(d); the bank may co-bank (§ 621a.9(e)), direct the dealer's wager
    against it (§ 621a.9(h)), cut the stacks (§ 621a.9(g)) and choose the dealing
-   style (§ 621a.9(i), § 621a.7; the dealer chooses it when nobody banks).
+   style (§ 621a.9(i), § 621a.7; the dealer chooses it when nobody banks).  The bank's
+   rotation from round to round and these entries: controller/games/tiles_rotation.py.
 2. ``starting_position`` — the player-activated shaker (§ 621a.2(f), § 621a.6(a)(3)):
    armed for the bank's activation button (§ 621a.9(i)) or, when nobody banks, for
    the next player with a Pai Gow Wager counterclockwise; shaken at least 5 s; the
@@ -52,25 +53,22 @@ from controller.games.base import (
     WagerSpec,
     by_seat,
     entry_verb,
-    parse_cents,
     seat_arg,
 )
 from controller.games.tiles_options import TilesOptions, parse_options
+from controller.games.tiles_rotation import Rotation, position, seat_at
 from controller.records import PhaseKind
 from controller.rules.dice import Dice
 from controller.rules.paytables import get_paytable
 from controller.rules.settlement import WagerResult
 from controller.rules.tiles import FULL_SET, Setting, TileError, parse_tiles, setting_of, tile_str
-from controller.rules.tiles_deal import DEAD_HAND, DEALER, STYLES, cut_stacks, dealing_order, dealing_plan
+from controller.rules.tiles_deal import DEAD_HAND, DEALER, dealing_order, dealing_plan
 from controller.rules.tiles_deal import starting_position as tiles_start
 from controller.rules.tiles_dice import settle_beat_it, settle_match, settle_sum
 from controller.rules.tiles_houseway import get_house_way
 from controller.rules.tiles_settle import (
     CoBankSplitError,
     PlayerWager,
-    can_bank,
-    dealer_wager_against_bank,
-    select_bank,
     settle_bank,
     settle_pai_gow,
     settle_pair_fortunes,
@@ -141,31 +139,20 @@ class PaiGowTiles(Procedure):
             "beat-it": o.beat_it,
             **{m: o.match for m in MATCHES},
         }
-        # across rounds (§ 621a.9(b)-(d)): a new procedure is the start of the game
-        self.rounds_played = 0
-        self.first_offer = self.seats  # the player farthest to the dealer's right (§ 621a.9(c))
-        self.previous_bank: int | None = None
-        self.last_dealer_round: dict[int, int] = {}  # seat -> Pai Gow Wager, last round no player banked
-        self.shooter: int | None = None  # the last player who activated the shaker
+        # who banks and who shoots, round by round (controller/games/tiles_rotation.py)
+        self.rotation = Rotation(o, self.seats)
 
     def needs_keypad(self) -> bool:
         return True
 
-    # ---- positions ----------------------------------------------------------------------
-    def _pos(self, seat: int) -> int:
-        """tiles_deal position of a seat (1 = the dealer's far right = seat 6)."""
-        return self.seats + 1 - seat
-
-    def _seat(self, pos: int) -> int:
-        return self.seats + 1 - pos
-
+    # ---- positions (tiles_deal's: 1 = the dealer's far right = seat 6) ---------------------
     def recipient(self, pos: int) -> str:
-        return "dealer" if pos == DEALER else "dead" if pos == DEAD_HAND else f"seat:{self._seat(pos)}"
+        return "dealer" if pos == DEALER else "dead" if pos == DEAD_HAND else f"seat:{seat_at(self.seats, pos)}"
 
     def starting_position(self, rnd: RoundData, count: int) -> int:
         """§ 621a.6(c): counted from the dealer as one; § 621a.9(j): from the bank."""
         bank = rnd.extra.get("bank")
-        return tiles_start(count, DEALER if bank is None else self._pos(bank)) + 1
+        return tiles_start(count, DEALER if bank is None else position(self.seats, bank)) + 1
 
     # ---- wagers -----------------------------------------------------------------------
     def keyed_wager(self, seat: int, wager: str, cents: int, *, late: bool = False) -> None:
@@ -185,25 +172,10 @@ class PaiGowTiles(Procedure):
         """Seats with a Pai Gow Wager, in the order hands are revealed (§ 621a.8(f))."""
         return [s for s in self.settlement_order() if (s, "base") in rnd.wagers]
 
-    # ---- the bank (§ 621a.9) -----------------------------------------------------------------
-    def bank_offered(self, rnd: RoundData) -> bool:
-        return self.opts.player_bank and self.rounds_played > 0 and bool(self._players(rnd))
-
-    def _select(self, rnd: RoundData, bank: int | None) -> Any:
-        occupied = {self._pos(s) for s in self._players(rnd)} | ({self._pos(bank)} if bank else set())
-        return select_bank(
-            self._pos(self.first_offer),
-            sorted(occupied),
-            {self._pos(bank): True} if bank else {},
-            eligible=[self._pos(s) for s in self.last_dealer_round],
-            previous_bank=None if self.previous_bank is None else self._pos(self.previous_bank),
-            start_of_game=self.rounds_played == 0,
-        )
-
     def decision_state(self, rnd: RoundData, name: str) -> DecisionState:
         if name == "bank":
             rnd.extra.update(bank=None, cobank=False, dealer_wager=0, style=self.opts.dealing_style, cut=None)
-            if self.bank_offered(rnd) or len(self.opts.styles) > 1:
+            if self.rotation.bank_offered(self._players(rnd)) or len(self.opts.styles) > 1:
                 return DecisionState()
             return DecisionState(done=True)
         rnd.extra.update(set={}, surrendered=[], voided=[], bankset=None)
@@ -219,131 +191,13 @@ class PaiGowTiles(Procedure):
         args = parts[1:]
         ds = rnd.decisions[name]
         if verb == "DONE" and not args:
-            if name == "bank" and rnd.extra["bank"] is None and self.bank_offered(rnd):
-                sel = self._select(rnd, None)  # nobody accepted (§ 621a.9(c))
-                rnd.extra["next_offer"] = None if sel.next_first_offer is None else self._seat(sel.next_first_offer)
+            if name == "bank":
+                self.rotation.bank_done(rnd, self._players(rnd))
             ds.done = True
             return Entry("DONE", {"decision": "done"})
         if name == "bank":
-            return self._bank_entry(rnd, verb, args)
+            return self.rotation.entry(rnd, self._players(rnd), verb, args)
         return self._setting_entry(rnd, ds, verb, args)
-
-    def _bank_entry(self, rnd: RoundData, verb: str, args: list[str]) -> Entry:
-        x = rnd.extra
-        if verb == "BANK" and len(args) == 2:
-            if not self.bank_offered(rnd):
-                why = (
-                    "the table does not offer a player bank (§ 621a.9(a))"
-                    if not self.opts.player_bank
-                    else "no player may bank at the start of the game (§ 621a.9(b))"
-                )
-                raise EntryError(why)
-            if x["bank"] is not None:
-                raise EntryError(f"seat {x['bank']} is already the bank")
-            seat = seat_arg(args[0], range(1, self.seats + 1))
-            chips = parse_cents(args[1])
-            if any(s == seat for (s, _w) in rnd.wagers):
-                raise EntryError(
-                    f"seat {seat} has wagers against the dealer this round; the bank wagers on "
-                    "its own area only (§ 621a.9(f))"
-                )
-            others = sum(c for (s, w), c in rnd.wagers.items() if w == "base")
-            if seat not in self.last_dealer_round:
-                raise EntryError(
-                    f"seat {seat} placed no wager against the dealer in the last round no player "
-                    "banked (§ 621a.9(d)(1))"
-                )
-            if not can_bank(wagered_last_dealer_round=True, chips_cents=chips, others_wagers_cents=others):
-                raise EntryError(
-                    f"${chips / 100:,.2f} does not cover the Pai Gow Wagers of ${others / 100:,.2f} (§ 621a.9(d)(2))"
-                )
-            sel = self._select(rnd, seat)
-            if sel.bank is None or self._seat(sel.bank) != seat:
-                raise EntryError(
-                    f"seat {seat} banked the last round; a player may not bank two consecutive rounds (§ 621a.9(c))"
-                )
-            x["bank"], x["chips"] = seat, chips
-            x["offered"] = [self._seat(p) for p in sel.offered]
-            x["next_offer"] = None if sel.next_first_offer is None else self._seat(sel.next_first_offer)
-            x["dealer_wager"] = dealer_wager_against_bank(
-                self.last_dealer_round[seat], rules_submission_amount=self.opts.dealer_wager_cents
-            )
-            return Entry(
-                f"SEAT {seat} BANKS; DEALER WAGERS {x['dealer_wager'] / 100:,.2f}",
-                {
-                    "seat": seat,
-                    "decision": "bank",
-                    "chips": chips,
-                    "offered": x["offered"],
-                    "dealer_wager": x["dealer_wager"],
-                },
-            )
-        if verb == "COBANK" and not args:
-            if not self.opts.co_banking:
-                raise EntryError("the table does not offer co-banking (§ 621a.9(e))")
-            if x["bank"] is None:
-                raise EntryError("no player banks this round (key BANK first)")
-            odd = [s for (s, w), c in rnd.wagers.items() if w == "base" and c % 2]
-            if odd:
-                raise EntryError(
-                    f"seat {odd[0]}'s wager is an odd number of cents: the co-bank's half would not "
-                    "be whole cents (§ 621a.9(r))"
-                )
-            x["cobank"], x["dealer_wager"] = True, 0  # § 621a.9(e),(h): no dealer wager when co-banking
-            return Entry(f"SEAT {x['bank']} CO-BANKS WITH THE DEALER", {"seat": x["bank"], "decision": "co-bank"})
-        if verb == "DEALER" and len(args) == 1:
-            if x["bank"] is None or x["cobank"]:
-                raise EntryError("the dealer wagers against a player bank only, never when co-banking (§ 621a.9(h))")
-            try:
-                amount = dealer_wager_against_bank(
-                    self.last_dealer_round[x["bank"]],
-                    directed=parse_cents(args[0]),
-                    rules_submission_amount=self.opts.dealer_wager_cents,
-                )
-            except ValueError as e:
-                raise EntryError(str(e)) from None
-            x["dealer_wager"] = amount
-            return Entry(f"DEALER WAGERS {amount / 100:,.2f}", {"decision": "dealer-wager", "cents": amount})
-        if verb == "STYLE" and len(args) == 1:
-            style = args[0].lower()
-            if style not in self.opts.styles:
-                raise EntryError(
-                    f"{style!r} is not a dealing style offered here ({', '.join(self.opts.styles)}; § 621a.7)"
-                )
-            x["style"] = style
-            return Entry(
-                f"STYLE {style.upper()} ({STYLES[style][0]})",
-                {"decision": "style", "style": style, "by": "bank" if x["bank"] else "dealer"},
-            )
-        if verb == "CUT" and args:
-            if x["bank"] is None:
-                raise EntryError("only a player bank may cut the tiles (§ 621a.9(g))")
-            if x["cut"] is not None:
-                raise EntryError("the tiles are cut one time only (§ 621a.9(g))")
-            cut = x["cut"] = self._cut(args)
-            return Entry(
-                f"CUT: STACKS {' '.join(str(i + 1) for i in cut)}",
-                {"decision": "cut", "order": [i + 1 for i in cut]},
-            )
-        raise EntryError("enter BANK <seat> <chips>, COBANK, DEALER <amount>, STYLE <style>, CUT R a-b [L c-d] or DONE")
-
-    @staticmethod
-    def _cut(args: list[str]) -> tuple[int, ...]:
-        """``R a-b`` / ``L a-b`` (stacks 1..8 from the dealer's right) moved to that end, § 621a.9(g)."""
-        if len(args) not in (2, 4):
-            raise EntryError("enter CUT R a-b, CUT L a-b or CUT R a-b L c-d (stacks 1..8 from the dealer's right)")
-        ends: dict[str, tuple[int, int]] = {}
-        for side, rng in zip(args[0::2], args[1::2]):
-            side = side.upper()
-            a, _, b = rng.partition("-")
-            if side not in ("R", "L") or side in ends or not a.isdigit() or not (b or a).isdigit():
-                raise EntryError(f"{side} {rng!r}: enter R or L and a range of stacks like 2-3")
-            lo, hi = int(a), int(b or a)
-            ends[side] = (lo - 1, hi)
-        try:
-            return cut_stacks(range(8), to_right=ends.get("R"), to_left=ends.get("L"))
-        except ValueError as e:
-            raise EntryError(str(e)) from None
 
     # ---- setting the hands (§ 621a.8(a)-(e), § 621a.10(d),(f)) ---------------------------
     def _pick(self, hand: Sequence[int], text: Sequence[str]) -> tuple[int, int]:
@@ -409,20 +263,8 @@ class PaiGowTiles(Procedure):
 
     # ---- the shaker, the dice wagers -----------------------------------------------------
     def shaker_activator(self, rnd: RoundData) -> int:
-        """§ 621a.9(i): the bank shakes; otherwise § 621a.6(a)(3) "instruct a player": the next
-        player with a Pai Gow Wager counterclockwise after the last one (the dealer if none)."""
-        bank: int | None = rnd.extra.get("bank")
-        if bank:
-            who = bank
-        else:
-            order = self._players(rnd)
-            if not order:
-                return 0
-            last = self.shooter
-            later = [s for s in order if last is not None and self._pos(s) > self._pos(last)]
-            who = later[0] if later else order[0]
-        rnd.extra["shooter"] = who
-        return who
+        """§ 621a.9(i), § 621a.6(a)(3): who activates the shaker (:meth:`Rotation.shaker_activator`)."""
+        return self.rotation.shaker_activator(rnd, self._players(rnd))
 
     def after_roll(self, rnd: RoundData) -> list[WagerResult]:
         """§ 621a.6(b): Sum, Match and Beat It, in the order hands are settled."""
@@ -580,44 +422,15 @@ class PaiGowTiles(Procedure):
 
     def round_ended(self, rnd: RoundData, void: bool) -> None:
         """A round played (not void) moves the bank's rotation on (§ 621a.9(b)-(d))."""
-        if void:
-            return
-        x = rnd.extra
-        self.rounds_played += 1
-        self.previous_bank = x.get("bank")
-        if x.get("bank") is None:
-            self.last_dealer_round = {s: c for (s, w), c in rnd.wagers.items() if w == "base"}
-        if x.get("next_offer"):
-            self.first_offer = x["next_offer"]
-        if x.get("shooter"):
-            self.shooter = x["shooter"]
+        if not void:
+            self.rotation.round_ended(rnd)
 
     def carry(self) -> dict[str, Any]:
-        """The bank's rotation (§ 621a.9(b)-(d)) and the last shooter survive a restart:
-        a power loss is not a new game."""
-        return {
-            "rounds_played": self.rounds_played,
-            "first_offer": self.first_offer,
-            "previous_bank": self.previous_bank,
-            "shooter": self.shooter,
-            "last_dealer_round": sorted([s, c] for s, c in self.last_dealer_round.items()),
-        }
+        """The bank's rotation and the last shooter survive a restart (:meth:`Rotation.carry`)."""
+        return self.rotation.carry()
 
     def restore(self, state: Mapping[str, Any]) -> None:
-        def seat(v: Any) -> int | None:
-            if v is None:
-                return None
-            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= self.seats:
-                raise ValueError(f"pai-gow-tiles carried state: {v!r} is not a seat of this table (1..{self.seats})")
-            return v
-
-        rounds, first = state["rounds_played"], seat(state["first_offer"])
-        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0 or first is None:
-            raise ValueError(f"pai-gow-tiles carried state is not valid: {dict(state)!r}")
-        last = {seat(s): int(c) for s, c in state["last_dealer_round"]}
-        self.rounds_played, self.first_offer = rounds, first
-        self.previous_bank, self.shooter = seat(state["previous_bank"]), seat(state["shooter"])
-        self.last_dealer_round = last  # type: ignore[assignment]
+        self.rotation.restore(state)
 
     def describe(self, rnd: RoundData) -> str:
         x = rnd.extra

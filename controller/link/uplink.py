@@ -34,6 +34,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from controller.jsonlines import json_lines
 from controller.link.ledgerseam import LedgerSource, SqliteLedgerSource, head_problem
 from controller.link.schema import check_name
 
@@ -98,24 +99,15 @@ class TableChannel:
                     except OSError:
                         break
             self.log(f"uplink: connected to the table at {self.path}")
-            buf = b""
             s.settimeout(0.2)
-            while not self.stop.is_set():
-                try:
-                    chunk = s.recv(4096)
-                except TimeoutError:
-                    continue
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                buf += chunk
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
+            for line in json_lines(s, self.stop, bufsize=4096):
+                if not line.garbled:
                     try:
-                        self.on_message(json.loads(line))
+                        self.on_message(line.value)
+                        continue
                     except (ValueError, TypeError):
-                        self.log(f"uplink: garbled line from the table ignored: {line[:80]!r}")
+                        pass
+                self.log(f"uplink: garbled line from the table ignored: {line.raw[:80]!r}")
             with self._lock:
                 if self._sock is s:
                     self._close_locked()

@@ -28,8 +28,9 @@ class TilesPlayers(Strategy):
     def bets(self) -> list[Bet]:
         p, rng = self.proc, self.rng
         self.bank_seat = None
-        if p.opts.player_bank and p.rounds_played > 0 and rng.random() < 0.35:
-            able = sorted(s for s in p.last_dealer_round if s != p.previous_bank)
+        rot = p.rotation  # who may bank (controller/games/tiles_rotation.py)
+        if p.opts.player_bank and rot.rounds_played > 0 and rng.random() < 0.35:
+            able = sorted(s for s in rot.last_dealer_round if s != rot.previous_bank)
             if able:
                 self.bank_seat = rng.choice(able)
         out: list[Bet] = []
@@ -64,7 +65,7 @@ class TilesPlayers(Strategy):
             if p.opts.co_banking and rng.random() < 0.3:
                 out.append(("COBANK", {}))
             elif rng.random() < 0.3:
-                last = p.last_dealer_round.get(b, 0)
+                last = p.rotation.last_dealer_round.get(b, 0)
                 out.append((f"DEALER {rng.choice((0, last // 200 * 100, last)) / 100:.2f}", {}))
             if rng.random() < 0.25:
                 out.append((rng.choice(("CUT R 1-2", "CUT L 7-8", "CUT R 3-3", "CUT R 1-1 L 2-3")), {}))

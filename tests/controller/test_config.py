@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main
-from controller.config import ConfigError, load_hardware, parse_hardware
+from controller.config import ConfigError
+from controller.hardware import load_hardware, parse_hardware
 from drivers.gpio import PinAddr
 
 

@@ -492,7 +492,7 @@ def test_the_unit_waits_for_the_clock_and_hands_over_the_key_and_the_witness_dir
     key as a credential (LoadCredential=, the name the service reads), the witness directory
     a state directory of its own, and ExecStartPre checking only the configuration (a damaged
     ledger is the service's latched tilt, not a start that fails and restarts)."""
-    from controller.config import DEFAULT_KEY_CREDENTIAL, DEFAULT_KEY_FILE
+    from controller.hardware import DEFAULT_KEY_CREDENTIAL, DEFAULT_KEY_FILE
 
     unit = (Path(__file__).resolve().parents[2] / "systemd" / "tablectl.service").read_text()
     settings: dict[str, list[str]] = {}
@@ -528,7 +528,8 @@ def test_run_check_refuses_a_ledger_failing_its_audit_but_config_only_does_not(k
 
 
 def test_witness_dir_inside_the_state_dir_is_a_configuration_error():
-    from controller.config import ConfigError, Section, _load_ledger
+    from controller.config import ConfigError, Section
+    from controller.hardware import _load_ledger
 
     sec = Section("t.toml", "ledger", {"witness_dir": "/var/lib/tablectl/w"})
     with pytest.raises(ConfigError, match=r"t.toml: \[ledger\] witness_dir: .* must be outside state_dir"):

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main
-from controller.config import ConfigError, load_hardware
+from controller.config import ConfigError
+from controller.hardware import load_hardware
 from controller.pins import Expander, PinClash, Use, allocate, budget, budget_lines
 from drivers.gpio import PinAddr, parse_pin
 

@@ -87,7 +87,7 @@ def test_the_record_is_kept_outside_the_state_directory_and_refused_when_the_ser
 ):
     """``[table] software_record`` (default /etc/tablectl/software.json); on a real table a
     record the service's own (unprivileged) user could rewrite is a start-up problem."""
-    from controller.config import load_hardware
+    from controller.hardware import load_hardware
 
     example = ROOT / "config" / "examples" / "table.toml"
     assert load_hardware(example).software_record == Path("/etc/tablectl/software.json")

@@ -332,7 +332,7 @@ def test_check_opens_and_closes_every_serial_port(tmp_path, capsys, monkeypatch)
         assert "gpio: pin factory mock loads" in out and f"serial.keypad: {paths[3]} opens" in out
         assert f"{cfg}: OK" in out
         # closed again: the service can open each one exclusively
-        from controller.config import load_hardware
+        from controller.hardware import load_hardware
         from drivers.serialdev import open_serial
 
         for sc in load_hardware(cfg).serial.values():

@@ -1,0 +1,161 @@
+"""The table's latched faults (tilts): raised, latched again after a restart, shown, cleared.
+
+Every fault — a device's link, a device error, a timeout, a failed self-check, an audit
+finding, an internal exception, a failed ledger write — goes through the one path,
+:meth:`Faults.raise_tilt` (the table's ``raise_tilt``, and the context's): it is written to
+the ledger (``tilt.raised``), stops the round, survives a restart (controller/recovery.py
+finds it, :meth:`Faults.relatch`) and blocks new rounds until a technician clears it with a
+reason (:meth:`Faults.clear`, § 670a.13(n) for a device out of order).
+
+:class:`Faults` is a component of :class:`controller.table.Table`.  It owns the active tilts,
+the damaged ledger's problems a clear acknowledges, and the state the table was in when the
+fault came.  It voids a round cut short through wagering (controller/wagering.py), hands a
+settled round still owing a hit back to settling (controller/settling.py), and asks the
+table to drop the round once the clearing is durable (only the table writes the round).
+Runs on the reactor thread only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from controller.context import TableContext
+from controller.devices import DeviceRegistry
+from controller.machine import Trigger
+from controller.records import Kind
+from controller.settling import Settling
+from controller.wagering import Wagering
+
+
+class Faults:
+    def __init__(
+        self,
+        ctx: TableContext,
+        registry: DeviceRegistry,
+        wagering: Wagering,
+        settling: Settling,
+        drop_round: Callable[[], None],
+    ):
+        self.ctx = ctx
+        self.registry = registry
+        self.wagering = wagering
+        self.settling = settling
+        self.drop_round = drop_round
+        self.tilts: dict[str, str] = {}  # source -> reason, while latched
+        #: the damaged ledger's problems: a clear acknowledges them (``ledger.acknowledged``)
+        self.ledger_problems: list[str] = []
+        self.state_before_tilt = "self_test"
+
+    def raise_tilt(self, source: str, reason: str, *, durable: bool = True) -> None:
+        """The single latched fault path: record it, stop the round, show it.
+
+        ``durable=False`` is for a fault of the ledger itself: its ``tilt.raised``
+        record can never become durable (the writer has stopped), so the tilt is
+        latched and shown at once instead of after a durable callback that would
+        never come; it is logged, and the ledger's self-check at the next start
+        finds what went wrong."""
+        ctx = self.ctx
+        first = source not in self.tilts
+        if ctx.state != "tilt":
+            self.state_before_tilt = ctx.state
+        self.tilts[source] = reason
+        ctx.timer.cancel()
+        ctx.log.error("tilt", source=source, reason=reason, recorded=durable)
+        if first and durable:
+            ctx.commit([ctx.rec(Kind.TILT_RAISED, source=source, reason=reason)], lambda _e: self._show())
+        if ctx.state != "tilt":
+            ctx.trigger("fault")
+        if first and not durable:
+            self._show()
+            ctx.publish()
+
+    def self_check_failed(self, problems: list[str]) -> None:
+        """Start-up self-checks failed: one latched tilt whose clear acknowledges the
+        ledger's problems among them."""
+        self.ledger_problems = list(problems)
+        self.raise_tilt("self-check", "; ".join(problems))
+
+    def ledger_damaged(self, source: str, problems: list[str]) -> None:
+        """Damage found in the ledger while running (the periodic audit): a latched tilt
+        whose clear acknowledges these problems, so they do not re-tilt at the next audit."""
+        new = [p for p in problems if p not in self.ledger_problems]
+        self.ledger_problems += new
+        self.raise_tilt(source, "; ".join(problems[:5]))
+
+    def relatch(self, tilts: Mapping[str, str]) -> None:
+        """Tilts raised before a restart and never cleared (controller/recovery.py) latch
+        again as recorded: the table starts in tilt and shows it, with no new
+        ``tilt.raised`` (they are in the ledger already)."""
+        self.tilts.update(tilts)
+        self.ctx.log.error("tilt.restored", tilts=dict(tilts))
+        self.ctx.trigger("fault")
+        self._show()
+
+    def _show(self) -> None:
+        try:
+            self.ctx.dev.sign.message("TILT - CALL TECHNICIAN")
+        except Exception:  # noqa: BLE001 - the sign itself may be the fault
+            pass
+        self.ctx.emit("tilt", tilts=dict(self.tilts))
+
+    def clear(self, reason: str, by: str) -> bool:
+        """A technician clears every active tilt, with a reason.  Refused while a device
+        the table needs still cannot be reached (a device that gave up is restarted
+        once; clear again when it answers) — unless it has been marked out of order
+        (§ 670a.13(n)).  A round cut short by the fault is voided and its wagers returned;
+        a settled round still owing a hit goes back to the floorperson."""
+        ctx = self.ctx
+        if ctx.state != "tilt":
+            return False
+        if not reason.strip():
+            ctx.log.warning("clear.refused", why="a reason is required")
+            return False
+        down = self.registry.blocking()
+        if down:
+            for d, w in down.items():
+                dev = ctx.dev.serial(d)
+                if w == "gave-up" and dev is not None:
+                    dev.restart()
+            why = ", ".join(f"{d} {w}" for d, w in sorted(down.items()))
+            ctx.log.warning("clear.refused", why=f"device(s) still down: {why}")
+            ctx.commit(
+                [ctx.rec(Kind.TILT_CLEAR_REFUSED, reason=reason, by=by, devices_down=why)],
+                lambda _e: ctx.dev.sign.message(f"CLEAR REFUSED - {why.upper()}"[:60]),
+            )
+            return False
+        recs = [ctx.rec(Kind.TILT_CLEARED, reason=reason, by=by, cleared=sorted(self.tilts))]
+        if self.ledger_problems:
+            # the damaged ledger's problems are acknowledged; the meters stay as the events say
+            recs.append(ctx.rec(Kind.LEDGER_ACKNOWLEDGED, problems=self.ledger_problems))
+            self.ledger_problems = []
+        rnd = ctx.round
+        self.tilts.clear()
+        if rnd is not None and rnd.pending_hits:
+            # a settled round still owes a validated hit: go back to the floorperson, never drop it
+            ctx.commit(recs, lambda _e: self._cleared("clear_to_validation"))
+            return True
+        if rnd is not None and rnd.void_reason is not None:
+            pass  # voided already (a device timed out: void, then tilt) — never voided twice
+        elif rnd is not None and rnd.results:
+            recs.append(ctx.rec(Kind.ROUND_COMPLETE, after_tilt=True))
+        elif rnd is not None and self.state_before_tilt in ctx.proc.in_round_states():
+            recs += self.wagering.void_records(rnd, f"round voided when tilt cleared: {reason}", rnd.credited)
+        elif rnd is not None:
+            recs.append(ctx.rec(Kind.ROUND_VOID, reason=f"round closed when tilt cleared: {reason}"))
+        ctx.commit(recs, lambda _e: self._cleared("clear"))
+        return True
+
+    def _cleared(self, trigger: Trigger) -> None:
+        """The clearing is durable: only now does the table leave the tilt (and show it)."""
+        ctx = self.ctx
+        if ctx.state != "tilt" or self.tilts:
+            return  # a new fault arrived meanwhile: stay in tilt
+        for device, alt in sorted(self.registry.out_of_order.items()):
+            ctx.dev.sign.message(f"{device.upper()} OUT OF ORDER - {alt.upper()}")
+        rnd = ctx.round
+        if trigger == "clear_to_validation" and rnd is not None:
+            ctx.trigger(trigger)
+            self.settling.next_hit_or_complete(rnd)
+            return
+        self.drop_round()
+        ctx.trigger(trigger)

@@ -1,0 +1,63 @@
+"""JSON lines read from a stream socket: one JSON value per ``\\n``-terminated line.
+
+Both ends of a linked table's link socket (docs/linked.md) read with :func:`json_lines`: the
+table service's :class:`controller.linked.LinkPort` and the uplink's
+:class:`controller.link.uplink.TableChannel`.  It lives here, not in controller/link/, because
+the table service never imports that package.
+
+What it does with what arrives:
+
+- a line split across reads is kept until its newline comes; several lines in one read are
+  each yielded, in order;
+- a line has no length limit: it is kept, however many reads it takes, until its newline;
+- a line that is not JSON (not UTF-8, not JSON, or empty) is yielded as garbled, with its bytes,
+  and reading goes on — what to do with it (skip it, log it) is the caller's;
+- at end of file, on a socket error, or once ``stop`` is set (looked at before each read), the
+  iteration ends; a partial line left without its newline is dropped.
+
+A read that times out (the caller sets the socket's timeout) only looks at ``stop`` again.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Line:
+    """One complete line: its bytes (without the newline) and its JSON value; ``garbled``:
+    the bytes are not JSON (``value`` is None)."""
+
+    raw: bytes
+    value: Any = None
+    garbled: bool = False
+
+
+def decode(raw: bytes) -> Line:
+    try:
+        return Line(raw, json.loads(raw))
+    except ValueError:  # json.JSONDecodeError, UnicodeDecodeError
+        return Line(raw, garbled=True)
+
+
+def json_lines(conn: socket.socket, stop: threading.Event, *, bufsize: int) -> Iterator[Line]:
+    """Each complete line read from ``conn``, decoded, until end of file, a socket error or
+    ``stop`` (see the module's docstring); ``bufsize``: the most one read takes."""
+    buf = b""
+    while not stop.is_set():
+        try:
+            chunk = conn.recv(bufsize)
+        except TimeoutError:
+            continue
+        except OSError:
+            return
+        if not chunk:
+            return
+        *lines, buf = (buf + chunk).split(b"\n")
+        for raw in lines:
+            yield decode(raw)

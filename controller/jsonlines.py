@@ -9,7 +9,10 @@ What it does with what arrives:
 
 - a line split across reads is kept until its newline comes; several lines in one read are
   each yielded, in order;
-- a line has no length limit: it is kept, however many reads it takes, until its newline;
+- a line is kept, however many reads it takes, until its newline — up to ``max_line`` bytes
+  (default 1 MiB): a longer one is yielded once as garbled and ``too_long`` with its first
+  80 bytes, and the rest of it, up to its newline, is dropped (a peer that never sends a newline
+  cannot grow the buffer without end);
 - a line that is not JSON (not UTF-8, not JSON, or empty) is yielded as garbled, with its bytes,
   and reading goes on — what to do with it (skip it, log it) is the caller's;
 - at end of file, on a socket error, or once ``stop`` is set (looked at before each read), the
@@ -36,6 +39,7 @@ class Line:
     raw: bytes
     value: Any = None
     garbled: bool = False
+    too_long: bool = False
 
 
 def decode(raw: bytes) -> Line:
@@ -45,10 +49,15 @@ def decode(raw: bytes) -> Line:
         return Line(raw, garbled=True)
 
 
-def json_lines(conn: socket.socket, stop: threading.Event, *, bufsize: int) -> Iterator[Line]:
+MAX_LINE = 1 << 20
+
+
+def json_lines(conn: socket.socket, stop: threading.Event, *, bufsize: int, max_line: int = MAX_LINE) -> Iterator[Line]:
     """Each complete line read from ``conn``, decoded, until end of file, a socket error or
-    ``stop`` (see the module's docstring); ``bufsize``: the most one read takes."""
-    buf = b""
+    ``stop`` (see the module's docstring); ``bufsize``: the most one read takes; ``max_line``:
+    the longest line kept."""
+    buf = bytearray()
+    skipping = False  # inside a line already reported too long: dropped up to its newline
     while not stop.is_set():
         try:
             chunk = conn.recv(bufsize)
@@ -58,6 +67,20 @@ def json_lines(conn: socket.socket, stop: threading.Event, *, bufsize: int) -> I
             return
         if not chunk:
             return
-        *lines, buf = (buf + chunk).split(b"\n")
-        for raw in lines:
-            yield decode(raw)
+        start = 0
+        while True:
+            i = chunk.find(b"\n", start)
+            if not skipping:
+                buf += chunk[start : len(chunk) if i < 0 else i]
+                if len(buf) > max_line:
+                    yield Line(bytes(buf[:80]), garbled=True, too_long=True)
+                    buf.clear()
+                    skipping = True
+            if i < 0:
+                break
+            if skipping:
+                skipping = False  # the over-long line ends here
+            else:
+                yield decode(bytes(buf))
+            buf.clear()
+            start = i + 1

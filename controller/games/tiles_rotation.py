@@ -253,6 +253,8 @@ class Rotation:
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0 or first is None:
             raise ValueError(f"pai-gow-tiles carried state is not valid: {dict(state)!r}")
         last = {seat(s): int(c) for s, c in state["last_dealer_round"]}
+        previous, shooter = seat(state["previous_bank"]), seat(state["shooter"])
+        # every value checked before any is taken: a state that does not fit changes nothing
         self.rounds_played, self.first_offer = rounds, first
-        self.previous_bank, self.shooter = seat(state["previous_bank"]), seat(state["shooter"])
+        self.previous_bank, self.shooter = previous, shooter
         self.last_dealer_round = last  # type: ignore[assignment]

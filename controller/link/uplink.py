@@ -101,13 +101,14 @@ class TableChannel:
             self.log(f"uplink: connected to the table at {self.path}")
             s.settimeout(0.2)
             for line in json_lines(s, self.stop, bufsize=4096):
-                if not line.garbled:
+                if isinstance(line.value, dict):  # another JSON value is as garbled as no JSON
                     try:
                         self.on_message(line.value)
                         continue
                     except (ValueError, TypeError):
                         pass
-                self.log(f"uplink: garbled line from the table ignored: {line.raw[:80]!r}")
+                what = "over-long line" if line.too_long else "garbled line"
+                self.log(f"uplink: {what} from the table ignored: {line.raw[:80]!r}")
             with self._lock:
                 if self._sock is s:
                     self._close_locked()

@@ -66,6 +66,21 @@ def test_a_garbled_line_is_yielded_as_garbled_and_reading_goes_on():
     assert values(lines)[3:] == [[1, 2], {"t": "state"}]
 
 
+def test_a_line_longer_than_max_line_is_reported_once_and_dropped_up_to_its_newline():
+    """A peer that never ends its line cannot grow the buffer without end."""
+    conn = Script(b'{"n": 1}\n{"pad": "', *([b"y" * 64] * 40), b'"}\n{"n": 2}\n')
+    lines = list(json_lines(conn, threading.Event(), bufsize=64, max_line=1000))  # type: ignore[arg-type]
+    assert [(line.value, line.garbled, line.too_long) for line in lines] == [
+        ({"n": 1}, False, False),
+        (None, True, True),  # once, with its first 80 bytes
+        ({"n": 2}, False, False),  # the next line is read as usual
+    ]
+    assert lines[1].raw == b'{"pad": "' + b"y" * 71
+    conn = Script(b'{"n": 1}\n', b"z" * 5000)  # and one that never ends is dropped at end of file
+    lines = list(json_lines(conn, threading.Event(), bufsize=4096, max_line=1000))  # type: ignore[arg-type]
+    assert [line.too_long for line in lines] == [False, True]
+
+
 def test_an_over_long_line_is_kept_until_its_newline_however_many_reads_it_takes():
     big = b'{"t": "meter", "pad": "' + b"x" * 50_000 + b'"}'
     chunks = [big[i : i + 64] for i in range(0, len(big), 64)]

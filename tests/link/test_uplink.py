@@ -324,3 +324,18 @@ def test_a_ledger_replaced_under_a_running_uplink_is_found_and_the_right_one_agr
         assert wait_until(lambda: len(lap_rows(lap, "contributions")) == 3, 10)
     finally:
         right.close()
+
+
+def test_a_line_from_the_table_that_is_no_object_is_ignored_and_the_channel_goes_on(rig):
+    """It used to raise in the channel's thread, which then never read the table again."""
+    lap, ledger, table, uplink = rig
+    logs: list[str] = []
+    u = uplink()
+    u.channel.log = logs.append
+    assert wait_until(lambda: table.conn is not None, 10)
+    assert table.conn is not None
+    table.conn.sendall(b'[1]\n"outbox"\nnot json\n')
+    assert wait_until(lambda: sum("garbled line from the table ignored" in m for m in logs) == 3, 5), logs
+    ledger.append([contrib(1)])
+    table.wake(ledger.last_seq)
+    assert wait_until(lambda: len(lap_rows(lap, "contributions")) == 1, 5)

@@ -490,3 +490,19 @@ def test_a_carried_state_this_table_cannot_take_is_recorded_and_the_game_starts_
     refused = list(h.ledger.events(kinds=("game.carry_refused",)))
     assert len(refused) == 1 and "not a seat of this table" in refused[0].data["error"]
     h.close()
+
+
+def test_a_carried_state_with_one_bad_value_changes_nothing(tmp_path):
+    """Every value is checked before any is taken: a bad shooter (checked last) does not leave
+    the rounds played and the first offer of the refused state behind."""
+    path = tmp_path / "ledger.sqlite3"
+    h = TilesHarness(path)
+    play_plain(h, ["6 base 100"])
+    state = {**h.table.proc.carry(), "shooter": 9}
+    assert state["rounds_played"] == 1
+    h.ledger.append([Record("game.carry", h.table.round_no, {"game": "pai-gow-tiles", "state": state})])
+    h.close()
+    h = TilesHarness(path)
+    assert h.table.proc.carry()["rounds_played"] == 0  # a new game, not part of the refused state
+    assert len(list(h.ledger.events(kinds=("game.carry_refused",)))) == 1
+    h.close()

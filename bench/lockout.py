@@ -27,18 +27,18 @@ durable p99):
 * ``edge_to_posted`` — gpiozero (mock pin) calls the input callback, which posts to the reactor;
 * ``posted_to_reactor`` — the reactor thread takes the event off its queue;
 * ``reactor_to_frozen`` — debounce and ``BetBoard.freeze``;
-* ``frozen_to_submitted`` — the records built and handed to ``LedgerWriter.submit`` (the state
-  machine's ``lock_out`` and the status publish now come after the submit, while the disk syncs:
-  ``segment_submitted_to_handler_done_*`` is that work's wall time, from the submit to the handler's end);
-* ``submitted_to_writer`` — the ledger writer thread takes the batch (the submitter waits for that);
-* ``writer_to_append`` — the writer collects what else is queued (group commit);
-* ``append_to_begin`` — JSON, hash chain, rows (``Ledger.append`` up to its first statement);
-* ``begin_to_commit`` — ``BEGIN IMMEDIATE`` and the ``INSERT``s (0 for a batch of events alone: one
-  ``INSERT`` in autocommit mode is its own transaction, and counts in the next segment);
-* ``commit_to_durable`` — ``COMMIT`` (or that one ``INSERT``): WAL frames written and synced (and
-  SQLite's own checkpoint when it runs inside a commit);
-* ``durable_to_handed_back`` — the callback given to the reactor's queue;
-* ``handed_back_to_shown`` — the reactor takes it and runs it (the ``lockout_durable`` stamp).
+* ``frozen_to_durable`` — the records built, encoded as one keyed block and written and synced
+  to the lock-out journal (controller/lockjournal.py) on the reactor thread: ``lockout_durable``;
+* ``durable_to_shown`` — the records handed to the ledger writer, the ``lock_out`` transition,
+  and the count shown (``lockout_shown``).
+
+The ledger's own copy of the records follows; its commit is stamped too (``ledger_segment_*``):
+``submitted`` (handed to ``LedgerWriter.submit``), ``writer`` (the writer thread takes the batch),
+``append`` (what else is queued, group commit), ``begin`` (JSON, hash chain, rows), ``commit``
+(``BEGIN IMMEDIATE`` and the ``INSERT``s; 0 for a batch of events alone, one autocommit
+``INSERT``), ``ledger_durable`` (the ``COMMIT`` or that ``INSERT``: WAL written and synced),
+``handed_back`` (its callback given to the reactor's queue); ``ledger_durable_*`` is the edge to
+the ledger's commit.
 
 CPU time: for the segments one thread runs from end to end (the reactor's, the writer's) the
 thread's CPU time is taken too (``cpu_*``, p50/p99): on a machine shared with other work the wall
@@ -64,27 +64,16 @@ NAME = "lockout"
 HELP = "lock-out edge -> wagers frozen / durable; sensor edge -> seat light (p50/p99, ms); raw fsync p99 alongside"
 
 #: the stamps of one press, in path order; each segment is the time between two neighbours
-STAGES = (
-    "edge",
-    "posted",
-    "reactor",
-    "frozen",
-    "submitted",
-    "writer",
-    "append",
-    "begin",
-    "commit",
-    "durable",
-    "handed_back",
-    "shown",
-)
-#: the ledger writer's trace keys (controller/ledger.py LedgerWriter.trace) for the writer's stages
+STAGES = ("edge", "posted", "reactor", "frozen", "durable", "shown")
+#: the ledger's commit of the same records, after the count is shown
+LEDGER_STAGES = ("submitted", "writer", "append", "begin", "commit", "ledger_durable", "handed_back")
+#: the ledger writer's trace keys (controller/ledgerwriter.py LedgerWriter.trace) for its stages
 _WRITER_KEYS = {
     "writer": "writer_got",
     "append": "append_start",
     "begin": "begin",
     "commit": "commit",
-    "durable": "committed",
+    "ledger_durable": "committed",
     "handed_back": "handed_back",
 }
 PROBE_BLOCK = 4096
@@ -241,6 +230,8 @@ def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
     rng = random.Random(args.seed)
     freeze: list[float] = []
     durable: list[float] = []
+    shown_ms: list[float] = []
+    ledger_durable: list[float] = []
     light: list[float] = []
     fsync: list[float] = []
     fdatasync: list[float] = []
@@ -301,15 +292,25 @@ def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
                 lock_pin.drive_low()
                 if not shown.wait(10):
                     raise TimeoutError(f"no count shown after the lock-out; status: {table.status}")
-                # the writer traces its batch after handing the callback over (and after the witness):
-                # wait for that, so the writer's stamps of this press are kept
+                # the writer traces its batch after handing the callbacks over (and after the witness):
+                # wait for that, so the writer's stamps of this press are kept — twice, because a flush
+                # marker taken in the same batch as the lock-out's records is answered before the trace
+                writer.flush()
                 writer.flush()
                 path = stamps.disarm()
                 cpus.append(stamps.cpu)
-                path.update(edge=t0, frozen=table.perf["lockout_frozen"], shown=table.perf["lockout_durable"])
+                path.update(
+                    edge=t0,
+                    frozen=table.perf["lockout_frozen"],
+                    durable=table.perf["lockout_durable"],
+                    shown=table.perf["lockout_shown"],
+                )
                 paths.append(path)
                 freeze.append((table.perf["lockout_frozen"] - t0) * 1000)
                 durable.append((table.perf["lockout_durable"] - t0) * 1000)
+                shown_ms.append((table.perf["lockout_shown"] - t0) * 1000)
+                if "ledger_durable" in path:
+                    ledger_durable.append((path["ledger_durable"] - t0) * 1000)
                 lock_pin.drive_high()
                 for s in seats:
                     rig.remove(s)
@@ -322,7 +323,10 @@ def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
             gc_pauses.close()
             probe.close()
             rig.stop()
-    for name, xs in (("lockout_freeze", freeze), ("lockout_durable", durable), ("sensor_light", light)):
+    figures = [("lockout_freeze", freeze), ("lockout_durable", durable), ("lockout_shown", shown_ms)]
+    if len(ledger_durable) == len(durable):
+        figures.append(("ledger_durable", ledger_durable))
+    for name, xs in (*figures, ("sensor_light", light)):
         xs = sorted(xs)
         emit(f"{name}_p50_ms", f"{percentile(xs, 50):.3f}")
         emit(f"{name}_p99_ms", f"{percentile(xs, 99):.3f}")
@@ -356,14 +360,15 @@ def segment_figures(paths: list[dict[str, float]], durable: list[float]) -> dict
     out: dict[str, str] = {}
     cut = percentile(sorted(durable), 99)
     tail = [p for p, d in zip(paths, durable, strict=True) if d >= cut]
-    for a, b in zip(STAGES, STAGES[1:], strict=False):
-        xs = sorted((p[b] - p[a]) * 1000 for p in paths if a in p and b in p)
-        if len(xs) != len(paths):
-            continue
-        name = f"{a}_to_{b}"
-        out[f"segment_{name}_p50_ms"] = f"{percentile(xs, 50):.3f}"
-        out[f"segment_{name}_p99_ms"] = f"{percentile(xs, 99):.3f}"
-        out[f"tail_{name}_ms"] = f"{sum((p[b] - p[a]) * 1000 for p in tail) / len(tail):.3f}"
+    for prefix, stages in (("", STAGES), ("ledger_", LEDGER_STAGES)):
+        for a, b in zip(stages, stages[1:], strict=False):
+            xs = sorted((p[b] - p[a]) * 1000 for p in paths if a in p and b in p)
+            if len(xs) != len(paths):
+                continue
+            name = f"{a}_to_{b}"
+            out[f"{prefix}segment_{name}_p50_ms"] = f"{percentile(xs, 50):.3f}"
+            out[f"{prefix}segment_{name}_p99_ms"] = f"{percentile(xs, 99):.3f}"
+            out[f"{prefix}tail_{name}_ms"] = f"{sum((p[b] - p[a]) * 1000 for p in tail) / len(tail):.3f}"
     return out
 
 
@@ -376,8 +381,8 @@ CPU_SEGMENTS = (
     ("writer", "append"),
     ("append", "begin"),
     ("begin", "commit"),
-    ("commit", "durable"),
-    ("durable", "handed_back"),
+    ("commit", "ledger_durable"),
+    ("ledger_durable", "handed_back"),
 )
 
 

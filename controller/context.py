@@ -60,6 +60,14 @@ class LedgerWriterLike(Writer, Protocol):
     def ledger(self) -> Ledger: ...
 
 
+class Journal(Protocol):
+    """The lock-out journal (controller/lockjournal.py ``LockoutJournal``)."""
+
+    def block(self, round_no: int, records: Sequence[Record]) -> bytes | None: ...
+
+    def write(self, block: bytes) -> None: ...
+
+
 class Emit(Protocol):
     def __call__(self, what: str, /, **data: Any) -> None: ...
 
@@ -83,6 +91,9 @@ class TableContext:
     round: RoundData | None = None
     round_no: int = 0
     link: Linkage | None = None  # a linked progressive's view of its LAP (controller/linked.py)
+    #: the lock-out journal (controller/lockjournal.py): the service's; None (tests' harness):
+    #: the lock-out's count is shown once the ledger has its records
+    journal: Journal | None = None
 
     # ---- the state machine ----------------------------------------------------------
     @property

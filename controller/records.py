@@ -42,6 +42,7 @@ class Kind(StrEnum):
 
     # ---- wagers (controller/wagering.py, controller/deciding.py)
     LOCKOUT = "lockout"
+    LOCKOUT_RECOVERED = "lockout.recovered"  # a lock-out's records taken from the journal at start-up
     WAGER_ACCEPTED = "wager.accepted"
     WAGER_REJECTED = "wager.rejected"
     WAGER_REMOVED = "wager.removed"

@@ -32,8 +32,9 @@ from controller.audit import Where, where_of
 from controller.clock import Clock, MonotonicClock
 from controller.games import procedure_for
 from controller.hardware import HardwareConfig
-from controller.ledger import Ledger, fault_of
+from controller.ledger import Ledger, LedgerError, fault_of
 from controller.ledgerwriter import LedgerWriter
+from controller.lockjournal import LockoutJournal
 from controller.log import LogContext
 from controller.reactor import Event, Reactor
 from controller.records import Kind
@@ -80,6 +81,7 @@ class Service:
         self.table: Table | None = None
         self.ledger: Ledger | None = None
         self.writer: LedgerWriter | None = None
+        self.journal: LockoutJournal | None = None  # the lock-out journal (controller/lockjournal.py)
         self.serial_devices: list[SerialDevice] = []
         self._thread: threading.Thread | None = None
         self.self_check_problems: list[str] = []
@@ -186,6 +188,7 @@ class Service:
                 self.witness.write(ledger.head())
             except OSError as e:  # a latched tilt like any failed self-check, not a crash (and a restart loop)
                 self.self_check_problems.append(f"witness: cannot write {self.witness.path}: {e}")
+        self._open_journal(key)
         self.logctx.set_round(self.ledger.last_round())
         for p in self.self_check_problems:
             self.log.error("self_check.failed", problem=p)
@@ -200,7 +203,14 @@ class Service:
         devices = self._make_devices()
         self._stage = "table"
         self.table = Table(
-            hw.profile, procedure, self.reactor, self.writer, devices, self.logctx, bounce_s=hw.gpio.bounce_ms / 1000
+            hw.profile,
+            procedure,
+            self.reactor,
+            self.writer,
+            devices,
+            self.logctx,
+            bounce_s=hw.gpio.bounce_ms / 1000,
+            journal=self.journal,
         )
         self.reactor.handler = self._dispatch
         if self.table.linked is not None:
@@ -235,6 +245,32 @@ class Service:
         self._start_audit()
         self._stage = "running"
         self.log.info("service.started", game=hw.profile.game, state_dir=str(hw.state_dir))
+
+    def _open_journal(self, key: bytes) -> None:
+        """The lock-out journal, and the lock-out it holds that the ledger lacks (the service
+        stopped between the two) appended to the ledger before the table reads the round in play.
+        Only on a ledger that passed its check: a damaged one is the technician's first (its tilt
+        is latched), and the journal keeps its blocks meanwhile.  A journal that cannot be opened
+        leaves the lock-out to the ledger alone (the count waits for its commit), and says so."""
+        from controller.lockjournal import JOURNAL_FILE, recover
+
+        assert self.ledger is not None and self.witness is not None
+        try:
+            self.journal = LockoutJournal(Path(self.hw.state_dir) / JOURNAL_FILE, self.hw.table_id, key)
+        except OSError as e:
+            self.log.error("lockout_journal.unavailable", error=str(e))
+            self.self_check_problems.append(f"lock-out journal: cannot open {JOURNAL_FILE}: {e}")
+            return
+        if self.self_check.results.get("ledger") != "pass":
+            return
+        try:
+            recovered = recover(self.journal, self.ledger)
+        except LedgerError as e:  # the clock gone back since: the tilt says so; the block stays for a later start
+            self.self_check_problems.append(f"lock-out journal: its lock-out could not go into the ledger: {e}")
+            return
+        if recovered:
+            self.log.warning("lockout.recovered", round=recovered[0].round, events=len(recovered))
+            self.witness.write(self.ledger.head())
 
     # ------------------------------------------------------------------ halted at start-up
     #: exceptions a start-up expects from the machine (files, the database, the pin libraries):
@@ -377,6 +413,8 @@ class Service:
             self.table.dev.lights.close()
         if self.ledger is not None:
             self.ledger.close()
+        if self.journal is not None:
+            self.journal.close()
         if self.state_lock is not None:
             self.state_lock.release()
 

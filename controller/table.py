@@ -37,7 +37,7 @@ from transitions import Machine
 from controller import meters as M
 from controller.betting import BetBoard, parse_input, restore_levels
 from controller.config import ProgressiveConfig, TableProfile
-from controller.context import LINK_RECORDS, LedgerWriterLike, TableContext, Then
+from controller.context import LINK_RECORDS, Journal, LedgerWriterLike, TableContext, Then
 from controller.dealing import Dealing, Deck
 from controller.deciding import Deciding
 from controller.devices import DeviceRegistry, Devices, SignLine
@@ -79,6 +79,7 @@ class Table:
         logctx: LogContext,
         *,
         bounce_s: float = 0.02,
+        journal: Journal | None = None,
     ):
         self.reactor = reactor
         self.writer = writer
@@ -108,6 +109,7 @@ class Table:
             progressive=ProgressiveSystem(profile.progressive) if profile.progressive else None,
             meters=dict(writer.ledger.meters),
             round_no=writer.ledger.last_round(),
+            journal=journal,
         )
         deck = Deck()
         board = BetBoard(profile.sensed, self.seats, devices.lights)

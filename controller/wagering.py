@@ -97,6 +97,7 @@ class Wagering:
         if not self.deck.ready:
             ctx.log.warning("lockout.before_shuffle")  # the shoe has not reported a shuffled deck yet
         spots = self.board.freeze()  # § 670a.2(c)(2): the accepted set, frozen now
+        self.perf.pop("lockout_durable", None)
         self.perf["lockout_frozen"] = time.perf_counter()
         rnd.spots = spots
         wagers: dict[tuple[int, str], int] = dict(rnd.keyed)
@@ -113,25 +114,55 @@ class Wagering:
         recs = [ctx.rec(Kind.LOCKOUT, t=round(t, 6), count=len(rnd.accepted), wagers=len(rnd.wagers))]
         recs += [ctx.rec(Kind.WAGER_ACCEPTED, seat=s, spot=w, cents=c) for (s, w), c in rnd.wagers.items()]
         recs += [ctx.rec(Kind.WAGER_REJECTED, seat=s, spot=w, reason=why) for (s, w), why in sorted(refused.items())]
+        journaled, failure = self._journaled(recs)
+        if journaled:
+            # durable in the journal (controller/lockjournal.py): the ledger's copy follows, in its
+            # own commit; the count is shown now, after the transition
+            self.perf["lockout_durable"] = time.perf_counter()
+            ctx.commit(recs)
+            ctx.trigger("lock_out")
+            ctx.emit("lockout", t=t, accepted=sorted(rnd.accepted))
+            self._show_accepted([])
+            return
         # the records go to the ledger first, so that the state machine's transition and the status
         # publish run while the disk syncs; nothing is shown before ``_show_accepted``, which runs once
         # they are durable, after this handler (and so after the transition) has returned
         ctx.commit(recs, self._show_accepted, hand_over=True)
         ctx.trigger("lock_out")
         ctx.emit("lockout", t=t, accepted=sorted(rnd.accepted))
+        if failure is not None:  # the disk is failing: latched, after the accepted set went to the ledger
+            ctx.raise_tilt("ledger", f"the lock-out journal could not be written: {failure}")
+
+    def _journaled(self, recs: list[Record]) -> tuple[bool, OSError | None]:
+        """The lock-out's records written and synced to the journal: (True, None) once durable
+        there.  (False, None) when there is no journal or the records do not fit in one block,
+        (False, the error) when the write failed: the ledger's commit is then awaited."""
+        ctx = self.ctx
+        if ctx.journal is None:
+            return False, None
+        block = ctx.journal.block(ctx.round_no, recs)
+        if block is None:
+            return False, None
+        try:
+            ctx.journal.write(block)
+        except OSError as e:
+            ctx.log.error("lockout.journal_failed", error=str(e))
+            return False, e
+        return True, None
 
     def _show_accepted(self, _events: list[StoredEvent]) -> None:
         ctx = self.ctx
         rnd = ctx.round
         if rnd is None or ctx.state != "no_more_bets":
             return
-        self.perf["lockout_durable"] = time.perf_counter()
+        self.perf.setdefault("lockout_durable", time.perf_counter())  # journaled: already stamped
         self.board.show_frozen()
         if ctx.progressive:  # the dealer compares the progressive chips collected (§ 670a.10(a)(2)(ii))
             ctx.dev.sign.message(f"NO MORE BETS - COUNT {len(rnd.accepted)}")
         else:
             ctx.dev.sign.message(f"NO MORE BETS - {len(rnd.wagers)} WAGERS")
         self.count_shown = True
+        self.perf["lockout_shown"] = time.perf_counter()
         ctx.emit("count_shown", count=len(rnd.accepted))
 
     def on_confirm(self) -> None:

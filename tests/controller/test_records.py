@@ -23,7 +23,8 @@ LEDGER_KINDS = """
 power.up selfcheck config.loaded config.applied ledger.acknowledged ledger.keyed ledger.restored
 game.carry game.carry_refused
 round.open round.settled round.complete round.void round.recovered
-lockout wager.accepted wager.rejected wager.removed wager.returned wager.keyed count.confirmed count.mismatch
+lockout lockout.recovered wager.accepted wager.rejected wager.removed wager.returned wager.keyed
+count.confirmed count.mismatch
 dice dice.no_roll rng.draw deal deal.manual card.burned stub.verified stub.skipped shuffle.failed
 shoe.shuffled shoe.cover hands.entered decision decisions.none keypad.rejected keypad.rejected.summary
 wager.result payout hit.pending hit.validated hit.awaiting_lap meter.init meter.increment meter.void meter.fixed_paid

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.ledger import Ledger, Record, StoredEvent
+from controller.ledger import Ledger, LedgerError, Record, StoredEvent
 from controller.records import Kind
 
 JOURNAL_FILE = "lockout.journal"
@@ -163,3 +163,24 @@ def recover(journal: LockoutJournal, ledger: Ledger) -> list[StoredEvent]:
         return []
     data: dict[str, Any] = {"journal_block": entry.n, "records": len(entry.records)}
     return ledger.append([*entry.records, Record(Kind.LOCKOUT_RECOVERED, last, data)])
+
+
+def open_at_start(
+    state_dir: Path, table_id: str, ledger_key: bytes, ledger: Ledger, *, ledger_ok: bool
+) -> tuple[LockoutJournal | None, list[str], list[StoredEvent]]:
+    """The service's start-up (controller/service.py): (the journal, problems, what
+    :func:`recover` appended).  Recovery runs only on a ledger that passed its check
+    (``ledger_ok``): a damaged one is the technician's first, its tilt latched, and the journal
+    keeps its blocks meanwhile.  A journal that cannot be opened is a problem (a latched tilt;
+    lock-outs then wait for the ledger's commit); a block the ledger refuses (its clock gone back
+    since) is a problem too, and the block stays for a later start."""
+    try:
+        journal = LockoutJournal(Path(state_dir) / JOURNAL_FILE, table_id, ledger_key)
+    except OSError as e:
+        return None, [f"lock-out journal: cannot open {JOURNAL_FILE}: {e}"], []
+    if not ledger_ok:
+        return journal, [], []
+    try:
+        return journal, [], recover(journal, ledger)
+    except LedgerError as e:
+        return journal, [f"lock-out journal: its lock-out could not go into the ledger: {e}"], []

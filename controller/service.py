@@ -32,9 +32,9 @@ from controller.audit import Where, where_of
 from controller.clock import Clock, MonotonicClock
 from controller.games import procedure_for
 from controller.hardware import HardwareConfig
-from controller.ledger import Ledger, LedgerError, fault_of
+from controller.ledger import Ledger, fault_of
 from controller.ledgerwriter import LedgerWriter
-from controller.lockjournal import LockoutJournal
+from controller.lockjournal import LockoutJournal, open_at_start
 from controller.log import LogContext
 from controller.reactor import Event, Reactor
 from controller.records import Kind
@@ -247,27 +247,14 @@ class Service:
         self.log.info("service.started", game=hw.profile.game, state_dir=str(hw.state_dir))
 
     def _open_journal(self, key: bytes) -> None:
-        """The lock-out journal, and the lock-out it holds that the ledger lacks (the service
-        stopped between the two) appended to the ledger before the table reads the round in play.
-        Only on a ledger that passed its check: a damaged one is the technician's first (its tilt
-        is latched), and the journal keeps its blocks meanwhile.  A journal that cannot be opened
-        leaves the lock-out to the ledger alone (the count waits for its commit), and says so."""
-        from controller.lockjournal import JOURNAL_FILE, recover
-
+        """The lock-out journal, and the lock-out it holds that the ledger lacks appended to the
+        ledger before the table reads the round in play (controller/lockjournal.py ``open_at_start``)."""
         assert self.ledger is not None and self.witness is not None
-        try:
-            self.journal = LockoutJournal(Path(self.hw.state_dir) / JOURNAL_FILE, self.hw.table_id, key)
-        except OSError as e:
-            self.log.error("lockout_journal.unavailable", error=str(e))
-            self.self_check_problems.append(f"lock-out journal: cannot open {JOURNAL_FILE}: {e}")
-            return
-        if self.self_check.results.get("ledger") != "pass":
-            return
-        try:
-            recovered = recover(self.journal, self.ledger)
-        except LedgerError as e:  # the clock gone back since: the tilt says so; the block stays for a later start
-            self.self_check_problems.append(f"lock-out journal: its lock-out could not go into the ledger: {e}")
-            return
+        ok = self.self_check.results.get("ledger") == "pass"
+        self.journal, problems, recovered = open_at_start(
+            Path(self.hw.state_dir), self.hw.table_id, key, self.ledger, ledger_ok=ok
+        )
+        self.self_check_problems += problems  # logged with the self-check's, latched as its tilt
         if recovered:
             self.log.warning("lockout.recovered", round=recovered[0].round, events=len(recovered))
             self.witness.write(self.ledger.head())

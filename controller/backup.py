@@ -16,7 +16,8 @@ controller/statelock.py), refused for a copy whose chain, MACs, checkpoints or m
 fail the audit (never overridable: such a copy is not evidence of anything), and refused
 for a copy older than the witness says (fewer events than the witness's count, or a
 different event at that count) unless a technician overrides with a reason.  The ledger
-it replaces is kept beside it (``ledger.replaced-<UTC>.sqlite3``), never deleted.  Every
+it replaces is kept beside it (``ledger.replaced-<UTC>.sqlite3``, and the lock-out journal as
+``lockout.replaced-<UTC>.journal``), never deleted.  Every
 restore is recorded in the restored ledger as its own ``ledger.restored`` event (what was
 restored, the witness before, the override's reason when there is one), and the witness
 then names that event, so the next start-up check passes and the override stays on record.
@@ -230,11 +231,18 @@ def _give_to_owner(directory: Path, names: list[str]) -> None:
 
 
 def _keep_aside(state_dir: Path) -> Path | None:
-    """Move the current ledger (and its WAL, which belongs to it by name) aside."""
+    """Move the current ledger (and its WAL, which belongs to it by name) aside, and the
+    lock-out journal with it: its blocks are that ledger's (controller/lockjournal.py), and
+    start-up must not put one of them into the restored ledger."""
+    from controller.lockjournal import JOURNAL_FILE
+
     cur = state_dir / LEDGER_FILE
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    journal = state_dir / JOURNAL_FILE
+    if journal.exists():
+        os.replace(journal, state_dir / f"lockout.replaced-{stamp}.journal")
     if not cur.exists():
         return None
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     aside = state_dir / f"ledger.replaced-{stamp}.sqlite3"
     for suffix in ("-wal", "-shm"):
         side = cur.with_name(cur.name + suffix)

@@ -140,6 +140,24 @@ def test_restoring_a_current_copy_works_and_is_recorded(table, tmp_path):
         led.close()
 
 
+def test_a_restore_keeps_the_lockout_journal_aside_with_the_ledger_it_replaced(table, tmp_path):
+    """The journal's blocks belong to the replaced ledger: none may go into the restored one."""
+    from controller.lockjournal import JOURNAL_FILE, LockoutJournal
+
+    where, _ = table
+    cur = backup(where, tmp_path / "bk").path
+    j = LockoutJournal(where.state_dir / JOURNAL_FILE, TABLE, where.key or b"")
+    block = j.block(3, [Record(Kind.LOCKOUT, 3, {"t": 1.0, "count": 1, "wagers": 1})])
+    assert block is not None
+    j.write(block)
+    j.close()
+    res = restore(where, cur)
+    assert not (where.state_dir / JOURNAL_FILE).exists()
+    (aside,) = where.state_dir.glob("lockout.replaced-*.journal")
+    assert res.replaced is not None and aside.name[len("lockout.replaced-") :].split(".")[0] in res.replaced.name
+    assert len(LockoutJournal(aside, TABLE, where.key or b"").entries()) == 1  # kept, never deleted
+
+
 def test_a_damaged_copy_is_refused_even_with_an_override(table, tmp_path):
     where, _ = table
     cur = backup(where, tmp_path / "bk").path

@@ -185,7 +185,7 @@ def manifest(
             _SEEN[path] = (key, out[name])
         if stats is not None:
             stats[name] = key
-    return dict(sorted(out.items(), key=lambda kv: kv[0].encode()))
+    return out  # in no order: digest_of sorts the listing (the record is written with sorted keys)
 
 
 def digest_of(files: Mapping[str, str]) -> str:

@@ -19,40 +19,20 @@ def add_ledger_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--state-dir", type=Path, help="state directory holding ledger.sqlite3 (overrides --config)")
 
 
-def witness_dir_of(args: argparse.Namespace) -> Path | None:
-    """The witness directory for ``--config`` / ``--state-dir`` (``[ledger] witness_dir``,
-    else beside the state directory); None when the configuration cannot say."""
-    from controller.witness import default_witness_dir
-
-    if args.state_dir is not None:
-        return default_witness_dir(Path(args.state_dir))
+def open_ledger(args: argparse.Namespace, prog: str) -> tuple[Any, Any, int]:
+    """(the read-only ledger, where it is — controller/audit.py ``Where``, its witness
+    directory too — and 0), or (None, None, exit status) after saying why on stderr."""
+    from controller.audit import where_from_args
     from controller.config import ConfigError
-    from controller.hardware import load_hardware
-
-    try:
-        hw = load_hardware(args.config)
-    except ConfigError:
-        return None  # open_ledger has said why
-    return hw.ledger.witness_dir or default_witness_dir(Path(hw.state_dir))
-
-
-def open_ledger(args: argparse.Namespace, prog: str) -> tuple[Any, int]:
-    """(the read-only ledger, 0), or (None, exit status) after saying why on stderr."""
-    from controller.service import LEDGER_FILE
     from controller.tablestatus import ReadOnlyLedger
 
-    state_dir = args.state_dir
-    if state_dir is None:
-        from controller.config import ConfigError
-        from controller.hardware import load_hardware
-
-        try:
-            state_dir = load_hardware(args.config).state_dir
-        except ConfigError as e:
-            print(f"tablectl {prog}: configuration error: {e}", file=sys.stderr)
-            return None, 2
     try:
-        return ReadOnlyLedger(Path(state_dir) / LEDGER_FILE), 0
+        where = where_from_args(args, with_key=False)
+    except ConfigError as e:
+        print(f"tablectl {prog}: configuration error: {e}", file=sys.stderr)
+        return None, None, 2
+    try:
+        return ReadOnlyLedger(where.ledger_path), where, 0
     except FileNotFoundError as e:
         print(f"tablectl {prog}: {e}", file=sys.stderr)
-        return None, 1
+        return None, None, 1

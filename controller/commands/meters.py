@@ -18,7 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from controller.tablestatus import format_meters
 
-    ledger, rc = open_ledger(args, NAME)
+    ledger, _where, rc = open_ledger(args, NAME)
     if ledger is None:
         return rc
     try:

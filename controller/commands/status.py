@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from controller.commands._ledgerargs import add_ledger_arguments, open_ledger, witness_dir_of
+from controller.commands._ledgerargs import add_ledger_arguments, open_ledger
 
 NAME = "status"
 HELP = "table state, open/closed, tilts, meters and the sign, from the ledger; the service's status"
@@ -20,11 +20,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from controller.tablestatus import format_status, service_status
 
-    ledger, rc = open_ledger(args, NAME)
+    ledger, where, rc = open_ledger(args, NAME)
     if ledger is None:
         return rc
     try:
-        print(format_status(ledger, service_status(args.unit), witness_dir_of(args)))
+        print(format_status(ledger, service_status(args.unit), where.witness_dir))
     finally:
         ledger.close()
     return 0

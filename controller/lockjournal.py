@@ -71,7 +71,7 @@ class LockoutJournal:
     def __init__(self, path: str | Path, table_id: str, ledger_key: bytes):
         self.path = Path(path)
         self.table_id = table_id
-        self._key = _journal_key(ledger_key)
+        self._mac = hmac.new(_journal_key(ledger_key), digestmod=hashlib.sha256)  # copied per block
         new = not self.path.exists()
         self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
@@ -108,7 +108,7 @@ class LockoutJournal:
         if _HEAD + len(body) + _MAC > BLOCK:
             return None
         head = MAGIC + len(body).to_bytes(4, "little") + body
-        return (head + hmac.new(self._key, head, hashlib.sha256).digest()).ljust(BLOCK, b"\0")
+        return (head + self._mac_of(head)).ljust(BLOCK, b"\0")
 
     def write(self, block: bytes) -> None:
         """Write a block from :meth:`block` in the next slot and sync it: durable on return."""
@@ -117,6 +117,11 @@ class LockoutJournal:
         os.fdatasync(self._fd)
         self._n = n
         self.written += 1
+
+    def _mac_of(self, head: bytes) -> bytes:
+        m = self._mac.copy()  # the key hashed once, not per block (the lock-out's path)
+        m.update(head)
+        return m.digest()
 
     # ---- reading --------------------------------------------------------------------
     def entries(self) -> list[Entry]:
@@ -136,7 +141,7 @@ class LockoutJournal:
         if _HEAD + size + _MAC > len(raw):
             return None
         head, mac = raw[: _HEAD + size], raw[_HEAD + size : _HEAD + size + _MAC]
-        if not hmac.compare_digest(mac, hmac.new(self._key, head, hashlib.sha256).digest()):
+        if not hmac.compare_digest(mac, self._mac_of(head)):
             return None
         try:
             doc = json.loads(head[_HEAD:])

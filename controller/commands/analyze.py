@@ -119,25 +119,8 @@ def run(args: argparse.Namespace) -> int:
 
 def resolve_paytable(game: str, wager: str | None, text: str) -> tuple[str, str]:
     """``(name, wager)`` of the paytable ``text`` names within ``game`` (and ``wager`` if
-    given): the full name, or a short form — the name's last word ("1" for "Ace High 1",
-    "A", "DJWT-04") — when exactly one paytable of the game and wager has it."""
-    from controller.rules.paytables import all_paytables
+    given): its full name or an unambiguous short form (controller/rules/paytables.py)."""
+    from controller.rules.paytables import resolve_paytable as resolve
 
-    tables = {n: p for n, p in all_paytables().items() if p.game == game}
-    if not tables:
-        raise ValueError(f"no paytables for game {game!r}")
-    want = text.strip().casefold()
-    exact = [n for n in tables if n.casefold() == want]
-    if exact:
-        name = exact[0]
-        if wager is not None and tables[name].wager != wager:
-            raise ValueError(f"{name!r} is a paytable of the {tables[name].wager} wager, not of {wager!r}")
-        return name, tables[name].wager
-    pool = [n for n, p in tables.items() if wager is None or p.wager == wager]
-    hits = [n for n in pool if n.split()[-1].casefold() == want]
-    if len(hits) == 1:
-        return hits[0], tables[hits[0]].wager
-    scope = f"{game} {wager}" if wager else game
-    if hits:
-        raise ValueError(f"--paytable {text!r} is ambiguous within {scope}: {', '.join(sorted(hits))}")
-    raise ValueError(f"no paytable {text!r} within {scope} (paytables: {', '.join(sorted(pool)) or 'none'})")
+    pt = resolve(game, wager, text)
+    return pt.name, pt.wager

@@ -279,3 +279,65 @@ def get_paytable(name: str, directory: Path | None = None) -> Paytable:
         return tables[name]
     except KeyError:
         raise PaytableError(f"no paytable named {name!r}; known: {', '.join(sorted(tables))}") from None
+
+
+# --------------------------------------------------------------------------- short names
+
+
+def name_words(text: str) -> tuple[str, ...]:
+    """The words of a paytable name as a short form is matched against them: case-folded,
+    split at spaces, hyphens and slashes, a number without its leading zeros
+    (``"DJWBB-02"`` -> ``("djwbb", "2")``)."""
+    words = [w for w in re.split(r"[\s\-/]+", text.strip().casefold()) if w]
+    return tuple(str(int(w)) if w.isdigit() else w for w in words)
+
+
+def is_short_form(text: str, name: str) -> bool:
+    """Whether ``text`` is the name or a short form of it: the name's last word or words
+    (``"2"``, ``"02"``, ``"DJWBB-2"`` for ``"DJWBB-02"``; ``"Fortune 3"`` for
+    ``"Face Up Fortune 3"``)."""
+    want, words = name_words(text), name_words(name)
+    return bool(want) and words[len(words) - len(want) :] == want
+
+
+def resolve_paytable(game: str, wager: str | None, text: str, directory: Path | None = None) -> Paytable:
+    """The paytable ``text`` names within ``game`` (and ``wager`` if given): its full name,
+    or a short form (:func:`is_short_form`) that exactly one paytable of the game and wager
+    has.  A :class:`PaytableError` otherwise: an ambiguous short form lists the paytables it
+    fits; an unknown one says which wager's paytable it is, or the closest names."""
+    tables = {n: p for n, p in all_paytables(directory).items() if p.game == game}
+    if not tables:
+        raise PaytableError(f"no paytables for game {game!r}")
+    exact = [p for n, p in tables.items() if n.casefold() == text.strip().casefold()]
+    if exact:
+        if wager is not None and exact[0].wager != wager:
+            raise PaytableError(f"{exact[0].name!r} is a paytable of the {exact[0].wager} wager, not of {wager!r}")
+        return exact[0]
+    pool = {n: p for n, p in tables.items() if wager is None or p.wager == wager}
+    hits = sorted(n for n in pool if is_short_form(text, n))
+    if len(hits) == 1:
+        return pool[hits[0]]
+    scope = f"{game} {wager}" if wager else game
+    if hits:
+        raise PaytableError(f"paytable {text!r} is ambiguous within {scope}: {', '.join(hits)} (give more of the name)")
+    raise PaytableError(_unknown(text, scope, pool, tables))
+
+
+def _unknown(text: str, scope: str, pool: Mapping[str, Paytable], tables: Mapping[str, Paytable]) -> str:
+    """Why ``text`` names no paytable of ``pool``: another wager's paytable, or the closest names."""
+    import difflib
+
+    listed = f"(paytables: {', '.join(sorted(pool)) or 'none'})"
+    other = sorted(n for n in tables if n not in pool and is_short_form(text, n))
+    if other:
+        which = ", ".join(f"{n} ({tables[n].wager})" for n in other)
+        return f"no paytable {text!r} within {scope}; other wagers' paytables: {which} {listed}"
+    folded = {n.casefold(): n for n in pool}
+    close = difflib.get_close_matches(text.strip().casefold(), list(folded), n=3, cutoff=0.6)
+    names = [repr(folded[c]) for c in close]
+    hint = (
+        f"; did you mean {' or '.join([', '.join(names[:-1]), names[-1]] if len(names) > 1 else names)}?"
+        if close
+        else ""
+    )
+    return f"no paytable {text!r} within {scope}{hint} {listed}"

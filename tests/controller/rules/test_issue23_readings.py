@@ -45,3 +45,66 @@ def test_687a_10_example_rate_gives_76_7346_not_77():
 
 if __name__ == "__main__":  # pragma: no cover
     pytest.main([__file__])
+
+
+# ------------------------------------------------------------------ finding 4 (short paytable names)
+
+
+@pytest.mark.parametrize(
+    "game,wager,text,want",
+    [
+        ("dj-wild", "bad-beat", "2", "DJWBB-02"),
+        ("dj-wild", "bad-beat", "02", "DJWBB-02"),
+        ("dj-wild", "bad-beat", "djwbb-2", "DJWBB-02"),
+        ("dj-wild", "trips", "04", "DJWT-04"),
+        ("dj-wild", "trips", "4", "DJWT-04"),
+        ("dj-wild", None, "DJWT 4", "DJWT-04"),
+        ("dj-wild", "progressive", "2", "DJ Wild Progressive 2"),
+        ("dj-wild", "progressive", "Progressive 02", "DJ Wild Progressive 2"),
+        ("face-up", "progressive", "Progressive 4", "Face Up Progressive 4"),
+        ("face-up", None, "meter 4", "Face Up Progressive Meter 4"),
+        ("face-up", "progressive-envy", "Envy 4", "Face Up Progressive Envy 4"),
+        ("six-card-fortune", "fortune-envy", "$5", "Six-Card Fortune Envy $5"),
+        ("over-under", None, "under 18", "Over/Under Under 18"),
+        ("pai-gow-tiles", "sum", "b", "Tiles Sum B"),
+        ("face-up", "ace-high", "1", "Ace High 1"),  # the last word still works
+    ],
+)
+def test_687a_12_d_e_every_unambiguous_short_paytable_name(game, wager, text, want):
+    """§ 687a.12(d),(e) name the paytables DJWT-04 ... and DJWBB-01 ...; `--paytable 2`, `02`
+    (DJWBB-02) and `04` (DJWT-04) were refused: only the name's last word was a short form."""
+    from controller.commands.analyze import resolve_paytable as cli_resolve
+
+    assert cli_resolve(game, wager, text)[0] == want  # `tablectl analyze --paytable`
+    from controller.rules.paytables import resolve_paytable
+
+    assert resolve_paytable(game, wager, text).name == want
+
+
+@pytest.mark.parametrize(
+    "game,wager,text,message",
+    [
+        ("dj-wild", None, "04", "'04' is ambiguous within dj-wild: DJWBB-04, DJWT-04 (give more of the name)"),
+        ("dj-wild", None, "2", "'2' is ambiguous within dj-wild: DJ Wild Progressive 2, DJWBB-02"),
+        ("dj-wild", "bad-beat", "06", "within dj-wild bad-beat; other wagers' paytables: DJWT-06 (trips)"),
+        ("dj-wild", "trips", "DJWT-08", "did you mean 'DJWT-07'"),
+        ("dj-wild", "trips", "DJWBB-01", "'DJWBB-01' is a paytable of the bad-beat wager, not of 'trips'"),
+        ("dj-wild", "trips", "", "no paytable '' within dj-wild trips"),
+    ],
+)
+def test_687a_12_d_e_short_paytable_names_that_do_not_resolve_say_why(game, wager, text, message):
+    from controller.rules.paytables import PaytableError, resolve_paytable
+
+    with pytest.raises(PaytableError) as e:
+        resolve_paytable(game, wager, text)
+    assert message in str(e.value)
+
+
+def test_687a_12_d_short_paytable_name_runs_the_analysis(capsys):
+    from controller.cli import main
+
+    assert main(["analyze", "--game", "dj-wild", "--wager", "trips", "--paytable", "04"]) == 0
+    out = capsys.readouterr().out
+    assert "DJWT-04" in out and "payback: 93.8431%" in out
+    assert main(["analyze", "--game", "dj-wild", "--paytable", "04"]) == 2
+    assert "ambiguous within dj-wild: DJWBB-04, DJWT-04" in capsys.readouterr().err

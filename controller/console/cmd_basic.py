@@ -340,7 +340,8 @@ def cmd_newdealer(ctx: Ctx, args: list[str]) -> str:
     "same",
     ALL,
     "same SEAT SEAT",
-    "record one player on two adjacent betting areas this round (§ 670a.7(f), § 688a.7(f)): no envy on his own hand",
+    "record one player on two adjacent betting areas (boxes) this round (§ 670a.7(f), § 688a.7(f), § 659a.7(f), "
+    "§ 687a.7(e)): no envy on his own hand",
 )
 def cmd_same(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 2, 2, "same SEAT SEAT")

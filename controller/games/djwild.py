@@ -18,7 +18,9 @@ The round, from the automated dealing shoe (§ 687a.10):
 * ``raise_or_fold``: each player, from the dealer's far left clockwise, raises two
   times the Ante (a late wager) or folds (§ 687a.11(b)); keyed ``RAISE <seat>`` /
   ``FOLD <seat>``; ``EXPOSED`` when a player's or the dealer's card was revealed before
-  the Raise Wagers were placed (§ 687a.13(d));
+  the Raise Wagers were placed (§ 687a.13(d)); ``SAME <seat> <seat>`` when adjacent boxes
+  are one player's (§ 687a.7(e), up to the profile's ``adjacent_boxes``): no envy on his
+  own hand (reading 687a-5);
 * ``settlement``: every wager through controller/rules/djwild.py (§ 687a.11(d)-(f),
   § 687a.12), seat by seat from the dealer's far right (reading 687a-8).
 
@@ -72,6 +74,7 @@ OPTIONS: dict[str, Any] = {
     "bad_beat_two_way": True,  # reading 687a-4
     "shuffler_counts": False,  # § 687a.10(d): the shuffler counts 53 cards after each shuffle
     "stub_every_rounds": 5,  # § 687a.10(d): at least once every 5 rounds
+    "adjacent_boxes": 1,  # § 687a.7(e): boxes one player may wager on (Rules Submission); SAME <seat> <seat>
 }
 EXPOSED_WHY = "a card was revealed before the Raise Wagers (§ 687a.13(d))"
 
@@ -86,6 +89,7 @@ class DJWild(Procedure):
     deck = 53  # § 687a.3(a): 52 cards and one joker
     stack_size = 5  # § 687a.10(b)
     lockout_button = "start_game"  # § 687a.8(c): the dealer's Start Game button
+    adjacent_section = "§ 687a.7(e)"  # the number of adjacent boxes: the Rules Submission's
     phases = (
         Phase("dispensing", PhaseKind.DEAL, "§ 687a.10(a)-(c)", "main"),
         Phase("stub_check", PhaseKind.STUB, "§ 687a.10(d)-(f)"),
@@ -104,7 +108,14 @@ class DJWild(Procedure):
         keyed = o["keyed"]
         if not isinstance(keyed, list) or any(k not in OPTIONAL for k in keyed):
             raise _option_error(f, "keyed", f"{keyed!r}: a list of the optional wagers {', '.join(OPTIONAL)}")
-        for k in ("ante_min_cents", "ante_max_cents", "trips_max_cents", "bad_beat_max_cents", "stub_every_rounds"):
+        for k in (
+            "ante_min_cents",
+            "ante_max_cents",
+            "trips_max_cents",
+            "bad_beat_max_cents",
+            "stub_every_rounds",
+            "adjacent_boxes",
+        ):
             if isinstance(o[k], bool) or not isinstance(o[k], int) or o[k] < 1:
                 raise _option_error(f, k, f"{o[k]!r} must be a whole number >= 1")
         if o["ante_min_cents"] > o["ante_max_cents"]:
@@ -115,6 +126,10 @@ class DJWild(Procedure):
                 "stub_every_rounds",
                 f"{o['stub_every_rounds']}: the stub is counted at least once every 5 rounds (§ 687a.10(d))",
             )
+        if o["adjacent_boxes"] > profile.seats:
+            raise _option_error(f, "adjacent_boxes", f"{o['adjacent_boxes']}: more than the {profile.seats} seats")
+        self.adjacent_boxes: int = o["adjacent_boxes"]
+        self.adjacent_areas = self.adjacent_boxes > 1
         for k in ("progressive_on_fold", "bad_beat_two_way", "shuffler_counts"):
             if not isinstance(o[k], bool):
                 raise _option_error(f, k, f"{o[k]!r} must be true or false")
@@ -272,7 +287,8 @@ class DJWild(Procedure):
 
     def decision_prompt(self, rnd: RoundData, name: str) -> str:
         nxt = self._next(rnd)
-        return f"RAISE OR FOLD: 'RAISE <seat>' / 'FOLD <seat>' from seat {nxt} clockwise; EXPOSED (§ 687a.13(d))"
+        same = "; SAME <seat> <seat>" if self.adjacent_areas else ""
+        return f"RAISE OR FOLD: 'RAISE <seat>' / 'FOLD <seat>' from seat {nxt} clockwise; EXPOSED (§ 687a.13(d)){same}"
 
     def _next(self, rnd: RoundData) -> int | None:
         ds = rnd.decisions["raise"]
@@ -282,6 +298,8 @@ class DJWild(Procedure):
         ds = rnd.decisions[name]
         verb, parts = entry_verb(text)
         players = self.players(rnd)
+        if verb == "SAME":  # § 687a.7(e): one player on adjacent boxes
+            return self.same_player(rnd, parts)
         if verb == "EXPOSED" and len(parts) == 1:
             # § 687a.13(d): all hands void, every wager returned except the Progressive and
             # Trips Bonus Wagers, settled on the hands as dealt
@@ -321,7 +339,36 @@ class DJWild(Procedure):
                 {"seat": seat, "decision": "raise"},
                 late={(seat, "raise"): amount},
             )
-        raise EntryError("enter RAISE <seat>, FOLD <seat>, REPLACEMENT <card> or EXPOSED")
+        same = ", SAME <seat> <seat>" if self.adjacent_areas else ""
+        raise EntryError(f"enter RAISE <seat>, FOLD <seat>, REPLACEMENT <card>{same} or EXPOSED")
+
+    def same_player(self, rnd: RoundData, parts: Sequence[str]) -> Entry:
+        """``SAME <seat> <seat>``: the two adjacent boxes are one player's (§ 687a.7(e)); keyed
+        again with a neighbouring box it joins that box too, up to the profile's
+        ``adjacent_boxes`` (the Rules Submission's number).  Recorded in ``rnd.extra["player"]``
+        (seat -> player): no Envy Bonus for his own hand (§ 670a.11(h)(3)(ii), reading 687a-5).
+        Raises :class:`EntryError`, changing nothing, when the table allows one box, a seat is
+        not playing, the boxes are not adjacent, already one player's, or too many."""
+        n = self.adjacent_boxes
+        if n < 2:
+            raise EntryError("this table permits a player one box (§ 687a.7(e): the Rules Submission's number)")
+        if len(parts) != 3:
+            raise EntryError("enter SAME <seat> <seat>")
+        a, b = sorted(seat_arg(p, self.players(rnd)) for p in parts[1:3])
+        if b - a != 1:
+            raise EntryError(f"seats {a} and {b} are not adjacent boxes (§ 687a.7(e))")
+        players: dict[int, str] = rnd.extra.setdefault("player", {})
+        who = {s: players.get(s, f"seat {s}") for s in self.players(rnd)}
+        if who[a] == who[b]:
+            raise EntryError(f"seats {a} and {b} are already one player's boxes")
+        group = sorted(s for s, w in who.items() if w in (who[a], who[b]))
+        if len(group) > n:
+            raise EntryError(f"a player may wager on at most {n} adjacent boxes (§ 687a.7(e), the Rules Submission)")
+        name = "seats " + "+".join(map(str, group))
+        for s in group:
+            players[s] = name
+        shown = f"{', '.join(map(str, group[:-1]))} AND {group[-1]}"
+        return Entry(f"SEATS {shown} ONE PLAYER", {"decision": "adjacent", "seats": group})
 
     # ---- settlement (§ 687a.11(d)-(f), § 687a.12) -----------------------------------------------
     def _round(
@@ -329,6 +376,7 @@ class DJWild(Procedure):
     ) -> R.DJRound:
         ws = by_seat(rnd.wagers)
         raised = rnd.extra.get("raised", {})
+        same: dict[int, str] = rnd.extra.get("player", {})  # § 687a.7(e): SAME <seat> <seat>
         seats = tuple(
             R.DJSeat(
                 seat=s,
@@ -338,6 +386,7 @@ class DJWild(Procedure):
                 trips=ws[s].get("trips", 0),
                 bad_beat=ws[s].get("bad-beat", 0),
                 progressive=ws[s].get("progressive", 0),
+                player=same.get(s),
             )
             for s in self.settlement_order()
             if s in hands

@@ -77,6 +77,12 @@ class DJSeat:
     trips: int = 0
     bad_beat: int = 0
     progressive: int = 0
+    #: § 687a.7(e): one player on several adjacent boxes has the same value on each of them
+    #: (no Envy Bonus for his own hand, § 670a.11(h)(3)(ii) by reading 687a-5); None = alone
+    player: str | None = None
+
+    def who(self) -> str:
+        return self.player if self.player is not None else f"seat {self.seat}"
 
     @property
     def blind(self) -> int:
@@ -356,6 +362,8 @@ def _validated(rnd: DJRound) -> tuple[list[DJSeat], tuple[int, ...] | None]:
         _amount(s.seat, "ante", s.ante, 1)
         if not isinstance(s.raised, bool):
             raise DJWildError(f"seat {s.seat}: raised must be True (Raise Wager) or False (fold), got {s.raised!r}")
+        if s.player is not None and not isinstance(s.player, str):
+            raise DJWildError(f"seat {s.seat}: player must be a name (str) or None, got {s.player!r}")
         for name in ("trips", "bad_beat", "progressive"):
             _amount(s.seat, name.replace("_", "-"), getattr(s, name), 0)
         cards = _cards(s.cards, f"seat {s.seat}")
@@ -422,12 +430,15 @@ def _envy_holders(seats: list[DJSeat], replacement: int | None, cfg: DJWildConfi
 
 
 def _envy(seats: list[DJSeat], hits: list[tuple[int, poker.HandRank]], cfg: DJWildConfig) -> list[WagerResult]:
-    """Envy (the "Envy" column of § 687a.12(c)): each *other* seat with a Progressive
-    wager is paid for every holder's royal / straight flush; never for one's own hand or the
-    dealer's (reading 687a-5, § 670a.11(h)(3)(ii))."""
+    """Envy (the "Envy" column of § 687a.12(c)): each *other* player's seat with a
+    Progressive wager is paid for every holder's royal / straight flush; never for one's own
+    hand — his seat or another of his adjacent boxes (§ 687a.7(e)) — nor the dealer's
+    ("A player is not entitled to an Envy Bonus for his own hand", § 670a.11(h)(3)(ii),
+    reading 687a-5)."""
     if not cfg.progressive_envy_paytable:
         return []
     table = get_paytable(cfg.progressive_envy_paytable)
+    who = {s.seat: s.who() for s in seats}
     out: list[WagerResult] = []
     for hit_seat, rank in hits:
         key = rank.category.text
@@ -435,7 +446,7 @@ def _envy(seats: list[DJSeat], hits: list[tuple[int, poker.HandRank]], cfg: DJWi
         if pay is None:
             continue
         for s in seats:
-            if s.seat == hit_seat or not s.progressive:
+            if who[s.seat] == who[hit_seat] or not s.progressive:
                 continue
             net = whole_cents(Fraction(pay.cents), rule="§ 687a.12(c) envy")
             out.append(

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from controller.analysis import djwild as A
+from controller.rules.djwild import DJRound, DJSeat, settle_round
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -20,6 +21,51 @@ def _long_run(rate: str) -> str:
     m = re.search(r": ([\d.]+%)", note)
     assert m, note
     return m.group(1)
+
+
+# ------------------------------------------------------------------ finding 1 (687a-5, § 687a.7(e))
+
+AUDIT_DEALER = "Kd Kc 8h 6c 4d"  # a pair of kings
+
+
+def _envy(*seats: DJSeat) -> list[tuple[int, int, str]]:
+    res = settle_round(DJRound(seats=seats, dealer=AUDIT_DEALER))
+    return [(r.seat, r.net, r.detail) for r in res if r.wager == "progressive-envy"]
+
+
+def test_687a_7_e_same_player_adjacent_boxes_no_envy_on_his_own_hand():
+    """The audit's round: box 1 holds a royal flush without a Progressive; box 2, the same
+    player (§ 687a.7(e): a player may wager on adjacent boxes), bets the $1 Progressive.  "A
+    player is not entitled to an Envy Bonus for his own hand" (§ 670a.11(h)(3)(ii), imported by
+    reading 687a-5): box 2 is paid nothing; box 3, another player, is paid the $1,000."""
+    royal = DJSeat(1, 500, "As Ks Qs Js Ts", raised=True, player="seats 1+2")
+    own = DJSeat(2, 500, "Ah 9c 7d 5h 3h", raised=True, progressive=100, player="seats 1+2")
+    other = DJSeat(3, 500, "Qh 9d 7c 5d 3c", raised=False, progressive=100)
+    assert _envy(royal, own) == []
+    assert _envy(royal, own, other) == [(3, 100_000, "envy for seat 1")]
+    # not recorded as one player: box 2 is paid (the test above can fail)
+    alone = DJSeat(2, 500, "Ah 9c 7d 5h 3h", raised=True, progressive=100)
+    assert _envy(DJSeat(1, 500, "As Ks Qs Js Ts", raised=True), alone) == [(2, 100_000, "envy for seat 1")]
+
+
+def test_687a_7_e_one_player_on_three_boxes_is_paid_for_other_players_only():
+    """§ 687a.7(e) lets the Rules Submission allow more than two adjacent boxes: a player on
+    boxes 1-3 gets no envy for the royal on box 1 or the straight flush on box 3, and is paid
+    for box 5's straight flush on each of his Progressive boxes."""
+    p = "seats 1+2+3"
+    seats = (
+        DJSeat(1, 500, "As Ks Qs Js Ts", raised=True, progressive=100, player=p),
+        DJSeat(2, 500, "Ah 9c 7d 5h 3h", raised=True, progressive=100, player=p),
+        DJSeat(3, 500, "Qd Jd Td 9d 8d", raised=True, player=p),
+        DJSeat(5, 500, "9s 8s 7s 6s 5s", raised=True, progressive=100),
+    )
+    got = sorted(_envy(*seats))
+    assert got == [
+        (1, 30_000, "envy for seat 5"),
+        (2, 30_000, "envy for seat 5"),
+        (5, 30_000, "envy for seat 3"),
+        (5, 100_000, "envy for seat 1"),
+    ]
 
 
 # ------------------------------------------------------------------ finding 3 (687a-10)

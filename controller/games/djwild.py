@@ -22,7 +22,8 @@ The round, from the automated dealing shoe (§ 687a.10):
   are one player's (§ 687a.7(e), up to the profile's ``adjacent_boxes``): no envy on his
   own hand (reading 687a-5);
 * ``settlement``: every wager through controller/rules/djwild.py (§ 687a.11(d)-(f),
-  § 687a.12), seat by seat from the dealer's far right (reading 687a-8).
+  § 687a.12), seat by seat from the dealer's far left, seat 1 upward (§ 687a.11(e),
+  reading 687a-8).
 
 Readings of the table procedure: docs/rules-readings/687a.md (687a-8 ... 687a-10).
 """
@@ -371,6 +372,12 @@ class DJWild(Procedure):
         return Entry(f"SEATS {shown} ONE PLAYER", {"decision": "adjacent", "seats": group})
 
     # ---- settlement (§ 687a.11(d)-(f), § 687a.12) -----------------------------------------------
+    def settlement_order(self) -> list[int]:
+        """§ 687a.11(e): "Beginning with the player farthest to the dealer's left and continuing
+        around the table": seat 1 upward, the way the cards were dealt and the raises asked
+        (reading 687a-8).  Percentage-of-meter hits are paid in this order."""
+        return list(range(1, self.seats + 1))
+
     def _round(
         self, rnd: RoundData, hands: Mapping[int, Sequence[int]], dealer: Sequence[int], replacement: int | None
     ) -> R.DJRound:

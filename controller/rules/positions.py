@@ -18,6 +18,9 @@ Pure.  Conventions used throughout tablectl:
   dealer's right and continuing around the table in a counterclockwise
   direction" (§ 670a.11(e), § 688a.11(e)): seat N, N-1, ..., 1.  The %-of-meter
   progressive pays are paid in this order (§ 670a.12(d)(3)), so it decides money.
+  DJ Wild settles "beginning with the player farthest to the dealer's left" (§ 687a.11(e),
+  reading 687a-8) and Over/Under in the dealing order (§ 686a.7(j)): seat 1 upward (their
+  procedures' ``settlement_order``).
 """
 
 from __future__ import annotations

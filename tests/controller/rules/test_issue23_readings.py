@@ -68,6 +68,27 @@ def test_687a_7_e_one_player_on_three_boxes_is_paid_for_other_players_only():
     ]
 
 
+# ------------------------------------------------------------------ finding 5 (687a-8)
+
+
+def _dj_procedure():
+    import tomllib
+
+    from controller.config import parse_profile
+    from controller.games import procedure_for
+
+    doc = tomllib.loads((ROOT / "config" / "tables" / "dj-wild.toml").read_text())
+    return procedure_for("dj-wild", parse_profile(doc, "dj-wild.toml"))
+
+
+def test_687a_11_e_settled_from_the_dealers_far_left_seat_1_first():
+    """§ 687a.11(e): "Beginning with the player farthest to the dealer's left and continuing
+    around the table" -- seat 1 (the dealer's far left, controller/rules/positions.py) first,
+    as the cards are dealt (§ 687a.10(b)) and the raises asked (§ 687a.11(b)); reading 687a-8
+    settled seat 6 first before issue 23."""
+    assert _dj_procedure().settlement_order() == [1, 2, 3, 4, 5, 6]
+
+
 # ------------------------------------------------------------------ finding 3 (687a-10)
 
 

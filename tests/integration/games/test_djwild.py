@@ -101,7 +101,7 @@ def test_687a_scripted_round_every_result_computed_by_hand(tmp_path):
             Bad Beat: a straight losing, 100 to 1 on $1: +10000.
     envy    seat 2's straight flush pays every other Progressive seat the Envy column's $300
             (reading 687a-5): seat 4 +30000, seat 1 +30000 (seat 3 has none; seat 5's was refused).
-    order   from the dealer's far right (reading 687a-8): seats 4, 3, 2, 1, then the envy.
+    order   from the dealer's far left (§ 687a.11(e), reading 687a-8): seats 1, 2, 3, 4, then the envy.
     meter   $2,000 seed + 3 accepted $1 wagers x 20.5% = $2,000.615 at the count confirmation;
             the hit pays 10% of $2,000.61 = $200.061 -> 20006 cents, the fraction stays.
     """
@@ -165,26 +165,26 @@ def test_687a_scripted_round_every_result_computed_by_hand(tmp_path):
     assert h.table.round.wagers[(4, "raise")] == 5000 and (3, "raise") not in h.table.round.wagers
     got = [(r.seat, r.wager, r.outcome, r.net) for r in h.table.round.results]
     assert got == [
-        (4, "ante", "lose", -2500),
-        (4, "blind", "lose", -2500),
-        (4, "raise", "lose", -5000),
-        (4, "progressive", "win", 3000),
-        (4, "bad-beat", "win", 10000),
-        (3, "ante", "lose", -500),
-        (3, "blind", "lose", -500),
-        (3, "trips", "win", 600),
-        (2, "ante", "lose", -500),
-        (2, "blind", "lose", -500),
-        (2, "raise", "lose", -1000),
-        (2, "progressive", "win", 0),
-        (2, "bad-beat", "win", 250000),
         (1, "ante", "lose", -1000),
         (1, "blind", "lose", -1000),
         (1, "raise", "lose", -2000),
         (1, "progressive", "win", 900),
         (1, "trips", "win", 3000),
-        (4, "progressive-envy", "win", 30000),
+        (2, "ante", "lose", -500),
+        (2, "blind", "lose", -500),
+        (2, "raise", "lose", -1000),
+        (2, "progressive", "win", 0),
+        (2, "bad-beat", "win", 250000),
+        (3, "ante", "lose", -500),
+        (3, "blind", "lose", -500),
+        (3, "trips", "win", 600),
+        (4, "ante", "lose", -2500),
+        (4, "blind", "lose", -2500),
+        (4, "raise", "lose", -5000),
+        (4, "progressive", "win", 3000),
+        (4, "bad-beat", "win", 10000),
         (1, "progressive-envy", "win", 30000),
+        (4, "progressive-envy", "win", 30000),
     ]
     hands = {(r.seat, r.wager): r.hand for r in h.table.round.results}
     assert hands[(1, "trips")] == "wild-four-of-a-kind" and hands[(3, "trips")] == "natural-three-of-a-kind"
@@ -239,6 +239,41 @@ def test_687a_13_d_card_exposed_before_the_raises(tmp_path):
 
 
 # --------------------------------------------------------------------------- (c) keypad entries
+
+
+def test_687a_11_e_two_hits_paid_from_the_dealers_far_left_first(tmp_path):
+    """Two percentage-of-meter hits in one round, paid one at a time in the settlement order,
+    each from the meter as it then stands (§ 687a.12(c)).  § 687a.11(e) settles "beginning with
+    the player farthest to the dealer's left" (reading 687a-8): seat 1's royal flush (100% of
+    the meter) first, all of $2,000.41 ($2,000 seed + two $1 wagers at 20.5%); the meter is
+    reset to the seed; then seat 4's straight flush, 10% of $2,000.00 = $200.00.  From the
+    dealer's far right (the reading before issue 23) seat 4 took 10% of $2,000.41 first and
+    seat 1 the rest."""
+    h = _harness(tmp_path)
+    h.shuffled()
+    for text in ("BET 1 ante 5", "BET 1 blind 5", "BET 4 ante 5", "BET 4 blind 5"):
+        assert not _key(h, text).startswith("ERROR"), text
+    for seat in (1, 4):
+        h.edge(f"bet.progressive.{seat}", True)
+    h.press("start_game")
+    for seat in (1, 4):
+        h.edge(f"bet.progressive.{seat}", False)
+    h.press("confirm")
+    _deal(h, ["As Ks Qs Js Ts", "9h 8h 7h 6h 5h", "Kd Kc 8c 6c 4d", "3d"], remaining=53 - 16)
+    for text in ("RAISE 1", "RAISE 4"):
+        assert not _key(h, text).startswith("ERROR"), text
+    assert h.state == "floor_validation"
+    hits = [(r.seat, r.hand, r.meter_fraction) for r in h.table.round.pending_hits]
+    assert hits == [(1, "royal-flush", Fraction(1)), (4, "straight-flush", Fraction(1, 10))]
+    assert h.table.meters["primary"].value == 200_041
+    h.press("key")
+    assert h.table.meters["primary"].value == 200_000  # reset to the seed (no reserve)
+    h.press("key")
+    assert h.state == "open_for_wagers"
+    pays = [(e.data["seat"], e.data["order"], e.data["cents"]) for e in records(h, "meter.payout")]
+    assert pays == [(1, 1, 200_041), (4, 2, 20_000)]
+    assert h.table.meters["primary"].value == 180_000
+    h.close()
 
 
 def _round(p, wagers: dict) -> RoundData:

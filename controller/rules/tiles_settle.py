@@ -36,9 +36,13 @@ def _base_table(name: str) -> Paytable:
 
 def vigorish(won_cents: int, paytable: str = BASE_PAYTABLE) -> int:
     """The vigorish on ``won_cents`` (§ 621a.11(a)): 5% of the amount won, rounded to 25 cents
-    or the next highest multiple of 25 cents.  Rate and rounding step are the paytable's
-    ``commission`` and ``commission_round_up`` options; with no rounding step the exact 5%
-    must be whole cents (otherwise ValueError, never a dropped fraction)."""
+    or the next highest multiple of 25 cents — never more than the amount won (reading 621a
+    #21: the rounding is the certificate holder's option, "may round off", and a fee that took
+    more than was won would make a winning wager a loss).  Where the rounded figure would
+    exceed the win (an amount won under 25 cents) the 5% is rounded up to the whole cent only.
+    Rate and rounding step are the paytable's ``commission`` and ``commission_round_up``
+    options; with no rounding step the exact 5% must be whole cents (otherwise ValueError,
+    never a dropped fraction)."""
     if isinstance(won_cents, bool) or not isinstance(won_cents, int) or won_cents < 0:
         raise ValueError(f"amount won {won_cents!r} must be a non-negative number of cents")
     if won_cents == 0:
@@ -49,7 +53,8 @@ def vigorish(won_cents: int, paytable: str = BASE_PAYTABLE) -> int:
     step = opts.get("commission_round_up")
     if step is None:
         return whole_cents(exact, rule="§ 621a.11(a) vigorish without rounding")
-    return round_up_to(exact, parse_money(str(step)))
+    rounded = round_up_to(exact, parse_money(str(step)))
+    return rounded if rounded <= won_cents else round_up_to(exact, 1)
 
 
 def _pai_gow_result(seat: int, amount: int, outcome: str, hand: str, detail: str, pt: Paytable) -> WagerResult:

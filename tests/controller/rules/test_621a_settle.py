@@ -33,7 +33,10 @@ from controller.rules.tiles_settle import (
         (700, 50),
         (2100, 125),
         (3000, 150),
-        (1, 25),
+        (25, 25),
+        (24, 2),  # under 25 cents: rounding up to 25 would take more than the win (reading 621a #21)
+        (20, 1),
+        (1, 1),
         (0, 0),
     ],
 )
@@ -44,8 +47,14 @@ def test_vigorish_examples_621a_11_a(won, vig):
 @hsettings(max_examples=300)
 @given(st.integers(1, 10_000_000))
 def test_vigorish_multiple_of_25_and_at_least_5_percent(won):
+    """At least 5%, never more than the amount won; a multiple of 25 cents (the next one up)
+    whenever that is not more than the win, else 5% up to the whole cent (reading 621a #21)."""
     v = vigorish(won)
-    assert v % 25 == 0 and 20 * v >= won and 20 * (v - 25) < won
+    assert 20 * v >= won and v <= won
+    if won >= 25:
+        assert v % 25 == 0 and 20 * (v - 25) < won
+    else:
+        assert 20 * (v - 1) < won
 
 
 DEALER = make_setting("6-6 1-6", "2-2 3-3")  # 9 (Twelve high) / 0

@@ -89,6 +89,34 @@ def test_687a_11_e_settled_from_the_dealers_far_left_seat_1_first():
     assert _dj_procedure().settlement_order() == [1, 2, 3, 4, 5, 6]
 
 
+# ------------------------------------------------------------------ finding 2 (621a #21)
+
+
+def test_621a_11_a_vigorish_never_above_the_amount_won():
+    """The audit's round: a player bank (§ 621a.9(o)) whose center holds one losing $10.00
+    Pai Gow Wager and pays one winning $9.80 wager has a surplus of 20 cents.  § 621a.11(a)
+    charges "5% of the amount won" and lets the certificate holder round it up to 25 cents;
+    rounded, 25 cents is more than the 20 cents won and the bank's "win" was -5 cents.  The
+    vigorish is 1 cent (5% of 20 cents): the bank keeps 19 cents."""
+    from controller.rules.settlement import table_net
+    from controller.rules.tiles import make_setting
+    from controller.rules.tiles_settle import PlayerWager, settle_bank, vigorish
+
+    bank = make_setting("4-4 4-4", "1-6 2-2")  # pair of Eights / 1 point
+    wagers = [
+        PlayerWager(1, 980, make_setting("6-6 6-6", "4-5 3-5")),  # wins: 5% of $9.80 = 49 cents, rounded to 50
+        PlayerWager(2, 1000, make_setting("1-3 1-3", "1-5 1-4")),  # loses
+    ]
+    s = settle_bank(3, bank, wagers)
+    by = {(r.seat, r.wager): r for r in s.results}
+    assert s.surplus == 20
+    assert by[(3, "bank")].commission == 1 and by[(3, "bank")].net == 19 and by[(3, "bank")].outcome == "win"
+    assert by[(1, "base")].commission == 50 and by[(1, "base")].net == 930
+    assert table_net(list(s.results)) == s.house_net == 51
+    assert [vigorish(w) for w in (1, 19, 20, 21, 24, 25, 100, 500, 501)] == [1, 1, 1, 2, 2, 25, 25, 25, 50]
+    assert all(vigorish(w) <= w for w in range(1, 2000))
+
+
 # ------------------------------------------------------------------ finding 3 (687a-10)
 
 

@@ -199,6 +199,8 @@ class DJWild(Procedure):
 
     # ---- wagers (§ 687a.7) ---------------------------------------------------------------
     def keyed_wager(self, seat: int, wager: str, cents: int, *, late: bool = False) -> None:
+        """§ 687a.7(c): every wager but the Raise before "no more bets" (the framework refuses
+        one keyed later); the Raise only after the cards, as the player's decision."""
         if wager == "raise" and not late:
             raise EntryError(
                 "the Raise Wager is made after the player has examined his cards: RAISE <seat> (§ 687a.11(b))"

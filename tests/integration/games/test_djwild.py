@@ -276,6 +276,28 @@ def test_687a_11_e_two_hits_paid_from_the_dealers_far_left_first(tmp_path):
     h.close()
 
 
+def test_687a_7_c_no_wager_after_start_game_but_the_raise(tmp_path):
+    """§ 687a.7(c): "All wagers, except Raise Wagers, shall be placed prior to the dealer
+    announcing 'no more bets'" (the Start Game button, § 687a.8(c)): a keyed wager and a
+    Progressive chip placed after it are refused and recorded; the Raise is taken later."""
+    h = _harness(tmp_path)
+    h.shuffled()
+    for text in ("BET 1 ante 5", "BET 1 blind 5"):
+        assert not _key(h, text).startswith("ERROR"), text
+    h.press("start_game")
+    assert h.state == "no_more_bets"
+    assert _key(h, "BET 1 trips 5").startswith("ERROR")
+    h.edge("bet.progressive.1", True)  # a chip placed after "no more bets"
+    assert (1, "trips") not in h.table.round.wagers and (1, "progressive") not in h.table.round.wagers
+    assert any(r.data["spot"] == "progressive" for r in records(h, "wager.rejected"))
+    h.edge("bet.progressive.1", False)
+    h.press("confirm")
+    _deal(h, ["As Ks Qs Js Ts", "Kd Kc 8c 6c 4d"], remaining=53 - 10)
+    assert _key(h, "RAISE 1") == "SEAT 1 RAISES 10.00"  # the Raise: after the cards (§ 687a.11(b))
+    assert h.state == "open_for_wagers"
+    h.close()
+
+
 def _round(p, wagers: dict) -> RoundData:
     rnd = RoundData(1)
     rnd.wagers = dict(wagers)

@@ -74,18 +74,24 @@ def run(args: argparse.Namespace) -> int:
         rep = R.build(conn, args.day, day_start=args.day_start, tz=tz)
     finally:
         conn.close()
+    from controller import reportview as V
+
     if args.format == "csv":
-        text = R.to_csv(rep, tz)
+        text = V.to_csv(rep, tz)
         if args.out is None:
             sys.stdout.write(text)
         else:
             args.out.write_text(text, encoding="utf-8")
             print(args.out)
         return 0
-    from controller.pdf import render
+    from controller.reportpdf import PdfUnavailable, render
 
     out = args.out or Path(f"report-{rep.table_id or 'table'}-{args.day.isoformat()}.pdf")
-    title = f"table {rep.table_id} gaming day {args.day.isoformat()}"
-    out.write_bytes(render(R.to_lines(rep, tz), title=title))
+    try:
+        pdf = render(rep, tz)
+    except PdfUnavailable as e:
+        print(f"tablectl report: {e}", file=sys.stderr)
+        return 2
+    out.write_bytes(pdf)
     print(out)
     return 0

@@ -4,8 +4,8 @@ banner while the day has not ended), a footer with the page number "N of M", rea
 that carry their column headings onto the next page, and signature lines at the end.
 
 The figures and their labels are controller/reportview.py's, the same as the CSV's.
-reportlab is the ``report`` extra (README, "Dependencies"); it is imported only here, when a
-PDF is asked for, so the service and the CSV never load it.
+reportlab is the ``report`` extra (README, "Dependencies"); this module is imported only when
+a PDF is asked for (``tablectl report --format pdf``), so the service and the CSV never load it.
 """
 
 from __future__ import annotations
@@ -14,6 +14,12 @@ import io
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 from xml.sax.saxutils import escape
+
+from reportlab.lib import colors
+from reportlab.lib.enums import TA_CENTER, TA_RIGHT
+from reportlab.lib.pagesizes import letter
+from reportlab.lib.styles import ParagraphStyle
+from reportlab.platypus import Flowable, KeepTogether, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from controller.report import DayReport
 from controller.reportview import PROVISIONAL, Section, identity, sections
@@ -27,47 +33,36 @@ SHADE = "#eef1f5"
 ALERT = "#b00020"
 
 
-class PdfUnavailable(RuntimeError):
-    """reportlab is not installed (the ``report`` extra)."""
-
-
-def _rl() -> Any:
-    try:
-        import reportlab  # noqa: F401
-    except ImportError:
-        raise PdfUnavailable(
-            "the PDF needs reportlab, the `report` extra: pip install 'tablectl[report]' (the release installs it)"
-        ) from None
-    from reportlab.lib import colors, pagesizes, styles
-
-    return colors, pagesizes, styles
-
-
-def _styles() -> dict[str, Any]:
-    _c, _p, styles = _rl()
-    from reportlab.lib.styles import ParagraphStyle
-
-    base = styles.getSampleStyleSheet()
-    body = ParagraphStyle("body", parent=base["Normal"], fontName="Helvetica", fontSize=8.5, leading=10.5)
+def _styles() -> dict[str, ParagraphStyle]:
+    body = ParagraphStyle("body", fontName="Helvetica", fontSize=8.5, leading=10.5, textColor=colors.HexColor(INK))
+    bold = ParagraphStyle("bold", parent=body, fontName="Helvetica-Bold", fontSize=8, leading=9.6)
     return {
         "body": body,
         "cell": ParagraphStyle("cell", parent=body, fontSize=8, leading=9.6),
-        "cellr": ParagraphStyle("cellr", parent=body, fontSize=8, leading=9.6, alignment=2),
-        "head": ParagraphStyle("head", parent=body, fontName="Helvetica-Bold", fontSize=8, leading=9.6),
-        "headr": ParagraphStyle("headr", parent=body, fontName="Helvetica-Bold", fontSize=8, leading=9.6, alignment=2),
+        "cellr": ParagraphStyle("cellr", parent=body, fontSize=8, leading=9.6, alignment=TA_RIGHT),
+        "head": bold,
+        "headr": ParagraphStyle("headr", parent=bold, alignment=TA_RIGHT),
         "h1": ParagraphStyle("h1", parent=body, fontName="Helvetica-Bold", fontSize=15, leading=19, spaceAfter=4),
-        "h2": ParagraphStyle("h2", parent=body, fontName="Helvetica-Bold", fontSize=10.5, leading=13, spaceBefore=10,
-                             spaceAfter=4),  # fmt: skip
-        "note": ParagraphStyle("note", parent=body, fontSize=7.5, leading=9, textColor="#333333", spaceBefore=2),
-        "banner": ParagraphStyle("banner", parent=body, fontName="Helvetica-Bold", fontSize=11, leading=14,
-                                 textColor="#ffffff", alignment=1),  # fmt: skip
+        "h2": ParagraphStyle(
+            "h2", parent=body, fontName="Helvetica-Bold", fontSize=10.5, leading=13, spaceBefore=10, spaceAfter=4
+        ),
+        "note": ParagraphStyle(
+            "note", parent=body, fontSize=7.5, leading=9, textColor=colors.HexColor("#333333"), spaceBefore=2
+        ),
+        "banner": ParagraphStyle(
+            "banner",
+            parent=body,
+            fontName="Helvetica-Bold",
+            fontSize=11,
+            leading=14,
+            textColor=colors.white,
+            alignment=TA_CENTER,
+        ),
     }
 
 
-def _p(text: Any, style: Any) -> Any:
+def _p(text: object, style: ParagraphStyle) -> Paragraph:
     """A paragraph of plain text (escaped; leading spaces kept as an indent)."""
-    from reportlab.platypus import Paragraph
-
     t = str(text)
     lead = len(t) - len(t.lstrip(" "))
     return Paragraph("&nbsp;" * (2 * lead) + escape(t.lstrip(" ")), style)
@@ -116,10 +111,7 @@ class _Pages:
         canvas.restoreState()
 
 
-def _table(sec: Section, st: dict[str, Any], width: float) -> Any:
-    colors, _p2, _s = _rl()
-    from reportlab.platypus import Table, TableStyle
-
+def _table(sec: Section, st: dict[str, ParagraphStyle], width: float) -> Table:
     figure_cols = sec.key not in ("hit", "void", "fault")
     refs = figure_cols and any(r.ref for r in sec.rows)
     head = (["Figure"] if figure_cols else []) + (["Rule"] if refs else []) + sec.columns
@@ -173,10 +165,9 @@ def _widths(sec: Section, width: float, figure_cols: bool, refs: bool) -> list[f
     return [p * width for p in parts]
 
 
-def _identity_table(rep: DayReport, generated: datetime, tz: tzinfo | None, st: dict[str, Any], width: float) -> Any:
-    colors, _p2, _s = _rl()
-    from reportlab.platypus import Table, TableStyle
-
+def _identity_table(
+    rep: DayReport, generated: datetime, tz: tzinfo | None, st: dict[str, ParagraphStyle], width: float
+) -> Table:
     data = [[_p(k, st["head"]), _p(v, st["cell"])] for k, v in identity(rep, generated, tz)]
     t = Table(data, colWidths=[0.26 * width, 0.74 * width])
     t.setStyle(
@@ -192,9 +183,7 @@ def _identity_table(rep: DayReport, generated: datetime, tz: tzinfo | None, st: 
     return t
 
 
-def _signatures(st: dict[str, Any], width: float) -> Any:
-    from reportlab.platypus import KeepTogether, Spacer, Table, TableStyle
-
+def _signatures(st: dict[str, ParagraphStyle], width: float) -> Flowable:
     rows = []
     for who in ("Prepared by", "Reviewed by"):
         rows.append([_p(f"{who}:", st["head"]), "", _p("Date:", st["head"]), ""])
@@ -214,11 +203,9 @@ def _signatures(st: dict[str, Any], width: float) -> Any:
     return KeepTogether([_p("Signatures", st["h2"]), Spacer(1, 4), t])
 
 
-def _story(rep: DayReport, generated: datetime, tz: tzinfo | None, width: float, provisional: bool) -> list[Any]:
-    from reportlab.platypus import KeepTogether, Spacer, Table
-
+def _story(rep: DayReport, generated: datetime, tz: tzinfo | None, width: float, provisional: bool) -> list[Flowable]:
     st = _styles()
-    story: list[Any] = [_p("Progressive accounting report", st["h1"])]
+    story: list[Flowable] = [_p("Progressive accounting report", st["h1"])]
     if provisional:
         banner = Table([[_p(PROVISIONAL, st["banner"])]], colWidths=[width])
         banner.setStyle([("BACKGROUND", (0, 0), (-1, -1), ALERT), ("TOPPADDING", (0, 0), (-1, -1), 5),
@@ -245,13 +232,10 @@ def _story(rep: DayReport, generated: datetime, tz: tzinfo | None, width: float,
 
 def render(rep: DayReport, tz: tzinfo | None = None, generated: datetime | None = None) -> bytes:
     """The PDF (US letter, portrait) of the report."""
-    _c, pagesizes, _s = _rl()
-    from reportlab.platypus import SimpleDocTemplate
-
     gen = generated or datetime.now(UTC)
     provisional = rep.provisional(gen)
     pages = _Pages(rep, gen, tz, provisional)
-    size = pagesizes.letter
+    size = letter
     width = size[0] - 2 * MARGIN
     top = MARGIN + HEADER_H - 20 + (18 if provisional else 0)  # room for the header (and its banner)
 

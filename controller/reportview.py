@@ -24,11 +24,10 @@ import io
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
-from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from controller.meters import format_cents
+from controller.meters import format_cents, format_exact, format_rate
 from controller.report import FIXED_PAY, CoinIn, DayReport, LevelReport, _iso, local_zone
 
 # ---------------------------------------------------------------------- values
@@ -88,19 +87,12 @@ def cent_fraction(x: Fraction) -> str:
 
 def exact_usd(x: Fraction) -> str:
     """``$1,000.33 + 1/3 of a cent``: the whole cents in dollars, the fraction carried below."""
-    whole, rest = whole_and_rest(x)
-    return format_cents(whole) + (f" + {rest} of a cent" if rest else "")
+    return format_exact(x)
 
 
 def percent(rate: Fraction) -> str:
-    """A rate as a percentage (``3/200`` -> ``1.5%``; ``1/3`` -> ``33 1/3%``, exact)."""
-    q = rate * 100
-    if q.denominator == 1:
-        return f"{q.numerator}%"
-    if 10**6 % q.denominator == 0:  # a finite decimal
-        return f"{(Decimal(q.numerator) / Decimal(q.denominator)).normalize()}%"
-    whole, rest = whole_and_rest(q)
-    return f"{whole} {rest}%" if whole else f"{rest}%"
+    """A rate as a percentage, exact (``3/200`` -> ``1.5%``; ``1/3`` -> ``33 1/3%``)."""
+    return format_rate(rate)
 
 
 def local_time(ts: str, tz: tzinfo | None = None) -> str:
@@ -187,7 +179,9 @@ def _meter_rows(lv: LevelReport, seed_ref: str) -> list[Row]:
         row("meter_shown", "Progressive meter, as shown to players", "§ 605a.7(a)(1)", USD, lambda m: m.cents),
         row("remainder", "Fraction of a cent carried (hidden remainder)", "SPEC § 5", CENT, lambda m: m.remainder),
         row("paid_table", "Progressive pays made by the table", "§ 605a.7(a)(2)", USD, lambda m: m.paid_table),
-        row("paid_attendant", "Progressive pays made by an attendant", "§ 605a.7(a)(3)", USD, lambda m: m.paid_attendant),
+        row(
+            "paid_attendant", "Progressive pays made by an attendant", "§ 605a.7(a)(3)", USD, lambda m: m.paid_attendant
+        ),
         row("paid_cumulative", "Cumulative progressive paid", "§ 605a.7(a)(4)", USD, lambda m: m.paid_total),
         row("meter_hits", "Meter hits (share of the meter, attendant)", "SPEC § 5", COUNT, lambda m: m.hits),
         row("fixed_pays", "Fixed pays (from the table inventory)", "SPEC § 5", COUNT, lambda m: m.fixed_hits),
@@ -200,7 +194,13 @@ def _meter_rows(lv: LevelReport, seed_ref: str) -> list[Row]:
     ]
     if lv.end.reserve_rate or lv.end.reserve or lv.end.reserve_moved:
         rows += [
-            row("reserve_rate", "Reserve rate (share of each wager to the reserve)", seed_ref, RATE, lambda m: m.reserve_rate),
+            row(
+                "reserve_rate",
+                "Reserve rate (share of each wager to the reserve)",
+                seed_ref,
+                RATE,
+                lambda m: m.reserve_rate,
+            ),
             row("reserve", "Hidden reserve (funds the next reset)", seed_ref, EXACT, lambda m: m.reserve),
         ]
     return rows
@@ -242,22 +242,36 @@ def coin_in_section(rep: DayReport, level: str, tz: tzinfo | None) -> Section:
         )
         return Section("coin_in", f"Progressive coin-in - level {level}", ["Wagers", "Amount"], rows, level, notes)
     rows += [
-        Row("contributions_day", "Contributions credited in the day", "", [V(COUNT, lv.contribution_count), V(EXACT, lv.contributions)]),
+        Row(
+            "contributions_day",
+            "Contributions credited in the day",
+            "",
+            [V(COUNT, lv.contribution_count), V(EXACT, lv.contributions)],
+        ),
         Row("voided_day", "Contributions taken back by voids", "", [V(TEXT, ""), V(EXACT, lv.voided)]),
         Row("net_contributions", "Net contributions", "", [V(TEXT, ""), V(EXACT, lv.net_contributions)]),
     ]
     for rate, cents in sorted(ci.by_rate.items()):
         rows.append(
-            Row("rate_x_wagers", f"{format_cents(cents)} × {percent(rate)}", paytable_section(rep), [V(RATE, rate), V(EXACT, rate * cents)])
+            Row(
+                "rate_x_wagers",
+                f"{format_cents(cents)} × {percent(rate)}",
+                paytable_section(rep),
+                [V(RATE, rate), V(EXACT, rate * cents)],
+            )
         )
     rows.append(Row("check", "Contributions = rate × wagers", "", [V(TEXT, ""), V(TEXT, _check_text(rep, lv))]))
-    return Section("coin_in", f"Progressive coin-in and contributions - level {level}", ["Wagers", "Amount"], rows, level, notes)
+    return Section(
+        "coin_in", f"Progressive coin-in and contributions - level {level}", ["Wagers", "Amount"], rows, level, notes
+    )
 
 
 def _check_text(rep: DayReport, lv: LevelReport) -> str:
     problems = []
     if lv.net_contributions != lv.coin_in.expected:
-        problems.append(f"the meter has {exact_usd(lv.net_contributions)}, rate × wagers {exact_usd(lv.coin_in.expected)}")
+        problems.append(
+            f"the meter has {exact_usd(lv.net_contributions)}, rate × wagers {exact_usd(lv.coin_in.expected)}"
+        )
     if lv.contribution_count != lv.coin_in.wagers:
         problems.append(f"{lv.contribution_count} contributions for {lv.coin_in.wagers} wagers")
     configured = rep.info.get("profile.progressive.increment_rate")
@@ -304,8 +318,18 @@ def hit_totals_section(rep: DayReport) -> Section:
         "Progressive hits - totals",
         ["Hits", "Paid"],
         [
-            Row("meter_hits", "Meter hits, paid by an attendant", "§ 605a.7(a)(3)", [V(COUNT, len(meter)), V(USD, rep.hits_total("attendant"))]),
-            Row("fixed_pays", "Fixed pays, paid by the table", "§ 605a.7(a)(2)", [V(COUNT, len(fixed)), V(USD, rep.hits_total("table"))]),
+            Row(
+                "meter_hits",
+                "Meter hits, paid by an attendant",
+                "§ 605a.7(a)(3)",
+                [V(COUNT, len(meter)), V(USD, rep.hits_total("attendant"))],
+            ),
+            Row(
+                "fixed_pays",
+                "Fixed pays, paid by the table",
+                "§ 605a.7(a)(2)",
+                [V(COUNT, len(fixed)), V(USD, rep.hits_total("table"))],
+            ),
             Row("hits", "All progressive hits", "§ 605a.7(a)(4)", [V(COUNT, len(rep.hits)), V(USD, rep.hits_total())]),
         ],
     )
@@ -406,12 +430,21 @@ def identity(rep: DayReport, generated: datetime, tz: tzinfo | None = None) -> l
         ("Asset number", cfg("asset", "asset")),
         ("Location", cfg("location", "location")),
         ("Game", i.get("profile.name") or i.get("profile.game") or "not recorded"),
-        ("Progressive paytable", (f"{paytable} ({paytable_section(rep)})" if paytable else "none")
-         + (f"; linked group {rep.linked}" if rep.linked else "")),
-        ("Gaming day", f"{rep.day.isoformat()}: {local_time(_iso(rep.start_utc), tz)} to {local_time(_iso(rep.end_utc), tz)}"),
+        (
+            "Progressive paytable",
+            (f"{paytable} ({paytable_section(rep)})" if paytable else "none")
+            + (f"; linked group {rep.linked}" if rep.linked else ""),
+        ),
+        (
+            "Gaming day",
+            f"{rep.day.isoformat()}: {local_time(_iso(rep.start_utc), tz)} to {local_time(_iso(rep.end_utc), tz)}",
+        ),
         ("Generated", f"{local_time(_iso(generated), tz)} by tablectl {__version__}"),
         ("Software that recorded the day", software_line(rep)),
-        ("Configuration in effect", (f"SHA-256 {i.config_digest}, loaded {local_time(i.config_ts, tz)}" if i.config_ts else "not recorded")),
+        (
+            "Configuration in effect",
+            (f"SHA-256 {i.config_digest}, loaded {local_time(i.config_ts, tz)}" if i.config_ts else "not recorded"),
+        ),
         ("Chain head at the day's end", head_line(rep, tz)),
     ]
 
@@ -474,4 +507,3 @@ def to_csv(rep: DayReport, tz: tzinfo | None = None, generated: datetime | None 
     for row in _csv_rows(rep, generated or datetime.now(UTC), tz):
         w.writerow({**base, **row})
     return buf.getvalue()
-

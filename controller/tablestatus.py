@@ -287,7 +287,7 @@ def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None, witnes
 def format_meters(ledger: ReadOnlyLedger) -> str:
     """Each meter in full, exactly (the console's ``meters``), and whether it agrees with the
     ledger's snapshot."""
-    from controller.console.cmd_basic import money, percent
+    from controller.meters import meter_lines
 
     meters = ledger.meters()
     if not meters:
@@ -295,15 +295,7 @@ def format_meters(ledger: ReadOnlyLedger) -> str:
     stored = ledger.stored_meters()
     out = []
     for level, m in sorted(meters.items()):
-        out += [
-            f"{level}: {money(m.value)}  (shows {money(m.cents)}, hidden remainder {m.remainder} of a cent)",
-            f"  seed/reset {money(m.seed_cents)}  increment rate {percent(m.rate)}"
-            + (f"  reserve rate {percent(m.reserve_rate)} reserve {money(m.reserve)}" if m.reserve_rate else ""),
-            f"  increments {m.increment_count} totalling {money(m.increments)}  reseeds {money(m.reseeds)}"
-            f"  voided {money(m.voided)}",
-            f"  hits {m.hits} (fixed {m.fixed_hits})  paid by table {money(m.paid_table)}  by attendant"
-            f" {money(m.paid_attendant)}  cumulative paid {money(m.paid_table + m.paid_attendant)}",
-        ]
+        out += meter_lines(level, m)
         if stored.get(level) != m:
             out.append(
                 f"  WARNING: the ledger's meter snapshot for {level} differs from its events (run tablectl verify)"

@@ -84,14 +84,12 @@ def run(args: argparse.Namespace) -> int:
             args.out.write_text(text, encoding="utf-8")
             print(args.out)
         return 0
-    from controller.reportpdf import PdfUnavailable, render
-
-    out = args.out or Path(f"report-{rep.table_id or 'table'}-{args.day.isoformat()}.pdf")
     try:
-        pdf = render(rep, tz)
-    except PdfUnavailable as e:
-        print(f"tablectl report: {e}", file=sys.stderr)
+        from controller.reportpdf import render
+    except ModuleNotFoundError as e:  # the `report` extra (the release installs it)
+        print(f"tablectl report: --format pdf needs {e.name}: pip install 'tablectl[report]'", file=sys.stderr)
         return 2
-    out.write_bytes(pdf)
+    out = args.out or Path(f"report-{rep.table_id or 'table'}-{args.day.isoformat()}.pdf")
+    out.write_bytes(render(rep, tz))
     print(out)
     return 0

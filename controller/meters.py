@@ -269,6 +269,11 @@ def format_rate(rate: Fraction) -> str:
     return f"{whole} {q - whole}%" if whole else f"{q}%"
 
 
+def plural(n: int, noun: str) -> str:
+    """A count that reads right: ``1 wager``, ``2 wagers``."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def meter_lines(level: str, m: Meter) -> list[str]:
     """A meter in full, in the words every output uses (``tablectl meters``, the console's
     ``meters``, the accounting report): meter hits are the percentage-of-meter pays an
@@ -282,8 +287,8 @@ def meter_lines(level: str, m: Meter) -> list[str]:
     return [
         f"{level}: {format_exact(m.value)}  (the sign shows {format_cents(m.cents)}; hidden remainder {remainder})",
         f"  seed/reset {format_cents(m.seed_cents)}  increment rate {format_rate(m.rate)}{reserve}",
-        f"  contributions: {m.increment_count} wagers, {format_exact(m.increments)}  reseeds {format_cents(m.reseeds)}"
-        f"  voided {format_exact(m.voided)}",
+        f"  contributions: {plural(m.increment_count, 'wager')}, {format_exact(m.increments)}"
+        f"  reseeds {format_cents(m.reseeds)}  voided {format_exact(m.voided)}",
         f"  meter hits {m.hits} (paid by an attendant {format_cents(m.paid_attendant)})  fixed pays {m.fixed_hits}"
         f" (paid by the table {format_cents(m.paid_table)})  cumulative paid {format_cents(m.paid_total)}",
     ]

@@ -151,11 +151,11 @@ def _right_columns(sec: Section) -> set[int]:
 
 def _widths(sec: Section, width: float, figure_cols: bool, refs: bool) -> list[float]:
     if sec.key == "hit":  # Time Round Seat Hand Kind Paid-by Amount Validated-by
-        parts = [0.10, 0.08, 0.06, 0.16, 0.13, 0.09, 0.13, 0.25]
+        parts = [0.14, 0.075, 0.065, 0.13, 0.17, 0.09, 0.10, 0.23]
     elif sec.key == "void":
-        parts = [0.12, 0.08, 0.80]
+        parts = [0.15, 0.08, 0.77]
     elif sec.key == "fault":
-        parts = [0.12, 0.10, 0.14, 0.64]
+        parts = [0.15, 0.10, 0.14, 0.61]
     elif figure_cols:
         n = len(sec.columns)
         first = [0.40, 0.16] if refs else [0.56]
@@ -218,14 +218,12 @@ def _story(rep: DayReport, generated: datetime, tz: tzinfo | None, width: float,
     for sec in sections(rep, tz):
         block = [_p(sec.title, st["h2"]), _table(sec, st, width)] + [_p(n, st["note"]) for n in sec.notes]
         story += [KeepTogether(block)] if len(sec.rows) < 25 else block  # a long one flows over pages
-    story += [Spacer(1, 10), _p("Chain head", st["h2"])]
-    story.append(
-        _p(
-            f"Event #{rep.head.count}, MAC {rep.head.mac}. Keep it with this report: a later rewrite of the "
-            "ledger would no longer contain this event with this MAC (`tablectl audit`).",
-            st["body"],
-        )
+    head = _p(
+        f"Event #{rep.head.count}, MAC {rep.head.mac}. Keep it with this report: a later rewrite of the "
+        "ledger would no longer contain this event with this MAC (`tablectl audit`).",
+        st["body"],
     )
+    story += [Spacer(1, 10), KeepTogether([_p("Chain head", st["h2"]), head])]
     story += [Spacer(1, 14), _signatures(st, width)]
     return story
 

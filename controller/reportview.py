@@ -100,7 +100,8 @@ def local_time(ts: str, tz: tzinfo | None = None) -> str:
 
 
 def clock_time(ts: str, tz: tzinfo | None = None) -> str:
-    return datetime.fromisoformat(ts).astimezone(tz or local_zone()).strftime("%H:%M:%S")
+    """Date and time, short (a gaming day spans two dates): ``Jul 04 22:00:00``."""
+    return datetime.fromisoformat(ts).astimezone(tz or local_zone()).strftime("%b %d %H:%M:%S")
 
 
 # ---------------------------------------------------------------------- the rules cited
@@ -280,26 +281,26 @@ def _check_text(rep: DayReport, lv: LevelReport) -> str:
     return "agrees, exactly" if not problems else "DOES NOT AGREE: " + "; ".join(problems)
 
 
-HIT_COLUMNS = ["Time", "Round", "Seat", "Hand", "Kind", "Paid by", "Amount", "Validated by"]
+HIT_COLUMNS = ["Time (local)", "Round", "Seat", "Hand", "Kind", "Paid by", "Amount", "Validated by"]
 
 
 def hits_section(rep: DayReport, tz: tzinfo | None) -> Section:
     rows = []
     for h in rep.hits:
-        kind = h.kind + (f" ({Fraction(h.fraction) * 100}% of the meter)" if h.fraction else "")
+        kind = h.kind + (f", {percent(Fraction(h.fraction))} of the meter" if h.fraction else "")
         by = h.validated_by or ("- (note 2)" if h.kind == FIXED_PAY else "NOT RECORDED")
         who = "attendant" if h.paid_by == "attendant" else "table"
         rows.append(
             Row(
                 "hit",
-                kind,
+                h.kind,
                 "",
                 [
                     V(TEXT, clock_time(h.ts, tz)),
                     V(TEXT, h.round),
                     V(TEXT, h.seat),
-                    V(TEXT, str(h.hand or "").replace("-", " ")),
-                    V(TEXT, h.kind),
+                    V(TEXT, str(h.hand or "").replace("-", " ").replace("_", " ")),
+                    V(TEXT, kind),
                     V(TEXT, who),
                     V(USD, h.cents),
                     V(TEXT, by),
@@ -369,7 +370,7 @@ def voids_section(rep: DayReport, tz: tzinfo | None) -> Section:
         Row("void", "Round voided", "", [V(TEXT, clock_time(v["ts"], tz)), V(TEXT, v["round"]), V(TEXT, v["reason"])])
         for v in rep.voids
     ]
-    return Section("void", f"Voided rounds ({len(rep.voids)})", ["Time", "Round", "Reason"], rows)
+    return Section("void", f"Voided rounds ({len(rep.voids)})", ["Time (local)", "Round", "Reason"], rows)
 
 
 def faults_section(rep: DayReport, tz: tzinfo | None) -> Section:
@@ -383,7 +384,7 @@ def faults_section(rep: DayReport, tz: tzinfo | None) -> Section:
         for f in rep.faults
     ]
     raised = sum(1 for f in rep.faults if f["what"] == "raised")
-    return Section("fault", f"Faults ({raised} raised)", ["Time", "What", "Device", "Reason / by"], rows)
+    return Section("fault", f"Faults ({raised} raised)", ["Time (local)", "What", "Device", "Reason / by"], rows)
 
 
 def sections(rep: DayReport, tz: tzinfo | None = None) -> list[Section]:

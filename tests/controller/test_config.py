@@ -103,8 +103,13 @@ def test_config_builds_the_drivers_settings():
         ('pin_factory = "lgpio"', 'pin_factory = "magic"', "gpio", "pin_factory", "is not one of"),
         # the accounting report's who and where (issue 25): one printable line each
         ('asset = "A-10001"', 'asset = "' + "A" * 65 + '"', "table", "asset", "at most 64 characters"),
-        ('casino = "Keystone Riverside Casino"', 'casino = "Keystone\\nForged total: $0"', "table", "casino",
-         "one line of printable text"),  # fmt: skip
+        (
+            'casino = "Keystone Riverside Casino"',
+            'casino = "Keystone\\nForged total: $0"',
+            "table",
+            "casino",
+            "one line of printable text",
+        ),  # fmt: skip
         ('location = "Pit 2, table 7"', "location = 7", "table", "location", "must be a non-empty string"),
         ('location = "Pit 2, table 7"', 'location = "  "', "table", "location", "must be a non-empty string"),
     ],

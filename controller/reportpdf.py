@@ -61,9 +61,16 @@ def _styles() -> dict[str, ParagraphStyle]:
     }
 
 
+#: a text longer than this (a fault's reason, a void's) is cut, saying so: one row taller than a
+#: page would stop the layout, and the ledger (``tablectl history``) keeps the whole text
+MAX_TEXT = 400
+
+
 def _p(text: object, style: ParagraphStyle) -> Paragraph:
-    """A paragraph of plain text (escaped; leading spaces kept as an indent)."""
+    """A paragraph of plain text (escaped; leading spaces kept as an indent; cut at MAX_TEXT)."""
     t = str(text)
+    if len(t) > MAX_TEXT:
+        t = t[:MAX_TEXT] + f"... ({len(t) - MAX_TEXT:,} more characters in the ledger)"
     lead = len(t) - len(t.lstrip(" "))
     return Paragraph("&nbsp;" * (2 * lead) + escape(t.lstrip(" ")), style)
 

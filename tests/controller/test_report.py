@@ -363,6 +363,44 @@ def test_many_hits_flow_over_pages_with_their_headings(tmp_path):
     assert "Fixed pays, paid by the table § 605a.7(a)(2) 120 $360.00" in " ".join(text.split())
 
 
+def test_hostile_texts_from_the_ledger_cannot_break_the_pdf(tmp_path):
+    """A void's or a fault's reason comes from the table (a device's message, a technician's words):
+    markup prints as text, and a huge one is cut with a note instead of stopping the layout."""
+    keyfile = init_key(tmp_path / "key" / "ledger.key")
+    wall = Wall()
+    wall.at("2026-07-04T12:00:00+00:00")
+    led = Ledger(tmp_path / "s" / "ledger.sqlite3", "T-9", key=read_key(keyfile), wall_clock=wall)
+    huge = "x" * 50_000  # one word, no spaces
+    led.append(
+        [
+            *START_RECORDS,
+            Record(Kind.ROUND_OPEN, 1, {}),
+            Record(Kind.TILT_RAISED, 1, {"source": "shoe", "reason": huge}),
+            Record(Kind.ROUND_VOID, 1, {"reason": '<para><font size="80">FORGED</font></para> & </b>'}),
+        ]
+    )
+    led.close()
+    pdf = RP.render(_build(tmp_path / "s"), NY, generated=datetime(2026, 7, 6, tzinfo=UTC))
+    (tmp_path / "h.pdf").write_bytes(pdf)
+    text = _pdftext(tmp_path / "h.pdf", tmp_path)
+    assert '<para><font size="80">FORGED</font></para> & </b>' in " ".join(text.split())
+    assert "(49,600 more characters in the ledger)" in text
+
+
+def test_pdf_without_reportlab_says_what_to_install(tmp_path, capsys, monkeypatch):
+    import sys
+
+    state, keyfile = _ledger(tmp_path)
+    monkeypatch.delitem(sys.modules, "controller.reportpdf", raising=False)
+    for name in [m for m in sys.modules if m.startswith("reportlab.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "reportlab", None)  # as if the `report` extra were not installed
+    argv = ["report", "--day", "2026-07-04", "--format", "pdf", "--out", str(tmp_path / "x.pdf")]
+    assert main([*argv, "--state-dir", str(state), "--key-file", str(keyfile)]) == 2
+    assert "pip install 'tablectl[report]'" in capsys.readouterr().err
+    assert not (tmp_path / "x.pdf").exists()
+
+
 def test_report_refuses_a_ledger_failing_its_audit(tmp_path, capsys):
     import sqlite3
 

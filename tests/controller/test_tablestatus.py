@@ -68,7 +68,7 @@ ROUND_TO_HIT = [
     Record(
         Kind.HIT_PENDING,
         1,
-        {"seat": 3, "hand": "royal-flush", "cents": 50_002, "fraction": "1/10", "order": 1},
+        {"seat": 3, "hand": "royal-flush", "cents": 100, "fraction": "1/10", "order": 1},  # cents: the wager
     ),
 ]
 HIT_PAID = [
@@ -109,7 +109,8 @@ def test_status_mid_round_awaiting_validation(tmp_path, new_york):
     assert "table: open" in text
     assert "round 1: awaiting floor validation (in progress)" in text
     assert "tilts: none" in text
-    assert "hit pending validation: seat 3 royal-flush $500.02" in text
+    # a meter hit's amount is fixed when it is paid (§ 670a.12(d)(3)): its share, and the $1 wager (not a pay)
+    assert "meter hit awaiting a floorperson's validation: seat 3 royal-flush, 10% of the meter (wager $1.00)" in text
     # $5,000 seed + 21% of $1 = $5,000.21 exactly
     assert "meters: primary $5,000.21" in text
     assert "sign: $5,000.21  'HIT SEAT 3 ROYAL-FLUSH - CALL FLOOR'" in text

@@ -131,12 +131,19 @@ def validation_notes(rep: DayReport) -> list[str]:
     """Why a meter hit has a validation and a fixed pay none recorded, in the game's own rules."""
     game = rep.info.get("profile.game")
     cite = VALIDATION.get(game)
+    if game == "dj-wild":
+        return [
+            "Meter hits: the table holds the round until a floorperson validates the hit (key switch or console PIN) "
+            "and records who did, as for every game with a share-of-the-meter pay.",
+            "Fixed pays: paid by the dealer from the table inventory (§ 687a.11(f)(1)(ii), at the odds of "
+            "§ 687a.12(c)); chapter 687a asks for no floorperson validation of a Progressive Bonus Wager.",
+        ]
     if cite is None:
         return [
-            "Meter hits are paid by an attendant once a floorperson has validated them at the table "
-            "(key switch or console PIN); the name recorded is shown.",
-            f"Fixed pays are paid by the dealer from the table inventory; the rules of this game ({game or 'unknown'}) "
-            "ask for no floorperson validation recorded by the table.",
+            "Meter hits: the table holds the round until a floorperson validates the hit (key switch or console "
+            "PIN) and records who did.",
+            f"Fixed pays: paid by the dealer from the table inventory; no validation is recorded by the table "
+            f"(the game {game or '(not recorded)'} has no rule cited here: see its chapter).",
         ]
     validate, inventory = cite
     return [
@@ -188,8 +195,16 @@ def _meter_rows(lv: LevelReport, seed_ref: str) -> list[Row]:
         row("fixed_pays", "Fixed pays (from the table inventory)", "SPEC § 5", COUNT, lambda m: m.fixed_hits),
         row("seed", "Seed / reset amount", seed_ref, USD, lambda m: m.seed_cents),
         row("rate", "Increment rate (share of each wager to the meter)", seed_ref, RATE, lambda m: m.rate),
-        row("contributions", "Contributions credited", "SPEC § 5", EXACT, lambda m: m.increments),
-        row("contribution_count", "Wagers contributing", "SPEC § 5", COUNT, lambda m: m.increment_count),
+        row(
+            "contributions", "Contributions credited, since the level began", "SPEC § 5", EXACT, lambda m: m.increments
+        ),
+        row(
+            "contribution_count",
+            "Wagers contributing, since the level began",
+            "SPEC § 5",
+            COUNT,
+            lambda m: m.increment_count,
+        ),
         row("reseeds", "Reseeds added after a 100% meter hit", seed_ref, USD, lambda m: m.reseeds),
         row("voided", "Contributions taken back by voided rounds", "SPEC § 4", EXACT, lambda m: m.voided),
     ]

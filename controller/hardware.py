@@ -11,6 +11,9 @@ Hardware file (``tablectl run --config /etc/tablectl/table.toml``)::
     profile = "six-card-fortune"    # config/tables/<profile>.toml, or a path to a profile file
     state_dir = "/var/lib/tablectl" # ledger location
     software_record = "/etc/tablectl/software.json"  # the installed software's digest (root-owned)
+    casino = "Keystone Riverside Casino"   # optional, for the accounting report: the licensed facility
+    asset = "A-10001"               # optional: the table's asset number (the LAP's lap.toml [tables.<id>] asset)
+    location = "Pit 2, table 7"     # optional: where the table stands on the floor
 
     [gpio]
     pin_factory = "lgpio"           # lgpio | rpigpio | pigpio | native | mock
@@ -151,6 +154,31 @@ class HardwareConfig:
     #: where the service may write
     software_record: Path = Path("/etc/tablectl/software.json")
     ledger: LedgerConfig = LedgerConfig()
+    #: who and where, for the accounting report (controller/report.py): "" when not given
+    casino: str = ""
+    asset: str = ""
+    location: str = ""
+
+
+#: ``[table]`` texts the accounting report prints: (key, what it is), all optional
+LABELS = (
+    ("casino", "the licensed facility's name"),
+    ("asset", "the table's asset number"),
+    ("location", "where the table stands (pit, position)"),
+)
+LABEL_MAX = 64
+
+
+def _load_label(t: Section, key: str, what: str) -> str:
+    """An optional ``[table]`` text for the report: one printable line, at most 64 characters."""
+    if key not in t.data:
+        return ""
+    v = t.get_str(key).strip()
+    if len(v) > LABEL_MAX:
+        raise t.error(key, f"{what}: at most {LABEL_MAX} characters, got {len(v)}")
+    if not v.isprintable():
+        raise t.error(key, f"{what}: one line of printable text (no control characters)")
+    return v
 
 
 def _load_ledger(sec: Section | None, state_dir: Path) -> LedgerConfig:
@@ -280,6 +308,7 @@ def parse_hardware(doc: Mapping[str, Any], file: str, profile_dir: Path | None =
     software_record = Path(t.get_str("software_record", "/etc/tablectl/software.json"))
     if not software_record.is_absolute() or software_record.suffix != ".json":
         raise t.error("software_record", f"{str(software_record)!r} must be an absolute path to a .json file")
+    labels = {key: _load_label(t, key, what) for key, what in LABELS}
     t.check_unused()
     try:
         profile = load_profile(profile_name, profile_dir)
@@ -308,7 +337,7 @@ def parse_hardware(doc: Mapping[str, Any], file: str, profile_dir: Path | None =
         ports[sc.port] = dev
     ledger = _load_ledger(root.sub("ledger", required=False), state_dir)
     root.check_unused()
-    return HardwareConfig(file, table_id, profile, state_dir, gpio, serial, software_record, ledger)
+    return HardwareConfig(file, table_id, profile, state_dir, gpio, serial, software_record, ledger, **labels)
 
 
 def load_hardware(path: str | Path, profile_dir: Path | None = None) -> HardwareConfig:

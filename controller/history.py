@@ -148,14 +148,20 @@ def hits(conn: sqlite3.Connection, level: str = "primary", last: int = HIT_HISTO
 
 
 def format_summary(r: RoundRecord) -> str:
-    seats = ",".join(str(a["seat"]) for a in r.accepted if a.get("spot", "progressive") == "progressive") or "-"
+    """One line per round, in the words of every output: the wagers counted, the seats that
+    made a Progressive Payout Wager (labelled), what was paid to players (the wagers handed
+    back with a win or a push included, as the accounting report counts it)."""
+    seats = ",".join(str(a["seat"]) for a in r.accepted if a.get("spot", "progressive") == "progressive")
     rolls = [d for d in r.dice if not d["no_roll"]]
     dice = "-".join(map(str, rolls[-1]["dice"])) if rolls else "-"
     won = sum(p["cents"] for p in r.payouts) + sum(p["cents"] for p in r.meter_payouts)
     extra = f" void: {r.void_reason}" if r.status == "void" else ""
+    n = len(r.accepted)
     return (
-        f"round {r.number:>5} {r.status:<8} wagers {len(r.accepted)} [{seats}] dice {dice} "
-        f"start {r.start if r.start is not None else '-'} paid {format_cents(won)}{extra}"
+        f"round {r.number:>5} {r.status:<8} {n} wager{'' if n == 1 else 's'} "
+        f"(progressive at seats {seats or 'none'}) dice {dice} "
+        f"start {r.start if r.start is not None else '-'} paid to players {format_cents(won)} "
+        f"(wagers returned included){extra}"
     )
 
 
@@ -200,10 +206,13 @@ def format_detail(r: RoundRecord) -> str:
             f"{format_cents(x['net'])}" + (f" ({x['pays']})" if x.get("pays") else "")
         )
     for p in r.payouts:
-        lines.append(f"  paid      seat {p['seat']} {p['wager']} {format_cents(p['cents'])} (table)")
+        lines.append(
+            f"  paid      seat {p['seat']} {p['wager']} {format_cents(p['cents'])} (by the table, wager included)"
+        )
     for p in r.meter_payouts:
         lines.append(
-            f"  meter pay seat {p['seat']} {p['hand']} {format_cents(p['cents'])} (hit #{p.get('order')}, attendant)"
+            f"  meter hit seat {p['seat']} {p['hand']} {format_cents(p['cents'])} (hit #{p.get('order')}, "
+            "paid by an attendant)"
         )
     for x in r.returned:
         lines.append(f"  returned  seat {x['seat']} {format_cents(x['cents'])}")

@@ -1,14 +1,19 @@
-"""The accounting report of one gaming day (issue 15; docs/operations.md).
+"""The accounting report of one gaming day (issues 15, 25; docs/operations.md): the figures.
 
-Per table and progressive level: the meters of § 605a.7(a) (SPEC § 5: current amount,
-seed/reset, increment rate, hidden remainder, hits, amounts paid by the table and by
-an attendant, cumulative paid) at the start and at the end of the gaming day; the
-day's contributions; every hit with its amount and who validated it; voids; faults;
-and the chain's head at the end of the day (the last event's number and MAC: the
-accounting department keeps it, and a later rewrite of the ledger would contradict it).
+Per table and progressive level: the meters of § 605a.7(a) — the progressive meter ((a)(1)),
+the amounts paid by the table ((a)(2)) and by an attendant ((a)(3)), the cumulative paid
+((a)(4)) — with the rest of SPEC § 5 (seed/reset, increment rate, hidden remainder, hits) at
+the start and at the end of the gaming day; the day's progressive coin-in (wagers counted
+and summed) and the check that the contributions equal rate × wagers, exactly; every hit
+with its amount and who validated it; voids; faults; the table's play (rounds, wagers,
+payouts); who recorded the day (the configuration and software the table ran under, from
+its own start-up records); and the chain's head at the end of the day (the last event's
+number and MAC: the accounting department keeps it, and a later rewrite of the ledger would
+contradict it).
 
 Everything is computed from the ledger's events alone (meters replayed with
-controller/meters.py, exactly), never from the stored meter snapshot.
+controller/meters.py, exactly), never from the stored meter snapshot.  How it is shown —
+labels, dollars, the CSV and the PDF — is controller/reportview.py and controller/reportpdf.py.
 
 The *gaming day* runs from ``day_start`` local time (default 06:00) on the given date to
 the same time the next day; local means the time zone given (default: the machine's,
@@ -17,14 +22,11 @@ the Pi's ``/etc/localtime``).  Event times in the ledger are UTC.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
-from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -60,6 +62,10 @@ def _iso(t: datetime) -> str:
     return t.astimezone(UTC).isoformat(timespec="microseconds")
 
 
+METER_HIT = "meter hit"  # a percentage-of-meter pay: from the meter, by an attendant, after a validation
+FIXED_PAY = "fixed pay"  # a fixed progressive pay, from the table inventory
+
+
 @dataclass
 class Hit:
     ts: str
@@ -68,8 +74,40 @@ class Hit:
     seat: Any
     hand: Any
     cents: int
-    paid_by: str  # attendant (a meter pay) | table (a fixed pay)
+    paid_by: str  # attendant (a meter hit) | table (a fixed pay)
     validated_by: str  # who validated it (hit.validated), "" for a table-paid fixed pay
+    level: str = ""
+    fraction: str = ""  # a meter hit's share of the meter ("1/10")
+
+    @property
+    def kind(self) -> str:
+        return METER_HIT if self.paid_by == "attendant" else FIXED_PAY
+
+
+@dataclass
+class CoinIn:
+    """A level's progressive coin-in in the day: the wagers credited at the dealer's count
+    (``meter.increment`` / ``link.contribution``) and those a void took back."""
+
+    wagers: int = 0
+    cents: int = 0
+    voided_wagers: int = 0
+    voided_cents: int = 0
+    #: net wager cents at each increment rate (credited minus voided), for rate × wagers
+    by_rate: dict[Fraction, int] = field(default_factory=dict)
+
+    @property
+    def net_wagers(self) -> int:
+        return self.wagers - self.voided_wagers
+
+    @property
+    def net_cents(self) -> int:
+        return self.cents - self.voided_cents
+
+    @property
+    def expected(self) -> Fraction:
+        """Σ rate × wagers, exact: what the day's net contributions must be."""
+        return sum((rate * c for rate, c in self.by_rate.items()), Fraction(0))
 
 
 @dataclass
@@ -77,6 +115,11 @@ class LevelReport:
     level: str
     start: M.Meter | None
     end: M.Meter
+    coin_in: CoinIn = field(default_factory=CoinIn)
+    #: the level was created during the day (its ``meter.init``): its time and event number;
+    #: ``start`` is then the meter as created, not a meter at the day's start
+    born_ts: str = ""
+    born_seq: int = 0
 
     @property
     def contributions(self) -> Fraction:
@@ -89,6 +132,64 @@ class LevelReport:
     @property
     def voided(self) -> Fraction:
         return self.end.voided - (self.start.voided if self.start else Fraction(0))
+
+    @property
+    def net_contributions(self) -> Fraction:
+        return self.contributions - self.voided
+
+    @property
+    def contributions_agree(self) -> bool:
+        """The meter's day contributions equal rate × the wagers counted, exactly."""
+        return self.net_contributions == self.coin_in.expected and self.contribution_count == self.coin_in.wagers
+
+
+@dataclass
+class Activity:
+    """The table's play in the day, from its round and wager records."""
+
+    opened: int = 0  # round.open in the day
+    completed: int = 0  # round.complete in the day
+    voided: int = 0  # round.void in the day
+    open_rounds: dict[int, str] = field(default_factory=dict)  # opened in the day, not ended in it: round -> ts
+    wagers: int = 0  # wager.accepted, every spot
+    wagered_cents: int = 0
+    refused_late: int = 0  # wager.rejected: chips placed after the lock-out
+    refused_other: int = 0  # wager.rejected for another reason (not offered, link closed)
+    won_cents: int = 0  # players' winnings paid by the table (positive net of wager.result)
+    returned_cents: int = 0  # wagers handed back with a win or a push
+    meter_paid_cents: int = 0  # meter hits, paid by an attendant
+    void_returned: int = 0  # wager.returned by a void
+    void_returned_cents: int = 0
+
+    @property
+    def played(self) -> int:
+        """Rounds that ended in the day: completed or voided."""
+        return self.completed + self.voided
+
+    @property
+    def paid_cents(self) -> int:
+        """Everything handed to players at settlement: winnings, meter hits, wagers returned."""
+        return self.won_cents + self.meter_paid_cents + self.returned_cents
+
+
+@dataclass
+class TableInfo:
+    """Who and what recorded the day: the configuration in effect (its ``config.loaded``
+    record), the software (``power.up``, ``selfcheck``), as the table recorded them."""
+
+    values: dict[str, str] = field(default_factory=dict)  # the configuration, flattened
+    config_ts: str = ""
+    config_digest: str = ""
+    version: str = ""
+    version_ts: str = ""
+    digest: str = ""
+    recorded_digest: str | None = None
+    software_check: str = ""  # the self-check's software result ("pass", "not recorded", ...)
+    selfcheck_ts: str = ""
+
+    def get(self, key: str) -> str:
+        v = self.values.get(key, "")
+        return "" if v in ("None", "") else v
 
 
 @dataclass
@@ -103,13 +204,28 @@ class DayReport:
     hits: list[Hit] = field(default_factory=list)
     voids: list[dict[str, Any]] = field(default_factory=list)  # round.void: ts, seq, round, reason
     faults: list[dict[str, Any]] = field(default_factory=list)  # tilt.raised / tilt.cleared
-    rounds: int = 0  # rounds opened in the day
+    rounds: int = 0  # rounds opened in the day (activity.opened)
     head: Head = field(default_factory=lambda: Head(0, GENESIS))
     head_ts: str = ""
     events: int = 0  # events in the day
+    activity: Activity = field(default_factory=Activity)
+    coin_in: dict[str, CoinIn] = field(default_factory=dict)  # by level (a linked table's too)
+    info: TableInfo = field(default_factory=TableInfo)
 
     def hits_total(self, paid_by: str | None = None) -> int:
         return sum(h.cents for h in self.hits if paid_by is None or h.paid_by == paid_by)
+
+    def hits_of(self, paid_by: str) -> list[Hit]:
+        return [h for h in self.hits if h.paid_by == paid_by]
+
+    @property
+    def linked(self) -> str:
+        """The linked group whose LAP holds this table's meter, "" for a local meter."""
+        return self.info.get("profile.progressive.linked")
+
+    def provisional(self, now: datetime | None = None) -> bool:
+        """The gaming day has not ended yet (today or a future day): its figures may still change."""
+        return (now or datetime.now(UTC)) < self.end_utc
 
 
 def _rows(conn: sqlite3.Connection, since: int, upto: str) -> Iterator[tuple[int, str, str, int, str, str, str]]:
@@ -136,6 +252,158 @@ def _checkpoint_before(conn: sqlite3.Connection, start_iso: str) -> tuple[int, d
     return int(row[0]), {lv: M.Meter.from_row(r) for lv, r in json.loads(row[1]).items()}
 
 
+def _last_of(conn: sqlite3.Connection, kind: str, upto: str, want: Callable[[dict[str, Any]], bool]) -> tuple[str, Any]:
+    """(time, data) of the last ``kind`` record before ``upto`` whose data ``want`` accepts."""
+    for ts, data in conn.execute(
+        "SELECT ts, data FROM events WHERE kind = ? AND ts < ? ORDER BY seq DESC", (kind, upto)
+    ):
+        d = json.loads(data)
+        if isinstance(d, dict) and want(d):
+            return str(ts), d
+    return "", {}
+
+
+def table_info(conn: sqlite3.Connection, upto: str) -> TableInfo:
+    """The configuration and software in effect at ``upto``, from the table's own start-up
+    records (a ``config.loaded`` with only a digest means "unchanged": the last one with
+    values is the configuration)."""
+    info = TableInfo()
+    info.config_ts, cfg = _last_of(conn, Kind.CONFIG_LOADED, upto, lambda d: isinstance(d.get("values"), dict))
+    info.values = {str(k): str(v) for k, v in cfg.get("values", {}).items()}
+    info.config_digest = str(cfg.get("digest", ""))
+    info.version_ts, up = _last_of(conn, Kind.POWER_UP, upto, lambda d: True)
+    info.version = str(up.get("version", ""))
+    info.selfcheck_ts, sc = _last_of(conn, Kind.SELFCHECK, upto, lambda d: True)
+    info.digest = str(sc.get("digest") or "")
+    rd = sc.get("recorded_digest")
+    info.recorded_digest = str(rd) if rd else None
+    results = sc.get("results")
+    info.software_check = str(results.get("software", "")) if isinstance(results, dict) else ""
+    return info
+
+
+class _Day:
+    """Reads the day's events into a :class:`DayReport` (one method per kind of event)."""
+
+    def __init__(self, rep: DayReport):
+        self.rep = rep
+        self.validations: dict[tuple[int, Any], str] = {}  # (round, order) -> by
+        self.born: dict[str, tuple[str, int, M.Meter]] = {}
+        self.handlers: dict[str, Callable[[str, int, int, dict[str, Any]], None]] = {
+            Kind.ROUND_OPEN: self._round_open,
+            Kind.ROUND_COMPLETE: self._round_end,
+            Kind.ROUND_VOID: self._round_void,
+            Kind.HIT_VALIDATED: self._validated,
+            Kind.METER_PAYOUT: self._hit,
+            Kind.METER_FIXED_PAID: self._hit,
+            Kind.LINK_PAID: self._hit,
+            Kind.METER_INCREMENT: self._contribution,
+            Kind.LINK_CONTRIBUTION: self._contribution,
+            Kind.METER_VOID: self._contribution_void,
+            Kind.LINK_VOID: self._contribution_void,
+            Kind.TILT_RAISED: self._fault,
+            Kind.TILT_CLEARED: self._fault,
+            Kind.WAGER_ACCEPTED: self._accepted,
+            Kind.WAGER_REJECTED: self._rejected,
+            Kind.WAGER_RETURNED: self._returned,
+            Kind.WAGER_RESULT: self._result,
+        }
+        self.kind = ""
+
+    def take(self, ts: str, seq: int, rnd: int, kind: str, d: dict[str, Any]) -> None:
+        self.rep.events += 1
+        handler = self.handlers.get(kind)
+        if handler is not None:
+            self.kind = kind
+            handler(ts, seq, rnd, d)
+
+    def _round_open(self, ts: str, seq: int, rnd: int, d: dict[str, Any]) -> None:
+        self.rep.rounds += 1
+        self.rep.activity.opened += 1
+        self.rep.activity.open_rounds[rnd] = ts
+
+    def _round_end(self, ts: str, seq: int, rnd: int, d: dict[str, Any]) -> None:
+        self.rep.activity.completed += 1
+        self.rep.activity.open_rounds.pop(rnd, None)
+
+    def _round_void(self, ts: str, seq: int, rnd: int, d: dict[str, Any]) -> None:
+        self.rep.activity.voided += 1
+        self.rep.activity.open_rounds.pop(rnd, None)
+        self.rep.voids.append({"ts": ts, "seq": seq, "round": rnd, "reason": d.get("reason", "")})
+
+    def _validated(self, ts: str, seq: int, rnd: int, d: dict[str, Any]) -> None:
+        self.validations[(rnd, d.get("order"))] = str(d.get("by", ""))
+
+    def _hit(self, ts: str, seq: int, rnd: int, d: dict[str, Any]) -> None:
+        fixed = self.kind == Kind.METER_FIXED_PAID
+        if self.kind == Kind.LINK_PAID:
+            by = str(d.get("by") or self.validations.get((rnd, d.get("order")), ""))
+        else:
+            by = "" if fixed else self.validations.get((rnd, d.get("order")), "")
+        cents = int(d["cents"])
+        hit = Hit(ts, seq, rnd, d.get("seat"), d.get("hand"), cents, "table" if fixed else "attendant", by)
+        hit.level, hit.fraction = str(d.get("level", "")), str(d.get("fraction") or "")
+        self.rep.hits.append(hit)
+        if not fixed:
+            self.rep.activity.meter_paid_cents += cents
+
+    def _coin(self, d: dict[str, Any]) -> tuple[CoinIn, int, Fraction | None]:
+        ci = self.rep.coin_in.setdefault(str(d.get("level", "")), CoinIn())
+        rate = Fraction(str(d["rate"])) if "rate" in d else None
+        return ci, int(d["wager"]), rate
+
+    def _contribution(self, ts: str, seq: int, rnd: int, d: dict[str, Any]) -> None:
+        ci, cents, rate = self._coin(d)
+        ci.wagers, ci.cents = ci.wagers + 1, ci.cents + cents
+        if rate is not None:
+            ci.by_rate[rate] = ci.by_rate.get(rate, 0) + cents
+
+    def _contribution_void(self, ts: str, seq: int, rnd: int, d: dict[str, Any]) -> None:
+        ci, cents, rate = self._coin(d)
+        ci.voided_wagers, ci.voided_cents = ci.voided_wagers + 1, ci.voided_cents + cents
+        if rate is not None:
+            ci.by_rate[rate] = ci.by_rate.get(rate, 0) - cents
+
+    def _fault(self, ts: str, seq: int, rnd: int, d: dict[str, Any]) -> None:
+        what = "raised" if self.kind == Kind.TILT_RAISED else "cleared"
+        reason = d.get("reason", d.get("by", ""))
+        self.rep.faults.append(
+            {"ts": ts, "seq": seq, "round": rnd, "what": what, "source": d.get("source", ""), "reason": reason}
+        )
+
+    def _accepted(self, ts: str, seq: int, rnd: int, d: dict[str, Any]) -> None:
+        a = self.rep.activity
+        a.wagers += 1
+        a.wagered_cents += int(d.get("cents") or 0)
+
+    def _rejected(self, ts: str, seq: int, rnd: int, d: dict[str, Any]) -> None:
+        if "lock-out" in str(d.get("reason", "")):
+            self.rep.activity.refused_late += 1
+        else:
+            self.rep.activity.refused_other += 1
+
+    def _returned(self, ts: str, seq: int, rnd: int, d: dict[str, Any]) -> None:
+        a = self.rep.activity
+        a.void_returned += 1
+        a.void_returned_cents += int(d.get("cents") or 0)
+
+    def _result(self, ts: str, seq: int, rnd: int, d: dict[str, Any]) -> None:
+        amount, net = int(d.get("cents") or 0), int(d.get("net") or 0)
+        paid = max(amount + net, 0)
+        won = max(net, 0)
+        self.rep.activity.won_cents += won
+        self.rep.activity.returned_cents += paid - won
+
+    def levels(self, at_start: dict[str, M.Meter], meters: dict[str, M.Meter]) -> list[LevelReport]:
+        out = []
+        for level in sorted(meters):
+            lv = LevelReport(level, at_start.get(level), meters[level], self.rep.coin_in.get(level, CoinIn()))
+            if level in self.born:
+                lv.born_ts, lv.born_seq, lv.start = self.born[level]
+            out.append(lv)
+        return out
+
+
 def build(
     conn: sqlite3.Connection, day: date, *, day_start: time = DEFAULT_DAY_START, tz: tzinfo | None = None
 ) -> DayReport:
@@ -147,7 +415,7 @@ def build(
     at_start: dict[str, M.Meter] | None = None
     table_id = ""
     rep = DayReport("", day, start, end, str(z), day_start)
-    validations: dict[tuple[int, Any], str] = {}  # (round, order) -> by
+    col = _Day(rep)
     own = not conn.in_transaction
     if own:
         conn.execute("BEGIN")
@@ -160,273 +428,20 @@ def build(
             d = json.loads(data) if kind.startswith("meter.") or ts >= s_iso else {}
             if kind.startswith("meter."):
                 meters = M.apply(meters, kind, d, round_no=rnd, seq=seq)
+                if kind == Kind.METER_INIT and ts >= s_iso:
+                    col.born[d["level"]] = (ts, seq, meters[d["level"]])
             rep.head, rep.head_ts = Head(seq, mac), ts
-            if ts < s_iso:
-                continue
-            rep.events += 1
-            if kind == Kind.ROUND_OPEN:
-                rep.rounds += 1
-            elif kind == Kind.HIT_VALIDATED:
-                validations[(rnd, d.get("order"))] = str(d.get("by", ""))
-            elif kind in (Kind.METER_PAYOUT, Kind.METER_FIXED_PAID):
-                attendant = kind == Kind.METER_PAYOUT
-                rep.hits.append(
-                    Hit(
-                        ts,
-                        seq,
-                        rnd,
-                        d.get("seat"),
-                        d.get("hand"),
-                        int(d["cents"]),
-                        "attendant" if attendant else "table",
-                        validations.get((rnd, d.get("order")), "") if attendant else "",
-                    )
-                )
-            elif kind == Kind.ROUND_VOID:
-                rep.voids.append({"ts": ts, "seq": seq, "round": rnd, "reason": d.get("reason", "")})
-            elif kind in (Kind.TILT_RAISED, Kind.TILT_CLEARED):
-                what = "raised" if kind == Kind.TILT_RAISED else "cleared"
-                rep.faults.append(
-                    {
-                        "ts": ts,
-                        "seq": seq,
-                        "round": rnd,
-                        "what": what,
-                        "source": d.get("source", ""),
-                        "reason": d.get("reason", d.get("by", "")),
-                    }
-                )
+            if ts >= s_iso:
+                col.take(ts, seq, rnd, kind, d)
         if not table_id and since:  # no event after the checkpoint: the head is the checkpoint's own event
             row = conn.execute("SELECT seq, ts, table_id, hash FROM events WHERE seq = ?", (since,)).fetchone()
             rep.head, rep.head_ts, table_id = Head(int(row[0]), str(row[3])), str(row[1]), str(row[2])
+        rep.info = table_info(conn, e_iso)
     finally:
         if own:
             conn.execute("ROLLBACK")
     if at_start is None:  # nothing recorded in the day: start and end are the same
         at_start = dict(meters)
     rep.table_id = table_id
-    for level in sorted(meters):
-        rep.levels.append(LevelReport(level, at_start.get(level), meters[level]))
+    rep.levels = col.levels(at_start, meters)
     return rep
-
-
-# ---------------------------------------------------------------------- presentation
-
-
-def dollars(cents: int) -> str:
-    """Exact: integer cents as dollars with two decimals (no float)."""
-    sign = "-" if cents < 0 else ""
-    c = abs(cents)
-    return f"{sign}{c // 100}.{c % 100:02d}"
-
-
-def whole_and_rest(x: Fraction) -> tuple[int, Fraction]:
-    whole = x.numerator // x.denominator
-    return whole, x - whole
-
-
-def exact_text(x: Fraction) -> str:
-    """Dollars of the whole cents, and the fraction of a cent below it in words (kept as text
-    by a spreadsheet): ``5019.53 + 3/8 cent``."""
-    whole, rest = whole_and_rest(x)
-    return dollars(whole) + (f" + {rest} cent" if rest else "")
-
-
-def percent(rate: Fraction) -> str:
-    """A rate as a percentage, for reading (``3/200`` -> ``1.5%``)."""
-    q = rate * 100
-    if q.denominator == 1:
-        return f"{q.numerator}%"
-    return f"{(Decimal(q.numerator) / Decimal(q.denominator)).normalize()}%"
-
-
-def local_time(ts: str, tz: tzinfo | None = None) -> str:
-    return datetime.fromisoformat(ts).astimezone(tz or local_zone()).strftime("%Y-%m-%d %H:%M:%S %Z")
-
-
-#: the § 605a.7(a) meters (SPEC § 5), in the order printed: (name, how to read it off a Meter)
-METER_FIELDS: list[tuple[str, Any]] = [
-    ("amount", lambda m: exact_text(m.value)),
-    ("seed_reset", lambda m: dollars(m.seed_cents)),
-    ("increment_rate", lambda m: percent(m.rate)),
-    ("hidden_remainder", lambda m: f"{m.remainder} cent"),
-    ("contributions", lambda m: exact_text(m.increments)),
-    ("contribution_count", lambda m: str(m.increment_count)),
-    ("hits_attendant", lambda m: str(m.hits)),
-    ("hits_table", lambda m: str(m.fixed_hits)),
-    ("paid_table", lambda m: dollars(m.paid_table)),
-    ("paid_attendant", lambda m: dollars(m.paid_attendant)),
-    ("paid_cumulative", lambda m: dollars(m.paid_total)),
-    ("reseeds", lambda m: dollars(m.reseeds)),
-    ("voided", lambda m: exact_text(m.voided)),
-    ("hidden_reserve", lambda m: exact_text(m.reserve)),
-]
-
-CSV_COLUMNS = [
-    "section",
-    "table",
-    "gaming_day",
-    "level",
-    "item",
-    "start",
-    "end",
-    "time_local",
-    "seq",
-    "round",
-    "seat",
-    "hand",
-    "amount",
-    "paid_by",
-    "validated_by",
-    "detail",
-]
-
-
-def to_csv(rep: DayReport, tz: tzinfo | None = None) -> str:
-    """One CSV for spreadsheets: a ``section`` column (meter, contributions, hit, void, fault,
-    total, head), amounts in dollars with exactly two decimals."""
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, CSV_COLUMNS, lineterminator="\n")
-    w.writeheader()
-    base = {"table": rep.table_id, "gaming_day": rep.day.isoformat()}
-    w.writerow(
-        {
-            **base,
-            "section": "day",
-            "item": "gaming_day",
-            "start": local_time(_iso(rep.start_utc), tz),
-            "end": local_time(_iso(rep.end_utc), tz),
-            "detail": f"gaming day starts {rep.day_start:%H:%M} {rep.zone}",
-        }
-    )
-    for lv in rep.levels:
-        for name, get in METER_FIELDS:
-            w.writerow(
-                {
-                    **base,
-                    "section": "meter",
-                    "level": lv.level,
-                    "item": name,
-                    "start": get(lv.start) if lv.start else "",
-                    "end": get(lv.end),
-                }
-            )
-        w.writerow(
-            {
-                **base,
-                "section": "contributions",
-                "level": lv.level,
-                "item": "day",
-                "amount": exact_text(lv.contributions),
-                "detail": f"{lv.contribution_count} contributions; voided {exact_text(lv.voided)}",
-            }
-        )
-    for h in rep.hits:
-        w.writerow(
-            {
-                **base,
-                "section": "hit",
-                "time_local": local_time(h.ts, tz),
-                "seq": h.seq,
-                "round": h.round,
-                "seat": h.seat,
-                "hand": h.hand,
-                "amount": dollars(h.cents),
-                "paid_by": h.paid_by,
-                "validated_by": h.validated_by,
-            }
-        )
-    for v in rep.voids:
-        w.writerow(
-            {
-                **base,
-                "section": "void",
-                "time_local": local_time(v["ts"], tz),
-                "seq": v["seq"],
-                "round": v["round"],
-                "detail": v["reason"],
-            }
-        )
-    for f in rep.faults:
-        w.writerow(
-            {
-                **base,
-                "section": "fault",
-                "item": f["what"],
-                "time_local": local_time(f["ts"], tz),
-                "seq": f["seq"],
-                "round": f["round"],
-                "detail": f"{f['source']}: {f['reason']}",
-            }
-        )
-    totals = [
-        ("rounds", str(rep.rounds)),
-        ("hits", str(len(rep.hits))),
-        ("hits_paid_attendant", dollars(rep.hits_total("attendant"))),
-        ("hits_paid_table", dollars(rep.hits_total("table"))),
-        ("hits_paid", dollars(rep.hits_total())),
-        ("voids", str(len(rep.voids))),
-        ("faults", str(sum(1 for f in rep.faults if f["what"] == "raised"))),
-        ("events", str(rep.events)),
-    ]
-    for item, amount in totals:
-        w.writerow({**base, "section": "total", "item": item, "amount": amount})
-    w.writerow(
-        {
-            **base,
-            "section": "head",
-            "item": "chain_head",
-            "seq": rep.head.count,
-            "time_local": local_time(rep.head_ts, tz) if rep.head_ts else "",
-            "detail": rep.head.mac,
-        }
-    )
-    return buf.getvalue()
-
-
-def to_lines(rep: DayReport, tz: tzinfo | None = None) -> list[str]:
-    """The report as text lines (the PDF's content; at most ~110 characters wide)."""
-    out = [
-        f"tablectl accounting report - table {rep.table_id or '(no events)'} - gaming day {rep.day.isoformat()}",
-        f"gaming day: {local_time(_iso(rep.start_utc), tz)} to {local_time(_iso(rep.end_utc), tz)} "
-        f"(starts {rep.day_start:%H:%M} {rep.zone})",
-        f"rounds {rep.rounds}, events {rep.events}; amounts in US dollars",
-        "",
-    ]
-    for lv in rep.levels:
-        out.append(f"Progressive level {lv.level}: meters (\u00a7 605a.7(a))")
-        out.append(f"  {'meter':<22}{'start of day':>30}{'end of day':>30}")
-        for name, get in METER_FIELDS:
-            out.append(f"  {name:<22}{get(lv.start) if lv.start else '-':>30}{get(lv.end):>30}")
-        out.append(
-            f"  contributions in the day: {lv.contribution_count}, {exact_text(lv.contributions)}; "
-            f"voided {exact_text(lv.voided)}"
-        )
-        out.append("")
-    out.append(f"Hits ({len(rep.hits)})")
-    if rep.hits:
-        out.append(
-            f"  {'time':<24}{'seq':>8}{'round':>7}{'seat':>5}  {'hand':<18}{'amount':>12}  paid by    validated by"
-        )
-    for h in rep.hits:
-        out.append(
-            f"  {local_time(h.ts, tz):<24}{h.seq:>8}{h.round:>7}{h.seat!s:>5}  {h.hand!s:<18}"
-            f"{dollars(h.cents):>12}  {h.paid_by:<10} {h.validated_by or '-'}"
-        )
-    out.append(
-        f"  total paid {dollars(rep.hits_total())} (attendant {dollars(rep.hits_total('attendant'))}, "
-        f"table {dollars(rep.hits_total('table'))})"
-    )
-    out.append("")
-    out.append(f"Voids ({len(rep.voids)})")
-    for v in rep.voids:
-        out.append(f"  {local_time(v['ts'], tz):<24} round {v['round']}: {v['reason']}")
-    out.append("")
-    out.append(f"Faults ({sum(1 for f in rep.faults if f['what'] == 'raised')} raised)")
-    for f in rep.faults:
-        out.append(f"  {local_time(f['ts'], tz):<24} {f['what']:<8} {f['source']}: {f['reason']}"[:110])
-    out.append("")
-    out.append("Chain head at the end of the day (keep it: a later rewrite of the ledger would contradict it)")
-    out.append(f"  event {rep.head.count}" + (f" at {local_time(rep.head_ts, tz)}" if rep.head_ts else ""))
-    out.append(f"  MAC {rep.head.mac}")
-    return out

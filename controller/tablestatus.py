@@ -235,6 +235,24 @@ def witness_line(ledger: ReadOnlyLedger, witness_dir: Path) -> str:
     )
 
 
+def pending_line(h: Mapping[str, Any]) -> str:
+    """A meter hit waiting for a floorperson: its share of the meter (the amount is fixed only when
+    it is paid, from the meter as it then stands, § 670a.12(d)(3)) and the wager that won it
+    (``hit.pending``'s ``cents`` is the wager, not the pay)."""
+    from fractions import Fraction
+
+    from controller.meters import format_rate
+
+    try:
+        share = f"{format_rate(Fraction(str(h.get('fraction'))))} of the meter"
+    except (ValueError, ZeroDivisionError):
+        share = "a share of the meter"
+    return (
+        f"meter hit awaiting a floorperson's validation: seat {h.get('seat')} {h.get('hand')}, {share} "
+        f"(wager {format_cents(int(h.get('cents') or 0))})"
+    )
+
+
 def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None, witness_dir: Path | None = None) -> str:
     last = ledger.last_event()
     if last is None:
@@ -267,7 +285,7 @@ def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None, witnes
     if ooo:
         lines.append("out of order: " + ", ".join(f"{d} (using {alt})" for d, alt in sorted(ooo.items())))
     for h in rnd.pending_hits if not rnd.finished else []:
-        lines.append(f"hit pending validation: seat {h.get('seat')} {h.get('hand')} {format_cents(h.get('cents', 0))}")
+        lines.append(pending_line(h))
     if meters:
         lines.append("meters: " + ", ".join(f"{lv} {format_cents(m.value)}" for lv, m in sorted(meters.items())))
     else:
@@ -287,7 +305,7 @@ def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None, witnes
 def format_meters(ledger: ReadOnlyLedger) -> str:
     """Each meter in full, exactly (the console's ``meters``), and whether it agrees with the
     ledger's snapshot."""
-    from controller.console.cmd_basic import money, percent
+    from controller.meters import meter_lines
 
     meters = ledger.meters()
     if not meters:
@@ -295,15 +313,7 @@ def format_meters(ledger: ReadOnlyLedger) -> str:
     stored = ledger.stored_meters()
     out = []
     for level, m in sorted(meters.items()):
-        out += [
-            f"{level}: {money(m.value)}  (shows {money(m.cents)}, hidden remainder {m.remainder} of a cent)",
-            f"  seed/reset {money(m.seed_cents)}  increment rate {percent(m.rate)}"
-            + (f"  reserve rate {percent(m.reserve_rate)} reserve {money(m.reserve)}" if m.reserve_rate else ""),
-            f"  increments {m.increment_count} totalling {money(m.increments)}  reseeds {money(m.reseeds)}"
-            f"  voided {money(m.voided)}",
-            f"  hits {m.hits} (fixed {m.fixed_hits})  paid by table {money(m.paid_table)}  by attendant"
-            f" {money(m.paid_attendant)}  cumulative paid {money(m.paid_table + m.paid_attendant)}",
-        ]
+        out += meter_lines(level, m)
         if stored.get(level) != m:
             out.append(
                 f"  WARNING: the ledger's meter snapshot for {level} differs from its events (run tablectl verify)"

@@ -7,7 +7,7 @@ meter in PostgreSQL.  Without a DSN a throwaway cluster is started (controller/l
 and removed after; with one, the run uses a fresh schema there and drops it after.
 
 The summary ends with one ``balance:`` line per table and the link's line
-``link: OK (N tables, C contributions, H hits, meter reconciled)`` when every level reconciles
+``link: OK (N tables, C contributions, H meter hits, meters reconciled)`` when every level reconciles
 exactly in the LAP and every table's link records are in the LAP exactly once (its ledger's
 ``link.*`` records against the LAP's rows, seq by seq, and the amounts paid against the LAP's
 answers).
@@ -284,4 +284,8 @@ def link_line(store: Any, ledgers: list[tuple[str, Path]]) -> tuple[str, bool]:
     if problems:
         more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
         return "link: MISMATCH " + "; ".join(problems[:3]) + more, False
-    return f"link: OK ({n} tables, {rec.contributions} contributions, {rec.hits} hits, meter reconciled)", True
+    from controller.meters import plural
+
+    return f"link: OK ({plural(n, 'table')}, {plural(rec.contributions, 'contribution')}, " + (
+        f"{plural(rec.hits, 'meter hit')}, meters reconciled)"
+    ), True

@@ -137,6 +137,10 @@ class Rig:
                 "state_dir": str(Path(state_dir).absolute()),
                 # the simulator keeps its software record with its state (a table: root-owned, /etc/tablectl)
                 "software_record": str(Path(state_dir).absolute() / "software.json"),
+                # who and where, for the accounting report (`tablectl report`)
+                "casino": "Simulated Casino (tablectl sim)",
+                "asset": f"SIM-A-{table_id}",
+                "location": "HIL rig",
             },
             "ledger": {"key_file": str(rig_key_file(self.state_dir).resolve())},
             "gpio": {"pin_factory": "mock", **self.pins},

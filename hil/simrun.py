@@ -24,16 +24,37 @@ from hil.rig import Rig
 
 @dataclass
 class Summary:
-    rounds: int = 0
+    """The play's figures, in the words of the day's accounting report (controller/reportview.py):
+    the same figures, so that the two can be compared line by line (tests/hil/test_report_sim.py)."""
+
+    completed: int = 0
     voids: int = 0
-    accepted: int = 0
-    progressive: int = 0
-    rejected: int = 0
-    hits: int = 0
-    paid_cents: int = 0
+    wagers: int = 0  # wagers accepted, every spot (a voided round's too)
+    wagered_cents: int = 0
+    coin_in: int = 0  # progressive wagers credited to the meter (a voided round's are taken back)
+    coin_in_cents: int = 0
+    refused_late: int = 0  # late wagers refused (chips placed after the lock-out)
+    meter_hits: int = 0  # percentage-of-meter hits, paid by an attendant
+    meter_paid_cents: int = 0
+    fixed_pays: int = 0  # fixed progressive pays, paid by the table (the wager included)
+    fixed_paid_cents: int = 0
+    won_cents: int = 0  # winnings paid by the table
+    returned_cents: int = 0  # wagers handed back with a win or a push
+    void_returned: int = 0
+    void_returned_cents: int = 0
     meter_start: int | None = None
     meter_end: int | None = None
     lines: list[str] = field(default_factory=list)
+
+    @property
+    def rounds(self) -> int:
+        """Rounds played: completed or voided."""
+        return self.completed + self.voids
+
+    @property
+    def paid_cents(self) -> int:
+        """Everything handed to players at settlement: winnings, meter hits, wagers returned."""
+        return self.won_cents + self.meter_paid_cents + self.returned_cents
 
 
 SHORT = {"progressive": "prog", "double-down": "dd", "insurance": "ins"}
@@ -66,27 +87,15 @@ class Reporter:
     def _round(self, data: Mapping[str, Any]) -> None:
         rnd = data["data"]
         s = self.s
-        s.rounds += 1
-        s.accepted += len(rnd.wagers)
-        s.progressive += len(rnd.accepted)
-        s.rejected += len(rnd.rejected)
+        s.completed += 1
+        s.wagers += len(rnd.wagers)
+        s.wagered_cents += sum(rnd.wagers.values())
+        s.coin_in += len(rnd.accepted)
+        s.coin_in_cents += sum(rnd.accepted.values())
+        s.refused_late += len(rnd.rejected)
         per_seat: dict[int, list[str]] = {}
         for r in rnd.results:
-            label = SHORT.get(r.wager, r.wager)
-            if r.is_meter_pay:
-                paid = next((p["cents"] for p in rnd.payouts if p["seat"] == r.seat and p["hand"] == r.hand), 0)
-                text = f"{label} {r.hand} HIT {r.pays} = {format_cents(paid)}"
-                s.hits += 1
-                s.paid_cents += paid
-            elif r.wager.endswith("-envy"):
-                text = f"envy({r.hand}) {_money(r.net)}"
-            elif r.wager == "progressive":
-                text = f"{label} {r.hand or r.outcome} {_money(r.net)}"  # a losing hand may have no name
-            else:
-                text = f"{label} {r.outcome} {_money(r.net)}"
-            if r.amount + r.net > 0:
-                s.paid_cents += r.amount + r.net
-            per_seat.setdefault(r.seat, []).append(text)
+            per_seat.setdefault(r.seat, []).append(self._result(rnd, r))
         parts = [f"s{seat} " + ", ".join(texts) for seat, texts in per_seat.items()]
         d = rnd.dice
         dice = f" dice {d[0]}-{d[1]}-{d[2]}={sum(d)}" if d else ""
@@ -97,7 +106,10 @@ class Reporter:
             s.meter_start = meter
         s.meter_end = meter
         seats = ",".join(str(x) for x in sorted({seat for (seat, _w) in rnd.wagers})) or "none"
-        late = f" late-rejected {','.join(map(str, rnd.rejected))}" if rnd.rejected else ""
+        late = ""
+        if rnd.rejected:
+            many = "s" if len(rnd.rejected) > 1 else ""
+            late = f" late wager{many} refused at seat{many} {','.join(map(str, rnd.rejected))}"
         reshake = f" no-roll x{rnd.no_rolls}" if rnd.no_rolls else ""
         shown = f" | meter {format_cents(meter)}" if meter is not None else ""
         desc = self.describe(rnd) if self.describe is not None else ""
@@ -110,12 +122,40 @@ class Reporter:
         )
         print(line, file=self.out, flush=True)
 
+    def _result(self, rnd: Any, r: Any) -> str:
+        """One wager's result as printed, counted into the summary."""
+        s = self.s
+        label = SHORT.get(r.wager, r.wager)
+        paid = max(r.amount + r.net, 0)  # handed to the player by the table: winnings and the wager back
+        s.won_cents += max(r.net, 0)
+        s.returned_cents += paid - max(r.net, 0)
+        if r.is_meter_pay:
+            cents = next((p["cents"] for p in rnd.payouts if p["seat"] == r.seat and p["hand"] == r.hand), 0)
+            s.meter_hits += 1
+            s.meter_paid_cents += cents
+            return f"{label} {r.hand} METER HIT {r.pays} = {format_cents(cents)}"
+        if r.wager == "progressive" and r.outcome == "win":
+            s.fixed_pays += 1
+            s.fixed_paid_cents += paid
+            return f"{label} {r.hand} FIXED PAY {r.pays} {_money(r.net)}"
+        if r.wager.endswith("-envy"):
+            return f"envy({r.hand}) {_money(r.net)}"
+        if r.wager == "progressive":
+            return f"{label} {r.hand or r.outcome} {_money(r.net)}"  # a losing hand may have no name
+        return f"{label} {r.outcome} {_money(r.net)}"
+
     def _void(self, data: Mapping[str, Any]) -> None:
         rnd = data["data"]
-        self.s.voids += 1
-        self.s.rounds += 1
+        s = self.s
+        s.voids += 1
+        s.wagers += len(rnd.wagers)
+        s.wagered_cents += sum(rnd.wagers.values())
+        s.refused_late += len(rnd.rejected)
+        returned = rnd.unsettled()
+        s.void_returned += len(returned)
+        s.void_returned_cents += sum(returned.values())
         print(
-            f"round {rnd.number:>3}: VOID ({data['reason']}); {len(rnd.unsettled())} wager(s) returned",
+            f"round {rnd.number:>3}: VOID ({data['reason']}); {len(returned)} wager(s) returned",
             file=self.out,
             flush=True,
         )
@@ -183,16 +223,34 @@ def run_sim(
             stop.restore()
 
 
+def summary_lines(s: Summary, start_meter: int | None, end_meter: int | None) -> list[str]:
+    """The closing summary: the play's figures as the day's accounting report names them
+    (``tablectl report``; the same labels, counts as counts, money in dollars)."""
+
+    def money(c: int | None) -> str:
+        return format_cents(c) if c is not None else "-"
+
+    paid = s.meter_paid_cents + s.fixed_paid_cents
+    return [
+        f"rounds played: {s.rounds} (completed {s.completed}, voided {s.voids})",
+        f"wagers accepted: {s.wagers} (every spot), {format_cents(s.wagered_cents)} wagered",
+        f"late wagers refused: {s.refused_late}",
+        f"progressive coin-in: {s.coin_in} wagers, {format_cents(s.coin_in_cents)}",
+        f"meter at the start: {money(start_meter)}",
+        f"meter at the end: {money(end_meter)}",
+        f"progressive hits: {s.meter_hits + s.fixed_pays} (meter hits {s.meter_hits}, fixed pays {s.fixed_pays})",
+        f"progressive paid: {format_cents(paid)} (by an attendant {format_cents(s.meter_paid_cents)}, "
+        f"by the table {format_cents(s.fixed_paid_cents)})",
+        f"paid to players: {format_cents(s.paid_cents)} (winnings {format_cents(s.won_cents)}, meter hits "
+        f"{format_cents(s.meter_paid_cents)}, wagers returned {format_cents(s.returned_cents)})",
+        f"wagers returned by voided rounds: {s.void_returned}, {format_cents(s.void_returned_cents)}",
+    ]
+
+
 def _summary(out: TextIO, s: Summary, start_meter: int | None, end_meter: int | None, balance: Any) -> int:
     print("summary:", file=out)
-    print(f"  rounds: {s.rounds} ({s.voids} void)", file=out)
-    print(f"  accepted_wagers: {s.accepted}", file=out)
-    print(f"  rejected_late: {s.rejected}", file=out)
-    print(f"  meter_start: {format_cents(start_meter) if start_meter is not None else '-'}", file=out)
-    print(f"  meter_end: {format_cents(end_meter) if end_meter is not None else '-'}", file=out)
-    print(f"  progressive_wagers: {s.progressive}", file=out)
-    print(f"  hits: {s.hits}", file=out)
-    print(f"  paid: {format_cents(s.paid_cents)}", file=out)
+    for line in summary_lines(s, start_meter, end_meter):
+        print(f"  {line}", file=out)
     print(balance.line(), file=out, flush=True)
     return 0 if balance.ok else 1
 

@@ -13,12 +13,14 @@
 #                      compiled, so each has one wheel per platform; a dependency
 #                      published only as an sdist is built here into a wheel (it must
 #                      then be pure Python: py3-none-any, or the build stops)
-#   requirements.txt   hash-locked (`pip install --require-hashes`): tablectl[pi]==VERSION
+#   requirements.txt   hash-locked (`pip install --require-hashes`): tablectl[pi,report]==VERSION
 #                      and each dependency pinned with ==, with the SHA-256 of every
 #                      wheel of it in wheelhouse/ (both platforms).  Runtime only: the
 #                      `test` extra is not in a release.  The `pi` extra is lgpio, the
 #                      pin factory the example configuration selects (a manylinux_2_34
-#                      wheel for aarch64/cp311 on PyPI, so Debian's python3-lgpio is not needed)
+#                      wheel for aarch64/cp311 on PyPI, so Debian's python3-lgpio is not needed);
+#                      the `report` extra is reportlab, the accounting report's PDF (pure Python;
+#                      its Pillow has one wheel per platform)
 #   systemd/           install.sh, uninstall.sh, the units, the udev rules, the journald
 #                      drop-in, check-arm64.sh
 #   config/            the example configuration and table profiles (also inside the wheel)
@@ -69,7 +71,7 @@ OWN=$(cd "$WH" && ls tablectl-"$VERSION"-*.whl)
 echo "== wheels for the build machine ($("$PY" -c 'import sys, sysconfig; print(sysconfig.get_platform(), sys.implementation.cache_tag)'))"
 # sdists allowed here so that a dependency published only as an sdist is found; it is
 # then built into a wheel below
-pip download -q -d "$work/dl" "$WH/$OWN[pi]"
+pip download -q -d "$work/dl" "$WH/$OWN[pi,report]"
 for f in "$work"/dl/*; do
     case "$f" in
         *.whl) mv "$f" "$WH/" ;;
@@ -95,7 +97,7 @@ if [ "$PI" -eq 1 ]; then
     done
     # shellcheck disable=SC2086  # $plat is a list of options
     pip download -q -d "$WH" --only-binary=:all: --python-version 3.11 --implementation cp --abi cp311 \
-        --platform manylinux2014_aarch64 $plat --find-links "$WH" "$WH/$OWN[pi]"
+        --platform manylinux2014_aarch64 $plat --find-links "$WH" "$WH/$OWN[pi,report]"
 fi
 
 echo "== requirements.txt (hash-locked)"
@@ -115,7 +117,7 @@ if twice:
     sys.exit(f"build-release: two versions of {', '.join(twice)} in the wheelhouse: the platforms resolved differently")
 print("# tablectl release: runtime requirements, hash-locked (pip install --no-index --require-hashes)")
 for (name, version), hashes in sorted(by.items()):
-    spec = f"{name}[pi]=={version}" if name == "tablectl" else f"{name}=={version}"
+    spec = f"{name}[pi,report]=={version}" if name == "tablectl" else f"{name}=={version}"
     print(spec + "".join(f" \\\n    --hash=sha256:{h}" for h in sorted(set(hashes))))
 PY
 

@@ -17,7 +17,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("round", nargs="?", type=int, help="round number to show in full")
     add_where_arguments(p)
     p.add_argument("--last", type=int, default=10, help="how many rounds to list (default 10)")
-    p.add_argument("--hits", action="store_true", help="list the last 25 progressive hits instead ($, local time)")
+    p.add_argument(
+        "--hits",
+        action="store_true",
+        help="list the last 25 progressive hits (meter hits and fixed pays) instead ($, local time)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,10 +53,12 @@ def run(args: argparse.Namespace) -> int:
         from controller.tablestatus import local_time
 
         # amounts in dollars and cents, times in this machine's time zone (the ledger keeps UTC)
+        # meter hits (a share of the meter, paid by an attendant) and fixed pays (from the table)
         for h in H.hits(conn):
+            kind = "meter hit" if h["paid_by"] == "attendant" else "fixed pay"
             print(
                 f"{local_time(h['ts'])}  round {h['round']:>5}  seat {h['seat']}  {h['hand']:<16} "
-                f"{format_cents(h['cents']):>13}  paid by {h['paid_by']}  (event #{h['seq']})"
+                f"{format_cents(h['cents']):>13}  {kind}, paid by the {h['paid_by']}  (event #{h['seq']})"
             )
         return 0
     if args.round is not None:

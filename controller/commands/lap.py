@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         return _staff_pin(cfg, args.staff_pin)
     import psycopg
 
-    from controller.link.lap import LapError, LapService, LapStore, connect
+    from controller.link.lap import LapError, LapService, LapStore, connect, level_line
 
     if args.check or args.reconcile:
         try:
@@ -57,16 +57,13 @@ def run(args: argparse.Namespace) -> int:
                     )
                     return 0
                 rec = store.reconcile()
-                for lv, st in sorted(rec.levels.items()):
-                    print(
-                        f"level {lv}: meter {st.cents} cents (+{st.value - st.cents} carried), "
-                        f"reserve {st.reserve}, overflow {st.overflow}, hits {st.hits}"
-                    )
+                for _lv, st in sorted(rec.levels.items()):
+                    print(level_line(st))
                 for c in store.differences(cfg):
                     print(f"pending change (applied at the next start, link stopped): {c}")
                 print(
-                    f"link: {'OK' if rec.ok else 'FAILED'} ({rec.tables} tables, {rec.contributions} contributions, "
-                    f"{rec.hits} hits, meter {'reconciled' if rec.ok else 'NOT reconciled'})"
+                    f"link: {'OK' if rec.ok else 'FAILED'} ({rec.counts()}, "
+                    f"meters {'reconciled' if rec.ok else 'NOT reconciled'})"
                 )
                 for p in rec.problems:
                     print(f"problem: {p}", file=sys.stderr)

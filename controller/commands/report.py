@@ -74,18 +74,22 @@ def run(args: argparse.Namespace) -> int:
         rep = R.build(conn, args.day, day_start=args.day_start, tz=tz)
     finally:
         conn.close()
+    from controller import reportview as V
+
     if args.format == "csv":
-        text = R.to_csv(rep, tz)
+        text = V.to_csv(rep, tz)
         if args.out is None:
             sys.stdout.write(text)
         else:
             args.out.write_text(text, encoding="utf-8")
             print(args.out)
         return 0
-    from controller.pdf import render
-
+    try:
+        from controller.reportpdf import render
+    except ModuleNotFoundError as e:  # the `report` extra (the release installs it)
+        print(f"tablectl report: --format pdf needs {e.name}: pip install 'tablectl[report]'", file=sys.stderr)
+        return 2
     out = args.out or Path(f"report-{rep.table_id or 'table'}-{args.day.isoformat()}.pdf")
-    title = f"table {rep.table_id} gaming day {args.day.isoformat()}"
-    out.write_bytes(render(R.to_lines(rep, tz), title=title))
+    out.write_bytes(render(rep, tz))
     print(out)
     return 0

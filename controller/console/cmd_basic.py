@@ -4,7 +4,6 @@ validate, reshuffle, newdealer."""
 from __future__ import annotations
 
 import time
-from fractions import Fraction
 from typing import Any
 
 from controller.console.auth import ROLES
@@ -109,47 +108,19 @@ def cmd_status(ctx: Ctx, args: list[str]) -> str:
 # --------------------------------------------------------------------------- meters
 
 
-def money(v: Fraction | int) -> str:
-    """Whole cents as dollars, and the hidden fraction of a cent, exactly."""
-    from controller.meters import format_cents
-
-    v = Fraction(v)
-    whole = v.numerator // v.denominator
-    rem = v - whole
-    return format_cents(whole) + (f" + {rem} of a cent" if rem else "")
-
-
-def percent(r: Fraction) -> str:
-    p = Fraction(r) * 100
-    return (f"{p.numerator // p.denominator}" if p.denominator == 1 else f"{float(p):.6g}") + "%"
-
-
-@command("meters", ALL, "meters", "progressive meters: amount, seed, rate, hidden remainder, hits, paid")
+@command(
+    "meters", ALL, "meters", "progressive meters: amount, seed, rate, hidden remainder, meter hits, fixed pays, paid"
+)
 def cmd_meters(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 0, 0, "meters")
     meters = ctx.call(lambda: dict(ctx.service.table.meters))
     if not meters:
         return "no progressive meters on this table"
-    out = []
+    from controller.meters import meter_lines
+
+    out: list[str] = []
     for level, m in sorted(meters.items()):
-
-        def g(name: str, default: object = 0, m: object = m) -> Any:
-            return getattr(m, name, default)
-
-        out += [
-            f"{level}: {money(m.value)}  (shows {money(m.cents)}, hidden remainder {m.remainder} of a cent)",
-            f"  seed/reset {money(m.seed_cents)}  increment rate {percent(m.rate)}"
-            + (
-                f"  reserve rate {percent(g('reserve_rate'))} reserve {money(g('reserve'))}"
-                if g("reserve_rate")
-                else ""
-            ),
-            f"  increments {g('increment_count')} totalling {money(g('increments'))}  reseeds {money(g('reseeds'))}"
-            f"  voided {money(g('voided'))}",
-            f"  hits {g('hits')} (fixed {g('fixed_hits')})  paid by table {money(g('paid_table'))}"
-            f"  by attendant"
-            f" {money(g('paid_attendant'))}  cumulative paid {money(g('paid_table') + g('paid_attendant'))}",
-        ]
+        out += meter_lines(level, m)
     return "\n".join(out)
 
 

@@ -34,7 +34,7 @@ def cmd_history(ctx: Ctx, args: list[str]) -> str:
 @command("hits", FLOOR, "hits [LEVEL]", "the last 25 progressive hits of each level (or of one)")
 def cmd_hits(ctx: Ctx, args: list[str]) -> str:
     from controller import history as H
-    from controller.meters import HIT_HISTORY, format_cents
+    from controller.meters import HIT_HISTORY, format_cents, plural
 
     want_args(args, 0, 1, "hits [LEVEL]")
     levels = sorted(ctx.call(lambda: list(ctx.service.table.meters)))
@@ -48,10 +48,13 @@ def cmd_hits(ctx: Ctx, args: list[str]) -> str:
     with ctx.server.reader() as conn:
         for level in levels:
             hs = H.hits(conn, level, HIT_HISTORY)
-            out.append(f"{level}: last {len(hs)} hit(s)" + (":" if hs else ""))
+            out.append(
+                f"{level}: last {plural(len(hs), 'progressive hit')} (meter hits and fixed pays)" + (":" if hs else "")
+            )
             out += [
                 f"  round {h['round']:>5}  seat {h['seat']}  {h['hand']:<16} {format_cents(h['cents']):>12}  "
-                f"paid by {h['paid_by']:<9} {h['ts'][:19]}"
+                f"{'meter hit' if h['paid_by'] == 'attendant' else 'fixed pay'}, paid by the {h['paid_by']:<9} "
+                f"{h['ts'][:19]} UTC"
                 for h in hs
             ]
     return "\n".join(out)

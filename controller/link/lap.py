@@ -21,6 +21,7 @@ from psycopg import sql
 
 from controller.link.config import LapConfig, LevelParams
 from controller.link.schema import SCHEMA_VERSION, ddl, floor_ddl, floor_grants, grants
+from controller.meters import format_exact, plural
 
 
 class LapError(RuntimeError):
@@ -46,9 +47,23 @@ class Reconciliation:
     ok: bool
     tables: int
     contributions: int
-    hits: int
+    hits: int  # meter hits (the LAP pays only those: a fixed pay is the table's own)
     problems: list[str] = field(default_factory=list)
     levels: dict[str, LevelState] = field(default_factory=dict)
+
+    def counts(self) -> str:
+        """``2 tables, 460 contributions, 1 meter hit``: counts that read right, in every output's words."""
+        return f"{plural(self.tables, 'table')}, {plural(self.contributions, 'contribution')}, " + plural(
+            self.hits, "meter hit"
+        )
+
+
+def level_line(st: LevelState) -> str:
+    """A level in dollars, exactly (the fraction of a cent carried shown as such)."""
+    return (
+        f"level {st.level}: meter {format_exact(st.value)}, hidden reserve {format_exact(st.reserve)}, "
+        f"overflow {format_exact(st.overflow)}, {plural(st.hits, 'meter hit')}"
+    )
 
 
 def connect(dsn: str, *, user: str | None = None, autocommit: bool = True, timeout: float = 5) -> psycopg.Connection:
@@ -322,10 +337,7 @@ class LapService:
             store.set_state("stopped")
             raise LapError("self-check failed: " + "; ".join(rec.problems))
         store.set_state("running")
-        self.log(
-            f"lap: link {self.cfg.group} running ({rec.tables} tables, {rec.contributions} contributions, "
-            f"{rec.hits} hits, meters reconciled)"
-        )
+        self.log(f"lap: link {self.cfg.group} running ({rec.counts()}, meters reconciled)")
         return store
 
     def kill(self) -> None:

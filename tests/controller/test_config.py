@@ -101,6 +101,17 @@ def test_config_builds_the_drivers_settings():
         ('id = "PG-01"', 'id = "PG 01!"', "table", "id", "letters, digits"),
         ('profile = "six-card-fortune"', 'profile = "no-such-game"', "table", "profile", "no table profile"),
         ('pin_factory = "lgpio"', 'pin_factory = "magic"', "gpio", "pin_factory", "is not one of"),
+        # the accounting report's who and where (issue 25): one printable line each
+        ('asset = "A-10001"', 'asset = "' + "A" * 65 + '"', "table", "asset", "at most 64 characters"),
+        (
+            'casino = "Keystone Riverside Casino"',
+            'casino = "Keystone\\nForged total: $0"',
+            "table",
+            "casino",
+            "one line of printable text",
+        ),  # fmt: skip
+        ('location = "Pit 2, table 7"', "location = 7", "table", "location", "must be a non-empty string"),
+        ('location = "Pit 2, table 7"', 'location = "  "', "table", "location", "must be a non-empty string"),
     ],
 )
 def test_bad_config_names_file_section_and_key(tmp_path, old, new, section, key, why):
@@ -110,6 +121,19 @@ def test_bad_config_names_file_section_and_key(tmp_path, old, new, section, key,
     msg = str(e.value)
     where = f"[{section}] {key}" if key else f"[{section}]"
     assert msg.startswith(str(p)) and where in msg and why in msg, msg
+
+
+def test_the_reports_who_and_where_are_read_and_optional(tmp_path):
+    hw = load_hardware(EXAMPLE)
+    assert (hw.casino, hw.asset, hw.location) == ("Keystone Riverside Casino", "A-10001", "Pit 2, table 7")
+    from controller.selfcheck import config_values
+
+    assert config_values(hw)["asset"] == "A-10001"  # recorded in config.loaded: the report reads it there
+    text = EXAMPLE.read_text()
+    for line in ('casino = "Keystone Riverside Casino"', 'asset = "A-10001"', 'location = "Pit 2, table 7"'):
+        text = text.replace(line, "")
+    bare = load_hardware(write(tmp_path, text))
+    assert (bare.casino, bare.asset, bare.location) == ("", "", "")
 
 
 def test_unknown_section_is_refused(tmp_path):

@@ -6,7 +6,7 @@ import csv
 import io
 import shutil
 import subprocess
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 from fractions import Fraction
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -14,11 +14,12 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from controller import report as R
+from controller import reportpdf as RP
+from controller import reportview as V
 from controller.cli import main
 from controller.history import open_readonly
 from controller.ledger import Ledger, Record
 from controller.ledgerkey import init_key, read_key
-from controller.pdf import render
 from controller.records import Kind
 from controller.witness import Witness, default_witness_dir
 
@@ -37,6 +38,26 @@ class Wall:
         return self.t
 
 
+#: the table's start-up records (controller/service.py, controller/table.py): who and what recorded the day
+CONFIG = {
+    "table_id": "T-9",
+    "casino": "Keystone & Sons <Riverside> Casino",  # markup characters print as they are
+    "asset": "A-10009",
+    "location": "Pit 2, table 9",
+    "profile.name": "Six-Card Fortune Pai Gow Poker",
+    "profile.game": "six-card-fortune",
+    "profile.progressive.paytable": "Six-Card Fortune Progressive",
+    "profile.progressive.increment_rate": "1/3",
+    "profile.progressive.linked": "None",
+}
+DIGEST = "ab" * 32
+START_RECORDS = [
+    Record(Kind.POWER_UP, 0, {"version": "0.1.0"}),
+    Record(Kind.SELFCHECK, 0, {"digest": DIGEST, "recorded_digest": DIGEST, "results": {"software": "pass"}}),
+    Record(Kind.CONFIG_LOADED, 0, {"file": "/etc/tablectl/table.toml", "digest": "cd" * 32, "values": CONFIG}),
+]
+
+
 def _ledger(tmp_path: Path) -> tuple[Path, Path]:
     """A table's ledger across three gaming days; returns (state dir, key file)."""
     keyfile = init_key(tmp_path / "key" / "ledger.key")
@@ -46,7 +67,7 @@ def _ledger(tmp_path: Path) -> tuple[Path, Path]:
     inc = {"level": "primary", "wager": 100, "rate": "1/3"}  # 33 1/3 cents: a hidden remainder
     # the day before (ends 2026-07-04 05:59:59 New York time)
     wall.at("2026-07-03T20:00:00+00:00")
-    led.append([Record(Kind.METER_INIT, 0, {"level": "primary", "seed": 100000, "rate": "1/3"})])
+    led.append(START_RECORDS + [Record(Kind.METER_INIT, 0, {"level": "primary", "seed": 100000, "rate": "1/3"})])
     wall.at("2026-07-04T09:59:59+00:00")
     led.append([Record(Kind.ROUND_OPEN, 1, {}), Record(Kind.METER_INCREMENT, 1, inc)])
     # the gaming day
@@ -56,8 +77,15 @@ def _ledger(tmp_path: Path) -> tuple[Path, Path]:
     led.append(
         [
             Record(Kind.ROUND_OPEN, 2, {}),
+            Record(Kind.WAGER_ACCEPTED, 2, {"seat": 3, "spot": "progressive", "cents": 100}),
+            Record(Kind.WAGER_ACCEPTED, 2, {"seat": 5, "spot": "progressive", "cents": 100}),
+            Record(Kind.WAGER_ACCEPTED, 2, {"seat": 5, "spot": "base", "cents": 150000}),
+            Record(Kind.WAGER_REJECTED, 2, {"seat": 1, "spot": "progressive", "reason": "placed after lock-out"}),
             Record(Kind.METER_INCREMENT, 2, inc),
             Record(Kind.METER_INCREMENT, 2, inc),
+            Record(
+                Kind.WAGER_RESULT, 2, {"seat": 5, "wager": "base", "cents": 150000, "net": 150000, "outcome": "win"}
+            ),
             Record(Kind.HIT_VALIDATED, 2, {"seat": 3, "hand": "royal_flush", "by": "floor 17", "order": 1}),
             Record(
                 Kind.METER_PAYOUT,
@@ -82,12 +110,12 @@ def _ledger(tmp_path: Path) -> tuple[Path, Path]:
     wall.at("2026-07-05T09:59:59.999999+00:00")
     led.append([Record(Kind.ROUND_OPEN, 4, {}), Record(Kind.METER_INCREMENT, 4, inc)])
     head_of_day = led.head()
+    assert head_of_day.count == 27
     # the next gaming day
     wall.at("2026-07-05T10:00:00+00:00")
     led.append([Record(Kind.ROUND_COMPLETE, 4, {})])
     Witness(default_witness_dir(state), "T-9").write(led.head())
     led.close()
-    assert head_of_day.count == 19
     return state, keyfile
 
 
@@ -113,40 +141,104 @@ def test_meters_at_start_and_end_contributions_hits_voids_faults_head(tmp_path):
     assert rep.table_id == "T-9" and rep.rounds == 3  # rounds 2, 3, 4 opened in the day
     (lv,) = rep.levels
     third = Fraction(100, 3)
-    assert lv.start is not None
+    assert lv.start is not None and not lv.born_ts
     assert lv.start.value == 100000 + third  # the increment at 05:59:59 belongs to the day before
     assert lv.contribution_count == 4 and lv.contributions == 4 * third  # the void does not undo the count
     assert lv.voided == third
     assert lv.end.value == 100000 + 5 * third - third - 50033
     assert (lv.end.paid_attendant, lv.end.paid_table, lv.end.hits, lv.end.fixed_hits) == (50033, 2500, 1, 1)
-    assert [(h.seat, h.cents, h.paid_by, h.validated_by) for h in rep.hits] == [
-        (3, 50033, "attendant", "floor 17"),
-        (5, 2500, "table", ""),
+    assert [(h.seat, h.cents, h.paid_by, h.validated_by, h.kind) for h in rep.hits] == [
+        (3, 50033, "attendant", "floor 17", R.METER_HIT),
+        (5, 2500, "table", "", R.FIXED_PAY),
     ]
     assert [(v["round"], v["reason"]) for v in rep.voids] == [(3, "shoe jam (§ 670a.13(g))")]
     assert [(f["what"], f["source"]) for f in rep.faults] == [("raised", "shoe"), ("cleared", "shoe")]
-    assert rep.head.count == 19  # the last event before 06:00 the next morning, not the one at 06:00
+    assert rep.head.count == 27  # the last event before 06:00 the next morning, not the one at 06:00
 
 
-def test_csv_totals_and_exact_amounts(tmp_path):
-    state, _ = _ledger(tmp_path)
-    rows = list(csv.DictReader(io.StringIO(R.to_csv(_build(state), NY))))
+def test_coin_in_rate_times_wagers_and_the_play(tmp_path):
+    rep = _build(_ledger(tmp_path)[0])
+    (lv,) = rep.levels
+    ci = lv.coin_in
+    assert (ci.wagers, ci.cents, ci.voided_wagers, ci.voided_cents) == (4, 400, 1, 100)
+    assert ci.by_rate == {Fraction(1, 3): 300} and ci.expected == 100  # $3.00 x 1/3 = 100 cents, exactly
+    assert lv.net_contributions == 100 and lv.contributions_agree
+    a = rep.activity
+    assert (a.opened, a.completed, a.voided, a.played) == (3, 2, 1, 3)  # round 1 opened the day before
+    assert a.open_rounds == {4: "2026-07-05T09:59:59.999999+00:00"}  # opened, not ended, in the day
+    assert (a.wagers, a.wagered_cents, a.refused_late, a.refused_other) == (3, 150200, 1, 0)
+    assert (a.won_cents, a.returned_cents, a.meter_paid_cents) == (150000, 150000, 50033)
+    assert a.paid_cents == 350033
+    assert rep.info.get("asset") == "A-10009" and rep.info.version == "0.1.0" and rep.info.digest == DIGEST
+
+
+def _csv(state: Path, generated: datetime | None = None) -> list[dict[str, str]]:
+    text = V.to_csv(_build(state), NY, generated=generated or datetime(2026, 7, 6, tzinfo=UTC))
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_csv_one_row_per_figure_labelled_with_its_rule(tmp_path):
+    rows = _csv(_ledger(tmp_path)[0])
     by = {(r["section"], r["item"]): r for r in rows}
-    assert by[("total", "hits_paid")]["amount"] == "525.33"
-    assert by[("total", "hits_paid_attendant")]["amount"] == "500.33"
-    assert by[("total", "voids")]["amount"] == "1" and by[("total", "faults")]["amount"] == "1"
-    amount = by[("meter", "amount")]
-    assert amount["start"] == "1000.33 + 1/3 cent"  # whole cents, and the remainder exact, as text
-    assert amount["end"] == "501.00 + 1/3 cent"  # 1000.00 + 5 x 33 1/3 - 33 1/3 (void) - 500.33
-    assert by[("meter", "increment_rate")]["end"] == "33.33333333333333333333333333%"
-    assert by[("contributions", "day")]["amount"] == "1.33 + 1/3 cent"
-    assert by[("head", "chain_head")]["seq"] == "19"
-    hits = [r for r in rows if r["section"] == "hit"]
-    assert [(h["amount"], h["validated_by"], h["time_local"]) for h in hits][0] == (
-        "500.33",
-        "floor 17",
-        "2026-07-04 11:00:00 EDT",
+    shown = by[("meter", "meter_shown")]
+    assert (shown["label"], shown["regulation"], shown["unit"]) == (
+        "Progressive meter, as shown to players",
+        "§ 605a.7(a)(1)",
+        "USD",
     )
+    assert (shown["start"], shown["end"]) == ("1000.33", "501.00")
+    assert by[("meter", "remainder")]["start"] == "1/3" and by[("meter", "remainder")]["unit"] == "cent"
+    assert (
+        by[("meter", "paid_table")]["regulation"] == "§ 605a.7(a)(2)" and by[("meter", "paid_table")]["end"] == "25.00"
+    )
+    assert by[("meter", "paid_attendant")]["regulation"] == "§ 605a.7(a)(3)"
+    assert by[("meter", "paid_cumulative")]["regulation"] == "§ 605a.7(a)(4)"
+    assert by[("meter", "paid_cumulative")]["end"] == "525.33"
+    assert by[("meter", "rate")]["end"] == "33 1/3%"  # exact, not 33.333...
+    assert by[("meter", "contributions")]["end"] == "1.66 + 2/3 cent"
+    assert by[("coin_in", "coin_in_wagers")]["value"] == "3" and by[("coin_in", "coin_in_amount")]["value"] == "3.00"
+    assert by[("coin_in", "check_amount")]["value"] == "agrees, exactly"
+    assert by[("hit_totals", "hits_hits")]["value"] == "2" and by[("hit_totals", "hits_paid")]["value"] == "525.33"
+    assert by[("play", "rounds_played")]["value"] == "3" and by[("play", "paid")]["value"] == "3500.33"
+    assert by[("report", "asset_number")]["value"] == "A-10009"
+    assert by[("head", "chain_head")]["note"] == "event #27"
+    hits = [r for r in rows if r["section"] == "hit" and r["item"] == "hit"]
+    assert [(h["value"], h["validated_by"], h["time_local"], h["paid_by"]) for h in hits] == [
+        ("500.33", "floor 17", "Jul 04 11:00:00", "attendant"),
+        ("25.00", "- (note 2)", "Jul 04 11:00:00", "table"),
+    ]
+    assert not any(r["item"] == "provisional" for r in rows)  # the day has ended
+
+
+def test_a_level_created_during_the_day_starts_at_its_creation(tmp_path):
+    """'Start of day' for a ledger born during the day is the meter as created, labelled."""
+    keyfile = init_key(tmp_path / "key" / "ledger.key")
+    wall = Wall()
+    led = Ledger(tmp_path / "s" / "ledger.sqlite3", "T-9", key=read_key(keyfile), wall_clock=wall)
+    wall.at("2026-07-04T14:00:00+00:00")
+    led.append([*START_RECORDS, Record(Kind.METER_INIT, 0, {"level": "primary", "seed": 500000, "rate": "21/100"})])
+    led.append([Record(Kind.METER_INCREMENT, 1, {"level": "primary", "wager": 100, "rate": "21/100"})])
+    led.close()
+    rep = _build(tmp_path / "s")
+    (lv,) = rep.levels
+    assert lv.born_ts and lv.start is not None and lv.start.value == 500000 and lv.contribution_count == 1
+    sec = V.meter_section(rep, lv, NY)
+    assert sec.columns == ["Created Jul 04 10:00:00", "End of day"]
+    assert sec.rows[0].values[0].shown() == "$5,000.00" and sec.rows[0].values[1].shown() == "$5,000.21"
+    assert "created during the day (event #4" in sec.notes[0]
+    assert _check(rep) == "DOES NOT AGREE: a rate other than the configured 33 1/3%"  # CONFIG says 1/3
+
+
+def _check(rep: R.DayReport) -> str:
+    sec = V.coin_in_section(rep, "primary", NY)
+    return next(r for r in sec.rows if r.item == "check").values[1].shown()
+
+
+def test_contributions_that_are_not_rate_times_wagers_are_shown(tmp_path):
+    rep = _build(_ledger(tmp_path)[0])
+    lv = rep.levels[0]
+    lv.coin_in.by_rate = {Fraction(1, 4): 300}  # as if the meter had credited another rate
+    assert _check(rep).startswith("DOES NOT AGREE: the meter has $1.00, rate × wagers $0.75")
 
 
 def test_a_day_with_no_events_reports_the_meters_unchanged(tmp_path):
@@ -157,15 +249,16 @@ def test_a_day_with_no_events_reports_the_meters_unchanged(tmp_path):
     finally:
         conn.close()
     (lv,) = rep.levels
-    assert lv.start == lv.end and lv.contribution_count == 0 and rep.hits == [] and rep.head.count == 20
+    assert lv.start == lv.end and lv.contribution_count == 0 and rep.hits == [] and rep.head.count == 28
 
 
 def _pdftext(pdf: Path, tmp_path: Path) -> str:
+    """The PDF rendered to PNG (every page, not blank) and its text (pdftotext -layout)."""
     for tool in ("pdftoppm", "pdftotext"):
         assert shutil.which(tool), f"{tool} missing: ./bootstrap installs Debian's poppler-utils"
     subprocess.run(["pdftoppm", "-png", "-r", "60", str(pdf), str(tmp_path / "page")], check=True)
     pngs = sorted(tmp_path.glob("page*.png"))
-    assert pngs and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 2000 for p in pngs)
+    assert pngs and all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 8000 for p in pngs)
     return subprocess.run(["pdftotext", "-layout", str(pdf), "-"], check=True, capture_output=True, text=True).stdout
 
 
@@ -175,19 +268,137 @@ def test_pdf_renders_and_reads(tmp_path):
     argv = ["report", "--day", "2026-07-04", "--tz", "America/New_York", "--format", "pdf", "--out", str(out)]
     assert main([*argv, "--state-dir", str(state), "--key-file", str(keyfile)]) == 0
     text = _pdftext(out, tmp_path)
-    assert "table T-9 - gaming day 2026-07-04" in text
-    assert "§ 605a.7(a)" in text
-    assert "floor 17" in text and "500.33" in text
-    assert "shoe jam (§ 670a.13(g))" in text
+    flat = " ".join(text.split())
     rep = _build(state)
-    assert rep.head.mac in text
+    for want in [
+        "Progressive accounting report",
+        "Keystone & Sons <Riverside> Casino",  # escaped for the layout engine, printed as written
+        "Table T-9",
+        "A-10009",
+        "Pit 2, table 9",
+        "Six-Card Fortune Pai Gow Poker",
+        "Six-Card Fortune Progressive (§ 670a.12(d))",
+        "2026-07-04: 2026-07-04 06:00:00 EDT to 2026-07-05 06:00:00 EDT",
+        "Generated",
+        f"tablectl 0.1.0, SHA-256 {DIGEST} (matches the digest recorded at installation)",
+        rep.head.mac,
+        "Page 1 of",
+        # the § 605a.7(a) meters, each with its item, in dollars with separators
+        "Progressive meter, as shown to players § 605a.7(a)(1) $1,000.33 $501.00",
+        "Progressive pays made by the table § 605a.7(a)(2) $0.00 $25.00",
+        "Progressive pays made by an attendant § 605a.7(a)(3) $0.00 $500.33",
+        "Cumulative progressive paid § 605a.7(a)(4) $0.00 $525.33",
+        "Fraction of a cent carried (hidden remainder) SPEC § 5 1/3 of a cent 1/3 of a cent",
+        # coin-in and the check
+        "Progressive coin-in 3 $3.00",
+        "$3.00 × 33 1/3%",
+        "Contributions = rate × wagers agrees, exactly",
+        # hits: who validated the meter hit; why the fixed pay has no name
+        "royal flush meter hit, 50% of the attendant $500.33 floor 17",  # the Kind cell wraps: "meter" below
+        "- (note 2)",
+        "§ 670a.11(h)(3)(i)(B)(III)",
+        "Meter hits, paid by an attendant § 605a.7(a)(3) 1 $500.33",
+        # the play, voids, faults
+        "Rounds played (completed or voided) 3",
+        "Rounds still open at the end 4 (opened Jul 05 05:59:59)",
+        "Paid to players $3,500.33",
+        "shoe jam (§ 670a.13(g))",
+        "Prepared by:",
+        "Reviewed by:",
+    ]:
+        assert want in flat, want
+    assert "PROVISIONAL" not in text  # a day that has ended
+    assert "seed_reset" not in text and "hits_attendant" not in text  # no code identifiers as labels
 
 
-def test_pdf_of_many_lines_has_pages():
-    pdf = render([f"line {i} (x) \\ y" for i in range(130)], title="t")
-    assert pdf.startswith(b"%PDF-1.4") and pdf.rstrip().endswith(b"%%EOF")
-    assert pdf.count(b"/Type /Page ") == 3
-    assert b"(line 5 \\(x\\) \\\\ y)" in pdf
+def test_a_report_for_today_or_a_future_day_is_provisional(tmp_path):
+    keyfile = init_key(tmp_path / "key" / "ledger.key")
+    led = Ledger(tmp_path / "s" / "ledger.sqlite3", "T-9", key=read_key(keyfile))  # the real clock: now
+    led.append([*START_RECORDS, Record(Kind.METER_INIT, 0, {"level": "primary", "seed": 500000, "rate": "1/3"})])
+    led.close()
+    ro = Ledger.open_readonly(tmp_path / "s" / "ledger.sqlite3")
+    Witness(default_witness_dir(tmp_path / "s"), "T-9").write(ro.head())
+    ro.close()
+    today = R.gaming_day_of(datetime.now(UTC).isoformat(), tz=NY)
+    where = ["--state-dir", str(tmp_path / "s"), "--key-file", str(keyfile), "--tz", "America/New_York"]
+    for day in (today, today + timedelta(days=30)):
+        out = tmp_path / f"{day}.pdf"
+        assert main(["report", "--day", day.isoformat(), "--format", "pdf", "--out", str(out), *where]) == 0
+        (tmp_path / day.isoformat()).mkdir()
+        text = _pdftext(out, tmp_path / day.isoformat())
+        assert "PROVISIONAL — the gaming day has not ended" in text
+        first_page = text.split("\f")[0]
+        assert first_page.index("PROVISIONAL") < first_page.index("Asset number")  # above the figures
+    out = tmp_path / "today.csv"
+    assert main(["report", "--day", today.isoformat(), "--out", str(out), *where]) == 0
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    assert any(r["item"] == "provisional" and r["value"] == "yes" for r in rows)
+    yesterday = (today - timedelta(days=1)).isoformat()
+    assert main(["report", "--day", yesterday, "--out", str(out), *where]) == 0
+    assert "PROVISIONAL" not in out.read_text()
+
+
+def test_many_hits_flow_over_pages_with_their_headings(tmp_path):
+    keyfile = init_key(tmp_path / "key" / "ledger.key")
+    wall = Wall()
+    wall.at("2026-07-04T12:00:00+00:00")
+    led = Ledger(tmp_path / "s" / "ledger.sqlite3", "T-9", key=read_key(keyfile), wall_clock=wall)
+    led.append([*START_RECORDS, Record(Kind.METER_INIT, 0, {"level": "primary", "seed": 500000, "rate": "1/3"})])
+    for n in range(1, 81):
+        fixed = {"level": "primary", "cents": 300, "seat": n % 6 + 1, "hand": "straight"}
+        led.append(
+            [
+                Record(Kind.ROUND_OPEN, n, {}),
+                Record(Kind.METER_FIXED_PAID, n, fixed),
+                Record(Kind.ROUND_COMPLETE, n, {}),
+            ]
+        )
+    led.close()
+    pdf = RP.render(_build(tmp_path / "s"), NY, generated=datetime(2026, 7, 6, tzinfo=UTC))
+    (tmp_path / "m.pdf").write_bytes(pdf)
+    text = _pdftext(tmp_path / "m.pdf", tmp_path)
+    pages = text.split("\f")
+    assert len([p for p in pages if p.strip()]) >= 3
+    assert sum("Validated by" in p for p in pages) >= 2  # the hits' column headings repeat on the next page
+    assert "Fixed pays, paid by the table § 605a.7(a)(2) 80 $240.00" in " ".join(text.split())
+
+
+def test_hostile_texts_from_the_ledger_cannot_break_the_pdf(tmp_path):
+    """A void's or a fault's reason comes from the table (a device's message, a technician's words):
+    markup prints as text, and a huge one is cut with a note instead of stopping the layout."""
+    keyfile = init_key(tmp_path / "key" / "ledger.key")
+    wall = Wall()
+    wall.at("2026-07-04T12:00:00+00:00")
+    led = Ledger(tmp_path / "s" / "ledger.sqlite3", "T-9", key=read_key(keyfile), wall_clock=wall)
+    huge = "x" * 50_000  # one word, no spaces
+    led.append(
+        [
+            *START_RECORDS,
+            Record(Kind.ROUND_OPEN, 1, {}),
+            Record(Kind.TILT_RAISED, 1, {"source": "shoe", "reason": huge}),
+            Record(Kind.ROUND_VOID, 1, {"reason": '<para><font size="80">FORGED</font></para> & </b>'}),
+        ]
+    )
+    led.close()
+    pdf = RP.render(_build(tmp_path / "s"), NY, generated=datetime(2026, 7, 6, tzinfo=UTC))
+    (tmp_path / "h.pdf").write_bytes(pdf)
+    text = _pdftext(tmp_path / "h.pdf", tmp_path)
+    assert '<para><font size="80">FORGED</font></para> & </b>' in " ".join(text.split())
+    assert "(49,600 more characters in the ledger)" in text
+
+
+def test_pdf_without_reportlab_says_what_to_install(tmp_path, capsys, monkeypatch):
+    import sys
+
+    state, keyfile = _ledger(tmp_path)
+    monkeypatch.delitem(sys.modules, "controller.reportpdf", raising=False)
+    for name in [m for m in sys.modules if m.startswith("reportlab.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "reportlab", None)  # as if the `report` extra were not installed
+    argv = ["report", "--day", "2026-07-04", "--format", "pdf", "--out", str(tmp_path / "x.pdf")]
+    assert main([*argv, "--state-dir", str(state), "--key-file", str(keyfile)]) == 2
+    assert "pip install 'tablectl[report]'" in capsys.readouterr().err
+    assert not (tmp_path / "x.pdf").exists()
 
 
 def test_report_refuses_a_ledger_failing_its_audit(tmp_path, capsys):
@@ -222,7 +433,7 @@ def test_a_report_starting_from_a_checkpoint_is_the_same(tmp_path, monkeypatch):
         cps = [r[0] for r in conn.execute("SELECT seq FROM checkpoints")]
     finally:
         conn.close()
-    assert cps == [3, 11, 17, 19]  # seq 3 (05:59:59 New York) is the one before the day
+    assert cps == [4, 6, 19, 25, 27]  # seq 6 (05:59:59 New York) is the one before the day
     cp = _build(state)
     assert [(lv.start, lv.end) for lv in cp.levels] == [(lv.start, lv.end) for lv in plain.levels]
     assert (cp.hits, cp.voids, cp.rounds, cp.head.count, cp.events) == (
@@ -232,12 +443,12 @@ def test_a_report_starting_from_a_checkpoint_is_the_same(tmp_path, monkeypatch):
         plain.head.count,
         plain.events,
     )
-    monkeypatch.setattr(L, "CHECKPOINT_EVERY", 4)  # one at the last event (20)
+    monkeypatch.setattr(L, "CHECKPOINT_EVERY", 7)  # one at the last event (28)
     state, _ = _ledger(tmp_path / "c")
     conn = open_readonly(state / "ledger.sqlite3")
     try:
-        assert conn.execute("SELECT MAX(seq) FROM checkpoints").fetchone()[0] == 20
+        assert conn.execute("SELECT MAX(seq) FROM checkpoints").fetchone()[0] == 28
         later = R.build(conn, date(2026, 7, 10), tz=NY)  # nothing after the last checkpoint
     finally:
         conn.close()
-    assert later.head.count == 20 and later.table_id == "T-9" and later.levels[0].end.increment_count == 5
+    assert later.head.count == 28 and later.table_id == "T-9" and later.levels[0].end.increment_count == 5

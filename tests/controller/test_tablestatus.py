@@ -68,7 +68,7 @@ ROUND_TO_HIT = [
     Record(
         Kind.HIT_PENDING,
         1,
-        {"seat": 3, "hand": "royal-flush", "cents": 50_002, "fraction": "1/10", "order": 1},
+        {"seat": 3, "hand": "royal-flush", "cents": 100, "fraction": "1/10", "order": 1},  # cents: the wager
     ),
 ]
 HIT_PAID = [
@@ -96,7 +96,7 @@ def test_history_hits_in_dollars_and_local_time(tmp_path, capsys, new_york):
     assert main(["history", "--hits", "--state-dir", str(tmp_path), "--key-file", str(key_file(tmp_path))]) == 0
     out = capsys.readouterr().out.strip()
     assert out.startswith("2026-07-04 12:00:05 EDT  round     1  seat 3  royal-flush"), out
-    assert "$500.02" in out and "paid by attendant" in out
+    assert "$500.02" in out and "meter hit, paid by the attendant" in out
     assert "16:00" not in out and "50002" not in out and "500.02 " not in out.replace("$500.02", "")
 
 
@@ -109,7 +109,8 @@ def test_status_mid_round_awaiting_validation(tmp_path, new_york):
     assert "table: open" in text
     assert "round 1: awaiting floor validation (in progress)" in text
     assert "tilts: none" in text
-    assert "hit pending validation: seat 3 royal-flush $500.02" in text
+    # a meter hit's amount is fixed when it is paid (§ 670a.12(d)(3)): its share, and the $1 wager (not a pay)
+    assert "meter hit awaiting a floorperson's validation: seat 3 royal-flush, 10% of the meter (wager $1.00)" in text
     # $5,000 seed + 21% of $1 = $5,000.21 exactly
     assert "meters: primary $5,000.21" in text
     assert "sign: $5,000.21  'HIT SEAT 3 ROYAL-FLUSH - CALL FLOOR'" in text
@@ -170,8 +171,10 @@ def test_status_and_meters_commands_read_only(tmp_path, capsys, new_york):
     assert "round 1: complete" in out and "meters: primary $4,500.19" in out
     assert main(["meters", "--state-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("primary: $4,500.19  (shows $4,500.19, hidden remainder 0 of a cent)"), out
-    assert "hits 1 (fixed 0)" in out and "by attendant $500.02" in out and "WARNING" not in out
+    assert out.startswith("primary: $4,500.19  (the sign shows $4,500.19; hidden remainder none)"), out
+    # the words of every output (issue 25): meter hits and fixed pays, counts that read right
+    assert "meter hits 1 (paid by an attendant $500.02)  fixed pays 0" in out and "WARNING" not in out
+    assert "contributions: 1 wager, $0.21" in out
     assert path.read_bytes() == before  # nothing written
 
 

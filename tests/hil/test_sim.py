@@ -21,15 +21,18 @@ def test_sim_20_rounds_deterministic(tmp_path):
     assert outs[0] == outs[1]
     lines = outs[0].splitlines()
     assert sum(1 for line in lines if line.startswith("round ")) == 20
-    assert "  rounds: 20 (0 void)" in lines
-    summary = dict(line.strip().split(": ", 1) for line in lines[lines.index("summary:") + 1 :])
-    assert summary["meter_start"] == "$5,000.00"
-    prog = int(summary["progressive_wagers"])
-    assert int(summary["accepted_wagers"]) > prog > 0  # the full table: keyed wagers too
-    # with no hits, the meter moved by exactly 21 cents per accepted $1 wager (§ 670a.12(d)(2))
-    if summary["hits"] == "0":
-        end = int(summary["meter_end"].replace("$", "").replace(",", "").replace(".", ""))
+    assert "  rounds played: 20 (completed 20, voided 0)" in lines
+    summary = dict(line.strip().split(": ", 1) for line in lines[lines.index("summary:") + 1 : -1])
+    assert summary["meter at the start"] == "$5,000.00"
+    prog = int(summary["progressive coin-in"].split()[0])
+    assert int(summary["wagers accepted"].split()[0]) > prog > 0  # the full table: keyed wagers too
+    # with no meter hit, the meter moved by exactly 21 cents per accepted $1 wager (§ 670a.12(d)(2));
+    # fixed pays come from the table inventory and leave the meter as it is
+    if "meter hits 0," in summary["progressive hits"]:
+        end = int(summary["meter at the end"].replace("$", "").replace(",", "").replace(".", ""))
         assert end == 500_000 + 21 * prog
+    # counts are counts: a late wager is counted, the seat it came from is named as a seat
+    assert all(" late-rejected " not in line for line in lines)
     assert lines[-1].startswith("balance: OK (20 rounds")
 
 
@@ -82,7 +85,7 @@ def test_sim_console_pty_prints_the_summary_on_ctrl_c_even_during_the_stop(tmp_p
     text = out.getvalue()
     assert rc == 0, text
     assert out.sent == 1
-    assert "summary:" in text and "  rounds: 1 (0 void)" in text
+    assert "summary:" in text and "  rounds played: 1 (completed 1, voided 0)" in text
     assert text.rstrip().splitlines()[-1].startswith("balance: OK (1 rounds")
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 

@@ -88,7 +88,8 @@ def test_bundle_installs_offline_verifies_upgrades_and_rolls_back(tmp_path: Path
     a = build(ROOT, tmp_path / "a")
     version_a = (a / "VERSION").read_text().strip()
     reqs = (a / "requirements.txt").read_text()
-    assert "--hash=sha256:" in reqs and f"tablectl[pi]=={version_a}" in reqs
+    assert "--hash=sha256:" in reqs and f"tablectl[pi,report]=={version_a}" in reqs
+    assert "reportlab==" in reqs  # the accounting report's PDF (`report` extra) is in the release
     for runtime_only in ("pytest", "hypothesis", "pexpect", "mypy", "ruff"):
         assert runtime_only not in reqs  # the test extra is not in a release
 

@@ -84,7 +84,10 @@ def test_service_runs_heartbeats_and_applies_changes_only_stopped(pg_dsn, lap_sc
     )
     assert main(["lap", "--db", pg_dsn, "--config", str(lap_file), "--reconcile"]) == 0
     out = capsys.readouterr().out
-    assert "link: OK (2 tables, 0 contributions, 0 hits, meter reconciled)" in out
+    assert "link: OK (2 tables, 0 contributions, 0 meter hits, meters reconciled)" in out
+    # money in dollars, as every other output prints it (issue 25), not raw cents
+    assert "level primary: meter $1,000.00, hidden reserve $0.00, overflow $0.00, 0 meter hits" in out
+    assert " cents" not in out
 
 
 def test_uplink_config_check_and_errors(tmp_path, capsys):

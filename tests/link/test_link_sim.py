@@ -18,7 +18,7 @@ def test_linked_sim_balances_and_reconciles(pg_dsn):
     assert rc == 0, text
     lines = text.splitlines()
     assert sum(1 for ln in lines if ln.startswith(("T01 balance: OK", "T02 balance: OK"))) == 2, text
-    assert lines[-1].startswith("link: OK (2 tables, ") and lines[-1].endswith(" hits, meter reconciled)"), text
+    assert lines[-1].startswith("link: OK (2 tables, ") and lines[-1].endswith(" meter hits, meters reconciled)"), text
 
 
 def test_link_line_finds_a_record_missing_or_doubled(make_lap, tmp_path):
@@ -36,7 +36,7 @@ def test_link_line_finds_a_record_missing_or_doubled(make_lap, tmp_path):
     assert not ok and line.startswith("link: MISMATCH T1: ledger has 2 link records, the LAP 1"), line
     lap.send("T1", evs[1].seq, "contribution", {"wager": 100, "seat": 2})
     assert link_line(lap.store, [("T1", tmp_path / "l.sqlite3")]) == (
-        "link: OK (1 tables, 2 contributions, 0 hits, meter reconciled)",
+        "link: OK (1 table, 2 contributions, 0 meter hits, meters reconciled)",
         True,
     )
     lap.send("T1", 99, "contribution", {"wager": 100, "seat": 3})  # one the table never wrote

@@ -44,6 +44,9 @@ def rig_config(rig: Any, tmp: Path, seed: str = "$5,000") -> Path:
             "profile": str(tmp / "profile.toml"),
             "state_dir": str(rig.hw.state_dir),
             "software_record": str(rig.hw.software_record),
+            "casino": rig.hw.casino,
+            "asset": rig.hw.asset,
+            "location": rig.hw.location,
         },
         "gpio": {"pin_factory": "mock", **PINS},
         "serial": {s.device: {"port": s.path} for s in rig.sims},
@@ -138,7 +141,8 @@ def test_technician_session_every_command(console_rig, tmp_path):
         check = t.cmd(f"config check {example}")
         assert "table_id: SIM-01 -> PG-01" in check and "need a restart" in check
         applied = t.cmd(f"config apply {example}")
-        assert applied.startswith("refused: gpio.pin_factory") and "cannot change while running" in applied
+        # the report's casino and asset (issue 25) need a restart too: config.loaded records them at start-up
+        assert applied.startswith("refused: asset, casino, gpio.pin_factory") and "while running" in applied
         same = rig_config(rig, tmp_path)
         assert "no changes from the running configuration" in t.cmd(f"config check {same}")
         changed = rig_config(rig, tmp_path, seed="$6,000")

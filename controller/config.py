@@ -27,6 +27,8 @@ from typing import Any
 from controller.flood import FloodLimits, parse_limits
 from controller.pins import Expander
 from controller.rules.paytables import GAMES, parse_money, parse_percent
+from controller.safefile import CONFIG as CONFIG_MAX
+from controller.safefile import read_bounded
 from drivers.gpio import BCM_PINS, HEADER_CHIP, PinAddr, parse_pin
 
 
@@ -196,7 +198,7 @@ def read_toml(p: Path) -> dict[str, Any]:
     if p.is_dir():
         raise ConfigError(str(p), "", None, "is a directory, not a file")
     try:
-        data = p.read_bytes()
+        data = read_bounded(p, CONFIG_MAX, follow=True)  # an administrator's file may be a link
     except OSError as e:
         raise ConfigError(str(p), "", None, f"cannot read: {e.strerror or e}") from None
     try:

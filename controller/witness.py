@@ -26,6 +26,8 @@ from pathlib import Path
 from controller.ledger import GENESIS, Head
 
 WITNESS_FILE = "witness.json"
+#: a witness is about 130 bytes; anything much larger is not one
+WITNESS_MAX = 4096
 
 
 class WitnessError(RuntimeError):
@@ -47,8 +49,11 @@ class Witness:
     def read(self) -> Head | None:
         """The recorded head, or None when there is no witness file; a file that cannot be
         read or parsed is a :class:`WitnessError` (never taken for "no witness")."""
+        from controller.safefile import read_text_bounded
+
         try:
-            text = self.path.read_text(encoding="utf-8")
+            # bounded, and never through a link (a witness linked to /dev/zero once filled the memory)
+            text = read_text_bounded(self.path, WITNESS_MAX)
         except FileNotFoundError:
             return None
         except (OSError, UnicodeDecodeError) as e:

@@ -32,9 +32,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def state_dir_of(args: argparse.Namespace) -> Path:
     if args.state_dir is not None:
         return Path(args.state_dir)
-    from controller.hardware import load_hardware
+    from controller.audit import hardware_of
 
-    return Path(load_hardware(args.config).state_dir)
+    return Path(hardware_of(args).state_dir)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -318,10 +318,22 @@ class ProfileUnreadable(FileNotFoundError):
     """The table profile named is missing or is not a file (reported against ``[table] profile``)."""
 
 
+def profile_names(profile_dir: Path | None = None) -> list[str]:
+    """The table profiles shipped (``config/tables/*.toml``), by name: the games ``tablectl sim``
+    plays and ``[table] profile`` may name."""
+    d = profile_path("x", profile_dir).parent
+    return sorted(p.stem for p in d.glob("*.toml"))
+
+
 def load_profile(name: str, profile_dir: Path | None = None) -> TableProfile:
     path = profile_path(name, profile_dir)
     if not path.exists():
-        raise ProfileUnreadable(f"no table profile {name!r} (looked for {path})")
+        if "/" in name or name.endswith(".toml"):
+            raise ProfileUnreadable(f"no table profile {name!r} (looked for {path})")
+        from controller.suggest import did_you_mean
+
+        known = profile_names(profile_dir)
+        raise ProfileUnreadable(f"no table profile {name!r}{did_you_mean(name, known)}; profiles: {', '.join(known)}")
     if not path.is_file():
         raise ProfileUnreadable(f"{path} is not a file")
     return parse_profile(read_toml(path), str(path))

@@ -67,6 +67,16 @@ class Witness:
             raise WitnessError(f"{self.path}: the witness is not valid: {doc!r}")
         return head
 
+    def recorded_table(self) -> str | None:
+        """The table the witness was written for (None: no witness, or none it can say)."""
+        from controller.safefile import read_text_bounded
+
+        try:
+            doc = json.loads(read_text_bounded(self.path, WITNESS_MAX))
+            return str(doc["table"]) if isinstance(doc, dict) and doc.get("table") else None
+        except (OSError, UnicodeDecodeError, ValueError, KeyError):
+            return None
+
     def write(self, head: Head) -> None:
         """Atomically (rename); no fsync (see the module docstring)."""
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -19,8 +19,9 @@ _ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_PATH = _ROOT / "docs" / "state-machine.md"
 
 
-def in_checkout(root: Path = _ROOT) -> bool:
+def in_checkout(root: Path | None = None) -> bool:
     """The code runs from a source checkout (its pyproject.toml and docs/ beside the packages)."""
+    root = _ROOT if root is None else root
     return (root / "pyproject.toml").is_file() and (root / "docs").is_dir()
 
 

@@ -6,7 +6,6 @@ configuration error, or a check that passed what it should refuse), as noted on 
 from __future__ import annotations
 
 import socket
-from pathlib import Path
 
 import pytest
 

@@ -70,6 +70,8 @@ def _usage_error(args: argparse.Namespace) -> str | None:
         return "--speed must be positive"
     if args.tables < 1:
         return "--tables must be at least 1"
+    if args.state_dir is not None and args.state_dir.exists() and not args.state_dir.is_dir():
+        return f"--state-dir {args.state_dir}: is not a directory"
     from controller.config import profile_names
     from controller.suggest import did_you_mean
 
@@ -128,18 +130,27 @@ def run(args: argparse.Namespace) -> int:
     configure(stream=sys.stderr, level=args.log_level)
     if args.link is not None or args.tables > 1:
         return _linked(args, floor)
+    import sqlite3
+
+    from controller.ledger import LedgerError
     from hil.simrun import run_sim
 
-    rc = run_sim(
-        game=args.game,
-        rounds=args.rounds,
-        seed=args.seed,
-        realtime=args.realtime,
-        speed=args.speed,
-        state_dir=args.state_dir,
-        console_pty=args.console_pty,
-        idle_skip=args.idle_skip,
-    )
+    try:
+        rc = run_sim(
+            game=args.game,
+            rounds=args.rounds,
+            seed=args.seed,
+            realtime=args.realtime,
+            speed=args.speed,
+            state_dir=args.state_dir,
+            console_pty=args.console_pty,
+            idle_skip=args.idle_skip,
+        )
+    except (sqlite3.Error, LedgerError) as e:  # a --state-dir whose ledger is not one
+        print(f"tablectl sim: the ledger in {args.state_dir} cannot be used: {e}", file=sys.stderr)
+        if args.state_dir is not None:
+            print(f"  `tablectl audit --state-dir {args.state_dir}` says more", file=sys.stderr)
+        return 1
     if args.state_dir is not None:
         print(_where_kept(args.state_dir))
     return rc

@@ -18,9 +18,11 @@ import pytest
 
 from controller.audit import Where, audit
 from controller.backup import BackupError, backup, restore
-from controller.cli import FAULT, main
-from controller.ledgerkey import beside_key_file, read_key
+from controller.cli import main
+from controller.ledgerkey import read_key
 from controller.witness import Witness, WitnessError, default_witness_dir
+from hil.rig import rig_key_file as beside_key_file
+from tests.ops import FAULT
 
 ROOT = Path(__file__).resolve().parents[2]
 

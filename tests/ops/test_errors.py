@@ -9,7 +9,8 @@ import socket
 
 import pytest
 
-from controller.cli import FAULT, main
+from controller.cli import main
+from tests.ops import FAULT
 
 LAP_TOML = """[link]
 group = "pit1"
@@ -227,3 +228,9 @@ def test_stdout_on_dev_full_is_said(tmp_path):
             [sys.executable, "-m", "controller", "analyze", "--list"], stdout=full, stderr=subprocess.PIPE, text=True
         )
     assert r.returncode == 1 and "No space left on device" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_the_cli_names_a_fault_as_the_tests_expect():
+    from controller import cli
+
+    assert cli.FAULT == FAULT

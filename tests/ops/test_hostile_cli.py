@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import FAULT, build_parser
+from controller.cli import build_parser
+from tests.ops import FAULT
 
 pytestmark = pytest.mark.slow
 

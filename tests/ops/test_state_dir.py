@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import FAULT, main
+from controller.cli import main
+from tests.ops import FAULT
 
 
 def _first_day(state: Path) -> date:

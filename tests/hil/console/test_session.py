@@ -376,3 +376,15 @@ def test_habits_of_a_new_user(console_rig):
         assert "logged in as dealer" in t.login("dealer")
     events = [d for _r, k, d in rig.ledger_events(kinds=("console.logout",))]
     assert [e["why"] for e in events] == ["logout", "logout"]
+
+
+def test_a_typo_gets_a_did_you_mean(console_rig):
+    """Issue 24: an unknown command names the closest ones this role may use (before: only
+    "unknown command 'staus'; type help")."""
+    rig, con = console_rig()
+    t = Term(con.pty_path)
+    assert "logged in as dealer" in t.login("dealer")
+    out = t.cmd("staus")
+    assert "unknown command 'staus' (did you mean 'status'?)" in out
+    assert "did you mean 'clear'" not in t.cmd("clera")  # dealer may not clear: not suggested to a dealer
+    assert "(did you mean 'status'?)" in t.cmd("help staus")

@@ -74,6 +74,7 @@ from typing import Any
 PACKAGES = ("controller", "drivers", "config")
 SUFFIXES = (".py", ".toml", ".yaml", ".yml", ".json")
 RECORD_FILE = "software.json"
+RECORD_MAX = 32 * 1024 * 1024
 RNG_SAMPLES = 20_000
 
 
@@ -277,10 +278,14 @@ def record_digest(where: Path, *, bytecode: bool = False) -> SoftwareRecord:
 
 
 def load_record(where: Path) -> SoftwareRecord | None:
+    from controller.safefile import read_bounded
+
     path = record_path(where)
-    if not path.exists():
+    try:
+        # bounded (a release's record, its compiled files included, is about 1 MB); root's file: a link is fine
+        doc = json.loads(read_bounded(path, RECORD_MAX, follow=True))
+    except FileNotFoundError:
         return None
-    doc = json.loads(path.read_text(encoding="utf-8"))
     stats = {str(k): [int(x) for x in v] for k, v in dict(doc.get("stats", {})).items()}
     return SoftwareRecord(
         str(doc["version"]),

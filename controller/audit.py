@@ -121,21 +121,56 @@ def add_where_arguments(p: Any) -> None:
     p.add_argument("--witness-dir", type=Path, help="the witness directory (default: beside the state directory)")
 
 
+#: what a command that needs a configuration says when there is none (a checkout, a build machine)
+CONFIG_HINT = (
+    "no configuration there: name the table's with --config FILE, or a ledger's directory with "
+    "--state-dir D (a simulator's: `tablectl sim --state-dir D`; its key and witness are found beside it)"
+)
+
+
+def hardware_of(args: Any) -> Any:
+    """The configuration ``--config`` names (a controller.hardware.HardwareConfig); a missing
+    file is a ConfigError that says how to point the command at one."""
+    from controller.config import ConfigError
+    from controller.hardware import load_hardware
+
+    path = Path(args.config)
+    if not path.exists() and not path.is_symlink():
+        raise ConfigError(str(path), "", None, CONFIG_HINT)
+    return load_hardware(path)
+
+
+def _key(args: Any, lc: Any, state_dir: Path | None) -> bytes:
+    """``--key-file``; else, for ``--state-dir D``, the key beside it (``D-key/ledger.key``, a
+    simulator's) when there is one; else the configuration's (``[ledger]``, or the default)."""
+    from controller.ledgerkey import LedgerKeyError, beside_key_file, load_key, read_key
+
+    if getattr(args, "key_file", None):
+        return read_key(args.key_file)
+    beside = beside_key_file(state_dir) if state_dir is not None else None
+    if beside is not None and (beside.exists() or beside.is_symlink()):
+        return read_key(beside)
+    try:
+        return load_key(lc)
+    except LedgerKeyError as e:
+        if beside is None:
+            raise
+        raise LedgerKeyError(f"{e}; nor is there one beside the state directory ({beside}): --key-file K") from None
+
+
 def where_from_args(args: Any, *, with_key: bool = True) -> Where:
     """Raises controller.config.ConfigError or controller.ledgerkey.LedgerKeyError."""
-    from controller.hardware import LedgerConfig, load_hardware
-    from controller.ledgerkey import load_key, read_key
+    from controller.hardware import LedgerConfig
 
     if getattr(args, "state_dir", None) is not None:
         state_dir = Path(args.state_dir)
         table_id = None
         lc = LedgerConfig()
     else:
-        hw = load_hardware(args.config)
+        hw = hardware_of(args)
         state_dir, table_id, lc = Path(hw.state_dir), hw.table_id, hw.ledger
-    key = None
-    if with_key:
-        key = read_key(args.key_file) if getattr(args, "key_file", None) else load_key(lc)
+    given = state_dir if getattr(args, "state_dir", None) is not None else None
+    key = _key(args, lc, given) if with_key else None
     wd = getattr(args, "witness_dir", None) or lc.witness_dir or default_witness_dir(state_dir)
     return Where(state_dir, key, Path(wd), table_id)
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.audit import LEDGER_FILE, Where, audit
-from controller.ledger import Head, Ledger, Record
+from controller.ledger import Head, Ledger, LedgerError, Record
 from controller.records import Kind
 from controller.statelock import StateLock
 from controller.witness import WITNESS_FILE, Witness, check, read_for_check
@@ -112,6 +112,10 @@ def backup(where: Where, dest: Path, *, now: datetime | None = None) -> BackupRe
     created when missing.  Raises :class:`BackupError` (nothing left behind) when the copy
     does not audit clean."""
     dest = Path(dest)
+    if dest.is_symlink():  # run as root, a link planted there would put the copy anywhere (/etc...)
+        raise BackupError(f"{dest}: is a symbolic link (to {os.readlink(dest)}); name the directory itself")
+    if dest.exists() and not dest.is_dir():
+        raise BackupError(f"{dest}: is not a directory; name the directory to put the copy in")
     dest.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".tablectl-backup-", dir=dest))
     try:
@@ -145,10 +149,19 @@ def _more(problems: list[str]) -> str:
     return f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
 
 
-def restore(where: Where, src: Path, *, override_reason: str | None = None, by: str = "technician") -> RestoreResult:
+def restore(
+    where: Where,
+    src: Path,
+    *,
+    override_reason: str | None = None,
+    by: str = "technician",
+    now: datetime | None = None,
+) -> RestoreResult:
     """Put the copy ``src`` in place of the ledger in ``where.state_dir`` (see the module
     docstring for what is refused).  Raises :class:`BackupError` naming the reason, or
-    controller.statelock.StateLocked while the service runs."""
+    controller.statelock.StateLocked while the service runs.  All or nothing: the copy is
+    checked and its ``ledger.restored`` record written while it is still aside; only then is
+    the ledger in place moved away and the copy moved in."""
     src = Path(src)
     if override_reason is not None and not override_reason.strip():
         raise BackupError("--override-reason must say why")
@@ -159,63 +172,131 @@ def restore(where: Where, src: Path, *, override_reason: str | None = None, by: 
     with StateLock(state_dir):
         work = Path(tempfile.mkdtemp(prefix=".tablectl-restore-", dir=state_dir))
         try:
-            copy = work / LEDGER_FILE
-            try:
-                _sqlite_copy(src, copy)
-            except sqlite3.Error as e:
-                raise BackupError(f"{src}: not a readable ledger: {e}") from None
-            copy_table, copy_head = _table_and_head(copy, None)
-            if where.table_id is not None and copy_head.count and copy_table != where.table_id:
-                raise BackupError(f"{src}: a copy of table {copy_table}'s ledger, but this is table {where.table_id}")
-            table_id = where.table_id or copy_table
-            # 1. the copy on its own: chain, MACs, checkpoints, meters (a witness of its own head,
-            # so that only the copy is judged here)
-            own = work / "own-witness"
-            Witness(own, table_id).write(copy_head)
-            problems = audit(Where(work, where.key, own, where.table_id))
-            if problems:
-                raise BackupError(f"{src}: the copy does not audit clean: {problems[0]}" + _more(problems))
-            # 2. against the table's witness: not older than what it says was recorded
-            witness = Witness(where.witness_dir, table_id)
-            witnessed = read_for_check(witness)
-            led = Ledger.open_readonly(copy, table_id, key=where.key)
-            try:
-                objections = check(led, witnessed)
-            finally:
-                led.close()
-            if objections and override_reason is None:
-                raise BackupError(
-                    f'{src}: refused: {objections[0]} (a technician may override: --override-reason "...")'
-                )
-            before: Head | None = witnessed if isinstance(witnessed, Head) else None
-            replaced = _keep_aside(state_dir)
-            os.replace(copy, state_dir / LEDGER_FILE)
-            _fsync_dir(state_dir)
-            data: dict[str, Any] = {
-                "from": str(src.resolve()),
-                "events": copy_head.count,
-                "head": copy_head.mac,
-                "witness_before": {"count": before.count, "mac": before.mac} if before else None,
-                "replaced": replaced.name if replaced else None,
-                "by": by,
-            }
-            if objections:
-                data["override_reason"] = override_reason
-                data["overridden"] = objections
-            elif override_reason is not None:
-                data["note"] = override_reason
-            ledger = Ledger(state_dir / LEDGER_FILE, table_id, key=where.key)
-            try:
-                ledger.append([Record(Kind.LEDGER_RESTORED, ledger.last_round_no, data)])
-                head = ledger.head()
-            finally:
-                ledger.close()
-            witness.write(head)
-            _give_to_owner(state_dir, [LEDGER_FILE + sfx for sfx in ("", "-wal", "-shm", ".reserve")])
-            _give_to_owner(where.witness_dir, [WITNESS_FILE])
-            return RestoreResult(table_id, head, replaced, objections)
+            return _restore_via(work, where, src, override_reason, by, now or datetime.now(UTC))
         finally:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _restore_via(
+    work: Path, where: Where, src: Path, override_reason: str | None, by: str, now: datetime
+) -> RestoreResult:
+    assert where.key is not None
+    state_dir = where.state_dir
+    copy = work / LEDGER_FILE
+    copy_table, copy_head, copy_ts = _take_copy(src, copy)
+    table_id = _this_table(where, src, copy_table, copy_head)
+    _audit_alone(work, where, src, table_id, copy_head)
+    # against the table's witness: not older than what it says was recorded
+    witness = Witness(where.witness_dir, table_id)
+    witnessed = read_for_check(witness)
+    led = Ledger.open_readonly(copy, table_id, key=where.key)
+    try:
+        objections = check(led, witnessed)
+    finally:
+        led.close()
+    if objections and override_reason is None:
+        raise BackupError(f'{src}: refused: {objections[0]} (a technician may override: --override-reason "...")')
+    stamp_now = now.astimezone(UTC)
+    if copy_ts > stamp_now.isoformat(timespec="microseconds"):
+        raise BackupError(
+            f"{src}: refused: its last event is stamped {copy_ts}, later than this machine's clock "
+            f"({stamp_now.isoformat(timespec='seconds')}); nothing could be recorded after it. Set the clock "
+            "right (`timedatectl`), then restore; nothing was changed"
+        )
+    stamp = stamp_now.strftime("%Y%m%dT%H%M%S%fZ")
+    before: Head | None = witnessed if isinstance(witnessed, Head) else None
+    aside = f"ledger.replaced-{stamp}.sqlite3" if (state_dir / LEDGER_FILE).exists() else None
+    data: dict[str, Any] = {
+        "from": str(src.resolve()),
+        "events": copy_head.count,
+        "head": copy_head.mac,
+        "witness_before": {"count": before.count, "mac": before.mac} if before else None,
+        "replaced": aside,
+        "by": by,
+    }
+    if objections:
+        data["override_reason"] = override_reason
+        data["overridden"] = objections
+    elif override_reason is not None:
+        data["note"] = override_reason
+    head = _record_restore(copy, table_id, where.key, data)  # in the copy, still aside
+    replaced = _keep_aside(state_dir, stamp)
+    for sfx in ("-wal", ""):  # the copy's WAL (if closing left one) before the copy itself
+        side = work / (LEDGER_FILE + sfx)
+        if side.exists():
+            os.replace(side, state_dir / (LEDGER_FILE + sfx))
+    _fsync_dir(state_dir)
+    witness.write(head)
+    _give_to_owner(state_dir, [LEDGER_FILE + sfx for sfx in ("", "-wal", "-shm", ".reserve")])
+    _give_to_owner(where.witness_dir, [WITNESS_FILE])
+    return RestoreResult(table_id, head, replaced, objections)
+
+
+def _take_copy(src: Path, copy: Path) -> tuple[str, Head, str]:
+    """Copy ``src`` to ``copy``: (its table, its head, its last event's time); a file that is
+    not a ledger (empty, not SQLite, no events) is a :class:`BackupError`."""
+    if src.is_dir():
+        raise BackupError(f"{src}: is a directory; name the backup file")
+    try:
+        _sqlite_copy(src, copy)
+        table, head = _table_and_head(copy, None)
+        led = Ledger.open_readonly(copy)
+        try:
+            return table, head, led.last_ts
+        finally:
+            led.close()
+    except (sqlite3.Error, LedgerError) as e:
+        raise BackupError(f"{src}: not a readable ledger: {e}") from None
+
+
+def _table_in_place(where: Where) -> str | None:
+    """This table's id where no configuration names it: the ledger in place's, else the witness's."""
+    path = where.ledger_path
+    if path.is_file():
+        try:
+            ro = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                row = ro.execute("SELECT table_id FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+            finally:
+                ro.close()
+            if row:
+                return str(row[0])
+        except sqlite3.Error:
+            pass  # a damaged ledger in place: the witness may still say whose it was
+    return Witness(where.witness_dir, "").recorded_table()
+
+
+def _this_table(where: Where, src: Path, copy_table: str, copy_head: Head) -> str:
+    """The table the copy goes to; a copy of another table's ledger is refused, override or not
+    (a cloned SD card under the same key audits clean, but it is not this table's record)."""
+    this = where.table_id or _table_in_place(where)
+    if this is not None and copy_head.count and copy_table != this:
+        raise BackupError(
+            f"{src}: refused: a copy of table {copy_table}'s ledger, but this is table {this} "
+            "(another table's ledger is never restored here, whatever the reason)"
+        )
+    return this or copy_table
+
+
+def _audit_alone(work: Path, where: Where, src: Path, table_id: str, copy_head: Head) -> None:
+    """The copy on its own: chain, MACs, checkpoints, meters (with a witness of its own head,
+    so that only the copy is judged here); never overridable."""
+    own = work / "own-witness"
+    Witness(own, table_id).write(copy_head)
+    problems = audit(Where(work, where.key, own, where.table_id))
+    if problems:
+        raise BackupError(f"{src}: the copy does not audit clean: {problems[0]}" + _more(problems))
+
+
+def _record_restore(copy: Path, table_id: str, key: bytes, data: dict[str, Any]) -> Head:
+    ledger = Ledger(copy, table_id, key=key)
+    try:
+        ledger.append([Record(Kind.LEDGER_RESTORED, ledger.last_round_no, data)])
+        return ledger.head()
+    except LedgerError as e:
+        raise BackupError(f"the restore could not be recorded in the copy: {e}; nothing was changed") from None
+    finally:
+        ledger.close()
 
 
 def _give_to_owner(directory: Path, names: list[str]) -> None:
@@ -230,14 +311,13 @@ def _give_to_owner(directory: Path, names: list[str]) -> None:
             os.chown(p, st.st_uid, st.st_gid)
 
 
-def _keep_aside(state_dir: Path) -> Path | None:
+def _keep_aside(state_dir: Path, stamp: str) -> Path | None:
     """Move the current ledger (and its WAL, which belongs to it by name) aside, and the
     lock-out journal with it: its blocks are that ledger's (controller/lockjournal.py), and
     start-up must not put one of them into the restored ledger."""
     from controller.lockjournal import JOURNAL_FILE
 
     cur = state_dir / LEDGER_FILE
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     journal = state_dir / JOURNAL_FILE
     if journal.exists():
         os.replace(journal, state_dir / f"lockout.replaced-{stamp}.journal")

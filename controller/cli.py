@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import pkgutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from types import ModuleType
 
 from controller import __version__
@@ -54,12 +56,65 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(first) if first.isidentifier() and _is_command_module(first) else build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args._run(args) or 0)
+        rc = int(args._run(args) or 0)
+        sys.stdout.flush()  # here, where a failure can still be said (not at the interpreter's exit)
+        return rc
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         # e.g. `tablectl diagram --stdout | head`
+        _drop_stdout()
         return 0
+    except OSError as e:
+        if e.errno not in _WORLD:
+            return _fault(args.command, e)
+        # the machine's doing (a full disk, stdout on /dev/full, no permission): said, exit 1
+        if _stdout_failed() or e.filename is None:
+            _drop_stdout()
+        print(f"tablectl {args.command}: {e.filename or 'the output'}: {e.strerror}", file=sys.stderr)
+        return 1
+    except Exception as e:  # noqa: BLE001 - the last line of defence: a message, never a traceback
+        return _fault(args.command, e)
+
+
+#: errors of the machine, not of tablectl: said in one line, exit 1
+_WORLD = {errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
+
+#: said (with the error) when a command fails in a way nobody foresaw: tests look for it
+FAULT = "this is a fault in tablectl"
+
+
+def _fault(command: str, e: BaseException) -> int:
+    """An exception no command foresaw: one line saying what and where, exit 1; the traceback
+    only with TABLECTL_TRACEBACK=1 (a developer)."""
+    import os
+    import traceback
+
+    if os.environ.get("TABLECTL_TRACEBACK"):
+        traceback.print_exception(e)
+    tb = traceback.extract_tb(e.__traceback__)
+    at = f" (at {Path(tb[-1].filename).name}:{tb[-1].lineno})" if tb else ""
+    print(f"tablectl {command}: {type(e).__name__}: {e}{at}; {FAULT} (TABLECTL_TRACEBACK=1 shows it)", file=sys.stderr)
+    return 1
+
+
+def _stdout_failed() -> bool:
+    try:
+        sys.stdout.flush()
+    except OSError:
+        return True
+    return False
+
+
+def _drop_stdout() -> None:
+    """What is left in stdout's buffer is not written at exit (a second error there)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

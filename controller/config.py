@@ -27,6 +27,8 @@ from typing import Any
 from controller.flood import FloodLimits, parse_limits
 from controller.pins import Expander
 from controller.rules.paytables import GAMES, parse_money, parse_percent
+from controller.safefile import CONFIG as CONFIG_MAX
+from controller.safefile import read_bounded
 from drivers.gpio import BCM_PINS, HEADER_CHIP, PinAddr, parse_pin
 
 
@@ -196,7 +198,7 @@ def read_toml(p: Path) -> dict[str, Any]:
     if p.is_dir():
         raise ConfigError(str(p), "", None, "is a directory, not a file")
     try:
-        data = p.read_bytes()
+        data = read_bounded(p, CONFIG_MAX, follow=True)  # an administrator's file may be a link
     except OSError as e:
         raise ConfigError(str(p), "", None, f"cannot read: {e.strerror or e}") from None
     try:
@@ -316,10 +318,22 @@ class ProfileUnreadable(FileNotFoundError):
     """The table profile named is missing or is not a file (reported against ``[table] profile``)."""
 
 
+def profile_names(profile_dir: Path | None = None) -> list[str]:
+    """The table profiles shipped (``config/tables/*.toml``), by name: the games ``tablectl sim``
+    plays and ``[table] profile`` may name."""
+    d = profile_path("x", profile_dir).parent
+    return sorted(p.stem for p in d.glob("*.toml"))
+
+
 def load_profile(name: str, profile_dir: Path | None = None) -> TableProfile:
     path = profile_path(name, profile_dir)
     if not path.exists():
-        raise ProfileUnreadable(f"no table profile {name!r} (looked for {path})")
+        if "/" in name or name.endswith(".toml"):
+            raise ProfileUnreadable(f"no table profile {name!r} (looked for {path})")
+        from controller.suggest import did_you_mean
+
+        known = profile_names(profile_dir)
+        raise ProfileUnreadable(f"no table profile {name!r}{did_you_mean(name, known)}; profiles: {', '.join(known)}")
     if not path.is_file():
         raise ProfileUnreadable(f"{path} is not a file")
     return parse_profile(read_toml(path), str(path))

@@ -16,6 +16,8 @@ import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from controller.safefile import read_bounded
+
 if TYPE_CHECKING:
     from controller.hardware import LedgerConfig
 
@@ -50,7 +52,7 @@ def read_key(path: str | Path) -> bytes:
     """The key in a key file (64 hex digits); anything else is refused, naming the file."""
     p = Path(path)
     try:
-        text = p.read_bytes().strip()
+        text = read_bounded(p, 4096, follow=True).strip()  # a key is 65 bytes; a link is fine (root's /etc)
     except OSError as e:
         raise LedgerKeyError(f"{p}: cannot read the ledger key: {e.strerror or e}") from None
     try:
@@ -74,6 +76,14 @@ def key_path(ledger_cfg: LedgerConfig, environ: dict[str, str] | None = None) ->
 
 def load_key(ledger_cfg: LedgerConfig, environ: dict[str, str] | None = None) -> bytes:
     return read_key(key_path(ledger_cfg, environ))
+
+
+def beside_key_file(state_dir: str | Path) -> Path:
+    """The key kept beside a state directory ``D``: ``D-key/ledger.key``.  The simulator and the
+    HIL rig make theirs there (``tablectl sim --state-dir D``), so that ``tablectl history``,
+    ``audit``, ``backup``, ``report``... ``--state-dir D`` find it with no ``--key-file``."""
+    d = Path(state_dir)
+    return d.parent / f"{d.name}-key" / "ledger.key"
 
 
 def throwaway_key() -> bytes:

@@ -29,6 +29,7 @@ import hashlib
 import hmac
 import json
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,8 +74,12 @@ class LockoutJournal:
         self.table_id = table_id
         self._mac = hmac.new(_journal_key(ledger_key), digestmod=hashlib.sha256)  # copied per block
         new = not self.path.exists()
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        # never through a link (the service writes it: a link planted there would send its blocks
+        # elsewhere), and only a regular file: a device or FIFO there is refused, never read
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:
+            if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+                raise JournalError(f"{self.path} is not a regular file")
             if os.fstat(self._fd).st_size < BLOCK * SLOTS:
                 os.posix_fallocate(self._fd, 0, BLOCK * SLOTS)
                 os.fsync(self._fd)

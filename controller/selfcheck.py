@@ -26,7 +26,10 @@ the ``sha256sum``-style listing (``<sha256>  <name>`` lines, sorted by name,
 * every file under each of the interpreter's site-packages directories (the
   virtualenv's), named ``site-packages/<path>``;
 
-in both, ``__pycache__`` directories and ``*.pyc`` files are left out — except in a
+* the virtualenv's ``pyvenv.cfg`` and every entry of its ``bin/`` (the ``tablectl`` script the
+  unit runs; a link as ``symlink:<target>``), named ``venv/pyvenv.cfg``, ``venv/bin/<name>``;
+
+in the first two, ``__pycache__`` directories and ``*.pyc`` files are left out — except in a
 record made with ``bytecode`` (``tablectl verify --record --bytecode``, what
 systemd/install.sh makes): a release's compiled files are written once, at
 installation, into root-owned directories, and Python runs a ``.pyc`` whose header
@@ -36,10 +39,13 @@ also lists every file in the ``__pycache__`` directories of both, and the servic
 compares it the same way (drop the two ``__pycache__``/``.pyc`` exclusions below).
 From the directory holding the packages, with ``SP`` the site-packages directory::
 
-    { find controller drivers hil bench config -type f \\( -name '*.py' -o -name '*.toml' \\
+    { find controller drivers config -type f \\( -name '*.py' -o -name '*.toml' \\
         -o -name '*.yaml' -o -name '*.yml' -o -name '*.json' \\) -not -path '*/__pycache__/*' | xargs -d '\\n' sha256sum
       (cd "$SP" && find . -type f -not -path '*/__pycache__/*' -not -name '*.pyc' | sed 's|^./||' \\
         | xargs -d '\\n' sha256sum | sed 's|  |  site-packages/|'); } | LC_ALL=C sort -k2 | sha256sum
+
+(that line leaves out the ``venv/`` entries; with them, add their ``<sha256>  venv/...`` lines
+before sorting).
 
 At start-up a file whose size, modification time, change time and inode are
 those recorded beside its hash is not read again (the record is root-owned and
@@ -54,6 +60,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -63,9 +70,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-PACKAGES = ("controller", "drivers", "hil", "bench", "config")
+#: what a table runs (the simulators and benchmarks, hil/ and bench/, are tablectl-rigs: not on a table)
+PACKAGES = ("controller", "drivers", "config")
 SUFFIXES = (".py", ".toml", ".yaml", ".yml", ".json")
 RECORD_FILE = "software.json"
+RECORD_MAX = 32 * 1024 * 1024
 RNG_SAMPLES = 20_000
 
 
@@ -134,14 +143,40 @@ def installed_files(bytecode: bool = False) -> dict[str, tuple[str, os.stat_resu
         _scan(str(root), f"{name}/", lambda f: f.endswith(SUFFIXES), out, bytecode)
     for root in site_roots():
         _scan(str(root), "site-packages/", lambda f: not f.endswith(".pyc"), out, bytecode)
+    _venv_files(out)
     return out
+
+
+def _venv_files(out: dict[str, tuple[str, os.stat_result]]) -> None:
+    """What the unit executes outside site-packages: the virtualenv's ``bin/`` (``tablectl``, the
+    script systemd runs, and the ``python`` links) and its ``pyvenv.cfg`` (which interpreter, and
+    whether the system's site-packages are read), named ``venv/...``.  A link is listed by its
+    target (``symlink:<target>`` hashed), never followed.  Nothing outside a virtualenv."""
+    import sys
+
+    if sys.prefix == sys.base_prefix:
+        return
+    root = Path(sys.prefix)
+    cfg = root / "pyvenv.cfg"
+    if cfg.is_file():
+        out["venv/pyvenv.cfg"] = (str(cfg), cfg.stat())
+    try:
+        it = os.scandir(root / "bin")
+    except OSError:
+        return
+    with it:
+        for e in it:
+            if e.is_symlink() or e.is_file(follow_symlinks=False):
+                out[f"venv/bin/{e.name}"] = (e.path, e.stat(follow_symlinks=False))
 
 
 def _stat_key(st: os.stat_result) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
 
 
-def _hash(p: str) -> str:
+def _hash(p: str, st: os.stat_result | None = None) -> str:
+    if st is not None and stat.S_ISLNK(st.st_mode):  # a link is its target, never followed
+        return hashlib.sha256(b"symlink:" + os.fsencode(os.readlink(p))).hexdigest()
     with open(p, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
@@ -179,7 +214,7 @@ def manifest(
             out[name] = seen[1]
         else:
             try:
-                out[name] = _hash(path)
+                out[name] = _hash(path, st)
             except OSError:
                 continue  # removed meanwhile: it is "missing"
             _SEEN[path] = (key, out[name])
@@ -243,10 +278,14 @@ def record_digest(where: Path, *, bytecode: bool = False) -> SoftwareRecord:
 
 
 def load_record(where: Path) -> SoftwareRecord | None:
+    from controller.safefile import read_bounded
+
     path = record_path(where)
-    if not path.exists():
+    try:
+        # bounded (a release's record, its compiled files included, is about 1 MB); root's file: a link is fine
+        doc = json.loads(read_bounded(path, RECORD_MAX, follow=True))
+    except FileNotFoundError:
         return None
-    doc = json.loads(path.read_text(encoding="utf-8"))
     stats = {str(k): [int(x) for x in v] for k, v in dict(doc.get("stats", {})).items()}
     return SoftwareRecord(
         str(doc["version"]),

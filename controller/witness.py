@@ -26,6 +26,8 @@ from pathlib import Path
 from controller.ledger import GENESIS, Head
 
 WITNESS_FILE = "witness.json"
+#: a witness is about 130 bytes; anything much larger is not one
+WITNESS_MAX = 4096
 
 
 class WitnessError(RuntimeError):
@@ -47,8 +49,11 @@ class Witness:
     def read(self) -> Head | None:
         """The recorded head, or None when there is no witness file; a file that cannot be
         read or parsed is a :class:`WitnessError` (never taken for "no witness")."""
+        from controller.safefile import read_text_bounded
+
         try:
-            text = self.path.read_text(encoding="utf-8")
+            # bounded, and never through a link (a witness linked to /dev/zero once filled the memory)
+            text = read_text_bounded(self.path, WITNESS_MAX)
         except FileNotFoundError:
             return None
         except (OSError, UnicodeDecodeError) as e:
@@ -61,6 +66,16 @@ class Witness:
         if head.count < 0 or (head.count == 0) != (head.mac == GENESIS):
             raise WitnessError(f"{self.path}: the witness is not valid: {doc!r}")
         return head
+
+    def recorded_table(self) -> str | None:
+        """The table the witness was written for (None: no witness, or none it can say)."""
+        from controller.safefile import read_text_bounded
+
+        try:
+            doc = json.loads(read_text_bounded(self.path, WITNESS_MAX))
+            return str(doc["table"]) if isinstance(doc, dict) and doc.get("table") else None
+        except (OSError, UnicodeDecodeError, ValueError, KeyError):
+            return None
 
     def write(self, head: Head) -> None:
         """Atomically (rename); no fsync (see the module docstring)."""

@@ -59,8 +59,11 @@ BUTTONS = {
 
 def rig_key_file(state_dir: Path) -> Path:
     """The rig's throwaway ledger key: beside the state directory (it outlives a rig, as a
-    table's key outlives a restart: bench crash restarts rigs on one state directory)."""
-    return Path(state_dir).parent / f"{Path(state_dir).name}-key" / "ledger.key"
+    table's key outlives a restart: bench crash restarts rigs on one state directory), where
+    the ledger commands' ``--state-dir D`` look for it (controller/ledgerkey.py)."""
+    from controller.ledgerkey import beside_key_file
+
+    return beside_key_file(state_dir)
 
 
 def rig_ledger_key(state_dir: Path) -> bytes:

@@ -72,7 +72,7 @@ def load(path: str | Path) -> Scenario:
     p = Path(path)
     try:
         doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as e:
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as e:
         raise ScenarioError(f"{p}: cannot read scenario: {e}") from None
     if not isinstance(doc, dict):
         raise ScenarioError(f"{p}: a scenario is a mapping")

@@ -195,32 +195,64 @@ def run_sim(
     # a stop, they never raise, so the rig is stopped and the summary printed on every path
     stop = StopRequest().install() if console_pty else None
     try:
-        rig.start()
-        try:
-            if console_pty:
-                _open_console(rig, Path(state_dir), out)
-            rig.table.listeners.append(rep)
-            start_meter = rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30.0).get("meter_cents")
-            people = People(rig, random.Random(f"{seed}/people"))
-            for _ in range(rounds):
-                if stop is not None and stop.requested:
-                    break  # asked to stop: after the round in play, never in the middle of one
-                people.play_round()
-            rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30.0)
-            end_meter = rig.table.status.get("meter_cents")
-            if stop is not None and not stop.requested:
-                _hold_console(out, stop)
-        finally:
-            rig.stop()
-        try:
-            balance = check_balance(Path(state_dir) / LEDGER_FILE, people.placed)
-        finally:
-            if tmp is not None:
-                tmp.cleanup()
-        return _summary(out, rep.s, start_meter, end_meter, balance)
+        return _play(rig, rep, people_seed=seed, rounds=rounds, state_dir=Path(state_dir), out=out, stop=stop)
+    except TableClosed as e:
+        print(f"tablectl sim: {e}", file=sys.stderr)
+        if tmp is None:
+            print(f"  `tablectl audit --state-dir {state_dir}` names the problem", file=sys.stderr)
+        return 1
     finally:
         if stop is not None:
             stop.restore()
+        if tmp is not None:
+            tmp.cleanup()
+
+
+class TableClosed(RuntimeError):
+    """The table latched a tilt while starting (its self-check): no round can be played."""
+
+
+def _wait_open(rig: Rig) -> int | None:
+    """The meter when the table opens for wagers; :class:`TableClosed` when it latched a tilt at
+    start instead (a damaged ledger in ``--state-dir``, a witness it does not reach...)."""
+
+    def opened_or_latched(s: Mapping[str, Any]) -> bool:
+        return s.get("state") == "open_for_wagers" or "self-check" in (s.get("tilts") or {})
+
+    try:
+        s = rig.table.wait_for(opened_or_latched, 30.0)
+    except TimeoutError:
+        s = rig.table.status
+        raise TableClosed(f"the table did not open for wagers in 30 s (state {s.get('state')})") from None
+    if s.get("state") != "open_for_wagers":
+        tilts = "; ".join(f"{k}: {v}" for k, v in (s.get("tilts") or {}).items())
+        raise TableClosed(f"the table did not open: it is in a latched tilt ({tilts})")
+    m = s.get("meter_cents")
+    return int(m) if m is not None else None
+
+
+def _play(rig: Rig, rep: Reporter, *, people_seed: int, rounds: int, state_dir: Path, out: TextIO, stop: Any) -> int:
+    """Start the rig, play, stop it (on every path), check the balance, print the summary;
+    ``stop`` (a :class:`StopRequest`) only with ``--console-pty``, which keeps the console open."""
+    rig.start()
+    try:
+        if stop is not None:
+            _open_console(rig, state_dir, out)
+        rig.table.listeners.append(rep)
+        start_meter = _wait_open(rig)
+        people = People(rig, random.Random(f"{people_seed}/people"))
+        for _ in range(rounds):
+            if stop is not None and stop.requested:
+                break  # asked to stop: after the round in play, never in the middle of one
+            people.play_round()
+        rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30.0)
+        end_meter = rig.table.status.get("meter_cents")
+        if stop is not None and not stop.requested:
+            _hold_console(out, stop)
+    finally:
+        rig.stop()
+    balance = check_balance(state_dir / LEDGER_FILE, people.placed)
+    return _summary(out, rep.s, start_meter, end_meter, balance)
 
 
 def summary_lines(s: Summary, start_meter: int | None, end_meter: int | None) -> list[str]:
@@ -264,14 +296,21 @@ def _open_console(rig: Rig, state_dir: Path, out: TextIO) -> None:
     from controller.console.auth import PIN_FILE, PinStore
 
     store = PinStore(state_dir / PIN_FILE)
-    note = ""
     if not store.roles_set():
         for role, pin in SIM_PINS.items():
             store.set(role, pin)
-        note = " (simulator PINs: " + ", ".join(f"{r} {p}" for r, p in SIM_PINS.items()) + ")"
+        pins = "simulator PINs " + ", ".join(f"{r} {p}" for r, p in SIM_PINS.items())
+    else:
+        pins = f"PINs as set in {store.path} (`tablectl pin set ROLE --state-dir {state_dir}`)"
     con = rig.service.start_console(pty=True)
-    print(f"console: {con.pty_path}{note}", file=out)
-    print(f"  attach with: picocom {con.pty_path}   or   screen {con.pty_path}", file=out, flush=True)
+    print(f"console: {con.pty_path} ({pins})", file=out)
+    print(f"  attach with: {miniterm_command()} {con.pty_path}   (Ctrl-] quits)", file=out, flush=True)
+
+
+def miniterm_command() -> str:
+    """pyserial's terminal (installed with tablectl's pyserial: no picocom or screen needed)."""
+    script = Path(sys.executable).with_name("pyserial-miniterm")
+    return str(script) if script.exists() else f"{sys.executable} -m serial.tools.miniterm"
 
 
 class StopRequest:

@@ -20,7 +20,13 @@
 #                      pin factory the example configuration selects (a manylinux_2_34
 #                      wheel for aarch64/cp311 on PyPI, so Debian's python3-lgpio is not needed);
 #                      the `report` extra is reportlab, the accounting report's PDF (pure Python;
-#                      its Pillow has one wheel per platform)
+#                      its Pillow has one wheel per platform).
+#                      Not setuptools: colorzero (gpiozero's) declares it but nothing imports
+#                      it, and install.sh installs the list as it is (--no-deps)
+#   rigs/              NOT installed by install.sh: tablectl-rigs (the simulators hil/ and the
+#                      benchmarks bench/, rigs/pyproject.toml) and PyYAML, which only they
+#                      need, as wheels, with their own hash-locked requirements.txt; for a
+#                      proof run beside a release (check-arm64.sh: `tablectl sim`), never a table
 #   systemd/           install.sh, uninstall.sh, the units, the udev rules, the journald
 #                      drop-in, check-arm64.sh
 #   config/            the example configuration and table profiles (also inside the wheel)
@@ -67,6 +73,14 @@ else
 fi
 pip wheel -q --no-deps -w "$WH" "$work/src"
 OWN=$(cd "$WH" && ls tablectl-"$VERSION"-*.whl)
+# the simulators and benchmarks: a wheel of their own, at the same version, in rigs/
+RIGS="$B/rigs"
+mkdir -p "$RIGS"
+sed -i "s/^version = .*/version = \"$VERSION\"/" "$work/src/rigs/pyproject.toml"
+pip wheel -q --no-deps -w "$RIGS" "$work/src/rigs"
+YAML=$("$PY" -c 'import re, sys, tomllib
+deps = tomllib.load(open(sys.argv[1], "rb"))["project"]["dependencies"]
+print(next(d for d in deps if re.match(r"(?i)pyyaml\b", d)))' "$work/src/rigs/pyproject.toml")
 
 echo "== wheels for the build machine ($("$PY" -c 'import sys, sysconfig; print(sysconfig.get_platform(), sys.implementation.cache_tag)'))"
 # sdists allowed here so that a dependency published only as an sdist is found; it is
@@ -89,6 +103,8 @@ if [ -d "$work/built" ]; then
     done
 fi
 
+pip download -q -d "$RIGS" --only-binary=:all: "$YAML"
+
 if [ "$PI" -eq 1 ]; then
     echo "== wheels for Raspberry Pi OS 64-bit (aarch64, CPython 3.11, glibc 2.36)"
     plat=""
@@ -98,14 +114,21 @@ if [ "$PI" -eq 1 ]; then
     # shellcheck disable=SC2086  # $plat is a list of options
     pip download -q -d "$WH" --only-binary=:all: --python-version 3.11 --implementation cp --abi cp311 \
         --platform manylinux2014_aarch64 $plat --find-links "$WH" "$WH/$OWN[pi,report]"
+    # shellcheck disable=SC2086
+    pip download -q -d "$RIGS" --only-binary=:all: --python-version 3.11 --implementation cp --abi cp311 \
+        --platform manylinux2014_aarch64 $plat "$YAML"
 fi
+# nothing a table runs imports setuptools (colorzero only declares it): not shipped, and
+# install.sh installs the locked list without resolving dependencies (--no-deps)
+rm -f "$WH"/setuptools-*.whl
 
-echo "== requirements.txt (hash-locked)"
-"$PY" - "$WH" "$OWN" > "$B/requirements.txt" <<'PY'
+echo "== requirements.txt (hash-locked), rigs/requirements.txt"
+lock() {   # lock DIR EXTRA-OF-TABLECTL TITLE: the hash-locked requirements of every wheel in DIR
+"$PY" - "$1" "$2" "$3" <<'PY'
 import hashlib, re, sys
 from pathlib import Path
 
-wh, own = Path(sys.argv[1]), sys.argv[2]
+wh, extra, title = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 by: dict[tuple[str, str], list[str]] = {}
 for w in sorted(wh.glob("*.whl")):
     name, version = w.name.split("-")[:2]
@@ -115,11 +138,14 @@ names = [n for n, _ in by]
 twice = sorted({n for n in names if names.count(n) > 1})
 if twice:
     sys.exit(f"build-release: two versions of {', '.join(twice)} in the wheelhouse: the platforms resolved differently")
-print("# tablectl release: runtime requirements, hash-locked (pip install --no-index --require-hashes)")
+print(f"# {title}, hash-locked (pip install --no-index --no-deps --require-hashes)")
 for (name, version), hashes in sorted(by.items()):
-    spec = f"{name}[pi,report]=={version}" if name == "tablectl" else f"{name}=={version}"
+    spec = f"{name}{extra}=={version}" if name == "tablectl" else f"{name}=={version}"
     print(spec + "".join(f" \\\n    --hash=sha256:{h}" for h in sorted(set(hashes))))
 PY
+}
+lock "$WH" "[pi,report]" "tablectl release: runtime requirements" > "$B/requirements.txt"
+lock "$RIGS" "" "tablectl-rigs: the simulators and benchmarks, NOT for a table (docs/install.md)" > "$RIGS/requirements.txt"
 
 echo "== installer, units, docs"
 for f in install.sh uninstall.sh check-arm64.sh tablectl.service tablectl-console@.service \
@@ -141,5 +167,6 @@ echo "== archive"
 tar -C "$work" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - "$NAME" | gzip -n -9 > "$OUT/$NAME.tar.gz"
 (cd "$OUT" && sha256sum "$NAME.tar.gz" > "$NAME.tar.gz.sha256")
 echo "wheels: $(ls "$WH" | wc -l) ($(ls "$WH" | tr '\n' ' '))"
+echo "rigs (not installed): $(ls "$RIGS" | grep -c '\.whl$') wheels ($(ls "$RIGS" | grep '\.whl$' | tr '\n' ' '))"
 echo "archive: $OUT/$NAME.tar.gz ($(du -k "$OUT/$NAME.tar.gz" | cut -f1) KiB)"
 echo "sha256: $(cut -d' ' -f1 "$OUT/$NAME.tar.gz.sha256")"

@@ -18,7 +18,10 @@
 #      tablectl run --check --offline     (the example configuration; files only)
 #      tablectl run --check               (also loads the lgpio pin factory: in a chroot with
 #                                          no /dev/gpiochip* it must FAIL with exit 2 naming the key)
-#      tablectl sim --rounds 3            (three simulated rounds on the installed code)
+#      tablectl sim --rounds 3            (three simulated rounds on the installed code; the
+#                                          simulators, the bundle's rigs/, are installed BESIDE the
+#                                          release, /opt/tablectl-rigs, never into it: `verify`
+#                                          is run again after, and must still match)
 #    and prints each step's exit status and time.
 set -eu
 
@@ -73,7 +76,8 @@ if [ -f "$BUNDLE.sha256" ]; then
     (cd "$(dirname "$BUNDLE")" && sha256sum --quiet -c "$(basename "$BUNDLE").sha256")
     echo "== $(basename "$BUNDLE"): matches its .sha256"
 fi
-rm -rf "$ROOTFS/root/$NAME" "$ROOTFS/opt/tablectl" "$ROOTFS/etc/tablectl" "$ROOTFS/var/lib/tablectl"
+rm -rf "$ROOTFS/root/$NAME" "$ROOTFS/opt/tablectl" "$ROOTFS/opt/tablectl-rigs" "$ROOTFS/etc/tablectl" \
+       "$ROOTFS/var/lib/tablectl" "$ROOTFS/var/lib/tablectl-witness"
 tar -C "$ROOTFS/root" -xzf "$BUNDLE"
 
 mounted=""
@@ -115,5 +119,13 @@ step "tablectl run --check --offline" "$T" run --config /etc/tablectl/table.toml
 step "tablectl run --check (lgpio, no /dev/gpiochip in a chroot: exit 2 expected)" \
     "$T" run --config /etc/tablectl/table.toml --check
 step "lgpio imports" /opt/tablectl/current/venv/bin/python -c "import lgpio, platform; print('lgpio', lgpio.__file__, platform.machine())"
-step "tablectl sim --rounds 3" "$T" sim --rounds 3 --state-dir /tmp/tablectl-sim
+step "no simulators, benchmarks or setuptools in the installed tree" sh -c \
+    "ls /opt/tablectl/current/venv/lib/python3*/site-packages | grep -iE '^(hil|bench|yaml|setuptools)' && exit 1 || echo none"
+step "tablectl sim without the simulators (says what to install: exit 2 expected)" "$T" sim --rounds 1
+step "the simulators beside the release (/opt/tablectl-rigs, offline)" /opt/tablectl/current/venv/bin/python -m pip \
+    install -q --no-index --no-deps --find-links "/root/$NAME/rigs" --require-hashes \
+    -r "/root/$NAME/rigs/requirements.txt" --target /opt/tablectl-rigs
+step "tablectl sim --rounds 3" env PYTHONPATH=/opt/tablectl-rigs "$T" sim --rounds 3 --state-dir /tmp/tablectl-sim
+step "tablectl diagram (refused: an installed tree; exit 2 expected)" "$T" diagram
+step "tablectl verify (after the sim and diagram: still a match)" "$T" verify
 echo "== done: $(took "$t") in all"

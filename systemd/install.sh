@@ -187,8 +187,15 @@ else
     trap 'rm -rf "$D"' EXIT   # a half-made version is not left behind
     # (the virtualenv's scripts name their path: it is made where it stays)
     "$PY" -m venv "$D/venv"
+    # what a table runs and nothing else: the locked list as it is (--no-deps: colorzero declares
+    # setuptools, which nothing imports), and not the setuptools `venv` puts in on Python 3.11
+    # (its distutils-precedence.pth would run at every start); the simulators (the bundle's rigs/)
+    # are never installed here
+    "$D/venv/bin/python" -m pip uninstall -q -y --disable-pip-version-check setuptools >/dev/null 2>&1 || true
     "$D/venv/bin/python" -m pip install -q --disable-pip-version-check --no-cache-dir \
-        --no-index --find-links "$SRC/wheelhouse" --require-hashes -r "$SRC/requirements.txt"
+        --no-index --no-deps --find-links "$SRC/wheelhouse" --require-hashes -r "$SRC/requirements.txt"
+    "$D/venv/bin/python" -c 'import controller.service, controller.link.uplink, gpiozero, serial' \
+        || { echo "$0: the installed version does not import" >&2; exit 1; }
     cp -r "$SRC/systemd" "$SRC/docs" "$SRC/README.md" "$SRC/VERSION" "$SRC/requirements.txt" "$D/"
     install -d -m 0755 "$D/config"
     cp -r "$SRC/config/examples" "$D/config/"

@@ -3,10 +3,14 @@
 #
 #   sudo /opt/tablectl/current/systemd/uninstall.sh [--purge] [--root DIR] [--prefix PATH] [--no-systemd]
 #
-# Stops and removes the units, the udev rules, the journald drop-in and every installed
-# version (PREFIX).  The state directory /var/lib/tablectl (the ledger: the record of
-# play, which the regulations require to be kept) and /etc/tablectl (configuration,
-# software records) are KEPT, and so is the `tablectl` user, unless --purge is given.
+# Stops and removes everything install.sh made but the table's record: the units
+# (tablectl, tablectl-console@, tablectl-uplink, tablectl-lap), the udev rules, the journald
+# drop-in and every installed version (PREFIX).  The state directory /var/lib/tablectl (the
+# ledger: the record of play, which the regulations require to be kept), the witness of its
+# head /var/lib/tablectl-witness and /etc/tablectl (configuration, the ledger's key, software
+# records) are KEPT together (a ledger without its key or its witness could not be checked;
+# a witness without its ledger would tilt a reinstall), and so is the `tablectl` user.
+# --purge removes them too, all of them, and says so: a reinstall then starts a new ledger.
 set -eu
 ROOT=""
 PREFIX=/opt/tablectl
@@ -27,18 +31,27 @@ if [ "$SYSTEMD" -eq 1 ] && command -v systemctl >/dev/null 2>&1 && [ -d /run/sys
     units=$(systemctl list-units --all --plain --no-legend 'tablectl*' | awk '{print $1}')
     # shellcheck disable=SC2086
     [ -z "$units" ] || systemctl disable --now $units || true
-    systemctl disable tablectl.service >/dev/null 2>&1 || true
+    systemctl disable tablectl.service tablectl-uplink.service tablectl-lap.service >/dev/null 2>&1 || true
 fi
-rm -f "$ROOT/etc/systemd/system/tablectl.service" "$ROOT/etc/systemd/system/tablectl-console@.service" \
-      "$ROOT/etc/udev/rules.d/99-tablectl.rules" "$ROOT/etc/systemd/journald.conf.d/tablectl.conf"
+# every unit install.sh renders (install.sh render()), and the rest it installed
+UNITS="tablectl.service tablectl-console@.service tablectl-uplink.service tablectl-lap.service"
+for u in $UNITS; do
+    rm -f "$ROOT/etc/systemd/system/$u"
+done
+rm -f "$ROOT/etc/udev/rules.d/99-tablectl.rules" "$ROOT/etc/systemd/journald.conf.d/tablectl.conf"
 rm -rf "${ROOT}${PREFIX:?}"
-echo "uninstall.sh: removed $PREFIX, the units, the udev rules and the journald drop-in"
+echo "uninstall.sh: removed $PREFIX, the units ($UNITS), the udev rules and the journald drop-in"
+STATE=/var/lib/tablectl
 if [ "$PURGE" -eq 1 ]; then
-    rm -rf "$ROOT/var/lib/tablectl" "$ROOT/etc/tablectl"
+    rm -rf "$ROOT$STATE" "$ROOT$STATE-witness" "$ROOT/etc/tablectl"
     [ -n "$ROOT" ] || ! id tablectl >/dev/null 2>&1 || userdel tablectl || true
-    echo "uninstall.sh: --purge: removed /var/lib/tablectl (the ledger), /etc/tablectl and the tablectl user"
+    echo "uninstall.sh: --purge: removed $STATE (the ledger, PINs, backups), $STATE-witness (the witness"
+    echo "  of the ledger's head), /etc/tablectl (configuration, the ledger key ledger.key, the software"
+    echo "  records) and the tablectl user; a reinstall starts a new ledger with a new key"
 else
-    echo "uninstall.sh: kept /var/lib/tablectl (the ledger, PINs) and /etc/tablectl; --purge removes them"
+    echo "uninstall.sh: kept, together: $STATE (the ledger, PINs, backups), $STATE-witness (its witness)"
+    echo "  and /etc/tablectl (configuration, the ledger key, software records); a reinstall goes on with"
+    echo "  them. --purge removes them"
 fi
 if [ "$SYSTEMD" -eq 1 ] && command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
     systemctl daemon-reload

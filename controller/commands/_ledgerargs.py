@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,3 +37,23 @@ def open_ledger(args: argparse.Namespace, prog: str) -> tuple[Any, Any, int]:
     except FileNotFoundError as e:
         print(f"tablectl {prog}: {e}", file=sys.stderr)
         return None, None, 1
+
+
+def show(prog: str, ledger: Any, fn: Callable[[], str]) -> int:
+    """Print what ``fn`` makes of the read-only ledger; a ledger SQLite cannot read (truncated,
+    garbage, not a ledger) is said in one line, exit 1, never a traceback."""
+    import sqlite3
+
+    try:
+        text = fn()
+    except (sqlite3.Error, ValueError, KeyError, TypeError) as e:
+        print(
+            f"tablectl {prog}: the ledger {ledger.path} cannot be read: {e} "
+            "(`tablectl audit` with the same options says more)",
+            file=sys.stderr,
+        )
+        return 1
+    finally:
+        ledger.close()
+    print(text)
+    return 0

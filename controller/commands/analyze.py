@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 NAME = "analyze"
 HELP = "exact (enumerated) outcome frequencies and payback of a wager or of N cards from 53"
@@ -34,6 +35,88 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--list", action="store_true", help="list the available analyses")
 
 
+class _Usage(ValueError):
+    """A usage error: said, exit 2."""
+
+
+def _options(args: argparse.Namespace) -> dict[str, str]:
+    options: dict[str, str] = {}
+    for o in args.option:
+        if "=" not in o:
+            raise _Usage(f"--option {o!r} must be KEY=VALUE")
+        k, v = o.split("=", 1)
+        options[k.strip()] = v.strip()
+    for flag in ("rate", "seed", "meter"):  # issue 12: the casino's figures, never invented
+        v = getattr(args, flag, None)
+        if v is None:
+            continue
+        if flag in options and options[flag] != v:
+            raise _Usage(f"--{flag} {v} and -o {flag}={options[flag]} disagree")
+        options[flag] = v
+    return options
+
+
+def _deck(args: argparse.Namespace, analyzers: dict[Any, Any], options: dict[str, str]) -> Any:
+    if args.deck is None or args.cards is None:
+        raise _Usage("--deck and --cards go together")
+    key = ("deck", str(args.deck))
+    if key not in analyzers:
+        raise _Usage(f"no analysis for a {args.deck}-card deck")
+    options["cards"] = str(args.cards)
+    return analyzers[key]
+
+
+def _check_game(game: str, analyzers: dict[Any, Any]) -> None:
+    from controller.suggest import did_you_mean
+
+    games = sorted({g for g, _w in analyzers if g != "deck"})
+    if game not in games:
+        raise _Usage(f"no game {game!r}{did_you_mean(game, games)}; games: {', '.join(games)}")
+
+
+def _no_analysis(game: str, wager: str, paytable: str | None, analyzers: dict[Any, Any], defaults: Any) -> str:
+    from controller.suggest import did_you_mean
+
+    key = (game, wager)
+    wagers = [w for g, w in sorted(analyzers) if g == game]
+    if paytable is None:
+        return (
+            f"no analysis for game {game!r} wager {wager!r}{did_you_mean(wager, wagers)} "
+            f"(wagers of {game}: {', '.join(wagers)})"
+        )
+    whole = f"; --wager {wager} analyses the whole game without a paytable" if key in analyzers else ""
+    with_pt = [w for g, w in sorted(analyzers) if g == game and (g, w) in defaults]
+    return (
+        f"no analysis for game {game!r} paytable {paytable!r} ({wager} wager{whole}) "
+        f"(wagers of {game} with one: {', '.join(with_pt) or 'none'})"
+    )
+
+
+def _game_wager(args: argparse.Namespace, analyzers: dict[Any, Any]) -> tuple[Any, str | None]:
+    """(the analysis, its paytable) for --game and --wager/--paytable."""
+    from controller.analysis import DEFAULT_PAYTABLE
+
+    if not args.game or not (args.wager or args.paytable):
+        raise _Usage("give --game and --wager (or --deck and --cards); --list shows them")
+    _check_game(args.game, analyzers)
+    wager = args.wager
+    paytable = None
+    if args.paytable:
+        try:
+            paytable, wager = resolve_paytable(args.game, args.wager, args.paytable)
+        except ValueError as e:
+            raise _Usage(str(e)) from None
+    key = (args.game, str(wager))
+    # a paytable has an analysis when its wager's analyzer takes paytables (the ante
+    # analyses play the whole game and take none: "DJ Wild Ante" has no analysis of its own)
+    if key not in analyzers or (paytable is not None and key not in DEFAULT_PAYTABLE):
+        raise _Usage(_no_analysis(args.game, str(wager), paytable, analyzers, DEFAULT_PAYTABLE))
+    given = [f for f in ("rate", "seed", "meter") if getattr(args, f, None) is not None]
+    if given and key[1] != "progressive":
+        raise _Usage(f"--{given[0]} applies to a progressive wager, not {key[1]!r}")
+    return analyzers[key], paytable or DEFAULT_PAYTABLE.get(key)
+
+
 def run(args: argparse.Namespace) -> int:
     from controller.analysis import DEFAULT_PAYTABLE, format_result, load_all
 
@@ -43,74 +126,14 @@ def run(args: argparse.Namespace) -> int:
             pt = DEFAULT_PAYTABLE.get((g, w), "")
             print(f"{g:18} {w:24} {pt}")
         return 0
-    options: dict[str, str] = {}
-    for o in args.option:
-        if "=" not in o:
-            print(f"tablectl analyze: --option {o!r} must be KEY=VALUE", file=sys.stderr)
-            return 2
-        k, v = o.split("=", 1)
-        options[k.strip()] = v.strip()
-    for flag in ("rate", "seed", "meter"):  # issue 12: the casino's figures, never invented
-        v = getattr(args, flag, None)
-        if v is None:
-            continue
-        if flag in options and options[flag] != v:
-            print(f"tablectl analyze: --{flag} {v} and -o {flag}={options[flag]} disagree", file=sys.stderr)
-            return 2
-        options[flag] = v
-    if args.deck is not None or args.cards is not None:
-        if args.deck is None or args.cards is None:
-            print("tablectl analyze: --deck and --cards go together", file=sys.stderr)
-            return 2
-        key = ("deck", str(args.deck))
-        if key not in analyzers:
-            print(f"tablectl analyze: no analysis for a {args.deck}-card deck", file=sys.stderr)
-            return 2
-        options["cards"] = str(args.cards)
-        fn = analyzers[key]
-        paytable = None
-    else:
-        if not args.game or not (args.wager or args.paytable):
-            print(
-                "tablectl analyze: give --game and --wager (or --deck and --cards); --list shows them", file=sys.stderr
-            )
-            return 2
-        wager = args.wager
-        paytable = None
-        if args.paytable:
-            try:
-                paytable, wager = resolve_paytable(args.game, args.wager, args.paytable)
-            except ValueError as e:
-                print(f"tablectl analyze: {e}", file=sys.stderr)
-                return 2
-        key = (args.game, str(wager))
-        # a paytable has an analysis when its wager's analyzer takes paytables (the ante
-        # analyses play the whole game and take none: "DJ Wild Ante" has no analysis of its own)
-        if key not in analyzers or (paytable is not None and key not in DEFAULT_PAYTABLE):
-            with_pt = [w for g, w in sorted(analyzers) if g == args.game and (g, w) in DEFAULT_PAYTABLE]
-            known = ", ".join(w for g, w in sorted(analyzers) if g == args.game) or "none"
-            if paytable is not None:
-                whole = f"; --wager {wager} analyses the whole game without a paytable" if key in analyzers else ""
-                what = f"paytable {paytable!r} ({wager} wager{whole})"
-                known = ", ".join(with_pt) or "none"
-            else:
-                what = f"wager {wager!r}"
-            print(
-                f"tablectl analyze: no analysis for game {args.game!r} {what} "
-                f"(wagers of {args.game} with one: {known})",
-                file=sys.stderr,
-            )
-            return 2
-        fn = analyzers[key]
-        paytable = paytable or DEFAULT_PAYTABLE.get(key)
-        progressive = key[1] == "progressive"
-        given = [f for f in ("rate", "seed", "meter") if getattr(args, f, None) is not None]
-        if given and not progressive:
-            print(f"tablectl analyze: --{given[0]} applies to a progressive wager, not {key[1]!r}", file=sys.stderr)
-            return 2
     try:
+        options = _options(args)
+        if args.deck is not None or args.cards is not None:
+            fn, paytable = _deck(args, analyzers, options), None
+        else:
+            fn, paytable = _game_wager(args, analyzers)
         res = fn(paytable, options)
-    except ValueError as e:
+    except (_Usage, ValueError) as e:
         print(f"tablectl analyze: {e}", file=sys.stderr)
         return 2
     print(format_result(res))

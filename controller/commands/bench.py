@@ -18,6 +18,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from controller.commands._rigs import missing
+
+    if (rc := missing(NAME, "bench")) is not None:
+        return rc
     import bench
 
     mods = bench.discover()

@@ -32,6 +32,10 @@ def _default_dir() -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    from controller.commands._rigs import missing
+
+    if (rc := missing(NAME)) is not None:
+        return rc
     from controller.log import configure
     from hil.scenario import run_paths
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 NAME = "history"
 HELP = "recall the last 10 rounds, or one round in full, from the ledger"
@@ -27,24 +26,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from controller import history as H
     from controller.audit import refuse_damaged
-    from controller.service import LEDGER_FILE
 
     refused = refuse_damaged(args, "tablectl history", sys.stderr)  # never recall from a ledger failing its audit
     if refused is not None:
         return refused
 
-    state_dir = args.state_dir
-    if state_dir is None:
-        from controller.config import ConfigError
-        from controller.hardware import load_hardware
+    from controller.audit import where_from_args
+    from controller.config import ConfigError
 
-        try:
-            state_dir = load_hardware(args.config).state_dir
-        except ConfigError as e:
-            print(f"tablectl history: configuration error: {e}", file=sys.stderr)
-            return 2
     try:
-        conn = H.open_readonly(Path(state_dir) / LEDGER_FILE)
+        where = where_from_args(args, with_key=False)
+    except ConfigError as e:
+        print(f"tablectl history: configuration error: {e}", file=sys.stderr)
+        return 2
+    try:
+        conn = H.open_readonly(where.ledger_path)
     except FileNotFoundError as e:
         print(f"tablectl history: {e}", file=sys.stderr)
         return 1

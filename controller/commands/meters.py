@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from controller.commands._ledgerargs import add_ledger_arguments, open_ledger
+from controller.commands._ledgerargs import add_ledger_arguments, open_ledger, show
 
 NAME = "meters"
 HELP = "progressive meters from the ledger: amount, seed, rate, hidden remainder, hits, paid"
@@ -21,8 +21,4 @@ def run(args: argparse.Namespace) -> int:
     ledger, _where, rc = open_ledger(args, NAME)
     if ledger is None:
         return rc
-    try:
-        print(format_meters(ledger))
-    finally:
-        ledger.close()
-    return 0
+    return show(NAME, ledger, lambda: format_meters(ledger))

@@ -32,9 +32,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def state_dir_of(args: argparse.Namespace) -> Path:
     if args.state_dir is not None:
         return Path(args.state_dir)
-    from controller.hardware import load_hardware
+    from controller.audit import hardware_of
 
-    return Path(load_hardware(args.config).state_dir)
+    return Path(hardware_of(args).state_dir)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,7 +52,11 @@ def run(args: argparse.Namespace) -> int:
         act_as_owner(state_dir, "pin")
     store = PinStore(state_dir / PIN_FILE)
     if args.action == "list":
-        have = store.roles_set()
+        try:
+            have = store.roles_set()
+        except (OSError, ValueError) as e:  # UnicodeDecodeError and TOMLDecodeError are ValueErrors
+            print(f"tablectl pin: {store.path}: cannot be read: {e}", file=sys.stderr)
+            return 1
         for r in ROLES:
             print(f"{r}: {'set' if r in have else 'not set'}")
         return 0
@@ -71,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
         store.set(role, pin)
     except PinError as e:
         print(f"tablectl pin: {e}; nothing changed", file=sys.stderr)
+        return 1
+    except (UnicodeDecodeError, ValueError, OSError) as e:  # stdin or the PIN file not text, not TOML...
+        print(f"tablectl pin: cannot read the PIN or {store.path}: {e}; nothing changed", file=sys.stderr)
         return 1
     print(f"PIN set for {role} in {store.path}")
     return 0

@@ -11,16 +11,24 @@ import argparse
 import sys
 from datetime import date, time
 from pathlib import Path
+from typing import Any
 
 NAME = "report"
 HELP = "accounting report of a gaming day: meters at start and end, contributions, hits, voids, faults, chain head"
 
 
+#: the days a report can be of (a gaming day runs into the next date; the ledger's times are after 1970)
+FIRST_DAY, LAST_DAY = date(1970, 1, 2), date(9998, 12, 31)
+
+
 def _day(s: str) -> date:
     try:
-        return date.fromisoformat(s)
+        d = date.fromisoformat(s)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{s!r} is not a date YYYY-MM-DD") from None
+    if not FIRST_DAY <= d <= LAST_DAY:
+        raise argparse.ArgumentTypeError(f"{s}: a gaming day from {FIRST_DAY} to {LAST_DAY}")
+    return d
 
 
 def _hhmm(s: str) -> time:
@@ -42,21 +50,61 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_where_arguments(p)
 
 
+def _tz(args: argparse.Namespace) -> tuple[Any, str | None]:
+    """(the --tz zone or None, or what is wrong with it)."""
+    if not args.tz:
+        return None, None
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(args.tz), None
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return None, f"--tz: unknown time zone {args.tz!r}"
+
+
+def _out_problem(out: Path | None) -> str | None:
+    """What is wrong with --out before anything is read (a usage error), or None."""
+    if out is None:
+        return None
+    if out.is_dir():
+        return f"--out {out}: is a directory; name the file to write"
+    if not out.parent.is_dir():
+        return f"--out {out}: there is no directory {out.parent}"
+    return None
+
+
+def _write(out: Path | None, data: bytes) -> str | None:
+    """Write the report (``None``: standard output); what went wrong, or None.  A file this
+    made and could not finish is removed (never half a report)."""
+    if out is None:
+        try:
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+        except OSError as e:
+            return f"cannot write the report to standard output: {e.strerror or e}"
+        return None
+    existed = out.exists()
+    try:
+        with open(out, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        if not existed and out.is_file():
+            out.unlink(missing_ok=True)
+        return f"--out {out}: cannot write: {e.strerror or e}"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from controller import report as R
     from controller.audit import refuse_damaged, where_from_args
     from controller.config import ConfigError
     from controller.history import open_readonly
 
-    tz = None
-    if args.tz:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-        try:
-            tz = ZoneInfo(args.tz)
-        except (ZoneInfoNotFoundError, ValueError):
-            print(f"tablectl report: --tz: unknown time zone {args.tz!r}", file=sys.stderr)
-            return 2
+    tz, problem = _tz(args)
+    problem = problem or _out_problem(args.out)
+    if problem is not None:
+        print(f"tablectl report: {problem}", file=sys.stderr)
+        return 2
     refused = refuse_damaged(args, "tablectl report", sys.stderr)  # never report from a ledger failing its audit
     if refused is not None:
         return refused
@@ -76,20 +124,21 @@ def run(args: argparse.Namespace) -> int:
         conn.close()
     from controller import reportview as V
 
+    out = args.out
     if args.format == "csv":
-        text = V.to_csv(rep, tz)
-        if args.out is None:
-            sys.stdout.write(text)
-        else:
-            args.out.write_text(text, encoding="utf-8")
-            print(args.out)
-        return 0
-    try:
-        from controller.reportpdf import render
-    except ModuleNotFoundError as e:  # the `report` extra (the release installs it)
-        print(f"tablectl report: --format pdf needs {e.name}: pip install 'tablectl[report]'", file=sys.stderr)
-        return 2
-    out = args.out or Path(f"report-{rep.table_id or 'table'}-{args.day.isoformat()}.pdf")
-    out.write_bytes(render(rep, tz))
-    print(out)
+        data = V.to_csv(rep, tz).encode("utf-8")
+    else:
+        try:
+            from controller.reportpdf import render
+        except ModuleNotFoundError as e:  # the `report` extra (the release installs it)
+            print(f"tablectl report: --format pdf needs {e.name}: pip install 'tablectl[report]'", file=sys.stderr)
+            return 2
+        out = out or Path(f"report-{rep.table_id or 'table'}-{args.day.isoformat()}.pdf")
+        data = render(rep, tz)
+    problem = _write(out, data)
+    if problem is not None:
+        print(f"tablectl report: {problem}", file=sys.stderr)
+        return 1
+    if out is not None:
+        print(out)
     return 0

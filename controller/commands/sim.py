@@ -46,74 +46,138 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="with --link: serve the LAP's floor view there (docs/linked.md); its sim-only logins are printed, "
         "and after the rounds the page stays up until Ctrl-C",
     )
-    p.add_argument("--state-dir", type=Path, help="keep the ledger here (default: a temporary directory)")
+    p.add_argument(
+        "--state-dir",
+        type=Path,
+        help="keep the ledger here (default: a temporary directory); its key goes beside it in STATE_DIR-key/ "
+        "and its witness in STATE_DIR-witness/, where `tablectl history|status|audit|backup|report "
+        "--state-dir STATE_DIR` find them",
+    )
     p.add_argument("--log-level", default="warning", help="log level for the service's log on stderr")
     p.add_argument(
         "--console-pty",
         action="store_true",
-        help="open the technician console on a pty and print its path (attach with picocom or screen); "
-        "after the rounds the service keeps running until Ctrl-C",
+        help="open the technician console on a pty and print its path and the PINs (attach with pyserial's "
+        "miniterm, installed with tablectl); after the rounds the service keeps running until Ctrl-C",
+    )
+
+
+def _usage_error(args: argparse.Namespace) -> str | None:
+    """What is wrong with the arguments before anything starts, or None."""
+    if args.rounds < 1:
+        return "--rounds must be at least 1"
+    if not args.speed > 0:
+        return "--speed must be positive"
+    if args.tables < 1:
+        return "--tables must be at least 1"
+    if args.state_dir is not None and args.state_dir.exists() and not args.state_dir.is_dir():
+        return f"--state-dir {args.state_dir}: is not a directory"
+    from controller.config import profile_names
+    from controller.suggest import did_you_mean
+
+    known = profile_names()
+    for g in (g.strip() for g in args.game.split(",")):
+        if g not in known:
+            return f"--game: no game {g!r}{did_you_mean(g, known)}; games: {', '.join(known)}"
+    return None
+
+
+def _floor_at(args: argparse.Namespace) -> tuple[str, int] | str | None:
+    """--floor's (host, port), checked free before a cluster is started; or what is wrong."""
+    if not args.floor:
+        return None
+    host, _, port = args.floor.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        return f"--floor wants HOST:PORT, got {args.floor!r}"
+    if args.link is None and args.tables < 2:
+        return "--floor needs --link (or --tables N > 1)"
+    import socket
+
+    try:
+        with socket.create_server((host, int(port))) as _s:
+            pass
+    except OSError as e:
+        return f"--floor {args.floor}: cannot listen there: {e.strerror or e}"
+    return host, int(port)
+
+
+def _where_kept(state_dir: Path) -> str:
+    from controller.ledgerkey import beside_key_file
+    from controller.witness import default_witness_dir
+
+    return (
+        f"ledger: {state_dir}/ledger.sqlite3 (key {beside_key_file(state_dir)}, witness "
+        f"{default_witness_dir(state_dir)}/); look at it with `tablectl history|status|meters|audit|"
+        f"report --day YYYY-MM-DD|backup DEST --state-dir {state_dir}`"
     )
 
 
 def run(args: argparse.Namespace) -> int:
     from controller.log import configure
 
-    if args.rounds < 1:
-        print("tablectl sim: --rounds must be at least 1", file=sys.stderr)
+    problem = _usage_error(args)
+    floor = _floor_at(args)
+    if problem is None and isinstance(floor, str):
+        problem = floor
+    if problem is not None:
+        print(f"tablectl sim: {problem}", file=sys.stderr)
         return 2
-    if not args.speed > 0:
-        print("tablectl sim: --speed must be positive", file=sys.stderr)
-        return 2
+    assert not isinstance(floor, str)
+    from controller.commands._rigs import missing
+
+    if (rc := missing(NAME)) is not None:
+        return rc
     configure(stream=sys.stderr, level=args.log_level)
-    floor = None
-    if args.floor:
-        host, _, port = args.floor.rpartition(":")
-        if not host or not port.isdigit() or not 0 < int(port) < 65536:
-            print(f"tablectl sim: --floor wants HOST:PORT, got {args.floor!r}", file=sys.stderr)
-            return 2
-        if args.link is None and args.tables < 2:
-            print("tablectl sim: --floor needs --link (or --tables N > 1)", file=sys.stderr)
-            return 2
-        floor = (host, int(port))
     if args.link is not None or args.tables > 1:
-        # several tables always share one linked meter: --link DSN, or a throwaway cluster
-        if args.tables < 1:
-            print("tablectl sim: --tables must be at least 1", file=sys.stderr)
-            return 2
-        from hil.linksim import run_link_sim
+        return _linked(args, floor)
+    import sqlite3
 
-        # the Six-Card table in the sim is its progressive-system profile; games may be a comma-separated list
-        game = ",".join(
-            "six-card-fortune-progressive" if g.strip() == "six-card-fortune" else g.strip()
-            for g in args.game.split(",")
-        )
-        import signal
-        import threading
-
-        stop = threading.Event()
-        if floor is not None:  # Ctrl-C / SIGTERM end the rounds and the page, and the run cleans up
-            signal.signal(signal.SIGTERM, lambda *_: stop.set())
-            signal.signal(signal.SIGINT, lambda *_: stop.set())
-        return run_link_sim(
-            tables=args.tables,
-            rounds=args.rounds,
-            seed=args.seed,
-            dsn=args.link or None,
-            game=game,
-            speed=args.speed,
-            floor=floor,
-            stop=stop,
-        )
+    from controller.ledger import LedgerError
     from hil.simrun import run_sim
 
-    return run_sim(
-        game=args.game,
+    try:
+        rc = run_sim(
+            game=args.game,
+            rounds=args.rounds,
+            seed=args.seed,
+            realtime=args.realtime,
+            speed=args.speed,
+            state_dir=args.state_dir,
+            console_pty=args.console_pty,
+            idle_skip=args.idle_skip,
+        )
+    except (sqlite3.Error, LedgerError) as e:  # a --state-dir whose ledger is not one
+        print(f"tablectl sim: the ledger in {args.state_dir} cannot be used: {e}", file=sys.stderr)
+        if args.state_dir is not None:
+            print(f"  `tablectl audit --state-dir {args.state_dir}` says more", file=sys.stderr)
+        return 1
+    if args.state_dir is not None:
+        print(_where_kept(args.state_dir))
+    return rc
+
+
+def _linked(args: argparse.Namespace, floor: tuple[str, int] | None) -> int:
+    # several tables always share one linked meter: --link DSN, or a throwaway cluster
+    from hil.linksim import run_link_sim
+
+    # the Six-Card table in the sim is its progressive-system profile; games may be a comma-separated list
+    game = ",".join(
+        "six-card-fortune-progressive" if g.strip() == "six-card-fortune" else g.strip() for g in args.game.split(",")
+    )
+    import signal
+    import threading
+
+    stop = threading.Event()
+    if floor is not None:  # Ctrl-C / SIGTERM end the rounds and the page, and the run cleans up
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        signal.signal(signal.SIGINT, lambda *_: stop.set())
+    return run_link_sim(
+        tables=args.tables,
         rounds=args.rounds,
         seed=args.seed,
-        realtime=args.realtime,
+        dsn=args.link or None,
+        game=game,
         speed=args.speed,
-        state_dir=args.state_dir,
-        console_pty=args.console_pty,
-        idle_skip=args.idle_skip,
+        floor=floor,
+        stop=stop,
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-from controller.commands._ledgerargs import add_ledger_arguments, open_ledger
+from controller.commands._ledgerargs import add_ledger_arguments, open_ledger, show
 
 NAME = "status"
 HELP = "table state, open/closed, tilts, meters and the sign, from the ledger; the service's status"
@@ -23,8 +23,4 @@ def run(args: argparse.Namespace) -> int:
     ledger, where, rc = open_ledger(args, NAME)
     if ledger is None:
         return rc
-    try:
-        print(format_status(ledger, service_status(args.unit), where.witness_dir))
-    finally:
-        ledger.close()
-    return 0
+    return show(NAME, ledger, lambda: format_status(ledger, service_status(args.unit), where.witness_dir))

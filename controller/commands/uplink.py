@@ -17,11 +17,11 @@ Unix socket the service listens on.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
-import tomllib
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from controller.link.uplink import UplinkConfig
@@ -37,18 +37,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--check", action="store_true", help="only check the configuration, then exit")
 
 
+#: the longest path a Unix socket can have on Linux (``sun_path`` is 108 bytes with its NUL)
+SUN_PATH_MAX = 107
+
+
+def _absolute(s: Any, key: str, default: str) -> Path:
+    """A path option that must be absolute (systemd runs the uplink from ``/``; a relative
+    path would name another file there than the one the technician meant)."""
+    p = Path(s.get_str(key, default))
+    if not p.is_absolute():
+        raise s.error(key, f"{str(p)!r} must be an absolute path")
+    return p
+
+
 def load(path: Path) -> UplinkConfig:
-    from controller.config import ConfigError, Section
+    from controller.config import Section, read_toml
     from controller.link.schema import check_name
     from controller.link.uplink import UplinkConfig  # noqa: F811
 
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(str(path), "", None, f"not valid TOML: {e}") from None
-    except OSError as e:
-        raise ConfigError(str(path), "", None, f"cannot read: {e.strerror}") from None
-    root = Section(str(path), "", doc)
+    root = Section(str(path), "", read_toml(Path(path)))  # bounded; not UTF-8 or not TOML: exit 2
     s = root.sub("uplink")
     assert s is not None
     schema = s.get_str("schema")
@@ -60,9 +67,15 @@ def load(path: Path) -> UplinkConfig:
         dsn=s.get_str("db"),
         schema=schema,
         table_id=s.get_str("table"),
-        ledger=Path(s.get_str("ledger", "/var/lib/tablectl/ledger.sqlite3")),
-        socket=Path(s.get_str("socket", "/run/tablectl/link.sock")),
+        ledger=_absolute(s, "ledger", "/var/lib/tablectl/ledger.sqlite3"),
+        socket=_absolute(s, "socket", "/run/tablectl/link.sock"),
     )
+    if len(os.fsencode(cfg.socket)) > SUN_PATH_MAX:
+        raise s.error(
+            "socket",
+            f"{str(cfg.socket)!r} is {len(os.fsencode(cfg.socket))} bytes; a Unix socket's path holds at most "
+            f"{SUN_PATH_MAX} (AF_UNIX)",
+        )
     s.check_unused()
     root.check_unused()
     return cfg

@@ -33,26 +33,36 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _record_where(args: argparse.Namespace) -> Path | None:
+    """Where the record is: ``--record-file``, ``--state-dir``'s, or the configuration's; None
+    when no configuration is there (a checkout: the digest is still printed)."""
+    from controller import selfcheck as S
+    from controller.audit import hardware_of
+
+    if args.record_file is not None:
+        return Path(args.record_file)
+    if args.state_dir is not None:
+        return Path(args.state_dir)
+    if not Path(args.config).exists():
+        return None
+    return S.software_record_of(hardware_of(args))
+
+
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from controller import __version__
     from controller import selfcheck as S
+    from controller.audit import CONFIG_HINT, refuse_damaged
     from controller.config import ConfigError
-    from controller.hardware import load_hardware
 
     try:
-        if args.record_file is not None:
-            where = Path(args.record_file)
-        elif args.state_dir is not None:
-            where = Path(args.state_dir)
-        else:
-            where = S.software_record_of(load_hardware(args.config))
+        where = _record_where(args)
     except ConfigError as e:
         print(f"tablectl verify: configuration error: {e}", file=sys.stderr)
         return 2
-    from controller.audit import refuse_damaged
-
+    if where is None and args.record:
+        print(f"tablectl verify: --record: {args.config}: {CONFIG_HINT}, or --record-file F", file=sys.stderr)
+        return 2
     # a ledger failing its audit is refused (--record is an installation step: no key; a bare
     # --record-file names no ledger unless the configuration exists)
     if not args.record and (args.state_dir is not None or Path(args.config).exists()):
@@ -60,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         if refused is not None:
             return refused
     if args.record:
+        assert where is not None
         made = S.record_digest(where, bytecode=args.bytecode)
         print(
             f"version: {made.version}\nfiles: {len(made.files)}"
@@ -70,12 +81,27 @@ def run(args: argparse.Namespace) -> int:
     if args.bytecode:
         print("tablectl verify: --bytecode goes with --record (a check follows the record)", file=sys.stderr)
         return 2
-    rec = S.load_record(where)
+    return _check(where)
+
+
+def _check(where: Path | None) -> int:
+    from controller import __version__
+    from controller import selfcheck as S
+
+    try:
+        rec = S.load_record(where) if where is not None else None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"tablectl verify: the record {S.record_path(where) if where else ''} cannot be read: {e}")
+        rec = None
+        where = None
     files = S.manifest(full=True, bytecode=rec is not None and rec.bytecode)
     now = S.digest_of(files)
     print(f"version: {__version__}\nfiles: {len(files)}\ndigest: {now}")
     if rec is None:
-        print(f"recorded: none in {S.record_path(where)}")
+        if where is None:
+            print("recorded: none (no configuration here: --config FILE, --state-dir D or --record-file F names one)")
+        else:
+            print(f"recorded: none in {S.record_path(where)}")
         return 2
     print(f"recorded: {rec.digest} ({rec.version}, {rec.recorded})")
     if rec.digest == now:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.records import Kind
+from controller.safefile import read_bounded, read_text_bounded
 
 ROLES = ("dealer", "floorperson", "technician")
 PIN_FILE = "pins.toml"
@@ -94,7 +95,7 @@ class PinStore:
 
     def load(self) -> dict[str, dict[str, str]]:
         try:
-            doc = tomllib.loads(self.path.read_text(encoding="utf-8"))
+            doc = tomllib.loads(read_text_bounded(self.path))  # bounded, never through a link
         except FileNotFoundError:
             return {}
         return {r: {k: str(v) for k, v in doc[r].items()} for r in ROLES if isinstance(doc.get(r), dict)}
@@ -105,7 +106,7 @@ class PinStore:
     def fingerprint(self) -> str:
         """SHA-256 of the file (to notice and log a PIN change); '' when absent."""
         try:
-            return hashlib.sha256(self.path.read_bytes()).hexdigest()
+            return hashlib.sha256(read_bounded(self.path)).hexdigest()
         except FileNotFoundError:
             return ""
 

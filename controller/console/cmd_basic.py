@@ -30,7 +30,9 @@ def cmd_help(ctx: Ctx, args: list[str]) -> str:
     if args:
         c = REGISTRY.get(args[0])
         if c is None:
-            raise CommandError(f"unknown command {args[0]!r}")
+            from controller.suggest import did_you_mean
+
+            raise CommandError(f"unknown command {args[0]!r}{did_you_mean(args[0], REGISTRY)}")
         return f"{c.usage}\n  {c.summary}\n  roles: {', '.join(c.roles)}"
     lines = [f"  {c.usage:<40} {c.summary}" for n, c in sorted(REGISTRY.items()) if ctx.role in c.roles]
     return "commands (tab completes):\n" + "\n".join(lines)

@@ -26,7 +26,11 @@ RETRY_S = 1.0
 def open_uart(path: str, baud: int) -> int:
     """Open a UART raw at ``baud`` (8N1, no flow control, no modem control)."""
     fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
-    tty.setraw(fd)
+    try:
+        tty.setraw(fd)
+    except termios.error as e:  # not a terminal (a file, /dev/full...)
+        os.close(fd)
+        raise ValueError(f"not a serial port or terminal ({e.args[-1]})") from None
     attrs = termios.tcgetattr(fd)
     speed = getattr(termios, f"B{baud}", None)
     if speed is None:

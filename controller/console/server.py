@@ -116,11 +116,13 @@ class ConsoleServer:
         import json
 
         try:
-            doc = json.loads(self.lock_file.read_text(encoding="utf-8"))
+            from controller.safefile import read_text_bounded
+
+            doc = json.loads(read_text_bounded(self.lock_file))  # bounded, never through a link
             return {str(k): float(v) for k, v in dict(doc["remaining_s"]).items()}
         except FileNotFoundError:
             return None
-        except (ValueError, TypeError, KeyError, OSError) as e:
+        except (ValueError, TypeError, KeyError, OSError, UnicodeDecodeError) as e:
             self.log.warning("console.lock_file_unreadable", file=str(self.lock_file), error=str(e))
             return None
 

@@ -192,7 +192,12 @@ class Session:
             return self._reject(role, line.split(" ")[0], [], "rejected", f"cannot parse the line: {e}")
         cmd = R.REGISTRY.get(name)
         if cmd is None:
-            return self._reject(role, name, args, "rejected", f"unknown command {name!r}; type help")
+            from controller.suggest import did_you_mean
+
+            mine = [n for n, c in R.REGISTRY.items() if role in c.roles]
+            return self._reject(
+                role, name, args, "rejected", f"unknown command {name!r}{did_you_mean(name, mine)}; type help"
+            )
         if role not in cmd.roles:
             return self._reject(
                 role, name, args, "denied", f"{name} needs the {' or '.join(cmd.roles)} role (logged in as {role})"

@@ -31,14 +31,13 @@ Example::
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from controller.config import ConfigError, Section
+from controller.config import Section, read_toml
 from controller.link.schema import check_name
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,30}$")
@@ -104,6 +103,21 @@ def _seconds(sec: Section, key: str, default: str, lo: float, hi: float) -> floa
     return s
 
 
+#: a rate is kept to 4 decimal places of a percent (a millionth of the wager): the LAP keeps each
+#: level's accounts over the common denominator of its rates in a PostgreSQL bigint, and every
+#: such denominator divides 10**6, however often the rates change (lcm of divisors of 10**6)
+RATE_DEN = 10**6
+
+
+def _rate(sec: Section, key: str, default: Any = None) -> Fraction:
+    r = sec.get_percent(key) if default is None else sec.get_percent(key, default)
+    if RATE_DEN % r.denominator:
+        raise sec.error(
+            key, f"{sec.data.get(key, default)} is finer than the LAP keeps: at most 4 decimal places of a percent"
+        )
+    return r
+
+
 def parse_lap(doc: Mapping[str, Any], file: str) -> LapConfig:
     root = Section(file, "", doc)
     link = root.sub("link")
@@ -128,8 +142,8 @@ def parse_lap(doc: Mapping[str, Any], file: str) -> LapConfig:
             raise lv_sec.error(name, "a level's name: lower-case letters, digits and _")
         seed = s.get_money("seed", maxcents=1_000_000_000)
         reset = s.get_money("reset", s.data.get("seed", "$0"), maxcents=1_000_000_000)
-        rate = s.get_percent("increment_rate")
-        reserve = s.get_percent("reserve_rate", "0%")
+        rate = _rate(s, "increment_rate")
+        reserve = _rate(s, "reserve_rate", "0%")
         if rate + reserve > 1:
             raise s.error("reserve_rate", "increment_rate + reserve_rate exceed 100% of the wager")
         limit = s.get_money("limit", maxcents=10_000_000_000) if "limit" in s.data else None
@@ -181,10 +195,5 @@ def parse_lap(doc: Mapping[str, Any], file: str) -> LapConfig:
 
 def load_lap(path: str | Path) -> LapConfig:
     p = Path(path)
-    try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(str(p), "", None, f"not valid TOML: {e}") from None
-    except OSError as e:
-        raise ConfigError(str(p), "", None, f"cannot read: {e.strerror}") from None
-    return parse_lap(doc, str(p))
+    # bounded; a file that is not UTF-8 or not TOML is a configuration error (exit 2: no restart loop)
+    return parse_lap(read_toml(p), str(p))

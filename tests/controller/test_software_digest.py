@@ -158,3 +158,27 @@ def test_a_record_with_bytecode_finds_a_replaced_pyc_that_a_sources_only_record_
 def test_bytecode_goes_with_record(venv):
     out = verify(venv, "--bytecode")
     assert out.returncode == 2 and "--bytecode goes with --record" in out.stderr
+
+
+@pytest.mark.slow
+def test_the_digest_covers_what_the_unit_executes_the_venv_scripts_and_pyvenv_cfg(venv):
+    """Issue 24: systemd runs the virtualenv's ``bin/tablectl``, and ``pyvenv.cfg`` says which
+    interpreter and whether the system's site-packages are read: both were outside the digest."""
+    script = venv.py.parent / "tablectl"
+    script.write_text(f"#!{venv.py}\nfrom controller.cli import main\nmain()\n")
+    made = verify(venv, "--record")
+    assert made.returncode == 0, made.stderr
+    files = json.loads(venv.record.read_text())["files"]
+    assert {"venv/bin/tablectl", "venv/pyvenv.cfg", "venv/bin/python"} <= set(files), sorted(files)[-8:]
+    script.write_text(f"#!{venv.py}\nimport os; os.system('id')\nfrom controller.cli import main\nmain()\n")
+    out = verify(venv)
+    assert out.returncode == 1 and "changed: venv/bin/tablectl" in out.stdout, out.stdout
+    assert startup_check(venv) == "changed: venv/bin/tablectl"
+    cfg = venv.py.parent.parent / "pyvenv.cfg"
+    cfg.write_text(
+        cfg.read_text().replace("include-system-site-packages = false", "include-system-site-packages = true")
+    )
+    assert "changed: venv/pyvenv.cfg" in verify(venv).stdout
+    (venv.py.parent / "python3").unlink()
+    (venv.py.parent / "python3").symlink_to("/bin/sh")  # an interpreter link pointed elsewhere
+    assert "changed: venv/bin/python3" in verify(venv).stdout

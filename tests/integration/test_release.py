@@ -1,8 +1,15 @@
 """The release bundle (issue 15; docs/install.md): systemd/build-release.sh builds it
 from the tracked files, systemd/install.sh installs it with no network into a
-temporary root (--root, no systemd), `tablectl verify` matches the recorded digest;
+temporary root (--root, no systemd; in a network namespace of its own, `unshare --net`,
+where this machine allows it), `tablectl verify` matches the recorded digest;
 an upgrade A -> B keeps the ledger (backed up first) and a rollback to A finds the
 same ledger: audit clean, meters and events unchanged.
+
+Issue 24: the installed tree holds what a table runs and nothing else (no hil/, bench/,
+setuptools or PyYAML; the simulators are the bundle's rigs/, installed beside it only to
+play here), `tablectl diagram` leaves it as recorded, and an uninstall keeps the ledger, its
+witness and its key together while `--purge` removes all of them: a table installed, played,
+purged and installed again opens (no witness of the old ledger is left to tilt it).
 
 Slow (two builds: the wheels come from the package index, the one network step; and
 two virtualenvs).  Only the build machine's wheels are built here (--no-pi): the
@@ -49,10 +56,22 @@ print(json.dumps({"problems": led.verify(full=True), "events": len(events), "las
 """
 
 
-def run(*cmd: str | Path, env: dict[str, str] | None = None, timeout: float = 600) -> str:
+def _netns() -> list[str]:
+    """``unshare --net`` when this machine lets us (root): no network at all, not only closed indexes."""
+    try:
+        ok = subprocess.run(["unshare", "--net", "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    return ["unshare", "--net"] if ok else []
+
+
+NETNS = _netns()
+
+
+def run(*cmd: str | Path, env: dict[str, str] | None = None, timeout: float = 600, rc: int = 0) -> str:
     r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout,
                        env={**os.environ, **(env or {})})  # fmt: skip
-    assert r.returncode == 0, f"{cmd}: exit {r.returncode}\n{r.stdout}\n{r.stderr}"
+    assert r.returncode == rc, f"{cmd}: exit {r.returncode}\n{r.stdout}\n{r.stderr}"
     return r.stdout + r.stderr
 
 
@@ -68,7 +87,23 @@ def build(src: Path, out: Path) -> Path:
 
 
 def install(bundle: Path, root: Path, *more: str) -> str:
-    return run("sh", bundle / "systemd/install.sh", "--root", root, *more, env=OFFLINE)
+    return run(*NETNS, "sh", bundle / "systemd/install.sh", "--root", root, *more, env=OFFLINE)
+
+
+def install_rigs(bundle: Path, root: Path, target: Path) -> dict[str, str]:
+    """The bundle's rigs/ (simulators, benchmarks, PyYAML) beside the release, never in it; the
+    environment that lets the installed tablectl find them."""
+    py = root / "opt/tablectl/current/venv/bin/python"
+    run(*NETNS, py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-index", "--no-deps",
+        "--find-links", bundle / "rigs", "--require-hashes", "-r", bundle / "rigs/requirements.txt",
+        "--target", target, env=OFFLINE)  # fmt: skip
+    return {"PYTHONPATH": str(target)}
+
+
+def installed_tree(root: Path) -> set[str]:
+    """The top-level names in the installed virtualenv's site-packages."""
+    (sp,) = (root / "opt/tablectl/current/venv/lib").glob("python3*/site-packages")
+    return {p.name.split("-")[0].lower() for p in sp.iterdir()}
 
 
 def probe(root: Path) -> dict[str, object]:
@@ -76,9 +111,12 @@ def probe(root: Path) -> dict[str, object]:
     return json.loads(run(py, "-c", PROBE, root / "var/lib/tablectl/ledger.sqlite3", root / "etc/tablectl/ledger.key"))
 
 
+RIGS: dict[str, str] = {}
+
+
 def sim(root: Path, rounds: int, seed: int) -> None:
     tablectl = root / "opt/tablectl/current/venv/bin/tablectl"
-    run(tablectl, "sim", "--rounds", rounds, "--seed", seed, "--state-dir", root / "var/lib/tablectl")
+    run(tablectl, "sim", "--rounds", rounds, "--seed", seed, "--state-dir", root / "var/lib/tablectl", env=RIGS)
     # the sim keys its ledger with a throwaway key beside the state directory (hil/rig.py); on a table
     # the service's key is /etc/tablectl/ledger.key, which an upgrade's `tablectl migrate` reads
     shutil.copyfile(rig_key_file(root / "var/lib/tablectl"), root / "etc/tablectl/ledger.key")
@@ -111,6 +149,23 @@ def test_bundle_installs_offline_verifies_upgrades_and_rolls_back(tmp_path: Path
     record = json.loads((root / "etc/tablectl/software.json").read_text())
     assert record["bytecode"] is True
     assert any(f.startswith("site-packages/controller/__pycache__/ledger.") for f in record["files"]), record["files"]
+
+    # a table's tree: no simulators, benchmarks, PyYAML or setuptools (nothing imports them there)
+    tree = installed_tree(root)
+    for absent in ("hil", "bench", "yaml", "pyyaml", "setuptools", "_distutils_hack", "distutils"):
+        assert absent not in tree, (absent, sorted(tree))
+    assert {"controller", "drivers", "config", "gpiozero", "serial"} <= tree
+    assert "setuptools" not in (a / "requirements.txt").read_text()
+    # without the rigs, `tablectl sim` says what to install
+    out = run(tablectl, "sim", "--rounds", "1", rc=2)
+    assert "tablectl-rigs" in out and "rigs/" in out and "Traceback" not in out
+    # `tablectl diagram` refuses to write into the installed tree, which stays as recorded
+    out = run(tablectl, "diagram", rc=2)
+    assert "not a checkout" in out and "--out FILE" in out
+    assert "result: match" in run(tablectl, "verify", "--record-file", root / "etc/tablectl/software.json")
+    # what the unit executes is in the record: the script systemd runs and pyvenv.cfg
+    assert {"venv/bin/tablectl", "venv/pyvenv.cfg"} <= set(record["files"])
+    RIGS.update(install_rigs(a, root, tmp_path / "rigs"))
 
     # version A plays
     sim(root, 3, 1)
@@ -152,9 +207,25 @@ def test_bundle_installs_offline_verifies_upgrades_and_rolls_back(tmp_path: Path
     py = opt / "current/venv/bin/python"
     assert json.loads(run(py, "-c", PROBE, backup, root / "etc/tablectl/ledger.key")) == before
 
-    # uninstall keeps the ledger unless --purge
-    run("sh", opt / "current/systemd/uninstall.sh", "--root", root)
+    # uninstall keeps the ledger, its witness and its key together unless --purge
+    units = root / "etc/systemd/system"
+    assert {"tablectl.service", "tablectl-lap.service", "tablectl-uplink.service"} <= {p.name for p in units.iterdir()}
+    out = run("sh", opt / "current/systemd/uninstall.sh", "--root", root)
     assert not opt.exists() and (root / "var/lib/tablectl/ledger.sqlite3").exists()
+    assert (root / "var/lib/tablectl-witness/witness.json").exists() and (root / "etc/tablectl/ledger.key").exists()
+    assert "kept, together" in out
     assert not (root / "etc/systemd/journald.conf.d/tablectl.conf").exists()
-    run("sh", b / "systemd/uninstall.sh", "--root", root, "--purge")
-    assert not (root / "var/lib/tablectl").exists()
+    assert not list(units.glob("tablectl*")), list(units.iterdir())  # every unit, the LAP's and uplink's too
+    out = run("sh", b / "systemd/uninstall.sh", "--root", root, "--purge")
+    for gone in ("var/lib/tablectl", "var/lib/tablectl-witness", "etc/tablectl"):
+        assert not (root / gone).exists(), gone
+        assert f"/{gone}" in out, out
+    assert "ledger.key" in out
+
+    # installed again after the purge, the table opens and plays: nothing of the old ledger is left
+    # (a witness kept by the purge said "N events were recorded" and tilted the new table at start)
+    shutil.rmtree(tmp_path / "rigs")
+    install(a, root)
+    RIGS.update(install_rigs(a, root, tmp_path / "rigs"))
+    sim(root, 1, 3)
+    assert probe(root)["problems"] == []

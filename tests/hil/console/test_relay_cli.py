@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -96,9 +97,12 @@ def test_sim_console_pty_prints_its_path(tmp_path):
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
     try:
-        sim.expect(r"console: (/dev/pts/\d+)\r\n")
+        sim.expect(r"console: (/dev/pts/\d+) \(PINs as set in ")
         path = sim.match.group(1)
-        sim.expect(f"attach with: picocom {path}")
+        # a terminal tablectl installs (pyserial's miniterm), not picocom or screen, which nothing installs
+        sim.expect(r"attach with: (\S+(?: -m serial\.tools\.miniterm)?) " + re.escape(path))
+        tool = sim.match.group(1)
+        assert "miniterm" in tool and "picocom" not in sim.before and "screen" not in sim.before
         t = Term(path)
         try:
             assert "logged in as technician" in t.login("technician")

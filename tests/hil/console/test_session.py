@@ -302,8 +302,50 @@ def test_lockout_after_five_failures_survives_restart(tmp_path, monkeypatch):
     kinds = [(k, d.get("role"), d.get("ok")) for _r, k, d in events]
     assert kinds[:6] == [("console.login", "dealer", False)] * 5 + [("console.locked", "dealer", None)]
     assert kinds[-1] == ("console.login", "technician", True)
-    raw = b"".join(p.read_bytes() for p in state.iterdir() if p.is_file())
-    assert b"8642097" not in raw and b"314159" not in raw and b"3333" not in raw
+    # never a PIN where one could be written: the ledger's records, the PIN file, the console's lock
+    # file (as a token: a MAC or a salt in hex may well contain the digits "3333" by chance)
+    written = written_tokens(state)
+    assert written, "nothing was read: the check would prove nothing"
+    for pin in ("86420975", "86420976", "314159", "3333"):
+        assert pin not in written, pin
+
+
+def _tokens(value: object, out: set[str]) -> None:
+    """Every run of letters and digits in ``value`` (JSON/TOML data, walked)."""
+    import re
+
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _tokens(k, out)
+            _tokens(v, out)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _tokens(v, out)
+    elif value is not None:
+        out.update(re.findall(r"[0-9A-Za-z]+", str(value)))
+
+
+def written_tokens(state: Path) -> set[str]:
+    """The tokens of everything tablectl writes that could hold a typed PIN: every event's data in
+    the ledger (the console's records among them), and the state directory's TOML and JSON files
+    (the PIN file: salted hashes only; the console's lock file)."""
+    import json
+    import sqlite3
+    import tomllib
+
+    out: set[str] = set()
+    db = sqlite3.connect(f"file:{state / 'ledger.sqlite3'}?mode=ro", uri=True)
+    try:
+        for kind, data in db.execute("SELECT kind, data FROM events"):
+            _tokens([kind, json.loads(data)], out)
+    finally:
+        db.close()
+    for p in state.iterdir():
+        if p.suffix == ".toml":
+            _tokens(tomllib.loads(p.read_text()), out)
+        elif p.suffix == ".json":
+            _tokens(json.loads(p.read_text()), out)
+    return out
 
 
 def test_a_technician_lifts_a_lock_and_it_is_audited(console_rig):
@@ -338,3 +380,15 @@ def test_habits_of_a_new_user(console_rig):
         assert "logged in as dealer" in t.login("dealer")
     events = [d for _r, k, d in rig.ledger_events(kinds=("console.logout",))]
     assert [e["why"] for e in events] == ["logout", "logout"]
+
+
+def test_a_typo_gets_a_did_you_mean(console_rig):
+    """Issue 24: an unknown command names the closest ones this role may use (before: only
+    "unknown command 'staus'; type help")."""
+    rig, con = console_rig()
+    t = Term(con.pty_path)
+    assert "logged in as dealer" in t.login("dealer")
+    out = t.cmd("staus")
+    assert "unknown command 'staus' (did you mean 'status'?)" in out
+    assert "did you mean 'clear'" not in t.cmd("clera")  # dealer may not clear: not suggested to a dealer
+    assert "(did you mean 'status'?)" in t.cmd("help staus")

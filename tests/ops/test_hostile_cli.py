@@ -1,0 +1,244 @@
+"""Issue 24: every subcommand, run with hostile arguments (missing files, directories,
+/dev/full, huge dates and numbers, files that are not UTF-8, a garbage or truncated ledger, a
+link to /dev/zero), ends with a message and exit 0, 1 or 2, never a traceback nor "this is a
+fault in tablectl".  Each case runs as its own process, stdin empty (or not UTF-8), with a
+time limit: a command still running then (a service waiting for its socket) has shown no
+traceback so far, which is checked too.  A subcommand with no cases here fails the test."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controller.cli import build_parser
+from tests.ops import FAULT
+
+pytestmark = pytest.mark.slow
+
+M, DIR, BAD, GARB, TRUNC, FULL, ZERO, EMPTY, DAY = (
+    "{missing}",
+    "{dir}",
+    "{bad}",
+    "{garbage}",
+    "{truncated}",
+    "/dev/full",
+    "{zero}",
+    "{empty}",
+    "2026-01-01",
+)
+
+#: per subcommand, argument lists; ``>FULL`` as the first item sends stdout to /dev/full,
+#: ``<BAD`` sends a non-UTF-8 file to stdin
+CASES: dict[str, list[list[str]]] = {
+    "analyze": [
+        ["--game", "blackjack", "--wager", "x"],
+        ["--deck", "99", "--cards", "5"],
+        ["--deck", "53", "--cards", "99"],
+        ["--game", "six-card-fortune", "--paytable", "\u00e9\u00e9"],
+        ["--game", "six-card-fortune", "--wager", "progressive", "--rate", "9999%"],
+        [">FULL", "--list"],
+        ["-o", "nokey"],
+    ],
+    "audit": [
+        ["--state-dir", M],
+        ["--state-dir", GARB],
+        ["--state-dir", TRUNC],
+        ["--config", BAD],
+        ["--config", DIR],
+        ["--state-dir", GARB, "--key-file", ZERO],
+        ["--state-dir", GARB, "--key-file", DIR],
+        ["--state-dir", GARB, "--witness-dir", ZERO],
+    ],  # fmt: skip
+    "backup": [
+        [FULL, "--state-dir", GARB],
+        [BAD, "--state-dir", GARB],
+        [M + "/x", "--state-dir", M],
+        ["{out}", "--state-dir", TRUNC],
+        ["{out}", "--config", BAD],
+    ],  # fmt: skip
+    "bench": [["nosuch"], [">FULL", "list"]],
+    "console": [["--socket", M], ["--port", M], ["--port", DIR], ["--socket", DIR], ["--port", FULL, "--baud", "-5"]],
+    "diagram": [["--out", M + "/x/sm.md"], ["--out", DIR], ["--out", FULL], [">FULL", "--stdout"]],
+    "eval": [["<BAD"], ["<BAD", "--rules", "dj-wild"], [">FULL", "<GOOD"]],
+    "hil": [["run", M], ["run", BAD], ["run", DIR], ["run", FULL]],
+    "history": [
+        ["--state-dir", GARB],
+        ["--state-dir", TRUNC],
+        ["--config", BAD],
+        ["99999999999999999999", "--state-dir", GARB],
+        ["--last", "-1", "--state-dir", GARB],
+        ["--config", DIR],
+    ],  # fmt: skip
+    "key": [["init", "--key-file", DIR], ["init", "--key-file", FULL], ["init", "--key-file", BAD]],
+    "lap": [
+        ["--db", "x", "--config", BAD, "--check"],
+        ["--db", "x", "--config", M, "--check"],
+        ["--db", "x", "--config", DIR, "--check"],
+        ["--db", "x", "--config", "{tinyrate}", "--check"],
+        ["--db", "postgresql://127.0.0.1:9/x", "--config", "{lap}", "--check"],
+        ["--db", "x", "--config", "{lap}", "--staff-pin", "nobody:king"],
+    ],  # fmt: skip
+    "meters": [["--state-dir", GARB], ["--state-dir", TRUNC], ["--state-dir", M], ["--config", BAD]],
+    "migrate": [["--state-dir", GARB], ["--state-dir", TRUNC, "--key-file", BAD], ["--config", DIR]],
+    "pin": [
+        ["list", "--state-dir", M],
+        ["list", "--state-dir", "{badpins}"],
+        ["set", "king", "--state-dir", GARB, "--stdin"],
+        ["set", "technician", "--state-dir", GARB, "--stdin", "<BAD"],
+        ["list", "--config", BAD],
+    ],  # fmt: skip
+    "report": [
+        ["--day", "9999-12-31", "--state-dir", GARB],
+        ["--day", "0001-01-01", "--state-dir", GARB],
+        ["--day", DAY, "--state-dir", GARB, "--out", FULL],
+        ["--day", DAY, "--state-dir", GARB, "--out", DIR],
+        ["--day", DAY, "--state-dir", TRUNC],
+        ["--day", DAY, "--tz", "../../etc/passwd", "--state-dir", GARB],
+        ["--day", DAY, "--day-start", "25:99", "--state-dir", GARB],
+    ],  # fmt: skip
+    "restore": [
+        [EMPTY, "--state-dir", "{victim}"],
+        [DIR, "--state-dir", "{victim}"],
+        [BAD, "--state-dir", "{victim}"],
+        [FULL, "--state-dir", "{victim}"],
+        [M, "--state-dir", "{victim}"],
+        [ZERO, "--state-dir", "{victim}"],
+    ],  # fmt: skip
+    "run": [
+        ["--config", BAD, "--check"],
+        ["--config", M, "--check"],
+        ["--config", DIR, "--check", "--offline"],
+        ["--config", ZERO, "--check"],
+    ],  # fmt: skip
+    "sim": [
+        ["--game", "blackjack"],
+        ["--tables", "0"],
+        ["--rounds", "0"],
+        ["--floor", "nohost"],
+        ["--speed", "-1"],
+        ["--rounds", "1", "--state-dir", FULL],
+        ["--rounds", "1", "--state-dir", GARB],
+        ["--tables", "2", "--floor", "256.1.1.1:80"],
+    ],  # fmt: skip
+    "status": [["--state-dir", GARB], ["--state-dir", TRUNC], ["--state-dir", M], ["--config", BAD]],
+    "uplink": [
+        ["--config", BAD, "--check"],
+        ["--config", M, "--check"],
+        ["--config", DIR, "--check"],
+        ["--config", "{longsock}", "--check"],
+        ["--config", ZERO, "--check"],
+    ],  # fmt: skip
+    "verify": [
+        ["--record-file", BAD],
+        ["--record-file", DIR],
+        ["--state-dir", GARB],
+        ["--record-file", M],
+        ["--record-file", ZERO],
+        ["--config", BAD],
+    ],  # fmt: skip
+}
+
+
+@pytest.fixture(scope="module")
+def files(sim_ledger: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    d = tmp_path_factory.mktemp("hostile")
+    bad = d / "bad.toml"
+    bad.write_bytes(b"\xff\xfe\x00[table]\n\x80\x81")
+    garbage = d / "garbage"
+    garbage.mkdir()
+    (garbage / "ledger.sqlite3").write_bytes(os.urandom(8192))
+    (garbage / "pins.toml").write_bytes(b"\xff\xff")
+    trunc = d / "truncated"
+    trunc.mkdir()
+    data = (sim_ledger / "ledger.sqlite3").read_bytes()
+    (trunc / "ledger.sqlite3").write_bytes(data[: len(data) // 2])
+    (d / "truncated-witness").mkdir()
+    (d / "truncated-witness" / "witness.json").symlink_to("/dev/zero")
+    shutil.copytree(sim_ledger.parent / f"{sim_ledger.name}-key", d / "truncated-key")
+    victim = d / "victim"
+    for sfx in ("", "-key", "-witness"):
+        shutil.copytree(sim_ledger.parent / f"{sim_ledger.name}{sfx}", d / f"victim{sfx}")
+    badpins = d / "badpins"
+    badpins.mkdir()
+    (badpins / "pins.toml").write_text("[technician\nhash = 1")
+    (d / "empty.sqlite3").touch()
+    (d / "zero").symlink_to("/dev/zero")
+    tiny = d / "tiny.toml"
+    tiny.write_text(
+        '[link]\ngroup="p"\n[levels.a]\nseed="$1"\nincrement_rate="1e-30%"\n[tables.T]\nasset="a"\ngame="g"\n'
+    )
+    lap = d / "lap.toml"
+    lap.write_text('[link]\ngroup="p"\n[levels.a]\nseed="$1"\nincrement_rate="1%"\n[tables.T]\nasset="a"\ngame="g"\n')
+    longsock = d / "uplink.toml"
+    longsock.write_text('[uplink]\ndb="x"\nschema="lap_p"\ntable="T"\nsocket="/' + "x" * 200 + '"\n')
+    good = d / "hands.txt"
+    good.write_text("As Kd Qh Jc Ts\n" * 2000)
+    return {
+        "missing": str(d / "missing"),
+        "dir": str(d),
+        "bad": str(bad),
+        "garbage": str(garbage),
+        "truncated": str(trunc),
+        "zero": str(d / "zero"),
+        "empty": str(d / "empty.sqlite3"),
+        "victim": str(victim),
+        "badpins": str(badpins),
+        "tinyrate": str(tiny),
+        "lap": str(lap),
+        "longsock": str(longsock),
+        "out": str(d / "out"),
+        "GOOD": str(good),
+    }
+
+
+def test_every_subcommand_has_hostile_cases():
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    assert set(sub.choices) == set(CASES)  # type: ignore[arg-type]
+
+
+def _run(argv: list[str], files: dict[str, str]) -> tuple[int | None, str]:
+    stdout: int | object = subprocess.PIPE
+    stdin: object = subprocess.DEVNULL
+    args = []
+    for a in argv:
+        if a == ">FULL":
+            stdout = open("/dev/full", "w")  # noqa: SIM115 - closed below
+        elif a.startswith("<"):
+            stdin = open(files["GOOD"] if a == "<GOOD" else files["bad"], "rb")  # noqa: SIM115
+        else:
+            args.append(a.format(**files))
+    try:
+        p = subprocess.Popen(
+            [sys.executable, "-m", "controller", *args],
+            stdin=stdin,  # type: ignore[arg-type]
+            stdout=stdout,  # type: ignore[arg-type]
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "TABLECTL_TRACEBACK": ""},
+        )
+        try:
+            out, err = p.communicate(timeout=30)
+            return p.returncode, (out or "") + err
+        except subprocess.TimeoutExpired:
+            p.terminate()
+            out, err = p.communicate(timeout=30)
+            return None, (out or "") + err
+    finally:
+        for f in (stdout, stdin):
+            if hasattr(f, "close"):
+                f.close()  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("command", sorted(CASES))
+def test_hostile_arguments_never_end_in_a_traceback(command, files):
+    bad = []
+    for argv in CASES[command]:
+        rc, text = _run([command, *argv], files)
+        if "Traceback" in text or FAULT in text or rc not in (None, 0, 1, 2):
+            bad.append(f"tablectl {command} {' '.join(argv)}: exit {rc}\n{text[-1500:]}")
+    assert not bad, "\n\n".join(bad)

@@ -31,13 +31,33 @@ before it are durable; a ``start`` phase loops on ``no_roll`` (§ 670a.13(a),(b)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import StrEnum
 from typing import Any, Literal, get_args
 
 from controller.games.base import Phase
 from controller.records import PhaseKind
 
-HEAD = ["self_test", "open_for_wagers", "no_more_bets"]
-TAIL = ["hand_entry", "floor_validation", "round_complete", "round_void", "tilt"]
+
+class TableState(StrEnum):
+    """The common states of the round machine (a game's own phases are named by its
+    procedure, controller/games/).  A ``StrEnum``: the machine, the status and the ledger
+    keep the plain names."""
+
+    SELF_TEST = "self_test"
+    OPEN = "open_for_wagers"
+    NO_MORE_BETS = "no_more_bets"
+    HAND_ENTRY = "hand_entry"
+    FLOOR_VALIDATION = "floor_validation"
+    ROUND_COMPLETE = "round_complete"
+    ROUND_VOID = "round_void"
+    TILT = "tilt"
+
+
+S = TableState
+HEAD: list[str] = [S.SELF_TEST.value, S.OPEN.value, S.NO_MORE_BETS.value]
+TAIL: list[str] = [s.value for s in (S.HAND_ENTRY, S.FLOOR_VALIDATION, S.ROUND_COMPLETE, S.ROUND_VOID, S.TILT)]
+#: states in which a round is not in play: a device marked out of order, a reshuffle, a new dealer
+BETWEEN_ROUNDS: tuple[str, ...] = (S.OPEN.value, S.TILT.value, S.SELF_TEST.value)
 
 #: every trigger of the round machine (``Table.trigger(name)``); a misspelt one is a type error
 Trigger = Literal[

@@ -61,6 +61,7 @@ from controller.linked import Linkage, last_outbox_seq
 from controller.linking import LinkedWager
 from controller.log import LogContext
 from controller.machine import TableState, build
+from controller.profilechange import profile_change
 from controller.progressive import LEVEL, ProgressiveSystem
 from controller.reactor import Event, Reactor
 from controller.records import Kind, PhaseKind
@@ -72,16 +73,6 @@ from controller.timers import DeviceTimer
 __all__ = ["Devices", "Round", "Table"]
 
 S = TableState
-#: the profile's progressive settings whose change between rounds is recorded (``meter.adjust`` for some)
-PROGRESSIVE_SETTINGS = (
-    "paytable",
-    "wager_cents",
-    "seed_cents",
-    "increment_rate",
-    "envy_paytable",
-    "envy_min_wager_cents",
-    "reserve_rate",
-)
 
 
 class Table:
@@ -584,44 +575,14 @@ class Table:
         later reseeds (``meter.adjust``).  Returns what changed, old and new."""
         if self.state not in (S.OPEN, S.TILT) or (self.round is not None and self.round.accepted):
             raise ValueError(f"the table profile changes only between rounds (state {self.state})")
-        old = self.profile
-        _check_restartless(old, profile)
+        changed, recs = profile_change(self.profile, profile, self.books)
         proc = procedure_for(profile.game, profile)
-        changed: dict[str, tuple[Any, Any]] = {}
-        for attr in ("name", "start_method", "options"):
-            if getattr(old, attr) != getattr(profile, attr):
-                changed[attr] = (getattr(old, attr), getattr(profile, attr))
-        recs = self._progressive_changes(old.progressive, profile.progressive, changed)
         game = self._game
         game.profile, game.proc = profile, proc
         game.progressive = ProgressiveSystem(profile.progressive) if profile.progressive else None
         if recs:
             self.commit(recs, lambda _e: self.show_meters())
         return changed
-
-    def _progressive_changes(
-        self, o: ProgressiveConfig | None, n: ProgressiveConfig | None, changed: dict[str, tuple[Any, Any]]
-    ) -> list[Record]:
-        """The progressive settings that changed (noted in ``changed``), and the meter's
-        adjustment if its seed or rates did."""
-        if o is None or n is None or o == n:
-            return []
-        for attr in PROGRESSIVE_SETTINGS:
-            if getattr(o, attr) != getattr(n, attr):
-                changed[f"progressive.{attr}"] = (getattr(o, attr), getattr(n, attr))
-        if (o.seed_cents, o.increment_rate, o.reserve_rate) == (n.seed_cents, n.increment_rate, n.reserve_rate):
-            return []
-        rate, reserve = str(n.increment_rate), str(n.reserve_rate)
-        return [self.rec(Kind.METER_ADJUST, level=LEVEL, seed=n.seed_cents, rate=rate, reserve_rate=reserve)]
-
-
-def _check_restartless(old: TableProfile, new: TableProfile) -> None:
-    """A profile change that needs a restart is refused (ValueError naming it)."""
-    for attr in ("game", "seats", "positions", "sensed"):
-        if getattr(new, attr) != getattr(old, attr):
-            raise ValueError(f"a change of {attr} ({getattr(old, attr)} -> {getattr(new, attr)}) needs a restart")
-    if (old.progressive is None) != (new.progressive is None):
-        raise ValueError("adding or removing the progressive needs a restart")
 
 
 def _version() -> str:

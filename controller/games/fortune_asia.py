@@ -307,19 +307,22 @@ class FortuneAsia(Procedure):
                 f"{', SAME <seat> <seat>' if self.adjacent_areas else ''} or DONE"
             )
         if verb == "SUR" and len(parts) == 2:
-            seat = seat_arg(parts[1], self.players(rnd))
-            if seat not in self.may_surrender(rnd):
-                raise EntryError(f"seat {seat} placed an optional wager and may not surrender (§ 659a.11(d))")
-            if seat in self.play.surrender:
-                raise EntryError(f"seat {seat} has already surrendered")
-            self.play.surrender.append(seat)
-            cents = rnd.wagers[(seat, "base")]
-            return Entry(
-                f"SEAT {seat} SURRENDERS {cents / 100:,.2f}",
-                {"seat": seat, "decision": "surrender"},
-                answer=(seat, "surrender"),
-            )
+            return self._surrender(rnd, seat_arg(parts[1], self.players(rnd)))
         raise EntryError("enter SUR <seat> or DONE")
+
+    def _surrender(self, rnd: Round, seat: int) -> Entry:
+        """``SUR <seat>``: a player without an optional wager surrenders (§ 659a.11(d))."""
+        if seat not in self.may_surrender(rnd):
+            raise EntryError(f"seat {seat} placed an optional wager and may not surrender (§ 659a.11(d))")
+        if seat in self.play.surrender:
+            raise EntryError(f"seat {seat} has already surrendered")
+        self.play.surrender.append(seat)
+        cents = rnd.wagers[(seat, "base")]
+        return Entry(
+            f"SEAT {seat} SURRENDERS {cents / 100:,.2f}",
+            {"seat": seat, "decision": "surrender"},
+            answer=(seat, "surrender"),
+        )
 
     def _set(self, rnd: Round, parts: Sequence[str]) -> Entry:
         seat = seat_arg(parts[1], self.players(rnd))

@@ -175,33 +175,37 @@ class SixCardFortune(Procedure):
         if verb == "SAME":  # § 670a.7(f): one player on two adjacent areas
             return self.same_player(rnd, parts)
         if verb == "DD" and len(parts) == 2:
-            seat = seat_arg(parts[1], players)
-            if (seat, "double-down") in rnd.wagers:
-                raise EntryError(f"seat {seat} has already doubled down")
-            if "double-down" not in self.wagers:
-                raise EntryError("this table does not offer the Double Down Wager (§ 670a.7(e)(1))")
-            amount = rnd.wagers[(seat, "base")]  # equal to the wager, § 670a.7(e)(1)
-            return Entry(
-                f"SEAT {seat} DOUBLE DOWN {amount / 100:,.2f}",
-                {"seat": seat, "decision": "double-down"},
-                late={(seat, "double-down"): amount},
-                answer=(seat, "double-down"),
-            )
+            return self._double_down(rnd, seat_arg(parts[1], players))
         if verb == "SET" and len(parts) == 3:
-            seat = seat_arg(parts[1], players)
-            try:
-                low = parse_card(parts[2])
-            except CardError as e:
-                raise EntryError(str(e)) from None
-            hand = rnd.cards.get(f"seat:{seat}", ())
-            if low not in hand:
-                raise EntryError(f"{card_str(low)} is not one of seat {seat}'s cards ({cards_str(hand)})")
-            self.play.low[seat] = low
-            return Entry(
-                f"SEAT {seat} LOW {card_str(low)}", {"seat": seat, "decision": "setting", "low": card_str(low)}
-            )
+            return self._set_low(rnd, seat_arg(parts[1], players), parts[2])
         same = ", SAME <seat> <seat>" if self.adjacent_areas else ""
         raise EntryError(f"enter DD <seat>, SET <seat> <low card>{same} or DONE")
+
+    def _double_down(self, rnd: Round, seat: int) -> Entry:
+        """``DD <seat>``: a Double Down Wager equal to the wager (§ 670a.11(c), § 670a.7(e)(1))."""
+        if (seat, "double-down") in rnd.wagers:
+            raise EntryError(f"seat {seat} has already doubled down")
+        if "double-down" not in self.wagers:
+            raise EntryError("this table does not offer the Double Down Wager (§ 670a.7(e)(1))")
+        amount = rnd.wagers[(seat, "base")]  # equal to the wager, § 670a.7(e)(1)
+        return Entry(
+            f"SEAT {seat} DOUBLE DOWN {amount / 100:,.2f}",
+            {"seat": seat, "decision": "double-down"},
+            late={(seat, "double-down"): amount},
+            answer=(seat, "double-down"),
+        )
+
+    def _set_low(self, rnd: Round, seat: int, text: str) -> Entry:
+        """``SET <seat> <low card>``: the player's low hand; the other five are the high hand."""
+        try:
+            low = parse_card(text)
+        except CardError as e:
+            raise EntryError(str(e)) from None
+        hand = rnd.cards.get(f"seat:{seat}", ())
+        if low not in hand:
+            raise EntryError(f"{card_str(low)} is not one of seat {seat}'s cards ({cards_str(hand)})")
+        self.play.low[seat] = low
+        return Entry(f"SEAT {seat} LOW {card_str(low)}", {"seat": seat, "decision": "setting", "low": card_str(low)})
 
     # ---- settlement -------------------------------------------------------------------
     def _keys(self, hands: Mapping[int, Sequence[int] | None]) -> dict[int, str]:

@@ -363,53 +363,19 @@ class PaiGowTiles(Procedure):
     def _settle(self, rnd: Round, hands: Mapping[int, Sequence[int]]) -> list[WagerResult]:
         x = self.play
         ws = by_seat(rnd.wagers)
-        bank = x.bank
         voided, surrendered = set(x.voided), set(x.surrendered)
         players = self._players(rnd)
         settings = {
             s: (None if s in surrendered else self._setting(rnd, s, hands[s])) for s in players if s not in voided
         }
         dealer = self.house_way(kinds(hands[0])) if self._needs_dealer(rnd) else None
-        base: dict[int, WagerResult] = {}
-        tail: list[WagerResult] = []
-        if bank is None:
+        if x.bank is None:
             assert dealer is not None
-            for s, st in settings.items():
-                base[s] = settle_pai_gow(s, ws[s]["base"], st, dealer)  # § 621a.8(g)-(i), § 621a.11(a)
+            # § 621a.8(g)-(i), § 621a.11(a)
+            base = {s: settle_pai_gow(s, ws[s]["base"], st, dealer) for s, st in settings.items()}
+            tail: list[WagerResult] = []
         else:
-            banker = self.house_way(kinds(hands[bank]))  # § 621a.9(e), § 621a.10(f)
-            try:
-                bs = settle_bank(
-                    bank,
-                    banker,
-                    [PlayerWager(s, ws[s]["base"], st) for s, st in settings.items()],
-                    dealer_wager=x.dealer_wager,
-                    dealer=dealer,
-                    cobank=x.cobank,
-                )
-            except CoBankSplitError as e:  # cannot happen: COBANK refuses odd wagers
-                raise EntryError(str(e)) from None
-            for r in bs.results:
-                if r.wager == "base":
-                    base[r.seat] = r
-                else:
-                    extra = f"; house: dealer {bs.dealer_net:+d}, share {bs.house_share:+d}, vigorish {bs.commission}"
-                    if bs.dealer is not None:
-                        extra += f"; dealer's wager {bs.dealer.amount} vs the bank: {bs.dealer.outcome}"
-                    tail.append(
-                        WagerResult(
-                            r.seat,
-                            r.wager,
-                            r.amount,
-                            r.outcome,
-                            r.net,
-                            r.hand,
-                            r.paytable,
-                            r.pays,
-                            commission=r.commission,
-                            detail=r.detail + extra,
-                        )
-                    )
+            base, tail = self._against_bank(x.bank, hands, ws, settings, dealer)
         out: list[WagerResult] = []
         for s in players:
             if s in voided:  # § 621a.10(d)
@@ -425,6 +391,51 @@ class PaiGowTiles(Procedure):
                     settle_pair_fortunes(s, ws[s]["pair-fortunes"], kinds(hands[s]), self.opts.pair_fortunes or "")
                 )
         return out + tail
+
+    def _against_bank(
+        self,
+        bank: int,
+        hands: Mapping[int, Sequence[int]],
+        ws: Mapping[int, Mapping[str, int]],
+        settings: Mapping[int, Setting | None],
+        dealer: Setting | None,
+    ) -> tuple[dict[int, WagerResult], list[WagerResult]]:
+        """The Pai Gow Wagers against a player bank (§ 621a.9(n)-(r)): each player's result,
+        and the bank's (and the dealer's wager against it) after them."""
+        x = self.play
+        banker = self.house_way(kinds(hands[bank]))  # § 621a.9(e), § 621a.10(f)
+        try:
+            bs = settle_bank(
+                bank,
+                banker,
+                [PlayerWager(s, ws[s]["base"], st) for s, st in settings.items()],
+                dealer_wager=x.dealer_wager,
+                dealer=dealer,
+                cobank=x.cobank,
+            )
+        except CoBankSplitError as e:  # cannot happen: COBANK refuses odd wagers
+            raise EntryError(str(e)) from None
+        house = f"; house: dealer {bs.dealer_net:+d}, share {bs.house_share:+d}, vigorish {bs.commission}"
+        if bs.dealer is not None:
+            house += f"; dealer's wager {bs.dealer.amount} vs the bank: {bs.dealer.outcome}"
+        base = {r.seat: r for r in bs.results if r.wager == "base"}
+        tail = [
+            WagerResult(
+                r.seat,
+                r.wager,
+                r.amount,
+                r.outcome,
+                r.net,
+                r.hand,
+                r.paytable,
+                r.pays,
+                commission=r.commission,
+                detail=r.detail + house,
+            )
+            for r in bs.results
+            if r.wager != "base"
+        ]
+        return base, tail
 
     def round_ended(self, rnd: Round, void: bool) -> None:
         """A round played (not void) moves the bank's rotation on (§ 621a.9(b)-(d))."""

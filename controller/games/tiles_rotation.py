@@ -132,15 +132,7 @@ class Rotation:
         if verb == "STYLE" and len(args) == 1:
             return self._style(x, args[0])
         if verb == "CUT" and args:
-            if x.bank is None:
-                raise EntryError("only a player bank may cut the tiles (§ 621a.9(g))")
-            if x.cut is not None:
-                raise EntryError("the tiles are cut one time only (§ 621a.9(g))")
-            cut = x.cut = self._cut(args)
-            return Entry(
-                f"CUT: STACKS {' '.join(str(i + 1) for i in cut)}",
-                {"decision": "cut", "order": [i + 1 for i in cut]},
-            )
+            return self._cut_entry(x, args)
         raise EntryError("enter BANK <seat> <chips>, COBANK, DEALER <amount>, STYLE <style>, CUT R a-b [L c-d] or DONE")
 
     def _bank(self, x: TilesRound, rnd: Round, players: Sequence[int], args: list[str]) -> Entry:
@@ -226,6 +218,17 @@ class Rotation:
         return Entry(
             f"STYLE {style.upper()} ({STYLES[style][0]})",
             {"decision": "style", "style": style, "by": "bank" if x.bank else "dealer"},
+        )
+
+    def _cut_entry(self, x: TilesRound, args: list[str]) -> Entry:
+        """``CUT R a-b [L c-d]``: the bank cuts the tiles, once (§ 621a.9(g))."""
+        if x.bank is None:
+            raise EntryError("only a player bank may cut the tiles (§ 621a.9(g))")
+        if x.cut is not None:
+            raise EntryError("the tiles are cut one time only (§ 621a.9(g))")
+        cut = x.cut = self._cut(args)
+        return Entry(
+            f"CUT: STACKS {' '.join(str(i + 1) for i in cut)}", {"decision": "cut", "order": [i + 1 for i in cut]}
         )
 
     @staticmethod

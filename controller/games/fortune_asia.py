@@ -150,7 +150,7 @@ class FortuneAsia(Procedure):
                 "are counted for the start (§ 659a.5(g)(1)(iii))",
             )
         house_way = opts.get("house_way", "tablectl-standard")
-        if house_way not in HOUSE_WAYS:
+        if not isinstance(house_way, str) or house_way not in HOUSE_WAYS:
             raise ConfigError(
                 file,
                 "game.options",

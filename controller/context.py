@@ -1,52 +1,61 @@
-"""What the table gives each of its components: :class:`TableContext`.
+"""The seams between the table and its components: small role Protocols, and the few
+concrete objects behind them that the table builds.
 
-The table (controller/table.py) is assembled from components that each own
-their state — wagering, dealing, deciding, settling, floor actions, faults — and talk to
-one another only through references handed over at construction.  What they
-all need comes in one small, typed context:
+The table (controller/table.py) is assembled from components that each own their state —
+wagering, dealing, deciding, settling, floor actions, faults, the linked wager — and each is
+given only the roles it uses, each a ``typing.Protocol`` here:
 
-* the ledger: :meth:`TableContext.commit` (write records; run ``then`` on the
-  reactor once they are durable) and :meth:`TableContext.rec` (a record of the
-  current round), with the meters kept in step with what is committed;
-* the single latched fault path, ``raise_tilt(source, reason)``;
-* ``emit(what, **data)`` to the table's listeners (the HIL rig, the simulator's
-  reporter, the crash bench's witness);
-* the state machine: ``state``, ``trigger(name)`` and ``advance()`` (enter the
-  procedure's next phase, dispatched by the table);
-* the devices (controller/devices.py), the device deadline timer
-  (controller/timers.py) and the game's procedure;
-* the current round (:class:`~controller.round.RoundData`) and its number.
+==================  ==============================================================================
+role                what it is
+==================  ==============================================================================
+:class:`Books`      the ledger: ``commit`` records (``then`` runs once durable), ``rec`` a record of
+                    the round in play, the meters kept in step (:class:`TableBooks`)
+:data:`RaiseTilt`   the single latched fault path, ``raise_tilt(source, reason)`` (controller/faults.py)
+:class:`Emit`       ``emit(what, **data)`` to the table's listeners (the HIL rig, the simulator, bench/)
+:class:`Machine`    the round machine: its ``state``, the procedure's ``phase()``, ``trigger(name)``,
+                    ``advance()`` to the procedure's next phase
+:class:`Deadline`   the one device response deadline (controller/timers.py ``DeviceTimer``)
+:class:`Game`       the game as now configured: profile, procedure, progressive (the table changes
+                    them between rounds, controller/table.py ``apply_profile``)
+:class:`Rounds`     the round in play, read-only (controller/round.py), or None
+:data:`ShowMeters`  show the progressive meter on the sign (:class:`MeterSign`)
+:class:`Link`       what the table tells its LAP: :class:`~controller.linked.Linkage` for a linked
+                    table, :class:`NullLink` for one that is not
+:class:`Log`        a structlog logger bound to the table
+==================  ==============================================================================
 
-Only the table writes ``proc``, ``profile``, ``progressive``, ``round`` and
-``round_no``; components read them (and fill in the round's data).  Everything
-here runs on the reactor thread only.
+Everything here runs on the reactor thread only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from controller import meters as M
 from controller.config import TableProfile
-from controller.devices import Devices
 from controller.games.base import Phase, Procedure
 from controller.ledger import Ledger, Record, StoredEvent
-from controller.linked import Linkage
 from controller.machine import Trigger
 from controller.progressive import LEVEL, ProgressiveSystem
 from controller.records import Kind
-from controller.round import RoundData
-from controller.timers import DeviceTimer
+from controller.round import Round
+from drivers.sign import Sign
 
 Then = Callable[[list[StoredEvent]], None]
 
 LINK_RECORDS = (Kind.LINK_CONTRIBUTION, Kind.LINK_VOID, Kind.LINK_HIT, Kind.LINK_PAID)
 
+#: the single latched fault path: ``raise_tilt(source, reason)``
+RaiseTilt = Callable[[str, str], None]
+#: show the progressive meter on the sign (the LAP's on a linked table)
+ShowMeters = Callable[[], None]
 
+
+# ---- what the table is given ------------------------------------------------------------------
 class Writer(Protocol):
-    """The ledger writer (controller/ledger.py ``LedgerWriter``): ``done`` runs on the
+    """The ledger writer (controller/ledgerwriter.py ``LedgerWriter``): ``done`` runs on the
     reactor thread once the records are durable."""
 
     def submit(self, records: Iterable[Record], done: Then | None = None, *, hand_over: bool = False) -> None: ...
@@ -68,46 +77,156 @@ class Journal(Protocol):
     def write(self, block: bytes) -> None: ...
 
 
+# ---- the roles the components are given ------------------------------------------------------
+class Log(Protocol):
+    """A structlog logger (controller/log.py ``LogContext.logger``)."""
+
+    def info(self, event: str, /, **kw: object) -> object: ...
+
+    def warning(self, event: str, /, **kw: object) -> object: ...
+
+    def error(self, event: str, /, **kw: object) -> object: ...
+
+
+class Books(Protocol):
+    """The ledger as a component writes it."""
+
+    @property
+    def round_no(self) -> int: ...
+
+    @property
+    def meter(self) -> M.Meter | None: ...
+
+    def rec(self, kind: Kind, **data: Any) -> Record: ...
+
+    def commit(self, records: Sequence[Record], then: Then | None = None, *, hand_over: bool = False) -> None: ...
+
+
 class Emit(Protocol):
     def __call__(self, what: str, /, **data: Any) -> None: ...
 
 
+class Machine(Protocol):
+    """The table's round machine as a component drives it."""
+
+    @property
+    def state(self) -> str: ...
+
+    def phase(self) -> Phase | None: ...
+
+    def trigger(self, name: Trigger) -> object: ...
+
+    def advance(self) -> None: ...
+
+
+class Deadline(Protocol):
+    def set(self, seconds: float, device: str, what: str) -> None: ...
+
+    def cancel(self) -> None: ...
+
+
+class Game(Protocol):
+    """The game as now configured (read-only: the table changes it between rounds)."""
+
+    @property
+    def profile(self) -> TableProfile: ...
+
+    @property
+    def proc(self) -> Procedure: ...
+
+    @property
+    def progressive(self) -> ProgressiveSystem | None: ...
+
+
+class Rounds(Protocol):
+    """The round in play, if any."""
+
+    @property
+    def round(self) -> Round | None: ...
+
+
+class Link(Protocol):
+    """What the table tells its LAP and reads of it (controller/linked.py ``Linkage``)."""
+
+    @property
+    def open(self) -> bool | None: ...
+
+    @property
+    def answers(self) -> Mapping[int, tuple[int, int]]: ...
+
+    def committed(self, seq: int) -> None: ...
+
+    def report(self, force: bool = False) -> None: ...
+
+    def snapshot(self) -> dict[str, Any] | None: ...
+
+
+class NullLink:
+    """The link of a table that is not linked: always open, never answers, tells nobody."""
+
+    open: bool | None = True
+
+    @property
+    def answers(self) -> Mapping[int, tuple[int, int]]:
+        return {}
+
+    def committed(self, seq: int) -> None:
+        pass
+
+    def report(self, force: bool = False) -> None:
+        pass
+
+    def snapshot(self) -> dict[str, Any] | None:
+        return None
+
+
+# ---- the concrete seams the table builds --------------------------------------------------------
 @dataclass(eq=False)
-class TableContext:
+class TableGame:
+    """The game as now configured; only the table writes it (``Table.apply_profile``)."""
+
     profile: TableProfile
     proc: Procedure
-    dev: Devices
-    timer: DeviceTimer
-    log: Any  # a structlog logger bound to the table (controller/log.py)
-    writer: Writer
-    raise_tilt: Callable[[str, str], None]
-    emit: Emit
-    trigger: Callable[[Trigger], object]
-    advance: Callable[[], None]
-    get_state: Callable[[], str]
-    publish: Callable[[], None]
-    progressive: ProgressiveSystem | None = None
-    meters: dict[str, M.Meter] = field(default_factory=dict)
-    round: RoundData | None = None
-    round_no: int = 0
-    link: Linkage | None = None  # a linked progressive's view of its LAP (controller/linked.py)
-    #: the lock-out journal (controller/lockjournal.py): the service's; None (tests' harness):
-    #: the lock-out's count is shown once the ledger has its records
-    journal: Journal | None = None
+    progressive: ProgressiveSystem | None
 
-    # ---- the state machine ----------------------------------------------------------
+
+class TableBooks:
+    """The ledger seam: records of the round in play committed through the writer, the meters
+    kept in step in the same order as the ledger applies them, a linked table's uplink woken
+    once its link records are durable (the outbox), and the status published after each
+    durable callback.  The table opens each round here (``open_round``)."""
+
+    def __init__(
+        self,
+        writer: Writer,
+        meters: Mapping[str, M.Meter],
+        round_no: int,
+        link: Link,
+        publish: Callable[[], None],
+    ):
+        self._writer = writer
+        self._link = link
+        self._publish = publish
+        self.meters: dict[str, M.Meter] = dict(meters)
+        self._round_no = round_no
+
     @property
-    def state(self) -> str:
-        return self.get_state()
+    def round_no(self) -> int:
+        return self._round_no
 
-    def phase(self) -> Phase | None:
-        """The procedure's phase the machine is in, if any."""
-        return self.proc.phase(self.state)
+    def open_round(self) -> int:
+        """A new round: its number."""
+        self._round_no += 1
+        return self._round_no
 
-    # ---- the ledger -----------------------------------------------------------------
+    @property
+    def meter(self) -> M.Meter | None:
+        """The progressive meter, if the table has one."""
+        return self.meters.get(LEVEL)
+
     def rec(self, kind: Kind, **data: Any) -> Record:
         """A record of the current round."""
-        return Record(kind, self.round_no, data)
+        return Record(kind, self._round_no, data)
 
     def commit(self, records: Sequence[Record], then: Then | None = None, *, hand_over: bool = False) -> None:
         """Write records; run ``then`` on the reactor thread once they are durable (and
@@ -119,40 +238,52 @@ class TableContext:
         for r in records:
             if r.kind.startswith("meter."):
                 self.meters = M.apply(self.meters, r.kind, r.data, round_no=r.round)
-        link = self.link
-        if link is not None and any(r.kind in LINK_RECORDS for r in records):
-            # the outbox: once durable, the uplink is woken to send them
-            inner = then
-
-            def then(evs: list[StoredEvent]) -> None:
-                link.committed(max(e.seq for e in evs if e.kind in LINK_RECORDS))
-                if inner is not None:
-                    inner(evs)
-
-        self.writer.submit(
+        if any(r.kind in LINK_RECORDS for r in records):
+            then = self._outbox(then)
+        self._writer.submit(
             records, None if then is None else (lambda evs: self._durable(then, evs)), hand_over=hand_over
         )
 
+    def _outbox(self, inner: Then | None) -> Then:
+        """Once durable, the uplink is woken to send the link records."""
+        link = self._link
+
+        def then(evs: list[StoredEvent]) -> None:
+            link.committed(max(e.seq for e in evs if e.kind in LINK_RECORDS))
+            if inner is not None:
+                inner(evs)
+
+        return then
+
     def _durable(self, then: Then, events: list[StoredEvent]) -> None:
         then(events)
-        self.publish()
+        self._publish()
 
-    def carry_records(self) -> list[Record]:
-        """What the game carries into the next round (e.g. the tiles bank rotation,
-        § 621a.9), written with the round's close."""
-        state = self.proc.carry()
-        return [] if state is None else [self.rec(Kind.GAME_CARRY, game=self.proc.game, state=state)]
 
-    # ---- shown on the sign ----------------------------------------------------------
-    @property
-    def meter(self) -> M.Meter | None:
-        """The progressive meter, if the table has one."""
-        return self.meters.get(LEVEL)
+class MeterSign:
+    """The progressive meter on the sign: the table's own, or the LAP's as it last pushed it
+    (``source`` says which: the cents to show, or None for nothing)."""
 
-    def show_meters(self) -> None:
-        if self.link is not None:  # the linked meter, as the LAP last pushed it
-            if LEVEL in self.link.meters:
-                self.dev.sign.show_meters([(1, self.link.meters[LEVEL])])
-            return
-        if LEVEL in self.meters:
-            self.dev.sign.show_meters([(1, self.meters[LEVEL].cents)])
+    def __init__(self, sign: Sign, source: Callable[[], int | None]):
+        self._sign = sign
+        self._source = source
+
+    def show(self) -> None:
+        cents = self._source()
+        if cents is not None:
+            self._sign.show_meters([(1, cents)])
+
+
+def carry_records(books: Books, proc: Procedure) -> list[Record]:
+    """What the game carries into the next round (e.g. the tiles bank rotation,
+    § 621a.9), written with the round's close."""
+    state = proc.carry()
+    return [] if state is None else [books.rec(Kind.GAME_CARRY, game=proc.game, state=state)]
+
+
+class RoundSlot:
+    """The round in play (None between a tilt's clearing and the next round): the table
+    writes it (controller/table.py), the components read it (:class:`Rounds`)."""
+
+    def __init__(self) -> None:
+        self.round: Round | None = None

@@ -2,44 +2,69 @@
 their hands, double down, surrender, raise or fold, or choose Over or Under
 (§ 670a.11(a)-(c); § 659a.11(d); § 687a.11(b); § 686a.7).  The dealer keys each
 answer on the keypad; the game's procedure checks it against its rules and
-records it.  A wrong entry gets a one-line error on the keypad and changes
-nothing.
+says what it changes (:class:`~controller.games.base.Entry`).  A wrong entry gets
+a one-line error on the keypad and changes nothing.
 
-:class:`Deciding` is a component of :class:`controller.table.Table`.  It owns
-the keypad's entries: it hands a ``BET`` to wagering (controller/wagering.py), a
-keyed hand to dealing (controller/dealing.py), an answer to the procedure, and
-when the hands are in, the round to the decision that follows them or to
-settlement (controller/settling.py).  Runs on the reactor thread only.
+:class:`Deciding` is a component of :class:`controller.table.Table`.  It owns what
+was decided in the round (:class:`~controller.round.Decided`, the only writer) and
+the keypad's entries: it hands a ``BET`` and a late wager to wagering
+(controller/wagering.py), a keyed hand to dealing (controller/dealing.py), an answer
+to the procedure, and when the hands are in, the round to the decision that follows
+them or to settlement (controller/settling.py).  Runs on the reactor thread only.
 """
 
 from __future__ import annotations
 
-from controller.context import TableContext
-from controller.dealing import Dealing
-from controller.flood import CallLater, RejectLimiter
-from controller.games.base import EntryError
+from collections.abc import Callable
+from typing import Protocol
+
+from controller.context import Books, Emit, Game, Machine, RaiseTilt, Rounds
+from controller.flood import CallLater, FloodLimits, RejectLimiter
+from controller.games.base import EntryError, Procedure
+from controller.machine import TableState
 from controller.reactor import Event
 from controller.records import Kind, PhaseKind
-from controller.round import RoundData
-from controller.settling import Settling
-from controller.wagering import Wagering
-from drivers.keypad import MAX_PROMPT_ID
+from controller.round import Decided, DecidedView, Round
+from drivers.keypad import MAX_PROMPT_ID, Keypad
+
+
+class Bets(Protocol):
+    """Wagers keyed by the dealer (controller/wagering.py)."""
+
+    def bet_entry(self, text: str) -> str: ...
+
+    def accept_late(self, seat: int, wager: str, cents: int) -> None: ...
+
+
+class Hands(Protocol):
+    """Hands keyed by the dealer (controller/dealing.py)."""
+
+    def hand_entry(self, rnd: Round, text: str) -> bool: ...
 
 
 class Deciding:
     def __init__(
         self,
-        ctx: TableContext,
-        wagering: Wagering,
-        dealing: Dealing,
-        settling: Settling,
+        *,
+        books: Books,
+        machine: Machine,
+        game: Game,
+        rounds: Rounds,
+        keypad: Keypad | None,
+        bets: Bets,
+        hands: Hands,
+        settle: Callable[[], None],
+        raise_tilt: RaiseTilt,
+        emit: Emit,
+        limits: FloodLimits,
         call_later: CallLater | None = None,
     ):
-        self.ctx = ctx
-        self.rejects = RejectLimiter(ctx, ctx.profile.keypad, call_later)
-        self.wagering = wagering
-        self.dealing = dealing
-        self.settling = settling
+        self.books, self.machine, self.game, self.rounds = books, machine, game, rounds
+        self.keypad = keypad
+        self.rejects = RejectLimiter(books, raise_tilt, limits, call_later)
+        self.bets, self.hands, self.settle = bets, hands, settle
+        self.raise_tilt, self.emit = raise_tilt, emit
+        self._d = Decided()
         # the last entry acted upon: (the prompt number it answered, its text in upper case)
         self._answered: tuple[int, str] | None = None
         self._state_prompt = 0  # the keypad's prompt number when the current state was entered
@@ -48,59 +73,76 @@ class Deciding:
         #: records' durable callback) is the last step's, never the new step's opening prompt
         self._replies: set[int] = set()
 
-    def phase_decide(self, rnd: RoundData, name: str) -> None:
-        ctx = self.ctx
-        ds = ctx.proc.decision_state(rnd, name)
-        rnd.decisions[name] = ds
+    @property
+    def proc(self) -> Procedure:
+        return self.game.proc
+
+    # ---- the round's record -------------------------------------------------------------
+    @property
+    def record(self) -> DecidedView:
+        """What was decided in the round in play (read-only)."""
+        return self._d
+
+    def new_round(self) -> DecidedView:
+        self._d = Decided()
+        return self._d
+
+    # ---- a decision phase ----------------------------------------------------------------
+    def phase_decide(self, rnd: Round, name: str) -> None:
+        books, state = self.books, self.machine.state
+        ds = self.proc.decision_state(rnd, name)
+        self._d.decisions[name] = ds
         if ds.done and not ds.required:
-            ctx.commit([ctx.rec(Kind.DECISIONS_NONE, phase=ctx.state)], lambda _e: ctx.advance())
+            books.commit([books.rec(Kind.DECISIONS_NONE, phase=state)], lambda _e: self.machine.advance())
             return
-        if ctx.dev.keypad is None:
-            ctx.raise_tilt("keypad", f"the players' decisions ({ctx.state}) need the dealer's keypad")
+        if self.keypad is None:
+            self.raise_tilt("keypad", f"the players' decisions ({state}) need the dealer's keypad")
             return
-        ctx.dev.keypad.prompt(ctx.proc.decision_prompt(rnd, name)[:120])
-        ctx.emit("decide", phase=ctx.state, name=name, seats=list(ds.required))
+        self.keypad.prompt(self.proc.decision_prompt(rnd, name)[:120])
+        self.emit("decide", phase=state, name=name, seats=list(ds.required))
 
     def on_keypad(self, ev: Event) -> None:
-        ctx = self.ctx
         msg = ev.data.get("msg")
         if msg == "ERROR":
-            ctx.raise_tilt("keypad", f"keypad error {ev.data.get('code')}: {ev.data.get('text')}")
+            self.raise_tilt("keypad", f"keypad error {ev.data.get('code')}: {ev.data.get('text')}")
             return
         if msg != "ENTRY":
             return
         text = " ".join(str(ev.data.get("text", "")).split())
+        state = self.machine.state
         refused = self._refused(ev.data.get("prompt"), text)
         if refused:
             # a double enter or a line keyed at a prompt since replaced: it answers nothing now
-            self.rejects.rejected(ev.t, text, refused, ctx.state)
+            self.rejects.rejected(ev.t, text, refused, state)
             return
-        phase = ctx.phase()
-        rnd = ctx.round
         try:
-            if ctx.state == "open_for_wagers" and rnd is not None:
-                reply = self.wagering.bet_entry(rnd, text)
-                ctx.commit([ctx.rec(Kind.WAGER_KEYED, text=text)], lambda _e: self._prompt(reply))
-            elif ctx.state == "hand_entry" and rnd is not None:
-                if self.dealing.hand_entry(rnd, text):
-                    self._hands_done(rnd)
-            elif phase is not None and phase.kind == PhaseKind.DECIDE:
-                if rnd is None or phase.name not in rnd.decisions:
-                    # the phase's state is entered but its records are not yet durable (the
-                    # prompt is not shown): a quick key press must not act on an unopened step
-                    raise EntryError(f"not ready for entries yet ({ctx.state}); wait for the prompt")
-                self._decision_entry(rnd, phase.name, text)
-            else:
-                raise EntryError(f"not expecting an entry now ({ctx.state})")
+            self._entry(text)
         except ValueError as e:
             # bad input changes nothing: say what was wrong, record the attempt (rate-limited)
-            if self.rejects.rejected(ev.t, text, str(e), ctx.state):
+            if self.rejects.rejected(ev.t, text, str(e), state):
                 self._prompt(f"ERROR: {e}"[:120])
+
+    def _entry(self, text: str) -> None:
+        """One entry that applies now: a wager, a hand, or an answer to the decision phase."""
+        state, phase, rnd = self.machine.state, self.machine.phase(), self.rounds.round
+        if state == TableState.OPEN and rnd is not None:
+            reply = self.bets.bet_entry(text)
+            self.books.commit([self.books.rec(Kind.WAGER_KEYED, text=text)], lambda _e: self._prompt(reply))
+        elif state == TableState.HAND_ENTRY and rnd is not None:
+            if self.hands.hand_entry(rnd, text):
+                self._hands_done(rnd)
+        elif phase is not None and phase.kind == PhaseKind.DECIDE:
+            if rnd is None or phase.name not in self._d.decisions:
+                # the phase's state is entered but its records are not yet durable (the
+                # prompt is not shown): a quick key press must not act on an unopened step
+                raise EntryError(f"not ready for entries yet ({state}); wait for the prompt")
+            self._decision_entry(rnd, phase.name, text)
+        else:
+            raise EntryError(f"not expecting an entry now ({state})")
 
     def state_entered(self) -> None:
         """The table entered a new state (a new step): prompts sent from now on belong to it."""
-        keypad = self.ctx.dev.keypad
-        self._state_prompt = keypad.prompt_id if keypad is not None else 0
+        self._state_prompt = self.keypad.prompt_id if self.keypad is not None else 0
         self._opened = False  # the step's own opening prompt, looked for at its first entry
         self._replies.clear()
 
@@ -112,8 +154,7 @@ class Deciding:
         keyed at a prompt of an earlier step is stale when the current step opened with a
         prompt of its own (a step that opens without one, like taking wagers, is answered at
         whatever the display shows).  Marks the prompt answered."""
-        keypad = self.ctx.dev.keypad
-        shown = keypad.prompt_id if keypad is not None else 0
+        shown = self.keypad.prompt_id if self.keypad is not None else 0
         if not isinstance(prompt, int) or not 0 <= prompt <= MAX_PROMPT_ID:
             return "entry without a valid prompt number"
         key = (prompt, text.upper())
@@ -135,13 +176,12 @@ class Deciding:
         decision phase.  Any time after "no more bets" until settlement; recorded in the
         ledger with the round (``Kind.DECISION``, ``decision: adjacent``).  A ValueError
         names the problem and changes nothing."""
-        ctx = self.ctx
-        rnd = ctx.round
-        if rnd is None or ctx.state not in ctx.proc.in_round_states():
-            raise EntryError(f"the same player is recorded during a round, before settlement (state {ctx.state})")
+        rnd, state = self.rounds.round, self.machine.state
+        if rnd is None or state not in self.proc.in_round_states():
+            raise EntryError(f"the same player is recorded during a round, before settlement (state {state})")
         text = f"SAME {a} {b}"
-        entry = ctx.proc.same_player(rnd, text.split())
-        ctx.commit([ctx.rec(Kind.DECISION, phase=ctx.state, text=text, by=by, **entry.record)])
+        entry = self.proc.same_player(rnd, text.split())
+        self.books.commit([self.books.rec(Kind.DECISION, phase=state, text=text, by=by, **entry.record)])
         return entry.reply
 
     def _opening_prompt(self, shown: int) -> int | None:
@@ -156,40 +196,39 @@ class Deciding:
 
     def _prompt(self, text: str) -> None:
         """A reply to an entry (its outcome or its error)."""
-        keypad = self.ctx.dev.keypad
-        if keypad is not None:
-            keypad.prompt(text)
-            self._replies.add(keypad.prompt_id)
+        if self.keypad is not None:
+            self.keypad.prompt(text)
+            self._replies.add(self.keypad.prompt_id)
 
-    def _decision_entry(self, rnd: RoundData, name: str, text: str) -> None:
-        ctx = self.ctx
-        entry = ctx.proc.apply_entry(rnd, name, text)
-        recs = [ctx.rec(Kind.DECISION, phase=ctx.state, text=text, **entry.record)]
+    def _decision_entry(self, rnd: Round, name: str, text: str) -> None:
+        books = self.books
+        entry = self.proc.apply_entry(rnd, name, text)
+        ds = self._d.decisions[name] = self._d.decisions[name].after(entry)
+        recs = [books.rec(Kind.DECISION, phase=self.machine.state, text=text, **entry.record)]
         for (seat, wager), cents in sorted(entry.late.items()):
             # a wager made after "no more bets" where the rules allow it (Double Down,
             # § 670a.7(c); DJ Wild's Raise, § 687a.11(b)): accepted and recorded now
-            rnd.wagers[(seat, wager)] = cents
-            recs.append(ctx.rec(Kind.WAGER_ACCEPTED, seat=seat, spot=wager, cents=cents, late=True))
-        ds = rnd.decisions[name]
+            self.bets.accept_late(seat, wager, cents)
+            recs.append(books.rec(Kind.WAGER_ACCEPTED, seat=seat, spot=wager, cents=cents, late=True))
         finished = ds.done or (bool(ds.required) and all(s in ds.answers for s in ds.required))
-        ctx.commit(recs, lambda _e: self._after_decision(entry.reply, finished))
+        books.commit(recs, lambda _e: self._after_decision(entry.reply, finished))
 
     def _after_decision(self, reply: str, finished: bool) -> None:
         if reply:
             self._prompt(reply[:120])
-        if finished and self.ctx.phase() is not None:
-            self.ctx.advance()
+        if finished and self.machine.phase() is not None:
+            self.machine.advance()
 
-    def _hands_done(self, rnd: RoundData) -> None:
-        ctx = self.ctx
-        entered = {str(s): ctx.proc.show_cards(c) for s, c in sorted(rnd.entered.items())}
-        phases = ctx.proc.phases
+    def _hands_done(self, rnd: Round) -> None:
+        books, proc = self.books, self.proc
+        entered = {str(s): proc.show_cards(c) for s, c in sorted(rnd.entered.items())}
+        phases = proc.phases
         resume = next((p for p in phases if p.after_entry and phases.index(p) > rnd.phase), None)
         if resume is not None:
             # the players decide on the hands as keyed (Phase.after_entry), then settlement
-            ctx.trigger("resume_after_entry")
-            rnd.phase = phases.index(resume)
-            ctx.commit([ctx.rec(Kind.HANDS_ENTERED, hands=entered)], lambda _e: self.phase_decide(rnd, resume.name))
+            # (entering the phase's state sets the round's phase, controller/table.py)
+            self.machine.trigger("resume_after_entry")
+            books.commit([books.rec(Kind.HANDS_ENTERED, hands=entered)], lambda _e: self.phase_decide(rnd, resume.name))
             return
-        ctx.trigger("hands_entered")
-        ctx.commit([ctx.rec(Kind.HANDS_ENTERED, hands=entered)], lambda _e: self.settling.phase_settle())
+        self.machine.trigger("hands_entered")
+        books.commit([books.rec(Kind.HANDS_ENTERED, hands=entered)], lambda _e: self.settle())

@@ -9,7 +9,7 @@ the shaker, the RNG and the keypad are optional.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from drivers.gpio import Inputs, Lights
@@ -80,18 +80,11 @@ ALTERNATIVES: dict[str, tuple[str, ...]] = {"shaker": ("rng",), "shoe": ("manual
 
 
 class DeviceRegistry:
-    """What the table knows about its devices' availability: which are marked out of
-    order, with the alternative used instead (§ 670a.13(n); recorded by
-    controller/floor.py, restored at start-up by controller/recovery.py), and which
-    serial links are down (``lost``, ``disconnected``, ``gave-up``: from link events)."""
+    """Which serial links are down (``lost``, ``disconnected``, ``gave-up``: from link events).
+    Which devices are marked out of order is the floor's (controller/floor.py ``OutOfOrder``)."""
 
-    def __init__(self, out_of_order: dict[str, str] | None = None):
-        self.out_of_order: dict[str, str] = dict(out_of_order or {})  # device -> alternative
+    def __init__(self) -> None:
         self.down: dict[str, str] = {}  # device -> lost | disconnected | gave-up
-
-    def alternative(self, device: str) -> str | None:
-        """The alternative in use for ``device``, or None when it is in service."""
-        return self.out_of_order.get(device)
 
     def link_event(self, device: str, what: str) -> None:
         if what in ("lost", "disconnected", "gave-up"):
@@ -99,6 +92,6 @@ class DeviceRegistry:
         elif what == "restored" or (what == "up" and self.down.get(device) == "disconnected"):
             self.down.pop(device, None)
 
-    def blocking(self) -> dict[str, str]:
+    def blocking(self, out_of_order: Mapping[str, str]) -> dict[str, str]:
         """Devices the table needs that cannot be reached (down and not out of order)."""
-        return {d: w for d, w in self.down.items() if d not in self.out_of_order}
+        return {d: w for d, w in self.down.items() if d not in out_of_order}

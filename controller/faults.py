@@ -18,33 +18,68 @@ Runs on the reactor thread only.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
-from controller.context import TableContext
+from controller.context import Books, Emit, Game, Log, Machine, Rounds
 from controller.devices import DeviceRegistry
-from controller.machine import Trigger
+from controller.floor import OutOfOrder
+from controller.ledger import Record
+from controller.machine import TableState, Trigger
 from controller.records import Kind
-from controller.settling import Settling
-from controller.wagering import Wagering
+from controller.round import Round
+from drivers.sign import Sign
+
+
+class Restartable(Protocol):
+    def restart(self) -> bool: ...
+
+
+class Voids(Protocol):
+    """The records of a void (controller/wagering.py)."""
+
+    def void_records(self, rnd: Round, reason: str) -> list[Record]: ...
+
+
+class Hits(Protocol):
+    """A settled round's next hit, or its close (controller/settling.py)."""
+
+    def next_hit_or_complete(self, rnd: Round) -> None: ...
+
+
+class Canceller(Protocol):
+    def cancel(self) -> None: ...
 
 
 class Faults:
     def __init__(
         self,
-        ctx: TableContext,
+        *,
+        books: Books,
+        machine: Machine,
+        game: Game,
+        rounds: Rounds,
+        timer: Canceller,
+        sign: Sign,
+        serial: Callable[[str], Restartable | None],
         registry: DeviceRegistry,
-        wagering: Wagering,
-        settling: Settling,
+        marks: OutOfOrder,
+        voids: Voids,
+        hits: Hits,
         drop_round: Callable[[], None],
+        emit: Emit,
+        publish: Callable[[], None],
+        log: Log,
     ):
-        self.ctx = ctx
-        self.registry = registry
-        self.wagering = wagering
-        self.settling = settling
+        self.books, self.machine, self.game, self.rounds = books, machine, game, rounds
+        self.timer, self.sign, self.serial = timer, sign, serial
+        self.registry, self.marks = registry, marks
+        self.voids, self.hits = voids, hits
         self.drop_round = drop_round
+        self.emit, self.publish, self.log = emit, publish, log
         self.tilts: dict[str, str] = {}  # source -> reason, while latched
         #: the damaged ledger's problems: a clear acknowledges them (``ledger.acknowledged``)
         self.ledger_problems: list[str] = []
-        self.state_before_tilt = "self_test"
+        self.state_before_tilt: str = TableState.SELF_TEST
 
     def raise_tilt(self, source: str, reason: str, *, durable: bool = True) -> None:
         """The single latched fault path: record it, stop the round, show it.
@@ -54,20 +89,21 @@ class Faults:
         latched and shown at once instead of after a durable callback that would
         never come; it is logged, and the ledger's self-check at the next start
         finds what went wrong."""
-        ctx = self.ctx
+        state = self.machine.state
         first = source not in self.tilts
-        if ctx.state != "tilt":
-            self.state_before_tilt = ctx.state
+        if state != TableState.TILT:
+            self.state_before_tilt = state
         self.tilts[source] = reason
-        ctx.timer.cancel()
-        ctx.log.error("tilt", source=source, reason=reason, recorded=durable)
+        self.timer.cancel()
+        self.log.error("tilt", source=source, reason=reason, recorded=durable)
         if first and durable:
-            ctx.commit([ctx.rec(Kind.TILT_RAISED, source=source, reason=reason)], lambda _e: self._show())
-        if ctx.state != "tilt":
-            ctx.trigger("fault")
+            rec = self.books.rec(Kind.TILT_RAISED, source=source, reason=reason)
+            self.books.commit([rec], lambda _e: self._show())
+        if self.machine.state != TableState.TILT:
+            self.machine.trigger("fault")
         if first and not durable:
             self._show()
-            ctx.publish()
+            self.publish()
 
     def self_check_failed(self, problems: list[str]) -> None:
         """Start-up self-checks failed: one latched tilt whose clear acknowledges the
@@ -87,16 +123,16 @@ class Faults:
         again as recorded: the table starts in tilt and shows it, with no new
         ``tilt.raised`` (they are in the ledger already)."""
         self.tilts.update(tilts)
-        self.ctx.log.error("tilt.restored", tilts=dict(tilts))
-        self.ctx.trigger("fault")
+        self.log.error("tilt.restored", tilts=dict(tilts))
+        self.machine.trigger("fault")
         self._show()
 
     def _show(self) -> None:
         try:
-            self.ctx.dev.sign.message("TILT - CALL TECHNICIAN")
+            self.sign.message("TILT - CALL TECHNICIAN")
         except Exception:  # noqa: BLE001 - the sign itself may be the fault
             pass
-        self.ctx.emit("tilt", tilts=dict(self.tilts))
+        self.emit("tilt", tilts=dict(self.tilts))
 
     def clear(self, reason: str, by: str) -> bool:
         """A technician clears every active tilt, with a reason.  Refused while a device
@@ -104,58 +140,65 @@ class Faults:
         once; clear again when it answers) — unless it has been marked out of order
         (§ 670a.13(n)).  A round cut short by the fault is voided and its wagers returned;
         a settled round still owing a hit goes back to the floorperson."""
-        ctx = self.ctx
-        if ctx.state != "tilt":
+        if self.machine.state != TableState.TILT:
             return False
         if not reason.strip():
-            ctx.log.warning("clear.refused", why="a reason is required")
+            self.log.warning("clear.refused", why="a reason is required")
             return False
-        down = self.registry.blocking()
+        down = self.registry.blocking(self.marks.marks)
         if down:
-            for d, w in down.items():
-                dev = ctx.dev.serial(d)
-                if w == "gave-up" and dev is not None:
-                    dev.restart()
-            why = ", ".join(f"{d} {w}" for d, w in sorted(down.items()))
-            ctx.log.warning("clear.refused", why=f"device(s) still down: {why}")
-            ctx.commit(
-                [ctx.rec(Kind.TILT_CLEAR_REFUSED, reason=reason, by=by, devices_down=why)],
-                lambda _e: ctx.dev.sign.message(f"CLEAR REFUSED - {why.upper()}"[:60]),
-            )
+            self._refuse(reason, by, down)
             return False
-        recs = [ctx.rec(Kind.TILT_CLEARED, reason=reason, by=by, cleared=sorted(self.tilts))]
+        books = self.books
+        recs = [books.rec(Kind.TILT_CLEARED, reason=reason, by=by, cleared=sorted(self.tilts))]
         if self.ledger_problems:
             # the damaged ledger's problems are acknowledged; the meters stay as the events say
-            recs.append(ctx.rec(Kind.LEDGER_ACKNOWLEDGED, problems=self.ledger_problems))
+            recs.append(books.rec(Kind.LEDGER_ACKNOWLEDGED, problems=self.ledger_problems))
             self.ledger_problems = []
-        rnd = ctx.round
+        rnd = self.rounds.round
         self.tilts.clear()
         if rnd is not None and rnd.pending_hits:
             # a settled round still owes a validated hit: go back to the floorperson, never drop it
-            ctx.commit(recs, lambda _e: self._cleared("clear_to_validation"))
+            books.commit(recs, lambda _e: self._cleared("clear_to_validation"))
             return True
-        if rnd is not None and rnd.void_reason is not None:
-            pass  # voided already (a device timed out: void, then tilt) — never voided twice
-        elif rnd is not None and rnd.results:
-            recs.append(ctx.rec(Kind.ROUND_COMPLETE, after_tilt=True))
-        elif rnd is not None and self.state_before_tilt in ctx.proc.in_round_states():
-            recs += self.wagering.void_records(rnd, f"round voided when tilt cleared: {reason}", rnd.credited)
-        elif rnd is not None:
-            recs.append(ctx.rec(Kind.ROUND_VOID, reason=f"round closed when tilt cleared: {reason}"))
-        ctx.commit(recs, lambda _e: self._cleared("clear"))
+        if rnd is not None:
+            recs += self._round_closed(rnd, reason)
+        books.commit(recs, lambda _e: self._cleared("clear"))
         return True
+
+    def _refuse(self, reason: str, by: str, down: Mapping[str, str]) -> None:
+        """A clear refused while a needed device is down: a device that gave up is restarted once."""
+        for d, w in down.items():
+            dev = self.serial(d)
+            if w == "gave-up" and dev is not None:
+                dev.restart()
+        why = ", ".join(f"{d} {w}" for d, w in sorted(down.items()))
+        self.log.warning("clear.refused", why=f"device(s) still down: {why}")
+        self.books.commit(
+            [self.books.rec(Kind.TILT_CLEAR_REFUSED, reason=reason, by=by, devices_down=why)],
+            lambda _e: self.sign.message(f"CLEAR REFUSED - {why.upper()}"[:60]),
+        )
+
+    def _round_closed(self, rnd: Round, reason: str) -> list[Record]:
+        """How a round the fault cut short ends when the tilt is cleared."""
+        if rnd.void_reason is not None:
+            return []  # voided already (a device timed out: void, then tilt) — never voided twice
+        if rnd.results:
+            return [self.books.rec(Kind.ROUND_COMPLETE, after_tilt=True)]
+        if self.state_before_tilt in self.game.proc.in_round_states():
+            return self.voids.void_records(rnd, f"round voided when tilt cleared: {reason}")
+        return [self.books.rec(Kind.ROUND_VOID, reason=f"round closed when tilt cleared: {reason}")]
 
     def _cleared(self, trigger: Trigger) -> None:
         """The clearing is durable: only now does the table leave the tilt (and show it)."""
-        ctx = self.ctx
-        if ctx.state != "tilt" or self.tilts:
+        if self.machine.state != TableState.TILT or self.tilts:
             return  # a new fault arrived meanwhile: stay in tilt
-        for device, alt in sorted(self.registry.out_of_order.items()):
-            ctx.dev.sign.message(f"{device.upper()} OUT OF ORDER - {alt.upper()}")
-        rnd = ctx.round
+        for device, alt in sorted(self.marks.marks.items()):
+            self.sign.message(f"{device.upper()} OUT OF ORDER - {alt.upper()}")
+        rnd = self.rounds.round
         if trigger == "clear_to_validation" and rnd is not None:
-            ctx.trigger(trigger)
-            self.settling.next_hit_or_complete(rnd)
+            self.machine.trigger(trigger)
+            self.hits.next_hit_or_complete(rnd)
             return
         self.drop_round()
-        ctx.trigger(trigger)
+        self.machine.trigger(trigger)

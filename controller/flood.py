@@ -25,7 +25,7 @@ from controller.records import Kind
 
 if TYPE_CHECKING:
     from controller.config import Section
-    from controller.context import TableContext
+    from controller.context import Books, RaiseTilt
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,9 @@ CallLater = Callable[..., Any]
 
 
 class RejectLimiter:
-    def __init__(self, ctx: TableContext, limits: FloodLimits, call_later: CallLater | None = None):
-        self.ctx = ctx
+    def __init__(self, books: Books, raise_tilt: RaiseTilt, limits: FloodLimits, call_later: CallLater | None = None):
+        self.books = books
+        self.raise_tilt = raise_tilt
         self.limits = limits
         self._call_later = call_later
         self._start: float | None = None  # the current interval's start
@@ -81,7 +82,7 @@ class RejectLimiter:
         self._in_interval += 1
         self._check_flood(now)
         if self._in_interval <= lim.detail:
-            self.ctx.commit([self.ctx.rec(Kind.KEYPAD_REJECTED, text=text[:80], error=error[:160], state=state)])
+            self.books.commit([self.books.rec(Kind.KEYPAD_REJECTED, text=text[:80], error=error[:160], state=state)])
             return True
         self._counted += 1
         self.suppressed_total += 1
@@ -95,9 +96,9 @@ class RejectLimiter:
     def flush(self) -> None:
         """Close the interval: one summary record for what was only counted."""
         if self._counted:
-            self.ctx.commit(
+            self.books.commit(
                 [
-                    self.ctx.rec(
+                    self.books.rec(
                         Kind.KEYPAD_REJECTED_SUMMARY,
                         count=self._counted,
                         interval_s=self.limits.summary_s,
@@ -117,7 +118,7 @@ class RejectLimiter:
             times.popleft()
         if len(times) >= lim.tilt_rejects and not self._flooded:
             self._flooded = True
-            self.ctx.raise_tilt(
+            self.raise_tilt(
                 "keypad",
                 f"keypad flood: {len(times)} rejected entries within {lim.tilt_window_s} s (junk on the line?)",
             )

@@ -41,7 +41,16 @@ Post = Callable[[str, str, dict[str, Any]], None]
 
 
 class Linkage:
-    def __init__(self, group: str, timeout_s: float, now: Callable[[], float], last_outbox: int = 0):
+    def __init__(
+        self,
+        group: str,
+        timeout_s: float,
+        now: Callable[[], float],
+        last_outbox: int = 0,
+        *,
+        send: Callable[[dict[str, Any]], None] | None = None,
+        status_source: Callable[[], dict[str, Any]] | None = None,
+    ):
         self.group = group
         self.timeout_s = timeout_s
         self.now = now
@@ -62,9 +71,10 @@ class Linkage:
         #: None until first judged (then the closed state at start-up is recorded and shown too)
         self.open: bool | None = None
         self.reason = "waiting for the link"
-        self.send: Callable[[dict[str, Any]], None] = lambda msg: None
-        #: the table's status for the floor view (state, round, tilts; set by the table)
-        self.status_source: Callable[[], dict[str, Any]] | None = None
+        #: the uplink (the service's link socket, controller/linked.py ``LinkPort.send``); nothing without one
+        self.send: Callable[[dict[str, Any]], None] = send if send is not None else (lambda msg: None)
+        #: the table's status for the floor view (state, round, tilts; given by the table)
+        self.status_source = status_source
         self.status: dict[str, Any] | None = None  # the last status reported to the LAP
         self.status_at = 0.0
 

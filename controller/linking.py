@@ -7,34 +7,72 @@ to settlement (controller/settling.py).  Reactor thread only.
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
-from controller.betting import BetBoard
-from controller.context import TableContext
+from controller.context import Books, Emit, Log, Machine, Rounds, ShowMeters
 from controller.devices import SignLine
 from controller.linked import Linkage
+from controller.machine import TableState
 from controller.reactor import Reactor
 from controller.records import Kind
-from controller.settling import Settling
+from drivers.sign import Sign
 
 WAGER = "progressive"
 TICK_S = 0.25  # how often the heartbeat's age is looked at (the timeout itself is the profile's)
 
 
+class Spots(Protocol):
+    """The linked wager's spots on the bet board (controller/wagering.py)."""
+
+    def set_closed(self, wager: str, closed: bool) -> None: ...
+
+    def placed(self, wager: str) -> list[int]: ...
+
+
+class Answers(Protocol):
+    """Settlement told the LAP answered a hit claim (controller/settling.py)."""
+
+    def on_answer(self) -> None: ...
+
+
 class LinkedWager:
-    def __init__(self, ctx: TableContext, board: BetBoard, settling: Settling, reactor: Reactor, link: Linkage):
-        self.ctx = ctx
-        self.board = board
-        self.settling = settling
+    def __init__(
+        self,
+        *,
+        books: Books,
+        machine: Machine,
+        rounds: Rounds,
+        spots: Spots,
+        answers: Answers,
+        sign: Sign,
+        reactor: Reactor,
+        link: Linkage,
+        emit: Emit,
+        show_meters: ShowMeters,
+        log: Log,
+    ):
+        self.books, self.machine, self.rounds = books, machine, rounds
+        self.spots = spots
+        self.answers = answers
+        self.sign = sign
         self.reactor = reactor
         self.link = link
-        self.board.set_closed(WAGER, True)  # closed until the LAP is heard and has reconciled us
+        self.emit, self.show_meters, self.log = emit, show_meters, log
+        self.spots.set_closed(WAGER, True)  # closed until the LAP is heard and has reconciled us
         self._announced = ("", "")  # the last linked hit shown on the sign, and the line beside it
 
     @staticmethod
-    def make(group: str, timeout_s: float, last_outbox: int) -> Linkage:
+    def make(
+        group: str,
+        timeout_s: float,
+        last_outbox: int,
+        *,
+        send: Callable[[dict[str, Any]], None] | None = None,
+        status_source: Callable[[], dict[str, Any]] | None = None,
+    ) -> Linkage:
         # the link is judged in real time (the LAP's heartbeat is), whatever the game clock does
-        return Linkage(group, timeout_s, time.monotonic, last_outbox)
+        return Linkage(group, timeout_s, time.monotonic, last_outbox, send=send, status_source=status_source)
 
     def start(self) -> None:
         self.reactor.call_later(TICK_S, self._tick)
@@ -48,9 +86,9 @@ class LinkedWager:
     def on_message(self, msg: dict[str, Any]) -> None:
         what = self.link.on_message(msg)
         if what == "meter":
-            self.ctx.show_meters()
+            self.show_meters()
         elif what == "answer":
-            self.settling.on_answer()
+            self.answers.on_answer()
         elif what == "won":
             self.announce()
         self.check()
@@ -61,17 +99,17 @@ class LinkedWager:
         § 605a.8, whose text is not in the regulations we hold; no section there is cited for
         it), beside what its message line said — a pending hit's line, the count, a tilt, the
         linked wager closed — never instead of it."""
-        ctx, link = self.ctx, self.link
+        link = self.link
         text = link.won_text()
         if text is None:
             return
-        line = ctx.dev.sign
+        line = self.sign
         was = line.text if isinstance(line, SignLine) else ""
         if was == self._announced[0]:  # the previous announcement: beside what that was beside
             was = self._announced[1]
         shown = f"{text} / {was}" if was else text
         self._announced = (shown, was)
-        ctx.log.info("link.won", **(link.won or {}))
+        self.log.info("link.won", **(link.won or {}))
         line.message(shown)
 
     def check(self) -> None:
@@ -80,23 +118,21 @@ class LinkedWager:
         if change is None:
             return
         is_open, reason = change
-        ctx = self.ctx
-        self.board.set_closed(WAGER, not is_open)
-        recs = [ctx.rec(Kind.LINK_STATE, open=is_open, reason=reason, group=self.link.group)]
-        if not is_open and ctx.state == "open_for_wagers" and ctx.round is not None:
+        books = self.books
+        self.spots.set_closed(WAGER, not is_open)
+        recs = [books.rec(Kind.LINK_STATE, open=is_open, reason=reason, group=self.link.group)]
+        if not is_open and self.machine.state == TableState.OPEN and self.rounds.round is not None:
             # chips already on a linked spot are no wagers now: recorded as rejected
-            for (wager, seat), on in sorted(self.board.level.items()):
-                if wager == WAGER and on:
-                    recs.append(ctx.rec(Kind.WAGER_REJECTED, seat=seat, spot=wager, reason="linked progressive closed"))
-        (ctx.log.info if is_open else ctx.log.warning)("link.state", open=is_open, reason=reason)
-        ctx.commit(recs, lambda _e: self._show(is_open))
+            for seat in self.spots.placed(WAGER):
+                recs.append(books.rec(Kind.WAGER_REJECTED, seat=seat, spot=WAGER, reason="linked progressive closed"))
+        (self.log.info if is_open else self.log.warning)("link.state", open=is_open, reason=reason)
+        books.commit(recs, lambda _e: self._show(is_open))
 
     def _show(self, is_open: bool) -> None:
-        ctx = self.ctx
         if is_open:
-            if ctx.state == "open_for_wagers":
-                ctx.dev.sign.message("PLACE YOUR BETS")
-            ctx.show_meters()
+            if self.machine.state == TableState.OPEN:
+                self.sign.message("PLACE YOUR BETS")
+            self.show_meters()
         else:
-            ctx.dev.sign.message("LINKED PROGRESSIVE CLOSED")
-        ctx.emit("link", open=is_open, reason=self.link.reason)
+            self.sign.message("LINKED PROGRESSIVE CLOSED")
+        self.emit("link", open=is_open, reason=self.link.reason)

@@ -31,13 +31,33 @@ before it are durable; a ``start`` phase loops on ``no_roll`` (§ 670a.13(a),(b)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import StrEnum
 from typing import Any, Literal, get_args
 
 from controller.games.base import Phase
 from controller.records import PhaseKind
 
-HEAD = ["self_test", "open_for_wagers", "no_more_bets"]
-TAIL = ["hand_entry", "floor_validation", "round_complete", "round_void", "tilt"]
+
+class TableState(StrEnum):
+    """The common states of the round machine (a game's own phases are named by its
+    procedure, controller/games/).  A ``StrEnum``: the machine, the status and the ledger
+    keep the plain names."""
+
+    SELF_TEST = "self_test"
+    OPEN = "open_for_wagers"
+    NO_MORE_BETS = "no_more_bets"
+    HAND_ENTRY = "hand_entry"
+    FLOOR_VALIDATION = "floor_validation"
+    ROUND_COMPLETE = "round_complete"
+    ROUND_VOID = "round_void"
+    TILT = "tilt"
+
+
+S = TableState
+HEAD: list[str] = [S.SELF_TEST.value, S.OPEN.value, S.NO_MORE_BETS.value]
+TAIL: list[str] = [s.value for s in (S.HAND_ENTRY, S.FLOOR_VALIDATION, S.ROUND_COMPLETE, S.ROUND_VOID, S.TILT)]
+#: states in which a round is not in play: a device marked out of order, a reshuffle, a new dealer
+BETWEEN_ROUNDS: tuple[str, ...] = (S.OPEN.value, S.TILT.value, S.SELF_TEST.value)
 
 #: every trigger of the round machine (``Table.trigger(name)``); a misspelt one is a type error
 Trigger = Literal[
@@ -68,37 +88,50 @@ def build(phases: Sequence[Phase]) -> tuple[list[str], list[dict[str, Any]]]:
         raise ValueError(f"phase states must be distinct and not common states: {names}")
     settle = next(p.state for p in phases if p.kind == PhaseKind.SETTLE)
     states = HEAD + names + TAIL
-    chain = ["no_more_bets"] + names
-    in_round = ["no_more_bets"] + [p.state for p in phases if p.kind != PhaseKind.SETTLE] + ["hand_entry"]
+    chain = [S.NO_MORE_BETS.value] + names
+    in_round = [S.NO_MORE_BETS.value] + [p.state for p in phases if p.kind != PhaseKind.SETTLE] + [S.HAND_ENTRY.value]
     t: list[dict[str, Any]] = [
-        {"trigger": "self_test_passed", "source": "self_test", "dest": "open_for_wagers"},
-        {"trigger": "lock_out", "source": "open_for_wagers", "dest": "no_more_bets"},
+        _t("self_test_passed", S.SELF_TEST, S.OPEN),
+        _t("lock_out", S.OPEN, S.NO_MORE_BETS),
     ]
-    for a, b in zip(chain, chain[1:]):
-        t.append({"trigger": "advance", "source": a, "dest": b})
+    t += [_t("advance", a, b) for a, b in zip(chain, chain[1:])]
+    t += _phase_transitions(phases)
+    t += [
+        _t("hands_entered", S.HAND_ENTRY, settle),
+        _t("hit_needs_validation", settle, S.FLOOR_VALIDATION),
+        _t("hit_validated", S.FLOOR_VALIDATION, settle),
+        _t("settled", settle, S.ROUND_COMPLETE),
+        _t("void_round", in_round, S.ROUND_VOID),
+        _t("next_round", [S.ROUND_COMPLETE.value, S.ROUND_VOID.value], S.OPEN),
+        _t("resume_validation", S.SELF_TEST, S.FLOOR_VALIDATION),
+        _t("fault", "*", S.TILT),
+        _t("clear", S.TILT, S.OPEN),
+        _t("clear_to_validation", S.TILT, S.FLOOR_VALIDATION),
+    ]
+    return states, t
+
+
+def _t(trigger: Trigger, source: str | list[str], dest: str) -> dict[str, Any]:
+    """One transition, the states by their plain names."""
+    src = [str(s) for s in source] if isinstance(source, list) else str(source)
+    return {"trigger": trigger, "source": src, "dest": str(dest)}
+
+
+def _phase_transitions(phases: Sequence[Phase]) -> list[dict[str, Any]]:
+    """A start phase's reshake, a deal's or a count's hand entry, and the decision the
+    round resumes at after the dealer keyed the hands."""
+    t: list[dict[str, Any]] = []
     for p in phases:
         if p.kind == PhaseKind.START:
-            t.append({"trigger": "no_roll", "source": p.state, "dest": p.state})
+            t.append(_t("no_roll", p.state, p.state))
         if p.kind in (PhaseKind.DEAL, PhaseKind.STUB):
-            t.append({"trigger": "enter_hands", "source": p.state, "dest": "hand_entry"})
+            t.append(_t("enter_hands", p.state, S.HAND_ENTRY))
     resume = [p.state for p in phases if p.after_entry]
     if len(resume) > 1:
         raise ValueError(f"at most one phase resumes after the hand entry: {resume}")
     for state in resume:  # the players still decide after the dealer keyed the hands
-        t.append({"trigger": "resume_after_entry", "source": "hand_entry", "dest": state})
-    t += [
-        {"trigger": "hands_entered", "source": "hand_entry", "dest": settle},
-        {"trigger": "hit_needs_validation", "source": settle, "dest": "floor_validation"},
-        {"trigger": "hit_validated", "source": "floor_validation", "dest": settle},
-        {"trigger": "settled", "source": settle, "dest": "round_complete"},
-        {"trigger": "void_round", "source": in_round, "dest": "round_void"},
-        {"trigger": "next_round", "source": ["round_complete", "round_void"], "dest": "open_for_wagers"},
-        {"trigger": "resume_validation", "source": "self_test", "dest": "floor_validation"},
-        {"trigger": "fault", "source": "*", "dest": "tilt"},
-        {"trigger": "clear", "source": "tilt", "dest": "open_for_wagers"},
-        {"trigger": "clear_to_validation", "source": "tilt", "dest": "floor_validation"},
-    ]
-    return states, t
+        t.append(_t("resume_after_entry", S.HAND_ENTRY, state))
+    return t
 
 
 def mermaid_for(title: str, phases: Sequence[Phase]) -> str:

@@ -30,7 +30,7 @@ from controller.games.base import Procedure
 from controller.ledger import Record, StoredEvent
 from controller.progressive import ProgressiveSystem, pending_from_events
 from controller.records import Kind
-from controller.round import RoundData
+from controller.round import Key
 from controller.rules.settlement import WagerResult
 from controller.wagering import void_records
 
@@ -48,12 +48,24 @@ class EventSource(Protocol):
     ) -> Iterator[StoredEvent]: ...
 
 
+@dataclass(frozen=True)
+class RecoveredRound:
+    """A settled round still owing validated hits, as the ledger says: its wagers go back to
+    wagering, its results, hits and validation to settling (controller/table.py)."""
+
+    number: int
+    wagers: dict[Key, int]
+    results: list[WagerResult]
+    pending_hits: list[WagerResult]
+    validated_by: str | None = None
+
+
 @dataclass
 class Recovered:
     """What the table takes back at start-up."""
 
     records: list[Record] = field(default_factory=list)  # to write now (void, close, carry refusal)
-    round: RoundData | None = None  # a settled round still owing validated hits
+    round: RecoveredRound | None = None  # a settled round still owing validated hits
     tilts: dict[str, str] = field(default_factory=dict)  # source -> reason, raised and not cleared
     acknowledged: set[str] = field(default_factory=set)  # ledger problems a technician acknowledged
     out_of_order: dict[str, str] = field(default_factory=dict)  # device -> alternative
@@ -118,7 +130,7 @@ def restore_carry(events: EventSource, proc: Procedure, round_no: int) -> Record
 
 def open_round(
     events: EventSource, round_no: int, progressive: ProgressiveSystem | None
-) -> tuple[list[Record], RoundData | None]:
+) -> tuple[list[Record], RecoveredRound | None]:
     """A round interrupted by power loss: void it and return every wager, unless it
     had already been settled and only waits for a validation (then resume that: the
     round is returned with its wagers, results and pending hits)."""
@@ -128,32 +140,32 @@ def open_round(
     kinds = {e.kind for e in evs}
     if kinds & {Kind.ROUND_COMPLETE, Kind.ROUND_VOID}:
         return [], None
-    rnd = RoundData(round_no)
-    for e in evs:
-        if e.kind == Kind.WAGER_ACCEPTED:
-            rnd.wagers[(e.data["seat"], e.data.get("spot", "progressive"))] = e.data["cents"]
-        elif e.kind == Kind.WAGER_RESULT:
-            rnd.results.append(
-                WagerResult(
-                    e.data["seat"],
-                    e.data["wager"],
-                    e.data["cents"],
-                    e.data["outcome"],
-                    e.data["net"],
-                    e.data.get("hand"),
-                )
-            )
+    wagers, results = _wagers_and_results(evs)
     if Kind.ROUND_SETTLED in kinds:
-        rnd.pending_hits = pending_from_events(evs)
-        if rnd.pending_hits:
-            rnd.validated_by = validated_awaiting_lap(evs, rnd.pending_hits[0])
-            data: dict[str, Any] = {"pending_hits": len(rnd.pending_hits)}
-            if rnd.validated_by is not None:
-                data["validated_by"] = rnd.validated_by
+        pending = pending_from_events(evs)
+        if pending:
+            by = validated_awaiting_lap(evs, pending[0])
+            data: dict[str, Any] = {"pending_hits": len(pending)}
+            if by is not None:
+                data["validated_by"] = by
+            rnd = RecoveredRound(round_no, wagers, results, pending, by)
             return [Record(Kind.ROUND_RECOVERED, round_no, data)], rnd
         return [Record(Kind.ROUND_COMPLETE, round_no, {"recovered": True})], None
     reason = "power lost during the round (recovered at start-up)"
-    return void_records(rnd, reason, Kind.COUNT_CONFIRMED in kinds, progressive, round_no), None
+    return void_records(round_no, wagers, results, reason, Kind.COUNT_CONFIRMED in kinds, progressive), None
+
+
+def _wagers_and_results(evs: list[StoredEvent]) -> tuple[dict[Key, int], list[WagerResult]]:
+    """The round's accepted wagers and the results recorded for them."""
+    wagers: dict[Key, int] = {}
+    results: list[WagerResult] = []
+    for e in evs:
+        if e.kind == Kind.WAGER_ACCEPTED:
+            wagers[(e.data["seat"], e.data.get("spot", "progressive"))] = e.data["cents"]
+        elif e.kind == Kind.WAGER_RESULT:
+            d = e.data
+            results.append(WagerResult(d["seat"], d["wager"], d["cents"], d["outcome"], d["net"], d.get("hand")))
+    return wagers, results
 
 
 def validated_awaiting_lap(evs: list[StoredEvent], hit: WagerResult) -> str | None:

@@ -202,6 +202,14 @@ class Service:
         self._stage = "gpio"
         devices = self._make_devices()
         self._stage = "table"
+        linked = hw.profile.progressive is not None and hw.profile.progressive.linked is not None
+        if linked:
+            from controller.linked import LinkPort
+
+            if self._link_socket is None:
+                self.log.warning("link.no_socket", detail="a linked table without a link socket stays closed")
+            else:
+                self.link_port = LinkPort(self._link_socket, self.reactor.post)
         self.table = Table(
             hw.profile,
             procedure,
@@ -211,18 +219,11 @@ class Service:
             self.logctx,
             bounce_s=hw.gpio.bounce_ms / 1000,
             journal=self.journal,
+            link_send=self.link_port.send if self.link_port is not None else None,
         )
         self.reactor.handler = self._dispatch
-        if self.table.linked is not None:
-            from controller.linked import LinkPort
-
-            if self._link_socket is None:
-                self.log.warning("link.no_socket", detail="a linked table without a link socket stays closed")
-            else:
-                self.link_port = LinkPort(self._link_socket, self.reactor.post)
-                assert self.table.ctx.link is not None
-                self.table.ctx.link.send = self.link_port.send
-                self.link_port.start()
+        if self.link_port is not None:
+            self.link_port.start()
         if self._instrument is not None:
             self._instrument(self)
         self.writer.start()

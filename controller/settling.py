@@ -5,40 +5,91 @@ fixed pays recorded, percentage-of-meter hits held for a floorperson's validatio
 meter as it then stands (§ 670a.12(d)(3)), and the round closed in the ledger
 (§ 670a.11(j)).
 
-:class:`Settling` is a component of :class:`controller.table.Table`.  It holds
-no state of its own beyond the round's (the results, the pending hits, the
-payouts live in :class:`~controller.round.RoundData`); it is given the table's
-context (controller/context.py), the bet board (to light a winning progressive
-spot) and the device registry (keyed hands when the shoe is out of order).
-Runs on the reactor thread only.
+:class:`Settling` is a component of :class:`controller.table.Table`.  It owns what was
+settled in the round (:class:`~controller.round.Settled`: the results, the pending
+hits, the payouts, a linked table's claims; the only writer).  It is given the roles it
+uses (controller/context.py), the sign, the winning spots' lights (controller/wagering.py),
+which devices are out of order (keyed hands when the shoe is) and the link to the LAP
+(controller/linked.py; a :class:`~controller.context.NullLink` when the table is not
+linked).  Runs on the reactor thread only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Protocol
 
-from controller.betting import BetBoard
-from controller.context import TableContext
-from controller.devices import DeviceRegistry
+from controller.context import Books, Emit, Game, Link, Log, Machine, RaiseTilt, Rounds, ShowMeters, carry_records
+from controller.dealing import Alternatives
 from controller.ledger import Record, StoredEvent
-from controller.progressive import LEVEL
+from controller.machine import TableState
 from controller.records import Kind
-from controller.round import RoundData
+from controller.round import Payout, Round, Settled, SettledView
 from controller.rules.positions import seat_to_position
 from controller.rules.settlement import WagerResult
 from drivers import protocol as P
+from drivers.sign import Sign
+
+
+class WinLights(Protocol):
+    """The winning progressive spots lit (controller/wagering.py)."""
+
+    def light_wins(self, results: Sequence[WagerResult]) -> None: ...
 
 
 class Settling:
-    def __init__(self, ctx: TableContext, board: BetBoard, devices: DeviceRegistry):
-        self.ctx = ctx
-        self.board = board
-        self.devices = devices
+    def __init__(
+        self,
+        *,
+        books: Books,
+        machine: Machine,
+        game: Game,
+        rounds: Rounds,
+        sign: Sign,
+        lights: WinLights,
+        devices: Alternatives,
+        link: Link,
+        linked: bool,
+        raise_tilt: RaiseTilt,
+        emit: Emit,
+        show_meters: ShowMeters,
+        log: Log,
+    ):
+        self.books, self.machine, self.game, self.rounds = books, machine, game, rounds
+        self.sign, self.lights, self.devices = sign, lights, devices
+        #: the LAP; ``linked``: hits are paid what it answers (docs/linked.md), else from the meter
+        self.link, self.linked = link, linked
+        self.raise_tilt, self.emit, self.show_meters, self.log = raise_tilt, emit, show_meters, log
+        self._s = Settled()
 
-    def result_records(self, rnd: RoundData, results: Sequence[WagerResult]) -> list[Record]:
-        ctx = self.ctx
+    # ---- the round's record -------------------------------------------------------------
+    @property
+    def record(self) -> SettledView:
+        """What was settled in the round in play (read-only)."""
+        return self._s
+
+    def new_round(self) -> SettledView:
+        self._s = Settled()
+        return self._s
+
+    def restore(
+        self, results: Iterable[WagerResult], pending: Iterable[WagerResult], validated_by: str | None
+    ) -> SettledView:
+        """A settled round recovered at start-up, still owing validated hits (controller/recovery.py)."""
+        self._s = Settled(results=list(results), pending_hits=list(pending), validated_by=validated_by)
+        return self._s
+
+    def note_claims(self, events: Sequence[StoredEvent]) -> None:
+        """Remember each durable hit claim's seq: the LAP answers by it."""
+        for e in events:
+            if e.kind == Kind.LINK_HIT:
+                self._s.link_hits[(int(e.data["seat"]), str(e.data["hand"] or ""))] = e.seq
+
+    # ---- records ------------------------------------------------------------------------
+    def result_records(self, rnd: Round, results: Sequence[WagerResult]) -> list[Record]:
+        books, progressive = self.books, self.game.progressive
         recs = [
-            ctx.rec(
+            books.rec(
                 Kind.WAGER_RESULT,
                 seat=r.seat,
                 wager=r.wager,
@@ -54,42 +105,52 @@ class Settling:
         ]
         # what the table hands back: the wager and the win, or the wager alone on a push/return
         recs += [
-            ctx.rec(Kind.PAYOUT, seat=r.seat, wager=r.wager, cents=r.amount + r.net, hand=r.hand, paid_by="table")
+            books.rec(Kind.PAYOUT, seat=r.seat, wager=r.wager, cents=r.amount + r.net, hand=r.hand, paid_by="table")
             for r in results
             if r.amount + r.net > 0
         ]
-        if ctx.progressive:
-            recs += ctx.progressive.fixed_records(results, ctx.round_no)
+        if progressive:
+            recs += progressive.fixed_records(results, books.round_no)
             # a progressive wager returned at settlement (a player voids his hand, § 688a.13(d)):
             # its meter contribution, credited at the count, is reversed like a void's
             # (procedures opt in with ``returned_reverses_meter``)
             back = {r.seat: r.amount for r in results if r.wager == "progressive" and r.outcome == "returned"}
-            if back and ctx.proc.returned_reverses_meter and rnd.credited:
-                recs += ctx.progressive.void_records(back, True, ctx.round_no, returned=False)
+            if back and self.game.proc.returned_reverses_meter and rnd.credited:
+                recs += progressive.void_records(back, True, books.round_no, returned=False)
         return recs
 
     # ---- wagers settled right after the roll (§ 621a.6(b)) -------------------------------
-    def phase_dice_wagers(self, rnd: RoundData) -> None:
-        results = self.ctx.proc.after_roll(rnd)
-        rnd.results += results
-        self.ctx.commit(self.result_records(rnd, results), lambda _e: self.ctx.advance())
+    def phase_dice_wagers(self, rnd: Round) -> None:
+        results = self.game.proc.after_roll(rnd)
+        self._s.results += results
+        self.books.commit(self.result_records(rnd, results), lambda _e: self.machine.advance())
 
     # ---- the settlement phase -------------------------------------------------------------
     def phase_settle(self) -> None:
-        ctx = self.ctx
-        rnd = ctx.round
-        if rnd is None or ctx.phase() is None:
+        rnd = self.rounds.round
+        if rnd is None or self.machine.phase() is None:
             return
+        proc, s = self.game.proc, self._s
         if rnd.entered or rnd.unread or self.devices.alternative("shoe"):
-            results = ctx.proc.settle_entered(rnd)
+            results = proc.settle_entered(rnd)
         else:
-            results = ctx.proc.settle(rnd)
-        settled_before = len(rnd.results)
-        rnd.results = rnd.results + list(results)
-        rnd.pending_hits = [r for r in results if r.is_meter_pay]
-        recs = self.result_records(rnd, results)
-        recs += [
-            ctx.rec(
+            results = proc.settle(rnd)
+        settled_before = len(s.results)
+        s.results = s.results + list(results)
+        s.pending_hits = [r for r in results if r.is_meter_pay]
+        recs = self.result_records(rnd, results) + self._hit_records()
+        recs.append(
+            self.books.rec(
+                Kind.ROUND_SETTLED, results=len(s.results), earlier=settled_before, pending_hits=len(s.pending_hits)
+            )
+        )
+        self.books.commit(recs, lambda evs: self._settled(rnd, evs))
+
+    def _hit_records(self) -> list[Record]:
+        """The hits held for a floorperson, in settlement order; a linked table's claims."""
+        books, progressive, pending = self.books, self.game.progressive, self._s.pending_hits
+        recs = [
+            books.rec(
                 Kind.HIT_PENDING,
                 seat=r.seat,
                 hand=r.hand,
@@ -99,179 +160,161 @@ class Settling:
                 pays=r.pays,
                 order=i + 1,
             )
-            for i, r in enumerate(rnd.pending_hits)
+            for i, r in enumerate(pending)
         ]
-        if ctx.progressive and ctx.progressive.linked and rnd.pending_hits:
+        if progressive and progressive.linked and pending:
             # claimed at once: the LAP orders the hits and decides each amount (docs/linked.md)
-            recs += ctx.progressive.hit_claims(rnd.pending_hits, ctx.round_no)
-        recs.append(
-            ctx.rec(
-                Kind.ROUND_SETTLED,
-                results=len(rnd.results),
-                earlier=settled_before,
-                pending_hits=len(rnd.pending_hits),
-            )
-        )
-        ctx.commit(recs, lambda evs: self._settled(rnd, evs))
+            recs += progressive.hit_claims(pending, books.round_no)
+        return recs
 
-    def _settled(self, rnd: RoundData, events: list[StoredEvent]) -> None:
-        note_claims(rnd, events)
+    def _settled(self, rnd: Round, events: list[StoredEvent]) -> None:
+        self.note_claims(events)
         self.after_settle(rnd)
 
-    def after_settle(self, rnd: RoundData) -> None:
+    def after_settle(self, rnd: Round) -> None:
         """The settlement is durable (or recovered at start-up): light the winning
         progressive spots, then the first hit to validate or the round's close."""
-        for r in rnd.results:
-            if r.outcome == "win" and r.wager == "progressive" and ("progressive", r.seat) in self.board.state:
-                (self.board.flash if r.is_meter_pay else self.board.steady)("progressive", r.seat)
+        self.lights.light_wins(self._s.results)
         self.next_hit_or_complete(rnd)
 
-    def next_hit_or_complete(self, rnd: RoundData) -> None:
-        ctx = self.ctx
-        if rnd.pending_hits:
-            hit = rnd.pending_hits[0]
-            # § 670a.11(h)(3)(i)(B)(II): the appropriate light illuminated; (III) floor validates
-            if ctx.state != "floor_validation":
-                ctx.trigger("hit_needs_validation")
-            # the sign's legend numbers the hands of the progressive paytable (1 = the top award)
-            hand = hit.hand or ""
-            ctx.dev.sign.hand_light(ctx.proc.hand_light(hand), P.LIGHT_BLINK)
-            ctx.dev.sign.seat_light(seat_to_position(hit.seat, ctx.profile.seats), P.LIGHT_BLINK)
-            if ctx.link is not None and rnd.validated_by is not None:
-                # validated before a restart (``hit.awaiting_lap``, restored): paid once answered
-                ctx.emit("hit", seat=hit.seat, hand=hit.hand)
-                self.pay_linked(rnd)
-                return
-            if ctx.link is not None and self._answer(rnd, hit) is None:
-                ctx.dev.sign.message(f"HIT SEAT {hit.seat} {hand.upper()} - WAITING FOR LINK")
-            else:
-                ctx.dev.sign.message(f"HIT SEAT {hit.seat} {hand.upper()} - CALL FLOOR")
-            ctx.emit("hit", seat=hit.seat, hand=hit.hand)
+    def next_hit_or_complete(self, rnd: Round) -> None:
+        if self._s.pending_hits:
+            self._show_hit(self._s.pending_hits[0])
             return
-        ctx.trigger("settled")
+        self.machine.trigger("settled")
         # the procedure's state for the next round is written with the round's close (one transaction)
-        ctx.proc.round_ended(rnd, void=False)
-        meter = ctx.meter
-        ctx.commit(
-            [
-                ctx.rec(Kind.ROUND_COMPLETE, meter=str(meter.value) if meter is not None else None),
-                *ctx.carry_records(),
-            ],
-            lambda _e: self._round_done(rnd),
-        )
+        proc, books = self.game.proc, self.books
+        proc.round_ended(rnd, void=False)
+        meter = books.meter
+        recs = [books.rec(Kind.ROUND_COMPLETE, meter=str(meter.value) if meter is not None else None)]
+        books.commit(recs + carry_records(books, proc), lambda _e: self._round_done(rnd))
+
+    def _show_hit(self, hit: WagerResult) -> None:
+        # § 670a.11(h)(3)(i)(B)(II): the appropriate light illuminated; (III) floor validates
+        if self.machine.state != TableState.FLOOR_VALIDATION:
+            self.machine.trigger("hit_needs_validation")
+        # the sign's legend numbers the hands of the progressive paytable (1 = the top award)
+        hand = hit.hand or ""
+        self.sign.hand_light(self.game.proc.hand_light(hand), P.LIGHT_BLINK)
+        self.sign.seat_light(seat_to_position(hit.seat, self.game.profile.seats), P.LIGHT_BLINK)
+        if self.linked and self._s.validated_by is not None:
+            # validated before a restart (``hit.awaiting_lap``, restored): paid once answered
+            self.emit("hit", seat=hit.seat, hand=hit.hand)
+            self.pay_linked()
+            return
+        if self.linked and self._answer(hit) is None:
+            self.sign.message(f"HIT SEAT {hit.seat} {hand.upper()} - WAITING FOR LINK")
+        else:
+            self.sign.message(f"HIT SEAT {hit.seat} {hand.upper()} - CALL FLOOR")
+        self.emit("hit", seat=hit.seat, hand=hit.hand)
 
     # ---- a floorperson's validation -----------------------------------------------------------
     def validate_hit(self, by: str) -> bool:
         """A floorperson validates the pending hit (key switch, or PIN at the console),
         § 670a.11(h)(3)(i)(B)(III).  Hits are paid one at a time in settlement order,
         each from the meter as it then stands (§ 670a.12(d)(3)); the order is recorded."""
-        ctx = self.ctx
-        rnd = ctx.round
-        if ctx.state != "floor_validation" or rnd is None or not rnd.pending_hits:
-            ctx.log.info("validate.ignored", state=ctx.state, by=by)
+        rnd, s, state = self.rounds.round, self._s, self.machine.state
+        if state != TableState.FLOOR_VALIDATION or rnd is None or not s.pending_hits:
+            self.log.info("validate.ignored", state=state, by=by)
             return False
-        if ctx.link is not None:
-            if rnd.validated_by is not None:  # already validated (recorded): waiting for the LAP
-                ctx.log.info("validate.already", by=by, validated_by=rnd.validated_by)
+        if self.linked:
+            if s.validated_by is not None:  # already validated (recorded): waiting for the LAP
+                self.log.info("validate.already", by=by, validated_by=s.validated_by)
                 return True
-            rnd.validated_by = by
-            return self.pay_linked(rnd, record=True)
-        progressive, meter = ctx.progressive, ctx.meter
+            s.validated_by = by
+            return self.pay_linked(record=True)
+        progressive, meter = self.game.progressive, self.books.meter
         if progressive is None or meter is None:  # a meter hit needs the meter it is paid from
-            ctx.raise_tilt("controller", "a progressive hit is pending but the table has no progressive meter")
+            self.raise_tilt("controller", "a progressive hit is pending but the table has no progressive meter")
             return False
-        hit = rnd.pending_hits.pop(0)
-        order = len(rnd.payouts) + 1
-        recs, cents = progressive.hit_payment(meter, hit, order, by, ctx.round_no)
-        rnd.payouts.append({"seat": hit.seat, "hand": hit.hand, "cents": cents, "order": order})
-        ctx.trigger("hit_validated")
-        ctx.commit(recs, lambda _e: self._after_hit_paid(rnd))
+        hit = s.pending_hits.pop(0)
+        order = len(s.payouts) + 1
+        recs, cents = progressive.hit_payment(meter, hit, order, by, self.books.round_no)
+        s.payouts.append(Payout(hit.seat, hit.hand, cents, order))
+        self.machine.trigger("hit_validated")
+        self.books.commit(recs, lambda _e: self._after_hit_paid(rnd))
         return True
 
     # ---- a linked hit: paid what the LAP answered ----------------------------------------------
-    def _answer(self, rnd: RoundData, hit: WagerResult) -> tuple[int, int, int] | None:
+    def _answer(self, hit: WagerResult) -> tuple[int, int, int] | None:
         """(claim seq, LAP order, amount) once the LAP has answered the hit's claim."""
-        link = self.ctx.link
-        seq = rnd.link_hits.get((hit.seat, hit.hand or ""))
-        if link is None or seq is None or seq not in link.answers:
+        seq = self._s.link_hits.get((hit.seat, hit.hand or ""))
+        if not self.linked or seq is None or seq not in self.link.answers:
             return None
-        order, amount = link.answers[seq]
+        order, amount = self.link.answers[seq]
         return seq, order, amount
 
-    def pay_linked(self, rnd: RoundData, record: bool = False) -> bool:
+    def pay_linked(self, record: bool = False) -> bool:
         """Pay the first pending linked hit when it is both validated by a floorperson and
         answered by the LAP (in either order); until then it stays pending.  A validation given
         before the answer (``record``) is a ledger record, ``hit.awaiting_lap``, durable before
         the sign says so: start-up recovery restores it (controller/recovery.py), so a restart
         in the wait does not ask the floor again (§ 670a.11(h)(3)(i)(B)(III))."""
-        ctx = self.ctx
-        if ctx.state != "floor_validation" or not rnd.pending_hits or rnd.validated_by is None:
+        rnd, s = self.rounds.round, self._s
+        if self.machine.state != TableState.FLOOR_VALIDATION or rnd is None or not s.pending_hits:
             return False
-        hit = rnd.pending_hits[0]
-        answer = self._answer(rnd, hit)
-        progressive = ctx.progressive
+        if s.validated_by is None:
+            return False
+        hit = s.pending_hits[0]
+        answer = self._answer(hit)
+        progressive = self.game.progressive
         if progressive is None:
-            ctx.raise_tilt("controller", "a linked hit is pending but the table has no progressive")
+            self.raise_tilt("controller", "a linked hit is pending but the table has no progressive")
             return False
         if answer is None:
-            by = rnd.validated_by
-            ctx.log.info("hit.awaiting_lap", seat=hit.seat, hand=hit.hand, by=by)
-            if not record:  # already recorded (before a restart, or at the validation)
-                self._show_validated(rnd, hit)
-                return True
-            claim = rnd.link_hits.get((hit.seat, hit.hand or ""))
-            ctx.commit(
-                [ctx.rec(Kind.HIT_AWAITING_LAP, seat=hit.seat, hand=hit.hand, by=by, hit_seq=claim)],
-                lambda _e: self._show_validated(rnd, hit),
-            )
+            self._await_lap(hit, s.validated_by, record)
             return True
         seq, lap_order, cents = answer
-        rnd.pending_hits.pop(0)
-        by, rnd.validated_by = rnd.validated_by, None
-        order = len(rnd.payouts) + 1
-        recs = progressive.linked_payment(hit, order, by, seq, cents, lap_order, ctx.round_no)
-        rnd.payouts.append({"seat": hit.seat, "hand": hit.hand, "cents": cents, "order": order})
-        ctx.trigger("hit_validated")
-        ctx.commit(recs, lambda _e: self._after_hit_paid(rnd))
+        s.pending_hits.pop(0)
+        by, s.validated_by = s.validated_by, None
+        order = len(s.payouts) + 1
+        recs = progressive.linked_payment(hit, order, by, seq, cents, lap_order, self.books.round_no)
+        s.payouts.append(Payout(hit.seat, hit.hand, cents, order))
+        self.machine.trigger("hit_validated")
+        self.books.commit(recs, lambda _e: self._after_hit_paid(rnd))
         return True
 
-    def _show_validated(self, rnd: RoundData, hit: WagerResult) -> None:
+    def _await_lap(self, hit: WagerResult, by: str, record: bool) -> None:
+        """Validated, not yet answered: recorded (``hit.awaiting_lap``) once, then shown."""
+        self.log.info("hit.awaiting_lap", seat=hit.seat, hand=hit.hand, by=by)
+        if not record:  # already recorded (before a restart, or at the validation)
+            self._show_validated(hit)
+            return
+        claim = self._s.link_hits.get((hit.seat, hit.hand or ""))
+        self.books.commit(
+            [self.books.rec(Kind.HIT_AWAITING_LAP, seat=hit.seat, hand=hit.hand, by=by, hit_seq=claim)],
+            lambda _e: self._show_validated(hit),
+        )
+
+    def _show_validated(self, hit: WagerResult) -> None:
         """The sign, once the validation is durable, if the hit still waits for the LAP."""
-        if self.ctx.state == "floor_validation" and rnd.pending_hits and rnd.pending_hits[0] is hit:
-            if rnd.validated_by is not None and self._answer(rnd, hit) is None:
-                self.ctx.dev.sign.message(f"HIT SEAT {hit.seat} VALIDATED - WAITING FOR LINK")
+        s = self._s
+        if self.machine.state == TableState.FLOOR_VALIDATION and s.pending_hits and s.pending_hits[0] is hit:
+            if s.validated_by is not None and self._answer(hit) is None:
+                self.sign.message(f"HIT SEAT {hit.seat} VALIDATED - WAITING FOR LINK")
 
     def on_answer(self) -> None:
         """The LAP answered a claim: pay it if validated, else tell the floor to come."""
-        rnd = self.ctx.round
-        if rnd is None or self.ctx.state != "floor_validation" or not rnd.pending_hits:
+        s = self._s
+        if self.rounds.round is None or self.machine.state != TableState.FLOOR_VALIDATION or not s.pending_hits:
             return
-        if rnd.validated_by is not None:
-            self.pay_linked(rnd)
+        if s.validated_by is not None:
+            self.pay_linked()
         else:
-            hit = rnd.pending_hits[0]
-            if self._answer(rnd, hit) is not None:
-                self.ctx.dev.sign.message(f"HIT SEAT {hit.seat} {(hit.hand or '').upper()} - CALL FLOOR")
+            hit = s.pending_hits[0]
+            if self._answer(hit) is not None:
+                self.sign.message(f"HIT SEAT {hit.seat} {(hit.hand or '').upper()} - CALL FLOOR")
 
-    def _after_hit_paid(self, rnd: RoundData) -> None:
-        ctx = self.ctx
-        paid = rnd.payouts[-1] if rnd.payouts else None
+    def _after_hit_paid(self, rnd: Round) -> None:
+        paid = self._s.payouts[-1] if self._s.payouts else None
         if paid is not None:
-            ctx.emit("hit_paid", round=ctx.round_no, **paid)
-        ctx.show_meters()
-        ctx.dev.sign.hand_light(0, P.LIGHT_OFF)
+            self.emit("hit_paid", round=self.books.round_no, **paid.as_dict())
+        self.show_meters()
+        self.sign.hand_light(0, P.LIGHT_OFF)
         self.next_hit_or_complete(rnd)
 
-    def _round_done(self, rnd: RoundData) -> None:
-        ctx = self.ctx
-        if ctx.state != "round_complete":
+    def _round_done(self, rnd: Round) -> None:
+        if self.machine.state != TableState.ROUND_COMPLETE:
             return
-        ctx.emit("round", round=rnd.number, data=rnd, meter=ctx.meters.get(LEVEL))
-        ctx.trigger("next_round")
-
-
-def note_claims(rnd: RoundData, events: Sequence[StoredEvent]) -> None:
-    """Remember each durable hit claim's seq: the LAP answers by it."""
-    for e in events:
-        if e.kind == Kind.LINK_HIT:
-            rnd.link_hits[(int(e.data["seat"]), str(e.data["hand"] or ""))] = e.seq
+        self.emit("round", round=rnd.number, data=rnd, meter=self.books.meter)
+        self.machine.trigger("next_round")

@@ -8,10 +8,10 @@ for the change, and only when the ledger writer reports them durable does it
 
 The machine is a plain ``transitions.Machine`` with ``queued=True``: safe
 because only the reactor thread ever triggers it.  :class:`Table` keeps the
-machine, event dispatch, the procedure's phases, start-up and profile
-changes; the work of a round, and its faults, are done by components that each own their state
-and are given a :class:`~controller.context.TableContext` and explicit
-references to one another:
+machine, event dispatch, the procedure's phases, the round in play, start-up and
+profile changes; the work of a round, and its faults, are done by components that
+each own their state and their part of the round (controller/round.py), each given
+only the roles it uses (controller/context.py) and explicit references to one another:
 
 ================================  ===============================================
 :class:`~controller.wagering.Wagering`   bet sensors, keyed wagers, the lock-out, the count, voids
@@ -20,6 +20,7 @@ references to one another:
 :class:`~controller.settling.Settling`   settlement, meter hits and validation, the round's close
 :class:`~controller.floor.Floor`         out of order / in service, ordered reshuffle, new dealer
 :class:`~controller.faults.Faults`       the latched tilts: raised, latched again at start-up, shown, cleared
+:class:`~controller.linking.LinkedWager`  a linked progressive opened and closed by its LAP
 ================================  ===============================================
 
 Start-up recovery from the ledger is controller/recovery.py; the published
@@ -35,33 +36,43 @@ from typing import Any
 from transitions import Machine
 
 from controller import meters as M
-from controller.betting import BetBoard, parse_input, restore_levels
+from controller.assembly import RoundMachine, Shared, Wiring, assemble
+from controller.betting import parse_input
 from controller.config import ProgressiveConfig, TableProfile
-from controller.context import LINK_RECORDS, Journal, LedgerWriterLike, TableContext, Then
-from controller.dealing import Dealing, Deck
-from controller.deciding import Deciding
+from controller.context import (
+    LINK_RECORDS,
+    Journal,
+    LedgerWriterLike,
+    Link,
+    MeterSign,
+    NullLink,
+    RoundSlot,
+    TableBooks,
+    TableGame,
+    Then,
+)
 from controller.devices import DeviceRegistry, Devices, SignLine
-from controller.faults import Faults
-from controller.floor import Floor
+from controller.floor import OutOfOrder
 from controller.games import procedure_for
 from controller.games.base import Procedure
 from controller.inputs import Debouncer
 from controller.ledger import Record
-from controller.linked import last_outbox_seq
+from controller.linked import Linkage, last_outbox_seq
 from controller.linking import LinkedWager
 from controller.log import LogContext
-from controller.machine import Trigger, build
+from controller.machine import TableState, build
+from controller.profilechange import profile_change
 from controller.progressive import LEVEL, ProgressiveSystem
 from controller.reactor import Event, Reactor
 from controller.records import Kind, PhaseKind
-from controller.recovery import Recovered, recover
-from controller.round import RoundData
-from controller.settling import Settling
+from controller.recovery import Recovered, RecoveredRound, recover
+from controller.round import Round
 from controller.status import StatusBoard
 from controller.timers import DeviceTimer
-from controller.wagering import Wagering
 
-__all__ = ["Devices", "RoundData", "Table"]
+__all__ = ["Devices", "Round", "Table"]
+
+S = TableState
 
 
 class Table:
@@ -80,6 +91,7 @@ class Table:
         *,
         bounce_s: float = 0.02,
         journal: Journal | None = None,
+        link_send: Callable[[dict[str, Any]], None] | None = None,
     ):
         self.reactor = reactor
         self.writer = writer
@@ -93,44 +105,17 @@ class Table:
         self.visited: deque[str] = deque(maxlen=256)  # recent states, for tests and the console
         self._handling = False  # ``handle`` is running: it publishes the status itself when done
         self.registry = DeviceRegistry()
-        self.ctx = TableContext(
-            profile=profile,
-            proc=procedure,
-            dev=devices,
-            timer=DeviceTimer(reactor, self._timed_out),
-            log=self.log,
-            writer=writer,
-            raise_tilt=self.raise_tilt,
-            emit=self._emit,
-            trigger=self._trigger,
-            advance=self._advance,
-            get_state=lambda: self.state,
-            publish=self._publish,
-            progressive=ProgressiveSystem(profile.progressive) if profile.progressive else None,
-            meters=dict(writer.ledger.meters),
-            round_no=writer.ledger.last_round(),
-            journal=journal,
+        self.marks = OutOfOrder()
+        self._slot = RoundSlot()
+        self._game = TableGame(
+            profile, procedure, ProgressiveSystem(profile.progressive) if profile.progressive else None
         )
-        deck = Deck()
-        board = BetBoard(profile.sensed, self.seats, devices.lights)
-        self.settling = Settling(self.ctx, board, self.registry)
-        self.wagering = Wagering(self.ctx, board, deck)
-        self.dealing = Dealing(self.ctx, self.registry, deck, self.wagering.void)
-        self.deciding = Deciding(self.ctx, self.wagering, self.dealing, self.settling, reactor.call_later)
-        self.floor = Floor(self.ctx, self.registry, self.dealing)
-        self.faults = Faults(self.ctx, self.registry, self.wagering, self.settling, self._drop_round)
-        self.board = board
-        self.deck = deck
-        self.linked: LinkedWager | None = None
-        if profile.progressive is not None and profile.progressive.linked is not None:
-            link = LinkedWager.make(
-                profile.progressive.linked,
-                profile.progressive.link_timeout_s,
-                last_outbox_seq(writer.ledger.events(kinds=LINK_RECORDS)),
-            )
-            link.status_source = self._link_status
-            self.ctx.link = link
-            self.linked = LinkedWager(self.ctx, board, self.settling, reactor, link)
+        self.lap = self._make_link(profile, link_send)
+        self.link: Link = self.lap if self.lap is not None else NullLink()  # the one place linked or not
+        self.books = TableBooks(writer, writer.ledger.meters, writer.ledger.last_round(), self.link, self._publish)
+        self.machine_seam = RoundMachine(self)
+        self.timer = DeviceTimer(reactor, self._timed_out)
+        self._build_components(profile, journal)
         self.states, self.transitions_spec = build(procedure.phases)
         self.debounce = Debouncer(reactor, bounce_s, self._on_input)
         self._status = StatusBoard(self._snapshot, reactor.clock)
@@ -138,42 +123,88 @@ class Table:
             model=self,
             states=self.states,
             transitions=self.transitions_spec,
-            initial="self_test",
+            initial=S.SELF_TEST.value,
             queued=True,
             auto_transitions=False,
             after_state_change="_after_state",
         )
         self._publish()
 
+    def _make_link(self, profile: TableProfile, send: Callable[[dict[str, Any]], None] | None) -> Linkage | None:
+        """A linked progressive's view of its LAP (controller/linked.py), or None."""
+        prog = profile.progressive
+        if prog is None or prog.linked is None:
+            return None
+        last = last_outbox_seq(self.writer.ledger.events(kinds=LINK_RECORDS))
+        return LinkedWager.make(prog.linked, prog.link_timeout_s, last, send=send, status_source=self._link_status)
+
+    def _meter_cents(self) -> int | None:
+        """The meter the sign shows: the LAP's as it last pushed it, or the table's own."""
+        if self.lap is not None:
+            return self.lap.meters.get(LEVEL)
+        meter = self.books.meter
+        return meter.cents if meter is not None else None
+
+    def _build_components(self, profile: TableProfile, journal: Journal | None) -> None:
+        self.show_meters = MeterSign(self.dev.sign, self._meter_cents).show
+        parts = assemble(
+            Shared(
+                books=self.books,
+                machine=self.machine_seam,
+                game=self._game,
+                rounds=self._slot,
+                timer=self.timer,
+                raise_tilt=self.raise_tilt,
+                emit=self._emit,
+                show_meters=self.show_meters,
+                log=self.log,
+            ),
+            profile,
+            self.dev,
+            Wiring(
+                reactor=self.reactor,
+                marks=self.marks,
+                registry=self.registry,
+                link=self.link,
+                lap=self.lap,
+                journal=journal,
+                drop_round=self._drop_round,
+                publish=self._publish,
+            ),
+        )
+        self.deck, self.board = parts.deck, parts.board
+        self.wagering, self.dealing, self.deciding = parts.wagering, parts.dealing, parts.deciding
+        self.settling, self.floor, self.faults, self.linked = parts.settling, parts.floor, parts.faults, parts.linked
+
     # ------------------------------------------------------------------ facades
     # what the console, the HIL rig, the simulator, bench/ and the tests look at
     @property
     def profile(self) -> TableProfile:
-        return self.ctx.profile
+        return self._game.profile
 
     @property
     def proc(self) -> Procedure:
-        return self.ctx.proc
+        return self._game.proc
 
     @property
     def prog(self) -> ProgressiveConfig | None:
-        return self.ctx.profile.progressive
+        return self._game.profile.progressive
 
     @property
     def progressive(self) -> ProgressiveSystem | None:
-        return self.ctx.progressive
+        return self._game.progressive
 
     @property
-    def round(self) -> RoundData | None:
-        return self.ctx.round
+    def round(self) -> Round | None:
+        return self._slot.round
 
     @property
     def round_no(self) -> int:
-        return self.ctx.round_no
+        return self.books.round_no
 
     @property
     def meters(self) -> dict[str, M.Meter]:
-        return self.ctx.meters
+        return self.books.meters
 
     @property
     def tilts(self) -> dict[str, str]:
@@ -181,8 +212,8 @@ class Table:
         return self.faults.tilts
 
     @property
-    def out_of_order(self) -> dict[str, str]:
-        return self.registry.out_of_order
+    def out_of_order(self) -> Mapping[str, str]:
+        return self.marks.marks
 
     @property
     def devices_down(self) -> dict[str, str]:
@@ -215,10 +246,10 @@ class Table:
 
     def commit(self, records: list[Record], then: Then | None = None) -> None:
         """Write records; run ``then`` on the reactor thread once they are durable."""
-        self.ctx.commit(records, then)
+        self.books.commit(records, then)
 
     def rec(self, kind: Kind, **data: Any) -> Record:
-        return self.ctx.rec(kind, **data)
+        return self.books.rec(kind, **data)
 
     def validate_hit(self, by: str) -> bool:
         return self.settling.validate_hit(by)
@@ -241,6 +272,10 @@ class Table:
     # ------------------------------------------------------------------ observers
     def _after_state(self, *_: Any) -> None:
         self.visited.append(self.state)
+        phase = self.proc.phase(self.state)
+        rnd = self._slot.round
+        if phase is not None and rnd is not None:  # the round entered the procedure's phase
+            rnd.phase = self.proc.phases.index(phase)
         self.deciding.state_entered()
         self.log.info("state", state=self.state)
         if not self._handling:  # inside ``handle`` the status is published once, when the event is done
@@ -248,15 +283,14 @@ class Table:
 
     def _publish(self) -> None:
         self._status.publish()
-        if self.ctx.link is not None:  # the floor view's line for this table (docs/linked.md)
-            self.ctx.link.report()
+        self.link.report()  # the floor view's line for this table (docs/linked.md)
 
     def _link_status(self) -> dict[str, Any]:
         return {"state": self.state, "round": self.round_no, "tilts": {str(k): str(v) for k, v in self.tilts.items()}}
 
     def _snapshot(self) -> Mapping[str, Any]:
         rnd = self.round
-        meter = self.ctx.meter
+        meter = self.books.meter
         return {
             "state": self.state,
             "round": self.round_no,
@@ -266,13 +300,13 @@ class Table:
             "deck_ready": self.deck.ready,
             "accepted": dict(rnd.accepted) if rnd else {},
             "pending_hits": len(rnd.pending_hits) if rnd else 0,
-            "spots": self.board.snapshot(),
-            "out_of_order": dict(self.registry.out_of_order),
+            "spots": self.wagering.board_snapshot(),
+            "out_of_order": dict(self.marks.marks),
             # what the people at the table can see: the wagers, the cards dealt, whose decision it is
             "wagers": {f"{s}:{w}": c for (s, w), c in rnd.wagers.items()} if rnd else {},
             "cards": {k: list(v) for k, v in rnd.cards.items()} if rnd else {},
             "decision": self._decision_view(),
-            "link": self.ctx.link.snapshot() if self.ctx.link is not None else None,
+            "link": self.link.snapshot(),
             # the number of the keypad's latest prompt (an entry answers one prompt, deciding.py)
             "prompt": self.dev.keypad.prompt_id if self.dev.keypad is not None else 0,
         }
@@ -290,9 +324,6 @@ class Table:
         for fn in self.listeners:
             fn(what, data)
 
-    def _trigger(self, name: Trigger) -> bool:
-        return self.trigger(name)
-
     # ------------------------------------------------------------------ start-up
     def start(
         self, problems: list[str], records: list[Record] | None = None, then: Callable[[], None] | None = None
@@ -306,34 +337,21 @@ class Table:
         is *not* voided: after a cut tail or a rollback the ledger no longer says
         whether it was settled and paid (issue 13) — a technician decides.  ``then()`` runs
         once the start-up records are durable and the table has opened (or latched)."""
-        ctx = self.ctx
         for name in self.dev.inputs.names():
             self.debounce.add(name, self.dev.inputs.is_active(name))
-        restore_levels(self.board, self.dev.inputs.is_active)
+        self.wagering.restore_levels(self.dev.inputs.is_active)
         recs = [self.rec(Kind.POWER_UP, version=_version())]
         recs += records or []
-        if ctx.progressive:
-            recs += ctx.progressive.init_records(ctx.meters, ctx.round_no)
-        found = recover(self.writer.ledger, ctx.round_no, ctx.proc, ctx.progressive)
+        if self.progressive:
+            recs += self.progressive.init_records(self.books.meters, self.round_no)
+        found = recover(self.writer.ledger, self.round_no, self.proc, self.progressive)
         for r in found.records:
             if r.kind == Kind.GAME_CARRY_REFUSED:
                 self.log.warning("game.carry_refused", **r.data)
         # ledger problems a technician has already acknowledged (tilt cleared) do not re-tilt
         problems = [p for p in problems if p not in found.acknowledged]
-        damaged = any(p.startswith("ledger: ") for p in problems)
-        if damaged:
-            if found.records:
-                self.log.error("recovery.withheld", records=[r.kind for r in found.records], why="ledger damaged")
-        else:
-            recs += found.records
-            ctx.round = found.round
-            if found.round is not None and self.linked is not None:
-                from controller.settling import note_claims
-
-                note_claims(
-                    found.round, list(self.writer.ledger.events(kinds=[Kind.LINK_HIT], round_no=found.round.number))
-                )
-        self.registry.out_of_order.update(found.out_of_order)
+        recs += self._take_back(found, damaged=any(p.startswith("ledger: ") for p in problems))
+        self.floor.restore(found.out_of_order)
         self.commit(recs, lambda _e: self._start_durable(found, then))
         if self.linked is not None:
             self.linked.start()
@@ -343,15 +361,39 @@ class Table:
         if found.tilts:
             self.faults.relatch(found.tilts)
 
+    def _take_back(self, found: Recovered, *, damaged: bool) -> list[Record]:
+        """What recovery found, taken back unless the ledger is damaged: its records to
+        write, and the settled round still owing hits."""
+        if damaged:
+            if found.records:
+                self.log.error("recovery.withheld", records=[r.kind for r in found.records], why="ledger damaged")
+            return []
+        if found.round is not None:
+            self._resume_round(found.round)
+        return found.records
+
+    def _resume_round(self, got: RecoveredRound) -> None:
+        """A settled round still owing validated hits, rebuilt in its parts."""
+        self._slot.round = Round(
+            got.number,
+            self.wagering.restore(got.wagers),
+            self.dealing.restore(),
+            self.deciding.new_round(),
+            self.settling.restore(got.results, got.pending_hits, got.validated_by),
+        )
+        if self.linked is not None:
+            self.settling.note_claims(list(self.writer.ledger.events(kinds=[Kind.LINK_HIT], round_no=got.number)))
+
     def _start_durable(self, found: Recovered, then: Callable[[], None] | None) -> None:
         """The start-up records are durable: only now may the table open (or resume)."""
-        if self.tilts or self.state == "tilt":
+        rnd = self._slot.round
+        if self.tilts or self.state == S.TILT:
             pass
-        elif found.round is not None and found.round.pending_hits:
-            self._trigger("resume_validation")
-            self.settling.after_settle(found.round)
+        elif found.round is not None and rnd is not None and rnd.pending_hits:
+            self.trigger("resume_validation")
+            self.settling.after_settle(rnd)
         else:
-            self._trigger("self_test_passed")
+            self.trigger("self_test_passed")
         if then is not None:
             then()
 
@@ -370,30 +412,36 @@ class Table:
             self._publish()
 
     def _dispatch(self, ev: Event) -> None:
+        handler = {
+            "shoe": self.dealing.on_shoe,
+            "shaker": self.dealing.on_shaker,
+            "keypad": self.deciding.on_keypad,
+            "sign": self._on_sign,
+            "link": self._on_link,
+            "lap": self._on_lap,
+            "command": self._on_command,
+        }.get(ev.kind)
         if ev.kind == "input":
             self.debounce.edge(ev.source, bool(ev.data["active"]), ev.t)
-        elif ev.kind == "shoe":
-            self.dealing.on_shoe(ev)
-        elif ev.kind == "shaker":
-            self.dealing.on_shaker(ev)
-        elif ev.kind == "keypad":
-            self.deciding.on_keypad(ev)
-        elif ev.kind == "sign":
-            if ev.data.get("msg") == "ERROR":
-                self.raise_tilt("sign", f"sign error {ev.data.get('code')}: {ev.data.get('text')}")
-        elif ev.kind == "link":
-            self._on_link(ev)
-        elif ev.kind == "lap" and self.linked is not None:
-            self.linked.on_message(dict(ev.data))
-        elif ev.kind == "command":
-            self._on_command(ev)
+        elif handler is not None:
+            handler(ev)
         else:
             self.log.warning("event.unknown", kind=ev.kind, source=ev.source)
+
+    def _on_sign(self, ev: Event) -> None:
+        if ev.data.get("msg") == "ERROR":
+            self.raise_tilt("sign", f"sign error {ev.data.get('code')}: {ev.data.get('text')}")
+
+    def _on_lap(self, ev: Event) -> None:
+        if self.linked is None:
+            self.log.warning("event.unknown", kind=ev.kind, source=ev.source)
+            return
+        self.linked.on_message(dict(ev.data))
 
     def _on_link(self, ev: Event) -> None:
         what, detail = ev.data["event"], ev.data.get("detail", "")
         self.registry.link_event(ev.source, what)
-        if ev.source in self.registry.out_of_order:
+        if ev.source in self.marks.marks:
             self.log.info("link.out_of_order_device", device=ev.source, link_event=what)
         elif what in ("fault", "lost", "gave-up", "disconnected"):
             self.raise_tilt(ev.source, f"{ev.source} link {what}: {detail}")
@@ -410,29 +458,29 @@ class Table:
             self.wagering.dealer_void(str(ev.data.get("reason", "dealer void")))
         elif cmd == "validate":
             self.settling.validate_hit(str(ev.data.get("by", "floorperson")))
-        elif cmd == "out_of_order":
-            try:
-                self.floor.mark_out_of_order(
-                    str(ev.data.get("device")),
-                    str(ev.data.get("by", "technician")),
-                    str(ev.data.get("alternative")),
-                    str(ev.data.get("reason", "")),
-                )
-            except ValueError as e:
-                self.log.warning("out_of_order.refused", error=str(e))
-        elif cmd in ("in_service", "reshuffle", "new_dealer"):
-            by = str(ev.data.get("by", "floorperson"))
-            try:
-                if cmd == "in_service":
-                    self.floor.mark_in_service(str(ev.data.get("device")), by)
-                elif cmd == "reshuffle":
-                    self.floor.floor_reshuffle(by)
-                else:
-                    self.floor.new_dealer(by)
-            except ValueError as e:
-                self.log.warning(f"{cmd}.refused", error=str(e))
+        elif cmd in ("out_of_order", "in_service", "reshuffle", "new_dealer"):
+            self._floor_command(str(cmd), ev.data)
         else:
             self.log.warning("command.unknown", cmd=cmd)
+
+    def _floor_command(self, cmd: str, data: Mapping[str, Any]) -> None:
+        """A floor action from the console: refused (logged), changing nothing, when not allowed now."""
+        try:
+            if cmd == "out_of_order":
+                by = str(data.get("by", "technician"))
+                self.floor.mark_out_of_order(
+                    str(data.get("device")), by, str(data.get("alternative")), str(data.get("reason", ""))
+                )
+                return
+            by = str(data.get("by", "floorperson"))
+            if cmd == "in_service":
+                self.floor.mark_in_service(str(data.get("device")), by)
+            elif cmd == "reshuffle":
+                self.floor.floor_reshuffle(by)
+            else:
+                self.floor.new_dealer(by)
+        except ValueError as e:
+            self.log.warning(f"{cmd}.refused", error=str(e))
 
     # ---- inputs (debounced) -------------------------------------------------
     def _on_input(self, name: str, active: bool, t: float) -> None:
@@ -454,15 +502,15 @@ class Table:
 
     # ---- phases ----------------------------------------------------------------------
     def _advance(self) -> None:
-        """Enter the next phase of the game's procedure (its records before are durable)."""
+        """Enter the next phase of the game's procedure (its records before are durable);
+        entering its state sets the round's phase (``_after_state``)."""
         rnd = self.round
-        if rnd is None or self.state not in ("no_more_bets",) + tuple(p.state for p in self.proc.phases):
+        if rnd is None or self.state not in (S.NO_MORE_BETS, *(p.state for p in self.proc.phases)):
             return
-        self._trigger("advance")
+        self.trigger("advance")
         phase = self.proc.phase(self.state)
         if phase is None:
             return
-        rnd.phase = self.proc.phases.index(phase)
         if phase.kind == PhaseKind.START:
             self.dealing.phase_start(rnd)
         elif phase.kind == PhaseKind.DICE_WAGERS:
@@ -481,23 +529,27 @@ class Table:
 
     # ---- state entry -----------------------------------------------------------------
     def on_enter_open_for_wagers(self) -> None:
-        ctx = self.ctx
-        ctx.round_no += 1
-        self.logctx.set_round(ctx.round_no)
-        ctx.round = RoundData(ctx.round_no)
-        self.wagering.new_round()
-        self.deck.ready = False
+        number = self.books.open_round()
+        self.logctx.set_round(number)
+        self.proc.begin_round()
+        self._slot.round = Round(
+            number,
+            self.wagering.new_round(),
+            self.dealing.new_round(),
+            self.deciding.new_round(),
+            self.settling.new_round(),
+        )
         self.commit([self.rec(Kind.ROUND_OPEN)], lambda _e: self._show_open())
 
     def _show_open(self) -> None:
-        if self.state != "open_for_wagers":
+        if self.state != S.OPEN:
             return
         self.dev.sign.clear()
-        self.ctx.show_meters()
+        self.show_meters()
         self.dev.sign.message("PLACE YOUR BETS")
-        if self.ctx.link is not None and not self.ctx.link.open:
+        if not self.link.open:
             self.dev.sign.message("LINKED PROGRESSIVE CLOSED")  # the players told (docs/linked.md)
-        self.board.open()
+        self.wagering.open_board()
         self.dealing.prepare_deck()
         self._emit("open", round=self.round_no)
 
@@ -513,56 +565,23 @@ class Table:
 
     def _drop_round(self) -> None:
         """A tilt's clearing is durable: the round it cut short is over."""
-        self.ctx.round = None
+        self._slot.round = None
 
+    # ---- a changed profile ---------------------------------------------------------------
     def apply_profile(self, profile: TableProfile) -> dict[str, tuple[Any, Any]]:
         """A changed table profile, between rounds only (SPEC § 5).  What would need
         other pins or another deal (game, seats, positions, sensed spots) needs a
         restart.  A new increment rate applies to later increments; a new seed to
         later reseeds (``meter.adjust``).  Returns what changed, old and new."""
-        if self.state not in ("open_for_wagers", "tilt") or (self.round is not None and self.round.accepted):
+        if self.state not in (S.OPEN, S.TILT) or (self.round is not None and self.round.accepted):
             raise ValueError(f"the table profile changes only between rounds (state {self.state})")
-        old = self.profile
-        for attr in ("game", "seats", "positions", "sensed"):
-            if getattr(profile, attr) != getattr(old, attr):
-                raise ValueError(
-                    f"a change of {attr} ({getattr(old, attr)} -> {getattr(profile, attr)}) needs a restart"
-                )
-        if (old.progressive is None) != (profile.progressive is None):
-            raise ValueError("adding or removing the progressive needs a restart")
+        changed, recs = profile_change(self.profile, profile, self.books)
         proc = procedure_for(profile.game, profile)
-        changed: dict[str, tuple[Any, Any]] = {}
-        for attr in ("name", "start_method", "options"):
-            if getattr(old, attr) != getattr(profile, attr):
-                changed[attr] = (getattr(old, attr), getattr(profile, attr))
-        recs: list[Record] = []
-        o, n = old.progressive, profile.progressive
-        if o is not None and n is not None and o != n:
-            for attr in (
-                "paytable",
-                "wager_cents",
-                "seed_cents",
-                "increment_rate",
-                "envy_paytable",
-                "envy_min_wager_cents",
-                "reserve_rate",
-            ):
-                if getattr(o, attr) != getattr(n, attr):
-                    changed[f"progressive.{attr}"] = (getattr(o, attr), getattr(n, attr))
-            if (o.seed_cents, o.increment_rate, o.reserve_rate) != (n.seed_cents, n.increment_rate, n.reserve_rate):
-                recs.append(
-                    self.rec(
-                        Kind.METER_ADJUST,
-                        level=LEVEL,
-                        seed=n.seed_cents,
-                        rate=str(n.increment_rate),
-                        reserve_rate=str(n.reserve_rate),
-                    )
-                )
-        self.ctx.profile, self.ctx.proc = profile, proc
-        self.ctx.progressive = ProgressiveSystem(n) if n else None
+        game = self._game
+        game.profile, game.proc = profile, proc
+        game.progressive = ProgressiveSystem(profile.progressive) if profile.progressive else None
         if recs:
-            self.commit(recs, lambda _e: self.ctx.show_meters())
+            self.commit(recs, lambda _e: self.show_meters())
         return changed
 
 

@@ -170,7 +170,7 @@ def run_link_sim(
 
 def _drain(t: LinkedTable, wait_until: Any) -> None:
     """Wait until the LAP holds every link record the table wrote."""
-    last = int(t.rig.table.ctx.link.last_outbox)
+    last = int(t.rig.table.lap.last_outbox)
     wait_until(lambda: int(t.uplink.acked) >= last, 30, 0.05)
 
 

@@ -26,7 +26,7 @@ Phase kinds (:class:`~controller.records.PhaseKind`):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from controller.records import PhaseKind
@@ -35,7 +35,7 @@ from controller.rules.settlement import WagerResult
 
 if TYPE_CHECKING:
     from controller.config import TableProfile
-    from controller.round import RoundData
+    from controller.round import Round
 
 PHASE_KINDS = tuple(PhaseKind)
 
@@ -96,23 +96,45 @@ class EntryError(ValueError):
     """A keypad entry that is not valid now; the message says what was wrong."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class DecisionState:
-    """Answers collected during one ``decide`` phase."""
+    """Answers collected during one ``decide`` phase (the table's deciding component
+    keeps it, controller/deciding.py; a procedure's :class:`Entry` says what changes)."""
 
     required: tuple[int, ...] = ()  # seats that must answer
-    answers: dict[int, str] = field(default_factory=dict)
+    answers: Mapping[int, str] = field(default_factory=dict)
     done: bool = False  # the dealer keyed DONE (optional answers end)
+
+    def after(self, entry: Entry) -> DecisionState:
+        """The state once ``entry`` is taken: its answer added, DONE if it ended the phase."""
+        if entry.answer is None and not entry.done:
+            return self
+        answers = dict(self.answers)
+        if entry.answer is not None:
+            answers[entry.answer[0]] = entry.answer[1]
+        return replace(self, answers=answers, done=self.done or entry.done)
 
 
 @dataclass
 class Entry:
     """What a keypad entry in a decision phase did: the reply shown on the keypad,
-    the details recorded in the ledger, and any wagers it adds after the lock-out."""
+    the details recorded in the ledger, any wagers it adds after the lock-out, the
+    seat's answer to the phase (seat 0: the dealer's) and whether it ended the phase."""
 
     reply: str
     record: dict[str, Any] = field(default_factory=dict)
     late: dict[tuple[int, str], int] = field(default_factory=dict)
+    answer: tuple[int, str] | None = None
+    done: bool = False
+
+
+@dataclass
+class GameRound:
+    """A game's own notes on the round in play, kept by its procedure (``Procedure.play``)
+    and written by it only; each game extends it with what its rules need."""
+
+    #: one player on two adjacent betting areas (``SAME <seat> <seat>``): seat -> player
+    player: dict[int, str] = field(default_factory=dict)
 
 
 def parse_cents(text: str) -> int:
@@ -142,8 +164,12 @@ class Procedure:
     adjacent_areas: bool = False
     adjacent_section: str = ""  # the chapter's "(f)", for messages; "" = the game has no such rule
 
+    #: the round in play, as this game notes it (:meth:`begin_round` starts a new one)
+    play: GameRound
+
     def __init__(self, profile: TableProfile):
         self.profile = profile
+        self.play = self.new_play()
         self.seats: int = profile.seats
         self.positions: int = profile.positions
         starts = any(p.kind == PhaseKind.START for p in self.phases)
@@ -154,6 +180,14 @@ class Procedure:
             )
         if not starts and method != "none":
             raise ValueError(f'{profile.file}: [game] start_method: {self.game} has no starting position; use "none"')
+
+    def new_play(self) -> GameRound:
+        """A new round's notes (a game with notes of its own overrides it)."""
+        return GameRound()
+
+    def begin_round(self) -> None:
+        """A round opens: its notes start empty."""
+        self.play = self.new_play()
 
     def hand_light(self, hand: str) -> int:
         """The sign's hand light for a progressive hit: the hand's row in the table's
@@ -167,9 +201,9 @@ class Procedure:
         hands = get_paytable(prog.paytable).hands
         return hands.index(hand) + 1 if hand in hands else 0
 
-    def same_player(self, rnd: RoundData, parts: Sequence[str]) -> Entry:
+    def same_player(self, rnd: Round, parts: Sequence[str]) -> Entry:
         """``SAME <seat> <seat>``: one player on two adjacent betting areas (§ 670a.7(f),
-        § 688a.7(f), § 659a.7(f)).  Recorded in ``rnd.extra["player"]`` (seat -> player) for
+        § 688a.7(f), § 659a.7(f)).  Recorded in ``self.play.player`` (seat -> player) for
         settlement: no Envy Bonus for his own hand (§ 670a.11(h)(1)(ii), § 688a.11(h)(2)(ii)).
         Raises :class:`EntryError`, changing nothing, when the table does not permit it, the
         seats are not both playing, not adjacent, or one is already paired."""
@@ -184,7 +218,7 @@ class Procedure:
         a, b = sorted(seat_arg(p, playing) for p in parts[1:3])
         if b - a != 1:
             raise EntryError(f"seats {a} and {b} are not adjacent betting areas ({sec})")
-        players: dict[int, str] = rnd.extra.setdefault("player", {})
+        players = self.play.player
         if a in players or b in players:
             raise EntryError(f"seat {a if a in players else b} is already one player's second betting area")
         who = f"seats {a}+{b}"
@@ -237,7 +271,7 @@ class Procedure:
         return out
 
     # ---- dealing --------------------------------------------------------------------
-    def plan(self, rnd: RoundData, name: str) -> list[Stack]:
+    def plan(self, rnd: Round, name: str) -> list[Stack]:
         """Stacks of one stack size to every position, clockwise from the start (§ 670a.10(c))."""
         out = []
         for pos in delivery_order(rnd.start_position, self.positions):
@@ -245,35 +279,36 @@ class Procedure:
             out.append(Stack("dealer" if seat is None else f"seat:{seat}", self.stack_size))
         return out
 
-    def starting_position(self, rnd: RoundData, count: int) -> int:
+    def starting_position(self, rnd: Round, count: int) -> int:
         """The position (1 = the dealer, counting counterclockwise) that receives the first
         stack for a dice total or RNG number ``count`` (§ 670a.5(i)); a game that counts from
         elsewhere overrides it (a player bank counts from the bank, § 621a.9(j))."""
         return start_position(count, self.positions)
 
-    def dealt(self, rnd: RoundData, name: str) -> None:
+    def dealt(self, rnd: Round, name: str) -> Mapping[str, tuple[int, ...]] | None:
         """Called when the last stack of deal ``name`` is in, before the deal is recorded:
         a procedure whose stacks are not its positions' hands (tiles dealt by a style,
-        § 621a.7) rebuilds ``rnd.cards`` here."""
+        § 621a.7) returns each recipient's cards, which replace ``rnd.cards``."""
+        return None
 
     #: face-up cards the shoe may find in one deal and burn (§ 670a.13(f): one); more voids it
     burn_limit: int = 1
 
-    def parse_hand(self, rnd: RoundData, seat: int, text: str) -> tuple[int, ...]:
+    def parse_hand(self, rnd: Round, seat: int, text: str) -> tuple[int, ...]:
         """A hand the dealer keys in hand entry (§ 670a.13(n)) as card bytes; seat 0 is the dealer."""
         from controller.rules.cards import parse_cards
 
         return parse_cards(text, count=self.stack_size)
 
-    def hand_entry_seats(self, rnd: RoundData) -> set[int]:
+    def hand_entry_seats(self, rnd: Round) -> set[int]:
         """Seats whose hands the dealer may key in hand entry: those with an accepted wager."""
         return {s for (s, _w) in rnd.wagers}
 
-    def expected_remaining(self, rnd: RoundData) -> int:
+    def expected_remaining(self, rnd: Round) -> int:
         dealt = sum(s.cards for s in rnd.dealt_stacks)
         return self.deck - dealt - rnd.face_up
 
-    def stub_due(self, rnd: RoundData) -> bool:
+    def stub_due(self, rnd: Round) -> bool:
         return True
 
     #: recorded (``stub.skipped``) when :meth:`stub_due` says no count this round
@@ -292,7 +327,7 @@ class Procedure:
         single deck (§ 670a.5(a)); a continuous multi-deck shoe says when (§ 686a.7(d))."""
         return True
 
-    def round_ended(self, rnd: RoundData, void: bool) -> None:
+    def round_ended(self, rnd: Round, void: bool) -> None:
         """Called when a round is closed (complete or void): a procedure may note what
         the next round needs (e.g. a reshuffle after a misdeal, § 686a.9)."""
 
@@ -315,7 +350,7 @@ class Procedure:
         """The shuffler reports ``cards`` in the deck: is that the whole deck?"""
         return cards == self.deck
 
-    def on_cover_card(self, rnd: RoundData | None, data: Mapping[str, Any]) -> None:
+    def on_cover_card(self, rnd: Round | None, data: Mapping[str, Any]) -> None:
         """The shoe reached the cover card (``data``: the shoe's ``COVER`` message); a
         continuous multi-deck shoe asks for a reshuffle before the next round
         (§ 686a.7(d), via :meth:`needs_shuffle`).  A single deck has no cover card."""
@@ -335,7 +370,7 @@ class Procedure:
 
         return " ".join("??" if c == 0xFF else card_str(c) for c in cards)
 
-    def hand_of(self, rnd: RoundData, seat: int) -> tuple[int, ...] | None:
+    def hand_of(self, rnd: Round, seat: int) -> tuple[int, ...] | None:
         """A seat's cards (seat 0: the dealer's) as the shoe read them, or as the dealer
         keyed them when the shoe did not read them or is out of order."""
         if rnd.entered:
@@ -349,43 +384,43 @@ class Procedure:
     #: read this flag to know whether to press it.
     player_activated_shaker: bool = False
 
-    def shaker_activator(self, rnd: RoundData) -> int:
+    def shaker_activator(self, rnd: Round) -> int:
         """Who activates the shaker this round: :data:`DEALER` (0) or a seat."""
         return DEALER
 
     # ---- hand entry -----------------------------------------------------------------
-    def hand_entry_complete(self, rnd: RoundData) -> str | None:
+    def hand_entry_complete(self, rnd: Round) -> str | None:
         """What the dealer still has to key before DONE ends the hand entry
         (§ 670a.13(n)), or None when the keyed hands are enough to settle."""
         return None
 
-    def settle_entered(self, rnd: RoundData) -> list[WagerResult]:
+    def settle_entered(self, rnd: Round) -> list[WagerResult]:
         """Settle on the hands the dealer keyed (the shoe out of order or not reading,
         § 670a.13(n)); every game the table plays overrides it."""
         raise NotImplementedError(f"{self.game}: settlement on keyed hands")
 
     # ---- decisions ------------------------------------------------------------------
-    def decision_state(self, rnd: RoundData, name: str) -> DecisionState:
+    def decision_state(self, rnd: Round, name: str) -> DecisionState:
         return DecisionState(done=True)
 
-    def decision_prompt(self, rnd: RoundData, name: str) -> str:
+    def decision_prompt(self, rnd: Round, name: str) -> str:
         return "DONE"
 
-    def apply_entry(self, rnd: RoundData, name: str, text: str) -> Entry:
+    def apply_entry(self, rnd: Round, name: str, text: str) -> Entry:
         raise EntryError("no entries are expected now")
 
     # ---- settlement -----------------------------------------------------------------
-    def after_roll(self, rnd: RoundData) -> list[WagerResult]:
+    def after_roll(self, rnd: Round) -> list[WagerResult]:
         return []
 
-    def settle(self, rnd: RoundData) -> list[WagerResult]:
+    def settle(self, rnd: Round) -> list[WagerResult]:
         raise NotImplementedError
 
     def settlement_order(self) -> list[int]:
         return settlement_order(self.seats)
 
     # ---- summary for round lines ----------------------------------------------------
-    def describe(self, rnd: RoundData) -> str:
+    def describe(self, rnd: Round) -> str:
         return ""
 
 

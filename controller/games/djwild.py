@@ -31,12 +31,14 @@ Readings of the table procedure: docs/rules-readings/687a.md (687a-8 ... 687a-10
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from controller.games.base import (
     DecisionState,
     Entry,
     EntryError,
+    GameRound,
     Phase,
     Procedure,
     Stack,
@@ -53,7 +55,7 @@ from controller.rules.settlement import WagerResult
 
 if TYPE_CHECKING:
     from controller.config import TableProfile
-    from controller.round import RoundData
+    from controller.round import Round
 
 OPTIONAL = ("trips", "bad-beat")
 TRIPS_TABLES = ("DJWT-04", "DJWT-05", "DJWT-06", "DJWT-07")  # § 687a.12(d)
@@ -84,7 +86,16 @@ def _option_error(file: str, key: str, problem: str) -> ValueError:
     return ValueError(f"{file}: [game.options] {key}: {problem}")
 
 
+@dataclass
+class DJWildRound(GameRound):
+    raised: dict[int, bool] = field(default_factory=dict)  # seat -> raised (True) or folded (§ 687a.11(b))
+    exposed: bool = False  # a card was revealed before the Raise Wagers (§ 687a.13(d))
+    replacement: int | None = None  # the card set aside, keyed with the hands (§ 687a.11(f)(1))
+    stub_counted: bool = False  # the cards left are counted this round (§ 687a.10(d))
+
+
 class DJWild(Procedure):
+    play: DJWildRound
     game = "dj-wild"
     chapter = "58 Pa. Code 687a"
     deck = 53  # § 687a.3(a): 52 cards and one joker
@@ -197,6 +208,9 @@ class DJWild(Procedure):
         #: rounds dealt since the stub was last counted; None = not since start-up (count now)
         self.rounds_since_count: int | None = None
 
+    def new_play(self) -> DJWildRound:
+        return DJWildRound()
+
     # ---- wagers (§ 687a.7) ---------------------------------------------------------------
     def keyed_wager(self, seat: int, wager: str, cents: int, *, late: bool = False) -> None:
         """§ 687a.7(c): every wager but the Raise before "no more bets" (the framework refuses
@@ -230,11 +244,11 @@ class DJWild(Procedure):
         return out
 
     # ---- dealing (§ 687a.10) ----------------------------------------------------------------
-    def players(self, rnd: RoundData) -> list[int]:
+    def players(self, rnd: Round) -> list[int]:
         """Seats with an Ante and Blind, from the dealer's far left clockwise (§ 687a.10(b))."""
         return sorted(s for (s, w) in rnd.wagers if w == "ante")
 
-    def plan(self, rnd: RoundData, name: str) -> list[Stack]:
+    def plan(self, rnd: Round, name: str) -> list[Stack]:
         """§ 687a.10(b),(c): five to each player from the dealer's far left clockwise,
         the dealer's five, and the replacement card if any Progressive Bonus Wager."""
         players = self.players(rnd)
@@ -247,7 +261,7 @@ class DJWild(Procedure):
 
     stub_skip_reason = "not due: counted at least every 5 rounds (§ 687a.10(d))"
 
-    def stub_due(self, rnd: RoundData) -> bool:
+    def stub_due(self, rnd: Round) -> bool:
         """§ 687a.10(d): without a shuffler that counts the deck, the stub is counted at
         least once every ``stub_every_rounds`` (<= 5) rounds dealt; the first round after
         start-up always counts (what happened before is not known).  Cards the shoe did not
@@ -255,100 +269,104 @@ class DJWild(Procedure):
         if not rnd.dealt_stacks:
             return False
         if rnd.unread:  # the cards were not read: counted, then keyed (hand entry)
-            rnd.extra["stub_counted"] = True
+            self.play.stub_counted = True
             return True
         if self.options["shuffler_counts"]:
             return False
         due = self.rounds_since_count is None or self.rounds_since_count + 1 >= self.options["stub_every_rounds"]
-        rnd.extra["stub_counted"] = due
+        self.play.stub_counted = due
         return due
 
-    def round_ended(self, rnd: RoundData, void: bool) -> None:
+    def round_ended(self, rnd: Round, void: bool) -> None:
         if rnd is None or not rnd.dealt_stacks:
             return
-        if rnd.extra.get("stub_counted") and not void:
+        if self.play.stub_counted and not void:
             self.rounds_since_count = 0
         elif self.rounds_since_count is not None:
             self.rounds_since_count += 1
 
     # ---- raise or fold (§ 687a.11(b)) ----------------------------------------------------------
-    def decision_state(self, rnd: RoundData, name: str) -> DecisionState:
+    def decision_state(self, rnd: Round, name: str) -> DecisionState:
         players = self.players(rnd)
-        rnd.extra.setdefault("raised", {})
         required = tuple(players)
         if players and self.replacement_needed(rnd):
             required = (0,) + required  # 0: the replacement card, keyed
         return DecisionState(required=required, done=not players)
 
-    def replacement_needed(self, rnd: RoundData) -> bool:
+    def replacement_needed(self, rnd: Round) -> bool:
         """Hands entered on the keypad (shoe out of order or not reading): the card set
         aside must be keyed too when a Progressive seat's hand holds the joker."""
         if not rnd.entered:
             return False
         prog = {s for (s, w) in rnd.wagers if w == "progressive"}
-        return any(JOKER in rnd.entered.get(s, ()) for s in prog) and "replacement" not in rnd.extra
+        return any(JOKER in rnd.entered.get(s, ()) for s in prog) and self.play.replacement is None
 
-    def decision_prompt(self, rnd: RoundData, name: str) -> str:
+    def decision_prompt(self, rnd: Round, name: str) -> str:
         nxt = self._next(rnd)
         same = "; SAME <seat> <seat>" if self.adjacent_areas else ""
         return f"RAISE OR FOLD: 'RAISE <seat>' / 'FOLD <seat>' from seat {nxt} clockwise; EXPOSED (§ 687a.13(d)){same}"
 
-    def _next(self, rnd: RoundData) -> int | None:
+    def _next(self, rnd: Round) -> int | None:
         ds = rnd.decisions["raise"]
         return next((s for s in self.players(rnd) if s not in ds.answers), None)
 
-    def apply_entry(self, rnd: RoundData, name: str, text: str) -> Entry:
-        ds = rnd.decisions[name]
+    def apply_entry(self, rnd: Round, name: str, text: str) -> Entry:
         verb, parts = entry_verb(text)
-        players = self.players(rnd)
         if verb == "SAME":  # § 687a.7(e): one player on adjacent boxes
             return self.same_player(rnd, parts)
         if verb == "EXPOSED" and len(parts) == 1:
             # § 687a.13(d): all hands void, every wager returned except the Progressive and
             # Trips Bonus Wagers, settled on the hands as dealt
-            rnd.extra["exposed"] = True
-            ds.done = True
-            return Entry("CARD EXPOSED - HANDS VOID, PROGRESSIVE/TRIPS SETTLED", {"decision": "exposed"})
+            self.play.exposed = True
+            return Entry("CARD EXPOSED - HANDS VOID, PROGRESSIVE/TRIPS SETTLED", {"decision": "exposed"}, done=True)
         if verb == "REPLACEMENT" and len(parts) == 2:
-            if 0 not in ds.required:
-                raise EntryError("the replacement card is keyed only when the hands were keyed")
-            try:
-                card = parse_card(parts[1])
-            except CardError as e:
-                raise EntryError(str(e)) from None
-            used = {c for cs in rnd.entered.values() for c in cs}
-            if card == JOKER or card in used:
-                raise EntryError(f"{card_str(card)} cannot be the card set aside (a natural card not in any hand)")
-            rnd.extra["replacement"] = card
-            ds.answers[0] = card_str(card)
-            return Entry(f"REPLACEMENT {card_str(card)}", {"decision": "replacement", "card": card_str(card)})
+            return self._replacement(rnd, rnd.decisions[name], parts[1])
         if verb in ("RAISE", "FOLD") and len(parts) == 2:
-            seat = seat_arg(parts[1], players)
-            if seat in ds.answers:
-                raise EntryError(f"seat {seat} has already {'raised' if ds.answers[seat] == 'raise' else 'folded'}")
-            nxt = self._next(rnd)
-            if seat != nxt:
-                raise EntryError(f"seat {nxt} decides first: clockwise from the dealer's far left (§ 687a.11(b))")
-            ante = rnd.wagers[(seat, "ante")]
-            if verb == "FOLD":
-                ds.answers[seat] = "fold"
-                rnd.extra["raised"][seat] = False
-                return Entry(f"SEAT {seat} FOLDS", {"seat": seat, "decision": "fold"})
-            ds.answers[seat] = "raise"
-            rnd.extra["raised"][seat] = True
-            amount = 2 * ante  # § 687a.1 "Raise Wager", § 687a.11(b)
-            return Entry(
-                f"SEAT {seat} RAISES {amount / 100:,.2f}",
-                {"seat": seat, "decision": "raise"},
-                late={(seat, "raise"): amount},
-            )
+            return self._raise_or_fold(rnd, rnd.decisions[name], verb, parts[1])
         same = ", SAME <seat> <seat>" if self.adjacent_areas else ""
         raise EntryError(f"enter RAISE <seat>, FOLD <seat>, REPLACEMENT <card>{same} or EXPOSED")
 
-    def same_player(self, rnd: RoundData, parts: Sequence[str]) -> Entry:
+    def _replacement(self, rnd: Round, ds: DecisionState, text: str) -> Entry:
+        if 0 not in ds.required:
+            raise EntryError("the replacement card is keyed only when the hands were keyed")
+        try:
+            card = parse_card(text)
+        except CardError as e:
+            raise EntryError(str(e)) from None
+        used = {c for cs in rnd.entered.values() for c in cs}
+        if card == JOKER or card in used:
+            raise EntryError(f"{card_str(card)} cannot be the card set aside (a natural card not in any hand)")
+        self.play.replacement = card
+        return Entry(
+            f"REPLACEMENT {card_str(card)}",
+            {"decision": "replacement", "card": card_str(card)},
+            answer=(0, card_str(card)),
+        )
+
+    def _raise_or_fold(self, rnd: Round, ds: DecisionState, verb: str, text: str) -> Entry:
+        seat = seat_arg(text, self.players(rnd))
+        if seat in ds.answers:
+            raise EntryError(f"seat {seat} has already {'raised' if ds.answers[seat] == 'raise' else 'folded'}")
+        nxt = self._next(rnd)
+        if seat != nxt:
+            raise EntryError(f"seat {nxt} decides first: clockwise from the dealer's far left (§ 687a.11(b))")
+        ante = rnd.wagers[(seat, "ante")]
+        if verb == "FOLD":
+            self.play.raised[seat] = False
+            return Entry(f"SEAT {seat} FOLDS", {"seat": seat, "decision": "fold"}, answer=(seat, "fold"))
+        self.play.raised[seat] = True
+        amount = 2 * ante  # § 687a.1 "Raise Wager", § 687a.11(b)
+        return Entry(
+            f"SEAT {seat} RAISES {amount / 100:,.2f}",
+            {"seat": seat, "decision": "raise"},
+            late={(seat, "raise"): amount},
+            answer=(seat, "raise"),
+        )
+
+    def same_player(self, rnd: Round, parts: Sequence[str]) -> Entry:
         """``SAME <seat> <seat>``: the two adjacent boxes are one player's (§ 687a.7(e)); keyed
         again with a neighbouring box it joins that box too, up to the profile's
-        ``adjacent_boxes`` (the Rules Submission's number).  Recorded in ``rnd.extra["player"]``
+        ``adjacent_boxes`` (the Rules Submission's number).  Recorded in ``self.play.player``
         (seat -> player): no Envy Bonus for his own hand (§ 670a.11(h)(3)(ii), reading 687a-5).
         Raises :class:`EntryError`, changing nothing, when the table allows one box, a seat is
         not playing, the boxes are not adjacent, already one player's, or too many."""
@@ -360,7 +378,7 @@ class DJWild(Procedure):
         a, b = sorted(seat_arg(p, self.players(rnd)) for p in parts[1:3])
         if b - a != 1:
             raise EntryError(f"seats {a} and {b} are not adjacent boxes (§ 687a.7(e))")
-        players: dict[int, str] = rnd.extra.setdefault("player", {})
+        players = self.play.player
         who = {s: players.get(s, f"seat {s}") for s in self.players(rnd)}
         if who[a] == who[b]:
             raise EntryError(f"seats {a} and {b} are already one player's boxes")
@@ -381,11 +399,11 @@ class DJWild(Procedure):
         return list(range(1, self.seats + 1))
 
     def _round(
-        self, rnd: RoundData, hands: Mapping[int, Sequence[int]], dealer: Sequence[int], replacement: int | None
+        self, rnd: Round, hands: Mapping[int, Sequence[int]], dealer: Sequence[int], replacement: int | None
     ) -> R.DJRound:
         ws = by_seat(rnd.wagers)
-        raised = rnd.extra.get("raised", {})
-        same: dict[int, str] = rnd.extra.get("player", {})  # § 687a.7(e): SAME <seat> <seat>
+        raised = self.play.raised
+        same = self.play.player  # § 687a.7(e): SAME <seat> <seat>
         seats = tuple(
             R.DJSeat(
                 seat=s,
@@ -403,12 +421,12 @@ class DJWild(Procedure):
         return R.DJRound(seats=seats, dealer=tuple(dealer), replacement=replacement, config=self.config)
 
     def _settle(
-        self, rnd: RoundData, hands: Mapping[int, Sequence[int]], dealer: Sequence[int], replacement: int | None
+        self, rnd: Round, hands: Mapping[int, Sequence[int]], dealer: Sequence[int], replacement: int | None
     ) -> list[WagerResult]:
         if not hands:
             return []
         dj = self._round(rnd, hands, dealer, replacement)
-        if rnd.extra.get("exposed"):
+        if self.play.exposed:
             out = R.void_exposed(dj)
             # raises placed before the exposure come back too: all hands are void (reading 687a-9)
             out += [
@@ -417,36 +435,34 @@ class DJWild(Procedure):
                 if w == "raise"
             ]
             return out
-        missing = [s for s in hands if s not in rnd.extra.get("raised", {})]
+        missing = [s for s in hands if s not in self.play.raised]
         if missing:
             raise EntryError(f"seats {missing} neither raised nor folded (§ 687a.11(b))")
         return R.settle_round(dj)
 
-    def settle(self, rnd: RoundData) -> list[WagerResult]:
+    def settle(self, rnd: Round) -> list[WagerResult]:
         players = self.players(rnd)
         repl = rnd.cards.get("replacement")
         return self._settle(
             rnd, {s: rnd.cards[f"seat:{s}"] for s in players}, rnd.cards.get("dealer", ()), repl[0] if repl else None
         )
 
-    def settle_entered(self, rnd: RoundData) -> list[WagerResult]:
+    def settle_entered(self, rnd: Round) -> list[WagerResult]:
         """Settlement from the hands the dealer keyed (shoe out of order, § 687a.13(g), or
         cards not read); the card set aside is keyed in the raise-or-fold phase."""
         problem = self.hand_entry_complete(rnd)
         if problem:
             raise EntryError(problem)
         players = self.players(rnd)
-        return self._settle(
-            rnd, {s: rnd.entered[s] for s in players}, rnd.entered.get(0, ()), rnd.extra.get("replacement")
-        )
+        return self._settle(rnd, {s: rnd.entered[s] for s in players}, rnd.entered.get(0, ()), self.play.replacement)
 
-    def hand_entry_complete(self, rnd: RoundData) -> str | None:
+    def hand_entry_complete(self, rnd: Round) -> str | None:
         missing = [str(s) for s in self.players(rnd) if s not in rnd.entered]
         if self.players(rnd) and 0 not in rnd.entered:
             missing.append("dealer")
         return f"enter the hands of: {', '.join(missing)}" if missing else None
 
-    def describe(self, rnd: RoundData) -> str:
+    def describe(self, rnd: Round) -> str:
         dealer = rnd.cards.get("dealer") or rnd.entered.get(0)
         return f"dealer {self.show_cards(dealer)}" if dealer else ""
 

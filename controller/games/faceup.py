@@ -49,6 +49,7 @@ must be the paytable's (§ 688a.12(d)).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +57,7 @@ from controller.games.base import (
     DecisionState,
     Entry,
     EntryError,
+    GameRound,
     Phase,
     Procedure,
     WagerSpec,
@@ -74,7 +76,7 @@ from controller.rules.settlement import WagerResult
 
 if TYPE_CHECKING:
     from controller.config import ProgressiveConfig, TableProfile
-    from controller.round import RoundData
+    from controller.round import Round
 
 OPTIONS = (
     "ace_high_paytable",
@@ -98,7 +100,25 @@ def _percent(text: Any) -> Fraction:
     return Fraction(t[:-1]) / 100
 
 
+@dataclass(frozen=True)
+class DealerShown:
+    """The dealer's hands as set by the house way and shown on the keypad (§ 688a.11(a),(b))."""
+
+    high: str
+    low: str
+    ace_high_pai_gow: bool
+
+
+@dataclass
+class FaceUpRound(GameRound):
+    low: dict[int, tuple[int, int]] = field(default_factory=dict)  # seat -> the two low cards keyed
+    surrender: list[int] = field(default_factory=list)  # § 688a.11(d)
+    voided: list[int] = field(default_factory=list)  # § 688a.13(d)
+    dealer: DealerShown | None = None
+
+
 class FaceUp(Procedure):
+    play: FaceUpRound
     game = "face-up"
     chapter = "58 Pa. Code 688a"
     deck = 53
@@ -234,100 +254,100 @@ class FaceUp(Procedure):
 
     # ---- the players of a round --------------------------------------------------------
     @staticmethod
-    def _players(rnd: RoundData) -> list[int]:
+    def _players(rnd: Round) -> list[int]:
         return sorted({s for (s, w) in rnd.wagers if w == "base"})
 
     def _dealer_setting(self, dealer: Sequence[int]) -> Setting:
         return house_way(tuple(dealer), self.house_way)  # § 688a.11(a), § 688a.13(h)
 
+    def new_play(self) -> FaceUpRound:
+        return FaceUpRound()
+
     # ---- decisions: setting hands, surrender, a player's void ----------------------------
-    def decision_state(self, rnd: RoundData, name: str) -> DecisionState:
+    def decision_state(self, rnd: Round, name: str) -> DecisionState:
         if not self._players(rnd):
             return DecisionState(done=True)
-        for k in ("low", "surrender", "voided"):
-            rnd.extra.setdefault(k, {} if k == "low" else [])
         dealer = self.hand_of(rnd, 0) or ()
         if len(dealer) == 7:
             s = self._dealer_setting(dealer)
-            rnd.extra["dealer"] = {
-                "high": cards_str(s.high),
-                "low": cards_str(s.low),
-                "ace_high_pai_gow": ace_high_kind(dealer) is not None,
-            }
+            self.play.dealer = DealerShown(cards_str(s.high), cards_str(s.low), ace_high_kind(dealer) is not None)
         return DecisionState()
 
-    def decision_prompt(self, rnd: RoundData, name: str) -> str:
-        d = rnd.extra.get("dealer")
-        shown = f"DEALER {d['high']} / {d['low']}{' ACE HIGH PAI GOW' if d['ace_high_pai_gow'] else ''}: " if d else ""
+    def decision_prompt(self, rnd: Round, name: str) -> str:
+        d = self.play.dealer
+        shown = f"DEALER {d.high} / {d.low}{' ACE HIGH PAI GOW' if d.ace_high_pai_gow else ''}: " if d else ""
         same = ", SAME <seat> <seat>" if self.adjacent_areas else ""
         return f"{shown}SET <seat> <2 low cards>, SUR <seat>, VOID <seat>{same}, DONE"
 
-    def apply_entry(self, rnd: RoundData, name: str, text: str) -> Entry:
+    def apply_entry(self, rnd: Round, name: str, text: str) -> Entry:
         """One keypad entry of the ``setting_hands`` phase; raises :class:`EntryError`
         naming the problem and changing nothing when it is not valid."""
-        ds = rnd.decisions[name]
         verb, parts = entry_verb(text)
-        players = self._players(rnd)
-        low: dict[int, tuple[int, int]] = rnd.extra.setdefault("low", {})
-        surrendered: list[int] = rnd.extra.setdefault("surrender", [])
-        voided: list[int] = rnd.extra.setdefault("voided", [])
         if verb == "DONE" and len(parts) == 1:
-            ds.done = True
-            return Entry("HANDS SET - SETTLING", {"decision": "done"})
+            return Entry("HANDS SET - SETTLING", {"decision": "done"}, done=True)
         if verb == "SAME":  # § 688a.7(f): one player on two adjacent areas
             return self.same_player(rnd, parts)
         if (verb, len(parts)) not in (("SET", 4), ("SUR", 2), ("VOID", 2)):
             same = ", SAME <seat> <seat>" if self.adjacent_areas else ""
             raise EntryError(f"enter SET <seat> <card> <card>, SUR <seat>, VOID <seat>{same} or DONE")
-        seat = seat_arg(parts[1], players)
-        if seat in voided:
+        seat = seat_arg(parts[1], self._players(rnd))
+        if seat in self.play.voided:
             raise EntryError(f"seat {seat} has voided the hand (§ 688a.13(d))")
         if verb == "SET":
-            if seat in surrendered:
-                raise EntryError(f"seat {seat} has surrendered (§ 688a.11(d))")
-            try:
-                pair = parse_cards(" ".join(parts[2:]), count=2)
-            except CardError as e:
-                raise EntryError(str(e)) from None
-            hand = self.hand_of(rnd, seat) or ()
-            for c in pair:
-                if c not in hand:
-                    raise EntryError(f"{card_str(c)} is not one of seat {seat}'s cards ({cards_str(hand)})")
-            setting = make_setting(hand, [c for c in hand if c not in pair], pair)
-            low[seat] = (pair[0], pair[1])
-            foul = " FOUL" if setting.foul else ""
-            ds.answers[seat] = "set"
-            return Entry(
-                f"SEAT {seat} {cards_str(setting.high)} / {cards_str(setting.low)}{foul}",
-                {"seat": seat, "decision": "setting", "low": cards_str(pair), "foul": setting.foul},
-            )
+            return self._set(rnd, seat, parts[2:])
         if verb == "SUR":
-            opt = [w for w in OPTIONAL if (seat, w) in rnd.wagers]
-            if opt:
-                raise EntryError(f"seat {seat} has a {opt[0]} wager and may not surrender (§ 688a.11(d))")
-            if seat in surrendered:
-                raise EntryError(f"seat {seat} has already surrendered")
-            surrendered.append(seat)
-            low.pop(seat, None)
-            ds.answers[seat] = "surrender"
-            return Entry(f"SEAT {seat} SURRENDERS", {"seat": seat, "decision": "surrender"})
-        if seat in surrendered:  # VOID
+            return self._surrender(rnd, seat)
+        return self._void(seat)
+
+    def _set(self, rnd: Round, seat: int, low_cards: Sequence[str]) -> Entry:
+        if seat in self.play.surrender:
             raise EntryError(f"seat {seat} has surrendered (§ 688a.11(d))")
-        voided.append(seat)
-        low.pop(seat, None)
-        ds.answers[seat] = "void"
-        return Entry(f"SEAT {seat} HAND VOID - WAGERS RETURNED", {"seat": seat, "decision": "void"})
+        try:
+            pair = parse_cards(" ".join(low_cards), count=2)
+        except CardError as e:
+            raise EntryError(str(e)) from None
+        hand = self.hand_of(rnd, seat) or ()
+        for c in pair:
+            if c not in hand:
+                raise EntryError(f"{card_str(c)} is not one of seat {seat}'s cards ({cards_str(hand)})")
+        setting = make_setting(hand, [c for c in hand if c not in pair], pair)
+        self.play.low[seat] = (pair[0], pair[1])
+        foul = " FOUL" if setting.foul else ""
+        return Entry(
+            f"SEAT {seat} {cards_str(setting.high)} / {cards_str(setting.low)}{foul}",
+            {"seat": seat, "decision": "setting", "low": cards_str(pair), "foul": setting.foul},
+            answer=(seat, "set"),
+        )
+
+    def _surrender(self, rnd: Round, seat: int) -> Entry:
+        opt = [w for w in OPTIONAL if (seat, w) in rnd.wagers]
+        if opt:
+            raise EntryError(f"seat {seat} has a {opt[0]} wager and may not surrender (§ 688a.11(d))")
+        if seat in self.play.surrender:
+            raise EntryError(f"seat {seat} has already surrendered")
+        self.play.surrender.append(seat)
+        self.play.low.pop(seat, None)
+        return Entry(f"SEAT {seat} SURRENDERS", {"seat": seat, "decision": "surrender"}, answer=(seat, "surrender"))
+
+    def _void(self, seat: int) -> Entry:
+        if seat in self.play.surrender:
+            raise EntryError(f"seat {seat} has surrendered (§ 688a.11(d))")
+        self.play.voided.append(seat)
+        self.play.low.pop(seat, None)
+        return Entry(
+            f"SEAT {seat} HAND VOID - WAGERS RETURNED", {"seat": seat, "decision": "void"}, answer=(seat, "void")
+        )
 
     # ---- settlement ---------------------------------------------------------------------
-    def settle(self, rnd: RoundData) -> list[WagerResult]:
+    def settle(self, rnd: Round) -> list[WagerResult]:
         players = self._players(rnd)
         hands = {s: tuple(rnd.cards[f"seat:{s}"]) for s in players}
         settings: dict[int, Any] = {}
-        for s, (a, b) in rnd.extra.get("low", {}).items():
+        for s, (a, b) in self.play.low.items():
             settings[s] = ([c for c in hands[s] if c not in (a, b)], (a, b))
         return self._settle(rnd, hands, tuple(rnd.cards["dealer"]), settings)
 
-    def settle_entered(self, rnd: RoundData) -> list[WagerResult]:
+    def settle_entered(self, rnd: Round) -> list[WagerResult]:
         """Settlement from the hands the dealer keyed (shoe out of order or not reading):
         each seat's seven cards as the player set them, high hand first (five), then the
         low hand (two) — unless the setting step that follows the entry (Phase.after_entry)
@@ -338,23 +358,23 @@ class FaceUp(Procedure):
         players = self._players(rnd)
         hands = {s: tuple(rnd.entered[s]) for s in players}
         settings: dict[int, Any] = {s: (h[:5], h[5:]) for s, h in hands.items()}
-        for s, (a, b) in rnd.extra.get("low", {}).items():
+        for s, (a, b) in self.play.low.items():
             settings[s] = ([c for c in hands[s] if c not in (a, b)], (a, b))
         return self._settle(rnd, hands, tuple(rnd.entered[0]), settings)
 
-    def hand_entry_complete(self, rnd: RoundData) -> str | None:
+    def hand_entry_complete(self, rnd: Round) -> str | None:
         missing = [str(s) for s in self._players(rnd) if s not in rnd.entered]
         if 0 not in rnd.entered:
             missing.append("dealer")
         return f"enter the hands of: {', '.join(missing)}" if missing else None
 
     def _settle(
-        self, rnd: RoundData, hands: Mapping[int, tuple[int, ...]], dealer: tuple[int, ...], given: Mapping[int, Any]
+        self, rnd: Round, hands: Mapping[int, tuple[int, ...]], dealer: tuple[int, ...], given: Mapping[int, Any]
     ) -> list[WagerResult]:
         ws = by_seat(rnd.wagers)
-        voided = set(rnd.extra.get("voided", ()))
-        surrendered = set(rnd.extra.get("surrender", ()))
-        same: dict[int, str] = rnd.extra.get("player", {})
+        voided = set(self.play.voided)
+        surrendered = set(self.play.surrender)
+        same = self.play.player
         out: list[WagerResult] = []
         for s in (s for s in self.settlement_order() if s in voided and s in ws):
             for w, c in sorted(ws[s].items()):  # § 688a.13(d): the player voided the hand
@@ -391,9 +411,9 @@ class FaceUp(Procedure):
         s = house_way(cards, self.house_way)  # § 688a.11(b)(1)
         return s.high, s.low
 
-    def describe(self, rnd: RoundData) -> str:
-        d = rnd.extra.get("dealer")
-        return f"dealer {d['high']} / {d['low']}" if d else ""
+    def describe(self, rnd: Round) -> str:
+        d = self.play.dealer
+        return f"dealer {d.high} / {d.low}" if d else ""
 
 
 PROCEDURE = FaceUp

@@ -36,6 +36,7 @@ Dealer keypad:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from controller.config import ConfigError
@@ -43,6 +44,7 @@ from controller.games.base import (
     DecisionState,
     Entry,
     EntryError,
+    GameRound,
     Phase,
     Procedure,
     WagerSpec,
@@ -67,7 +69,7 @@ from controller.rules.settlement import WagerResult
 
 if TYPE_CHECKING:
     from controller.config import TableProfile
-    from controller.round import RoundData
+    from controller.round import Round
 
 OPTIONAL = ("fortune", "insurance", "progressive")
 #: [game.options] keys and what they mean (anything else is a configuration error)
@@ -90,7 +92,28 @@ def _int_option(opts: Mapping[str, Any], key: str, default: int, file: str) -> i
     return v
 
 
+@dataclass(frozen=True)
+class KeyedSetting:
+    """A player's hands as the dealer keyed them (§ 659a.11(a),(b))."""
+
+    high: tuple[int, ...]
+    medium: tuple[int, int]
+    low: tuple[int]
+
+    @property
+    def cards(self) -> set[int]:
+        return {*self.high, *self.medium, *self.low}
+
+
+@dataclass
+class FortuneAsiaRound(GameRound):
+    settings: dict[int, KeyedSetting] = field(default_factory=dict)  # seat -> keyed hands
+    surrender: list[int] = field(default_factory=list)  # seats that surrendered (§ 659a.11(d))
+    dealer_setting: str | None = None  # the dealer's hands as shown at the surrender step
+
+
 class FortuneAsia(Procedure):
+    play: FortuneAsiaRound
     game = GAME
     adjacent_section = "§ 659a.7(f)"
     chapter = "58 Pa. Code 659a"
@@ -127,7 +150,7 @@ class FortuneAsia(Procedure):
                 "are counted for the start (§ 659a.5(g)(1)(iii))",
             )
         house_way = opts.get("house_way", "tablectl-standard")
-        if house_way not in HOUSE_WAYS:
+        if not isinstance(house_way, str) or house_way not in HOUSE_WAYS:
             raise ConfigError(
                 file,
                 "game.options",
@@ -214,26 +237,29 @@ class FortuneAsia(Procedure):
         )
         self.wagers = w
 
+    def new_play(self) -> FortuneAsiaRound:
+        return FortuneAsiaRound()
+
     # ---- who plays ------------------------------------------------------------------
     @staticmethod
-    def players(rnd: RoundData) -> list[int]:
+    def players(rnd: Round) -> list[int]:
         """Seats with a Fortune Asia Poker Wager (§ 659a.7(d))."""
         return sorted(s for (s, w) in rnd.wagers if w == "base")
 
     @staticmethod
-    def may_surrender(rnd: RoundData) -> list[int]:
+    def may_surrender(rnd: Round) -> list[int]:
         """Players with no optional wager (§ 659a.11(d))."""
         return [s for s in FortuneAsia.players(rnd) if not any((s, w) in rnd.wagers for w in OPTIONAL)]
 
     @staticmethod
-    def seven(rnd: RoundData, seat: int) -> tuple[int, ...]:
+    def seven(rnd: Round, seat: int) -> tuple[int, ...]:
         """A seat's seven cards (seat 0: the dealer's), as read by the shoe or as keyed
         by the dealer when the shoe did not read them."""
         if rnd.entered:
             return tuple(rnd.entered.get(seat, ()))
         return tuple(rnd.cards.get("dealer" if seat == 0 else f"seat:{seat}", ()))
 
-    def dealer_setting(self, rnd: RoundData) -> Any:
+    def dealer_setting(self, rnd: Round) -> Any:
         """The dealer's hands set by the house way (§ 659a.11(c))."""
         cards = self.seven(rnd, 0)
         if len(cards) != 7 or any(c > 52 for c in cards):
@@ -241,20 +267,17 @@ class FortuneAsia(Procedure):
         return set_house_way(cards, self.rules.house_way)
 
     # ---- decisions ------------------------------------------------------------------
-    def decision_state(self, rnd: RoundData, name: str) -> DecisionState:
+    def decision_state(self, rnd: Round, name: str) -> DecisionState:
         if not self.players(rnd):
             return DecisionState(done=True)
         if name == "surrender":
             if not self.may_surrender(rnd):
                 return DecisionState(done=True)  # nobody may surrender: the phase is skipped
-            rnd.extra.setdefault("surrender", [])
-            rnd.extra["dealer_setting"] = str(self.dealer_setting(rnd))
+            self.play.dealer_setting = str(self.dealer_setting(rnd))
             return DecisionState()
-        rnd.extra.setdefault("settings", {})
-        rnd.extra.setdefault("player", {})
         return DecisionState()
 
-    def decision_prompt(self, rnd: RoundData, name: str) -> str:
+    def decision_prompt(self, rnd: Round, name: str) -> str:
         if name == "surrender":
             d = self.dealer_setting(rnd)
             shown = (
@@ -267,15 +290,14 @@ class FortuneAsia(Procedure):
         same = ", 'SAME <seat> <seat>'" if self.adjacent_areas else ""
         return f"SET HANDS: 'SET <seat> <medium> <medium> <low>'{same}; DONE (house way otherwise)"
 
-    def apply_entry(self, rnd: RoundData, name: str, text: str) -> Entry:
-        ds = rnd.decisions[name]
+    def apply_entry(self, rnd: Round, name: str, text: str) -> Entry:
         verb, parts = entry_verb(text)
         if verb == "DONE" and len(parts) == 1:
-            ds.done = True
-            return Entry("HANDS SET - DEALER SETS" if name == "settings" else "SETTLING", {"decision": "done"})
+            reply = "HANDS SET - DEALER SETS" if name == "settings" else "SETTLING"
+            return Entry(reply, {"decision": "done"}, done=True)
         if name == "settings":
             if verb == "SET" and len(parts) == 5:
-                return self._set(rnd, ds, parts)
+                return self._set(rnd, parts)
             if verb == "SAME" and len(parts) == 3:
                 return self._same(rnd, parts)
             if verb == "SUR":
@@ -285,20 +307,26 @@ class FortuneAsia(Procedure):
                 f"{', SAME <seat> <seat>' if self.adjacent_areas else ''} or DONE"
             )
         if verb == "SUR" and len(parts) == 2:
-            seat = seat_arg(parts[1], self.players(rnd))
-            if seat not in self.may_surrender(rnd):
-                raise EntryError(f"seat {seat} placed an optional wager and may not surrender (§ 659a.11(d))")
-            if seat in rnd.extra["surrender"]:
-                raise EntryError(f"seat {seat} has already surrendered")
-            rnd.extra["surrender"].append(seat)
-            ds.answers[seat] = "surrender"
-            cents = rnd.wagers[(seat, "base")]
-            return Entry(f"SEAT {seat} SURRENDERS {cents / 100:,.2f}", {"seat": seat, "decision": "surrender"})
+            return self._surrender(rnd, seat_arg(parts[1], self.players(rnd)))
         raise EntryError("enter SUR <seat> or DONE")
 
-    def _set(self, rnd: RoundData, ds: DecisionState, parts: Sequence[str]) -> Entry:
+    def _surrender(self, rnd: Round, seat: int) -> Entry:
+        """``SUR <seat>``: a player without an optional wager surrenders (§ 659a.11(d))."""
+        if seat not in self.may_surrender(rnd):
+            raise EntryError(f"seat {seat} placed an optional wager and may not surrender (§ 659a.11(d))")
+        if seat in self.play.surrender:
+            raise EntryError(f"seat {seat} has already surrendered")
+        self.play.surrender.append(seat)
+        cents = rnd.wagers[(seat, "base")]
+        return Entry(
+            f"SEAT {seat} SURRENDERS {cents / 100:,.2f}",
+            {"seat": seat, "decision": "surrender"},
+            answer=(seat, "surrender"),
+        )
+
+    def _set(self, rnd: Round, parts: Sequence[str]) -> Entry:
         seat = seat_arg(parts[1], self.players(rnd))
-        if seat in rnd.extra["settings"]:
+        if seat in self.play.settings:
             raise EntryError(f"seat {seat}'s hands are already set and may not be changed (§ 659a.11(a)(3))")
         try:
             m1, m2, low = (parse_card(t) for t in parts[2:5])
@@ -313,8 +341,7 @@ class FortuneAsia(Procedure):
         high = tuple(c for c in hand if c not in (m1, m2, low))
         setting = make_setting(high, (m1, m2), (low,), seven=hand)
         foul = setting.foul()
-        rnd.extra["settings"][seat] = {"high": list(high), "medium": [m1, m2], "low": [low]}
-        ds.answers[seat] = "set"
+        self.play.settings[seat] = KeyedSetting(high, (m1, m2), (low,))
         reply = f"SEAT {seat} {cards_str(high)} | {card_str(m1)} {card_str(m2)} | {card_str(low)}"
         if foul:
             reply += " - FOUL, LOSES"
@@ -327,18 +354,18 @@ class FortuneAsia(Procedure):
         }
         if foul:
             rec["foul"] = foul
-        return Entry(reply, rec)
+        return Entry(reply, rec, answer=(seat, "set"))
 
-    def _same(self, rnd: RoundData, parts: Sequence[str]) -> Entry:
+    def _same(self, rnd: Round, parts: Sequence[str]) -> Entry:
         return self.same_player(rnd, parts)  # § 659a.7(f), Procedure.same_player
 
     # ---- settlement -----------------------------------------------------------------
-    def settle(self, rnd: RoundData) -> list[WagerResult]:
+    def settle(self, rnd: Round) -> list[WagerResult]:
         return self._settle(
             rnd, {s: tuple(rnd.cards[f"seat:{s}"]) for s in self.players(rnd)}, tuple(rnd.cards["dealer"])
         )
 
-    def settle_entered(self, rnd: RoundData) -> list[WagerResult]:
+    def settle_entered(self, rnd: Round) -> list[WagerResult]:
         """Settlement from the seven cards the dealer keyed for every player and the
         dealer (the shoe did not read them or is out of order), after the setting and
         surrender steps were played on those cards."""
@@ -347,26 +374,24 @@ class FortuneAsia(Procedure):
             raise EntryError(missing)
         return self._settle(rnd, {s: tuple(rnd.entered[s]) for s in self.players(rnd)}, tuple(rnd.entered[0]))
 
-    def hand_entry_complete(self, rnd: RoundData) -> str | None:
+    def hand_entry_complete(self, rnd: Round) -> str | None:
         missing = [str(s) for s in self.players(rnd) if s not in rnd.entered]
         if 0 not in rnd.entered:
             missing.append("dealer")
         return f"enter the seven cards of: {', '.join(missing)}" if missing else None
 
-    def _settle(
-        self, rnd: RoundData, hands: Mapping[int, tuple[int, ...]], dealer: tuple[int, ...]
-    ) -> list[WagerResult]:
+    def _settle(self, rnd: Round, hands: Mapping[int, tuple[int, ...]], dealer: tuple[int, ...]) -> list[WagerResult]:
         ws = by_seat(rnd.wagers)
-        keyed = rnd.extra.get("settings", {})
-        surrendered = set(rnd.extra.get("surrender", ()))
-        players = rnd.extra.get("player", {})
+        keyed = self.play.settings
+        surrendered = set(self.play.surrender)
+        players = self.play.player
         seats = []
         for s, cards in hands.items():
             if s in surrendered:
                 setting = None  # § 659a.11(d): collected unexposed
-            elif s in keyed and set(keyed[s]["high"] + keyed[s]["medium"] + keyed[s]["low"]) == set(cards):
+            elif s in keyed and keyed[s].cards == set(cards):
                 k = keyed[s]
-                setting = make_setting(k["high"], k["medium"], k["low"], seven=cards)
+                setting = make_setting(k.high, k.medium, k.low, seven=cards)
             else:
                 setting = set_house_way(cards, self.rules.house_way)  # § 659a.11(a)(1)
             seats.append(
@@ -384,12 +409,12 @@ class FortuneAsia(Procedure):
             )
         return settle_round(seats, dealer, self.rules, order=[s for s in self.settlement_order() if s in hands])
 
-    def describe(self, rnd: RoundData) -> str:
+    def describe(self, rnd: Round) -> str:
         """The dealer's hands as set by the house way, and the seats that set their own."""
         d = self.dealer_setting(rnd)
         if d is None:
             return ""
-        own = sorted(rnd.extra.get("settings", {}))
+        own = sorted(self.play.settings)
         keyed = f"; set by players: {','.join(map(str, own))}" if own else ""
         return f"dealer {cards_str(d.high.cards)} / {cards_str(d.medium.cards)} / {cards_str(d.low.cards)}{keyed}"
 

@@ -31,12 +31,14 @@ found face up in the shoe is discarded and the round goes on (§ 686a.9(a)).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from controller.games.base import (
     DecisionState,
     Entry,
     EntryError,
+    GameRound,
     Phase,
     Procedure,
     Stack,
@@ -64,7 +66,7 @@ from controller.rules.settlement import WagerResult
 
 if TYPE_CHECKING:
     from controller.config import TableProfile
-    from controller.round import RoundData
+    from controller.round import Round
 
 DECIDE = "over-under"
 OPTIONS = ("bonus", "bonus_paytable", "ante_min_cents", "ante_max_cents", "bonus_min_cents", "bonus_max_cents")
@@ -72,7 +74,22 @@ KEYS = {"O": "over-23", "U": "under-18", "S": "surrender"}  # one-letter keys on
 MAX_SEATS = 6  # § 686a.2(a): betting positions for no more than six players
 
 
+@dataclass(frozen=True)
+class CoverSeen:
+    """Where the cover card came out (§ 686a.5(c)(2)): the shoe's stack, and the betting
+    area it appeared on (None: between deals)."""
+
+    stack: object
+    to: str | None
+
+
+@dataclass
+class OverUnderRound(GameRound):
+    cover: CoverSeen | None = None
+
+
 class OverUnder(Procedure):
+    play: OverUnderRound
     game = "over-under"
     chapter = "58 Pa. Code 686a"
     deck = SHOE_CARDS  # § 686a.3(a): six 52-card decks, no joker
@@ -144,6 +161,9 @@ class OverUnder(Procedure):
         self.cover_at = 0  # cards above the cover card after the last shuffle
         self.dealt_since_shuffle = 0
 
+    def new_play(self) -> OverUnderRound:
+        return OverUnderRound()
+
     # ---- wagers -------------------------------------------------------------------------
     def keyed_wager(self, seat: int, wager: str, cents: int, *, late: bool = False) -> None:
         if wager in ("over-23", "under-18") and not late:
@@ -152,7 +172,7 @@ class OverUnder(Procedure):
             )
         super().keyed_wager(seat, wager, cents, late=late)
 
-    def antes(self, rnd: RoundData) -> list[int]:
+    def antes(self, rnd: Round) -> list[int]:
         """Seats with an Ante Wager, in the dealing order: from the player farthest to the
         dealer's left (seat 1), clockwise (§ 686a.7(e),(f))."""
         return sorted(s for (s, w) in rnd.wagers if w == "ante")
@@ -188,14 +208,14 @@ class OverUnder(Procedure):
         self.cover_at = cover
         return None
 
-    def on_cover_card(self, rnd: RoundData | None, data: Mapping[str, Any]) -> None:
+    def on_cover_card(self, rnd: Round | None, data: Mapping[str, Any]) -> None:
         """§ 686a.7(d): the cover card came out; the round is completed and the cards are
         reshuffled before the next one.  Noted for the cut (§ 686a.5(c)(2)): the position
         on whose betting area it appeared."""
         self.reshuffle_due = True
         if rnd is not None:
             where = rnd.to_dispense[0].to if rnd.to_dispense else None
-            rnd.extra["cover"] = {"stack": data.get("stack"), "to": where}
+            self.play.cover = CoverSeen(data.get("stack"), where)
 
     def new_dealer(self) -> str:
         """§ 686a.7(c): each new dealer who comes to the table removes one card to the
@@ -203,7 +223,7 @@ class OverUnder(Procedure):
         self.burn_due = True
         return "one card is burned before the next deal (§ 686a.7(c))"
 
-    def round_ended(self, rnd: RoundData, void: bool) -> None:
+    def round_ended(self, rnd: Round, void: bool) -> None:
         used = sum(s.cards for s in rnd.dealt_stacks) + rnd.face_up
         self.left -= used
         self.dealt_since_shuffle += used
@@ -214,7 +234,7 @@ class OverUnder(Procedure):
         if void and rnd.phase >= 0:
             self.reshuffle_due = True  # void once dealing began (a jam, a misdeal): collect every card, reshuffle
 
-    def plan(self, rnd: RoundData, name: str) -> list[Stack]:
+    def plan(self, rnd: Round, name: str) -> list[Stack]:
         seats = self.antes(rnd)
         if not seats:
             return []
@@ -223,12 +243,12 @@ class OverUnder(Procedure):
             return burn + [Stack(f"seat:{s}", 1) for s in seats]
         return [Stack(f"seat:{s}", 2) for s in seats]  # § 686a.7(i): even after a surrender
 
-    def expected_remaining(self, rnd: RoundData) -> int:
+    def expected_remaining(self, rnd: Round) -> int:
         return self.left - sum(s.cards for s in rnd.dealt_stacks) - rnd.face_up
 
     stub_skip_reason = "a continuous six-deck shoe: no stub count (§ 686a.7)"
 
-    def stub_due(self, rnd: RoundData) -> bool:
+    def stub_due(self, rnd: Round) -> bool:
         """A continuous shoe has no stub count; only unread cards are counted before the
         dealer keys the hands."""
         return bool(rnd.unread)
@@ -236,24 +256,24 @@ class OverUnder(Procedure):
     def deck_card_limit(self) -> int:
         return 52  # no joker (§ 686a.3(a))
 
-    def parse_hand(self, rnd: RoundData, seat: int, text: str) -> tuple[int, ...]:
+    def parse_hand(self, rnd: Round, seat: int, text: str) -> tuple[int, ...]:
         if seat == 0:
             raise EntryError("Over/Under has no dealer's hand")
         return parse_hand(text, HAND_CARDS)
 
-    def hand_entry_seats(self, rnd: RoundData) -> set[int]:
+    def hand_entry_seats(self, rnd: Round) -> set[int]:
         return set(self.antes(rnd))
 
     # ---- decisions (§ 686a.7(f)-(h)) ------------------------------------------------------
-    def decision_state(self, rnd: RoundData, name: str) -> DecisionState:
+    def decision_state(self, rnd: Round, name: str) -> DecisionState:
         seats = tuple(self.antes(rnd))
         return DecisionState(required=seats, done=not seats)
 
-    def decision_prompt(self, rnd: RoundData, name: str) -> str:
+    def decision_prompt(self, rnd: Round, name: str) -> str:
         seats = self.antes(rnd)
         return f"OVER/UNDER SEATS {','.join(map(str, seats))}: 'OVER <seat>', 'UNDER <seat>', 'SURRENDER <seat>'"
 
-    def apply_entry(self, rnd: RoundData, name: str, text: str) -> Entry:
+    def apply_entry(self, rnd: Round, name: str, text: str) -> Entry:
         ds = rnd.decisions[name]
         parts = split_entry(text)
         if len(parts) != 2:
@@ -271,17 +291,20 @@ class OverUnder(Procedure):
                 f"seat {nxt} decides first: from the player farthest to the dealer's left, clockwise (§ 686a.7(f))"
             )
         ante = rnd.wagers[(seat, "ante")]
-        ds.answers[seat] = decision.value
         record = {"seat": seat, "decision": decision.value}
-        if decision is Decision.SURRENDER:
-            return Entry(f"SEAT {seat} SURRENDERS THE ANTE {ante / 100:,.2f}", record)  # § 686a.7(g)(3)
+        answer = (seat, decision.value)
+        if decision is Decision.SURRENDER:  # § 686a.7(g)(3)
+            return Entry(f"SEAT {seat} SURRENDERS THE ANTE {ante / 100:,.2f}", record, answer=answer)
         # § 686a.7(g)(1),(2): a wager equal to the Ante
         return Entry(
-            f"SEAT {seat} {decision.value.upper()} {ante / 100:,.2f}", record, late={(seat, decision.value): ante}
+            f"SEAT {seat} {decision.value.upper()} {ante / 100:,.2f}",
+            record,
+            late={(seat, decision.value): ante},
+            answer=answer,
         )
 
     # ---- settlement -------------------------------------------------------------------------
-    def _plays(self, rnd: RoundData, hands: Mapping[int, Sequence[int]]) -> list[SeatPlay]:
+    def _plays(self, rnd: Round, hands: Mapping[int, Sequence[int]]) -> list[SeatPlay]:
         ws = by_seat(rnd.wagers)
         answers = rnd.decisions[DECIDE].answers
         return [
@@ -291,12 +314,12 @@ class OverUnder(Procedure):
             for s in self.antes(rnd)
         ]
 
-    def settle(self, rnd: RoundData) -> list[WagerResult]:
+    def settle(self, rnd: Round) -> list[WagerResult]:
         return settle_round(
             self._plays(rnd, {s: rnd.cards[f"seat:{s}"] for s in self.antes(rnd)}), bonus_paytable=self.bonus_paytable
         )
 
-    def hand_entry_complete(self, rnd: RoundData) -> str | None:
+    def hand_entry_complete(self, rnd: Round) -> str | None:
         ds = rnd.decisions.get(DECIDE)
         undecided = [str(s) for s in self.antes(rnd) if ds is None or s not in ds.answers]
         if undecided:
@@ -308,13 +331,13 @@ class OverUnder(Procedure):
         missing = [str(s) for s in self.antes(rnd) if s not in rnd.entered]
         return f"enter the three cards of seats: {', '.join(missing)}" if missing else None
 
-    def settle_entered(self, rnd: RoundData) -> list[WagerResult]:
+    def settle_entered(self, rnd: Round) -> list[WagerResult]:
         problem = self.hand_entry_complete(rnd)
         if problem:
             raise EntryError(problem)
         return settle_round(self._plays(rnd, rnd.entered), bonus_paytable=self.bonus_paytable)
 
-    def describe(self, rnd: RoundData) -> str:
+    def describe(self, rnd: Round) -> str:
         parts = []
         answers = rnd.decisions[DECIDE].answers if DECIDE in rnd.decisions else {}
         for s in self.antes(rnd):

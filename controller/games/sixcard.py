@@ -25,6 +25,7 @@ five are the high hand), ``DONE``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from controller.config import ConfigError
@@ -32,6 +33,7 @@ from controller.games.base import (
     DecisionState,
     Entry,
     EntryError,
+    GameRound,
     Phase,
     Procedure,
     WagerSpec,
@@ -47,7 +49,7 @@ from controller.rules.sixcard_settle import SeatWagers, SixCardOptions, settle_p
 
 if TYPE_CHECKING:
     from controller.config import TableProfile
-    from controller.round import RoundData
+    from controller.round import Round
 
 #: the hand of a seat whose cards the dealer did not enter as a winning hand (keypad entry)
 NOT_ENTERED = "no-winning-hand-entered"
@@ -72,7 +74,15 @@ def _cents(file: str, opts: Mapping[str, Any], key: str, default: int, lowest: i
     return v
 
 
+@dataclass
+class SixCardRound(GameRound):
+    """The players' low cards as keyed (``SET <seat> <low card>``): seat -> card."""
+
+    low: dict[int, int] = field(default_factory=dict)
+
+
 class SixCardFortune(Procedure):
+    play: SixCardRound
     game = "six-card-fortune"
     chapter = "58 Pa. Code 670a"
     deck = 53
@@ -144,54 +154,58 @@ class SixCardFortune(Procedure):
     def needs_keypad(self) -> bool:
         return self.full  # a progressive system alone needs no keyed entries
 
+    def new_play(self) -> SixCardRound:
+        return SixCardRound()
+
     # ---- decisions: setting hands, Double Down (§ 670a.11(a)-(c)) -----------------------------
-    def decision_state(self, rnd: RoundData, name: str) -> DecisionState:
+    def decision_state(self, rnd: Round, name: str) -> DecisionState:
         if not self.full or not any(w == "base" for (_s, w) in rnd.wagers):
             return DecisionState(done=True)
-        rnd.extra.setdefault("low", {})
         return DecisionState()
 
-    def decision_prompt(self, rnd: RoundData, name: str) -> str:
+    def decision_prompt(self, rnd: Round, name: str) -> str:
         same = ", 'SAME <seat> <seat>'" if self.adjacent_areas else ""
         return f"SET HANDS: 'DD <seat>', 'SET <seat> <low card>'{same}; DONE (house way otherwise)"
 
-    def apply_entry(self, rnd: RoundData, name: str, text: str) -> Entry:
-        ds = rnd.decisions[name]
+    def apply_entry(self, rnd: Round, name: str, text: str) -> Entry:
         verb, parts = entry_verb(text)
         players = sorted(s for (s, w) in rnd.wagers if w == "base")
         if verb == "DONE" and len(parts) == 1:
-            ds.done = True
-            return Entry("HANDS SET - SETTLING", {"decision": "done"})
+            return Entry("HANDS SET - SETTLING", {"decision": "done"}, done=True)
         if verb == "SAME":  # § 670a.7(f): one player on two adjacent areas
             return self.same_player(rnd, parts)
         if verb == "DD" and len(parts) == 2:
-            seat = seat_arg(parts[1], players)
-            if (seat, "double-down") in rnd.wagers:
-                raise EntryError(f"seat {seat} has already doubled down")
-            if "double-down" not in self.wagers:
-                raise EntryError("this table does not offer the Double Down Wager (§ 670a.7(e)(1))")
-            amount = rnd.wagers[(seat, "base")]  # equal to the wager, § 670a.7(e)(1)
-            ds.answers[seat] = "double-down"
-            return Entry(
-                f"SEAT {seat} DOUBLE DOWN {amount / 100:,.2f}",
-                {"seat": seat, "decision": "double-down"},
-                late={(seat, "double-down"): amount},
-            )
+            return self._double_down(rnd, seat_arg(parts[1], players))
         if verb == "SET" and len(parts) == 3:
-            seat = seat_arg(parts[1], players)
-            try:
-                low = parse_card(parts[2])
-            except CardError as e:
-                raise EntryError(str(e)) from None
-            hand = rnd.cards.get(f"seat:{seat}", ())
-            if low not in hand:
-                raise EntryError(f"{card_str(low)} is not one of seat {seat}'s cards ({cards_str(hand)})")
-            rnd.extra["low"][seat] = low
-            return Entry(
-                f"SEAT {seat} LOW {card_str(low)}", {"seat": seat, "decision": "setting", "low": card_str(low)}
-            )
+            return self._set_low(rnd, seat_arg(parts[1], players), parts[2])
         same = ", SAME <seat> <seat>" if self.adjacent_areas else ""
         raise EntryError(f"enter DD <seat>, SET <seat> <low card>{same} or DONE")
+
+    def _double_down(self, rnd: Round, seat: int) -> Entry:
+        """``DD <seat>``: a Double Down Wager equal to the wager (§ 670a.11(c), § 670a.7(e)(1))."""
+        if (seat, "double-down") in rnd.wagers:
+            raise EntryError(f"seat {seat} has already doubled down")
+        if "double-down" not in self.wagers:
+            raise EntryError("this table does not offer the Double Down Wager (§ 670a.7(e)(1))")
+        amount = rnd.wagers[(seat, "base")]  # equal to the wager, § 670a.7(e)(1)
+        return Entry(
+            f"SEAT {seat} DOUBLE DOWN {amount / 100:,.2f}",
+            {"seat": seat, "decision": "double-down"},
+            late={(seat, "double-down"): amount},
+            answer=(seat, "double-down"),
+        )
+
+    def _set_low(self, rnd: Round, seat: int, text: str) -> Entry:
+        """``SET <seat> <low card>``: the player's low hand; the other five are the high hand."""
+        try:
+            low = parse_card(text)
+        except CardError as e:
+            raise EntryError(str(e)) from None
+        hand = rnd.cards.get(f"seat:{seat}", ())
+        if low not in hand:
+            raise EntryError(f"{card_str(low)} is not one of seat {seat}'s cards ({cards_str(hand)})")
+        self.play.low[seat] = low
+        return Entry(f"SEAT {seat} LOW {card_str(low)}", {"seat": seat, "decision": "setting", "low": card_str(low)})
 
     # ---- settlement -------------------------------------------------------------------
     def _keys(self, hands: Mapping[int, Sequence[int] | None]) -> dict[int, str]:
@@ -209,17 +223,17 @@ class SixCardFortune(Procedure):
         winning hand for it) has no straight or better and loses (§ 670a.11(h)(3)(i)(A))."""
         return settle_progressive(self._keys(hands), wagers, self.options, self.settlement_order(), players)
 
-    def settle(self, rnd: RoundData) -> list[WagerResult]:
+    def settle(self, rnd: Round) -> list[WagerResult]:
         if not self.full:
             hands = {s: rnd.cards[f"seat:{s}"] for s in rnd.accepted}
-            return self.settle_progressive(hands, rnd.accepted, rnd.extra.get("player"))
+            return self.settle_progressive(hands, rnd.accepted, self.play.player)
         return self._settle_full(rnd, {s: rnd.cards[f"seat:{s}"] for s in self._players(rnd)}, rnd.cards["dealer"])
 
-    def settle_entered(self, rnd: RoundData) -> list[WagerResult]:
+    def settle_entered(self, rnd: Round) -> list[WagerResult]:
         """Settlement from the hands the dealer keyed (shoe out of order or not reading)."""
         if not self.full:
             hands = {s: rnd.entered.get(s) for s in rnd.accepted}
-            return self.settle_progressive(hands, rnd.accepted, rnd.extra.get("player"))
+            return self.settle_progressive(hands, rnd.accepted, self.play.player)
         missing = [s for s in self._players(rnd) if s not in rnd.entered]
         if missing or 0 not in rnd.entered:
             raise EntryError(
@@ -228,14 +242,12 @@ class SixCardFortune(Procedure):
             )
         return self._settle_full(rnd, {s: rnd.entered[s] for s in self._players(rnd)}, rnd.entered[0])
 
-    def _players(self, rnd: RoundData) -> list[int]:
+    def _players(self, rnd: Round) -> list[int]:
         return sorted({s for (s, w) in rnd.wagers if w == "base"})
 
-    def _settle_full(
-        self, rnd: RoundData, hands: Mapping[int, Sequence[int]], dealer: Sequence[int]
-    ) -> list[WagerResult]:
+    def _settle_full(self, rnd: Round, hands: Mapping[int, Sequence[int]], dealer: Sequence[int]) -> list[WagerResult]:
         ws = by_seat(rnd.wagers)
-        same: dict[int, str] = rnd.extra.get("player", {})
+        same = self.play.player
         seats = {
             s: SeatWagers(
                 cards=tuple(hands[s]),
@@ -250,14 +262,14 @@ class SixCardFortune(Procedure):
         }
         settings: dict[int, Any] = {}
         for s, cards in hands.items():
-            low = rnd.extra.get("low", {}).get(s)
+            low = self.play.low.get(s)
             if low is None:
                 settings[s] = house_way(cards)  # § 670a.11(a)(1)
             else:
                 settings[s] = (tuple(c for c in cards if c != low), low)
         return settle_round(tuple(dealer), seats, settings, self.options)
 
-    def hand_entry_complete(self, rnd: RoundData) -> str | None:
+    def hand_entry_complete(self, rnd: Round) -> str | None:
         if not self.full:
             return None
         missing = [str(s) for s in self._players(rnd) if s not in rnd.entered]

@@ -56,7 +56,7 @@ from controller.games.base import (
     seat_arg,
 )
 from controller.games.tiles_options import TilesOptions, parse_options
-from controller.games.tiles_rotation import Rotation, position, seat_at
+from controller.games.tiles_rotation import BankSet, Rotation, TilesRound, position, seat_at
 from controller.records import PhaseKind
 from controller.rules.dice import Dice
 from controller.rules.paytables import get_paytable
@@ -76,7 +76,7 @@ from controller.rules.tiles_settle import (
 
 if TYPE_CHECKING:
     from controller.config import TableProfile
-    from controller.round import RoundData
+    from controller.round import Round
 
 UNREAD = 0xFF
 MATCHES = tuple(f"match-{n}" for n in range(1, 7))  # six Match areas per seat, § 621a.2(b)(5)(ii)
@@ -89,6 +89,7 @@ def kinds(ids: Sequence[int]) -> tuple[int, ...]:
 
 
 class PaiGowTiles(Procedure):
+    play: TilesRound
     game = "pai-gow-tiles"
     chapter = "58 Pa. Code 621a"
     deck = 32  # § 621a.3(h): 32 tiles
@@ -145,13 +146,16 @@ class PaiGowTiles(Procedure):
     def needs_keypad(self) -> bool:
         return True
 
+    def new_play(self) -> TilesRound:
+        return TilesRound()
+
     # ---- positions (tiles_deal's: 1 = the dealer's far right = seat 6) ---------------------
     def recipient(self, pos: int) -> str:
         return "dealer" if pos == DEALER else "dead" if pos == DEAD_HAND else f"seat:{seat_at(self.seats, pos)}"
 
-    def starting_position(self, rnd: RoundData, count: int) -> int:
+    def starting_position(self, rnd: Round, count: int) -> int:
         """§ 621a.6(c): counted from the dealer as one; § 621a.9(j): from the bank."""
-        bank = rnd.extra.get("bank")
+        bank = self.play.bank
         return tiles_start(count, DEALER if bank is None else position(self.seats, bank)) + 1
 
     # ---- wagers -----------------------------------------------------------------------
@@ -168,36 +172,34 @@ class PaiGowTiles(Procedure):
                         f"({pt.section}); wager a multiple of {p.net_win(1).denominator} cents"
                     )
 
-    def _players(self, rnd: RoundData) -> list[int]:
+    def _players(self, rnd: Round) -> list[int]:
         """Seats with a Pai Gow Wager, in the order hands are revealed (§ 621a.8(f))."""
         return [s for s in self.settlement_order() if (s, "base") in rnd.wagers]
 
-    def decision_state(self, rnd: RoundData, name: str) -> DecisionState:
+    def decision_state(self, rnd: Round, name: str) -> DecisionState:
         if name == "bank":
-            rnd.extra.update(bank=None, cobank=False, dealer_wager=0, style=self.opts.dealing_style, cut=None)
+            self.play.bank_opened(self.opts.dealing_style)
             if self.rotation.bank_offered(self._players(rnd)) or len(self.opts.styles) > 1:
                 return DecisionState()
             return DecisionState(done=True)
-        rnd.extra.update(set={}, surrendered=[], voided=[], bankset=None)
+        self.play.settings_opened()
         return DecisionState() if self._players(rnd) else DecisionState(done=True)
 
-    def decision_prompt(self, rnd: RoundData, name: str) -> str:
+    def decision_prompt(self, rnd: Round, name: str) -> str:
         if name == "bank":
             return "BANK <seat> <chips>|COBANK|DEALER <amt>|STYLE <style>|CUT R a-b [L c-d]; DONE"
         return "SET <seat> <t> <t>|SURRENDER <seat>|VOID <seat>|BANKSET <t> <t>; DONE (house way otherwise)"
 
-    def apply_entry(self, rnd: RoundData, name: str, text: str) -> Entry:
+    def apply_entry(self, rnd: Round, name: str, text: str) -> Entry:
         verb, parts = entry_verb(text)
         args = parts[1:]
-        ds = rnd.decisions[name]
         if verb == "DONE" and not args:
             if name == "bank":
-                self.rotation.bank_done(rnd, self._players(rnd))
-            ds.done = True
-            return Entry("DONE", {"decision": "done"})
+                self.rotation.bank_done(self.play, self._players(rnd))
+            return Entry("DONE", {"decision": "done"}, done=True)
         if name == "bank":
-            return self.rotation.entry(rnd, self._players(rnd), verb, args)
-        return self._setting_entry(rnd, ds, verb, args)
+            return self.rotation.entry(self.play, rnd, self._players(rnd), verb, args)
+        return self._setting_entry(rnd, verb, args)
 
     # ---- setting the hands (§ 621a.8(a)-(e), § 621a.10(d),(f)) ---------------------------
     def _pick(self, hand: Sequence[int], text: Sequence[str]) -> tuple[int, int]:
@@ -212,61 +214,65 @@ class PaiGowTiles(Procedure):
             rest.remove(k)
         return want[0], want[1]
 
-    def _setting_entry(self, rnd: RoundData, ds: DecisionState, verb: str, args: list[str]) -> Entry:
-        x = rnd.extra
-        players = self._players(rnd)
+    def _setting_entry(self, rnd: Round, verb: str, args: list[str]) -> Entry:
         if verb in ("SET", "SURRENDER", "VOID") and args:
-            seat = seat_arg(args[0], players)
-            if seat in x["voided"] or seat in x["surrendered"]:
-                raise EntryError(f"seat {seat} has already {'voided' if seat in x['voided'] else 'surrendered'}")
-            if verb == "SET" and len(args) == 3:
-                hand = self.hand_of(rnd, seat) or ()
-                high = self._pick(hand, args[1:])
-                s = setting_of(kinds(hand), high)
-                x["set"][seat] = high
-                return Entry(
-                    f"SEAT {seat} {s}"[:120],
-                    {"seat": seat, "decision": "setting", "high": s.high.label, "low": s.low.label},
-                )
-            if verb == "SURRENDER" and len(args) == 1:  # § 621a.8(e)
-                x["surrendered"].append(seat)
-                ds.answers[seat] = "surrender"
-                return Entry(f"SEAT {seat} SURRENDERS", {"seat": seat, "decision": "surrender"})
-            if verb == "VOID" and len(args) == 1:  # § 621a.10(d)
-                x["voided"].append(seat)
-                ds.answers[seat] = "void"
-                return Entry(f"SEAT {seat} VOIDS THE HAND - WAGERS RETURNED", {"seat": seat, "decision": "void"})
+            entry = self._seat_entry(rnd, verb, args)
+            if entry is not None:
+                return entry
         if verb == "BANKSET" and len(args) == 2:  # § 621a.10(f)
-            who, hand = self._banker(rnd)
-            placed = setting_of(kinds(hand), self._pick(hand, args))
-            house = self.house_way(kinds(hand))
-            reset = (placed.high.score, placed.low.score) != (house.high.score, house.low.score)
-            x["bankset"] = {"placed": str(placed), "reset": reset}
-            reply = f"{who.upper()} {'RESET TO HOUSE WAY: ' if reset else 'SET '}{house}"
-            return Entry(
-                reply[:120],
-                {
-                    "decision": "bank-setting",
-                    "who": who,
-                    "placed": str(placed),
-                    "house_way": str(house),
-                    "reset": reset,
-                },
-            )
+            return self._bankset(rnd, args)
         raise EntryError("enter SET <seat> <tile> <tile>, SURRENDER <seat>, VOID <seat>, BANKSET <tile> <tile> or DONE")
 
-    def _banker(self, rnd: RoundData, hands: Mapping[int, Sequence[int]] | None = None) -> tuple[str, tuple[int, ...]]:
-        bank = rnd.extra.get("bank")
+    def _seat_entry(self, rnd: Round, verb: str, args: list[str]) -> Entry | None:
+        x = self.play
+        seat = seat_arg(args[0], self._players(rnd))
+        if seat in x.voided or seat in x.surrendered:
+            raise EntryError(f"seat {seat} has already {'voided' if seat in x.voided else 'surrendered'}")
+        if verb == "SET" and len(args) == 3:
+            hand = self.hand_of(rnd, seat) or ()
+            high = self._pick(hand, args[1:])
+            s = setting_of(kinds(hand), high)
+            x.settings[seat] = high
+            return Entry(
+                f"SEAT {seat} {s}"[:120],
+                {"seat": seat, "decision": "setting", "high": s.high.label, "low": s.low.label},
+            )
+        if verb == "SURRENDER" and len(args) == 1:  # § 621a.8(e)
+            x.surrendered.append(seat)
+            return Entry(f"SEAT {seat} SURRENDERS", {"seat": seat, "decision": "surrender"}, answer=(seat, "surrender"))
+        if verb == "VOID" and len(args) == 1:  # § 621a.10(d)
+            x.voided.append(seat)
+            return Entry(
+                f"SEAT {seat} VOIDS THE HAND - WAGERS RETURNED",
+                {"seat": seat, "decision": "void"},
+                answer=(seat, "void"),
+            )
+        return None
+
+    def _bankset(self, rnd: Round, args: list[str]) -> Entry:
+        who, hand = self._banker(rnd)
+        placed = setting_of(kinds(hand), self._pick(hand, args))
+        house = self.house_way(kinds(hand))
+        reset = (placed.high.score, placed.low.score) != (house.high.score, house.low.score)
+        self.play.bankset = BankSet(str(placed), reset)
+        reply = f"{who.upper()} {'RESET TO HOUSE WAY: ' if reset else 'SET '}{house}"
+        return Entry(
+            reply[:120],
+            {"decision": "bank-setting", "who": who, "placed": str(placed), "house_way": str(house), "reset": reset},
+        )
+
+    def _banker(self, rnd: Round, hands: Mapping[int, Sequence[int]] | None = None) -> tuple[str, tuple[int, ...]]:
+        bank = self.play.bank
         if hands is not None:
             return ("bank", tuple(hands[bank])) if bank else ("dealer", tuple(hands[0]))
         return ("bank", tuple(self.hand_of(rnd, bank) or ())) if bank else ("dealer", tuple(self.hand_of(rnd, 0) or ()))
 
     # ---- the shaker, the dice wagers -----------------------------------------------------
-    def shaker_activator(self, rnd: RoundData) -> int:
+    def shaker_activator(self, rnd: Round) -> int:
         """§ 621a.9(i), § 621a.6(a)(3): who activates the shaker (:meth:`Rotation.shaker_activator`)."""
-        return self.rotation.shaker_activator(rnd, self._players(rnd))
+        return self.rotation.shaker_activator(self.play, self._players(rnd))
 
-    def after_roll(self, rnd: RoundData) -> list[WagerResult]:
+    def after_roll(self, rnd: Round) -> list[WagerResult]:
         """§ 621a.6(b): Sum, Match and Beat It, in the order hands are settled."""
         out: list[WagerResult] = []
         dice = Dice(tuple(rnd.dice), red=rnd.red) if rnd.dice else None  # type: ignore[arg-type]
@@ -296,26 +302,26 @@ class PaiGowTiles(Procedure):
     def show_cards(self, cards: Sequence[int]) -> str:
         return " ".join("??" if c == UNREAD else tile_str(FULL_SET[c]) if 0 <= c < 32 else f"#{c}" for c in cards)
 
-    def plan(self, rnd: RoundData, name: str) -> list[Stack]:
+    def plan(self, rnd: Round, name: str) -> list[Stack]:
         """The eight stacks of four (§ 621a.4(d)), from the dealer's right; :meth:`dealt` delivers them."""
         return [Stack(f"stack:{k}", self.stack_size) for k in range(1, 9)]
 
-    def dealt(self, rnd: RoundData, name: str) -> None:
+    def dealt(self, rnd: Round, name: str) -> dict[str, tuple[int, ...]]:
         """§ 621a.6(d), § 621a.7, § 621a.9(g),(k): each position's four tiles, by the style and the cut."""
-        order = rnd.extra.get("cut") or tuple(range(8))
+        order = self.play.cut or tuple(range(8))
         stacks = [rnd.stacks[i] for i in order]
-        plan = dealing_plan(rnd.extra.get("style", self.opts.dealing_style))
-        rnd.cards = {
+        plan = dealing_plan(self.play.style or self.opts.dealing_style)
+        return {
             self.recipient(pos): tuple(stacks[s][lv] for s, lv in places)
             for pos, places in zip(dealing_order(rnd.start_position - 1), plan)
         }
 
     # ---- hand entry (shoe out of order or not reading, § 670a.13(n) practice) ---------------
-    def hand_entry_seats(self, rnd: RoundData) -> set[int]:
-        bank = rnd.extra.get("bank")
+    def hand_entry_seats(self, rnd: Round) -> set[int]:
+        bank = self.play.bank
         return set(self._players(rnd)) | ({bank} if bank else set())
 
-    def parse_hand(self, rnd: RoundData, seat: int, text: str) -> tuple[int, ...]:
+    def parse_hand(self, rnd: Round, seat: int, text: str) -> tuple[int, ...]:
         try:
             ks = parse_tiles(text, count=4)
         except TileError as e:
@@ -329,81 +335,47 @@ class PaiGowTiles(Procedure):
             out.append(free[0])
         return tuple(out)
 
-    def _needs_dealer(self, rnd: RoundData) -> bool:
-        return rnd.extra.get("bank") is None or rnd.extra.get("dealer_wager", 0) > 0
+    def _needs_dealer(self, rnd: Round) -> bool:
+        return self.play.bank is None or self.play.dealer_wager > 0
 
-    def hand_entry_complete(self, rnd: RoundData) -> str | None:
+    def hand_entry_complete(self, rnd: Round) -> str | None:
         missing = [str(s) for s in sorted(self.hand_entry_seats(rnd)) if s not in rnd.entered]
         if self._needs_dealer(rnd) and 0 not in rnd.entered:
             missing.append("dealer")
         return f"enter the tiles of: {', '.join(missing)}" if missing else None
 
     # ---- settlement -------------------------------------------------------------------
-    def settle(self, rnd: RoundData) -> list[WagerResult]:
+    def settle(self, rnd: Round) -> list[WagerResult]:
         return self._settle(
             rnd, {**{s: rnd.cards[f"seat:{s}"] for s in self.hand_entry_seats(rnd)}, 0: rnd.cards["dealer"]}
         )
 
-    def settle_entered(self, rnd: RoundData) -> list[WagerResult]:
+    def settle_entered(self, rnd: Round) -> list[WagerResult]:
         missing = self.hand_entry_complete(rnd)
         if missing:
             raise EntryError(missing)
         return self._settle(rnd, rnd.entered)
 
-    def _setting(self, rnd: RoundData, seat: int, hand: Sequence[int]) -> Setting:
-        high = rnd.extra.get("set", {}).get(seat)
+    def _setting(self, rnd: Round, seat: int, hand: Sequence[int]) -> Setting:
+        high = self.play.settings.get(seat)
         return self.house_way(kinds(hand)) if high is None else setting_of(kinds(hand), high)
 
-    def _settle(self, rnd: RoundData, hands: Mapping[int, Sequence[int]]) -> list[WagerResult]:
-        x = rnd.extra
+    def _settle(self, rnd: Round, hands: Mapping[int, Sequence[int]]) -> list[WagerResult]:
+        x = self.play
         ws = by_seat(rnd.wagers)
-        bank = x.get("bank")
-        voided, surrendered = set(x.get("voided", ())), set(x.get("surrendered", ()))
+        voided, surrendered = set(x.voided), set(x.surrendered)
         players = self._players(rnd)
         settings = {
             s: (None if s in surrendered else self._setting(rnd, s, hands[s])) for s in players if s not in voided
         }
         dealer = self.house_way(kinds(hands[0])) if self._needs_dealer(rnd) else None
-        base: dict[int, WagerResult] = {}
-        tail: list[WagerResult] = []
-        if bank is None:
+        if x.bank is None:
             assert dealer is not None
-            for s, st in settings.items():
-                base[s] = settle_pai_gow(s, ws[s]["base"], st, dealer)  # § 621a.8(g)-(i), § 621a.11(a)
+            # § 621a.8(g)-(i), § 621a.11(a)
+            base = {s: settle_pai_gow(s, ws[s]["base"], st, dealer) for s, st in settings.items()}
+            tail: list[WagerResult] = []
         else:
-            banker = self.house_way(kinds(hands[bank]))  # § 621a.9(e), § 621a.10(f)
-            try:
-                bs = settle_bank(
-                    bank,
-                    banker,
-                    [PlayerWager(s, ws[s]["base"], st) for s, st in settings.items()],
-                    dealer_wager=x.get("dealer_wager", 0),
-                    dealer=dealer,
-                    cobank=x.get("cobank", False),
-                )
-            except CoBankSplitError as e:  # cannot happen: COBANK refuses odd wagers
-                raise EntryError(str(e)) from None
-            for r in bs.results:
-                if r.wager == "base":
-                    base[r.seat] = r
-                else:
-                    extra = f"; house: dealer {bs.dealer_net:+d}, share {bs.house_share:+d}, vigorish {bs.commission}"
-                    if bs.dealer is not None:
-                        extra += f"; dealer's wager {bs.dealer.amount} vs the bank: {bs.dealer.outcome}"
-                    tail.append(
-                        WagerResult(
-                            r.seat,
-                            r.wager,
-                            r.amount,
-                            r.outcome,
-                            r.net,
-                            r.hand,
-                            r.paytable,
-                            r.pays,
-                            commission=r.commission,
-                            detail=r.detail + extra,
-                        )
-                    )
+            base, tail = self._against_bank(x.bank, hands, ws, settings, dealer)
         out: list[WagerResult] = []
         for s in players:
             if s in voided:  # § 621a.10(d)
@@ -420,10 +392,55 @@ class PaiGowTiles(Procedure):
                 )
         return out + tail
 
-    def round_ended(self, rnd: RoundData, void: bool) -> None:
+    def _against_bank(
+        self,
+        bank: int,
+        hands: Mapping[int, Sequence[int]],
+        ws: Mapping[int, Mapping[str, int]],
+        settings: Mapping[int, Setting | None],
+        dealer: Setting | None,
+    ) -> tuple[dict[int, WagerResult], list[WagerResult]]:
+        """The Pai Gow Wagers against a player bank (§ 621a.9(n)-(r)): each player's result,
+        and the bank's (and the dealer's wager against it) after them."""
+        x = self.play
+        banker = self.house_way(kinds(hands[bank]))  # § 621a.9(e), § 621a.10(f)
+        try:
+            bs = settle_bank(
+                bank,
+                banker,
+                [PlayerWager(s, ws[s]["base"], st) for s, st in settings.items()],
+                dealer_wager=x.dealer_wager,
+                dealer=dealer,
+                cobank=x.cobank,
+            )
+        except CoBankSplitError as e:  # cannot happen: COBANK refuses odd wagers
+            raise EntryError(str(e)) from None
+        house = f"; house: dealer {bs.dealer_net:+d}, share {bs.house_share:+d}, vigorish {bs.commission}"
+        if bs.dealer is not None:
+            house += f"; dealer's wager {bs.dealer.amount} vs the bank: {bs.dealer.outcome}"
+        base = {r.seat: r for r in bs.results if r.wager == "base"}
+        tail = [
+            WagerResult(
+                r.seat,
+                r.wager,
+                r.amount,
+                r.outcome,
+                r.net,
+                r.hand,
+                r.paytable,
+                r.pays,
+                commission=r.commission,
+                detail=r.detail + house,
+            )
+            for r in bs.results
+            if r.wager != "base"
+        ]
+        return base, tail
+
+    def round_ended(self, rnd: Round, void: bool) -> None:
         """A round played (not void) moves the bank's rotation on (§ 621a.9(b)-(d))."""
         if not void:
-            self.rotation.round_ended(rnd)
+            self.rotation.round_ended(self.play, rnd)
 
     def carry(self) -> dict[str, Any]:
         """The bank's rotation and the last shooter survive a restart (:meth:`Rotation.carry`)."""
@@ -432,10 +449,10 @@ class PaiGowTiles(Procedure):
     def restore(self, state: Mapping[str, Any]) -> None:
         self.rotation.restore(state)
 
-    def describe(self, rnd: RoundData) -> str:
-        x = rnd.extra
-        bank = f"bank s{x['bank']}{' co' if x.get('cobank') else ''}" if x.get("bank") else "dealer banks"
-        return f"{bank}, style {x.get('style', self.opts.dealing_style)}"
+    def describe(self, rnd: Round) -> str:
+        x = self.play
+        bank = f"bank s{x.bank}{' co' if x.cobank else ''}" if x.bank else "dealer banks"
+        return f"{bank}, style {x.style or self.opts.dealing_style}"
 
 
 PROCEDURE = PaiGowTiles

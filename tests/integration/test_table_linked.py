@@ -28,8 +28,8 @@ class Clock:
 def linked(tmp_path, name: str = "l.db") -> tuple[Harness, Clock]:
     h = Harness(tmp_path / name, linked_doc())
     clock = Clock()
-    assert h.table.ctx.link is not None
-    h.table.ctx.link.now = clock
+    assert h.table.lap is not None
+    h.table.lap.now = clock
     return h, clock
 
 
@@ -44,7 +44,7 @@ def heartbeat(h: Harness, cents: int = 1_234_567) -> None:
 
 def bring_up(h: Harness, cents: int = 1_234_567) -> None:
     heartbeat(h, cents)
-    lap(h, t="reconciled", seq=h.table.ctx.link.last_outbox)
+    lap(h, t="reconciled", seq=h.table.lap.last_outbox)
 
 
 def link_states(h: Harness) -> list[tuple[bool, str]]:
@@ -53,7 +53,7 @@ def link_states(h: Harness) -> list[tuple[bool, str]]:
 
 def test_closed_until_the_lap_is_heard_sensors_reject_lights_off(tmp_path):
     h, _ = linked(tmp_path)
-    assert h.state == "open_for_wagers" and not h.table.ctx.link.open
+    assert h.state == "open_for_wagers" and not h.table.lap.open
     assert link_states(h) == [(False, "no heartbeat from the LAP yet")]  # recorded at start-up
     assert [c for c in h.sign.calls if c[0] == "message"][-1] == ("message", ("LINKED PROGRESSIVE CLOSED",))
     h.shuffled()
@@ -69,9 +69,9 @@ def test_closed_until_the_lap_is_heard_sensors_reject_lights_off(tmp_path):
 def test_opens_with_heartbeat_and_reconciliation_and_sign_shows_the_linked_meter(tmp_path):
     h, _ = linked(tmp_path)
     heartbeat(h)
-    assert h.table.ctx.link.open  # nothing written yet: nothing to reconcile
+    assert h.table.lap.open  # nothing written yet: nothing to reconcile
     bring_up(h)
-    assert h.table.ctx.link.open
+    assert h.table.lap.open
     assert link_states(h)[-1] == (True, "link reconciled")
     assert ("show_meters", ([(1, 1_234_567)],)) in h.sign.calls
     assert h.table.status["link"]["open"]
@@ -87,8 +87,8 @@ def test_contributions_are_link_records_in_the_ledger_first(tmp_path):
         (4, 100, "primary"),
     ]
     assert records(h, "meter.increment") == [] and records(h, "meter.init") == []
-    assert h.table.ctx.link.last_outbox == contrib[-1].seq
-    assert h.table.ctx.link.open  # records on their way close nothing while the link is up
+    assert h.table.lap.last_outbox == contrib[-1].seq
+    assert h.table.lap.open  # records on their way close nothing while the link is up
 
 
 def test_hit_pending_until_the_lap_answers_then_paid_its_amount(tmp_path):
@@ -130,11 +130,11 @@ def test_link_lost_within_the_configured_time_closes_the_wager_and_accepted_wage
     assert h.table.round.accepted == {1: 100}
     clock.t += 2.9
     h.table.linked.check()
-    assert h.table.ctx.link.open  # within 3 s: still open
+    assert h.table.lap.open  # within 3 s: still open
     clock.t += 0.2
     h.table.linked.check()  # the reactor's tick does this every 0.25 s
     h.pump()
-    assert not h.table.ctx.link.open
+    assert not h.table.lap.open
     assert link_states(h)[-1][0] is False and "no heartbeat" in link_states(h)[-1][1]
     assert ("message", ("LINKED PROGRESSIVE CLOSED",)) in h.sign.calls
     h.edge("bet.progressive.1", False)
@@ -150,22 +150,22 @@ def test_reopens_only_after_the_lap_reconciled_what_was_written_meanwhile(tmp_pa
     h.press("lockout")
     clock.t += 5
     h.table.linked.check()
-    assert not h.table.ctx.link.open
+    assert not h.table.lap.open
     h.edge("bet.progressive.1", False)
     h.press("confirm")
-    outbox = h.table.ctx.link.last_outbox
+    outbox = h.table.lap.last_outbox
     heartbeat(h)  # the LAP is back ...
     lap(h, t="reconciled", seq=outbox - 1)  # ... but does not hold everything yet
-    assert not h.table.ctx.link.open
+    assert not h.table.lap.open
     lap(h, t="reconciled", seq=outbox)
-    assert h.table.ctx.link.open and link_states(h)[-1] == (True, "link reconciled")
+    assert h.table.lap.open and link_states(h)[-1] == (True, "link reconciled")
 
 
 def test_lap_stopped_closes_it(tmp_path):
     h, _ = linked(tmp_path)
     bring_up(h)
     lap(h, t="state", state="stopped")
-    assert not h.table.ctx.link.open and link_states(h)[-1] == (False, "the link is stopped")
+    assert not h.table.lap.open and link_states(h)[-1] == (False, "the link is stopped")
 
 
 def test_void_after_confirmation_voids_the_contribution_on_the_link(tmp_path):
@@ -246,7 +246,7 @@ def test_a_validation_restored_at_start_up_is_paid_when_the_answer_is_already_th
     h.close()
     h2, _ = linked(tmp_path)
     # the answer is known before the start-up records are durable (the uplink's snapshot)
-    h2.table.ctx.link.answers[seq] = (1, 777_777)
+    h2.table.lap.answers[seq] = (1, 777_777)
     h2.table.settling.next_hit_or_complete(h2.table.round)
     h2.pump()
     assert [e.data["cents"] for e in records(h2, "link.paid")] == [777_777]
@@ -290,7 +290,7 @@ def test_the_linked_hit_is_shown_beside_a_pending_hits_line_and_a_closed_wager(t
     clock.t += 5
     h.table.linked.check()
     h.pump()
-    assert not h.table.ctx.link.open
+    assert not h.table.lap.open
     won(h)
     assert sign_messages(h)[-1] == "LINKED HIT TABLE T2 ASSET A-1002 $5,000.21 / LINKED PROGRESSIVE CLOSED"
 

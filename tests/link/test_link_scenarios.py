@@ -61,8 +61,8 @@ class Pit:
         # a wrong clock is wrong from the table's power-up on (its ledger refuses a clock that goes back)
         h = Harness(self.tmp / f"{tid}.db", linked_doc(self.timeout), wall_clock=wall_clock)
         port = LinkPort(self.tmp / f"{tid}.sock", h.reactor.post)
-        assert h.table.ctx.link is not None
-        h.table.ctx.link.send = port.send
+        assert h.table.lap is not None
+        h.table.lap.send = port.send
         port.start()
         self.tables[tid], self.ports[tid] = h, port
         return h
@@ -91,7 +91,7 @@ class Pit:
         raise AssertionError(f"not within {timeout} s")
 
     def is_open(self, tid: str) -> bool:
-        link = self.tables[tid].table.ctx.link
+        link = self.tables[tid].table.lap
         return link is not None and bool(link.open)
 
     def close(self) -> None:

@@ -4,6 +4,7 @@ procedure's keypad entries and profile options (controller/games/djwild.py)."""
 
 from __future__ import annotations
 
+import copy
 import io
 import tomllib
 from fractions import Fraction
@@ -14,9 +15,9 @@ import pytest
 from controller.config import parse_profile
 from controller.games import procedure_for
 from controller.games.base import EntryError, Stack
-from controller.round import RoundData
 from controller.rules.cards import parse_cards
 from hil.simrun import run_sim
+from tests.integration.games.rounds import HandRound
 from tests.integration.harness import Harness, records
 
 PROFILE = Path(__file__).resolve().parents[3] / "config" / "tables" / "dj-wild.toml"
@@ -298,11 +299,10 @@ def test_687a_7_c_no_wager_after_start_game_but_the_raise(tmp_path):
     h.close()
 
 
-def _round(p, wagers: dict) -> RoundData:
-    rnd = RoundData(1)
-    rnd.wagers = dict(wagers)
-    rnd.decisions["raise"] = p.decision_state(rnd, "raise")
-    return rnd
+def _round(p, wagers: dict) -> HandRound:
+    hr = HandRound(1, wagers)
+    hr.open(p, "raise")
+    return hr
 
 
 @pytest.mark.parametrize(
@@ -320,23 +320,23 @@ def _round(p, wagers: dict) -> RoundData:
 )
 def test_687a_11_b_bad_entries_refused_and_change_nothing(text, error):
     p = proc()
-    rnd = _round(p, {(1, "ante"): 500, (1, "blind"): 500, (3, "ante"): 1000, (3, "blind"): 1000})
-    before = (dict(rnd.decisions["raise"].answers), dict(rnd.extra), dict(rnd.wagers))
+    hr = _round(p, {(1, "ante"): 500, (1, "blind"): 500, (3, "ante"): 1000, (3, "blind"): 1000})
+    before = (dict(hr.ds("raise").answers), copy.deepcopy(p.play), dict(hr.round.wagers))
     with pytest.raises(EntryError, match=error):
-        p.apply_entry(rnd, "raise", text)
-    assert (dict(rnd.decisions["raise"].answers), dict(rnd.extra), dict(rnd.wagers)) == before
+        hr.apply(p, "raise", text)
+    assert (dict(hr.ds("raise").answers), p.play, dict(hr.round.wagers)) == before
 
 
 def test_687a_11_b_raise_is_two_times_the_ante_and_fold_makes_none():
     p = proc()
-    rnd = _round(p, {(1, "ante"): 500, (1, "blind"): 500, (3, "ante"): 1000, (3, "blind"): 1000})
-    assert rnd.decisions["raise"].required == (1, 3)
-    e = p.apply_entry(rnd, "raise", "fold 1")
-    assert e.late == {} and rnd.extra["raised"] == {1: False}
-    e = p.apply_entry(rnd, "raise", "RAISE 3")
+    hr = _round(p, {(1, "ante"): 500, (1, "blind"): 500, (3, "ante"): 1000, (3, "blind"): 1000})
+    assert hr.ds("raise").required == (1, 3)
+    e = hr.apply(p, "raise", "fold 1")
+    assert e.late == {} and p.play.raised == {1: False} and e.answer == (1, "fold")
+    e = hr.apply(p, "raise", "RAISE 3")
     assert e.late == {(3, "raise"): 2000}
     with pytest.raises(EntryError, match="already raised"):
-        p.apply_entry(rnd, "raise", "RAISE 3")
+        hr.apply(p, "raise", "RAISE 3")
 
 
 def test_687a_7_d_1_ante_and_equal_blind_required_at_the_lockout():
@@ -363,20 +363,21 @@ def test_687a_7_d_1_ante_and_equal_blind_required_at_the_lockout():
 
 def test_687a_10_b_c_stacks_from_the_dealers_far_left_and_the_replacement_card():
     p = proc()
-    rnd = RoundData(1)
-    rnd.wagers = {(5, "ante"): 500, (5, "blind"): 500, (2, "ante"): 500, (2, "blind"): 500}
-    assert p.plan(rnd, "main") == [Stack("seat:2", 5), Stack("seat:5", 5), Stack("dealer", 5)]
-    rnd.wagers[(5, "progressive")] = 100
-    assert p.plan(rnd, "main")[-1] == Stack("replacement", 1)  # § 687a.10(c), § 687a.11(f)(1)
-    assert p.plan(RoundData(2), "main") == []  # nobody plays: nothing dealt
+    hr = HandRound(1, {(5, "ante"): 500, (5, "blind"): 500, (2, "ante"): 500, (2, "blind"): 500})
+    assert p.plan(hr.round, "main") == [Stack("seat:2", 5), Stack("seat:5", 5), Stack("dealer", 5)]
+    hr.wagered.wagers[(5, "progressive")] = 100
+    assert p.plan(hr.round, "main")[-1] == Stack("replacement", 1)  # § 687a.10(c), § 687a.11(f)(1)
+    assert p.plan(HandRound(2).round, "main") == []  # nobody plays: nothing dealt
 
 
 def test_687a_10_d_stub_counted_at_least_every_n_rounds():
     p = proc(stub_every_rounds=3)
     due = []
     for n in range(1, 9):
-        rnd = RoundData(n)
-        rnd.dealt_stacks = [Stack("seat:1", 5)]
+        p.begin_round()
+        hr = HandRound(n)
+        hr.dealt.dealt_stacks = [Stack("seat:1", 5)]
+        rnd = hr.round
         due.append(p.stub_due(rnd))
         p.round_ended(rnd, void=False)
     assert due == [True, False, False, True, False, False, True, False]

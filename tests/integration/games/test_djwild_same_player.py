@@ -79,12 +79,12 @@ def test_687a_7_e_keypad_refusals_change_nothing(tmp_path):
     assert _key(h, "SAME 1 3") == "ERROR: seats 1 and 3 are not adjacent boxes (§ 687a.7(e))"
     assert _key(h, "SAME 3 4").startswith("ERROR: seat 4 is not playing")
     assert _key(h, "SAME 1").startswith("ERROR: enter SAME <seat> <seat>")
-    assert h.table.round.extra.get("player", {}) == {}
+    assert h.table.proc.play.player == {}
     assert _key(h, "SAME 1 2") == "SEATS 1 AND 2 ONE PLAYER"
     assert _key(h, "SAME 2 3") == (
         "ERROR: a player may wager on at most 2 adjacent boxes (§ 687a.7(e), the Rules Submission)"
     )
-    assert h.table.round.extra["player"] == {1: "seats 1+2", 2: "seats 1+2"}
+    assert h.table.proc.play.player == {1: "seats 1+2", 2: "seats 1+2"}
     assert len(records(h, "decision")) == n + 1
     h.close()
 
@@ -102,14 +102,14 @@ def test_687a_7_e_one_box_tables_refuse_same(tmp_path):
 def test_687a_7_e_three_boxes_when_the_rules_submission_allows():
     p = proc(adjacent_boxes=3)
     wagers = {(s, w): 500 for s in (1, 2, 3, 4) for w in ("ante", "blind")}
-    rnd = _round(p, wagers)
-    assert p.apply_entry(rnd, "raise", "SAME 3 2").reply == "SEATS 2 AND 3 ONE PLAYER"
-    assert p.apply_entry(rnd, "raise", "SAME 1 2").reply == "SEATS 1, 2 AND 3 ONE PLAYER"
+    hr = _round(p, wagers)
+    assert hr.apply(p, "raise", "SAME 3 2").reply == "SEATS 2 AND 3 ONE PLAYER"
+    assert hr.apply(p, "raise", "SAME 1 2").reply == "SEATS 1, 2 AND 3 ONE PLAYER"
     with pytest.raises(EntryError, match="at most 3 adjacent boxes"):
-        p.apply_entry(rnd, "raise", "SAME 3 4")
+        hr.apply(p, "raise", "SAME 3 4")
     with pytest.raises(EntryError, match="already one player's"):
-        p.apply_entry(rnd, "raise", "SAME 1 2")
-    assert rnd.extra["player"] == {1: "seats 1+2+3", 2: "seats 1+2+3", 3: "seats 1+2+3"}
+        hr.apply(p, "raise", "SAME 1 2")
+    assert p.play.player == {1: "seats 1+2+3", 2: "seats 1+2+3", 3: "seats 1+2+3"}
 
 
 @pytest.mark.parametrize(

@@ -14,10 +14,11 @@ import pytest
 from controller.config import parse_profile
 from controller.games import procedure_for
 from controller.games.base import DecisionState, EntryError
-from controller.round import RoundData
+from controller.games.faceup import DealerShown
 from controller.rules.cards import parse_cards
 from controller.rules.positions import delivery_order, seat_to_position
 from hil.simrun import run_sim
+from tests.integration.games.rounds import HandRound
 from tests.integration.harness import Harness, records
 
 DOC: dict[str, Any] = {
@@ -285,17 +286,17 @@ def test_688a_12_d_meter_hit_wager_returned_or_not_and_reserve(tmp_path, prog, h
 # ---------------------------------------------------------------------------------------------
 def proc_and_round(d: dict[str, Any] | None = None):
     proc = procedure_for("face-up", parse_profile(d or doc(), "<t>"))
-    rnd = RoundData(1)
-    rnd.wagers = {(1, "base"): 1000, (1, "fortune"): 500, (2, "base"): 1000, (3, "base"): 500, (3, "progressive"): 500}
+    wagers = {(1, "base"): 1000, (1, "fortune"): 500, (2, "base"): 1000, (3, "base"): 500, (3, "progressive"): 500}
+    hr = HandRound(1, wagers, proc)
     for k, v in {
         "dealer": "9c 9d Kh Qc 7s 5d 3h",
         "seat:1": "Tc Td Th 4c 4d 2s 8h",
         "seat:2": "6c 6d 6h 6s Jd 8c 2c",
         "seat:3": "Ks Qh 8s 5h 3s 2h 7c",
     }.items():
-        rnd.cards[k] = parse_cards(v)
-    rnd.decisions["settings"] = proc.decision_state(rnd, "settings")
-    return proc, rnd
+        hr.dealt.cards[k] = parse_cards(v)
+    hr.open(proc, "settings")
+    return proc, hr
 
 
 @pytest.mark.parametrize(
@@ -315,48 +316,49 @@ def proc_and_round(d: dict[str, Any] | None = None):
     ],
 )
 def test_688a_11_bad_entries_are_refused_and_change_nothing(text, match):
-    proc, rnd = proc_and_round()
-    before = (copy.deepcopy(rnd.extra), copy.deepcopy(rnd.decisions))
+    proc, hr = proc_and_round()
+    before = (copy.deepcopy(proc.play), copy.deepcopy(hr.decided))
     with pytest.raises(EntryError, match=match):
-        proc.apply_entry(rnd, "settings", text)
-    assert (rnd.extra, rnd.decisions) == before
+        hr.apply(proc, "settings", text)
+    assert (proc.play, hr.decided) == before
 
 
 def test_688a_11_entries_set_surrender_void():
-    proc, rnd = proc_and_round()
-    assert rnd.extra["dealer"] == {"high": "9d 9c 7s 5d 3h", "low": "Kh Qc", "ace_high_pai_gow": False}
+    proc, hr = proc_and_round()
+    rnd = hr.round
+    assert proc.play.dealer == DealerShown("9d 9c 7s 5d 3h", "Kh Qc", False)
     assert proc.decision_prompt(rnd, "settings").startswith("DEALER 9d 9c 7s 5d 3h / Kh Qc: SET")
-    e = proc.apply_entry(rnd, "settings", "set 1 4c 4d")
-    assert e.reply == "SEAT 1 Tc Td Th 2s 8h / 4c 4d" and rnd.extra["low"] == {
+    e = hr.apply(proc, "settings", "set 1 4c 4d")
+    assert e.reply == "SEAT 1 Tc Td Th 2s 8h / 4c 4d" and proc.play.low == {
         1: (parse_cards("4c")[0], parse_cards("4d")[0])
     }
-    assert proc.apply_entry(rnd, "settings", "SET 2 Jd 8c").reply == "SEAT 2 6c 6d 6h 6s 2c / Jd 8c"
-    assert proc.apply_entry(rnd, "settings", "SUR 2").record == {"seat": 2, "decision": "surrender"}
-    assert 2 not in rnd.extra["low"]  # a surrender replaces the setting
+    assert hr.apply(proc, "settings", "SET 2 Jd 8c").reply == "SEAT 2 6c 6d 6h 6s 2c / Jd 8c"
+    assert hr.apply(proc, "settings", "SUR 2").record == {"seat": 2, "decision": "surrender"}
+    assert 2 not in proc.play.low  # a surrender replaces the setting
     with pytest.raises(EntryError, match="surrendered"):
-        proc.apply_entry(rnd, "settings", "SET 2 Jd 8c")
+        hr.apply(proc, "settings", "SET 2 Jd 8c")
     with pytest.raises(EntryError, match="already surrendered"):
-        proc.apply_entry(rnd, "settings", "SUR 2")
-    proc.apply_entry(rnd, "settings", "VOID 3")  # § 688a.13(d)
+        hr.apply(proc, "settings", "SUR 2")
+    hr.apply(proc, "settings", "VOID 3")  # § 688a.13(d)
     with pytest.raises(EntryError, match="voided"):
-        proc.apply_entry(rnd, "settings", "SET 3 Ks Qh")
-    assert not rnd.decisions["settings"].done
-    proc.apply_entry(rnd, "settings", "DONE")
-    assert rnd.decisions["settings"].done
+        hr.apply(proc, "settings", "SET 3 Ks Qh")
+    assert not hr.ds("settings").done
+    hr.apply(proc, "settings", "DONE")
+    assert hr.ds("settings").done
 
 
 def test_688a_11_c_a_foul_setting_is_taken_and_shown():
-    proc, rnd = proc_and_round()
+    proc, hr = proc_and_round()
     # equal pairs front and back are not a foul (docs/rules-readings/688a.md 688a-4)
-    assert not proc.apply_entry(rnd, "settings", "SET 2 6c 6d").reply.endswith("FOUL")
-    e = proc.apply_entry(rnd, "settings", "SET 3 Ks Qh")  # 8-7-5-3-2 behind K-Q
+    assert not hr.apply(proc, "settings", "SET 2 6c 6d").reply.endswith("FOUL")
+    e = hr.apply(proc, "settings", "SET 3 Ks Qh")  # 8-7-5-3-2 behind K-Q
     assert e.reply.endswith(" FOUL") and e.record["foul"] is True
 
 
 def test_no_players_no_decisions():
-    proc, rnd = proc_and_round()
-    rnd.wagers = {}
-    assert proc.decision_state(rnd, "settings") == DecisionState(done=True)
+    proc, hr = proc_and_round()
+    hr.wagered.wagers = {}
+    assert proc.decision_state(hr.round, "settings") == DecisionState(done=True)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ table profile's validation."""
 
 from __future__ import annotations
 
+import copy
 import io
 from pathlib import Path
 
@@ -13,8 +14,8 @@ import pytest
 from controller.config import ConfigError, parse_profile
 from controller.games import procedure_for
 from controller.games.base import EntryError
-from controller.round import RoundData
 from controller.rules.cards import parse_cards
+from tests.integration.games.rounds import HandRound
 from tests.integration.harness import Harness, records
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -208,17 +209,16 @@ def test_scripted_round_matches_the_hand_computation(tmp_path):
 # --------------------------------------------------------------------------- keypad entries
 
 
-def _round(proc, wagers: dict, cards: dict | None = None) -> RoundData:
-    rnd = RoundData(1, wagers=dict(wagers))
+def _round(proc, wagers: dict, cards: dict | None = None) -> HandRound:
+    hr = HandRound(1, wagers, proc)
     hands = cards or {s: HANDS[s] for s in {s for (s, _w) in wagers}}
-    rnd.cards = {f"seat:{s}": tuple(parse_cards(c)) for s, c in hands.items()}
-    rnd.cards["dealer"] = tuple(parse_cards(DEALER))
-    return rnd
+    hr.dealt.cards = {f"seat:{s}": tuple(parse_cards(c)) for s, c in hands.items()}
+    hr.dealt.cards["dealer"] = tuple(parse_cards(DEALER))
+    return hr
 
 
-def _open(proc, rnd, name):
-    rnd.decisions[name] = proc.decision_state(rnd, name)
-    return rnd.decisions[name]
+def _open(proc, hr, name):
+    return hr.open(proc, name)
 
 
 @pytest.mark.parametrize(
@@ -238,47 +238,48 @@ def _open(proc, rnd, name):
 )
 def test_659a_11_b_bad_setting_entries_are_refused_and_change_nothing(text, why):
     proc = proc_for(fa_doc())
-    rnd = _round(proc, {(1, "base"): 2500, (2, "base"): 1000, (3, "base"): 2000, (4, "base"): 1500})
-    ds = _open(proc, rnd, "settings")
-    before = (dict(rnd.extra), dict(ds.answers), ds.done, dict(rnd.wagers))
+    hr = _round(proc, {(1, "base"): 2500, (2, "base"): 1000, (3, "base"): 2000, (4, "base"): 1500})
+    _open(proc, hr, "settings")
+    before = (copy.deepcopy(proc.play), hr.ds("settings"), dict(hr.round.wagers))
     with pytest.raises(EntryError, match=why):
-        proc.apply_entry(rnd, "settings", text)
-    assert (dict(rnd.extra), dict(ds.answers), ds.done, dict(rnd.wagers)) == before
+        hr.apply(proc, "settings", text)
+    assert (proc.play, hr.ds("settings"), dict(hr.round.wagers)) == before
 
 
 def test_659a_11_a_3_hands_once_set_may_not_be_changed():
     proc = proc_for(fa_doc())
-    rnd = _round(proc, {(2, "base"): 1000})
-    _open(proc, rnd, "settings")
-    proc.apply_entry(rnd, "settings", "SET 2 2c 2d 6s")
+    hr = _round(proc, {(2, "base"): 1000})
+    _open(proc, hr, "settings")
+    hr.apply(proc, "settings", "SET 2 2c 2d 6s")
     with pytest.raises(EntryError, match=r"§ 659a.11\(a\)\(3\)"):
-        proc.apply_entry(rnd, "settings", "SET 2 Ah Kh 6s")
-    assert rnd.extra["settings"][2]["medium"] == list(parse_cards("2c 2d"))
+        hr.apply(proc, "settings", "SET 2 Ah Kh 6s")
+    assert proc.play.settings[2].medium == tuple(parse_cards("2c 2d"))
 
 
 def test_659a_11_f_1_a_foul_setting_is_taken_and_loses():
     """The player set a medium hand (A-K) that is not lower than his high hand: taken as
     set, the keypad says FOUL, and the wager loses (§ 659a.11(f)(1)(iii))."""
     proc = proc_for(fa_doc())
-    rnd = _round(proc, {(2, "base"): 1000})
-    _open(proc, rnd, "settings")
+    hr = _round(proc, {(2, "base"): 1000})
+    _open(proc, hr, "settings")
     # high Qh Jh 2c 2d (a pair) over medium Ah Kh (no pair) over low 6s: legal
-    e = proc.apply_entry(rnd, "settings", "SET 2 Ah Kh 6s")
+    e = hr.apply(proc, "settings", "SET 2 Ah Kh 6s")
     assert "FOUL" not in e.reply and "foul" not in e.record
-    rnd2 = _round(proc, {(2, "base"): 1000})
-    _open(proc, rnd2, "settings")
-    e = proc.apply_entry(rnd2, "settings", "SET 2 2c 2d Ah")  # high Kh Qh Jh 6s (K-high) < medium 2-2
+    hr2 = _round(proc, {(2, "base"): 1000})
+    _open(proc, hr2, "settings")
+    e = hr2.apply(proc, "settings", "SET 2 2c 2d Ah")  # high Kh Qh Jh 6s (K-high) < medium 2-2
     assert e.reply.endswith("FOUL, LOSES") and "659a.11(f)(1)(iii)" in e.record["foul"]
-    base = [r for r in proc.settle(rnd2) if r.wager == "base"]
+    base = [r for r in proc.settle(hr2.round) if r.wager == "base"]
     assert [(r.outcome, r.net) for r in base] == [("lose", -1000)]
 
 
 def test_659a_11_d_surrender_only_without_an_optional_wager():
     proc = proc_for(fa_doc())
-    rnd = _round(
+    hr = _round(
         proc, {(1, "base"): 2500, (1, "progressive"): 100, (4, "base"): 1500, (3, "base"): 2000, (3, "fortune"): 500}
     )
-    ds = _open(proc, rnd, "surrender")
+    rnd = hr.round
+    ds = _open(proc, hr, "surrender")
     assert not ds.done and proc.may_surrender(rnd) == [4]
     for text, why in (
         ("SUR 1", "may not surrender"),
@@ -287,15 +288,15 @@ def test_659a_11_d_surrender_only_without_an_optional_wager():
         ("SET 4 Tc 7d 7h", "enter SUR"),
     ):
         with pytest.raises(EntryError, match=why):
-            proc.apply_entry(rnd, "surrender", text)
-    assert rnd.extra["surrender"] == []
-    proc.apply_entry(rnd, "surrender", "SUR 4")
+            hr.apply(proc, "surrender", text)
+    assert proc.play.surrender == []
+    hr.apply(proc, "surrender", "SUR 4")
     with pytest.raises(EntryError, match="already surrendered"):
-        proc.apply_entry(rnd, "surrender", "SUR 4")
-    assert rnd.extra["surrender"] == [4] and ds.answers == {4: "surrender"}
+        hr.apply(proc, "surrender", "SUR 4")
+    assert proc.play.surrender == [4] and hr.ds("surrender").answers == {4: "surrender"}
     # nobody may surrender: the phase is skipped
-    rnd2 = _round(proc, {(1, "base"): 2500, (1, "insurance"): 100})
-    assert _open(proc, rnd2, "surrender").done
+    hr2 = _round(proc, {(1, "base"): 2500, (1, "insurance"): 100})
+    assert _open(proc, hr2, "surrender").done
 
 
 def test_659a_7_f_one_player_on_two_adjacent_areas_gets_no_envy_for_his_other_hand():
@@ -304,18 +305,18 @@ def test_659a_7_f_one_player_on_two_adjacent_areas_gets_no_envy_for_his_other_ha
     (§ 659a.11(h)(1)(ii)).  Seat 3, another player with a $5 Fortune Bonus, gets $5."""
     proc = proc_for(fa_doc())
     w = {(1, "base"): 1000, (2, "base"): 1000, (2, "fortune"): 500, (3, "base"): 1000, (3, "fortune"): 500}
-    rnd = _round(proc, w)
-    _open(proc, rnd, "settings")
-    assert proc.apply_entry(rnd, "settings", "SAME 2 1").reply == "SEATS 1 AND 2 ONE PLAYER"
+    hr = _round(proc, w)
+    _open(proc, hr, "settings")
+    assert hr.apply(proc, "settings", "SAME 2 1").reply == "SEATS 1 AND 2 ONE PLAYER"
     with pytest.raises(EntryError, match="already one player's"):
-        proc.apply_entry(rnd, "settings", "SAME 2 3")
-    envy = [(r.seat, r.net) for r in proc.settle(rnd) if r.wager == "fortune-envy"]
+        hr.apply(proc, "settings", "SAME 2 3")
+    envy = [(r.seat, r.net) for r in proc.settle(hr.round) if r.wager == "fortune-envy"]
     assert envy == [(3, 500)]
     no_adj = proc_for(fa_doc(adjacent_areas=False))
-    rnd = _round(no_adj, w)
-    _open(no_adj, rnd, "settings")
+    hr = _round(no_adj, w)
+    _open(no_adj, hr, "settings")
     with pytest.raises(EntryError, match="does not permit"):
-        no_adj.apply_entry(rnd, "settings", "SAME 1 2")
+        hr.apply(no_adj, "settings", "SAME 1 2")
 
 
 def test_659a_7_e_optional_wagers_need_the_base_wager_and_offered_paytables():

@@ -14,10 +14,10 @@ import pytest
 from controller.config import parse_profile
 from controller.games import procedure_for
 from controller.games.base import EntryError, Stack
-from controller.round import RoundData
 from controller.rules.cards import parse_cards
 from controller.rules.overunder import SHOE_CARDS
 from hil.simrun import run_sim
+from tests.integration.games.rounds import HandRound
 from tests.integration.harness import Harness, records
 
 PROFILE = Path(__file__).resolve().parents[3] / "config" / "tables" / "over-under.toml"
@@ -301,12 +301,10 @@ def test_686a_void_after_cards_were_dealt_reshuffles(tmp_path):
 # --------------------------------------------------------------------------- (c) keypad entries
 
 
-def _decisions_round(p, antes=(1, 2, 4)) -> RoundData:
-    rnd = RoundData(1)
-    for s in antes:
-        rnd.wagers[(s, "ante")] = 1000 * s
-    rnd.decisions["over-under"] = p.decision_state(rnd, "over-under")
-    return rnd
+def _decisions_round(p, antes=(1, 2, 4)) -> HandRound:
+    hr = HandRound(1, {(s, "ante"): 1000 * s for s in antes}, p)
+    hr.open(p, "over-under")
+    return hr
 
 
 @pytest.mark.parametrize(
@@ -324,24 +322,24 @@ def _decisions_round(p, antes=(1, 2, 4)) -> RoundData:
 )
 def test_686a_7_f_g_bad_entries_refused_and_change_nothing(text, error):
     p = proc()
-    rnd = _decisions_round(p)
-    before = dict(rnd.wagers)
+    hr = _decisions_round(p)
+    before = dict(hr.round.wagers)
     with pytest.raises(EntryError, match=error):
-        p.apply_entry(rnd, "over-under", text)
-    assert rnd.wagers == before and rnd.decisions["over-under"].answers == {}
+        hr.apply(p, "over-under", text)
+    assert hr.round.wagers == before and hr.ds("over-under").answers == {}
 
 
 def test_686a_7_g_over_and_under_equal_the_ante_and_a_decision_stands():
     p = proc()
-    rnd = _decisions_round(p)
-    e = p.apply_entry(rnd, "over-under", "over 1")
+    hr = _decisions_round(p)
+    e = hr.apply(p, "over-under", "over 1")
     assert e.late == {(1, "over-23"): 1000}  # § 686a.7(g)(1)
-    e = p.apply_entry(rnd, "over-under", "U 2")
+    e = hr.apply(p, "over-under", "U 2")
     assert e.late == {(2, "under-18"): 2000}  # § 686a.7(g)(2)
     with pytest.raises(EntryError, match="already decided"):
-        p.apply_entry(rnd, "over-under", "SURRENDER 2")
-    e = p.apply_entry(rnd, "over-under", "SURRENDER 4")
-    assert e.late == {} and rnd.decisions["over-under"].answers == {1: "over-23", 2: "under-18", 4: "surrender"}
+        hr.apply(p, "over-under", "SURRENDER 2")
+    e = hr.apply(p, "over-under", "SURRENDER 4")
+    assert e.late == {} and hr.ds("over-under").answers == {1: "over-23", 2: "under-18", 4: "surrender"}
 
 
 def test_686a_6_c_e_keyed_wagers_before_the_first_card():
@@ -363,12 +361,11 @@ def test_686a_6_c_e_keyed_wagers_before_the_first_card():
 
 def test_686a_7_e_plan_first_card_to_each_ante_from_the_far_left():
     p = proc()
-    rnd = RoundData(1)
-    rnd.wagers = {(5, "ante"): 500, (2, "ante"): 500, (2, "bonus"): 100}
+    rnd = HandRound(1, {(5, "ante"): 500, (2, "ante"): 500, (2, "bonus"): 100}).round
     p.on_shuffled(SHOE_CARDS)
     assert p.plan(rnd, "first") == [Stack("burn", 1), Stack("seat:2", 1), Stack("seat:5", 1)]
     assert p.plan(rnd, "more") == [Stack("seat:2", 2), Stack("seat:5", 2)]
-    assert p.plan(RoundData(2), "first") == []
+    assert p.plan(HandRound(2).round, "first") == []
 
 
 @pytest.mark.parametrize(

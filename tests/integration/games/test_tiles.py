@@ -4,6 +4,7 @@ result is computed by hand from the regulation; keypad entries; the profile."""
 
 from __future__ import annotations
 
+import copy
 import io
 import sqlite3
 from collections import Counter
@@ -311,7 +312,7 @@ def test_bad_entries_are_refused_and_change_nothing(tmp_path):
     assert h.key("BET 1 base 5000").startswith("ERROR: base $5,000.00 is outside")
     assert t.round.keyed == {}
     h.open_round(["1 base 10", "1 beat-it 1.02", "5 base 20"])
-    before = dict(t.round.extra)
+    before = copy.deepcopy(t.proc.play)
     for bad, why in (
         ("BANK 1 100", "start of the game"),
         ("COBANK", "no player banks"),
@@ -323,7 +324,7 @@ def test_bad_entries_are_refused_and_change_nothing(tmp_path):
     ):
         reply = h.key(bad) if bad else h.key("  ")
         assert reply.startswith("ERROR") and why in reply, (bad, reply)
-    assert t.round.extra == before and t.state == "bank_selection"
+    assert t.proc.play == before and t.state == "bank_selection"
     h.key("DONE")
     h.roll((1, 1, 1), 0)
     h.deal_tiles(ids_for(PLAIN))
@@ -340,7 +341,8 @@ def test_bad_entries_are_refused_and_change_nothing(tmp_path):
     ):
         reply = h.key(bad)
         assert reply.startswith("ERROR") and why in reply, (bad, reply, hand)
-    assert t.round.extra["set"] == {} and t.round.extra["voided"] == [] and t.round.extra["surrendered"] == []
+    play = t.proc.play
+    assert play.settings == {} and play.voided == [] and play.surrendered == []
     h.key("SURRENDER 5")
     assert h.key("VOID 5").startswith("ERROR: seat 5 has already surrendered")
     h.key("DONE")

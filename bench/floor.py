@@ -46,7 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, emit: Any) -> int:
     from bench._linkrig import database
     from controller.link.config import parse_lap
-    from controller.link.floor import FloorServer, StaffStore
+    from controller.link.floor_auth import StaffStore
+    from controller.link.floor_server import FloorServer
     from controller.link.lap import LapStore, connect
     from hil.linksim import drop_schema, lap_doc
 

@@ -252,7 +252,14 @@ class Table:
             self.ctx.link.report()
 
     def _link_status(self) -> dict[str, Any]:
-        return {"state": self.state, "round": self.round_no, "tilts": {str(k): str(v) for k, v in self.tilts.items()}}
+        # ``sign``: the message line the sign shows (its meters are the LAP's), for the floor view
+        sign = self.dev.sign.text if isinstance(self.dev.sign, SignLine) else ""
+        return {
+            "state": self.state,
+            "round": self.round_no,
+            "tilts": {str(k): str(v) for k, v in self.tilts.items()},
+            "sign": sign,
+        }
 
     def _snapshot(self) -> Mapping[str, Any]:
         rnd = self.round

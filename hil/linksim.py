@@ -212,7 +212,8 @@ def _start_tables(
 
 
 def _floor(tmp: Path, at: tuple[str, int], pg: str, schema: str, out: TextIO) -> Any:
-    from controller.link.floor import FloorServer, StaffStore
+    from controller.link.floor_auth import StaffStore
+    from controller.link.floor_server import FloorServer
 
     staff = tmp / "floor-staff.toml"
     for person, role, pin in SIM_STAFF:

@@ -176,7 +176,7 @@ def _login(server: Any) -> str:
         "POST",
         "/login",
         urllib.parse.urlencode({"person": "bench", "pin": "2468"}),
-        {"Content-Type": "application/x-www-form-urlencoded"},
+        {"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://%s:%d" % server.address},
     )
     r = c.getresponse()
     r.read()

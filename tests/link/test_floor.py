@@ -415,7 +415,10 @@ def test_tablectl_lap_serves_the_floor_when_configured(pg_dsn: str, lap_schema: 
             try:
                 c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
                 c.request(
-                    "POST", "/login", "person=alice&pin=4821", {"Content-Type": "application/x-www-form-urlencoded"}
+                    "POST",
+                    "/login",
+                    "person=alice&pin=4821",
+                    {"Content-Type": "application/x-www-form-urlencoded", "Origin": f"http://127.0.0.1:{port}"},
                 )
                 resp = c.getresponse()
                 break

@@ -176,7 +176,10 @@ def _login(server: Any) -> str:
         "POST",
         "/login",
         urllib.parse.urlencode({"person": "bench", "pin": "2468"}),
-        {"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://%s:%d" % server.address},
+        {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Origin": f"http://{server.address[0]}:{server.address[1]}",
+        },
     )
     r = c.getresponse()
     r.read()

@@ -65,6 +65,8 @@ class _Gate:
     def __init__(self, limits: Limits):
         self.limits = limits
         self.held = 0
+        self.peak = 0  # the most held at once
+        self.admitted = 0
         self.refused = 0
         self.by_addr: dict[str, int] = {}
 
@@ -75,6 +77,8 @@ class _Gate:
             self.refused += 1
             return None
         self.held += 1
+        self.admitted += 1
+        self.peak = max(self.peak, self.held)
         self.by_addr[addr] = self.by_addr.get(addr, 0) + 1
         return addr
 

@@ -47,7 +47,7 @@ def _req(
     c = http.client.HTTPConnection(*srv.address, timeout=10)
     headers = {"Cookie": cookie} if cookie else {}
     if method == "POST" and origin is not None:
-        headers["Origin"] = origin or "http://%s:%d" % srv.address
+        headers["Origin"] = origin or f"http://{srv.address[0]}:{srv.address[1]}"
     data = None
     if body is not None:
         data = urllib.parse.urlencode(body)

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import date, datetime, timedelta
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -281,7 +282,7 @@ SELECT json_build_object(
 def _epoch(t: Any) -> float | None:
     if isinstance(t, datetime):
         return t.timestamp()
-    return float(t) if isinstance(t, (int, float)) else None
+    return float(t) if isinstance(t, (int, float, Decimal)) else None
 
 
 def _link_live(link: dict[str, Any] | None, now: float, stale_s: float) -> tuple[bool, str]:

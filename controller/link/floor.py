@@ -32,7 +32,7 @@ from psycopg import sql
 
 GAMING_DAY_START_H = 6  # the gaming day begins at 06:00 (server's local time)
 #: the chart's per-minute contributions and the tables' day figures are re-read at most this often
-SLOW_S = 10.0
+SLOW_S = 5.0
 #: a statement of the floor view never holds a worker longer than this
 STATEMENT_TIMEOUT_MS = 5000
 

@@ -31,10 +31,10 @@ EVENT_SOURCES: dict[str, str] = {
         " || coalesce(old::text, '(none)') || ' -> ' || coalesce(new::text, '(none)') END || ' (by ' || by_role || ')',"
         " 400) AS text FROM {s}.param_changes WHERE at >= %(since)s AND at < %(until)s ORDER BY at DESC LIMIT %(n)s"
     ),
-    "status": (
-        "SELECT at, CASE WHEN state = 'tilt' OR tilts <> '{{}}'::jsonb THEN 'tilt' ELSE 'status' END AS kind,"
+    "tilt": (  # a table's tilts and its linked wager opened or closed
+        "SELECT at, CASE WHEN state = 'tilt' OR tilts <> '{{}}'::jsonb THEN 'tilt' ELSE 'wager' END AS kind,"
         " table_id, left(CASE WHEN tilts <> '{{}}'::jsonb THEN 'TILT ' || (SELECT string_agg(key || ': ' || value,"
-        " '; ') FROM jsonb_each_text(tilts)) || '; ' WHEN state = 'tilt' THEN 'TILT; ' ELSE 'no tilt; ' END"
+        " '; ') FROM jsonb_each_text(tilts)) || '; ' WHEN state = 'tilt' THEN 'TILT; ' ELSE '' END"
         " || 'linked wager ' || CASE WHEN progressive_open THEN 'open' ELSE 'closed (' || reason || ')' END, 400)"
         " FROM {s}.table_status_log WHERE at >= %(since)s AND at < %(until)s ORDER BY at DESC LIMIT %(n)s"
     ),

@@ -152,7 +152,8 @@ def _floor_checks(b: Browser, url: str, dsn: str, cfg: Any) -> None:
     assert "PENDING HIT" in alert and "T01" in alert and "royal-flush" in alert and "Acknowledge" in alert, alert
     b.wait("Number(document.body.dataset.beeps || 0) >= 1", 10)
     b.wait("document.querySelectorAll('svg.chart .hitmark').length >= 1", 15)
-    b.wait("document.querySelector('#tables').innerText.includes('$')", 15)
+    # the day's figures per table: progressive coin-in (re-read every few seconds)
+    b.wait("[...document.querySelectorAll('#tables tr.tablerow')].some(r => r.children[7].textContent !== '$0.00')", 20)
     _not_blank(b.screenshot(full=True), "floor-view.png")
     # acknowledged under the person's name, recorded in the LAP's database
     b.eval("document.querySelector('#alerts .alert.new button.ack').click(); true")

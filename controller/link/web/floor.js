@@ -12,6 +12,7 @@ const DT = {month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", 
 const when = (t) => t ? new Date(t * 1000).toLocaleString("en-US", DT) : "";
 const whenY = (t) => t ? new Date(t * 1000).toLocaleString("en-US", {...DT, year: "numeric"}) : "";
 const hhmm = (t) => new Date(t * 1000).toLocaleTimeString("en-US", {hour: "2-digit", minute: "2-digit", hour12: false});
+const hhmmss = (t) => new Date(t * 1000).toLocaleTimeString("en-US", {hour12: false});
 const ago = (s) => s === null ? "never" : s < 90 ? `${Math.round(s)} s ago` : s < 5400 ? `${Math.round(s / 60)} min ago`
   : `${(s / 3600).toFixed(1)} h ago`;
 function el(tag, cls, text, parent) {
@@ -33,20 +34,20 @@ function niceStep(span, n) {
   return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
 }
 function timeStep(span) {
-  for (const m of [5, 10, 15, 30, 60, 120, 180, 240, 360]) if (span / (m * 60) <= 6) return m * 60;
+  for (const m of [0.5, 1, 2, 5, 10, 15, 30, 60, 120, 180, 240, 360]) if (span / (m * 60) <= 6) return m * 60;
   return 720 * 60;
 }
 // the meter over the gaming day: a step line with axes (dollars, time of day) and the hits marked
 function chart(lv, day, now) {
-  const W = 560, H = 190, L = 70, R = 16, T = 14, B = 24;
+  const W = 760, H = 210, L = 72, R = 16, T = 22, B = 24;
   const s = svg("svg", {viewBox: `0 0 ${W} ${H}`, class: "chart", role: "img",
     "aria-label": `${lv.level} meter over the gaming day`});
   const pts = lv.chart; if (!pts.length) return s;
-  // the time axis: from the first change of the day (not an empty morning) to now, at least 15 minutes
+  // the time axis: from the first change of the day (not an empty morning) to now, at least 3 minutes
   const changes = pts.filter((p, i) => i > 0 && p[1] !== pts[i - 1][1]).map(p => p[0]);
   const first = changes.length ? changes[0] : now;
-  let t0 = Math.max(day, first - Math.max((now - first) * 0.08, 120));
-  if (now - t0 < 900) t0 = Math.max(day, now - 900);
+  let t0 = Math.max(day, first - Math.max((now - first) * 0.1, 30));
+  if (now - t0 < 180) t0 = Math.max(day, now - 180);
   const vals = pts.filter(p => p[0] >= t0).map(p => p[1]).concat(pts.filter(p => p[0] < t0).slice(-1).map(p => p[1]));
   let lo = Math.min(...vals), hi = Math.max(...vals);
   const pad = Math.max((hi - lo) * 0.12, 100);
@@ -61,7 +62,7 @@ function chart(lv, day, now) {
   const ts = timeStep(now - t0);
   for (let t = Math.ceil(t0 / ts) * ts; t <= now; t += ts) {
     svg("line", {x1: x(t), x2: x(t), y1: T, y2: H - B, class: "grid"}, s);
-    svg("text", {x: x(t), y: H - B + 15, "text-anchor": "middle"}, s, hhmm(t));
+    svg("text", {x: x(t), y: H - B + 15, "text-anchor": "middle"}, s, ts < 60 ? hhmmss(t) : hhmm(t));
   }
   svg("line", {x1: L, x2: L, y1: T, y2: H - B, class: "axis"}, s);
   svg("line", {x1: L, x2: W - R, y1: H - B, y2: H - B, class: "axis"}, s);
@@ -72,11 +73,14 @@ function chart(lv, day, now) {
   d += ` H${x(now).toFixed(1)}`;
   svg("path", {d: d + ` V${H - B} H${L} Z`, class: "area"}, s);
   svg("path", {d: d, class: "line"}, s);
-  svg("text", {x: W - R, y: Math.max(y(lv.cents) - 6, T + 10), "text-anchor": "end", class: "now"}, s, money(lv.cents));
+  svg("text", {x: W - R - 4, y: y(lv.cents) > T + 30 ? y(lv.cents) - 8 : y(lv.cents) + 18, "text-anchor": "end",
+    class: "now"}, s, "now " + money(lv.cents));
   for (const h of lv.hit_marks) { if (h[0] < t0) continue;
-    const c = svg("circle", {cx: x(h[0]).toFixed(1), cy: T + 6, r: 5, class: "hitmark"}, s);
+    const hx = x(h[0]), left = hx > W - R - 90;
+    const c = svg("circle", {cx: hx.toFixed(1), cy: T - 10, r: 5, class: "hitmark"}, s);
     svg("title", {}, c, "hit " + money(h[1]) + " at " + when(h[0]));
-    svg("text", {x: x(h[0]) + 8, y: T + 10, class: "hitlabel"}, s, "hit " + moneyShort(h[1])); }
+    svg("text", {x: left ? hx - 8 : hx + 8, y: T - 6, class: "hitlabel", "text-anchor": left ? "end" : "start"}, s,
+      "hit " + money(h[1])); }
   return s;
 }
 

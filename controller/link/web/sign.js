@@ -54,7 +54,7 @@ function state() {
 }
 function render(p) {
   lastMessage = Date.now(); live = p.live;
-  why = p.live ? "" : (p.link_state === "running" ? "the controller's heartbeat stopped" : `link ${p.link_state}`);
+  why = p.live ? "" : (p.link_state === "running" ? "the controller's heartbeat stopped" : `the link is ${p.link_state}`);
   if (p.error) { live = false; why = "the progressive controller cannot be read"; state(); return; }
   levels(p); winners(p); state();
   document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);

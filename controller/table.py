@@ -253,7 +253,9 @@ class Table:
 
     def _link_status(self) -> dict[str, Any]:
         # ``sign``: the message line the sign shows (its meters are the LAP's), for the floor view
-        sign = self.dev.sign.text if isinstance(self.dev.sign, SignLine) else ""
+        # (SignLine remembers the line; the Sign protocol itself has no such member)
+        line = self.dev.sign
+        sign = line.text if isinstance(line, SignLine) else ""
         return {
             "state": self.state,
             "round": self.round_no,

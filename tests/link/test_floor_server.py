@@ -153,6 +153,7 @@ def test_a_malformed_content_length_is_answered_at_once(make_floor: Any, length:
     assert _get(srv, "/sign").status == 200
 
 
+@pytest.mark.slow
 def test_a_body_that_never_arrives_is_given_up(make_floor: Any, lap_schema: str) -> None:
     lap, srv = make_floor(limits=Limits(body_s=0.5))
     origin = _origin(srv)
@@ -348,6 +349,7 @@ def test_tls_when_configured(make_floor: Any, tmp_path: Path) -> None:
     assert b"LINKED PROGRESSIVE" not in out
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/usr/bin/openssl"), reason="no openssl to make a test certificate")
 def test_lap_check_names_the_tls_option_that_is_wrong(tmp_path: Path) -> None:
     from tests.link.conftest import lap_doc

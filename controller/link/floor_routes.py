@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+import psycopg
 from aiohttp import web
 
 from controller.link import floor_history as hist
@@ -53,6 +54,8 @@ FORM = web.RequestKey("form", dict)  # a POST's fields (the guard parsed them)
 async def _headers(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         resp = await handler(request)
+    except psycopg.Error as e:  # the database away or refusing: said, not a traceback
+        resp = _json({"error": "database: " + _first_line(e)}, 503)
     except web.HTTPException as e:
         for k, v in _HEADERS.items():
             e.headers.setdefault(k, v)
@@ -60,6 +63,11 @@ async def _headers(request: web.Request, handler: Handler) -> web.StreamResponse
     for k, v in _HEADERS.items():
         resp.headers.setdefault(k, v)
     return resp
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0][:160] if text else type(e).__name__
 
 
 def _same_origin(request: web.Request) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import time
 import urllib.parse
 from collections.abc import Awaitable, Callable
 from datetime import date, datetime, timedelta
@@ -166,10 +167,32 @@ async def _write(srv: FloorServer, resp: web.StreamResponse, chunk: bytes) -> No
     await asyncio.wait_for(resp.write(chunk), srv.limits.write_s)
 
 
+class _Bucket:
+    """Login attempts per client address: a burst of ``burst``, then ``per_s`` a second (the loop's
+    thread only).  Bounds the scrypt work and the ``floor_logins`` rows one address can cause; the
+    least recently seen addresses are forgotten past ``max_addrs``.  Per address, not per name, so
+    it tells nothing about names."""
+
+    def __init__(self, burst: float = 20, per_s: float = 2.0, max_addrs: int = 4096):
+        self.burst, self.per_s, self.max_addrs = burst, per_s, max_addrs
+        self._by: dict[str, tuple[float, float]] = {}
+
+    def take(self, addr: str) -> bool:
+        now = time.monotonic()
+        tokens, at = self._by.pop(addr, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - at) * self.per_s)
+        ok = tokens >= 1
+        self._by[addr] = (tokens - 1 if ok else tokens, now)
+        if len(self._by) > self.max_addrs:
+            del self._by[next(iter(self._by))]
+        return ok
+
+
 # ------------------------------------------------------------------------------ the page
 class _Floor:
     def __init__(self, srv: FloorServer):
         self.srv = srv
+        self.logins = _Bucket()
 
     async def index(self, request: web.Request) -> web.Response:
         s = _session(self.srv, request)
@@ -187,6 +210,9 @@ class _Floor:
 
     async def login(self, request: web.Request) -> web.Response:
         form = request[FORM]
+        if not self.logins.take(_addr(request)):
+            page = LOGIN_PAGE.replace("@MSG", '<p class="err" id="err">Refused: too many attempts; wait a minute</p>')
+            return web.Response(status=429, text=page, content_type="text/html")
         token, why = await self.srv.run(self.srv.login, form.get("person", ""), form.get("pin", ""), _addr(request))
         if token is None:
             page = LOGIN_PAGE.replace("@MSG", f'<p class="err" id="err">Refused: {esc(why)}</p>')
@@ -295,7 +321,9 @@ class _Sign:
         return web.Response(text=SIGN_PAGE, content_type="text/html")
 
     async def api(self, request: web.Request) -> web.Response:
-        return _json(await self.srv.run(self.srv.data.sign))
+        # the shared picture (one read per change, whoever asks how often): no login here
+        body = await self.srv.run(self.srv.data.sign_shared.get, self.srv.generation)
+        return web.Response(body=body, content_type="application/json")
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         return await _stream(self.srv, request, self.srv.data.sign_shared.get)

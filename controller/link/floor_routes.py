@@ -192,7 +192,7 @@ class _Bucket:
 class _Floor:
     def __init__(self, srv: FloorServer):
         self.srv = srv
-        self.logins = _Bucket()
+        self.logins = _Bucket(srv.limits.login_burst, srv.limits.login_per_s)
 
     async def index(self, request: web.Request) -> web.Response:
         s = _session(self.srv, request)

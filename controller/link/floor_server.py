@@ -57,6 +57,8 @@ class Limits:
     body_s: float = 5.0  # a request's body must arrive within this
     write_s: float = 10.0  # an event stream's reader must take each push within this
     workers: int = 6  # threads for the database and scrypt
+    login_burst: float = 20  # login attempts one address may make at once ...
+    login_per_s: float = 2.0  # ... and then a second
 
 
 class _Gate:

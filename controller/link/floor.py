@@ -167,7 +167,7 @@ class FloorData:
         with self._slow_lock:
             at, for_day, series, stats = self._slow
             if time.monotonic() - at >= SLOW_S or for_day != day.timestamp():
-                series = self.rows(c, _SERIES_SQL, (day,))
+                series = self.rows(c, _SERIES_SQL, {"day": day})
                 stats = self.rows(c, _DAY_SQL, (day,))
                 self._slow = (time.monotonic(), day.timestamp(), series, stats)
             return series, stats
@@ -250,9 +250,13 @@ SELECT json_build_object(
 )
 """
 
+# the chart's series: each level's contributions summed per bucket, the buckets about 1/300 of the
+# time since the day's first contribution (at least 5 s): a short session still has a shape
 _SERIES_SQL = (
-    "SELECT level, extract(epoch FROM max(at)) AS t, sum(to_meter / den) AS add"
-    " FROM {s}.contributions WHERE at >= %s GROUP BY level, date_trunc('minute', at)"
+    "WITH f AS (SELECT min(at) AS first FROM {s}.contributions WHERE at >= %(day)s)"
+    " SELECT level, extract(epoch FROM max(at)) AS t, sum(to_meter / den) AS add FROM {s}.contributions, f"
+    " WHERE at >= %(day)s GROUP BY level, date_bin(make_interval(secs =>"
+    " greatest(5, extract(epoch FROM clock_timestamp() - f.first) / 300)), at, f.first)"
 )
 
 # per table for the gaming day: progressive coin-in (wagers not voided), wagers, hands (rounds

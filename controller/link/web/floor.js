@@ -34,7 +34,7 @@ function niceStep(span, n) {
   return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
 }
 function timeStep(span) {
-  for (const m of [0.5, 1, 2, 5, 10, 15, 30, 60, 120, 180, 240, 360]) if (span / (m * 60) <= 6) return m * 60;
+  for (const m of [1 / 6, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 180, 240, 360]) if (span / (m * 60) <= 6) return m * 60;
   return 720 * 60;
 }
 // the meter over the gaming day: a step line with axes (dollars, time of day) and the hits marked
@@ -43,11 +43,11 @@ function chart(lv, day, now) {
   const s = svg("svg", {viewBox: `0 0 ${W} ${H}`, class: "chart", role: "img",
     "aria-label": `${lv.level} meter over the gaming day`});
   const pts = lv.chart; if (!pts.length) return s;
-  // the time axis: from the first change of the day (not an empty morning) to now, at least 3 minutes
+  // the time axis: from the first change of the day (not an empty morning) to now, at least a minute
   const changes = pts.filter((p, i) => i > 0 && p[1] !== pts[i - 1][1]).map(p => p[0]);
   const first = changes.length ? changes[0] : now;
-  let t0 = Math.max(day, first - Math.max((now - first) * 0.1, 30));
-  if (now - t0 < 180) t0 = Math.max(day, now - 180);
+  let t0 = Math.max(day, first - Math.max((now - first) * 0.1, 10));
+  if (now - t0 < 60) t0 = Math.max(day, now - 60);
   const vals = pts.filter(p => p[0] >= t0).map(p => p[1]).concat(pts.filter(p => p[0] < t0).slice(-1).map(p => p[1]));
   let lo = Math.min(...vals), hi = Math.max(...vals);
   const pad = Math.max((hi - lo) * 0.12, 100);
@@ -154,7 +154,7 @@ function tables(p) {
     cell(tr, t.id); cell(tr, t.asset); cell(tr, t.game);
     cell(tr, t.state_label, t.state === "tilt" ? "state-tilt" : ""); cell(tr, t.round ?? "", "num");
     cell(tr, t.open ? "open" : `closed (${t.reason})`, t.open ? "open" : "closed");
-    cell(tr, t.sign || (t.open ? "meters" : ""));
+    cell(tr, t.sign || (t.open ? "meters" : ""), "wrap sign");
     cell(tr, money(t.coin_in_cents), "num"); cell(tr, t.wagers, "num"); cell(tr, t.wagers_per_hour ?? "\u2014", "num");
     cell(tr, t.hands, "num"); cell(tr, t.hands_per_hour ?? "\u2014", "num");
     cell(tr, tilts + (t.mismatch ? " mismatch: " + t.mismatch : ""), "wrap");
@@ -218,7 +218,8 @@ function firstPicture(p) {
   loadEvents(); setInterval(loadEvents, 10000);
 }
 $("hitrange").addEventListener("submit", loadHits); $("evrange").addEventListener("submit", loadEvents);
-setInterval(() => { $("clock").textContent = new Date().toLocaleString("en-US", {...DT, weekday: "short"}); }, 1000);
+const tick = () => { $("clock").textContent = new Date().toLocaleString("en-US", {...DT, weekday: "short"}); };
+tick(); setInterval(tick, 1000);
 
 const es = new EventSource("/events");
 es.onmessage = (e) => render(JSON.parse(e.data));

@@ -135,21 +135,19 @@ def test_the_total_of_connections_is_capped_too(make_floor: Any) -> None:
 
 
 # ------------------------------------------------------------------------ request bodies
-@pytest.mark.parametrize(
-    ("length", "status"), [("-1", b" 400 "), ("abc", b" 400 "), ("1000000000", b" 413 "), ("1e3", b" 400 ")]
-)
-def test_a_malformed_content_length_is_answered_at_once(make_floor: Any, length: str, status: bytes) -> None:
+def test_a_malformed_content_length_is_answered_at_once(make_floor: Any) -> None:
     _lap, srv = make_floor()
     origin = _origin(srv)
-    t0 = time.monotonic()
-    out = _raw(
-        srv,
-        f"POST /login HTTP/1.1\r\nHost: {origin[7:]}\r\nOrigin: {origin}\r\n"
-        f"Content-Length: {length}\r\n\r\nperson=a".encode(),
-    )
-    assert time.monotonic() - t0 < 3, "the connection was held"
-    assert out.split(b"\r\n")[0].endswith(status.strip()) or status in out.split(b"\r\n")[0], out[:200]
-    assert b"Traceback" not in out
+    for length, status in (("-1", b" 400 "), ("abc", b" 400 "), ("1000000000", b" 413 "), ("1e3", b" 400 ")):
+        t0 = time.monotonic()
+        out = _raw(
+            srv,
+            f"POST /login HTTP/1.1\r\nHost: {origin[7:]}\r\nOrigin: {origin}\r\n"
+            f"Content-Length: {length}\r\n\r\nperson=a".encode(),
+        )
+        assert time.monotonic() - t0 < 3, f"{length}: the connection was held"
+        assert status in out.split(b"\r\n")[0] + b" ", (length, out[:200])
+        assert b"Traceback" not in out
     assert _get(srv, "/sign").status == 200
 
 

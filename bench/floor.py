@@ -46,7 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, emit: Any) -> int:
     from bench._linkrig import database
     from controller.link.config import parse_lap
-    from controller.link.floor import FloorServer, StaffStore
+    from controller.link.floor_auth import StaffStore
+    from controller.link.floor_server import FloorServer
     from controller.link.lap import LapStore, connect
     from hil.linksim import drop_schema, lap_doc
 
@@ -175,7 +176,10 @@ def _login(server: Any) -> str:
         "POST",
         "/login",
         urllib.parse.urlencode({"person": "bench", "pin": "2468"}),
-        {"Content-Type": "application/x-www-form-urlencoded"},
+        {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "Origin": f"http://{server.address[0]}:{server.address[1]}",
+        },
     )
     r = c.getresponse()
     r.read()

@@ -286,7 +286,16 @@ class Table:
         self.link.report()  # the floor view's line for this table (docs/linked.md)
 
     def _link_status(self) -> dict[str, Any]:
-        return {"state": self.state, "round": self.round_no, "tilts": {str(k): str(v) for k, v in self.tilts.items()}}
+        # ``sign``: the message line the sign shows (its meters are the LAP's), for the floor view
+        # (SignLine remembers the line; the Sign protocol itself has no such member)
+        line = self.dev.sign
+        sign = line.text if isinstance(line, SignLine) else ""
+        return {
+            "state": self.state,
+            "round": self.round_no,
+            "tilts": {str(k): str(v) for k, v in self.tilts.items()},
+            "sign": sign,
+        }
 
     def _snapshot(self) -> Mapping[str, Any]:
         rnd = self.round

@@ -212,7 +212,8 @@ def _start_tables(
 
 
 def _floor(tmp: Path, at: tuple[str, int], pg: str, schema: str, out: TextIO) -> Any:
-    from controller.link.floor import FloorServer, StaffStore
+    from controller.link.floor_auth import StaffStore
+    from controller.link.floor_server import FloorServer
 
     staff = tmp / "floor-staff.toml"
     for person, role, pin in SIM_STAFF:
@@ -222,6 +223,7 @@ def _floor(tmp: Path, at: tuple[str, int], pg: str, schema: str, out: TextIO) ->
     host, port = server.address
     logins = ", ".join(f"{p} / PIN {pin} ({r})" for p, r, pin in SIM_STAFF)
     print(f"floor view: http://{host}:{port}/  sim logins: {logins}", file=out, flush=True)
+    print(f"progressive sign: http://{host}:{port}/sign", file=out, flush=True)
     return server
 
 

@@ -11,7 +11,13 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from controller.link.config import LapConfig
+    from controller.link.floor_server import FloorServer
 
 NAME = "lap"
 HELP = "run the linked progressive (LAP) controller of one group on PostgreSQL"
@@ -75,18 +81,9 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: svc.stop_event.set())
     floor = None
     if cfg.floor is not None:
-        from controller.link.floor import FloorServer
-
-        try:
-            floor = FloorServer(
-                args.db, cfg.schema, cfg.floor.bind, cfg.floor.port, cfg.floor.staff, cfg.floor.session_s, svc.log
-            )
-        except OSError as e:
-            print(
-                f"tablectl lap: {cfg.file}: [floor]: cannot listen on {cfg.floor.bind}:{cfg.floor.port}: {e}",
-                file=sys.stderr,
-            )
-            return 1
+        floor = _floor_server(cfg, args.db, svc.log)
+        if floor is None:
+            return EXIT_CONFIG if not _have_aiohttp() else 1
         svc.on_running = floor.start  # once the schema (and its floor_logins) is there
     try:
         svc.run()
@@ -101,10 +98,53 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _have_aiohttp() -> bool:
+    try:
+        import aiohttp  # noqa: F401 - only whether it is there
+    except ImportError:
+        return False
+    return True
+
+
+def _floor_server(cfg: LapConfig, dsn: str, log: Callable[[str], None]) -> FloorServer | None:
+    """The floor view's server bound to its address(es), or None (said why on stderr)."""
+    assert cfg.floor is not None
+    f = cfg.floor
+    if not _have_aiohttp():
+        print(
+            f"tablectl lap: {cfg.file}: [floor]: the floor view needs the LAP's extra: "
+            "pip install 'tablectl[lap]' (aiohttp); or remove the [floor] section",
+            file=sys.stderr,
+        )
+        return None
+    from controller.link.floor_server import FloorServer, tls_context
+
+    sign_at = (f.sign_bind, f.sign_port) if f.sign_bind is not None and f.sign_port is not None else None
+    try:
+        tls = tls_context(f.tls_cert, f.tls_key) if f.tls_cert and f.tls_key else None
+        return FloorServer(
+            dsn,
+            cfg.schema,
+            f.bind,
+            f.port,
+            f.staff,
+            f.session_s,
+            log,
+            tls=tls,
+            sign_at=sign_at,
+            sign_hold_s=f.sign_hold_s,
+            stale_s=max(3.0, 3 * cfg.heartbeat_s),
+        )
+    except OSError as e:
+        where = f"{f.bind}:{f.port}" + (f" or [sign] {sign_at[0]}:{sign_at[1]}" if sign_at else "")
+        print(f"tablectl lap: {cfg.file}: [floor]: cannot listen on {where}: {e}", file=sys.stderr)
+        return None
+
+
 def _staff_pin(cfg: object, spec: str) -> int:
     from controller.console.auth import PinError
     from controller.link.config import LapConfig
-    from controller.link.floor import StaffStore
+    from controller.link.floor_auth import StaffStore
 
     assert isinstance(cfg, LapConfig)
     if cfg.floor is None:

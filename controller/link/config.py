@@ -26,6 +26,13 @@ Example::
     port = 8080
     staff = "floor-staff.toml"   # per-person scrypt PINs (relative to this file); `tablectl lap --staff-pin`
     session = "8h"               # a login expires after this long
+    tls_cert = "floor.crt"       # optional, with tls_key: serve HTTPS (PEM files, relative to this file)
+    tls_key = "floor.key"
+
+    [sign]                       # optional: the common progressive sign, always at /sign on the floor
+    bind = "0.0.0.0"             # view's address; with a port, on an address of its own too (only the
+    port = 8081                  # sign is served there)
+    hold = "30s"                 # how long a hit stays on the sign
 """
 
 from __future__ import annotations
@@ -75,6 +82,11 @@ class FloorParams:
     port: int
     staff: Path
     session_s: float
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    sign_bind: str | None = None  # [sign]: the sign on an address of its own
+    sign_port: int | None = None
+    sign_hold_s: float = 30.0
 
 
 @dataclass(frozen=True)
@@ -179,18 +191,66 @@ def parse_lap(doc: Mapping[str, Any], file: str) -> LapConfig:
     if not tables:
         raise t_sec.error(None, "needs at least one member table")
     t_sec._used.update(t_sec.data)
-    floor = None
-    f_sec = root.sub("floor", required=False)
-    if f_sec is not None:
-        bind = f_sec.get_str("bind", "127.0.0.1")
-        port = f_sec.get_int("port", minval=1, maxval=65535)
-        staff = Path(f_sec.get_str("staff", "floor-staff.toml"))
-        if not staff.is_absolute():
-            staff = Path(file).parent / staff
-        floor = FloorParams(bind, port, staff, _seconds(f_sec, "session", "8h", 60, 24 * 3600))
-        f_sec.check_unused()
+    floor = _floor(root, file)
     root.check_unused()
     return LapConfig(file, group, schema, hb, tuple(levels), tuple(tables), floor)
+
+
+def _path(sec: Section, key: str, file: str) -> Path:
+    p = Path(sec.get_str(key))
+    return p if p.is_absolute() else Path(file).parent / p
+
+
+def _tls(sec: Section, file: str) -> tuple[Path | None, Path | None]:
+    """``tls_cert`` and ``tls_key``: both or neither; the pair must load (checked here, so that
+    ``tablectl lap --check`` names the option that is wrong)."""
+    if "tls_cert" not in sec.data and "tls_key" not in sec.data:
+        return None, None
+    for opt in ("tls_cert", "tls_key"):
+        if opt not in sec.data:
+            raise sec.error(opt, "tls_cert and tls_key go together (PEM certificate chain and its private key)")
+    cert, key = _path(sec, "tls_cert", file), _path(sec, "tls_key", file)
+    import ssl
+
+    for opt, path in (("tls_cert", cert), ("tls_key", key)):
+        try:
+            path.read_bytes()
+        except OSError as e:
+            raise sec.error(opt, f"cannot read {path}: {e.strerror}") from None
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        ctx.load_cert_chain(str(cert), str(key))
+    except ssl.SSLError as e:
+        why = f"{cert} and {key} are not a PEM certificate and its private key ({e.reason})"
+        raise sec.error("tls_key", why) from None
+    return cert, key
+
+
+def _floor(root: Section, file: str) -> FloorParams | None:
+    f_sec = root.sub("floor", required=False)
+    s_sec = root.sub("sign", required=False)
+    if f_sec is None:
+        if s_sec is not None:
+            raise s_sec.error(None, "the sign is served by the floor view's server: add a [floor] section")
+        return None
+    bind = f_sec.get_str("bind", "127.0.0.1")
+    port = f_sec.get_int("port", minval=1, maxval=65535)
+    staff = _path(f_sec, "staff", file) if "staff" in f_sec.data else Path(file).parent / "floor-staff.toml"
+    session_s = _seconds(f_sec, "session", "8h", 60, 24 * 3600)
+    cert, key = _tls(f_sec, file)
+    f_sec.check_unused()
+    sign_bind, sign_port, hold = None, None, 30.0
+    if s_sec is not None:
+        if "port" in s_sec.data:  # else the sign is at /sign on the floor view's address only
+            sign_bind = s_sec.get_str("bind", "127.0.0.1")
+            sign_port = s_sec.get_int("port", minval=1, maxval=65535)
+            if (sign_bind, sign_port) == (bind, port):
+                raise s_sec.error("port", f"{sign_bind}:{sign_port} is the floor view's own address")
+        elif "bind" in s_sec.data:
+            raise s_sec.error("port", "a bind address of the sign's own needs its port")
+        hold = _seconds(s_sec, "hold", "30s", 5, 600)
+        s_sec.check_unused()
+    return FloorParams(bind, port, staff, session_s, cert, key, sign_bind, sign_port, hold)
 
 
 def load_lap(path: str | Path) -> LapConfig:

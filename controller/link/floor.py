@@ -1,163 +1,120 @@
-"""The floor view (issue 16): a read-only web page for the pit, served by the LAP controller.
+"""The floor view's data (issues 16 and 25): what the pit sees, read from the LAP's PostgreSQL schema.
 
-- :class:`FloorData` reads the link's picture from the LAP's PostgreSQL schema: every member
-  table (its asset, game, reported status, linked wager open or closed and why, tilts, when it
-  was last heard from), every level's meter, pending and recent hits (validated by whom and
-  when), the LAP's own heartbeat, and each level's meter over the gaming day with its hits.
-- :class:`FloorServer` (stdlib ``ThreadingHTTPServer``: no framework, no build step) serves
-  the page (controller/link/floor_page.py), ``/api/floor`` (the data, JSON, read fresh) and
-  ``/events`` (Server-Sent Events: the data pushed as the LAP's notifications announce a change).
-- Access: floor staff log in by name and PIN (:class:`StaffStore`, a TOML file of per-person
-  salted scrypt hashes with the console's roles, controller/console/auth.py); only a
-  ``floorperson`` or ``technician`` opens the page, a dealer's PIN does not; every attempt is
-  recorded in the LAP's ``floor_logins`` (append-only).  Sessions expire; the cookie is
-  HttpOnly and SameSite=Strict.  Nothing on the page changes anything: validation stays at the
-  table.
+:class:`FloorData` reads the link's picture: every member table (asset, game, reported state in
+words, round, linked wager open or closed and why, tilts, what its sign's message line says, when
+it was last heard from, and its progressive coin-in, wagers and hands for the gaming day), every
+level's meter with its parameters (seed, reset, limit and the distance to it, reserve), pending
+and recent hits (validated by whom, acknowledged on the floor by whom), the LAP's heartbeat, and
+each level's meter over the gaming day with its hits; and the common progressive sign's smaller
+picture (meters, link state, the hits of the last moments).  The hit history over a range of days,
+the tilt and event log and the CSV exports are in controller/link/floor_history.py; the web server
+is controller/link/floor_server.py (this module does no I/O but PostgreSQL).
+
+Every field a table can write is bounded here as well as where it is written (schema.py
+``report_status``): a table cannot make the picture large.
 """
 
 from __future__ import annotations
 
 import json
 import queue
-import secrets
 import threading
 import time
-import tomllib
-import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import date, datetime, timedelta
+from decimal import Decimal
 from fractions import Fraction
-from http.cookies import SimpleCookie
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import psycopg
 from psycopg import sql
 
-from controller.console.auth import ROLES, PinError, check_pin_format, check_role, hash_pin, verify_pin, write_private
-from controller.link.floor_page import LOGIN_PAGE, PAGE
-from controller.link.floorlock import Lockouts
-
-FLOOR_ROLES = ("floorperson", "technician")  # a dealer's PIN does not open the floor view
-COOKIE = "floor_session"
 GAMING_DAY_START_H = 6  # the gaming day begins at 06:00 (server's local time)
+#: the chart's per-minute contributions and the tables' day figures are re-read at most this often
+SLOW_S = 5.0
+#: a statement of the floor view never holds a worker longer than this
+STATEMENT_TIMEOUT_MS = 5000
 
-Log = Callable[[str], None]
-
-
-# ---------------------------------------------------------------------------------- staff
-class StaffStore:
-    """``floor-staff.toml``: ``[people.NAME]`` with ``role`` and ``hash`` (scrypt, as the console's)."""
-
-    def __init__(self, path: Path):
-        self.path = Path(path)
-
-    def load(self) -> dict[str, dict[str, str]]:
-        try:
-            doc = tomllib.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        people = doc.get("people", {})
-        return {str(k): {a: str(b) for a, b in v.items()} for k, v in people.items() if isinstance(v, dict)}
-
-    def set(self, person: str, role: str, pin: str) -> None:
-        check_role(role)
-        check_pin_format(pin)
-        if not person.replace("-", "").replace("_", "").replace(".", "").isalnum() or len(person) > 40:
-            raise PinError(f"a person's name: letters, digits, - _ . (max 40), got {person!r}")
-        doc = self.load()
-        doc[person] = {"role": role, "hash": hash_pin(pin), "set_at": datetime.now(UTC).isoformat(timespec="seconds")}
-        lines = ["# tablectl floor staff: salted scrypt hashes, never the PINs (`tablectl lap --staff-pin`).", ""]
-        for name in sorted(doc):
-            lines += [f'[people."{name}"]'] + [f'{k} = "{v}"' for k, v in sorted(doc[name].items())] + [""]
-        write_private(self.path, "\n".join(lines))
-
-    def check(self, person: str, pin: str) -> tuple[str | None, str]:
-        """(role, why): the role when the PIN is the person's and the role may see the floor."""
-        entry = self.load().get(person)
-        if entry is None or not verify_pin(pin, entry.get("hash", "")):
-            return None, "wrong name or PIN"
-        role = entry.get("role", "")
-        if role not in ROLES:
-            return None, f"unknown role {role!r}"
-        if role not in FLOOR_ROLES:
-            return None, f"a {role} may not open the floor view"
-        return role, "ok"
+#: the round machine's states (controller/machine.py) as a pit supervisor says them
+STATE_LABELS = {
+    "self_test": "Self-test",
+    "open_for_wagers": "Open for wagers",
+    "no_more_bets": "No more bets",
+    "bank_selection": "Selecting the bank",
+    "starting_position": "Rolling for start",
+    "dice_wagers": "Dice wagers",
+    "dispensing": "Dealing",
+    "dealing_tiles": "Dealing tiles",
+    "first_card": "Dealing first card",
+    "two_more_cards": "Dealing two more cards",
+    "stub_check": "Checking the stub",
+    "shoe_count": "Counting the shoe",
+    "counting_tiles": "Counting tiles",
+    "setting_hands": "Players setting hands",
+    "dealer_sets_surrender": "Dealer setting / surrender",
+    "raise_or_fold": "Raise or fold",
+    "over_under_decisions": "Over/under decisions",
+    "settlement": "Settling",
+    "hand_entry": "Dealer keying hands",
+    "floor_validation": "Awaiting floor validation",
+    "round_complete": "Round complete",
+    "round_void": "Round voided",
+    "tilt": "TILT",
+}
 
 
-@dataclass
-class Session:
-    person: str
-    role: str
-    expires: float
+def state_label(state: str | None) -> str:
+    if not state:
+        return "Not reported"
+    return STATE_LABELS.get(state, state.replace("_", " ").capitalize())
 
 
-@dataclass
-class Sessions:
-    ttl_s: float
-    now: Callable[[], float] = time.monotonic
-    _by_token: dict[str, Session] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def new(self, person: str, role: str) -> str:
-        token = secrets.token_urlsafe(32)
-        with self._lock:
-            self._by_token[token] = Session(person, role, self.now() + self.ttl_s)
-        return token
-
-    def get(self, token: str | None) -> Session | None:
-        if not token:
-            return None
-        with self._lock:
-            s = self._by_token.get(token)
-            if s is not None and s.expires <= self.now():
-                del self._by_token[token]
-                return None
-            return s
-
-    def end(self, token: str | None) -> None:
-        with self._lock:
-            self._by_token.pop(token or "", None)
-
-
-# ---------------------------------------------------------------------------------- data
 def gaming_day_start(now: datetime | None = None) -> datetime:
     now = now or datetime.now().astimezone()
     start = now.replace(hour=GAMING_DAY_START_H, minute=0, second=0, microsecond=0)
     return start if now >= start else start - timedelta(days=1)
 
 
-class FloorData:
-    """Reads the floor's picture; a few connections shared by the request threads."""
+def gaming_day_of(d: date) -> tuple[datetime, datetime]:
+    """[start, end) of the gaming day that begins on calendar day ``d`` (server's local time)."""
+    start = datetime(d.year, d.month, d.day, GAMING_DAY_START_H).astimezone()
+    return start, start + timedelta(days=1)
 
-    def __init__(self, dsn: str, schema: str, pool: int = 4):
-        self.dsn, self.schema = dsn, schema
-        self._pool: queue.LifoQueue[psycopg.Connection] = queue.LifoQueue()
-        self._sem = threading.Semaphore(pool)
-        # the chart's per-minute contributions, re-read at most every SERIES_S (a chart of the
-        # day by the minute; the meter's value now is always read fresh)
-        self._series: tuple[float, float, list[dict[str, Any]]] = (0.0, 0.0, [])
-        self._series_lock = threading.Lock()
-        # the event streams share one picture, read at most once per push interval
-        self._shared: tuple[float, bytes] = (0.0, b"")
-        self._shared_lock = threading.Lock()
 
-    SERIES_S = 10.0
+class _Shared:
+    """One read per generation of the LAP's changes, shared by every event stream: a stream asks
+    for the generation it saw announced, and gets a picture read after that announcement."""
 
-    def shared(self, max_age_s: float) -> bytes:
-        """The picture as JSON, shared by every event stream (one read per ``max_age_s``)."""
-        with self._shared_lock:
-            at, body = self._shared
-            if time.monotonic() - at >= max_age_s or not body:
+    def __init__(self, read: Callable[[], dict[str, Any]]):
+        self._read = read
+        self._lock = threading.Lock()
+        self._gen = -1
+        self._body = b""
+
+    def get(self, gen: int) -> bytes:
+        with self._lock:
+            if gen > self._gen or not self._body:
                 try:
-                    body = json.dumps(self.snapshot()).encode()
+                    body = json.dumps(self._read()).encode()
                 except psycopg.Error as e:
                     body = json.dumps({"error": f"database: {str(e).strip()[:120]}"}).encode()
-                self._shared = (time.monotonic(), body)
-            return body
+                self._gen, self._body = gen, body
+            return self._body
+
+
+class FloorData:
+    """Reads the floor's picture; a few connections shared by the server's worker threads."""
+
+    def __init__(self, dsn: str, schema: str, pool: int = 4, stale_s: float = 3.0, sign_hold_s: float = 30.0):
+        self.dsn, self.schema = dsn, schema
+        self.stale_s, self.sign_hold_s = stale_s, sign_hold_s
+        self._pool: queue.LifoQueue[psycopg.Connection] = queue.LifoQueue()
+        self._sem = threading.Semaphore(pool)
+        self._slow: tuple[float, float, list[dict[str, Any]], list[dict[str, Any]]] = (0.0, 0.0, [], [])
+        self._slow_lock = threading.Lock()
+        self.floor_shared = _Shared(self.snapshot)
+        self.sign_shared = _Shared(self.sign)
 
     @contextmanager
     def conn(self) -> Iterator[psycopg.Connection]:
@@ -165,7 +122,9 @@ class FloorData:
             try:
                 c = self._pool.get_nowait()
             except queue.Empty:
-                c = psycopg.connect(self.dsn, autocommit=True, connect_timeout=3)
+                c = psycopg.connect(
+                    self.dsn, autocommit=True, connect_timeout=3, options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}"
+                )
             ok = False
             try:
                 yield c
@@ -183,50 +142,143 @@ class FloorData:
             except queue.Empty:
                 return
 
-    def _rows(self, c: psycopg.Connection, text: str, params: Any = None) -> list[dict[str, Any]]:
+    def q(self, text: str) -> sql.Composed:
+        return sql.SQL(text).format(s=sql.Identifier(self.schema))
+
+    def rows(self, c: psycopg.Connection, text: str, params: Any = None) -> list[dict[str, Any]]:
         cur = c.cursor(row_factory=psycopg.rows.dict_row)
-        return list(cur.execute(sql.SQL(text).format(s=sql.Identifier(self.schema)), params).fetchall())
+        return list(cur.execute(self.q(text), params).fetchall())
+
+    def _doc(self, c: psycopg.Connection, text: str, params: Any = None) -> dict[str, Any]:
+        row = c.execute(self.q(text), params).fetchone()
+        assert row is not None
+        return dict(row[0])
 
     def snapshot(self) -> dict[str, Any]:
         """The whole page's data: one statement (one consistent picture, one round trip; the
-        rows are made JSON by the server), plus the chart's series when due."""
+        rows are made JSON by the server), plus the slower figures of the day when due."""
         day = gaming_day_start()
         with self.conn() as c:
-            row = c.execute(sql.SQL(_PICTURE_SQL).format(s=sql.Identifier(self.schema)), (day,)).fetchone()
-            assert row is not None
-            doc = row[0]
-        with self._series_lock:
-            at, for_day, series = self._series
-            if time.monotonic() - at >= self.SERIES_S or for_day != day.timestamp():
-                series = self._rows(
-                    c,
-                    "SELECT level, extract(epoch FROM max(at)) AS t, sum(to_meter / den) AS add"
-                    " FROM {s}.contributions WHERE at >= %s GROUP BY level, date_trunc('minute', at)",
-                    (day,),
-                )
-                self._series = (time.monotonic(), day.timestamp(), series)
-        return _picture(float(doc["now"]), day, doc["link"] or [], doc["tables"], doc["levels"], doc["hits"], series)
+            doc = self._doc(c, _PICTURE_SQL, (day,))
+            series, stats = self._day_figures(c, day)
+        return _picture(float(doc["now"]), day, doc, series, stats, self.stale_s)
+
+    def _day_figures(self, c: psycopg.Connection, day: datetime) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        with self._slow_lock:
+            at, for_day, series, stats = self._slow
+            if time.monotonic() - at >= SLOW_S or for_day != day.timestamp():
+                series = self.rows(c, _SERIES_SQL, {"day": day})
+                stats = self.rows(c, _DAY_SQL, (day,))
+                self._slow = (time.monotonic(), day.timestamp(), series, stats)
+            return series, stats
+
+    def sign(self) -> dict[str, Any]:
+        """The common progressive sign's picture: every level's meter, whether the link is live,
+        and the hits decided within the last ``sign_hold_s`` (winning table, asset, amount)."""
+        with self.conn() as c:
+            doc = self._doc(c, _SIGN_SQL, (self.sign_hold_s,))
+        now = float(doc["now"])
+        live, state = _link_live(doc.get("link"), now, self.stale_s)
+        return {
+            "now": now,
+            "live": live,
+            "link_state": state,
+            "hold_s": self.sign_hold_s,
+            "levels": [{"level": lv["level"], "cents": int(lv["cents"])} for lv in doc["levels"]],
+            "hits": [
+                {
+                    "level": h["level"],
+                    "order": int(h["order_no"]),
+                    "table": h["table_id"],
+                    "asset": h["asset"],
+                    "cents": int(h["amount_cents"]),
+                    "decided_at": float(h["decided_at"]),
+                }
+                for h in doc["hits"]
+            ],
+        }
+
+    def acknowledge(self, level: str, order: int, person: str, role: str, addr: str) -> str | None:
+        """Record that ``person`` acknowledged the pending hit (level, order) on the floor view
+        (append-only ``floor_acks``).  None when recorded, else why not (no such hit, already paid)."""
+        with self.conn() as c, c.transaction():
+            row = c.execute(
+                self.q(
+                    "SELECT h.table_id, p.seq FROM {s}.hits h LEFT JOIN {s}.payouts p"
+                    " ON p.table_id = h.table_id AND p.hit_seq = h.seq WHERE h.level = %s AND h.order_no = %s"
+                ),
+                (level, order),
+            ).fetchone()
+            if row is None:
+                return "no such hit"
+            if row[1] is not None:
+                return "that hit is already paid"
+            c.execute(
+                self.q("INSERT INTO {s}.floor_acks (level, order_no, person, role, addr) VALUES (%s, %s, %s, %s, %s)"),
+                (level, order, person, role, addr[:64]),
+            )
+        return None
 
 
 _PICTURE_SQL = """
 SELECT json_build_object(
   'now', extract(epoch FROM clock_timestamp()),
-  'link', (SELECT json_agg(json_build_object('group_name', group_name, 'state', state,
-      'heartbeat_at', extract(epoch FROM heartbeat_at))) FROM {s}.link),
-  'tables', (SELECT coalesce(json_agg(json_build_object('table_id', m.table_id, 'asset', m.asset, 'game', m.game,
-      'mismatch', m.mismatch, 'reconciled_seq', m.reconciled_seq, 'last_seen', extract(epoch FROM m.last_seen),
-      'state', s.state, 'round_no', s.round_no, 'progressive_open', s.progressive_open, 'reason', s.reason,
-      'tilts', s.tilts, 'status_at', extract(epoch FROM s.at)) ORDER BY m.table_id), '[]')
+  'link', (SELECT json_build_object('group_name', left(group_name, 40), 'state', state,
+      'heartbeat_at', extract(epoch FROM heartbeat_at)) FROM {s}.link),
+  'tables', (SELECT coalesce(json_agg(json_build_object('table_id', m.table_id, 'asset', left(m.asset, 40),
+      'game', left(m.game, 40), 'mismatch', left(m.mismatch, 300), 'reconciled_seq', m.reconciled_seq,
+      'last_seen', extract(epoch FROM m.last_seen), 'state', left(s.state, 40), 'round_no', s.round_no,
+      'progressive_open', s.progressive_open, 'reason', left(s.reason, 200), 'tilts', {s}.bounded_tilts(s.tilts),
+      'sign', left(s.sign, 80), 'status_at', extract(epoch FROM s.at)) ORDER BY m.table_id), '[]')
       FROM {s}.members m LEFT JOIN {s}.table_status s USING (table_id)),
   'levels', (SELECT coalesce(json_agg(json_build_object('level', level, 'cents', div(value_num, den),
-      'hits', hits, 'version', version) ORDER BY level), '[]') FROM {s}.levels),
+      'hits', hits, 'version', version, 'seed_cents', seed_cents, 'reset_cents', reset_cents,
+      'limit_cents', limit_cents, 'at_limit', at_limit, 'rate_num', rate_num, 'rate_den', rate_den,
+      'reserve_num', reserve_num, 'reserve_den', reserve_den, 'reserve_cents', div(reserve_acc, den),
+      'overflow_cents', div(overflow_acc, den)) ORDER BY level), '[]') FROM {s}.levels),
   'hits', (SELECT coalesce(json_agg(x ORDER BY x.decided_at DESC), '[]') FROM (
-      SELECT h.level, h.order_no, h.table_id, h.round_no, h.seat, h.hand, h.amount_cents, h.meter_cents_before,
+      SELECT h.level, h.order_no, h.table_id, left(m.asset, 40) AS asset, h.round_no, h.seat,
+        left(h.hand, 40) AS hand, h.amount_cents, h.meter_cents_before,
         extract(epoch FROM h.decided_at) AS decided_at, extract(epoch FROM p.at) AS paid_at,
-        e.data->>'by' AS validated_by
+        left(e.data->>'by', 60) AS validated_by,
+        (SELECT json_build_object('person', a.person, 'at', extract(epoch FROM a.at)) FROM {s}.floor_acks a
+          WHERE a.level = h.level AND a.order_no = h.order_no ORDER BY a.id LIMIT 1) AS ack
       FROM {s}.hits h LEFT JOIN {s}.payouts p ON p.table_id = h.table_id AND p.hit_seq = h.seq
       LEFT JOIN {s}.events e ON e.table_id = p.table_id AND e.seq = p.seq
+      LEFT JOIN {s}.members m ON m.table_id = h.table_id
       WHERE h.decided_at >= %s OR p.at IS NULL ORDER BY h.decided_at DESC LIMIT 50) x)
+)
+"""
+
+# the chart's series: each level's contributions summed per bucket, the buckets about 1/300 of the
+# time since the day's first contribution (at least 5 s): a short session still has a shape
+_SERIES_SQL = (
+    "WITH f AS (SELECT min(at) AS first FROM {s}.contributions WHERE at >= %(day)s)"
+    " SELECT level, extract(epoch FROM max(at)) AS t, sum(to_meter / den) AS add FROM {s}.contributions, f"
+    " WHERE at >= %(day)s GROUP BY level, date_bin(make_interval(secs =>"
+    " greatest(5, extract(epoch FROM clock_timestamp() - f.first) / 300)), at, f.first)"
+)
+
+# per table for the gaming day: progressive coin-in (wagers not voided), wagers, hands (rounds
+# with a progressive wager), the first wager's time (the rates are per hour of play since then)
+_DAY_SQL = (
+    "SELECT c.table_id, count(*) AS wagers, sum(c.wager_cents) AS coin_in, count(DISTINCT c.round_no) AS hands,"
+    " extract(epoch FROM min(c.at)) AS first_at FROM {s}.contributions c WHERE c.at >= %s AND NOT EXISTS"
+    " (SELECT 1 FROM {s}.voids v WHERE v.table_id = c.table_id AND v.of_seq = c.seq) GROUP BY c.table_id"
+)
+
+_SIGN_SQL = """
+SELECT json_build_object(
+  'now', extract(epoch FROM clock_timestamp()),
+  'link', (SELECT json_build_object('state', state, 'heartbeat_at', extract(epoch FROM heartbeat_at)) FROM {s}.link),
+  'levels', (SELECT coalesce(json_agg(json_build_object('level', level, 'cents', div(value_num, den))
+      ORDER BY level), '[]') FROM {s}.levels),
+  'hits', (SELECT coalesce(json_agg(x ORDER BY x.decided_at DESC), '[]') FROM (
+      SELECT h.level, h.order_no, h.table_id, left(m.asset, 40) AS asset, h.amount_cents,
+        extract(epoch FROM h.decided_at) AS decided_at
+      FROM {s}.hits h LEFT JOIN {s}.members m USING (table_id)
+      WHERE h.decided_at >= clock_timestamp() - make_interval(secs => %s)
+      ORDER BY h.decided_at DESC LIMIT 6) x)
 )
 """
 
@@ -234,322 +286,150 @@ SELECT json_build_object(
 def _epoch(t: Any) -> float | None:
     if isinstance(t, datetime):
         return t.timestamp()
-    return float(t) if isinstance(t, (int, float)) else None
+    return float(t) if isinstance(t, (int, float, Decimal)) else None
+
+
+def _link_live(link: dict[str, Any] | None, now: float, stale_s: float) -> tuple[bool, str]:
+    """(live, state): the link is live while it is ``running`` and the LAP's heartbeat is fresh."""
+    if not link:
+        return False, "unknown"
+    hb = _epoch(link.get("heartbeat_at"))
+    live = link.get("state") == "running" and hb is not None and now - hb <= stale_s
+    return live, str(link.get("state"))
+
+
+def _per_hour(n: int, first_at: float | None, now: float) -> float | None:
+    """A count per hour of play since ``first_at`` (at least one minute of it)."""
+    if first_at is None:
+        return None
+    return round(n * 3600 / max(now - first_at, 60.0), 1)
+
+
+def _table(t: dict[str, Any], day: dict[str, Any] | None, n: float) -> dict[str, Any]:
+    seen = [x for x in (_epoch(t["last_seen"]), _epoch(t["status_at"])) if x is not None]
+    heard = max(seen) if seen else None
+    day = day or {}
+    wagers, hands = int(day.get("wagers") or 0), int(day.get("hands") or 0)
+    first = _epoch(day.get("first_at"))
+    return {
+        "id": t["table_id"],
+        "asset": t["asset"],
+        "game": t["game"],
+        "state": t["state"] or "not reported",
+        "state_label": state_label(t["state"]),
+        "round": t["round_no"],
+        "open": bool(t["progressive_open"]),
+        "reason": t["reason"] or "",
+        "tilts": t["tilts"] or {},
+        "sign": t["sign"] or "",
+        "mismatch": t["mismatch"],
+        "reconciled_seq": t["reconciled_seq"],
+        "heard_s": None if heard is None else round(n - heard, 1),
+        "coin_in_cents": int(day.get("coin_in") or 0),
+        "wagers": wagers,
+        "hands": hands,
+        "wagers_per_hour": _per_hour(wagers, first, n),
+        "hands_per_hour": _per_hour(hands, first, n),
+    }
+
+
+def _hit(h: dict[str, Any]) -> dict[str, Any]:
+    ack = h.get("ack") or None
+    return {
+        "level": h["level"],
+        "order": h["order_no"],
+        "table": h["table_id"],
+        "asset": h["asset"],
+        "round": h["round_no"],
+        "seat": h["seat"],
+        "hand": h["hand"],
+        "cents": int(h["amount_cents"]),
+        "before": int(h["meter_cents_before"]),
+        "decided_at": _epoch(h["decided_at"]),
+        "pending": h["paid_at"] is None,
+        "validated_by": h["validated_by"],
+        "paid_at": _epoch(h["paid_at"]),
+        "ack_by": ack["person"] if ack else None,
+        "ack_at": _epoch(ack["at"]) if ack else None,
+    }
+
+
+def _chart(
+    name: str, cents: int, n: float, day: datetime, series: list[dict[str, Any]], hits: list[dict[str, Any]]
+) -> list[list[int]]:
+    """The meter over the gaming day, backwards from its value now: minus each minute's
+    contributions, plus each hit's amount (a chart, not an account: rounded to cents)."""
+    events: list[tuple[float, Fraction, Fraction | None]] = [
+        (float(s["t"]), Fraction(str(s["add"])), None) for s in series if s["level"] == name
+    ]
+    events += [(float(h["decided_at"]), Fraction(0), Fraction(h["before"])) for h in hits if h["level"] == name]
+    events.sort(key=lambda e: e[0])
+    v = Fraction(cents)
+    pts: list[tuple[float, Fraction]] = [(n, v)]
+    for at, add, before in reversed(events):
+        if at < day.timestamp():
+            break  # a pending hit from an earlier day: not on today's chart
+        pts.append((min(at, n), v))
+        v = before if before is not None else v - add
+    pts.append((day.timestamp(), v))
+    pts.reverse()
+    return [[round(t), round(c)] for t, c in pts]
+
+
+def _level(
+    lv: dict[str, Any], n: float, day: datetime, series: list[dict[str, Any]], hits: list[dict[str, Any]]
+) -> dict[str, Any]:
+    name, cents = lv["level"], int(lv["cents"])
+    limit = None if lv["limit_cents"] is None else int(lv["limit_cents"])
+    return {
+        "level": name,
+        "cents": cents,
+        "hits": int(lv["hits"]),
+        "version": int(lv["version"]),
+        "seed_cents": int(lv["seed_cents"]),
+        "reset_cents": int(lv["reset_cents"]),
+        "limit_cents": limit,
+        "to_limit_cents": None if limit is None else max(limit - cents, 0),
+        "at_limit": lv["at_limit"],
+        "rate": _percent(int(lv["rate_num"]), int(lv["rate_den"])),
+        "reserve_rate": _percent(int(lv["reserve_num"]), int(lv["reserve_den"])),
+        "reserve_cents": int(lv["reserve_cents"]),
+        "overflow_cents": int(lv["overflow_cents"]),
+        "chart": _chart(name, cents, n, day, series, hits),
+        "hit_marks": [[h["decided_at"], h["cents"]] for h in hits if h["level"] == name],
+    }
+
+
+def _percent(num: int, den: int) -> str:
+    """An exact rate as a person reads it: 21%, 0.5%, 33.333…%"""
+    f = Fraction(num, den) * 100
+    if f.denominator == 1:
+        return f"{f.numerator}%"
+    s = f"{float(f):.3f}".rstrip("0").rstrip(".")
+    return s + ("%" if Fraction(s) == f else "…%")
 
 
 def _picture(
     n: float,
     day: datetime,
-    link: list[dict[str, Any]],
-    tables: list[dict[str, Any]],
-    levels: list[dict[str, Any]],
-    hits: list[dict[str, Any]],
+    doc: dict[str, Any],
     series: list[dict[str, Any]],
+    stats: list[dict[str, Any]],
+    stale_s: float,
 ) -> dict[str, Any]:
-    out_tables = []
-    for t in tables:
-        seen = [x for x in (_epoch(t["last_seen"]), _epoch(t["status_at"])) if x is not None]
-        heard = max(seen) if seen else None
-        out_tables.append(
-            {
-                "id": t["table_id"],
-                "asset": t["asset"],
-                "game": t["game"],
-                "state": t["state"] or "not reported",
-                "round": t["round_no"],
-                "open": bool(t["progressive_open"]),
-                "reason": t["reason"] or "",
-                "tilts": t["tilts"] or {},
-                "mismatch": t["mismatch"],
-                "reconciled_seq": t["reconciled_seq"],
-                "heard_s": None if heard is None else round(n - heard, 1),
-            }
-        )
-    out_hits = [
-        {
-            "level": h["level"],
-            "order": h["order_no"],
-            "table": h["table_id"],
-            "round": h["round_no"],
-            "seat": h["seat"],
-            "hand": h["hand"],
-            "cents": int(h["amount_cents"]),
-            "before": int(h["meter_cents_before"]),
-            "decided_at": _epoch(h["decided_at"]),
-            "pending": h["paid_at"] is None,
-            "validated_by": h["validated_by"],
-            "paid_at": _epoch(h["paid_at"]),
-        }
-        for h in hits
-    ]
-    out_levels = []
-    for lv in levels:
-        name, cents = lv["level"], int(lv["cents"])
-        # the meter over the gaming day, backwards from its value now: minus each minute's
-        # contributions, plus each hit's amount (a chart, not an account: rounded to cents)
-        # (a hit: the meter stood at meter_cents_before just before it)
-        # (times are epoch seconds; amounts stay exact, in cents, until rounded for the chart)
-        events: list[tuple[float, Fraction, Fraction | None]] = [
-            (float(s["t"]), Fraction(str(s["add"])), None) for s in series if s["level"] == name
-        ]
-        events += [
-            (float(h["decided_at"]), Fraction(0), Fraction(str(h["before"]))) for h in out_hits if h["level"] == name
-        ]
-        events.sort(key=lambda e: e[0])
-        v = Fraction(cents)
-        pts: list[tuple[float, Fraction]] = [(n, v)]
-        for at, add, before in reversed(events):
-            pts.append((min(at, n), v))
-            v = before if before is not None else v - add
-        pts.append((day.timestamp(), v))
-        pts.reverse()
-        out_levels.append(
-            {
-                "level": name,
-                "cents": cents,
-                "hits": int(lv["hits"]),
-                "version": int(lv["version"]),
-                "chart": [[round(t), round(c)] for t, c in pts],
-                "hit_marks": [[h["decided_at"], h["cents"]] for h in out_hits if h["level"] == name],
-            }
-        )
-    lk = link[0] if link else {"group_name": "?", "state": "unknown", "heartbeat_at": None}
+    by_table = {s["table_id"]: s for s in stats}
+    hits = [_hit(h) for h in doc["hits"]]
+    lk = doc.get("link") or {"group_name": "?", "state": "unknown", "heartbeat_at": None}
     hb = _epoch(lk["heartbeat_at"])
+    live, _state = _link_live(lk, n, stale_s)
     return {
         "now": n,
         "day_start": day.timestamp(),
         "group": lk["group_name"],
         "link_state": lk["state"],
+        "link_live": live,
         "lap_heartbeat_s": None if hb is None else round(n - hb, 1),
-        "tables": out_tables,
-        "levels": out_levels,
-        "hits": out_hits,
+        "tables": [_table(t, by_table.get(t["table_id"]), n) for t in doc["tables"]],
+        "levels": [_level(lv, n, day, series, hits) for lv in doc["levels"]],
+        "hits": hits,
     }
-
-
-# ---------------------------------------------------------------------------------- server
-class FloorServer:
-    """The HTTP server; :meth:`start` binds and serves on a thread, :meth:`stop` ends it."""
-
-    def __init__(
-        self,
-        dsn: str,
-        schema: str,
-        bind: str,
-        port: int,
-        staff: Path,
-        session_s: float = 8 * 3600,
-        log: Log = print,
-        push_s: float = 0.25,
-    ):
-        self.data = FloorData(dsn, schema)
-        self.dsn, self.schema = dsn, schema
-        self.staff = StaffStore(staff)
-        self.sessions = Sessions(session_s)
-        self.log = log
-        self.push_s = push_s
-        # failures and lock-outs per person live in the LAP's database (a restart lifts none)
-        self.lockouts = Lockouts(self.data.conn, schema)
-        self.stop_event = threading.Event()
-        self.changed = threading.Condition()
-        self.generation = 0
-        self.httpd = ThreadingHTTPServer((bind, port), _handler(self))
-        self.httpd.daemon_threads = True
-        self._threads: list[threading.Thread] = []
-
-    @property
-    def address(self) -> tuple[str, int]:
-        host, port = self.httpd.server_address[:2]
-        return str(host), int(port)
-
-    def start(self) -> None:
-        """Serve (once; later calls do nothing)."""
-        if self._threads:
-            return
-        for name, fn in (("http", self.httpd.serve_forever), ("listen", self._listen)):
-            t = threading.Thread(target=fn, name=f"floor-{name}", daemon=True)
-            t.start()
-            self._threads.append(t)
-        self.log(f"lap: floor view on http://{self.address[0]}:{self.address[1]}/")
-
-    def stop(self) -> None:
-        self.stop_event.set()
-        with self.changed:
-            self.changed.notify_all()
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        for t in self._threads:
-            t.join(5)
-        self.data.close()
-
-    def _listen(self) -> None:
-        """Wake the event streams when the LAP announces a change (and at least every second)."""
-        while not self.stop_event.is_set():
-            try:
-                with psycopg.connect(self.dsn, autocommit=True, connect_timeout=3) as c:
-                    c.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.schema)))
-                    while not self.stop_event.is_set():
-                        list(c.notifies(timeout=1.0, stop_after=1))
-                        self._bump()
-            except psycopg.OperationalError:
-                self._bump()
-                self.stop_event.wait(1.0)
-
-    def _bump(self) -> None:
-        with self.changed:
-            self.generation += 1
-            self.changed.notify_all()
-
-    # ---- login
-    def audit(self, person: str, role: str | None, ok: bool, why: str, addr: str) -> None:
-        try:
-            with self.data.conn() as c:
-                c.execute(
-                    sql.SQL(
-                        "INSERT INTO {}.floor_logins (person, role, ok, why, addr) VALUES (%s, %s, %s, %s, %s)"
-                    ).format(sql.Identifier(self.schema)),
-                    (person[:40], role, ok, why, addr),
-                )
-        except psycopg.Error as e:
-            self.log(f"lap: floor login not recorded ({e}); refused")
-            raise
-
-    def login(self, person: str, pin: str, addr: str) -> tuple[str | None, str]:
-        """(session token, message).  Failures per person lock that name for a while
-        (controller/link/floorlock.py: counted in the LAP's database, ended by its clock)."""
-        person = person.strip()[:40]
-        try:
-            locked = self.lockouts.attempt(person)
-        except psycopg.Error as e:
-            self.log(f"lap: floor login lock-out not readable ({e}); refused")
-            return None, "the login could not be recorded"
-        if locked:
-            why = "locked after repeated failures"
-            try:
-                self.audit(person, None, False, why, addr)
-            except psycopg.Error:
-                pass  # refused either way
-            return None, why
-        role, why = self.staff.check(person, pin)
-        try:
-            if role is not None:
-                self.lockouts.succeeded(person)
-            self.audit(person, role, role is not None, why, addr)
-        except psycopg.Error:
-            return None, "the login could not be recorded"
-        if role is None:
-            return None, why
-        return self.sessions.new(person, role), "ok"
-
-
-def _handler(srv: FloorServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "tablectl-floor"
-        protocol_version = "HTTP/1.1"
-        # headers and body are two writes: without TCP_NODELAY the body waits for the client's
-        # delayed ACK (~40 ms a response; bench floor p50 50 ms -> see docs/linked.md)
-        disable_nagle_algorithm = True
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib's name
-            pass
-
-        def _session(self) -> Session | None:
-            c = SimpleCookie(self.headers.get("Cookie", ""))
-            m = c.get(COOKIE)
-            return srv.sessions.get(m.value if m else None)
-
-        def _send(self, code: int, body: bytes, ctype: str, headers: dict[str, str] | None = None) -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Cache-Control", "no-store")
-            self.send_header("X-Content-Type-Options", "nosniff")
-            self.send_header("X-Frame-Options", "DENY")
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(body)
-
-        def _html(self, code: int, page: str, headers: dict[str, str] | None = None) -> None:
-            self._send(code, page.encode(), "text/html; charset=utf-8", headers)
-
-        def do_GET(self) -> None:  # noqa: N802 - stdlib's name
-            path = urllib.parse.urlsplit(self.path).path
-            s = self._session()
-            if path == "/":
-                if s is None:
-                    self._html(200, LOGIN_PAGE.replace("@MSG", ""))
-                else:
-                    self._html(200, PAGE.replace("@WHO", f"{s.person} ({s.role})"))
-            elif path == "/api/floor":
-                if s is None:
-                    self._send(401, b'{"error": "log in"}', "application/json")
-                    return
-                self._send(200, json.dumps(srv.data.snapshot()).encode(), "application/json")
-            elif path == "/events":
-                if s is None:
-                    self._send(401, b"log in", "text/plain")
-                    return
-                self._events(s)
-            else:
-                self._send(404, b"not found", "text/plain")
-
-        def do_POST(self) -> None:  # noqa: N802 - stdlib's name
-            path = urllib.parse.urlsplit(self.path).path
-            n = min(int(self.headers.get("Content-Length") or 0), 4096)
-            form = urllib.parse.parse_qs(self.rfile.read(n).decode("utf-8", "replace"))
-            if path == "/login":
-                token, why = srv.login(
-                    form.get("person", [""])[0], form.get("pin", [""])[0], str(self.client_address[0])
-                )
-                if token is None:
-                    self._html(403, LOGIN_PAGE.replace("@MSG", f'<p class="err" id="err">Refused: {_esc(why)}</p>'))
-                    return
-                cookie = f"{COOKIE}={token}; HttpOnly; SameSite=Strict; Path=/; Max-Age={int(srv.sessions.ttl_s)}"
-                self._send(303, b"", "text/plain", {"Location": "/", "Set-Cookie": cookie})
-            elif path == "/logout":
-                c = SimpleCookie(self.headers.get("Cookie", ""))
-                m = c.get(COOKIE)
-                srv.sessions.end(m.value if m else None)
-                clear = f"{COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
-                self._send(303, b"", "text/plain", {"Location": "/", "Set-Cookie": clear})
-            else:
-                self._send(404, b"not found", "text/plain")
-
-        def _events(self, s: Session) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-store")
-            self.end_headers()
-            last: bytes | None = None
-            seen = -1
-            try:
-                while not srv.stop_event.is_set():
-                    if srv.sessions.get(_token(self)) is None:
-                        self.wfile.write(b"event: expired\ndata: {}\n\n")
-                        self.wfile.flush()
-                        return
-                    with srv.changed:
-                        if srv.generation == seen:
-                            srv.changed.wait(5.0)
-                        seen = srv.generation
-                    body = srv.data.shared(srv.push_s)
-                    if body != last:
-                        self.wfile.write(b"data: " + body + b"\n\n")
-                        self.wfile.flush()
-                        last = body
-                    srv.stop_event.wait(srv.push_s)  # coalesce bursts
-            except OSError:
-                return
-
-    return Handler
-
-
-def _token(h: BaseHTTPRequestHandler) -> str | None:
-    c = SimpleCookie(h.headers.get("Cookie", ""))
-    m = c.get(COOKIE)
-    return m.value if m else None
-
-
-def _esc(s: str) -> str:
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")

@@ -8,6 +8,11 @@ controller/link/schema.py ``floor_ddl``), not the LAP process's memory: restarti
 checked, in one transaction holding the person's row, so concurrent guesses cannot slip past
 the limit; a successful login clears the count (and a lock-out its own attempt set).
 The attempts themselves are audited separately (``floor_logins``, append-only).
+
+Names that are not on the staff file are counted too (their answers must look like a real
+name's), but their rows are capped: past :data:`MAX_UNKNOWN` such rows, the least recently tried
+go, so guessing made-up names cannot grow the table without bound.  A real name's row is never
+dropped that way.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from psycopg import sql
 
 MAX_FAILURES = 5
 LOCK_S = 15 * 60
+#: rows kept for names not on the staff file (the least recently tried go first)
+MAX_UNKNOWN = 1000
 
 Connect = Callable[[], AbstractContextManager[psycopg.Connection]]
 
@@ -27,19 +34,43 @@ Connect = Callable[[], AbstractContextManager[psycopg.Connection]]
 class Lockouts:
     """Per-person failure counts and lock-outs in the LAP's database."""
 
-    def __init__(self, conn: Connect, schema: str, max_failures: int = MAX_FAILURES, lock_s: float = LOCK_S):
-        if max_failures < 1 or lock_s <= 0:
-            raise ValueError(f"lock-out: max_failures {max_failures} must be >= 1 and lock_s {lock_s} > 0")
-        self.conn, self.max_failures, self.lock_s = conn, max_failures, lock_s
+    def __init__(
+        self,
+        conn: Connect,
+        schema: str,
+        max_failures: int = MAX_FAILURES,
+        lock_s: float = LOCK_S,
+        max_unknown: int = MAX_UNKNOWN,
+    ):
+        if max_failures < 1 or lock_s <= 0 or max_unknown < 1:
+            raise ValueError(
+                f"lock-out: max_failures {max_failures} must be >= 1, lock_s {lock_s} > 0, "
+                f"max_unknown {max_unknown} >= 1"
+            )
+        self.conn, self.max_failures, self.lock_s, self.max_unknown = conn, max_failures, lock_s, max_unknown
         self.t = sql.Identifier(schema, "floor_lockouts")
 
-    def attempt(self, person: str) -> bool:
+    def attempt(self, person: str, known: bool = True) -> bool:
         """Count an attempt by ``person`` before the PIN is checked; True when the name is locked
         (the attempt is then refused unchecked and counts nothing).  The attempt that reaches
         the limit sets the lock-out; it still opens if its PIN is right (:meth:`succeeded`).
+        ``known``: the name is on the staff file (rows of other names are capped, see the module).
         Raises psycopg.Error when the database cannot say (the caller refuses the login)."""
         with self.conn() as c, c.transaction():
-            c.execute(sql.SQL("INSERT INTO {} (person) VALUES (%s) ON CONFLICT DO NOTHING").format(self.t), (person,))
+            c.execute(
+                sql.SQL(
+                    "INSERT INTO {} (person, known) VALUES (%s, %s) ON CONFLICT (person) DO UPDATE SET known = %s"
+                ).format(self.t),
+                (person, known, known),
+            )
+            # the same statement for every attempt (a real name's answer takes what a made-up one's does)
+            c.execute(
+                sql.SQL(
+                    "DELETE FROM {t} WHERE person IN (SELECT person FROM {t} WHERE NOT known AND person <> %s"
+                    " ORDER BY at DESC OFFSET %s)"
+                ).format(t=self.t),
+                (person, self.max_unknown - 1),
+            )
             row = c.execute(
                 sql.SQL(
                     "SELECT failures, coalesce(locked_until > clock_timestamp(), false) FROM {}"

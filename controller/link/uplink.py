@@ -169,7 +169,7 @@ class Uplink:
             self.wake.set()
         elif msg.get("t") == "status":
             with self._status_lock:
-                self._status = {k: msg.get(k) for k in ("state", "round", "open", "reason", "tilts")}
+                self._status = {k: msg.get(k) for k in ("state", "round", "open", "reason", "tilts", "sign")}
             self.wake.set()
 
     def _send_status(self, conn: psycopg.Connection) -> None:

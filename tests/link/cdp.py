@@ -26,7 +26,7 @@ def chromium() -> str | None:
 
 
 class Browser:
-    def __init__(self, exe: str, profile: Path, size: tuple[int, int] = (1280, 900)):
+    def __init__(self, exe: str, profile: Path, size: tuple[int, int] = (1280, 900), args: tuple[str, ...] = ()):
         import fcntl
 
         r0, self._w = os.pipe()  # commands: our _w -> the browser's fd 3
@@ -51,6 +51,7 @@ class Browser:
                 "--remote-debugging-pipe",
                 f"--user-data-dir={profile}",
                 f"--window-size={size[0]},{size[1]}",
+                *args,
                 "about:blank",
             ],
             pass_fds=(3, 4),
@@ -124,8 +125,18 @@ class Browser:
                 raise TimeoutError(f"waited {timeout} s for {js}")
             time.sleep(0.1)
 
-    def screenshot(self) -> bytes:
-        return base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"])
+    def screenshot(self, full: bool = False) -> bytes:
+        """The viewport as PNG, or (``full``) the whole page's height at the viewport's width."""
+        params: dict[str, Any] = {"format": "png"}
+        if full:
+            w = int(self.eval("document.documentElement.clientWidth"))
+            h = int(self.eval("document.documentElement.scrollHeight"))
+            params.update(captureBeyondViewport=True, clip={"x": 0, "y": 0, "width": w, "height": h, "scale": 1})
+        return base64.b64decode(self.call("Page.captureScreenshot", **params)["data"])
+
+    def viewport(self, width: int, height: int) -> None:
+        """Lay the page out at width x height (an LCD's 1920 x 1080, say)."""
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
 
     def close(self) -> None:
         try:

@@ -96,3 +96,34 @@ def make_lap(pg_dsn: str, lap_schema: str) -> Iterator[Any]:
     yield make
     for lap in made:
         lap.close()
+
+
+@pytest.fixture
+def make_floor(make_lap: Any, pg_dsn: str, tmp_path: Any) -> Iterator[Any]:
+    """A linked group of two tables with its floor view's server (staff: alice floorperson 4821,
+    tom technician 9134, dan dealer 5555); ``make_floor(**FloorServer kwargs)`` -> (lap, server)."""
+    from controller.link.floor_auth import StaffStore
+    from controller.link.floor_server import FloorServer
+
+    servers: list[FloorServer] = []
+
+    def make(tables: int = 2, dsn: str | None = None, **kw: Any) -> tuple[Lap, FloorServer]:
+        lap = make_lap(tables=tables)
+        lap.store.install_floor()
+        staff = tmp_path / "floor-staff.toml"
+        if not staff.exists():
+            st = StaffStore(staff)
+            st.set("alice", "floorperson", "4821")
+            st.set("tom", "technician", "9134")
+            st.set("dan", "dealer", "5555")
+        kw.setdefault("session_s", 60)
+        kw.setdefault("log", lambda m: None)
+        kw.setdefault("push_s", 0.05)
+        srv = FloorServer(dsn or pg_dsn, lap.cfg.schema, "127.0.0.1", 0, staff, **kw)
+        servers.append(srv)
+        srv.start()
+        return lap, srv
+
+    yield make
+    for s in servers:
+        s.stop()

@@ -16,7 +16,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from controller.link.floor import FloorServer, StaffStore
+from controller.link.floor_auth import StaffStore
+from controller.link.floor_server import FloorServer
 
 
 @pytest.fixture
@@ -34,9 +35,19 @@ def floor(make_lap: Any, pg_dsn: str, tmp_path: Path) -> Iterator[tuple[Any, Flo
     srv.stop()
 
 
-def _req(srv: FloorServer, method: str, path: str, body: dict[str, str] | None = None, cookie: str = "") -> Any:
+def _req(
+    srv: FloorServer,
+    method: str,
+    path: str,
+    body: dict[str, str] | None = None,
+    cookie: str = "",
+    origin: str | None = "",
+) -> Any:
+    """A request; a POST carries the page's own Origin unless ``origin`` says otherwise (None: none)."""
     c = http.client.HTTPConnection(*srv.address, timeout=10)
     headers = {"Cookie": cookie} if cookie else {}
+    if method == "POST" and origin is not None:
+        headers["Origin"] = origin or f"http://{srv.address[0]}:{srv.address[1]}"
     data = None
     if body is not None:
         data = urllib.parse.urlencode(body)
@@ -51,6 +62,16 @@ def _req(srv: FloorServer, method: str, path: str, body: dict[str, str] | None =
 def _login(srv: FloorServer, person: str, pin: str) -> tuple[int, str]:
     r = _req(srv, "POST", "/login", {"person": person, "pin": pin})
     return r.status, (r.getheader("Set-Cookie") or "")
+
+
+def _csrf(srv: FloorServer, jar: str) -> str:
+    """The session's CSRF token, as the page carries it."""
+    import re
+
+    page = _req(srv, "GET", "/", cookie=jar).body.decode()
+    m = re.search(r'<meta name="csrf" content="([^"]+)">', page)
+    assert m, page
+    return m.group(1)
 
 
 def _logins(lap: Any) -> list[tuple[str, str | None, bool]]:
@@ -87,8 +108,8 @@ def test_login_floorperson_opens_dealer_and_wrong_pin_refused_all_audited(floor:
         ("dan", None, False),
         ("tom", "technician", True),
     ]
-    # the page changes nothing: no other method or path does anything
-    assert _req(srv, "POST", "/api/floor", {}, cookie=jar).status == 404
+    # no other method or path does anything
+    assert _req(srv, "POST", "/api/floor", {}, cookie=jar).status == 405
 
 
 def test_session_expires_and_logout_ends_it(floor: Any) -> None:
@@ -101,7 +122,9 @@ def test_session_expires_and_logout_ends_it(floor: Any) -> None:
     srv.sessions.now = time.monotonic
     _, cookie = _login(srv, "alice", "4821")
     jar = cookie.split(";")[0]
-    assert _req(srv, "POST", "/logout", {}, cookie=jar).status == 303
+    assert _req(srv, "POST", "/logout", {}, cookie=jar).status == 403  # no CSRF token
+    assert _req(srv, "GET", "/api/floor", cookie=jar).status == 200
+    assert _req(srv, "POST", "/logout", {"csrf": _csrf(srv, jar)}, cookie=jar).status == 303
     assert _req(srv, "GET", "/api/floor", cookie=jar).status == 401
 
 
@@ -392,7 +415,10 @@ def test_tablectl_lap_serves_the_floor_when_configured(pg_dsn: str, lap_schema: 
             try:
                 c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
                 c.request(
-                    "POST", "/login", "person=alice&pin=4821", {"Content-Type": "application/x-www-form-urlencoded"}
+                    "POST",
+                    "/login",
+                    "person=alice&pin=4821",
+                    {"Content-Type": "application/x-www-form-urlencoded", "Origin": f"http://127.0.0.1:{port}"},
                 )
                 resp = c.getresponse()
                 break

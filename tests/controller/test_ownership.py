@@ -55,6 +55,10 @@ NOT_THE_ROUND = {
     ("controller/tablestatus.py", "pending_hits"): "tablestatus.RoundView, read from the ledger",
     ("controller/tablestatus.py", "start"): "tablestatus.RoundView, read from the ledger",
     ("controller/tablestatus.py", "rng_value"): "tablestatus.RoundView, read from the ledger",
+    ("controller/report.py", "voided"): "report.Activity, the day's figures read from the ledger",
+    ("controller/report.py", "level"): "report.HitLine, the day's figures read from the ledger",
+    ("controller/report.py", "wagers"): "report.CoinIn / the table's play, read from the ledger",
+    ("controller/report.py", "start"): "report.LevelReport, the meter at the day's start",
 }
 MUTATORS = {"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update", "setdefault", "sort"}
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from controller import linkmsg
 from controller.betting import BetBoard
 from controller.context import TableContext
 from controller.devices import SignLine
@@ -46,6 +47,10 @@ class LinkedWager:
             self.reactor.call_later(TICK_S, self._tick)
 
     def on_message(self, msg: dict[str, Any]) -> None:
+        problem = linkmsg.problem(msg)  # LinkPort drops such a line first; nothing else reaches here
+        if problem is not None:
+            self.ctx.log.warning("link.bad_message", problem=problem)
+            return
         what = self.link.on_message(msg)
         if what == "meter":
             self.ctx.show_meters()
@@ -53,6 +58,10 @@ class LinkedWager:
             self.settling.on_answer()
         elif what == "won":
             self.announce()
+        elif what == "unverified":
+            # the uplink found a record of this ledger whose MAC or place in the chain does not
+            # verify (docs/security.md): the ledger's own latched tilt; nothing from it on is sent
+            self.ctx.raise_tilt("ledger", f"the uplink cannot verify a ledger record: {self.link.unverified}")
         self.check()
 
     def announce(self) -> None:
@@ -76,6 +85,7 @@ class LinkedWager:
 
     def check(self) -> None:
         """Open or close the linked wager if the link's state calls for it (recorded)."""
+        was_open = self.link.open
         change = self.link.change()
         if change is None:
             return
@@ -83,7 +93,7 @@ class LinkedWager:
         ctx = self.ctx
         self.board.set_closed(WAGER, not is_open)
         recs = [ctx.rec(Kind.LINK_STATE, open=is_open, reason=reason, group=self.link.group)]
-        if not is_open and ctx.state == "open_for_wagers" and ctx.round is not None:
+        if not is_open and was_open is not False and ctx.state == "open_for_wagers" and ctx.round is not None:
             # chips already on a linked spot are no wagers now: recorded as rejected
             for (wager, seat), on in sorted(self.board.level.items()):
                 if wager == WAGER and on:
@@ -98,5 +108,5 @@ class LinkedWager:
                 ctx.dev.sign.message("PLACE YOUR BETS")
             ctx.show_meters()
         else:
-            ctx.dev.sign.message("LINKED PROGRESSIVE CLOSED")
+            ctx.dev.sign.message(self.link.closed_text())
         ctx.emit("link", open=is_open, reason=self.link.reason)

@@ -496,7 +496,7 @@ class Table:
         self.ctx.show_meters()
         self.dev.sign.message("PLACE YOUR BETS")
         if self.ctx.link is not None and not self.ctx.link.open:
-            self.dev.sign.message("LINKED PROGRESSIVE CLOSED")  # the players told (docs/linked.md)
+            self.dev.sign.message(self.ctx.link.closed_text())  # the players told (docs/linked.md)
         self.board.open()
         self.dealing.prepare_deck()
         self._emit("open", round=self.round_no)

@@ -19,7 +19,7 @@ from controller.context import TableContext
 from controller.dealing import Deck
 from controller.games.base import EntryError, parse_cents, split_entry
 from controller.ledger import Record, StoredEvent
-from controller.progressive import ProgressiveSystem
+from controller.progressive import LEVEL, ProgressiveSystem
 from controller.records import Kind
 from controller.round import RoundData
 
@@ -110,6 +110,8 @@ class Wagering:
         for seat, wager in refused:
             self.board.refuse(wager, seat)  # its light flashes: the chip is not a wager
         rnd.lockout_t = t
+        if ctx.link is not None:  # the rate version the linked wagers are taken under
+            rnd.rate_version = ctx.link.rate_versions.get(LEVEL)
         self.count_shown = False
         recs = [ctx.rec(Kind.LOCKOUT, t=round(t, 6), count=len(rnd.accepted), wagers=len(rnd.wagers))]
         recs += [ctx.rec(Kind.WAGER_ACCEPTED, seat=s, spot=w, cents=c) for (s, w), c in rnd.wagers.items()]
@@ -177,7 +179,7 @@ class Wagering:
         rnd.credited = True
         recs = [ctx.rec(Kind.COUNT_CONFIRMED, count=len(rnd.accepted))]
         if ctx.progressive:  # increments credited when the count is confirmed (§ 670a.12(d)(2))
-            recs += ctx.progressive.increment_records(rnd.accepted, ctx.round_no)
+            recs += ctx.progressive.increment_records(rnd.accepted, ctx.round_no, rnd.rate_version)
         ctx.commit(recs, lambda _e: ctx.advance())
 
     # ---- voids --------------------------------------------------------------------------

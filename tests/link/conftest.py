@@ -30,10 +30,16 @@ def pg_dsn() -> Iterator[str]:
 
 
 def lap_doc(schema: str, tables: int = 2, **level: Any) -> dict[str, Any]:
-    lv = {"seed": "$1,000", "reset": "$1,000", "increment_rate": "21%"}
+    lv = {
+        "seed": "$1,000",
+        "reset": "$1,000",
+        "increment_rate": "21%",
+        "max_wager": "$10",
+        "meter_pays": ["100%", "10%"],
+    }
     lv.update(level)
     return {
-        "link": {"group": "pit", "schema": schema, "heartbeat": "100ms"},
+        "link": {"group": "pit", "schema": schema, "heartbeat": "100ms", "reconcile": "200ms"},
         "levels": {"primary": lv},
         "tables": {f"T{i + 1}": {"asset": f"A-{1000 + i + 1}", "game": "six-card-fortune"} for i in range(tables)},
     }

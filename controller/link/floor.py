@@ -205,16 +205,21 @@ class FloorData:
                     (day,),
                 )
                 self._series = (time.monotonic(), day.timestamp(), series)
-        return _picture(float(doc["now"]), day, doc["link"] or [], doc["tables"], doc["levels"], doc["hits"], series)
+        pic = _picture(float(doc["now"]), day, doc["link"] or [], doc["tables"], doc["levels"], doc["hits"], series)
+        return {**pic, **_closures(doc)}
 
 
 _PICTURE_SQL = """
 SELECT json_build_object(
   'now', extract(epoch FROM clock_timestamp()),
-  'link', (SELECT json_agg(json_build_object('group_name', group_name, 'state', state,
+  'link', (SELECT json_agg(json_build_object('group_name', group_name, 'state', state, 'reason', reason,
       'heartbeat_at', extract(epoch FROM heartbeat_at))) FROM {s}.link),
+  'refusals', (SELECT coalesce(json_agg(x ORDER BY x.id DESC), '[]') FROM (
+      SELECT id, table_id, seq, kind, reason, extract(epoch FROM at) AS at FROM {s}.refusals
+      ORDER BY id DESC LIMIT 20) x),
   'tables', (SELECT coalesce(json_agg(json_build_object('table_id', m.table_id, 'asset', m.asset, 'game', m.game,
-      'mismatch', m.mismatch, 'reconciled_seq', m.reconciled_seq, 'last_seen', extract(epoch FROM m.last_seen),
+      'mismatch', m.mismatch, 'closed', m.closed, 'reconciled_seq', m.reconciled_seq,
+      'last_seen', extract(epoch FROM m.last_seen),
       'state', s.state, 'round_no', s.round_no, 'progressive_open', s.progressive_open, 'reason', s.reason,
       'tilts', s.tilts, 'status_at', extract(epoch FROM s.at)) ORDER BY m.table_id), '[]')
       FROM {s}.members m LEFT JOIN {s}.table_status s USING (table_id)),
@@ -229,6 +234,17 @@ SELECT json_build_object(
       WHERE h.decided_at >= %s OR p.at IS NULL ORDER BY h.decided_at DESC LIMIT 50) x)
 )
 """
+
+
+def _closures(doc: dict[str, Any]) -> dict[str, Any]:
+    """What closed linked wagers from the LAP's side (issue 21): the link inoperable and why, each
+    table a refusal closed and why, the latest refusals."""
+    link = (doc.get("link") or [{}])[0]
+    return {
+        "inoperable": link.get("reason") if link.get("state") == "inoperable" else None,
+        "closed_by_lap": {t["table_id"]: t["closed"] for t in doc["tables"] if t.get("closed")},
+        "refusals": [{k: r[k] for k in ("table_id", "seq", "kind", "reason", "at")} for r in doc.get("refusals") or []],
+    }
 
 
 def _epoch(t: Any) -> float | None:

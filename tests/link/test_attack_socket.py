@@ -147,14 +147,12 @@ def test_malformed_lines_are_counted_and_dropped_never_a_tilt(pit):
     pit.until(lambda: pit.is_open("T1"))
     pit.uplinks["T1"].stop()  # the genuine uplink goes; the socket is free
     pit.until(lambda: not pit.is_open("T1"))
-    port = pit.ports["T1"]
-    heard = port.stats.lines  # the genuine uplink's
     _speak(pit.tmp / "T1.sock", MALFORMED, 0.3)
     for _ in range(20):
         pit.pump()  # a line reaching the table's reactor would raise here (an internal-error tilt)
         time.sleep(0.025)
-    assert port.stats.bad_lines >= len(MALFORMED) and port.stats.lines == heard
     assert h.state != "tilt" and records(h, "tilt.raised") == []
     assert not pit.is_open("T1")
+    assert pit.ports["T1"].stats.bad_lines >= len(MALFORMED)  # each counted (and logged once a second)
     pit.start_uplink("T1")  # and the genuine uplink is heard again
     pit.until(lambda: pit.is_open("T1"))

@@ -70,13 +70,13 @@ def test_forged_ledger_records_are_not_forwarded_and_are_reported(make_lap, pg_d
             tmp_path / "ledger.sqlite3", 2, Kind.LINK_HIT, {"level": "primary", "fraction": "1", "seat": 3, "hand": "x"}
         )
         table.wake(first + 1)
-        assert wait_until(lambda: table.of("unverified"), 5), table.msgs
-        told = table.of("unverified")[-1]
-        assert told["seq"] == first and "MAC does not match" in told["problem"]
-        wait_until(lambda: False, 1.0)  # the uplink's polls come and go
+        wait_until(lambda: False, 1.5)  # the uplink's wake-up and polls (every 100 ms) come and go
         held = [r["seq"] for r in lap.store._rows("SELECT seq FROM {s}.events WHERE table_id = 'T1'")]
         assert held == [2]  # nothing forged reached the LAP
         assert _lap_state(lap) == before  # meter, hits and the recorded chain head unchanged
+        assert wait_until(lambda: table.of("unverified"), 5), table.msgs
+        told = table.of("unverified")[-1]
+        assert told["seq"] == first and "MAC does not match" in told["problem"]
         assert [(r["seq"], r["kind"]) for r in lap.store.refusals()] == [(first, "ledger")]  # recorded
         closed = lap.store._rows("SELECT closed FROM {s}.members WHERE table_id = 'T1'")[0]["closed"]
         assert closed and f"ledger record {first}" in closed  # the table's linked wager closed at the LAP
@@ -110,11 +110,12 @@ def test_an_edited_record_not_yet_sent_stops_forwarding_there(make_lap, pg_dsn, 
         db.commit()
         db.close()
         up.start()
-        assert wait_until(lambda: table.of("unverified"), 10)
-        assert table.of("unverified")[-1]["seq"] == evs[1].seq
+        assert wait_until(lambda: lap.store._rows("SELECT count(*) AS n FROM {s}.batches")[0]["n"] > 0, 10)
         wait_until(lambda: False, 0.5)
         rows = lap.store._rows("SELECT seq, wager_cents FROM {s}.contributions ORDER BY seq")
         assert rows == [{"seq": evs[0].seq, "wager_cents": 100}]  # only what verifies, up to the edit
+        assert wait_until(lambda: table.of("unverified"), 10)
+        assert table.of("unverified")[-1]["seq"] == evs[1].seq
     finally:
         up.stop()
         table.close()

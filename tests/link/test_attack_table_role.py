@@ -176,17 +176,18 @@ def test_a_contribution_is_priced_at_the_rate_version_it_carries(make_lap, lap_s
     lap.store.set_state("stopped")
     lap.store.configure(parse_lap(lap_doc(lap_schema, increment_rate="10%"), "lap.toml"))
     lap.store.set_state("running")
-    assert lap.store._rows("SELECT rate_version FROM {s}.levels")[0]["rate_version"] == 2
     # a wager taken at 21 % before the change, reaching the LAP after it (the outbox)
     send(lap, "T1", 2, "contribution", wager=100, round=2, seat=1, rate_version=1)
+    assert lap.store.levels()["primary"].value == 100_000 + 21 + 21
     send(lap, "T1", 3, "contribution", wager=100, round=3, seat=1, rate_version=2)
+    assert lap.store.levels()["primary"].value == 100_000 + 21 + 21 + 10
+    assert lap.store._rows("SELECT rate_version FROM {s}.levels")[0]["rate_version"] == 2
     rows = lap.store._rows("SELECT seq, rate_version, rate_num, rate_den FROM {s}.contributions ORDER BY seq")
     assert [(r["seq"], r["rate_version"], r["rate_num"], r["rate_den"]) for r in rows] == [
         (1, 1, 21, 100),
         (2, 1, 21, 100),
         (3, 2, 1, 10),
     ]
-    assert lap.store.levels()["primary"].value == 100_000 + 21 + 21 + 10
     send(lap, "T1", 4, "contribution", wager=100, round=4, seat=1, rate_version=3)  # no such version
     assert refused(lap) == [("T1", 4, "level primary has no rate version 3")]
     assert lap.store.reconcile().ok

@@ -174,4 +174,4 @@ def test_a_record_forged_into_the_tables_ledger_latches_its_ledger_tilt(pit):
     assert any(d["source"] == "ledger" and "cannot verify a ledger record" in d["reason"] for d in raised), raised
     assert not pit.is_open("T1")
     assert pit.lap.store._rows("SELECT count(*) AS n FROM {s}.events")[0]["n"] == 0
-    assert [(r["seq"], r["kind"]) for r in pit.lap.store.refusals()] == [(seq + 1, "ledger")]
+    pit.until(lambda: [(r["seq"], r["kind"]) for r in pit.lap.store.refusals()] == [(seq + 1, "ledger")])

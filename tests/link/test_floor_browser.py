@@ -6,7 +6,8 @@ meter change and a hit appear without reloading the page; the screenshot is chec
 
 The hit: the sim's tables seldom hit within a test's time, so the test sends one hit claim from
 T01's database role at a sequence number T01's ledger never reaches; the LAP decides it as any
-other.  The sim's final verdict then names it as an extra record (checked: reconciliation notices
+other (with a contribution for its round and seat: the LAP refuses a claim without one).  The
+sim's final verdict then names them as extra records (checked: reconciliation notices
 a record no table wrote)."""
 
 from __future__ import annotations
@@ -95,13 +96,13 @@ def test_floor_view_in_chromium(pg_dsn: str, tmp_path: Path) -> None:
         # a hit claim decided by the LAP (see the module's docstring)
         cfg = seen["cfg"]
         with connect(pg_dsn, user=cfg.role_for("T01")) as c:
-            c.execute(
-                sql.SQL(
-                    "INSERT INTO {}.events (table_id, seq, kind, level, data) VALUES ('T01', 1000000000, 'hit',"
-                    " 'primary', %s)"
-                ).format(sql.Identifier(cfg.schema)),
-                (json.dumps({"fraction_num": 1, "fraction_den": 10, "round": 999, "seat": 6, "hand": "royal-flush"}),),
-            )
+            ins = sql.SQL(
+                "INSERT INTO {}.events (table_id, seq, kind, level, data) VALUES ('T01', %s, %s, 'primary', %s)"
+            ).format(sql.Identifier(cfg.schema))
+            # the LAP answers only a claim for a (round, seat) the table wagered on (issue 21)
+            c.execute(ins, (999_999_999, "contribution", json.dumps({"wager": 100, "round": 999, "seat": 6})))
+            claim = {"fraction_num": 1, "fraction_den": 10, "round": 999, "seat": 6, "hand": "royal-flush"}
+            c.execute(ins, (1_000_000_000, "hit", json.dumps(claim)))
         b.wait(f"document.querySelectorAll('#hits tr.hitrow').length > {hits0}", 30)
         row = b.eval("[...document.querySelectorAll('#hits tr.hitrow')].map(r => r.innerText).join('\\n')")
         assert "T01" in row and "999" in row and "royal-flush" in row and "pending" in row, row
@@ -117,4 +118,4 @@ def test_floor_view_in_chromium(pg_dsn: str, tmp_path: Path) -> None:
         b.close()
         stop.set()
         sim.join(120)
-    assert rc == [1] and "extra [1000000000]" in out.getvalue(), out.getvalue()
+    assert rc == [1] and "extra [999999999, 1000000000]" in out.getvalue(), out.getvalue()

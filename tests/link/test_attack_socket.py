@@ -104,6 +104,7 @@ def test_a_peer_that_is_not_the_uplinks_user_opens_nothing(pit):
     assert [e.data["open"] for e in records(h, "link.state")] == [False]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to be another user (nobody)")
 def test_a_process_of_another_user_opens_nothing_when_the_lap_and_uplink_are_down(pit):
     """As found: no LAP, no database link, and a process of another user on the socket."""

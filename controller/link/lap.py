@@ -109,8 +109,12 @@ class LapStore:
         return True
 
     def schema_differences(self) -> list[str]:
-        """The schema's functions, triggers, rules and policies against this release's."""
-        return catalog.differences(self.conn, self.schema)
+        """The schema's functions, triggers, rules and policies against this release's (the LAP's
+        role needs CREATE on the database: it reads a throwaway install, rolled back)."""
+        try:
+            return catalog.differences(self.conn, self.schema)
+        except psycopg.errors.InsufficientPrivilege as e:
+            return [f"its code cannot be checked against this release's: {str(e).strip().splitlines()[0]}"]
 
     # ---------------------------------------------------------------- link state
     def state(self) -> str:

@@ -170,7 +170,7 @@ class Listener:
         stop: threading.Event,
         log: Log,
         *,
-        min_gap: float = 0.1,
+        min_gap: float = 0.05,
         refresh: float = 0.5,
     ):
         self.dsn, self.schema, self.view, self.send, self.stop, self.log = dsn, schema, view, send, stop, log

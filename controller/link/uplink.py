@@ -59,7 +59,7 @@ class UplinkConfig:
     #: the table's ledger key (LoadCredential=, like the table service's): every record forwarded
     #: is verified with it
     key: bytes = field(default=b"", repr=False)
-    min_gap_s: float = 0.1  # doorbells: at most one read of the LAP's rows per this many seconds
+    min_gap_s: float = 0.05  # doorbells: at most one read of the LAP's rows per this many seconds
     refresh_s: float = 0.5  # and one at least this often without any
 
 

@@ -18,18 +18,15 @@ RULES_DDL = r"""
 CREATE FUNCTION my_table() RETURNS text LANGUAGE sql STABLE SECURITY DEFINER
 SET search_path = @S, pg_temp AS $$ SELECT table_id FROM members WHERE role = session_user $$;
 
--- a whole number from a JSON value: a JSON number without a fraction (at most 18 digits), else NULL
-CREATE FUNCTION jint(j jsonb, k text) RETURNS bigint LANGUAGE sql IMMUTABLE
-SET search_path = @S, pg_temp AS $$
-    SELECT CASE WHEN jsonb_typeof(j -> k) = 'number' AND (j ->> k) ~ '^-?[0-9]{1,18}$' THEN (j ->> k)::bigint END
+-- a whole number from a JSON value: a JSON number without a fraction (at most 18 digits), else NULL.
+-- No SET clause, so that it is inlined into the rules that call it (they run with their own
+-- search_path; it names built-ins only, which pg_catalog, searched first, resolves)
+CREATE FUNCTION jint(j jsonb, k text) RETURNS bigint LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN pg_catalog.jsonb_typeof(j -> k) = 'number' AND (j ->> k) ~ '^-?[0-9]{1,18}$'
+        THEN (j ->> k)::bigint END
 $$;
 
--- a doorbell: the uplinks read the values from the rows (a notification carries no authority)
-CREATE FUNCTION push(lv text) RETURNS void LANGUAGE sql
-SET search_path = @S, pg_temp AS $$ SELECT pg_notify('@S', jsonb_build_object('t', 'meter', 'level', lv)::text) $$;
-
-CREATE FUNCTION refuse(ev events, why text) RETURNS void LANGUAGE plpgsql
-SET search_path = @S, pg_temp AS $$
+CREATE FUNCTION refuse(ev events, why text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO refusals (table_id, seq, kind, level, reason, data)
         VALUES (ev.table_id, ev.seq, ev.kind, ev.level, why, ev.data) ON CONFLICT DO NOTHING;
@@ -59,8 +56,7 @@ SET search_path = @S, pg_temp AS $$
     UPDATE link SET state = 'inoperable', reason = left(why, 1000) WHERE state <> 'inoperable'
 $$;
 
-CREATE FUNCTION apply_contribution(ev events, lv levels) RETURNS text LANGUAGE plpgsql
-SET search_path = @S, pg_temp AS $$
+CREATE FUNCTION apply_contribution(ev events, lv levels) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     wager bigint := jint(ev.data, 'wager');
     v_round bigint := jint(ev.data, 'round');
@@ -107,8 +103,7 @@ BEGIN
 END $$;
 
 -- the contribution voided: by its seq, or by the round and seat it was made for
-CREATE FUNCTION apply_void(ev events, lv levels) RETURNS text LANGUAGE plpgsql
-SET search_path = @S, pg_temp AS $$
+CREATE FUNCTION apply_void(ev events, lv levels) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     c contributions%ROWTYPE;
     k numeric; short numeric;
@@ -136,7 +131,7 @@ END $$;
 
 -- why a hit claim is not one a genuine table could make, or NULL
 CREATE FUNCTION hit_refusal(ev events, lv levels, fnum bigint, fden bigint, v_round bigint, v_seat bigint)
-RETURNS text LANGUAGE plpgsql SET search_path = @S, pg_temp AS $$
+RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
     IF ev.data ?| ARRAY['cents', 'amount', 'amount_cents'] THEN
         RETURN 'the claim names an amount: the LAP decides every amount (a fixed pay is the table''s own)';
@@ -163,8 +158,7 @@ BEGIN
     RETURN NULL;
 END $$;
 
-CREATE FUNCTION apply_hit(ev events, lv levels) RETURNS text LANGUAGE plpgsql
-SET search_path = @S, pg_temp AS $$
+CREATE FUNCTION apply_hit(ev events, lv levels) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     fnum bigint := jint(ev.data, 'fraction_num');
     fden bigint := jint(ev.data, 'fraction_den');
@@ -200,8 +194,7 @@ BEGIN
     RETURN NULL;
 END $$;
 
-CREATE FUNCTION apply_paid(ev events, lv levels) RETURNS text LANGUAGE plpgsql
-SET search_path = @S, pg_temp AS $$
+CREATE FUNCTION apply_paid(ev events, lv levels) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     hs bigint := jint(ev.data, 'hit_seq');
     c bigint := jint(ev.data, 'cents');
@@ -218,6 +211,8 @@ BEGIN
     RETURN NULL;
 END $$;
 
+-- the per-kind rules below carry no SET clause of their own (each would cost a save and restore of
+-- the setting per event): only apply_event calls them, and its search_path is theirs
 CREATE FUNCTION apply_event() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = @S, pg_temp AS $$
 DECLARE lv levels%ROWTYPE; why text;
@@ -240,7 +235,8 @@ BEGIN
         why := apply_paid(NEW, lv);
     END IF;
     IF why IS NULL THEN
-        PERFORM push(NEW.level);
+        -- a doorbell: the uplinks read the values from the rows (a notification carries no authority)
+        PERFORM pg_notify('@S', jsonb_build_object('t', 'meter', 'level', NEW.level)::text);
     ELSE
         PERFORM refuse(NEW, why);
     END IF;

@@ -10,10 +10,11 @@ notifications delay the next read by well under a second.
 
 Each read (:data:`VIEW_SQL`, one statement, one round trip) returns the link's state and why,
 the LAP's heartbeat **row** (``link.heartbeat_at``: written by the LAP's own heartbeat, which no
-table role may execute), every level's meter, version and rate version, this table's
-reconciliation, mismatch and refusal, its new hit answers, and the hits its sign has not been
-told of (``take_announcements``: each hit order once per table, remembered in the database
-across restarts; hits before the table first asked are no news).  :class:`LapView` turns it into
+table role may execute), every level's meter, version, rate version and count of hits, and this
+table's reconciliation, mismatch and refusal; when a count of hits moved, a second statement
+(:data:`HITS_SQL`) reads this table's new hit answers and the hits its sign has not been told of
+(``take_announcements``: each hit order once per table, remembered in the database across
+restarts; hits before the table first asked are no news).  :class:`LapView` turns it into
 the messages the table acts on, sending only what changed; a heartbeat is told to the table
 only when the LAP's row has moved on.
 """
@@ -37,14 +38,20 @@ VIEW_SQL = """
 SELECT json_build_object(
   'state', l.state, 'reason', l.reason, 'hb', extract(epoch FROM l.heartbeat_at),
   'levels', (SELECT coalesce(json_agg(json_build_object('level', v.level, 'cents', div(v.value_num, v.den),
-      'version', v.version, 'rate_version', v.rate_version, 'at', extract(epoch FROM v.changed_at))
+      'version', v.version, 'rate_version', v.rate_version, 'hits', v.hits, 'at', extract(epoch FROM v.changed_at))
       ORDER BY v.level), '[]') FROM {s}.levels v),
   'me', (SELECT json_build_object('reconciled', m.reconciled_seq, 'mismatch', m.mismatch, 'closed', m.closed)
-      FROM {s}.members m WHERE m.table_id = %(t)s),
+      FROM {s}.members m WHERE m.table_id = %(t)s))
+FROM {s}.link l
+"""
+
+#: read only when a level's count of hits moved (or after a reconnection): this table's new
+#: answers, and the hits its sign has not been told of
+HITS_SQL = """
+SELECT json_build_object(
   'answers', (SELECT coalesce(json_agg(json_build_object('seq', h.seq, 'level', h.level, 'order', h.order_no,
       'amount', h.amount_cents) ORDER BY h.seq), '[]') FROM {s}.hits h WHERE h.table_id = %(t)s AND h.seq > %(known)s),
   'won', {s}.take_announcements())
-FROM {s}.link l
 """
 
 #: notifications taken from libpq's queue between two looks at the clock
@@ -113,11 +120,18 @@ class LapView:
         self.known = 0  # the highest hit seq of this table answered
         self._state: tuple[Any, Any] | None = None
         self._versions: dict[str, Any] = {}
+        self._hits: dict[str, Any] | None = None  # each level's count of hits when the hits were last read
         self._me: dict[str, Any] | None = None
         self._hb: float | None = None
 
     def params(self) -> dict[str, Any]:
         return {"t": self.table_id, "known": self.known}
+
+    def hits_moved(self, doc: dict[str, Any]) -> bool:
+        """Whether the hits must be read (:data:`HITS_SQL`): a level's count moved, or first read."""
+        hits = {lv["level"]: lv.get("hits") for lv in doc.get("levels") or []}
+        moved, self._hits = hits != self._hits, hits
+        return moved
 
     def apply(self, doc: dict[str, Any]) -> None:
         state = (doc.get("state"), doc.get("reason"))
@@ -177,6 +191,7 @@ class Listener:
         self.bell = Coalescer(min_gap, refresh)
         self.reads = 0
         self._sql = sql.SQL(VIEW_SQL).format(s=sql.Identifier(schema))
+        self._hits_sql = sql.SQL(HITS_SQL).format(s=sql.Identifier(schema))
 
     def run(self) -> None:
         backoff = 0.1
@@ -204,11 +219,20 @@ class Listener:
             if n:
                 bell.ring(n)
             if bell.due():
-                row = reader.execute(self._sql, self.view.params()).fetchone()
+                self._read(reader)
                 bell.done()
-                self.reads += 1
-                if row is not None:
-                    self.view.apply(row[0])
+
+    def _read(self, reader: psycopg.Connection) -> None:
+        row = reader.execute(self._sql, self.view.params()).fetchone()
+        self.reads += 1
+        if row is None:
+            return
+        doc = dict(row[0])
+        if self.view.hits_moved(doc):
+            hits = reader.execute(self._hits_sql, self.view.params()).fetchone()
+            if hits is not None:
+                doc.update(hits[0])
+        self.view.apply(doc)
 
 
 def _first_line(e: BaseException) -> str:

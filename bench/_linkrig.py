@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.ledger import Ledger, Record
-from controller.ledgerkey import throwaway_key
+from controller.ledgerkey import init_key, read_key
 from controller.linked import Linkage, LinkPort
 from controller.records import Kind
 
@@ -107,7 +107,8 @@ class TableEnd:
         self.tid = tid
         self.ledger_path = tmp / f"{tid}.sqlite3"
         self.sock = tmp / f"{tid}.sock"
-        self.ledger = Ledger(self.ledger_path, tid, key=throwaway_key())
+        self.key_file = init_key(tmp / f"{tid}.key")  # the uplink verifies every record with it
+        self.ledger = Ledger(self.ledger_path, tid, key=read_key(self.key_file))
         self.lock = threading.Lock()
         self.msgs: list[tuple[float, dict[str, Any]]] = []
         self.link = Linkage("bench", timeout_s, time.monotonic)
@@ -141,7 +142,12 @@ class TableEnd:
         return evs
 
     def contribution(self, seat: int = 1, wager: int = 100, round_no: int = 1) -> Record:
-        return Record(Kind.LINK_CONTRIBUTION, round_no, {"level": "primary", "wager": wager, "seat": seat})
+        data: dict[str, Any] = {"level": "primary", "wager": wager, "seat": seat}
+        with self.lock:
+            version = self.link.rate_versions.get("primary")
+        if version is not None:  # the LAP's rate version the wager is taken under
+            data["rate_version"] = version
+        return Record(Kind.LINK_CONTRIBUTION, round_no, data)
 
     def of(self, t: str) -> list[tuple[float, dict[str, Any]]]:
         with self.lock:
@@ -170,8 +176,20 @@ class Pit:
         self.ids = [f"T{i + 1:02d}" for i in range(tables)]
         info = psycopg.conninfo.conninfo_to_dict(dsn)
         self.proxy = Proxy(str(info.get("host", "127.0.0.1")), int(info.get("port", 5432))) if proxy else None
-        lines = [f'[link]\ngroup = "bench"\nschema = "{self.schema}"\nheartbeat = "{heartbeat}"\n']
-        lines.append('[levels.primary]\nseed = "$5,000"\nreset = "$5,000"\nincrement_rate = "21%"\n')
+        # the release's digest, checked by every LAP and uplink process before it operates
+        # (--sim: a record in a directory the bench's user can write)
+        from controller.selfcheck import record_digest
+
+        self.software = tmp / "software.json"
+        record_digest(self.software)
+        lines = [
+            f'[link]\ngroup = "bench"\nschema = "{self.schema}"\nheartbeat = "{heartbeat}"\nreconcile = "2s"\n'
+            f"software_record = {json.dumps(str(self.software))}\n"
+        ]
+        lines.append(
+            '[levels.primary]\nseed = "$5,000"\nreset = "$5,000"\nincrement_rate = "21%"\nmax_wager = "$5"\n'
+            'meter_pays = ["100%", "10%"]\n'
+        )
         for i, t in enumerate(self.ids):
             lines.append(f'[tables.{t}]\nasset = "A-{10001 + i}"\ngame = "six-card-fortune"\n')
         self.lap_toml = tmp / "lap.toml"
@@ -194,7 +212,7 @@ class Pit:
 
     def start_lap(self) -> None:
         self.lap = subprocess.Popen(
-            [*TABLECTL, "lap", "--db", self.dsn, "--config", str(self.lap_toml)],
+            [*TABLECTL, "lap", "--sim", "--db", self.dsn, "--config", str(self.lap_toml)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -205,9 +223,10 @@ class Pit:
         cfg.write_text(
             f'[uplink]\ndb = {json.dumps(self.uplink_dsn(tid))}\nschema = "{self.schema}"\ntable = "{tid}"\n'
             f"ledger = {json.dumps(str(t.ledger_path))}\nsocket = {json.dumps(str(t.sock))}\n"
+            f"key_file = {json.dumps(str(t.key_file))}\nsoftware_record = {json.dumps(str(self.software))}\n"
         )
         self.uplinks[tid] = subprocess.Popen(
-            [*TABLECTL, "uplink", "--config", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            [*TABLECTL, "uplink", "--sim", "--config", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
 
     def kill(self, proc: subprocess.Popen[bytes] | None) -> None:

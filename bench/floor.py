@@ -63,7 +63,6 @@ def run(args: argparse.Namespace, emit: Any) -> int:
         try:
             store.install(cfg.group)
             store.configure(cfg)
-            store.install_floor()
             store.set_state("running")
             staff = Path(tmp) / "staff.toml"
             StaffStore(staff).set("bench", "floorperson", "2468")

@@ -76,8 +76,12 @@ def run(args: argparse.Namespace, emit: Any) -> int:
             emit("meter_push_ms_p50", f"{percentile(lat, 50):.1f}")
             emit("meter_push_ms_p99", f"{percentile(lat, 99):.1f}")
             emit("meter_push_ms_max", f"{lat[-1]:.1f}")
-            # 3. two simultaneous hits: ordered and answered
+            # 3. two simultaneous hits: ordered and answered (each for a seat its table wagered on in
+            # that round: the LAP refuses a claim without one)
             a, b = tables[0], tables[1 % len(tables)]
+            for te in {a.tid: a, b.tid: b}.values():
+                te.write([te.contribution(seat=1, round_no=2)])
+            wait_until(lambda: pit.lap_count() >= total + args.pushes + len({a.tid, b.tid}), 30, 0.01)
             barrier = threading.Barrier(2)
             seqs: dict[str, int] = {}
 

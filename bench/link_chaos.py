@@ -77,6 +77,9 @@ class ChaosTable:
         self.rounds = 0
         self.restarts = 0
         self.start_rig()
+        from hil.rig import rig_key_file
+
+        self.key_file = rig_key_file(self.state)  # the uplink verifies every record with the table's key
 
     def start_rig(self) -> None:
         import dataclasses

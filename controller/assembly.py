@@ -119,6 +119,7 @@ def assemble(s: Shared, profile: TableProfile, dev: Devices, w: Wiring) -> Parts
         emit=s.emit,
         show_meters=s.show_meters,
         log=s.log,
+        link=w.link,
         journal=w.journal,
     )
     dealing = Dealing(
@@ -200,6 +201,7 @@ def assemble(s: Shared, profile: TableProfile, dev: Devices, w: Wiring) -> Parts
             sign=dev.sign,
             reactor=w.reactor,
             link=w.lap,
+            raise_tilt=s.raise_tilt,
             emit=s.emit,
             show_meters=s.show_meters,
             log=s.log,

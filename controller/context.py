@@ -154,6 +154,11 @@ class Link(Protocol):
     @property
     def answers(self) -> Mapping[int, tuple[int, int]]: ...
 
+    @property
+    def rate_versions(self) -> Mapping[str, int]: ...
+
+    def closed_text(self) -> str: ...
+
     def committed(self, seq: int) -> None: ...
 
     def report(self, force: bool = False) -> None: ...
@@ -169,6 +174,13 @@ class NullLink:
     @property
     def answers(self) -> Mapping[int, tuple[int, int]]:
         return {}
+
+    @property
+    def rate_versions(self) -> Mapping[str, int]:
+        return {}  # an unlinked meter has no LAP rate versions
+
+    def closed_text(self) -> str:
+        return "LINKED PROGRESSIVE CLOSED"  # never shown: an unlinked table is always open
 
     def committed(self, seq: int) -> None:
         pass

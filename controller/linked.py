@@ -12,7 +12,14 @@ table service's link socket (:class:`LinkPort`, whose thread only posts them to 
   whichever table: its table id, asset number and amount, for the sign), ``reconciled`` (the LAP
   holds this table's records up to a sequence number, totals checked), ``mismatch`` (a batch's
   totals differ from what the LAP holds), ``diverged`` / ``agrees`` (the ledger here does not /
-  does again reach the chain head the LAP recorded for this table) and ``rejected``.
+  does again reach the chain head the LAP recorded for this table), ``refused`` (the LAP refused
+  one of this table's records and closed its linked wager, or reopened it: ``reason`` None),
+  ``unverified`` / ``verified`` (a record of this ledger failed the uplink's check of its MAC or
+  place in the chain: nothing from it on is sent, the table latches a ledger tilt) and
+  ``rejected``.  ``state`` carries the LAP's reason when the link is ``inoperable``.
+
+Every line is checked against its shape first (controller/linkmsg.py) and only from the uplink's
+user (``SO_PEERCRED``): anything else is counted, logged and dropped by :class:`LinkPort`.
 
 The linked wager is **open** only while the LAP's heartbeat is fresh (within
 ``[progressive] link_timeout``, default 3 s), the link runs, and the LAP has reconciled every
@@ -25,13 +32,20 @@ LAP when the link returns; the wager reopens by itself once the LAP has reconcil
 from __future__ import annotations
 
 import json
+import os
 import socket
+import struct
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.jsonlines import json_lines
+import structlog
+
+from controller import linkmsg
+from controller.jsonlines import Line, json_lines
 from controller.meters import format_cents
 from controller.records import Kind
 
@@ -56,6 +70,13 @@ class Linkage:
         self.now = now
         self.last_hb: float | None = None
         self.lap_state = "unknown"
+        self.lap_reason: str | None = None  # why the LAP is inoperable
+        #: the LAP's current rate version per level (a contribution carries the one it was taken under)
+        self.rate_versions: dict[str, int] = {}
+        #: the LAP refused one of this table's records (its linked wager closed until the operator reopens it)
+        self.refused: str | None = None
+        #: a record of this ledger the uplink could not verify (nothing from it on is sent)
+        self.unverified: str | None = None
         self.uplink_up = False
         self.meters: dict[str, int] = {}
         self.answers: dict[int, tuple[int, int]] = {}  # hit seq -> (order, amount)
@@ -70,6 +91,7 @@ class Linkage:
         self.diverged: str | None = None
         #: None until first judged (then the closed state at start-up is recorded and shown too)
         self.open: bool | None = None
+        self._sign: str | None = None  # what the sign says while closed (a new line is recorded too)
         self.reason = "waiting for the link"
         #: the uplink (the service's link socket, controller/linked.py ``LinkPort.send``); nothing without one
         self.send: Callable[[dict[str, Any]], None] = send if send is not None else (lambda msg: None)
@@ -94,8 +116,8 @@ class Linkage:
 
     # ---- from the uplink ------------------------------------------------------------
     def on_message(self, msg: dict[str, Any]) -> str | None:
-        """Apply one message; returns what changed that the table must act on:
-        ``"meter"``, ``"answer"``, ``"won"`` or None."""
+        """Apply one message (of the shape controller/linkmsg.py checks); returns what changed
+        that the table must act on: ``"meter"``, ``"answer"``, ``"won"``, ``"unverified"`` or None."""
         t = msg.get("t")
         if t == "hb":
             self.last_hb = self.now()
@@ -107,7 +129,11 @@ class Linkage:
             return "meter"
         if t == "meter":
             self.meters[str(msg["level"])] = int(msg["cents"])
+            if isinstance(msg.get("rate_version"), int):
+                self.rate_versions[str(msg["level"])] = int(msg["rate_version"])
             return "meter"
+        if t in ("refused", "unverified", "verified"):
+            return self._closure(msg)
         if t == "won":
             asset = msg.get("asset")
             self.won = {
@@ -119,6 +145,7 @@ class Linkage:
             return "won"
         if t == "state":
             self.lap_state = str(msg["state"])
+            self.lap_reason = None if msg.get("reason") is None else str(msg["reason"])[:300]
         elif t == "link":
             self.uplink_up = bool(msg.get("up"))
         elif t == "hit":
@@ -137,6 +164,17 @@ class Linkage:
             self.rejected = str(msg.get("reason", "refused"))
         return None
 
+    def _closure(self, msg: dict[str, Any]) -> str | None:
+        t = msg["t"]
+        if t == "refused":
+            self.refused = None if msg.get("reason") is None else str(msg["reason"])[:300]
+            return None
+        if t == "verified":
+            self.unverified = None
+            return None
+        self.unverified = f"record {msg['seq']}: {str(msg['problem'])[:300]}"
+        return "unverified"
+
     def committed(self, seq: int) -> None:
         """A link record is durable in the ledger (the outbox): wake the uplink."""
         self.last_outbox = max(self.last_outbox, seq)
@@ -147,6 +185,10 @@ class Linkage:
         now = self.now()
         if self.rejected:
             return False, f"the LAP refused a record: {self.rejected}"
+        if self.unverified:
+            return False, f"the uplink cannot verify a ledger record: {self.unverified}"
+        if self.refused:
+            return False, self.refused
         if self.diverged:
             return False, f"the ledger differs from the LAP's record of it: {self.diverged}"
         if self.mismatch:
@@ -158,7 +200,8 @@ class Linkage:
         if not self.uplink_up:
             return False, "the uplink lost the database"
         if self.lap_state != "running":
-            return False, f"the link is {self.lap_state}"
+            why = f": {self.lap_reason}" if self.lap_reason else ""
+            return False, f"the link is {self.lap_state}{why}"
         if self.open is not True and self.reconciled < self.last_outbox:
             # reopening: only once the LAP holds every record written meanwhile (while open,
             # records on their way are normal traffic and close nothing)
@@ -166,13 +209,26 @@ class Linkage:
         return True, "link reconciled"
 
     def change(self) -> tuple[bool, str] | None:
-        """The new (open, reason) when the wager must open or close now, else None."""
+        """The new (open, reason) when the wager must open or close now — or, closed, when what
+        the sign must say changes (a refusal, an unverified record, the LAP inoperable) — else None."""
         want, why = self.should_be()
-        if want == self.open:
+        sign = None if want else self.closed_text()
+        if want == self.open and sign == self._sign:
             return None
-        self.open, self.reason = want, why
+        self.open, self.reason, self._sign = want, why, sign
         self.report()
         return want, why
+
+    def closed_text(self) -> str:
+        """The sign's line while the linked wager is closed: why, when it is more than the link
+        being away (a refusal, a record that does not verify, the LAP inoperable)."""
+        if self.unverified:
+            return "LINKED PROGRESSIVE CLOSED - LEDGER RECORD UNVERIFIED"
+        if self.rejected or self.refused:
+            return "LINKED PROGRESSIVE CLOSED - REFUSED BY THE LAP"
+        if self.lap_state == "inoperable":
+            return "LINKED PROGRESSIVE CLOSED - LAP INOPERABLE"
+        return "LINKED PROGRESSIVE CLOSED"
 
     def won_text(self) -> str | None:
         """The sign's line for the last hit on the link: the winning table's id and asset number
@@ -203,14 +259,39 @@ def last_outbox_seq(events: Any) -> int:
     return last
 
 
+@dataclass
+class PortStats:
+    lines: int = 0  # lines posted to the table
+    bad_lines: int = 0  # dropped: not JSON, too long, not a message of the link (controller/linkmsg.py)
+    refused_peers: int = 0  # connections from a process of another user (SO_PEERCRED)
+
+
+def peer_uid(conn: socket.socket) -> int:
+    """The user id of the process at the other end of a Unix socket (``SO_PEERCRED``)."""
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return int(struct.unpack("3i", creds)[1])
+
+
 class LinkPort:
     """The table service's end of the link socket: the uplink connects, and every JSON line it
     sends is posted to the reactor as a ``lap`` event (this thread touches no table state).
-    :meth:`send` writes a line to the uplink (the outbox wake-up), dropped when none is there."""
+    :meth:`send` writes a line to the uplink (the outbox wake-up), dropped when none is there.
 
-    def __init__(self, path: str | Path, post: Post):
+    Only a process of one of ``peer_uids`` (``SO_PEERCRED``; by default the service's own user,
+    which the shipped units run the uplink as) is heard: any other connection is closed at once,
+    counted and logged.  Only lines that are messages of the link (controller/linkmsg.py) reach
+    the table: any other is counted, logged (at most once a second, with the count) and dropped."""
+
+    LOG_EVERY_S = 1.0
+
+    def __init__(self, path: str | Path, post: Post, peer_uids: Collection[int] | None = None, log: Any = None):
         self.path = Path(path)
         self.post = post
+        self.peer_uids = frozenset(peer_uids) if peer_uids is not None else frozenset({os.geteuid()})
+        self.log = log if log is not None else structlog.get_logger("linkport").bind(component="linkport")
+        self.stats = PortStats()
+        self._unlogged = 0
+        self._logged_at = -1e9
         self.srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         if self.path.exists() or self.path.is_symlink():
             self.path.unlink()
@@ -241,16 +322,55 @@ class LinkPort:
                 conn, _ = self.srv.accept()
             except (TimeoutError, OSError):
                 continue
+            if not self._peer_ok(conn):
+                conn.close()
+                continue
             conn.settimeout(0.2)
             with self._lock:
                 self._conn = conn
             for line in json_lines(conn, self._stop, bufsize=65536):
-                if isinstance(line.value, dict):  # a garbled line or another JSON value is skipped
-                    self.post("lap", "uplink", line.value)
+                self._line(line)
             with self._lock:
                 self._conn = None
             conn.close()
             self.post("lap", "uplink", {"t": "link", "up": False, "reason": "the uplink disconnected"})
+
+    def _peer_ok(self, conn: socket.socket) -> bool:
+        try:
+            uid = peer_uid(conn)
+        except OSError as e:
+            uid, why = -1, str(e)
+        else:
+            why = f"user id {uid}"
+        if uid in self.peer_uids:
+            return True
+        self.stats.refused_peers += 1
+        n = self.stats.refused_peers
+        self.log.warning("link.peer_refused", peer=why, allowed=sorted(self.peer_uids), refused=n)
+        return False
+
+    def _line(self, line: Line) -> None:
+        if line.garbled:
+            why: str | None = "an over-long line" if line.too_long else "not JSON"
+        else:
+            why = linkmsg.problem(line.value)
+        if why is None:
+            self.stats.lines += 1
+            self.post("lap", "uplink", line.value)
+            return
+        self.stats.bad_lines += 1
+        self._unlogged += 1
+        now = time.monotonic()
+        if now - self._logged_at >= self.LOG_EVERY_S:
+            self.log.warning(
+                "link.bad_line",
+                problem=why,
+                line=line.raw[:80].decode("utf-8", "replace"),
+                dropped=self._unlogged,
+                bad_lines=self.stats.bad_lines,
+            )
+            self._unlogged = 0
+            self._logged_at = now
 
     def close(self) -> None:
         self._stop.set()

@@ -10,7 +10,8 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from controller.context import Books, Emit, Log, Machine, Rounds, ShowMeters
+from controller import linkmsg
+from controller.context import Books, Emit, Log, Machine, RaiseTilt, Rounds, ShowMeters
 from controller.devices import SignLine
 from controller.linked import Linkage
 from controller.machine import TableState
@@ -48,6 +49,7 @@ class LinkedWager:
         sign: Sign,
         reactor: Reactor,
         link: Linkage,
+        raise_tilt: RaiseTilt,
         emit: Emit,
         show_meters: ShowMeters,
         log: Log,
@@ -58,6 +60,7 @@ class LinkedWager:
         self.sign = sign
         self.reactor = reactor
         self.link = link
+        self.raise_tilt = raise_tilt
         self.emit, self.show_meters, self.log = emit, show_meters, log
         self.spots.set_closed(WAGER, True)  # closed until the LAP is heard and has reconciled us
         self._announced = ("", "")  # the last linked hit shown on the sign, and the line beside it
@@ -84,6 +87,10 @@ class LinkedWager:
             self.reactor.call_later(TICK_S, self._tick)
 
     def on_message(self, msg: dict[str, Any]) -> None:
+        problem = linkmsg.problem(msg)  # LinkPort drops such a line first; nothing else reaches here
+        if problem is not None:
+            self.log.warning("link.bad_message", problem=problem)
+            return
         what = self.link.on_message(msg)
         if what == "meter":
             self.show_meters()
@@ -91,6 +98,10 @@ class LinkedWager:
             self.answers.on_answer()
         elif what == "won":
             self.announce()
+        elif what == "unverified":
+            # the uplink found a record of this ledger whose MAC or place in the chain does not
+            # verify (docs/security.md): the ledger's own latched tilt; nothing from it on is sent
+            self.raise_tilt("ledger", f"the uplink cannot verify a ledger record: {self.link.unverified}")
         self.check()
 
     def announce(self) -> None:
@@ -114,6 +125,7 @@ class LinkedWager:
 
     def check(self) -> None:
         """Open or close the linked wager if the link's state calls for it (recorded)."""
+        was_open = self.link.open
         change = self.link.change()
         if change is None:
             return
@@ -121,7 +133,12 @@ class LinkedWager:
         books = self.books
         self.spots.set_closed(WAGER, not is_open)
         recs = [books.rec(Kind.LINK_STATE, open=is_open, reason=reason, group=self.link.group)]
-        if not is_open and self.machine.state == TableState.OPEN and self.rounds.round is not None:
+        if (
+            not is_open
+            and was_open is not False
+            and self.machine.state == TableState.OPEN
+            and self.rounds.round is not None
+        ):
             # chips already on a linked spot are no wagers now: recorded as rejected
             for seat in self.spots.placed(WAGER):
                 recs.append(books.rec(Kind.WAGER_REJECTED, seat=seat, spot=WAGER, reason="linked progressive closed"))
@@ -134,5 +151,5 @@ class LinkedWager:
                 self.sign.message("PLACE YOUR BETS")
             self.show_meters()
         else:
-            self.sign.message("LINKED PROGRESSIVE CLOSED")
+            self.sign.message(self.link.closed_text())
         self.emit("link", open=is_open, reason=self.link.reason)

@@ -47,11 +47,15 @@ class ProgressiveSystem:
             d["reserve_rate"] = str(self.cfg.reserve_rate)
         return [Record(Kind.METER_INIT, round_no, d)]
 
-    def increment_records(self, accepted: Mapping[int, int], round_no: int) -> list[Record]:
-        """Credited when the dealer confirms the accepted count (§ 670a.10(a)(2)(ii))."""
+    def increment_records(
+        self, accepted: Mapping[int, int], round_no: int, rate_version: int | None = None
+    ) -> list[Record]:
+        """Credited when the dealer confirms the accepted count (§ 670a.10(a)(2)(ii)); a linked
+        contribution carries the LAP's ``rate_version`` the wager was taken under."""
         if self.linked:
+            extra = {} if rate_version is None else {"rate_version": rate_version}
             return [
-                Record(Kind.LINK_CONTRIBUTION, round_no, {"level": self.level, "wager": c, "seat": s})
+                Record(Kind.LINK_CONTRIBUTION, round_no, {"level": self.level, "wager": c, "seat": s, **extra})
                 for s, c in sorted(accepted.items())
             ]
         return [Record(Kind.METER_INCREMENT, round_no, self._inc_data(s, c)) for s, c in sorted(accepted.items())]

@@ -43,6 +43,9 @@ class Wagered:
     spots: list[tuple[str, int]] = field(default_factory=list)  # every sensed (wager, seat) accepted
     rejected: list[int] = field(default_factory=list)  # seats whose late chips were rejected
     lockout_t: float | None = None
+    #: a linked table: the LAP's rate version when the wagers were accepted (the contribution
+    #: carries it: the LAP prices it at that version's rates, docs/linked.md)
+    rate_version: int | None = None
     confirmed: bool = False
     credited: bool = False
     void_reason: str | None = None

@@ -329,6 +329,49 @@ def software_record_of(hw: Any) -> Path:
     return Path(rec) if rec is not None else Path(hw.state_dir)
 
 
+@dataclass(frozen=True)
+class SoftwareCheck:
+    problems: list[str]
+    digest: str  # "" when nothing was hashed (no record, not required)
+    recorded: str | None  # the recorded digest, None when there is no record
+
+
+def check_software(where: Path, *, require: bool) -> SoftwareCheck:
+    """The installed software's digest against the record at ``where`` (a ``.json`` file or a
+    directory holding ``software.json``): the table service's start-up check, and what ``tablectl
+    lap`` and ``tablectl uplink`` run before they operate.  ``require``: a missing record, or one
+    this process's (unprivileged) user could change, is itself a problem (a real installation);
+    else a missing record only skips the comparison (the simulator, tests)."""
+    try:
+        rec = load_record(where)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return SoftwareCheck(
+            [f"software: the recorded digest {record_path(where)} cannot be read: {e}"], digest_of(manifest()), None
+        )
+    if rec is None:
+        if not require:
+            return SoftwareCheck([], "", None)  # nothing to compare with, nothing hashed (~1 s)
+        return SoftwareCheck(
+            [f"software: no recorded digest in {record_path(where)} (`tablectl verify --record` at installation)"],
+            digest_of(manifest()),
+            None,
+        )
+    files = manifest(trust=rec)
+    digest = digest_of(files)
+    probs = []
+    if require and writable_by_us(record_path(where)):
+        probs.append(
+            f"software: the recorded digest {record_path(where)} can be changed by the service's user; "
+            "keep it root-owned (tablectl verify --record as root)"
+        )
+    if rec.digest != digest:
+        probs.append(
+            f"software: digest {digest[:16]}... does not match the recorded {rec.digest[:16]}... "
+            f"({describe_mismatch(compare(rec.files, files))})"
+        )
+    return SoftwareCheck(probs, digest, rec.digest)
+
+
 # --------------------------------------------------------------------------- configuration
 
 
@@ -460,35 +503,11 @@ def run_all(
     timed("ledger", lambda: [f"ledger: {p}" for p in check_ledger()])
 
     def software() -> list[str]:
-        where = software_record_of(hw)
-        try:
-            rec = load_record(where)
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            rep.digest = digest_of(manifest())
-            return [f"software: the recorded digest {record_path(where)} cannot be read: {e}"]
-        if rec is None:
+        sw = check_software(software_record_of(hw), require=require_digest)
+        rep.digest, rep.recorded_digest = sw.digest, sw.recorded
+        if sw.recorded is None and not sw.problems:
             rep.results["software"] = "not recorded"
-            if not require_digest:
-                return []  # the simulator and tests: nothing to compare with, nothing hashed (~1 s)
-            rep.digest = digest_of(manifest())
-            return [
-                f"software: no recorded digest in {record_path(where)} (`tablectl verify --record` at installation)"
-            ]
-        files = manifest(trust=rec)
-        rep.digest = digest_of(files)
-        rep.recorded_digest = rec.digest
-        probs = []
-        if require_digest and writable_by_us(record_path(where)):
-            probs.append(
-                f"software: the recorded digest {record_path(where)} can be changed by the service's user; "
-                "keep it root-owned (tablectl verify --record as root)"
-            )
-        if rec.digest != rep.digest:
-            probs.append(
-                f"software: digest {rep.digest[:16]}... does not match the recorded {rec.digest[:16]}... "
-                f"({describe_mismatch(compare(rec.files, files))})"
-            )
-        return probs
+        return sw.problems
 
     timed("software", software)
 

@@ -70,6 +70,7 @@ class Service:
         instrument: Callable[[Service], None] | None = None,
         link_socket: str | Path | None = None,
         ledger_key: bytes | None = None,
+        link_peer: int | None = None,
     ):
         self.hw = hw
         self.clock = clock or MonotonicClock()
@@ -101,6 +102,7 @@ class Service:
         self._console_socket = console_socket
         #: a linked table's socket for its uplink (controller/linked.py LinkPort; docs/linked.md)
         self._link_socket = link_socket
+        self._link_peer = link_peer  # the uplink's user id (SO_PEERCRED); None: the service's own
         self.link_port: Any = None
         self._console_pty = console_pty
         self._console_options = dict(console_options or {})
@@ -209,7 +211,10 @@ class Service:
             if self._link_socket is None:
                 self.log.warning("link.no_socket", detail="a linked table without a link socket stays closed")
             else:
-                self.link_port = LinkPort(self._link_socket, self.reactor.post)
+                peers = None if self._link_peer is None else {self._link_peer}
+                self.link_port = LinkPort(
+                    self._link_socket, self.reactor.post, peers, log=self.logctx.logger("linkport")
+                )
         self.table = Table(
             hw.profile,
             procedure,

@@ -557,7 +557,7 @@ class Table:
         self.show_meters()
         self.dev.sign.message("PLACE YOUR BETS")
         if not self.link.open:
-            self.dev.sign.message("LINKED PROGRESSIVE CLOSED")  # the players told (docs/linked.md)
+            self.dev.sign.message(self.link.closed_text())  # the players told (docs/linked.md)
         self.wagering.open_board()
         self.dealing.prepare_deck()
         self._emit("open", round=self.round_no)

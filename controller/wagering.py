@@ -18,11 +18,23 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from controller.betting import BetBoard, Late, restore_levels
-from controller.context import Books, Emit, Game, Journal, Log, Machine, RaiseTilt, Rounds, ShowMeters, carry_records
+from controller.context import (
+    Books,
+    Emit,
+    Game,
+    Journal,
+    Link,
+    Log,
+    Machine,
+    RaiseTilt,
+    Rounds,
+    ShowMeters,
+    carry_records,
+)
 from controller.games.base import EntryError, parse_cents, split_entry
 from controller.ledger import Record, StoredEvent
 from controller.machine import TableState
-from controller.progressive import ProgressiveSystem
+from controller.progressive import LEVEL, ProgressiveSystem
 from controller.records import Kind
 from controller.round import Key, Round, Wagered, WageredView, accepted, unsettled
 from controller.rules.settlement import WagerResult
@@ -80,6 +92,7 @@ class Wagering:
         emit: Emit,
         show_meters: ShowMeters,
         log: Log,
+        link: Link,
         journal: Journal | None = None,
     ):
         self.books, self.machine, self.game, self.rounds = books, machine, game, rounds
@@ -88,6 +101,7 @@ class Wagering:
         self.sign = sign
         self.timer = timer
         self.raise_tilt, self.emit, self.show_meters, self.log = raise_tilt, emit, show_meters, log
+        self.link = link  # the rate version a linked wager is taken under (NullLink: none)
         #: the lock-out journal (controller/lockjournal.py): the service's; None (tests' harness):
         #: the lock-out's count is shown once the ledger has its records
         self.journal = journal
@@ -225,6 +239,7 @@ class Wagering:
         for seat, wager in refused:
             self.board.refuse(wager, seat)  # its light flashes: the chip is not a wager
         w.lockout_t = t
+        w.rate_version = self.link.rate_versions.get(LEVEL)  # a linked table: the LAP's rates taken under
         self.count_shown = False
         recs = [books.rec(Kind.LOCKOUT, t=round(t, 6), count=len(accepted(w.wagers)), wagers=len(w.wagers))]
         recs += [books.rec(Kind.WAGER_ACCEPTED, seat=s, spot=x, cents=c) for (s, x), c in w.wagers.items()]
@@ -272,7 +287,7 @@ class Wagering:
         w.credited = True
         recs = [books.rec(Kind.COUNT_CONFIRMED, count=len(accepted(w.wagers)))]
         if progressive:  # increments credited when the count is confirmed (§ 670a.12(d)(2))
-            recs += progressive.increment_records(accepted(w.wagers), books.round_no)
+            recs += progressive.increment_records(accepted(w.wagers), books.round_no, w.rate_version)
         books.commit(recs, lambda _e: self.machine.advance())
 
     # ---- voids --------------------------------------------------------------------------

@@ -58,7 +58,15 @@ def database(dsn: str | None) -> Iterator[str]:
 def lap_doc(schema: str, tables: list[str], games: list[str]) -> dict[str, Any]:
     return {
         "link": {"group": "sim", "schema": schema, "heartbeat": "500ms"},
-        "levels": {"primary": {"seed": "$5,000", "reset": "$5,000", "increment_rate": "21%"}},
+        "levels": {
+            "primary": {
+                "seed": "$5,000",
+                "reset": "$5,000",
+                "increment_rate": "21%",
+                "max_wager": "$5",  # the largest progressive wager of the profiles in config/tables
+                "meter_pays": ["100%", "20%", "10%"],  # their paytables' percentage pays
+            }
+        },
         "tables": {t: {"asset": f"A-{10000 + i + 1}", "game": games[i % len(games)]} for i, t in enumerate(tables)},
     }
 
@@ -205,7 +213,8 @@ def _start_tables(
         )
         rig.start()
         dsn = psycopg.conninfo.make_conninfo(pg, user=cfg.role_for(tid))
-        up = Uplink(UplinkConfig(dsn, cfg.schema, tid, state / LEDGER_FILE, sock, poll_s=0.5), log=lambda m: None)
+        ucfg = UplinkConfig(dsn, cfg.schema, tid, state / LEDGER_FILE, sock, poll_s=0.5, key=rig.ledger_key)
+        up = Uplink(ucfg, log=lambda m: None)
         up.start()
         linked.append(LinkedTable(tid, rig, up))
     return linked

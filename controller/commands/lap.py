@@ -1,9 +1,13 @@
 """``tablectl lap --db DSN --config lap.toml``: the LAP controller of one linked group.
 
-It creates its PostgreSQL schema when missing, applies ``lap.toml`` with the link stopped
-(every change recorded), self-checks (schema version, every level reconciled exactly), then
-runs the link and beats its heartbeat until SIGTERM/Ctrl-C, when it stops the link (the tables
-close their linked wagers).  A configuration error exits 2 naming file, section and key.
+Before it operates it runs the same software digest check as the table service (``[link]
+software_record``; exit 3 when it fails).  It creates its PostgreSQL schema when missing,
+applies ``lap.toml`` with the link stopped (every change recorded), self-checks (the schema's
+functions and triggers are this release's, every level reconciled exactly), then runs the link
+and beats its heartbeat until SIGTERM/Ctrl-C, when it stops the link (the tables close their
+linked wagers); every ``[link] reconcile`` it self-checks again and makes the link inoperable at
+the first problem.  A configuration error exits 2 naming file, section and key.
+``--reopen TABLE`` reopens a table a refusal closed (recorded, with ``--note``).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ NAME = "lap"
 HELP = "run the linked progressive (LAP) controller of one group on PostgreSQL"
 
 EXIT_CONFIG = 2
+EXIT_SOFTWARE = 3  # the software digest does not match the release's record (systemd: no restart)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -30,6 +35,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", type=Path, default=Path("/etc/tablectl/lap.toml"), help="the group's lap.toml")
     p.add_argument("--check", action="store_true", help="check lap.toml (and the database, if reachable), then exit")
     p.add_argument("--reconcile", action="store_true", help="print the reconciliation of every level, then exit")
+    p.add_argument(
+        "--sim",
+        action="store_true",
+        help="the simulator's, benches' and tests' software check: a missing or user-writable record skips or "
+        "relaxes it (a digest that differs from a record still refuses)",
+    )
+    p.add_argument("--reopen", metavar="TABLE", help="reopen a table's linked wager a refusal closed, then exit")
+    p.add_argument("--note", default="", help="with --reopen: why (recorded)")
     p.add_argument(
         "--staff-pin",
         metavar="PERSON:ROLE",
@@ -50,30 +63,17 @@ def run(args: argparse.Namespace) -> int:
         return _staff_pin(cfg, args.staff_pin)
     import psycopg
 
-    from controller.link.lap import LapError, LapService, LapStore, connect, level_line
+    from controller.link.lap import LapError, LapService
+    from controller.selfcheck import check_software
 
-    if args.check or args.reconcile:
+    sw = check_software(cfg.software_record, require=not args.sim)
+    if sw.problems:
+        for p in sw.problems:
+            print(f"tablectl lap: {p}", file=sys.stderr)
+        return EXIT_SOFTWARE
+    if args.check or args.reconcile or args.reopen:
         try:
-            with connect(args.db) as conn:
-                store = LapStore(conn, cfg.schema)
-                if store.installed() is None:
-                    print(
-                        f"{args.config}: OK ({len(cfg.tables)} tables, {len(cfg.levels)} levels; "
-                        "schema not yet created)"
-                    )
-                    return 0
-                rec = store.reconcile()
-                for _lv, st in sorted(rec.levels.items()):
-                    print(level_line(st))
-                for c in store.differences(cfg):
-                    print(f"pending change (applied at the next start, link stopped): {c}")
-                print(
-                    f"link: {'OK' if rec.ok else 'FAILED'} ({rec.counts()}, "
-                    f"meters {'reconciled' if rec.ok else 'NOT reconciled'})"
-                )
-                for p in rec.problems:
-                    print(f"problem: {p}", file=sys.stderr)
-                return 0 if rec.ok else 1
+            return _offline(args, cfg)
         except psycopg.OperationalError as e:
             print(f"tablectl lap: database unreachable: {str(e).strip()}", file=sys.stderr)
             return 1
@@ -139,6 +139,53 @@ def _floor_server(cfg: LapConfig, dsn: str, log: Callable[[str], None]) -> Floor
         where = f"{f.bind}:{f.port}" + (f" or [sign] {sign_at[0]}:{sign_at[1]}" if sign_at else "")
         print(f"tablectl lap: {cfg.file}: [floor]: cannot listen on {where}: {e}", file=sys.stderr)
         return None
+
+
+def _offline(args: argparse.Namespace, cfg: object) -> int:
+    """``--check``, ``--reconcile`` and ``--reopen``: one look at the database, then exit."""
+    from controller.link.config import LapConfig
+    from controller.link.lap import LapStore, connect
+
+    assert isinstance(cfg, LapConfig)
+    with connect(args.db) as conn:
+        store = LapStore(conn, cfg.schema)
+        if store.installed() is None:
+            print(f"{args.config}: OK ({len(cfg.tables)} tables, {len(cfg.levels)} levels; schema not yet created)")
+            return 0
+        if args.reopen:
+            was = store.reopen(args.reopen, args.note)
+            print(f"table {args.reopen}: " + (f"reopened (it was closed: {was})" if was else "was not closed"))
+            return 0
+        return _report(store, cfg)
+
+
+def _report(store: object, cfg: object) -> int:
+    from controller.link.config import LapConfig
+    from controller.link.lap import LapStore, level_line
+    from controller.meters import plural
+
+    assert isinstance(store, LapStore) and isinstance(cfg, LapConfig)
+    rec = store.reconcile()
+    for _lv, st in sorted(rec.levels.items()):
+        print(level_line(st))
+    for c in store.differences(cfg):
+        print(f"pending change (applied at the next start, link stopped): {c}")
+    schema = store.schema_differences()
+    for d in schema:
+        print(f"schema: {d}")
+    for r in store.refusals():
+        print(f"refused: table {r['table_id']} record {r['seq']} ({r['kind']}): {r['reason']}")
+    why = store.inoperable_reason()
+    if why:
+        print(f"the link is INOPERABLE: {why}")
+    ok = rec.ok and not schema
+    print(
+        f"link: {'OK' if ok else 'FAILED'} ({rec.counts()}, {plural(rec.refusals, 'record')} refused, "
+        f"meters {'reconciled' if rec.ok else 'NOT reconciled'})"
+    )
+    for p in rec.problems:
+        print(f"problem: {p}", file=sys.stderr)
+    return 0 if ok else 1
 
 
 def _staff_pin(cfg: object, spec: str) -> int:

@@ -62,6 +62,26 @@ def _link_arg(p: argparse.ArgumentParser) -> None:
         type=Path,
         help="a linked progressive's socket for its uplink (systemd: /run/tablectl/link.sock; docs/linked.md)",
     )
+    p.add_argument(
+        "--link-peer",
+        metavar="USER",
+        help="the only user whose process may speak on the link socket (SO_PEERCRED; default: the service's own "
+        "user, which the shipped units run the uplink as)",
+    )
+
+
+def _peer_uid(user: str | None) -> int | None:
+    """``--link-peer``: a user name or a numeric id (None: the service's own user)."""
+    if user is None:
+        return None
+    if user.isdigit():
+        return int(user)
+    import pwd
+
+    try:
+        return pwd.getpwnam(user).pw_uid
+    except KeyError:
+        raise ValueError(f"--link-peer: no user {user!r}") from None
 
 
 def _fail(msg: str) -> int:
@@ -120,8 +140,17 @@ def run(args: argparse.Namespace) -> int:
 
     configure(stream=sys.stdout, level=args.log_level)
     # a real table must have recorded its software digest at installation (tablectl verify --record)
+    try:
+        peer = _peer_uid(args.link_peer)
+    except ValueError as e:
+        return _fail(str(e))
     svc = Service(
-        hw, require_digest=True, console_socket=args.console_socket, link_socket=args.link_socket, ledger_key=key
+        hw,
+        require_digest=True,
+        console_socket=args.console_socket,
+        link_socket=args.link_socket,
+        ledger_key=key,
+        link_peer=peer,
     )
 
     def _term(signum: int, _frame: object) -> None:

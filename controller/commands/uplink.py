@@ -4,6 +4,11 @@ controller (controller/link/uplink.py), a process of its own so that the table s
 PostgreSQL idempotently, and hands meter values and link status to the table service over the
 Unix socket the service listens on.
 
+It verifies every record it forwards with the table's ledger key (the same key the table
+service gets, handed to the uplink's unit by systemd's ``LoadCredential=``), and runs the same
+software digest check as the table service before it operates (exit 3 when it fails: a
+restart would not fix it).
+
 ``uplink.toml``::
 
     [uplink]
@@ -12,6 +17,9 @@ Unix socket the service listens on.
     table = "T01"
     ledger = "/var/lib/tablectl/ledger.sqlite3"
     socket = "/run/tablectl/link.sock"
+    key_credential = "tablectl-ledger-key"   # under $CREDENTIALS_DIRECTORY (LoadCredential=)
+    key_file = "/etc/tablectl/ledger.key"    # read when there is no credentials directory
+    software_record = "/etc/tablectl/software.json"
 """
 
 from __future__ import annotations
@@ -30,11 +38,18 @@ NAME = "uplink"
 HELP = "run the table's uplink to its linked progressive (LAP) controller"
 
 EXIT_CONFIG = 2
+EXIT_SOFTWARE = 3  # the software digest does not match the release's record (systemd: no restart)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", type=Path, default=Path("/etc/tablectl/uplink.toml"))
     p.add_argument("--check", action="store_true", help="only check the configuration, then exit")
+    p.add_argument(
+        "--sim",
+        action="store_true",
+        help="the simulator's, benches' and tests' software check: a missing or user-writable record skips or "
+        "relaxes it (a digest that differs from a record still refuses)",
+    )
 
 
 #: the longest path a Unix socket can have on Linux (``sun_path`` is 108 bytes with its NUL)
@@ -50,8 +65,12 @@ def _absolute(s: Any, key: str, default: str) -> Path:
     return p
 
 
-def load(path: Path) -> UplinkConfig:
+def load(path: Path, *, read_key: bool = True) -> tuple[UplinkConfig, Path]:
+    """The configuration and the software record's path (``read_key``: the ledger key too)."""
+    import dataclasses
+
     from controller.config import Section, read_toml
+    from controller.ledgerkey import LedgerKeyError
     from controller.link.schema import check_name
     from controller.link.uplink import UplinkConfig  # noqa: F811
 
@@ -76,21 +95,54 @@ def load(path: Path) -> UplinkConfig:
             f"{str(cfg.socket)!r} is {len(os.fsencode(cfg.socket))} bytes; a Unix socket's path holds at most "
             f"{SUN_PATH_MAX} (AF_UNIX)",
         )
+    where = key_path(s)
+    software = Path(s.get_str("software_record", "/etc/tablectl/software.json"))
     s.check_unused()
     root.check_unused()
-    return cfg
+    if read_key:
+        from controller.ledgerkey import read_key as read
+
+        try:
+            cfg = dataclasses.replace(cfg, key=read(where))
+        except LedgerKeyError as e:
+            raise s.error("key_file", str(e)) from None
+    return cfg, software
+
+
+def key_path(s: object) -> Path:
+    """The ledger key: the systemd credential (``$CREDENTIALS_DIRECTORY/<key_credential>``) when
+    the unit hands one over, else ``key_file`` (as the table service finds it, controller/ledgerkey.py)."""
+    import os
+
+    from controller.config import Section
+
+    assert isinstance(s, Section)
+    cred = s.get_str("key_credential", "tablectl-ledger-key")
+    if "/" in cred:
+        raise s.error("key_credential", f"{cred!r} is a credential name (LoadCredential=), not a path")
+    key_file = Path(s.get_str("key_file", "/etc/tablectl/ledger.key"))
+    cred_dir = os.environ.get("CREDENTIALS_DIRECTORY")
+    return Path(cred_dir) / cred if cred_dir else key_file
 
 
 def run(args: argparse.Namespace) -> int:
     from controller.config import ConfigError
 
     try:
-        cfg = load(args.config)
+        cfg, software = load(args.config)
     except ConfigError as e:
         print(f"tablectl: configuration error: {e}", file=sys.stderr)
         return EXIT_CONFIG
+    from controller.selfcheck import check_software
+
+    sw = check_software(software, require=not args.sim)
+    if sw.problems:
+        for p in sw.problems:
+            print(f"tablectl uplink: {p}", file=sys.stderr)
+        return EXIT_SOFTWARE
     if args.check:
-        print(f"{args.config}: OK (table {cfg.table_id}, schema {cfg.schema}, ledger {cfg.ledger})")
+        what = f"table {cfg.table_id}, schema {cfg.schema}, ledger {cfg.ledger}, software {sw.digest[:16]}"
+        print(f"{args.config}: OK ({what})")
         return 0
     from controller.link.uplink import Uplink
 

@@ -6,7 +6,9 @@ Example::
     [link]
     group = "pit1"               # the name tables use in their profile: linked = "pit1"
     heartbeat = "1s"             # how often the LAP tells every table it is alive
+    reconcile = "10s"            # how often the LAP reconciles every level and checks its schema
     # schema = "lap_pit1"        # PostgreSQL schema (default lap_<group>)
+    # software_record = "/etc/tablectl/software.json"   # the release's digest (tablectl verify --record)
 
     [levels.primary]
     seed = "$5,000"              # the first value of the meter
@@ -14,6 +16,9 @@ Example::
     increment_rate = "21%"       # of every wager, to the meter
     reserve_rate = "0%"          # of every wager, to the hidden reserve that funds the next reset
     limit = "$250,000"           # optional: the meter's ceiling
+    max_wager = "$5"             # required: the largest progressive wager a seat can make (a larger
+                                 # contribution is refused: N.J.A.C. 13:69E-1.39A(a))
+    meter_pays = ["100%", "10%"] # required: the paytable's percentage-of-meter pays (any other is refused)
     at_limit = "reserve"         # "reserve": contributions above the limit go to the reserve;
                                  # "freeze": they are recorded as overflow and the meter stands still
 
@@ -46,6 +51,7 @@ from typing import Any
 
 from controller.config import Section, read_toml
 from controller.link.schema import check_name
+from controller.rules.paytables import parse_percent
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,30}$")
 
@@ -59,6 +65,16 @@ class LevelParams:
     reserve_rate: Fraction
     limit_cents: int | None
     at_limit: str  # "reserve" | "freeze"
+    #: the largest contribution's wager (N.J.A.C. 13:69E-1.39A(a): an "unreasonable contribution"
+    #: limit); required, no default
+    max_wager_cents: int
+    #: the paytable's percentage-of-meter pays (a hit claim for any other fraction is refused)
+    meter_pays: tuple[Fraction, ...]
+
+    @property
+    def pays_text(self) -> list[str]:
+        """The pays as the database keeps them: reduced fractions ``num/den``, in order."""
+        return [f"{p.numerator}/{p.denominator}" for p in self.meter_pays]
 
     @property
     def den(self) -> int:
@@ -98,6 +114,9 @@ class LapConfig:
     levels: tuple[LevelParams, ...]
     tables: tuple[MemberParams, ...]
     floor: FloorParams | None = None
+    reconcile_s: float = 10.0
+    #: the release's software digest, compared before the LAP operates (controller/selfcheck.py)
+    software_record: Path = Path("/etc/tablectl/software.json")
 
     def role_for(self, table_id: str) -> str:
         """The PostgreSQL role a table's uplink logs in as (one per table)."""
@@ -143,27 +162,18 @@ def parse_lap(doc: Mapping[str, Any], file: str) -> LapConfig:
     except ValueError as e:
         raise link.error("schema", str(e)) from None
     hb = _seconds(link, "heartbeat", "1s", 0.05, 10)
+    reconcile_s = _seconds(link, "reconcile", "10s", 0.05, 3600)
+    software = Path(link.get_str("software_record", "/etc/tablectl/software.json"))
     link.check_unused()
     lv_sec = root.sub("levels")
     assert lv_sec is not None
     levels = []
     for name in lv_sec.data:
-        s = lv_sec.sub(name)
-        assert s is not None
         if not re.fullmatch(r"[a-z][a-z0-9_]{0,30}", name):
             raise lv_sec.error(name, "a level's name: lower-case letters, digits and _")
-        seed = s.get_money("seed", maxcents=1_000_000_000)
-        reset = s.get_money("reset", s.data.get("seed", "$0"), maxcents=1_000_000_000)
-        rate = _rate(s, "increment_rate")
-        reserve = _rate(s, "reserve_rate", "0%")
-        if rate + reserve > 1:
-            raise s.error("reserve_rate", "increment_rate + reserve_rate exceed 100% of the wager")
-        limit = s.get_money("limit", maxcents=10_000_000_000) if "limit" in s.data else None
-        if limit is not None and limit < max(seed, reset):
-            raise s.error("limit", "is below the seed or the reset")
-        at_limit = s.get_str("at_limit", "reserve", ("reserve", "freeze"))
-        s.check_unused()
-        levels.append(LevelParams(name, seed, reset, rate, reserve, limit, at_limit))
+        s = lv_sec.sub(name)
+        assert s is not None
+        levels.append(_level(name, s))
     if not levels:
         raise lv_sec.error(None, "needs at least one level")
     lv_sec._used.update(lv_sec.data)
@@ -193,7 +203,46 @@ def parse_lap(doc: Mapping[str, Any], file: str) -> LapConfig:
     t_sec._used.update(t_sec.data)
     floor = _floor(root, file)
     root.check_unused()
-    return LapConfig(file, group, schema, hb, tuple(levels), tuple(tables), floor)
+    return LapConfig(file, group, schema, hb, tuple(levels), tuple(tables), floor, reconcile_s, software)
+
+
+def _level(name: str, s: Section) -> LevelParams:
+    seed = s.get_money("seed", maxcents=1_000_000_000)
+    reset = s.get_money("reset", s.data.get("seed", "$0"), maxcents=1_000_000_000)
+    rate = _rate(s, "increment_rate")
+    reserve = _rate(s, "reserve_rate", "0%")
+    if rate + reserve > 1:
+        raise s.error("reserve_rate", "increment_rate + reserve_rate exceed 100% of the wager")
+    limit = s.get_money("limit", maxcents=10_000_000_000) if "limit" in s.data else None
+    if limit is not None and limit < max(seed, reset):
+        raise s.error("limit", "is below the seed or the reset")
+    at_limit = s.get_str("at_limit", "reserve", ("reserve", "freeze"))
+    # N.J.A.C. 13:69E-1.39A(a): the LAP's "unreasonable contribution" limit; the operator's to set
+    max_wager = s.get_money("max_wager", mincents=1, maxcents=100_000_000)
+    pays = _meter_pays(s)
+    s.check_unused()
+    return LevelParams(name, seed, reset, rate, reserve, limit, at_limit, max_wager, pays)
+
+
+def _meter_pays(s: Section) -> tuple[Fraction, ...]:
+    """The paytable's percentage-of-meter pays: a non-empty list of percentages in (0, 100%]."""
+    v = s._get("meter_pays", None)
+    if v is None:
+        raise s.error("meter_pays", 'is required: the paytable\'s percentage pays, e.g. ["100%", "10%"]')
+    if not isinstance(v, list) or not v or not all(isinstance(x, str) for x in v):
+        raise s.error("meter_pays", f'write a list of percentages like ["100%", "10%"], got {v!r}')
+    out = []
+    for x in v:
+        try:
+            p = parse_percent(x)
+        except ValueError as e:
+            raise s.error("meter_pays", str(e)) from None
+        if not 0 < p <= 1:
+            raise s.error("meter_pays", f"{x} is outside (0%, 100%]")
+        if p in out:
+            raise s.error("meter_pays", f"{x} is listed twice")
+        out.append(p)
+    return tuple(out)
 
 
 def _path(sec: Section, key: str, file: str) -> Path:

@@ -161,7 +161,7 @@ class FloorData:
         with self.conn() as c:
             doc = self._doc(c, _PICTURE_SQL, (day,))
             series, stats = self._day_figures(c, day)
-        return _picture(float(doc["now"]), day, doc, series, stats, self.stale_s)
+        return {**_picture(float(doc["now"]), day, doc, series, stats, self.stale_s), **_closures(doc)}
 
     def _day_figures(self, c: psycopg.Connection, day: datetime) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         with self._slow_lock:
@@ -224,9 +224,14 @@ _PICTURE_SQL = """
 SELECT json_build_object(
   'now', extract(epoch FROM clock_timestamp()),
   'link', (SELECT json_build_object('group_name', left(group_name, 40), 'state', state,
+      'reason', left(reason, 300),
       'heartbeat_at', extract(epoch FROM heartbeat_at)) FROM {s}.link),
+  'refusals', (SELECT coalesce(json_agg(x ORDER BY x.id DESC), '[]') FROM (
+      SELECT id, table_id, seq, left(kind, 40) AS kind, left(reason, 300) AS reason, extract(epoch FROM at) AS at
+      FROM {s}.refusals ORDER BY id DESC LIMIT 20) x),
   'tables', (SELECT coalesce(json_agg(json_build_object('table_id', m.table_id, 'asset', left(m.asset, 40),
-      'game', left(m.game, 40), 'mismatch', left(m.mismatch, 300), 'reconciled_seq', m.reconciled_seq,
+      'game', left(m.game, 40), 'mismatch', left(m.mismatch, 300), 'closed', left(m.closed, 300),
+      'reconciled_seq', m.reconciled_seq,
       'last_seen', extract(epoch FROM m.last_seen), 'state', left(s.state, 40), 'round_no', s.round_no,
       'progressive_open', s.progressive_open, 'reason', left(s.reason, 200), 'tilts', {s}.bounded_tilts(s.tilts),
       'sign', left(s.sign, 80), 'status_at', extract(epoch FROM s.at)) ORDER BY m.table_id), '[]')
@@ -281,6 +286,17 @@ SELECT json_build_object(
       ORDER BY h.decided_at DESC LIMIT 6) x)
 )
 """
+
+
+def _closures(doc: dict[str, Any]) -> dict[str, Any]:
+    """What closed linked wagers from the LAP's side (issue 21): the link inoperable and why, each
+    table a refusal closed and why, the latest refusals."""
+    link = doc.get("link") or {}
+    return {
+        "inoperable": link.get("reason") if link.get("state") == "inoperable" else None,
+        "closed_by_lap": {t["table_id"]: t["closed"] for t in doc["tables"] if t.get("closed")},
+        "refusals": [{k: r[k] for k in ("table_id", "seq", "kind", "reason", "at")} for r in doc.get("refusals") or []],
+    }
 
 
 def _epoch(t: Any) -> float | None:

@@ -2,7 +2,7 @@
 attempts a person's name is locked for ``lock_s`` seconds.
 
 The count and the lock-out's end are rows of the LAP's schema (``floor_lockouts``,
-controller/link/schema.py ``floor_ddl``), not the LAP process's memory: restarting
+controller/link/schema_floor.py), not the LAP process's memory: restarting
 ``tablectl lap`` does not lift a lock-out, and the lock-out ends by the database's clock
 (``clock_timestamp()``), not the process's.  Each attempt is counted *before* its PIN is
 checked, in one transaction holding the person's row, so concurrent guesses cannot slip past

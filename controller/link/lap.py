@@ -12,58 +12,32 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from fractions import Fraction
 from math import lcm
 from typing import Any
 
 import psycopg
 from psycopg import sql
 
+from controller.link import catalog
 from controller.link.config import LapConfig, LevelParams
-from controller.link.schema import SCHEMA_VERSION, ddl, floor_ddl, floor_grants, grants
-from controller.meters import format_exact, plural
+from controller.link.reconcile import LevelState, Reconciliation, level_line, level_state, reconcile
+from controller.link.schema import SCHEMA_VERSION, ddl, grants
+
+__all__ = [
+    "LapError",
+    "LapService",
+    "LapStore",
+    "LevelState",
+    "Reconciliation",
+    "connect",
+    "level_line",
+    "wait_until",
+]
 
 
 class LapError(RuntimeError):
-    """The LAP refuses: a parameter change with the link running, a schema it does not know."""
-
-
-@dataclass(frozen=True)
-class LevelState:
-    level: str
-    value: Fraction  # exact cents
-    reserve: Fraction
-    overflow: Fraction
-    hits: int
-    version: int
-
-    @property
-    def cents(self) -> int:
-        return self.value.numerator // self.value.denominator
-
-
-@dataclass
-class Reconciliation:
-    ok: bool
-    tables: int
-    contributions: int
-    hits: int  # meter hits (the LAP pays only those: a fixed pay is the table's own)
-    problems: list[str] = field(default_factory=list)
-    levels: dict[str, LevelState] = field(default_factory=dict)
-
-    def counts(self) -> str:
-        """``2 tables, 460 contributions, 1 meter hit``: counts that read right, in every output's words."""
-        return f"{plural(self.tables, 'table')}, {plural(self.contributions, 'contribution')}, " + plural(
-            self.hits, "meter hit"
-        )
-
-
-def level_line(st: LevelState) -> str:
-    """A level in dollars, exactly (the fraction of a cent carried shown as such)."""
-    return (
-        f"level {st.level}: meter {format_exact(st.value)}, hidden reserve {format_exact(st.reserve)}, "
-        f"overflow {format_exact(st.overflow)}, {plural(st.hits, 'meter hit')}"
-    )
+    """The LAP refuses: a parameter change with the link running, a schema it does not know, a
+    self-check that fails."""
 
 
 def connect(dsn: str, *, user: str | None = None, autocommit: bool = True, timeout: float = 5) -> psycopg.Connection:
@@ -84,7 +58,25 @@ def _level_row(p: LevelParams) -> dict[str, Any]:
         "reserve_den": p.reserve_rate.denominator,
         "limit_cents": p.limit_cents,
         "at_limit": p.at_limit,
+        "max_wager_cents": p.max_wager_cents,
+        "meter_pays": p.pays_text,
     }
+
+
+_INSERT_LEVEL = (
+    "INSERT INTO {s}.levels (level, seed_cents, reset_cents, rate_num, rate_den, reserve_num, reserve_den,"
+    " limit_cents, at_limit, max_wager_cents, meter_pays, den, value_num, inflow_num) VALUES (%(level)s,"
+    " %(seed_cents)s, %(reset_cents)s, %(rate_num)s, %(rate_den)s, %(reserve_num)s, %(reserve_den)s,"
+    " %(limit_cents)s, %(at_limit)s, %(max_wager_cents)s, %(meter_pays)s, %(den)s,"
+    " %(seed_cents)s::numeric * %(den)s, %(seed_cents)s::numeric * %(den)s)"
+)
+_UPDATE_LEVEL = (
+    "UPDATE {s}.levels SET reset_cents = %(reset_cents)s, rate_num = %(rate_num)s, rate_den = %(rate_den)s,"
+    " reserve_num = %(reserve_num)s, reserve_den = %(reserve_den)s, limit_cents = %(limit_cents)s,"
+    " at_limit = %(at_limit)s, max_wager_cents = %(max_wager_cents)s, meter_pays = %(meter_pays)s,"
+    " den = %(den)s, value_num = value_num * %(k)s, reserve_acc = reserve_acc * %(k)s,"
+    " overflow_acc = overflow_acc * %(k)s, inflow_num = inflow_num * %(k)s WHERE level = %(level)s"
+)
 
 
 class LapStore:
@@ -114,19 +106,24 @@ class LapStore:
         v = self.installed()
         if v is not None:
             if v != SCHEMA_VERSION:
-                raise LapError(f"schema {self.schema} is version {v}; this LAP knows version {SCHEMA_VERSION}")
+                raise LapError(
+                    f"schema {self.schema} is version {v}; this LAP knows version {SCHEMA_VERSION} only "
+                    "(no upgrade path: settle the group with `tablectl lap --reconcile` of its release, then "
+                    "start this release on a new schema)"
+                )
             return False
         with self.conn.transaction():
             self.conn.execute(ddl(self.schema).encode())
             self.conn.execute(self.q("INSERT INTO {s}.link (group_name) VALUES (%s)"), (group,))
         return True
 
-    def install_floor(self) -> None:
-        """The floor view's tables and the tables' right to report their status (idempotent)."""
-        with self.conn.transaction():
-            self.conn.execute(floor_ddl(self.schema).encode())
-            for r in self._rows("SELECT role FROM {s}.members"):
-                self.conn.execute(floor_grants(self.schema, r["role"]).encode())
+    def schema_differences(self) -> list[str]:
+        """The schema's functions, triggers, rules and policies against this release's (the LAP's
+        role needs CREATE on the database: it reads a throwaway install, rolled back)."""
+        try:
+            return catalog.differences(self.conn, self.schema)
+        except psycopg.errors.InsufficientPrivilege as e:
+            return [f"its code cannot be checked against this release's: {str(e).strip().splitlines()[0]}"]
 
     # ---------------------------------------------------------------- link state
     def state(self) -> str:
@@ -134,8 +131,17 @@ class LapStore:
         assert row is not None
         return str(row[0])
 
+    def inoperable_reason(self) -> str | None:
+        row = self.conn.execute(self.q("SELECT reason FROM {s}.link WHERE state = 'inoperable'")).fetchone()
+        return None if row is None else str(row[0])
+
     def set_state(self, state: str) -> None:
-        self.conn.execute(self.q("UPDATE {s}.link SET state = %s"), (state,))
+        """``stopped`` or ``running`` (an inoperable link's reason is cleared with it: recorded)."""
+        self.conn.execute(self.q("UPDATE {s}.link SET state = %s, reason = NULL"), (state,))
+
+    def set_inoperable(self, reason: str) -> None:
+        """Every table closed, the reason recorded (``param_changes``) and shown on the floor view."""
+        self.conn.execute(self.q("SELECT {s}.set_inoperable(%s)"), (reason,))
 
     def heartbeat(self) -> None:
         self.conn.execute(self.q("SELECT {s}.heartbeat()"))
@@ -168,7 +174,8 @@ class LapStore:
 
     def configure(self, cfg: LapConfig) -> list[str]:
         """Apply ``cfg``: refused unless the link is stopped (every change is recorded by the
-        database in ``param_changes``).  A level is never removed (its money stays accounted)."""
+        database in ``param_changes``; a rate change is a new rate version).  A level is never
+        removed (its money stays accounted)."""
         with self.conn.transaction():
             row = self.conn.execute(self.q("SELECT state FROM {s}.link FOR UPDATE")).fetchone()
             assert row is not None
@@ -180,55 +187,53 @@ class LapStore:
             removed = [c for c in changes if c.endswith("not in the configuration")]
             if removed:
                 raise LapError(f"{cfg.file}: {removed[0]}: a level that holds money is never removed")
-            have = {r["level"]: r for r in self._rows("SELECT level, den FROM {s}.levels")}
-            for p in cfg.levels:
-                r = _level_row(p)
-                if p.level not in have:
-                    den = p.den
-                    self.conn.execute(
-                        self.q(
-                            "INSERT INTO {s}.levels (level, seed_cents, reset_cents, rate_num, rate_den, reserve_num,"
-                            " reserve_den, limit_cents, at_limit, den, value_num) VALUES (%(level)s, %(seed_cents)s,"
-                            " %(reset_cents)s, %(rate_num)s, %(rate_den)s, %(reserve_num)s, %(reserve_den)s,"
-                            " %(limit_cents)s, %(at_limit)s, %(den)s, %(seed_cents)s::numeric * %(den)s)"
-                        ),
-                        {**r, "den": den},
-                    )
-                else:
-                    old_den = int(have[p.level]["den"])
-                    den = lcm(old_den, p.den)
-                    k = den // old_den  # the accounts are rescaled exactly
-                    self.conn.execute(
-                        self.q(
-                            "UPDATE {s}.levels SET reset_cents = %(reset_cents)s, rate_num = %(rate_num)s,"
-                            " rate_den = %(rate_den)s, reserve_num = %(reserve_num)s, reserve_den = %(reserve_den)s,"
-                            " limit_cents = %(limit_cents)s, at_limit = %(at_limit)s, den = %(den)s,"
-                            " value_num = value_num * %(k)s, reserve_acc = reserve_acc * %(k)s,"
-                            " overflow_acc = overflow_acc * %(k)s WHERE level = %(level)s"
-                        ),
-                        {**r, "den": den, "k": k},
-                    )
-            members = {r["table_id"] for r in self._rows("SELECT table_id FROM {s}.members")}
-            for t in cfg.tables:
-                role = cfg.role_for(t.table_id)
-                if not self.conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
-                    self.conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
-                self.conn.execute(grants(self.schema, role).encode())
-                self.conn.execute(
-                    self.q(
-                        "INSERT INTO {s}.members (table_id, role, asset, game) VALUES (%s, %s, %s, %s)"
-                        " ON CONFLICT (table_id) DO UPDATE SET role = excluded.role, asset = excluded.asset,"
-                        " game = excluded.game"
-                    ),
-                    (t.table_id, role, t.asset, t.game),
-                )
-                members.discard(t.table_id)
-            for tid in members:
-                self.conn.execute(self.q("DELETE FROM {s}.members WHERE table_id = %s"), (tid,))
+            self._configure_levels(cfg)
+            self._configure_members(cfg)
         return changes
+
+    def _configure_levels(self, cfg: LapConfig) -> None:
+        have = {r["level"]: r for r in self._rows("SELECT level, den FROM {s}.levels")}
+        for p in cfg.levels:
+            r = _level_row(p)
+            if p.level not in have:
+                self.conn.execute(self.q(_INSERT_LEVEL), {**r, "den": p.den})
+            else:
+                old_den = int(have[p.level]["den"])
+                den = lcm(old_den, p.den)
+                # the accounts are rescaled exactly; the den only grows, so every older rate
+                # version stays exact in it
+                self.conn.execute(self.q(_UPDATE_LEVEL), {**r, "den": den, "k": den // old_den})
+
+    def _configure_members(self, cfg: LapConfig) -> None:
+        members = {r["table_id"] for r in self._rows("SELECT table_id FROM {s}.members")}
+        for t in cfg.tables:
+            role = cfg.role_for(t.table_id)
+            if not self.conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+                self.conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+            self.conn.execute(grants(self.schema, role).encode())
+            self.conn.execute(
+                self.q(
+                    "INSERT INTO {s}.members (table_id, role, asset, game) VALUES (%s, %s, %s, %s)"
+                    " ON CONFLICT (table_id) DO UPDATE SET role = excluded.role, asset = excluded.asset,"
+                    " game = excluded.game"
+                ),
+                (t.table_id, role, t.asset, t.game),
+            )
+            members.discard(t.table_id)
+        for tid in members:
+            self.conn.execute(self.q("DELETE FROM {s}.members WHERE table_id = %s"), (tid,))
 
     def param_changes(self) -> list[dict[str, Any]]:
         return self._rows("SELECT * FROM {s}.param_changes ORDER BY id")
+
+    # ---------------------------------------------------------------- refusals
+    def refusals(self) -> list[dict[str, Any]]:
+        return self._rows("SELECT * FROM {s}.refusals ORDER BY id")
+
+    def reopen(self, table_id: str, note: str) -> str | None:
+        """Reopen a table a refusal closed (recorded with ``note``); what had closed it, or None."""
+        row = self.conn.execute(self.q("SELECT {s}.reopen_table(%s, %s)"), (table_id, note)).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
 
     # ---------------------------------------------------------------- reading
     def _rows(self, text: str, params: Any = None) -> list[dict[str, Any]]:
@@ -236,82 +241,21 @@ class LapStore:
         return list(cur.execute(self.q(text), params).fetchall())
 
     def levels(self) -> dict[str, LevelState]:
-        out = {}
-        for r in self._rows("SELECT * FROM {s}.levels"):
-            d = int(r["den"])
-            out[r["level"]] = LevelState(
-                r["level"],
-                Fraction(int(r["value_num"]), d),
-                Fraction(int(r["reserve_acc"]), d),
-                Fraction(int(r["overflow_acc"]), d),
-                int(r["hits"]),
-                int(r["version"]),
-            )
-        return out
+        return {r["level"]: level_state(r) for r in self._rows("SELECT * FROM {s}.levels")}
 
     def reconcile(self) -> Reconciliation:
-        """Check, exactly, for every level: value + reserve + overflow + Σ hits paid ==
-        seed + Σ resets + Σ contributions − Σ voids, and that every contribution is its
-        wager × (rate + reserve rate) at the parameters it was taken under."""
-        with self.conn.transaction():
-            self.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            levels = self.levels()
-            params = {r["level"]: r for r in self._rows("SELECT level, seed_cents FROM {s}.levels")}
-            contrib = self._rows(
-                "SELECT level, den, sum(to_meter + to_reserve + to_overflow) AS amt,"
-                " sum(wager_cents * (rate_num * (den / rate_den) + reserve_num * (den / reserve_den))) AS want,"
-                " count(*) AS n FROM {s}.contributions GROUP BY level, den"
-            )
-            voids = self._rows("SELECT level, den, sum(amount) AS amt FROM {s}.voids GROUP BY level, den")
-            hits = self._rows("SELECT level, sum(amount_cents) AS amt, count(*) AS n FROM {s}.hits GROUP BY level")
-            resets = self._rows("SELECT level, sum(reset_cents) AS amt FROM {s}.reseeds GROUP BY level")
-            n_tables = self.conn.execute(self.q("SELECT count(*) FROM {s}.members")).fetchone()
-            unmatched = self._rows(
-                "SELECT e.table_id, e.seq, e.kind FROM {s}.events e WHERE NOT EXISTS ("
-                " SELECT 1 FROM {s}.contributions c WHERE c.table_id = e.table_id AND c.seq = e.seq"
-                " UNION ALL SELECT 1 FROM {s}.voids v WHERE v.table_id = e.table_id AND v.seq = e.seq"
-                " UNION ALL SELECT 1 FROM {s}.hits h WHERE h.table_id = e.table_id AND h.seq = e.seq"
-                " UNION ALL SELECT 1 FROM {s}.payouts p WHERE p.table_id = e.table_id AND p.seq = e.seq)"
-            )
-            mismatches = self._rows("SELECT table_id, mismatch FROM {s}.members WHERE mismatch IS NOT NULL")
-        problems = [f"event {u['table_id']}/{u['seq']} ({u['kind']}) was not applied" for u in unmatched]
-        problems += [f"table {m['table_id']}: {m['mismatch']}" for m in mismatches]
-        n_contrib = 0
-        n_hits = 0
-        for lv, st in levels.items():
-            inflow = Fraction(int(params[lv]["seed_cents"]))
-            for c in contrib:
-                if c["level"] == lv:
-                    amt, want = int(c["amt"]), int(c["want"])
-                    if amt != want:
-                        problems.append(f"level {lv}: contributions hold {amt}/{c['den']}, wagers × rates {want}")
-                    inflow += Fraction(amt, int(c["den"]))
-                    n_contrib += int(c["n"])
-            for v in voids:
-                if v["level"] == lv:
-                    inflow -= Fraction(int(v["amt"]), int(v["den"]))
-            paid = 0
-            for h in hits:
-                if h["level"] == lv:
-                    paid = int(h["amt"])
-                    n_hits += int(h["n"])
-            for r in resets:
-                if r["level"] == lv:
-                    inflow += int(r["amt"])
-            held = st.value + st.reserve + st.overflow + paid
-            if held != inflow:
-                problems.append(
-                    f"level {lv}: meter+reserve+overflow+paid = {held}, seed+resets+contributions = {inflow}"
-                )
-        assert n_tables is not None
-        return Reconciliation(not problems, int(n_tables[0]), n_contrib, n_hits, problems, levels)
+        """Every level's identity, exactly, from the records (controller/link/reconcile.py)."""
+        return reconcile(self)
 
 
 @dataclass
 class LapService:
-    """``tablectl lap``: applies the configuration with the link stopped, self-checks, starts
-    the link and beats its heartbeat until told to stop; reconnects when PostgreSQL goes away
-    (the tables close their linked wagers meanwhile: no heartbeat reaches them)."""
+    """``tablectl lap``: applies the configuration with the link stopped, self-checks (the
+    schema's code against this release's, every level reconciled, the parameters as configured),
+    starts the link and beats its heartbeat until told to stop; repeats the self-check every
+    ``[link] reconcile`` and makes the link **inoperable** (every table closed, the reason
+    recorded and shown) at the first problem; reconnects when PostgreSQL goes away (the tables
+    close their linked wagers meanwhile: no heartbeat reaches them)."""
 
     cfg: LapConfig
     dsn: str
@@ -319,6 +263,16 @@ class LapService:
     stop_event: threading.Event = field(default_factory=threading.Event)
     #: called each time the link is (re)started, schema installed (the floor view starts then)
     on_running: Callable[[], None] = lambda: None
+    _killed: bool = field(default=False, init=False)
+    _said_inoperable: bool = field(default=False, init=False)
+
+    def self_check(self, store: LapStore) -> list[str]:
+        """What makes the LAP inoperable: its schema's code is not this release's, a level does
+        not reconcile, a parameter differs from ``lap.toml`` (changed outside the stopped state)."""
+        problems = [f"schema: {d}" for d in store.schema_differences()]
+        problems += store.reconcile().problems
+        problems += [f"parameter changed while the link ran: {c}" for c in store.differences(self.cfg)]
+        return problems
 
     def start_link(self) -> LapStore:
         conn = connect(self.dsn)
@@ -327,18 +281,32 @@ class LapService:
             self.log(f"lap: schema {self.cfg.schema} created")
         changes = store.differences(self.cfg)
         if changes:
-            store.set_state("stopped")
+            if store.state() == "running":
+                store.set_state("stopped")
             store.configure(self.cfg)
             for c in changes:
                 self.log(f"lap: parameter change recorded: {c}")
-        store.install_floor()
-        rec = store.reconcile()
-        if not rec.ok:
-            store.set_state("stopped")
-            raise LapError("self-check failed: " + "; ".join(rec.problems))
+        problems = self.self_check(store)
+        if problems:
+            store.set_inoperable("self-check at start-up: " + "; ".join(problems))
+            raise LapError("self-check failed: " + "; ".join(problems))
         store.set_state("running")
-        self.log(f"lap: link {self.cfg.group} running ({rec.counts()}, meters reconciled)")
+        rec = store.reconcile()
+        self.log(f"lap: link {self.cfg.group} running ({rec.counts()}, meters reconciled, schema is this release's)")
         return store
+
+    def watch(self, store: LapStore) -> None:
+        """The timer's self-check while the link runs (and the database's own at every batch,
+        which may have made it inoperable already: logged once)."""
+        state = store.state()
+        if state == "running":
+            problems = self.self_check(store)
+            if problems:
+                store.set_inoperable("; ".join(problems))
+                state = "inoperable"
+        if state == "inoperable" and not self._said_inoperable:
+            self._said_inoperable = True
+            self.log(f"lap: the link is INOPERABLE, every table closed: {store.inoperable_reason()}")
 
     def kill(self) -> None:
         """Stop as a crash would (tests, the chaos bench): no clean ``stopped`` state, the
@@ -348,15 +316,21 @@ class LapService:
 
     def run(self) -> None:
         self._killed = False
+        self._said_inoperable = False
         store: LapStore | None = None
         backoff = 0.2
+        next_check = 0.0
         while not self.stop_event.is_set():
             try:
                 if store is None:
                     store = self.start_link()
                     backoff = 0.2
+                    next_check = time.monotonic() + self.cfg.reconcile_s
                     self.on_running()
                 store.heartbeat()
+                if time.monotonic() >= next_check:
+                    self.watch(store)
+                    next_check = time.monotonic() + self.cfg.reconcile_s
                 self.stop_event.wait(self.cfg.heartbeat_s)
             except psycopg.OperationalError as e:
                 self.log(f"lap: database unreachable ({str(e).strip().splitlines()[0]}); retrying")
@@ -366,11 +340,14 @@ class LapService:
                 self.stop_event.wait(backoff)
                 backoff = min(backoff * 2, 2.0)
         if store is not None:
-            try:
-                if not self._killed:
-                    store.set_state("stopped")
-            finally:
-                store.conn.close()
+            self._stop_clean(store)
+
+    def _stop_clean(self, store: LapStore) -> None:
+        try:
+            if not self._killed and store.state() == "running":  # an inoperable link stays so
+                store.set_state("stopped")
+        finally:
+            store.conn.close()
 
 
 def wait_until(pred: Callable[[], bool], timeout: float, step: float = 0.01) -> bool:

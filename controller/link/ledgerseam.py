@@ -3,10 +3,21 @@ totals a batch claims, and the chain head a batch records.
 
 Everything the uplink knows about the ledger goes through :class:`LedgerSource`, so that a
 change of the ledger's format or API (a keyed chain, a ``Ledger.head()``) is made here alone.
+
+**Nothing unverified leaves it** (issue 21): the ledger's directory can be written by someone
+who has no key (docs/security.md), so :meth:`SqliteLedgerSource.verify` walks every record after
+the LAP's last one — not only the link records — and checks each one's MAC under the table's key
+(controller/ledger.py ``event_mac``) and its place in the chain (its seq follows the one before,
+its ``prev`` is that one's MAC); :meth:`link_events` hands out only records inside the verified
+part.  The first record that fails is :class:`Unverified`: forwarding stops there (the uplink
+reports it to the table and the LAP) until the file is another one (a restore) or the uplink
+restarts, and is verified again from scratch.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,6 +25,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Protocol
 
+from controller.ledger import GENESIS, canonical, event_hash
 from controller.records import Kind
 
 #: ledger kind -> the LAP's event kind (controller/link/schema.py ``events.kind``)
@@ -39,7 +51,7 @@ class LinkEvent:
 @dataclass(frozen=True)
 class Totals:
     """What a batch claims: link events and wagered cents up to ``last_seq``, and the ledger's
-    chain head (``seq:hash``) when they were read."""
+    chain head at ``last_seq`` (``seq:hash``)."""
 
     last_seq: int
     events: int
@@ -47,8 +59,23 @@ class Totals:
     head: str
 
 
+@dataclass(frozen=True)
+class Unverified:
+    """The first ledger record whose MAC or place in the chain does not verify."""
+
+    seq: int
+    problem: str
+
+
 class LedgerSource(Protocol):
-    def link_events(self, since: int, limit: int) -> Sequence[LinkEvent]: ...
+    def verify(self, start: int) -> Unverified | None:
+        """Extend the verified part to the ledger's end (from ``start``, the last seq the LAP
+        holds, on the first call); the first record that fails, if any."""
+        ...
+
+    def link_events(self, since: int, limit: int) -> Sequence[LinkEvent]:
+        """The link events after ``since``, in the verified part only."""
+        ...
 
     def totals(self, upto: int) -> Totals: ...
 
@@ -98,6 +125,8 @@ def to_lap(kind: str, round_no: int, data: dict[str, Any]) -> tuple[str, str, di
     out: dict[str, Any] = {"round": round_no}
     if lap_kind == "contribution":
         out.update(wager=int(data["wager"]), seat=int(data["seat"]))
+        if "rate_version" in data:  # the LAP's rate version the wager was taken under
+            out["rate_version"] = int(data["rate_version"])
     elif lap_kind == "void":
         # by its seq when the table knows it, else by the round and seat it was made for
         out.update({"of_seq": int(data["of_seq"])} if "of_seq" in data else {"seat": int(data["seat"])})
@@ -113,20 +142,87 @@ def to_lap(kind: str, round_no: int, data: dict[str, Any]) -> tuple[str, str, di
 
 class SqliteLedgerSource:
     """The table's SQLite ledger (controller/ledger.py), opened read-only (``mode=ro``; WAL lets
-    it read beside the table's writer)."""
+    it read beside the table's writer), verified under the table's ``key``."""
 
-    def __init__(self, path: str | Path):
+    CHUNK = 2000  # records read and verified per query
+
+    def __init__(self, path: str | Path, key: bytes):
+        if not key:
+            raise ValueError("the uplink needs the table's ledger key to verify what it forwards")
         self.path = Path(path)
         self._inode = self.path.stat().st_ino  # a missing ledger is an error, as opening it is
         self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
         self._kinds = tuple(LINK_KINDS)
         self._in = ",".join("?" * len(self._kinds))
+        self._mac = hmac.new(key, digestmod=hashlib.sha256)
+        self._pos: tuple[int, str] | None = None  # the last verified record: (seq, MAC)
+        self._bad: Unverified | None = None
 
+    # ---- verification -------------------------------------------------------------
+    def verify(self, start: int) -> Unverified | None:
+        if self._bad is not None:
+            return self._bad
+        if self._pos is None:
+            anchor = GENESIS if start <= 0 else self.mac_at(start)
+            if anchor is None:
+                self._bad = Unverified(start, f"the ledger has no event {start}, the last the LAP holds")
+                return self._bad
+            self._pos = (max(start, 0), anchor)
+        keyed_from = self._keyed_from()
+        while self._bad is None:
+            rows = self.db.execute(
+                "SELECT seq, ts, table_id, round, kind, data, prev, hash FROM events"
+                " WHERE seq > ? ORDER BY seq LIMIT ?",
+                (self._pos[0], self.CHUNK),
+            ).fetchall()
+            for row in rows:
+                problem = self._check(row, keyed_from)
+                if problem is not None:
+                    self._bad = Unverified(int(row[0]), problem)
+                    break
+                self._pos = (int(row[0]), str(row[7]))
+            if len(rows) < self.CHUNK:
+                break
+        return self._bad
+
+    def _keyed_from(self) -> int:
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE name = 'keyed_from'").fetchone()
+        except sqlite3.OperationalError:
+            return 1
+        try:
+            return int(row[0]) if row else 1
+        except ValueError:
+            return 1 << 62  # a meta row that is no number: nothing counts as keyed (fails safe)
+
+    def _check(self, row: tuple[Any, ...], keyed_from: int) -> str | None:
+        seq, ts, table, rnd, kind, data, prev, mac = row
+        assert self._pos is not None
+        if seq != self._pos[0] + 1:
+            return f"event {seq}: expected event {self._pos[0] + 1} next (a gap in the chain)"
+        if prev != self._pos[1]:
+            return f"event {seq}: its prev is not the MAC of event {seq - 1} (the chain is broken)"
+        if seq < keyed_from:
+            if kind in LINK_KINDS:
+                return f"event {seq}: a link record written before the ledger was keyed cannot be verified"
+            if event_hash(seq, ts, table, rnd, kind, data, prev) != mac:
+                return f"event {seq}: its hash does not match its contents"
+            return None
+        m = self._mac.copy()
+        m.update(canonical(seq, ts, table, rnd, kind, data, prev))
+        if not hmac.compare_digest(m.hexdigest(), str(mac)):
+            return f"event {seq}: its MAC does not match its contents (edited, or written without the key)"
+        return None
+
+    def verified_to(self) -> int:
+        return 0 if self._pos is None else self._pos[0]
+
+    # ---- reading ------------------------------------------------------------------
     def link_events(self, since: int, limit: int) -> list[LinkEvent]:
         rows = self.db.execute(
-            f"SELECT seq, ts, round, kind, data FROM events WHERE seq > ? AND kind IN ({self._in})"
+            f"SELECT seq, ts, round, kind, data FROM events WHERE seq > ? AND seq <= ? AND kind IN ({self._in})"
             " ORDER BY seq LIMIT ?",
-            (since, *self._kinds, limit),
+            (since, self.verified_to(), *self._kinds, limit),
         ).fetchall()
         import json
 
@@ -147,7 +243,9 @@ class SqliteLedgerSource:
             n += 1
             if kind == Kind.LINK_CONTRIBUTION:
                 wagers += int(json.loads(data)["wager"])
-        return Totals(upto, n, wagers, self.head())
+        # the head at the batch's last seq: the LAP moves its record of it forward only
+        mac = self.mac_at(upto) if upto > 0 else None
+        return Totals(upto, n, wagers, f"{upto}:{mac}" if mac is not None else "0:genesis")
 
     def mac_at(self, seq: int) -> str | None:
         row = self.db.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()

@@ -127,6 +127,7 @@ def _wagering(game: TableGame, state: str, journal: Any = None) -> tuple[Wagerin
         emit=Calls(),
         show_meters=Calls(),
         log=Log(),
+        link=NullLink(),
         journal=journal,
     )
     slot.round = Round(1, w.new_round())

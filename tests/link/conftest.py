@@ -30,10 +30,16 @@ def pg_dsn() -> Iterator[str]:
 
 
 def lap_doc(schema: str, tables: int = 2, **level: Any) -> dict[str, Any]:
-    lv = {"seed": "$1,000", "reset": "$1,000", "increment_rate": "21%"}
+    lv = {
+        "seed": "$1,000",
+        "reset": "$1,000",
+        "increment_rate": "21%",
+        "max_wager": "$10",
+        "meter_pays": ["100%", "10%"],
+    }
     lv.update(level)
     return {
-        "link": {"group": "pit", "schema": schema, "heartbeat": "100ms"},
+        "link": {"group": "pit", "schema": schema, "heartbeat": "100ms", "reconcile": "200ms"},
         "levels": {"primary": lv},
         "tables": {f"T{i + 1}": {"asset": f"A-{1000 + i + 1}", "game": "six-card-fortune"} for i in range(tables)},
     }
@@ -66,6 +72,14 @@ class Lap:
             ).format(sql.Identifier(self.cfg.schema)),
             (table_id, seq, kind, level, json.dumps(data)),
         )
+
+    def claim(self, table_id: str, seq: int, rnd: int, seat: int, hand: str, level: str = "primary") -> int:
+        """A 10 % hit claim for (``rnd``, ``seat``) at ``seq + 1``, after the 1-cent wager it needs at
+        ``seq`` (the LAP refuses a claim with no progressive wager, issue 21); the claim's seq."""
+        self.send(table_id, seq, "contribution", {"wager": 1, "round": rnd, "seat": seat}, level)
+        data = {"fraction_num": 1, "fraction_den": 10, "round": rnd, "seat": seat, "hand": hand}
+        self.send(table_id, seq + 1, "hit", data, level)
+        return seq + 1
 
     def close(self) -> None:
         for c in self._tables.values():
@@ -109,7 +123,6 @@ def make_floor(make_lap: Any, pg_dsn: str, tmp_path: Any) -> Iterator[Any]:
 
     def make(tables: int = 2, dsn: str | None = None, **kw: Any) -> tuple[Lap, FloorServer]:
         lap = make_lap(tables=tables)
-        lap.store.install_floor()
         staff = tmp_path / "floor-staff.toml"
         if not staff.exists():
             st = StaffStore(staff)

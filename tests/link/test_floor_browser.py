@@ -16,7 +16,8 @@ Screenshots are checked not blank; ``TABLECTL_SCREENSHOTS=1`` also writes them t
 (floor-view.png, sign.png, sign-closed.png).
 
 The hits: the sim's tables seldom hit within a test's time, so the test sends hit claims from T01's
-and T02's database roles at a sequence number their ledgers never reach; the LAP decides them as any
+and T02's database roles at a sequence number their ledgers never reach, each after a contribution for
+its round and seat (the LAP refuses a claim without one, issue 21); the LAP decides them as any
 other.  The sim's final verdict then names them as extra records (checked: reconciliation notices a
 record no table wrote)."""
 
@@ -68,20 +69,18 @@ def _not_blank(png: bytes, name: str) -> None:
 
 
 def _claim_hit(dsn: str, cfg: Any, table: str, seat: int, hand: str) -> None:
-    """A hit claim from ``table``'s own database role (see the module's docstring)."""
+    """A hit claim from ``table``'s own database role (see the module's docstring), with the
+    contribution for its round and seat first: the LAP answers only a claim for a (round, seat)
+    the table wagered on (issue 21)."""
     from controller.link.lap import connect
 
+    ins = sql.SQL("INSERT INTO {}.events (table_id, seq, kind, level, data) VALUES (%s, %s, %s, 'primary', %s)").format(
+        sql.Identifier(cfg.schema)
+    )
+    claim = {"fraction_num": 1, "fraction_den": 10, "round": 999, "seat": seat, "hand": hand}
     with connect(dsn, user=cfg.role_for(table)) as c:
-        c.execute(
-            sql.SQL(
-                "INSERT INTO {}.events (table_id, seq, kind, level, data) VALUES (%s, %s, 'hit', 'primary', %s)"
-            ).format(sql.Identifier(cfg.schema)),
-            (
-                table,
-                HIT_SEQ,
-                json.dumps({"fraction_num": 1, "fraction_den": 10, "round": 999, "seat": seat, "hand": hand}),
-            ),
-        )
+        c.execute(ins, (table, HIT_SEQ - 1, "contribution", json.dumps({"wager": 100, "round": 999, "seat": seat})))
+        c.execute(ins, (table, HIT_SEQ, "hit", json.dumps(claim)))
 
 
 def _owner(dsn: str, cfg: Any, text: str, params: Any = None) -> list[Any]:
@@ -204,4 +203,4 @@ def test_floor_view_and_sign_in_chromium(pg_dsn: str, tmp_path: Path) -> None:
     finally:
         b.close()
         sim.end()
-    assert sim.rc == [1] and "extra [1000000000]" in sim.out.getvalue(), sim.out.getvalue()
+    assert sim.rc == [1] and "extra [999999999, 1000000000]" in sim.out.getvalue(), sim.out.getvalue()

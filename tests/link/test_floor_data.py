@@ -69,7 +69,8 @@ def test_a_tables_5_mb_of_tilts_or_hand_text_do_not_make_the_picture_large(make_
     s = sql.Identifier(lap.cfg.schema)
     big = {f"device{i:05d}": "x" * 1000 for i in range(5000)}  # 5 MB
     _status(lap, "T1", state="tilt" * 1000, tilts=big, reason="r" * 100_000, sign="S" * 100_000)
-    lap.send("T2", 1, "hit", {"fraction_num": 1, "fraction_den": 10, "round": 1, "seat": 1, "hand": "h" * 5_000_000})
+    lap.send("T2", 1, "contribution", {"wager": 100, "round": 1, "seat": 1})  # a claim needs its wager (issue 21)
+    lap.send("T2", 2, "hit", {"fraction_num": 1, "fraction_den": 10, "round": 1, "seat": 1, "hand": "h" * 5_000_000})
     # and a row from before the bound, as the LAP's owner could have it
     lap.store.conn.execute(
         sql.SQL("UPDATE {}.table_status SET tilts = %s::jsonb WHERE table_id = 'T1'").format(s), (json.dumps(big),)
@@ -111,7 +112,6 @@ def test_the_limit_distance(make_lap: Any, pg_dsn: str) -> None:
     from controller.link.floor import FloorData
 
     lap = make_lap(tables=1, limit="$1,010")
-    lap.store.install_floor()
     lap.send("T1", 1, "contribution", {"wager": 1000, "round": 1, "seat": 1})
     data = FloorData(pg_dsn, lap.cfg.schema)
     try:
@@ -123,7 +123,7 @@ def test_the_limit_distance(make_lap: Any, pg_dsn: str) -> None:
 
 def test_hits_over_a_range_of_days_and_the_csv_quotes_formulas(make_floor: Any) -> None:
     lap, srv = make_floor()
-    lap.send("T1", 1, "hit", {"fraction_num": 1, "fraction_den": 10, "round": 4, "seat": 2, "hand": "=HYPERLINK(1)"})
+    lap.claim("T1", 1, 4, 2, "=HYPERLINK(1)")
     jar, _ = _login(srv)
     from controller.link.floor import gaming_day_start
 
@@ -151,7 +151,7 @@ def test_the_event_log_reads_the_laps_records(make_floor: Any) -> None:
     _status(lap, "T1", tilts={}, state="no_more_bets")  # not a tilt or the wager: not logged
     lap.store.set_state("stopped")
     lap.store.set_state("running")
-    lap.send("T2", 1, "hit", {"fraction_num": 1, "fraction_den": 10, "round": 1, "seat": 1, "hand": "royal"})
+    lap.claim("T2", 1, 1, 1, "royal")
     jar, csrf = _login(srv)
     assert _req(srv, "POST", "/api/ack", {"level": "primary", "order": "1", "csrf": csrf}, cookie=jar).status == 200
     events = json.loads(_req(srv, "GET", "/api/events", cookie=jar).body)["events"]
@@ -170,14 +170,14 @@ def test_the_event_log_reads_the_laps_records(make_floor: Any) -> None:
 def test_an_acknowledgement_needs_a_pending_hit_and_is_append_only(make_floor: Any) -> None:
     lap, srv = make_floor()
     s = sql.Identifier(lap.cfg.schema)
-    lap.send("T1", 1, "hit", {"fraction_num": 1, "fraction_den": 10, "round": 1, "seat": 1, "hand": "royal"})
+    hit = lap.claim("T1", 1, 1, 1, "royal")
     jar, csrf = _login(srv)
     r = _req(srv, "POST", "/api/ack", {"level": "primary", "order": "7", "csrf": csrf}, cookie=jar)
     assert r.status == 409 and b"no such hit" in r.body
     r = _req(srv, "POST", "/api/ack", {"level": "primary", "order": "x", "csrf": csrf}, cookie=jar)
     assert r.status == 400
     amount = json.loads(_req(srv, "GET", "/api/floor", cookie=jar).body)["hits"][0]["cents"]
-    lap.send("T1", 2, "paid", {"hit_seq": 1, "cents": amount, "by": "floor:bob"})
+    lap.send("T1", hit + 1, "paid", {"hit_seq": hit, "cents": amount, "by": "floor:bob"})
     r = _req(srv, "POST", "/api/ack", {"level": "primary", "order": "1", "csrf": csrf}, cookie=jar)
     assert r.status == 409 and b"already paid" in r.body
     lap.store.conn.execute(
@@ -201,7 +201,7 @@ def test_the_sign_needs_no_login_shows_only_the_public_and_may_have_its_own_addr
         sign_port = sk.getsockname()[1]
     lap, srv = make_floor(sign_at=("127.0.0.1", sign_port), sign_hold_s=30.0)
     _status(lap, "T1", tilts={"shoe": "jammed"})
-    lap.send("T2", 1, "hit", {"fraction_num": 1, "fraction_den": 10, "round": 1, "seat": 1, "hand": "royal"})
+    lap.claim("T2", 1, 1, 1, "royal")
     pic = json.loads(_req(srv, "GET", "/api/sign").body)
     assert set(pic) == {"now", "live", "link_state", "hold_s", "levels", "hits"}
     assert [(h["table"], h["asset"], h["cents"]) for h in pic["hits"]] == [("T2", "A-1002", 10_000)]
@@ -246,7 +246,6 @@ def test_rows_for_made_up_names_are_capped_and_real_names_are_kept(make_lap: Any
     from controller.link.floorlock import Lockouts
 
     lap = make_lap(tables=1)
-    lap.store.install_floor()
     data = FloorData(pg_dsn, lap.cfg.schema)
     try:
         lock = Lockouts(data.conn, lap.cfg.schema, max_unknown=10)

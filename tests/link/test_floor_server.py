@@ -192,7 +192,7 @@ def test_a_cross_origin_post_is_refused_and_changes_nothing(make_floor: Any, lap
     )
     # logged in, a cross-origin acknowledgement is refused; a same-origin one needs the CSRF token
     jar = _login(srv)
-    lap.send("T1", 1, "hit", {"fraction_num": 1, "fraction_den": 10, "round": 1, "seat": 1, "hand": "royal"})
+    lap.claim("T1", 1, 1, 1, "royal")
     form = {"level": "primary", "order": "1"}
     assert _post(srv, "/api/ack", form, cookie=jar, headers={"Origin": "http://evil.example"}).status == 403
     r = _post(srv, "/api/ack", form, cookie=jar)
@@ -266,7 +266,7 @@ def test_tablectl_lap_stops_within_2s_when_its_database_was_never_reached(tmp_pa
         port = s.getsockname()[1]
     cfg = _lap_toml(tmp_path, lap_doc("lap_x"), f"[floor]\nport = {port}\n")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "controller.cli", "lap", "--db", dead, "--config", str(cfg)],
+        [sys.executable, "-m", "controller.cli", "lap", "--sim", "--db", dead, "--config", str(cfg)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -289,7 +289,9 @@ def test_tablectl_lap_stops_within_2s_when_its_database_was_never_reached(tmp_pa
 
 def _lap_toml(tmp_path: Path, doc: dict[str, Any], extra: str) -> Path:
     lines = [f'[link]\ngroup = "pit"\nschema = "{doc["link"]["schema"]}"\nheartbeat = "100ms"\n']
-    lines.append('[levels.primary]\nseed = "$1,000"\nreset = "$1,000"\nincrement_rate = "21%"\n')
+    lines.append(
+        '[levels.primary]\nseed = "$1,000"\nreset = "$1,000"\nincrement_rate = "21%"\nmax_wager = "$5"\nmeter_pays = ["100%", "10%"]\n'
+    )
     for tid, t in doc["tables"].items():
         lines.append(f'[tables.{tid}]\nasset = "{t["asset"]}"\ngame = "{t["game"]}"\n')
     lines.append(extra)
@@ -304,7 +306,7 @@ def test_tablectl_lap_without_aiohttp_says_what_to_install(tmp_path: Path) -> No
     cfg = _lap_toml(tmp_path, lap_doc("lap_x"), "[floor]\nport = 8080\n")
     code = (
         "import sys; sys.modules['aiohttp'] = None; from controller.cli import main; "
-        f"sys.exit(main(['lap', '--db', 'postgresql://x@127.0.0.1:1/x', '--config', {str(cfg)!r}]))"
+        f"sys.exit(main(['lap', '--sim', '--db', 'postgresql://x@127.0.0.1:1/x', '--config', {str(cfg)!r}]))"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2, r.stderr
@@ -383,6 +385,7 @@ def test_lap_check_names_the_tls_option_that_is_wrong(tmp_path: Path) -> None:
                 "-m",
                 "controller.cli",
                 "lap",
+                "--sim",
                 "--db",
                 "postgresql://x@127.0.0.1:1/x",
                 "--config",

@@ -9,6 +9,7 @@ import pytest
 from config import CONFIG_DIR
 from controller.cli import main
 from controller.config import ConfigError
+from controller.ledgerkey import init_key
 from controller.link.config import load_lap, parse_lap
 from controller.link.lap import LapService, LapStore, connect, wait_until
 from tests.link.conftest import lap_doc
@@ -30,6 +31,13 @@ def test_example_parses():
         (lambda d: d["levels"]["primary"].update(limit="$10"), "[levels.primary] limit"),
         (lambda d: d["levels"]["primary"].update(at_limit="spill"), "[levels.primary] at_limit"),
         (lambda d: d["levels"]["primary"].update(colour="red"), "[levels.primary] colour"),
+        # N.J.A.C. 13:69E-1.39A(a): the "unreasonable contribution" limit is the operator's, never invented
+        (lambda d: d["levels"]["primary"].pop("max_wager"), "[levels.primary] max_wager: required"),
+        (lambda d: d["levels"]["primary"].update(max_wager="$0"), "[levels.primary] max_wager"),
+        (lambda d: d["levels"]["primary"].pop("meter_pays"), "[levels.primary] meter_pays: is required"),
+        (lambda d: d["levels"]["primary"].update(meter_pays=["150%"]), "[levels.primary] meter_pays"),
+        (lambda d: d["levels"]["primary"].update(meter_pays=[]), "[levels.primary] meter_pays"),
+        (lambda d: d["levels"]["primary"].update(meter_pays=["10%", "10%"]), "[levels.primary] meter_pays"),
         (lambda d: d["link"].update(group="Pit 1"), "[link] group"),
         (lambda d: d["link"].update(heartbeat="1 fortnight"), "[link] heartbeat"),
         (lambda d: d["tables"].update({"t/1": {"asset": "x", "game": "g"}}), "[tables] t/1"),
@@ -79,29 +87,40 @@ def test_service_runs_heartbeats_and_applies_changes_only_stopped(pg_dsn, lap_sc
     lap_file = tmp_path / "lap.toml"
     lap_file.write_text(
         f'[link]\ngroup = "pit"\nschema = "{lap_schema}"\n[levels.primary]\nseed = "$1,000"\nincrement_rate = "10%"\n'
+        'max_wager = "$10"\nmeter_pays = ["100%", "10%"]\n'
         '[tables.T1]\nasset = "A-1001"\ngame = "six-card-fortune"\n'
         '[tables.T2]\nasset = "A-1002"\ngame = "six-card-fortune"\n'
     )
-    assert main(["lap", "--db", pg_dsn, "--config", str(lap_file), "--reconcile"]) == 0
+    assert main(["lap", "--sim", "--db", pg_dsn, "--config", str(lap_file), "--reconcile"]) == 0
     out = capsys.readouterr().out
-    assert "link: OK (2 tables, 0 contributions, 0 meter hits, meters reconciled)" in out
+    assert "link: OK (2 tables, 0 contributions, 0 meter hits, 0 records refused, meters reconciled)" in out
     # money in dollars, as every other output prints it (issue 25), not raw cents
     assert "level primary: meter $1,000.00, hidden reserve $0.00, overflow $0.00, 0 meter hits" in out
     assert " cents" not in out
 
 
-def test_uplink_config_check_and_errors(tmp_path, capsys):
+def test_uplink_config_check_and_errors(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("CREDENTIALS_DIRECTORY", raising=False)
+    key = init_key(tmp_path / "ledger.key")
     p = tmp_path / "uplink.toml"
-    p.write_text('[uplink]\ndb = "postgresql://x@y/z"\nschema = "lap_pit1"\ntable = "T01"\n')
-    assert main(["uplink", "--config", str(p), "--check"]) == 0
+    base = f'[uplink]\ndb = "postgresql://x@y/z"\ntable = "T01"\nkey_file = "{key}"\n'
+    p.write_text(base + 'schema = "lap_pit1"\n')
+    assert main(["uplink", "--sim", "--config", str(p), "--check"]) == 0
     assert "table T01, schema lap_pit1" in capsys.readouterr().out
-    p.write_text('[uplink]\ndb = "postgresql://x@y/z"\nschema = "Lap Pit"\ntable = "T01"\n')
-    assert main(["uplink", "--config", str(p), "--check"]) == 2
+    p.write_text(base + 'schema = "Lap Pit"\n')
+    assert main(["uplink", "--sim", "--config", str(p), "--check"]) == 2
     assert "[uplink] schema" in capsys.readouterr().err
-    p.write_text('[uplink]\ndb = "postgresql://x@y/z"\nschema = "lap_pit1"\ntable = "T01"\nspeed = 3\n')
-    assert main(["uplink", "--config", str(p), "--check"]) == 2
+    p.write_text(base + 'schema = "lap_pit1"\nspeed = 3\n')
+    assert main(["uplink", "--sim", "--config", str(p), "--check"]) == 2
     assert "[uplink] speed: unknown option" in capsys.readouterr().err
+    # the uplink verifies every record with the table's key: without one it does not start
+    p.write_text(base.replace(str(key), str(tmp_path / "none.key")) + 'schema = "lap_pit1"\n')
+    assert main(["uplink", "--sim", "--config", str(p), "--check"]) == 2
+    assert "[uplink] key_file" in capsys.readouterr().err
 
 
-def test_uplink_example_checks():
-    assert main(["uplink", "--config", str(CONFIG_DIR / "examples" / "uplink.toml"), "--check"]) == 0
+def test_uplink_example_checks_with_the_key_systemd_hands_over(tmp_path, monkeypatch):
+    # LoadCredential=tablectl-ledger-key:/etc/tablectl/ledger.key (systemd/tablectl-uplink.service)
+    init_key(tmp_path / "tablectl-ledger-key")
+    monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path))
+    assert main(["uplink", "--sim", "--config", str(CONFIG_DIR / "examples" / "uplink.toml"), "--check"]) == 0

@@ -23,8 +23,14 @@ def contrib(lap, table, seq, wager=100, round_no=1, seat=1):
     lap.send(table, seq, "contribution", {"wager": wager, "round": round_no, "seat": seat})
 
 
-def hit(lap, table, seq, num=1, den=1):
-    lap.send(table, seq, "hit", {"fraction_num": num, "fraction_den": den, "seat": 2, "hand": "royal", "round": 1})
+def hit(lap, table, seq, num=1, den=1, round_no=1, seat=1):
+    # a claim for a (round, seat) in which the table made a progressive wager (else it is refused)
+    data = {"fraction_num": num, "fraction_den": den, "seat": seat, "hand": "royal", "round": round_no}
+    lap.send(table, seq, "hit", data)
+
+
+def refusals(lap) -> list[tuple[str, int, str]]:
+    return [(r["table_id"], r["seq"], r["reason"]) for r in lap.store.refusals()]
 
 
 def test_meter_exact_with_carried_remainder(make_lap):
@@ -85,8 +91,8 @@ def test_records_are_append_only_even_for_the_owner(make_lap):
 
 def test_hit_amount_decided_by_the_lap_and_level_resets(make_lap):
     lap = make_lap(reserve_rate="4%", reset="$500")
-    contrib(lap, "T1", 1, wager=500)  # 105 to the meter, 20 to the reserve
-    hit(lap, "T2", 1)
+    contrib(lap, "T2", 1, wager=500)  # 105 to the meter, 20 to the reserve
+    hit(lap, "T2", 2)
     h = lap.store._rows("SELECT * FROM {s}.hits")
     assert [(r["order_no"], r["table_id"], r["amount_cents"]) for r in h] == [(1, "T2", 100_105)]
     m = lap.store.levels()["primary"]
@@ -107,11 +113,12 @@ def test_percentage_hit_keeps_the_fraction_in_the_meter(make_lap):
 def test_two_hits_at_once_are_ordered_and_the_second_is_paid_from_the_reset(make_lap):
     lap = make_lap(reset="$500")
     contrib(lap, "T1", 1, wager=1000)  # +210
+    contrib(lap, "T2", 1, wager=100)  # +21
     s = sql.Identifier(lap.cfg.schema)
     a, b = lap.table("T1"), lap.table("T2")
     a.autocommit = b.autocommit = False
     ins = sql.SQL("INSERT INTO {}.events (table_id, seq, kind, level, data) VALUES (%s, 2, 'hit', 'primary', %s)")
-    body = json.dumps({"fraction_num": 1, "fraction_den": 1})
+    body = json.dumps({"fraction_num": 1, "fraction_den": 1, "round": 1, "seat": 1})
     a.execute(ins.format(s), ("T1", body))  # T1's hit holds the level
     done = threading.Event()
 
@@ -128,11 +135,12 @@ def test_two_hits_at_once_are_ordered_and_the_second_is_paid_from_the_reset(make
     th.join(10)
     a.autocommit = b.autocommit = True
     h = lap.store._rows("SELECT order_no, table_id, amount_cents FROM {s}.hits ORDER BY order_no")
-    assert [(r["order_no"], r["table_id"], r["amount_cents"]) for r in h] == [(1, "T1", 100_210), (2, "T2", 50_000)]
-    contrib(lap, "T2", 3, wager=100)
-    hit(lap, "T1", 4)
+    assert [(r["order_no"], r["table_id"], r["amount_cents"]) for r in h] == [(1, "T1", 100_231), (2, "T2", 50_000)]
+    contrib(lap, "T2", 3, wager=100, round_no=2)
+    contrib(lap, "T1", 4, wager=100, round_no=2)
+    hit(lap, "T1", 5, round_no=2)
     h = lap.store._rows("SELECT amount_cents FROM {s}.hits WHERE order_no = 3")
-    assert h[0]["amount_cents"] == 50_021  # the reset plus what came in after
+    assert h[0]["amount_cents"] == 50_042  # the reset plus what came in after
     assert lap.store.reconcile().ok
 
 
@@ -143,10 +151,10 @@ def test_void_reverses_exactly(make_lap):
     lap.send("T1", 3, "void", {"of_seq": 2})
     m = lap.store.levels()["primary"]
     assert m.value == 100_000 + Fraction(25, 2) and m.reserve == 1
-    with pytest.raises(psycopg.errors.InvalidParameterValue, match="no unvoided contribution"):
-        lap.send("T1", 4, "void", {"of_seq": 2})  # voided once only
-    with pytest.raises(psycopg.errors.InvalidParameterValue, match="no unvoided contribution"):
-        lap.send("T2", 1, "void", {"of_seq": 1})  # T1's contribution is not T2's to void
+    lap.send("T1", 4, "void", {"of_seq": 2})  # voided once only: refused, recorded
+    lap.send("T2", 1, "void", {"of_seq": 1})  # T1's contribution is not T2's to void
+    assert [(t, q) for t, q, _ in refusals(lap)] == [("T1", 4), ("T2", 1)]
+    assert all("no unvoided contribution" in why for _, _, why in refusals(lap))
     lap.send("T1", 5, "void", {"round": 1, "seat": 1})  # by round and seat
     assert lap.store.levels()["primary"].value == 100_000
     assert lap.store.reconcile().ok
@@ -154,11 +162,15 @@ def test_void_reverses_exactly(make_lap):
 
 def test_paid_must_match_the_answer(make_lap):
     lap = make_lap()
-    hit(lap, "T1", 1)
-    with pytest.raises(psycopg.errors.InvalidParameterValue, match="no hit"):
-        lap.send("T1", 2, "paid", {"hit_seq": 1, "cents": 5})
-    lap.send("T1", 2, "paid", {"hit_seq": 1, "cents": 100_000})
-    assert lap.store._rows("SELECT cents FROM {s}.payouts") == [{"cents": 100_000}]
+    contrib(lap, "T1", 1)
+    hit(lap, "T1", 2)
+    lap.send("T1", 3, "paid", {"hit_seq": 2, "cents": 5})
+    assert refusals(lap) == [("T1", 3, "no hit 2 of this table answered 5 cents")]
+    lap.send("T1", 4, "paid", {"hit_seq": 2, "cents": 100_021})
+    assert lap.store._rows("SELECT cents FROM {s}.payouts") == [{"cents": 100_021}]
+    lap.send("T1", 5, "paid", {"hit_seq": 2, "cents": 100_021})  # paid twice: refused
+    assert refusals(lap)[-1] == ("T1", 5, "hit 2 was paid already")
+    assert lap.store.reconcile().ok
 
 
 @pytest.mark.parametrize("at_limit", ["reserve", "freeze"])
@@ -201,14 +213,15 @@ def test_batch_records_the_chain_head_and_checks_the_totals(make_lap):
         " VALUES ('T1', %s, %s, %s, %s)"
     ).format(s)
     t1 = lap.table("T1")
-    t1.execute(ins, (5, 2, 300, "ab" * 32))
-    m = lap.store._rows("SELECT reconciled_seq, chain_head, mismatch FROM {s}.members WHERE table_id = 'T1'")[0]
-    assert m == {"reconciled_seq": 5, "chain_head": "ab" * 32, "mismatch": None}
-    t1.execute(ins, (5, 3, 300, "cd" * 32))  # the table says it sent one more than the LAP holds
+    t1.execute(ins, (5, 3, 300, "5:" + "cd" * 32))  # the table says it sent one more than the LAP holds
     m = lap.store._rows("SELECT reconciled_seq, mismatch FROM {s}.members WHERE table_id = 'T1'")[0]
-    assert m["reconciled_seq"] == 5 and "3 events" in m["mismatch"]
+    assert m["reconciled_seq"] == 0 and "3 events" in m["mismatch"]
     rec = lap.store.reconcile()
     assert not rec.ok and "T1" in rec.problems[0]
+    t1.execute(ins, (5, 2, 300, "5:" + "ab" * 32))
+    m = lap.store._rows("SELECT reconciled_seq, chain_head, mismatch FROM {s}.members WHERE table_id = 'T1'")[0]
+    assert m == {"reconciled_seq": 5, "chain_head": "5:" + "ab" * 32, "mismatch": None}
+    assert lap.store.reconcile().ok
 
 
 def test_reconcile_finds_a_meter_changed_behind_the_lap(make_lap):
@@ -222,15 +235,16 @@ def test_reconcile_finds_a_meter_changed_behind_the_lap(make_lap):
     assert not rec.ok and "level primary" in rec.problems[0]
 
 
-def test_notify_carries_meter_and_hit_answer(make_lap, pg_dsn):
+def test_a_notification_is_a_doorbell_that_carries_no_value(make_lap, pg_dsn):
+    """Any role may NOTIFY any channel: the LAP's own notifications say only *what* changed (the
+    uplinks read the values from the rows, controller/link/lapview.py)."""
     lap = make_lap()
     from controller.link.lap import connect
 
     listener = connect(pg_dsn)
     listener.execute(sql.SQL("LISTEN {}").format(sql.Identifier(lap.cfg.schema)))
-    contrib(lap, "T1", 1)
-    hit(lap, "T2", 1)
+    contrib(lap, "T2", 1)
+    hit(lap, "T2", 2)
     got = [json.loads(n.payload) for n in listener.notifies(timeout=2, stop_after=2)]
     listener.close()
-    assert got[0]["t"] == "meter" and got[0]["cents"] == 100_021
-    assert got[1]["hit"] == {"table": "T2", "seq": 1, "order": 1, "amount": 100_021, "asset": "A-1002"}
+    assert got == [{"t": "meter", "level": "primary"}, {"t": "meter", "level": "primary"}]

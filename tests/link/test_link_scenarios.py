@@ -21,7 +21,7 @@ import pytest
 from controller.link.lap import LapService
 from controller.link.uplink import Uplink, UplinkConfig
 from controller.linked import LinkPort
-from tests.integration.harness import Harness, records
+from tests.integration.harness import TEST_KEY, Harness, records
 from tests.integration.test_table_linked import linked_doc
 from tests.integration.test_table_progressive import FIVE_ACES, play_to_settlement
 
@@ -69,7 +69,9 @@ class Pit:
 
     def start_uplink(self, tid: str) -> Uplink:
         dsn = psycopg.conninfo.make_conninfo(self.dsn, user=self.lap.cfg.role_for(tid))
-        cfg = UplinkConfig(dsn, self.lap.cfg.schema, tid, self.tmp / f"{tid}.db", self.tmp / f"{tid}.sock", poll_s=0.2)
+        cfg = UplinkConfig(
+            dsn, self.lap.cfg.schema, tid, self.tmp / f"{tid}.db", self.tmp / f"{tid}.sock", poll_s=0.2, key=TEST_KEY
+        )
         up = Uplink(cfg, log=lambda m: None)
         up.start()
         self.uplinks[tid] = up

@@ -31,14 +31,14 @@ def test_link_line_finds_a_record_missing_or_doubled(make_lap, tmp_path):
     led = Ledger(tmp_path / "l.sqlite3", "T1", key=throwaway_key())
     evs = led.append([Record(Kind.LINK_CONTRIBUTION, 1, {"level": "primary", "wager": 100, "seat": s}) for s in (1, 2)])
     led.close()
-    lap.send("T1", evs[0].seq, "contribution", {"wager": 100, "seat": 1})
+    lap.send("T1", evs[0].seq, "contribution", {"wager": 100, "seat": 1, "round": 1})
     line, ok = link_line(lap.store, [("T1", tmp_path / "l.sqlite3")])
     assert not ok and line.startswith("link: MISMATCH T1: ledger has 2 link records, the LAP 1"), line
-    lap.send("T1", evs[1].seq, "contribution", {"wager": 100, "seat": 2})
+    lap.send("T1", evs[1].seq, "contribution", {"wager": 100, "seat": 2, "round": 1})
     assert link_line(lap.store, [("T1", tmp_path / "l.sqlite3")]) == (
         "link: OK (1 table, 2 contributions, 0 meter hits, meters reconciled)",
         True,
     )
-    lap.send("T1", 99, "contribution", {"wager": 100, "seat": 3})  # one the table never wrote
+    lap.send("T1", 99, "contribution", {"wager": 100, "seat": 3, "round": 1})  # one the table never wrote
     line, ok = link_line(lap.store, [("T1", tmp_path / "l.sqlite3")])
     assert not ok and "extra [99]" in line

@@ -77,10 +77,13 @@ class FakeTableSocket:
 @pytest.fixture
 def rig(make_lap, pg_dsn, tmp_path):
     lap = make_lap()
-    ledger = Ledger(tmp_path / "ledger.sqlite3", "T1", key=throwaway_key())
+    key = throwaway_key()
+    ledger = Ledger(tmp_path / "ledger.sqlite3", "T1", key=key)
     table = FakeTableSocket(tmp_path / "link.sock")
     dsn = psycopg.conninfo.make_conninfo(pg_dsn, user=lap.cfg.role_for("T1"))
-    cfg = UplinkConfig(dsn, lap.cfg.schema, "T1", tmp_path / "ledger.sqlite3", tmp_path / "link.sock", poll_s=0.2)
+    cfg = UplinkConfig(
+        dsn, lap.cfg.schema, "T1", tmp_path / "ledger.sqlite3", tmp_path / "link.sock", poll_s=0.2, key=key
+    )
     ups: list[Uplink] = []
 
     def uplink() -> Uplink:
@@ -96,8 +99,8 @@ def rig(make_lap, pg_dsn, tmp_path):
     ledger.close()
 
 
-def contrib(seat: int, wager: int = 100) -> Record:
-    return Record(Kind.LINK_CONTRIBUTION, 1, {"level": "primary", "wager": wager, "seat": seat})
+def contrib(seat: int, wager: int = 100, round_no: int = 1) -> Record:
+    return Record(Kind.LINK_CONTRIBUTION, round_no, {"level": "primary", "wager": wager, "seat": seat})
 
 
 def lap_rows(lap, what: str) -> list[dict[str, Any]]:
@@ -119,9 +122,14 @@ def test_events_reach_the_lap_once_and_answers_come_back(rig):
     assert wait_until(lambda: len(lap.store._rows("SELECT * FROM {s}.payouts")) == 1, 5)
     assert wait_until(lambda: table.of("reconciled") and table.of("reconciled")[-1]["seq"] == paid[0].seq, 5)
     u.stop()
-    # a second uplink (a restart) resends nothing twice, and the table is reconciled again
+    # a second uplink (a restart) resends nothing, and tells the table it is reconciled again (from
+    # the LAP's rows: a batch that would not move the head forward would only be refused)
+    batches = lap.store._rows("SELECT count(*) AS n FROM {s}.batches")[0]["n"]
+    told = len(table.of("reconciled"))
     uplink()
-    assert wait_until(lambda: lap.store._rows("SELECT count(*) AS n FROM {s}.batches")[0]["n"] >= 4, 5)
+    assert wait_until(lambda: len(table.of("reconciled")) > told, 5)
+    assert table.of("reconciled")[-1]["seq"] == paid[0].seq
+    assert lap.store._rows("SELECT count(*) AS n FROM {s}.batches")[0]["n"] == batches
     rec = lap.store.reconcile()
     assert rec.ok and rec.contributions == 2 and rec.hits == 1
     head = lap.store._rows("SELECT chain_head FROM {s}.members WHERE table_id = 'T1'")[0]["chain_head"]
@@ -165,23 +173,30 @@ def test_lap_heartbeat_reaches_the_table(rig):
     assert table.of("hb")[-1]["state"] == "running" and table.of("hb")[-1]["meters"] == {"primary": 100_000}
 
 
-def test_an_event_the_lap_refuses_latches(rig):
+def test_an_event_the_lap_refuses_is_recorded_and_closes_the_table(rig):
     lap, ledger, table, uplink = rig
     ledger.append([Record(Kind.LINK_PAID, 1, {"level": "primary", "hit_seq": 99, "cents": 5})])  # no such hit
     u = uplink()
-    assert wait_until(lambda: table.of("rejected"), 10)
-    assert "no hit 99" in table.of("rejected")[0]["reason"] and u.rejected
-    ledger.append([contrib(1)])
+    assert wait_until(lambda: [m for m in table.of("refused") if m["reason"]], 10)
+    reason = [m for m in table.of("refused") if m["reason"]][-1]["reason"]
+    assert "the LAP refused record 1 (paid): no hit 99 of this table answered 5 cents" == reason
+    assert [(r["seq"], r["kind"]) for r in lap.store.refusals()] == [(1, "paid")]
+    assert u.rejected is None  # recorded by the LAP, not an error: the uplink goes on
+    ledger.append([contrib(1)])  # a wager accepted before the closure still reaches the LAP
     table.wake(2)
-    wait_until(lambda: False, 0.5)
-    assert lap_rows(lap, "contributions") == []  # nothing more is sent
+    assert wait_until(lambda: len(lap_rows(lap, "contributions")) == 1, 5)
+    assert lap.store.reconcile().ok
+    assert lap.store.reopen("T1", "checked with the table's ledger") == reason  # the operator's act
+    assert wait_until(lambda: table.of("refused")[-1]["reason"] is None, 5)
 
 
 def test_seam_reads_link_records_only(tmp_path):
     led = Ledger(tmp_path / "l.sqlite3", "T9", key=throwaway_key())
     led.append([Record(Kind.POWER_UP, 0, {}), contrib(4, 300), Record(Kind.ROUND_OPEN, 1, {})])
     led.append([Record(Kind.LINK_VOID, 1, {"level": "primary", "of_seq": 2})])
-    src = SqliteLedgerSource(tmp_path / "l.sqlite3")
+    src = SqliteLedgerSource(tmp_path / "l.sqlite3", led._key)
+    assert src.link_events(0, 10) == []  # nothing before it is verified
+    assert src.verify(0) is None
     evs = src.link_events(0, 10)
     assert [(e.seq, e.kind) for e in evs] == [(2, "contribution"), (4, "void")]
     assert evs[0].data == {"round": 1, "wager": 300, "seat": 4}
@@ -234,7 +249,6 @@ def test_a_hit_at_another_table_is_announced_with_its_asset_number_from_the_laps
     the uplink tells its table ``won`` with the asset read from the LAP's ``members`` (through
     ``asset_of``; a table reads only its own row), never from a notification's payload."""
     lap, ledger, table, uplink = rig
-    lap.store.install_floor()  # what every LAP start applies: asset_of and its grant
     uplink()
     assert wait_until(lambda: table.of("reconciled"), 10)
     lap.send("T2", 1, "contribution", {"wager": 100, "round": 1, "seat": 1})

@@ -1,0 +1,240 @@
+"""What the table hears of its LAP: read from the LAP's rows, never from a notification.
+
+Any role may ``NOTIFY`` any channel (a table's role included), so a notification carries no
+authority at all (issue 21): its payload is never read.  It is a doorbell — *something changed,
+read now* — and doorbells are coalesced in one place (:class:`Coalescer`): however many ring,
+the uplink reads at most once per ``min_gap`` seconds, and at least once per ``refresh`` seconds
+when none rings (a lost notification delays nothing for long).  Draining a flood costs about
+2 µs a notification (libpq's queue, :func:`drain`), in chunks between reads, so 200,000 forged
+notifications delay the next read by well under a second.
+
+Each read (:data:`VIEW_SQL`, one statement, one round trip) returns the link's state and why,
+the LAP's heartbeat **row** (``link.heartbeat_at``: written by the LAP's own heartbeat, which no
+table role may execute), every level's meter, version, rate version and count of hits, and this
+table's reconciliation, mismatch and refusal; when a count of hits moved, a second statement
+(:data:`HITS_SQL`) reads this table's new hit answers and the hits its sign has not been told of
+(``take_announcements``: each hit order once per table, remembered in the database across
+restarts; hits before the table first asked are no news).  :class:`LapView` turns it into
+the messages the table acts on, sending only what changed; a heartbeat is told to the table
+only when the LAP's row has moved on.
+"""
+
+from __future__ import annotations
+
+import math
+import select
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+Send = Callable[..., None]  # (msg, key=None)
+Log = Callable[[str], None]
+
+VIEW_SQL = """
+SELECT json_build_object(
+  'state', l.state, 'reason', l.reason, 'hb', extract(epoch FROM l.heartbeat_at),
+  'levels', (SELECT coalesce(json_agg(json_build_object('level', v.level, 'cents', div(v.value_num, v.den),
+      'version', v.version, 'rate_version', v.rate_version, 'hits', v.hits, 'at', extract(epoch FROM v.changed_at))
+      ORDER BY v.level), '[]') FROM {s}.levels v),
+  'me', (SELECT json_build_object('reconciled', m.reconciled_seq, 'mismatch', m.mismatch, 'closed', m.closed)
+      FROM {s}.members m WHERE m.table_id = %(t)s))
+FROM {s}.link l
+"""
+
+#: read only when a level's count of hits moved (or after a reconnection): this table's new
+#: answers, and the hits its sign has not been told of
+HITS_SQL = """
+SELECT json_build_object(
+  'answers', (SELECT coalesce(json_agg(json_build_object('seq', h.seq, 'level', h.level, 'order', h.order_no,
+      'amount', h.amount_cents) ORDER BY h.seq), '[]') FROM {s}.hits h WHERE h.table_id = %(t)s AND h.seq > %(known)s),
+  'won', {s}.take_announcements())
+"""
+
+#: notifications taken from libpq's queue between two looks at the clock
+CHUNK = 5000
+
+
+class Coalescer:
+    """Doorbells at any rate cost at most one read per ``min_gap`` s; without any, a read every
+    ``refresh`` s.  The only place reads are rationed (the listener asks it when to read)."""
+
+    def __init__(self, min_gap: float, refresh: float, now: Callable[[], float] = time.monotonic):
+        self.min_gap, self.refresh, self.now = min_gap, refresh, now
+        self.pending = False
+        self.last = -math.inf
+        self.rung = 0  # doorbells counted (the flood test reads it)
+
+    def ring(self, n: int = 1) -> None:
+        self.pending = True
+        self.rung += n
+
+    def due(self) -> bool:
+        gap = self.now() - self.last
+        return gap >= self.refresh or (self.pending and gap >= self.min_gap)
+
+    def wait_s(self) -> float:
+        """How long the listener may wait for a doorbell before a read is due anyway."""
+        until = self.last + (self.min_gap if self.pending else self.refresh)
+        return max(0.0, until - self.now())
+
+    def done(self) -> None:
+        self.last = self.now()
+        self.pending = False
+
+
+def drain(pg: Any, timeout: float) -> int:
+    """Notifications taken off a LISTENing connection (libpq's ``PGconn``): those already
+    queued, else those that arrive within ``timeout``; at most :data:`CHUNK`.  Raises
+    ``psycopg.OperationalError`` when the connection is gone."""
+    n = _pop(pg)
+    if n:
+        return n
+    ready, _, _ = select.select([pg.socket], [], [], timeout)
+    if not ready:
+        return 0
+    pg.consume_input()
+    return _pop(pg)
+
+
+def _pop(pg: Any) -> int:
+    n = 0
+    while n < CHUNK and pg.notifies() is not None:
+        n += 1
+    return n
+
+
+class LapView:
+    """The LAP's rows as the table's messages: only what changed is sent (``send(msg, key)``;
+    keyed messages are replayed to a table that reconnects)."""
+
+    def __init__(self, table_id: str, send: Send):
+        self.table_id, self.send = table_id, send
+        self.reset()
+
+    def reset(self) -> None:
+        """After a reconnection everything is told again (answers included: keyed, idempotent)."""
+        self.known = 0  # the highest hit seq of this table answered
+        self._state: tuple[Any, Any] | None = None
+        self._versions: dict[str, Any] = {}
+        self._hits: dict[str, Any] | None = None  # each level's count of hits when the hits were last read
+        self._me: dict[str, Any] | None = None
+        self._hb: float | None = None
+
+    def params(self) -> dict[str, Any]:
+        return {"t": self.table_id, "known": self.known}
+
+    def hits_moved(self, doc: dict[str, Any]) -> bool:
+        """Whether the hits must be read (:data:`HITS_SQL`): a level's count moved, or first read."""
+        hits = {lv["level"]: lv.get("hits") for lv in doc.get("levels") or []}
+        moved, self._hits = hits != self._hits, hits
+        return moved
+
+    def apply(self, doc: dict[str, Any]) -> None:
+        state = (doc.get("state"), doc.get("reason"))
+        if state != self._state:
+            self._state = state
+            self.send({"t": "state", "state": state[0], "reason": state[1]}, key="state")
+        levels = doc.get("levels") or []
+        for lv in levels:
+            if self._versions.get(lv["level"]) != lv["version"]:
+                self._versions[lv["level"]] = lv["version"]
+                msg = {"t": "meter", "level": lv["level"], "cents": int(lv["cents"]), "version": lv["version"]}
+                msg.update(rate_version=lv["rate_version"], at=lv["at"], rx=time.time())
+                self.send(msg, key=f"meter:{lv['level']}")
+        for a in doc.get("answers") or []:
+            self.known = max(self.known, int(a["seq"]))
+            self.send({"t": "hit", **a}, key=f"hit:{a['seq']}")
+        self._apply_me(doc.get("me"))
+        for w in doc.get("won") or []:
+            # the hit told to every linked table's sign once (no key: never replayed)
+            self.send({"t": "won", **w})
+        hb = doc.get("hb")
+        if hb is not None and hb != self._hb:
+            self._hb = hb
+            meters = {lv["level"]: int(lv["cents"]) for lv in levels}
+            self.send({"t": "hb", "state": state[0], "meters": meters, "at": hb})
+
+    def _apply_me(self, me: dict[str, Any] | None) -> None:
+        if me is None or me == self._me:
+            return
+        was, self._me = self._me or {}, me
+        if (me["reconciled"], me["mismatch"]) != (was.get("reconciled"), was.get("mismatch")):
+            if me["mismatch"]:
+                self.send({"t": "mismatch", "problem": me["mismatch"]}, key="reconciled")
+            else:
+                self.send({"t": "reconciled", "seq": int(me["reconciled"])}, key="reconciled")
+        if not was or me["closed"] != was.get("closed"):
+            self.send({"t": "refused", "reason": me["closed"]}, key="refused")
+
+
+class Listener:
+    """The uplink's listening side: a LISTEN connection rings the :class:`Coalescer`, a second
+    connection reads :data:`VIEW_SQL` when it says so, :class:`LapView` tells the table."""
+
+    def __init__(
+        self,
+        dsn: str,
+        schema: str,
+        view: LapView,
+        send: Send,
+        stop: threading.Event,
+        log: Log,
+        *,
+        min_gap: float = 0.05,
+        refresh: float = 0.5,
+    ):
+        self.dsn, self.schema, self.view, self.send, self.stop, self.log = dsn, schema, view, send, stop, log
+        self.bell = Coalescer(min_gap, refresh)
+        self.reads = 0
+        self._sql = sql.SQL(VIEW_SQL).format(s=sql.Identifier(schema))
+        self._hits_sql = sql.SQL(HITS_SQL).format(s=sql.Identifier(schema))
+
+    def run(self) -> None:
+        backoff = 0.1
+        while not self.stop.is_set():
+            try:
+                with (
+                    psycopg.connect(self.dsn, autocommit=True, connect_timeout=3) as listen,
+                    psycopg.connect(self.dsn, autocommit=True, connect_timeout=3) as reader,
+                ):
+                    listen.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.schema)))
+                    self.view.reset()
+                    self.send({"t": "link", "up": True}, key="link")
+                    backoff = 0.1
+                    self._loop(listen, reader)
+            except psycopg.OperationalError as e:
+                self.send({"t": "link", "up": False, "reason": _first_line(e)}, key="link")
+                self.stop.wait(backoff)
+                backoff = min(backoff * 2, 1.0)
+
+    def _loop(self, listen: psycopg.Connection, reader: psycopg.Connection) -> None:
+        bell = self.bell
+        bell.last = -math.inf  # a read at once: the snapshot after a (re)connection
+        while not self.stop.is_set():
+            n = drain(listen.pgconn, min(bell.wait_s(), 0.25))
+            if n:
+                bell.ring(n)
+            if bell.due():
+                self._read(reader)
+                bell.done()
+
+    def _read(self, reader: psycopg.Connection) -> None:
+        row = reader.execute(self._sql, self.view.params()).fetchone()
+        self.reads += 1
+        if row is None:
+            return
+        doc = dict(row[0])
+        if self.view.hits_moved(doc):
+            hits = reader.execute(self._hits_sql, self.view.params()).fetchone()
+            if hits is not None:
+                doc.update(hits[0])
+        self.view.apply(doc)
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__

@@ -290,7 +290,8 @@ def test_tablectl_lap_stops_within_2s_when_its_database_was_never_reached(tmp_pa
 def _lap_toml(tmp_path: Path, doc: dict[str, Any], extra: str) -> Path:
     lines = [f'[link]\ngroup = "pit"\nschema = "{doc["link"]["schema"]}"\nheartbeat = "100ms"\n']
     lines.append(
-        '[levels.primary]\nseed = "$1,000"\nreset = "$1,000"\nincrement_rate = "21%"\nmax_wager = "$5"\nmeter_pays = ["100%", "10%"]\n'
+        '[levels.primary]\nseed = "$1,000"\nreset = "$1,000"\nincrement_rate = "21%"\n'
+        'max_wager = "$5"\nmeter_pays = ["100%", "10%"]\n'
     )
     for tid, t in doc["tables"].items():
         lines.append(f'[tables.{tid}]\nasset = "{t["asset"]}"\ngame = "{t["game"]}"\n')

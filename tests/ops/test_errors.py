@@ -17,6 +17,8 @@ group = "pit1"
 [levels.primary]
 seed = "$5,000"
 increment_rate = "{rate}"
+max_wager = "$5"
+meter_pays = ["100%", "10%"]
 [tables.T01]
 asset = "A-1"
 game = "six-card-fortune"

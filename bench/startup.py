@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bench._pilike import busy_neighbours, measure_slowdown, pick_core
@@ -45,6 +46,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-compile", action="store_true", help="do not byte-compile the project's modules first")
     p.add_argument("--pi-like", action="store_true", help="pin each start to one core beside busy loaders (~Pi 4)")
     p.add_argument("--loaders", type=int, default=2, help="busy processes beside it with --pi-like (default 2)")
+    p.add_argument(
+        "--history",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="measure on a ledger of ROUNDS rounds made for it (bench/_longledger.py): start, audit, commands, size",
+    )
+    p.add_argument("--ledger-cache", type=Path, help="with --history: keep the made ledger here and reuse it")
+    p.add_argument("--play", type=int, default=100, help="with --history: rounds played on it to measure writes")
 
 
 def _toml(v: object) -> str:
@@ -157,36 +167,54 @@ def _rounds_child(state_dir: str, rounds: int, speed: float, seed: int) -> None:
         rig.stop()
 
 
-def run(args: argparse.Namespace, emit) -> int:
+def _config_writer(tmp: Path, rig: object, compile_first: bool) -> Callable[[Path], Path]:
+    """``config_for(state_dir)``: a hardware file for a table on ``state_dir`` with the rig's
+    simulated devices and mock pins, its software digest recorded (as systemd/install.sh does)."""
     from controller import selfcheck
-    from hil.rig import PINS, Rig
+    from hil.rig import PINS, rig_key_file
+
+    compiled = [not compile_first]
+
+    def config_for(state: Path) -> Path:
+        state.mkdir(parents=True, exist_ok=True)
+        doc = {
+            "table": {
+                "id": "BENCH-01",
+                "profile": "six-card-fortune-progressive",
+                "state_dir": str(state),
+                "software_record": str(state / "software.json"),
+            },
+            "gpio": {"pin_factory": "mock", **PINS},
+            "serial": {s.device: {"port": s.path} for s in rig.sims if s.device in ("shoe", "shaker", "sign")},  # type: ignore[attr-defined]
+            "ledger": {"key_file": str(rig_key_file(state))},  # the rig's throwaway key
+        }
+        config = tmp / f"table-{state.parent.name}-{state.name}.toml"
+        config.write_text("\n".join(f"{k} = {_toml(v)}" for k, v in doc.items()) + "\n")
+        if not compiled[0]:
+            _compile_project()
+            compiled[0] = True
+        selfcheck.record_digest(state)
+        return config
+
+    return config_for
+
+
+def run(args: argparse.Namespace, emit) -> int:
+    from hil.rig import Rig
 
     with tempfile.TemporaryDirectory(prefix="tablectl-bench-startup-") as d:
         tmp = Path(d)
         state = tmp / "state"
-        state.mkdir()
-        from hil.rig import rig_key_file
-
-        rig = Rig(state, seed=args.seed)  # only its simulated devices are used here
+        rig = Rig(tmp / "sims", seed=args.seed)  # only its simulated devices are used here
         for s in rig.sims:
             s.start()
         try:
-            doc = {
-                "table": {
-                    "id": "BENCH-01",
-                    "profile": "six-card-fortune-progressive",
-                    "state_dir": str(state),
-                    "software_record": str(state / "software.json"),
-                },
-                "gpio": {"pin_factory": "mock", **PINS},
-                "serial": {s.device: {"port": s.path} for s in rig.sims if s.device in ("shoe", "shaker", "sign")},
-                "ledger": {"key_file": str(rig_key_file(state))},  # the rig's throwaway key
-            }
-            config = tmp / "table.toml"
-            config.write_text("\n".join(f"{k} = {_toml(v)}" for k, v in doc.items()) + "\n")
-            selfcheck.record_digest(state)  # as systemd/install.sh does
-            if not args.no_compile:
-                _compile_project()
+            config_for = _config_writer(tmp, rig, not args.no_compile)
+            if args.history:
+                from bench import _longledger
+
+                return _longledger.run(args, emit, tmp, config_for, _time_start)
+            config = config_for(state)
             if args.pi_like:
                 core = pick_core()
                 alone, slowdown = measure_slowdown(core, args.loaders)
@@ -201,41 +229,39 @@ def run(args: argparse.Namespace, emit) -> int:
             emit("start_to_ready_max_s", f"{max(times):.3f}")
             if args.rounds <= 0:
                 return 0
-
-            played = tmp / "played"
-            t0 = time.monotonic()
-            out = subprocess.run(
-                [
-                    sys.executable,
-                    "-c",
-                    "import sys, bench.startup as b; "
-                    "b._rounds_child(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]))",
-                    str(played),
-                    str(args.rounds),
-                    str(args.speed),
-                    str(args.seed),
-                ],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if out.returncode != 0:
-                print(out.stderr[-2000:], file=sys.stderr)
-                return 1
-            mem = json.loads(out.stdout.strip().splitlines()[-1])
-            emit(f"rss_mb_after_{min(100, args.rounds)}_rounds", f"{mem['rss_100_kb'] / 1024:.1f}")
-            emit(f"rss_mb_after_{args.rounds}_rounds", f"{mem['rss_kb'] / 1024:.1f}")
-            emit(f"rss_peak_mb_after_{args.rounds}_rounds", f"{mem['hwm_kb'] / 1024:.1f}")
-            emit("rounds_wall_s", f"{time.monotonic() - t0:.1f}")
-
-            selfcheck.record_digest(played)
-            doc["table"]["state_dir"] = str(played)
-            doc["table"]["software_record"] = str(played / "software.json")
-            doc["ledger"]["key_file"] = str(rig_key_file(played))
-            config.write_text("\n".join(f"{k} = {_toml(v)}" for k, v in doc.items()) + "\n")
-            after = [_time_start(config, tmp) for _ in range(max(1, args.runs // 2))]
-            emit(f"start_to_ready_after_{args.rounds}_rounds_s", f"{statistics.median(after):.3f}")
+            return _memory(args, emit, tmp, config_for)
         finally:
             for s in rig.sims:
                 s.stop()
+
+
+def _memory(args: argparse.Namespace, emit, tmp: Path, config_for: Callable[[Path], Path]) -> int:
+    played = tmp / "played"
+    t0 = time.monotonic()
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, bench.startup as b; "
+            "b._rounds_child(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]))",
+            str(played),
+            str(args.rounds),
+            str(args.speed),
+            str(args.seed),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode != 0:
+        print(out.stderr[-2000:], file=sys.stderr)
+        return 1
+    mem = json.loads(out.stdout.strip().splitlines()[-1])
+    emit(f"rss_mb_after_{min(100, args.rounds)}_rounds", f"{mem['rss_100_kb'] / 1024:.1f}")
+    emit(f"rss_mb_after_{args.rounds}_rounds", f"{mem['rss_kb'] / 1024:.1f}")
+    emit(f"rss_peak_mb_after_{args.rounds}_rounds", f"{mem['hwm_kb'] / 1024:.1f}")
+    emit("rounds_wall_s", f"{time.monotonic() - t0:.1f}")
+    config = config_for(played)
+    after = [_time_start(config, tmp) for _ in range(max(1, args.runs // 2))]
+    emit(f"start_to_ready_after_{args.rounds}_rounds_s", f"{statistics.median(after):.3f}")
     return 0

@@ -406,16 +406,24 @@ class Ledger:
         """A read-only view for audits and recall from other threads (WAL lets it read
         beside the writer); it cannot append.  Without the key, :meth:`verify` cannot
         check the MACs and says so.  A missing file is an error (nothing is created)."""
+        p = Path(path)
+        if not p.is_file():
+            raise LedgerError(f"{p}: no ledger file")
+        db = sqlite3.connect(f"file:{p}?mode=ro", uri=True, check_same_thread=False)
+        return cls.over(db, p, table_id, key=key)
+
+    @classmethod
+    def over(cls, db: sqlite3.Connection, path: Path, table_id: str = "audit", *, key: bytes | None = None) -> Ledger:
+        """A view for checking the ledger open on ``db`` (inside its transaction: a backup's
+        copy being brought up to date, controller/backupextend.py); never for appending."""
         self = cls.__new__(cls)
-        self.path = Path(path)
+        self.path = path
         self.table_id = table_id
         self._wall = time.time
         self._key = key or b""
         self._mac = hmac.new(self._key, digestmod=hashlib.sha256)
         self.sealer = seals_mod.Sealer(self._key)
-        if not self.path.is_file():
-            raise LedgerError(f"{self.path}: no ledger file")
-        self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+        self.db = db
         self._load_head()
         self._seal = None
         self._segment = None

@@ -263,14 +263,21 @@ def full(led: Ledger) -> list[str]:
     return segments(led, S.seals_from(led.db), None, keyed_from) + quick(led)
 
 
-def range_problems(led: Ledger, lo: int, hi: int) -> list[str]:
-    """The sealed segments holding events ``lo``..``hi`` (what a command read), by digest."""
-    over = S.seals_over(led.db, lo, hi)
-    if not over:
+def read_problems(led: Ledger, ranges: Iterable[tuple[int, int]]) -> list[str]:
+    """The sealed segments holding any event of ``ranges`` (``(lo, hi)``: what a command
+    read), by their digests; the events after the last seal are the start-up check's."""
+    wanted = {s.n: s for lo, hi in ranges for s in S.seals_over(led.db, lo, hi)}
+    if not wanted:
         return []
     _h, keyed_from = header(led)
-    before = S.seal_number(led.db, over[0].n - 1)
-    return segments(led, over, before, keyed_from)
+    problems: list[str] = []
+    run: list[S.Seal] = []
+    for n in sorted(wanted):
+        if run and n != run[-1].n + 1:
+            problems += segments(led, run, S.seal_number(led.db, run[0].n - 1), keyed_from)
+            run = []
+        run.append(wanted[n])
+    return problems + segments(led, run, S.seal_number(led.db, run[0].n - 1), keyed_from)
 
 
 def seal_history(led: Ledger) -> list[S.Seal]:

@@ -73,13 +73,12 @@ def recover(events: EventSource, round_no: int, proc: Procedure, progressive: Pr
 
 
 def active_tilts(events: EventSource) -> dict[str, str]:
-    """Tilts raised and not cleared survive restarts (SPEC § 5); a clear clears them all."""
+    """Tilts raised and not cleared survive restarts (SPEC § 5); a clear clears them all, so
+    only the tilts raised after the last clear are read (not every tilt of a year: issue 26)."""
+    last_clear = next(events.events(kinds=(Kind.TILT_CLEARED,), newest_first=True, limit=1), None)
     active: dict[str, str] = {}
-    for ev in events.events(kinds=(Kind.TILT_RAISED, Kind.TILT_CLEARED)):
-        if ev.kind == Kind.TILT_RAISED:
-            active[ev.data["source"]] = ev.data["reason"]
-        else:
-            active.clear()
+    for ev in events.events(since=last_clear.seq if last_clear else 0, kinds=(Kind.TILT_RAISED,)):
+        active[ev.data["source"]] = ev.data["reason"]
     return active
 
 

@@ -21,7 +21,6 @@ import csv
 import io
 import json
 import sqlite3
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from decimal import Decimal
@@ -107,16 +106,33 @@ class DayReport:
     head: Head = field(default_factory=lambda: Head(0, GENESIS))
     head_ts: str = ""
     events: int = 0  # events in the day
+    read_from: int = 0  # the events read begin after this one (the checkpoint the meters start from)
 
     def hits_total(self, paid_by: str | None = None) -> int:
         return sum(h.cents for h in self.hits if paid_by is None or h.paid_by == paid_by)
 
 
-def _rows(conn: sqlite3.Connection, since: int, upto: str) -> Iterator[tuple[int, str, str, int, str, str, str]]:
-    yield from conn.execute(
-        "SELECT seq, ts, table_id, round, kind, data, hash FROM events WHERE seq > ? AND ts < ? ORDER BY seq",
-        (since, upto),
-    )
+def _first_at(conn: sqlite3.Connection, since: int, ts: str) -> int:
+    """The first event after ``since`` stamped at or after ``ts`` (one past the last when none):
+    times only grow along the chain (the ledger refuses an event stamped before the last), so
+    this reads only up to it, never every later event (issue 26: a day early in a year's ledger)."""
+    q = "SELECT seq FROM events WHERE seq > ? AND ts >= ? ORDER BY seq LIMIT 1"
+    row = conn.execute(q, (since, ts)).fetchone()
+    if row is not None:
+        return int(row[0])
+    last = conn.execute("SELECT seq FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    return int(last[0]) + 1 if last else 1
+
+
+def _replayed(conn: sqlite3.Connection, meters: dict[str, M.Meter], after: int, before: int) -> dict[str, M.Meter]:
+    """The meters after the meter events between two events (exclusive)."""
+    for seq, rnd, kind, data in conn.execute(
+        "SELECT seq, round, kind, data FROM events WHERE seq > ? AND seq < ? AND +kind >= 'meter.' "
+        "AND +kind < 'meter/' ORDER BY seq",
+        (after, before),
+    ):
+        meters = M.apply(meters, kind, json.loads(data), round_no=rnd, seq=seq)
+    return meters
 
 
 def _checkpoint_before(conn: sqlite3.Connection, start_iso: str) -> tuple[int, dict[str, M.Meter]]:
@@ -136,6 +152,12 @@ def _checkpoint_before(conn: sqlite3.Connection, start_iso: str) -> tuple[int, d
     return int(row[0]), {lv: M.Meter.from_row(r) for lv, r in json.loads(row[1]).items()}
 
 
+#: the kinds whose details the report reads (the others are only counted)
+_READ = frozenset(
+    {Kind.HIT_VALIDATED, Kind.METER_PAYOUT, Kind.METER_FIXED_PAID, Kind.ROUND_VOID, Kind.TILT_RAISED, Kind.TILT_CLEARED}
+)
+
+
 def build(
     conn: sqlite3.Connection, day: date, *, day_start: time = DEFAULT_DAY_START, tz: tzinfo | None = None
 ) -> DayReport:
@@ -144,7 +166,6 @@ def build(
     start, end = day_bounds(day, day_start, z)
     s_iso, e_iso = _iso(start), _iso(end)
     meters: dict[str, M.Meter] = {}
-    at_start: dict[str, M.Meter] | None = None
     table_id = ""
     rep = DayReport("", day, start, end, str(z), day_start)
     validations: dict[tuple[int, Any], str] = {}  # (round, order) -> by
@@ -152,62 +173,59 @@ def build(
     if own:
         conn.execute("BEGIN")
     try:
+        # the meters at each end of the day from the checkpoint before it (the seal's snapshot, issue 26)
+        # and the meter events after it; the day's own events are read once, for what it lists
         since, meters = _checkpoint_before(conn, s_iso)
-        for seq, ts, table, rnd, kind, data, mac in _rows(conn, since, e_iso):
-            if at_start is None and ts >= s_iso:
-                at_start = dict(meters)
-            table_id = table
-            d = json.loads(data) if kind.startswith("meter.") or ts >= s_iso else {}
-            if kind.startswith("meter."):
-                meters = M.apply(meters, kind, d, round_no=rnd, seq=seq)
-            rep.head, rep.head_ts = Head(seq, mac), ts
-            if ts < s_iso:
-                continue
+        rep.read_from = since
+        first, until = _first_at(conn, since, s_iso), _first_at(conn, since, e_iso)
+        at_start = _replayed(conn, meters, since, first)
+        end_cp, end_meters = _checkpoint_before(conn, e_iso)
+        meters = (
+            _replayed(conn, end_meters, end_cp, until)
+            if end_cp >= first
+            else _replayed(conn, at_start, first - 1, until)
+        )
+        for seq, ts, rnd, kind, data in conn.execute(
+            "SELECT seq, ts, round, kind, data FROM events WHERE seq >= ? AND seq < ? ORDER BY seq", (first, until)
+        ):
             rep.events += 1
             if kind == Kind.ROUND_OPEN:
                 rep.rounds += 1
-            elif kind == Kind.HIT_VALIDATED:
-                validations[(rnd, d.get("order"))] = str(d.get("by", ""))
-            elif kind in (Kind.METER_PAYOUT, Kind.METER_FIXED_PAID):
-                attendant = kind == Kind.METER_PAYOUT
-                rep.hits.append(
-                    Hit(
-                        ts,
-                        seq,
-                        rnd,
-                        d.get("seat"),
-                        d.get("hand"),
-                        int(d["cents"]),
-                        "attendant" if attendant else "table",
-                        validations.get((rnd, d.get("order")), "") if attendant else "",
-                    )
-                )
-            elif kind == Kind.ROUND_VOID:
-                rep.voids.append({"ts": ts, "seq": seq, "round": rnd, "reason": d.get("reason", "")})
-            elif kind in (Kind.TILT_RAISED, Kind.TILT_CLEARED):
-                what = "raised" if kind == Kind.TILT_RAISED else "cleared"
-                rep.faults.append(
-                    {
-                        "ts": ts,
-                        "seq": seq,
-                        "round": rnd,
-                        "what": what,
-                        "source": d.get("source", ""),
-                        "reason": d.get("reason", d.get("by", "")),
-                    }
-                )
-        if not table_id and since:  # no event after the checkpoint: the head is the checkpoint's own event
-            row = conn.execute("SELECT seq, ts, table_id, hash FROM events WHERE seq = ?", (since,)).fetchone()
+            elif kind in _READ:
+                _listed(rep, validations, seq, ts, rnd, kind, json.loads(data))
+        row = conn.execute(
+            "SELECT seq, ts, table_id, hash FROM events WHERE seq < ? ORDER BY seq DESC LIMIT 1", (until,)
+        ).fetchone()
+        if row is not None:  # the chain's head at the end of the day
             rep.head, rep.head_ts, table_id = Head(int(row[0]), str(row[3])), str(row[1]), str(row[2])
     finally:
         if own:
             conn.execute("ROLLBACK")
-    if at_start is None:  # nothing recorded in the day: start and end are the same
-        at_start = dict(meters)
     rep.table_id = table_id
     for level in sorted(meters):
         rep.levels.append(LevelReport(level, at_start.get(level), meters[level]))
     return rep
+
+
+def _listed(
+    rep: DayReport, validations: dict[tuple[int, Any], str], seq: int, ts: str, rnd: int, kind: str, d: dict[str, Any]
+) -> None:
+    """A hit, its validation, a void or a fault of the day, into the report."""
+    if kind == Kind.HIT_VALIDATED:
+        validations[(rnd, d.get("order"))] = str(d.get("by", ""))
+    elif kind in (Kind.METER_PAYOUT, Kind.METER_FIXED_PAID):
+        attendant = kind == Kind.METER_PAYOUT
+        by = validations.get((rnd, d.get("order")), "") if attendant else ""
+        paid_by = "attendant" if attendant else "table"
+        rep.hits.append(Hit(ts, seq, rnd, d.get("seat"), d.get("hand"), int(d["cents"]), paid_by, by))
+    elif kind == Kind.ROUND_VOID:
+        rep.voids.append({"ts": ts, "seq": seq, "round": rnd, "reason": d.get("reason", "")})
+    else:
+        what = "raised" if kind == Kind.TILT_RAISED else "cleared"
+        reason = d.get("reason", d.get("by", ""))
+        rep.faults.append(
+            {"ts": ts, "seq": seq, "round": rnd, "what": what, "source": d.get("source", ""), "reason": reason}
+        )
 
 
 # ---------------------------------------------------------------------- presentation

@@ -82,8 +82,12 @@ class ReadOnlyLedger:
         return next(self.events(newest_first=True, limit=1), None)
 
     def last_round(self) -> int:
-        row = self.db.execute("SELECT MAX(round) FROM events WHERE kind = ?", (Kind.ROUND_OPEN,)).fetchone()
-        return int(row[0] or 0)
+        # the newest round.open, from the end of the ledger (``+kind``: not every round.open of a
+        # year through the kind index)
+        row = self.db.execute(
+            "SELECT round FROM events WHERE +kind = ? ORDER BY seq DESC LIMIT 1", (Kind.ROUND_OPEN,)
+        ).fetchone()
+        return int(row[0]) if row else 0
 
     def meters(self) -> dict[str, Meter]:
         """Every meter: the last checkpoint, then every meter event after it."""

@@ -44,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from controller import report as R
-    from controller.audit import refuse_damaged, where_from_args
+    from controller.audit import refuse_damaged, refuse_read, where_from_args
     from controller.config import ConfigError
     from controller.history import open_readonly
 
@@ -74,6 +74,10 @@ def run(args: argparse.Namespace) -> int:
         rep = R.build(conn, args.day, day_start=args.day_start, tz=tz)
     finally:
         conn.close()
+    # the events the report was made from are checked too: their sealed segments, by digest
+    refused = refuse_read(args, [(max(1, rep.read_from), rep.head.count)], "tablectl report", sys.stderr)
+    if refused is not None:
+        return refused
     if args.format == "csv":
         text = R.to_csv(rep, tz)
         if args.out is None:

@@ -171,15 +171,16 @@ def _config_writer(tmp: Path, rig: object, compile_first: bool) -> Callable[[Pat
     """``config_for(state_dir)``: a hardware file for a table on ``state_dir`` with the rig's
     simulated devices and mock pins, its software digest recorded (as systemd/install.sh does)."""
     from controller import selfcheck
-    from hil.rig import PINS, rig_key_file
+    from hil.rig import PINS, rig_key_file, rig_ledger_key
 
     compiled = [not compile_first]
 
     def config_for(state: Path) -> Path:
         state.mkdir(parents=True, exist_ok=True)
+        rig_ledger_key(state)  # made the first time, beside the state directory
         doc = {
             "table": {
-                "id": "BENCH-01",
+                "id": "SIM-01",  # the rig's table id: the ledger --history makes and plays on is one table's
                 "profile": "six-card-fortune-progressive",
                 "state_dir": str(state),
                 "software_record": str(state / "software.json"),

@@ -24,15 +24,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from controller.games.base import Procedure
 from controller.ledger import Record, StoredEvent
-from controller.progressive import ProgressiveSystem, pending_from_events
 from controller.records import Kind
-from controller.round import RoundData
-from controller.rules.settlement import WagerResult
-from controller.wagering import void_records
+
+if TYPE_CHECKING:  # (imported where used: ``tablectl status`` and ``history`` read tilts here, not rounds)
+    from controller.games.base import Procedure
+    from controller.progressive import ProgressiveSystem
+    from controller.round import RoundData
+    from controller.rules.settlement import WagerResult
 
 
 class EventSource(Protocol):
@@ -121,6 +122,11 @@ def open_round(
     """A round interrupted by power loss: void it and return every wager, unless it
     had already been settled and only waits for a validation (then resume that: the
     round is returned with its wagers, results and pending hits)."""
+    from controller.progressive import pending_from_events
+    from controller.round import RoundData
+    from controller.rules.settlement import WagerResult
+    from controller.wagering import void_records
+
     if round_no == 0:
         return [], None
     evs = list(events.events(round_no=round_no))

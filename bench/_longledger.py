@@ -166,7 +166,8 @@ def audit_runs(state: Path, core: int | None, emit: Emit, runs: int = 3) -> None
     from hil.rig import rig_ledger_key
 
     runner = AuditRunner(Where(state, rig_ledger_key(state), default_witness_dir(state), TABLE), TABLE)
-    times = []
+    times: list[float] = []
+    cpu: list[float] = []
     with pinned(core):
         for _ in range(runs):
             problems = runner.run()
@@ -174,7 +175,9 @@ def audit_runs(state: Path, core: int | None, emit: Emit, runs: int = 3) -> None
                 raise RuntimeError(f"the audit found problems in the bench's ledger: {problems[:3]}")
             assert runner.last is not None
             times.append(runner.last.seconds)
+            cpu.append(runner.last.cpu_seconds)
     emit("audit_run_s", f"{statistics.median(times):.3f}")
+    emit("audit_run_cpu_s", f"{statistics.median(cpu):.3f}")
     emit("audit_run_max_s", f"{max(times):.3f}")
     emit("audit_slice_events", runner.slice_events)
     emit("audit_runs_per_pass", runner.runs_per_pass())

@@ -244,13 +244,9 @@ class Ledger:
         self.reserve_path = self.path.with_name(self.path.name + RESERVE_SUFFIX)
         self.make_reserve(reserve_bytes)
         self.migrated_from: int | None = None  # the schema this ledger was migrated from at this open
-        schema = self.schema()
-        if schema is None:
-            self._set_schema()
-        elif schema > SCHEMA_VERSION:
-            raise LedgerError(f"ledger schema {schema} is newer than this software ({SCHEMA_VERSION})")
-        if (self.schema() or 0) < SCHEMA_VERSION:
-            self._seal_history()
+        from controller.ledgermigrate import migrate
+
+        migrate(self)  # to SCHEMA_VERSION (controller/ledgermigrate.py), or refused when newer
         #: the last seal (controller/seals.py) and the digest of the segment after it, fed the
         #: rows as they are appended (made from the stored rows at the first append)
         self._seal: seals_mod.Seal | None = self._valid_last_seal()
@@ -285,57 +281,6 @@ class Ledger:
 
     def keyed_from(self) -> int | None:
         return self._meta("keyed_from")
-
-    def _set_schema(self) -> None:
-        """A new ledger is keyed from its first event; one written before the key (schema 1,
-        plain SHA-256) gets a keyed ``ledger.keyed`` record over its last hash, and is keyed
-        from that record on: the key then covers every event before it too (each hash covers
-        its predecessor).  In one transaction with the schema mark."""
-        cur = self.db.cursor()
-        cur.execute("BEGIN IMMEDIATE")
-        try:
-            self._load_head()  # another process may have written meanwhile
-            if self.last_seq == 0:
-                cur.execute("INSERT INTO meta(name, value) VALUES ('keyed_from', '1')")
-            else:
-                seq, prev = self.last_seq + 1, self.last_hash
-                ts = max(datetime.fromtimestamp(self._wall(), UTC).isoformat(timespec="microseconds"), self.last_ts)
-                data = _dumps({"scheme": "hmac-sha256", "from_schema": 1, "sha256_head": prev, "events": seq - 1})
-                rnd = self.last_round_no
-                h = self._event_mac(seq, ts, self.table_id, rnd, KEYED_KIND, data, prev)
-                cur.execute(
-                    "INSERT INTO events(seq, ts, table_id, round, kind, data, prev, hash) VALUES (?,?,?,?,?,?,?,?)",
-                    (seq, ts, self.table_id, rnd, KEYED_KIND, data, prev, h),
-                )
-                cur.execute("INSERT INTO meta(name, value) VALUES ('keyed_from', ?)", (str(seq),))
-                self.migrated_from = 1
-            # a new ledger is sealed from its start; a keyed schema-1 one is sealed next (_seal_history)
-            schema = SCHEMA_VERSION if self.last_seq == 0 else 2
-            cur.execute("INSERT INTO meta(name, value) VALUES ('schema', ?)", (str(schema),))
-            cur.execute("COMMIT")
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
-        self._load_head()
-
-    def _seal_history(self) -> None:
-        """Schema 2 to 3: the history written before seals is checked event by event once and
-        sealed at its checkpoints (up to its first problem: damage is never sealed; the start-up
-        check then reports it), in one transaction with the schema mark."""
-        from controller import ledgercheck
-
-        cur = self.db.cursor()
-        cur.execute("BEGIN IMMEDIATE")
-        try:
-            for seal in ledgercheck.seal_history(self):
-                seals_mod.insert(cur, seal)
-            cur.execute("INSERT OR REPLACE INTO meta(name, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            cur.execute("COMMIT")
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
-        if self.migrated_from is None:
-            self.migrated_from = 2
 
     def _valid_last_seal(self) -> seals_mod.Seal | None:
         """The last seal naming an event of this ledger, when its MAC holds (else none: the

@@ -348,33 +348,22 @@ class Service:
     START_FULL_EVENTS = 20_000
 
     def _start_audit(self) -> None:
-        from controller.auditrun import AuditRunner, AuditThread
+        from controller.auditrun import AuditThread
 
-        where = self.where or where_of(self.hw, self._ledger_key)
-        self.auditor = AuditRunner(where, self.hw.table_id, slice_events=self.AUDIT_SLICE_EVENTS)
         first = getattr(self, "_audit_first_s", self.AUDIT_FIRST_S)
         self._audit = AuditThread(self.audit_ledger, first, self.AUDIT_EVERY_S).start()
 
     def audit_ledger(self) -> list[str]:
-        """One audit run (controller/auditrun.py: the quick check, the witness, the next slice of
-        sealed segments) on a read-only connection of its own (any thread); problems become a
-        latched tilt through the reactor, except those a technician already acknowledged
-        (``ledger.acknowledged``): they do not re-tilt at every audit.  Returns the problems
-        not yet acknowledged."""
-        from controller.audit import split_acknowledged
-
+        """One audit run (controller/auditrun.py: the start-up check, the witness, the next slice
+        of sealed segments) on a read-only connection of its own (any thread); problems not yet
+        acknowledged by a technician (``ledger.acknowledged``) become a latched tilt through the
+        reactor, and are returned."""
         if self.auditor is None:
-            self._start_audit()
-        assert self.auditor is not None
-        problems, _ack = split_acknowledged(self.auditor.where, self.auditor.run())
-        run = self.auditor.last
-        self.log.info(
-            "ledger.audit",
-            problems=len(problems),
-            seconds=round(run.seconds, 3) if run else None,
-            seals=f"{run.first_seal}-{run.last_seal}" if run else None,
-            runs_per_pass=self.auditor.runs_per_pass(),
-        )
+            from controller.auditrun import AuditRunner
+
+            where = self.where or where_of(self.hw, self._ledger_key)
+            self.auditor = AuditRunner(where, self.hw.table_id, slice_events=self.AUDIT_SLICE_EVENTS)
+        problems: list[str] = self.auditor.checked(self.log)
         if problems and self.table is not None:
             self.reactor.call_soon_threadsafe(
                 self.table.ledger_damaged, "ledger-audit", [f"ledger: {p}" for p in problems]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from controller import ledgercheck
@@ -86,6 +87,9 @@ class AuditRunner:
         from controller.audit import split_acknowledged
 
         problems, _ack = split_acknowledged(self.where, self.run())
+        room = space(self.where.ledger_path)
+        if room is not None and room.days_left < LOW_SPACE_DAYS:
+            log.warning("ledger.space_low", free_mb=room.free_bytes // 10**6, days_left=round(room.days_left, 1))
         run = self.last
         log.info(
             "ledger.audit",
@@ -158,3 +162,43 @@ class AuditThread:
         while not self._stop.wait(wait):
             wait = self._every_s
             self._run()  # type: ignore[operator]
+
+
+#: fewer days of play than this left on the state directory's disk, at the ledger's growth so
+#: far, is logged by every audit run (``ledger.space_low``; docs/operations.md)
+LOW_SPACE_DAYS = 60
+
+
+@dataclass(frozen=True)
+class Space:
+    free_bytes: int
+    ledger_bytes: int
+    bytes_per_day: float  # the ledger's growth: its size over the days it spans (at least one)
+
+    @property
+    def days_left(self) -> float:
+        return self.free_bytes / self.bytes_per_day if self.bytes_per_day > 0 else float("inf")
+
+
+def space(ledger_path: Path) -> Space | None:
+    """The state directory's free space and the ledger's growth (None when it cannot be read)."""
+    import os
+    import sqlite3
+    from datetime import datetime
+
+    try:
+        st = os.statvfs(ledger_path.parent)
+        size = ledger_path.stat().st_size
+        db = sqlite3.connect(f"file:{ledger_path}?mode=ro", uri=True)
+        try:
+            first = db.execute("SELECT ts FROM events ORDER BY seq LIMIT 1").fetchone()
+            last = db.execute("SELECT ts FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        finally:
+            db.close()
+        days = 1.0
+        if first and last:
+            span = datetime.fromisoformat(last[0]) - datetime.fromisoformat(first[0])
+            days = max(1.0, span.total_seconds() / 86400)
+    except (OSError, sqlite3.Error, ValueError):
+        return None
+    return Space(st.f_bavail * st.f_frsize, size, size / days)

@@ -239,6 +239,19 @@ def witness_line(ledger: ReadOnlyLedger, witness_dir: Path) -> str:
     )
 
 
+def disk_line(path: Path) -> str:
+    """The state directory's free space, in days of play at the ledger's growth so far."""
+    from controller.auditrun import LOW_SPACE_DAYS, space
+
+    room = space(path)
+    if room is None:
+        return "disk: free space unknown"
+    days = "many" if room.days_left > 99_999 else f"about {room.days_left:,.0f}"
+    low = " (LOW: move the ledger to a larger card, docs/operations.md)" if room.days_left < LOW_SPACE_DAYS else ""
+    size = f"ledger {room.ledger_bytes / 1e6:.0f} MB"
+    return f"disk: {room.free_bytes / 1e9:.1f} GB free, {size}: {days} days of play{low}"
+
+
 def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None, witness_dir: Path | None = None) -> str:
     last = ledger.last_event()
     if last is None:
@@ -278,6 +291,7 @@ def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None, witnes
         lines.append("meters: none (no progressive on this table)")
     shown = ", ".join(format_cents(m.cents) for _lv, m in sorted(meters.items()))
     lines.append(f"sign: {shown + '  ' if shown else ''}{sign_message(tilts, ooo, rnd)!r}")
+    lines.append(disk_line(ledger.path))
     if service is None:
         lines.append(f"service: unknown (systemd not reachable here; {UNIT})")
     else:

@@ -1,20 +1,20 @@
-"""``tablectl bench startup``: start-up time and resident memory (issue 6 item 4).
+"""``tablectl bench startup``: start-up time and resident memory (issue 6 item 4; issue 26).
 
 * ``start_to_ready_s`` — from spawning ``tablectl run --config ...`` (a fresh
   Python process, exactly the command systemd runs) to its ``READY=1``
   datagram on ``NOTIFY_SOCKET``: imports, configuration, the self-checks
-  (ledger chain and meters, software digest over the installed files, RNG
-  self-test), pins (gpiozero mock pins) and serial links (the HIL simulators on
-  ptys) — median and max of ``--runs`` starts on a fresh ledger; goal ≤ 1 s.
-* ``rss_mb_after_1000_rounds`` — resident set size (VmRSS) of a process that
-  has played ``--rounds`` rounds against the simulators (``tablectl sim``'s
-  set-up: the service, the simulated devices and the simulated people in one
-  process, so an upper bound for the service alone; the simulators' and the
-  rig's message logs, kept for tests, are emptied every 50 rounds), its peak
-  (VmHWM), and the RSS after 100 rounds (the growth between the two is what a
-  long session adds); goal ≤ 60 MB.  ``--rounds 0`` skips it.
-* ``start_to_ready_after_rounds_s`` — the start-up again, on the ledger those
-  rounds left (the self-checks walk the whole hash chain).
+  (ledger, software digest over the installed files, RNG self-test), pins
+  (gpiozero mock pins) and serial links (the HIL simulators on ptys) — median
+  and max of ``--runs`` starts on a fresh ledger; goal ≤ 1 s.
+* memory (``--rounds N``, bench/_memory.py): the resident set size of a process
+  playing ``--warmup`` and then N rounds against the simulators, sampled, with
+  its growth and slope after the warm-up (goal: under 1 MB over 10,000 rounds);
+  ``--rounds 0`` skips it.  Then ``start_to_ready_after_..._rounds_s``: the
+  start-up again, on the ledger those rounds left.
+* ``--history ROUNDS`` (bench/_longledger.py): all of the above on a ledger of
+  ROUNDS rounds made for it — start-up and the self-check's share, the periodic
+  audit's run, ``history``/``status``/``report --day``/``backup``, the ledger's
+  size per 1,000 rounds and the bytes written per round played.
 """
 
 from __future__ import annotations
@@ -35,12 +35,16 @@ from pathlib import Path
 from bench._pilike import busy_neighbours, measure_slowdown, pick_core
 
 NAME = "startup"
-HELP = "process start -> READY=1 (s); resident memory after N rounds (MB)"
+HELP = "process start -> READY=1 (s); resident memory over N rounds (MB, slope); --history: on a long ledger"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runs", type=int, default=5, help="starts to time (default 5)")
-    p.add_argument("--rounds", type=int, default=1000, help="rounds before measuring memory (default 1000)")
+    p.add_argument(
+        "--rounds", type=int, default=1000, help="rounds played after the warm-up, memory sampled (default 1000)"
+    )
+    p.add_argument("--warmup", type=int, default=1000, help="rounds played before the memory is sampled (default 1000)")
+    p.add_argument("--sample-every", type=int, default=500, help="rounds between memory samples (default 500)")
     p.add_argument("--speed", type=float, default=200.0, help="game-clock speed-up for the rounds (default 200)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-compile", action="store_true", help="do not byte-compile the project's modules first")
@@ -107,64 +111,6 @@ def _compile_project() -> None:
         if spec is not None and spec.submodule_search_locations:
             for loc in spec.submodule_search_locations:
                 compileall.compile_dir(loc, quiet=1)
-
-
-def _mem() -> dict[str, int]:
-    return {
-        k: int(v.split()[0])
-        for k, v in (line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
-        if k in ("VmRSS", "VmHWM")
-    }
-
-
-def _drop_harness_logs(rig: object) -> None:
-    """The simulators and the rig keep every message and emitted event for tests to
-    inspect; that is test instrumentation, not the service, so it is not counted."""
-    for sim in getattr(rig, "sims", []):
-        for name in ("sent", "received"):
-            log = getattr(sim, name, None)
-            if isinstance(log, list):
-                del log[:]
-    emitted = getattr(rig, "emitted", None)
-    if isinstance(emitted, list):
-        del emitted[:]
-
-
-def _rounds_child(state_dir: str, rounds: int, speed: float, seed: int) -> None:
-    """In a fresh process: play the rounds, then print the memory figures as JSON."""
-    import random
-
-    from controller.log import configure
-    from hil.people import People
-    from hil.rig import Rig
-
-    configure(level="error", json=True, stream=sys.stderr)
-    rig = Rig(Path(state_dir), seed=seed, speed=speed)
-    rig.shoe.shuffle_s = 0.0
-    rig.start()
-    try:
-        rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30)
-        people = People(rig, random.Random(seed))
-        early = None
-        for i in range(1, rounds + 1):
-            people.play_round()
-            if i % 50 == 0:
-                _drop_harness_logs(rig)
-            if i == min(100, rounds):
-                early = _mem()
-        mem = _mem()
-        print(
-            json.dumps(
-                {
-                    "rss_kb": mem["VmRSS"],
-                    "hwm_kb": mem["VmHWM"],
-                    "rss_100_kb": early["VmRSS"],
-                    "round": rig.table.status["round"],
-                }
-            )
-        )
-    finally:
-        rig.stop()
 
 
 def _config_writer(tmp: Path, rig: object, compile_first: bool) -> Callable[[Path], Path]:
@@ -237,32 +183,12 @@ def run(args: argparse.Namespace, emit) -> int:
 
 
 def _memory(args: argparse.Namespace, emit, tmp: Path, config_for: Callable[[Path], Path]) -> int:
-    played = tmp / "played"
-    t0 = time.monotonic()
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys, bench.startup as b; "
-            "b._rounds_child(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]))",
-            str(played),
-            str(args.rounds),
-            str(args.speed),
-            str(args.seed),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if out.returncode != 0:
-        print(out.stderr[-2000:], file=sys.stderr)
-        return 1
-    mem = json.loads(out.stdout.strip().splitlines()[-1])
-    emit(f"rss_mb_after_{min(100, args.rounds)}_rounds", f"{mem['rss_100_kb'] / 1024:.1f}")
-    emit(f"rss_mb_after_{args.rounds}_rounds", f"{mem['rss_kb'] / 1024:.1f}")
-    emit(f"rss_peak_mb_after_{args.rounds}_rounds", f"{mem['hwm_kb'] / 1024:.1f}")
-    emit("rounds_wall_s", f"{time.monotonic() - t0:.1f}")
-    config = config_for(played)
+    from bench import _memory
+
+    status = _memory.run(args, emit, tmp)
+    if status:
+        return status
+    config = config_for(tmp / "played")
     after = [_time_start(config, tmp) for _ in range(max(1, args.runs // 2))]
-    emit(f"start_to_ready_after_{args.rounds}_rounds_s", f"{statistics.median(after):.3f}")
+    emit(f"start_to_ready_after_{args.warmup + args.rounds}_rounds_s", f"{statistics.median(after):.3f}")
     return 0

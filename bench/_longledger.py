@@ -219,7 +219,6 @@ def play(state: Path, rounds: int, emit: Emit) -> None:
     emit("played_rounds", res["rounds"])
     emit("bytes_written_per_round", res["write_bytes"] // max(1, res["rounds"]))
     emit("wchar_per_round", res["wchar"] // max(1, res["rounds"]))
-    emit("ledger_growth_bytes_per_round", res["grew"] // max(1, res["rounds"]))
 
 
 def _io() -> dict[str, int]:

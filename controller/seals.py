@@ -50,6 +50,7 @@ CREATE TABLE IF NOT EXISTS seals (
     prev    TEXT NOT NULL,
     mac     TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS seals_last ON seals(last);
 """
 
 _ROW = "json_array(seq, ts, table_id, round, kind, data, prev, hash)"
@@ -168,10 +169,13 @@ def seals_over(db: sqlite3.Connection, lo: int, hi: int) -> list[Seal]:
     """The seals of the segments holding any event from ``lo`` to ``hi``."""
     if not has_table(db):
         return []
-    rows = db.execute(
-        f"SELECT {_SEAL_COLUMNS} FROM seals WHERE last >= ? AND first <= ? ORDER BY n", (lo, hi)
-    ).fetchall()
-    return [_seal(r) for r in rows]
+    out = []
+    for row in db.execute(f"SELECT {_SEAL_COLUMNS} FROM seals WHERE last >= ? ORDER BY last", (lo,)):
+        seal = _seal(row)
+        if seal.first > hi:
+            break  # (the seals follow one another: none after this one holds the range)
+        out.append(seal)
+    return out
 
 
 def segment_blob(db: sqlite3.Connection, first: int, last: int) -> tuple[int, bytes]:

@@ -179,6 +179,7 @@ def _no_clock() -> float:
 
 
 _ROWS_PER_INSERT = 500  # 8 parameters a row: well inside SQLite's 32766
+_SEGMENT_READ = 20_000  # events read at a time to make a segment's digest from the stored rows
 
 
 @functools.lru_cache(maxsize=64)
@@ -247,9 +248,9 @@ class Ledger:
         from controller.ledgermigrate import migrate
 
         migrate(self)  # to SCHEMA_VERSION (controller/ledgermigrate.py), or refused when newer
-        #: the last seal (controller/seals.py) and the digest of the segment after it, fed the
-        #: rows as they are appended (made from the stored rows at the first append)
-        self._seal: seals_mod.Seal | None = self._valid_last_seal()
+        #: the last seal (controller/seals.py; the next one follows it) and the digest of the segment
+        #: after it, fed the rows as they are appended (made from the stored rows at the first append)
+        self._seal: seals_mod.Seal | None = seals_mod.last_seal(self.db)
         self._segment: hmac.HMAC | None = None
         # the stored ``meters`` rows are checked against the events by verify(); the
         # live meters always come from the events themselves (from the last seal's keyed snapshot)
@@ -282,10 +283,10 @@ class Ledger:
     def keyed_from(self) -> int | None:
         return self._meta("keyed_from")
 
-    def _valid_last_seal(self) -> seals_mod.Seal | None:
-        """The last seal naming an event of this ledger, when its MAC holds (else none: the
-        meters then come from the events, and the start-up check reports the seal)."""
-        seal = seals_mod.last_seal(self.db)
+    def _meter_seal(self) -> seals_mod.Seal | None:
+        """The last seal, when its MAC holds: the meters start from its snapshot (else from the
+        last checkpoint; the start-up check reports the seal)."""
+        seal = self._seal
         if seal is None or (self.keyed and not self.sealer.valid(seal)):
             return None
         return seal
@@ -296,12 +297,13 @@ class Ledger:
         return bool(self._key)
 
     def _running_segment(self) -> hmac.HMAC:
-        """The digest of the segment after the last seal, so far (from the stored rows, once)."""
+        """The digest of the segment after the last seal, so far (from the stored rows, once; a
+        bounded piece at a time, should seals have gone missing before it)."""
         if self._segment is None:
-            first = self._seal.last + 1 if self._seal is not None else 1
             seg = self.sealer.running()
-            if self.last_seq >= first:
-                _n, blob = seals_mod.segment_blob(self.db, first, self.last_seq)
+            first = self._seal.last + 1 if self._seal is not None else 1
+            for lo in range(first, self.last_seq + 1, _SEGMENT_READ):
+                _n, blob = seals_mod.segment_blob(self.db, lo, min(self.last_seq, lo + _SEGMENT_READ - 1))
                 seg.update(blob)
             self._segment = seg
         return self._segment
@@ -559,7 +561,7 @@ class Ledger:
         """Every meter from the events: from genesis, or (``from_checkpoint``) from the last
         seal's keyed snapshot on (without a seal, from the last checkpoint)."""
         since, meters = 0, dict[str, Meter]()
-        seal = self._seal if from_checkpoint else None
+        seal = self._meter_seal() if from_checkpoint else None
         cp = self.last_checkpoint() if from_checkpoint and seal is None else None
         if seal is not None:
             since, meters = seal.last, {lv: Meter.from_row(r) for lv, r in json.loads(seal.meters).items()}

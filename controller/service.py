@@ -345,7 +345,7 @@ class Service:
     AUDIT_SLICE_EVENTS = 250_000
     #: up to this many events start-up checks every sealed segment too (C speed: about 1 us an
     #: event here); beyond, the start-up check is the last seal and the events after it
-    START_FULL_EVENTS = 20_000
+    START_FULL_EVENTS = 10_000
 
     def _start_audit(self) -> None:
         from controller.auditrun import AuditThread

@@ -270,3 +270,34 @@ def test_migration_never_seals_damage(table, monkeypatch):
     assert [s.last for s in S.seals_from(led.db)] == [41, 81, 121]  # up to the segment before the edit
     led.close()
     assert any(p.startswith("event 131: MAC does not match") for p in start_up(table)), start_up(table)
+
+
+def test_a_forged_last_seal_never_gives_the_live_meters_and_the_ledger_goes_on(table):
+    """At open the live meters come from the last seal's snapshot only when its MAC holds."""
+    last = table.seals()[-1]
+    real = table.led.meters["primary"]
+    table.close()
+    rows = json.loads(last.meters)
+    rows["primary"]["value"] = "1"
+    table.sql(f"UPDATE seals SET meters = '{json.dumps(rows, sort_keys=True)}' WHERE n = {last.n}")
+    table.led = Ledger(table.where.ledger_path, TABLE, key=TEST_KEY)
+    assert table.led.meters["primary"] == real  # from the checkpoint and the events after it
+    for r in range(61, 75):  # across the next seal: it follows the forged one (whose MAC the audit reports)
+        table.append(_round(r))
+    assert [s.n for s in table.seals()][-2:] == [6, 7]
+    assert [p for p in whole(table) if "MAC does not match" in p] == [
+        "seal 6 (events 202-241): its MAC does not match (edited, or written without the key)"
+    ]
+
+
+def test_with_every_seal_gone_the_next_seal_is_made_from_the_stored_rows_a_piece_at_a_time(table, monkeypatch):
+    monkeypatch.setattr(L, "_SEGMENT_READ", 7)
+    table.close()
+    table.sql("DELETE FROM seals")
+    table.led = Ledger(table.where.ledger_path, TABLE, key=TEST_KEY)
+    for r in range(61, 75):
+        table.append(_round(r))
+    first = table.seals()[0]
+    assert (first.n, first.first) == (1, 1)  # one segment over all the events before it
+    _count, blob = S.segment_blob(table.led.db, first.first, first.last)
+    assert table.led.sealer.digest(blob) == first.digest

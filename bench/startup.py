@@ -43,7 +43,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--rounds", type=int, default=1000, help="rounds played after the warm-up, memory sampled (default 1000)"
     )
-    p.add_argument("--warmup", type=int, default=1000, help="rounds played before the memory is sampled (default 1000)")
+    p.add_argument(
+        "--warmup",
+        type=int,
+        default=2000,
+        help="rounds played before the memory is sampled (default 2000: past the audit thread's first run)",
+    )
     p.add_argument("--sample-every", type=int, default=500, help="rounds between memory samples (default 500)")
     p.add_argument("--speed", type=float, default=200.0, help="game-clock speed-up for the rounds (default 200)")
     p.add_argument("--seed", type=int, default=1)

@@ -14,9 +14,12 @@ for the next run), its witness written, and then, on it:
   day), ``backup_s`` (a first, whole copy) — each command as a technician runs it, a process
   of its own, median of ``--runs``;
 * ``ledger_mb``, ``ledger_mb_per_1000_rounds`` — the database file;
-* then ``--play`` rounds played on it by the simulators (``bytes_written_per_round``: the
-  process's ``write_bytes`` from /proc, what reached the block layer, and ``wchar``, what it
-  wrote; the WAL, its checkpoints into the database, the lock-out journal, the witness) and
+* then ``--play`` rounds played on it by the simulators: ``wchar_per_round``, the bytes the
+  process handed to write calls (the WAL's frames, its checkpoints into the database, the
+  lock-out journal, the witness, the log) and ``bytes_written_per_round``, the process's
+  ``write_bytes`` from /proc (what reached the block layer, the WAL index's mapped pages written
+  back among them: it varies with the kernel's writeback), with the ledger's commits and WAL
+  checkpoints per round; and
   ``backup_incremental_s``, the next backup after them (it brings the last copy up to date).
 
 With ``--pi-like`` every start and command runs on one core beside busy loaders (as the
@@ -219,6 +222,8 @@ def play(state: Path, rounds: int, emit: Emit) -> None:
     emit("played_rounds", res["rounds"])
     emit("bytes_written_per_round", res["write_bytes"] // max(1, res["rounds"]))
     emit("wchar_per_round", res["wchar"] // max(1, res["rounds"]))
+    emit("commits_per_round", f"{res['commits'] / max(1, res['rounds']):.1f}")
+    emit("wal_checkpoints_per_round", f"{res['checkpoints'] / max(1, res['rounds']):.2f}")
 
 
 def _io() -> dict[str, int]:
@@ -228,12 +233,14 @@ def _io() -> dict[str, int]:
 def _play_child(state_dir: str, rounds: int) -> None:
     import random
 
+    from controller import selfcheck
     from controller.log import configure
     from hil.people import People
     from hil.rig import Rig
 
     configure(level="error", json=True, stream=sys.stderr)
     state = Path(state_dir)
+    selfcheck.record_digest(state)  # this code's (a rig on this state directory checks it)
     rig = Rig(state, seed=3, speed=200.0)
     rig.shoe.shuffle_s = 0.0
     rig.start()
@@ -241,11 +248,15 @@ def _play_child(state_dir: str, rounds: int) -> None:
         rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 60)
         people = People(rig, random.Random(3))
         people.play_round()  # warm: the first round after a start
+        writer = rig.service.writer
+        assert writer is not None
         size0, io0, n0 = (state / "ledger.sqlite3").stat().st_size, _io(), rig.table.status["round"]
+        c0, k0 = writer.commits, writer.checkpoints
         for _ in range(rounds):
             people.play_round()
         rig.service.writer.flush()  # type: ignore[union-attr]
         io1, n1 = _io(), rig.table.status["round"]
+        commits, checkpoints = writer.commits - c0, writer.checkpoints - k0
         grew = (state / "ledger.sqlite3").stat().st_size - size0
     finally:
         rig.stop()
@@ -256,6 +267,8 @@ def _play_child(state_dir: str, rounds: int) -> None:
                 "write_bytes": io1["write_bytes"] - io0["write_bytes"],
                 "wchar": io1["wchar"] - io0["wchar"],
                 "grew": grew,
+                "commits": commits,
+                "checkpoints": checkpoints,
             }
         )
     )

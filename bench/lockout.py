@@ -45,8 +45,10 @@ pin changing (on the reactor thread: the light is on), the table idle (the light
 ``sensor_light_seen_*`` adds the bench thread waking on it.  Its steps (``sensor_segment_*``,
 ``sensor_tail_*`` over the edges at or above the p99): ``edge_to_posted`` (gpiozero's callback
 posts the edge), ``posted_to_reactor`` (the reactor thread takes it), ``reactor_to_lit`` (debounce,
-the bet board, the light set), ``lit_to_seen``; ``sensor_edges_while_reactor_busy`` counts edges
-that came while the reactor handled another event.  The bench thread blocks on the pin's change
+the bet board, the light set), ``lit_to_seen``; ``sensor_tail_reactor_runqueue_ms``: of the tail,
+how long the reactor thread was runnable but waiting for a core (the kernel's schedstat);
+``sensor_edges_while_reactor_busy`` counts edges that came while the reactor handled another event.
+The bench thread blocks on the pin's change
 rather than polling the pin: a thread polling in a loop holds the GIL between its polls, and the
 reactor, woken by the edge, may then wait for it up to the interpreter's switch interval (5 ms),
 most of all on one core (``--pi-like``): the measuring thread's own cost, not the table's.
@@ -98,6 +100,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--pi-like", action="store_true", help="pin this process to one core beside busy loaders (~Pi 4 speed)"
     )
     p.add_argument("--loaders", type=int, default=2, help="busy processes beside it with --pi-like (default 2)")
+    p.add_argument(
+        "--nice", type=int, default=None, help="with --pi-like: the service's niceness (the loaders stay at theirs)"
+    )
 
 
 class FsyncProbe:
@@ -203,6 +208,7 @@ class SensorStamps:
         self.now: dict[str, float] = {}
         self.lit = threading.Event()
         self.running = ""  # the event the reactor is handling now ("": none)
+        self.reactor_tid = 0  # the reactor thread's id in the kernel (its scheduler statistics)
         self.busy: dict[str, int] = {}  # what the reactor was handling when a sensor's edge came
 
     def arm(self, sensor: str) -> None:
@@ -226,6 +232,7 @@ class SensorStamps:
         def stamped(ev: Any) -> None:
             if "reactor" not in self.now and self._mine(ev.kind, ev.source, ev.data):
                 self.now["reactor"] = time.perf_counter()
+            self.reactor_tid = self.reactor_tid or threading.get_native_id()
             self.running = f"{ev.kind}/{ev.source}"
             try:
                 handler(ev)
@@ -233,6 +240,17 @@ class SensorStamps:
                 self.running = ""
 
         return stamped
+
+    def run_delay(self) -> float:
+        """Seconds the reactor thread has spent runnable but waiting for a core, so far (the
+        kernel's schedstat): its change over an edge is the part of the latency the scheduler took."""
+        if not self.reactor_tid:
+            return 0.0
+        try:
+            fields = Path(f"/proc/self/task/{self.reactor_tid}/schedstat").read_text().split()
+        except OSError:
+            return 0.0
+        return int(fields[1]) / 1e9
 
     def watch(self, pin: Any) -> None:
         change = pin._change_state
@@ -263,6 +281,8 @@ def sensor_figures(paths: list[dict[str, float]]) -> dict[str, str]:
         out[f"sensor_segment_{a}_to_{b}_p50_ms"] = f"{percentile(xs, 50):.3f}"
         out[f"sensor_segment_{a}_to_{b}_p99_ms"] = f"{percentile(xs, 99):.3f}"
         out[f"sensor_tail_{a}_to_{b}_ms"] = f"{sum((p[b] - p[a]) * 1000 for p in tail) / len(tail):.3f}"
+    # the reactor thread's wait for a core during the edge (to the moment the bench saw the light)
+    out["sensor_tail_reactor_runqueue_ms"] = f"{sum(p.get('runqueue', 0.0) * 1000 for p in tail) / len(tail):.3f}"
     return out
 
 
@@ -305,10 +325,16 @@ def run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
     before = os.sched_getaffinity(0)
     with busy_neighbours(core, args.loaders):
         os.sched_setaffinity(0, {core})  # every thread of the service, the simulators' too
+        nice = os.getpriority(os.PRIO_PROCESS, 0)
+        if args.nice is not None:  # this thread's, inherited by every thread made after (the loaders keep theirs)
+            os.setpriority(os.PRIO_PROCESS, 0, args.nice)
+        emit("nice", os.getpriority(os.PRIO_PROCESS, 0))
         try:
             return _run(args, emit)
         finally:
             os.sched_setaffinity(0, before)
+            if args.nice is not None:
+                os.setpriority(os.PRIO_PROCESS, 0, nice)
 
 
 def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
@@ -368,11 +394,12 @@ def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
                     while rig.light_pin(s).state and time.perf_counter() < off_by:
                         time.sleep(0.005)
                     sensor.arm(f"bet.progressive.{s}")
+                    waited = sensor.run_delay()
                     t0 = time.perf_counter()
                     rig.place(s)
                     if not sensor.lit.wait(1.0):
                         raise TimeoutError(f"seat {s}'s light did not come on; status: {table.status}")
-                    sensor.now.update(edge=t0, seen=time.perf_counter())
+                    sensor.now.update(edge=t0, seen=time.perf_counter(), runqueue=sensor.run_delay() - waited)
                     sensor_paths.append(sensor.now)
                     light.append((sensor.now["lit"] - t0) * 1000)
                 time.sleep(0.025)  # past the sensors' debounce window

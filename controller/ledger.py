@@ -179,7 +179,6 @@ def _no_clock() -> float:
 
 
 _ROWS_PER_INSERT = 500  # 8 parameters a row: well inside SQLite's 32766
-_SEGMENT_READ = 20_000  # events read at a time to make a segment's digest from the stored rows
 
 
 @functools.lru_cache(maxsize=64)
@@ -297,14 +296,12 @@ class Ledger:
         return bool(self._key)
 
     def _running_segment(self) -> hmac.HMAC:
-        """The digest of the segment after the last seal, so far (from the stored rows, once; a
-        bounded piece at a time, should seals have gone missing before it)."""
+        """The digest of the segment after the last seal, so far (from the stored rows, once, a
+        bounded piece at a time: should seals have gone missing, many segments' worth)."""
         if self._segment is None:
             seg = self.sealer.running()
             first = self._seal.last + 1 if self._seal is not None else 1
-            for lo in range(first, self.last_seq + 1, _SEGMENT_READ):
-                _n, blob = seals_mod.segment_blob(self.db, lo, min(self.last_seq, lo + _SEGMENT_READ - 1))
-                seg.update(blob)
+            seals_mod.feed(self.db, seg, first, self.last_seq)
             self._segment = seg
         return self._segment
 

@@ -226,11 +226,12 @@ def _segment(led: Ledger, s: S.Seal, prev: S.Seal | None, keyed_from: int) -> li
     seal_ok = not led.keyed or led.sealer.valid(s)
     if not seal_ok:
         problems.append(f"{name}: its MAC does not match (edited, or written without the key)")
+    digest = led.sealer.running()
     try:
-        count, blob = S.segment_blob(led.db, s.first, s.last)
-    except Exception as e:  # noqa: BLE001 - a row SQLite cannot encode (a BLOB put in) is the finding
-        count, blob = -1, repr(e).encode()
-    if count != s.events or (led.keyed and led.sealer.digest(blob) != s.digest) or not seal_ok:
+        count = S.feed(led.db, digest, s.first, s.last)
+    except Exception:  # noqa: BLE001 - a row SQLite cannot encode (a BLOB put in) is the finding
+        count = -1
+    if count != s.events or (led.keyed and digest.hexdigest() != s.digest) or not seal_ok:
         problems += _drill(led, s, prev, keyed_from, count)
     for seq, h, m in led.db.execute(
         "SELECT seq, hash, meters FROM checkpoints WHERE seq BETWEEN ? AND ?", (s.first, s.last)
@@ -295,8 +296,9 @@ def seal_history(led: Ledger) -> list[S.Seal]:
         if w.bad_from is not None and cp >= w.bad_from:
             break
         (ts,) = led.db.execute("SELECT ts FROM events WHERE seq = ?", (cp,)).fetchone()
-        _count, blob = S.segment_blob(led.db, first, cp)
-        seal = led.sealer.make(n, first, cp, str(ts), led.sealer.digest(blob), cps[cp][0], cps[cp][1], prev)
+        digest = led.sealer.running()
+        S.feed(led.db, digest, first, cp)
+        seal = led.sealer.make(n, first, cp, str(ts), digest.hexdigest(), cps[cp][0], cps[cp][1], prev)
         out.append(seal)
         n, first, prev = n + 1, cp + 1, seal.mac
     return out

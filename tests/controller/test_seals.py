@@ -291,7 +291,7 @@ def test_a_forged_last_seal_never_gives_the_live_meters_and_the_ledger_goes_on(t
 
 
 def test_with_every_seal_gone_the_next_seal_is_made_from_the_stored_rows_a_piece_at_a_time(table, monkeypatch):
-    monkeypatch.setattr(L, "_SEGMENT_READ", 7)
+    monkeypatch.setattr(S, "PIECE_EVENTS", 7)
     table.close()
     table.sql("DELETE FROM seals")
     table.led = Ledger(table.where.ledger_path, TABLE, key=TEST_KEY)

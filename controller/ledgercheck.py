@@ -4,7 +4,7 @@ event, the sealed segments checked by their digests, the meters, the checkpoints
 * :func:`quick` — what a start-up must check, whatever the ledger's age: the last seal (its
   MAC, the event it names), every event after it (chain, MAC, meters from the seal's keyed
   snapshot), checkpoints and seals left past the last event, the stored meters;
-* :func:`segments` — sealed segments, one query and one HMAC each (controller/seals.py): the
+* :func:`segments` — sealed segments, each by a few queries and one HMAC (controller/seals.py): the
   seals' own chain (number, first event, previous seal's MAC, MAC), the digest of the rows as
   stored, the checkpoint at the seal; a segment whose digest differs is walked event by event
   to name its first bad event;

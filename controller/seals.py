@@ -9,7 +9,7 @@ checkpoint the writer stores the segment's **seal** (table ``seals``):
 * ``ts`` — the time of its last event;
 * ``digest`` — HMAC-SHA256, under a key derived from the ledger key, of the segment's rows
   exactly as stored: each row is SQLite's ``json_array(seq, ts, table_id, round, kind, data,
-  prev, hash)`` followed by a newline (:data:`SEGMENT_SQL` fetches a whole segment in one
+  prev, hash)`` followed by a newline (:data:`SEGMENT_SQL` fetches a run of rows in one
   query; ``json_array`` quotes every text and keeps types apart, so no two different rows
   encode alike, and a value SQLite cannot put in JSON — a BLOB — fails the query);
 * ``head`` — the MAC of its last event (where the chain stood);
@@ -20,7 +20,7 @@ checkpoint the writer stores the segment's **seal** (table ``seals``):
 The writer computes the digest from the rows it appends (in memory, never read back: an edit
 made to the file before the seal is written is not sealed), so a segment whose stored rows
 still give its seal's digest holds exactly the events the service wrote.  Checking a segment
-is one query and one HMAC over its bytes (about 1 µs an event here), not a MAC per event in
+is a few queries (256 rows each) and one HMAC over its bytes (about 2 µs an event here), not a MAC per event in
 Python (about 5 µs); the start-up check needs only the last seal (its MAC, its meters) and the
 events after it, and the periodic audit checks the sealed segments a slice at a time
 (controller/auditrun.py).  Without the key neither a digest nor a seal can be made again.

@@ -30,8 +30,8 @@ from controller.audit import Where
 from controller.ledger import Ledger, LedgerError
 from controller.witness import Witness, check, read_for_check
 
-#: sealed events checked by one run (about 0.3 s here, 1 s on a Pi 4; SQLite and the HMAC
-#: release the GIL for nearly all of it)
+#: sealed events checked by one run (measured: about 0.5 s of CPU here, 1.6-1.9 s under
+#: ``bench startup --pi-like``; SQLite and the HMAC release the GIL for nearly all of it)
 SLICE_EVENTS = 250_000
 
 

@@ -1,11 +1,22 @@
 """``tablectl bench crash --kills N``: crash consistency.
 
 A child process (hil/crashchild.py) plays rounds on the HIL rig with a
-persistent ledger; it is killed with SIGKILL at a random instant — and, with
-``--commit-kill``, kills itself inside ledger transactions just before COMMIT (or while a
-one-statement append runs) —
-then restarted on the same state directory, N times.  A last child recovers and
-plays a round to the end.  Then the ledger is checked:
+persistent ledger; it is killed with SIGKILL, then restarted on the same state
+directory, N times.  Each run is one kind of kill, drawn by ``--mix`` (default
+``external=0.65,startup=0.1,commit=0.15,checkpoint=0.1``):
+
+* ``external`` — the parent's SIGKILL at a random instant while it plays (up to ``--max-wait``);
+* ``startup`` — the parent's SIGKILL at a random instant while it starts (within ``--startup-window``
+  of spawning it: opening and checking the ledger, recovering the round in play, the lock-out
+  journal, the first records);
+* ``commit`` — the child kills itself inside a ledger transaction, just before its COMMIT (or
+  while a one-statement append runs), the first one after a random delay;
+* ``checkpoint`` — the child kills itself inside a WAL checkpoint, the first one after a random
+  delay.
+
+A run whose own kill did not come in time is killed from outside and counted as ``external``;
+the figures say how many of each happened.  A last child recovers and plays a round to the end.
+Then the ledger is checked:
 
 * ``lost``: things the table showed or acknowledged (witness file, written only
   from durable callbacks) that the ledger does not hold;
@@ -42,28 +53,36 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--max-wait", type=float, default=1.5, help="longest run before a kill, seconds (default 1.5)")
     p.add_argument(
-        "--commit-kill",
-        type=float,
-        default=0.02,
-        help="probability that the child kills itself inside a transaction, per commit (default 0.02)",
+        "--mix",
+        default="external=0.65,startup=0.1,commit=0.15,checkpoint=0.1",
+        help="kinds of kill and their shares (external, startup, commit, checkpoint)",
+    )
+    p.add_argument(
+        "--startup-window", type=float, default=1.0, help="with a startup kill: within this long of the spawn (s)"
     )
     p.add_argument("--state-dir", type=Path, help="keep the ledger here (default: a temporary directory)")
 
 
-def _child(state: Path, witness: Path, seed: int, commit_kill: float, rounds: int | None = None) -> subprocess.Popen:
-    cmd = [
-        sys.executable,
-        "-m",
-        "hil.crashchild",
-        "--state-dir",
-        str(state),
-        "--witness",
-        str(witness),
-        "--seed",
-        str(seed),
-        "--commit-kill",
-        str(commit_kill),
-    ]
+KINDS = ("external", "startup", "commit", "checkpoint")
+
+
+def parse_mix(text: str) -> dict[str, float]:
+    mix: dict[str, float] = {}
+    for part in text.split(","):
+        name, _, share = part.partition("=")
+        if name.strip() not in KINDS:
+            raise ValueError(f"--mix: unknown kind of kill {name!r} (known: {', '.join(KINDS)})")
+        mix[name.strip()] = float(share)
+    if not mix or sum(mix.values()) <= 0:
+        raise ValueError("--mix: no kill has a share")
+    return mix
+
+
+def _child(
+    state: Path, witness: Path, seed: int, kill_in: str = "none", arm_after: float = 0.0, rounds: int | None = None
+) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "hil.crashchild", "--state-dir", str(state), "--witness", str(witness)]
+    cmd += ["--seed", str(seed), "--kill-in", kill_in, "--arm-after", f"{arm_after:.4f}"]
     if rounds is not None:
         cmd += ["--rounds", str(rounds)]
     # the final run's errors are reported; a killed child's stderr is of no interest
@@ -145,8 +164,34 @@ def _audit(state: Path) -> tuple[int, str]:
     return p.returncode, " | ".join((p.stdout + p.stderr).strip().splitlines()[-3:])
 
 
+def _one_kill(args: argparse.Namespace, rng: random.Random, state: Path, witness: Path, seed: int) -> str:
+    """Run one child and kill it (see the module docstring); the kind of kill that happened,
+    or "failed: ..." when the child ended otherwise."""
+    kind = rng.choices(list(args.mix), weights=list(args.mix.values()))[0]
+    kill_in = kind if kind in ("commit", "checkpoint") else "none"
+    child = _child(state, witness, seed, kill_in, rng.uniform(0.0, args.max_wait))
+    if kind == "startup":
+        time.sleep(rng.uniform(0.0, args.startup_window))
+    else:
+        line = child.stdout.readline() if child.stdout else ""
+        if line.strip() == "ready":
+            time.sleep(rng.uniform(0.0, args.max_wait) if kind == "external" else args.max_wait * 2)
+    if child.poll() is None:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+        return "startup" if kind == "startup" else "external"
+    if child.returncode == -signal.SIGKILL:
+        return kind  # killed itself where it was told to
+    return f"failed: exited {child.returncode}"
+
+
 def run(args: argparse.Namespace, emit) -> int:
     rng = random.Random(args.seed)
+    try:
+        args.mix = parse_mix(args.mix) if isinstance(args.mix, str) else args.mix
+    except ValueError as e:
+        emit("error", str(e))
+        return 2
     tmp = None
     state = args.state_dir
     if state is None:
@@ -155,25 +200,15 @@ def run(args: argparse.Namespace, emit) -> int:
     state.mkdir(parents=True, exist_ok=True)
     witness = state / "witness.jsonl"
     t0 = time.monotonic()
-    kills = 0
-    self_kills = 0
+    kinds: Counter = Counter()
     try:
         for i in range(args.kills):
-            child = _child(state, witness, args.seed * 100_003 + i, args.commit_kill)
-            line = child.stdout.readline() if child.stdout else ""
-            if line.strip() == "ready":
-                time.sleep(rng.uniform(0.0, args.max_wait))
-            if child.poll() is None:
-                child.send_signal(signal.SIGKILL)
-                kills += 1
-            elif child.returncode == -signal.SIGKILL:
-                self_kills += 1  # killed itself inside a transaction
-                kills += 1
-            child.wait()
-            if child.returncode not in (-signal.SIGKILL, 0):
-                emit("child_failed", f"run {i} exited {child.returncode}")
+            what = _one_kill(args, rng, state, witness, args.seed * 100_003 + i)
+            if what.startswith("failed"):
+                emit("child_failed", f"run {i} {what}")
                 return 2
-        final = _child(state, witness, args.seed * 100_003 + args.kills, 0.0, rounds=2)
+            kinds[what] += 1
+        final = _child(state, witness, args.seed * 100_003 + args.kills, rounds=2)
         out, _ = final.communicate(timeout=120)
         emit("final_run_exit", final.returncode)
         if final.returncode != 0:
@@ -183,8 +218,11 @@ def run(args: argparse.Namespace, emit) -> int:
     finally:
         if tmp is not None:
             tmp.cleanup()
+    kills = sum(kinds.values())
     emit("kills", kills)
-    emit("kills_inside_transaction", self_kills)
+    for kind in KINDS:
+        emit(f"kills_{kind}", kinds[kind])
+    emit("kills_external_share", f"{(kinds['external'] + kinds['startup']) / max(1, kills):.2f}")
     for k in ("rounds", "events", "witnessed", "hits", "voids", "chain_problems"):
         emit(k, res[k])
     emit("lost", res["lost"])

@@ -1,20 +1,20 @@
-"""``tablectl bench startup``: start-up time and resident memory (issue 6 item 4).
+"""``tablectl bench startup``: start-up time and resident memory (issue 6 item 4; issue 26).
 
 * ``start_to_ready_s`` — from spawning ``tablectl run --config ...`` (a fresh
   Python process, exactly the command systemd runs) to its ``READY=1``
   datagram on ``NOTIFY_SOCKET``: imports, configuration, the self-checks
-  (ledger chain and meters, software digest over the installed files, RNG
-  self-test), pins (gpiozero mock pins) and serial links (the HIL simulators on
-  ptys) — median and max of ``--runs`` starts on a fresh ledger; goal ≤ 1 s.
-* ``rss_mb_after_1000_rounds`` — resident set size (VmRSS) of a process that
-  has played ``--rounds`` rounds against the simulators (``tablectl sim``'s
-  set-up: the service, the simulated devices and the simulated people in one
-  process, so an upper bound for the service alone; the simulators' and the
-  rig's message logs, kept for tests, are emptied every 50 rounds), its peak
-  (VmHWM), and the RSS after 100 rounds (the growth between the two is what a
-  long session adds); goal ≤ 60 MB.  ``--rounds 0`` skips it.
-* ``start_to_ready_after_rounds_s`` — the start-up again, on the ledger those
-  rounds left (the self-checks walk the whole hash chain).
+  (ledger, software digest over the installed files, RNG self-test), pins
+  (gpiozero mock pins) and serial links (the HIL simulators on ptys) — median
+  and max of ``--runs`` starts on a fresh ledger; goal ≤ 1 s.
+* memory (``--rounds N``, bench/_memory.py): the resident set size of a process
+  playing ``--warmup`` and then N rounds against the simulators, sampled, with
+  its growth and slope after the warm-up (goal: under 1 MB over 10,000 rounds);
+  ``--rounds 0`` skips it.  Then ``start_to_ready_after_..._rounds_s``: the
+  start-up again, on the ledger those rounds left.
+* ``--history ROUNDS`` (bench/_longledger.py): all of the above on a ledger of
+  ROUNDS rounds made for it — start-up and the self-check's share, the periodic
+  audit's run, ``history``/``status``/``report --day``/``backup``, the ledger's
+  size per 1,000 rounds and the bytes written per round played.
 """
 
 from __future__ import annotations
@@ -29,22 +29,41 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bench._pilike import busy_neighbours, measure_slowdown, pick_core
 
 NAME = "startup"
-HELP = "process start -> READY=1 (s); resident memory after N rounds (MB)"
+HELP = "process start -> READY=1 (s); resident memory over N rounds (MB, slope); --history: on a long ledger"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runs", type=int, default=5, help="starts to time (default 5)")
-    p.add_argument("--rounds", type=int, default=1000, help="rounds before measuring memory (default 1000)")
+    p.add_argument(
+        "--rounds", type=int, default=1000, help="rounds played after the warm-up, memory sampled (default 1000)"
+    )
+    p.add_argument(
+        "--warmup",
+        type=int,
+        default=2000,
+        help="rounds played before the memory is sampled (default 2000: past the audit thread's first run)",
+    )
+    p.add_argument("--sample-every", type=int, default=500, help="rounds between memory samples (default 500)")
     p.add_argument("--speed", type=float, default=200.0, help="game-clock speed-up for the rounds (default 200)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--no-compile", action="store_true", help="do not byte-compile the project's modules first")
     p.add_argument("--pi-like", action="store_true", help="pin each start to one core beside busy loaders (~Pi 4)")
     p.add_argument("--loaders", type=int, default=2, help="busy processes beside it with --pi-like (default 2)")
+    p.add_argument(
+        "--history",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="measure on a ledger of ROUNDS rounds made for it (bench/_longledger.py): start, audit, commands, size",
+    )
+    p.add_argument("--ledger-cache", type=Path, help="with --history: keep the made ledger here and reuse it")
+    p.add_argument("--play", type=int, default=100, help="with --history: rounds played on it to measure writes")
 
 
 def _toml(v: object) -> str:
@@ -99,94 +118,55 @@ def _compile_project() -> None:
                 compileall.compile_dir(loc, quiet=1)
 
 
-def _mem() -> dict[str, int]:
-    return {
-        k: int(v.split()[0])
-        for k, v in (line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
-        if k in ("VmRSS", "VmHWM")
-    }
+def _config_writer(tmp: Path, rig: object, compile_first: bool) -> Callable[[Path], Path]:
+    """``config_for(state_dir)``: a hardware file for a table on ``state_dir`` with the rig's
+    simulated devices and mock pins, its software digest recorded (as systemd/install.sh does)."""
+    from controller import selfcheck
+    from hil.rig import PINS, rig_key_file, rig_ledger_key
 
+    compiled = [not compile_first]
 
-def _drop_harness_logs(rig: object) -> None:
-    """The simulators and the rig keep every message and emitted event for tests to
-    inspect; that is test instrumentation, not the service, so it is not counted."""
-    for sim in getattr(rig, "sims", []):
-        for name in ("sent", "received"):
-            log = getattr(sim, name, None)
-            if isinstance(log, list):
-                del log[:]
-    emitted = getattr(rig, "emitted", None)
-    if isinstance(emitted, list):
-        del emitted[:]
+    def config_for(state: Path) -> Path:
+        state.mkdir(parents=True, exist_ok=True)
+        rig_ledger_key(state)  # made the first time, beside the state directory
+        doc = {
+            "table": {
+                "id": "SIM-01",  # the rig's table id: the ledger --history makes and plays on is one table's
+                "profile": "six-card-fortune-progressive",
+                "state_dir": str(state),
+                "software_record": str(state / "software.json"),
+            },
+            "gpio": {"pin_factory": "mock", **PINS},
+            "serial": {s.device: {"port": s.path} for s in rig.sims if s.device in ("shoe", "shaker", "sign")},  # type: ignore[attr-defined]
+            "ledger": {"key_file": str(rig_key_file(state))},  # the rig's throwaway key
+        }
+        config = tmp / f"table-{state.parent.name}-{state.name}.toml"
+        config.write_text("\n".join(f"{k} = {_toml(v)}" for k, v in doc.items()) + "\n")
+        if not compiled[0]:
+            _compile_project()
+            compiled[0] = True
+        selfcheck.record_digest(state)
+        return config
 
-
-def _rounds_child(state_dir: str, rounds: int, speed: float, seed: int) -> None:
-    """In a fresh process: play the rounds, then print the memory figures as JSON."""
-    import random
-
-    from controller.log import configure
-    from hil.people import People
-    from hil.rig import Rig
-
-    configure(level="error", json=True, stream=sys.stderr)
-    rig = Rig(Path(state_dir), seed=seed, speed=speed)
-    rig.shoe.shuffle_s = 0.0
-    rig.start()
-    try:
-        rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30)
-        people = People(rig, random.Random(seed))
-        early = None
-        for i in range(1, rounds + 1):
-            people.play_round()
-            if i % 50 == 0:
-                _drop_harness_logs(rig)
-            if i == min(100, rounds):
-                early = _mem()
-        mem = _mem()
-        print(
-            json.dumps(
-                {
-                    "rss_kb": mem["VmRSS"],
-                    "hwm_kb": mem["VmHWM"],
-                    "rss_100_kb": early["VmRSS"],
-                    "round": rig.table.status["round"],
-                }
-            )
-        )
-    finally:
-        rig.stop()
+    return config_for
 
 
 def run(args: argparse.Namespace, emit) -> int:
-    from controller import selfcheck
-    from hil.rig import PINS, Rig
+    from hil.rig import Rig
 
     with tempfile.TemporaryDirectory(prefix="tablectl-bench-startup-") as d:
         tmp = Path(d)
         state = tmp / "state"
-        state.mkdir()
-        from hil.rig import rig_key_file
-
-        rig = Rig(state, seed=args.seed)  # only its simulated devices are used here
+        rig = Rig(tmp / "sims", seed=args.seed)  # only its simulated devices are used here
         for s in rig.sims:
             s.start()
         try:
-            doc = {
-                "table": {
-                    "id": "BENCH-01",
-                    "profile": "six-card-fortune-progressive",
-                    "state_dir": str(state),
-                    "software_record": str(state / "software.json"),
-                },
-                "gpio": {"pin_factory": "mock", **PINS},
-                "serial": {s.device: {"port": s.path} for s in rig.sims if s.device in ("shoe", "shaker", "sign")},
-                "ledger": {"key_file": str(rig_key_file(state))},  # the rig's throwaway key
-            }
-            config = tmp / "table.toml"
-            config.write_text("\n".join(f"{k} = {_toml(v)}" for k, v in doc.items()) + "\n")
-            selfcheck.record_digest(state)  # as systemd/install.sh does
-            if not args.no_compile:
-                _compile_project()
+            config_for = _config_writer(tmp, rig, not args.no_compile)
+            if args.history:
+                from bench import _longledger
+
+                return _longledger.run(args, emit, tmp, config_for, _time_start)
+            config = config_for(state)
             if args.pi_like:
                 core = pick_core()
                 alone, slowdown = measure_slowdown(core, args.loaders)
@@ -201,41 +181,19 @@ def run(args: argparse.Namespace, emit) -> int:
             emit("start_to_ready_max_s", f"{max(times):.3f}")
             if args.rounds <= 0:
                 return 0
-
-            played = tmp / "played"
-            t0 = time.monotonic()
-            out = subprocess.run(
-                [
-                    sys.executable,
-                    "-c",
-                    "import sys, bench.startup as b; "
-                    "b._rounds_child(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]))",
-                    str(played),
-                    str(args.rounds),
-                    str(args.speed),
-                    str(args.seed),
-                ],
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-            if out.returncode != 0:
-                print(out.stderr[-2000:], file=sys.stderr)
-                return 1
-            mem = json.loads(out.stdout.strip().splitlines()[-1])
-            emit(f"rss_mb_after_{min(100, args.rounds)}_rounds", f"{mem['rss_100_kb'] / 1024:.1f}")
-            emit(f"rss_mb_after_{args.rounds}_rounds", f"{mem['rss_kb'] / 1024:.1f}")
-            emit(f"rss_peak_mb_after_{args.rounds}_rounds", f"{mem['hwm_kb'] / 1024:.1f}")
-            emit("rounds_wall_s", f"{time.monotonic() - t0:.1f}")
-
-            selfcheck.record_digest(played)
-            doc["table"]["state_dir"] = str(played)
-            doc["table"]["software_record"] = str(played / "software.json")
-            doc["ledger"]["key_file"] = str(rig_key_file(played))
-            config.write_text("\n".join(f"{k} = {_toml(v)}" for k, v in doc.items()) + "\n")
-            after = [_time_start(config, tmp) for _ in range(max(1, args.runs // 2))]
-            emit(f"start_to_ready_after_{args.rounds}_rounds_s", f"{statistics.median(after):.3f}")
+            return _memory(args, emit, tmp, config_for)
         finally:
             for s in rig.sims:
                 s.stop()
+
+
+def _memory(args: argparse.Namespace, emit, tmp: Path, config_for: Callable[[Path], Path]) -> int:
+    from bench import _memory
+
+    status = _memory.run(args, emit, tmp)
+    if status:
+        return status
+    config = config_for(tmp / "played")
+    after = [_time_start(config, tmp) for _ in range(max(1, args.runs // 2))]
+    emit(f"start_to_ready_after_{args.warmup + args.rounds}_rounds_s", f"{statistics.median(after):.3f}")
     return 0

@@ -2,10 +2,12 @@
 periodic audit, and the refusal of ``history``, ``verify`` and ``run --check`` to work
 on a ledger that fails it.
 
-From the first event to the last: the chain and every MAC (or, below a migration,
-every SHA-256), every checkpoint and its meters, the stored meters, and the witness
-of the chain's head (controller/witness.py).  Problems are listed in the order met,
-so the first names the first bad event.
+From the first event to the last (``full``): every sealed segment by its digest, the seals'
+chain, every checkpoint against its seal, then every event after the last seal (chain, MAC
+or, below a migration, SHA-256, meters), the stored meters, and the witness of the chain's
+head (controller/witness.py).  Without ``full``, what the start-up checks: the last seal on,
+and the witness (controller/ledgercheck.py).  Problems are listed in the order met, so the
+first names the first bad event.
 """
 
 from __future__ import annotations
@@ -76,6 +78,42 @@ def audit(where: Where, *, full: bool = True) -> list[str]:
         if led is not None:
             led.close()
     return problems
+
+
+def audit_read(where: Where, ranges: list[tuple[int, int]]) -> list[str]:
+    """The sealed segments holding the events a command read (``(lo, hi)`` ranges), checked by
+    their digests (controller/ledgercheck.py ``read_problems``): what it shows was not edited."""
+    from controller import ledgercheck
+
+    try:
+        led = Ledger.open_readonly(where.ledger_path, where.table_id or "audit", key=where.key)
+    except LedgerError as e:
+        return [str(e)]
+    try:
+        led.db.execute("BEGIN")
+        return ledgercheck.read_problems(led, ranges)
+    except Exception as e:  # noqa: BLE001 - a ledger SQLite cannot read is the finding
+        return [f"cannot read the ledger {where.ledger_path}: {e}"]
+    finally:
+        led.close()
+
+
+def recorded_findings(where: Where) -> list[str]:
+    """Damage the service's own audit found and recorded (an active ``ledger-audit`` tilt): a
+    command refuses the ledger for it too, though its own check reads only part of it."""
+    from controller.recovery import active_tilts
+
+    try:
+        ro = Ledger.open_readonly(where.ledger_path, where.table_id or "audit")
+    except Exception:  # noqa: BLE001 - the audit itself reports an unreadable ledger
+        return []
+    try:
+        reason = active_tilts(ro).get("ledger-audit")
+    except Exception:  # noqa: BLE001
+        return []
+    finally:
+        ro.close()
+    return [f"the service's audit found: {reason}"] if reason else []
 
 
 def acknowledged(where: Where) -> set[str]:
@@ -176,9 +214,11 @@ def where_from_args(args: Any, *, with_key: bool = True) -> Where:
 
 
 def refuse_damaged(args: Any, prog: str, err: Any) -> int | None:
-    """For ``history``, ``verify`` and ``run --check``: None when the ledger passes the audit
-    (or there is none yet and nothing witnessed one), else the exit status, having said why
-    (the first bad event first) on ``err``."""
+    """For ``history``, ``report``, ``verify`` and ``run --check``: None when the ledger passes
+    the start-up check and the witness (or there is none yet and nothing witnessed one), and the
+    service's audit has recorded no damage; else the exit status, having said why (the first
+    bad event first) on ``err``.  Bounded whatever the ledger's age (issue 26): what a command
+    goes on to read in older segments it checks with :func:`refuse_read`."""
     from controller.config import ConfigError
     from controller.ledgerkey import LedgerKeyError
 
@@ -193,7 +233,24 @@ def refuse_damaged(args: Any, prog: str, err: Any) -> int | None:
     except LedgerKeyError as e:
         print(f"{prog}: {e}", file=err)
         return 2
-    new, _ack = split_acknowledged(where, audit(where))
+    return _refuse(where, audit(where, full=False) + recorded_findings(where), prog, err)
+
+
+def refuse_read(args: Any, ranges: list[tuple[int, int]], prog: str, err: Any) -> int | None:
+    """After :func:`refuse_damaged`: None when the sealed segments holding the events read
+    (``(lo, hi)`` ranges) give their seals' digests, else the exit status, having said why."""
+    if not ranges:
+        return None
+    try:
+        where = where_from_args(args)
+    except Exception as e:  # noqa: BLE001 - refuse_damaged has read the same configuration and key
+        print(f"{prog}: {e}", file=err)
+        return 2
+    return _refuse(where, audit_read(where, ranges), prog, err)
+
+
+def _refuse(where: Where, problems: list[str], prog: str, err: Any) -> int | None:
+    new, _ack = split_acknowledged(where, problems)
     if not new:
         return None
     print(f"{prog}: the ledger fails its audit (`tablectl audit`): {new[0]}", file=err)

@@ -102,21 +102,29 @@ def _table_and_head(path: Path, table_id: str | None) -> tuple[str, Head]:
         led.close()
 
 
+def _safe(table_id: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in table_id) or "table"
+
+
 def backup_name(table_id: str, head: Head, when: datetime) -> str:
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in table_id) or "table"
-    return f"{safe}-ledger-{head.count:08d}-{when.astimezone(UTC):%Y%m%dT%H%M%SZ}.sqlite3"
+    return f"{_safe(table_id)}-ledger-{head.count:08d}-{when.astimezone(UTC):%Y%m%dT%H%M%SZ}.sqlite3"
 
 
-def backup(where: Where, dest: Path, *, now: datetime | None = None) -> BackupResult:
+def backup(where: Where, dest: Path, *, now: datetime | None = None, incremental: bool = False) -> BackupResult:
     """Copy, audit, name.  ``dest``: a directory (the copy gets its name there) that is
     created when missing.  Raises :class:`BackupError` (nothing left behind) when the copy
-    does not audit clean."""
+    does not audit clean.  ``incremental``: bring the newest copy in ``dest`` up to date
+    instead, when there is one this ledger continues (controller/backupextend.py)."""
     dest = Path(dest)
     if dest.is_symlink():  # run as root, a link planted there would put the copy anywhere (/etc...)
         raise BackupError(f"{dest}: is a symbolic link (to {os.readlink(dest)}); name the directory itself")
     if dest.exists() and not dest.is_dir():
         raise BackupError(f"{dest}: is not a directory; name the directory to put the copy in")
     dest.mkdir(parents=True, exist_ok=True)
+    if incremental:
+        done = _incremental(where, dest, now or datetime.now(UTC))
+        if done is not None:
+            return done
     work = Path(tempfile.mkdtemp(prefix=".tablectl-backup-", dir=dest))
     try:
         # the witness first: the snapshot taken after it can only be ahead of it
@@ -143,6 +151,30 @@ def backup(where: Where, dest: Path, *, now: datetime | None = None) -> BackupRe
         return BackupResult(final, table_id, head)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _incremental(where: Where, dest: Path, now: datetime) -> BackupResult | None:
+    from controller import backupextend as X
+
+    table_id, _head = _table_and_head(where.ledger_path, where.table_id)
+    prev = X.newest_copy(dest, _safe(table_id))
+    if prev is None:
+        return None
+    witnessed = read_for_check(Witness(where.witness_dir, table_id))  # before the ledger is read
+    try:
+        head, problems = X.extend(where, prev, table_id, witnessed)
+    except X.NotExtendable:
+        return None
+    except sqlite3.Error as e:
+        raise BackupError(f"cannot bring {prev} up to date: {e}") from None
+    if problems:
+        said = problems[0] + _more(problems)
+        raise BackupError(f"the copy brought up to date does not audit clean, left as it was: {said}")
+    final = dest / backup_name(table_id, head, now)
+    if final != prev:
+        os.replace(prev, final)
+        _fsync_dir(dest)
+    return BackupResult(final, table_id, head)
 
 
 def _more(problems: list[str]) -> str:

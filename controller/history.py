@@ -92,8 +92,10 @@ def _rows(conn: sqlite3.Connection, sql: str, args: Iterable[Any]) -> Iterator[t
 
 
 def round_numbers(conn: sqlite3.Connection, last: int = ROUNDS_KEPT) -> list[int]:
+    # ``+kind``: down the round index from the newest round, never through every round.open of a
+    # year (the kind index) to sort them (issue 26)
     rows = conn.execute(
-        "SELECT DISTINCT round FROM events WHERE round > 0 AND kind = ? ORDER BY round DESC LIMIT ?",
+        "SELECT DISTINCT round FROM events WHERE round > 0 AND +kind = ? ORDER BY round DESC LIMIT ?",
         (Kind.ROUND_OPEN, last),
     ).fetchall()
     return sorted(r[0] for r in rows)
@@ -108,6 +110,16 @@ def round_detail(conn: sqlite3.Connection, number: int) -> RoundRecord | None:
     return rec if found else None
 
 
+def spans(conn: sqlite3.Connection, numbers: Iterable[int]) -> list[tuple[int, int]]:
+    """The events of these rounds, as (first, last) event numbers: what was read to recall them."""
+    nums = sorted(set(numbers))
+    if not nums:
+        return []
+    q = "SELECT MIN(seq), MAX(seq) FROM events WHERE round BETWEEN ? AND ?"
+    row = conn.execute(q, (nums[0], nums[-1])).fetchone()
+    return [] if row is None or row[0] is None else [(int(row[0]), int(row[1]))]
+
+
 def rounds(conn: sqlite3.Connection, last: int = ROUNDS_KEPT) -> list[RoundRecord]:
     """The last ``last`` rounds, oldest first, each in full."""
     out = []
@@ -120,12 +132,14 @@ def rounds(conn: sqlite3.Connection, last: int = ROUNDS_KEPT) -> list[RoundRecor
 
 def hits(conn: sqlite3.Connection, level: str = "primary", last: int = HIT_HISTORY) -> list[dict[str, Any]]:
     """The last ``last`` progressive hits of a level, oldest first: meter pays
-    (attendant-paid) and fixed progressive pays (table-paid)."""
-    rows = conn.execute(
-        "SELECT seq, ts, round, kind, data FROM events WHERE kind IN (?, ?) "
-        "AND json_extract(data, '$.level') = ? ORDER BY seq DESC LIMIT ?",
-        (Kind.METER_PAYOUT, Kind.METER_FIXED_PAID, level, last),
-    ).fetchall()
+    (attendant-paid) and fixed progressive pays (table-paid).  Each kind is read newest first
+    down its index and the two merged: never every hit of a year sorted (issue 26)."""
+    q = (
+        "SELECT seq, ts, round, kind, data FROM events WHERE kind = ? "
+        "AND json_extract(data, '$.level') = ? ORDER BY seq DESC LIMIT ?"
+    )
+    rows = [r for k in (Kind.METER_PAYOUT, Kind.METER_FIXED_PAID) for r in conn.execute(q, (k, level, last))]
+    rows = sorted(rows, reverse=True)[:last]
     out = []
     for seq, ts, rnd, kind, data in reversed(rows):
         d = json.loads(data)

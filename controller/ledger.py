@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from controller import meters as meters_mod
+from controller import seals as seals_mod
 from controller.meters import Meter
 from controller.records import Kind
 
@@ -54,7 +55,8 @@ GENESIS = "0" * 64
 # an index cost every commit one random leaf page per event (about 4 of a lock-out's 10 WAL frames,
 # and, on a ledger of millions of events, a read from disk inside the commit); it was never used to
 # look anything up.  A ledger created before keeps its index: nothing relies on it either way.
-SCHEMA = """
+SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS events (
     seq     INTEGER PRIMARY KEY,
     ts      TEXT NOT NULL,
@@ -86,11 +88,16 @@ CREATE TABLE IF NOT EXISTS wal_restart (
     n       INTEGER NOT NULL
 );
 """
-#: a checkpoint (the chain's hash and every meter) every this many events, so start-up
-#: verifies and replays only what came after the last one; a full audit walks everything
+    + seals_mod.SEALS_SCHEMA
+)
+#: a checkpoint (the chain's hash and every meter) and the seal of the segment it ends
+#: (controller/seals.py) every this many events: start-up verifies and replays only what came
+#: after the last one; the audit checks the sealed segments by their digests
 CHECKPOINT_EVERY = 2000
-#: 1: SHA-256 chain (no key); 2: HMAC-SHA256 chain from ``meta.keyed_from`` on
-SCHEMA_VERSION = 2
+#: 1: SHA-256 chain (no key); 2: HMAC-SHA256 chain from ``meta.keyed_from`` on; 3: history
+#: sealed in segments (a seal with every checkpoint; schema-2 ledgers sealed at their
+#: checkpoints when migrated)
+SCHEMA_VERSION = 3
 KEYED_KIND = Kind.LEDGER_KEYED
 #: space kept free beside the ledger (a preallocated file) and released on a write fault, so
 #: that the fault's own record can still be written on a full disk (issue 13)
@@ -226,6 +233,7 @@ class Ledger:
         self._wall = wall_clock
         self._key = key
         self._mac = hmac.new(key, digestmod=hashlib.sha256)  # copied per event: the key is hashed once
+        self.sealer = seals_mod.Sealer(key)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
         self.db.execute("PRAGMA journal_mode=WAL")
@@ -236,13 +244,15 @@ class Ledger:
         self.reserve_path = self.path.with_name(self.path.name + RESERVE_SUFFIX)
         self.make_reserve(reserve_bytes)
         self.migrated_from: int | None = None  # the schema this ledger was migrated from at this open
-        schema = self.schema()
-        if schema is None:
-            self._set_schema()
-        elif schema > SCHEMA_VERSION:
-            raise LedgerError(f"ledger schema {schema} is newer than this software ({SCHEMA_VERSION})")
+        from controller.ledgermigrate import migrate
+
+        migrate(self)  # to SCHEMA_VERSION (controller/ledgermigrate.py), or refused when newer
+        #: the last seal (controller/seals.py; the next one follows it) and the digest of the segment
+        #: after it, fed the rows as they are appended (made from the stored rows at the first append)
+        self._seal: seals_mod.Seal | None = seals_mod.last_seal(self.db)
+        self._segment: hmac.HMAC | None = None
         # the stored ``meters`` rows are checked against the events by verify(); the
-        # live meters always come from the events themselves
+        # live meters always come from the events themselves (from the last seal's keyed snapshot)
         self.meters: dict[str, Meter] = self.recompute_meters(from_checkpoint=True)
         #: perf_counter stamps of the last append: start, BEGIN, COMMIT issued, COMMIT returned (bench/)
         self.append_stamps: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
@@ -272,35 +282,32 @@ class Ledger:
     def keyed_from(self) -> int | None:
         return self._meta("keyed_from")
 
-    def _set_schema(self) -> None:
-        """A new ledger is keyed from its first event; one written before the key (schema 1,
-        plain SHA-256) gets a keyed ``ledger.keyed`` record over its last hash, and is keyed
-        from that record on: the key then covers every event before it too (each hash covers
-        its predecessor).  In one transaction with the schema mark."""
-        cur = self.db.cursor()
-        cur.execute("BEGIN IMMEDIATE")
-        try:
-            self._load_head()  # another process may have written meanwhile
-            if self.last_seq == 0:
-                cur.execute("INSERT INTO meta(name, value) VALUES ('keyed_from', '1')")
-            else:
-                seq, prev = self.last_seq + 1, self.last_hash
-                ts = max(datetime.fromtimestamp(self._wall(), UTC).isoformat(timespec="microseconds"), self.last_ts)
-                data = _dumps({"scheme": "hmac-sha256", "from_schema": 1, "sha256_head": prev, "events": seq - 1})
-                rnd = self.last_round_no
-                h = self._event_mac(seq, ts, self.table_id, rnd, KEYED_KIND, data, prev)
-                cur.execute(
-                    "INSERT INTO events(seq, ts, table_id, round, kind, data, prev, hash) VALUES (?,?,?,?,?,?,?,?)",
-                    (seq, ts, self.table_id, rnd, KEYED_KIND, data, prev, h),
-                )
-                cur.execute("INSERT INTO meta(name, value) VALUES ('keyed_from', ?)", (str(seq),))
-                self.migrated_from = 1
-            cur.execute("INSERT INTO meta(name, value) VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            cur.execute("COMMIT")
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
-        self._load_head()
+    def _meter_seal(self) -> seals_mod.Seal | None:
+        """The last seal, when its MAC holds: the meters start from its snapshot (else from the
+        last checkpoint; the start-up check reports the seal)."""
+        seal = self._seal
+        if seal is None or (self.keyed and not self.sealer.valid(seal)):
+            return None
+        return seal
+
+    @property
+    def keyed(self) -> bool:
+        """The key is known (a read-only view may have none: nothing keyed is checked)."""
+        return bool(self._key)
+
+    def _running_segment(self) -> hmac.HMAC:
+        """The digest of the segment after the last seal, so far (from the stored rows, once, a
+        bounded piece at a time: should seals have gone missing, many segments' worth)."""
+        if self._segment is None:
+            seg = self.sealer.running()
+            first = self._seal.last + 1 if self._seal is not None else 1
+            seals_mod.feed(self.db, seg, first, self.last_seq)
+            self._segment = seg
+        return self._segment
+
+    def event_mac(self, seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> str:
+        """The MAC of an event under this ledger's key (controller/ledgercheck.py)."""
+        return self._event_mac(seq, ts, table, round_no, kind, data, prev)
 
     def _event_mac(self, seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> str:
         m = self._mac.copy()
@@ -343,16 +350,27 @@ class Ledger:
         """A read-only view for audits and recall from other threads (WAL lets it read
         beside the writer); it cannot append.  Without the key, :meth:`verify` cannot
         check the MACs and says so.  A missing file is an error (nothing is created)."""
+        p = Path(path)
+        if not p.is_file():
+            raise LedgerError(f"{p}: no ledger file")
+        db = sqlite3.connect(f"file:{p}?mode=ro", uri=True, check_same_thread=False)
+        return cls.over(db, p, table_id, key=key)
+
+    @classmethod
+    def over(cls, db: sqlite3.Connection, path: Path, table_id: str = "audit", *, key: bytes | None = None) -> Ledger:
+        """A view for checking the ledger open on ``db`` (inside its transaction: a backup's
+        copy being brought up to date, controller/backupextend.py); never for appending."""
         self = cls.__new__(cls)
-        self.path = Path(path)
+        self.path = path
         self.table_id = table_id
         self._wall = time.time
         self._key = key or b""
         self._mac = hmac.new(self._key, digestmod=hashlib.sha256)
-        if not self.path.is_file():
-            raise LedgerError(f"{self.path}: no ledger file")
-        self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False)
+        self.sealer = seals_mod.Sealer(self._key)
+        self.db = db
         self._load_head()
+        self._seal = None
+        self._segment = None
         self.meters = {}
         self.migrated_from = None
         self.append_stamps = (0.0, 0.0, 0.0, 0.0)
@@ -387,13 +405,24 @@ class Ledger:
         touched: set[str] = set()
         loads, data_encode, canonical_encode, base = json.loads, _data_encode, _canonical_encode, self._mac
         rnd = self.last_round_no
+        segment = self._running_segment()
+        rows: list[str] = []  # each event as its segment's digest reads it (controller/seals.py)
+        ascii_table = table.isascii()
         for r in recs:
             seq += 1
             kind, rnd = r.kind, r.round
             data = data_encode(r.data)
             m = base.copy()
-            m.update(canonical_encode([seq, ts, table, rnd, kind, data, prev]).encode("ascii"))
+            c = canonical_encode([seq, ts, table, rnd, kind, data, prev])
+            m.update(c.encode("ascii"))
             h = m.hexdigest()
+            # the row's json_array is its canonical text with the MAC added (all ASCII: the data is
+            # ASCII JSON), else made in full
+            rows.append(
+                c[:-1] + ',"' + h + '"]\n'
+                if ascii_table and kind.isascii()
+                else seals_mod.row_text(seq, ts, table, rnd, kind, data, prev, h)
+            )
             if kind.startswith("meter."):
                 meters = meters_mod.apply(meters, kind, r.data, round_no=rnd, seq=seq)
                 touched.add(str(r.data.get("level")))
@@ -402,6 +431,7 @@ class Ledger:
             prev = h
         cur = self.db.cursor()
         checkpoint_due = seq // CHECKPOINT_EVERY != self.last_seq // CHECKPOINT_EVERY
+        seal = None
         t_begin, c_begin = time.perf_counter(), self.cpu_clock()
         try:
             if not touched and not checkpoint_due and len(out) <= _ROWS_PER_INSERT:
@@ -422,10 +452,12 @@ class Ledger:
                         (level, _dumps(meters[level].to_row()), seq),
                     )
                 if checkpoint_due:
+                    snapshot = _dumps({lv: m.to_row() for lv, m in sorted(meters.items())})
                     cur.execute(  # OR REPLACE: a row left past a cut tail must not stop the ledger
                         "INSERT OR REPLACE INTO checkpoints(seq, hash, meters) VALUES (?,?,?)",
-                        (seq, prev, _dumps({lv: m.to_row() for lv, m in sorted(meters.items())})),
+                        (seq, prev, snapshot),
                     )
+                    seal = self._seal_segment(cur, segment, rows, seq, ts, prev, snapshot)
                 t_commit, c_commit = time.perf_counter(), self.cpu_clock()
                 cur.execute("COMMIT")
         except BaseException:
@@ -437,9 +469,26 @@ class Ledger:
             raise
         self.last_seq, self.last_hash, self.last_ts, self.last_round_no = seq, prev, ts, rnd
         self.meters = meters
+        if seal is not None:
+            self._seal, self._segment = seal, self.sealer.running()
+        else:
+            segment.update("".join(rows).encode())
         self.append_stamps = (t_start, t_begin, t_commit, time.perf_counter())
         self.append_cpu = (c_start, c_begin, c_commit, self.cpu_clock())
         return out
+
+    def _seal_segment(
+        self, cur: sqlite3.Cursor, segment: hmac.HMAC, rows: list[str], last: int, ts: str, head: str, meters: str
+    ) -> seals_mod.Seal:
+        """The seal of the segment ending at ``last`` (this batch's last event), written in the
+        checkpoint's transaction; its digest from the rows as written, never read back."""
+        digest = segment.copy()
+        digest.update("".join(rows).encode())
+        before = self._seal
+        n, first, prev = (before.n + 1, before.last + 1, before.mac) if before else (1, 1, GENESIS)
+        seal = self.sealer.make(n, first, last, ts, digest.hexdigest(), head, meters, prev)
+        seals_mod.insert(cur, seal)
+        return seal
 
     # ------------------------------------------------------------------ WAL upkeep
     def set_autocheckpoint(self, pages: int) -> None:
@@ -506,98 +555,40 @@ class Ledger:
         return row[0], row[1], {lv: Meter.from_row(r) for lv, r in json.loads(row[2]).items()}
 
     def recompute_meters(self, from_checkpoint: bool = False) -> dict[str, Meter]:
-        """Every meter from the events (from genesis, or from the last checkpoint on)."""
+        """Every meter from the events: from genesis, or (``from_checkpoint``) from the last
+        seal's keyed snapshot on (without a seal, from the last checkpoint)."""
         since, meters = 0, dict[str, Meter]()
-        cp = self.last_checkpoint() if from_checkpoint else None
-        if cp is not None:
+        seal = self._meter_seal() if from_checkpoint else None
+        cp = self.last_checkpoint() if from_checkpoint and seal is None else None
+        if seal is not None:
+            since, meters = seal.last, {lv: Meter.from_row(r) for lv, r in json.loads(seal.meters).items()}
+        elif cp is not None:
             since, _h, meters = cp
-        for ev in self.events(since=since, kinds=None):
-            if ev.kind.startswith("meter."):
-                meters = meters_mod.apply(meters, ev.kind, ev.data, round_no=ev.round, seq=ev.seq)
+        # ``+kind``: the walk goes by seq from ``since``, never through the kind index (all of a year's meter events)
+        for seq, rnd, kind, data in self.db.execute(
+            "SELECT seq, round, kind, data FROM events WHERE seq > ? AND +kind >= 'meter.' AND +kind < 'meter/' "
+            "ORDER BY seq",
+            (since,),
+        ):
+            meters = meters_mod.apply(meters, kind, json.loads(data), round_no=rnd, seq=seq)
         return meters
 
     def verify(self, full: bool = False) -> list[str]:
-        """Walk the hash chain and recompute the meters; return the problems found.
+        """Check the ledger; return the problems found (controller/ledgercheck.py).
 
-        At start-up (``full=False``) the walk starts at the last checkpoint, whose hash
-        must still be the hash of the event it names; ``full=True`` (the periodic audit)
-        walks from the first event and checks every checkpoint's meters too.  It reads one
-        consistent snapshot (a read transaction), so it can run while the writer appends."""
+        At start-up (``full=False``) from the last seal on: its MAC and keyed meters, then
+        every event after it (chain, MAC, meters), and the stored meters — whatever the
+        ledger's age.  ``full=True`` first checks every sealed segment by its digest (one
+        query and one HMAC each), naming the first bad event of a segment that fails.  It
+        reads one consistent snapshot (a read transaction), so it can run while the writer
+        appends."""
+        from controller import ledgercheck
+
         own = not self.db.in_transaction
         if own:
             self.db.execute("BEGIN")
         try:
-            return self._verify(full)
+            return ledgercheck.full(self) if full else ledgercheck.quick(self)
         finally:
             if own:
                 self.db.execute("ROLLBACK")
-
-    def _verify(self, full: bool) -> list[str]:
-        problems: list[str] = []
-        prev = GENESIS
-        expect_seq = 1
-        meters: dict[str, Meter] = {}
-        schema, keyed_from = self.schema(), self.keyed_from()
-        if schema is None or keyed_from is None:
-            if self.last_seq:
-                problems.append("the ledger is not keyed (schema 1: SHA-256 only); the service migrates it at start")
-            keyed_from = self.last_seq + 1
-        elif schema > SCHEMA_VERSION:
-            return [f"ledger schema {schema} is newer than this software ({SCHEMA_VERSION})"]
-        if not self._key:
-            problems.append("no ledger key: the MACs were not checked")
-        cps = {seq: (h, m) for seq, h, m in self.db.execute("SELECT seq, hash, meters FROM checkpoints")}
-        start = 0
-        valid = self.last_checkpoint() if not full else None
-        if valid is not None:
-            start, h, cp_meters = valid
-            prev, expect_seq = h, start + 1
-            meters = dict(cp_meters)
-        for row in self.db.execute(
-            "SELECT seq, ts, table_id, round, kind, data, prev, hash FROM events WHERE seq > ? ORDER BY seq", (start,)
-        ):
-            seq, ts, table, rnd, kind, data, p, h = row
-            if seq != expect_seq:
-                problems.append(f"event sequence gap: expected {expect_seq}, found {seq}")
-            if p != prev:
-                problems.append(f"event {seq}: chain broken (prev hash does not match event {seq - 1})")
-            if seq < keyed_from:
-                if event_hash(seq, ts, table, rnd, kind, data, p) != h:
-                    problems.append(f"event {seq}: hash does not match its contents")
-            elif self._key and self._event_mac(seq, ts, table, rnd, kind, data, p) != h:
-                problems.append(f"event {seq}: MAC does not match its contents (edited, or written without the key)")
-            if seq == keyed_from and keyed_from > 1 and kind != KEYED_KIND:
-                problems.append(f"event {seq}: the ledger says it is keyed from here, but this is not its {KEYED_KIND}")
-            if kind.startswith("meter."):
-                try:
-                    meters = meters_mod.apply(meters, kind, json.loads(data), round_no=rnd, seq=seq)
-                except (ValueError, KeyError) as e:
-                    problems.append(f"event {seq}: meter event cannot be applied: {e}")
-            if seq in cps:
-                if cps[seq][0] != h:
-                    problems.append(f"checkpoint at event {seq} does not match the event log")
-                elif json.loads(cps[seq][1]) != {lv: m.to_row() for lv, m in sorted(meters.items())}:
-                    problems.append(f"checkpoint at event {seq}: meters differ from the events before it")
-            prev = h
-            expect_seq = seq + 1
-            if len(problems) > 20:
-                problems.append("... (stopped after 20 problems)")
-                return problems
-        if keyed_from > expect_seq:
-            problems.append(f"the ledger says it is keyed from event {keyed_from}, but it ends at {expect_seq - 1}")
-        for seq in sorted(cps):
-            if seq >= expect_seq:
-                problems.append(f"checkpoint at event {seq} is past the last event ({expect_seq - 1})")
-        stored = self.stored_meter_rows()
-        for level, m in meters.items():
-            row = stored.get(level)
-            if row is None:
-                problems.append(f"meter {level!r}: no stored meter, events say {m.value}")
-            elif row != m.to_row():
-                diff = sorted(k for k in row if row.get(k) != m.to_row().get(k))
-                problems.append(f"meter {level!r}: stored meter differs from the events in {', '.join(diff)}")
-            if m.value != m.expected_value():
-                problems.append(f"meter {level!r}: value {m.value} != seed + increments - payouts {m.expected_value()}")
-        for level in set(stored) - set(meters):
-            problems.append(f"meter {level!r}: stored but never created by an event")
-        return problems

@@ -24,15 +24,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from controller.games.base import Procedure
 from controller.ledger import Record, StoredEvent
-from controller.progressive import ProgressiveSystem, pending_from_events
 from controller.records import Kind
-from controller.round import Key
-from controller.rules.settlement import WagerResult
-from controller.wagering import void_records
+
+if TYPE_CHECKING:  # (imported where used: ``tablectl status`` and ``history`` read tilts here, not rounds)
+    from controller.games.base import Procedure
+    from controller.progressive import ProgressiveSystem
+    from controller.round import Key
+    from controller.rules.settlement import WagerResult
 
 
 class EventSource(Protocol):
@@ -85,13 +86,12 @@ def recover(events: EventSource, round_no: int, proc: Procedure, progressive: Pr
 
 
 def active_tilts(events: EventSource) -> dict[str, str]:
-    """Tilts raised and not cleared survive restarts (SPEC § 5); a clear clears them all."""
+    """Tilts raised and not cleared survive restarts (SPEC § 5); a clear clears them all, so
+    only the tilts raised after the last clear are read (not every tilt of a year: issue 26)."""
+    last_clear = next(events.events(kinds=(Kind.TILT_CLEARED,), newest_first=True, limit=1), None)
     active: dict[str, str] = {}
-    for ev in events.events(kinds=(Kind.TILT_RAISED, Kind.TILT_CLEARED)):
-        if ev.kind == Kind.TILT_RAISED:
-            active[ev.data["source"]] = ev.data["reason"]
-        else:
-            active.clear()
+    for ev in events.events(since=last_clear.seq if last_clear else 0, kinds=(Kind.TILT_RAISED,)):
+        active[ev.data["source"]] = ev.data["reason"]
     return active
 
 
@@ -134,6 +134,9 @@ def open_round(
     """A round interrupted by power loss: void it and return every wager, unless it
     had already been settled and only waits for a validation (then resume that: the
     round is returned with its wagers, results and pending hits)."""
+    from controller.progressive import pending_from_events
+    from controller.wagering import void_records
+
     if round_no == 0:
         return [], None
     evs = list(events.events(round_no=round_no))
@@ -157,6 +160,8 @@ def open_round(
 
 def _wagers_and_results(evs: list[StoredEvent]) -> tuple[dict[Key, int], list[WagerResult]]:
     """The round's accepted wagers and the results recorded for them."""
+    from controller.rules.settlement import WagerResult
+
     wagers: dict[Key, int] = {}
     results: list[WagerResult] = []
     for e in evs:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from fractions import Fraction
@@ -211,6 +211,7 @@ class DayReport:
     activity: Activity = field(default_factory=Activity)
     coin_in: dict[str, CoinIn] = field(default_factory=dict)  # by level (a linked table's too)
     info: TableInfo = field(default_factory=TableInfo)
+    read_from: int = 0  # the events read begin after this one (the checkpoint the meters start from)
 
     def hits_total(self, paid_by: str | None = None) -> int:
         return sum(h.cents for h in self.hits if paid_by is None or h.paid_by == paid_by)
@@ -228,11 +229,27 @@ class DayReport:
         return (now or datetime.now(UTC)) < self.end_utc
 
 
-def _rows(conn: sqlite3.Connection, since: int, upto: str) -> Iterator[tuple[int, str, str, int, str, str, str]]:
-    yield from conn.execute(
-        "SELECT seq, ts, table_id, round, kind, data, hash FROM events WHERE seq > ? AND ts < ? ORDER BY seq",
-        (since, upto),
-    )
+def _first_at(conn: sqlite3.Connection, since: int, ts: str) -> int:
+    """The first event after ``since`` stamped at or after ``ts`` (one past the last when none):
+    times only grow along the chain (the ledger refuses an event stamped before the last), so
+    this reads only up to it, never every later event (issue 26: a day early in a year's ledger)."""
+    q = "SELECT seq FROM events WHERE seq > ? AND ts >= ? ORDER BY seq LIMIT 1"
+    row = conn.execute(q, (since, ts)).fetchone()
+    if row is not None:
+        return int(row[0])
+    last = conn.execute("SELECT seq FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    return int(last[0]) + 1 if last else 1
+
+
+def _replayed(conn: sqlite3.Connection, meters: dict[str, M.Meter], after: int, before: int) -> dict[str, M.Meter]:
+    """The meters after the meter events between two events (exclusive)."""
+    for seq, rnd, kind, data in conn.execute(
+        "SELECT seq, round, kind, data FROM events WHERE seq > ? AND seq < ? AND +kind >= 'meter.' "
+        "AND +kind < 'meter/' ORDER BY seq",
+        (after, before),
+    ):
+        meters = M.apply(meters, kind, json.loads(data), round_no=rnd, seq=seq)
+    return meters
 
 
 def _checkpoint_before(conn: sqlite3.Connection, start_iso: str) -> tuple[int, dict[str, M.Meter]]:
@@ -250,6 +267,12 @@ def _checkpoint_before(conn: sqlite3.Connection, start_iso: str) -> tuple[int, d
     if row is None:
         return 0, {}
     return int(row[0]), {lv: M.Meter.from_row(r) for lv, r in json.loads(row[1]).items()}
+
+
+#: the kinds whose details the report reads (the others are only counted)
+_READ = frozenset(
+    {Kind.HIT_VALIDATED, Kind.METER_PAYOUT, Kind.METER_FIXED_PAID, Kind.ROUND_VOID, Kind.TILT_RAISED, Kind.TILT_CLEARED}
+)
 
 
 def _last_of(conn: sqlite3.Connection, kind: str, upto: str, want: Callable[[dict[str, Any]], bool]) -> tuple[str, Any]:
@@ -411,37 +434,45 @@ def build(
     z = tz or local_zone()
     start, end = day_bounds(day, day_start, z)
     s_iso, e_iso = _iso(start), _iso(end)
-    meters: dict[str, M.Meter] = {}
-    at_start: dict[str, M.Meter] | None = None
-    table_id = ""
     rep = DayReport("", day, start, end, str(z), day_start)
     col = _Day(rep)
     own = not conn.in_transaction
     if own:
         conn.execute("BEGIN")
     try:
+        # the meters at each end of the day from the checkpoint before it (the seal's snapshot, issue 26)
+        # and the meter events after it; the day's own events are read once, for what the report lists
         since, meters = _checkpoint_before(conn, s_iso)
-        for seq, ts, table, rnd, kind, data, mac in _rows(conn, since, e_iso):
-            if at_start is None and ts >= s_iso:
-                at_start = dict(meters)
-            table_id = table
-            d = json.loads(data) if kind.startswith("meter.") or ts >= s_iso else {}
-            if kind.startswith("meter."):
-                meters = M.apply(meters, kind, d, round_no=rnd, seq=seq)
-                if kind == Kind.METER_INIT and ts >= s_iso:
-                    col.born[d["level"]] = (ts, seq, meters[d["level"]])
-            rep.head, rep.head_ts = Head(seq, mac), ts
-            if ts >= s_iso:
-                col.take(ts, seq, rnd, kind, d)
-        if not table_id and since:  # no event after the checkpoint: the head is the checkpoint's own event
-            row = conn.execute("SELECT seq, ts, table_id, hash FROM events WHERE seq = ?", (since,)).fetchone()
-            rep.head, rep.head_ts, table_id = Head(int(row[0]), str(row[3])), str(row[1]), str(row[2])
+        rep.read_from = since
+        first, until = _first_at(conn, since, s_iso), _first_at(conn, since, e_iso)
+        at_start = _replayed(conn, meters, since, first)
+        end_cp, end_meters = _checkpoint_before(conn, e_iso)
+        meters = (
+            _replayed(conn, end_meters, end_cp, until)
+            if end_cp >= first
+            else _replayed(conn, at_start, first - 1, until)
+        )
+        _read_day(conn, col, first, until)
+        row = conn.execute(
+            "SELECT seq, ts, table_id, hash FROM events WHERE seq < ? ORDER BY seq DESC LIMIT 1", (until,)
+        ).fetchone()
+        if row is not None:  # the chain's head at the end of the day
+            rep.head, rep.head_ts, rep.table_id = Head(int(row[0]), str(row[3])), str(row[1]), str(row[2])
         rep.info = table_info(conn, e_iso)
     finally:
         if own:
             conn.execute("ROLLBACK")
-    if at_start is None:  # nothing recorded in the day: start and end are the same
-        at_start = dict(meters)
-    rep.table_id = table_id
     rep.levels = col.levels(at_start, meters)
     return rep
+
+
+def _read_day(conn: sqlite3.Connection, col: _Day, first: int, until: int) -> None:
+    """The day's events, each to the handler of its kind (a level created in the day noted with
+    its meter as created)."""
+    for seq, ts, rnd, kind, data in conn.execute(
+        "SELECT seq, ts, round, kind, data FROM events WHERE seq >= ? AND seq < ? ORDER BY seq", (first, until)
+    ):
+        d = json.loads(data) if kind in col.handlers or kind == Kind.METER_INIT else {}
+        if kind == Kind.METER_INIT:
+            col.born[d["level"]] = (ts, seq, M.apply({}, kind, d, round_no=rnd, seq=seq)[d["level"]])
+        col.take(ts, seq, rnd, kind, d)

@@ -118,6 +118,8 @@ class Service:
         #: the state directory's lock, held from start to stop (controller/statelock.py: a restore
         #: is refused while the service runs, and the service does not start during one)
         self.state_lock: StateLock | None = None
+        self.auditor: Any = None  # controller.auditrun.AuditRunner
+        self._audit: Any = None  # its thread
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, *, thread: bool = True, halt_on_error: bool = False) -> None:
@@ -163,11 +165,11 @@ class Service:
             witnessed = ledger.head()  # the first keyed start: nothing to witness before it
         self._stage = "self-check"
 
-        # start-up covers every event, below the last checkpoint too (issue 13), on a ledger of up to
-        # START_FULL_EVENTS events (seconds); a longer one is walked from its last checkpoint here and
-        # in full by the audit thread at once, not an hour into play
+        # start-up checks the last seal and every event after it, whatever the ledger's age, and every
+        # sealed segment too on a ledger of up to START_FULL_EVENTS events; on a longer one the audit
+        # thread's first pass starts at once (issue 26; controller/auditrun.py)
         full = ledger.last_seq <= self.START_FULL_EVENTS
-        self._audit_first_s = self.AUDIT_FIRST_S if full else 0.0
+        self._audit_first_s = self.AUDIT_FIRST_S if full else self.AUDIT_SOON_S
 
         def ledger_check() -> list[str]:
             return ledger.verify(full=full) + W.check(ledger, witnessed)
@@ -317,8 +319,8 @@ class Service:
             with contextlib.suppress(Exception):
                 c.stop()
         self.consoles = []
-        if hasattr(self, "_audit_stop"):
-            self._audit_stop.set()
+        if self._audit is not None:
+            self._audit.stop()
         for d in self.serial_devices:
             with contextlib.suppress(Exception):
                 d.stop()
@@ -340,46 +342,34 @@ class Service:
         self.reactor.run()
 
     # ------------------------------------------------------------------ periodic ledger audit
-    #: the whole ledger (every event since the first, every checkpoint) is re-verified this often;
-    #: start-up verifies from the last checkpoint only (SPEC § 5: "verified at start-up and periodically")
+    #: the audit thread's first run (a ledger checked in full at start-up), its runs after, and how
+    #: many sealed events a run checks by their digests (controller/auditrun.py): every sealed event
+    #: is checked again at least once every ceil(sealed events / AUDIT_SLICE_EVENTS) runs
     AUDIT_FIRST_S = 60.0
-    AUDIT_EVERY_S = 6 * 3600.0
-    #: up to this many events the start-up check walks them all (about 2 s here at 20 us an event);
-    #: beyond, the full walk starts in the audit thread as soon as the service is up
-    START_FULL_EVENTS = 100_000
+    AUDIT_SOON_S = 2.0  # the first run on a ledger whose older segments start-up did not check
+    AUDIT_EVERY_S = 120.0
+    AUDIT_SLICE_EVENTS = 250_000
+    #: up to this many events start-up checks every sealed segment too (C speed: about 1 us an
+    #: event here); beyond, the start-up check is the last seal and the events after it
+    START_FULL_EVENTS = 10_000
 
     def _start_audit(self) -> None:
-        self._audit_stop = threading.Event()
-        t = threading.Thread(target=self._audit_loop, name="ledger-audit", daemon=True)
-        t.start()
+        from controller.auditrun import AuditThread
 
-    def _audit_loop(self) -> None:
-        wait = getattr(self, "_audit_first_s", self.AUDIT_FIRST_S)
-        while not self._audit_stop.wait(wait):
-            wait = self.AUDIT_EVERY_S
-            self.audit_ledger()
+        first = getattr(self, "_audit_first_s", self.AUDIT_FIRST_S)
+        self._audit = AuditThread(self.audit_ledger, first, self.AUDIT_EVERY_S).start()
 
     def audit_ledger(self) -> list[str]:
-        """A full verification (controller/audit.py) on a read-only connection of its own
-        (any thread); problems become a latched tilt through the reactor, except those a
-        technician already acknowledged (``ledger.acknowledged``): they do not re-tilt at
-        every audit.  Returns the problems not yet acknowledged."""
-        from controller import audit as A
-        from controller.recovery import acknowledged_problems
+        """One audit run (controller/auditrun.py: the start-up check, the witness, the next slice
+        of sealed segments) on a read-only connection of its own (any thread); problems not yet
+        acknowledged by a technician (``ledger.acknowledged``) become a latched tilt through the
+        reactor, and are returned."""
+        if self.auditor is None:
+            from controller.auditrun import AuditRunner
 
-        where = self.where or where_of(self.hw, self._ledger_key)
-        problems = A.audit(where, full=True)
-        if problems:
-            try:
-                ro = Ledger.open_readonly(where.ledger_path, self.hw.table_id)
-                try:
-                    ack = {p.removeprefix("ledger: ") for p in acknowledged_problems(ro)}
-                finally:
-                    ro.close()
-            except Exception:  # noqa: BLE001 - nothing acknowledged can be read: every problem counts
-                ack = set()
-            problems = [p for p in problems if p not in ack]
-        self.log.info("ledger.audit", problems=len(problems))
+            where = self.where or where_of(self.hw, self._ledger_key)
+            self.auditor = AuditRunner(where, self.hw.table_id, slice_events=self.AUDIT_SLICE_EVENTS)
+        problems: list[str] = self.auditor.checked(self.log)
         if problems and self.table is not None:
             self.reactor.call_soon_threadsafe(
                 self.table.ledger_damaged, "ledger-audit", [f"ledger: {p}" for p in problems]
@@ -387,8 +377,8 @@ class Service:
         return problems
 
     def stop(self) -> None:
-        if hasattr(self, "_audit_stop"):
-            self._audit_stop.set()
+        if self._audit is not None:
+            self._audit.stop()
         self.notifier.stopping()
         for c in self.consoles:
             c.stop()

@@ -82,8 +82,12 @@ class ReadOnlyLedger:
         return next(self.events(newest_first=True, limit=1), None)
 
     def last_round(self) -> int:
-        row = self.db.execute("SELECT MAX(round) FROM events WHERE kind = ?", (Kind.ROUND_OPEN,)).fetchone()
-        return int(row[0] or 0)
+        # the newest round.open, from the end of the ledger (``+kind``: not every round.open of a
+        # year through the kind index)
+        row = self.db.execute(
+            "SELECT round FROM events WHERE +kind = ? ORDER BY seq DESC LIMIT 1", (Kind.ROUND_OPEN,)
+        ).fetchone()
+        return int(row[0]) if row else 0
 
     def meters(self) -> dict[str, Meter]:
         """Every meter: the last checkpoint, then every meter event after it."""
@@ -253,6 +257,19 @@ def pending_line(h: Mapping[str, Any]) -> str:
     )
 
 
+def disk_line(path: Path) -> str:
+    """The state directory's free space, in days of play at the ledger's growth so far."""
+    from controller.auditrun import LOW_SPACE_DAYS, space
+
+    room = space(path)
+    if room is None:
+        return "disk: free space unknown"
+    days = "many" if room.days_left > 99_999 else f"about {room.days_left:,.0f}"
+    low = " (LOW: move the ledger to a larger card, docs/operations.md)" if room.days_left < LOW_SPACE_DAYS else ""
+    size = f"ledger {room.ledger_bytes / 1e6:.0f} MB"
+    return f"disk: {room.free_bytes / 1e9:.1f} GB free, {size}: {days} days of play{low}"
+
+
 def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None, witness_dir: Path | None = None) -> str:
     last = ledger.last_event()
     if last is None:
@@ -292,6 +309,7 @@ def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None, witnes
         lines.append("meters: none (no progressive on this table)")
     shown = ", ".join(format_cents(m.cents) for _lv, m in sorted(meters.items()))
     lines.append(f"sign: {shown + '  ' if shown else ''}{sign_message(tilts, ooo, rnd)!r}")
+    lines.append(disk_line(ledger.path))
     if service is None:
         lines.append(f"service: unknown (systemd not reachable here; {UNIT})")
     else:

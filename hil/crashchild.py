@@ -7,12 +7,11 @@ hit) — each written from the table's "durable" callbacks, i.e. only after the
 ledger holds it.  The parent compares witness and ledger: anything witnessed
 but missing from the ledger was *lost*.
 
-To kill mid-transaction as well as at random instants, ``--commit-kill P`` makes
-the child SIGKILL itself, with probability P, inside a ledger transaction just
-before its COMMIT — or, for an append that is one ``INSERT`` in autocommit mode (its
-own transaction), from another thread a few hundred microseconds after the
-statement starts, while SQLite writes and syncs it (a wrapper around the
-connection installed here, in the child only; the product code has no such hook).
+Besides being killed from outside (the parent's SIGKILL at a random instant),
+``--kill-in commit|checkpoint`` makes the child SIGKILL itself at a place an outside
+kill rarely hits: inside a ledger transaction, or inside a WAL checkpoint, the first
+one after ``--arm-after`` seconds (:class:`_Trap`: a wrapper around the connection
+installed here, in the child only; the product code has no such hook).
 """
 
 from __future__ import annotations
@@ -30,19 +29,38 @@ from typing import Any
 from controller.rules.cards import parse_cards
 
 
+class _Trap:
+    """Where the child kills itself: ``commit`` — inside the next ledger transaction after it is
+    armed, just before its COMMIT (or, for an append that is one ``INSERT`` in autocommit mode,
+    its own transaction, from another thread a few hundred microseconds after the statement
+    starts, while SQLite writes and syncs it); ``checkpoint`` — inside the next WAL checkpoint
+    (``PRAGMA wal_checkpoint``: the WAL synced, its pages copied into the database file, that
+    synced), a random instant up to 2 ms into it.  ``armed`` is set after a random delay."""
+
+    def __init__(self, where: str, rng: random.Random):
+        self.where, self.rng = where, rng
+        self.armed = False
+
+    def before(self, sql: str, in_transaction: bool) -> None:
+        if not self.armed:
+            return
+        if self.where == "commit" and sql == "COMMIT":
+            os.kill(os.getpid(), signal.SIGKILL)  # the transaction is open and unfinished
+        elif self.where == "commit" and sql.startswith("INSERT INTO events") and not in_transaction:
+            self._kill_within(0.0006)  # one statement, its own transaction: killed while it runs
+        elif self.where == "checkpoint" and sql.startswith("PRAGMA wal_checkpoint"):
+            self._kill_within(0.002)
+
+    def _kill_within(self, seconds: float) -> None:
+        threading.Timer(self.rng.uniform(0.0, seconds), os.kill, (os.getpid(), signal.SIGKILL)).start()
+
+
 class _KillingCursor:
-    def __init__(self, cur: Any, rng: random.Random, p: float):
-        self._cur, self._rng, self._p = cur, rng, p
+    def __init__(self, cur: Any, trap: _Trap):
+        self._cur, self._trap = cur, trap
 
     def execute(self, sql: str, *args: Any) -> Any:
-        if sql == "COMMIT" and self._rng.random() < self._p:
-            os.kill(os.getpid(), signal.SIGKILL)  # the transaction is open and unfinished
-        if (
-            sql.startswith("INSERT INTO events")
-            and not self._cur.connection.in_transaction
-            and self._rng.random() < self._p
-        ):  # one statement, its own transaction: killed while it runs
-            threading.Timer(self._rng.uniform(0.0, 0.0006), os.kill, (os.getpid(), signal.SIGKILL)).start()
+        self._trap.before(sql, self._cur.connection.in_transaction)
         return self._cur.execute(sql, *args)
 
     def __getattr__(self, name: str) -> Any:
@@ -50,11 +68,15 @@ class _KillingCursor:
 
 
 class _KillingConnection:
-    def __init__(self, db: Any, rng: random.Random, p: float):
-        self._db, self._rng, self._p = db, rng, p
+    def __init__(self, db: Any, trap: _Trap):
+        self._db, self._trap = db, trap
 
     def cursor(self) -> _KillingCursor:
-        return _KillingCursor(self._db.cursor(), self._rng, self._p)
+        return _KillingCursor(self._db.cursor(), self._trap)
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        self._trap.before(sql, self._db.in_transaction)
+        return self._db.execute(sql, *args)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._db, name)
@@ -80,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--witness", type=Path, required=True)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=10**9)
-    ap.add_argument("--commit-kill", type=float, default=0.0)
+    ap.add_argument("--kill-in", choices=("none", "commit", "checkpoint"), default="none")
+    ap.add_argument("--arm-after", type=float, default=0.0, help="seconds after ready before --kill-in is armed")
     ap.add_argument("--speed", type=float, default=100.0)
     args = ap.parse_args(argv)
 
@@ -107,9 +130,11 @@ def main(argv: list[str] | None = None) -> int:
         os.fsync(wfd)
 
     rig.start()
-    if args.commit_kill:
+    if args.kill_in != "none":
         led = rig.service.ledger
-        led.db = _KillingConnection(led.db, random.Random(args.seed ^ 0x5EED), args.commit_kill)
+        trap = _Trap(args.kill_in, random.Random(args.seed ^ 0x5EED))
+        led.db = _KillingConnection(led.db, trap)
+        threading.Timer(args.arm_after, setattr, (trap, "armed", True)).start()
     rig.table.listeners.append(witness)
     print("ready", flush=True)
     people = People(rig, random.Random(f"{args.seed}/people"))

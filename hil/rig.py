@@ -34,6 +34,7 @@ from controller.table import Table
 from drivers.gpio import HEADER_CHIP, PinAddr, PinFactories, parse_pin
 from drivers.serialdev import SERIAL_DEVICES
 from hil.devices import KeypadSim, ScriptedRng, ShakerSim, ShoeSim, SignSim
+from hil.mockpins import mock_factory
 from hil.simclock import SimClock
 
 #: the rig's pin map (BCM), also the example wiring in config/examples/table.toml
@@ -124,7 +125,7 @@ class Rig:
             self.sims.append(self.keypad)
         self._sim_devices: set[str] = set()  # the devices whose messages the clock counts (_instrument)
         #: the mock pins: one MockFactory per gpiochip (the header's is ``factory``; expanders' made on use)
-        self.pin_factories = PinFactories.mock()
+        self.pin_factories = PinFactories(lambda chip: mock_factory())  # pins with a bounded history (hil/mockpins.py)
         self.factory = self.pin_factories.chip(HEADER_CHIP)
         #: the pin map this rig wires (default :data:`PINS`; a table with expanders passes its own)
         self.pins: Mapping[str, Any] = pins if pins is not None else PINS

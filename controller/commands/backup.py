@@ -18,6 +18,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from controller.audit import add_where_arguments
 
     p.add_argument("dest", type=Path, help="directory to put the copy in (created if missing)")
+    p.add_argument(
+        "--incremental",
+        action="store_true",
+        help="bring the newest copy in DEST up to date (only what was added is copied and audited) "
+        "instead of making a whole new copy; a whole copy when there is none to bring up to date",
+    )
     add_where_arguments(p)
 
 
@@ -36,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"tablectl backup: {e}", file=sys.stderr)
         return 2
     try:
-        res = backup(where, args.dest)
+        res = backup(where, args.dest, incremental=args.incremental)
     except (BackupError, OSError) as e:
         print(f"tablectl backup: {e}", file=sys.stderr)
         return 1

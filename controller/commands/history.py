@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 NAME = "history"
 HELP = "recall the last 10 rounds, or one round in full, from the ledger"
@@ -25,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from controller import history as H
-    from controller.audit import refuse_damaged
+    from controller.audit import refuse_damaged, refuse_read
 
     refused = refuse_damaged(args, "tablectl history", sys.stderr)  # never recall from a ledger failing its audit
     if refused is not None:
@@ -44,29 +45,43 @@ def run(args: argparse.Namespace) -> int:
     except FileNotFoundError as e:
         print(f"tablectl history: {e}", file=sys.stderr)
         return 1
+    lines, ranges, status = _recall(H, conn, args)
+    if status:
+        return status
+    # what is shown is checked too: the sealed segments it was read from, by their digests
+    refused = refuse_read(args, ranges, "tablectl history", sys.stderr)
+    if refused is not None:
+        return refused
+    for line in lines:
+        print(line)
+    return 0
+
+
+def _recall(H: Any, conn: Any, args: argparse.Namespace) -> tuple[list[str], list[tuple[int, int]], int]:
+    """(the lines to print, the event ranges they were read from, an exit status)."""
     if args.hits:
         from controller.meters import format_cents
         from controller.tablestatus import local_time
 
         # amounts in dollars and cents, times in this machine's time zone (the ledger keeps UTC)
         # meter hits (a share of the meter, paid by an attendant) and fixed pays (from the table)
-        for h in H.hits(conn):
-            kind = "meter hit" if h["paid_by"] == "attendant" else "fixed pay"
-            print(
-                f"{local_time(h['ts'])}  round {h['round']:>5}  seat {h['seat']}  {h['hand']:<16} "
-                f"{format_cents(h['cents']):>13}  {kind}, paid by the {h['paid_by']}  (event #{h['seq']})"
-            )
-        return 0
+        hits = H.hits(conn)
+        lines = [
+            f"{local_time(h['ts'])}  round {h['round']:>5}  seat {h['seat']}  {h['hand']:<16} "
+            f"{format_cents(h['cents']):>13}  "
+            f"{'meter hit' if h['paid_by'] == 'attendant' else 'fixed pay'}, paid by the {h['paid_by']}"
+            f"  (event #{h['seq']})"
+            for h in hits
+        ]
+        return lines, [(h["seq"], h["seq"]) for h in hits], 0
     if args.round is not None:
         rec = H.round_detail(conn, args.round)
         if rec is None:
             print(f"tablectl history: no round {args.round} in the ledger", file=sys.stderr)
-            return 1
-        print(H.format_detail(rec))
-        return 0
+            return [], [], 1
+        return [H.format_detail(rec)], H.spans(conn, [args.round]), 0
     if args.last < 1:
         print("tablectl history: --last must be at least 1", file=sys.stderr)
-        return 2
-    for rec in H.rounds(conn, args.last):
-        print(H.format_summary(rec))
-    return 0
+        return [], [], 2
+    recs = H.rounds(conn, args.last)
+    return [H.format_summary(rec) for rec in recs], H.spans(conn, [r.number for r in recs]), 0

@@ -96,7 +96,7 @@ def _write(out: Path | None, data: bytes) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     from controller import report as R
-    from controller.audit import refuse_damaged, where_from_args
+    from controller.audit import refuse_damaged, refuse_read, where_from_args
     from controller.config import ConfigError
     from controller.history import open_readonly
 
@@ -122,6 +122,10 @@ def run(args: argparse.Namespace) -> int:
         rep = R.build(conn, args.day, day_start=args.day_start, tz=tz)
     finally:
         conn.close()
+    # the events the report was made from are checked too: their sealed segments, by digest
+    refused = refuse_read(args, [(max(1, rep.read_from), rep.head.count)], "tablectl report", sys.stderr)
+    if refused is not None:
+        return refused
     from controller import reportview as V
 
     out = args.out

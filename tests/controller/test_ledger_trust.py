@@ -22,7 +22,7 @@ import pytest
 from controller import meters as meters_mod
 from controller.audit import Where, audit
 from controller.cli import main
-from controller.ledger import GENESIS, ClockWentBackwards, Head, Ledger, Record, event_hash
+from controller.ledger import GENESIS, SCHEMA_VERSION, ClockWentBackwards, Head, Ledger, Record, event_hash
 from controller.ledgerkey import LedgerKeyError, init_key, read_key
 from controller.ledgerwriter import LedgerWriter
 from controller.witness import Witness
@@ -234,7 +234,8 @@ def test_migration_from_the_unkeyed_chain_keys_it_from_a_ledger_keyed_record(tmp
     assert any("not keyed (schema 1" in p for p in ro.verify(full=True))
     ro.close()
     led = Ledger(path, TABLE, key=TEST_KEY)
-    assert led.migrated_from == 1 and led.schema() == 2 and led.keyed_from() == 5
+    # keyed (schema 2) and then sealed (schema 3: issue 26) in the same open
+    assert led.migrated_from == 1 and led.schema() == SCHEMA_VERSION == 3 and led.keyed_from() == 5
     ev = list(led.events())[-1]
     assert (ev.seq, ev.kind, ev.data["sha256_head"], ev.data["events"]) == (5, "ledger.keyed", ev.prev, 4)
     led.append([Record("round.open", 3, {})])
@@ -258,11 +259,11 @@ def test_tablectl_migrate_keys_an_old_ledger_brings_the_witness_along_and_audits
     capsys.readouterr()
     assert main(["migrate", *where]) == 0
     out = capsys.readouterr().out
-    assert "migrated from schema 1 to 2; 5 events; audit ok" in out, out
+    assert "migrated from schema 1 to 3; 5 events; audit ok" in out, out
     assert Witness(tmp_path / "w", TABLE).read() == Head(5, Ledger.open_readonly(state / "ledger.sqlite3").last_hash)
     assert main(["audit", *where]) == 0
     assert main(["migrate", *where]) == 0
-    assert "schema 2; 5 events; audit ok" in capsys.readouterr().out
+    assert "schema 3; 5 events; audit ok" in capsys.readouterr().out
     # a wrong key: the audit after it names the first bad event, exit 1
     other = tmp_path / "other.key"
     init_key(other)

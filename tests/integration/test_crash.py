@@ -15,9 +15,17 @@ from tests.conftest import TEST_KEY
 @pytest.mark.slow
 def test_25_kills_lose_and_double_nothing(tmp_path):
     figures: dict[str, object] = {}
-    args = argparse.Namespace(kills=25, seed=3, max_wait=1.0, commit_kill=0.03, state_dir=tmp_path)
+    args = argparse.Namespace(
+        kills=25,
+        seed=3,
+        max_wait=1.0,
+        mix=crash.parse_mix("external=0.5,startup=0.2,commit=0.2,checkpoint=0.1"),
+        startup_window=1.0,
+        state_dir=tmp_path,
+    )
     status = crash.run(args, lambda k, v: figures.__setitem__(k, v))
-    assert figures["kills"] == 25
+    assert figures["kills"] == 25 and sum(int(figures[f"kills_{k}"]) for k in crash.KINDS) == 25  # type: ignore[call-overload]
+    assert int(figures["kills_external"]) > 0 and int(figures["kills_commit"]) > 0  # type: ignore[call-overload]
     assert figures["lost"] == 0 and figures["doubled"] == 0
     assert figures["meters_reconcile"] == "yes" and figures["chain_problems"] == 0
     assert figures["witnessed"] > 0 and figures["rounds"] > 0

@@ -1,7 +1,7 @@
 """The service's periodic audit, a bounded slice of the ledger per run (issue 26).
 
-Every run (``Service.AUDIT_EVERY_S``, on the ``ledger-audit`` thread, on a read-only
-connection of its own, one read transaction):
+Every run (``Background.AUDIT_EVERY_S``, controller/background.py; on the ``ledger-audit`` thread,
+on a read-only connection of its own, one read transaction):
 
 1. what the start-up checks, whatever the ledger's age (controller/ledgercheck.py ``quick``):
    the last seal, every event after it, the stored meters — and the witness of the head

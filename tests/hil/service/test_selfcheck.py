@@ -66,7 +66,7 @@ def test_software_mismatch_is_a_tilt_that_survives_restart(make_rig, tmp_path):
 
 def test_missing_record_is_a_problem_on_a_real_table(make_rig):
     rig = make_rig()
-    rig.service.require_digest = True  # as `tablectl run` builds it
+    rig.service.checks.require_digest = True  # as `tablectl run` builds it (Service(require_digest=True))
     rig.start()
     st = rig.table.wait_for(lambda s: s.get("state") == "tilt", 10)
     assert "no recorded digest" in st["tilts"]["self-check"]

@@ -33,7 +33,8 @@ class Readiness:
         self.notifier = notifier
 
     def enter(self, stage: str) -> None:
-        assert stage in STAGES, stage
+        if stage not in STAGES:
+            raise ValueError(f"{stage!r} is not a stage of the start-up ({', '.join(STAGES)})")
         self.stage = stage
 
     def halt(self, reason: str) -> None:

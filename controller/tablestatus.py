@@ -19,7 +19,7 @@ From the ledger alone:
   so the last state recorded is what the sign was told last).
 
 The service's status comes from ``systemctl show`` (``ActiveState``, ``SubState`` and the
-``STATUS=`` line the service sends, controller/service.py ``_status_line``); where
+``STATUS=`` line the service sends, controller/readiness.py ``Readiness.status_line``); where
 systemd cannot be asked (a development machine, a container) it says so.
 """
 

@@ -1,5 +1,5 @@
 """The simulated players of each game (hil/players/): a game's players only play its own
-procedure (the tiles players read the bank's rotation, § 621a.9(c)), and a chip on a bet
+procedure (the tiles players read the bank's rotation), and a chip on a bet
 sensor is a wager of the spot's fixed amount."""
 
 from __future__ import annotations
@@ -28,15 +28,15 @@ def test_every_games_players_take_its_own_procedure(profile: str) -> None:
     assert players.bets()  # every seat plays: the game's players bet on its own wagers
 
 
-def test_tiles_players_refuse_a_card_games_procedure_621a_9_c() -> None:
-    """The tiles players read ``rotation`` and ``opts`` (who may bank, § 621a.9(c)), which only
+def test_tiles_players_refuse_a_card_games_procedure() -> None:
+    """The tiles players read ``rotation`` and ``opts`` (who may bank), which only
     Pai Gow (tiles) has: given another game they fail at once, naming both, not mid-round."""
     cards = _proc("six-card-fortune-progressive")
     with pytest.raises(TypeError, match=r"TilesPlayers plays PaiGowTiles, not six-card-fortune"):
         strategy_for("pai-gow-tiles")(cards, random.Random(1))
 
 
-def test_tiles_players_bet_from_the_rotation_621a_9_c() -> None:
+def test_tiles_players_bet_from_the_rotation() -> None:
     tiles = _proc("pai-gow-tiles")
     players = strategy_for("pai-gow-tiles")(tiles, random.Random(7), play_probability=1.0)
     bets = players.bets()

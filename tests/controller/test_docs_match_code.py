@@ -47,7 +47,9 @@ def _classes() -> dict[str, tuple[set[str], list[str]]]:
     return out
 
 
-def _has(classes: dict[str, tuple[set[str], list[str]]], cls: str, attr: str, seen: frozenset = frozenset()) -> bool:
+def _has(
+    classes: dict[str, tuple[set[str], list[str]]], cls: str, attr: str, seen: frozenset[str] = frozenset()
+) -> bool:
     if cls not in classes or cls in seen:
         return False
     attrs, bases = classes[cls]

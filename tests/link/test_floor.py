@@ -20,12 +20,12 @@ from controller.link.floor_auth import StaffStore
 from controller.link.floor_server import FloorServer
 
 
-@pytest.fixture
 def _host_port(srv: Any) -> tuple[str, int]:
     host, port = srv.address
     return str(host), int(port)
 
 
+@pytest.fixture
 def floor(make_lap: Any, pg_dsn: str, tmp_path: Path) -> Iterator[tuple[Any, FloorServer]]:
     lap = make_lap(tables=2)
     staff = tmp_path / "floor-staff.toml"

@@ -14,7 +14,7 @@ def payback(res: AnalysisResult) -> Fraction:
     return res.payback
 
 
-def pays(table: Paytable, hand: str) -> Payout:
+def pay_line(table: Paytable, hand: str) -> Payout:
     """The paytable's line for ``hand`` (the test fails here when it has none)."""
     line = table.payout(hand)
     assert line is not None, f"{table.name}: no line for {hand!r}"

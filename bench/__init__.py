@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable
 from types import ModuleType
+
+#: ``emit(key, value)``: one figure, printed as ``key: value``
+Emit = Callable[[str, object], None]
 
 
 def discover() -> dict[str, ModuleType]:

@@ -175,7 +175,7 @@ class Pit:
         self.schema = f"bench_{uuid.uuid4().hex[:10]}"
         self.ids = [f"T{i + 1:02d}" for i in range(tables)]
         info = psycopg.conninfo.conninfo_to_dict(dsn)
-        self.proxy = Proxy(str(info.get("host", "127.0.0.1")), int(info.get("port", 5432))) if proxy else None
+        self.proxy = Proxy(str(info.get("host", "127.0.0.1")), int(info.get("port") or 5432)) if proxy else None
         # the release's digest, checked by every LAP and uplink process before it operates
         # (--sim: a record in a directory the bench's user can write)
         from controller.selfcheck import record_digest

@@ -27,6 +27,9 @@ import argparse
 import random
 import statistics
 import time
+from fractions import Fraction
+
+from bench import Emit
 
 NAME = "analyze"
 HELP = "exact-analysis times: Face Up Fortune (C(53,7) hands), Ace High, Progressive; house way/settle latency"
@@ -37,11 +40,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=688)
 
 
-def _pct(x) -> str:
-    return f"{float(x) * 100:.4f}"
+def _pct(x: Fraction | None) -> str:
+    return "none" if x is None else f"{float(x) * 100:.4f}"
 
 
-def run(args: argparse.Namespace, emit) -> int:
+def run(args: argparse.Namespace, emit: Emit) -> int:
     from controller.analysis import faceup as A
 
     A._distribution.cache_clear()

@@ -43,6 +43,9 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import TypedDict
+
+from bench import Emit
 
 NAME = "crash"
 HELP = "SIGKILL the controller at random instants N times; count lost/doubled events, reconcile meters"
@@ -80,7 +83,7 @@ def parse_mix(text: str) -> dict[str, float]:
 
 def _child(
     state: Path, witness: Path, seed: int, kill_in: str = "none", arm_after: float = 0.0, rounds: int | None = None
-) -> subprocess.Popen:
+) -> subprocess.Popen[str]:
     cmd = [sys.executable, "-m", "hil.crashchild", "--state-dir", str(state), "--witness", str(witness)]
     cmd += ["--seed", str(seed), "--kill-in", kill_in, "--arm-after", f"{arm_after:.4f}"]
     if rounds is not None:
@@ -91,7 +94,22 @@ def _child(
     )
 
 
-def check(state: Path, witness: Path) -> dict[str, object]:
+class Check(TypedDict):
+    """What :func:`check` finds in the ledger the killed children left."""
+
+    events: int
+    rounds: int
+    witnessed: int
+    lost: int  # witnessed (shown) and not in the ledger
+    doubled: int  # in the ledger twice
+    chain_problems: int
+    meters_reconcile: str  # "yes" / "no"
+    meter_cents: dict[str, int]
+    hits: int
+    voids: int
+
+
+def check(state: Path, witness: Path) -> Check:
     from controller.ledger import Ledger
     from controller.service import LEDGER_FILE
     from hil.rig import rig_ledger_key
@@ -103,8 +121,8 @@ def check(state: Path, witness: Path) -> dict[str, object]:
         meters = led.recompute_meters()
     finally:
         led.close()
-    per_round: dict[int, Counter] = {}
-    keys: Counter = Counter()
+    per_round: dict[int, Counter[str]] = {}
+    keys: Counter[tuple[int, str, object, object]] = Counter()
     for e in events:
         c = per_round.setdefault(e.round, Counter())
         c[e.kind] += 1
@@ -167,7 +185,7 @@ def _audit(state: Path) -> tuple[int, str]:
 def _one_kill(args: argparse.Namespace, rng: random.Random, state: Path, witness: Path, seed: int) -> str:
     """Run one child and kill it (see the module docstring); the kind of kill that happened,
     or "failed: ..." when the child ended otherwise."""
-    kind = rng.choices(list(args.mix), weights=list(args.mix.values()))[0]
+    kind: str = rng.choices(list(args.mix), weights=list(args.mix.values()))[0]
     kill_in = kind if kind in ("commit", "checkpoint") else "none"
     child = _child(state, witness, seed, kill_in, rng.uniform(0.0, args.max_wait))
     if kind == "startup":
@@ -185,7 +203,7 @@ def _one_kill(args: argparse.Namespace, rng: random.Random, state: Path, witness
     return f"failed: exited {child.returncode}"
 
 
-def run(args: argparse.Namespace, emit) -> int:
+def run(args: argparse.Namespace, emit: Emit) -> int:
     rng = random.Random(args.seed)
     try:
         args.mix = parse_mix(args.mix) if isinstance(args.mix, str) else args.mix
@@ -200,7 +218,7 @@ def run(args: argparse.Namespace, emit) -> int:
     state.mkdir(parents=True, exist_ok=True)
     witness = state / "witness.jsonl"
     t0 = time.monotonic()
-    kinds: Counter = Counter()
+    kinds: Counter[str] = Counter()
     try:
         for i in range(args.kills):
             what = _one_kill(args, rng, state, witness, args.seed * 100_003 + i)

@@ -27,6 +27,13 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+from bench import Emit
 
 NAME = "eval"
 HELP = "poker evaluator throughput: batch best-five of 7/5-card hands (bug, dj-wild) and single-hand latency"
@@ -39,7 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=20240601)
 
 
-def _random_hands(rng, n_hands: int, k: int, deck: int = 53):
+def _random_hands(rng: np.random.Generator, n_hands: int, k: int, deck: int = 53) -> npt.NDArray[np.intp]:
     import numpy as np
 
     out = np.empty((n_hands, k), dtype=np.intp)
@@ -50,7 +57,7 @@ def _random_hands(rng, n_hands: int, k: int, deck: int = 53):
     return out
 
 
-def run(args: argparse.Namespace, emit) -> int:
+def run(args: argparse.Namespace, emit: Emit) -> int:
     import numpy as np
 
     from controller.rules import _poker_batch as B
@@ -70,7 +77,8 @@ def run(args: argparse.Namespace, emit) -> int:
             t0 = time.perf_counter()
             B.best_five_batch(hands, rules)
             best = min(best, time.perf_counter() - t0)
-        return args.hands / best
+        hands_n: int = args.hands
+        return hands_n / best
 
     emit("evals_per_second", f"{rate('bug', 7):.0f}")
     emit("evals_per_second_5card", f"{rate('bug', 5):.0f}")

@@ -170,7 +170,8 @@ class _Table:
 
 
 def _login(server: Any) -> str:
-    c = http.client.HTTPConnection(*server.address, timeout=10)
+    host, port = server.address
+    c = http.client.HTTPConnection(host, port, timeout=10)
     c.request(
         "POST",
         "/login",
@@ -187,7 +188,8 @@ def _login(server: Any) -> str:
 
 
 def _view(server: Any, cookie: str, stop: threading.Event) -> None:
-    c = http.client.HTTPConnection(*server.address, timeout=10)
+    host, port = server.address
+    c = http.client.HTTPConnection(host, port, timeout=10)
     c.request("GET", "/events", headers={"Cookie": cookie})
     r = c.getresponse()
     while not stop.is_set():

@@ -21,6 +21,8 @@ import random
 import statistics
 import time
 
+from bench import Emit
+
 NAME = "fortune-asia"
 HELP = "Fortune Asia Poker: exact seven-card analysis time, house-way and round-settlement latency"
 
@@ -30,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=659)
 
 
-def run(args: argparse.Namespace, emit) -> int:
+def run(args: argparse.Namespace, emit: Emit) -> int:
     from controller.analysis import fortune_asia as A
     from controller.rules import fortune_asia as R
 

@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench import percentile
+from bench import Emit, percentile
 
 NAME = "ledger"
 HELP = "durable ledger events per second (synchronous=FULL), single and group-committed"
@@ -24,10 +24,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--events", type=int, default=2000)
 
 
-def run(args: argparse.Namespace, emit) -> int:
-    from controller.ledger import Ledger, Record
+def run(args: argparse.Namespace, emit: Emit) -> int:
+    from controller.ledger import Ledger, Record, StoredEvent
     from controller.ledgerkey import throwaway_key
-    from controller.ledgerwriter import LedgerWriter
+    from controller.ledgerwriter import Done, LedgerWriter
 
     key = throwaway_key()
 
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace, emit) -> int:
         count = [0]
         lock = threading.Lock()
 
-        def deliver(fn, evs):
+        def deliver(fn: Done, evs: list[StoredEvent]) -> None:
             fn(evs)
 
         writer = LedgerWriter(led, deliver, lambda e: None)
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace, emit) -> int:
             for i in range(n // 8):
                 t = time.perf_counter()
 
-                def cb(evs, t=t):
+                def cb(evs: list[StoredEvent], t: float = t) -> None:
                     with lock:
                         lat.append((time.perf_counter() - t) * 1000)
                         count[0] += len(evs)

@@ -69,6 +69,9 @@ class ChaosTable:
 
         self.ledger_path = self.state / LEDGER_FILE
         self.prof = C.load_profile("six-card-fortune-progressive")
+        if self.prof.progressive is None:
+            raise ValueError(f"{self.prof.file}: the bench needs its [progressive] section")
+        self.prog = self.prof.progressive
         self.restart_wanted = threading.Event()
         self.hit_rate = 0.0
         self.rig: Any = None
@@ -92,7 +95,7 @@ class ChaosTable:
             seed=self.seed + self.restarts,
             speed=self.speed,
             table_id=self.tid,
-            profile_overrides={"progressive": dataclasses.replace(self.prof.progressive, linked=self.group)},
+            profile_overrides={"progressive": dataclasses.replace(self.prog, linked=self.group)},
             link_socket=self.sock,
         )
         self.rig.start()
@@ -289,8 +292,8 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
         emit("paid_while_closed", closed)
         emit("link_closures", closures)  # the times a table closed its linked wager during the run
         emit("tables_balanced", f"{sum(b.ok for b in balances)}/{len(balances)}")
-        for e in errors + [b.line() for b in balances if not b.ok]:
-            emit("problem", e)
+        for problem in errors + [b.line() for b in balances if not b.ok]:
+            emit("problem", problem)
         emit("link", line.removeprefix("link: "))
         good = lost == 0 and doubled == 0 and rec.ok and closed == 0 and ok and all(b.ok for b in balances)
         return 0 if good and not errors else 1

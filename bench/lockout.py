@@ -441,7 +441,11 @@ def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
                     rig.remove(s)
                 time.sleep(0.025)
                 void_pin.drive_low()
-                table.wait_for(lambda s, n=number: s.get("state") == "open_for_wagers" and s.get("round", 0) > n, 10)
+
+                def reopened(s: Mapping[str, Any], n: int = number) -> bool:
+                    return bool(s.get("state") == "open_for_wagers" and s.get("round", 0) > n)
+
+                table.wait_for(reopened, 10)
                 void_pin.drive_high()
                 time.sleep(0.025)
         finally:

@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench import Emit
 from bench._pilike import busy_neighbours, measure_slowdown, pick_core
 
 NAME = "startup"
@@ -151,7 +152,7 @@ def _config_writer(tmp: Path, rig: object, compile_first: bool) -> Callable[[Pat
     return config_for
 
 
-def run(args: argparse.Namespace, emit) -> int:
+def run(args: argparse.Namespace, emit: Emit) -> int:
     from hil.rig import Rig
 
     with tempfile.TemporaryDirectory(prefix="tablectl-bench-startup-") as d:
@@ -187,7 +188,7 @@ def run(args: argparse.Namespace, emit) -> int:
                 s.stop()
 
 
-def _memory(args: argparse.Namespace, emit, tmp: Path, config_for: Callable[[Path], Path]) -> int:
+def _memory(args: argparse.Namespace, emit: Emit, tmp: Path, config_for: Callable[[Path], Path]) -> int:
     from bench import _memory
 
     status = _memory.run(args, emit, tmp)

@@ -21,10 +21,12 @@ import json
 import os
 import random
 import signal
+import sqlite3
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from controller.rules.cards import parse_cards
 
@@ -118,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         rig.shoe.stacked_decks.append(_rich_deck(rng))
     wfd = os.open(args.witness, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
-    def witness(what: str, data: dict[str, Any]) -> None:
+    def witness(what: str, data: Mapping[str, Any]) -> None:
         if what not in ("count_shown", "round", "void", "hit_paid"):
             return
         rec: dict[str, Any] = {"what": what, "round": rig.table.round_no}
@@ -132,8 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     rig.start()
     if args.kill_in != "none":
         led = rig.service.ledger
+        if led is None:  # the rig always opens one; without it there is no commit to kill in
+            rig.stop()
+            raise SystemExit("--kill-in: the table started without a ledger")
         trap = _Trap(args.kill_in, random.Random(args.seed ^ 0x5EED))
-        led.db = _KillingConnection(led.db, trap)
+        # the proxy forwards everything else to the connection it wraps (__getattr__)
+        led.db = cast(sqlite3.Connection, _KillingConnection(led.db, trap))
         threading.Timer(args.arm_after, setattr, (trap, "armed", True)).start()
     rig.table.listeners.append(witness)
     print("ready", flush=True)

@@ -15,6 +15,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+from hil.players.base import Strategy
 from hil.rig import Rig
 
 WAIT_S = 30.0  # real seconds to wait for the controller before calling it a hang
@@ -29,7 +30,7 @@ class People:
         bet_probability: float = 0.55,
         late_bet_probability: float = 0.1,
         chatter_probability: float = 0.1,
-        strategy: Any | None = None,
+        strategy: Strategy[Any] | None = None,
     ):
         from hil.players import strategy_for
 

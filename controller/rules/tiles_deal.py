@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import TypeVar
 
 from controller.rules.tiles import FULL_SET, TileError, check_multiplicity, tile_str
 
@@ -146,9 +147,12 @@ def deal(stacks: Sequence[Sequence[int]], start: int, style: str = "standard") -
     return {pos: tuple(st[s][lv] for s, lv in places) for pos, places in zip(dealing_order(start), plan)}
 
 
+T = TypeVar("T")  # a stack, as the caller names it
+
+
 def cut_stacks(
-    order: Sequence[int], *, to_right: tuple[int, int] | None = None, to_left: tuple[int, int] | None = None
-) -> tuple[int, ...]:
+    order: Sequence[T], *, to_right: tuple[int, int] | None = None, to_left: tuple[int, int] | None = None
+) -> tuple[T, ...]:
     """The bank's cut (§ 621a.9(g)): move adjacent stacks to the end(s).
 
     ``order`` lists the stacks (anything) from the dealer's right; ``to_right`` /

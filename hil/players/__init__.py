@@ -5,7 +5,10 @@ cards, the dealer's cards when exposed, the sign."""
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hil.players.base import Strategy
 
 MODULES = {
     "six-card-fortune": "hil.players.sixcard",
@@ -17,5 +20,6 @@ MODULES = {
 }
 
 
-def strategy_for(game: str) -> Any:
-    return importlib.import_module(MODULES[game]).STRATEGY
+def strategy_for(game: str) -> type[Strategy[Any]]:
+    strategy: type[Strategy[Any]] = importlib.import_module(MODULES[game]).STRATEGY
+    return strategy

@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from controller.games.base import Procedure
 from controller.rules import poker
 from hil.players.base import Bet, Strategy
 
 
-class DJWildPlayers(Strategy):
+class DJWildPlayers(Strategy[Procedure]):
     exposed_probability = 0.02
 
     def bets(self) -> list[Bet]:
@@ -27,7 +28,7 @@ class DJWildPlayers(Strategy):
         for seat in range(1, self.proc.seats + 1):
             if self.rng.random() >= self.play_probability:
                 if "progressive" in w and self.rng.random() < 0.03:  # a chip with no Ante: refused
-                    out.append(Bet(seat, "progressive", w["progressive"].fixed_cents, sensed=True))
+                    out.append(self.sensed(seat, "progressive"))
                 continue
             ante = self.amount(lo, hi)
             out.append(Bet(seat, "ante", ante))  # § 687a.7(d)(1)
@@ -38,7 +39,7 @@ class DJWildPlayers(Strategy):
             if "bad-beat" in w and self.rng.random() < 0.25:
                 out.append(Bet(seat, "bad-beat", self.rng.choice((100, 500))))  # § 687a.7(d)(4)
             if "progressive" in w and self.rng.random() < 0.6:
-                out.append(Bet(seat, "progressive", w["progressive"].fixed_cents, sensed=True))  # § 687a.7(d)(2)
+                out.append(self.sensed(seat, "progressive"))  # § 687a.7(d)(2)
         return out
 
     def raises(self, cards: list[int]) -> bool:

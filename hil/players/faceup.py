@@ -16,12 +16,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from controller.games.base import Procedure
 from controller.rules.cards import card_str
 from controller.rules.faceup_houseway import house_way
 from hil.players.base import Bet, Strategy
 
 
-class FaceUpPlayers(Strategy):
+class FaceUpPlayers(Strategy[Procedure]):
     def bets(self) -> list[Bet]:
         out: list[Bet] = []
         offered = self.proc.wagers
@@ -34,7 +35,7 @@ class FaceUpPlayers(Strategy):
             if "fortune" in offered and self.rng.random() < 0.35:  # § 688a.7(e)(2)
                 out.append(Bet(seat, "fortune", self.rng.choice((100, 500, 500, 1000, 2500))))
             if "progressive" in offered and self.rng.random() < 0.5:  # § 688a.7(e)(3)
-                out.append(Bet(seat, "progressive", offered["progressive"].fixed_cents, sensed=True))
+                out.append(self.sensed(seat, "progressive"))
             if self.rng.random() < 0.03:  # under the table minimum: refused
                 out.append(Bet(seat, "fortune" if "fortune" in offered else "base", 50))
         return out

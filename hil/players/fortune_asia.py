@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from controller.games.base import Procedure
 from controller.games.fortune_asia import FortuneAsia
 from controller.rules.cards import card_str
 from controller.rules.fortune_asia import get_house_way
@@ -22,7 +23,7 @@ from hil.players.base import Bet, Strategy
 Entries = list[tuple[str, dict[tuple[int, str], int]]]
 
 
-class FortuneAsiaPlayers(Strategy):
+class FortuneAsiaPlayers(Strategy[Procedure]):
     def bets(self) -> list[Bet]:
         out: list[Bet] = []
         w = self.proc.wagers
@@ -35,7 +36,7 @@ class FortuneAsiaPlayers(Strategy):
             if "insurance" in w and self.rng.random() < 0.2:
                 out.append(Bet(seat, "insurance", self.rng.choice((100, 500))))  # § 659a.7(e)(2)
             if self.rng.random() < 0.5:
-                out.append(Bet(seat, "progressive", w["progressive"].fixed_cents or 100, sensed=True))
+                out.append(self.sensed(seat, "progressive"))
         if self.rng.random() < 0.03:
             # now and then a wager the table refuses at the lock-out: an optional wager with no
             # Fortune Asia Poker Wager (§ 659a.7(e))

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from controller.games.base import Procedure
 from controller.rules.overunder import card_points
 from hil.players.base import Bet, Strategy
 
 
-class OverUnderPlayers(Strategy):
+class OverUnderPlayers(Strategy[Procedure]):
     def bets(self) -> list[Bet]:
         out: list[Bet] = []
         ante = self.proc.wagers["ante"]

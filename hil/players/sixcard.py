@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from controller.games.base import Procedure
 from controller.games.sixcard import SixCardFortune
 from controller.rules.cards import card_str
 from hil.players.base import Bet, Strategy
 
 
-class SixCardPlayers(Strategy):
+class SixCardPlayers(Strategy[Procedure]):
     def bets(self) -> list[Bet]:
         out: list[Bet] = []
         full = isinstance(self.proc, SixCardFortune) and self.proc.full  # keyed wagers too (§ 670a.7)
@@ -25,7 +26,7 @@ class SixCardPlayers(Strategy):
                 if self.rng.random() < 0.2:
                     out.append(Bet(seat, "insurance", self.rng.choice((100, 500))))  # § 670a.7(e)(3)
             if self.rng.random() < (0.6 if full else 0.9):
-                out.append(Bet(seat, "progressive", self.proc.wagers["progressive"].fixed_cents, sensed=True))
+                out.append(self.sensed(seat, "progressive"))
         return out
 
     def decide(self, status: Mapping[str, Any]) -> list[tuple[str, dict[tuple[int, str], int]]]:

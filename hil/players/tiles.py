@@ -16,13 +16,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from controller.games.tiles import PaiGowTiles
 from controller.rules.tiles import FULL_SET, tile_str
 from hil.players.base import Bet, Strategy
 
 Entries = list[tuple[str, dict[tuple[int, str], int]]]
 
 
-class TilesPlayers(Strategy):
+class TilesPlayers(Strategy[PaiGowTiles]):
+    procedure = PaiGowTiles  # they read the bank's rotation and the game's options
     bank_seat: int | None = None
 
     def bets(self) -> list[Bet]:

@@ -116,8 +116,9 @@ def test_override_is_recorded_in_the_ledger_and_the_witness_follows(table, tmp_p
     assert kind == Kind.LEDGER_RESTORED
     assert data["override_reason"] == "SD card failed, last good backup"
     assert data["by"] == "tech 42"
-    assert data["witness_before"]["count"] == 16
-    assert "witness says 16 events" in data["overridden"][0]
+    before, overridden = data["witness_before"], data["overridden"]
+    assert isinstance(before, dict) and before["count"] == 16
+    assert isinstance(overridden, list) and "witness says 16 events" in overridden[0]
     assert Witness(where.witness_dir, TABLE).read() == res.head
     assert audit(where) == []  # the start-up check would pass
     assert res.replaced is not None and len(_events(res.replaced)) == 16  # the replaced ledger is kept

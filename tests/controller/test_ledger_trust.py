@@ -16,13 +16,14 @@ import stat
 import subprocess
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from controller import meters as meters_mod
 from controller.audit import Where, audit
 from controller.cli import main
-from controller.ledger import GENESIS, SCHEMA_VERSION, ClockWentBackwards, Head, Ledger, Record, event_hash
+from controller.ledger import GENESIS, SCHEMA_VERSION, ClockWentBackwards, Head, Ledger, Record, StoredEvent, event_hash
 from controller.ledgerkey import LedgerKeyError, init_key, read_key
 from controller.ledgerwriter import LedgerWriter
 from controller.witness import Witness
@@ -73,7 +74,8 @@ def rechain(path: Path, edit) -> None:
     stored meters and every checkpoint, as the unkeyed ledger allowed."""
     db = sqlite3.connect(path)
     rows = db.execute("SELECT seq, ts, table_id, round, kind, data, hash FROM events ORDER BY seq").fetchall()
-    prev, meters = GENESIS, {}
+    prev = GENESIS
+    meters: dict[str, Any] = {}
     hashes = {}
     meter_rows = {}
     touched = False  # events before the first edit keep their MACs: only the rest is rechained
@@ -352,7 +354,12 @@ def test_the_writer_writes_the_witness_after_handing_the_callbacks_over(tmp_path
     w = LedgerWriter(led, lambda fn, *a: fn(*a), lambda e: None, witness=write)
     w.start()
     done = threading.Event()
-    w.submit([Record("round.open", 1, {})], lambda evs: (order.append(f"durable {evs[-1].seq}"), done.set()))
+
+    def durable(evs: list[StoredEvent]) -> None:
+        order.append(f"durable {evs[-1].seq}")
+        done.set()
+
+    w.submit([Record("round.open", 1, {})], durable)
     done.wait(5)
     w.flush()
     w.stop()

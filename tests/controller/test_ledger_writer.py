@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.ledger import Ledger, Record
+from controller.ledger import Ledger, Record, StoredEvent
 from controller.ledgerwriter import LedgerWriter
 from tests.conftest import TEST_KEY
 
@@ -55,11 +55,16 @@ class Harness:
         )
         self.writer.start()
 
-    def commit(self, i: int, n: int = 3) -> list:
+    def commit(self, i: int, n: int = 3) -> list[StoredEvent]:
         done = threading.Event()
-        out: list = []
+        out: list[StoredEvent] = []
         recs = [Record("wager.accepted", i, {"seat": s, "spot": "progressive", "cents": 100}) for s in range(1, n + 1)]
-        self.writer.submit(recs, lambda evs: (out.extend(evs), done.set()))
+
+        def durable(evs: list[StoredEvent]) -> None:
+            out.extend(evs)
+            done.set()
+
+        self.writer.submit(recs, durable)
         assert done.wait(10), "not acknowledged"
         return out
 
@@ -162,7 +167,7 @@ def test_a_checkpoint_that_fails_latches_and_acknowledges_nothing_more(harness):
     def broken() -> tuple[int, int]:
         raise sqlite3.OperationalError("disk I/O error")
 
-    h.ledger.checkpoint = broken  # type: ignore[method-assign]
+    h.ledger.checkpoint = broken
     h.commit(1)
     deadline = time.monotonic() + 5
     while not h.errors and time.monotonic() < deadline:
@@ -283,13 +288,13 @@ def test_random_bursts_acknowledge_everything(harness):
     acknowledged once, with its own events."""
     h = harness(idle_checkpoint_s=0.002, checkpoint_commits=2, max_commits_between_checkpoints=6)
     rng = random.Random(5)
-    got: list[tuple[int, list]] = []
+    got: list[tuple[int, list[StoredEvent]]] = []
     lock = threading.Lock()
     n = 120
     all_done = threading.Event()
 
     def cb(i: int):
-        def done(evs: list) -> None:
+        def done(evs: list[StoredEvent]) -> None:
             with lock:
                 got.append((i, evs))
                 if len(got) == n:

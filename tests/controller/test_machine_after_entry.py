@@ -9,11 +9,12 @@ import pytest
 from controller.games import available
 from controller.games.base import Phase
 from controller.machine import build
+from controller.records import PhaseKind
 
 PHASES = (
-    Phase("dispensing", "deal", "§ x", "main"),
-    Phase("deciding", "decide", "§ y", "d", after_entry=True),
-    Phase("settlement", "settle", "§ z"),
+    Phase("dispensing", PhaseKind.DEAL, "§ x", "main"),
+    Phase("deciding", PhaseKind.DECIDE, "§ y", "d", after_entry=True),
+    Phase("settlement", PhaseKind.SETTLE, "§ z"),
 )
 
 
@@ -31,8 +32,8 @@ def test_without_after_entry_no_resume_transition():
 
 def test_after_entry_only_on_one_decide_phase():
     with pytest.raises(ValueError, match="only a decide phase"):
-        Phase("dispensing", "deal", "§ x", "main", after_entry=True)
-    two = PHASES[:2] + (Phase("more", "decide", "§ y", "e", after_entry=True),) + PHASES[2:]
+        Phase("dispensing", PhaseKind.DEAL, "§ x", "main", after_entry=True)
+    two = PHASES[:2] + (Phase("more", PhaseKind.DECIDE, "§ y", "e", after_entry=True),) + PHASES[2:]
     with pytest.raises(ValueError, match="at most one phase"):
         build(two)
 

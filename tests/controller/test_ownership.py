@@ -100,6 +100,9 @@ def writes(tree: ast.AST) -> Iterator[tuple[int, str]]:
             targets = list(node.targets)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATORS:
             targets = [node.func.value]
+        if not targets:
+            continue
+        assert isinstance(node, ast.stmt | ast.expr)  # an assignment, a deletion or a call
         for t in (w for tt in targets for w in _written(tt)):
             if isinstance(t, ast.Attribute) and not (isinstance(t.value, ast.Name) and t.value.id in ("self", "cls")):
                 yield node.lineno, t.attr

@@ -97,7 +97,7 @@ def test_a_phase_of_an_unknown_kind_is_refused(bad):
     from controller.games.base import Phase
 
     with pytest.raises(ValueError, match="is not one of"):
-        Phase("x", bad, "§ 0")  # type: ignore[arg-type]
+        Phase("x", bad, "§ 0")
 
 
 def test_a_phase_given_a_string_kind_holds_the_enum():

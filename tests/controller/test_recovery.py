@@ -3,8 +3,9 @@ fed a list of events, it says what the table takes back and which records to wri
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
+from typing import Any
 
 from controller.config import parse_profile
 from controller.games import procedure_for
@@ -18,8 +19,8 @@ from tests.integration.harness import profile_doc
 class Events:
     """An events source over a list (what ``Ledger.events`` answers)."""
 
-    def __init__(self, rows: list[tuple[int, str, dict]]):
-        self.evs = [StoredEvent(i, "ts", "T", r, k, d, "", "") for i, (r, k, d) in enumerate(rows, 1)]
+    def __init__(self, rows: Sequence[tuple[int, str, Mapping[str, Any]]]):
+        self.evs = [StoredEvent(i, "ts", "T", r, k, dict(d), "", "") for i, (r, k, d) in enumerate(rows, 1)]
 
     def events(
         self,
@@ -90,7 +91,7 @@ def test_a_settled_round_owing_a_hit_resumes_the_validation_670a_11_h_3():
 
 def test_a_linked_hit_validated_while_awaiting_the_lap_stays_validated_670a_11_h_3():
     proc, prog = _table()
-    rows = [
+    rows: list[tuple[int, str, Mapping[str, Any]]] = [
         (4, "wager.accepted", {"seat": 3, "spot": "progressive", "cents": 100}),
         (4, "wager.accepted", {"seat": 5, "spot": "progressive", "cents": 100}),
         (4, "hit.pending", {"seat": 3, "hand": "five aces", "fraction": "1", "cents": 100}),

@@ -276,6 +276,7 @@ def test_fuzzed_configurations_give_a_config_error_never_a_traceback(tmp_path, d
     if data.draw(st.booleans()):
         text: str | bytes = _dump(data.draw(_mutated(doc)))
         if which == "hardware":
+            assert isinstance(text, str)
             text = text.replace('"lgpio"', '"mock"')
     else:
         src = bytearray((EXAMPLE if which == "hardware" else ROOT / "config/tables" / f"{which}.toml").read_bytes())

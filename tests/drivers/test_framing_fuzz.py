@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct
 import time
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,8 +17,8 @@ from drivers.framing import MAX_PAYLOAD, MAX_TYPE, Frame, FrameDecoder, FrameErr
 frames_st = st.builds(Frame, st.integers(0, 255), st.integers(0, MAX_TYPE), st.binary(max_size=MAX_PAYLOAD))
 
 
-def _feed_in_chunks(d: FrameDecoder, data: bytes, cuts: list[int]) -> list:
-    out: list = []
+def _feed_in_chunks(d: FrameDecoder, data: bytes, cuts: list[int]) -> list[Frame | FrameError]:
+    out: list[Frame | FrameError] = []
     points = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
     for a, b in zip(points, points[1:]):
         out += d.feed(data[a:b])
@@ -96,7 +97,7 @@ def test_any_payload_decodes_or_raises_protocol_error(spec, payload):
 
 def _values(spec):
     limits = {"B": 255, "H": 65535, "I": 2**32 - 1}
-    fs = {n: st.integers(0, limits[t]) for n, t in spec.fields}
+    fs: dict[str, st.SearchStrategy[Any]] = {n: st.integers(0, limits[t]) for n, t in spec.fields}
     if spec.tail:
         kind, name = spec.tail.split(":")
         fs[name] = {

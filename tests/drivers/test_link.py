@@ -84,7 +84,7 @@ def test_messages_delivered_once_in_order():
 
 def test_lost_ack_causes_retransmit_but_no_duplicate_delivery():
     la, lb, pa, pb, ra, rb = pair(heartbeat=None, lost_after=None, ack_timeout=0.05)
-    dropped = []
+    dropped: list[bytes] = []
 
     def drop_first_ack(data: bytes) -> bool:
         if not dropped and data[3] == ACK and data[4] == 1:  # the ACK of the first data frame
@@ -105,7 +105,7 @@ def test_lost_ack_causes_retransmit_but_no_duplicate_delivery():
 
 def test_corrupted_frame_is_nakked_and_retransmitted():
     la, lb, pa, pb, ra, rb = pair(heartbeat=None, lost_after=None, ack_timeout=0.5)
-    hits = []
+    hits: list[int] = []
 
     def corrupt_first(data: bytes):
         if not hits and data[3] == 0x22:

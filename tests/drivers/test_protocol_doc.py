@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -51,7 +52,9 @@ def test_example_frame_encodes_and_decodes(head, wire):
     frames = F.FrameDecoder().feed(raw)
     assert frames == [F.Frame(seq, mtype, payload)]
     if device != "link":
-        got_name, got = P.decode(device, frames[0].type, frames[0].payload)
+        frame = frames[0]
+        assert isinstance(frame, F.Frame)
+        got_name, got = P.decode(device, frame.type, frame.payload)
         assert got_name == name
         assert {k: _plain(v) for k, v in got.items()} == fields
 
@@ -107,7 +110,7 @@ def test_documented_constants_match_the_code():
     assert (P.ERR_BAD_MESSAGE, P.ERR_BAD_STATE, P.ERR_HARDWARE, P.ERR_DOOR_OPEN) == (1, 2, 3, 4)
     from drivers.link import Link
 
-    link = Link("x", lambda: None, None)  # defaults only; never started
+    link = Link("x", lambda: None, None)  # type: ignore[arg-type, return-value]  # defaults only; never started
     assert (
         link.ack_timeout,
         link.retries,
@@ -148,10 +151,10 @@ def test_the_shoe_simulator_deals_a_continuous_six_deck_shoe_with_its_cover_card
     from controller.clock import ScaledClock
     from hil.devices import ShoeSim
 
-    sent: list[tuple[str, dict]] = []
+    sent: list[tuple[str, dict[str, Any]]] = []
     sim = ShoeSim(ScaledClock(1000.0), random.Random(3), deck_size=312)
-    sim._send_now = lambda name, fields: sent.append((name, dict(fields)))  # no link: capture
-    sim.sched.later = lambda _s, fn, *a: fn(*a)  # no delays
+    sim._send_now = lambda name, fields: sent.append((name, dict(fields)))  # type: ignore[method-assign]  # capture
+    sim.sched.later = lambda _s, fn, *a: fn(*a)  # type: ignore[method-assign]  # no delays
     try:
         assert sim.decks == 6 and Counter(sim.batch()) == Counter({c: 6 for c in range(52)})
         sim.on_SHUFFLE()
@@ -168,8 +171,8 @@ def test_the_shoe_simulator_deals_a_continuous_six_deck_shoe_with_its_cover_card
         assert c["remaining"] == 312 - cover
         assert sent[-1][1]["remaining"] == 312 - dealt  # dealing went on
         single = ShoeSim(ScaledClock(1000.0), random.Random(3), deck_size=53)
-        single._send_now = lambda name, fields: sent.append((name, dict(fields)))
-        single.sched.later = lambda _s, fn, *a: fn(*a)
+        single._send_now = lambda name, fields: sent.append((name, dict(fields)))  # type: ignore[method-assign]
+        single.sched.later = lambda _s, fn, *a: fn(*a)  # type: ignore[method-assign]
         single.on_SHUFFLE()
         assert sent[-1] == ("SHUFFLED", {"cards": 53, "cover": P.NO_COVER})
         single.sched.stop()

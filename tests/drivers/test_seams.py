@@ -68,7 +68,7 @@ def test_no_import_of_controller_anywhere_in_drivers(path):
             "import_module",
             "__import__",
         ):
-            found += [a.value for a in node.args if isinstance(a, ast.Constant) and "controller" in str(a.value)]
+            found += [str(a.value) for a in node.args if isinstance(a, ast.Constant) and "controller" in str(a.value)]
     assert not found, f"{path.name} imports {found}"
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 
@@ -20,12 +22,19 @@ from hil.devices import ShakerSim, ShoeSim
 
 class Events:
     def __init__(self):
-        self.items: list[tuple[str, str, dict]] = []
+        self.items: list[tuple[str, str, dict[str, Any]]] = []
         self.cv = threading.Condition()
 
-    def post(self, kind, source, data, ctx=None, t=None):
+    def post(
+        self,
+        kind: str,
+        source: str = "",
+        data: Mapping[str, Any] | None = None,
+        ctx: Mapping[str, Any] | None = None,
+        t: float | None = None,
+    ) -> None:
         with self.cv:
-            self.items.append((kind, source, dict(data)))
+            self.items.append((kind, source, dict(data or {})))
             self.cv.notify_all()
 
     def wait(self, pred, timeout=5.0):
@@ -119,7 +128,7 @@ def test_dead_device_is_a_fault_then_lost_never_a_silent_retry(tmp_path, clock):
 
 def test_shaker_sim_refuses_activate_when_not_armed_and_takes_the_armed_seat_button(clock):
     sim = ShakerSim(clock, random.Random(4))
-    sim.link.send = lambda *a: None  # not started: record what it sends only
+    sim.link.send = lambda *a: None  # type: ignore[method-assign]  # not started: record what it sends only
     sim.on_ACTIVATE(who=0)
     assert sim.sent[-1][0] == "ERROR" and sim.sent[-1][1]["code"] == 2
     sim.on_ARM(who=3)

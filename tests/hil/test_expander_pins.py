@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from drivers.gpio import OFF, ON, PinAddr
 from tests.conftest import eventually
@@ -15,8 +16,8 @@ W = 30.0
 FULL = Path(__file__).resolve().parents[2] / "config" / "examples" / "six-seat-three-spot.toml"
 
 
-def full_table_pins() -> dict:
-    gpio = tomllib.loads(FULL.read_text())["gpio"]
+def full_table_pins() -> dict[str, Any]:
+    gpio: dict[str, Any] = tomllib.loads(FULL.read_text())["gpio"]
     del gpio["pin_factory"]  # the rig's pins are mock pins
     return gpio
 

@@ -11,7 +11,7 @@ from hil.people import People
 from hil.players.base import Strategy
 
 
-class _NoBets(Strategy):
+class _NoBets(Strategy[Procedure]):
     def bets(self):
         return []
 

@@ -5,6 +5,7 @@ agree figure by figure (the same words, the same numbers); the CSV's hits match
 from __future__ import annotations
 
 import csv
+import datetime
 import io
 import re
 import shutil
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.slow
 
 #: each line of the sim's summary, and the report's figures (CSV section, item, column) that are
 #: its numbers, in the order the line prints them
-SAME_FIGURES = {
+SAME_FIGURES: dict[str, list[tuple[str, ...]]] = {
     "rounds played": [("play", "rounds_played"), ("play", "rounds_completed"), ("play", "rounds_voided")],
     "wagers accepted": [("play", "wagers"), ("play", "wagered")],
     "late wagers refused": [("play", "refused_late")],
@@ -77,7 +78,7 @@ def _sim(state, rounds: int, seed: int) -> list[str]:
     return [line.strip() for line in lines[lines.index("summary:") + 1 :] if line.startswith("  ")]
 
 
-def _day(ledger) -> R.date:
+def _day(ledger) -> datetime.date:
     db = sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)
     first, last = db.execute("SELECT MIN(ts), MAX(ts) FROM events").fetchone()
     db.close()
@@ -93,7 +94,7 @@ def test_the_sims_summary_and_the_days_report_agree_figure_by_figure(tmp_path, c
     where = ["--state-dir", str(state), "--key-file", str(rig_key_file(state))]
     assert main(["report", "--day", day.isoformat(), *where]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    figure = {}
+    figure: dict[tuple[str, ...], str] = {}
     for r in rows:
         figure[(r["section"], r["item"])] = r["value"]
         figure[(r["section"], r["item"], "start")] = r["start"]
@@ -144,10 +145,10 @@ def test_report_of_a_day_of_sim_play_matches_history_and_meters(tmp_path, capsys
     # the ledger's meters (replayed from its events)
     led = Ledger.open_readonly(ledger)
     try:
-        m = led.recompute_meters()["primary"]
+        primary = led.recompute_meters()["primary"]
     finally:
         led.close()
-    assert meter["meter_shown"]["end"] == dollars(m.cents)
+    assert meter["meter_shown"]["end"] == dollars(primary.cents)
     assert meter["contribution_count"]["end"] == str(kinds["meter.increment"])
     assert meter["paid_cumulative"]["end"] == value[("hit_totals", "hits_paid")]
     assert value[("play", "rounds_opened")] == str(kinds["round.open"])

@@ -15,8 +15,10 @@ from controller.config import parse_profile
 from controller.context import Then
 from controller.games import procedure_for
 from controller.ledger import Ledger, Record, StoredEvent
+from controller.linked import Linkage
 from controller.log import LogContext
 from controller.reactor import Reactor
+from controller.round import Round
 from controller.rules.cards import parse_cards
 from controller.rules.positions import delivery_order, seat_to_position
 from controller.table import Devices, Table
@@ -241,6 +243,20 @@ class Harness:
     @property
     def state(self) -> str:
         return self.table.state
+
+    @property
+    def rnd(self) -> Round:
+        """The round in play (the test fails here when there is none)."""
+        rnd = self.table.round
+        assert rnd is not None, f"no round in play (state {self.state})"
+        return rnd
+
+    @property
+    def lap(self) -> Linkage:
+        """The table's link to its LAP (the test fails here when the profile is not linked)."""
+        lap = self.table.lap
+        assert lap is not None, "the table is not linked"
+        return lap
 
 
 def stacks_for(start: int, hands: Mapping[int, str], filler: Sequence[int] | None = None) -> list[list[int]]:

@@ -68,13 +68,13 @@ def test_670a_13_n_shoe_out_of_order_dealer_enters_winning_hands(tmp_path):
     h.post("keypad", "keypad", msg="ENTRY", text="9 As Ks Qs Js Ts 4d")  # no such seat
     h.post("keypad", "keypad", msg="ENTRY", text="4 As Ks Qs Js Ts")  # five cards, not six
     h.post("keypad", "keypad", msg="ENTRY", text="4 As Ks Qs Js Ts Xx")  # not a card
-    assert h.table.round.entered == {} and len(records(h, "keypad.rejected")) == 3
+    assert h.rnd.entered == {} and len(records(h, "keypad.rejected")) == 3
     assert any("ERROR" in c[1][0] for c in h.keypad.calls if c[0] == "prompt")
     h.post("keypad", "keypad", msg="ENTRY", text=f"4 {ROYAL}")
     h.post("keypad", "keypad", msg="ENTRY", text="2 As 2c 3d 4h 5s 9c")  # As already entered for seat 4
     h.post("keypad", "keypad", msg="ENTRY", text="DONE")
     assert h.state == "floor_validation"
-    res = {r.seat: r for r in h.table.round.results if r.wager == "progressive"}
+    res = {r.seat: r for r in h.rnd.results if r.wager == "progressive"}
     assert res[4].hand == "royal-flush" and res[2].outcome == "lose"
 
 

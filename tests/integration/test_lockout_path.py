@@ -38,7 +38,7 @@ def test_the_lockout_records_are_submitted_before_the_transition_and_shown_only_
         submit(recs, done)
 
     lights_before = {s: h.lights.mode(f"progressive.{s}") for s in (2, 5)}
-    h.writer.submit = watching  # type: ignore[method-assign]
+    h.writer.submit = watching  # type: ignore[method-assign, assignment]
     h.press("lockout")
     assert len(seen) == 1 and sum(seen_hand_over) == 1  # the lock-out's commit, handed over
     # submitted before the state machine left open_for_wagers; nothing shown yet
@@ -48,7 +48,7 @@ def test_the_lockout_records_are_submitted_before_the_transition_and_shown_only_
     # then durable, and shown
     assert h.state == "no_more_bets" and len(records(h, "lockout")) == 1
     assert any("NO MORE BETS - COUNT 2" in str(a) for m, a in h.sign.calls if m == "message")
-    assert h.table.round is not None and sorted(h.table.round.accepted) == [2, 5]
+    assert h.table.round is not None and sorted(h.rnd.accepted) == [2, 5]
 
 
 def test_one_status_publish_per_event_handled(tmp_path):

@@ -74,17 +74,17 @@ class MeterMachine(RuleBasedStateMachine):
         pick=st.integers(0, 5),
     )
     def roll_and_deal(self, d, hit, pick):
-        hands = {}
+        hands: dict[int, str] = {}
         if HANDS[hit] and self.accepted:
-            hands[self.accepted[pick % len(self.accepted)]] = HANDS[hit]
+            hands[self.accepted[pick % len(self.accepted)]] = str(HANDS[hit])
         self.h.dice(d)
         self.h.deal(stacks_for((sum(d) - 1) % 7 + 1, hands))
 
     @precondition(lambda self: self.h.state == "floor_validation")
     @rule()
     def validate(self):
-        rnd = self.h.table.round
-        hit = rnd.pending_hits[0]
+        hit = self.h.rnd.pending_hits[0]
+        assert hit.meter_fraction is not None  # a meter hit
         cents = (hit.meter_fraction * (self.value.numerator // self.value.denominator)).__floor__()
         self.h.press("key")
         self.value -= cents

@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -106,9 +107,12 @@ def installed_tree(root: Path) -> set[str]:
     return {p.name.split("-")[0].lower() for p in sp.iterdir()}
 
 
-def probe(root: Path) -> dict[str, object]:
+def probe(root: Path) -> dict[str, Any]:
     py = root / "opt/tablectl/current/venv/bin/python"
-    return json.loads(run(py, "-c", PROBE, root / "var/lib/tablectl/ledger.sqlite3", root / "etc/tablectl/ledger.key"))
+    found: dict[str, Any] = json.loads(
+        run(py, "-c", PROBE, root / "var/lib/tablectl/ledger.sqlite3", root / "etc/tablectl/ledger.key")
+    )
+    return found
 
 
 RIGS: dict[str, str] = {}
@@ -116,7 +120,17 @@ RIGS: dict[str, str] = {}
 
 def sim(root: Path, rounds: int, seed: int) -> None:
     tablectl = root / "opt/tablectl/current/venv/bin/tablectl"
-    run(tablectl, "sim", "--rounds", rounds, "--seed", seed, "--state-dir", root / "var/lib/tablectl", env=RIGS)
+    run(
+        tablectl,
+        "sim",
+        "--rounds",
+        str(rounds),
+        "--seed",
+        str(seed),
+        "--state-dir",
+        root / "var/lib/tablectl",
+        env=RIGS,
+    )
     # the sim keys its ledger with a throwaway key beside the state directory (hil/rig.py); on a table
     # the service's key is /etc/tablectl/ledger.key, which an upgrade's `tablectl migrate` reads
     shutil.copyfile(rig_key_file(root / "var/lib/tablectl"), root / "etc/tablectl/ledger.key")

@@ -7,8 +7,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from controller.linking import LinkedWager
 from tests.integration.harness import Harness, profile_doc, records
 from tests.integration.test_table_progressive import ROYAL, play_to_settlement
+
+
+def _linked(h: Harness) -> LinkedWager:
+    """The table's linked wager (the test fails here when the profile is not linked)."""
+    w = h.table.linked
+    assert w is not None, "the table has no linked wager"
+    return w
 
 
 def linked_doc(timeout: int = 3) -> dict[str, Any]:
@@ -29,7 +37,7 @@ def linked(tmp_path, name: str = "l.db") -> tuple[Harness, Clock]:
     h = Harness(tmp_path / name, linked_doc())
     clock = Clock()
     assert h.table.lap is not None
-    h.table.lap.now = clock
+    h.lap.now = clock
     return h, clock
 
 
@@ -44,7 +52,7 @@ def heartbeat(h: Harness, cents: int = 1_234_567) -> None:
 
 def bring_up(h: Harness, cents: int = 1_234_567) -> None:
     heartbeat(h, cents)
-    lap(h, t="reconciled", seq=h.table.lap.last_outbox)
+    lap(h, t="reconciled", seq=h.lap.last_outbox)
 
 
 def link_states(h: Harness) -> list[tuple[bool, str]]:
@@ -53,7 +61,7 @@ def link_states(h: Harness) -> list[tuple[bool, str]]:
 
 def test_closed_until_the_lap_is_heard_sensors_reject_lights_off(tmp_path):
     h, _ = linked(tmp_path)
-    assert h.state == "open_for_wagers" and not h.table.lap.open
+    assert h.state == "open_for_wagers" and not h.lap.open
     assert link_states(h) == [(False, "no heartbeat from the LAP yet")]  # recorded at start-up
     assert [c for c in h.sign.calls if c[0] == "message"][-1] == ("message", ("LINKED PROGRESSIVE CLOSED",))
     h.shuffled()
@@ -63,15 +71,15 @@ def test_closed_until_the_lap_is_heard_sensors_reject_lights_off(tmp_path):
         (2, "linked progressive closed")
     ]
     h.press("lockout")
-    assert h.table.round.accepted == {}  # nothing accepted on a closed linked wager
+    assert h.rnd.accepted == {}  # nothing accepted on a closed linked wager
 
 
 def test_opens_with_heartbeat_and_reconciliation_and_sign_shows_the_linked_meter(tmp_path):
     h, _ = linked(tmp_path)
     heartbeat(h)
-    assert h.table.lap.open  # nothing written yet: nothing to reconcile
+    assert h.lap.open  # nothing written yet: nothing to reconcile
     bring_up(h)
-    assert h.table.lap.open
+    assert h.lap.open
     assert link_states(h)[-1] == (True, "link reconciled")
     assert ("show_meters", ([(1, 1_234_567)],)) in h.sign.calls
     assert h.table.status["link"]["open"]
@@ -87,8 +95,8 @@ def test_contributions_are_link_records_in_the_ledger_first(tmp_path):
         (4, 100, "primary"),
     ]
     assert records(h, "meter.increment") == [] and records(h, "meter.init") == []
-    assert h.table.lap.last_outbox == contrib[-1].seq
-    assert h.table.lap.open  # records on their way close nothing while the link is up
+    assert h.lap.last_outbox == contrib[-1].seq
+    assert h.lap.open  # records on their way close nothing while the link is up
 
 
 def test_hit_pending_until_the_lap_answers_then_paid_its_amount(tmp_path):
@@ -127,14 +135,14 @@ def test_link_lost_within_the_configured_time_closes_the_wager_and_accepted_wage
     h.shuffled()
     h.edge("bet.progressive.1", True)
     h.press("lockout")
-    assert h.table.round.accepted == {1: 100}
+    assert h.rnd.accepted == {1: 100}
     clock.t += 2.9
-    h.table.linked.check()
-    assert h.table.lap.open  # within 3 s: still open
+    _linked(h).check()
+    assert h.lap.open  # within 3 s: still open
     clock.t += 0.2
-    h.table.linked.check()  # the reactor's tick does this every 0.25 s
+    _linked(h).check()  # the reactor's tick does this every 0.25 s
     h.pump()
-    assert not h.table.lap.open
+    assert not h.lap.open
     assert link_states(h)[-1][0] is False and "no heartbeat" in link_states(h)[-1][1]
     assert ("message", ("LINKED PROGRESSIVE CLOSED",)) in h.sign.calls
     h.edge("bet.progressive.1", False)
@@ -149,23 +157,23 @@ def test_reopens_only_after_the_lap_reconciled_what_was_written_meanwhile(tmp_pa
     h.edge("bet.progressive.1", True)
     h.press("lockout")
     clock.t += 5
-    h.table.linked.check()
-    assert not h.table.lap.open
+    _linked(h).check()
+    assert not h.lap.open
     h.edge("bet.progressive.1", False)
     h.press("confirm")
-    outbox = h.table.lap.last_outbox
+    outbox = h.lap.last_outbox
     heartbeat(h)  # the LAP is back ...
     lap(h, t="reconciled", seq=outbox - 1)  # ... but does not hold everything yet
-    assert not h.table.lap.open
+    assert not h.lap.open
     lap(h, t="reconciled", seq=outbox)
-    assert h.table.lap.open and link_states(h)[-1] == (True, "link reconciled")
+    assert h.lap.open and link_states(h)[-1] == (True, "link reconciled")
 
 
 def test_lap_stopped_closes_it(tmp_path):
     h, _ = linked(tmp_path)
     bring_up(h)
     lap(h, t="state", state="stopped")
-    assert not h.table.lap.open and link_states(h)[-1] == (False, "the link is stopped")
+    assert not h.lap.open and link_states(h)[-1] == (False, "the link is stopped")
 
 
 def test_void_after_confirmation_voids_the_contribution_on_the_link(tmp_path):
@@ -188,7 +196,7 @@ def test_restart_with_a_pending_linked_hit_is_paid_when_the_answer_comes(tmp_pat
     h.close()
     h2, _ = linked(tmp_path)
     assert h2.state == "floor_validation"
-    assert list(h2.table.round.link_hits.values()) == [seq]
+    assert list(h2.rnd.link_hits.values()) == [seq]
     lap(h2, t="hit", seq=seq, level="primary", order=1, amount=1_000_000)
     h2.press("key")
     assert [e.data["cents"] for e in records(h2, "link.paid")] == [1_000_000]
@@ -201,7 +209,8 @@ def test_profile_linked_options_are_checked():
     from controller.config import ConfigError, parse_profile
 
     doc = linked_doc()
-    assert parse_profile(doc, "t.toml").progressive.linked == "pit1"
+    prog = parse_profile(doc, "t.toml").progressive
+    assert prog is not None and prog.linked == "pit1"
     doc["progressive"]["link_timeout"] = 0
     with pytest.raises(ConfigError, match=r"t.toml: \[progressive\] link_timeout"):
         parse_profile(doc, "t.toml")
@@ -226,7 +235,7 @@ def test_validation_given_while_waiting_for_the_lap_survives_a_restart(tmp_path)
     assert len(records(h, "hit.awaiting_lap")) == 1
     h.close()
     h2, _ = linked(tmp_path)
-    assert h2.state == "floor_validation" and h2.table.round.validated_by == "key switch"
+    assert h2.state == "floor_validation" and h2.rnd.validated_by == "key switch"
     assert records(h2, "round.recovered")[-1].data == {"pending_hits": 1, "validated_by": "key switch"}
     messages = [c[1][0] for c in h2.sign.calls if c[0] == "message"]
     assert "HIT SEAT 3 VALIDATED - WAITING FOR LINK" in messages
@@ -246,8 +255,8 @@ def test_a_validation_restored_at_start_up_is_paid_when_the_answer_is_already_th
     h.close()
     h2, _ = linked(tmp_path)
     # the answer is known before the start-up records are durable (the uplink's snapshot)
-    h2.table.lap.answers[seq] = (1, 777_777)
-    h2.table.settling.next_hit_or_complete(h2.table.round)
+    h2.lap.answers[seq] = (1, 777_777)
+    h2.table.settling.next_hit_or_complete(h2.rnd)
     h2.pump()
     assert [e.data["cents"] for e in records(h2, "link.paid")] == [777_777]
     assert h2.state == "open_for_wagers"
@@ -288,9 +297,9 @@ def test_the_linked_hit_is_shown_beside_a_pending_hits_line_and_a_closed_wager(t
     h.press("key")
     assert h.state == "open_for_wagers"
     clock.t += 5
-    h.table.linked.check()
+    _linked(h).check()
     h.pump()
-    assert not h.table.lap.open
+    assert not h.lap.open
     won(h)
     assert sign_messages(h)[-1] == "LINKED HIT TABLE T2 ASSET A-1002 $5,000.21 / LINKED PROGRESSIVE CLOSED"
 

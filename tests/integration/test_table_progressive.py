@@ -43,7 +43,7 @@ def test_670a_7_c_late_chip_rejected_and_flashed_accepted_set_unchanged(tmp_path
     h.edge("bet.progressive.2", True)
     h.press("lockout")
     h.edge("bet.progressive.5", True)  # placed after "no more bets"
-    assert h.table.round.accepted == {2: 100}
+    assert h.rnd.accepted == {2: 100}
     assert h.lights.mode("light.progressive.5") == "blink-fast"
     assert h.lights.mode("light.progressive.2") == "on"
     rej = records(h, "wager.rejected")
@@ -60,7 +60,7 @@ def test_lockout_twice_and_chatter_cause_no_fault(tmp_path):
         h.post("input", "bet.progressive.4", active=False)
         h.post("input", "bet.progressive.4", active=True)
     assert h.state == "no_more_bets" and not h.table.tilts
-    assert len(records(h, "lockout")) == 1 and h.table.round.accepted == {4: 100}
+    assert len(records(h, "lockout")) == 1 and h.rnd.accepted == {4: 100}
 
 
 def test_count_mismatch_is_an_event_and_dealer_may_void(tmp_path):
@@ -155,7 +155,7 @@ def test_restart_mid_round_voids_it_and_returns_everything(tmp_path):
     assert h2.state == "open_for_wagers"
     assert h2.table.meters["primary"].value == 500_000
     rnd = round_detail(open_readonly(tmp_path / "l.db"), 1)
-    assert rnd.status == "void" and len(rnd.returned) == 4 and rnd.increments == 4
+    assert rnd is not None and rnd.status == "void" and len(rnd.returned) == 4 and rnd.increments == 4
     assert h2.ledger.verify() == []
 
 
@@ -250,7 +250,7 @@ def test_670a_7_e_progressive_chip_without_a_base_wager_is_refused_and_flashed(t
     h.edge("bet.progressive.2", True)
     h.edge("bet.progressive.5", True)  # no base wager at seat 5
     h.press("lockout")
-    assert h.table.round.wagers == {(2, "base"): 2500, (2, "progressive"): 100}
+    assert h.rnd.wagers == {(2, "base"): 2500, (2, "progressive"): 100}
     assert h.lights.mode("light.progressive.5") == "blink-fast"
     assert h.lights.mode("light.progressive.2") == "on"
     refused = [e.data for e in records(h, "wager.rejected")]

@@ -61,7 +61,7 @@ def _table(pit: Pit, tid: str, peers: set[int] | None, path: Path | None = None)
     h = Harness(pit.tmp / f"{tid}.db", linked_doc(pit.timeout))
     port = LinkPort(path or pit.tmp / f"{tid}.sock", h.reactor.post, peers)
     assert h.table.lap is not None
-    h.table.lap.send = port.send
+    h.lap.send = port.send
     port.start()
     pit.tables[tid], pit.ports[tid] = h, port
     return h, port

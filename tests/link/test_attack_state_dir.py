@@ -74,7 +74,7 @@ def test_forged_ledger_records_are_not_forwarded_and_are_reported(make_lap, pg_d
         held = [r["seq"] for r in lap.store._rows("SELECT seq FROM {s}.events WHERE table_id = 'T1'")]
         assert held == [2]  # nothing forged reached the LAP
         assert _lap_state(lap) == before  # meter, hits and the recorded chain head unchanged
-        assert wait_until(lambda: table.of("unverified"), 5), table.msgs
+        assert wait_until(lambda: bool(table.of("unverified")), 5), table.msgs
         told = table.of("unverified")[-1]
         assert told["seq"] == first and "MAC does not match" in told["problem"]
         assert [(r["seq"], r["kind"]) for r in lap.store.refusals()] == [(first, "ledger")]  # recorded
@@ -114,7 +114,7 @@ def test_an_edited_record_not_yet_sent_stops_forwarding_there(make_lap, pg_dsn, 
         wait_until(lambda: False, 0.5)
         rows = lap.store._rows("SELECT seq, wager_cents FROM {s}.contributions ORDER BY seq")
         assert rows == [{"seq": evs[0].seq, "wager_cents": 100}]  # only what verifies, up to the edit
-        assert wait_until(lambda: table.of("unverified"), 10)
+        assert wait_until(lambda: bool(table.of("unverified")), 10)
         assert table.of("unverified")[-1]["seq"] == evs[1].seq
     finally:
         up.stop()

@@ -28,7 +28,8 @@ def refused(lap: Any) -> list[tuple[str, int, str]]:
 
 
 def closed(lap: Any, table: str) -> str | None:
-    return lap.store._rows("SELECT closed FROM {s}.members WHERE table_id = %s", (table,))[0]["closed"]
+    closed: str | None = lap.store._rows("SELECT closed FROM {s}.members WHERE table_id = %s", (table,))[0]["closed"]
+    return closed
 
 
 def test_a_hit_claim_with_no_progressive_wager_is_refused_recorded_and_closes_the_table(make_lap):

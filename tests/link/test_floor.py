@@ -20,6 +20,11 @@ from controller.link.floor_auth import StaffStore
 from controller.link.floor_server import FloorServer
 
 
+def _host_port(srv: Any) -> tuple[str, int]:
+    host, port = srv.address
+    return str(host), int(port)
+
+
 @pytest.fixture
 def floor(make_lap: Any, pg_dsn: str, tmp_path: Path) -> Iterator[tuple[Any, FloorServer]]:
     lap = make_lap(tables=2)
@@ -43,7 +48,8 @@ def _req(
     origin: str | None = "",
 ) -> Any:
     """A request; a POST carries the page's own Origin unless ``origin`` says otherwise (None: none)."""
-    c = http.client.HTTPConnection(*srv.address, timeout=10)
+    host, port = _host_port(srv)
+    c = http.client.HTTPConnection(host, port, timeout=10)
     headers = {"Cookie": cookie} if cookie else {}
     if method == "POST" and origin is not None:
         headers["Origin"] = origin or f"http://{srv.address[0]}:{srv.address[1]}"
@@ -52,7 +58,7 @@ def _req(
         data = urllib.parse.urlencode(body)
         headers["Content-Type"] = "application/x-www-form-urlencoded"
     c.request(method, path, data, headers)
-    r = c.getresponse()
+    r: Any = c.getresponse()  # the response, with its body read (``r.body``)
     r.body = r.read()
     c.close()
     return r
@@ -245,7 +251,8 @@ def test_a_table_reports_only_its_own_status(floor: Any) -> None:
 def test_events_push_a_meter_change(floor: Any) -> None:
     lap, srv = floor
     _, cookie = _login(srv, "alice", "4821")
-    c = http.client.HTTPConnection(*srv.address, timeout=10)
+    host, port = _host_port(srv)
+    c = http.client.HTTPConnection(host, port, timeout=10)
     c.request("GET", "/events", headers={"Cookie": cookie.split(";")[0]})
     r = c.getresponse()
     assert r.getheader("Content-Type") == "text/event-stream"

@@ -22,19 +22,24 @@ from psycopg import sql
 from controller.link.floor_server import FloorServer
 
 
+def _host_port(srv: Any) -> tuple[str, int]:
+    host, port = srv.address
+    return str(host), int(port)
+
+
 def _origin(srv: FloorServer) -> str:
     return f"http://{srv.address[0]}:{srv.address[1]}"
 
 
 def _req(srv: FloorServer, method: str, path: str, form: dict[str, str] | None = None, cookie: str = "") -> Any:
-    c = http.client.HTTPConnection(*srv.address, timeout=10)
+    c = http.client.HTTPConnection(*_host_port(srv), timeout=10)
     h = {"Cookie": cookie} if cookie else {}
     body = None
     if form is not None:
         body = urllib.parse.urlencode(form)
         h.update({"Content-Type": "application/x-www-form-urlencoded", "Origin": _origin(srv)})
     c.request(method, path, body, h)
-    r = c.getresponse()
+    r: Any = c.getresponse()  # the response, with its body read (``r.body``)
     r.body = r.read()
     c.close()
     return r

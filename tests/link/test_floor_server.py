@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 import urllib.parse
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,17 +35,26 @@ from psycopg import sql
 from controller.link.floor_server import FloorServer, Limits
 
 
+def _host_port(srv: Any) -> tuple[str, int]:
+    host, port = srv.address
+    return str(host), int(port)
+
+
 def _post(
-    srv: FloorServer, path: str, form: dict[str, str], cookie: str = "", headers: dict[str, str] | None = None
+    srv: FloorServer,
+    path: str,
+    form: dict[str, str],
+    cookie: str = "",
+    headers: Mapping[str, str | None] | None = None,
 ) -> Any:
-    c = http.client.HTTPConnection(*srv.address, timeout=10)
-    h = {"Content-Type": "application/x-www-form-urlencoded", "Origin": _origin(srv)}
+    c = http.client.HTTPConnection(*_host_port(srv), timeout=10)
+    given: dict[str, str | None] = {"Content-Type": "application/x-www-form-urlencoded", "Origin": _origin(srv)}
     if cookie:
-        h["Cookie"] = cookie
-    h.update(headers or {})
-    h = {k: v for k, v in h.items() if v is not None}
+        given["Cookie"] = cookie
+    given.update(headers or {})
+    h = {k: v for k, v in given.items() if v is not None}
     c.request("POST", path, urllib.parse.urlencode(form), h)
-    r = c.getresponse()
+    r: Any = c.getresponse()  # the response, with its body read (``r.body``)
     r.body = r.read()
     c.close()
     return r
@@ -55,9 +65,9 @@ def _origin(srv: FloorServer, scheme: str = "http") -> str:
 
 
 def _get(srv: FloorServer, path: str, cookie: str = "", source: str | None = None) -> Any:
-    c = http.client.HTTPConnection(*srv.address, timeout=10, source_address=(source, 0) if source else None)
+    c = http.client.HTTPConnection(*_host_port(srv), timeout=10, source_address=(source, 0) if source else None)
     c.request("GET", path, headers={"Cookie": cookie} if cookie else {})
-    r = c.getresponse()
+    r: Any = c.getresponse()  # the response, with its body read (``r.body``)
     r.body = r.read()
     c.close()
     return r
@@ -171,12 +181,13 @@ def test_a_body_that_never_arrives_is_given_up(make_floor: Any, lap_schema: str)
 def test_a_cross_origin_post_is_refused_and_changes_nothing(make_floor: Any, lap_schema: str) -> None:
     lap, srv = make_floor()
     s = sql.Identifier(lap_schema)
-    for headers in (
+    cases: list[dict[str, str | None]] = [
         {"Origin": "http://evil.example"},
         {"Origin": None, "Referer": "http://evil.example/page"},
         {"Origin": None},  # no origin named at all
         {"Sec-Fetch-Site": "cross-site"},
-    ):
+    ]
+    for headers in cases:
         r = _post(srv, "/login", {"person": "alice", "pin": "4821"}, headers=headers)
         assert r.status == 403 and b"cross-origin" in r.body and r.getheader("Set-Cookie") is None, headers
     assert lap.store.conn.execute(sql.SQL("SELECT count(*) FROM {}.floor_logins").format(s)).fetchone()[0] == 0
@@ -213,7 +224,7 @@ def test_login_attempts_from_one_address_are_rate_limited(make_floor: Any, lap_s
     n = lap.store.conn.execute(sql.SQL("SELECT count(*) FROM {}.floor_logins").format(sql.Identifier(lap_schema)))
     assert n.fetchone()[0] == answers.count(403)  # the refused-unchecked ones cost nothing
     # another address is not held back
-    c = http.client.HTTPConnection(*srv.address, timeout=10, source_address=("127.0.0.2", 0))
+    c = http.client.HTTPConnection(*_host_port(srv), timeout=10, source_address=("127.0.0.2", 0))
     c.request("POST", "/login", "person=alice&pin=4821", {"Origin": _origin(srv)})
     r = c.getresponse()
     r.read()
@@ -349,7 +360,7 @@ def test_tls_when_configured(make_floor: Any, tmp_path: Path) -> None:
     _lap, srv = make_floor(tls=tls_context(crt, key))
     ctx = ssl.create_default_context(cafile=str(crt))
     ctx.check_hostname = False
-    c = http.client.HTTPSConnection(*srv.address, timeout=10, context=ctx)
+    c = http.client.HTTPSConnection(*_host_port(srv), timeout=10, context=ctx)
     body = "person=alice&pin=4821"
     c.request(
         "POST",

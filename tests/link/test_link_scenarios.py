@@ -21,7 +21,8 @@ import pytest
 from controller.link.lap import LapService
 from controller.link.uplink import Uplink, UplinkConfig
 from controller.linked import LinkPort
-from tests.integration.harness import TEST_KEY, Harness, records
+from tests.conftest import TEST_KEY
+from tests.integration.harness import Harness, records
 from tests.integration.test_table_linked import linked_doc
 from tests.integration.test_table_progressive import FIVE_ACES, play_to_settlement
 
@@ -62,7 +63,7 @@ class Pit:
         h = Harness(self.tmp / f"{tid}.db", linked_doc(self.timeout), wall_clock=wall_clock)
         port = LinkPort(self.tmp / f"{tid}.sock", h.reactor.post)
         assert h.table.lap is not None
-        h.table.lap.send = port.send
+        h.lap.send = port.send
         port.start()
         self.tables[tid], self.ports[tid] = h, port
         return h
@@ -116,7 +117,8 @@ def pit(make_lap, pg_dsn, tmp_path) -> Iterator[Pit]:
 
 
 def hits(p: Pit) -> list[dict[str, Any]]:
-    return p.lap.store._rows("SELECT * FROM {s}.hits ORDER BY order_no")
+    rows: list[dict[str, Any]] = p.lap.store._rows("SELECT * FROM {s}.hits ORDER BY order_no")
+    return rows
 
 
 def paid(h: Harness) -> list[int]:

@@ -104,7 +104,8 @@ def contrib(seat: int, wager: int = 100, round_no: int = 1) -> Record:
 
 
 def lap_rows(lap, what: str) -> list[dict[str, Any]]:
-    return lap.store._rows(f"SELECT * FROM {{s}}.{what} ORDER BY seq")
+    rows: list[dict[str, Any]] = lap.store._rows(f"SELECT * FROM {{s}}.{what} ORDER BY seq")
+    return rows
 
 
 def test_events_reach_the_lap_once_and_answers_come_back(rig):
@@ -177,7 +178,7 @@ def test_an_event_the_lap_refuses_is_recorded_and_closes_the_table(rig):
     lap, ledger, table, uplink = rig
     ledger.append([Record(Kind.LINK_PAID, 1, {"level": "primary", "hit_seq": 99, "cents": 5})])  # no such hit
     u = uplink()
-    assert wait_until(lambda: [m for m in table.of("refused") if m["reason"]], 10)
+    assert wait_until(lambda: any(m["reason"] for m in table.of("refused")), 10)
     reason = [m for m in table.of("refused") if m["reason"]][-1]["reason"]
     assert "the LAP refused record 1 (paid): no hit 99 of this table answered 5 cents" == reason
     assert [(r["seq"], r["kind"]) for r in lap.store.refusals()] == [(1, "paid")]

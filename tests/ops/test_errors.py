@@ -6,6 +6,7 @@ configuration error, or a check that passed what it should refuse), as noted on 
 from __future__ import annotations
 
 import socket
+from typing import Any
 
 import pytest
 
@@ -58,7 +59,11 @@ def test_sim_floor_on_a_busy_port_is_refused_before_anything_starts(capsys, monk
     started = []
     import hil.linksim
 
-    monkeypatch.setattr(hil.linksim, "run_link_sim", lambda **kw: started.append(kw) or 0)
+    def run_link_sim(**kw: Any) -> int:
+        started.append(kw)
+        return 0
+
+    monkeypatch.setattr(hil.linksim, "run_link_sim", run_link_sim)
     with socket.create_server(("127.0.0.1", 0)) as busy:
         port = busy.getsockname()[1]
         fails(capsys, ["sim", "--tables", "2", "--floor", f"127.0.0.1:{port}"], 2, "cannot listen there")

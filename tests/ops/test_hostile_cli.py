@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO, Any
 
 import pytest
 
@@ -202,8 +203,8 @@ def test_every_subcommand_has_hostile_cases():
 
 
 def _run(argv: list[str], files: dict[str, str]) -> tuple[int | None, str]:
-    stdout: int | object = subprocess.PIPE
-    stdin: object = subprocess.DEVNULL
+    stdout: int | IO[Any] = subprocess.PIPE
+    stdin: int | IO[Any] = subprocess.DEVNULL
     args = []
     for a in argv:
         if a == ">FULL":
@@ -215,8 +216,8 @@ def _run(argv: list[str], files: dict[str, str]) -> tuple[int | None, str]:
     try:
         p = subprocess.Popen(
             [sys.executable, "-m", "controller", *args],
-            stdin=stdin,  # type: ignore[arg-type]
-            stdout=stdout,  # type: ignore[arg-type]
+            stdin=stdin,
+            stdout=stdout,
             stderr=subprocess.PIPE,
             text=True,
             env={**os.environ, "TABLECTL_TRACEBACK": ""},
@@ -230,8 +231,8 @@ def _run(argv: list[str], files: dict[str, str]) -> tuple[int | None, str]:
             return None, (out or "") + err
     finally:
         for f in (stdout, stdin):
-            if hasattr(f, "close"):
-                f.close()  # type: ignore[union-attr]
+            if not isinstance(f, int):
+                f.close()
 
 
 @pytest.mark.parametrize("command", sorted(CASES))

@@ -45,7 +45,7 @@ def _straight_value(ranks: list[int]) -> int | None:
     return None
 
 
-def _natural(cards: list[tuple[int, int | None]]) -> tuple:
+def _natural(cards: list[tuple[int, int | None]]) -> tuple[int, ...]:
     ranks = [r for r, _ in cards]
     suits = [s for _, s in cards]
     flush = None not in suits and len(set(suits)) == 1
@@ -77,7 +77,7 @@ def _natural(cards: list[tuple[int, int | None]]) -> tuple:
     return (CAT["high-card"],) + tuple(sorted(ranks, reverse=True))
 
 
-def ref_five(cards) -> tuple:
+def ref_five(cards) -> tuple[int, ...]:
     cards = list(cards)
     assert len(cards) == 5
     nat = [(c // 4 + 2, c % 4) for c in cards if c != JOKER]
@@ -92,7 +92,7 @@ def ref_five(cards) -> tuple:
     return best
 
 
-def ref_best(cards) -> tuple:
+def ref_best(cards) -> tuple[int, ...]:
     return max(ref_five(h) for h in combinations(cards, 5))
 
 

@@ -38,7 +38,7 @@ def h(text: str) -> tuple[int, ...]:
 
 
 def sign(x) -> int:
-    return (x > 0) - (x < 0)
+    return int(x > 0) - int(x < 0)
 
 
 JOKER_ONLY = (JOKER,)

@@ -12,6 +12,7 @@ from controller.rules.dice import Dice, DiceError, all_rolls, parse_dice
 from controller.rules.paytables import get_paytable
 from controller.rules.settlement import table_net
 from controller.rules.tiles_dice import beat_it_keys, match_keys, settle_beat_it, settle_match, settle_sum, sum_keys
+from tests.controller.rules._payback import pay_line
 
 
 def test_parse_dice_with_red():
@@ -87,9 +88,9 @@ def test_beat_it_examples_621a_5_e_4():
 def test_paytables_transcribed_621a_11():
     pt = get_paytable("Tiles Sum A")
     assert [(h, p.text) for h, p in pt.pays] == [("total-17", "25 to 1"), ("total-16", "6 to 1"), ("total-8", "3 to 1")]
-    assert get_paytable("Tiles Sum D").payout("series").net_win(2) == 15
-    assert get_paytable("Tiles Beat It B").payout("red-by-4").text == "60 to 1"
-    assert get_paytable("Tiles Match").payout("triple-match").text == "100 to 1"
+    assert pay_line(get_paytable("Tiles Sum D"), "series").net_win(2) == 15
+    assert pay_line(get_paytable("Tiles Beat It B"), "red-by-4").text == "60 to 1"
+    assert pay_line(get_paytable("Tiles Match"), "triple-match").text == "100 to 1"
 
 
 def _counts(pt_name, keyfn):
@@ -144,4 +145,5 @@ def test_dice_settlement_conserves_money(values, red, amount):
     # a win pays exactly the printed odds
     for r in rs:
         if r.outcome == "win":
-            assert Fraction(r.net, amount) == get_paytable(r.paytable).payout(r.hand).net_win(1)
+            assert r.paytable is not None and r.hand is not None
+            assert Fraction(r.net, amount) == pay_line(get_paytable(r.paytable), r.hand).net_win(1)

@@ -283,7 +283,7 @@ def test_every_hand_is_scored_consistently():
             h = eval_hand(a, b)
             assert h == eval_hand(b, a)
             if h.pair_rank is None:
-                assert 0 <= h.value <= 9
+                assert h.value is not None and 0 <= h.value <= 9
                 assert (h.score == 0) == (h.value == 0)
             else:
                 assert h.score > 1000

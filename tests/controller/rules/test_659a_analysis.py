@@ -13,6 +13,7 @@ import pytest
 
 from controller.analysis import ANALYZERS, load_all
 from controller.analysis.fortune_asia import TOTAL_HANDS, marginal
+from tests.controller.rules._payback import payback
 
 
 def run(wager: str, paytable: str | None = None, **options: str):
@@ -21,7 +22,7 @@ def run(wager: str, paytable: str | None = None, **options: str):
 
 
 def hold(res) -> Fraction:
-    return 1 - res.payback
+    return 1 - payback(res)
 
 
 @pytest.mark.slow

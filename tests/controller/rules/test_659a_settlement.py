@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from fractions import Fraction
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -179,7 +180,9 @@ def test_settlement_conserves_money(seed: int, n_seats: int) -> None:
     for i in range(n_seats):
         cards = tuple(deck[7 * i : 7 * i + 7])
         surrender = rng.random() < 0.2
-        opt = {} if surrender else {k: rng.choice([0, 100, 500, 2500]) for k in ("fortune", "insurance", "progressive")}
+        opt: dict[str, Any] = (
+            {} if surrender else {k: rng.choice([0, 100, 500, 2500]) for k in ("fortune", "insurance", "progressive")}
+        )
         setting = None if surrender else set_house_way(cards, rng.choice(["tablectl-standard", "highest-high"]))
         seats.append(SeatPlay(i + 1, cards, rng.choice([500, 1000, 2500]), setting, surrender, **opt))
     res = settle_round(seats, deck[42:49], ALL)

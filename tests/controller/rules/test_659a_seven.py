@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -170,7 +171,7 @@ def test_analysis_weights_match_brute_force_over_suits(ranks: list[int], joker: 
         [tuple(make_card(r, s) for s in suits) for suits in itertools.combinations(range(4), c)]
         for r, c in sorted(cnt.items())
     ]
-    brute: Counter = Counter()
+    brute: Counter[Any] = Counter()
     for choice in itertools.product(*per_rank):
         cards = [c for group in choice for c in group] + ([JOKER] if joker else [])
         brute[seven_facts(cards)] += 1

@@ -3,6 +3,7 @@
 from fractions import Fraction
 from itertools import product
 from math import comb, prod
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -23,6 +24,7 @@ from controller.analysis.sixcard import (
 from controller.rules.poker import best_five
 from controller.rules.sixcard import hand_key
 from tests.controller.rules._bug_reference_670a import ref_category
+from tests.controller.rules._payback import payback
 
 
 def dist():
@@ -55,7 +57,7 @@ def test_class_weights_match_brute_force_suit_assignments():
             choices = [[s for s in product(range(4), repeat=c) if list(s) == sorted(set(s))] for c in counts if c]
             total = prod(len(ch) for ch in choices)
             assert total == prod(comb(4, c) for c in counts)
-            want: dict[frozenset, int] = {}
+            want: dict[frozenset[Any], int] = {}
             for combo in product(*choices):
                 suits = [s for grp in combo for s in grp]
                 for s in range(4):
@@ -124,7 +126,7 @@ def test_fortune_envy_expectation_is_linear_670a_12_b_2():
         ),
         5 * TOTAL_HANDS,
     )
-    assert two.payback - base.payback == envy
+    assert payback(two) - payback(base) == envy
     # a $1 wager is not a Qualifying Fortune Bonus Wager (§ 670a.1): no envy
     assert analyze_fortune(None, {"wager": "$1", "envy_players": "2"}).payback == base.payback
 
@@ -146,9 +148,9 @@ def test_progressive_payback_at_seed_and_meter_option_670a_12_d():
     assert f"{float(res.payback) * 100:.4f}" == "57.3887"
     big = analyze_progressive(None, {"meter": "$20,000"})
     # $15,000 more on the meter: +15,000 units per five aces, +1,500 (10%) per royal flush
-    assert big.payback - res.payback == Fraction(d["five-aces"] * 15000 + d["royal-flush"] * 1500, TOTAL_HANDS)
+    assert payback(big) - payback(res) == Fraction(d["five-aces"] * 15000 + d["royal-flush"] * 1500, TOTAL_HANDS)
     envy = analyze_progressive(None, {"envy_players": "5"})
-    assert envy.payback - res.payback == Fraction(
+    assert payback(envy) - payback(res) == Fraction(
         5 * (d["five-aces"] * 100 + d["royal-flush"] * 50 + d["straight-flush"] * 10 + d["four-of-a-kind"] * 5),
         TOTAL_HANDS,
     )

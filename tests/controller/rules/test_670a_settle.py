@@ -320,7 +320,12 @@ def test_results_in_settlement_order_670a_11_e():
             {1: hw("Ac Qd Th 8s 7c 5c")},
             "non-negative",
         ),
-        (DEALER_PAIR6, {1: SeatWagers(C("Ac Qd Th 8s 7c 5c"), 1.5)}, {1: hw("Ac Qd Th 8s 7c 5c")}, "whole"),
+        (
+            DEALER_PAIR6,
+            {1: SeatWagers(C("Ac Qd Th 8s 7c 5c"), 1.5)},  # type: ignore[arg-type]  # not whole cents
+            {1: hw("Ac Qd Th 8s 7c 5c")},
+            "whole",
+        ),
         (DEALER_PAIR6, {1: SeatWagers(C("Ac Qd Th 8s 7c 5c"), 100)}, {}, "no high/low setting"),
         (
             DEALER_PAIR6,

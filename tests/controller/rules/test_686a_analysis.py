@@ -9,7 +9,8 @@ from controller.analysis.overunder import analyze_ante, analyze_bonus, best_deci
 from controller.rules.overunder import Decision
 
 
-def _pct(f: Fraction, places: int) -> str:
+def _pct(f: Fraction | None, places: int) -> str:
+    assert f is not None, "no payback: no wager"
     return f"{float(f) * 100:.{places}f}"
 
 
@@ -66,6 +67,6 @@ def test_686a_surrender_never_best():
     from controller.analysis.overunder import decision_ev
 
     best = {v: max(decision_ev(v, d) for d in Decision) for v in range(2, 12)}
-    assert min(best, key=best.get) == 6
+    assert min(best, key=lambda v: best[v]) == 6
     assert f"{float(best[6]):.4f}" == "-0.8589"
     assert all(b > -1 for b in best.values())

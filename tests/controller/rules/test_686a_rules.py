@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -188,7 +189,7 @@ def test_686a_7_l_bonus_loses_13_to_26(total):
     "kw", [dict(ante=0), dict(ante=-5), dict(ante=2.5), dict(bonus=-1), dict(seat=0), dict(ante=True)]
 )
 def test_686a_6_bad_amounts_rejected(kw):
-    base = dict(seat=1, ante=500, decision="over-23", cards="As Kd 3c", bonus=0)
+    base: dict[str, Any] = dict(seat=1, ante=500, decision="over-23", cards="As Kd 3c", bonus=0)
     base.update(kw)
     with pytest.raises(OverUnderError):
         settle_seat(SeatPlay(**base))

@@ -305,7 +305,7 @@ def test_687a_11_settlement_order():
         ((DJSeat(1, 500, "Ah Ac Ad 6s", True),), DEALER_PAIR, None, CardError),
         ((DJSeat(1, 500, "Ah Ac Ad 6s Xx", True),), DEALER_PAIR, None, CardError),
         ((DJSeat(1, 0, "Ah Ac Ad 6s 5h", True),), DEALER_PAIR, None, DJWildError),
-        ((DJSeat(1, 500, "Ah Ac Ad 6s 5h", 1),), DEALER_PAIR, None, DJWildError),
+        ((DJSeat(1, 500, "Ah Ac Ad 6s 5h", 1),), DEALER_PAIR, None, DJWildError),  # type: ignore[arg-type]  # not a bool
         ((DJSeat(1, 500, "Ah Ac Ad 6s 5h", True, trips=-1),), DEALER_PAIR, None, DJWildError),
         (
             (DJSeat(1, 500, "Ah Ac Ad 6s 5h", True), DJSeat(1, 500, "Qh 9d 7c 5d 3c", True)),

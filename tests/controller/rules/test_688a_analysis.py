@@ -11,6 +11,7 @@ from collections import Counter
 from fractions import Fraction
 from itertools import combinations, product
 from math import comb
+from typing import Literal
 
 import pytest
 
@@ -27,9 +28,11 @@ from controller.analysis.faceup import (
 )
 from controller.rules.cards import JOKER
 from controller.rules.faceup_bonus import BONUS_ORDER, HIGH_CARD, bonus_hand
+from tests.controller.rules._payback import payback
 
 
-def _pct(f: Fraction) -> float:
+def _pct(f: Fraction | None) -> float:
+    assert f is not None, "no payback: no wager"
     return float(f) * 100
 
 
@@ -93,7 +96,7 @@ def test_688a_combinatorics_equal_brute_force_on_a_small_deck(ranks):
     """The rank-multiset/suit-pattern enumeration equals classifying every hand one by one,
     on decks of a few ranks x 4 suits + joker (royal match, wheel, 7-card wild straight flush)."""
     deck = [(r - 2) * 4 + s for r in ranks for s in range(4)] + [JOKER]
-    modes = ("bug", "fully-wild") if len(ranks) == 5 else ("bug",)
+    modes: tuple[Literal["bug", "fully-wild"], ...] = ("bug", "fully-wild") if len(ranks) == 5 else ("bug",)
     for mode in modes:
         brute: Counter[int] = Counter()
         for hand in combinations(deck, 7):
@@ -122,8 +125,8 @@ def test_688a_12_c_fortune_default_is_best_pay():
     """Issue 12 #1: § 688a.12(c) ranks trips above a straight; the default analysis pays the
     201,824 straights holding trips 3 to 1, the ranking reading 2 to 1."""
     d = seven_card_distribution("bug")
-    a = analyze_fortune("Face Up Fortune 2", {"reading": "ranking"}).payback
-    b = analyze_fortune("Face Up Fortune 2", {}).payback
+    a = payback(analyze_fortune("Face Up Fortune 2", {"reading": "ranking"}))
+    b = payback(analyze_fortune("Face Up Fortune 2", {}))
     assert b - a == Fraction(d.straight_with_trips, d.total)  # 3 to 1 instead of 2 to 1
     assert d.straight_with_trips == 201824
     with pytest.raises(ValueError):
@@ -219,8 +222,8 @@ def test_688a_12_d_progressive_4_straight_with_trips_paid_15():
     """Issue 12 #1: Paytable 4 pays three of a kind $15, a straight $7.50 (wager $5,
     returned): best-pay (688a-7) adds 201,824 x $7.50 / $5 per hand; ranking gave 86.3422%."""
     d = seven_card_distribution("bug")
-    a = analyze_progressive("Face Up Progressive 4", {"reading": "ranking"}).payback
-    b = analyze_progressive("Face Up Progressive 4", {}).payback
+    a = payback(analyze_progressive("Face Up Progressive 4", {"reading": "ranking"}))
+    b = payback(analyze_progressive("Face Up Progressive 4", {}))
     assert f"{_pct(a):.4f}" == "86.3422"
     assert b - a == Fraction(d.straight_with_trips * 750, d.total * 500)
 

@@ -7,6 +7,7 @@ from fractions import Fraction
 import pytest
 
 from controller.rules.paytables import all_paytables, get_paytable
+from tests.controller.rules._payback import pay_line
 
 
 def _688a():
@@ -28,24 +29,24 @@ def test_688a_12_every_paytable_present():
 )
 def test_688a_12_b_ace_high(n, pays):
     t = get_paytable(f"Ace High {n}")
-    got = tuple(t.payout(k).ratio for k in ("both-ace-high", "dealer-ace-high-joker", "dealer-ace-high-natural"))
+    got = tuple(pay_line(t, k).ratio for k in ("both-ace-high", "dealer-ace-high-joker", "dealer-ace-high-natural"))
     assert got == pays
 
 
 def test_688a_12_c_fortune_spot_checks():
     f1, f5 = get_paytable("Face Up Fortune 1"), get_paytable("Face Up Fortune 5")
-    assert f1.payout("seven-card-natural-straight-flush").ratio == 5000
-    assert f1.payout("three-pair").kind == "push"  # Paytable 1 only
+    assert pay_line(f1, "seven-card-natural-straight-flush").ratio == 5000
+    assert pay_line(f1, "three-pair").kind == "push"  # Paytable 1 only
     assert get_paytable("Face Up Fortune 2").payout("three-pair") is None
-    assert f5.payout("four-of-a-kind").ratio == 5  # printed "5 to 1"
-    assert f5.payout("royal-flush").ratio == 100
+    assert pay_line(f5, "four-of-a-kind").ratio == 5  # printed "5 to 1"
+    assert pay_line(f5, "royal-flush").ratio == 100
     e2 = get_paytable("Face Up Fortune Envy 2")
-    assert e2.payout("seven-card-natural-straight-flush").cents == 500_000
-    assert get_paytable("Face Up Fortune Envy 5").payout("royal-flush").cents == 5_500
+    assert pay_line(e2, "seven-card-natural-straight-flush").cents == 500_000
+    assert pay_line(get_paytable("Face Up Fortune Envy 5"), "royal-flush").cents == 5_500
     for i in range(1, 7):
         t = get_paytable(f"Face Up Fortune {i}")
         assert t.options["envy_paytable"] == f"Face Up Fortune Envy {i}"
-        assert t.payout("straight").ratio == 2 and t.payout("three-of-a-kind").ratio == 3
+        assert pay_line(t, "straight").ratio == 2 and pay_line(t, "three-of-a-kind").ratio == 3
 
 
 @pytest.mark.parametrize(
@@ -70,6 +71,6 @@ def test_688a_12_d_progressive_options(n, seed, rate, returned, joker):
 def test_688a_12_d_paytable_4_columns():
     t, m, e = (get_paytable(f"Face Up Progressive {s}4") for s in ("", "Meter ", "Envy "))
     assert t.options["reserve_rate"] == "1%"
-    assert t.payout("straight").cents == 750
-    assert m.payout("royal-flush-royal-match").ratio == Fraction(1, 5)
-    assert e.payout("royal-flush-royal-match").cents == 375_000
+    assert pay_line(t, "straight").cents == 750
+    assert pay_line(m, "royal-flush-royal-match").ratio == Fraction(1, 5)
+    assert pay_line(e, "royal-flush-royal-match").cents == 375_000

@@ -6,11 +6,12 @@ import io
 import json
 import subprocess
 import sys
+from typing import Any
 
 from controller.cli import main
 
 
-def run_eval(capsys, monkeypatch, text: str | bytes, *args: str) -> tuple[int, list[dict]]:
+def run_eval(capsys, monkeypatch, text: str | bytes, *args: str) -> tuple[int, list[dict[str, Any]]]:
     data = text.encode() if isinstance(text, str) else text
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     rc = main(["eval", *args])

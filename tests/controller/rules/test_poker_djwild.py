@@ -244,7 +244,8 @@ def test_exact_count_every_five_card_hand_from_53_djwild():
     for cols in iter_hands(53, 5, chunk=1 << 18):
         s, nat = score_columns(cols, DJ)
         s_bug, _ = score_columns(cols, "bug", want_natural=False)
-        has_joker = np.zeros(len(nat), dtype=bool)
+        assert nat is not None
+        has_joker = np.zeros(len(nat), dtype=np.bool_)
         for col in cols:
             has_joker |= col == JOKER
         same = _level_to_category("bug")[s_bug >> 20] == _level_to_category(DJ)[s >> 20]

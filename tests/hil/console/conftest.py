@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pexpect
 import pytest
 from pexpect import fdpexpect
 
-FAST_SCRYPT = {"n": 2**10}  # the stored hash carries its parameters; tests use a cheap one
+FAST_SCRYPT: dict[str, Any] = {"n": 2**10}  # the stored hash carries its parameters; tests use a cheap one
 PINS = {"dealer": "1111", "floorperson": "2222", "technician": "314159"}
 
 
@@ -32,7 +33,7 @@ class Term:
 
     def expect(self, pattern: str) -> str:
         self.c.expect(pattern)
-        return self.c.before
+        return str(self.c.before)
 
     def send(self, text: str) -> None:
         self.c.send(text)
@@ -43,7 +44,7 @@ class Term:
         self.expect("PIN: ")
         self.send((pin if pin is not None else PINS[role]) + "\r")
         i = self.c.expect([r"> ", "role: "])
-        return self.c.before + ("" if i == 0 else "role: ")
+        return str(self.c.before) + ("" if i == 0 else "role: ")
 
     def cmd(self, line: str, role: str = r"\w+") -> str:
         """Type a command; return its reply (without the echoed line)."""

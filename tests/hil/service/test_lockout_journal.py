@@ -16,7 +16,7 @@ def _placed_and_locked_out(rig: Rig, seats: tuple[int, ...]) -> dict[str, Any]:
         rig.place(s)
     rig.clock.sleep(0.2)
     rig.press("lockout")
-    return rig.table.wait_for(lambda s: s["count_shown"], 30)
+    return dict(rig.table.wait_for(lambda s: s["count_shown"], 30))
 
 
 def test_power_lost_after_the_count_was_shown_but_before_the_ledger_had_it(tmp_path):
@@ -86,7 +86,7 @@ def test_the_count_waits_for_the_ledger_when_the_journal_cannot_be_written(tmp_p
         def failing(_block: bytes) -> None:
             raise OSError(5, "Input/output error")
 
-        journal.write = failing  # type: ignore[method-assign]
+        journal.write = failing  # type: ignore[method-assign, assignment]
         rig.table.wait_for(lambda s: s["state"] == "open_for_wagers" and s["deck_ready"], 30)
         rig.place(3)
         rig.clock.sleep(0.2)

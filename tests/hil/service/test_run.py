@@ -62,7 +62,7 @@ def test_run_notifies_ready_and_serves_the_console_socket(tmp_path):
         stderr=subprocess.PIPE,
     )
     try:
-        msgs = []
+        msgs: list[str] = []
         while not any(m.startswith("READY=1") for m in msgs):
             msgs.append(notify.recv(4096).decode())
         assert msgs[0] == "STATUS=self-checks"

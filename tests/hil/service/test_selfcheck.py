@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from types import SimpleNamespace
+from typing import Any
 
 from controller import selfcheck as S
 
@@ -21,7 +22,7 @@ def kinds(rig, *ks, n=1):
 
 
 def test_self_checks_come_before_any_pin_or_port(make_rig, monkeypatch):
-    seen = {}
+    seen: dict[str, Any] = {}
     real = S.run_all
 
     def spy(hw, ledger, **kw):
@@ -90,7 +91,12 @@ def test_service_checks_and_uses_the_secrets_rng(make_rig, monkeypatch):
 
     tested = []
     real = R.SecretsRng.self_test
-    monkeypatch.setattr(R.SecretsRng, "self_test", lambda self, **kw: tested.append(self) or real(self, **kw))
+
+    def self_test(self: R.SecretsRng, **kw: Any) -> Any:
+        tested.append(self)
+        return real(self, **kw)
+
+    monkeypatch.setattr(R.SecretsRng, "self_test", self_test)
     rig = make_rig()
     rig.service = Service(rig.hw, clock=rig.clock, pin_factory=rig.factory)  # no rng, no rng_test
     rig.start()

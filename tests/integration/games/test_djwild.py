@@ -9,12 +9,14 @@ import io
 import tomllib
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from controller.config import parse_profile
 from controller.games import procedure_for
 from controller.games.base import EntryError, Stack
+from controller.games.djwild import DJWild
 from controller.rules.cards import parse_cards
 from hil.simrun import run_sim
 from tests.integration.games.rounds import HandRound
@@ -23,7 +25,7 @@ from tests.integration.harness import Harness, records
 PROFILE = Path(__file__).resolve().parents[3] / "config" / "tables" / "dj-wild.toml"
 
 
-def doc(**options) -> dict:
+def doc(**options) -> dict[str, Any]:
     d = tomllib.loads(PROFILE.read_text(encoding="utf-8"))
     d["game"]["options"].update(options)
     return d
@@ -64,7 +66,7 @@ def _harness(tmp_path: Path) -> Harness:
 
 def _key(h: Harness, text: str) -> str:
     h.post("keypad", "keypad", msg="ENTRY", text=text)
-    return h.keypad.calls[-1][1][0]
+    return str(h.keypad.calls[-1][1][0])
 
 
 def _deal(h: Harness, stacks: list[str], remaining: int | None) -> None:
@@ -131,7 +133,7 @@ def test_687a_scripted_round_every_result_computed_by_hand(tmp_path):
         h.edge(f"bet.progressive.{seat}", True)
     h.press("start_game")  # § 687a.8(c): freezes and lights them
     assert h.state == "no_more_bets"
-    wagers = h.table.round.wagers
+    wagers = h.rnd.wagers
     assert (5, "progressive") not in wagers and (6, "ante") not in wagers and (6, "blind") not in wagers
     assert sorted(s for (s, w) in wagers if w == "progressive") == [1, 2, 4]
     rejected = {(r.data["seat"], r.data["spot"]) for r in records(h, "wager.rejected")}
@@ -142,7 +144,7 @@ def test_687a_scripted_round_every_result_computed_by_hand(tmp_path):
     assert h.state == "dispensing"
     assert h.table.meters["primary"].value == Fraction(200_000) + 3 * Fraction(205, 10)
     # § 687a.10(b),(c): seats 1..4 from the dealer's far left, the dealer, the replacement card
-    assert h.table.round.to_dispense == [
+    assert h.rnd.to_dispense == [
         Stack("seat:1", 5),
         Stack("seat:2", 5),
         Stack("seat:3", 5),
@@ -163,8 +165,8 @@ def test_687a_scripted_round_every_result_computed_by_hand(tmp_path):
     assert _key(h, "RAISE 3").startswith("ERROR: seat 3 has already folded")
     _key(h, "RAISE 4")
     assert h.state == "floor_validation"  # the straight flush's 10% of meter
-    assert h.table.round.wagers[(4, "raise")] == 5000 and (3, "raise") not in h.table.round.wagers
-    got = [(r.seat, r.wager, r.outcome, r.net) for r in h.table.round.results]
+    assert h.rnd.wagers[(4, "raise")] == 5000 and (3, "raise") not in h.rnd.wagers
+    got = [(r.seat, r.wager, r.outcome, r.net) for r in h.rnd.results]
     assert got == [
         (1, "ante", "lose", -1000),
         (1, "blind", "lose", -1000),
@@ -187,10 +189,10 @@ def test_687a_scripted_round_every_result_computed_by_hand(tmp_path):
         (1, "progressive-envy", "win", 30000),
         (4, "progressive-envy", "win", 30000),
     ]
-    hands = {(r.seat, r.wager): r.hand for r in h.table.round.results}
+    hands = {(r.seat, r.wager): r.hand for r in h.rnd.results}
     assert hands[(1, "trips")] == "wild-four-of-a-kind" and hands[(3, "trips")] == "natural-three-of-a-kind"
     assert hands[(2, "progressive")] == "straight-flush" and hands[(1, "progressive")] == "three-of-a-kind"
-    assert h.table.round.pending_hits[0].meter_fraction == Fraction(1, 10)
+    assert h.rnd.pending_hits[0].meter_fraction == Fraction(1, 10)
     h.press("key")  # the floorperson validates
     assert h.state == "open_for_wagers"
     (paid,) = records(h, "meter.payout")
@@ -264,7 +266,7 @@ def test_687a_11_e_two_hits_paid_from_the_dealers_far_left_first(tmp_path):
     for text in ("RAISE 1", "RAISE 4"):
         assert not _key(h, text).startswith("ERROR"), text
     assert h.state == "floor_validation"
-    hits = [(r.seat, r.hand, r.meter_fraction) for r in h.table.round.pending_hits]
+    hits = [(r.seat, r.hand, r.meter_fraction) for r in h.rnd.pending_hits]
     assert hits == [(1, "royal-flush", Fraction(1)), (4, "straight-flush", Fraction(1, 10))]
     assert h.table.meters["primary"].value == 200_041
     h.press("key")
@@ -289,7 +291,7 @@ def test_687a_7_c_no_wager_after_start_game_but_the_raise(tmp_path):
     assert h.state == "no_more_bets"
     assert _key(h, "BET 1 trips 5").startswith("ERROR")
     h.edge("bet.progressive.1", True)  # a chip placed after "no more bets"
-    assert (1, "trips") not in h.table.round.wagers and (1, "progressive") not in h.table.round.wagers
+    assert (1, "trips") not in h.rnd.wagers and (1, "progressive") not in h.rnd.wagers
     assert any(r.data["spot"] == "progressive" for r in records(h, "wager.rejected"))
     h.edge("bet.progressive.1", False)
     h.press("confirm")
@@ -299,7 +301,7 @@ def test_687a_7_c_no_wager_after_start_game_but_the_raise(tmp_path):
     h.close()
 
 
-def _round(p, wagers: dict) -> HandRound:
+def _round(p, wagers: dict[Any, int]) -> HandRound:
     hr = HandRound(1, wagers)
     hr.open(p, "raise")
     return hr
@@ -410,6 +412,7 @@ def test_profile_progressive_wager_must_match_the_paytable_687a_12_c():
         paytable="DJ Wild Progressive 2", seed="$10,000", envy_paytable="DJ Wild Progressive 2 Envy"
     )
     p = procedure_for("dj-wild", parse_profile(d, "<test>"))
+    assert isinstance(p, DJWild)
     assert p.wagers["progressive"].fixed_cents == 500 and p.config.progressive_paytable == "DJ Wild Progressive 2"
 
 
@@ -437,7 +440,7 @@ def test_687a_13_g_shoe_out_of_order_hands_keyed_then_raise_or_fold(tmp_path):
     _key(h, "DEALER 7c 7d 3s 5h Qc")
     _key(h, "DONE")
     assert h.state == "raise_or_fold"
-    assert h.table.round.decisions["raise"].required == (0, 1)  # 0: the replacement card
+    assert h.rnd.decisions["raise"].required == (0, 1)  # 0: the replacement card
     assert _key(h, "REPLACEMENT 9h").startswith("ERROR")  # already in a hand
     _key(h, "RAISE 1")
     assert h.state == "raise_or_fold"  # still waiting for the card set aside
@@ -466,7 +469,7 @@ def test_cards_not_read_are_counted_and_keyed_even_when_the_stub_is_not_due(tmp_
     _key(h, "2 As Ad Ac 5d 6d")
     _key(h, "DEALER Ks Kd 8c 9h Th")
     _key(h, "DONE")
-    assert h.state == "raise_or_fold" and h.table.round.decisions["raise"].required == (2,)
+    assert h.state == "raise_or_fold" and h.rnd.decisions["raise"].required == (2,)
     _key(h, "RAISE 2")
     got = [(r.data["wager"], r.data["outcome"], r.data["net"]) for r in records(h, "wager.result")]
     assert got == [("ante", "win", 500), ("blind", "push", 0), ("raise", "win", 1000)]

@@ -64,7 +64,7 @@ def stacks(start: int, hands: dict[str, str]) -> list[list[int]]:
 
 def key(h: Harness, text: str) -> str:
     h.post("keypad", "keypad", msg="ENTRY", text=text)
-    return [a[0] for name, a in h.keypad.calls if name == "prompt"][-1]
+    return str([a[0] for name, a in h.keypad.calls if name == "prompt"][-1])
 
 
 def play(
@@ -449,9 +449,11 @@ def test_688a_hands_keyed_then_set_surrendered_or_voided_on_the_keyed_cards(tmp_
         assert "OK" in key(h, t), t
     assert key(h, "DONE").startswith("DEALER 9d 9c 7s 5d 3h / Kh Qc: SET")
     assert h.state == "setting_hands"
-    decisions = h.table.round.decisions.pop("settings")  # as if its records were not yet durable
+    decided = h.rnd.decisions
+    assert isinstance(decided, dict)  # the deciding component's own
+    decisions = decided.pop("settings")  # as if its records were not yet durable
     assert key(h, "SUR 3").startswith("ERROR: not ready for entries yet")
-    h.table.round.decisions["settings"] = decisions
+    decided["settings"] = decisions
     assert key(h, "SET 6 Kh Qc").startswith("ERROR: Kh is not one of seat 6's cards")
     # seat 1 keyed 6666 2 / J 8 and resets to 6666 8 / J 2: four sixes beat the dealer's high hand and
     # J 2 loses to K Q, a push either way

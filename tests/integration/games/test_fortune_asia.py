@@ -8,12 +8,14 @@ from __future__ import annotations
 import copy
 import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from controller.config import ConfigError, parse_profile
 from controller.games import procedure_for
 from controller.games.base import EntryError
+from controller.games.fortune_asia import FortuneAsia
 from controller.rules.cards import parse_cards
 from tests.integration.games.rounds import HandRound
 from tests.integration.harness import Harness, records
@@ -21,7 +23,7 @@ from tests.integration.harness import Harness, records
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def fa_doc(**options) -> dict:
+def fa_doc(**options) -> dict[str, Any]:
     opts = {
         "fortune_paytable": "Fortune Asia Fortune A",
         "insurance_paytable": "Fortune Asia Insurance A",
@@ -40,7 +42,7 @@ def fa_doc(**options) -> dict:
     }
 
 
-def proc_for(doc: dict):
+def proc_for(doc: dict[str, Any]):
     return procedure_for("fortune-asia", parse_profile(doc, "<test>"))
 
 
@@ -111,7 +113,7 @@ def _stacks() -> list[list[int]]:
 
 def key(h: Harness, text: str) -> str:
     h.post("keypad", "keypad", msg="ENTRY", text=text)
-    return h.keypad.calls[-1][1][0]
+    return str(h.keypad.calls[-1][1][0])
 
 
 def test_scripted_round_matches_the_hand_computation(tmp_path):
@@ -170,8 +172,8 @@ def test_scripted_round_matches_the_hand_computation(tmp_path):
     h.press("confirm")
     assert h.state == "starting_position"
     h.dice((1, 1, 1))
-    for i, s in enumerate(_stacks(), 1):
-        h.post("shoe", "shoe", msg="STACK", stack=i, count=7, remaining=53 - 7 * i, cards=s)
+    for i, cards in enumerate(_stacks(), 1):
+        h.post("shoe", "shoe", msg="STACK", stack=i, count=7, remaining=53 - 7 * i, cards=cards)
     h.post("shoe", "shoe", msg="REMAINING", remaining=4, stacks=7)  # § 659a.10(c)
     assert h.state == "setting_hands"
     assert key(h, "SET 2 2c 2d 6s") == "SEAT 2 Ah Kh Qh Jh | 2c 2d | 6s"
@@ -209,7 +211,7 @@ def test_scripted_round_matches_the_hand_computation(tmp_path):
 # --------------------------------------------------------------------------- keypad entries
 
 
-def _round(proc, wagers: dict, cards: dict | None = None) -> HandRound:
+def _round(proc, wagers: dict[Any, int], cards: dict[Any, Any] | None = None) -> HandRound:
     hr = HandRound(1, wagers, proc)
     hands = cards or {s: HANDS[s] for s in {s for (s, _w) in wagers}}
     hr.dealt.cards = {f"seat:{s}": tuple(parse_cards(c)) for s, c in hands.items()}
@@ -384,6 +386,7 @@ def test_659a_12_d_2_the_shipped_profile_resets_at_two_thousand_dollars():
 
     prof = load_profile("fortune-asia")
     proc = procedure_for(prof.game, prof)
+    assert isinstance(proc, FortuneAsia) and prof.progressive is not None
     assert prof.progressive.seed_cents == proc.rules.progressive_reset == 200_000
     assert set(proc.wagers) == {"base", "fortune", "insurance", "progressive"}
     assert proc.wagers["progressive"].sensed and proc.wagers["progressive"].progressive

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,7 @@ from tests.integration.harness import Harness, records
 PROFILE = Path(__file__).resolve().parents[3] / "config" / "tables" / "over-under.toml"
 
 
-def doc(**options) -> dict:
+def doc(**options) -> dict[str, Any]:
     d = tomllib.loads(PROFILE.read_text(encoding="utf-8"))
     d["game"]["options"].update(options)
     return d
@@ -88,7 +89,7 @@ def _harness(tmp_path: Path, **options) -> tuple[Harness, Shoe]:
 
 def _key(h: Harness, text: str) -> str:
     h.post("keypad", "keypad", msg="ENTRY", text=text)
-    return h.keypad.calls[-1][1][0]
+    return str(h.keypad.calls[-1][1][0])
 
 
 def _bets(h: Harness, *texts: str) -> None:
@@ -143,13 +144,13 @@ def test_686a_scripted_round_every_result_computed_by_hand(tmp_path):
     )
     assert h.state == "first_card"
     # § 686a.7(c): the burn card first (a new batch), then one card to each Ante from seat 1 (§ 686a.7(e))
-    assert h.table.round.to_dispense == [Stack("burn", 1)] + [Stack(f"seat:{s}", 1) for s in range(1, 7)]
+    assert h.rnd.to_dispense == [Stack("burn", 1)] + [Stack(f"seat:{s}", 1) for s in range(1, 7)]
     shoe.deal("7d", "9h", "3c", "6s", "Ad", "2h", "Th")
     assert h.state == "over_under_decisions"
     for text in ("OVER 1", "UNDER 2", "SURRENDER 3", "UNDER 4", "UNDER 5", "OVER 6"):
         assert not _key(h, text).startswith("ERROR"), text
     assert h.state == "two_more_cards"
-    assert h.table.round.to_dispense == [Stack(f"seat:{s}", 2) for s in range(1, 7)]  # seat 3 too
+    assert h.rnd.to_dispense == [Stack(f"seat:{s}", 2) for s in range(1, 7)]  # seat 3 too
     shoe.deal("Kd As", "4d 2s", "7c 8h", "Kc Qc", "2d 2c", "5c 4s")
     assert h.state == "open_for_wagers"
     results = [
@@ -210,7 +211,7 @@ def test_686a_7_c_d_burn_after_each_shuffle_cover_card_reshuffles_after_the_roun
     # dealt on: no shuffle, no burn (§ 686a.7(c): only after a full batch is placed in the shoe)
     assert h.shoe.calls.count(("shuffle", ())) == 1 and h.table.deck_ready
     _bets(h, "BET 2 ante 10")
-    assert h.table.round.to_dispense == [Stack("seat:2", 1)]
+    assert h.rnd.to_dispense == [Stack("seat:2", 1)]
     shoe.n = 0
     shoe.deal("5c")
     _key(h, "UNDER 2")
@@ -224,7 +225,7 @@ def test_686a_7_c_d_burn_after_each_shuffle_cover_card_reshuffles_after_the_roun
     assert h.shoe.calls.count(("shuffle", ())) == 2 and not h.table.deck_ready
     shoe.shuffled(cover=200)
     _bets(h, "BET 1 ante 10")
-    assert h.table.round.to_dispense == [Stack("burn", 1), Stack("seat:1", 1)]
+    assert h.rnd.to_dispense == [Stack("burn", 1), Stack("seat:1", 1)]
     assert [e.data["cover"] for e in records(h, "shoe.shuffled")] == [10, 200]
     h.close()
 
@@ -460,7 +461,7 @@ def test_686a_shoe_out_of_order_dealt_by_hand_decisions_then_keyed_hands(tmp_pat
     assert h.shoe.calls.count(("shuffle", ())) == shuffles + 1 and not h.table.deck_ready
     shoe.shuffled()
     _bets(h, "BET 2 ante 10")
-    assert h.table.round.to_dispense == [Stack("burn", 1), Stack("seat:2", 1)]
+    assert h.rnd.to_dispense == [Stack("burn", 1), Stack("seat:2", 1)]
     h.close()
 
 
@@ -471,7 +472,7 @@ def test_686a_7_c_a_new_dealer_burns_a_card_and_a_floorperson_may_order_a_reshuf
     shoe.shuffled()
     _round(h, shoe, ["7d", "9h"], ["Kd As"])  # burn + first card after the shuffle
     _bets(h, "BET 1 ante 10")
-    assert h.table.round.to_dispense == [Stack("seat:1", 1)]  # dealt on: no burn
+    assert h.rnd.to_dispense == [Stack("seat:1", 1)]  # dealt on: no burn
     with pytest.raises(ValueError, match="between rounds only"):
         h.table.new_dealer("console:dealer")
     with pytest.raises(ValueError, match="between rounds only"):
@@ -483,7 +484,7 @@ def test_686a_7_c_a_new_dealer_burns_a_card_and_a_floorperson_may_order_a_reshuf
     assert h.state == "open_for_wagers" and h.table.deck_ready
     assert h.table.new_dealer("console:dealer") == "one card is burned before the next deal (§ 686a.7(c))"
     _bets(h, "BET 2 ante 10")
-    assert h.table.round.to_dispense == [Stack("burn", 1), Stack("seat:2", 1)]
+    assert h.rnd.to_dispense == [Stack("burn", 1), Stack("seat:2", 1)]
     shoe.n = 0
     shoe.deal("4d", "5c")
     _key(h, "UNDER 2")
@@ -494,7 +495,7 @@ def test_686a_7_c_a_new_dealer_burns_a_card_and_a_floorperson_may_order_a_reshuf
     assert h.shoe.calls.count(("shuffle", ())) == shuffles + 1 and not h.table.deck_ready
     shoe.shuffled()
     _bets(h, "BET 3 ante 10")
-    assert h.table.round.to_dispense == [Stack("burn", 1), Stack("seat:3", 1)]
+    assert h.rnd.to_dispense == [Stack("burn", 1), Stack("seat:3", 1)]
     assert [e.data["by"] for e in records(h, "dealer.changed")] == ["console:dealer"]
     assert [e.data["by"] for e in records(h, "shoe.reshuffle_ordered")] == ["console:floorperson"]
     h.close()

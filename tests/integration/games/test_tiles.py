@@ -8,11 +8,13 @@ import copy
 import io
 import sqlite3
 from collections import Counter
+from typing import Any
 
 import pytest
 
 from controller.config import parse_profile
 from controller.games import procedure_for
+from controller.games.tiles_rotation import TilesRound
 from controller.ledger import Record
 from controller.rules.tiles import FULL_SET, parse_tiles
 from controller.rules.tiles_deal import STYLES, deal
@@ -32,7 +34,7 @@ PLAIN = [
 
 
 def kinds_of(h: TilesHarness, who: str) -> list[int]:
-    return sorted(FULL_SET[i] for i in h.table.round.cards[who])
+    return sorted(FULL_SET[i] for i in h.rnd.cards[who])
 
 
 def tiles(text: str) -> list[int]:
@@ -57,6 +59,13 @@ def play_plain(h: TilesHarness, bets: list[str]) -> None:
 
 
 @pytest.mark.slow
+def _carry(h: TilesHarness) -> dict[str, Any]:
+    """What the procedure carries over a restart (the bank's rotation, § 621a.9(b)-(d))."""
+    state = h.table.proc.carry()
+    assert state is not None, "the tiles procedure carries its rotation"
+    return state
+
+
 def test_200_simulated_rounds_balance_to_the_cent(tmp_path):
     """Issue 7 acceptance: every wager of 200 rounds accounted for (hil/balance.py), every
     keyed path exercised: player bank, co-bank, dealer's wager, cut, styles, own settings,
@@ -76,7 +85,7 @@ def test_200_simulated_rounds_balance_to_the_cent(tmp_path):
     for want in ("bank", "co-bank", "dealer-wager", "cut", "style", "setting", "surrender", "void", "bank-setting"):
         assert decisions[want] > 0, (want, decisions)
     outcomes = Counter((d["wager"], d["outcome"]) for k, d in rows if k == "wager.result")
-    for want in (
+    for outcome in (
         ("base", "win"),
         ("base", "lose"),
         ("base", "push"),
@@ -88,7 +97,7 @@ def test_200_simulated_rounds_balance_to_the_cent(tmp_path):
         ("sum", "win"),
         ("beat-it", "win"),
     ):
-        assert outcomes[want] > 0, (want, outcomes)
+        assert outcomes[outcome] > 0, (outcome, outcomes)
     assert any(d.get("reset") for k, d in rows if k == "decision" and d.get("decision") == "bank-setting")
     assert sum(1 for k, _d in rows if k == "dice") >= 200  # the player-activated shaker every round
 
@@ -98,7 +107,6 @@ def test_200_simulated_rounds_balance_to_the_cent(tmp_path):
 
 def test_scripted_rounds_match_hand_computation(tmp_path):
     h = TilesHarness(tmp_path / "ledger.sqlite3")
-    t = h.table
 
     # ---- round 1: the dealer banks (start of the game: no player bank, § 621a.9(b)) ----------
     h.open_round(
@@ -125,7 +133,7 @@ def test_scripted_rounds_match_hand_computation(tmp_path):
     # positions from the dealer's right and the Dead Hand (§ 621a.6(c)): 1 dealer, 2-7 seats 6..1,
     # 8 the Dead Hand -> the Dead Hand receives the first tiles
     h.roll((1, 1, 6), 2)
-    assert t.round.start == 8
+    assert h.rnd.start == 8
     # § 621a.6(b), § 621a.11(c)-(e), settled right after the roll:
     #   seat 6 Sum A $10: total 8 pays 3 to 1 -> +$30.00
     #   seat 3 Match on 1 $5: two dice show 1, double match 6 to 1 -> +$30.00
@@ -204,7 +212,7 @@ def test_scripted_rounds_match_hand_computation(tmp_path):
     # dealer (5) -> the dealer, position 1; standard delivery (§ 621a.6(d)): stack 1 to the dealer, then
     # seats 6, 5, 4, 3, 2, 1 and the Dead Hand
     h.roll((1, 2, 2), 0)
-    assert t.round.start == 1
+    assert h.rnd.start == 1
     h.deal_tiles(
         ids_for(
             [
@@ -250,7 +258,7 @@ def test_scripted_rounds_match_hand_computation(tmp_path):
     assert h.armed_for() == 1
     # total 10 from the bank (seat 1 = 1, Dead Hand 2, dealer 3, seats 6..1 = 4..9, Dead Hand 10)
     h.roll((3, 3, 4), 1)
-    assert t.round.start == 8
+    assert h.rnd.start == 8
     h.deal_tiles(
         ids_for(
             [
@@ -288,10 +296,11 @@ def test_dealing_styles_follow_the_rules_module(tmp_path):
         assert h.key(f"STYLE {style}").startswith("STYLE")
         h.key("DONE")
         h.roll((1, 2, 3 + n % 4), 0)
-        start = h.table.round.start - 1
+        assert h.rnd.start is not None
+        start = h.rnd.start - 1
         h.deal_tiles(stacks)
         want = deal([[FULL_SET[i] for i in s] for s in stacks], start, style)
-        got = {k: sorted(FULL_SET[i] for i in v) for k, v in h.table.round.cards.items()}
+        got = {k: sorted(FULL_SET[i] for i in v) for k, v in h.rnd.cards.items()}
         names = {0: "dealer", 7: "dead", **{p: f"seat:{7 - p}" for p in range(1, 7)}}
         assert got == {names[p]: sorted(v) for p, v in want.items()}, style
         h.key("DONE")
@@ -310,7 +319,7 @@ def test_bad_entries_are_refused_and_change_nothing(tmp_path):
     assert h.key("BET 7 base 10").startswith("ERROR: seat 7 is not a seat")
     assert h.key("BET 1 match-7 5").startswith("ERROR: 'match-7' is not a wager")
     assert h.key("BET 1 base 5000").startswith("ERROR: base $5,000.00 is outside")
-    assert t.round.keyed == {}
+    assert h.rnd.keyed == {}
     h.open_round(["1 base 10", "1 beat-it 1.02", "5 base 20"])
     before = copy.deepcopy(t.proc.play)
     for bad, why in (
@@ -329,7 +338,7 @@ def test_bad_entries_are_refused_and_change_nothing(tmp_path):
     h.roll((1, 1, 1), 0)
     h.deal_tiles(ids_for(PLAIN))
     assert h.state == "setting_hands"
-    hand = t.proc.show_cards(t.round.cards["seat:1"])
+    hand = t.proc.show_cards(h.rnd.cards["seat:1"])
     for bad, why in (
         ("SET 4 6-6 6-6", "not playing this round"),
         ("SET 1 6-6 6-6", "is not among the tiles"),
@@ -342,6 +351,7 @@ def test_bad_entries_are_refused_and_change_nothing(tmp_path):
         reply = h.key(bad)
         assert reply.startswith("ERROR") and why in reply, (bad, reply, hand)
     play = t.proc.play
+    assert isinstance(play, TilesRound)
     assert play.settings == {} and play.voided == [] and play.surrendered == []
     h.key("SURRENDER 5")
     assert h.key("VOID 5").startswith("ERROR: seat 5 has already surrendered")
@@ -447,7 +457,7 @@ def test_rng_start_without_dice_wagers(tmp_path):
     h = TilesHarness(tmp_path / "ledger.sqlite3", doc, rng=FixedRng([3]))
     h.open_round(["6 base 10"])
     h.key("DONE")
-    assert h.table.round.start == 3 and h.state == "dealing_tiles"
+    assert h.rnd.start == 3 and h.state == "dealing_tiles"
     assert not any(c[0] == "arm" for c in h.shaker.calls)
 
 
@@ -468,12 +478,12 @@ def test_bank_rotation_survives_a_restart(tmp_path):
     h.deal_tiles(ids_for(PLAIN))
     h.key("DONE")
     assert h.state == "open_for_wagers"
-    before = h.table.proc.carry()
+    before = _carry(h)
     assert before["rounds_played"] == 1 and before["last_dealer_round"] == [[3, 4000], [6, 10000]]
     h.close()
 
     h = TilesHarness(path)  # restarted on the same ledger
-    assert h.table.proc.carry() == before
+    assert _carry(h) == before
     h.open_round(["6 base 100", "1 base 50"])
     # seat 3 wagered against the dealer in the last round: it may bank now (§ 621a.9(d)(1))
     assert h.key("BANK 3 200") == "SEAT 3 BANKS; DEALER WAGERS 40.00"
@@ -484,11 +494,11 @@ def test_a_carried_state_this_table_cannot_take_is_recorded_and_the_game_starts_
     path = tmp_path / "ledger.sqlite3"
     h = TilesHarness(path)
     play_plain(h, ["6 base 100"])
-    state = {**h.table.proc.carry(), "first_offer": 9}  # a seat this six-seat table does not have
+    state = {**_carry(h), "first_offer": 9}  # a seat this six-seat table does not have
     h.ledger.append([Record("game.carry", h.table.round_no, {"game": "pai-gow-tiles", "state": state})])
     h.close()
     h = TilesHarness(path)
-    assert h.table.proc.carry()["rounds_played"] == 0
+    assert _carry(h)["rounds_played"] == 0
     refused = list(h.ledger.events(kinds=("game.carry_refused",)))
     assert len(refused) == 1 and "not a seat of this table" in refused[0].data["error"]
     h.close()
@@ -500,11 +510,11 @@ def test_a_carried_state_with_one_bad_value_changes_nothing(tmp_path):
     path = tmp_path / "ledger.sqlite3"
     h = TilesHarness(path)
     play_plain(h, ["6 base 100"])
-    state = {**h.table.proc.carry(), "shooter": 9}
+    state = {**_carry(h), "shooter": 9}
     assert state["rounds_played"] == 1
     h.ledger.append([Record("game.carry", h.table.round_no, {"game": "pai-gow-tiles", "state": state})])
     h.close()
     h = TilesHarness(path)
-    assert h.table.proc.carry()["rounds_played"] == 0  # a new game, not part of the refused state
+    assert _carry(h)["rounds_played"] == 0  # a new game, not part of the refused state
     assert len(list(h.ledger.events(kinds=("game.carry_refused",)))) == 1
     h.close()

@@ -64,7 +64,7 @@ class TilesHarness(Harness):
         self.press("confirm")
 
     def armed_for(self) -> int:
-        return [c[1][0] for c in self.shaker.calls if c[0] == "arm"][-1]
+        return int([c[1][0] for c in self.shaker.calls if c[0] == "arm"][-1])
 
     def roll(self, d: tuple[int, int, int], red: int) -> None:
         self.dice(d, red=red)

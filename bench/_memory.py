@@ -37,10 +37,11 @@ from typing import Any
 
 
 def mem() -> dict[str, int]:
+    """/proc/self/status's sizes, kB: the RSS (VmRSS = RssAnon + RssFile + RssShmem) and its peak."""
     return {
         k: int(v.split()[0])
         for k, v in (line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
-        if k in ("VmRSS", "VmHWM")
+        if k in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem")
     }
 
 
@@ -69,12 +70,16 @@ if _LIBC is not None and hasattr(_LIBC, "mallinfo2"):
 
 
 def heap() -> dict[str, int]:
-    """Where the bytes are, beside the RSS: the Python objects' heap (``py_blocks``: blocks
-    allocated by Python's allocator, sys.getallocatedblocks; ``traced_kb``: tracemalloc's total
-    when it traces), SQLite's own allocations (``sqlite_kb``: page caches, prepared statements,
-    sqlite3_memory_used) and the C library's heap (``malloc_kb``: in use, all arenas and mmaps;
-    ``malloc_free_kb``: held free in the arenas — fragmentation, not use)."""
-    out = {"py_blocks": sys.getallocatedblocks()}
+    """Where the bytes are: the RSS's anonymous memory (``rss_anon_kb``: heaps, stacks) and its
+    mapped files' pages (``rss_file_kb``: libraries, SQLite's shared-memory index); the Python
+    objects' heap (``py_blocks``: blocks allocated by Python's allocator, sys.getallocatedblocks;
+    ``traced_kb``: tracemalloc's total when it traces); SQLite's own allocations (``sqlite_kb``:
+    page caches, prepared statements, sqlite3_memory_used); the C library's heap (``malloc_kb``:
+    in use, all arenas and mmaps; ``malloc_free_kb``: held free in the arenas — fragmentation,
+    not use)."""
+    m = mem()
+    out = {"rss_anon_kb": m["RssAnon"], "rss_file_kb": m["RssFile"] + m["RssShmem"]}
+    out["py_blocks"] = sys.getallocatedblocks()
     if tracemalloc.is_tracing():
         out["traced_kb"] = tracemalloc.get_traced_memory()[0] // 1024
     if _SQLITE is not None:

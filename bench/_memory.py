@@ -19,9 +19,23 @@ RSS is flat after it (measured: 44.0 MB after 2,000 rounds, 43.6 MB after 11,000
 
 Figures: the RSS after the warm-up and at the end, ``rss_growth_mb`` (end less warm-up) and
 ``rss_slope_mb_per_10000_rounds`` (the least-squares slope of the samples after the warm-up);
-goal: under 1 MB over 10,000 rounds.  ``rss_samples_kb`` lists the samples.  A simulator
-too late on a loaded machine latches a link tilt: it is cleared as a technician would and play
-goes on (``tilts_cleared``).
+goal: under 1 MB over 10,000 rounds.  ``rss_samples_kb`` lists the samples.  Beside the RSS,
+where its bytes are (:func:`heap`), each after the warm-up and its slope: the RSS's anonymous
+memory and its mapped files' pages; the Python heap (``py_blocks``, and with ``--tracemalloc``
+``traced``: tracemalloc's total from the end of the warm-up, slower); SQLite's own allocations;
+the C library's heap in use and held free (fragmentation).  A growing RSS with a flat Python
+heap, SQLite and C heap in use is the allocator's, not an object the service keeps.  A
+simulator too late on a loaded machine latches a link tilt: it is cleared as a technician
+would and play goes on (``tilts_cleared``).
+
+What grew (tracemalloc snapshots 1,000 rounds apart, by traceback): nothing of the service's
+own structures; two name caches of CPython's filled a little every round — its type attribute
+cache keeps every name object it looks an attribute up by (up to 4,096, by the object's
+address), and the simulators' handler look-up (hil/devices.py, the harness's) and the
+witness's text-mode write after every commit (controller/witness.py, the service's: a text
+file's codec set-up looks attributes up by names made per call) each gave it a fresh string
+per message or commit.  Both now use one name object (an interned name; the witness written
+as bytes).
 """
 
 from __future__ import annotations

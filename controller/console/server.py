@@ -251,7 +251,8 @@ class ConsoleServer:
 
         t = threading.Thread(target=run, name=name, daemon=True)
         t.start()
-        self._threads.append(t)
+        with self._lock:  # the sessions that ended are let go: a year of connections is not kept
+            self._threads = [*(old for old in self._threads if old.is_alive()), t]
 
     def stop(self) -> None:
         self._stop.set()

@@ -19,27 +19,90 @@ RSS is flat after it (measured: 44.0 MB after 2,000 rounds, 43.6 MB after 11,000
 
 Figures: the RSS after the warm-up and at the end, ``rss_growth_mb`` (end less warm-up) and
 ``rss_slope_mb_per_10000_rounds`` (the least-squares slope of the samples after the warm-up);
-goal: under 1 MB over 10,000 rounds.  ``rss_samples_kb`` lists the samples.  A simulator
-too late on a loaded machine latches a link tilt: it is cleared as a technician would and play
-goes on (``tilts_cleared``).
+goal: under 1 MB over 10,000 rounds.  ``rss_samples_kb`` lists the samples.  Beside the RSS,
+where its bytes are (:func:`heap`), each after the warm-up and its slope: the RSS's anonymous
+memory and its mapped files' pages; the Python heap (``py_blocks``, and with ``--tracemalloc``
+``traced``: tracemalloc's total from the end of the warm-up, slower); SQLite's own allocations;
+the C library's heap in use and held free (fragmentation).  A growing RSS with a flat Python
+heap, SQLite and C heap in use is the allocator's, not an object the service keeps.  A
+simulator too late on a loaded machine latches a link tilt: it is cleared as a technician
+would and play goes on (``tilts_cleared``).
+
+What grew (tracemalloc snapshots 1,000 rounds apart, by traceback): nothing of the service's
+own structures; two name caches of CPython's filled a little every round — its type attribute
+cache keeps every name object it looks an attribute up by (up to 4,096, by the object's
+address), and the simulators' handler look-up (hil/devices.py, the harness's) and the
+witness's text-mode write after every commit (controller/witness.py, the service's: a text
+file's codec set-up looks attributes up by names made per call) each gave it a fresh string
+per message or commit.  Both now use one name object (an interned name; the witness written
+as bytes).
 """
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import json
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
 
 def mem() -> dict[str, int]:
+    """/proc/self/status's sizes, kB: the RSS (VmRSS = RssAnon + RssFile + RssShmem) and its peak."""
     return {
         k: int(v.split()[0])
         for k, v in (line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
-        if k in ("VmRSS", "VmHWM")
+        if k in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem")
     }
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks")
+        + ("keepcost",)
+    ]
+
+
+def _lib(name: str) -> Any:
+    try:
+        return ctypes.CDLL(name)
+    except OSError:
+        return None
+
+
+_LIBC = _lib("libc.so.6")
+#: the SQLite library Python's sqlite3 module is linked to (already loaded: the same library, the same counters)
+_SQLITE = _lib("libsqlite3.so.0")
+if _SQLITE is not None:
+    _SQLITE.sqlite3_memory_used.restype = ctypes.c_int64
+if _LIBC is not None and hasattr(_LIBC, "mallinfo2"):
+    _LIBC.mallinfo2.restype = _MallInfo2
+
+
+def heap() -> dict[str, int]:
+    """Where the bytes are: the RSS's anonymous memory (``rss_anon_kb``: heaps, stacks) and its
+    mapped files' pages (``rss_file_kb``: libraries, SQLite's shared-memory index); the Python
+    objects' heap (``py_blocks``: blocks allocated by Python's allocator, sys.getallocatedblocks;
+    ``traced_kb``: tracemalloc's total when it traces); SQLite's own allocations (``sqlite_kb``:
+    page caches, prepared statements, sqlite3_memory_used); the C library's heap (``malloc_kb``:
+    in use, all arenas and mmaps; ``malloc_free_kb``: held free in the arenas — fragmentation,
+    not use)."""
+    m = mem()
+    out = {"rss_anon_kb": m["RssAnon"], "rss_file_kb": m["RssFile"] + m["RssShmem"]}
+    out["py_blocks"] = sys.getallocatedblocks()
+    if tracemalloc.is_tracing():
+        out["traced_kb"] = tracemalloc.get_traced_memory()[0] // 1024
+    if _SQLITE is not None:
+        out["sqlite_kb"] = int(_SQLITE.sqlite3_memory_used()) // 1024
+    if _LIBC is not None and hasattr(_LIBC, "mallinfo2"):
+        mi = _LIBC.mallinfo2()
+        out["malloc_kb"] = (mi.uordblks + mi.hblkhd) // 1024
+        out["malloc_free_kb"] = mi.fordblks // 1024
+    return out
 
 
 def drop_harness_logs(rig: Any, people: Any = None) -> None:
@@ -74,8 +137,9 @@ def _clear(rig: Any) -> None:
     rig.table.wait_for(lambda s: s.get("state") != "tilt", 30)
 
 
-def rounds_child(state_dir: str, warmup: int, rounds: int, every: int, speed: float, seed: int) -> None:
-    """In a fresh process: play, sample, print the figures as JSON (the last line)."""
+def rounds_child(state_dir: str, warmup: int, rounds: int, every: int, speed: float, seed: int, trace: int = 0) -> None:
+    """In a fresh process: play, sample, print the figures as JSON (the last line).  ``trace``:
+    tracemalloc (one frame) from the end of the warm-up, for the Python heap's bytes."""
     import random
 
     from controller.log import configure
@@ -87,6 +151,7 @@ def rounds_child(state_dir: str, warmup: int, rounds: int, every: int, speed: fl
     rig.shoe.shuffle_s = 0.0
     rig.start()
     samples: list[tuple[int, int]] = []
+    heaps: list[dict[str, int]] = []
     try:
         rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30)
         people = People(rig, random.Random(seed))
@@ -102,15 +167,32 @@ def rounds_child(state_dir: str, warmup: int, rounds: int, every: int, speed: fl
                 drop_harness_logs(rig, people)
             if i == min(100, warmup + rounds):
                 early = mem()
+            if trace and i == warmup:
+                tracemalloc.start(1)
             if i >= warmup and (i - warmup) % every == 0:
                 gc.collect()
                 samples.append((i, mem()["VmRSS"]))
+                heaps.append(heap())
         m = mem()
         out = {"rss_kb": m["VmRSS"], "hwm_kb": m["VmHWM"], "rss_100_kb": (early or m)["VmRSS"], "samples": samples}
+        out["heaps"] = heaps
         out["tilts_cleared"] = tilts
         print(json.dumps(out))
     finally:
         rig.stop()
+
+
+def emit_heaps(emit: Any, samples: list[tuple[int, int]], heaps: list[dict[str, int]]) -> None:
+    """The slope of each of :func:`heap`'s figures over the samples, per 10,000 rounds."""
+    for key in heaps[0] if heaps else ():
+        points = [(r, h[key]) for (r, _), h in zip(samples, heaps, strict=True) if key in h]
+        per = slope(points) * 10_000
+        if key == "py_blocks":
+            emit("py_blocks_after_warmup", points[0][1])
+            emit("py_blocks_slope_per_10000_rounds", f"{per:.0f}")
+        else:
+            emit(f"{key[:-3]}_mb_after_warmup", f"{points[0][1] / 1024:.2f}")
+            emit(f"{key[:-3]}_slope_mb_per_10000_rounds", f"{per / 1024:.2f}")
 
 
 def run(args: Any, emit: Any, tmp: Path) -> int:
@@ -120,9 +202,11 @@ def run(args: Any, emit: Any, tmp: Path) -> int:
     t0 = time.monotonic()
     code = (
         "import sys, bench._memory as m; "
-        "m.rounds_child(sys.argv[1], *map(int, sys.argv[2:5]), float(sys.argv[5]), int(sys.argv[6]))"
+        "m.rounds_child(sys.argv[1], *map(int, sys.argv[2:5]), float(sys.argv[5]), int(sys.argv[6]), "
+        "int(sys.argv[7]))"
     )
     argv = [str(played), str(args.warmup), str(args.rounds), str(args.sample_every), str(args.speed), str(args.seed)]
+    argv.append(str(int(getattr(args, "tracemalloc", False))))
     out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=False)
     if out.returncode != 0:
         print(out.stderr[-2000:], file=sys.stderr)
@@ -138,6 +222,7 @@ def run(args: Any, emit: Any, tmp: Path) -> int:
         emit("rss_growth_mb", f"{(samples[-1][1] - samples[0][1]) / 1024:.2f}")
         emit("rss_slope_mb_per_10000_rounds", f"{slope(samples) * 10_000 / 1024:.2f}")
         emit("rss_samples_kb", " ".join(f"{r}:{kb}" for r, kb in samples))
+        emit_heaps(emit, samples, res.get("heaps", []))
     emit("tilts_cleared", res.get("tilts_cleared", 0))
     emit("rounds_wall_s", f"{time.monotonic() - t0:.1f}")
     return 0

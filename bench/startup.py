@@ -53,6 +53,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sample-every", type=int, default=500, help="rounds between memory samples (default 500)")
     p.add_argument("--speed", type=float, default=200.0, help="game-clock speed-up for the rounds (default 200)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--tracemalloc",
+        action="store_true",
+        help="trace the Python heap (tracemalloc) after the warm-up: its bytes beside the RSS (slower)",
+    )
     p.add_argument("--no-compile", action="store_true", help="do not byte-compile the project's modules first")
     p.add_argument("--pi-like", action="store_true", help="pin each start to one core beside busy loaders (~Pi 4)")
     p.add_argument("--loaders", type=int, default=2, help="busy processes beside it with --pi-like (default 2)")

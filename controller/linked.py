@@ -101,6 +101,15 @@ class Linkage:
         self.status_at = 0.0
 
     STATUS_REFRESH_S = 5.0
+    #: the LAP's answers kept (issue 26: a year of hits is not kept): a hit is paid in its round
+    #: (the table waits in floor validation for it), so the oldest of these is long paid
+    ANSWERS_KEPT = 256
+
+    def _answer(self, seq: int, order: int, amount: int) -> None:
+        self.answers.pop(seq, None)  # (a repeated answer is the newest)
+        self.answers[seq] = (order, amount)
+        while len(self.answers) > self.ANSWERS_KEPT:
+            del self.answers[next(iter(self.answers))]
 
     def report(self, force: bool = False) -> None:
         """Tell the LAP the table's status and whether its linked wager is open (and why), for
@@ -149,7 +158,7 @@ class Linkage:
         elif t == "link":
             self.uplink_up = bool(msg.get("up"))
         elif t == "hit":
-            self.answers[int(msg["seq"])] = (int(msg["order"]), int(msg["amount"]))
+            self._answer(int(msg["seq"]), int(msg["order"]), int(msg["amount"]))
             return "answer"
         elif t == "reconciled":
             self.reconciled = max(self.reconciled, int(msg["seq"]))

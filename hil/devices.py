@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 import threading
 from collections import deque
 from collections.abc import Sequence
@@ -146,7 +147,9 @@ class SimDevice:
             return
         with self._lock:
             self.received.append((name, fields))
-        handler = getattr(self, f"on_{name}", None)
+        # by the interned name: CPython's type attribute cache keeps every name object it looks up
+        # (by address, up to 4,096): a fresh string per message filled it over a long session
+        handler = getattr(self, sys.intern(f"on_{name}"), None)
         if handler is not None:
             handler(**fields)
 

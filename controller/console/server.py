@@ -214,8 +214,9 @@ class ConsoleServer:
         s.settimeout(0.2)
         self._listener = s
         t = threading.Thread(target=self._accept, name="console-accept", daemon=True)
+        with self._lock:  # (a session it accepts at once replaces the list: _spawn)
+            self._threads.append(t)
         t.start()
-        self._threads.append(t)
 
     def _accept(self) -> None:
         assert self._listener is not None
@@ -251,7 +252,8 @@ class ConsoleServer:
 
         t = threading.Thread(target=run, name=name, daemon=True)
         t.start()
-        self._threads.append(t)
+        with self._lock:  # the sessions that ended are let go: a year of connections is not kept
+            self._threads = [*(old for old in self._threads if old.is_alive()), t]
 
     def stop(self) -> None:
         self._stop.set()

@@ -39,3 +39,20 @@ def test_a_batch_whose_totals_differ_closes_until_a_later_batch_reconciles() -> 
     assert link.change() is not None and link.open is False
     link.on_message({"t": "reconciled", "seq": 12})
     assert link.change() == (True, "link reconciled")
+
+
+def test_the_laps_answers_kept_are_bounded_the_newest_kept() -> None:
+    """Issue 26 (a table that plays for a year): every hit's answer was kept for as long as
+    the service ran; the newest ``ANSWERS_KEPT`` are (a hit is paid in its round)."""
+    link, _now = running_link()
+    for seq in range(1, 3 * Linkage.ANSWERS_KEPT + 1):
+        assert link.on_message({"t": "hit", "seq": seq, "order": seq, "amount": 100 * seq}) == "answer"
+    assert len(link.answers) == Linkage.ANSWERS_KEPT
+    last = 3 * Linkage.ANSWERS_KEPT
+    assert link.answers[last] == (last, 100 * last)
+    assert 1 not in link.answers and min(link.answers) == last - Linkage.ANSWERS_KEPT + 1
+    # an answer repeated (the uplink resent it) is the newest again, not dropped first
+    oldest = min(link.answers)
+    link.on_message({"t": "hit", "seq": oldest, "order": oldest, "amount": 100 * oldest})
+    link.on_message({"t": "hit", "seq": last + 1, "order": last + 1, "amount": 1})
+    assert oldest in link.answers and oldest + 1 not in link.answers

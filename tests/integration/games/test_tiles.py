@@ -60,7 +60,7 @@ def play_plain(h: TilesHarness, bets: list[str]) -> None:
 
 @pytest.mark.slow
 def _carry(h: TilesHarness) -> dict[str, Any]:
-    """What the procedure carries over a restart (the bank's rotation, § 621a.9(b)-(d))."""
+    """What the procedure carries over a restart (the bank's rotation)."""
     state = h.table.proc.carry()
     assert state is not None, "the tiles procedure carries its rotation"
     return state

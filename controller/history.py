@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,39 +52,63 @@ class RoundRecord:
     faults: list[str] = field(default_factory=list)
 
     def apply(self, kind: str, data: dict[str, Any], ts: str) -> None:
-        if kind == Kind.ROUND_OPEN:
-            self.opened = ts
-        elif kind == Kind.WAGER_ACCEPTED:
-            self.accepted.append(data)
-        elif kind == Kind.WAGER_REJECTED:
-            self.rejected.append(data)
-        elif kind == Kind.WAGER_RETURNED:
-            self.returned.append(data)
-        elif kind in (Kind.DICE, Kind.DICE_NO_ROLL):
-            self.dice.append({"no_roll": kind == Kind.DICE_NO_ROLL, **data})
-            if kind == Kind.DICE:
-                self.start = data.get("start")
-        elif kind == Kind.RNG_DRAW:
-            self.rng.append(data)
-            self.start = data.get("start", self.start)
-        elif kind == Kind.DEAL:
-            self.deal = data
-        elif kind == Kind.CARD_BURNED:
-            self.burned.append(data)
-        elif kind == Kind.WAGER_RESULT:
-            self.results.append(data)
-        elif kind == Kind.PAYOUT:
-            self.payouts.append(data)
-        elif kind == Kind.METER_PAYOUT:
-            self.meter_payouts.append(data)
-        elif kind == Kind.METER_INCREMENT:
-            self.increments += 1
-        elif kind == Kind.ROUND_COMPLETE:
-            self.status, self.closed = "complete", ts
-        elif kind == Kind.ROUND_VOID:
-            self.status, self.closed, self.void_reason = "void", ts, data.get("reason")
-        elif kind == Kind.TILT_RAISED:
-            self.faults.append(f"{data.get('source')}: {data.get('reason')}")
+        listed = _LISTED.get(kind)
+        if listed is not None:
+            getattr(self, listed).append(data)
+            return
+        handler = _APPLY.get(kind)
+        if handler is not None:
+            handler(self, kind, data, ts)
+
+    def _opened(self, kind: str, data: dict[str, Any], ts: str) -> None:
+        self.opened = ts
+
+    def _dice(self, kind: str, data: dict[str, Any], ts: str) -> None:
+        self.dice.append({"no_roll": kind == Kind.DICE_NO_ROLL, **data})
+        if kind == Kind.DICE:
+            self.start = data.get("start")
+
+    def _rng(self, kind: str, data: dict[str, Any], ts: str) -> None:
+        self.rng.append(data)
+        self.start = data.get("start", self.start)
+
+    def _deal(self, kind: str, data: dict[str, Any], ts: str) -> None:
+        self.deal = data
+
+    def _increment(self, kind: str, data: dict[str, Any], ts: str) -> None:
+        self.increments += 1
+
+    def _complete(self, kind: str, data: dict[str, Any], ts: str) -> None:
+        self.status, self.closed = "complete", ts
+
+    def _void(self, kind: str, data: dict[str, Any], ts: str) -> None:
+        self.status, self.closed, self.void_reason = "void", ts, data.get("reason")
+
+    def _fault(self, kind: str, data: dict[str, Any], ts: str) -> None:
+        self.faults.append(f"{data.get('source')}: {data.get('reason')}")
+
+
+#: the kinds a round's record keeps as they are, and the list of :class:`RoundRecord` they go to
+_LISTED: dict[str, str] = {
+    Kind.WAGER_ACCEPTED: "accepted",
+    Kind.WAGER_REJECTED: "rejected",
+    Kind.WAGER_RETURNED: "returned",
+    Kind.CARD_BURNED: "burned",
+    Kind.WAGER_RESULT: "results",
+    Kind.PAYOUT: "payouts",
+    Kind.METER_PAYOUT: "meter_payouts",
+}
+_APPLY: dict[str, Callable[[RoundRecord, str, dict[str, Any], str], None]] = {
+    Kind.ROUND_OPEN: RoundRecord._opened,
+    Kind.DICE: RoundRecord._dice,
+    Kind.DICE_NO_ROLL: RoundRecord._dice,
+    Kind.RNG_DRAW: RoundRecord._rng,
+    Kind.DEAL: RoundRecord._deal,
+    Kind.METER_INCREMENT: RoundRecord._increment,
+    Kind.ROUND_COMPLETE: RoundRecord._complete,
+    Kind.ROUND_VOID: RoundRecord._void,
+    Kind.TILT_RAISED: RoundRecord._fault,
+}
 
 
 def _rows(conn: sqlite3.Connection, sql: str, args: Iterable[Any]) -> Iterator[tuple[Any, ...]]:

@@ -461,39 +461,54 @@ def _validate(dealer: tuple[int, ...], seats: Mapping[int, SeatWagers], opt: Fac
     where: dict[int, str] = {c: "the dealer" for c in dealer}
     prog_pt: Paytable | None = None
     for s, w in seats.items():
-        if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= MAX_SEATS:
-            raise FaceUpError(f"seat {s!r} is not a betting position 1..{MAX_SEATS} (§ 688a.2(a))")
-        if not isinstance(w, SeatWagers):
-            raise FaceUpError(f"seat {s}: expected SeatWagers, got {type(w).__name__}")
-        for c in check_seven(w.cards, f"seat {s}'s hand"):
-            if c in where:
-                raise FaceUpError(
-                    f"{card_str(c)} dealt to both seat {s} and {where[c]} (one deck, § 688a.3(a))", card_str(c)
-                )
-            where[c] = f"seat {s}"
-        if _check_amount(s, "Face Up Pai Gow Poker", w.base) == 0:
-            raise FaceUpError(
-                f"seat {s}: no Face Up Pai Gow Poker Wager; every other wager needs one (§ 688a.7(d)-(e))"
-            )
-        opts = [
-            _check_amount(s, "Ace High Bonus", w.ace_high),
-            _check_amount(s, "Fortune Bonus", w.fortune),
-            _check_amount(s, "Progressive Payout", w.progressive),
-        ]
-        if w.surrender and any(opts):
-            raise FaceUpError(f"seat {s}: a player with an optional wager may not surrender (§ 688a.11(d))")
+        _check_seat(s, w)
+        _deal_cards(s, w, where)
+        _check_wagers(s, w)
         if w.progressive:
             prog_pt = prog_pt or opt.table(opt.progressive_paytable)
-            if prog_pt.per_wager_cents and w.progressive != prog_pt.per_wager_cents:
-                raise FaceUpError(
-                    f"seat {s}: Progressive Payout Wager {w.progressive} is not the "
-                    f"{prog_pt.per_wager_cents} wager of {prog_pt.name} (§ 688a.12(d))"
-                )
+            _check_progressive(s, w, prog_pt)
     if opt.seat_order is not None:
         if sorted(opt.seat_order) != sorted(set(opt.seat_order)) or not set(seats) <= set(opt.seat_order):
             raise FaceUpError(f"seat_order {opt.seat_order} must list every seat with a wager once")
         return [s for s in opt.seat_order if s in seats]
     return [s for s in settlement_order(MAX_SEATS) if s in seats]  # § 688a.11(e)
+
+
+def _check_seat(s: object, w: object) -> None:
+    if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= MAX_SEATS:
+        raise FaceUpError(f"seat {s!r} is not a betting position 1..{MAX_SEATS} (§ 688a.2(a))")
+    if not isinstance(w, SeatWagers):
+        raise FaceUpError(f"seat {s}: expected SeatWagers, got {type(w).__name__}")
+
+
+def _deal_cards(s: int, w: SeatWagers, where: dict[int, str]) -> None:
+    """The seat's seven cards, each dealt once (``where``: who holds each card so far)."""
+    for c in check_seven(w.cards, f"seat {s}'s hand"):
+        if c in where:
+            raise FaceUpError(
+                f"{card_str(c)} dealt to both seat {s} and {where[c]} (one deck, § 688a.3(a))", card_str(c)
+            )
+        where[c] = f"seat {s}"
+
+
+def _check_wagers(s: int, w: SeatWagers) -> None:
+    if _check_amount(s, "Face Up Pai Gow Poker", w.base) == 0:
+        raise FaceUpError(f"seat {s}: no Face Up Pai Gow Poker Wager; every other wager needs one (§ 688a.7(d)-(e))")
+    opts = [
+        _check_amount(s, "Ace High Bonus", w.ace_high),
+        _check_amount(s, "Fortune Bonus", w.fortune),
+        _check_amount(s, "Progressive Payout", w.progressive),
+    ]
+    if w.surrender and any(opts):
+        raise FaceUpError(f"seat {s}: a player with an optional wager may not surrender (§ 688a.11(d))")
+
+
+def _check_progressive(s: int, w: SeatWagers, prog_pt: Paytable) -> None:
+    if prog_pt.per_wager_cents and w.progressive != prog_pt.per_wager_cents:
+        raise FaceUpError(
+            f"seat {s}: Progressive Payout Wager {w.progressive} is not the "
+            f"{prog_pt.per_wager_cents} wager of {prog_pt.name} (§ 688a.12(d))"
+        )
 
 
 __all__ = ["ENVY_RECEIVERS", "FaceUpOptions", "SeatWagers", "settle_round"]

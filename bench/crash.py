@@ -43,6 +43,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 NAME = "crash"
 HELP = "SIGKILL the controller at random instants N times; count lost/doubled events, reconcile meters"
@@ -103,8 +104,29 @@ def check(state: Path, witness: Path) -> dict[str, object]:
         meters = led.recompute_meters()
     finally:
         led.close()
-    per_round: dict[int, Counter] = {}
-    keys: Counter = Counter()
+    per_round, doubled = _doubled(events)
+    paid = {(e.round, e.data.get("seat"), e.data.get("cents")) for e in events if e.kind == "meter.payout"}
+    witnessed, lost = _lost(witness, per_round, paid)
+    exact = all(m.value == m.expected_value() and 0 <= m.remainder < 1 for m in meters.values())
+    return {
+        "events": len(events),
+        "rounds": max(per_round) if per_round else 0,
+        "witnessed": witnessed,
+        "lost": lost,
+        "doubled": doubled,
+        "chain_problems": len(problems),
+        "meters_reconcile": "yes" if not problems and exact else "no",
+        "meter_cents": {k: m.cents for k, m in meters.items()},
+        "hits": sum(m.hits for m in meters.values()),
+        "voids": sum(c["round.void"] for c in per_round.values()),
+    }
+
+
+def _doubled(events: list[Any]) -> tuple[dict[int, Counter[str]], int]:
+    """The kinds of event per round, and how many were recorded twice (a wager, an increment, a
+    return, a void or a payout twice; a lock-out, a count, an opening or a closing twice)."""
+    per_round: dict[int, Counter[str]] = {}
+    keys: Counter[tuple[Any, ...]] = Counter()
     for e in events:
         c = per_round.setdefault(e.round, Counter())
         c[e.kind] += 1
@@ -119,39 +141,31 @@ def check(state: Path, witness: Path) -> dict[str, object]:
             continue
         doubled += max(0, c["lockout"] - 1) + max(0, c["count.confirmed"] - 1) + max(0, c["round.open"] - 1)
         doubled += max(0, c["round.complete"] + c["round.void"] - 1)
-    lost = 0
-    kinds_by_round = {rnd: c for rnd, c in per_round.items()}
-    paid = {(e.round, e.data.get("seat"), e.data.get("cents")) for e in events if e.kind == "meter.payout"}
-    witnessed = 0
-    if witness.exists():
-        for line in witness.read_text().splitlines():
-            try:
-                w = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by the kill was never complete, so never shown
-            witnessed += 1
-            c = kinds_by_round.get(w["round"], Counter())
-            if w["what"] == "count_shown":
-                lost += c["lockout"] == 0
-            elif w["what"] == "round":
-                lost += c["round.complete"] == 0
-            elif w["what"] == "void":
-                lost += c["round.void"] == 0
-            elif w["what"] == "hit_paid":
-                lost += (w["round"], w["seat"], w["cents"]) not in paid
-    exact = all(m.value == m.expected_value() and 0 <= m.remainder < 1 for m in meters.values())
-    return {
-        "events": len(events),
-        "rounds": max(per_round) if per_round else 0,
-        "witnessed": witnessed,
-        "lost": lost,
-        "doubled": doubled,
-        "chain_problems": len(problems),
-        "meters_reconcile": "yes" if not problems and exact else "no",
-        "meter_cents": {k: m.cents for k, m in meters.items()},
-        "hits": sum(m.hits for m in meters.values()),
-        "voids": sum(c["round.void"] for c in per_round.values()),
-    }
+    return per_round, doubled
+
+
+#: what the witness saw shown -> the event kind that must be in the ledger for it
+_WITNESSED_KIND = {"count_shown": "lockout", "round": "round.complete", "void": "round.void"}
+
+
+def _lost(witness: Path, per_round: dict[int, Counter[str]], paid: set[tuple[Any, Any, Any]]) -> tuple[int, int]:
+    """How many things the witness saw shown, and how many of them the ledger does not hold."""
+    witnessed = lost = 0
+    if not witness.exists():
+        return witnessed, lost
+    for line in witness.read_text().splitlines():
+        try:
+            w = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut short by the kill was never complete, so never shown
+        witnessed += 1
+        c = per_round.get(w["round"], Counter[str]())
+        kind = _WITNESSED_KIND.get(w["what"])
+        if kind is not None:
+            lost += c[kind] == 0
+        elif w["what"] == "hit_paid":
+            lost += (w["round"], w["seat"], w["cents"]) not in paid
+    return witnessed, lost
 
 
 def _audit(state: Path) -> tuple[int, str]:

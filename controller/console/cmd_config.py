@@ -56,13 +56,6 @@ def _diff(old: dict[str, str], new: dict[str, str]) -> dict[str, list[str | None
     }
 
 
-@command(
-    "config",
-    FLOOR,
-    "config show|check [FILE]|apply [FILE]",
-    "show, check or apply the configuration",
-    args=[("show", "check", "apply")],
-)
 def _subcommand(args: list[str]) -> str:
     if not args or args[0] not in ("show", "check", "apply") or len(args) > 2 or (args[0] == "show" and len(args) > 1):
         raise CommandError("usage: config show | config check [FILE] | config apply [FILE]")
@@ -88,6 +81,13 @@ def _check_apply(diff: Mapping[str, Any], restart: list[str]) -> None:
         )
 
 
+@command(
+    "config",
+    FLOOR,
+    "config show|check [FILE]|apply [FILE]",
+    "show, check or apply the configuration",
+    args=[("show", "check", "apply")],
+)
 def cmd_config(ctx: Ctx, args: list[str]) -> str:
     from controller.selfcheck import config_digest, config_values
 

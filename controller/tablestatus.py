@@ -151,12 +151,9 @@ def round_view(ledger: ReadOnlyLedger) -> RoundView:
     step = next((what for kind, what in _STEPS if kind in kinds), "open for wagers")
     v = RoundView(n, step, bool(kinds & {Kind.ROUND_COMPLETE, Kind.ROUND_VOID}), kinds=kinds)
     v.accepted = sum(1 for e in evs if e.kind == Kind.WAGER_ACCEPTED)
-    validated = {(e.data.get("seat"), e.data.get("hand")) for e in evs if e.kind == Kind.HIT_VALIDATED}
-    v.pending_hits = [
-        e.data for e in evs if e.kind == Kind.HIT_PENDING and (e.data.get("seat"), e.data.get("hand")) not in validated
-    ]
+    v.pending_hits = _pending_hits(evs)
     if v.pending_hits and not v.finished:
-        waiting = {(e.data.get("seat"), e.data.get("hand")) for e in evs if e.kind == Kind.HIT_AWAITING_LAP}
+        waiting = _hit_keys(evs, Kind.HIT_AWAITING_LAP)
         first = (v.pending_hits[0].get("seat"), v.pending_hits[0].get("hand"))
         v.step = AWAITING_LAP if first in waiting else "awaiting floor validation"
     for e in evs:
@@ -165,6 +162,19 @@ def round_view(ledger: ReadOnlyLedger) -> RoundView:
         if e.kind == Kind.RNG_DRAW:
             v.rng_value = e.data.get("value")
     return v
+
+
+def _hit_keys(evs: list[StoredEvent], kind: str) -> set[tuple[Any, Any]]:
+    """(seat, hand) of every event of ``kind``."""
+    return {(e.data.get("seat"), e.data.get("hand")) for e in evs if e.kind == kind}
+
+
+def _pending_hits(evs: list[StoredEvent]) -> list[dict[str, Any]]:
+    """The hits recorded pending and not validated since."""
+    validated = _hit_keys(evs, Kind.HIT_VALIDATED)
+    return [
+        e.data for e in evs if e.kind == Kind.HIT_PENDING and (e.data.get("seat"), e.data.get("hand")) not in validated
+    ]
 
 
 def sign_message(tilts: Mapping[str, str], ooo: Mapping[str, str], rnd: RoundView) -> str:

@@ -497,29 +497,11 @@ def _pick(
     """The five cards making ``score``, best first; naturals before wild cards."""
     cat = score_category(score, rules)
     vals = [(score >> (4 * (4 - i))) & 15 for i in range(5)]
-    w = len(wild)
     wild_left = sorted(wild)
     if cat is C.FIVE_WILDS:
         return tuple(wild_left[:5])
     if cat in (C.FLUSH, C.STRAIGHT_FLUSH, C.ROYAL_FLUSH):
-        if cat is C.ROYAL_FLUSH:
-            need = _window(14)
-        elif cat is C.STRAIGHT_FLUSH:
-            need = _window(_straight_high(vals[0], rules))
-        else:
-            need = tuple(vals)
-        # the suit that makes it with the fewest wild cards (prefer the natural hand)
-        best_suit, best_missing = -1, 99
-        for s in range(4):
-            if _flush_score(masks[s], w, rules) == score:
-                missing = sum(1 for r in need if not masks[s] >> r & 1)
-                if missing < best_missing:
-                    best_suit, best_missing = s, missing
-        out = []
-        for r in need:
-            c = (r - 2) * 4 + best_suit
-            out.append(c if masks[best_suit] >> r & 1 else wild_left.pop(0))
-        return tuple(out)
+        return _pick_flush(cat, vals, score, rules, masks, wild_left)
     if cat is C.STRAIGHT:
         slots = list(_window(_straight_high(vals[0], rules)))
     else:
@@ -533,6 +515,30 @@ def _pick(
     for r in slots:
         lst = by_rank.get(r)
         out.append(lst.pop(0) if lst else wild_left.pop(0))
+    return tuple(out)
+
+
+def _pick_flush(
+    cat: Category, vals: list[int], score: int, rules: str, masks: list[int], wild_left: list[int]
+) -> tuple[int, ...]:
+    """The five cards of a flush, straight flush or royal flush making ``score``."""
+    if cat is C.ROYAL_FLUSH:
+        need = _window(14)
+    elif cat is C.STRAIGHT_FLUSH:
+        need = _window(_straight_high(vals[0], rules))
+    else:
+        need = tuple(vals)
+    # the suit that makes it with the fewest wild cards (prefer the natural hand)
+    best_suit, best_missing = -1, 99
+    for s in range(4):
+        if _flush_score(masks[s], len(wild_left), rules) == score:
+            missing = sum(1 for r in need if not masks[s] >> r & 1)
+            if missing < best_missing:
+                best_suit, best_missing = s, missing
+    out = []
+    for r in need:
+        c = (r - 2) * 4 + best_suit
+        out.append(c if masks[best_suit] >> r & 1 else wild_left.pop(0))
     return tuple(out)
 
 

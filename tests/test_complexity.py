@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tools import complexity
 
 
@@ -76,7 +78,7 @@ def test_the_repository_holds_its_ground() -> None:
     assert complexity.average(blocks) <= AVERAGE_NOW
 
 
-def test_check_prints_and_exits_by_what_it_finds(capsys) -> None:
+def test_check_prints_and_exits_by_what_it_finds(capsys: pytest.CaptureFixture[str]) -> None:
     code = complexity.main(["--check", "--worst", "3"])
     out, err = capsys.readouterr()
     lines = out.splitlines()

@@ -42,6 +42,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -232,6 +233,22 @@ def run(args: argparse.Namespace, emit) -> int:
     finally:
         if tmp is not None:
             tmp.cleanup()
+    _emit_results(emit, kinds, res, audit)
+    emit("elapsed_s", f"{time.monotonic() - t0:.1f}")
+    ok = (
+        res["lost"] == 0
+        and res["doubled"] == 0
+        and res["meters_reconcile"] == "yes"
+        and final.returncode == 0
+        and audit[0] == 0
+    )
+    return 0 if ok else 1
+
+
+def _emit_results(
+    emit: Callable[[str, object], None], kinds: Counter[str], res: dict[str, Any], audit: tuple[int, str]
+) -> None:
+    """The kills by kind, what the ledger holds against what was shown, the audit and the meters."""
     kills = sum(kinds.values())
     emit("kills", kills)
     for kind in KINDS:
@@ -247,12 +264,3 @@ def run(args: argparse.Namespace, emit) -> int:
         emit("audit_output", audit[1])
     for level, cents in res["meter_cents"].items():
         emit(f"meter_{level}_cents", cents)
-    emit("elapsed_s", f"{time.monotonic() - t0:.1f}")
-    ok = (
-        res["lost"] == 0
-        and res["doubled"] == 0
-        and res["meters_reconcile"] == "yes"
-        and final.returncode == 0
-        and audit[0] == 0
-    )
-    return 0 if ok else 1

@@ -42,8 +42,9 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import TypedDict
+from typing import Any
 
 from bench import Emit
 
@@ -94,22 +95,7 @@ def _child(
     )
 
 
-class Check(TypedDict):
-    """What :func:`check` finds in the ledger the killed children left."""
-
-    events: int
-    rounds: int
-    witnessed: int
-    lost: int  # witnessed (shown) and not in the ledger
-    doubled: int  # in the ledger twice
-    chain_problems: int
-    meters_reconcile: str  # "yes" / "no"
-    meter_cents: dict[str, int]
-    hits: int
-    voids: int
-
-
-def check(state: Path, witness: Path) -> Check:
+def check(state: Path, witness: Path) -> dict[str, object]:
     from controller.ledger import Ledger
     from controller.service import LEDGER_FILE
     from hil.rig import rig_ledger_key
@@ -121,8 +107,29 @@ def check(state: Path, witness: Path) -> Check:
         meters = led.recompute_meters()
     finally:
         led.close()
+    per_round, doubled = _doubled(events)
+    paid = {(e.round, e.data.get("seat"), e.data.get("cents")) for e in events if e.kind == "meter.payout"}
+    witnessed, lost = _lost(witness, per_round, paid)
+    exact = all(m.value == m.expected_value() and 0 <= m.remainder < 1 for m in meters.values())
+    return {
+        "events": len(events),
+        "rounds": max(per_round) if per_round else 0,
+        "witnessed": witnessed,
+        "lost": lost,
+        "doubled": doubled,
+        "chain_problems": len(problems),
+        "meters_reconcile": "yes" if not problems and exact else "no",
+        "meter_cents": {k: m.cents for k, m in meters.items()},
+        "hits": sum(m.hits for m in meters.values()),
+        "voids": sum(c["round.void"] for c in per_round.values()),
+    }
+
+
+def _doubled(events: list[Any]) -> tuple[dict[int, Counter[str]], int]:
+    """The kinds of event per round, and how many were recorded twice (a wager, an increment, a
+    return, a void or a payout twice; a lock-out, a count, an opening or a closing twice)."""
     per_round: dict[int, Counter[str]] = {}
-    keys: Counter[tuple[int, str, object, object]] = Counter()
+    keys: Counter[tuple[Any, ...]] = Counter()
     for e in events:
         c = per_round.setdefault(e.round, Counter())
         c[e.kind] += 1
@@ -137,39 +144,31 @@ def check(state: Path, witness: Path) -> Check:
             continue
         doubled += max(0, c["lockout"] - 1) + max(0, c["count.confirmed"] - 1) + max(0, c["round.open"] - 1)
         doubled += max(0, c["round.complete"] + c["round.void"] - 1)
-    lost = 0
-    kinds_by_round = {rnd: c for rnd, c in per_round.items()}
-    paid = {(e.round, e.data.get("seat"), e.data.get("cents")) for e in events if e.kind == "meter.payout"}
-    witnessed = 0
-    if witness.exists():
-        for line in witness.read_text().splitlines():
-            try:
-                w = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by the kill was never complete, so never shown
-            witnessed += 1
-            c = kinds_by_round.get(w["round"], Counter())
-            if w["what"] == "count_shown":
-                lost += c["lockout"] == 0
-            elif w["what"] == "round":
-                lost += c["round.complete"] == 0
-            elif w["what"] == "void":
-                lost += c["round.void"] == 0
-            elif w["what"] == "hit_paid":
-                lost += (w["round"], w["seat"], w["cents"]) not in paid
-    exact = all(m.value == m.expected_value() and 0 <= m.remainder < 1 for m in meters.values())
-    return {
-        "events": len(events),
-        "rounds": max(per_round) if per_round else 0,
-        "witnessed": witnessed,
-        "lost": lost,
-        "doubled": doubled,
-        "chain_problems": len(problems),
-        "meters_reconcile": "yes" if not problems and exact else "no",
-        "meter_cents": {k: m.cents for k, m in meters.items()},
-        "hits": sum(m.hits for m in meters.values()),
-        "voids": sum(c["round.void"] for c in per_round.values()),
-    }
+    return per_round, doubled
+
+
+#: what the witness saw shown -> the event kind that must be in the ledger for it
+_WITNESSED_KIND = {"count_shown": "lockout", "round": "round.complete", "void": "round.void"}
+
+
+def _lost(witness: Path, per_round: dict[int, Counter[str]], paid: set[tuple[Any, Any, Any]]) -> tuple[int, int]:
+    """How many things the witness saw shown, and how many of them the ledger does not hold."""
+    witnessed = lost = 0
+    if not witness.exists():
+        return witnessed, lost
+    for line in witness.read_text().splitlines():
+        try:
+            w = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut short by the kill was never complete, so never shown
+        witnessed += 1
+        c = per_round.get(w["round"], Counter[str]())
+        kind = _WITNESSED_KIND.get(w["what"])
+        if kind is not None:
+            lost += c[kind] == 0
+        elif w["what"] == "hit_paid":
+            lost += (w["round"], w["seat"], w["cents"]) not in paid
+    return witnessed, lost
 
 
 def _audit(state: Path) -> tuple[int, str]:
@@ -236,6 +235,22 @@ def run(args: argparse.Namespace, emit: Emit) -> int:
     finally:
         if tmp is not None:
             tmp.cleanup()
+    _emit_results(emit, kinds, res, audit)
+    emit("elapsed_s", f"{time.monotonic() - t0:.1f}")
+    ok = (
+        res["lost"] == 0
+        and res["doubled"] == 0
+        and res["meters_reconcile"] == "yes"
+        and final.returncode == 0
+        and audit[0] == 0
+    )
+    return 0 if ok else 1
+
+
+def _emit_results(
+    emit: Callable[[str, object], None], kinds: Counter[str], res: dict[str, Any], audit: tuple[int, str]
+) -> None:
+    """The kills by kind, what the ledger holds against what was shown, the audit and the meters."""
     kills = sum(kinds.values())
     emit("kills", kills)
     for kind in KINDS:
@@ -251,12 +266,3 @@ def run(args: argparse.Namespace, emit: Emit) -> int:
         emit("audit_output", audit[1])
     for level, cents in res["meter_cents"].items():
         emit(f"meter_{level}_cents", cents)
-    emit("elapsed_s", f"{time.monotonic() - t0:.1f}")
-    ok = (
-        res["lost"] == 0
-        and res["doubled"] == 0
-        and res["meters_reconcile"] == "yes"
-        and final.returncode == 0
-        and audit[0] == 0
-    )
-    return 0 if ok else 1

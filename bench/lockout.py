@@ -68,6 +68,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -337,24 +338,31 @@ def run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
                 os.setpriority(os.PRIO_PROCESS, 0, nice)
 
 
+@dataclass
+class _Samples:
+    """What the presses measured (milliseconds, and each press's stamps)."""
+
+    freeze: list[float] = field(default_factory=list)
+    durable: list[float] = field(default_factory=list)
+    shown_ms: list[float] = field(default_factory=list)
+    ledger_durable: list[float] = field(default_factory=list)
+    light: list[float] = field(default_factory=list)
+    fsync: list[float] = field(default_factory=list)
+    fdatasync: list[float] = field(default_factory=list)
+    paths: list[dict[str, float]] = field(default_factory=list)
+    cpus: list[dict[str, float]] = field(default_factory=list)
+    sensor_paths: list[dict[str, float]] = field(default_factory=list)
+
+
 def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
     from controller.log import configure
-    from hil.rig import PINS, Rig
+    from hil.rig import Rig
 
     configure(level="error")
     rng = random.Random(args.seed)
-    freeze: list[float] = []
-    durable: list[float] = []
-    shown_ms: list[float] = []
-    ledger_durable: list[float] = []
-    light: list[float] = []
-    fsync: list[float] = []
-    fdatasync: list[float] = []
-    paths: list[dict[str, float]] = []
-    cpus: list[dict[str, float]] = []
+    m = _Samples()
     stamps = PathStamps()
     sensor = SensorStamps()
-    sensor_paths: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory(prefix="tablectl-bench-") as tmp:
         rig = Rig(Path(tmp) / "state", seed=args.seed, speed=1.0)  # its key and witness beside the state
         rig.shoe.shuffle_s = 0.0
@@ -367,123 +375,155 @@ def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
         probe = FsyncProbe(ledger.path.parent)
         gc_pauses = GcPauses()
         try:
-            table = rig.table
-            table.wait_for(lambda s: s.get("state") == "open_for_wagers", 10)
-            assert reactor.handler is not None
-            reactor.handler = stamps.wrap_handler(sensor.wrap_handler(reactor.handler))
-            for seat in range(1, 7):
-                sensor.watch(rig.light_pin(seat))
-            writer.submit = stamps.wrap_submit(writer.submit)  # type: ignore[method-assign]
-            has_trace = hasattr(writer, "trace")
-            if hasattr(ledger, "cpu_clock"):
-                ledger.cpu_clock = time.thread_time  # the writer's CPU time at its stamps
-            if has_trace:
-                writer.trace = stamps.trace
-            checkpoints0 = getattr(writer, "checkpoints", 0)
-            # the bench's thread waits for the count to be shown, woken by that alone: ``table.wait_for``
-            # would wake it on every status publish, each wake taking the GIL on the path measured
-            shown = threading.Event()
-            table.listeners.append(lambda what, _data: shown.set() if what == "count_shown" else None)
-            lock_pin = rig.pin(PINS["lockout"])
-            void_pin = rig.pin(PINS["void"])
+            checkpoints0, shown = _instrument(rig, stamps, sensor)
             for _ in range(args.presses):
-                number = table.status["round"]
-                seats = [s for s in range(1, 7) if rng.random() < 0.5] or [1]
-                for s in seats:
-                    off_by = time.perf_counter() + 1.0  # the light off first (the last round's chip removed)
-                    while rig.light_pin(s).state and time.perf_counter() < off_by:
-                        time.sleep(0.005)
-                    sensor.arm(f"bet.progressive.{s}")
-                    waited = sensor.run_delay()
-                    t0 = time.perf_counter()
-                    rig.place(s)
-                    if not sensor.lit.wait(1.0):
-                        raise TimeoutError(f"seat {s}'s light did not come on; status: {table.status}")
-                    sensor.now.update(edge=t0, seen=time.perf_counter(), runqueue=sensor.run_delay() - waited)
-                    sensor_paths.append(sensor.now)
-                    light.append((sensor.now["lit"] - t0) * 1000)
-                time.sleep(0.025)  # past the sensors' debounce window
-                writer.flush()  # the disk samples with the writer idle, as the press finds it
-                if len(fsync) % 2:  # the two raw syncs, in turns first
-                    fdatasync.append(probe.sample_ms(os.fdatasync))
-                    fsync.append(probe.sample_ms(os.fsync))
-                else:
-                    fsync.append(probe.sample_ms(os.fsync))
-                    fdatasync.append(probe.sample_ms(os.fdatasync))
-                table.perf.clear()
-                shown.clear()
-                stamps.arm()
-                t0 = time.perf_counter()
-                lock_pin.drive_low()
-                if not shown.wait(10):
-                    raise TimeoutError(f"no count shown after the lock-out; status: {table.status}")
-                # the writer traces its batch after handing the callbacks over (and after the witness):
-                # wait for that, so the writer's stamps of this press are kept — twice, because a flush
-                # marker taken in the same batch as the lock-out's records is answered before the trace
-                writer.flush()
-                writer.flush()
-                path = stamps.disarm()
-                cpus.append(stamps.cpu)
-                path.update(
-                    edge=t0,
-                    frozen=table.perf["lockout_frozen"],
-                    durable=table.perf["lockout_durable"],
-                    shown=table.perf["lockout_shown"],
-                )
-                paths.append(path)
-                freeze.append((table.perf["lockout_frozen"] - t0) * 1000)
-                durable.append((table.perf["lockout_durable"] - t0) * 1000)
-                shown_ms.append((table.perf["lockout_shown"] - t0) * 1000)
-                if "ledger_durable" in path:
-                    ledger_durable.append((path["ledger_durable"] - t0) * 1000)
-                lock_pin.drive_high()
-                for s in seats:
-                    rig.remove(s)
-                time.sleep(0.025)
-                void_pin.drive_low()
-
-                def reopened(s: Mapping[str, Any], n: int = number) -> bool:
-                    return bool(s.get("state") == "open_for_wagers" and s.get("round", 0) > n)
-
-                table.wait_for(reopened, 10)
-                void_pin.drive_high()
-                time.sleep(0.025)
+                _press(rig, rng, stamps, sensor, probe, shown, m)
         finally:
             gc_pauses.close()
             probe.close()
             rig.stop()
-    figures = [("lockout_freeze", freeze), ("lockout_durable", durable), ("lockout_shown", shown_ms)]
-    if len(ledger_durable) == len(durable):
-        figures.append(("ledger_durable", ledger_durable))
-    seen = [(p["seen"] - p["edge"]) * 1000 for p in sensor_paths]
-    for name, xs in (*figures, ("sensor_light", light), ("sensor_light_seen", seen)):
-        xs = sorted(xs)
-        emit(f"{name}_p50_ms", f"{percentile(xs, 50):.3f}")
-        emit(f"{name}_p99_ms", f"{percentile(xs, 99):.3f}")
-        emit(f"{name}_max_ms", f"{xs[-1]:.3f}")
-    durable_p99 = percentile(sorted(durable), 99)
-    for name, xs in (("fsync", fsync), ("fdatasync", fdatasync)):
-        xs = sorted(xs)
-        emit(f"{name}_p50_ms", f"{percentile(xs, 50):.3f}")
-        emit(f"{name}_p99_ms", f"{percentile(xs, 99):.3f}")
-        emit(f"{name}_max_ms", f"{xs[-1]:.3f}")
-        emit(f"lockout_durable_to_{name}_p99", f"{durable_p99 / percentile(xs, 99):.2f}")
-    emit("presses", len(freeze))
-    for key, value in gc_pauses.figures().items():
-        emit(key, value)
-    emit("sensor_edges", len(light))
-    for key, value in segment_figures(paths, durable).items():
-        emit(key, value)
-    for key, value in sensor_figures(sensor_paths).items():
-        emit(key, value)
-    emit("sensor_edges_while_reactor_busy", " ".join(f"{k}:{n}" for k, n in sorted(sensor.busy.items())) or "0")
-    for key, value in cpu_figures(paths, cpus).items():
-        emit(key, value)
+    _emit_figures(emit, m, gc_pauses, sensor)
     if hasattr(writer, "checkpoints"):  # the writer's own WAL checkpoints, off the commit path
         emit("ledger_checkpoints", writer.checkpoints - checkpoints0)
         emit("ledger_checkpoint_ms_total", f"{writer.checkpoint_s * 1000:.1f}")
         emit("ledger_wal_frames_max", writer.max_wal_frames)
     return 0
+
+
+def _instrument(rig: Any, stamps: PathStamps, sensor: SensorStamps) -> tuple[int, threading.Event]:
+    """Stamp the reactor, the ledger writer and the lights; the writer's checkpoints so far, and an
+    event set when the count is shown."""
+    table, reactor = rig.table, rig.service.reactor
+    writer, ledger = rig.service.writer, rig.service.ledger
+    table.wait_for(lambda s: s.get("state") == "open_for_wagers", 10)
+    assert reactor.handler is not None
+    reactor.handler = stamps.wrap_handler(sensor.wrap_handler(reactor.handler))
+    for seat in range(1, 7):
+        sensor.watch(rig.light_pin(seat))
+    writer.submit = stamps.wrap_submit(writer.submit)
+    if hasattr(ledger, "cpu_clock"):
+        ledger.cpu_clock = time.thread_time  # the writer's CPU time at its stamps
+    if hasattr(writer, "trace"):
+        writer.trace = stamps.trace
+    checkpoints0 = getattr(writer, "checkpoints", 0)
+    # the bench's thread waits for the count to be shown, woken by that alone: ``table.wait_for``
+    # would wake it on every status publish, each wake taking the GIL on the path measured
+    shown = threading.Event()
+    table.listeners.append(lambda what, _data: shown.set() if what == "count_shown" else None)
+    return checkpoints0, shown
+
+
+def _press(
+    rig: Any,
+    rng: random.Random,
+    stamps: PathStamps,
+    sensor: SensorStamps,
+    probe: FsyncProbe,
+    shown: threading.Event,
+    m: _Samples,
+) -> None:
+    """One round: chips on some seats, the lock-out pressed and measured, then the round voided."""
+    from hil.rig import PINS
+
+    table, writer = rig.table, rig.service.writer
+    number = table.status["round"]
+    seats = [s for s in range(1, 7) if rng.random() < 0.5] or [1]
+    for s in seats:
+        _place_chip(rig, sensor, s, m)
+    time.sleep(0.025)  # past the sensors' debounce window
+    writer.flush()  # the disk samples with the writer idle, as the press finds it
+    _sample_disk(probe, m)
+    table.perf.clear()
+    shown.clear()
+    stamps.arm()
+    lock_pin = rig.pin(PINS["lockout"])
+    t0 = time.perf_counter()
+    lock_pin.drive_low()
+    if not shown.wait(10):
+        raise TimeoutError(f"no count shown after the lock-out; status: {table.status}")
+    # the writer traces its batch after handing the callbacks over (and after the witness):
+    # wait for that, so the writer's stamps of this press are kept — twice, because a flush
+    # marker taken in the same batch as the lock-out's records is answered before the trace
+    writer.flush()
+    writer.flush()
+    _record_press(table.perf, stamps, t0, m)
+    lock_pin.drive_high()
+    for s in seats:
+        rig.remove(s)
+    time.sleep(0.025)
+    void_pin = rig.pin(PINS["void"])
+    void_pin.drive_low()
+    table.wait_for(lambda s, n=number: s.get("state") == "open_for_wagers" and s.get("round", 0) > n, 10)
+    void_pin.drive_high()
+    time.sleep(0.025)
+
+
+def _place_chip(rig: Any, sensor: SensorStamps, s: int, m: _Samples) -> None:
+    """A chip on seat ``s``'s progressive spot: the time to its light."""
+    off_by = time.perf_counter() + 1.0  # the light off first (the last round's chip removed)
+    while rig.light_pin(s).state and time.perf_counter() < off_by:
+        time.sleep(0.005)
+    sensor.arm(f"bet.progressive.{s}")
+    waited = sensor.run_delay()
+    t0 = time.perf_counter()
+    rig.place(s)
+    if not sensor.lit.wait(1.0):
+        raise TimeoutError(f"seat {s}'s light did not come on; status: {rig.table.status}")
+    sensor.now.update(edge=t0, seen=time.perf_counter(), runqueue=sensor.run_delay() - waited)
+    m.sensor_paths.append(sensor.now)
+    m.light.append((sensor.now["lit"] - t0) * 1000)
+
+
+def _sample_disk(probe: FsyncProbe, m: _Samples) -> None:
+    if len(m.fsync) % 2:  # the two raw syncs, in turns first
+        m.fdatasync.append(probe.sample_ms(os.fdatasync))
+        m.fsync.append(probe.sample_ms(os.fsync))
+    else:
+        m.fsync.append(probe.sample_ms(os.fsync))
+        m.fdatasync.append(probe.sample_ms(os.fdatasync))
+
+
+def _record_press(perf: Mapping[str, float], stamps: PathStamps, t0: float, m: _Samples) -> None:
+    path = stamps.disarm()
+    m.cpus.append(stamps.cpu)
+    path.update(edge=t0, frozen=perf["lockout_frozen"], durable=perf["lockout_durable"], shown=perf["lockout_shown"])
+    m.paths.append(path)
+    m.freeze.append((perf["lockout_frozen"] - t0) * 1000)
+    m.durable.append((perf["lockout_durable"] - t0) * 1000)
+    m.shown_ms.append((perf["lockout_shown"] - t0) * 1000)
+    if "ledger_durable" in path:
+        m.ledger_durable.append((path["ledger_durable"] - t0) * 1000)
+
+
+def _emit_spread(emit: Callable[[str, object], None], name: str, xs: list[float]) -> None:
+    xs = sorted(xs)
+    emit(f"{name}_p50_ms", f"{percentile(xs, 50):.3f}")
+    emit(f"{name}_p99_ms", f"{percentile(xs, 99):.3f}")
+    emit(f"{name}_max_ms", f"{xs[-1]:.3f}")
+
+
+def _emit_figures(emit: Callable[[str, object], None], m: _Samples, gc_pauses: GcPauses, sensor: SensorStamps) -> None:
+    figures = [("lockout_freeze", m.freeze), ("lockout_durable", m.durable), ("lockout_shown", m.shown_ms)]
+    if len(m.ledger_durable) == len(m.durable):
+        figures.append(("ledger_durable", m.ledger_durable))
+    seen = [(p["seen"] - p["edge"]) * 1000 for p in m.sensor_paths]
+    for name, xs in (*figures, ("sensor_light", m.light), ("sensor_light_seen", seen)):
+        _emit_spread(emit, name, xs)
+    durable_p99 = percentile(sorted(m.durable), 99)
+    for name, xs in (("fsync", m.fsync), ("fdatasync", m.fdatasync)):
+        _emit_spread(emit, name, xs)
+        emit(f"lockout_durable_to_{name}_p99", f"{durable_p99 / percentile(sorted(xs), 99):.2f}")
+    emit("presses", len(m.freeze))
+    for key, value in gc_pauses.figures().items():
+        emit(key, value)
+    emit("sensor_edges", len(m.light))
+    for key, value in segment_figures(m.paths, m.durable).items():
+        emit(key, value)
+    for key, value in sensor_figures(m.sensor_paths).items():
+        emit(key, value)
+    emit("sensor_edges_while_reactor_busy", " ".join(f"{k}:{n}" for k, n in sorted(sensor.busy.items())) or "0")
+    for key, value in cpu_figures(m.paths, m.cpus).items():
+        emit(key, value)
 
 
 def segment_figures(paths: list[dict[str, float]], durable: list[float]) -> dict[str, str]:

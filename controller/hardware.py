@@ -299,6 +299,21 @@ def parse_hardware(doc: Mapping[str, Any], file: str, profile_dir: Path | None =
     if len(table_id) > 32 or not table_id.replace("-", "").replace("_", "").isalnum():
         raise t.error("id", f"{table_id!r} must be 1-32 letters, digits, '-' or '_'")
     profile_name = t.get_str("profile")
+    state_dir, software_record = _table_paths(t)
+    labels = {key: _load_label(t, key, what) for key, what in LABELS}
+    t.check_unused()
+    profile = _profile(t, profile_name, profile_dir)
+    g = root.sub("gpio")
+    assert g is not None
+    gpio = _load_gpio(g, profile.seats, profile.sensed)
+    serial = _load_serials(root, file, profile)
+    ledger = _load_ledger(root.sub("ledger", required=False), state_dir)
+    root.check_unused()
+    return HardwareConfig(file, table_id, profile, state_dir, gpio, serial, software_record, ledger, **labels)
+
+
+def _table_paths(t: Section) -> tuple[Path, Path]:
+    """[table] state_dir and software_record: absolute paths."""
     state_dir = Path(t.get_str("state_dir", "/var/lib/tablectl"))
     if not state_dir.is_absolute():
         # systemd starts the service in / and a shell anywhere: a relative directory is two ledgers
@@ -308,10 +323,12 @@ def parse_hardware(doc: Mapping[str, Any], file: str, profile_dir: Path | None =
     software_record = Path(t.get_str("software_record", "/etc/tablectl/software.json"))
     if not software_record.is_absolute() or software_record.suffix != ".json":
         raise t.error("software_record", f"{str(software_record)!r} must be an absolute path to a .json file")
-    labels = {key: _load_label(t, key, what) for key, what in LABELS}
-    t.check_unused()
+    return state_dir, software_record
+
+
+def _profile(t: Section, profile_name: str, profile_dir: Path | None) -> TableProfile:
     try:
-        profile = load_profile(profile_name, profile_dir)
+        return load_profile(profile_name, profile_dir)
     except ConfigError as e:
         if e.section or e.key:
             raise
@@ -319,9 +336,10 @@ def parse_hardware(doc: Mapping[str, Any], file: str, profile_dir: Path | None =
         raise t.error("profile", f"{e.file}: {e.problem}") from None
     except ProfileUnreadable as e:
         raise t.error("profile", str(e)) from None
-    g = root.sub("gpio")
-    assert g is not None
-    gpio = _load_gpio(g, profile.seats, profile.sensed)
+
+
+def _load_serials(root: Section, file: str, profile: TableProfile) -> dict[str, SerialSettings]:
+    """[serial.*]: the devices the profile needs (others optional), each on a port of its own."""
     s = root.sub("serial")
     assert s is not None
     serial: dict[str, SerialSettings] = {}
@@ -335,9 +353,7 @@ def parse_hardware(doc: Mapping[str, Any], file: str, profile_dir: Path | None =
         if sc.port in ports:
             raise ConfigError(file, f"serial.{dev}", "port", f"{sc.port} is already used by serial.{ports[sc.port]}")
         ports[sc.port] = dev
-    ledger = _load_ledger(root.sub("ledger", required=False), state_dir)
-    root.check_unused()
-    return HardwareConfig(file, table_id, profile, state_dir, gpio, serial, software_record, ledger, **labels)
+    return serial
 
 
 def load_hardware(path: str | Path, profile_dir: Path | None = None) -> HardwareConfig:

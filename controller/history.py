@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,39 +52,63 @@ class RoundRecord:
     faults: list[str] = field(default_factory=list)
 
     def apply(self, kind: str, data: dict[str, Any], ts: str) -> None:
-        if kind == Kind.ROUND_OPEN:
-            self.opened = ts
-        elif kind == Kind.WAGER_ACCEPTED:
-            self.accepted.append(data)
-        elif kind == Kind.WAGER_REJECTED:
-            self.rejected.append(data)
-        elif kind == Kind.WAGER_RETURNED:
-            self.returned.append(data)
-        elif kind in (Kind.DICE, Kind.DICE_NO_ROLL):
-            self.dice.append({"no_roll": kind == Kind.DICE_NO_ROLL, **data})
-            if kind == Kind.DICE:
-                self.start = data.get("start")
-        elif kind == Kind.RNG_DRAW:
-            self.rng.append(data)
-            self.start = data.get("start", self.start)
-        elif kind == Kind.DEAL:
-            self.deal = data
-        elif kind == Kind.CARD_BURNED:
-            self.burned.append(data)
-        elif kind == Kind.WAGER_RESULT:
-            self.results.append(data)
-        elif kind == Kind.PAYOUT:
-            self.payouts.append(data)
-        elif kind == Kind.METER_PAYOUT:
-            self.meter_payouts.append(data)
-        elif kind == Kind.METER_INCREMENT:
-            self.increments += 1
-        elif kind == Kind.ROUND_COMPLETE:
-            self.status, self.closed = "complete", ts
-        elif kind == Kind.ROUND_VOID:
-            self.status, self.closed, self.void_reason = "void", ts, data.get("reason")
-        elif kind == Kind.TILT_RAISED:
-            self.faults.append(f"{data.get('source')}: {data.get('reason')}")
+        listed = _LISTED.get(kind)
+        if listed is not None:
+            getattr(self, listed).append(data)
+            return
+        handler = _APPLY.get(kind)
+        if handler is not None:
+            handler(self, kind, data, ts)
+
+    def _opened(self, kind: str, data: dict[str, Any], ts: str) -> None:
+        self.opened = ts
+
+    def _dice(self, kind: str, data: dict[str, Any], ts: str) -> None:
+        self.dice.append({"no_roll": kind == Kind.DICE_NO_ROLL, **data})
+        if kind == Kind.DICE:
+            self.start = data.get("start")
+
+    def _rng(self, kind: str, data: dict[str, Any], ts: str) -> None:
+        self.rng.append(data)
+        self.start = data.get("start", self.start)
+
+    def _deal(self, kind: str, data: dict[str, Any], ts: str) -> None:
+        self.deal = data
+
+    def _increment(self, kind: str, data: dict[str, Any], ts: str) -> None:
+        self.increments += 1
+
+    def _complete(self, kind: str, data: dict[str, Any], ts: str) -> None:
+        self.status, self.closed = "complete", ts
+
+    def _void(self, kind: str, data: dict[str, Any], ts: str) -> None:
+        self.status, self.closed, self.void_reason = "void", ts, data.get("reason")
+
+    def _fault(self, kind: str, data: dict[str, Any], ts: str) -> None:
+        self.faults.append(f"{data.get('source')}: {data.get('reason')}")
+
+
+#: the kinds a round's record keeps as they are, and the list of :class:`RoundRecord` they go to
+_LISTED: dict[str, str] = {
+    Kind.WAGER_ACCEPTED: "accepted",
+    Kind.WAGER_REJECTED: "rejected",
+    Kind.WAGER_RETURNED: "returned",
+    Kind.CARD_BURNED: "burned",
+    Kind.WAGER_RESULT: "results",
+    Kind.PAYOUT: "payouts",
+    Kind.METER_PAYOUT: "meter_payouts",
+}
+_APPLY: dict[str, Callable[[RoundRecord, str, dict[str, Any], str], None]] = {
+    Kind.ROUND_OPEN: RoundRecord._opened,
+    Kind.DICE: RoundRecord._dice,
+    Kind.DICE_NO_ROLL: RoundRecord._dice,
+    Kind.RNG_DRAW: RoundRecord._rng,
+    Kind.DEAL: RoundRecord._deal,
+    Kind.METER_INCREMENT: RoundRecord._increment,
+    Kind.ROUND_COMPLETE: RoundRecord._complete,
+    Kind.ROUND_VOID: RoundRecord._void,
+    Kind.TILT_RAISED: RoundRecord._fault,
+}
 
 
 def _rows(conn: sqlite3.Connection, sql: str, args: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
@@ -192,46 +216,57 @@ def _recipient_order(who: str) -> tuple[int, int]:
 
 def format_detail(r: RoundRecord) -> str:
     lines = [f"round {r.number}: {r.status}  opened {r.opened}  closed {r.closed or '-'}"]
-    for a in r.accepted:
-        amt = format_cents(a["cents"]) if a.get("cents") is not None else "sensed"
-        lines.append(f"  accepted  seat {a['seat']} {a.get('spot', 'progressive')} {amt}")
-    for x in r.rejected:
-        lines.append(f"  rejected  seat {x['seat']} {x.get('spot', 'progressive')}: {x.get('reason')}")
-    for d in r.dice:
-        if d["no_roll"]:
-            lines.append(f"  no roll   reason {d.get('reason')} (reshake, § 670a.13(a),(b))")
-        else:
-            lines.append(
-                f"  dice      {'-'.join(map(str, d['dice']))} = {d['total']} (red die #{d['red'] + 1}) "
-                f"-> start position {d['start']}"
-            )
-    for x in r.rng:
-        lines.append(f"  rng       drew {x.get('value')} -> start position {x.get('start')}")
-    if r.deal:
-        hands = r.deal.get("hands", {})
-        for who, cards in sorted(hands.items(), key=lambda kv: _recipient_order(kv[0])):
-            label = f"seat {who[5:]:>2}" if who.startswith("seat:") else who
-            lines.append(f"  {label:<9} {cards}")
-    for b in r.burned:
-        lines.append(f"  burned    stack {b['stack']} card {b['card']} (§ 670a.13(f))")
-    for x in r.results:
-        lines.append(
-            f"  result    seat {x['seat']} {x['wager']} {x.get('hand')} {x['outcome']} "
-            f"{format_cents(x['net'])}" + (f" ({x['pays']})" if x.get("pays") else "")
-        )
-    for p in r.payouts:
-        lines.append(
-            f"  paid      seat {p['seat']} {p['wager']} {format_cents(p['cents'])} (by the table, wager included)"
-        )
-    for p in r.meter_payouts:
-        lines.append(
-            f"  meter hit seat {p['seat']} {p['hand']} {format_cents(p['cents'])} (hit #{p.get('order')}, "
-            "paid by an attendant)"
-        )
-    for x in r.returned:
-        lines.append(f"  returned  seat {x['seat']} {format_cents(x['cents'])}")
+    lines += [_accepted_line(a) for a in r.accepted]
+    lines += [f"  rejected  seat {x['seat']} {x.get('spot', 'progressive')}: {x.get('reason')}" for x in r.rejected]
+    lines += [_dice_line(d) for d in r.dice]
+    lines += [f"  rng       drew {x.get('value')} -> start position {x.get('start')}" for x in r.rng]
+    lines += _deal_lines(r.deal)
+    lines += [f"  burned    stack {b['stack']} card {b['card']} (§ 670a.13(f))" for b in r.burned]
+    lines += [_result_line(x) for x in r.results]
+    lines += [
+        f"  paid      seat {p['seat']} {p['wager']} {format_cents(p['cents'])} (by the table, wager included)"
+        for p in r.payouts
+    ]
+    lines += [_meter_hit_line(p) for p in r.meter_payouts]
+    lines += [f"  returned  seat {x['seat']} {format_cents(x['cents'])}" for x in r.returned]
     if r.void_reason:
         lines.append(f"  void      {r.void_reason}")
-    for f in r.faults:
-        lines.append(f"  fault     {f}")
+    lines += [f"  fault     {f}" for f in r.faults]
     return "\n".join(lines)
+
+
+def _accepted_line(a: dict[str, Any]) -> str:
+    amt = format_cents(a["cents"]) if a.get("cents") is not None else "sensed"
+    return f"  accepted  seat {a['seat']} {a.get('spot', 'progressive')} {amt}"
+
+
+def _dice_line(d: dict[str, Any]) -> str:
+    if d["no_roll"]:
+        return f"  no roll   reason {d.get('reason')} (reshake, § 670a.13(a),(b))"
+    return (
+        f"  dice      {'-'.join(map(str, d['dice']))} = {d['total']} (red die #{d['red'] + 1}) "
+        f"-> start position {d['start']}"
+    )
+
+
+def _deal_lines(deal: dict[str, Any]) -> list[str]:
+    if not deal:
+        return []
+    lines = []
+    for who, cards in sorted(deal.get("hands", {}).items(), key=lambda kv: _recipient_order(kv[0])):
+        label = f"seat {who[5:]:>2}" if who.startswith("seat:") else who
+        lines.append(f"  {label:<9} {cards}")
+    return lines
+
+
+def _result_line(x: dict[str, Any]) -> str:
+    return f"  result    seat {x['seat']} {x['wager']} {x.get('hand')} {x['outcome']} {format_cents(x['net'])}" + (
+        f" ({x['pays']})" if x.get("pays") else ""
+    )
+
+
+def _meter_hit_line(p: dict[str, Any]) -> str:
+    return (
+        f"  meter hit seat {p['seat']} {p['hand']} {format_cents(p['cents'])} (hit #{p.get('order')}, "
+        "paid by an attendant)"
+    )

@@ -17,7 +17,7 @@ one read transaction around it (``Ledger.verify``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -75,29 +75,26 @@ def walk(led: Ledger, w: Walk, after: int, upto: int | None, keyed_from: int, cp
     args: tuple[int, ...] = (after,)
     if upto is not None:
         q, args = q + " AND seq <= ?", (after, upto)
-    problems, keyed, mac_of = w.problems, led.keyed, led.event_mac
+    problems = w.problems
+    # SHA-256 before the keyed record, the MAC from it on (not checked without the key)
+    hash_check = (event_hash, _HASH_WRONG)
+    mac_check = (led.event_mac, _MAC_WRONG) if led.keyed else None
     for seq, ts, table, rnd, kind, data, p, h in led.db.execute(q + " ORDER BY seq", args):
         before = len(problems)
         if seq != w.expect:
             problems.append(f"event sequence gap: expected {w.expect}, found {seq}")
         if p != w.prev:
             problems.append(f"event {seq}: chain broken (prev hash does not match event {seq - 1})")
-        try:
-            if seq < keyed_from:
-                if event_hash(seq, ts, table, rnd, kind, data, p) != h:
-                    problems.append(f"event {seq}: hash does not match its contents")
-            elif keyed and mac_of(seq, ts, table, rnd, kind, data, p) != h:
-                problems.append(f"event {seq}: MAC does not match its contents (edited, or written without the key)")
-        except (TypeError, ValueError) as e:  # a value no event has (a BLOB put in): not an event
-            problems.append(f"event {seq}: not a valid event ({e})")
+        row = (seq, ts, table, rnd, kind, data, p)
+        digest, valid = _digest_problem(row, h, hash_check if seq < keyed_from else mac_check)
+        if digest is not None:
+            problems.append(digest)
+        if not valid:
             kind = ""
         if seq == keyed_from and keyed_from > 1 and kind != KEYED_KIND:
             problems.append(f"event {seq}: the ledger says it is keyed from here, but this is not its {KEYED_KIND}")
         if kind.startswith("meter.") and w.with_meters:
-            try:
-                w.meters = meters_mod.apply(w.meters, kind, json.loads(data), round_no=rnd, seq=seq)
-            except (ValueError, KeyError) as e:
-                problems.append(f"event {seq}: meter event cannot be applied: {e}")
+            _apply_meter(w, seq, rnd, kind, data)
         if seq in cps:
             _checkpoint(w, seq, h, cps[seq])
         w.prev, w.expect = h, seq + 1
@@ -107,6 +104,32 @@ def walk(led: Ledger, w: Walk, after: int, upto: int | None, keyed_from: int, cp
             problems.append("... (stopped after 20 problems)")
             break
     return w
+
+
+_HASH_WRONG = "hash does not match its contents"
+_MAC_WRONG = "MAC does not match its contents (edited, or written without the key)"
+
+
+def _digest_problem(
+    row: tuple[Any, ...], h: str, check: tuple[Callable[..., str], str] | None
+) -> tuple[str | None, bool]:
+    """What is wrong with an event's stored hash; False when the row is not an event."""
+    if check is None:
+        return None, True
+    digest, wrong = check
+    try:
+        if digest(*row) == h:
+            return None, True
+    except (TypeError, ValueError) as e:  # a value no event has (a BLOB put in): not an event
+        return f"event {row[0]}: not a valid event ({e})", False
+    return f"event {row[0]}: {wrong}", True
+
+
+def _apply_meter(w: Walk, seq: int, rnd: int, kind: str, data: str) -> None:
+    try:
+        w.meters = meters_mod.apply(w.meters, kind, json.loads(data), round_no=rnd, seq=seq)
+    except (ValueError, KeyError) as e:
+        w.problems.append(f"event {seq}: meter event cannot be applied: {e}")
 
 
 def _checkpoint(w: Walk, seq: int, h: str, cp: tuple[str, str]) -> None:

@@ -17,6 +17,8 @@ from controller.records import Kind
 Done = Callable[[list[StoredEvent]], None]
 #: per batch, for bench/: perf_counter stamps by stage, and the events stored
 Trace = Callable[[Mapping[str, float], list[StoredEvent]], None]
+#: what the writer's queue carries: records and their callback (None: stop)
+_Item = tuple[list[Record], Done | None]
 
 
 class LedgerWriter:
@@ -65,7 +67,7 @@ class LedgerWriter:
         self.ledger = ledger
         self._deliver = deliver
         self._on_error = on_error
-        self._q: queue.SimpleQueue[tuple[list[Record], Done | None] | None] = queue.SimpleQueue()
+        self._q: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
         self._max_batch = max_batch
         self._idle_s = idle_checkpoint_s
         self._ckpt_commits = checkpoint_commits
@@ -128,82 +130,102 @@ class LedgerWriter:
             self._failed = True
             self._on_error(exc)
         while True:
-            self._idle = True
-            if self._uncheckpointed >= self._ckpt_commits and not self._failed:
-                try:
-                    item = self._q.get(timeout=self._idle_s)
-                except queue.Empty:
-                    self._idle = False
-                    self._checkpoint()  # idle: nothing waits for the disk now
-                    continue
-            else:
-                item = self._q.get()
-            self._idle = False
-            t_got, c_got = time.perf_counter(), self.ledger.cpu_clock()
-            if self._waiting and self._taken.locked():  # a submitter waits for the hand-over: it has it
-                self._taken.release()
+            got = self._take()
+            if got is None:
+                continue  # idle: checkpointed
+            item, t_got, c_got = got
             if item is None:
                 return
-            batch = [item]
-            stop = False
-            while len(batch) < self._max_batch and not self._q.empty():
-                nxt = self._q.get_nowait()  # the writer is the queue's only consumer
-                if nxt is None:
-                    stop = True
-                    break
-                batch.append(nxt)
-            if self._failed:
-                if stop:
-                    return
-                continue
-            records = [r for recs, _ in batch for r in recs]
-            try:
-                stored = self.ledger.append(records)
-            except BaseException as exc:  # noqa: BLE001 - latched by the table, never swallowed
-                self._failed = True
-                self._record_fault(exc)
-                self._on_error(exc)
-                if stop:
-                    return  # the stop came in this batch: it was not lost with the failure
-                continue
-            if stored:
-                self.commits += 1
-                self.events_written += len(stored)
-                self._uncheckpointed += 1
-            i = 0
-            for recs, done in batch:
-                mine = stored[i : i + len(recs)]
-                i += len(recs)
-                if done is not None:
-                    if not recs:
-                        done(mine)  # flush marker: direct
-                    else:
-                        self._deliver(done, mine)
-            if self._witness is not None and stored:
-                self._write_witness()
-            if self.trace is not None and stored:
-                t0, t_begin, t_commit, t_durable = self.ledger.append_stamps
-                c0, c_begin, c_commit, c_durable = self.ledger.append_cpu
-                stamps = {
-                    "writer_got": t_got,
-                    "append_start": t0,
-                    "begin": t_begin,
-                    "commit": t_commit,
-                    "committed": t_durable,
-                    "handed_back": time.perf_counter(),
-                    # the writer thread's CPU time at the same points (0.0 unless the ledger's cpu_clock is set)
-                    "cpu:writer_got": c_got,
-                    "cpu:append_start": c0,
-                    "cpu:begin": c_begin,
-                    "cpu:commit": c_commit,
-                    "cpu:committed": c_durable,
-                    "cpu:handed_back": self.ledger.cpu_clock(),
-                }
-                self.trace(stamps, stored)
+            batch, stop = self._batch(item)
+            # after a failure nothing more is written (the table has latched the fault)
+            written = not self._failed and self._write(batch, t_got, c_got)
             if stop:
-                return
-            if self._uncheckpointed >= self._max_commits:
+                return  # a stop in this batch is not lost with a failure
+            if written and self._uncheckpointed >= self._max_commits:
                 self._checkpoint()  # never idle: bound the WAL anyway, the callbacks already handed over
+
+    def _take(self) -> tuple[_Item | None, float, float] | None:
+        """The next item of the queue (None: stop), when and at what CPU time it was taken;
+        None when the writer was idle long enough to checkpoint (and did)."""
+        self._idle = True
+        if self._uncheckpointed >= self._ckpt_commits and not self._failed:
+            try:
+                item = self._q.get(timeout=self._idle_s)
+            except queue.Empty:
+                self._idle = False
+                self._checkpoint()  # idle: nothing waits for the disk now
+                return None
+        else:
+            item = self._q.get()
+        self._idle = False
+        t_got, c_got = time.perf_counter(), self.ledger.cpu_clock()
+        if self._waiting and self._taken.locked():  # a submitter waits for the hand-over: it has it
+            self._taken.release()
+        return item, t_got, c_got
+
+    def _batch(self, item: _Item) -> tuple[list[_Item], bool]:
+        """``item`` and what else is queued (up to the batch size); True when a stop was among them."""
+        batch = [item]
+        while len(batch) < self._max_batch and not self._q.empty():
+            nxt = self._q.get_nowait()  # the writer is the queue's only consumer
+            if nxt is None:
+                return batch, True
+            batch.append(nxt)
+        return batch, False
+
+    def _write(self, batch: list[_Item], t_got: float, c_got: float) -> bool:
+        """One transaction for the batch, then the callbacks, the witness and the trace;
+        False when the write failed (latched: the fault recorded and reported)."""
+        records = [r for recs, _ in batch for r in recs]
+        try:
+            stored = self.ledger.append(records)
+        except BaseException as exc:  # noqa: BLE001 - latched by the table, never swallowed
+            self._failed = True
+            self._record_fault(exc)
+            self._on_error(exc)
+            return False
+        if stored:
+            self.commits += 1
+            self.events_written += len(stored)
+            self._uncheckpointed += 1
+        self._hand_back(batch, stored)
+        if self._witness is not None and stored:
+            self._write_witness()
+        if self.trace is not None and stored:
+            self.trace(self._stamps(t_got, c_got), stored)
+        return True
+
+    def _hand_back(self, batch: list[_Item], stored: list[StoredEvent]) -> None:
+        """Each submitter's stored events, in the order submitted."""
+        i = 0
+        for recs, done in batch:
+            mine = stored[i : i + len(recs)]
+            i += len(recs)
+            if done is None:
+                continue
+            if not recs:
+                done(mine)  # flush marker: direct
+            else:
+                self._deliver(done, mine)
+
+    def _stamps(self, t_got: float, c_got: float) -> dict[str, float]:
+        t0, t_begin, t_commit, t_durable = self.ledger.append_stamps
+        c0, c_begin, c_commit, c_durable = self.ledger.append_cpu
+        return {
+            "writer_got": t_got,
+            "append_start": t0,
+            "begin": t_begin,
+            "commit": t_commit,
+            "committed": t_durable,
+            "handed_back": time.perf_counter(),
+            # the writer thread's CPU time at the same points (0.0 unless the ledger's cpu_clock is set)
+            "cpu:writer_got": c_got,
+            "cpu:append_start": c0,
+            "cpu:begin": c_begin,
+            "cpu:commit": c_commit,
+            "cpu:committed": c_durable,
+            "cpu:handed_back": self.ledger.cpu_clock(),
+        }
 
     def _write_witness(self) -> None:
         assert self._witness is not None

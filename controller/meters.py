@@ -31,7 +31,7 @@ compares with the stored meters (controller/ledger.py).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
@@ -148,76 +148,105 @@ def apply(meters: Meters, kind: str, data: Mapping[str, Any], *, round_no: int =
     out = dict(meters)
     level = data.get("level")
     if kind == Kind.METER_INIT:
-        if not isinstance(level, str):
-            raise MeterError(f"meter.init without a level name ({level!r})")
-        if level in out:
-            raise MeterError(f"meter {level!r} initialised twice")
-        seed = int(data["seed"])
-        out[level] = Meter(
-            level,
-            seed,
-            _frac(data["rate"], "rate"),
-            Fraction(seed),
-            initial_seed=seed,
-            reserve_rate=_frac(data.get("reserve_rate", 0), "reserve_rate"),
-        )
+        _init(out, level, data)
         return out
     if not isinstance(level, str) or level not in out:
         raise MeterError(f"{kind} for unknown meter level {level!r}")
-    m = out[level]
-    if kind == Kind.METER_INCREMENT:
-        wager = int(data["wager"])
-        c = wager * _frac(data["rate"], "rate")
-        r = wager * _frac(data.get("reserve_rate", 0), "reserve_rate")
-        if c < 0 or r < 0:
-            raise MeterError("negative increment")
-        m = replace(
-            m,
-            value=m.value + c,
-            increments=m.increments + c,
-            increment_count=m.increment_count + 1,
-            reserve=m.reserve + r,
-        )
-    elif kind == Kind.METER_PAYOUT:
-        cents = int(data["cents"])
-        if cents < 0 or cents > m.cents:
-            raise MeterError(f"payout of {cents} cents from meter {level!r} showing {m.cents}")
-        m = replace(m, value=m.value - cents, paid_attendant=m.paid_attendant + cents, hits=m.hits + 1)
-    elif kind == Kind.METER_FIXED_PAID:
-        cents = int(data["cents"])
-        if cents < 0:
-            raise MeterError("negative fixed pay")
-        m = replace(m, paid_table=m.paid_table + cents, fixed_hits=m.fixed_hits + 1)
-    elif kind == Kind.METER_RESEED:
-        cents = int(data["cents"])
-        if cents < 0:
-            raise MeterError("negative reseed")
-        moved = m.reserve
-        m = replace(
-            m,
-            value=m.value + cents + moved,
-            reseeds=m.reseeds + cents,
-            reserve=Fraction(0),
-            reserve_moved=m.reserve_moved + moved,
-        )
-    elif kind == Kind.METER_VOID:
-        wager = int(data["wager"])
-        c = wager * _frac(data["rate"], "rate")
-        r = wager * _frac(data.get("reserve_rate", 0), "reserve_rate")
-        if c > m.value or r > m.reserve:
-            raise MeterError(f"void of {c} from meter {level!r} holding {m.value}")
-        m = replace(m, value=m.value - c, voided=m.voided + c, reserve=m.reserve - r)
-    elif kind == Kind.METER_ADJUST:
-        m = replace(
-            m,
-            rate=_frac(data.get("rate", m.rate), "rate"),
-            seed_cents=int(data.get("seed", m.seed_cents)),
-            reserve_rate=_frac(data.get("reserve_rate", m.reserve_rate), "reserve_rate"),
-        )
-    else:
+    step = _STEPS.get(kind)
+    if step is None:
         raise MeterError(f"unknown meter event {kind!r}")
-    out[level] = m
+    out[level] = step(out[level], level, data)
     return out
+
+
+def _init(out: dict[str, Meter], level: Any, data: Mapping[str, Any]) -> None:
+    if not isinstance(level, str):
+        raise MeterError(f"meter.init without a level name ({level!r})")
+    if level in out:
+        raise MeterError(f"meter {level!r} initialised twice")
+    seed = int(data["seed"])
+    out[level] = Meter(
+        level,
+        seed,
+        _frac(data["rate"], "rate"),
+        Fraction(seed),
+        initial_seed=seed,
+        reserve_rate=_frac(data.get("reserve_rate", 0), "reserve_rate"),
+    )
+
+
+def _contribution(data: Mapping[str, Any]) -> tuple[Fraction, Fraction]:
+    """A wager's exact contribution to the meter and to the reserve."""
+    wager = int(data["wager"])
+    return wager * _frac(data["rate"], "rate"), wager * _frac(data.get("reserve_rate", 0), "reserve_rate")
+
+
+def _increment(m: Meter, level: str, data: Mapping[str, Any]) -> Meter:
+    c, r = _contribution(data)
+    if c < 0 or r < 0:
+        raise MeterError("negative increment")
+    return replace(
+        m,
+        value=m.value + c,
+        increments=m.increments + c,
+        increment_count=m.increment_count + 1,
+        reserve=m.reserve + r,
+    )
+
+
+def _payout(m: Meter, level: str, data: Mapping[str, Any]) -> Meter:
+    cents = int(data["cents"])
+    if cents < 0 or cents > m.cents:
+        raise MeterError(f"payout of {cents} cents from meter {level!r} showing {m.cents}")
+    return replace(m, value=m.value - cents, paid_attendant=m.paid_attendant + cents, hits=m.hits + 1)
+
+
+def _fixed_paid(m: Meter, level: str, data: Mapping[str, Any]) -> Meter:
+    cents = int(data["cents"])
+    if cents < 0:
+        raise MeterError("negative fixed pay")
+    return replace(m, paid_table=m.paid_table + cents, fixed_hits=m.fixed_hits + 1)
+
+
+def _reseed(m: Meter, level: str, data: Mapping[str, Any]) -> Meter:
+    cents = int(data["cents"])
+    if cents < 0:
+        raise MeterError("negative reseed")
+    moved = m.reserve
+    return replace(
+        m,
+        value=m.value + cents + moved,
+        reseeds=m.reseeds + cents,
+        reserve=Fraction(0),
+        reserve_moved=m.reserve_moved + moved,
+    )
+
+
+def _void(m: Meter, level: str, data: Mapping[str, Any]) -> Meter:
+    c, r = _contribution(data)
+    if c > m.value or r > m.reserve:
+        raise MeterError(f"void of {c} from meter {level!r} holding {m.value}")
+    return replace(m, value=m.value - c, voided=m.voided + c, reserve=m.reserve - r)
+
+
+def _adjust(m: Meter, level: str, data: Mapping[str, Any]) -> Meter:
+    return replace(
+        m,
+        rate=_frac(data.get("rate", m.rate), "rate"),
+        seed_cents=int(data.get("seed", m.seed_cents)),
+        reserve_rate=_frac(data.get("reserve_rate", m.reserve_rate), "reserve_rate"),
+    )
+
+
+#: a meter event of a known level: the meter after it
+_STEPS: dict[str, Callable[[Meter, str, Mapping[str, Any]], Meter]] = {
+    Kind.METER_INCREMENT: _increment,
+    Kind.METER_PAYOUT: _payout,
+    Kind.METER_FIXED_PAID: _fixed_paid,
+    Kind.METER_RESEED: _reseed,
+    Kind.METER_VOID: _void,
+    Kind.METER_ADJUST: _adjust,
+}
 
 
 def increment_for(wager_cents: int, rate: Fraction) -> Fraction:

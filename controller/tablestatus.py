@@ -151,12 +151,9 @@ def round_view(ledger: ReadOnlyLedger) -> RoundView:
     step = next((what for kind, what in _STEPS if kind in kinds), "open for wagers")
     v = RoundView(n, step, bool(kinds & {Kind.ROUND_COMPLETE, Kind.ROUND_VOID}), kinds=kinds)
     v.accepted = sum(1 for e in evs if e.kind == Kind.WAGER_ACCEPTED)
-    validated = {(e.data.get("seat"), e.data.get("hand")) for e in evs if e.kind == Kind.HIT_VALIDATED}
-    v.pending_hits = [
-        e.data for e in evs if e.kind == Kind.HIT_PENDING and (e.data.get("seat"), e.data.get("hand")) not in validated
-    ]
+    v.pending_hits = _pending_hits(evs)
     if v.pending_hits and not v.finished:
-        waiting = {(e.data.get("seat"), e.data.get("hand")) for e in evs if e.kind == Kind.HIT_AWAITING_LAP}
+        waiting = _hit_keys(evs, Kind.HIT_AWAITING_LAP)
         first = (v.pending_hits[0].get("seat"), v.pending_hits[0].get("hand"))
         v.step = AWAITING_LAP if first in waiting else "awaiting floor validation"
     for e in evs:
@@ -165,6 +162,19 @@ def round_view(ledger: ReadOnlyLedger) -> RoundView:
         if e.kind == Kind.RNG_DRAW:
             v.rng_value = e.data.get("value")
     return v
+
+
+def _hit_keys(evs: list[StoredEvent], kind: str) -> set[tuple[Any, Any]]:
+    """(seat, hand) of every event of ``kind``."""
+    return {(e.data.get("seat"), e.data.get("hand")) for e in evs if e.kind == kind}
+
+
+def _pending_hits(evs: list[StoredEvent]) -> list[dict[str, Any]]:
+    """The hits recorded pending and not validated since."""
+    validated = _hit_keys(evs, Kind.HIT_VALIDATED)
+    return [
+        e.data for e in evs if e.kind == Kind.HIT_PENDING and (e.data.get("seat"), e.data.get("hand")) not in validated
+    ]
 
 
 def sign_message(tilts: Mapping[str, str], ooo: Mapping[str, str], rnd: RoundView) -> str:
@@ -280,17 +290,10 @@ def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None, witnes
     ooo = out_of_order(ledger)
     rnd = round_view(ledger)
     meters = ledger.meters()
-    running = service is not None and service.get("ActiveState") == "active"
-    if tilts:
-        openness = "closed (tilt: a technician must clear it)"
-    elif service is not None and not running:
-        openness = f"closed (service {service.get('ActiveState')})"
-    else:
-        openness = "open"
     lines = [
         f"table {last.table}  ledger {ledger.path}",
         f"last event: #{last.seq} {last.kind} at {local_time(last.ts)}",
-        f"table: {openness}",
+        f"table: {_openness(tilts, service)}",
     ]
     if witness_dir is not None:
         lines.append(witness_line(ledger, witness_dir))
@@ -303,21 +306,39 @@ def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None, witnes
         lines.append("out of order: " + ", ".join(f"{d} (using {alt})" for d, alt in sorted(ooo.items())))
     for h in rnd.pending_hits if not rnd.finished else []:
         lines.append(pending_line(h))
+    lines += _meter_lines(meters, tilts, ooo, rnd)
+    lines.append(disk_line(ledger.path))
+    lines.append(_service_line(service))
+    return "\n".join(lines)
+
+
+def _openness(tilts: Mapping[str, str], service: Mapping[str, str] | None) -> str:
+    if tilts:
+        return "closed (tilt: a technician must clear it)"
+    if service is not None and service.get("ActiveState") != "active":
+        return f"closed (service {service.get('ActiveState')})"
+    return "open"
+
+
+def _meter_lines(
+    meters: Mapping[str, Meter], tilts: Mapping[str, str], ooo: Mapping[str, str], rnd: RoundView
+) -> list[str]:
+    """The meters, and what the sign shows."""
     if meters:
-        lines.append("meters: " + ", ".join(f"{lv} {format_cents(m.value)}" for lv, m in sorted(meters.items())))
+        lines = ["meters: " + ", ".join(f"{lv} {format_cents(m.value)}" for lv, m in sorted(meters.items()))]
     else:
-        lines.append("meters: none (no progressive on this table)")
+        lines = ["meters: none (no progressive on this table)"]
     shown = ", ".join(format_cents(m.cents) for _lv, m in sorted(meters.items()))
     lines.append(f"sign: {shown + '  ' if shown else ''}{sign_message(tilts, ooo, rnd)!r}")
-    lines.append(disk_line(ledger.path))
+    return lines
+
+
+def _service_line(service: Mapping[str, str] | None) -> str:
     if service is None:
-        lines.append(f"service: unknown (systemd not reachable here; {UNIT})")
-    else:
-        lines.append(
-            f"service: {service.get('ActiveState')} ({service.get('SubState')})"
-            + (f"  status: {service['StatusText']}" if service.get("StatusText") else "")
-        )
-    return "\n".join(lines)
+        return f"service: unknown (systemd not reachable here; {UNIT})"
+    return f"service: {service.get('ActiveState')} ({service.get('SubState')})" + (
+        f"  status: {service['StatusText']}" if service.get("StatusText") else ""
+    )
 
 
 def format_meters(ledger: ReadOnlyLedger) -> str:

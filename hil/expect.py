@@ -11,8 +11,8 @@ also what the scenario's waits match with.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from drivers import protocol as P
 
@@ -40,53 +40,113 @@ EXPECT_KEYS = {
 
 def check(rig: Rig, exp: Mapping[str, Any]) -> list[str]:
     """Every expectation of ``exp`` (keys of :data:`EXPECT_KEYS`) that ``rig`` does not meet."""
+    seen = _Seen(rig, rig.table.status, list(rig.table.visited))
     problems: list[str] = []
-    st = rig.table.status
-    visited = list(rig.table.visited)
-    if "state" in exp and st.get("state") != exp["state"]:
-        problems.append(f"state is {st.get('state')!r}, expected {exp['state']!r}")
-    if "visited" in exp and not _subsequence(exp["visited"], visited):
-        problems.append(f"states {exp['visited']} not visited in that order; visited {visited}")
-    for s in exp.get("not_visited", []):
-        if s in visited:
-            problems.append(f"state {s!r} visited; it must not be")
-    if "tilt" in exp:
-        tilts = dict(st.get("tilts", {}))
-        want = exp["tilt"]
-        if want is True and not tilts or want is False and tilts:
-            problems.append(f"tilts are {tilts}, expected {'some' if want else 'none'}")
-        elif isinstance(want, list) and sorted(want) != sorted(tilts):
-            problems.append(f"tilt sources are {sorted(tilts)}, expected {sorted(want)}")
-    for seat, mode in exp.get("lights", {}).items():
+    for key, checker in _CHECKS.items():  # in this order
+        if key in exp:
+            problems += checker(seen, exp[key])
+    return problems
+
+
+class _Seen(NamedTuple):
+    """What :func:`check` looks at: the rig, the table's status and the states it visited."""
+
+    rig: Rig
+    st: Mapping[str, Any]
+    visited: list[str]
+
+
+def _state(seen: _Seen, want: Any) -> list[str]:
+    if seen.st.get("state") != want:
+        return [f"state is {seen.st.get('state')!r}, expected {want!r}"]
+    return []
+
+
+def _visited(seen: _Seen, want: Any) -> list[str]:
+    if not _subsequence(want, seen.visited):
+        return [f"states {want} not visited in that order; visited {seen.visited}"]
+    return []
+
+
+def _not_visited(seen: _Seen, want: Any) -> list[str]:
+    return [f"state {s!r} visited; it must not be" for s in want if s in seen.visited]
+
+
+def _tilt(seen: _Seen, want: Any) -> list[str]:
+    tilts = dict(seen.st.get("tilts", {}))
+    if want is True and not tilts or want is False and tilts:
+        return [f"tilts are {tilts}, expected {'some' if want else 'none'}"]
+    if isinstance(want, list) and sorted(want) != sorted(tilts):
+        return [f"tilt sources are {sorted(tilts)}, expected {sorted(want)}"]
+    return []
+
+
+def _lights(seen: _Seen, want: Mapping[Any, Any]) -> list[str]:
+    problems = []
+    for seat, mode in want.items():
         mode = _light_word(mode)
-        light = rig.light_mode(int(seat))
+        light = seen.rig.light_mode(int(seat))
         if light != mode:
             problems.append(f"seat {seat} light is {light!r}, expected {mode!r}")
-    if "sign" in exp:
-        problems += _check_sign(rig.sign, exp["sign"])
-    if "ledger" in exp:
-        problems += _check_ledger(rig.ledger_events(), exp["ledger"])
-    if "returned" in exp:
-        returned: dict[int, int] = {}
-        for _r, _k, d in rig.ledger_events(["wager.returned"]):
-            returned[int(d["seat"])] = returned.get(int(d["seat"]), 0) + int(d["cents"])
-        want_returned = {int(k): int(v) for k, v in exp["returned"].items()}
-        if returned != want_returned:
-            problems.append(f"wagers returned {returned}, expected {want_returned}")
-    if "meter_cents" in exp and not compare(st.get("meter_cents"), exp["meter_cents"]):
-        problems.append(f"meter is {st.get('meter_cents')} cents, expected {exp['meter_cents']}")
-    for what, want in exp.get("events", {}).items():
-        emitted = rig.emitted_count(what)
-        if not compare(emitted, want):
-            problems.append(f"table emitted {what!r} {emitted} time(s), expected {want}")
-    for dev, checks in exp.get("devices", {}).items():
-        problems += _check_device(dev, rig.sim(dev), checks)
-    for dev, checks in exp.get("link", {}).items():
-        stats = rig.link_stats(dev)
-        for k, want in checks.items():
-            if not compare(getattr(stats, k), want):
-                problems.append(f"{dev} link {k} is {getattr(stats, k)}, expected {want}")
     return problems
+
+
+def _returned(seen: _Seen, want: Mapping[Any, Any]) -> list[str]:
+    returned: dict[int, int] = {}
+    for _r, _k, d in seen.rig.ledger_events(["wager.returned"]):
+        returned[int(d["seat"])] = returned.get(int(d["seat"]), 0) + int(d["cents"])
+    want_returned = {int(k): int(v) for k, v in want.items()}
+    if returned != want_returned:
+        return [f"wagers returned {returned}, expected {want_returned}"]
+    return []
+
+
+def _meter_cents(seen: _Seen, want: Any) -> list[str]:
+    if not compare(seen.st.get("meter_cents"), want):
+        return [f"meter is {seen.st.get('meter_cents')} cents, expected {want}"]
+    return []
+
+
+def _events(seen: _Seen, want: Mapping[str, Any]) -> list[str]:
+    problems = []
+    for what, n in want.items():
+        emitted = seen.rig.emitted_count(what)
+        if not compare(emitted, n):
+            problems.append(f"table emitted {what!r} {emitted} time(s), expected {n}")
+    return problems
+
+
+def _devices(seen: _Seen, want: Mapping[str, Any]) -> list[str]:
+    problems: list[str] = []
+    for dev, checks in want.items():
+        problems += _check_device(dev, seen.rig.sim(dev), checks)
+    return problems
+
+
+def _link(seen: _Seen, want: Mapping[str, Any]) -> list[str]:
+    problems = []
+    for dev, checks in want.items():
+        stats = seen.rig.link_stats(dev)
+        for k, n in checks.items():
+            if not compare(getattr(stats, k), n):
+                problems.append(f"{dev} link {k} is {getattr(stats, k)}, expected {n}")
+    return problems
+
+
+_CHECKS: dict[str, Callable[[_Seen, Any], list[str]]] = {
+    "state": _state,
+    "visited": _visited,
+    "not_visited": _not_visited,
+    "tilt": _tilt,
+    "lights": _lights,
+    "sign": lambda seen, want: _check_sign(seen.rig.sign, want),
+    "ledger": lambda seen, want: _check_ledger(seen.rig.ledger_events(), want),
+    "returned": _returned,
+    "meter_cents": _meter_cents,
+    "events": _events,
+    "devices": _devices,
+    "link": _link,
+}
 
 
 def _check_sign(sign: SignSim, exp: Mapping[str, Any]) -> list[str]:

@@ -63,51 +63,14 @@ class People:
     def play_round(self) -> int:
         """Play one round; returns its number.  Raises TimeoutError if the table hangs,
         RuntimeError if it tilts."""
-        rig, rng = self.rig, self.rng
-
-        def opened() -> Mapping[str, Any]:
-            return self._wait(
-                lambda s: (
-                    s.get("state") in ("open_for_wagers", "tilt", "floor_validation")
-                    and (s.get("deck_ready") or s.get("state") != "open_for_wagers")
-                ),
-                "the table to open for wagers",
-            )
-
-        st = opened()
-        while st["state"] == "floor_validation":
-            # the table came back from a power loss still owing a validated hit (§ 670a.11(h)(3)):
-            # the floorperson validates it before the next round opens
-            before = st.get("pending_hits", 0)
-            rig.press("key")
-            self._wait(
-                lambda s, before=before: s.get("pending_hits", 0) < before or s.get("state") == "tilt",
-                "the recovered hit to be validated",
-            )
-            st = opened()
-        if st["state"] == "tilt":
-            raise RuntimeError(f"table is in tilt: {st['tilts']}")
+        st = self._open()
         number = int(st["round"])
         placed = self.placed.setdefault(number, {})
         refused = self.refused.setdefault(number, set())
-        sensed_seats: list[tuple[int, str]] = []
-        for bet in self.strategy.bets():
-            if bet.sensed:
-                rig.place(bet.seat, bet.wager)
-                sensed_seats.append((bet.seat, bet.wager))
-                placed[(bet.seat, bet.wager)] = bet.cents
-                if rng.random() < self.chatter_probability:  # a chip set down unevenly: contact chatter
-                    for _ in range(rng.randint(1, 4)):
-                        rig.remove(bet.seat, bet.wager)
-                        rig.place(bet.seat, bet.wager)
-            else:
-                reply = self._key(f"BET {bet.seat} {bet.wager} {bet.cents / 100:.2f}")
-                if reply.startswith("ERROR"):
-                    refused.add((bet.seat, bet.wager))
-                else:
-                    placed[(bet.seat, bet.wager)] = bet.cents
+        sensed_seats = self._place_bets(placed, refused)
+        rig = self.rig
         rig.clock.sleep(0.5)
-        rig.press(self.rig.table.proc.lockout_button)  # "no more bets" (lock-out; DJ Wild's Start Game)
+        rig.press(rig.table.proc.lockout_button)  # "no more bets" (lock-out; DJ Wild's Start Game)
         st = self._wait(lambda s: s.get("count_shown") or s.get("state") == "tilt", "the accepted count")
         # wagers the table refused at the lock-out (e.g. an optional wager without its base wager)
         taken = {tuple(k.split(":")) for k in st.get("wagers", {})}
@@ -115,19 +78,79 @@ class People:
             if (str(seat), wager) not in taken:
                 refused.add((seat, wager))
                 del placed[(seat, wager)]
-        late = []
-        if rng.random() < self.late_bet_probability and "progressive" in rig.table.proc.wagers:
-            empty = [s for s in range(1, rig.table.seats + 1) if (s, "progressive") not in sensed_seats]
-            if empty:
-                late.append((rng.choice(empty), "progressive"))
-                rig.place(*late[-1])  # too late: rejected, never a wager
+        late = self._late_bet(sensed_seats)
         rig.clock.sleep(0.5)
         for seat, wager in sensed_seats + late:  # the dealer collects the chips (§ 670a.10(a)(2)(ii))
             rig.remove(seat, wager)
         rig.press("confirm")  # count equals chips collected
+        self._finish(number, placed)
+        return number
+
+    def _opened(self) -> Mapping[str, Any]:
+        return self._wait(
+            lambda s: (
+                s.get("state") in ("open_for_wagers", "tilt", "floor_validation")
+                and (s.get("deck_ready") or s.get("state") != "open_for_wagers")
+            ),
+            "the table to open for wagers",
+        )
+
+    def _open(self) -> Mapping[str, Any]:
+        """Wait for the table to open for wagers, validating a hit owed from before a power loss."""
+        st = self._opened()
+        while st["state"] == "floor_validation":
+            # the table came back from a power loss still owing a validated hit (§ 670a.11(h)(3)):
+            # the floorperson validates it before the next round opens
+            before = st.get("pending_hits", 0)
+            self.rig.press("key")
+            self._wait(
+                lambda s, before=before: s.get("pending_hits", 0) < before or s.get("state") == "tilt",
+                "the recovered hit to be validated",
+            )
+            st = self._opened()
+        if st["state"] == "tilt":
+            raise RuntimeError(f"table is in tilt: {st['tilts']}")
+        return st
+
+    def _place_bets(self, placed: dict[tuple[int, str], int], refused: set[tuple[int, str]]) -> list[tuple[int, str]]:
+        """The strategy's wagers: chips on the sensors, or keyed by the dealer; the sensed spots."""
+        sensed_seats: list[tuple[int, str]] = []
+        for bet in self.strategy.bets():
+            if bet.sensed:
+                self._place_chips(bet.seat, bet.wager)
+                sensed_seats.append((bet.seat, bet.wager))
+                placed[(bet.seat, bet.wager)] = bet.cents
+                continue
+            reply = self._key(f"BET {bet.seat} {bet.wager} {bet.cents / 100:.2f}")
+            if reply.startswith("ERROR"):
+                refused.add((bet.seat, bet.wager))
+            else:
+                placed[(bet.seat, bet.wager)] = bet.cents
+        return sensed_seats
+
+    def _place_chips(self, seat: int, wager: str) -> None:
+        rig, rng = self.rig, self.rng
+        rig.place(seat, wager)
+        if rng.random() < self.chatter_probability:  # a chip set down unevenly: contact chatter
+            for _ in range(rng.randint(1, 4)):
+                rig.remove(seat, wager)
+                rig.place(seat, wager)
+
+    def _late_bet(self, sensed_seats: list[tuple[int, str]]) -> list[tuple[int, str]]:
+        """Sometimes a progressive chip set down after the lock-out: rejected, never a wager."""
+        rig = self.rig
+        late: list[tuple[int, str]] = []
+        if self.rng.random() < self.late_bet_probability and "progressive" in rig.table.proc.wagers:
+            empty = [s for s in range(1, rig.table.seats + 1) if (s, "progressive") not in sensed_seats]
+            if empty:
+                late.append((self.rng.choice(empty), "progressive"))
+                rig.place(*late[-1])  # too late: rejected, never a wager
+        return late
+
+    def _finish(self, number: int, placed: dict[tuple[int, str], int]) -> None:
+        """Take the round's decisions and validations until the next round opens."""
         decided: set[str] = set()
-        proc = rig.table.proc
-        player_shaker = proc.player_activated_shaker  # § 621a.2(f): a player presses the button
+        player_shaker = self.rig.table.proc.player_activated_shaker  # § 621a.2(f): a player presses the button
         while True:
             st = self._wait(
                 lambda s: (
@@ -138,37 +161,50 @@ class People:
                 ),
                 "the round to finish",
             )
-            if st["state"] == "tilt":
-                raise RuntimeError(f"table is in tilt: {st['tilts']}")
-            if player_shaker and self._starting(st):
-                self._press_activation(st["state"])
-                continue
-            if st["state"] == "hand_entry":
-                raise RuntimeError("the shoe did not read the cards: the simulated dealer cannot enter them")
-            if st.get("decision") and not st["decision"]["done"] and st["state"] not in ("floor_validation",):
-                phase = st["state"]
-                if phase in decided:
-                    raise RuntimeError(f"decision phase {phase} does not finish: {st['decision']}")
-                decided.add(phase)
-                for text, late_wagers in self.strategy.decide(st):
-                    reply = self._key(text)
-                    if not reply.startswith("ERROR"):
-                        placed.update(late_wagers)  # e.g. a Double Down, made after "no more bets"
-                self._wait(
-                    lambda s, p=phase: s.get("state") != p or s.get("state") == "tilt",
-                    f"the {phase} decisions to be taken",
-                )
-                continue
-            if st["state"] == "floor_validation":
-                before = st.get("pending_hits", 0)
-                rig.clock.sleep(1.0)
-                rig.press("key")  # the floorperson validates the hit
-                self._wait(
-                    lambda s, before=before: s.get("pending_hits", 0) < before or s.get("state") == "tilt",
-                    "the validation to be taken",
-                )
-                continue
-            return number
+            if not self._step(st, player_shaker, decided, placed):
+                return
+
+    def _step(
+        self, st: Mapping[str, Any], player_shaker: bool, decided: set[str], placed: dict[tuple[int, str], int]
+    ) -> bool:
+        """One thing the round waits for; False when the round is over."""
+        if st["state"] == "tilt":
+            raise RuntimeError(f"table is in tilt: {st['tilts']}")
+        if player_shaker and self._starting(st):
+            self._press_activation(st["state"])
+            return True
+        if st["state"] == "hand_entry":
+            raise RuntimeError("the shoe did not read the cards: the simulated dealer cannot enter them")
+        if st.get("decision") and not st["decision"]["done"] and st["state"] not in ("floor_validation",):
+            self._decide(st, decided, placed)
+            return True
+        if st["state"] == "floor_validation":
+            self._validate_hit(st)
+            return True
+        return False
+
+    def _decide(self, st: Mapping[str, Any], decided: set[str], placed: dict[tuple[int, str], int]) -> None:
+        phase = st["state"]
+        if phase in decided:
+            raise RuntimeError(f"decision phase {phase} does not finish: {st['decision']}")
+        decided.add(phase)
+        for text, late_wagers in self.strategy.decide(st):
+            reply = self._key(text)
+            if not reply.startswith("ERROR"):
+                placed.update(late_wagers)  # e.g. a Double Down, made after "no more bets"
+        self._wait(
+            lambda s, p=phase: s.get("state") != p or s.get("state") == "tilt",
+            f"the {phase} decisions to be taken",
+        )
+
+    def _validate_hit(self, st: Mapping[str, Any]) -> None:
+        before = st.get("pending_hits", 0)
+        self.rig.clock.sleep(1.0)
+        self.rig.press("key")  # the floorperson validates the hit
+        self._wait(
+            lambda s, before=before: s.get("pending_hits", 0) < before or s.get("state") == "tilt",
+            "the validation to be taken",
+        )
 
     def _starting(self, st: Mapping[str, Any]) -> bool:
         phase = self.rig.table.proc.phase(st.get("state", ""))

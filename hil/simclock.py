@@ -310,36 +310,12 @@ class SimClock(ScaledClock):
         """Jump to the earliest wake-up if every party is idle and nothing is in flight."""
         if not (self.skip and self.armed) or self._expected:
             return
-        if self._busy:  # somebody is at work (or a thread ended and left its party behind)
-            for p in self._busy:
-                t = p.thread
-                if t is None or t.ident is None or t.is_alive():
-                    return
-            for p in self._busy:
-                if p.thread is not None:
-                    self._parties.pop(p.thread, None)
-            self._busy.clear()
-        real = time.monotonic()
-        for q in self._flights.values():
-            while q and real - q[0] > FLIGHT_EXPIRY_S:
-                q.popleft()
-                self.expired += 1
-            if q:
-                return
-        target = math.inf
-        owners: list[_Party] = []
-        for p in self._parties.values():  # all idle now
-            if p.ready is not None:
-                try:
-                    if p.ready():
-                        return
-                except Exception:  # noqa: BLE001 - a predicate that fails counts as "about to act"
-                    return
-            if p.until is not None:
-                if p.until < target:
-                    target, owners = p.until, [p]
-                elif p.until == target:
-                    owners.append(p)
+        if not self._busy_gone() or self._in_flight():
+            return
+        earliest = self._earliest()
+        if earliest is None:
+            return
+        target, owners = earliest
         if not owners:
             return  # everybody waits for somebody else: nothing to skip to
         if not all(p.skip_to for p in owners):
@@ -347,7 +323,47 @@ class SimClock(ScaledClock):
         now = self.now()
         if target <= now:
             return  # due already: its owner is waking up by itself
-        jump = target - now + _EPS
+        self._jump(target - now + _EPS)
+
+    def _busy_gone(self) -> bool:
+        """True when no party is at work (a thread that ended leaves its party behind: dropped)."""
+        for p in self._busy:
+            t = p.thread
+            if t is None or t.ident is None or t.is_alive():
+                return False
+        for p in self._busy:
+            if p.thread is not None:
+                self._parties.pop(p.thread, None)
+        self._busy.clear()
+        return True
+
+    def _in_flight(self) -> bool:
+        """True when a message is in flight (those older than FLIGHT_EXPIRY_S are dropped)."""
+        real = time.monotonic()
+        for q in self._flights.values():
+            while q and real - q[0] > FLIGHT_EXPIRY_S:
+                q.popleft()
+                self.expired += 1
+            if q:
+                return True
+        return False
+
+    def _earliest(self) -> tuple[float, list[_Party]] | None:
+        """The earliest wake-up and the parties waiting for it; None when a party is about to act."""
+        target = math.inf
+        owners: list[_Party] = []
+        for p in self._parties.values():  # all idle now
+            if _about_to_act(p):
+                return None
+            if p.until is None:
+                continue
+            if p.until < target:
+                target, owners = p.until, [p]
+            elif p.until == target:
+                owners.append(p)
+        return target, owners
+
+    def _jump(self, jump: float) -> None:
         self._offset += jump
         self.skips += 1
         self.skipped_s += jump
@@ -355,3 +371,13 @@ class SimClock(ScaledClock):
             if p.wake is not None and p.until is not None:  # in real time would now be too long)
                 p.wake()
         self._bump()
+
+
+def _about_to_act(p: _Party) -> bool:
+    """An idle party whose ready predicate holds (or fails: that counts as "about to act")."""
+    if p.ready is None:
+        return False
+    try:
+        return bool(p.ready())
+    except Exception:  # noqa: BLE001 - a predicate that fails counts as "about to act"
+        return True

@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -154,19 +155,23 @@ def _cell(items: list[str]) -> str:
     return "; ".join(parts).replace("|", "\\|")
 
 
+#: the summary's columns after "subsections": which rows each counts
+SUMMARY_COUNTS: dict[str, Callable[[Row], bool]] = {
+    "implemented": lambda r: bool(r.code),
+    "tested": lambda r: bool(r.tested),
+    "implemented and tested": lambda r: bool(r.code and r.tested),
+    "not applicable": lambda r: bool(r.note and r.note.status == "not-applicable"),
+    "Rules Submission": lambda r: bool(r.note and r.note.status == "rules-submission"),
+    "missing": lambda r: r.status == "MISSING",
+}
+
+
 def summary(rs: list[Row]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for ch in ("all", *CHAPTERS):
         mine = [r for r in rs if ch in ("all", r.sub.chapter)]
-        out[ch] = {
-            "subsections": len(mine),
-            "implemented": sum(1 for r in mine if r.code),
-            "tested": sum(1 for r in mine if r.tested),
-            "implemented and tested": sum(1 for r in mine if r.code and r.tested),
-            "not applicable": sum(1 for r in mine if r.note and r.note.status == "not-applicable"),
-            "Rules Submission": sum(1 for r in mine if r.note and r.note.status == "rules-submission"),
-            "missing": sum(1 for r in mine if r.status == "MISSING"),
-        }
+        out[ch] = {"subsections": len(mine)}
+        out[ch].update({k: sum(1 for r in mine if counts(r)) for k, counts in SUMMARY_COUNTS.items()})
     return out
 
 

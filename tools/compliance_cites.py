@@ -61,10 +61,7 @@ def _chain(text: str, pos: int) -> Iterator[Cite]:
     ref = _REF.match(text, pos)
     if not ref or ref.group(1) not in CHAPTERS:
         return
-    chapter, section = ref.group(1), int(ref.group(2))
-    groups = _GROUPS.findall(ref.group(3))
-    last = groups[0] if groups and _is_letter(groups[0]) else ""
-    tail = groups[-1] if groups else ""  # the deepest level cited: a continuation "(ii)" is its sibling
+    chapter, section, last, tail = _ref_parts(ref)
     yield Cite(chapter, section, last)
     pos = ref.end()
     while True:
@@ -76,27 +73,38 @@ def _chain(text: str, pos: int) -> Iterator[Cite]:
         if more:
             if more.group(1) not in CHAPTERS:
                 return
-            chapter, section = more.group(1), int(more.group(2))
-            gs = _GROUPS.findall(more.group(3))
-            last = gs[0] if gs and _is_letter(gs[0]) else ""
-            tail = gs[-1] if gs else ""
+            chapter, section, last, tail = _ref_parts(more)
             yield Cite(chapter, section, last)
             pos = more.end()
             continue
         g = re.match(r"((?:\([A-Za-z0-9]{1,4}\))+)", text[nxt:])
         if not g:
             return
-        cont = _GROUPS.findall(g.group(1))
-        first = cont[0]
         pos = nxt + g.end()
-        deep = first in _ROMAN and (not last or (tail in _ROMAN and tail != last))
-        if not _is_letter(first) or deep:
-            tail = cont[-1]
-            continue  # a paragraph, subparagraph or clause of the subsection already cited
-        is_range = sep.group(0).strip() in ("-", "–", "—", "to", "through")
-        for letter in _letters(last, first)[1:] if is_range and last else [first]:
+        letters, last, tail = _continuation(_GROUPS.findall(g.group(1)), sep.group(0), last, tail)
+        for letter in letters:
             yield Cite(chapter, section, letter)
-        last, tail = first, cont[-1]
+
+
+def _ref_parts(ref: re.Match[str]) -> tuple[str, int, str, str]:
+    """Chapter, section, the subsection cited ("" for none) and the deepest level cited
+    (a continuation "(ii)" is its sibling)."""
+    groups = _GROUPS.findall(ref.group(3))
+    last = groups[0] if groups and _is_letter(groups[0]) else ""
+    tail = groups[-1] if groups else ""
+    return ref.group(1), int(ref.group(2)), last, tail
+
+
+def _continuation(cont: list[str], sep: str, last: str, tail: str) -> tuple[list[str], str, str]:
+    """A continuation ``(e)`` or ``-(q)`` after a reference: the subsections it cites, and the new
+    last subsection and deepest level."""
+    first = cont[0]
+    deep = first in _ROMAN and (not last or (tail in _ROMAN and tail != last))
+    if not _is_letter(first) or deep:
+        return [], last, cont[-1]  # a paragraph, subparagraph or clause of the subsection already cited
+    is_range = sep.strip() in ("-", "–", "—", "to", "through")
+    letters = _letters(last, first)[1:] if is_range and last else [first]
+    return letters, first, cont[-1]
 
 
 def cites_in_test_name(name: str) -> Iterator[Cite]:

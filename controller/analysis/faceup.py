@@ -22,7 +22,7 @@ hands, so the table and the analysis cannot disagree.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache, lru_cache
@@ -97,55 +97,89 @@ def _distribution(mode: JokerMode, ranks: tuple[int, ...]) -> SevenCardDistribut
     jcounts: Counter[int] = Counter()
     straight_trips = 0
     for joker in (False, True):
-        n = 6 if joker else 7  # natural cards
-        flush_at = 4 if joker else 5  # natural cards of one suit that make a flush
-        flush_weight: dict[tuple[int, ...], int] = defaultdict(int)
-        # (1) hands with a flush: the flush suit is unique (5+5 > 7, 4+4 > 6); fix it, x4
-        for f in range(flush_at, n + 1):
-            for fl in combinations(ranks, f):
-                fmask = 0
-                for r in fl:
-                    fmask |= 1 << r
-                for others, w in _other_cards(ranks, n - f):
-                    cnt = [0] * 15
-                    masks = [fmask, 0, 0, 0]
-                    for r in fl:
-                        cnt[r] += 1
-                    for r, s in others:
-                        cnt[r] += 1
-                        masks[s] |= 1 << r
-                    k = classify_counts(cnt, masks, joker, mode)
-                    counts[k] += 4 * w
-                    if joker:
-                        jcounts[k] += 4 * w
-                    flush_weight[tuple(cnt[r] for r in ranks)] += 4 * w
-        # (2) the rest: one representative per rank multiset (suits dealt round-robin,
-        #     at most 2 per suit, so no flush); weight = suit assignments without a flush
-        for cv in _count_vectors(len(ranks), n):
-            ways = 1
-            for c in cv:
-                ways *= comb(4, c)
-            w = ways - flush_weight.get(cv, 0)
-            if w <= 0:
-                if w < 0:  # pragma: no cover - would be a counting bug
-                    raise AssertionError(f"negative weight for {cv}")
-                continue
-            cnt = [0] * 15
-            masks = [0, 0, 0, 0]
-            s = 0
-            for r, c in zip(ranks, cv):
-                cnt[r] = c
-                for _ in range(c):
-                    masks[s % 4] |= 1 << r
-                    s += 1
-            k = classify_counts(cnt, masks, joker, mode)
-            counts[k] += w
-            if joker:
-                jcounts[k] += w
-            if k == STRAIGHT and (max(cv) >= 3 or (joker and cnt[ACE] >= 2)):
-                straight_trips += w
+        flush_weight = _count_flushes(mode, ranks, joker, counts, jcounts)
+        straight_trips += _count_plain(mode, ranks, joker, flush_weight, counts, jcounts)
     total = sum(counts.values())
     return SevenCardDistribution(dict(counts), dict(jcounts), straight_trips, total)
+
+
+def _tally(counts: Counter[int], jcounts: Counter[int], k: int, w: int, joker: bool) -> None:
+    counts[k] += w
+    if joker:
+        jcounts[k] += w
+
+
+def _count_flushes(
+    mode: JokerMode, ranks: tuple[int, ...], joker: bool, counts: Counter[int], jcounts: Counter[int]
+) -> dict[tuple[int, ...], int]:
+    """(1) hands with a flush: the flush suit is unique (5+5 > 7, 4+4 > 6); fix it, x4.
+    Returns the weight of the flushes per rank count vector."""
+    n = 6 if joker else 7  # natural cards
+    flush_at = 4 if joker else 5  # natural cards of one suit that make a flush
+    flush_weight: dict[tuple[int, ...], int] = defaultdict(int)
+    for f in range(flush_at, n + 1):
+        for fl in combinations(ranks, f):
+            fmask = 0
+            for r in fl:
+                fmask |= 1 << r
+            for others, w in _other_cards(ranks, n - f):
+                cnt, masks = _flush_hand(fl, fmask, others)
+                k = classify_counts(cnt, masks, joker, mode)
+                _tally(counts, jcounts, k, 4 * w, joker)
+                flush_weight[tuple(cnt[r] for r in ranks)] += 4 * w
+    return flush_weight
+
+
+def _flush_hand(fl: tuple[int, ...], fmask: int, others: Iterable[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    cnt = [0] * 15
+    masks = [fmask, 0, 0, 0]
+    for r in fl:
+        cnt[r] += 1
+    for r, s in others:
+        cnt[r] += 1
+        masks[s] |= 1 << r
+    return cnt, masks
+
+
+def _count_plain(
+    mode: JokerMode,
+    ranks: tuple[int, ...],
+    joker: bool,
+    flush_weight: Mapping[tuple[int, ...], int],
+    counts: Counter[int],
+    jcounts: Counter[int],
+) -> int:
+    """(2) the rest: one representative per rank multiset (suits dealt round-robin,
+    at most 2 per suit, so no flush); weight = suit assignments without a flush.
+    Returns the weight of the straights that also hold three of a kind."""
+    straight_trips = 0
+    for cv in _count_vectors(len(ranks), 6 if joker else 7):
+        ways = 1
+        for c in cv:
+            ways *= comb(4, c)
+        w = ways - flush_weight.get(cv, 0)
+        if w <= 0:
+            if w < 0:  # pragma: no cover - would be a counting bug
+                raise AssertionError(f"negative weight for {cv}")
+            continue
+        cnt, masks = _plain_hand(ranks, cv)
+        k = classify_counts(cnt, masks, joker, mode)
+        _tally(counts, jcounts, k, w, joker)
+        if k == STRAIGHT and (max(cv) >= 3 or (joker and cnt[ACE] >= 2)):
+            straight_trips += w
+    return straight_trips
+
+
+def _plain_hand(ranks: tuple[int, ...], cv: tuple[int, ...]) -> tuple[list[int], list[int]]:
+    cnt = [0] * 15
+    masks = [0, 0, 0, 0]
+    s = 0
+    for r, c in zip(ranks, cv):
+        cnt[r] = c
+        for _ in range(c):
+            masks[s % 4] |= 1 << r
+            s += 1
+    return cnt, masks
 
 
 def _reading(options: dict[str, str]) -> str:
@@ -247,6 +281,48 @@ def analyze_fortune(paytable: str | None, options: dict[str, str]) -> AnalysisRe
 # --------------------------------------------------------------------------------------
 # Progressive
 # --------------------------------------------------------------------------------------
+@dataclass
+class _ProgressiveRows:
+    rows: list[AnalysisRow]
+    lose: int = 0  # hands that pay nothing
+    resets: int = 0  # hands that take the whole meter (it resets to the seed)
+    share: Fraction = Fraction(0)  # meter fractions won, summed over hands
+    ev: Fraction = Fraction(0)
+
+
+def _progressive_rows(
+    pt: Paytable,
+    meter_pt: Paytable | None,
+    counts: Mapping[int, int],
+    extra: list[AnalysisRow],
+    base: Fraction,
+    wager: int,
+) -> _ProgressiveRows:
+    """One row per paid category (fixed pays and meter pays), in the order of § 688a.6."""
+    t = _ProgressiveRows([])
+    for k, cat in enumerate(BONUS_ORDER):
+        c = counts.get(k, 0)
+        if not c:
+            continue
+        _, p = _row_payout(pt, cat)
+        mp = meter_pt.payout(cat) if meter_pt else None
+        if p is None and mp is None:
+            t.lose += c
+            continue
+        fixed = Fraction(p.cents, wager) if p is not None and p.kind == "fixed" else Fraction(0)
+        meter = [x for x in (p, mp) if x is not None and x.kind == "meter"]
+        if any(x.ratio == 1 for x in meter):
+            t.resets += c
+        t.share += c * sum((x.ratio for x in meter), Fraction(0))
+        text = " + ".join(x.text for x in (p, mp) if x is not None)
+        t.rows.append(AnalysisRow(cat, c, text, base + fixed))
+        t.ev += c * (base + fixed)
+        if cat == "straight":
+            t.rows.extend(extra)
+            t.ev += sum((r.count * r.net for r in extra), Fraction(0))
+    return t
+
+
 @analyzer("face-up", "progressive", "Face Up Progressive 1")
 def analyze_progressive(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     """Progressive Payout Wager (§ 688a.7(e)(3), § 688a.12(d)), long-run payback.
@@ -275,32 +351,9 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
     reading = _reading(options)
     counts = dict(dist.counts)
     extra = _straight_with_trips(pt, dist, counts, reading, Fraction(0) if returned else Fraction(-1), wager)
-    rows: list[AnalysisRow] = []
-    lose = 0
-    resets = 0
-    share = Fraction(0)  # meter fractions won, summed over hands
-    ev = Fraction(0)
-    for k, cat in enumerate(BONUS_ORDER):
-        c = counts.get(k, 0)
-        if not c:
-            continue
-        _, p = _row_payout(pt, cat)
-        mp = meter_pt.payout(cat) if meter_pt else None
-        if p is None and mp is None:
-            lose += c
-            continue
-        base = Fraction(0) if returned else Fraction(-1)
-        fixed = Fraction(p.cents, wager) if p is not None and p.kind == "fixed" else Fraction(0)
-        meter = [x for x in (p, mp) if x is not None and x.kind == "meter"]
-        if any(x.ratio == 1 for x in meter):
-            resets += c
-        share += c * sum((x.ratio for x in meter), Fraction(0))
-        text = " + ".join(x.text for x in (p, mp) if x is not None)
-        rows.append(AnalysisRow(cat, c, text, base + fixed))
-        ev += c * (base + fixed)
-        if cat == "straight":
-            rows.extend(extra)
-            ev += sum((r.count * r.net for r in extra), Fraction(0))
+    base = Fraction(0) if returned else Fraction(-1)
+    t = _progressive_rows(pt, meter_pt, counts, extra, base, wager)
+    rows, lose, resets, share, ev = t.rows, t.lose, t.resets, t.share, t.ev
     rows.append(AnalysisRow("lose", lose, "lose", Fraction(-1)))
     ev -= lose
     reseed = Fraction(resets * seed, dist.total * wager)

@@ -61,26 +61,37 @@ def facts_of_multiset(counts: tuple[int, ...], joker: bool) -> Iterator[tuple[fs
     for k in range(need, len(present) + 1):
         for fset in combinations(present, k):
             f = frozenset(fset)
-            w = 1
-            for r in present:
-                w *= comb(3, counts[r] - 1) if r in f else comb(3, counts[r])
-                if not w:
-                    break
+            w = _flush_ways(counts, present, f)
             if not w:
                 continue
-            w *= 4  # the flush suit
             flush_total += w
-            extra = {r: counts[r] - (1 if r in f else 0) for r in present}
-            if {r: c for r, c in extra.items() if c} == {KING: 1, QUEEN: 1} and len(fs.ROYAL_RANKS - f) <= (
-                1 if joker else 0
-            ):
-                # 9 placements of the extra K and Q in the other three suits; 3 match
-                yield fs.SevenFacts(counts, joker, f, True), w // 3
-                yield fs.SevenFacts(counts, joker, f, False), w - w // 3
-            else:
-                yield fs.SevenFacts(counts, joker, f, False), w
+            yield from _flush_classes(counts, joker, present, f, w)
     if total - flush_total:
         yield fs.SevenFacts(counts, joker, None, False), total - flush_total
+
+
+def _flush_ways(counts: tuple[int, ...], present: list[int], f: frozenset[int]) -> int:
+    """The hands whose flush suit holds exactly the ranks ``f`` (x4: the flush suit)."""
+    w = 1
+    for r in present:
+        w *= comb(3, counts[r] - 1) if r in f else comb(3, counts[r])
+        if not w:
+            return 0
+    return w * 4  # the flush suit
+
+
+def _flush_classes(
+    counts: tuple[int, ...], joker: bool, present: list[int], f: frozenset[int], w: int
+) -> Iterator[tuple[fs.SevenFacts, int]]:
+    """The ``w`` hands with the flush ranks ``f``: split by a Royal Match when the cards off
+    the flush are a king and a queen beside a royal flush."""
+    extra = {r: counts[r] - (1 if r in f else 0) for r in present}
+    if {r: c for r, c in extra.items() if c} == {KING: 1, QUEEN: 1} and len(fs.ROYAL_RANKS - f) <= (1 if joker else 0):
+        # 9 placements of the extra K and Q in the other three suits; 3 match
+        yield fs.SevenFacts(counts, joker, f, True), w // 3
+        yield fs.SevenFacts(counts, joker, f, False), w - w // 3
+    else:
+        yield fs.SevenFacts(counts, joker, f, False), w
 
 
 def enumerate_facts() -> Iterator[tuple[fs.SevenFacts, int]]:

@@ -14,6 +14,7 @@ between rounds, by a technician, and are logged).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,31 @@ def _diff(old: dict[str, str], new: dict[str, str]) -> dict[str, list[str | None
     }
 
 
+def _subcommand(args: list[str]) -> str:
+    if not args or args[0] not in ("show", "check", "apply") or len(args) > 2 or (args[0] == "show" and len(args) > 1):
+        raise CommandError("usage: config show | config check [FILE] | config apply [FILE]")
+    return args[0]
+
+
+def _check_lines(diff: Mapping[str, Any], restart: list[str]) -> list[str]:
+    if not diff:
+        return ["no changes from the running configuration"]
+    if restart:
+        return [f"{len(restart)} change(s) need a restart: {', '.join(restart[:5])}"]
+    return []
+
+
+def _check_apply(diff: Mapping[str, Any], restart: list[str]) -> None:
+    """Refused: nothing to apply, or a change that needs a restart."""
+    if not diff:
+        raise Refused("nothing to apply: the file matches the running configuration")
+    if restart:
+        raise Refused(
+            f"{', '.join(restart[:5])} cannot change while running; restart the service "
+            "(systemctl restart tablectl) - the change is logged at start-up"
+        )
+
+
 @command(
     "config",
     FLOOR,
@@ -65,9 +91,7 @@ def _diff(old: dict[str, str], new: dict[str, str]) -> dict[str, list[str | None
 def cmd_config(ctx: Ctx, args: list[str]) -> str:
     from controller.selfcheck import config_digest, config_values
 
-    if not args or args[0] not in ("show", "check", "apply") or len(args) > 2 or (args[0] == "show" and len(args) > 1):
-        raise CommandError("usage: config show | config check [FILE] | config apply [FILE]")
-    sub = args[0]
+    sub = _subcommand(args)
     if sub == "show":
         vals = _running(ctx)
         return "\n".join(f"{k} = {v}" for k, v in vals.items())
@@ -79,20 +103,10 @@ def cmd_config(ctx: Ctx, args: list[str]) -> str:
     restart = [k for k in diff if not k.startswith(LIVE_PREFIX)]
     lines = [f"{path}: OK"] + [f"  {k}: {o} -> {n}" for k, (o, n) in diff.items()]
     if sub == "check":
-        if not diff:
-            lines.append("no changes from the running configuration")
-        elif restart:
-            lines.append(f"{len(restart)} change(s) need a restart: {', '.join(restart[:5])}")
+        lines += _check_lines(diff, restart)
         ctx.detail = {"file": path, "changes": len(diff)}
         return "\n".join(lines)
-    # apply
-    if not diff:
-        raise Refused("nothing to apply: the file matches the running configuration")
-    if restart:
-        raise Refused(
-            f"{', '.join(restart[:5])} cannot change while running; restart the service "
-            "(systemctl restart tablectl) - the change is logged at start-up"
-        )
+    _check_apply(diff, restart)
 
     def act(table: Any, log: Any) -> str:
         apply_profile = getattr(table, "apply_profile", None)

@@ -18,6 +18,7 @@ import os
 import select
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 MAX_LINE = 200
 MAX_HISTORY = 50
@@ -97,6 +98,26 @@ class Channel:
 Completer = Callable[[str], list[str]]
 
 
+@dataclass
+class _Line:
+    """The line being typed in :meth:`LineEditor.readline`, and how it is read."""
+
+    prompt: str
+    echo: bool
+    idle_s: float | None
+    complete: Completer | None
+    mask_digits: bool
+    history: bool
+    buf: str = ""
+    esc: int = 0  # 1: after ESC, 2: inside ESC [ ...
+    too_long: bool = False
+    back: int = 0  # how far up the history the arrows went (0: the line being typed)
+
+    @property
+    def use_history(self) -> bool:
+        return self.history and self.echo
+
+
 class LineEditor:
     def __init__(self, chan: Channel, *, stop: Callable[[], bool] = lambda: False):
         self.chan = chan
@@ -124,12 +145,8 @@ class LineEditor:
         """One line.  Raises :class:`Idle`, :class:`Cancelled` (Ctrl-C),
         :class:`Closed`, or EOFError (Ctrl-D on an empty line)."""
         self.write(prompt)
-        buf = ""
+        ln = _Line(prompt, echo, idle_s, complete, mask_digits, history)
         last = time.monotonic()
-        esc = 0
-        too_long = False
-        back = 0  # how far up the history the arrows went (0: the line being typed)
-        use_history = history and echo
         while True:
             if self.stop():
                 raise Closed("console stopping")
@@ -140,62 +157,90 @@ class LineEditor:
                 continue
             last = time.monotonic()
             for i, b in enumerate(data):
-                if esc:  # ESC [ ... final byte
-                    final = esc == 2 and 0x40 <= b <= 0x7E
-                    esc = 0 if final or (esc == 1 and b != ord("[")) else 2
-                    if final and use_history and b in (ord("A"), ord("B")) and self.history:
-                        back = min(back + 1, len(self.history)) if b == ord("A") else max(back - 1, 0)
-                        new = self.history[-back] if back else ""
-                        self.write("\b \b" * len(buf) + new)
-                        buf, too_long = new, False
-                    continue
-                if b == 0x1B:
-                    esc = 1
-                elif b in (0x0D, 0x0A):
-                    rest = data[i + 1 :]
-                    if b == 0x0D and rest[:1] == b"\n":
-                        rest = rest[1:]
-                    if rest:
-                        self.chan.unread(rest)  # type-ahead: next line
-                    self.write("\n")
-                    if too_long:  # refused whole, never cut: a cut command could mean something else
-                        self.write(f"error: line longer than {MAX_LINE} characters refused; nothing was done\n")
-                        return self.readline(
-                            prompt,
-                            echo=echo,
-                            idle_s=idle_s,
-                            complete=complete,
-                            mask_digits=mask_digits,
-                            history=history,
-                        )
-                    if use_history and buf.strip() and (not self.history or self.history[-1] != buf):
-                        self.history = (self.history + [buf])[-MAX_HISTORY:]
-                    return buf
-                elif b in (0x7F, 0x08):
-                    if buf:
-                        buf = buf[:-1]
-                        if echo:
-                            self.write("\b \b")
-                elif b == 0x15:  # Ctrl-U
-                    if echo:
-                        self.write("\b \b" * len(buf))
-                    buf, too_long = "", False
-                elif b == 0x03:  # Ctrl-C
-                    self.write("^C\n")
-                    raise Cancelled()
-                elif b == 0x04:  # Ctrl-D
-                    if not buf:
-                        self.write("\n")
-                        raise EOFError()
-                elif b == 0x09:
-                    if complete is not None and echo:
-                        buf = self._complete(prompt, buf, complete)
-                elif 0x20 <= b < 0x7F and len(buf) >= MAX_LINE:
-                    too_long = True
-                elif 0x20 <= b < 0x7F:
-                    buf += chr(b)
-                    if echo:
-                        self.write("*" if mask_digits and chr(b).isdigit() else chr(b))
+                if self._byte(ln, b):
+                    return self._end_line(ln, b, data[i + 1 :])
+
+    def _byte(self, ln: _Line, b: int) -> bool:
+        """Apply one typed byte to the line; True at the end of the line (CR or LF)."""
+        if ln.esc:  # ESC [ ... final byte
+            self._escape(ln, b)
+            return False
+        if b in (0x0D, 0x0A):
+            return True
+        key = _KEYS.get(b)
+        if key is not None:
+            key(self, ln)
+        elif 0x20 <= b < 0x7F:
+            self._printable(ln, b)
+        return False
+
+    def _end_line(self, ln: _Line, b: int, rest: bytes) -> str:
+        if b == 0x0D and rest[:1] == b"\n":
+            rest = rest[1:]
+        if rest:
+            self.chan.unread(rest)  # type-ahead: next line
+        self.write("\n")
+        if ln.too_long:  # refused whole, never cut: a cut command could mean something else
+            self.write(f"error: line longer than {MAX_LINE} characters refused; nothing was done\n")
+            return self.readline(
+                ln.prompt,
+                echo=ln.echo,
+                idle_s=ln.idle_s,
+                complete=ln.complete,
+                mask_digits=ln.mask_digits,
+                history=ln.history,
+            )
+        if ln.use_history and ln.buf.strip() and (not self.history or self.history[-1] != ln.buf):
+            self.history = (self.history + [ln.buf])[-MAX_HISTORY:]
+        return ln.buf
+
+    def _escape(self, ln: _Line, b: int) -> None:
+        final = ln.esc == 2 and 0x40 <= b <= 0x7E
+        ln.esc = 0 if final or (ln.esc == 1 and b != ord("[")) else 2
+        if final and ln.use_history and b in (ord("A"), ord("B")) and self.history:
+            self._recall(ln, up=b == ord("A"))
+
+    def _recall(self, ln: _Line, *, up: bool) -> None:
+        """The arrows: up/down the history (0: the line being typed)."""
+        ln.back = min(ln.back + 1, len(self.history)) if up else max(ln.back - 1, 0)
+        new = self.history[-ln.back] if ln.back else ""
+        self.write("\b \b" * len(ln.buf) + new)
+        ln.buf, ln.too_long = new, False
+
+    def _printable(self, ln: _Line, b: int) -> None:
+        if len(ln.buf) >= MAX_LINE:
+            ln.too_long = True
+            return
+        ln.buf += chr(b)
+        if ln.echo:
+            self.write("*" if ln.mask_digits and chr(b).isdigit() else chr(b))
+
+    def _esc_start(self, ln: _Line) -> None:
+        ln.esc = 1
+
+    def _backspace(self, ln: _Line) -> None:
+        if ln.buf:
+            ln.buf = ln.buf[:-1]
+            if ln.echo:
+                self.write("\b \b")
+
+    def _kill_line(self, ln: _Line) -> None:  # Ctrl-U
+        if ln.echo:
+            self.write("\b \b" * len(ln.buf))
+        ln.buf, ln.too_long = "", False
+
+    def _interrupt(self, ln: _Line) -> None:  # Ctrl-C
+        self.write("^C\n")
+        raise Cancelled()
+
+    def _end_of_file(self, ln: _Line) -> None:  # Ctrl-D
+        if not ln.buf:
+            self.write("\n")
+            raise EOFError()
+
+    def _tab(self, ln: _Line) -> None:
+        if ln.complete is not None and ln.echo:
+            ln.buf = self._complete(ln.prompt, ln.buf, ln.complete)
 
     def _complete(self, prompt: str, buf: str, complete: Completer) -> str:
         words = buf.split(" ")
@@ -217,3 +262,15 @@ class LineEditor:
         """Non-blocking: did the user type Ctrl-C (or anything) to stop a running command?"""
         data = self.chan.read(0)
         return bool(data)
+
+
+# the control keys of LineEditor.readline
+_KEYS: dict[int, Callable[[LineEditor, _Line], None]] = {
+    0x1B: LineEditor._esc_start,
+    0x7F: LineEditor._backspace,
+    0x08: LineEditor._backspace,
+    0x15: LineEditor._kill_line,
+    0x03: LineEditor._interrupt,
+    0x04: LineEditor._end_of_file,
+    0x09: LineEditor._tab,
+}

@@ -82,39 +82,65 @@ def relay(
             if not said_down:
                 _write_all(out_fd, b"\r\ntablectl: the controller is not running; retrying...\r\n")
                 said_down = True
-            # drain what is typed meanwhile (nobody can act on it)
-            r, _, _ = select.select([in_fd], [], [], retry_s)
-            if r:
-                with contextlib.suppress(BlockingIOError):
-                    if detach and detach in os.read(in_fd, 1024):
-                        return
+            if _drain(in_fd, retry_s, detach):
+                return
             continue
         said_down = False
-        sock_fd = sock.fileno()
-        try:
-            while not stop.is_set():
-                r, _, _ = select.select([in_fd, sock_fd], [], [], 0.2)
-                if in_fd in r:
-                    try:
-                        data = os.read(in_fd, 1024)
-                    except BlockingIOError:
-                        data = None
-                    if data == b"" or (detach and data and detach in data):
-                        return  # our terminal closed, or the user detached
-                    if data:
-                        _send(sock, data)
-                if sock_fd in r:
-                    try:
-                        data = sock.recv(4096)
-                    except BlockingIOError:
-                        continue
-                    if not data:
-                        break  # controller went away: reconnect
-                    _write_all(out_fd, data)
-        except OSError:
-            pass
-        finally:
-            sock.close()
+        if _pump(in_fd, out_fd, sock, stop, detach):
+            return
+
+
+def _drain(in_fd: int, retry_s: float, detach: bytes | None) -> bool:
+    """While the controller is down: drain what is typed (nobody can act on it); True when the
+    user detached."""
+    r, _, _ = select.select([in_fd], [], [], retry_s)
+    if r:
+        with contextlib.suppress(BlockingIOError):
+            if detach and detach in os.read(in_fd, 1024):
+                return True
+    return False
+
+
+def _pump(in_fd: int, out_fd: int, sock: socket.socket, stop: threading.Event, detach: bytes | None) -> bool:
+    """Pump both ways until ``stop`` or the controller goes away (False: reconnect); True when
+    our terminal closed or the user detached.  Closes ``sock``."""
+    sock_fd = sock.fileno()
+    try:
+        while not stop.is_set():
+            r, _, _ = select.select([in_fd, sock_fd], [], [], 0.2)
+            if in_fd in r and _from_terminal(in_fd, sock, detach):
+                return True  # our terminal closed, or the user detached
+            if sock_fd in r and not _from_socket(sock, out_fd):
+                return False  # controller went away: reconnect
+    except OSError:
+        pass
+    finally:
+        sock.close()
+    return False
+
+
+def _from_terminal(in_fd: int, sock: socket.socket, detach: bytes | None) -> bool:
+    """Send what was typed; True when the terminal closed or the detach byte was typed."""
+    try:
+        data = os.read(in_fd, 1024)
+    except BlockingIOError:
+        return False
+    if data == b"" or (detach and detach in data):
+        return True
+    _send(sock, data)
+    return False
+
+
+def _from_socket(sock: socket.socket, out_fd: int) -> bool:
+    """Write what the controller sent; False when it went away."""
+    try:
+        data = sock.recv(4096)
+    except BlockingIOError:
+        return True
+    if not data:
+        return False
+    _write_all(out_fd, data)
+    return True
 
 
 def _send(sock: socket.socket, data: bytes) -> None:

@@ -86,6 +86,107 @@ def _option_error(file: str, key: str, problem: str) -> ValueError:
     return ValueError(f"{file}: [game.options] {key}: {problem}")
 
 
+def _options(profile: TableProfile) -> dict[str, Any]:
+    """The table's options over the defaults, each checked."""
+    f = profile.file
+    opts = dict(profile.options)
+    unknown = sorted(set(opts) - set(OPTIONS))
+    if unknown:
+        raise _option_error(f, unknown[0], f"unknown option (options: {', '.join(OPTIONS)})")
+    o = {**OPTIONS, **opts}
+    keyed = o["keyed"]
+    if not isinstance(keyed, list) or any(k not in OPTIONAL for k in keyed):
+        raise _option_error(f, "keyed", f"{keyed!r}: a list of the optional wagers {', '.join(OPTIONAL)}")
+    _check_counts(f, o, profile.seats)
+    for k in ("progressive_on_fold", "bad_beat_two_way", "shuffler_counts"):
+        if not isinstance(o[k], bool):
+            raise _option_error(f, k, f"{o[k]!r} must be true or false")
+    for k, allowed in (("trips_paytable", TRIPS_TABLES), ("bad_beat_paytable", BAD_BEAT_TABLES)):
+        if o[k] not in allowed:
+            raise _option_error(f, k, f"{o[k]!r} is not one of {', '.join(allowed)}")
+    return o
+
+
+def _check_counts(f: str, o: Mapping[str, Any], seats: int) -> None:
+    """The whole-number options: amounts, the stub's count interval, the adjacent boxes."""
+    for k in (
+        "ante_min_cents",
+        "ante_max_cents",
+        "trips_max_cents",
+        "bad_beat_max_cents",
+        "stub_every_rounds",
+        "adjacent_boxes",
+    ):
+        if isinstance(o[k], bool) or not isinstance(o[k], int) or o[k] < 1:
+            raise _option_error(f, k, f"{o[k]!r} must be a whole number >= 1")
+    if o["ante_min_cents"] > o["ante_max_cents"]:
+        raise _option_error(f, "ante_min_cents", "is above ante_max_cents")
+    if o["stub_every_rounds"] > 5:
+        raise _option_error(
+            f,
+            "stub_every_rounds",
+            f"{o['stub_every_rounds']}: the stub is counted at least once every 5 rounds (§ 687a.10(d))",
+        )
+    if o["adjacent_boxes"] > seats:
+        raise _option_error(f, "adjacent_boxes", f"{o['adjacent_boxes']}: more than the {seats} seats")
+
+
+def _wagers(o: Mapping[str, Any]) -> dict[str, WagerSpec]:
+    """The Ante, Blind and Raise Wagers, and the optional wagers keyed."""
+    w: dict[str, WagerSpec] = {
+        "ante": WagerSpec("ante", "§ 687a.7(d)(1)", min_cents=o["ante_min_cents"], max_cents=o["ante_max_cents"]),
+        "blind": WagerSpec(
+            "blind", "§ 687a.7(d)(1)", needs="ante", min_cents=o["ante_min_cents"], max_cents=o["ante_max_cents"]
+        ),
+        "raise": WagerSpec(
+            "raise",
+            "§ 687a.11(b)",
+            needs="ante",
+            late=True,
+            min_cents=2 * o["ante_min_cents"],
+            max_cents=2 * o["ante_max_cents"],
+        ),
+    }
+    if "trips" in o["keyed"]:
+        w["trips"] = WagerSpec("trips", "§ 687a.7(d)(3)", needs="ante", max_cents=o["trips_max_cents"])
+    if "bad-beat" in o["keyed"]:
+        w["bad-beat"] = WagerSpec("bad-beat", "§ 687a.7(d)(4)", needs="ante", max_cents=o["bad_beat_max_cents"])
+    return w
+
+
+def _progressive(profile: TableProfile) -> tuple[str, str | None, WagerSpec | None]:
+    """The progressive's paytable, its envy paytable and its wager (none without a [progressive])."""
+    prog = profile.progressive
+    if prog is None:
+        return R.DJWildConfig.progressive_paytable, None, None
+    f = profile.file
+    if prog.paytable not in PROGRESSIVE_TABLES:
+        raise ValueError(
+            f"{f}: [progressive] paytable: {prog.paytable!r} is not one of "
+            f"{', '.join(PROGRESSIVE_TABLES)} (§ 687a.12(c))"
+        )
+    per = get_paytable(prog.paytable).per_wager_cents
+    if per is not None and prog.wager_cents != per:
+        raise ValueError(
+            f"{f}: [progressive] wager: {prog.paytable!r} is for a ${per / 100:,.2f} wager, "
+            f"got ${prog.wager_cents / 100:,.2f} (§ 687a.12(c))"
+        )
+    if prog.envy_paytable not in (None, PROGRESSIVE_TABLES[prog.paytable]):
+        raise ValueError(
+            f"{f}: [progressive] envy_paytable: {prog.envy_paytable!r} does not go with "
+            f"{prog.paytable!r} (its Envy column is {PROGRESSIVE_TABLES[prog.paytable]!r})"
+        )
+    spec = WagerSpec(
+        "progressive",
+        "§ 687a.7(d)(2), § 687a.8(c)",
+        sensed=True,
+        fixed_cents=prog.wager_cents,
+        progressive=True,
+        needs="ante",
+    )
+    return prog.paytable, prog.envy_paytable, spec
+
+
 @dataclass
 class DJWildRound(GameRound):
     raised: dict[int, bool] = field(default_factory=dict)  # seat -> raised (True) or folded (§ 687a.11(b))
@@ -111,91 +212,14 @@ class DJWild(Procedure):
 
     def __init__(self, profile: TableProfile):
         super().__init__(profile)
-        f = profile.file
-        opts = dict(profile.options)
-        unknown = sorted(set(opts) - set(OPTIONS))
-        if unknown:
-            raise _option_error(f, unknown[0], f"unknown option (options: {', '.join(OPTIONS)})")
-        o = {**OPTIONS, **opts}
-        keyed = o["keyed"]
-        if not isinstance(keyed, list) or any(k not in OPTIONAL for k in keyed):
-            raise _option_error(f, "keyed", f"{keyed!r}: a list of the optional wagers {', '.join(OPTIONAL)}")
-        for k in (
-            "ante_min_cents",
-            "ante_max_cents",
-            "trips_max_cents",
-            "bad_beat_max_cents",
-            "stub_every_rounds",
-            "adjacent_boxes",
-        ):
-            if isinstance(o[k], bool) or not isinstance(o[k], int) or o[k] < 1:
-                raise _option_error(f, k, f"{o[k]!r} must be a whole number >= 1")
-        if o["ante_min_cents"] > o["ante_max_cents"]:
-            raise _option_error(f, "ante_min_cents", "is above ante_max_cents")
-        if o["stub_every_rounds"] > 5:
-            raise _option_error(
-                f,
-                "stub_every_rounds",
-                f"{o['stub_every_rounds']}: the stub is counted at least once every 5 rounds (§ 687a.10(d))",
-            )
-        if o["adjacent_boxes"] > profile.seats:
-            raise _option_error(f, "adjacent_boxes", f"{o['adjacent_boxes']}: more than the {profile.seats} seats")
+        o = _options(profile)
         self.adjacent_boxes: int = o["adjacent_boxes"]
         self.adjacent_areas = self.adjacent_boxes > 1
-        for k in ("progressive_on_fold", "bad_beat_two_way", "shuffler_counts"):
-            if not isinstance(o[k], bool):
-                raise _option_error(f, k, f"{o[k]!r} must be true or false")
-        for k, allowed in (("trips_paytable", TRIPS_TABLES), ("bad_beat_paytable", BAD_BEAT_TABLES)):
-            if o[k] not in allowed:
-                raise _option_error(f, k, f"{o[k]!r} is not one of {', '.join(allowed)}")
         self.options = o
-        w: dict[str, WagerSpec] = {
-            "ante": WagerSpec("ante", "§ 687a.7(d)(1)", min_cents=o["ante_min_cents"], max_cents=o["ante_max_cents"]),
-            "blind": WagerSpec(
-                "blind", "§ 687a.7(d)(1)", needs="ante", min_cents=o["ante_min_cents"], max_cents=o["ante_max_cents"]
-            ),
-            "raise": WagerSpec(
-                "raise",
-                "§ 687a.11(b)",
-                needs="ante",
-                late=True,
-                min_cents=2 * o["ante_min_cents"],
-                max_cents=2 * o["ante_max_cents"],
-            ),
-        }
-        if "trips" in keyed:
-            w["trips"] = WagerSpec("trips", "§ 687a.7(d)(3)", needs="ante", max_cents=o["trips_max_cents"])
-        if "bad-beat" in keyed:
-            w["bad-beat"] = WagerSpec("bad-beat", "§ 687a.7(d)(4)", needs="ante", max_cents=o["bad_beat_max_cents"])
-        prog = profile.progressive
-        prog_table: str = R.DJWildConfig.progressive_paytable
-        envy: str | None = None
-        if prog is not None:
-            if prog.paytable not in PROGRESSIVE_TABLES:
-                raise ValueError(
-                    f"{f}: [progressive] paytable: {prog.paytable!r} is not one of "
-                    f"{', '.join(PROGRESSIVE_TABLES)} (§ 687a.12(c))"
-                )
-            per = get_paytable(prog.paytable).per_wager_cents
-            if per is not None and prog.wager_cents != per:
-                raise ValueError(
-                    f"{f}: [progressive] wager: {prog.paytable!r} is for a ${per / 100:,.2f} wager, "
-                    f"got ${prog.wager_cents / 100:,.2f} (§ 687a.12(c))"
-                )
-            if prog.envy_paytable not in (None, PROGRESSIVE_TABLES[prog.paytable]):
-                raise ValueError(
-                    f"{f}: [progressive] envy_paytable: {prog.envy_paytable!r} does not go with "
-                    f"{prog.paytable!r} (its Envy column is {PROGRESSIVE_TABLES[prog.paytable]!r})"
-                )
-            prog_table, envy = prog.paytable, prog.envy_paytable
-            w["progressive"] = WagerSpec(
-                "progressive",
-                "§ 687a.7(d)(2), § 687a.8(c)",
-                sensed=True,
-                fixed_cents=prog.wager_cents,
-                progressive=True,
-                needs="ante",
-            )
+        w = _wagers(o)
+        prog_table, envy, prog_spec = _progressive(profile)
+        if prog_spec is not None:
+            w["progressive"] = prog_spec
         self.wagers = w
         self.config = R.DJWildConfig(
             trips_paytable=o["trips_paytable"],

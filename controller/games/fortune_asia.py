@@ -68,7 +68,7 @@ from controller.rules.paytables import all_paytables, get_paytable, parse_money
 from controller.rules.settlement import WagerResult
 
 if TYPE_CHECKING:
-    from controller.config import TableProfile
+    from controller.config import ProgressiveConfig, TableProfile
     from controller.round import Round
 
 OPTIONAL = ("fortune", "insurance", "progressive")
@@ -83,6 +83,123 @@ OPTIONS = {
     "fortune_max_cents": "maximum Fortune Bonus Wager",
     "insurance_max_cents": "maximum Insurance Wager",
 }
+
+
+def _check_options(profile: TableProfile, opts: Mapping[str, Any]) -> tuple[str, bool]:
+    """The options known, the seats and positions; the house way and whether adjacent areas are played."""
+    file = profile.file
+    unknown = sorted(set(opts) - set(OPTIONS))
+    if unknown:
+        raise ConfigError(
+            file, "game.options", unknown[0], f"not a Fortune Asia Poker option (options: {', '.join(OPTIONS)})"
+        )
+    if profile.seats > 6:
+        raise ConfigError(file, "game", "seats", "no more than six players (§ 659a.2(a))")
+    if profile.positions != profile.seats + 1:
+        raise ConfigError(
+            file,
+            "game",
+            "positions",
+            f"must be seats + 1 = {profile.seats + 1}: every betting position and the dealer "
+            "are counted for the start (§ 659a.5(g)(1)(iii))",
+        )
+    house_way = opts.get("house_way", "tablectl-standard")
+    if not isinstance(house_way, str) or house_way not in HOUSE_WAYS:
+        raise ConfigError(
+            file,
+            "game.options",
+            "house_way",
+            f"no house way {house_way!r} (registered: {', '.join(sorted(HOUSE_WAYS))})",
+        )
+    adjacent = opts.get("adjacent_areas", False)
+    if not isinstance(adjacent, bool):
+        raise ConfigError(file, "game.options", "adjacent_areas", f"must be true or false, got {adjacent!r}")
+    return house_way, adjacent
+
+
+def _progressive(profile: TableProfile) -> ProgressiveConfig:
+    """The [progressive] section: required, a Fortune Asia progressive paytable, a seed at or
+    above the minimum reset (§ 659a.12(d))."""
+    file = profile.file
+    prog = profile.progressive
+    if prog is None:
+        raise ConfigError(
+            file, "progressive", None, "fortune-asia at the table needs a [progressive] section (§ 659a.2(d))"
+        )
+    pt = get_paytable(prog.paytable)
+    if pt.game != GAME or pt.wager != "progressive":
+        raise ConfigError(
+            file,
+            "progressive",
+            "paytable",
+            f"{prog.paytable!r} is not a Fortune Asia Poker progressive paytable (§ 659a.12(d)(1))",
+        )
+    floor = parse_money(str(pt.options["min_reset"])) if "min_reset" in pt.options else MIN_PROGRESSIVE_RESET
+    floor = max(floor, MIN_PROGRESSIVE_RESET)
+    if prog.seed_cents < floor:
+        raise ConfigError(
+            file,
+            "progressive",
+            "seed",
+            f"the initial and reset amount ${prog.seed_cents / 100:,.2f} is below the "
+            f"${floor / 100:,.2f} minimum (§ 659a.12(d)(2))",
+        )
+    return prog
+
+
+def _side_paytables(file: str, opts: Mapping[str, Any]) -> dict[str, str]:
+    """The Fortune Bonus and Insurance paytables named, each one of the game's."""
+    out: dict[str, str] = {}
+    tables = all_paytables()
+    for k, wager, section in (
+        ("fortune_paytable", "fortune", "§ 659a.12(b)"),
+        ("insurance_paytable", "insurance", "§ 659a.12(c)"),
+    ):
+        if k not in opts:
+            continue
+        names = sorted(n for n, t in tables.items() if t.game == GAME and t.wager == wager)
+        if opts[k] not in names:
+            raise ConfigError(
+                file,
+                "game.options",
+                k,
+                f"{opts[k]!r} is not a Fortune Asia Poker {wager} paytable ({section}: "
+                f"{', '.join(repr(n) for n in names)})",
+            )
+        out[k] = str(opts[k])
+    return out
+
+
+def _wagers(
+    file: str, opts: Mapping[str, Any], rules: FortuneAsiaRules, progressive_cents: int
+) -> dict[str, WagerSpec]:
+    base_min, base_max = (
+        _int_option(opts, "base_min_cents", 500, file),
+        _int_option(opts, "base_max_cents", 100_000, file),
+    )
+    if base_min > base_max:
+        raise ConfigError(file, "game.options", "base_min_cents", f"{base_min} is above base_max_cents ({base_max})")
+    w: dict[str, WagerSpec] = {"base": WagerSpec("base", "§ 659a.7(d)", min_cents=base_min, max_cents=base_max)}
+    if rules.fortune_paytable:
+        w["fortune"] = WagerSpec(
+            "fortune",
+            "§ 659a.7(e)(1)",
+            needs="base",
+            min_cents=100,
+            max_cents=_int_option(opts, "fortune_max_cents", 10_000, file),
+        )
+    if rules.insurance_paytable:
+        w["insurance"] = WagerSpec(
+            "insurance",
+            "§ 659a.7(e)(2)",
+            needs="base",
+            min_cents=100,
+            max_cents=_int_option(opts, "insurance_max_cents", 10_000, file),
+        )
+    w["progressive"] = WagerSpec(
+        "progressive", "§ 659a.7(e)(3)", sensed=True, fixed_cents=progressive_cents, progressive=True, needs="base"
+    )
+    return w
 
 
 def _int_option(opts: Mapping[str, Any], key: str, default: int, file: str) -> int:
@@ -134,108 +251,16 @@ class FortuneAsia(Procedure):
         super().__init__(profile)
         file = profile.file
         opts = dict(profile.options)
-        unknown = sorted(set(opts) - set(OPTIONS))
-        if unknown:
-            raise ConfigError(
-                file, "game.options", unknown[0], f"not a Fortune Asia Poker option (options: {', '.join(OPTIONS)})"
-            )
-        if profile.seats > 6:
-            raise ConfigError(file, "game", "seats", "no more than six players (§ 659a.2(a))")
-        if profile.positions != profile.seats + 1:
-            raise ConfigError(
-                file,
-                "game",
-                "positions",
-                f"must be seats + 1 = {profile.seats + 1}: every betting position and the dealer "
-                "are counted for the start (§ 659a.5(g)(1)(iii))",
-            )
-        house_way = opts.get("house_way", "tablectl-standard")
-        if not isinstance(house_way, str) or house_way not in HOUSE_WAYS:
-            raise ConfigError(
-                file,
-                "game.options",
-                "house_way",
-                f"no house way {house_way!r} (registered: {', '.join(sorted(HOUSE_WAYS))})",
-            )
-        adjacent = opts.get("adjacent_areas", False)
-        if not isinstance(adjacent, bool):
-            raise ConfigError(file, "game.options", "adjacent_areas", f"must be true or false, got {adjacent!r}")
-        self.adjacent_areas = adjacent
-        prog = profile.progressive
-        if prog is None:
-            raise ConfigError(
-                file, "progressive", None, "fortune-asia at the table needs a [progressive] section (§ 659a.2(d))"
-            )
-        pt = get_paytable(prog.paytable)
-        if pt.game != GAME or pt.wager != "progressive":
-            raise ConfigError(
-                file,
-                "progressive",
-                "paytable",
-                f"{prog.paytable!r} is not a Fortune Asia Poker progressive paytable (§ 659a.12(d)(1))",
-            )
-        floor = parse_money(str(pt.options["min_reset"])) if "min_reset" in pt.options else MIN_PROGRESSIVE_RESET
-        floor = max(floor, MIN_PROGRESSIVE_RESET)
-        if prog.seed_cents < floor:
-            raise ConfigError(
-                file,
-                "progressive",
-                "seed",
-                f"the initial and reset amount ${prog.seed_cents / 100:,.2f} is below the "
-                f"${floor / 100:,.2f} minimum (§ 659a.12(d)(2))",
-            )
+        house_way, self.adjacent_areas = _check_options(profile, opts)
+        prog = _progressive(profile)
         rules_opts = {
             "house_way": house_way,
             "progressive_paytable": prog.paytable,
             "progressive_reset": f"${prog.seed_cents / 100:.2f}",
         }
-        tables = all_paytables()
-        for k, wager, section in (
-            ("fortune_paytable", "fortune", "§ 659a.12(b)"),
-            ("insurance_paytable", "insurance", "§ 659a.12(c)"),
-        ):
-            if k not in opts:
-                continue
-            names = sorted(n for n, t in tables.items() if t.game == GAME and t.wager == wager)
-            if opts[k] not in names:
-                raise ConfigError(
-                    file,
-                    "game.options",
-                    k,
-                    f"{opts[k]!r} is not a Fortune Asia Poker {wager} paytable ({section}: "
-                    f"{', '.join(repr(n) for n in names)})",
-                )
-            rules_opts[k] = str(opts[k])
+        rules_opts.update(_side_paytables(file, opts))
         self.rules = FortuneAsiaRules.from_options(rules_opts)
-        base_min, base_max = (
-            _int_option(opts, "base_min_cents", 500, file),
-            _int_option(opts, "base_max_cents", 100_000, file),
-        )
-        if base_min > base_max:
-            raise ConfigError(
-                file, "game.options", "base_min_cents", f"{base_min} is above base_max_cents ({base_max})"
-            )
-        w: dict[str, WagerSpec] = {"base": WagerSpec("base", "§ 659a.7(d)", min_cents=base_min, max_cents=base_max)}
-        if self.rules.fortune_paytable:
-            w["fortune"] = WagerSpec(
-                "fortune",
-                "§ 659a.7(e)(1)",
-                needs="base",
-                min_cents=100,
-                max_cents=_int_option(opts, "fortune_max_cents", 10_000, file),
-            )
-        if self.rules.insurance_paytable:
-            w["insurance"] = WagerSpec(
-                "insurance",
-                "§ 659a.7(e)(2)",
-                needs="base",
-                min_cents=100,
-                max_cents=_int_option(opts, "insurance_max_cents", 10_000, file),
-            )
-        w["progressive"] = WagerSpec(
-            "progressive", "§ 659a.7(e)(3)", sensed=True, fixed_cents=prog.wager_cents, progressive=True, needs="base"
-        )
-        self.wagers = w
+        self.wagers = _wagers(file, opts, self.rules, prog.wager_cents)
 
     def new_play(self) -> FortuneAsiaRound:
         return FortuneAsiaRound()

@@ -81,6 +81,50 @@ class SixCardRound(GameRound):
     low: dict[int, int] = field(default_factory=dict)
 
 
+def _keyed(profile: TableProfile, opts: Mapping[str, Any]) -> tuple[str, ...]:
+    """The options known; the wagers the dealer keys (the others are sensed)."""
+    f = profile.file
+    unknown = sorted(k for k in opts if k not in OPTIONS)
+    if unknown:
+        raise ConfigError(f, "game.options", unknown[0], f"not a six-card-fortune option ({', '.join(OPTIONS)})")
+    keyed_raw = opts.get("keyed", [])
+    if not isinstance(keyed_raw, list) or not all(isinstance(k, str) for k in keyed_raw):
+        raise ConfigError(f, "game.options", "keyed", f"must be a list of wager ids, got {keyed_raw!r}")
+    keyed = tuple(keyed_raw)
+    bad = [k for k in keyed if k not in KEYABLE]
+    if bad:
+        raise ValueError(f"{profile.file}: [game.options] keyed: {bad[0]!r} is not one of {', '.join(KEYABLE)}")
+    return keyed
+
+
+def _wagers(f: str, opts: Mapping[str, Any], keyed: tuple[str, ...], progressive_cents: int) -> dict[str, WagerSpec]:
+    """The Progressive Payout Wager (sensed), and the wagers keyed with their limits."""
+    w: dict[str, WagerSpec] = {
+        "progressive": WagerSpec(
+            "progressive",
+            "§ 670a.7(e)(4)",
+            sensed=True,
+            fixed_cents=progressive_cents,
+            progressive=True,
+            needs="base" if "base" in keyed else None,
+        ),
+    }
+    base_min, base_max = _cents(f, opts, "base_min_cents", 500), _cents(f, opts, "base_max_cents", 100_000)
+    if base_min > base_max:
+        raise ConfigError(f, "game.options", "base_min_cents", f"{base_min} is above base_max_cents ({base_max})")
+    if "base" in keyed:
+        w["base"] = WagerSpec("base", "§ 670a.7(d)", min_cents=base_min, max_cents=base_max)
+    if "double-down" in keyed:
+        w["double-down"] = WagerSpec(
+            "double-down", "§ 670a.7(e)(1)", needs="base", late=True, min_cents=1, max_cents=100_000
+        )
+    for k, sec in (("fortune", "§ 670a.7(e)(2)"), ("insurance", "§ 670a.7(e)(3)")):
+        top = _cents(f, opts, f"{k}_max_cents", 10_000, lowest=100)
+        if k in keyed:
+            w[k] = WagerSpec(k, sec, needs="base", min_cents=100, max_cents=top)
+    return w
+
+
 class SixCardFortune(Procedure):
     play: SixCardRound
     game = "six-card-fortune"
@@ -103,45 +147,13 @@ class SixCardFortune(Procedure):
             raise ValueError(f"{profile.file}: six-card-fortune at the table needs a [progressive] section")
         opts = dict(profile.options)
         f = profile.file
-        unknown = sorted(k for k in opts if k not in OPTIONS)
-        if unknown:
-            raise ConfigError(f, "game.options", unknown[0], f"not a six-card-fortune option ({', '.join(OPTIONS)})")
-        keyed_raw = opts.get("keyed", [])
-        if not isinstance(keyed_raw, list) or not all(isinstance(k, str) for k in keyed_raw):
-            raise ConfigError(f, "game.options", "keyed", f"must be a list of wager ids, got {keyed_raw!r}")
-        keyed = tuple(keyed_raw)
-        bad = [k for k in keyed if k not in KEYABLE]
-        if bad:
-            raise ValueError(f"{profile.file}: [game.options] keyed: {bad[0]!r} is not one of {', '.join(KEYABLE)}")
+        keyed = _keyed(profile, opts)
         self.full = "base" in keyed
         adjacent = opts.get("adjacent_areas", False)
         if not isinstance(adjacent, bool):
             raise ValueError(f"{profile.file}: [game.options] adjacent_areas: true or false, got {adjacent!r}")
         self.adjacent_areas = adjacent
-        needs = "base" if self.full else None
-        w: dict[str, WagerSpec] = {
-            "progressive": WagerSpec(
-                "progressive",
-                "§ 670a.7(e)(4)",
-                sensed=True,
-                fixed_cents=prog.wager_cents,
-                progressive=True,
-                needs=needs,
-            ),
-        }
-        base_min, base_max = _cents(f, opts, "base_min_cents", 500), _cents(f, opts, "base_max_cents", 100_000)
-        if base_min > base_max:
-            raise ConfigError(f, "game.options", "base_min_cents", f"{base_min} is above base_max_cents ({base_max})")
-        if "base" in keyed:
-            w["base"] = WagerSpec("base", "§ 670a.7(d)", min_cents=base_min, max_cents=base_max)
-        if "double-down" in keyed:
-            w["double-down"] = WagerSpec(
-                "double-down", "§ 670a.7(e)(1)", needs="base", late=True, min_cents=1, max_cents=100_000
-            )
-        for k, sec in (("fortune", "§ 670a.7(e)(2)"), ("insurance", "§ 670a.7(e)(3)")):
-            top = _cents(f, opts, f"{k}_max_cents", 10_000, lowest=100)
-            if k in keyed:
-                w[k] = WagerSpec(k, sec, needs="base", min_cents=100, max_cents=top)
+        w = _wagers(f, opts, keyed, prog.wager_cents)
         self.wagers = w
         envy = (prog.envy_paytable,) if prog.envy_paytable else ()
         self.options = SixCardOptions(

@@ -100,17 +100,7 @@ def parse_options(file: str, opts: Mapping[str, Any], *, start_method: str) -> T
     house_way = opts.get("house_way", "621a.8(d)")
     if not isinstance(house_way, str) or house_way not in HOUSE_WAYS:
         raise _err(file, "house_way", f"no house way named {house_way!r}; known: {', '.join(sorted(HOUSE_WAYS))}")
-    style = opts.get("dealing_style", "standard")
-    if not isinstance(style, str) or style not in STYLES:
-        raise _err(file, "dealing_style", f"unknown dealing style {style!r}; known: {', '.join(STYLES)}")
-    styles = opts.get("styles", [style])
-    if not isinstance(styles, list) or not styles or not all(isinstance(s, str) for s in styles):
-        raise _err(file, "styles", f"{styles!r} is not a list of dealing styles")
-    for s in styles:
-        if s not in STYLES:
-            raise _err(file, "styles", f"unknown dealing style {s!r}; known: {', '.join(STYLES)}")
-    if style not in styles:
-        raise _err(file, "styles", f"the dealing_style {style!r} must be one of the styles offered")
+    style, styles = _styles(file, opts)
     o = TilesOptions(
         house_way=house_way,
         dealing_style=style,
@@ -127,6 +117,28 @@ def parse_options(file: str, opts: Mapping[str, Any], *, start_method: str) -> T
         side_min_cents=_int(file, opts, "side_min_cents", 100, 1) or 100,
         side_max_cents=_int(file, opts, "side_max_cents", 10_000, 1) or 10_000,
     )
+    _check_together(file, o, start_method)
+    return o
+
+
+def _styles(file: str, opts: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """The dealing style and the styles offered."""
+    style = opts.get("dealing_style", "standard")
+    if not isinstance(style, str) or style not in STYLES:
+        raise _err(file, "dealing_style", f"unknown dealing style {style!r}; known: {', '.join(STYLES)}")
+    styles = opts.get("styles", [style])
+    if not isinstance(styles, list) or not styles or not all(isinstance(s, str) for s in styles):
+        raise _err(file, "styles", f"{styles!r} is not a list of dealing styles")
+    for s in styles:
+        if s not in STYLES:
+            raise _err(file, "styles", f"unknown dealing style {s!r}; known: {', '.join(STYLES)}")
+    if style not in styles:
+        raise _err(file, "styles", f"the dealing_style {style!r} must be one of the styles offered")
+    return style, styles
+
+
+def _check_together(file: str, o: TilesOptions, start_method: str) -> None:
+    """What the options require of each other (and of the table's start method)."""
     if o.co_banking and not o.player_bank:
         raise _err(file, "co_banking", "co-banking (§ 621a.9(e)) needs player_bank = true (§ 621a.9(a))")
     if o.dice_wagers and start_method != "shaker":
@@ -138,4 +150,3 @@ def parse_options(file: str, opts: Mapping[str, Any], *, start_method: str) -> T
     for lo, hi in (("base_min_cents", "base_max_cents"), ("side_min_cents", "side_max_cents")):
         if getattr(o, lo) > getattr(o, hi):
             raise _err(file, lo, f"{getattr(o, lo)} is above {hi} ({getattr(o, hi)})")
-    return o

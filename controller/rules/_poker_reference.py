@@ -125,33 +125,41 @@ def ref_eval_five(cards: tuple[int, ...], rules: str) -> tuple[str, tuple[int, t
         return name, _value(name, tb, rules)
     if rules == "natural":
         raise ValueError("joker in natural rules")
-    cands: list[tuple[str, tuple[int, ...]]] = []
-    if rules == "bug":
-        # the joker as an ace (no suit, so no flush)
-        cands.append(_plain(nat + [(14, NO_SUIT)], rules))
-        # the joker as any card absent from the hand, only for straights and flushes
-        present = set(nat)
-        for r in range(2, 15):
-            for s in range(4):
-                if (r, s) in present:
-                    continue
-                name, tb = _plain(nat + [(r, s)], rules)
-                if name in ("straight", "flush", "straight-flush", "royal-flush"):
-                    cands.append((name, tb))
-    else:  # dj-wild
-        if len(wild) == 5:
-            return "five-wilds", _value("five-wilds", (), rules)
-        for rs in combinations_with_replacement(range(2, 15), len(wild)):
-            cands.append(_plain(nat + [(r, NO_SUIT) for r in rs], rules))
-        suits = {s for _, s in nat}
-        if len(suits) == 1:
-            (s,) = suits
-            used = {r for r, _ in nat}
-            free = [r for r in range(2, 15) if r not in used]
-            for rs in combinations(free, len(wild)):
-                cands.append(_plain(nat + [(r, s) for r in rs], rules))
+    if rules == "dj-wild" and len(wild) == 5:
+        return "five-wilds", _value("five-wilds", (), rules)
+    cands = _bug_candidates(nat, rules) if rules == "bug" else _wild_candidates(nat, len(wild), rules)
     best = max((_value(n, tb, rules), n) for n, tb in cands if n != "invalid")
     return best[1], best[0]
+
+
+def _bug_candidates(nat: list[tuple[int, int]], rules: str) -> list[tuple[str, tuple[int, ...]]]:
+    """Every hand the joker may make: an ace, or any card absent from the hand for straights and flushes."""
+    # the joker as an ace (no suit, so no flush)
+    cands = [_plain(nat + [(14, NO_SUIT)], rules)]
+    # the joker as any card absent from the hand, only for straights and flushes
+    present = set(nat)
+    for r in range(2, 15):
+        for s in range(4):
+            if (r, s) in present:
+                continue
+            name, tb = _plain(nat + [(r, s)], rules)
+            if name in ("straight", "flush", "straight-flush", "royal-flush"):
+                cands.append((name, tb))
+    return cands
+
+
+def _wild_candidates(nat: list[tuple[int, int]], wilds: int, rules: str) -> list[tuple[str, tuple[int, ...]]]:
+    """dj-wild: every hand the wild cards may make (any ranks; any cards of the suit for a flush)."""
+    cands = [
+        _plain(nat + [(r, NO_SUIT) for r in rs], rules) for rs in combinations_with_replacement(range(2, 15), wilds)
+    ]
+    suits = {s for _, s in nat}
+    if len(suits) == 1:
+        (s,) = suits
+        used = {r for r, _ in nat}
+        free = [r for r in range(2, 15) if r not in used]
+        cands += [_plain(nat + [(r, s) for r in rs], rules) for rs in combinations(free, wilds)]
+    return cands
 
 
 def ref_best_five(cards: tuple[int, ...], rules: str) -> tuple[str, tuple[int, tuple[int, ...]]]:

@@ -113,42 +113,46 @@ def classify_counts(counts: Sequence[int], suit_masks: Sequence[int], joker: boo
     (§ 688a.12(d) Paytables 2, 5, 6, 7).
     """
     j = 1 if joker else 0
-    # --- suit-based categories: the joker completes these in both modes -------------
-    best_flush = HIGH_CARD
-    for s, m in enumerate(suit_masks):
-        n = m.bit_count()
-        if n + j < 5:
-            continue
-        # § 688a.6(e)(1)/(f)(2) and (e)(3)/(f)(3): seven suited cards in a run
-        if not j and n == 7 and _has_run(m, _RUN7, 0):
-            return SF7_NATURAL
-        if j and n == 6 and _has_run(m, _RUN7, 1):
-            best_flush = min(best_flush, SF7_WILD)
-        if (_ROYAL & ~m).bit_count() <= j:
-            # § 688a.6(e)(2): royal flush plus a natural king and queen of one other suit
-            kq = 1 << 13 | 1 << 12
-            if any(t != s and (mt & kq) == kq for t, mt in enumerate(suit_masks)):
-                best_flush = min(best_flush, ROYAL_MATCH)
-            best_flush = min(best_flush, ROYAL)
-        elif _has_run(m, _RUN5, j):
-            best_flush = min(best_flush, STRAIGHT_FLUSH)
-        best_flush = min(best_flush, FLUSH)
+    # suit-based categories: the joker completes these in both modes
+    best_flush = min((_suit_category(s, m, suit_masks, j) for s, m in enumerate(suit_masks)), default=HIGH_CARD)
     if best_flush <= ROYAL:
         return best_flush
-    # --- rank-based categories -------------------------------------------------------
-    c = list(counts)
-    if mode == "bug":
-        if j:
-            c[ACE] += 1  # § 688a.6(a): otherwise the joker is an ace
-        jw = 0
-    else:
-        jw = j  # a fully wild joker joins whichever rank helps most
+    return _rank_category(counts, j, mode, best_flush)
+
+
+def _suit_category(s: int, m: int, suit_masks: Sequence[int], j: int) -> int:
+    """The best suit-based category of suit ``s`` (natural ranks ``m``, ``j`` jokers)."""
+    n = m.bit_count()
+    if n + j < 5:
+        return HIGH_CARD
+    # § 688a.6(e)(1)/(f)(2) and (e)(3)/(f)(3): seven suited cards in a run
+    if not j and n == 7 and _has_run(m, _RUN7, 0):
+        return SF7_NATURAL
+    best = SF7_WILD if j and n == 6 and _has_run(m, _RUN7, 1) else FLUSH
+    if (_ROYAL & ~m).bit_count() <= j:
+        return min(best, _royal_category(s, suit_masks))
+    if _has_run(m, _RUN5, j):
+        return min(best, STRAIGHT_FLUSH)
+    return best
+
+
+def _royal_category(s: int, suit_masks: Sequence[int]) -> int:
+    """§ 688a.6(e)(2): a royal flush in suit ``s``, a Royal Match with a natural king and
+    queen of one other suit."""
+    kq = 1 << 13 | 1 << 12
+    if any(t != s and (mt & kq) == kq for t, mt in enumerate(suit_masks)):
+        return ROYAL_MATCH
+    return ROYAL
+
+
+def _rank_category(counts: Sequence[int], j: int, mode: JokerMode, best_flush: int) -> int:
+    """The best category below a royal flush, from the rank counts (and a flush found)."""
+    c, jw = _joker_counts(counts, j, mode)
     top = sorted(c, reverse=True)
     c1, c2, c3 = top[0], top[1], top[2]
-    if mode == "bug" and c[ACE] >= 5:
-        return FIVE_ACES
-    if jw and c1 == 4:
-        return FIVE_ACES if c[ACE] == 4 else FIVE_KIND
+    five = _five_category(c, c1, jw, mode)
+    if five is not None:
+        return five
     if best_flush == STRAIGHT_FLUSH:
         return STRAIGHT_FLUSH
     if c1 + jw >= 4:
@@ -157,12 +161,38 @@ def classify_counts(counts: Sequence[int], suit_masks: Sequence[int], joker: boo
         return FULL_HOUSE
     if best_flush == FLUSH:
         return FLUSH
+    if _has_run(_rank_mask(counts), _RUN5, j):
+        return STRAIGHT
+    return _sets_category(c1, c2, c3, jw)
+
+
+def _joker_counts(counts: Sequence[int], j: int, mode: JokerMode) -> tuple[list[int], int]:
+    """The rank counts with the joker placed, and the wild jokers left to join a rank."""
+    c = list(counts)
+    if mode != "bug":
+        return c, j  # a fully wild joker joins whichever rank helps most
+    if j:
+        c[ACE] += 1  # § 688a.6(a): otherwise the joker is an ace
+    return c, 0
+
+
+def _five_category(c: Sequence[int], c1: int, jw: int, mode: JokerMode) -> int | None:
+    if mode == "bug" and c[ACE] >= 5:
+        return FIVE_ACES
+    if jw and c1 == 4:
+        return FIVE_ACES if c[ACE] == 4 else FIVE_KIND
+    return None
+
+
+def _rank_mask(counts: Sequence[int]) -> int:
     ranks = 0
     for r in range(2, 15):
         if counts[r]:
             ranks |= 1 << r
-    if _has_run(ranks, _RUN5, j):
-        return STRAIGHT
+    return ranks
+
+
+def _sets_category(c1: int, c2: int, c3: int, jw: int) -> int:
     if c1 + jw >= 3:
         return TRIPS
     if c3 >= 2:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from controller.rules.cards import cards_str
 from controller.rules.faceup import (
@@ -130,77 +131,101 @@ def _fox_two_pair(cards: Sequence[int], hi: int, lo: int, singles: list[int]) ->
     return _split(cards, g[lo][:2])
 
 
-def _fox(cards: tuple[int, ...]) -> Setting:
+class _Shape(NamedTuple):
+    """A hand's rank groups for the Foxwoods house way."""
+
+    g: dict[int, list[int]]  # rank -> its cards
+    singles: list[int]  # the unpaired cards, highest first
+    pairs: list[int]  # ranks held twice, highest first
+    trips: list[int]  # ranks held three times, highest first
+    big: int  # the size of the largest group
+    big_rank: int  # and its rank
+
+
+def _shape(cards: tuple[int, ...]) -> _Shape:
     g = _groups(cards)
     sizes = sorted(((len(v), r) for r, v in g.items()), reverse=True)
-    singles = [c for r, v in g.items() if len(v) == 1 for c in v]
-    singles = _by_rank(singles)
+    singles = _by_rank([c for r, v in g.items() if len(v) == 1 for c in v])
     pairs = sorted((r for r, v in g.items() if len(v) == 2), reverse=True)
     trips = sorted((r for r, v in g.items() if len(v) == 3), reverse=True)
-    big, big_rank = sizes[0]
+    return _Shape(g, singles, pairs, trips, sizes[0][0], sizes[0][1])
 
-    # Five aces: a pair of aces in front, unless a pair of kings can be played in front.
-    if big == 5:
-        if pairs == [KING]:
-            return _split(cards, g[KING])
-        return _split(cards, g[ACE][:2])
 
-    # Four of a kind (four of a rank, or three aces and the joker).
-    if big == 4:
-        # ... with a pair (or three of a kind): the pair in front.
-        if trips:
-            return _split(cards, g[trips[0]][:2])
-        if pairs:
-            return _split(cards, g[pairs[0]])
-        if big_rank >= 11:  # aces, kings, queens, jacks: always split
-            return _split(cards, g[big_rank][:2])
-        if big_rank >= 7:  # 10s-7s: in back if at least a king goes in front, else split
-            if card_rank(singles[0]) >= KING:
-                return _split(cards, singles[:2])
-            return _split(cards, g[big_rank][:2])
-        return _split(cards, singles[:2])  # 6s and below: never split
-
+def _fox(cards: tuple[int, ...]) -> Setting:
+    h = _shape(cards)
+    if h.big == 5:
+        return _fox_five_aces(cards, h)
+    if h.big == 4:
+        return _fox_four(cards, h)
     # Two sets: the pair from the higher set in front.
-    if len(trips) == 2:
-        return _split(cards, g[trips[0]][:2])
-
+    if len(h.trips) == 2:
+        return _split(cards, h.g[h.trips[0]][:2])
     # Full house: the highest pair in front (a pair of the hand, not one taken from the set).
-    if trips and pairs:
-        return _split(cards, g[pairs[0]])
-
+    if h.trips and h.pairs:
+        return _split(cards, h.g[h.pairs[0]])
     # Straight, flush, straight flush (and royal flush).
     if _has_complete(cards):
-        if len(pairs) == 2:  # with two pair: the two-pair rule
-            return _fox_two_pair(cards, pairs[0], pairs[1], singles)
-        keep = _best_keeping_complete(cards)
-        assert keep is not None
-        if len(pairs) == 1 and 10 <= pairs[0] <= KING and singles and card_rank(singles[0]) == ACE:
-            # exception: an ace and a pair of kings..10s: ace in front, pair in back,
-            # if that front beats the one the straight/flush leaves
-            alt = _split(cards, [singles[0], singles[1]])
-            if low_key(alt.low) > low_key(keep.low):
-                return alt
-        # no pair / one pair / three of a kind: the highest front that keeps a complete hand
-        return keep
+        return _fox_complete(cards, h)
+    return _fox_sets(cards, h)
 
+
+def _fox_five_aces(cards: tuple[int, ...], h: _Shape) -> Setting:
+    """Five aces: a pair of aces in front, unless a pair of kings can be played in front."""
+    if h.pairs == [KING]:
+        return _split(cards, h.g[KING])
+    return _split(cards, h.g[ACE][:2])
+
+
+def _fox_four(cards: tuple[int, ...], h: _Shape) -> Setting:
+    """Four of a kind (four of a rank, or three aces and the joker)."""
+    # ... with a pair (or three of a kind): the pair in front.
+    if h.trips:
+        return _split(cards, h.g[h.trips[0]][:2])
+    if h.pairs:
+        return _split(cards, h.g[h.pairs[0]])
+    if h.big_rank >= 11:  # aces, kings, queens, jacks: always split
+        return _split(cards, h.g[h.big_rank][:2])
+    if h.big_rank >= 7:  # 10s-7s: in back if at least a king goes in front, else split
+        if card_rank(h.singles[0]) >= KING:
+            return _split(cards, h.singles[:2])
+        return _split(cards, h.g[h.big_rank][:2])
+    return _split(cards, h.singles[:2])  # 6s and below: never split
+
+
+def _fox_complete(cards: tuple[int, ...], h: _Shape) -> Setting:
+    """A straight, flush, straight flush or royal flush among the seven cards."""
+    pairs, singles = h.pairs, h.singles
+    if len(pairs) == 2:  # with two pair: the two-pair rule
+        return _fox_two_pair(cards, pairs[0], pairs[1], singles)
+    keep = _best_keeping_complete(cards)
+    assert keep is not None
+    if len(pairs) == 1 and 10 <= pairs[0] <= KING and singles and card_rank(singles[0]) == ACE:
+        # exception: an ace and a pair of kings..10s: ace in front, pair in back,
+        # if that front beats the one the straight/flush leaves
+        alt = _split(cards, [singles[0], singles[1]])
+        if low_key(alt.low) > low_key(keep.low):
+            return alt
+    # no pair / one pair / three of a kind: the highest front that keeps a complete hand
+    return keep
+
+
+def _fox_sets(cards: tuple[int, ...], h: _Shape) -> Setting:
+    """Three pair, three of a kind, two pair, one pair, no pair."""
+    pairs, singles = h.pairs, h.singles
     # Three pair: the high pair in front.
     if len(pairs) == 3:
-        return _split(cards, g[pairs[0]])
-
+        return _split(cards, h.g[pairs[0]])
     # Three of a kind: aces -> an ace and the next highest card in front;
     # kings and below -> the set in back, the two highest cards in front.
-    if trips:
-        if trips[0] == ACE:
-            return _split(cards, [g[ACE][0], singles[0]])
+    if h.trips:
+        if h.trips[0] == ACE:
+            return _split(cards, [h.g[ACE][0], singles[0]])
         return _split(cards, singles[:2])
-
     if len(pairs) == 2:
         return _fox_two_pair(cards, pairs[0], pairs[1], singles)
-
     # One pair: the pair in back, the two highest other cards in front.
     if len(pairs) == 1:
         return _split(cards, singles[:2])
-
     # No pair: the highest card in back, the second and third highest in front.
     return _split(cards, singles[1:3])
 

@@ -194,14 +194,43 @@ def settle_round(
     paytable's.
     """
     opt = options or FaceUpOptions()
-    if opt.envy_receivers not in ENVY_RECEIVERS:
-        raise FaceUpError(f"envy_receivers={opt.envy_receivers!r}: one of {', '.join(ENVY_RECEIVERS)}")
-    if opt.bonus_reading not in BONUS_READINGS:
-        raise FaceUpError(f"bonus_reading={opt.bonus_reading!r}: one of {', '.join(BONUS_READINGS)}")
+    _check_options(opt)
     dealer = check_seven(dealer_cards, "dealer's hand")
     order = _validate(dealer, seats, opt)
     dealer_set = house_way(dealer, opt.house_way)
     dealer_ah = ace_high_kind(dealer)
+    settings = _settings(order, seats, player_settings, dealer_ah)
+    base_pt = opt.table(opt.base_paytable)
+    win = base_pt.payout("win")
+    if win is None:
+        raise FaceUpError(f"{base_pt.name}: no 'win' payout (§ 688a.12(a))")
+
+    out = _surrenders(order, seats)
+    for s in order:  # § 688a.11(e)-(f), § 688a.12(a)
+        if not seats[s].surrender:
+            out.append(_base_result(s, seats[s], settings.get(s), dealer_set, dealer_ah, base_pt, win))
+    out += _ace_high_results(order, seats, dealer_ah, opt)
+    prog_q = [s for s in order if seats[s].progressive]
+    out += _fortune_results(order, seats, prog_q, opt)
+    out += _progressive_results(order, seats, prog_q, opt)
+    return out
+
+
+def _check_options(opt: FaceUpOptions) -> None:
+    if opt.envy_receivers not in ENVY_RECEIVERS:
+        raise FaceUpError(f"envy_receivers={opt.envy_receivers!r}: one of {', '.join(ENVY_RECEIVERS)}")
+    if opt.bonus_reading not in BONUS_READINGS:
+        raise FaceUpError(f"bonus_reading={opt.bonus_reading!r}: one of {', '.join(BONUS_READINGS)}")
+
+
+def _settings(
+    order: Sequence[int],
+    seats: Mapping[int, SeatWagers],
+    player_settings: Mapping[int, Setting | tuple[Sequence[int], Sequence[int]]],
+    dealer_ah: str | None,
+) -> dict[int, Setting]:
+    """Each seat's checked setting; none needed for a surrendered seat, nor when the dealer
+    has an Ace High Pai Gow (§ 688a.11(f)(2)(iii))."""
     settings: dict[int, Setting] = {}
     for s in order:
         if seats[s].surrender:
@@ -211,111 +240,129 @@ def settle_round(
                 raise SettingError(f"seat {s}: no setting given for the seat's hand")
             continue
         settings[s] = _setting(s, seats[s], player_settings[s])
+    return settings
 
+
+def _surrenders(order: Sequence[int], seats: Mapping[int, SeatWagers]) -> list[WagerResult]:
+    """§ 688a.11(d): a surrendered wager is collected at once."""
+    return [
+        WagerResult(
+            s,
+            "base",
+            seats[s].base,
+            "surrender",
+            -seats[s].base,
+            None,
+            detail="§ 688a.11(d): surrendered after the dealer's hands were set",
+        )
+        for s in order
+        if seats[s].surrender
+    ]
+
+
+def _base_result(
+    s: int,
+    w: SeatWagers,
+    setting: Setting | None,
+    dealer_set: Setting,
+    dealer_ah: str | None,
+    base_pt: Paytable,
+    win: Payout,
+) -> WagerResult:
+    """§ 688a.11(e)-(f), § 688a.12(a): one seat's base wager."""
+    if setting is None:  # dealer Ace High Pai Gow, no setting given
+        return WagerResult(
+            s, "base", w.base, "push", 0, None, detail="§ 688a.11(f)(2)(iii): dealer has an Ace High Pai Gow"
+        )
+    res = base_outcome(setting, dealer_set, dealer_ah is not None)
+    hand = setting_text(setting)
+    detail = f"{res.section}; {setting} vs dealer {dealer_set}" + (" (foul)" if setting.foul else "")
+    if res.outcome == "win":
+        net = whole_cents(win.net_win(w.base), rule="§ 688a.12(a)")
+        return WagerResult(s, "base", w.base, "win", net, hand, base_pt.name, win.text, detail=detail)
+    if res.outcome == "push":
+        return WagerResult(s, "base", w.base, "push", 0, hand, detail=detail)
+    return WagerResult(s, "base", w.base, "lose", -w.base, hand, detail=detail)
+
+
+def _ace_high_results(
+    order: Sequence[int], seats: Mapping[int, SeatWagers], dealer_ah: str | None, opt: FaceUpOptions
+) -> list[WagerResult]:
+    """§ 688a.11(h)(1), § 688a.12(b): the Ace High wagers."""
+    if not any(seats[s].ace_high for s in order):
+        return []
+    pt = opt.table(opt.ace_high_paytable)
     out: list[WagerResult] = []
-    base_pt = opt.table(opt.base_paytable)
-    win = base_pt.payout("win")
-    if win is None:
-        raise FaceUpError(f"{base_pt.name}: no 'win' payout (§ 688a.12(a))")
-
-    # § 688a.11(d): a surrendered wager is collected at once
     for s in order:
-        if seats[s].surrender:
+        a = seats[s].ace_high
+        if not a:
+            continue
+        if dealer_ah is None:
             out.append(
                 WagerResult(
                     s,
-                    "base",
-                    seats[s].base,
-                    "surrender",
-                    -seats[s].base,
+                    "ace-high",
+                    a,
+                    "lose",
+                    -a,
+                    "dealer-not-ace-high",
+                    pt.name,
                     None,
-                    detail="§ 688a.11(d): surrendered after the dealer's hands were set",
-                )
-            )
-    # § 688a.11(e)-(f), § 688a.12(a)
-    for s in order:
-        w = seats[s]
-        if w.surrender:
-            continue
-        if s not in settings:  # dealer Ace High Pai Gow, no setting given
-            out.append(
-                WagerResult(
-                    s, "base", w.base, "push", 0, None, detail="§ 688a.11(f)(2)(iii): dealer has an Ace High Pai Gow"
+                    detail="§ 688a.11(h)(1)(i)(A)",
                 )
             )
             continue
-        res = base_outcome(settings[s], dealer_set, dealer_ah is not None)
-        hand = setting_text(settings[s])
-        detail = f"{res.section}; {settings[s]} vs dealer {dealer_set}" + (" (foul)" if settings[s].foul else "")
-        if res.outcome == "win":
-            net = whole_cents(win.net_win(w.base), rule="§ 688a.12(a)")
-            out.append(WagerResult(s, "base", w.base, "win", net, hand, base_pt.name, win.text, detail=detail))
-        elif res.outcome == "push":
-            out.append(WagerResult(s, "base", w.base, "push", 0, hand, detail=detail))
+        if ace_high_kind(seats[s].cards) is not None:
+            key = "both-ace-high"
         else:
-            out.append(WagerResult(s, "base", w.base, "lose", -w.base, hand, detail=detail))
+            key = f"dealer-ace-high-{dealer_ah}"
+        out.append(_odds_result(s, "ace-high", a, key, pt, pt.payout(key), "§ 688a.11(h)(1)(i)(B), § 688a.12(b)"))
+    return out
 
+
+def _fortune_results(
+    order: Sequence[int], seats: Mapping[int, SeatWagers], prog_q: Sequence[int], opt: FaceUpOptions
+) -> list[WagerResult]:
+    """§ 688a.11(h)(2), § 688a.12(c): the Fortune wagers and their envy."""
     # § 688a.11(h): every seat's seven cards rearranged to the highest ranking hand
     # (surrendered seats too: their cards stay on the table for the envy, § 688a.11(d))
     fortune_hands = {s: bonus_hand(seats[s].cards, "bug").category for s in order}
-
-    if any(seats[s].ace_high for s in order):  # § 688a.11(h)(1), § 688a.12(b)
-        pt = opt.table(opt.ace_high_paytable)
-        for s in order:
-            a = seats[s].ace_high
-            if not a:
-                continue
-            if dealer_ah is None:
-                out.append(
-                    WagerResult(
-                        s,
-                        "ace-high",
-                        a,
-                        "lose",
-                        -a,
-                        "dealer-not-ace-high",
-                        pt.name,
-                        None,
-                        detail="§ 688a.11(h)(1)(i)(A)",
-                    )
-                )
-                continue
-            if ace_high_kind(seats[s].cards) is not None:
-                key = "both-ace-high"
-            else:
-                key = f"dealer-ace-high-{dealer_ah}"
-            out.append(_odds_result(s, "ace-high", a, key, pt, pt.payout(key), "§ 688a.11(h)(1)(i)(B), § 688a.12(b)"))
-
     holders = [(s, fortune_hands[s]) for s in order if fortune_hands[s] in ENVY_QUALIFYING]
     fortune_q = [s for s in order if seats[s].fortune]
-    prog_q = [s for s in order if seats[s].progressive]
     pq = _qualifying(opt.table(opt.progressive_paytable)) if prog_q else 0
     lammer_prog = [s for s in prog_q if opt.envy_receivers == "lammer" and seats[s].progressive >= pq]
-    if fortune_q or (opt.fortune_offered and lammer_prog):  # § 688a.11(h)(2), § 688a.12(c)
-        pt = opt.table(opt.fortune_paytable)
-        q = _qualifying(pt)
-        for s in fortune_q:
-            out.append(_fortune(s, seats[s], pt, opt))
-        if "envy_paytable" in pt.options:
-            envy_pt = opt.table(str(pt.options["envy_paytable"]))
-            # § 688a.8(b)(1): an Envy lammer beside every Qualifying Wager; § 688a.11(h)(2)(ii):
-            # the § 688a.12(c) envy to each player with an Envy lammer (reading 688a-8)
-            recv = [s for s in order if seats[s].fortune >= q or s in lammer_prog]
-            out += _envy("fortune-envy", recv, holders, envy_pt, "§ 688a.11(h)(2)(ii), § 688a.12(c)", seats)
+    if not (fortune_q or (opt.fortune_offered and lammer_prog)):
+        return []
+    pt = opt.table(opt.fortune_paytable)
+    q = _qualifying(pt)
+    out = [_fortune(s, seats[s], pt, opt) for s in fortune_q]
+    if "envy_paytable" in pt.options:
+        envy_pt = opt.table(str(pt.options["envy_paytable"]))
+        # § 688a.8(b)(1): an Envy lammer beside every Qualifying Wager; § 688a.11(h)(2)(ii):
+        # the § 688a.12(c) envy to each player with an Envy lammer (reading 688a-8)
+        recv = [s for s in order if seats[s].fortune >= q or s in lammer_prog]
+        out += _envy("fortune-envy", recv, holders, envy_pt, "§ 688a.11(h)(2)(ii), § 688a.12(c)", seats)
+    return out
 
-    if prog_q:  # § 688a.11(h)(3), § 688a.12(d)
-        pt = opt.table(opt.progressive_paytable)
-        out += [_progressive(s, seats[s], pt, opt) for s in prog_q]
-        if "envy_paytable" in pt.options:
-            mode = str(pt.options.get("joker", "bug"))
-            envy_pt = opt.table(str(pt.options["envy_paytable"]))
-            q = _qualifying(pt)
-            cats = {s: bonus_hand(seats[s].cards, mode).category for s in order}  # type: ignore[arg-type]
-            pholders = [(s, cats[s]) for s in order if cats[s] in ENVY_QUALIFYING]
-            # only a Progressive Payout Wager earns the Progressive envy: no text pays it to a
-            # seat that did not make the wager (reading 688a-8)
-            recv = [s for s in order if seats[s].progressive >= q]
-            out += _envy("progressive-envy", recv, pholders, envy_pt, "§ 688a.6(f), § 688a.12(d)", seats)
+
+def _progressive_results(
+    order: Sequence[int], seats: Mapping[int, SeatWagers], prog_q: Sequence[int], opt: FaceUpOptions
+) -> list[WagerResult]:
+    """§ 688a.11(h)(3), § 688a.12(d): the Progressive wagers and their envy."""
+    if not prog_q:
+        return []
+    pt = opt.table(opt.progressive_paytable)
+    out = [_progressive(s, seats[s], pt, opt) for s in prog_q]
+    if "envy_paytable" in pt.options:
+        mode = str(pt.options.get("joker", "bug"))
+        envy_pt = opt.table(str(pt.options["envy_paytable"]))
+        q = _qualifying(pt)
+        cats = {s: bonus_hand(seats[s].cards, mode).category for s in order}  # type: ignore[arg-type]
+        pholders = [(s, cats[s]) for s in order if cats[s] in ENVY_QUALIFYING]
+        # only a Progressive Payout Wager earns the Progressive envy: no text pays it to a
+        # seat that did not make the wager (reading 688a-8)
+        recv = [s for s in order if seats[s].progressive >= q]
+        out += _envy("progressive-envy", recv, pholders, envy_pt, "§ 688a.6(f), § 688a.12(d)", seats)
     return out
 
 
@@ -414,39 +461,54 @@ def _validate(dealer: tuple[int, ...], seats: Mapping[int, SeatWagers], opt: Fac
     where: dict[int, str] = {c: "the dealer" for c in dealer}
     prog_pt: Paytable | None = None
     for s, w in seats.items():
-        if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= MAX_SEATS:
-            raise FaceUpError(f"seat {s!r} is not a betting position 1..{MAX_SEATS} (§ 688a.2(a))")
-        if not isinstance(w, SeatWagers):
-            raise FaceUpError(f"seat {s}: expected SeatWagers, got {type(w).__name__}")
-        for c in check_seven(w.cards, f"seat {s}'s hand"):
-            if c in where:
-                raise FaceUpError(
-                    f"{card_str(c)} dealt to both seat {s} and {where[c]} (one deck, § 688a.3(a))", card_str(c)
-                )
-            where[c] = f"seat {s}"
-        if _check_amount(s, "Face Up Pai Gow Poker", w.base) == 0:
-            raise FaceUpError(
-                f"seat {s}: no Face Up Pai Gow Poker Wager; every other wager needs one (§ 688a.7(d)-(e))"
-            )
-        opts = [
-            _check_amount(s, "Ace High Bonus", w.ace_high),
-            _check_amount(s, "Fortune Bonus", w.fortune),
-            _check_amount(s, "Progressive Payout", w.progressive),
-        ]
-        if w.surrender and any(opts):
-            raise FaceUpError(f"seat {s}: a player with an optional wager may not surrender (§ 688a.11(d))")
+        _check_seat(s, w)
+        _deal_cards(s, w, where)
+        _check_wagers(s, w)
         if w.progressive:
             prog_pt = prog_pt or opt.table(opt.progressive_paytable)
-            if prog_pt.per_wager_cents and w.progressive != prog_pt.per_wager_cents:
-                raise FaceUpError(
-                    f"seat {s}: Progressive Payout Wager {w.progressive} is not the "
-                    f"{prog_pt.per_wager_cents} wager of {prog_pt.name} (§ 688a.12(d))"
-                )
+            _check_progressive(s, w, prog_pt)
     if opt.seat_order is not None:
         if sorted(opt.seat_order) != sorted(set(opt.seat_order)) or not set(seats) <= set(opt.seat_order):
             raise FaceUpError(f"seat_order {opt.seat_order} must list every seat with a wager once")
         return [s for s in opt.seat_order if s in seats]
     return [s for s in settlement_order(MAX_SEATS) if s in seats]  # § 688a.11(e)
+
+
+def _check_seat(s: object, w: object) -> None:
+    if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= MAX_SEATS:
+        raise FaceUpError(f"seat {s!r} is not a betting position 1..{MAX_SEATS} (§ 688a.2(a))")
+    if not isinstance(w, SeatWagers):
+        raise FaceUpError(f"seat {s}: expected SeatWagers, got {type(w).__name__}")
+
+
+def _deal_cards(s: int, w: SeatWagers, where: dict[int, str]) -> None:
+    """The seat's seven cards, each dealt once (``where``: who holds each card so far)."""
+    for c in check_seven(w.cards, f"seat {s}'s hand"):
+        if c in where:
+            raise FaceUpError(
+                f"{card_str(c)} dealt to both seat {s} and {where[c]} (one deck, § 688a.3(a))", card_str(c)
+            )
+        where[c] = f"seat {s}"
+
+
+def _check_wagers(s: int, w: SeatWagers) -> None:
+    if _check_amount(s, "Face Up Pai Gow Poker", w.base) == 0:
+        raise FaceUpError(f"seat {s}: no Face Up Pai Gow Poker Wager; every other wager needs one (§ 688a.7(d)-(e))")
+    opts = [
+        _check_amount(s, "Ace High Bonus", w.ace_high),
+        _check_amount(s, "Fortune Bonus", w.fortune),
+        _check_amount(s, "Progressive Payout", w.progressive),
+    ]
+    if w.surrender and any(opts):
+        raise FaceUpError(f"seat {s}: a player with an optional wager may not surrender (§ 688a.11(d))")
+
+
+def _check_progressive(s: int, w: SeatWagers, prog_pt: Paytable) -> None:
+    if prog_pt.per_wager_cents and w.progressive != prog_pt.per_wager_cents:
+        raise FaceUpError(
+            f"seat {s}: Progressive Payout Wager {w.progressive} is not the "
+            f"{prog_pt.per_wager_cents} wager of {prog_pt.name} (§ 688a.12(d))"
+        )
 
 
 __all__ = ["ENVY_RECEIVERS", "FaceUpOptions", "SeatWagers", "settle_round"]

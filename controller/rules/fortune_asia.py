@@ -248,94 +248,85 @@ def settle_round(
     out: list[WagerResult] = []
     for n in seq:
         s = by_seat[n]
-        # the Fortune Asia Poker Wager (§ 659a.11(d)-(f), § 659a.12(a))
-        if s.surrender:
-            out.append(
-                WagerResult(
-                    n,
-                    "base",
-                    s.base,
-                    "surrender",
-                    -s.base,
-                    None,
-                    base_pt.name,
-                    None,
-                    detail="surrendered before exposure: the wager is collected (§ 659a.11(d))",
-                )
-            )
-        else:
-            assert s.setting is not None
-            outcome, detail = base_outcome(s.setting, dealer)
-            detail += f"; dealer {dealer}"
-            if outcome == "win":
-                out.append(
-                    WagerResult(
-                        n,
-                        "base",
-                        s.base,
-                        "win",
-                        s.base,
-                        None,
-                        base_pt.name,
-                        "1 to 1",
-                        detail=f"§ 659a.11(f)(2): {detail}",
-                    )
-                )
-            else:
-                out.append(
-                    WagerResult(
-                        n,
-                        "base",
-                        s.base,
-                        "lose",
-                        -s.base,
-                        None,
-                        base_pt.name,
-                        None,
-                        detail=f"§ 659a.11(f)(1): {detail}",
-                    )
-                )
-        # the player's optional wagers (§ 659a.11(h), (i))
-        f_pt = _offered(s.fortune, rules.fortune_paytable, n, "Fortune Bonus Wager", "§ 659a.7(e)(1)")
-        if f_pt:
-            pt = get_paytable(f_pt)
-            q = str(pt.options.get("qualifier", "straight"))
-            out.append(_pay(n, "fortune", s.fortune, fortune_hand(s.facts, q), pt, "§ 659a.11(h)(1)(i)"))
-        i_pt = _offered(s.insurance, rules.insurance_paytable, n, "Insurance Wager", "§ 659a.7(e)(2)")
-        if i_pt:
-            out.append(
-                _pay(n, "insurance", s.insurance, insurance_hand(s.facts), get_paytable(i_pt), "§ 659a.11(h)(2)")
-            )
-        p_pt = _offered(s.progressive, rules.progressive_paytable, n, "Progressive Payout Wager", "§ 659a.7(e)(3)")
-        if p_pt:
-            out.append(
-                _pay(n, "progressive", s.progressive, progressive_hand(s.facts), get_paytable(p_pt), "§ 659a.11(h)(3)")
-            )
-
+        out.append(_base_result(n, s, dealer, base_pt))
+        out += _optional_results(n, s, rules)
     # Envy Bonuses, after all Fortune Bonus Wagers (§ 659a.11(h)(1)(ii))
     qualifiers = [by_seat[n] for n in seq if by_seat[n].fortune >= QUALIFYING_WAGER]
     if qualifiers:
-        envy_pt = rules.envy_paytable()
         holders = [(by_seat[n], fortune_hand(by_seat[n].facts)) for n in seq if is_envy_qualifying(by_seat[n].facts)]
-        for qualifier in qualifiers:
-            for h, hand in holders:
-                if h.who == qualifier.who:
-                    continue  # "not entitled to an Envy Bonus for his own hand"
-                payout = envy_pt.payout(hand) if hand else None
-                assert payout is not None and payout.kind == "fixed"
-                out.append(
-                    WagerResult(
-                        qualifier.seat,
-                        "fortune-envy",
-                        0,
-                        "win",
-                        payout.cents,
-                        hand,
-                        envy_pt.name,
-                        payout.text,
-                        detail=f"Envy Bonus for seat {h.seat}'s {hand} (§ 659a.11(h)(1)(ii))",
-                    )
+        out += _envy_results(qualifiers, holders, rules.envy_paytable())
+    return out
+
+
+def _base_result(n: int, s: SeatPlay, dealer: Setting, base_pt: Paytable) -> WagerResult:
+    """The Fortune Asia Poker Wager (§ 659a.11(d)-(f), § 659a.12(a))."""
+    if s.surrender:
+        return WagerResult(
+            n,
+            "base",
+            s.base,
+            "surrender",
+            -s.base,
+            None,
+            base_pt.name,
+            None,
+            detail="surrendered before exposure: the wager is collected (§ 659a.11(d))",
+        )
+    assert s.setting is not None
+    outcome, detail = base_outcome(s.setting, dealer)
+    detail += f"; dealer {dealer}"
+    if outcome == "win":
+        return WagerResult(
+            n, "base", s.base, "win", s.base, None, base_pt.name, "1 to 1", detail=f"§ 659a.11(f)(2): {detail}"
+        )
+    return WagerResult(
+        n, "base", s.base, "lose", -s.base, None, base_pt.name, None, detail=f"§ 659a.11(f)(1): {detail}"
+    )
+
+
+def _optional_results(n: int, s: SeatPlay, rules: FortuneAsiaRules) -> list[WagerResult]:
+    """The player's optional wagers (§ 659a.11(h), (i))."""
+    out = []
+    f_pt = _offered(s.fortune, rules.fortune_paytable, n, "Fortune Bonus Wager", "§ 659a.7(e)(1)")
+    if f_pt:
+        pt = get_paytable(f_pt)
+        q = str(pt.options.get("qualifier", "straight"))
+        out.append(_pay(n, "fortune", s.fortune, fortune_hand(s.facts, q), pt, "§ 659a.11(h)(1)(i)"))
+    i_pt = _offered(s.insurance, rules.insurance_paytable, n, "Insurance Wager", "§ 659a.7(e)(2)")
+    if i_pt:
+        out.append(_pay(n, "insurance", s.insurance, insurance_hand(s.facts), get_paytable(i_pt), "§ 659a.11(h)(2)"))
+    p_pt = _offered(s.progressive, rules.progressive_paytable, n, "Progressive Payout Wager", "§ 659a.7(e)(3)")
+    if p_pt:
+        out.append(
+            _pay(n, "progressive", s.progressive, progressive_hand(s.facts), get_paytable(p_pt), "§ 659a.11(h)(3)")
+        )
+    return out
+
+
+def _envy_results(
+    qualifiers: Sequence[SeatPlay], holders: Sequence[tuple[SeatPlay, str | None]], envy_pt: Paytable
+) -> list[WagerResult]:
+    """§ 659a.11(h)(1)(ii): each qualifying wager's Envy Bonus for every other player's hand."""
+    out = []
+    for qualifier in qualifiers:
+        for h, hand in holders:
+            if h.who == qualifier.who:
+                continue  # "not entitled to an Envy Bonus for his own hand"
+            payout = envy_pt.payout(hand) if hand else None
+            assert payout is not None and payout.kind == "fixed"
+            out.append(
+                WagerResult(
+                    qualifier.seat,
+                    "fortune-envy",
+                    0,
+                    "win",
+                    payout.cents,
+                    hand,
+                    envy_pt.name,
+                    payout.text,
+                    detail=f"Envy Bonus for seat {h.seat}'s {hand} (§ 659a.11(h)(1)(ii))",
                 )
+            )
     return out
 
 

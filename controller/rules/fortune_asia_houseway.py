@@ -123,69 +123,95 @@ def standard(seven: Sequence[int]) -> Setting:
     g = _groups(seven)
     shape = [len(x) for x in g]
     singles = _desc([c for x in g if len(x) == 1 for c in x])
+    for applies, rule in _STANDARD_RULES:  # the first that applies to the hand's shape
+        if applies(shape):
+            return rule(g, singles)
+    raise AssertionError(f"no house way rule for the shape {shape}")  # pragma: no cover - HW-8 takes any
 
-    # HW-1 four of a kind (four aces with the joker; five aces keep four): the four high;
-    # a pair among the other three goes medium, else the two highest; the last card low.
-    if shape[0] >= 4:
-        quad, extra = g[0][:4], g[0][4:]
-        rest = _desc(extra + [c for x in g[1:] for c in x])
-        pair = _pair_in(rest)
-        if pair:
-            return _make(quad, pair, [c for c in rest if c not in pair])
-        return _make(quad, rest[:2], rest[2:])
 
-    # HW-2 two three-of-a-kinds: the higher trips high with the lower leftover of
-    # (third card of the lower trips, the odd card); a pair of the lower trips medium;
-    # the higher leftover low.
-    if shape[:2] == [3, 3]:
-        t1, t2 = g[0], g[1]
-        left = _desc([t2[2]] + singles)
-        return _make(t1 + [left[1]], t2[:2], [left[0]])
+def _hw1_quads(g: list[list[int]], singles: list[int]) -> Setting:
+    """HW-1 four of a kind (four aces with the joker; five aces keep four): the four high;
+    a pair among the other three goes medium, else the two highest; the last card low."""
+    quad, extra = g[0][:4], g[0][4:]
+    rest = _desc(extra + [c for x in g[1:] for c in x])
+    pair = _pair_in(rest)
+    if pair:
+        return _make(quad, pair, [c for c in rest if c not in pair])
+    return _make(quad, rest[:2], rest[2:])
 
-    # HW-3 three of a kind and a pair (or two pairs): trips high; the highest pair medium;
-    # the higher remaining card low, the other completes the high hand.
-    if shape[0] == 3 and shape[1] == 2:
-        trips, pair = g[0], g[1]
-        left = _desc([c for x in g[2:] for c in x])
-        return _make(trips + [left[1]], pair, [left[0]])
 
-    # HW-4 three of a kind alone: if the four odd cards make a straight or flush, play it
-    # high, a pair of the trips medium, the third low; else trips and the lowest odd card
-    # high, the two highest odd cards medium, the next low.
-    if shape[0] == 3:
-        trips = g[0]
-        sf = _best_sf_high(singles)
-        if sf is not None:
-            return _make(sf, trips[:2], trips[2:])
-        return _make(trips + [singles[3]], singles[:2], [singles[2]])
+def _hw2_two_trips(g: list[list[int]], singles: list[int]) -> Setting:
+    """HW-2 two three-of-a-kinds: the higher trips high with the lower leftover of
+    (third card of the lower trips, the odd card); a pair of the lower trips medium;
+    the higher leftover low."""
+    t1, t2 = g[0], g[1]
+    left = _desc([t2[2]] + singles)
+    return _make(t1 + [left[1]], t2[:2], [left[0]])
 
-    # HW-5 three pair: the two lower pairs high, the highest pair medium, the odd card low.
-    if shape[:3] == [2, 2, 2]:
-        return _make(g[1] + g[2], g[0], g[3])
 
-    # HW-6 two pair: split -- the higher pair and the two lowest odd cards high, the lower
-    # pair medium, the highest odd card low.
-    if shape[:2] == [2, 2]:
-        return _make(g[0] + singles[1:], g[1], [singles[0]])
+def _hw3_trips_and_pair(g: list[list[int]], singles: list[int]) -> Setting:
+    """HW-3 three of a kind and a pair (or two pairs): trips high; the highest pair medium;
+    the higher remaining card low, the other completes the high hand."""
+    trips, pair = g[0], g[1]
+    left = _desc([c for x in g[2:] for c in x])
+    return _make(trips + [left[1]], pair, [left[0]])
 
-    # HW-7 one pair: if four of the five odd cards make a straight or flush, play it high,
-    # the pair medium, the odd card left low; else the pair and the two lowest odd cards
-    # high, the two highest odd cards medium, the third low.
-    if shape[0] == 2:
-        pair = g[0]
-        sf = _best_sf_high(singles)
-        if sf is not None:
-            return _make(sf, pair, [c for c in singles if c not in sf])
-        return _make(pair + singles[3:], singles[:2], [singles[2]])
 
-    # HW-8 no pair: the best straight or flush high (keeping the highest cards out of it),
-    # the two highest other cards medium, the last low; else the highest card with the three
-    # lowest high, the 2nd and 3rd highest medium, the 4th highest low.
+def _hw4_trips(g: list[list[int]], singles: list[int]) -> Setting:
+    """HW-4 three of a kind alone: if the four odd cards make a straight or flush, play it
+    high, a pair of the trips medium, the third low; else trips and the lowest odd card
+    high, the two highest odd cards medium, the next low."""
+    trips = g[0]
+    sf = _best_sf_high(singles)
+    if sf is not None:
+        return _make(sf, trips[:2], trips[2:])
+    return _make(trips + [singles[3]], singles[:2], [singles[2]])
+
+
+def _hw5_three_pair(g: list[list[int]], singles: list[int]) -> Setting:
+    """HW-5 three pair: the two lower pairs high, the highest pair medium, the odd card low."""
+    return _make(g[1] + g[2], g[0], g[3])
+
+
+def _hw6_two_pair(g: list[list[int]], singles: list[int]) -> Setting:
+    """HW-6 two pair: split -- the higher pair and the two lowest odd cards high, the lower
+    pair medium, the highest odd card low."""
+    return _make(g[0] + singles[1:], g[1], [singles[0]])
+
+
+def _hw7_one_pair(g: list[list[int]], singles: list[int]) -> Setting:
+    """HW-7 one pair: if four of the five odd cards make a straight or flush, play it high,
+    the pair medium, the odd card left low; else the pair and the two lowest odd cards
+    high, the two highest odd cards medium, the third low."""
+    pair = g[0]
+    sf = _best_sf_high(singles)
+    if sf is not None:
+        return _make(sf, pair, [c for c in singles if c not in sf])
+    return _make(pair + singles[3:], singles[:2], [singles[2]])
+
+
+def _hw8_no_pair(g: list[list[int]], singles: list[int]) -> Setting:
+    """HW-8 no pair: the best straight or flush high (keeping the highest cards out of it),
+    the two highest other cards medium, the last low; else the highest card with the three
+    lowest high, the 2nd and 3rd highest medium, the 4th highest low."""
     sf = _best_sf_high(singles)
     if sf is not None:
         rest = _desc([c for c in singles if c not in sf])
         return _make(sf, rest[:2], rest[2:])
     return _make([singles[0]] + singles[4:], singles[1:3], [singles[3]])
+
+
+#: (applies to the group sizes, largest first; the rule), in the order the rules are tried
+_STANDARD_RULES: tuple[tuple[Callable[[list[int]], bool], Callable[[list[list[int]], list[int]], Setting]], ...] = (
+    (lambda shape: shape[0] >= 4, _hw1_quads),
+    (lambda shape: shape[:2] == [3, 3], _hw2_two_trips),
+    (lambda shape: shape[0] == 3 and shape[1] == 2, _hw3_trips_and_pair),
+    (lambda shape: shape[0] == 3, _hw4_trips),
+    (lambda shape: shape[:3] == [2, 2, 2], _hw5_three_pair),
+    (lambda shape: shape[:2] == [2, 2], _hw6_two_pair),
+    (lambda shape: shape[0] == 2, _hw7_one_pair),
+    (lambda shape: True, _hw8_no_pair),
+)
 
 
 def _pair_in(cards: Sequence[int]) -> list[int] | None:

@@ -186,34 +186,8 @@ def parse_paytables(doc: Mapping[str, Any], source: str) -> dict[str, Paytable]:
     out: dict[str, Paytable] = {}
     for name, body in doc.get("paytables", {}).items():
         where = f"{source}: paytable {name!r}"
-        if not isinstance(body, Mapping):
-            raise PaytableError(f"{where}: must be a table")
-        unknown = set(body) - _ALLOWED
-        if unknown:
-            raise PaytableError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-        missing = _REQUIRED - set(body)
-        if missing:
-            raise PaytableError(f"{where}: missing key(s) {', '.join(sorted(missing))}")
-        if body["game"] not in GAMES:
-            raise PaytableError(f"{where}: game {body['game']!r} is not one of {', '.join(GAMES)}")
-        if not str(body["section"]).startswith("§"):
-            raise PaytableError(f"{where}: section must cite the regulation, e.g. '§ 670a.12(b)(1)'")
-        pays = body["pays"]
-        if not isinstance(pays, list) or not pays:
-            raise PaytableError(f"{where}: pays must be a non-empty list of [hand, payout] pairs")
-        rows: list[tuple[str, Payout]] = []
-        seen: set[str] = set()
-        for i, row in enumerate(pays):
-            if not (isinstance(row, list) and len(row) == 2 and all(isinstance(x, str) for x in row)):
-                raise PaytableError(f'{where}: row {i + 1} must be ["hand", "payout"], got {row!r}')
-            hand, text = row
-            if hand in seen:
-                raise PaytableError(f"{where}: hand {hand!r} listed twice")
-            seen.add(hand)
-            try:
-                rows.append((hand, parse_payout(text)))
-            except ValueError as e:
-                raise PaytableError(f"{where}: row {hand!r}: {e}") from None
+        _check_body(where, body)
+        rows = _rows(where, body["pays"])
         per_wager = None
         if "per_wager" in body:
             try:
@@ -237,6 +211,42 @@ def parse_paytables(doc: Mapping[str, Any], source: str) -> dict[str, Paytable]:
             source=source,
         )
     return out
+
+
+def _check_body(where: str, body: Any) -> None:
+    """A paytable's keys, game and section."""
+    if not isinstance(body, Mapping):
+        raise PaytableError(f"{where}: must be a table")
+    unknown = set(body) - _ALLOWED
+    if unknown:
+        raise PaytableError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    missing = _REQUIRED - set(body)
+    if missing:
+        raise PaytableError(f"{where}: missing key(s) {', '.join(sorted(missing))}")
+    if body["game"] not in GAMES:
+        raise PaytableError(f"{where}: game {body['game']!r} is not one of {', '.join(GAMES)}")
+    if not str(body["section"]).startswith("§"):
+        raise PaytableError(f"{where}: section must cite the regulation, e.g. '§ 670a.12(b)(1)'")
+
+
+def _rows(where: str, pays: Any) -> list[tuple[str, Payout]]:
+    """The ``pays`` list: [hand, payout] pairs, each hand once."""
+    if not isinstance(pays, list) or not pays:
+        raise PaytableError(f"{where}: pays must be a non-empty list of [hand, payout] pairs")
+    rows: list[tuple[str, Payout]] = []
+    seen: set[str] = set()
+    for i, row in enumerate(pays):
+        if not (isinstance(row, list) and len(row) == 2 and all(isinstance(x, str) for x in row)):
+            raise PaytableError(f'{where}: row {i + 1} must be ["hand", "payout"], got {row!r}')
+        hand, text = row
+        if hand in seen:
+            raise PaytableError(f"{where}: hand {hand!r} listed twice")
+        seen.add(hand)
+        try:
+            rows.append((hand, parse_payout(text)))
+        except ValueError as e:
+            raise PaytableError(f"{where}: row {hand!r}: {e}") from None
+    return rows
 
 
 def load_paytables(paths: Iterable[Path]) -> dict[str, Paytable]:

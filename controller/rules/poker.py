@@ -45,7 +45,7 @@ hands with precomputed lookup tables (controller/rules/_poker_batch.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING
@@ -273,51 +273,76 @@ def _groups_plain(counts: Sequence[int]) -> tuple[Category, tuple[int, ...]]:
     """Best non-straight, non-flush five of at least five natural cards (no wild card)."""
     desc = [r for r in _RANKS_DESC if counts[r]]
     c2 = [r for r in desc if counts[r] >= 2]
-    if c2:
-        top = c2[0]
-        c3 = [r for r in c2 if counts[r] >= 3]
-        if c3:
-            for q in c3:  # four of a kind beats a higher three of a kind (K-K-K + 7-7-7-7)
-                if counts[q] >= 4:
-                    return C.FOUR_OF_A_KIND, (q, next(r for r in desc if r != q))
-            t = c3[0]
-            pair = next((r for r in c2 if r != t), None)
-            if pair is not None:
-                return C.FULL_HOUSE, (t, pair)
-            return C.THREE_OF_A_KIND, (t, *[r for r in desc if r != t][:2])
-        if len(c2) >= 2:
-            p1, p2 = c2[0], c2[1]
-            return C.TWO_PAIR, (p1, p2, next(r for r in desc if r != p1 and r != p2))
-        return C.PAIR, (top, *[r for r in desc if r != top][:3])
-    return C.HIGH_CARD, tuple(desc[:5])
+    if not c2:
+        return C.HIGH_CARD, tuple(desc[:5])
+    c3 = [r for r in c2 if counts[r] >= 3]
+    if c3:
+        return _groups_with_trips(counts, desc, c2, c3)
+    top = c2[0]
+    if len(c2) >= 2:
+        p1, p2 = c2[0], c2[1]
+        return C.TWO_PAIR, (p1, p2, next(r for r in desc if r != p1 and r != p2))
+    return C.PAIR, (top, *[r for r in desc if r != top][:3])
+
+
+def _groups_with_trips(
+    counts: Sequence[int], desc: list[int], c2: list[int], c3: list[int]
+) -> tuple[Category, tuple[int, ...]]:
+    """Four of a kind, a full house or three of a kind (``c3``: the ranks held three times or more)."""
+    for q in c3:  # four of a kind beats a higher three of a kind (K-K-K + 7-7-7-7)
+        if counts[q] >= 4:
+            return C.FOUR_OF_A_KIND, (q, next(r for r in desc if r != q))
+    t = c3[0]
+    pair = next((r for r in c2 if r != t), None)
+    if pair is not None:
+        return C.FULL_HOUSE, (t, pair)
+    return C.THREE_OF_A_KIND, (t, *[r for r in desc if r != t][:2])
 
 
 def _nonflush_score(counts: Sequence[int], wilds: int, rules: str) -> int:
     """Best five-card hand ignoring suits, from natural rank ``counts`` (index 2..14) and
     ``wilds`` joker/wild cards.  Assumes at least five cards in all."""
     lv = _LEVEL[rules]
-    best = 0
-    group_counts: Sequence[int]
+    five = _five_score(counts, wilds, rules, lv)
+    if five is not None:
+        return five
+    group_counts: Sequence[int] = counts
+    group_wilds = wilds
     if rules == "bug":
         # § 670a.6(a): the joker is an ace ...
         if wilds:
-            ca = list(counts)
-            ca[14] += 1
-            if ca[14] == 5:  # § 670a.6(b)(1): five aces = four aces and a joker
-                return _pack(lv[C.FIVE_ACES], (14,))
-            group_counts, group_wilds = ca, 0
-        else:
-            group_counts, group_wilds = counts, 0
-    else:
-        group_counts, group_wilds = counts, wilds
-        if rules == "dj-wild":
-            if wilds == 5:  # § 687a.6(c)(1)
-                return _pack(_LEVEL[rules][C.FIVE_WILDS], ())
-            if wilds:
-                for r in _RANKS_DESC:
-                    if counts[r] + wilds >= 5:
-                        return _pack(lv[C.FIVE_OF_A_KIND], (r,))
+            group_counts = list(counts)
+            group_counts[14] += 1
+        group_wilds = 0
     # ... or completes a straight (bug); wilds complete straights (dj-wild)
+    best = _straight_score(counts, wilds, rules, lv)
+    if not group_wilds:
+        cat, g = _groups_plain(group_counts)
+        s = _pack(lv[cat], g)
+        return s if s > best else best
+    return _wild_groups_score(group_counts, group_wilds, lv, best)
+
+
+def _five_score(counts: Sequence[int], wilds: int, rules: str, lv: Mapping[Category, int]) -> int | None:
+    """Five aces (bug: four aces and the joker, § 670a.6(b)(1)), five wilds (§ 687a.6(c)(1)) or
+    five of a kind (dj-wild); None for any other hand."""
+    if not wilds:
+        return None
+    if rules == "bug":
+        return _pack(lv[C.FIVE_ACES], (14,)) if counts[14] + 1 == 5 else None
+    if rules != "dj-wild":
+        return None
+    if wilds == 5:  # § 687a.6(c)(1)
+        return _pack(lv[C.FIVE_WILDS], ())
+    for r in _RANKS_DESC:
+        if counts[r] + wilds >= 5:
+            return _pack(lv[C.FIVE_OF_A_KIND], (r,))
+    return None
+
+
+def _straight_score(counts: Sequence[int], wilds: int, rules: str, lv: Mapping[Category, int]) -> int:
+    """The best straight the ranks (and wild cards) make; 0 if none."""
+    best = 0
     present = 0
     for r in _RANKS_DESC:
         if counts[r]:
@@ -329,10 +354,11 @@ def _nonflush_score(counts: Sequence[int], wilds: int, rules: str) -> int:
                 best = s
             if rules != "bug":
                 break  # windows are scanned highest first
-    if not group_wilds:
-        cat, g = _groups_plain(group_counts)
-        s = _pack(lv[cat], g)
-        return s if s > best else best
+    return best
+
+
+def _wild_groups_score(group_counts: Sequence[int], group_wilds: int, lv: Mapping[Category, int], best: int) -> int:
+    """The best of ``best`` and the highest group hand the wild cards complete."""
     for cat in (C.FOUR_OF_A_KIND, C.FULL_HOUSE, C.THREE_OF_A_KIND, C.TWO_PAIR, C.PAIR, C.HIGH_CARD):
         level = lv[cat]
         if (level + 1) << _SHIFT <= best:
@@ -471,29 +497,11 @@ def _pick(
     """The five cards making ``score``, best first; naturals before wild cards."""
     cat = score_category(score, rules)
     vals = [(score >> (4 * (4 - i))) & 15 for i in range(5)]
-    w = len(wild)
     wild_left = sorted(wild)
     if cat is C.FIVE_WILDS:
         return tuple(wild_left[:5])
     if cat in (C.FLUSH, C.STRAIGHT_FLUSH, C.ROYAL_FLUSH):
-        if cat is C.ROYAL_FLUSH:
-            need = _window(14)
-        elif cat is C.STRAIGHT_FLUSH:
-            need = _window(_straight_high(vals[0], rules))
-        else:
-            need = tuple(vals)
-        # the suit that makes it with the fewest wild cards (prefer the natural hand)
-        best_suit, best_missing = -1, 99
-        for s in range(4):
-            if _flush_score(masks[s], w, rules) == score:
-                missing = sum(1 for r in need if not masks[s] >> r & 1)
-                if missing < best_missing:
-                    best_suit, best_missing = s, missing
-        out = []
-        for r in need:
-            c = (r - 2) * 4 + best_suit
-            out.append(c if masks[best_suit] >> r & 1 else wild_left.pop(0))
-        return tuple(out)
+        return _pick_flush(cat, vals, score, rules, masks, wild_left)
     if cat is C.STRAIGHT:
         slots = list(_window(_straight_high(vals[0], rules)))
     else:
@@ -507,6 +515,30 @@ def _pick(
     for r in slots:
         lst = by_rank.get(r)
         out.append(lst.pop(0) if lst else wild_left.pop(0))
+    return tuple(out)
+
+
+def _pick_flush(
+    cat: Category, vals: list[int], score: int, rules: str, masks: list[int], wild_left: list[int]
+) -> tuple[int, ...]:
+    """The five cards of a flush, straight flush or royal flush making ``score``."""
+    if cat is C.ROYAL_FLUSH:
+        need = _window(14)
+    elif cat is C.STRAIGHT_FLUSH:
+        need = _window(_straight_high(vals[0], rules))
+    else:
+        need = tuple(vals)
+    # the suit that makes it with the fewest wild cards (prefer the natural hand)
+    best_suit, best_missing = -1, 99
+    for s in range(4):
+        if _flush_score(masks[s], len(wild_left), rules) == score:
+            missing = sum(1 for r in need if not masks[s] >> r & 1)
+            if missing < best_missing:
+                best_suit, best_missing = s, missing
+    out = []
+    for r in need:
+        c = (r - 2) * 4 + best_suit
+        out.append(c if masks[best_suit] >> r & 1 else wild_left.pop(0))
     return tuple(out)
 
 

@@ -205,72 +205,90 @@ def settle_round(
         raise SixCardError(f"{base_pt.name}: no 'win' payout (§ 670a.12(a))")
     dd_live = dealer_qualifies_double_down(dealer_set)
     out: list[WagerResult] = []
-
     # § 670a.11(e)-(g): the Six-Card Fortune Pai Gow Poker Wager, then the Double Down
     for s in order:
-        w = seats[s]
-        res = compare_hands(settings[s], dealer_set)
-        hand = f"{hand_key(high_rank(settings[s].high))}/{_rank_word(settings[s].low)}"
-        detail = f"{settings[s]} vs dealer {dealer_set}: " + (
-            "foul" if res.foul else f"high {'won' if res.high > 0 else 'lost'}, low {'won' if res.low > 0 else 'lost'}"
-        )
-        out.append(_base_result(s, "base", w.base, res.outcome, hand, base_pt, win, f"{res.section}; {detail}"))
-        if w.double_down:
-            if dd_live:
-                out.append(
-                    _base_result(
-                        s,
-                        "double-down",
-                        w.double_down,
-                        res.outcome,
-                        hand,
-                        base_pt,
-                        win,
-                        f"§ 670a.11(g)(1), {res.section}",
-                    )
-                )
-            else:
-                out.append(
-                    WagerResult(
-                        s,
-                        "double-down",
-                        w.double_down,
-                        "returned",
-                        0,
-                        hand,
-                        detail="§ 670a.11(g)(2): dealer's hand has no pair of eights or better",
-                    )
-                )
-
+        out += _base_results(s, seats[s], settings[s], dealer_set, dd_live, base_pt, win)
     # § 670a.11(h): the six cards rearranged to the highest ranking hand
     keys = {s: hand_key(six_card_rank(seats[s].cards)) for s in order}
-
-    if any(seats[s].fortune for s in order):
-        pt = opt.table(opt.fortune_paytable)
-        for s in order:
-            if seats[s].fortune:
-                out.append(_pay(s, "fortune", seats[s].fortune, keys[s], pt, "§ 670a.11(h)(1)(i), § 670a.12(b)(1)"))
-        tables = [opt.table(n) for n in opt.fortune_envy_paytables]
-        receivers = [(s, seats[s].fortune) for s in order if seats[s].fortune >= opt.qualifying_fortune_cents]
-        out += _envy(
-            "fortune-envy",
-            receivers,
-            _envy_holders(tables, keys, order),
-            tables,
-            "§ 670a.11(h)(1)(ii), § 670a.12(b)(2)",
-            players,
-        )
-
-    if any(seats[s].insurance for s in order):
-        pt = opt.table(opt.insurance_paytable)
-        for s in order:
-            if seats[s].insurance:
-                out.append(_pay(s, "insurance", seats[s].insurance, keys[s], pt, "§ 670a.11(h)(2), § 670a.12(c)"))
-
+    out += _fortune_results(order, seats, keys, opt, players)
+    out += _insurance_results(order, seats, keys, opt)
     if any(seats[s].progressive for s in order):
         wagers = {s: seats[s].progressive for s in order if seats[s].progressive}
         out += settle_progressive(keys, wagers, opt, order, players)
     return out
+
+
+def _base_results(
+    s: int, w: SeatWagers, setting: Setting, dealer_set: Setting, dd_live: bool, base_pt: Paytable, win: Payout
+) -> list[WagerResult]:
+    """§ 670a.11(e)-(g): one seat's wager, then its Double Down."""
+    res = compare_hands(setting, dealer_set)
+    hand = f"{hand_key(high_rank(setting.high))}/{_rank_word(setting.low)}"
+    detail = f"{setting} vs dealer {dealer_set}: " + (
+        "foul" if res.foul else f"high {'won' if res.high > 0 else 'lost'}, low {'won' if res.low > 0 else 'lost'}"
+    )
+    out = [_base_result(s, "base", w.base, res.outcome, hand, base_pt, win, f"{res.section}; {detail}")]
+    if not w.double_down:
+        return out
+    if dd_live:
+        rule = f"§ 670a.11(g)(1), {res.section}"
+        out.append(_base_result(s, "double-down", w.double_down, res.outcome, hand, base_pt, win, rule))
+    else:
+        out.append(
+            WagerResult(
+                s,
+                "double-down",
+                w.double_down,
+                "returned",
+                0,
+                hand,
+                detail="§ 670a.11(g)(2): dealer's hand has no pair of eights or better",
+            )
+        )
+    return out
+
+
+def _fortune_results(
+    order: Sequence[int],
+    seats: Mapping[int, SeatWagers],
+    keys: Mapping[int, str],
+    opt: SixCardOptions,
+    players: Mapping[int, str],
+) -> list[WagerResult]:
+    """§ 670a.11(h)(1), § 670a.12(b): the Fortune Bonus Wagers and their envy."""
+    if not any(seats[s].fortune for s in order):
+        return []
+    pt = opt.table(opt.fortune_paytable)
+    out = [
+        _pay(s, "fortune", seats[s].fortune, keys[s], pt, "§ 670a.11(h)(1)(i), § 670a.12(b)(1)")
+        for s in order
+        if seats[s].fortune
+    ]
+    tables = [opt.table(n) for n in opt.fortune_envy_paytables]
+    receivers = [(s, seats[s].fortune) for s in order if seats[s].fortune >= opt.qualifying_fortune_cents]
+    out += _envy(
+        "fortune-envy",
+        receivers,
+        _envy_holders(tables, keys, order),
+        tables,
+        "§ 670a.11(h)(1)(ii), § 670a.12(b)(2)",
+        players,
+    )
+    return out
+
+
+def _insurance_results(
+    order: Sequence[int], seats: Mapping[int, SeatWagers], keys: Mapping[int, str], opt: SixCardOptions
+) -> list[WagerResult]:
+    """§ 670a.11(h)(2), § 670a.12(c): the Insurance Wagers."""
+    if not any(seats[s].insurance for s in order):
+        return []
+    pt = opt.table(opt.insurance_paytable)
+    return [
+        _pay(s, "insurance", seats[s].insurance, keys[s], pt, "§ 670a.11(h)(2), § 670a.12(c)")
+        for s in order
+        if seats[s].insurance
+    ]
 
 
 def settle_progressive(
@@ -354,28 +372,9 @@ def _validate(
     where: dict[int, str] = {c: "the dealer" for c in dealer}
     offered: int | None = None
     for s, w in seats.items():
-        if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= MAX_SEATS:
-            raise SixCardError(f"seat {s!r} is not a betting position 1..{MAX_SEATS} (§ 670a.2(a))")
-        if not isinstance(w, SeatWagers):
-            raise SixCardError(f"seat {s}: expected SeatWagers, got {type(w).__name__}")
-        cards = check_six(w.cards, f"seat {s}'s hand")
-        for c in cards:
-            if c in where:
-                raise SixCardError(
-                    f"{card_str(c)} dealt to both seat {s} and {where[c]} (one deck, § 670a.3(a))", card_str(c)
-                )
-            where[c] = f"seat {s}"
-        base = _check_amount(s, "Six-Card Fortune Pai Gow Poker", w.base)
-        if base == 0:
-            raise SixCardError(
-                f"seat {s}: no Six-Card Fortune Pai Gow Poker Wager; every other wager needs one (§ 670a.7(d)-(e))"
-            )
-        dd = _check_amount(s, "Double Down", w.double_down)
-        if dd not in (0, base):
-            raise SixCardError(f"seat {s}: Double Down Wager {dd} must equal the wager {base} (§ 670a.7(e)(1))")
-        _check_amount(s, "Fortune Bonus", w.fortune)
-        _check_amount(s, "Insurance", w.insurance)
-        prog = _check_amount(s, "Progressive Payout", w.progressive)
+        _check_seat(s, w)
+        _deal_cards(s, w, where)
+        prog = _check_wagers(s, w)
         if prog:
             offered = _offered_progressive(opt) if offered is None else offered
             if offered and prog != offered:
@@ -393,6 +392,38 @@ def _validate(
     if len(set(opt.seat_order)) != len(opt.seat_order) or len(order) != len(seats):
         raise SixCardError(f"seat_order {opt.seat_order} must list every seat with a wager exactly once")
     return order
+
+
+def _check_seat(s: object, w: object) -> None:
+    if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= MAX_SEATS:
+        raise SixCardError(f"seat {s!r} is not a betting position 1..{MAX_SEATS} (§ 670a.2(a))")
+    if not isinstance(w, SeatWagers):
+        raise SixCardError(f"seat {s}: expected SeatWagers, got {type(w).__name__}")
+
+
+def _deal_cards(s: int, w: SeatWagers, where: dict[int, str]) -> None:
+    """The seat's six cards, each dealt once (``where``: who holds each card so far)."""
+    for c in check_six(w.cards, f"seat {s}'s hand"):
+        if c in where:
+            raise SixCardError(
+                f"{card_str(c)} dealt to both seat {s} and {where[c]} (one deck, § 670a.3(a))", card_str(c)
+            )
+        where[c] = f"seat {s}"
+
+
+def _check_wagers(s: int, w: SeatWagers) -> int:
+    """Every amount checked; returns the Progressive Payout Wager."""
+    base = _check_amount(s, "Six-Card Fortune Pai Gow Poker", w.base)
+    if base == 0:
+        raise SixCardError(
+            f"seat {s}: no Six-Card Fortune Pai Gow Poker Wager; every other wager needs one (§ 670a.7(d)-(e))"
+        )
+    dd = _check_amount(s, "Double Down", w.double_down)
+    if dd not in (0, base):
+        raise SixCardError(f"seat {s}: Double Down Wager {dd} must equal the wager {base} (§ 670a.7(e)(1))")
+    _check_amount(s, "Fortune Bonus", w.fortune)
+    _check_amount(s, "Insurance", w.insurance)
+    return _check_amount(s, "Progressive Payout", w.progressive)
 
 
 def _default_order(seats: Mapping[int, object]) -> list[int]:

@@ -194,21 +194,7 @@ def settle_bank(
     the dealer's win is paid from the center and no vigorish is taken from it.
     """
     pt = _base_table(paytable)
-    if bank_seat not in SEATS:
-        raise ValueError(f"bank seat {bank_seat!r} is not a betting position 1..6")
-    if cobank and dealer_wager:
-        raise ValueError("the dealer may not wager against the bank when co-banking (§ 621a.9(e), (h))")
-    if dealer_wager < 0 or (dealer_wager and dealer is None):
-        raise ValueError("a dealer wager against the bank needs a positive amount and the dealer's hands")
-    seen: set[int] = set()
-    for w in wagers:
-        _amount(w.amount)
-        if w.seat == bank_seat or w.seat not in SEATS or w.seat in seen:
-            raise ValueError(
-                f"seat {w.seat!r}: not a betting position other than the bank's, or listed twice "
-                "(§ 621a.9(f): the bank wagers on one area only)"
-            )
-        seen.add(w.seat)
+    _check_bank(bank_seat, wagers, dealer_wager, dealer, cobank)
     results: list[WagerResult] = []
     center = 0  # losing wagers collected
     paid = 0  # winning wagers paid 1 to 1
@@ -225,34 +211,14 @@ def settle_bank(
     dealer_net = 0
     if dealer_wager:
         assert dealer is not None
-        c = resolve(dealer, bank)
-        if c.outcome == "win":
-            paid += dealer_wager
-            dealer_net = dealer_wager
-        elif c.outcome == "lose":
-            center += dealer_wager
-            dealer_net = -dealer_wager
-        dealer_result = WagerResult(
-            0,
-            "dealer-vs-bank",
-            dealer_wager,
-            c.outcome,
-            dealer_net,
-            hand=f"high {dealer.high.label} / low {dealer.low.label}",
-            paytable=pt.name,
-            detail="house money (§ 621a.9(h), (n), (p))",
-        )
+        dealer_result = _dealer_vs_bank(dealer_wager, dealer, bank, pt)
+        dealer_net = dealer_result.net
+        if dealer_net > 0:
+            paid += dealer_net
+        else:
+            center -= dealer_net
     surplus = center - paid
-    house_share = 0
-    bank_vig = 0
-    if cobank:
-        half = _half(surplus, "surplus" if surplus >= 0 else "shortfall")
-        house_share = half
-        bank_gross = half
-    else:
-        bank_gross = surplus
-    if bank_gross > 0:
-        bank_vig = vigorish(bank_gross, pt.name)  # § 621a.9(o), (r)
+    house_share, bank_gross, bank_vig = _bank_share(surplus, cobank, pt)
     commission += bank_vig
     outcome: Outcome = "win" if bank_gross > 0 else ("lose" if bank_gross < 0 else "push")
     results.append(
@@ -270,6 +236,57 @@ def settle_bank(
         )
     )
     return BankSettlement(tuple(results), dealer_result, dealer_net, house_share, commission, surplus)
+
+
+def _check_bank(
+    bank_seat: int, wagers: Sequence[PlayerWager], dealer_wager: int, dealer: Setting | None, cobank: bool
+) -> None:
+    if bank_seat not in SEATS:
+        raise ValueError(f"bank seat {bank_seat!r} is not a betting position 1..6")
+    if cobank and dealer_wager:
+        raise ValueError("the dealer may not wager against the bank when co-banking (§ 621a.9(e), (h))")
+    if dealer_wager < 0 or (dealer_wager and dealer is None):
+        raise ValueError("a dealer wager against the bank needs a positive amount and the dealer's hands")
+    seen: set[int] = set()
+    for w in wagers:
+        _amount(w.amount)
+        if w.seat == bank_seat or w.seat not in SEATS or w.seat in seen:
+            raise ValueError(
+                f"seat {w.seat!r}: not a betting position other than the bank's, or listed twice "
+                "(§ 621a.9(f): the bank wagers on one area only)"
+            )
+        seen.add(w.seat)
+
+
+def _dealer_vs_bank(dealer_wager: int, dealer: Setting, bank: Setting, pt: Paytable) -> WagerResult:
+    """The dealer's wager against the bank: house money, paid from the center, no vigorish
+    (§ 621a.9(h), (n), (p)); its net is +wager (won), -wager (lost) or 0 (a copy: push)."""
+    c = resolve(dealer, bank)
+    net = dealer_wager if c.outcome == "win" else (-dealer_wager if c.outcome == "lose" else 0)
+    return WagerResult(
+        0,
+        "dealer-vs-bank",
+        dealer_wager,
+        c.outcome,
+        net,
+        hand=f"high {dealer.high.label} / low {dealer.low.label}",
+        paytable=pt.name,
+        detail="house money (§ 621a.9(h), (n), (p))",
+    )
+
+
+def _bank_share(surplus: int, cobank: bool, pt: Paytable) -> tuple[int, int, int]:
+    """The house's share (co-bank: half, § 621a.9(r)), the bank's gross and its vigorish
+    (§ 621a.9(o), (r): 5% of a surplus)."""
+    house_share = 0
+    if cobank:
+        half = _half(surplus, "surplus" if surplus >= 0 else "shortfall")
+        house_share = half
+        bank_gross = half
+    else:
+        bank_gross = surplus
+    bank_vig = vigorish(bank_gross, pt.name) if bank_gross > 0 else 0
+    return house_share, bank_gross, bank_vig
 
 
 def dealer_wager_against_bank(

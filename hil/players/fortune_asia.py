@@ -51,23 +51,7 @@ class FortuneAsiaPlayers(Strategy[Procedure]):
         players = sorted(int(k.split(":")[0]) for k in wagers if k.endswith(":base"))
         out: Entries = []
         if phase == "settings":
-            cards = status.get("cards", {})
-            for n in players:
-                mine = cards.get(f"seat:{n}", [])
-                r = self.rng.random()
-                if len(mine) != 7 or r >= 0.3:
-                    continue  # the house way (§ 659a.11(a)(1))
-                if r < 0.05:  # careless: any three cards (may foul)
-                    m1, m2, low = self.rng.sample(mine, 3)
-                else:  # the strongest high hand
-                    s = get_house_way("highest-high")(mine)
-                    (m1, m2), (low,) = s.medium.cards, s.low.cards
-                out.append((f"SET {n} {card_str(m1)} {card_str(m2)} {card_str(low)}", {}))
-            if isinstance(self.proc, FortuneAsia) and self.proc.adjacent_areas and self.rng.random() < 0.1:
-                pairs = [(a, a + 1) for a in players if a + 1 in players]
-                if pairs:
-                    a, b = self.rng.choice(pairs)
-                    out.append((f"SAME {a} {b}", {}))
+            out += self._settings(status.get("cards", {}), players)
         elif phase == "surrender":
             optional = {int(k.split(":")[0]) for k in wagers if not k.endswith(":base")}
             for n in players:
@@ -75,6 +59,31 @@ class FortuneAsiaPlayers(Strategy[Procedure]):
                     out.append((f"SUR {n}", {}))
         out.append(("DONE", {}))
         return out
+
+    def _settings(self, cards: Mapping[str, Any], players: list[int]) -> Entries:
+        """Some players set their own hands; two adjacent areas sometimes played by one player."""
+        out: Entries = []
+        for n in players:
+            entry = self._setting(n, cards.get(f"seat:{n}", []))
+            if entry is not None:
+                out.append(entry)
+        if isinstance(self.proc, FortuneAsia) and self.proc.adjacent_areas and self.rng.random() < 0.1:
+            pairs = [(a, a + 1) for a in players if a + 1 in players]
+            if pairs:
+                a, b = self.rng.choice(pairs)
+                out.append((f"SAME {a} {b}", {}))
+        return out
+
+    def _setting(self, n: int, mine: list[int]) -> tuple[str, dict[tuple[int, str], int]] | None:
+        r = self.rng.random()
+        if len(mine) != 7 or r >= 0.3:
+            return None  # the house way (§ 659a.11(a)(1))
+        if r < 0.05:  # careless: any three cards (may foul)
+            m1, m2, low = self.rng.sample(mine, 3)
+        else:  # the strongest high hand
+            s = get_house_way("highest-high")(mine)
+            (m1, m2), (low,) = s.medium.cards, s.low.cards
+        return (f"SET {n} {card_str(m1)} {card_str(m2)} {card_str(low)}", {})
 
 
 STRATEGY = FortuneAsiaPlayers

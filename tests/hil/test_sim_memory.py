@@ -21,7 +21,7 @@ from hil.devices import ShakerSim
 
 def test_handling_messages_leaves_nothing_behind_in_the_simulator():
     sim = ShakerSim(ScaledClock(100.0), random.Random(1))
-    sim.link.send = lambda *a: None  # not started: what it would send goes nowhere
+    sim.link.send = lambda *a: None  # type: ignore[method-assign]  # not started: what it would send goes nowhere
     mtype, payload = P.encode("shaker", "STATUS_REQ")
     churn: list[bytearray] = []
     try:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from controller.background import ConsoleOptions
 from tests.hil.console.conftest import Term
 
 
@@ -264,10 +265,11 @@ def test_lockout_after_five_failures_survives_restart(tmp_path, monkeypatch):
     state.mkdir()
     set_pins(state)
     now = [1_000_000.0]
-    opts = {"fail_delay_s": 0.0, "lockout_s": 600, "clock": lambda: now[0]}
+    opts: ConsoleOptions = {"pty": True, "fail_delay_s": 0.0, "lockout_s": 600, "clock": lambda: now[0]}
     rig = Rig(state, seed=2).start()
     try:
-        con = rig.service.start_console(pty=True, **opts)
+        con = rig.service.start_console(**opts)
+        assert con.pty_path is not None
         t = Term(con.pty_path)
         for _ in range(5):
             assert "error: wrong PIN" in t.login("dealer", "3333")
@@ -290,7 +292,8 @@ def test_lockout_after_five_failures_survives_restart(tmp_path, monkeypatch):
     rig = Rig(state, seed=2).start()
     try:
         now[0] = 5.0  # a new boot: the monotonic clock starts again; the remaining time carries over
-        con = rig.service.start_console(pty=True, **opts)
+        con = rig.service.start_console(**opts)
+        assert con.pty_path is not None
         t = Term(con.pty_path)
         assert "try again in 6 min 40 s" in t.login("technician")  # still locked after the restart
         now[0] += 401

@@ -182,7 +182,9 @@ def test_a_ledger_from_before_the_key_is_migrated_at_start_without_a_tilt(tmp_pa
         assert st["state"] == "open_for_wagers", st["tilts"]
         kinds = [k for _r, k, _d in rig.ledger_events()]
         assert kinds[:5] == ["round.open", "round.complete", "round.open", "round.complete", "ledger.keyed"]
-        rig.wait_until(lambda: rig.service.witness.read() is not None, 10, "the witness")
+        witness = rig.service.witness
+        assert witness is not None
+        rig.wait_until(lambda: witness.read() is not None, 10, "the witness")
         assert rig.service.audit_ledger() == []
     finally:
         rig.stop()

@@ -175,10 +175,20 @@ def _report(store: object, cfg: object) -> int:
         print(f"schema: {d}")
     for r in store.refusals():
         print(f"refused: table {r['table_id']} record {r['seq']} ({r['kind']}): {r['reason']}")
+    from controller.link.lap import replication
+
+    rep = replication(store.conn)
+    allowed = not rep.safe and cfg.allow_async_replication
+    print(f"replication: {rep.text}" + (" (allowed by lap.toml)" if allowed else ""))
     why = store.inoperable_reason()
     if why:
         print(f"the link is INOPERABLE: {why}")
-    ok = rec.ok and not schema
+    ok = rec.ok and not schema and (rep.safe or cfg.allow_async_replication)
+    if not (rep.safe or cfg.allow_async_replication):
+        print(
+            "replication: REFUSED: an acknowledged hit can be lost with this server "
+            "(set [link] allow_async_replication = true in lap.toml to run so knowingly)"
+        )
     print(
         f"link: {'OK' if ok else 'FAILED'} ({rec.counts()}, {plural(rec.refusals, 'record')} refused, "
         f"meters {'reconciled' if rec.ok else 'NOT reconciled'})"

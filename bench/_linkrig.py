@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -184,7 +183,6 @@ class Pit:
         proxy: bool = False,
         make_table: bool = True,
     ):
-        import psycopg
 
         self.dsn, self.tmp = dsn, tmp
         self.schema = f"bench_{uuid.uuid4().hex[:10]}"

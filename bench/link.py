@@ -1,7 +1,8 @@
 """``tablectl bench link --tables T``: the linked progressive's figures (issue 14).
 
 The LAP and T uplinks run as real processes against PostgreSQL (``--db DSN`` or a throwaway
-cluster with ``fsync=on`` and ``max_connections = 300``: room for 200 tables); the tables' side (ledger, link socket, Linkage) is in this process (bench/_linkrig.py).
+cluster with ``fsync=on`` and ``max_connections = 300``: room for 200 tables); the tables' side
+(ledger, link socket, Linkage) is in this process (bench/_linkrig.py).
 
 * ``contributions_per_s`` — link records written to the T ledgers (ten per append, as a round's
   contributions are) until the LAP holds them all, applied to the meter: end to end.
@@ -146,4 +147,6 @@ def _connection_note(pit: Any) -> str:
     alive = sum(1 for p in pit.uplinks.values() if p.poll() is None)
     opened = sum(1 for te in pit.tables.values() if te.is_open())
     full = pit.uplink_says("too many clients")
-    return f"{alive}/{len(pit.ids)} uplinks running, {opened}/{len(pit.ids)} links open, {full} refused 'too many clients'"
+    return (
+        f"{alive}/{len(pit.ids)} uplinks running, {opened}/{len(pit.ids)} links open, {full} refused 'too many clients'"
+    )

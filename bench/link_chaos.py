@@ -73,6 +73,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--db", help="PostgreSQL DSN (default: a throwaway primary and synchronous standby, which the faults crash)"
     )
     p.add_argument(
+        "--standby",
+        choices=("sync", "async"),
+        default="sync",
+        help="the throwaway primary's standby: sync (default: a commit waits for it) or async (at each failover "
+        "its stream is held for --lag seconds first, so it lags and the promoted one lacks the last commits)",
+    )
+    p.add_argument("--lag", type=float, default=2.0, help="with --standby async: seconds of lag (default 2)")
+    p.add_argument(
         "--kinds",
         default=",".join(FAULTS),
         help="the faults to play in turn, comma-separated (default: all: " + ", ".join(FAULTS) + ")",
@@ -217,14 +225,14 @@ def run(args: argparse.Namespace, emit: Any) -> int:
 
 
 @contextlib.contextmanager
-def _database(db: str | None) -> Iterator[tuple[str, Any]]:
-    """(DSN, the pair or None): ``--db``, or a throwaway primary with a synchronous standby."""
+def _database(db: str | None, sync: bool = True) -> Iterator[tuple[str, Any]]:
+    """(DSN, the pair or None): ``--db``, or a throwaway primary with its standby."""
     if db:
         yield db, None
         return
     from hil.pgpair import temp_pair
 
-    with temp_pair(sync=True, max_connections=300, prefix="tablectl-chaos-pg-") as pair:
+    with temp_pair(sync=sync, max_connections=300, prefix="tablectl-chaos-pg-") as pair:
         yield pair.dsn, pair
 
 
@@ -232,14 +240,29 @@ def _kinds(args: argparse.Namespace, pair: Any) -> list[str]:
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     bad = [k for k in kinds if k not in FAULTS]
     if bad or not kinds:
-        raise SystemExit(f"tablectl bench link-chaos: --kinds: unknown fault {bad[0] if bad else '(none)'}; "
-                         f"known: {', '.join(FAULTS)}")
+        raise SystemExit(
+            f"tablectl bench link-chaos: --kinds: unknown fault {bad[0] if bad else '(none)'}; "
+            f"known: {', '.join(FAULTS)}"
+        )
     if pair is None:
         kinds = [k for k in kinds if k != "failover"] or ["cut"]
     return kinds
 
 
-def _fault(fault: str, pit: Any, tables: dict[str, ChaosTable], tid: str, pair: Any) -> str:
+def _failover(pair: Any, lag: float) -> str:
+    """The primary crashes, the standby is promoted (an async one first left behind for ``lag``
+    seconds: its stream held while the tables play on), a new standby made."""
+    behind = ""
+    if not pair.sync:
+        pair.proxy.hold()
+        time.sleep(lag)
+        behind = f", the standby {pair.lag_bytes()} bytes of WAL behind"
+    took = pair.failover()
+    pair.rebuild_standby()
+    return f"failover (promoted in {took:.1f} s{behind}, new standby made)"
+
+
+def _fault(fault: str, pit: Any, tables: dict[str, ChaosTable], tid: str, pair: Any, lag: float = 2.0) -> str:
     """Play one fault; what it did (the figure's line)."""
     if fault == "kill-uplink":
         pit.kill(pit.uplinks[tid])
@@ -261,9 +284,7 @@ def _fault(fault: str, pit: Any, tables: dict[str, ChaosTable], tid: str, pair: 
         pair.pg_ctl(pair.primary, "-m", "immediate", "stop")
         pair.pg_ctl(pair.primary, "start")
     elif fault == "failover":
-        took = pair.failover()
-        pair.rebuild_standby()
-        return f"{fault} (promoted in {took:.1f} s, new standby made)"
+        return _failover(pair, lag)
     elif fault == "stall":
         return f"{fault} ({pit.proxy.hold(5.0)} connections held 5 s)"
     elif fault == "blackhole":
@@ -284,7 +305,10 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
 
     configure(stream=sys.stderr, level="warning")
     rng = random.Random(args.seed)
-    with _database(args.db) as (dsn, pair), tempfile.TemporaryDirectory(prefix="tablectl-chaos-") as tmp_s:
+    with (
+        _database(args.db, args.standby == "sync") as (dsn, pair),
+        tempfile.TemporaryDirectory(prefix="tablectl-chaos-") as tmp_s,
+    ):
         kinds = _kinds(args, pair)
         tmp = Path(tmp_s)
         pit = Pit(dsn, args.tables, tmp, heartbeat="200ms", proxy=True, make_table=False)
@@ -305,7 +329,7 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
                 time.sleep(args.interval)
                 fault = kinds[i % len(kinds)]
                 counts[fault] += 1
-                emit(f"fault_{i + 1}", _fault(fault, pit, tables, rng.choice(pit.ids), pair))
+                emit(f"fault_{i + 1}", _fault(fault, pit, tables, rng.choice(pit.ids), pair, args.lag))
             stop.set()
             for th in players:
                 th.join(120)

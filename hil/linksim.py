@@ -122,7 +122,9 @@ def run_link_sim(
         schema = f"sim_{uuid.uuid4().hex[:10]}"
         cfg = parse_lap(lap_doc(schema, ids, [p.game for p in profs]), "<sim lap.toml>")
         created: list[str] = []  # the schema this run's LAP created: the only one it drops
-        lap = LapService(cfg, pg, log=lambda m: created.append(schema) if m == f"lap: schema {schema} created" else None)
+        lap = LapService(
+            cfg, pg, log=lambda m: created.append(schema) if m == f"lap: schema {schema} created" else None
+        )
         lap_thread = threading.Thread(target=lap.run, name="lap", daemon=True)
         lap_thread.start()
         store = LapStore(connect(pg), schema)

@@ -204,7 +204,9 @@ def temp_pair(*, sync: bool = True, max_connections: int = 200, prefix: str = "t
         logs = "".join(n.log.read_text(errors="replace")[-1500:] for n in (a, b) if n.log.exists())
         pair.stop()
         shutil.rmtree(base, ignore_errors=True)
-        raise PgUnavailable(f"throwaway primary/standby did not start: {e} {err.decode(errors='replace')} {logs}") from None
+        raise PgUnavailable(
+            f"throwaway primary/standby did not start: {e} {err.decode(errors='replace')} {logs}"
+        ) from None
     try:
         yield pair
     finally:

@@ -259,8 +259,10 @@ def _lap_report(store: object, cfg: object, args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"tablectl lap: --out: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
         return 1
-    print(f"{args.out}: {args.format} report of gaming day {day.isoformat()} ({len(rep.levels)} levels, "
-          f"{len(rep.hits)} hits listed)")
+    print(
+        f"{args.out}: {args.format} report of gaming day {day.isoformat()} ({len(rep.levels)} levels, "
+        f"{len(rep.hits)} hits listed)"
+    )
     return 0
 
 

@@ -20,7 +20,7 @@ TITLE = "Linked progressive controller: meters and last hits"
 
 def _grid(data: list[list[Any]], widths: list[float], head: bool = True) -> Table:
     t = Table(data, colWidths=widths, repeatRows=1 if head else 0)
-    style = [
+    style: list[Any] = [
         ("LINEBELOW", (0, 0), (-1, -1), 0.25, colors.HexColor("#d5d9de")),
         ("BOX", (0, 0), (-1, -1), 0.6, colors.HexColor(RULE)),
         ("VALIGN", (0, 0), (-1, -1), "TOP"),
@@ -39,17 +39,22 @@ def _story(r: LapReport, width: float) -> list[Flowable]:
         banner = Table([[_p("PROVISIONAL: the gaming day has not ended", st["banner"])]], colWidths=[width])
         banner.setStyle([("BACKGROUND", (0, 0), (-1, -1), ALERT)])
         story += [banner, Spacer(1, 6)]
-    story.append(_grid([[_p(k, st["head"]), _p(v, st["cell"])] for k, v in heading(r)], [0.2 * width, 0.8 * width], False))
+    story.append(
+        _grid([[_p(k, st["head"]), _p(v, st["cell"])] for k, v in heading(r)], [0.2 * width, 0.8 * width], False)
+    )
     for lv in r.levels:
         rows = [[_p("Meter", st["head"]), _p("Value", st["headr"])]]
         rows += [[_p(k, st["cell"]), _p(v, st["cellr"])] for k, v in level_rows(lv)]
         story.append(KeepTogether([_p(f"Level {lv.level}", st["h2"]), _grid(rows, [0.6 * width, 0.4 * width])]))
     parts = [0.12, 0.07, 0.05, 0.06, 0.07, 0.04, 0.05, 0.09, 0.09, 0.36]
-    rows = [[_p(c, st["head"]) for c in HIT_COLUMNS]]
-    rows += [[_p(c, st["cell"]) for c in hit_row(h)] for h in r.hits]
+    hits: list[list[Any]] = [[_p(c, st["head"]) for c in HIT_COLUMNS]]
+    hits += [[_p(c, st["cell"]) for c in hit_row(h)] for h in r.hits]
     if not r.hits:
-        rows.append([_p("none", st["cell"])] + [""] * (len(HIT_COLUMNS) - 1))
-    story += [_p(f"Last {LAST_HITS} hits (up to the end of the day)", st["h2"]), _grid(rows, [p * width for p in parts])]
+        hits.append([_p("none", st["cell"])] + [""] * (len(HIT_COLUMNS) - 1))
+    story += [
+        _p(f"Last {LAST_HITS} hits (up to the end of the day)", st["h2"]),
+        _grid(hits, [p * width for p in parts]),
+    ]
     return story
 
 

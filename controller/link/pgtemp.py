@@ -63,7 +63,7 @@ def power_loss(dsn: str) -> None:
 
 def write_conf(data: Path, port: int, sockdir: Path, settings: dict[str, str]) -> None:
     """Append the cluster's address and ``settings`` to its postgresql.conf (the last wins)."""
-    lines = [f"listen_addresses = '127.0.0.1'", f"port = {port}", f"unix_socket_directories = '{sockdir}'"]
+    lines = ["listen_addresses = '127.0.0.1'", f"port = {port}", f"unix_socket_directories = '{sockdir}'"]
     lines += [f"{k} = '{v}'" for k, v in settings.items()]
     conf = data / "postgresql.conf"
     with conf.open("a") as f:
@@ -77,9 +77,7 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def temp_cluster(
-    prefix: str = "tablectl-pg-", *, fsync: bool = False, max_connections: int = 200
-) -> Iterator[str]:
+def temp_cluster(prefix: str = "tablectl-pg-", *, fsync: bool = False, max_connections: int = 200) -> Iterator[str]:
     """Yield the DSN of a fresh cluster; stop and remove it afterwards."""
     initdb, pg_ctl = find_bin("initdb"), find_bin("pg_ctl")
     base = Path(tempfile.mkdtemp(prefix=prefix))

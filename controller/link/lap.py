@@ -37,6 +37,10 @@ __all__ = [
 ]
 
 
+#: the LAP's heartbeat statement returns within this, or its connection is taken for dead
+HEARTBEAT_DEADLINE_S = 5.0
+
+
 class LapError(RuntimeError):
     """The LAP refuses: a parameter change with the link running, a schema it does not know, a
     self-check that fails."""
@@ -380,19 +384,26 @@ class LapService:
         store: LapStore | None = None
         backoff = 0.2
         next_check = 0.0
+        # a statement that does not return ends the connection (a network that swallows bytes)
+        dog = pgconn.Watchdog(HEARTBEAT_DEADLINE_S, self.stop_event, "lap-watchdog")
         while not self.stop_event.is_set():
             try:
                 if store is None:
+                    dog.tick(None)
                     store = self.start_link()
                     backoff = 0.2
                     next_check = time.monotonic() + self.cfg.reconcile_s
                     self.on_running()
+                dog.tick(store.conn)
                 store.heartbeat()
                 if time.monotonic() >= next_check:
+                    dog.tick(store.conn, pgconn.LAP.statement_timeout_ms / 1000)
                     self.watch(store)
                     next_check = time.monotonic() + self.cfg.reconcile_s
+                dog.tick(None)
                 self.stop_event.wait(self.cfg.heartbeat_s)
             except psycopg.OperationalError as e:
+                dog.tick(None)
                 self.log(f"lap: database unreachable ({str(e).strip().splitlines()[0]}); retrying")
                 if store is not None:
                     store.conn.close()

@@ -19,6 +19,10 @@ nothing on a Unix socket (libpq ignores them there); the deadlines still hold.
 
 from __future__ import annotations
 
+import os
+import socket
+import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,3 +103,57 @@ def connect(
 
 async def connect_async(dsn: str, deadlines: Deadlines = FLOOR) -> psycopg.AsyncConnection:
     return await psycopg.AsyncConnection.connect(dsn, **params(dsn, deadlines, autocommit=True))
+
+
+class Watchdog:
+    """A client-side deadline on a connection's statements: a thread that shuts the socket of a
+    connection whose owner has not ticked for ``limit_s`` (a statement sent into a network that
+    swallows bytes while something on the way still acknowledges them, which no keepalive or
+    ``tcp_user_timeout`` finds).  The blocked statement then fails as a lost connection does."""
+
+    def __init__(self, limit_s: float, stop: threading.Event, name: str = "pg-watchdog", step: float = 0.2):
+        self.limit_s, self.stop, self.step = limit_s, stop, step
+        self._lock = threading.Lock()
+        self._conn: psycopg.Connection | None = None
+        self._since = 0.0
+        self._limit = limit_s
+        self.fired = 0
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def tick(self, conn: psycopg.Connection | None, limit_s: float | None = None) -> None:
+        """The owner is alive and (``conn``) about to use this connection, for at most
+        ``limit_s`` (default: the watchdog's), or (None) holds none."""
+        with self._lock:
+            self._conn, self._since = conn, time.monotonic()
+            self._limit = self.limit_s if limit_s is None else limit_s
+
+    def _run(self) -> None:
+        while not self.stop.wait(self.step):
+            with self._lock:
+                conn, since = self._conn, self._since
+                due = conn is not None and time.monotonic() - since > self._limit
+                if due:
+                    self._conn = None
+            if due and conn is not None:
+                self.fired += 1
+                shut(conn)
+
+
+def shut(conn: psycopg.Connection) -> None:
+    """Shut the connection's socket (both ways): whatever waits on it returns, the connection is
+    then broken (closing it is its owner's act, on its own thread)."""
+    try:
+        fd = conn.pgconn.socket
+    except psycopg.Error:
+        return
+    try:
+        s = socket.socket(fileno=os.dup(fd))
+    except OSError:
+        return
+    try:
+        s.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        s.close()

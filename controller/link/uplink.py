@@ -172,6 +172,9 @@ class Uplink:
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
+        #: a statement that has not returned by then ends the connection (bytes swallowed by the
+        #: network while something on the way still acknowledges them)
+        self.watchdog = pgconn.Watchdog(self.cfg.link_timeout_s + 2, self.stop_event, "uplink-watchdog")
         for name, fn in (("channel", self.channel.run), ("link", self._link)):
             t = threading.Thread(target=fn, name=f"uplink-{name}", daemon=True)
             t.start()
@@ -224,6 +227,7 @@ class Uplink:
         source: LedgerSource | None = None
         backoff = 0.1
         while not self.stop_event.is_set():
+            self.watchdog.tick(conn)
             try:
                 if source is not None and source.replaced():
                     self.log(f"uplink: {self.cfg.ledger} is another file now (a restore?); reopened")
@@ -234,12 +238,14 @@ class Uplink:
                     conn = pgconn.connect(
                         self.cfg.dsn, self.deadlines, application_name=f"tablectl uplink {self.cfg.table_id}"
                     )
+                    self.watchdog.tick(conn)
                     self.listener.attach(conn)
                     self._connected(conn, source)
                     backoff = 0.1
                 self._cycle(conn, source)
             except psycopg.OperationalError as e:
                 self.log(f"uplink: database unreachable ({_first_line(e)}); retrying")
+                self.watchdog.tick(None)
                 if conn is not None:
                     conn.close()
                 conn = None
@@ -256,6 +262,7 @@ class Uplink:
                 self.log(f"uplink: ledger unreadable ({e}); retrying")
                 source, conn = self._drop(source, conn)
                 self.stop_event.wait(0.5)
+        self.watchdog.tick(None)
         self._drop(source, conn)
         self.wake.close()
 

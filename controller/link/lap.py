@@ -73,14 +73,19 @@ def replication(conn: psycopg.Connection) -> Replication:
     standbys = ", ".join(f"{r[0] or '?'} ({r[1] or 'state hidden'}, {r[2] or '?'})" for r in rows) or "none"
     sync = [r for r in rows if r[1] == "streaming" and r[2] in ("sync", "quorum")]
     if not names:
-        return Replication(False, f"no synchronous standby configured (synchronous_standby_names is empty; standbys: {standbys})")
+        return Replication(
+            False, f"no synchronous standby configured (synchronous_standby_names is empty; standbys: {standbys})"
+        )
     if commit in ("off", "local"):
         return Replication(False, f"synchronous_commit = {commit}: a commit does not wait for the standby ({standbys})")
     if not sync:
         return Replication(
-            False, f"a synchronous standby is configured ({names}) but none is streaming: commits wait (standbys: {standbys})"
+            False,
+            f"a synchronous standby is configured ({names}) but none is streaming: commits wait (standbys: {standbys})",
         )
-    return Replication(True, f"synchronous standby streaming: {', '.join(str(r[0]) for r in sync)} (standbys: {standbys})")
+    return Replication(
+        True, f"synchronous standby streaming: {', '.join(str(r[0]) for r in sync)} (standbys: {standbys})"
+    )
 
 
 def _level_row(p: LevelParams) -> dict[str, Any]:
@@ -181,7 +186,9 @@ class LapStore:
 
     def record_replication(self, text: str) -> None:
         """The replication check's finding, for the floor view and the tables."""
-        self.conn.execute(self.q("UPDATE {s}.link SET replication = %s WHERE replication IS DISTINCT FROM %s"), (text, text))
+        self.conn.execute(
+            self.q("UPDATE {s}.link SET replication = %s WHERE replication IS DISTINCT FROM %s"), (text, text)
+        )
 
     def heartbeat(self) -> None:
         self.conn.execute(self.q("SELECT {s}.heartbeat()"))

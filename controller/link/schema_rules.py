@@ -185,8 +185,9 @@ BEGIN
         RETURN NULL;
     END IF;
     IF paid::numeric * lv.den > lv.value_num THEN
-        RAISE EXCEPTION 'event %/%: the meter of level % holds % cents, less than the % the table paid: held until the other tables have resent what this LAP lost',
-            ev.table_id, ev.seq, lv.level, div(lv.value_num, lv.den), paid USING ERRCODE = '55000';
+        RAISE EXCEPTION 'event %/%: the meter of level % holds % cents, less than the % the table paid: %',
+            ev.table_id, ev.seq, lv.level, div(lv.value_num, lv.den), paid,
+            'held until the other tables have resent what this LAP lost' USING ERRCODE = '55000';
     END IF;
     INSERT INTO recoveries (table_id, kind, detail, seq, level, cents) VALUES (ev.table_id, 'hit-restored',
         format('hit %s re-established at the %s cents the table paid (the meter held %s)', ev.seq, paid,

@@ -381,9 +381,11 @@ class Uplink:
         if not self._agrees_to(source, high, events):
             return f"it holds {events} records of this table up to event {high}, the ledger others", "lap-behind", 0
         if high < self.lap_high:
-            return f"it holds this table's records up to event {high}, it held them up to {self.lap_high}", (
-                "lap-behind"
-            ), high
+            return (
+                f"it holds this table's records up to event {high}, it held them up to {self.lap_high}",
+                ("lap-behind"),
+                high,
+            )
         lost = self._paid_hits_lost(conn, source, high)
         if lost:
             return f"it does not hold hit {lost[0]}, which the table paid", "lap-behind", min(high, lost[0] - 1)

@@ -324,7 +324,9 @@ def test_a_lap_whose_database_is_another_one_is_checked_before_the_table_reopens
     assert u.identity is not None
     u.identity = ("1", 99)  # as if the last connection had been to another server
     with psycopg.connect(pg_dsn, autocommit=True) as c:
-        c.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (lap.cfg.role_for("T1"),))
+        c.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (lap.cfg.role_for("T1"),)
+        )
     assert wait_until(lambda: any("another one now" in m["problem"] for m in table.of("mismatch")), 10)
     assert wait_until(lambda: u.behind is None, 10)
     kinds = [r["kind"] for r in rows(lap, "SELECT kind FROM {s}.recoveries ORDER BY id")]
@@ -339,15 +341,22 @@ def test_a_restored_hit_is_held_while_the_meter_is_short_and_a_table_role_cannot
     lap, ledger, table, uplink, beat = rig
     lap.send("T2", 1, "contribution", {"wager": 100, "round": 1, "seat": 1})
     with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState, match="less than the"):
-        lap.send("T2", 2, "hit", {"fraction_num": 1, "fraction_den": 1, "round": 1, "seat": 1, "hand": "x",
-                                  "paid_cents": 10_000_000})
+        lap.send(
+            "T2",
+            2,
+            "hit",
+            {"fraction_num": 1, "fraction_den": 1, "round": 1, "seat": 1, "hand": "x", "paid_cents": 10_000_000},
+        )
     assert rows(lap, "SELECT * FROM {s}.hits") == []
     t2 = lap.table("T2")
     with pytest.raises(psycopg.errors.InvalidParameterValue):
         t2.execute(sql.SQL("SELECT {}.report_recovery('hit-restored', 'x')").format(sql.Identifier(lap.cfg.schema)))
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
-        t2.execute(sql.SQL("INSERT INTO {}.recoveries (table_id, kind, detail) VALUES ('T2', 'caught-up', 'x')").format(
-            sql.Identifier(lap.cfg.schema)))
+        t2.execute(
+            sql.SQL("INSERT INTO {}.recoveries (table_id, kind, detail) VALUES ('T2', 'caught-up', 'x')").format(
+                sql.Identifier(lap.cfg.schema)
+            )
+        )
 
 
 # ---------------------------------------------------------------------------- the batch check
@@ -361,6 +370,7 @@ def test_the_batch_check_reads_running_totals_not_the_tables_history(make_lap, p
     assert (held["events"], held["wagers"], held["max_seq"]) == (300, 1500, 300)
     s = sql.Identifier(lap.cfg.schema)
     with psycopg.connect(pg_dsn, autocommit=True) as c, c.transaction():
+
         def touched() -> int:
             r = c.execute(
                 "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) FROM pg_stat_xact_user_tables"

@@ -84,6 +84,10 @@ class LedgerSource(Protocol):
 
     def totals(self, upto: int) -> Totals: ...
 
+    def last_seq(self) -> int:
+        """The ledger's last seq (0: empty)."""
+        ...
+
     def paid(self) -> dict[int, int]:
         """Every hit the verified part of the ledger shows paid: hit seq -> cents paid (the
         table's ledger is the record of what was paid: a LAP that lost the hit re-establishes it
@@ -261,6 +265,10 @@ class SqliteLedgerSource:
         # the head at the batch's last seq: the LAP moves its record of it forward only
         mac = self.mac_at(upto) if upto > 0 else None
         return Totals(upto, n, wagers, f"{upto}:{mac}" if mac is not None else "0:genesis")
+
+    def last_seq(self) -> int:
+        row = self.db.execute("SELECT max(seq) FROM events").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
 
     def paid(self) -> dict[int, int]:
         import json

@@ -338,16 +338,16 @@ BEGIN
         RETURN NEW;
     END IF;
     -- the running totals (``held``), not a count of the table's history: constant time with the
-    -- member's row locked.  Events beyond the batch's last seq make the totals another range: a
-    -- mismatch, which the table's next batch (it sends in seq order) settles
+    -- member's row locked.  Events beyond the batch's last seq (none from a genuine uplink, which
+    -- sends in seq order) are taken off by a range read of those alone
     SELECT h.events, h.wagers, h.max_seq INTO n, w, mx FROM held h WHERE h.table_id = NEW.table_id;
     n := coalesce(n, 0);
     w := coalesce(w, 0);
     IF mx > NEW.last_seq THEN
-        NEW.problem := format('the LAP holds events of this table after seq %s (up to %s)', NEW.last_seq, mx);
-        UPDATE members SET mismatch = NEW.problem WHERE table_id = NEW.table_id;
-        PERFORM pg_notify('@S', jsonb_build_object('t', 'mismatch', 'table', NEW.table_id)::text);
-    ELSIF n = NEW.events_total AND w = NEW.wagers_total THEN
+        SELECT n - count(*), w - coalesce(sum(event_wager(e)), 0) INTO n, w
+            FROM events e WHERE e.table_id = NEW.table_id AND e.seq > NEW.last_seq;
+    END IF;
+    IF n = NEW.events_total AND w = NEW.wagers_total THEN
         NEW.verified := true;
         UPDATE members SET reconciled_seq = NEW.last_seq, chain_head = NEW.chain_head, mismatch = NULL,
             last_seen = clock_timestamp() WHERE table_id = NEW.table_id;

@@ -393,7 +393,10 @@ class Uplink:
         return None, "", high
 
     def _agrees_to(self, source: LedgerSource, high: int, events: int) -> bool:
-        return high == 0 or source.totals(high).events == events
+        """Whether the LAP holds as many records of this table up to ``high`` as the ledger has.
+        Records beyond the ledger's end are not the LAP being behind (another ledger, records
+        no genuine uplink sent: the head check and the LAP's refusals deal with those)."""
+        return high == 0 or high > source.last_seq() or source.totals(high).events == events
 
     def _paid_hits_lost(self, conn: psycopg.Connection, source: LedgerSource, high: int) -> list[int]:
         """The hits the ledger shows paid that the LAP does not hold (held: a hit after ``high``

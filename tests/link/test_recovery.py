@@ -22,7 +22,7 @@ from controller.ledger import Ledger, Record
 from controller.ledgerkey import throwaway_key
 from controller.link import pgconn
 from controller.link.config import parse_lap
-from controller.link.lap import LapError, LapService, wait_until
+from controller.link.lap import LapError, LapService, connect, wait_until
 from controller.link.uplink import Uplink, UplinkConfig
 from controller.records import Kind
 from tests.link.conftest import lap_doc
@@ -276,24 +276,23 @@ def test_a_lap_restored_from_an_older_backup_is_found_and_given_back_what_it_los
     hit_seq, cents = _paid_hit(ledger, table)
     assert wait_until(lambda: reconciled_to(lap, ledger.last_seq), 10)
     assert cents == 100_000 + 105 + 63  # the meter with both wagers' 21 %
-    if restart:
-        u.stop()
-    # lost: the hit and its payout; the LAP's meter back at what it was before the hit
-    _restore(pg_dsn, schema, tmp_path / "older.sql")
-    beat.store.conn.close()
-    beat.store = type(beat.store)(__import__("controller.link.lap", fromlist=["connect"]).connect(pg_dsn), schema)
-    lap.store.conn.close()
-    lap.store = type(lap.store)(__import__("controller.link.lap", fromlist=["connect"]).connect(pg_dsn), schema)
-    more = ledger.append([contrib(3, 100, round_no=2)])  # a wager made while the LAP was away
+    name = lap.cfg.role_for("T1")
+    role = sql.Identifier(name)
+    with psycopg.connect(pg_dsn, autocommit=True) as c:  # the LAP's server goes away …
+        if restart:
+            u.stop()
+        c.execute(sql.SQL("ALTER ROLE {} NOLOGIN").format(role))
+        c.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (name,))
+        # … and comes back from a backup: the hit and its payout lost, the meter as before the hit
+        _restore(pg_dsn, schema, tmp_path / "older.sql")
+        more = ledger.append([contrib(3, 100, round_no=2)])  # a wager made while the LAP was away
+        c.execute(sql.SQL("ALTER ROLE {} LOGIN").format(role))
+    for store in (beat.store, lap.store):
+        store.conn.close()
+        store.conn = connect(pg_dsn)
     if restart:
         table.msgs.clear()
         u = uplink()
-    else:
-        with psycopg.connect(pg_dsn, autocommit=True) as c:  # the LAP's server came back: a new connection
-            c.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s",
-                (lap.cfg.role_for("T1"),),
-            )
     # the table is told the LAP is behind it (its linked wager stays closed) …
     assert wait_until(lambda: any("the LAP is behind this table" in m["problem"] for m in table.of("mismatch")), 10)
     # … every missing record is resent, the paid hit at the amount paid, and the LAP reconciles
@@ -312,6 +311,15 @@ def test_a_lap_restored_from_an_older_backup_is_found_and_given_back_what_it_los
     first_after = [m for m in table.msgs[last_mismatch:] if m.get("t") == "reconciled"]
     assert first_after and first_after[0]["seq"] >= more[0].seq  # never the restored, older position
     assert u.behind is None
+    from controller.link.floor import FloorData
+
+    floor = FloorData(pg_dsn, schema)
+    try:
+        shown = floor.snapshot()["recoveries"]  # the floor view's data shows each, newest first
+    finally:
+        floor.close()
+    assert [r["kind"] for r in reversed(shown)] == kinds and all(r["table_id"] == "T1" for r in shown)
+    assert any(r["kind"] == "hit-restored" and r["cents"] == cents for r in shown)
 
 
 def test_a_lap_whose_database_is_another_one_is_checked_before_the_table_reopens(rig, pg_dsn):

@@ -193,6 +193,15 @@ class LapStore:
     def heartbeat(self) -> None:
         self.conn.execute(self.q("SELECT {s}.heartbeat()"))
 
+    def push_meters(self, seen: int | None) -> int:
+        """Ring the meters' doorbell when a level moved since ``seen`` (the sum of the levels'
+        versions); the sum now."""
+        row = self.conn.execute(self.q("SELECT coalesce(sum(version), 0)::bigint FROM {s}.levels")).fetchone()
+        now = int(row[0]) if row else 0
+        if seen is not None and now != seen:
+            self.conn.execute("SELECT pg_notify(%s, %s)", (self.schema, '{"t": "meter"}'))
+        return now
+
     # ---------------------------------------------------------------- parameters
     def differences(self, cfg: LapConfig) -> list[str]:
         """What applying ``cfg`` would change (empty: the database already has it)."""
@@ -313,6 +322,9 @@ class LapService:
     _killed: bool = field(default=False, init=False)
     _said_inoperable: bool = field(default=False, init=False)
     _replication: str | None = field(default=None, init=False)
+    #: the meters' doorbell: at most this often (a bounded rate of reads per table, issue 22)
+    push_s: float = 0.25
+    _pushed: int | None = field(default=None, init=False)
 
     def self_check(self, store: LapStore) -> list[str]:
         """What makes the LAP inoperable: its schema's code is not this release's, a level does
@@ -408,7 +420,7 @@ class LapService:
                     self.watch(store)
                     next_check = time.monotonic() + self.cfg.reconcile_s
                 dog.tick(None)
-                self.stop_event.wait(self.cfg.heartbeat_s)
+                self._until_next_beat(store, dog)
             except psycopg.OperationalError as e:
                 dog.tick(None)
                 self.log(f"lap: database unreachable ({str(e).strip().splitlines()[0]}); retrying")
@@ -419,6 +431,18 @@ class LapService:
                 backoff = min(backoff * 2, 2.0)
         if store is not None:
             self._stop_clean(store)
+
+    def _until_next_beat(self, store: LapStore, dog: pgconn.Watchdog) -> None:
+        """Wait for the next heartbeat, ringing the meters' doorbell meanwhile at most every
+        :attr:`push_s` when a level moved (the rules do not ring it per contribution: every
+        table would read the meters for every contribution)."""
+        end = time.monotonic() + self.cfg.heartbeat_s
+        while not self.stop_event.wait(max(0.0, min(self.push_s, end - time.monotonic()))):
+            if time.monotonic() >= end:
+                return
+            dog.tick(store.conn)
+            self._pushed = store.push_meters(self._pushed)
+            dog.tick(None)
 
     def _stop_clean(self, store: LapStore) -> None:
         try:

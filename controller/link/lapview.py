@@ -220,9 +220,15 @@ class Listener:
         self._seen = (0, 0.0)  # (fresh heartbeats, when that count was last seen to move)
 
     def attach(self, conn: psycopg.Connection) -> None:
-        """A new connection: LISTEN on it, everything told again, the deadline from now."""
-        conn.add_notify_handler(lambda _n: self.bell.ring())  # those taken in by other statements
-        conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.schema)))
+        """A new connection: everything told again, the deadline from now.
+
+        The uplink does not ``LISTEN`` (issue 22): on its one connection, a flood of forged
+        notifications (any role may NOTIFY, with payloads up to 8 kB) would have to be received
+        before every answer to its reads, and a table role could so keep every table's reads
+        late enough to close them.  It reads the LAP's rows every ``refresh`` seconds instead
+        (and after its own batches): a bounded number of reads per table and second, none per
+        contribution, whatever anyone rings."""
+        conn.pgconn.notify_handler = self._rang  # none expected: counted, never kept
         row = conn.execute("SELECT extract(epoch FROM clock_timestamp())").fetchone()
         self.view.reset()
         self.view.fresh_after = float(row[0]) if row else math.inf
@@ -230,15 +236,21 @@ class Listener:
         self.bell.last = -math.inf  # a read at once: the snapshot after a (re)connection
         self.send({"t": "link", "up": True}, key="link")
 
+    def _rang(self, _n: Any) -> None:
+        self.bell.pending = True
+        self.bell.rung += 1
+
     def detached(self, reason: str) -> None:
         self.send({"t": "link", "up": False, "reason": reason}, key="link")
 
     def step(self, conn: psycopg.Connection, timeout: float, wake_fd: int | None = None) -> None:
-        """Wait up to ``timeout`` for a doorbell (or the wake-up), read when due, check the deadline."""
+        """Wait up to ``timeout`` for the wake-up, read when due, check the deadline."""
         bell = self.bell
-        n = drain(conn.pgconn, max(0.0, min(bell.wait_s(), timeout, 0.25)), wake_fd)
-        if n:
-            bell.ring(n)
+        wait = max(0.0, min(bell.wait_s(), timeout, 0.25))
+        if wake_fd is not None:
+            select.select([wake_fd], [], [], wait)
+        elif wait:
+            time.sleep(wait)
         if bell.due():
             self._read(conn)
             bell.done()

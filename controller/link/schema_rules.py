@@ -277,10 +277,13 @@ BEGIN
     ELSE
         why := apply_paid(NEW, lv);
     END IF;
-    IF why IS NULL THEN
-        -- a doorbell: the uplinks read the values from the rows (a notification carries no authority)
+    IF why IS NULL AND NEW.kind IN ('hit', 'paid') THEN
+        -- a doorbell: the uplinks read the values from the rows (a notification carries no authority).
+        -- A hit rings at once (every sign shows it); contributions and voids do not: the LAP rings
+        -- the meters' doorbell at a bounded rate (controller/link/lap.py ``push_meters``), so that a
+        -- contribution costs the database no read by every table (issue 22)
         PERFORM pg_notify('@S', jsonb_build_object('t', 'meter', 'level', NEW.level)::text);
-    ELSE
+    ELSIF why IS NOT NULL THEN
         PERFORM refuse(NEW, why);
     END IF;
     -- what the LAP holds of the table, running (the batch check reads it: constant time)
@@ -351,7 +354,7 @@ BEGIN
         NEW.verified := true;
         UPDATE members SET reconciled_seq = NEW.last_seq, chain_head = NEW.chain_head, mismatch = NULL,
             last_seen = clock_timestamp() WHERE table_id = NEW.table_id;
-        PERFORM pg_notify('@S', jsonb_build_object('t', 'reconciled', 'table', NEW.table_id)::text);
+        -- no doorbell: only the sending table cares, and its uplink reads after its own batch
     ELSE
         NEW.problem := format('table says %s events, %s cents wagered up to seq %s; the LAP holds %s, %s',
             NEW.events_total, NEW.wagers_total, NEW.last_seq, n, w);

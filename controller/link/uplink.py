@@ -18,8 +18,9 @@ three, sender, listener and reader, and a stock ``max_connections = 100`` held a
   (``report_unverified``, which closes the table's linked wager), and nothing after it is sent
   until the ledger file is another one or the uplink restarts (a technician's act).
 - the **listener** (controller/link/lapview.py), on the same connection and thread as the
-  sender, ``LISTEN``s on the group's channel only for doorbells, coalesced, and reads what the
-  table must know from the LAP's rows.
+  sender, reads what the table must know from the LAP's rows every ``refresh_s`` (and after
+  each batch).  It no longer ``LISTEN``s: on the one connection a flood of forged notifications
+  would delay every read (issue 22).
 
 Dead connections are found and replaced (controller/link/pgconn.py: keepalives,
 ``tcp_user_timeout``, statement and idle-in-transaction timeouts; and an application deadline:
@@ -75,7 +76,9 @@ class UplinkConfig:
     #: is verified with it
     key: bytes = field(default=b"", repr=False)
     min_gap_s: float = 0.05  # doorbells: at most one read of the LAP's rows per this many seconds
-    refresh_s: float = 0.5  # and one at least this often without any
+    #: the LAP's rows read this often (the uplink listens for no notification: issue 22), and
+    #: after each of its own batches (at most once per ``min_gap_s``)
+    refresh_s: float = 0.25
     #: the table's ``[progressive] link_timeout``: no fresh LAP heartbeat for this long ends the
     #: connection (the table has closed its linked wager by then) and another is opened
     link_timeout_s: float = 3.0
@@ -493,6 +496,7 @@ class Uplink:
         self.acked = last
         self.lap_high = max(self.lap_high, last)
         self.sent_batches += 1
+        self.listener.bell.ring()  # the LAP's answer to this batch (reconciled, refused) is read next
         return len(evs) == self.cfg.batch_max
 
 

@@ -1,12 +1,11 @@
 """What the table hears of its LAP: read from the LAP's rows, never from a notification.
 
 Any role may ``NOTIFY`` any channel (a table's role included), so a notification carries no
-authority at all (issue 21): its payload is never read.  It is a doorbell — *something changed,
-read now* — and doorbells are coalesced in one place (:class:`Coalescer`): however many ring,
-the uplink reads at most once per ``min_gap`` seconds, and at least once per ``refresh`` seconds
-when none rings (a lost notification delays nothing for long).  Draining a flood costs about
-2 µs a notification (libpq's queue, :func:`drain`), in chunks between reads, so 200,000 forged
-notifications delay the next read by well under a second.
+authority at all (issue 21): its payload is never read.  Since issue 22 the uplink does not even
+listen: it has one database connection, and a flood of forged notifications on it would have to
+be received before every answer to its reads.  It reads the LAP's rows every ``refresh``
+seconds, and after each of its own batches (:class:`Coalescer` rations the reads: at most one
+per ``min_gap`` seconds), so its reads are a bounded number a second, none per contribution.
 
 Each read (:data:`VIEW_SQL`, one statement, one round trip) returns the link's state and why,
 the LAP's heartbeat **row** (``link.heartbeat_at``: written by the LAP's own heartbeat, which no
@@ -16,7 +15,7 @@ table's reconciliation, mismatch and refusal; when a count of hits moved, a seco
 (``take_announcements``: each hit order once per table, remembered in the database across
 restarts; hits before the table first asked are no news).  :class:`LapView` turns it into
 the messages the table acts on, sending only what changed; a heartbeat is told to the table
-only when the LAP's row has moved on.
+only when the LAP's row has moved on, and was written after the connection was made.
 """
 
 from __future__ import annotations
@@ -53,9 +52,6 @@ SELECT json_build_object(
   'won', {s}.take_announcements())
 """
 
-#: notifications taken from libpq's queue between two looks at the clock
-CHUNK = 5000
-
 
 class Coalescer:
     """Doorbells at any rate cost at most one read per ``min_gap`` s; without any, a read every
@@ -83,29 +79,6 @@ class Coalescer:
     def done(self) -> None:
         self.last = self.now()
         self.pending = False
-
-
-def drain(pg: Any, timeout: float, also: int | None = None) -> int:
-    """Notifications taken off a LISTENing connection (libpq's ``PGconn``): those already
-    queued, else those that arrive within ``timeout`` (or until the file descriptor ``also`` is
-    readable: the uplink's wake-up); at most :data:`CHUNK`.  Raises ``psycopg.OperationalError``
-    when the connection is gone."""
-    n = _pop(pg)
-    if n:
-        return n
-    fds = [pg.socket] if also is None else [pg.socket, also]
-    ready, _, _ = select.select(fds, [], [], timeout)
-    if pg.socket not in ready:
-        return 0
-    pg.consume_input()
-    return _pop(pg)
-
-
-def _pop(pg: Any) -> int:
-    n = 0
-    while n < CHUNK and pg.notifies() is not None:
-        n += 1
-    return n
 
 
 class LapView:

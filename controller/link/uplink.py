@@ -290,6 +290,7 @@ class Uplink:
     def _drop(self, source: LedgerSource | None, conn: psycopg.Connection | None) -> tuple[None, None]:
         """Close the ledger source and the connection: both are opened afresh (the ledger is
         verified again from the LAP's position)."""
+        self._agreed = (0, 0)
         if source is not None:
             source.close()
         if conn is not None:
@@ -399,7 +400,14 @@ class Uplink:
         """Whether the LAP holds as many records of this table up to ``high`` as the ledger has.
         Records beyond the ledger's end are not the LAP being behind (another ledger, records
         no genuine uplink sent: the head check and the LAP's refusals deal with those)."""
-        return high == 0 or high > source.last_seq() or source.totals(high).events == events
+        if high == 0 or (high, events) == self._agreed:
+            return True  # the ledger's past does not change (another file is another source)
+        if high > source.last_seq() or source.totals(high).events == events:
+            self._agreed = (high, events)
+            return True
+        return False
+
+    _agreed: tuple[int, int] = (0, 0)  # the LAP's (last seq, records) last found to agree with the ledger
 
     def _paid_hits_lost(self, conn: psycopg.Connection, source: LedgerSource, high: int) -> list[int]:
         """The hits the ledger shows paid that the LAP does not hold (held: a hit after ``high``

@@ -434,3 +434,43 @@ def test_allow_async_replication_is_validated_like_every_option(lap_schema):
     doc["link"]["allow_async_replication"] = "yes"
     with pytest.raises(ConfigError, match=r"\[link\] allow_async_replication.*true or false"):
         parse_lap(doc, "lap.toml")
+
+
+@pytest.mark.slow
+def test_the_lap_finds_its_own_silent_connection_dead_and_beats_again(make_lap, pg_dsn):
+    """The LAP's heartbeat statement sent into a connection gone silent (hil/netproxy.py
+    ``blackhole``: nothing closed, bytes swallowed) is ended by its watchdog; it reconnects and
+    beats again."""
+    import time
+
+    from hil.netproxy import NetProxy
+
+    info = psycopg.conninfo.conninfo_to_dict(pg_dsn)
+    if str(info.get("host", "")).startswith("/") or not info.get("host"):
+        pytest.skip("the test server is on a Unix socket: no TCP to break")
+    lap = make_lap()
+    proxy = NetProxy(str(info["host"]), int(info.get("port") or 5432))
+    logs: list[str] = []
+    svc = LapService(lap.cfg, _proxy_dsn(pg_dsn, proxy.port), log=logs.append)
+    th = threading.Thread(target=svc.run, daemon=True)
+    th.start()
+
+    def beat_at() -> float:
+        r = rows(lap, "SELECT extract(epoch FROM heartbeat_at) AS t FROM {s}.link")[0]["t"]
+        return 0.0 if r is None else float(r)
+
+    try:
+        assert wait_until(lambda: beat_at() > 0, 20)
+        proxy.blackhole()
+        t0 = time.monotonic()
+        stalled = beat_at()
+        time.sleep(1.0)
+        first = beat_at()
+        assert wait_until(lambda: beat_at() > first + 0.5, 15)  # beating again on a new connection
+        assert time.monotonic() - t0 < 12
+        assert first - stalled < 0.5  # it had stopped: the old connection was silent
+        assert any("database unreachable" in m for m in logs)
+    finally:
+        svc.kill()
+        th.join(10)
+        proxy.close()

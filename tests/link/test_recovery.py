@@ -222,6 +222,7 @@ def test_silent_loss_closes_within_the_link_timeout_and_recovers_within_ten_seco
         back = time.monotonic() - t1
         assert wait_until(lambda: reconciled_to(lap, 2), 10)  # nothing lost
         assert lap.store.reconcile().ok
+        print(f"silent loss: connection found dead after {found:.2f} s, table open again {back:.2f} s after")
         assert found <= u.cfg.link_timeout_s + 2.5 and back <= 10, (found, back)
     finally:
         proxy.close()

@@ -475,3 +475,70 @@ def test_the_lap_finds_its_own_silent_connection_dead_and_beats_again(make_lap, 
         svc.kill()
         th.join(10)
         proxy.close()
+
+
+@pytest.mark.slow
+def test_two_hundred_tables_fit_in_three_hundred_connections(tmp_path):
+    """Issue 22's goal: 200 tables on one LAP with ``max_connections = 300`` (a throwaway
+    cluster): every uplink reaches its LAP and is reconciled, each on one connection."""
+    from controller.link.lap import LapStore
+    from controller.link.pgtemp import temp_cluster
+
+    n = 200
+    with temp_cluster(max_connections=300) as dsn:
+        doc = lap_doc("cap", tables=n)
+        cfg = parse_lap(doc, "lap.toml")
+        store = LapStore(connect(dsn), cfg.schema)
+        store.install(cfg.group)
+        store.configure(cfg)
+        store.set_state("running")
+        beat = Beat(dsn, cfg.schema)
+        key = throwaway_key()
+        ups: list[Uplink] = []
+        socks: list[FakeTableSocket] = []
+        try:
+            for i in range(n):
+                tid = f"T{i + 1}"
+                d = tmp_path / tid
+                d.mkdir()
+                led = Ledger(d / "l.sqlite3", tid, key=key)
+                led.append([contrib(1)])
+                led.close()
+                socks.append(FakeTableSocket(d / "s.sock"))
+                ucfg = UplinkConfig(
+                    psycopg.conninfo.make_conninfo(dsn, user=cfg.role_for(tid)),
+                    cfg.schema,
+                    tid,
+                    d / "l.sqlite3",
+                    d / "s.sock",
+                    poll_s=1.0,
+                    refresh_s=1.0,
+                    key=key,
+                )
+                u = Uplink(ucfg, log=lambda m: None)
+                u.start()
+                ups.append(u)
+
+            def reconciled() -> int:
+                r = store.conn.execute(
+                    sql.SQL("SELECT count(*) FROM {}.members WHERE reconciled_seq >= 1").format(
+                        sql.Identifier(cfg.schema)
+                    )
+                ).fetchone()
+                return int(r[0]) if r else 0
+
+            assert wait_until(lambda: reconciled() == n, 120, 0.5), reconciled()
+            r = store.conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE usename LIKE %s", (cfg.schema + "\\_%",)
+            ).fetchone()
+            assert r is not None and r[0] == n  # one connection per table
+            assert store.reconcile().ok
+        finally:
+            for u in ups:
+                u.stop_event.set()
+            for u in ups:
+                u.stop()
+            for s in socks:
+                s.close()
+            beat.close()
+            store.conn.close()

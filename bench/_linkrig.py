@@ -135,11 +135,20 @@ class TableEnd:
         with self.lock:
             self.msgs.append((now, data))
             self.link.on_message(data)
-            self.link.change()
+            self._changed(self.link.change())
+
+    def _changed(self, ch: Any) -> None:
+        """When the linked wager last closed (the uplink's own deadline may close it by a
+        message, issue 22, before the table's tick does)."""
+        if ch is not None and ch[0] is False:
+            self.closed_at = time.monotonic()
+
+    closed_at: float | None = None
 
     def tick(self) -> bool | None:
         with self.lock:
             ch = self.link.change()
+            self._changed(ch)
             return None if ch is None else ch[0]
 
     def is_open(self) -> bool:

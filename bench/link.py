@@ -132,8 +132,8 @@ def run(args: argparse.Namespace, emit: Any) -> int:
             closed: dict[str, float] = {}
             while len(closed) < len(tables) and time.monotonic() - t0 < 30:
                 for te in tables:
-                    if te.tid not in closed and te.tick() is False:
-                        closed[te.tid] = time.monotonic() - t0
+                    if te.tid not in closed and (te.tick() is False or (te.closed_at or 0) >= t0):
+                        closed[te.tid] = (te.closed_at or time.monotonic()) - t0
                 time.sleep(0.25)  # the table's tick (controller/linking.py TICK_S)
             emit("link_loss_timeout_s", 3.0)
             emit("link_loss_detect_s", f"{max(closed.values()):.2f}" if len(closed) == len(tables) else "not detected")

@@ -24,8 +24,8 @@ three, sender, listener and reader, and a stock ``max_connections = 100`` held a
 
 Dead connections are found and replaced (controller/link/pgconn.py: keepalives,
 ``tcp_user_timeout``, statement and idle-in-transaction timeouts; and an application deadline:
-no heartbeat the LAP wrote after this connection was made, within the link timeout, ends the
-connection).  On every connection and every ``memory_s`` the uplink checks **the LAP's memory**
+no heartbeat the LAP wrote after this connection was made, within the link timeout and a
+second, ends the connection).  On every connection and every ``memory_s`` the uplink checks **the LAP's memory**
 of its table against the ledger (:meth:`Uplink._check_memory`): a LAP behind it (restored from a
 backup, failed over to a standby that lagged) or whose database is another one (its system
 identifier or timeline changed) keeps the linked wager closed (the table hears ``mismatch``),
@@ -79,8 +79,8 @@ class UplinkConfig:
     #: the LAP's rows read this often (the uplink listens for no notification: issue 22), and
     #: after each of its own batches (at most once per ``min_gap_s``)
     refresh_s: float = 0.25
-    #: the table's ``[progressive] link_timeout``: no fresh LAP heartbeat for this long ends the
-    #: connection (the table has closed its linked wager by then) and another is opened
+    #: the table's ``[progressive] link_timeout``: no fresh LAP heartbeat for this long (and a
+    #: second more: the table closes its linked wager first) ends the connection, another is opened
     link_timeout_s: float = 3.0
     #: how often the LAP's memory of this table is compared with the ledger (and at every connection)
     memory_s: float = 10.0
@@ -149,7 +149,9 @@ class Uplink:
             self.log,
             min_gap=self.cfg.min_gap_s,
             refresh=self.cfg.refresh_s,
-            deadline_s=self.cfg.link_timeout_s,
+            # a second after the table's own timeout: the table closes on the missing heartbeat
+            # itself, never earlier because of this deadline
+            deadline_s=self.cfg.link_timeout_s + 1.0,
         )
         self.deadlines = pgconn.for_link_timeout(self.cfg.link_timeout_s)
         self.acked = 0  # the highest seq the LAP holds from this table

@@ -165,7 +165,7 @@ def test_no_fresh_heartbeat_within_the_link_timeout_ends_the_connection_and_anot
     u = uplink(link_timeout_s=1.0)
     assert wait_until(lambda: table.of("hb"), 10)
     beat.on.clear()  # the LAP's heartbeats stop reaching this table (its connection is silent)
-    assert wait_until(lambda: u.listener.reconnects >= 1, 3)
+    assert wait_until(lambda: u.listener.reconnects >= 1, 4)
     assert any(not m["up"] and "no fresh heartbeat" in m["reason"] for m in table.of("link"))
     beat.on.set()
     told = len(table.of("hb"))

@@ -170,8 +170,12 @@ def _offline(args: argparse.Namespace, cfg: object) -> int:
         if args.report:
             return _lap_report(store, cfg, args)
         if store.installed() is None:
-            print(f"{args.config}: OK ({len(cfg.tables)} tables, {len(cfg.levels)} levels; schema not yet created)")
-            return 0
+            refused = _replication_line(store, cfg) and bool(args.check)
+            state = "REFUSED (replication)" if refused else "OK"
+            print(
+                f"{args.config}: {state} ({len(cfg.tables)} tables, {len(cfg.levels)} levels; schema not yet created)"
+            )
+            return 1 if refused else 0
         if args.reopen:
             was = store.reopen(args.reopen, args.note)
             print(f"table {args.reopen}: " + (f"reopened (it was closed: {was})" if was else "was not closed"))
@@ -183,7 +187,7 @@ def _report(store: object, cfg: object, check: bool = False) -> int:
     """The reconciliation, pending changes, the schema's code, refusals and the replication
     (``check``: a replication that can lose an acknowledged hit, not allowed by lap.toml, fails)."""
     from controller.link.config import LapConfig
-    from controller.link.lap import LapStore, level_line, replication
+    from controller.link.lap import LapStore, level_line
     from controller.meters import plural
 
     assert isinstance(store, LapStore) and isinstance(cfg, LapConfig)
@@ -197,13 +201,11 @@ def _report(store: object, cfg: object, check: bool = False) -> int:
         print(f"schema: {d}")
     for r in store.refusals():
         print(f"refused: table {r['table_id']} record {r['seq']} ({r['kind']}): {r['reason']}")
-    rep = replication(store.conn)
-    allowed = not rep.safe and cfg.allow_async_replication
-    print(f"replication: {rep.text}" + (" (allowed by lap.toml)" if allowed else ""))
+    unsafe = _replication_line(store, cfg)
     why = store.inoperable_reason()
     if why:
         print(f"the link is INOPERABLE: {why}")
-    refused = check and not (rep.safe or cfg.allow_async_replication)
+    refused = check and unsafe
     ok = rec.ok and not schema and not refused
     if refused:
         print(
@@ -275,6 +277,19 @@ def _lap_report(store: object, cfg: object, args: argparse.Namespace) -> int:
         f"{len(rep.hits)} hits listed)"
     )
     return 0
+
+
+def _replication_line(store: object, cfg: object) -> bool:
+    """Say the database's replication (issue 22); True when it can lose an acknowledged hit and
+    ``lap.toml`` does not allow that."""
+    from controller.link.config import LapConfig
+    from controller.link.lap import LapStore, replication
+
+    assert isinstance(store, LapStore) and isinstance(cfg, LapConfig)
+    rep = replication(store.conn)
+    allowed = not rep.safe and cfg.allow_async_replication
+    print(f"replication: {rep.text}" + (" (allowed by lap.toml)" if allowed else ""))
+    return not rep.safe and not cfg.allow_async_replication
 
 
 def _staff_pin(cfg: object, spec: str) -> int:

@@ -542,3 +542,22 @@ def test_two_hundred_tables_fit_in_three_hundred_connections(tmp_path):
                 s.close()
             beat.close()
             store.conn.close()
+
+
+def test_lap_check_says_the_replication_and_fails_without_the_explicit_option(pg_dsn, lap_schema, tmp_path, capsys):
+    from controller.cli import main
+
+    lines = f'[link]\ngroup = "pit"\nschema = "{lap_schema}"\n'
+    rest = (
+        '[levels.primary]\nseed = "$1,000"\nincrement_rate = "10%"\nmax_wager = "$10"\nmeter_pays = ["100%"]\n'
+        '[tables.T1]\nasset = "A-1"\ngame = "six-card-fortune"\n'
+    )
+    cfg = tmp_path / "lap.toml"
+    cfg.write_text(lines + rest)
+    assert main(["lap", "--sim", "--db", pg_dsn, "--config", str(cfg), "--check"]) == 1
+    out = capsys.readouterr().out
+    assert "replication: no synchronous standby configured" in out and "REFUSED" in out
+    cfg.write_text(lines + "allow_async_replication = true\n" + rest)
+    assert main(["lap", "--sim", "--db", pg_dsn, "--config", str(cfg), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "no synchronous standby configured" in out and "(allowed by lap.toml)" in out

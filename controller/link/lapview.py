@@ -221,7 +221,9 @@ class Listener:
         bell = self.bell
         wait = max(0.0, min(bell.wait_s(), timeout, 0.25))
         if wake_fd is not None:
-            select.select([wake_fd], [], [], wait)
+            p = select.poll()  # not select(): no limit on the descriptor's number
+            p.register(wake_fd, select.POLLIN)
+            p.poll(wait * 1000)
         elif wait:
             time.sleep(wait)
         if bell.due():

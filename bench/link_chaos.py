@@ -381,6 +381,7 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
         emit("doubled", doubled)
         emit("meters_reconcile", "yes" if rec.ok else "no: " + "; ".join(rec.problems[:3]))
         emit("paid_while_closed", closed)
+        emit("refusals", rec.refusals)  # records the LAP refused (e.g. a payment of a hit it decided otherwise)
         emit("link_closures", closures)  # the times a table closed its linked wager during the run
         emit("tables_balanced", f"{sum(b.ok for b in balances)}/{len(balances)}")
         for e in errors + [b.line() for b in balances if not b.ok]:

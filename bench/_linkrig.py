@@ -196,6 +196,7 @@ class Pit:
         record_digest(self.software)
         lines = [
             f'[link]\ngroup = "bench"\nschema = "{self.schema}"\nheartbeat = "{heartbeat}"\nreconcile = "2s"\n'
+            "allow_async_replication = true\n"
             f"software_record = {json.dumps(str(self.software))}\n"
         ]
         lines.append(

@@ -59,7 +59,7 @@ def database(dsn: str | None) -> Iterator[str]:
 
 def lap_doc(schema: str, tables: list[str], games: list[str]) -> dict[str, Any]:
     return {
-        "link": {"group": "sim", "schema": schema, "heartbeat": "500ms"},
+        "link": {"group": "sim", "schema": schema, "heartbeat": "500ms", "allow_async_replication": True},
         "levels": {
             "primary": {
                 "seed": "$5,000",

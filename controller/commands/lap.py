@@ -176,12 +176,14 @@ def _offline(args: argparse.Namespace, cfg: object) -> int:
             was = store.reopen(args.reopen, args.note)
             print(f"table {args.reopen}: " + (f"reopened (it was closed: {was})" if was else "was not closed"))
             return 0
-        return _report(store, cfg)
+        return _report(store, cfg, check=bool(args.check))
 
 
-def _report(store: object, cfg: object) -> int:
+def _report(store: object, cfg: object, check: bool = False) -> int:
+    """The reconciliation, pending changes, the schema's code, refusals and the replication
+    (``check``: a replication that can lose an acknowledged hit, not allowed by lap.toml, fails)."""
     from controller.link.config import LapConfig
-    from controller.link.lap import LapStore, level_line
+    from controller.link.lap import LapStore, level_line, replication
     from controller.meters import plural
 
     assert isinstance(store, LapStore) and isinstance(cfg, LapConfig)
@@ -195,10 +197,19 @@ def _report(store: object, cfg: object) -> int:
         print(f"schema: {d}")
     for r in store.refusals():
         print(f"refused: table {r['table_id']} record {r['seq']} ({r['kind']}): {r['reason']}")
+    rep = replication(store.conn)
+    allowed = not rep.safe and cfg.allow_async_replication
+    print(f"replication: {rep.text}" + (" (allowed by lap.toml)" if allowed else ""))
     why = store.inoperable_reason()
     if why:
         print(f"the link is INOPERABLE: {why}")
-    ok = rec.ok and not schema
+    refused = check and not (rep.safe or cfg.allow_async_replication)
+    ok = rec.ok and not schema and not refused
+    if refused:
+        print(
+            "replication: REFUSED: an acknowledged hit can be lost with this server "
+            "(set [link] allow_async_replication = true in lap.toml to run so knowingly)"
+        )
     print(
         f"link: {'OK' if ok else 'FAILED'} ({rec.counts()}, {plural(rec.refusals, 'record')} refused, "
         f"meters {'reconciled' if rec.ok else 'NOT reconciled'})"

@@ -30,11 +30,13 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from controller.link import pgconn
+
 GAMING_DAY_START_H = 6  # the gaming day begins at 06:00 (server's local time)
 #: the chart's per-minute contributions and the tables' day figures are re-read at most this often
 SLOW_S = 5.0
 #: a statement of the floor view never holds a worker longer than this
-STATEMENT_TIMEOUT_MS = 5000
+STATEMENT_TIMEOUT_MS = pgconn.FLOOR.statement_timeout_ms
 
 #: the round machine's states (controller/machine.py) as a pit supervisor says them
 STATE_LABELS = {
@@ -122,9 +124,7 @@ class FloorData:
             try:
                 c = self._pool.get_nowait()
             except queue.Empty:
-                c = psycopg.connect(
-                    self.dsn, autocommit=True, connect_timeout=3, options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}"
-                )
+                c = pgconn.connect(self.dsn, pgconn.FLOOR)
             ok = False
             try:
                 yield c

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import select
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -86,15 +85,17 @@ class Coalescer:
         self.pending = False
 
 
-def drain(pg: Any, timeout: float) -> int:
+def drain(pg: Any, timeout: float, also: int | None = None) -> int:
     """Notifications taken off a LISTENing connection (libpq's ``PGconn``): those already
-    queued, else those that arrive within ``timeout``; at most :data:`CHUNK`.  Raises
-    ``psycopg.OperationalError`` when the connection is gone."""
+    queued, else those that arrive within ``timeout`` (or until the file descriptor ``also`` is
+    readable: the uplink's wake-up); at most :data:`CHUNK`.  Raises ``psycopg.OperationalError``
+    when the connection is gone."""
     n = _pop(pg)
     if n:
         return n
-    ready, _, _ = select.select([pg.socket], [], [], timeout)
-    if not ready:
+    fds = [pg.socket] if also is None else [pg.socket, also]
+    ready, _, _ = select.select(fds, [], [], timeout)
+    if pg.socket not in ready:
         return 0
     pg.consume_input()
     return _pop(pg)
@@ -123,6 +124,18 @@ class LapView:
         self._hits: dict[str, Any] | None = None  # each level's count of hits when the hits were last read
         self._me: dict[str, Any] | None = None
         self._hb: float | None = None
+        #: a heartbeat counts only when the LAP wrote it after this connection was made (the
+        #: database's clock): a row from before a failover or a restore opens nothing
+        self.fresh_after = math.inf
+        self.fresh = 0  # fresh heartbeats seen on this connection (the uplink's deadline)
+
+    #: the LAP is behind this table's ledger (the uplink resends): the table hears this instead
+    #: of the LAP's (restored, older) reconciliation until the resend is reconciled
+    behind: str | None = None
+
+    def retell(self) -> None:
+        """The reconciliation told again at the next read (the uplink's resend is reconciled)."""
+        self._me = None
 
     def params(self) -> dict[str, Any]:
         return {"t": self.table_id, "known": self.known}
@@ -153,8 +166,9 @@ class LapView:
             # the hit told to every linked table's sign once (no key: never replayed)
             self.send({"t": "won", **w})
         hb = doc.get("hb")
-        if hb is not None and hb != self._hb:
+        if hb is not None and hb != self._hb and hb > self.fresh_after:
             self._hb = hb
+            self.fresh += 1
             meters = {lv["level"]: int(lv["cents"]) for lv in levels}
             self.send({"t": "hb", "state": state[0], "meters": meters, "at": hb})
 
@@ -163,7 +177,9 @@ class LapView:
             return
         was, self._me = self._me or {}, me
         if (me["reconciled"], me["mismatch"]) != (was.get("reconciled"), was.get("mismatch")):
-            if me["mismatch"]:
+            if self.behind is not None:
+                self.send({"t": "mismatch", "problem": self.behind}, key="reconciled")
+            elif me["mismatch"]:
                 self.send({"t": "mismatch", "problem": me["mismatch"]}, key="reconciled")
             else:
                 self.send({"t": "reconciled", "seq": int(me["reconciled"])}, key="reconciled")
@@ -171,65 +187,79 @@ class LapView:
             self.send({"t": "refused", "reason": me["closed"]}, key="refused")
 
 
+class LinkDeadline(psycopg.OperationalError):
+    """No fresh LAP heartbeat within the link timeout: the connection is taken for dead (a
+    network that drops packets without a reset never says so) and another one opened."""
+
+
 class Listener:
-    """The uplink's listening side: a LISTEN connection rings the :class:`Coalescer`, a second
-    connection reads :data:`VIEW_SQL` when it says so, :class:`LapView` tells the table."""
+    """The uplink's listening side, on the uplink's one connection: the connection's
+    notifications ring the :class:`Coalescer`, :data:`VIEW_SQL` is read when it says so,
+    :class:`LapView` tells the table; no fresh heartbeat within ``deadline_s`` raises
+    :class:`LinkDeadline`."""
 
     def __init__(
         self,
-        dsn: str,
         schema: str,
         view: LapView,
         send: Send,
-        stop: threading.Event,
         log: Log,
         *,
         min_gap: float = 0.05,
         refresh: float = 0.5,
+        deadline_s: float = 3.0,
+        now: Callable[[], float] = time.monotonic,
     ):
-        self.dsn, self.schema, self.view, self.send, self.stop, self.log = dsn, schema, view, send, stop, log
+        self.schema, self.view, self.send, self.log = schema, view, send, log
         self.bell = Coalescer(min_gap, refresh)
+        self.deadline_s, self.now = deadline_s, now
         self.reads = 0
+        self.reconnects = 0  # connections ended by the deadline
         self._sql = sql.SQL(VIEW_SQL).format(s=sql.Identifier(schema))
         self._hits_sql = sql.SQL(HITS_SQL).format(s=sql.Identifier(schema))
+        self._seen = (0, 0.0)  # (fresh heartbeats, when that count was last seen to move)
 
-    def run(self) -> None:
-        backoff = 0.1
-        while not self.stop.is_set():
-            try:
-                with (
-                    psycopg.connect(self.dsn, autocommit=True, connect_timeout=3) as listen,
-                    psycopg.connect(self.dsn, autocommit=True, connect_timeout=3) as reader,
-                ):
-                    listen.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.schema)))
-                    self.view.reset()
-                    self.send({"t": "link", "up": True}, key="link")
-                    backoff = 0.1
-                    self._loop(listen, reader)
-            except psycopg.OperationalError as e:
-                self.send({"t": "link", "up": False, "reason": _first_line(e)}, key="link")
-                self.stop.wait(backoff)
-                backoff = min(backoff * 2, 1.0)
+    def attach(self, conn: psycopg.Connection) -> None:
+        """A new connection: LISTEN on it, everything told again, the deadline from now."""
+        conn.add_notify_handler(lambda _n: self.bell.ring())  # those taken in by other statements
+        conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.schema)))
+        row = conn.execute("SELECT extract(epoch FROM clock_timestamp())").fetchone()
+        self.view.reset()
+        self.view.fresh_after = float(row[0]) if row else math.inf
+        self._seen = (0, self.now())
+        self.bell.last = -math.inf  # a read at once: the snapshot after a (re)connection
+        self.send({"t": "link", "up": True}, key="link")
 
-    def _loop(self, listen: psycopg.Connection, reader: psycopg.Connection) -> None:
+    def detached(self, reason: str) -> None:
+        self.send({"t": "link", "up": False, "reason": reason}, key="link")
+
+    def step(self, conn: psycopg.Connection, timeout: float, wake_fd: int | None = None) -> None:
+        """Wait up to ``timeout`` for a doorbell (or the wake-up), read when due, check the deadline."""
         bell = self.bell
-        bell.last = -math.inf  # a read at once: the snapshot after a (re)connection
-        while not self.stop.is_set():
-            n = drain(listen.pgconn, min(bell.wait_s(), 0.25))
-            if n:
-                bell.ring(n)
-            if bell.due():
-                self._read(reader)
-                bell.done()
+        n = drain(conn.pgconn, max(0.0, min(bell.wait_s(), timeout, 0.25)), wake_fd)
+        if n:
+            bell.ring(n)
+        if bell.due():
+            self._read(conn)
+            bell.done()
+        self._deadline()
 
-    def _read(self, reader: psycopg.Connection) -> None:
-        row = reader.execute(self._sql, self.view.params()).fetchone()
+    def _deadline(self) -> None:
+        fresh, since = self._seen
+        if self.view.fresh != fresh:
+            self._seen = (self.view.fresh, self.now())
+        elif self.now() - since > self.deadline_s:
+            self.reconnects += 1
+            raise LinkDeadline(f"no fresh heartbeat from the LAP within {self.deadline_s:g} s; reconnecting")
+
+    def _read(self, conn: psycopg.Connection) -> None:
+        row = conn.execute(self._sql, self.view.params()).fetchone()
         self.reads += 1
         if row is None:
             return
         doc = dict(row[0])
         if self.view.hits_moved(doc):
-            hits = reader.execute(self._hits_sql, self.view.params()).fetchone()
+            hits = conn.execute(self._hits_sql, self.view.params()).fetchone()
             if hits is not None:
                 doc.update(hits[0])
         self.view.apply(doc)

@@ -31,7 +31,8 @@ Then every process is brought back, every outbox drained, and it prints ``faults
 (link records in a table's ledger that the LAP does not hold), ``doubled`` (records the LAP
 holds that no ledger wrote, or a hit paid twice), ``meters_reconcile`` (the LAP's exact
 identity) and ``paid_while_closed`` (linked wagers a table accepted while its own ledger says
-the linked wager was closed).  Exits non-zero unless lost 0, doubled 0, reconciled, 0 while
+the linked wager was closed), ``refusals`` (records the LAP refused: a payment of a hit it decided
+otherwise after a failover, say).  Exits non-zero unless lost 0, doubled 0, reconciled, 0 while
 closed and every table balanced.
 """
 
@@ -50,7 +51,10 @@ from pathlib import Path
 from typing import Any
 
 NAME = "link-chaos"
-HELP = "faults on the link (uplinks, LAP, tables, PostgreSQL, connections): lost 0, doubled 0, reconciled"
+HELP = (
+    "faults on the link (uplinks, LAP, tables, PostgreSQL crash/power loss/failover, cut/stalled/silent connections):"
+    " lost 0, doubled 0, reconciled"
+)
 
 FAULTS = (
     "kill-uplink",

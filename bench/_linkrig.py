@@ -260,7 +260,9 @@ class Pit:
     def start(self, timeout: float | None = None) -> None:
         from controller.link.lap import LapStore, connect, wait_until
 
-        timeout = timeout if timeout is not None else max(60.0, 1.0 * len(self.ids))
+        # each uplink starts a Python process and checks the release's digest: on a busy 2-core
+        # machine a pit of 200 takes minutes
+        timeout = timeout if timeout is not None else max(120.0, 3.0 * len(self.ids))
         self.start_lap()
         self.store = LapStore(connect(self.dsn), self.schema)
         if not wait_until(
@@ -279,6 +281,12 @@ class Pit:
             with contextlib.suppress(OSError):
                 n += words in (self.tmp / f"{tid}.uplink.log").read_text(errors="replace")
         return n
+
+    def uplink_last_words(self, tid: str) -> str:
+        with contextlib.suppress(OSError):
+            lines = (self.tmp / f"{tid}.uplink.log").read_text(errors="replace").strip().splitlines()
+            return lines[-1][:300] if lines else "(nothing)"
+        return "(no log)"
 
     def reconnect_store(self) -> None:
         """A fresh connection for the bench's own queries (after PostgreSQL restarted)."""

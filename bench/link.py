@@ -147,6 +147,12 @@ def _connection_note(pit: Any) -> str:
     alive = sum(1 for p in pit.uplinks.values() if p.poll() is None)
     opened = sum(1 for te in pit.tables.values() if te.is_open())
     full = pit.uplink_says("too many clients")
+    closed = [te.tid for te in pit.tables.values() if not te.is_open()]
+    if closed:
+        return (
+            f"{alive}/{len(pit.ids)} uplinks running, {len(pit.ids) - len(closed)}/{len(pit.ids)} links open, "
+            f"{full} refused 'too many clients'; {closed[0]}'s uplink last said: {pit.uplink_last_words(closed[0])}"
+        )
     return (
         f"{alive}/{len(pit.ids)} uplinks running, {opened}/{len(pit.ids)} links open, {full} refused 'too many clients'"
     )

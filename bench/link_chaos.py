@@ -31,7 +31,8 @@ Then every process is brought back, every outbox drained, and it prints ``faults
 (link records in a table's ledger that the LAP does not hold), ``doubled`` (records the LAP
 holds that no ledger wrote, or a hit paid twice), ``meters_reconcile`` (the LAP's exact
 identity) and ``paid_while_closed`` (linked wagers a table accepted while its own ledger says
-the linked wager was closed).  Exits non-zero unless lost 0, doubled 0, reconciled, 0 while
+the linked wager was closed), ``refusals`` (records the LAP refused: a payment of a hit it decided
+otherwise after a failover, say).  Exits non-zero unless lost 0, doubled 0, reconciled, 0 while
 closed and every table balanced.
 """
 
@@ -50,7 +51,10 @@ from pathlib import Path
 from typing import Any
 
 NAME = "link-chaos"
-HELP = "faults on the link (uplinks, LAP, tables, PostgreSQL, connections): lost 0, doubled 0, reconciled"
+HELP = (
+    "faults on the link (uplinks, LAP, tables, PostgreSQL crash/power loss/failover, cut/stalled/silent connections):"
+    " lost 0, doubled 0, reconciled"
+)
 
 FAULTS = (
     "kill-uplink",
@@ -381,6 +385,7 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
         emit("doubled", doubled)
         emit("meters_reconcile", "yes" if rec.ok else "no: " + "; ".join(rec.problems[:3]))
         emit("paid_while_closed", closed)
+        emit("refusals", rec.refusals)  # records the LAP refused (e.g. a payment of a hit it decided otherwise)
         emit("link_closures", closures)  # the times a table closed its linked wager during the run
         emit("tables_balanced", f"{sum(b.ok for b in balances)}/{len(balances)}")
         for e in errors + [b.line() for b in balances if not b.ok]:

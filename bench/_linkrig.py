@@ -2,7 +2,8 @@
 (``tablectl uplink``) as real processes, PostgreSQL (``--db`` or a throwaway cluster), and on
 the table side of each link socket the table's own pieces: its SQLite ledger (the outbox) and a
 :class:`controller.linked.Linkage` fed by the same socket (controller/linked.py ``LinkPort``).
-Optionally every uplink reaches PostgreSQL through a TCP proxy the bench can cut.
+Optionally every uplink reaches PostgreSQL through TCP proxies the bench can cut or hold
+(hil/netproxy.py).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -25,79 +25,93 @@ from controller.ledger import Ledger, Record
 from controller.ledgerkey import init_key, read_key
 from controller.linked import Linkage, LinkPort
 from controller.records import Kind
+from hil.netproxy import NetProxy
 
 TABLECTL = [sys.executable, "-m", "controller.cli"]
 
 
 @contextlib.contextmanager
-def database(dsn: str | None) -> Iterator[str]:
+def database(dsn: str | None, *, fsync: bool = True, max_connections: int = 300) -> Iterator[str]:
+    """``dsn``, or a throwaway cluster as production runs it (``fsync=on``) with room for a pit
+    of 200 tables (each table's uplink, the LAP, the floor view)."""
     if dsn:
         yield dsn
         return
     from controller.link.pgtemp import temp_cluster
 
-    with temp_cluster(prefix="tablectl-bench-pg-") as d:
+    with temp_cluster(prefix="tablectl-bench-pg-", fsync=fsync, max_connections=max_connections) as d:
         yield d
 
 
-class Proxy:
-    """A TCP forwarder to PostgreSQL; :meth:`cut` drops every connection through it."""
+def _cpu_ticks(pid: int) -> tuple[int, int, int]:
+    """(ppid, own utime+stime, reaped children's cutime+cstime) in clock ticks."""
+    with open(f"/proc/{pid}/stat") as f:
+        rest = f.read().rsplit(")", 1)[1].split()
+    return int(rest[1]), int(rest[11]) + int(rest[12]), int(rest[13]) + int(rest[14])
 
-    def __init__(self, host: str, port: int):
-        self.target = (host, port)
-        self.srv = socket.socket()
-        self.srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.srv.bind(("127.0.0.1", 0))
-        self.srv.listen(64)
-        self.port = int(self.srv.getsockname()[1])
-        self.conns: list[socket.socket] = []
-        self.lock = threading.Lock()
-        self.stop = threading.Event()
-        threading.Thread(target=self._accept, daemon=True).start()
 
-    def _accept(self) -> None:
-        while not self.stop.is_set():
+def postmaster_pid(dsn: str) -> int | None:
+    """The PostgreSQL server's postmaster on this machine (its data directory's postmaster.pid),
+    or None when it is elsewhere or not readable."""
+    import psycopg
+
+    try:
+        with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as c:
+            row = c.execute("SHOW data_directory").fetchone()
+        pid = int(Path(str(row[0] if row else ""), "postmaster.pid").read_text().split()[0])
+        _cpu_ticks(pid)
+    except (OSError, ValueError, IndexError, psycopg.Error):
+        return None
+    return pid
+
+
+def db_cpu_s(postmaster: int) -> float:
+    """CPU seconds the database's processes have used: the postmaster's own and its reaped
+    children's (backends that have exited), and every live child's (backends, WAL writer,
+    checkpointer...).  A difference of two readings is the database's CPU between them."""
+    _pp, own, reaped = _cpu_ticks(postmaster)
+    ticks = own + reaped
+    for d in os.listdir("/proc"):
+        if d.isdigit() and int(d) != postmaster:
             try:
-                c, _ = self.srv.accept()
-            except OSError:
-                return
-            try:
-                u = socket.create_connection(self.target, timeout=3)
-            except OSError:
-                c.close()
+                ppid, mine, _r = _cpu_ticks(int(d))
+            except (OSError, IndexError, ValueError):
                 continue
-            with self.lock:
-                self.conns += [c, u]
-            for a, b in ((c, u), (u, c)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+            if ppid == postmaster:
+                ticks += mine
+    return ticks / os.sysconf("SC_CLK_TCK")
 
-    @staticmethod
-    def _pipe(a: socket.socket, b: socket.socket) -> None:
-        try:
-            while True:
-                data = a.recv(65536)
-                if not data:
-                    break
-                b.sendall(data)
-        except OSError:
-            pass
-        for s in (a, b):
-            with contextlib.suppress(OSError):
-                s.shutdown(socket.SHUT_RDWR)
+
+class Proxies:
+    """One :class:`hil.netproxy.NetProxy` per host of the DSN (a multi-host DSN keeps its hosts:
+    the uplinks' ``target_session_attrs`` still picks the primary through them)."""
+
+    def __init__(self, dsn: str):
+        import psycopg
+
+        info = psycopg.conninfo.conninfo_to_dict(dsn)
+        hosts = str(info.get("host") or "127.0.0.1").split(",")
+        ports = str(info.get("port") or "5432").split(",")
+        if len(ports) == 1:
+            ports = ports * len(hosts)
+        self.each = [NetProxy(h, int(p)) for h, p in zip(hosts, ports)]
+
+    def conninfo(self) -> dict[str, str]:
+        return {"host": ",".join("127.0.0.1" for _ in self.each), "port": ",".join(str(p.port) for p in self.each)}
 
     def cut(self) -> int:
-        with self.lock:
-            conns, self.conns = self.conns, []
-        for s in conns:
-            with contextlib.suppress(OSError):
-                s.shutdown(socket.SHUT_RDWR)
-            s.close()
-        return len(conns) // 2
+        return sum(p.cut() for p in self.each)
+
+    def hold(self, seconds: float | None = None) -> int:
+        return sum(p.hold(seconds) for p in self.each)
+
+    def release(self) -> None:
+        for p in self.each:
+            p.release()
 
     def close(self) -> None:
-        self.stop.set()
-        self.srv.close()
-        self.cut()
+        for p in self.each:
+            p.close()
 
 
 class TableEnd:
@@ -121,11 +135,20 @@ class TableEnd:
         with self.lock:
             self.msgs.append((now, data))
             self.link.on_message(data)
-            self.link.change()
+            self._changed(self.link.change())
+
+    def _changed(self, ch: Any) -> None:
+        """When the linked wager last closed (the uplink's own deadline may close it by a
+        message, issue 22, before the table's tick does)."""
+        if ch is not None and ch[0] is False:
+            self.closed_at = time.monotonic()
+
+    closed_at: float | None = None
 
     def tick(self) -> bool | None:
         with self.lock:
             ch = self.link.change()
+            self._changed(ch)
             return None if ch is None else ch[0]
 
     def is_open(self) -> bool:
@@ -169,13 +192,11 @@ class Pit:
         proxy: bool = False,
         make_table: bool = True,
     ):
-        import psycopg
 
         self.dsn, self.tmp = dsn, tmp
         self.schema = f"bench_{uuid.uuid4().hex[:10]}"
         self.ids = [f"T{i + 1:02d}" for i in range(tables)]
-        info = psycopg.conninfo.conninfo_to_dict(dsn)
-        self.proxy = Proxy(str(info.get("host", "127.0.0.1")), int(info.get("port") or 5432)) if proxy else None
+        self.proxy = Proxies(dsn) if proxy else None
         # the release's digest, checked by every LAP and uplink process before it operates
         # (--sim: a record in a directory the bench's user can write)
         from controller.selfcheck import record_digest
@@ -184,6 +205,7 @@ class Pit:
         record_digest(self.software)
         lines = [
             f'[link]\ngroup = "bench"\nschema = "{self.schema}"\nheartbeat = "{heartbeat}"\nreconcile = "2s"\n'
+            "allow_async_replication = true\n"
             f"software_record = {json.dumps(str(self.software))}\n"
         ]
         lines.append(
@@ -207,7 +229,7 @@ class Pit:
 
         kw: dict[str, Any] = {"user": self.role(tid)}
         if self.proxy is not None:
-            kw.update(host="127.0.0.1", port=self.proxy.port)
+            kw.update(self.proxy.conninfo())
         return str(psycopg.conninfo.make_conninfo(self.dsn, **kw))
 
     def start_lap(self) -> None:
@@ -225,18 +247,22 @@ class Pit:
             f"ledger = {json.dumps(str(t.ledger_path))}\nsocket = {json.dumps(str(t.sock))}\n"
             f"key_file = {json.dumps(str(t.key_file))}\nsoftware_record = {json.dumps(str(self.software))}\n"
         )
-        self.uplinks[tid] = subprocess.Popen(
-            [*TABLECTL, "uplink", "--sim", "--config", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
+        with (self.tmp / f"{tid}.uplink.log").open("ab") as log:  # what it said (capacity: why it failed)
+            self.uplinks[tid] = subprocess.Popen(
+                [*TABLECTL, "uplink", "--sim", "--config", str(cfg)], stdout=log, stderr=subprocess.STDOUT
+            )
 
     def kill(self, proc: subprocess.Popen[bytes] | None) -> None:
         if proc is not None and proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             proc.wait(10)
 
-    def start(self, timeout: float = 60) -> None:
+    def start(self, timeout: float | None = None) -> None:
         from controller.link.lap import LapStore, connect, wait_until
 
+        # each uplink starts a Python process and checks the release's digest: on a busy 2-core
+        # machine a pit of 200 takes minutes
+        timeout = timeout if timeout is not None else max(120.0, 3.0 * len(self.ids))
         self.start_lap()
         self.store = LapStore(connect(self.dsn), self.schema)
         if not wait_until(
@@ -247,6 +273,20 @@ class Pit:
             self.start_uplink(t)
         if not wait_until(lambda: all(te.is_open() for te in self.tables.values()), timeout, 0.05):
             raise RuntimeError("the links did not open")
+
+    def uplink_says(self, words: str) -> int:
+        """How many uplinks' logs contain ``words`` (e.g. ``too many clients``)."""
+        n = 0
+        for tid in self.uplinks:
+            with contextlib.suppress(OSError):
+                n += words in (self.tmp / f"{tid}.uplink.log").read_text(errors="replace")
+        return n
+
+    def uplink_last_words(self, tid: str) -> str:
+        with contextlib.suppress(OSError):
+            lines = (self.tmp / f"{tid}.uplink.log").read_text(errors="replace").strip().splitlines()
+            return lines[-1][:300] if lines else "(nothing)"
+        return "(no log)"
 
     def reconnect_store(self) -> None:
         """A fresh connection for the bench's own queries (after PostgreSQL restarted)."""

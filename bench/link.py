@@ -1,10 +1,16 @@
 """``tablectl bench link --tables T``: the linked progressive's figures (issue 14).
 
 The LAP and T uplinks run as real processes against PostgreSQL (``--db DSN`` or a throwaway
-cluster); the tables' side (ledger, link socket, Linkage) is in this process (bench/_linkrig.py).
+cluster with ``fsync=on`` and ``max_connections = 300``: room for 200 tables); the tables' side
+(ledger, link socket, Linkage) is in this process (bench/_linkrig.py).
 
 * ``contributions_per_s`` — link records written to the T ledgers (ten per append, as a round's
   contributions are) until the LAP holds them all, applied to the meter: end to end.
+* ``db_cpu_ms_per_contribution`` — the database's CPU (its processes' user+system time from
+  /proc, backends reaped included: ``bench._linkrig.db_cpu_s``) over the throughput run, divided by
+  its contributions; ``db_cpu_share`` the same time over the run's wall time (1.0 = one core).
+  Measured when the server runs on this machine (the throwaway cluster, or ``--db`` local and its
+  data directory readable), else ``n/a``.
 * ``meter_push_ms_p50`` / ``_p99`` — from the LAP's decision in the database (the trigger's
   ``clock_timestamp()`` in the NOTIFY payload, just before the commit) to the message's arrival on
   each table's link socket, over every table, one contribution at a time; goal p99 ≤ 500 ms.
@@ -37,7 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, emit: Any) -> int:
-    from bench._linkrig import Pit, database
+    from bench._linkrig import Pit, database, db_cpu_s, postmaster_pid
     from controller.ledger import Record
     from controller.link.lap import wait_until
     from controller.records import Kind
@@ -45,9 +51,19 @@ def run(args: argparse.Namespace, emit: Any) -> int:
     with database(args.db) as dsn, tempfile.TemporaryDirectory(prefix="tablectl-bench-link-") as tmp:
         pit = Pit(dsn, args.tables, Path(tmp))
         try:
-            pit.start()
+            t_start = time.monotonic()
+            try:
+                pit.start()
+            except Exception as e:  # noqa: BLE001 - what happens at this size is the figure
+                emit("tables", len(pit.ids))
+                emit("error", f"the pit did not start ({type(e).__name__}: {e}); {_connection_note(pit)}")
+                return 1
+            emit("start_s", f"{time.monotonic() - t_start:.1f}")
+            emit("uplinks_refused_too_many_clients", pit.uplink_says("too many clients"))
             tables = list(pit.tables.values())
             emit("tables", len(tables))
+            pm = postmaster_pid(dsn)
+            cpu0 = db_cpu_s(pm) if pm else 0.0
             # 1. throughput, end to end
             per = max(10, args.contributions // len(tables) // 10 * 10)
             total = per * len(tables)
@@ -61,6 +77,12 @@ def run(args: argparse.Namespace, emit: Any) -> int:
             dt = time.monotonic() - t0
             emit("contributions", total)
             emit("contributions_per_s", f"{total / dt:.0f}")
+            if pm:
+                cpu = db_cpu_s(pm) - cpu0
+                emit("db_cpu_ms_per_contribution", f"{cpu * 1000 / total:.3f}")
+                emit("db_cpu_share", f"{cpu / dt:.2f}")
+            else:
+                emit("db_cpu_ms_per_contribution", "n/a (the server is not on this machine)")
             # 2. meter push latency, LAP commit -> every table
             time.sleep(0.5)
             start = time.time()
@@ -110,11 +132,27 @@ def run(args: argparse.Namespace, emit: Any) -> int:
             closed: dict[str, float] = {}
             while len(closed) < len(tables) and time.monotonic() - t0 < 30:
                 for te in tables:
-                    if te.tid not in closed and te.tick() is False:
-                        closed[te.tid] = time.monotonic() - t0
+                    if te.tid not in closed and (te.tick() is False or (te.closed_at or 0) >= t0):
+                        closed[te.tid] = (te.closed_at or time.monotonic()) - t0
                 time.sleep(0.25)  # the table's tick (controller/linking.py TICK_S)
             emit("link_loss_timeout_s", 3.0)
             emit("link_loss_detect_s", f"{max(closed.values()):.2f}" if len(closed) == len(tables) else "not detected")
         finally:
             pit.close()
     return 0
+
+
+def _connection_note(pit: Any) -> str:
+    """How many uplinks are alive and how many tables' links opened (what failed at this size)."""
+    alive = sum(1 for p in pit.uplinks.values() if p.poll() is None)
+    opened = sum(1 for te in pit.tables.values() if te.is_open())
+    full = pit.uplink_says("too many clients")
+    closed = [te.tid for te in pit.tables.values() if not te.is_open()]
+    if closed:
+        return (
+            f"{alive}/{len(pit.ids)} uplinks running, {len(pit.ids) - len(closed)}/{len(pit.ids)} links open, "
+            f"{full} refused 'too many clients'; {closed[0]}'s uplink last said: {pit.uplink_last_words(closed[0])}"
+        )
+    return (
+        f"{alive}/{len(pit.ids)} uplinks running, {opened}/{len(pit.ids)} links open, {full} refused 'too many clients'"
+    )

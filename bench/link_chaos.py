@@ -12,39 +12,83 @@ One fault every ``--interval`` seconds, in turn:
   ledger (its start-up recovery; not a kill at an arbitrary instant — bench crash does that);
 - ``restart-pg``: restart PostgreSQL as a crash would (``pg_ctl restart -m immediate``; with
   ``--db`` given, every connection of the run is terminated instead);
-- ``cut``: the proxy drops every uplink connection.
+- ``cut``: the proxy drops every uplink connection;
+- ``stall``: the proxy carries nothing for 5 s, then delivers what it held (a cable pulled and
+  put back: nobody is told);
+- ``blackhole``: every uplink connection open now goes silent for good (a NAT or firewall state
+  that expired: bytes vanish, nothing is closed; only the uplink's own deadlines find it);
+- ``power-loss``: the primary's machine loses power: ``pg_ctl stop -m immediate`` and start
+  (``fsync=on``: what it acknowledged is in its WAL on disk);
+- ``failover``: the primary crashes and its synchronous standby is promoted; the LAP and the
+  uplinks reach it through their multi-host DSN (``target_session_attrs=read-write``); a new
+  standby is then made of it (``pg_basebackup``) for the next one.
+
+Without ``--db`` the database is a throwaway primary with a synchronous standby
+(hil/pgpair.py, ``fsync=on``); with ``--db`` the faults that need the bench's own cluster
+(``failover``) are left out and ``power-loss`` terminates every connection of the run.
 
 Then every process is brought back, every outbox drained, and it prints ``faults``, ``lost``
 (link records in a table's ledger that the LAP does not hold), ``doubled`` (records the LAP
 holds that no ledger wrote, or a hit paid twice), ``meters_reconcile`` (the LAP's exact
 identity) and ``paid_while_closed`` (linked wagers a table accepted while its own ledger says
-the linked wager was closed).  Exits non-zero unless lost 0, doubled 0, reconciled, 0 while
+the linked wager was closed), ``refusals`` (records the LAP refused: a payment of a hit it decided
+otherwise after a failover, say).  Exits non-zero unless lost 0, doubled 0, reconciled, 0 while
 closed and every table balanced.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import sqlite3
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 NAME = "link-chaos"
-HELP = "faults on the link (uplinks, LAP, tables, PostgreSQL, connections): lost 0, doubled 0, reconciled"
+HELP = (
+    "faults on the link (uplinks, LAP, tables, PostgreSQL crash/power loss/failover, cut/stalled/silent connections):"
+    " lost 0, doubled 0, reconciled"
+)
 
-FAULTS = ("kill-uplink", "kill-lap", "restart-table", "restart-pg", "cut")
+FAULTS = (
+    "kill-uplink",
+    "kill-lap",
+    "restart-table",
+    "restart-pg",
+    "cut",
+    "stall",
+    "blackhole",
+    "power-loss",
+    "failover",
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tables", type=int, default=4)
     p.add_argument("--faults", type=int, default=10)
     p.add_argument("--interval", type=float, default=1.5, help="seconds between faults (default 1.5)")
-    p.add_argument("--db", help="PostgreSQL DSN (default: a throwaway cluster, which restart-pg restarts)")
+    p.add_argument(
+        "--db", help="PostgreSQL DSN (default: a throwaway primary and synchronous standby, which the faults crash)"
+    )
+    p.add_argument(
+        "--standby",
+        choices=("sync", "async"),
+        default="sync",
+        help="the throwaway primary's standby: sync (default: a commit waits for it) or async (at each failover "
+        "its stream is held for --lag seconds first, so it lags and the promoted one lacks the last commits)",
+    )
+    p.add_argument("--lag", type=float, default=2.0, help="with --standby async: seconds of lag (default 2)")
+    p.add_argument(
+        "--kinds",
+        default=",".join(FAULTS),
+        help="the faults to play in turn, comma-separated (default: all: " + ", ".join(FAULTS) + ")",
+    )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--speed", type=float, default=50.0)
     p.add_argument(
@@ -187,11 +231,80 @@ def run(args: argparse.Namespace, emit: Any) -> int:
         structlog.configure(**saved)
 
 
+@contextlib.contextmanager
+def _database(db: str | None, sync: bool = True) -> Iterator[tuple[str, Any]]:
+    """(DSN, the pair or None): ``--db``, or a throwaway primary with its standby."""
+    if db:
+        yield db, None
+        return
+    from hil.pgpair import temp_pair
+
+    with temp_pair(sync=sync, max_connections=300, prefix="tablectl-chaos-pg-") as pair:
+        yield pair.dsn, pair
+
+
+def _kinds(args: argparse.Namespace, pair: Any) -> list[str]:
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    bad = [k for k in kinds if k not in FAULTS]
+    if bad or not kinds:
+        raise SystemExit(
+            f"tablectl bench link-chaos: --kinds: unknown fault {bad[0] if bad else '(none)'}; "
+            f"known: {', '.join(FAULTS)}"
+        )
+    if pair is None:
+        kinds = [k for k in kinds if k != "failover"] or ["cut"]
+    return kinds
+
+
+def _failover(pair: Any, lag: float) -> str:
+    """The primary crashes, the standby is promoted (an async one first left behind for ``lag``
+    seconds: its stream held while the tables play on), a new standby made."""
+    behind = ""
+    if not pair.sync:
+        pair.proxy.hold()
+        time.sleep(lag)
+        behind = f", the standby {pair.lag_bytes()} bytes of WAL behind"
+    took = pair.failover()
+    pair.rebuild_standby()
+    return f"failover (promoted in {took:.1f} s{behind}, new standby made)"
+
+
+def _fault(fault: str, pit: Any, tables: dict[str, ChaosTable], tid: str, pair: Any, lag: float = 2.0) -> str:
+    """Play one fault; what it did (the figure's line)."""
+    if fault == "kill-uplink":
+        pit.kill(pit.uplinks[tid])
+        time.sleep(0.3)
+        pit.start_uplink(tid)
+        return f"{fault} {tid}"
+    if fault == "kill-lap":
+        pit.kill(pit.lap)
+        time.sleep(0.3)
+        pit.start_lap()
+    elif fault == "restart-table":
+        tables[tid].restart_wanted.set()
+        return f"{fault} {tid}"
+    elif fault in ("restart-pg", "power-loss") and pair is None:
+        _terminate_all(pit.dsn, pit.schema)
+    elif fault == "restart-pg":
+        pair.pg_ctl(pair.primary, "-m", "immediate", "restart")
+    elif fault == "power-loss":
+        pair.pg_ctl(pair.primary, "-m", "immediate", "stop")
+        pair.pg_ctl(pair.primary, "start")
+    elif fault == "failover":
+        return _failover(pair, lag)
+    elif fault == "stall":
+        return f"{fault} ({pit.proxy.hold(5.0)} connections held 5 s)"
+    elif fault == "blackhole":
+        return f"{fault} ({sum(p.blackhole() for p in pit.proxy.each)} connections silent for good)"
+    else:
+        pit.proxy.cut()
+    return fault
+
+
 def _run(args: argparse.Namespace, emit: Any) -> int:
     import sys
 
-    from bench._linkrig import Pit, database
-    from controller.link import pgtemp
+    from bench._linkrig import Pit
     from controller.link.lap import wait_until
     from controller.log import configure
     from hil.balance import check as check_balance
@@ -199,7 +312,11 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
 
     configure(stream=sys.stderr, level="warning")
     rng = random.Random(args.seed)
-    with database(args.db) as dsn, tempfile.TemporaryDirectory(prefix="tablectl-chaos-") as tmp_s:
+    with (
+        _database(args.db, args.standby == "sync") as (dsn, pair),
+        tempfile.TemporaryDirectory(prefix="tablectl-chaos-") as tmp_s,
+    ):
+        kinds = _kinds(args, pair)
         tmp = Path(tmp_s)
         pit = Pit(dsn, args.tables, tmp, heartbeat="200ms", proxy=True, make_table=False)
         tables = {t: ChaosTable(t, tmp, args.seed * 100 + i, args.speed, "bench") for i, t in enumerate(pit.ids)}
@@ -209,7 +326,7 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
         stop = threading.Event()
         run_problems: list[str] = []
         players: list[threading.Thread] = []
-        counts = dict.fromkeys(FAULTS, 0)
+        counts = dict.fromkeys(kinds, 0)
         try:
             pit.start()
             players = [threading.Thread(target=t.play, args=(stop,), daemon=True) for t in tables.values()]
@@ -217,28 +334,9 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
                 th.start()
             for i in range(args.faults):
                 time.sleep(args.interval)
-                fault = FAULTS[i % len(FAULTS)]
-                tid = rng.choice(pit.ids)
+                fault = kinds[i % len(kinds)]
                 counts[fault] += 1
-                if fault == "kill-uplink":
-                    pit.kill(pit.uplinks[tid])
-                    time.sleep(0.3)
-                    pit.start_uplink(tid)
-                elif fault == "kill-lap":
-                    pit.kill(pit.lap)
-                    time.sleep(0.3)
-                    pit.start_lap()
-                elif fault == "restart-table":
-                    tables[tid].restart_wanted.set()
-                elif fault == "restart-pg":
-                    if dsn in pgtemp.CLUSTERS:
-                        pgtemp.restart(dsn)
-                    else:
-                        _terminate_all(dsn, pit.schema)
-                else:
-                    assert pit.proxy is not None
-                    pit.proxy.cut()
-                emit(f"fault_{i + 1}", f"{fault} {tid if fault in ('kill-uplink', 'restart-table') else ''}".strip())
+                emit(f"fault_{i + 1}", _fault(fault, pit, tables, rng.choice(pit.ids), pair, args.lag))
             stop.set()
             for th in players:
                 th.join(120)
@@ -290,6 +388,7 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
         emit("doubled", doubled)
         emit("meters_reconcile", "yes" if rec.ok else "no: " + "; ".join(rec.problems[:3]))
         emit("paid_while_closed", closed)
+        emit("refusals", rec.refusals)  # records the LAP refused (e.g. a payment of a hit it decided otherwise)
         emit("link_closures", closures)  # the times a table closed its linked wager during the run
         emit("tables_balanced", f"{sum(b.ok for b in balances)}/{len(balances)}")
         for problem in errors + [b.line() for b in balances if not b.ok]:

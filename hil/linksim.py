@@ -4,7 +4,9 @@ Each table is the real service against its own HIL simulators (hil/rig.py) with 
 simulated players; each has its uplink (controller/link/uplink.py, here a thread per table
 logging in as that table's own role); one LAP controller (controller/link/lap.py) holds the
 meter in PostgreSQL.  Without a DSN a throwaway cluster is started (controller/link/pgtemp.py)
-and removed after; with one, the run uses a fresh schema there and drops it after.
+and removed after; with one, the run uses a fresh schema there and drops it after (only the schema
+its own LAP created, and its roles; the verdict reads through a fresh connection, so a run
+survives a failover of a multi-host DSN).
 
 The summary ends with one ``balance:`` line per table and the link's line
 ``link: OK (N tables, C contributions, H meter hits, meters reconciled)`` when every level reconciles
@@ -57,7 +59,7 @@ def database(dsn: str | None) -> Iterator[str]:
 
 def lap_doc(schema: str, tables: list[str], games: list[str]) -> dict[str, Any]:
     return {
-        "link": {"group": "sim", "schema": schema, "heartbeat": "500ms"},
+        "link": {"group": "sim", "schema": schema, "heartbeat": "500ms", "allow_async_replication": True},
         "levels": {
             "primary": {
                 "seed": "$5,000",
@@ -119,7 +121,10 @@ def run_link_sim(
     with database(dsn) as pg, tempfile.TemporaryDirectory(prefix="tablectl-linksim-") as tmp:
         schema = f"sim_{uuid.uuid4().hex[:10]}"
         cfg = parse_lap(lap_doc(schema, ids, [p.game for p in profs]), "<sim lap.toml>")
-        lap = LapService(cfg, pg, log=lambda m: None)
+        created: list[str] = []  # the schema this run's LAP created: the only one it drops
+        lap = LapService(
+            cfg, pg, log=lambda m: created.append(schema) if m == f"lap: schema {schema} created" else None
+        )
         lap_thread = threading.Thread(target=lap.run, name="lap", daemon=True)
         lap_thread.start()
         store = LapStore(connect(pg), schema)
@@ -137,16 +142,7 @@ def run_link_sim(
                 Path(tmp), ids, cfg, pg, list(zip(names, profs)), seed, speed, Rig, Uplink, UplinkConfig
             )
             try:
-                for t in linked:
-                    t.rig.table.wait_for(lambda s: bool((s.get("link") or {}).get("open")), 30.0)
-                threads = [threading.Thread(target=_play, args=(t, rounds, seed, People, stop)) for t in linked]
-                for th in threads:
-                    th.start()
-                for th in threads:
-                    th.join()
-                if server is not None and not stop.is_set():
-                    print("tablectl sim: rounds done; the floor view stays up until Ctrl-C", file=out, flush=True)
-                    stop.wait()
+                _play_all(linked, rounds, seed, People, stop, keep_up=server is not None, out=out)
                 # every outbox reaches the LAP before the tables stop
                 for t in linked:
                     _drain(t, wait_until)
@@ -154,15 +150,11 @@ def run_link_sim(
                 for t in linked:
                     t.rig.stop()
                     t.uplink.stop()
-            ok = True
-            for t in linked:
-                led = Path(tmp) / t.table_id / LEDGER_FILE
-                if t.error:
-                    print(f"{t.table_id} error: {t.error}", file=out)
-                    ok = False
-                bal = check_balance(led, t.people.placed if t.people else {})
-                print(f"{t.table_id} {bal.line()}", file=out, flush=True)
-                ok = ok and bal.ok
+            ok = _balances(linked, Path(tmp), check_balance, out)
+            # a fresh connection for the verdict: the one above may be to a primary that has
+            # since failed over (a multi-host DSN reaches the new one)
+            store.conn.close()
+            store = LapStore(_connect_again(pg, connect), schema)
             line, link_ok = link_line(store, [(t.table_id, Path(tmp) / t.table_id / LEDGER_FILE) for t in linked])
             print(line, file=out, flush=True)
             return 0 if ok and link_ok else 1
@@ -172,8 +164,64 @@ def run_link_sim(
             lap.stop_event.set()
             lap_thread.join(10)
             store.conn.close()
-            if not keep_schema:
-                drop_schema(pg, schema)
+            if created and not keep_schema:
+                _drop_quietly(pg, schema, out)
+
+
+def _play_all(
+    linked: list[Any], rounds: int, seed: int, people: Any, stop: threading.Event, *, keep_up: bool, out: TextIO
+) -> None:
+    """Every table open on its link, then ``rounds`` rounds each on threads of their own; with the
+    floor view up (``keep_up``) the tables wait for ``stop`` after their rounds."""
+    for t in linked:
+        t.rig.table.wait_for(lambda s: bool((s.get("link") or {}).get("open")), 30.0)
+    threads = [threading.Thread(target=_play, args=(t, rounds, seed, people, stop)) for t in linked]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    if keep_up and not stop.is_set():
+        print("tablectl sim: rounds done; the floor view stays up until Ctrl-C", file=out, flush=True)
+        stop.wait()
+
+
+def _balances(linked: list[Any], tmp: Path, check_balance: Any, out: TextIO) -> bool:
+    """Each table's balance line (and its error, if it had one); True when every table balanced."""
+    ok = True
+    for t in linked:
+        if t.error:
+            print(f"{t.table_id} error: {t.error}", file=out)
+            ok = False
+        bal = check_balance(tmp / t.table_id / LEDGER_FILE, t.people.placed if t.people else {})
+        print(f"{t.table_id} {bal.line()}", file=out, flush=True)
+        ok = ok and bal.ok
+    return ok
+
+
+def _connect_again(pg: str, connect: Any, timeout: float = 30.0) -> Any:
+    """A connection to the database, retried for ``timeout`` (a failover, a restart under way)."""
+    import time
+
+    import psycopg
+
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            return connect(pg)
+        except psycopg.OperationalError:
+            if time.monotonic() >= end:
+                raise
+            time.sleep(0.5)
+
+
+def _drop_quietly(pg: str, schema: str, out: TextIO) -> None:
+    """Drop the run's schema; a database that cannot be reached leaves it, said so."""
+    import psycopg
+
+    try:
+        drop_schema(pg, schema)
+    except psycopg.Error as e:
+        print(f"tablectl sim: schema {schema} left in the database ({str(e).strip().splitlines()[0]})", file=out)
 
 
 def _drain(t: LinkedTable, wait_until: Any) -> None:

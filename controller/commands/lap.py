@@ -8,6 +8,8 @@ and beats its heartbeat until SIGTERM/Ctrl-C, when it stops the link (the tables
 linked wagers); every ``[link] reconcile`` it self-checks again and makes the link inoperable at
 the first problem.  A configuration error exits 2 naming file, section and key.
 ``--reopen TABLE`` reopens a table a refusal closed (recorded, with ``--note``).
+``--report [--day YYYY-MM-DD] [--format csv|pdf] [--out FILE]`` prints (or writes) every level's
+meters and the last 25 hits (controller/link/lapreport.py).
 """
 
 from __future__ import annotations
@@ -44,6 +46,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reopen", metavar="TABLE", help="reopen a table's linked wager a refusal closed, then exit")
     p.add_argument("--note", default="", help="with --reopen: why (recorded)")
     p.add_argument(
+        "--report",
+        action="store_true",
+        help="every level's meters over a gaming day and the last 25 hits (CSV on stdout, or --out), then exit",
+    )
+    p.add_argument("--day", help="with --report: the gaming day, YYYY-MM-DD (default: today's, from 06:00)")
+    p.add_argument("--format", choices=("csv", "pdf"), default="csv", help="with --report: csv (default) or pdf")
+    p.add_argument("--out", type=Path, help="with --report: write to this file (required for --format pdf)")
+    p.add_argument(
         "--staff-pin",
         metavar="PERSON:ROLE",
         help="set a floor staff member's PIN for the floor view (read from stdin), then exit",
@@ -61,6 +71,11 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_CONFIG
     if args.staff_pin:
         return _staff_pin(cfg, args.staff_pin)
+    if args.report:
+        problem = _report_args(args)
+        if problem:
+            print(f"tablectl lap: {problem}", file=sys.stderr)
+            return EXIT_CONFIG
     import psycopg
 
     from controller.link.lap import LapError, LapService
@@ -71,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         for p in sw.problems:
             print(f"tablectl lap: {p}", file=sys.stderr)
         return EXIT_SOFTWARE
-    if args.check or args.reconcile or args.reopen:
+    if args.check or args.reconcile or args.reopen or args.report:
         try:
             return _offline(args, cfg)
         except psycopg.OperationalError as e:
@@ -149,17 +164,28 @@ def _offline(args: argparse.Namespace, cfg: object) -> int:
     assert isinstance(cfg, LapConfig)
     with connect(args.db) as conn:
         store = LapStore(conn, cfg.schema)
+        if args.report and store.installed() is None:
+            print(f"tablectl lap: schema {cfg.schema} is not in the database: nothing to report", file=sys.stderr)
+            return 1
+        if args.report:
+            return _lap_report(store, cfg, args)
         if store.installed() is None:
-            print(f"{args.config}: OK ({len(cfg.tables)} tables, {len(cfg.levels)} levels; schema not yet created)")
-            return 0
+            refused = _replication_line(store, cfg) and bool(args.check)
+            state = "REFUSED (replication)" if refused else "OK"
+            print(
+                f"{args.config}: {state} ({len(cfg.tables)} tables, {len(cfg.levels)} levels; schema not yet created)"
+            )
+            return 1 if refused else 0
         if args.reopen:
             was = store.reopen(args.reopen, args.note)
             print(f"table {args.reopen}: " + (f"reopened (it was closed: {was})" if was else "was not closed"))
             return 0
-        return _report(store, cfg)
+        return _report(store, cfg, check=bool(args.check))
 
 
-def _report(store: object, cfg: object) -> int:
+def _report(store: object, cfg: object, check: bool = False) -> int:
+    """The reconciliation, pending changes, the schema's code, refusals and the replication
+    (``check``: a replication that can lose an acknowledged hit, not allowed by lap.toml, fails)."""
     from controller.link.config import LapConfig
     from controller.link.lap import LapStore, level_line
     from controller.meters import plural
@@ -175,10 +201,17 @@ def _report(store: object, cfg: object) -> int:
         print(f"schema: {d}")
     for r in store.refusals():
         print(f"refused: table {r['table_id']} record {r['seq']} ({r['kind']}): {r['reason']}")
+    unsafe = _replication_line(store, cfg)
     why = store.inoperable_reason()
     if why:
         print(f"the link is INOPERABLE: {why}")
-    ok = rec.ok and not schema
+    refused = check and unsafe
+    ok = rec.ok and not schema and not refused
+    if refused:
+        print(
+            "replication: REFUSED: an acknowledged hit can be lost with this server "
+            "(set [link] allow_async_replication = true in lap.toml to run so knowingly)"
+        )
     print(
         f"link: {'OK' if ok else 'FAILED'} ({rec.counts()}, {plural(rec.refusals, 'record')} refused, "
         f"meters {'reconciled' if rec.ok else 'NOT reconciled'})"
@@ -186,6 +219,77 @@ def _report(store: object, cfg: object) -> int:
     for p in rec.problems:
         print(f"problem: {p}", file=sys.stderr)
     return 0 if ok else 1
+
+
+def _report_args(args: argparse.Namespace) -> str | None:
+    """What is wrong with --report's arguments (checked before the database is touched)."""
+    from datetime import date
+
+    if args.day is not None:
+        try:
+            args.day = date.fromisoformat(args.day)
+        except ValueError:
+            return f"--day: {args.day!r} is not a date (YYYY-MM-DD, e.g. 2026-11-26)"
+    if args.format == "pdf" and args.out is None:
+        return "--format pdf needs --out FILE (a PDF is not for the terminal)"
+    if args.out is not None:
+        parent = args.out.parent if str(args.out.parent) else Path(".")
+        if args.out.is_dir():
+            return f"--out: {args.out} is a directory"
+        if not parent.is_dir():
+            return f"--out: directory {parent} does not exist"
+        import os
+
+        if not os.access(parent, os.W_OK) or (args.out.exists() and not os.access(args.out, os.W_OK)):
+            return f"--out: {args.out} is not writable"
+    if args.format == "pdf":
+        try:
+            import reportlab  # noqa: F401 - only whether it is there
+        except ImportError:
+            return "--format pdf needs the report extra: pip install 'tablectl[report]' (reportlab)"
+    return None
+
+
+def _lap_report(store: object, cfg: object, args: argparse.Namespace) -> int:
+    from controller.link import lapreport
+    from controller.link.config import LapConfig
+    from controller.link.floor import gaming_day_start
+
+    assert isinstance(cfg, LapConfig)
+    day = args.day or gaming_day_start().date()
+    rep = lapreport.read(store, cfg.group, day)
+    if args.format == "pdf":
+        from controller.link.lapreportpdf import render
+
+        data = render(rep)
+    else:
+        data = lapreport.to_csv(rep).encode()
+    if args.out is None:
+        sys.stdout.write(data.decode())
+        return 0
+    try:
+        args.out.write_bytes(data)
+    except OSError as e:
+        print(f"tablectl lap: --out: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    print(
+        f"{args.out}: {args.format} report of gaming day {day.isoformat()} ({len(rep.levels)} levels, "
+        f"{len(rep.hits)} hits listed)"
+    )
+    return 0
+
+
+def _replication_line(store: object, cfg: object) -> bool:
+    """Say the database's replication (issue 22); True when it can lose an acknowledged hit and
+    ``lap.toml`` does not allow that."""
+    from controller.link.config import LapConfig
+    from controller.link.lap import LapStore, replication
+
+    assert isinstance(store, LapStore) and isinstance(cfg, LapConfig)
+    rep = replication(store.conn)
+    allowed = not rep.safe and cfg.allow_async_replication
+    print(f"replication: {rep.text}" + (" (allowed by lap.toml)" if allowed else ""))
+    return not rep.safe and not cfg.allow_async_replication
 
 
 def _staff_pin(cfg: object, spec: str) -> int:

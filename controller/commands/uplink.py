@@ -20,6 +20,8 @@ restart would not fix it).
     key_credential = "tablectl-ledger-key"   # under $CREDENTIALS_DIRECTORY (LoadCredential=)
     key_file = "/etc/tablectl/ledger.key"    # read when there is no credentials directory
     software_record = "/etc/tablectl/software.json"
+    link_timeout = 3       # the table's [progressive] link_timeout (s): no fresh LAP heartbeat for
+                           # this long ends the database connection and opens another (issue 22)
 """
 
 from __future__ import annotations
@@ -88,6 +90,7 @@ def load(path: Path, *, read_key: bool = True) -> tuple[UplinkConfig, Path]:
         table_id=s.get_str("table"),
         ledger=_absolute(s, "ledger", "/var/lib/tablectl/ledger.sqlite3"),
         socket=_absolute(s, "socket", "/run/tablectl/link.sock"),
+        link_timeout_s=float(s.get_int("link_timeout", 3, minval=1, maxval=60)),
     )
     if len(os.fsencode(cfg.socket)) > SUN_PATH_MAX:
         raise s.error(

@@ -9,6 +9,9 @@ Example::
     reconcile = "10s"            # how often the LAP reconciles every level and checks its schema
     # schema = "lap_pit1"        # PostgreSQL schema (default lap_<group>)
     # software_record = "/etc/tablectl/software.json"   # the release's digest (tablectl verify --record)
+    # allow_async_replication = false  # true: run without a synchronous standby streaming (an
+                                 # acknowledged hit can then be lost with the primary: a lab, a
+                                 # single-server test rig); the LAP refuses to run otherwise
 
     [levels.primary]
     seed = "$5,000"              # the first value of the meter
@@ -117,6 +120,9 @@ class LapConfig:
     reconcile_s: float = 10.0
     #: the release's software digest, compared before the LAP operates (controller/selfcheck.py)
     software_record: Path = Path("/etc/tablectl/software.json")
+    #: ``[link] allow_async_replication``: the operator accepts running without a synchronous
+    #: standby streaming (issue 22: the LAP refuses to, without it)
+    allow_async_replication: bool = False
 
     def role_for(self, table_id: str) -> str:
         """The PostgreSQL role a table's uplink logs in as (one per table)."""
@@ -164,6 +170,7 @@ def parse_lap(doc: Mapping[str, Any], file: str) -> LapConfig:
     hb = _seconds(link, "heartbeat", "1s", 0.05, 10)
     reconcile_s = _seconds(link, "reconcile", "10s", 0.05, 3600)
     software = Path(link.get_str("software_record", "/etc/tablectl/software.json"))
+    allow_async = link.get_bool("allow_async_replication", False)
     link.check_unused()
     lv_sec = root.sub("levels")
     assert lv_sec is not None
@@ -203,7 +210,7 @@ def parse_lap(doc: Mapping[str, Any], file: str) -> LapConfig:
     t_sec._used.update(t_sec.data)
     floor = _floor(root, file)
     root.check_unused()
-    return LapConfig(file, group, schema, hb, tuple(levels), tuple(tables), floor, reconcile_s, software)
+    return LapConfig(file, group, schema, hb, tuple(levels), tuple(tables), floor, reconcile_s, software, allow_async)
 
 
 def _level(name: str, s: Section) -> LevelParams:

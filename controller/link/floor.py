@@ -30,11 +30,13 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from controller.link import pgconn
+
 GAMING_DAY_START_H = 6  # the gaming day begins at 06:00 (server's local time)
 #: the chart's per-minute contributions and the tables' day figures are re-read at most this often
 SLOW_S = 5.0
 #: a statement of the floor view never holds a worker longer than this
-STATEMENT_TIMEOUT_MS = 5000
+STATEMENT_TIMEOUT_MS = pgconn.FLOOR.statement_timeout_ms
 
 #: the round machine's states (controller/machine.py) as a pit supervisor says them
 STATE_LABELS = {
@@ -122,9 +124,7 @@ class FloorData:
             try:
                 c = self._pool.get_nowait()
             except queue.Empty:
-                c = psycopg.connect(
-                    self.dsn, autocommit=True, connect_timeout=3, options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}"
-                )
+                c = pgconn.connect(self.dsn, pgconn.FLOOR)
             ok = False
             try:
                 yield c
@@ -224,11 +224,14 @@ _PICTURE_SQL = """
 SELECT json_build_object(
   'now', extract(epoch FROM clock_timestamp()),
   'link', (SELECT json_build_object('group_name', left(group_name, 40), 'state', state,
-      'reason', left(reason, 300),
+      'reason', left(reason, 300), 'replication', left(replication, 300),
       'heartbeat_at', extract(epoch FROM heartbeat_at)) FROM {s}.link),
   'refusals', (SELECT coalesce(json_agg(x ORDER BY x.id DESC), '[]') FROM (
       SELECT id, table_id, seq, left(kind, 40) AS kind, left(reason, 300) AS reason, extract(epoch FROM at) AS at
       FROM {s}.refusals ORDER BY id DESC LIMIT 20) x),
+  'recoveries', (SELECT coalesce(json_agg(x ORDER BY x.id DESC), '[]') FROM (
+      SELECT id, table_id, left(kind, 40) AS kind, left(detail, 300) AS detail, seq, level, cents,
+        extract(epoch FROM at) AS at FROM {s}.recoveries ORDER BY id DESC LIMIT 20) x),
   'tables', (SELECT coalesce(json_agg(json_build_object('table_id', m.table_id, 'asset', left(m.asset, 40),
       'game', left(m.game, 40), 'mismatch', left(m.mismatch, 300), 'closed', left(m.closed, 300),
       'reconciled_seq', m.reconciled_seq,
@@ -290,12 +293,20 @@ SELECT json_build_object(
 
 def _closures(doc: dict[str, Any]) -> dict[str, Any]:
     """What closed linked wagers from the LAP's side (issue 21): the link inoperable and why, each
-    table a refusal closed and why, the latest refusals."""
+    table a refusal closed and why, the latest refusals; the replication check and the latest
+    recoveries (issue 22)."""
     link = doc.get("link") or {}
     return {
         "inoperable": link.get("reason") if link.get("state") == "inoperable" else None,
         "closed_by_lap": {t["table_id"]: t["closed"] for t in doc["tables"] if t.get("closed")},
         "refusals": [{k: r[k] for k in ("table_id", "seq", "kind", "reason", "at")} for r in doc.get("refusals") or []],
+        # issue 22: the LAP's replication check, and what the tables found of the LAP's memory
+        # (behind them, another database, a paid hit re-established, caught up again)
+        "replication": link.get("replication"),
+        "recoveries": [
+            {k: r[k] for k in ("table_id", "kind", "detail", "seq", "level", "cents", "at")}
+            for r in doc.get("recoveries") or []
+        ],
     }
 
 

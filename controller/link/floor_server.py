@@ -36,6 +36,7 @@ import psycopg
 from aiohttp import web
 from psycopg import sql
 
+from controller.link import pgconn
 from controller.link.floor import FloorData
 from controller.link.floor_auth import Login, Sessions, StaffStore
 
@@ -304,7 +305,7 @@ class FloorServer:
         """Wake the event streams when the LAP announces a change, and at least every second."""
         while not self.stopping:
             try:
-                async with await psycopg.AsyncConnection.connect(self.dsn, autocommit=True, connect_timeout=3) as c:
+                async with await pgconn.connect_async(self.dsn) as c:
                     await c.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.schema)))
                     while not self.stopping:
                         async for _ in c.notifies(timeout=1.0, stop_after=1):

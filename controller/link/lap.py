@@ -8,6 +8,7 @@ computes a meter it then writes — it reads the database's accounts back as exa
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from controller.link import catalog
+from controller.link import catalog, pgconn
 from controller.link.config import LapConfig, LevelParams
 from controller.link.reconcile import LevelState, Reconciliation, level_line, level_state, reconcile
 from controller.link.schema import SCHEMA_VERSION, ddl, grants
@@ -31,8 +32,13 @@ __all__ = [
     "Reconciliation",
     "connect",
     "level_line",
+    "replication",
     "wait_until",
 ]
+
+
+#: the LAP's heartbeat statement returns within this, or its connection is taken for dead
+HEARTBEAT_DEADLINE_S = 5.0
 
 
 class LapError(RuntimeError):
@@ -41,10 +47,45 @@ class LapError(RuntimeError):
 
 
 def connect(dsn: str, *, user: str | None = None, autocommit: bool = True, timeout: float = 5) -> psycopg.Connection:
-    kw: dict[str, Any] = {"autocommit": autocommit, "connect_timeout": max(1, int(timeout))}
-    if user is not None:
-        kw["user"] = user
-    return psycopg.connect(dsn, **kw)
+    """A connection with the LAP's deadlines (controller/link/pgconn.py: keepalives,
+    ``tcp_user_timeout``, statement and idle-in-transaction timeouts)."""
+    d = dataclasses.replace(pgconn.LAP, connect_s=max(2, int(timeout)))
+    return pgconn.connect(dsn, d, user=user, autocommit=autocommit)
+
+
+@dataclass(frozen=True)
+class Replication:
+    """What the LAP's database does with a commit before it is acknowledged (issue 22: a LAP
+    failed over to a standby that lagged, or restored from a backup, forgot acknowledged hits)."""
+
+    safe: bool  # a synchronous standby is configured and streaming: an acknowledged commit is on two servers
+    text: str
+
+
+def replication(conn: psycopg.Connection) -> Replication:
+    """The database's replication as the LAP sees it (``pg_stat_replication`` shows a standby's
+    state to a superuser or a member of ``pg_monitor`` / ``pg_read_all_stats`` only)."""
+    names = str(conn.execute("SHOW synchronous_standby_names").fetchone()[0]).strip()  # type: ignore[index]
+    commit = str(conn.execute("SHOW synchronous_commit").fetchone()[0])  # type: ignore[index]
+    rows = conn.execute(
+        "SELECT application_name, state, sync_state FROM pg_stat_replication ORDER BY application_name"
+    ).fetchall()
+    standbys = ", ".join(f"{r[0] or '?'} ({r[1] or 'state hidden'}, {r[2] or '?'})" for r in rows) or "none"
+    sync = [r for r in rows if r[1] == "streaming" and r[2] in ("sync", "quorum")]
+    if not names:
+        return Replication(
+            False, f"no synchronous standby configured (synchronous_standby_names is empty; standbys: {standbys})"
+        )
+    if commit in ("off", "local"):
+        return Replication(False, f"synchronous_commit = {commit}: a commit does not wait for the standby ({standbys})")
+    if not sync:
+        return Replication(
+            False,
+            f"a synchronous standby is configured ({names}) but none is streaming: commits wait (standbys: {standbys})",
+        )
+    return Replication(
+        True, f"synchronous standby streaming: {', '.join(str(r[0]) for r in sync)} (standbys: {standbys})"
+    )
 
 
 def _level_row(p: LevelParams) -> dict[str, Any]:
@@ -143,8 +184,23 @@ class LapStore:
         """Every table closed, the reason recorded (``param_changes``) and shown on the floor view."""
         self.conn.execute(self.q("SELECT {s}.set_inoperable(%s)"), (reason,))
 
+    def record_replication(self, text: str) -> None:
+        """The replication check's finding, for the floor view and the tables."""
+        self.conn.execute(
+            self.q("UPDATE {s}.link SET replication = %s WHERE replication IS DISTINCT FROM %s"), (text, text)
+        )
+
     def heartbeat(self) -> None:
         self.conn.execute(self.q("SELECT {s}.heartbeat()"))
+
+    def push_meters(self, seen: int | None) -> int:
+        """Ring the meters' doorbell when a level moved since ``seen`` (the sum of the levels'
+        versions); the sum now."""
+        row = self.conn.execute(self.q("SELECT coalesce(sum(version), 0)::bigint FROM {s}.levels")).fetchone()
+        now = int(row[0]) if row else 0
+        if seen is not None and now != seen:
+            self.conn.execute("SELECT pg_notify(%s, %s)", (self.schema, '{"t": "meter"}'))
+        return now
 
     # ---------------------------------------------------------------- parameters
     def differences(self, cfg: LapConfig) -> list[str]:
@@ -265,6 +321,10 @@ class LapService:
     on_running: Callable[[], None] = lambda: None
     _killed: bool = field(default=False, init=False)
     _said_inoperable: bool = field(default=False, init=False)
+    _replication: str | None = field(default=None, init=False)
+    #: the meters' doorbell: at most this often (a bounded rate of reads per table, issue 22)
+    push_s: float = 0.25
+    _pushed: int | None = field(default=None, init=False)
 
     def self_check(self, store: LapStore) -> list[str]:
         """What makes the LAP inoperable: its schema's code is not this release's, a level does
@@ -290,10 +350,30 @@ class LapService:
         if problems:
             store.set_inoperable("self-check at start-up: " + "; ".join(problems))
             raise LapError("self-check failed: " + "; ".join(problems))
+        unsafe = self.check_replication(store)
+        if unsafe:
+            raise LapError(unsafe)
         store.set_state("running")
         rec = store.reconcile()
         self.log(f"lap: link {self.cfg.group} running ({rec.counts()}, meters reconciled, schema is this release's)")
         return store
+
+    def check_replication(self, store: LapStore) -> str | None:
+        """Whether an acknowledged hit survives the primary's loss: said (log when it changes,
+        the floor view), and why the LAP must not run, unless ``lap.toml`` allows it
+        (``[link] allow_async_replication = true``)."""
+        rep = replication(store.conn)
+        note = rep.text if rep.safe or not self.cfg.allow_async_replication else f"{rep.text} (allowed by lap.toml)"
+        if note != self._replication:
+            self._replication = note
+            self.log(f"lap: replication: {note}")
+        store.record_replication(note)
+        if rep.safe or self.cfg.allow_async_replication:
+            return None
+        return (
+            f"replication: {rep.text}; an acknowledged hit can be lost with this server (set [link] "
+            "allow_async_replication = true in lap.toml to run so knowingly)"
+        )
 
     def watch(self, store: LapStore) -> None:
         """The timer's self-check while the link runs (and the database's own at every batch,
@@ -301,6 +381,9 @@ class LapService:
         state = store.state()
         if state == "running":
             problems = self.self_check(store)
+            unsafe = self.check_replication(store)
+            if unsafe:
+                problems.append(unsafe)
             if problems:
                 store.set_inoperable("; ".join(problems))
                 state = "inoperable"
@@ -320,19 +403,26 @@ class LapService:
         store: LapStore | None = None
         backoff = 0.2
         next_check = 0.0
+        # a statement that does not return ends the connection (a network that swallows bytes)
+        dog = pgconn.Watchdog(HEARTBEAT_DEADLINE_S, self.stop_event, "lap-watchdog")
         while not self.stop_event.is_set():
             try:
                 if store is None:
+                    dog.tick(None)
                     store = self.start_link()
                     backoff = 0.2
                     next_check = time.monotonic() + self.cfg.reconcile_s
                     self.on_running()
+                dog.tick(store.conn)
                 store.heartbeat()
                 if time.monotonic() >= next_check:
+                    dog.tick(store.conn, pgconn.LAP.statement_timeout_ms / 1000)
                     self.watch(store)
                     next_check = time.monotonic() + self.cfg.reconcile_s
-                self.stop_event.wait(self.cfg.heartbeat_s)
+                dog.tick(None)
+                self._until_next_beat(store, dog)
             except psycopg.OperationalError as e:
+                dog.tick(None)
                 self.log(f"lap: database unreachable ({str(e).strip().splitlines()[0]}); retrying")
                 if store is not None:
                     store.conn.close()
@@ -341,6 +431,18 @@ class LapService:
                 backoff = min(backoff * 2, 2.0)
         if store is not None:
             self._stop_clean(store)
+
+    def _until_next_beat(self, store: LapStore, dog: pgconn.Watchdog) -> None:
+        """Wait for the next heartbeat, ringing the meters' doorbell meanwhile at most every
+        :attr:`push_s` when a level moved (the rules do not ring it per contribution: every
+        table would read the meters for every contribution)."""
+        end = time.monotonic() + self.cfg.heartbeat_s
+        while not self.stop_event.wait(max(0.0, min(self.push_s, end - time.monotonic()))):
+            if time.monotonic() >= end:
+                return
+            dog.tick(store.conn)
+            self._pushed = store.push_meters(self._pushed)
+            dog.tick(None)
 
     def _stop_clean(self, store: LapStore) -> None:
         try:

@@ -1,12 +1,11 @@
 """What the table hears of its LAP: read from the LAP's rows, never from a notification.
 
 Any role may ``NOTIFY`` any channel (a table's role included), so a notification carries no
-authority at all (issue 21): its payload is never read.  It is a doorbell — *something changed,
-read now* — and doorbells are coalesced in one place (:class:`Coalescer`): however many ring,
-the uplink reads at most once per ``min_gap`` seconds, and at least once per ``refresh`` seconds
-when none rings (a lost notification delays nothing for long).  Draining a flood costs about
-2 µs a notification (libpq's queue, :func:`drain`), in chunks between reads, so 200,000 forged
-notifications delay the next read by well under a second.
+authority at all (issue 21): its payload is never read.  Since issue 22 the uplink does not even
+listen: it has one database connection, and a flood of forged notifications on it would have to
+be received before every answer to its reads.  It reads the LAP's rows every ``refresh``
+seconds, and after each of its own batches (:class:`Coalescer` rations the reads: at most one
+per ``min_gap`` seconds), so its reads are a bounded number a second, none per contribution.
 
 Each read (:data:`VIEW_SQL`, one statement, one round trip) returns the link's state and why,
 the LAP's heartbeat **row** (``link.heartbeat_at``: written by the LAP's own heartbeat, which no
@@ -16,14 +15,13 @@ table's reconciliation, mismatch and refusal; when a count of hits moved, a seco
 (``take_announcements``: each hit order once per table, remembered in the database across
 restarts; hits before the table first asked are no news).  :class:`LapView` turns it into
 the messages the table acts on, sending only what changed; a heartbeat is told to the table
-only when the LAP's row has moved on.
+only when the LAP's row has moved on, and was written after the connection was made.
 """
 
 from __future__ import annotations
 
 import math
 import select
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -54,9 +52,6 @@ SELECT json_build_object(
   'won', {s}.take_announcements())
 """
 
-#: notifications taken from libpq's queue between two looks at the clock
-CHUNK = 5000
-
 
 class Coalescer:
     """Doorbells at any rate cost at most one read per ``min_gap`` s; without any, a read every
@@ -86,27 +81,6 @@ class Coalescer:
         self.pending = False
 
 
-def drain(pg: Any, timeout: float) -> int:
-    """Notifications taken off a LISTENing connection (libpq's ``PGconn``): those already
-    queued, else those that arrive within ``timeout``; at most :data:`CHUNK`.  Raises
-    ``psycopg.OperationalError`` when the connection is gone."""
-    n = _pop(pg)
-    if n:
-        return n
-    ready, _, _ = select.select([pg.socket], [], [], timeout)
-    if not ready:
-        return 0
-    pg.consume_input()
-    return _pop(pg)
-
-
-def _pop(pg: Any) -> int:
-    n = 0
-    while n < CHUNK and pg.notifies() is not None:
-        n += 1
-    return n
-
-
 class LapView:
     """The LAP's rows as the table's messages: only what changed is sent (``send(msg, key)``;
     keyed messages are replayed to a table that reconnects)."""
@@ -123,6 +97,18 @@ class LapView:
         self._hits: dict[str, Any] | None = None  # each level's count of hits when the hits were last read
         self._me: dict[str, Any] | None = None
         self._hb: float | None = None
+        #: a heartbeat counts only when the LAP wrote it after this connection was made (the
+        #: database's clock): a row from before a failover or a restore opens nothing
+        self.fresh_after = math.inf
+        self.fresh = 0  # fresh heartbeats seen on this connection (the uplink's deadline)
+
+    #: the LAP is behind this table's ledger (the uplink resends): the table hears this instead
+    #: of the LAP's (restored, older) reconciliation until the resend is reconciled
+    behind: str | None = None
+
+    def retell(self) -> None:
+        """The reconciliation told again at the next read (the uplink's resend is reconciled)."""
+        self._me = None
 
     def params(self) -> dict[str, Any]:
         return {"t": self.table_id, "known": self.known}
@@ -153,8 +139,9 @@ class LapView:
             # the hit told to every linked table's sign once (no key: never replayed)
             self.send({"t": "won", **w})
         hb = doc.get("hb")
-        if hb is not None and hb != self._hb:
+        if hb is not None and hb != self._hb and hb > self.fresh_after:
             self._hb = hb
+            self.fresh += 1
             meters = {lv["level"]: int(lv["cents"]) for lv in levels}
             self.send({"t": "hb", "state": state[0], "meters": meters, "at": hb})
 
@@ -163,7 +150,9 @@ class LapView:
             return
         was, self._me = self._me or {}, me
         if (me["reconciled"], me["mismatch"]) != (was.get("reconciled"), was.get("mismatch")):
-            if me["mismatch"]:
+            if self.behind is not None:
+                self.send({"t": "mismatch", "problem": self.behind}, key="reconciled")
+            elif me["mismatch"]:
                 self.send({"t": "mismatch", "problem": me["mismatch"]}, key="reconciled")
             else:
                 self.send({"t": "reconciled", "seq": int(me["reconciled"])}, key="reconciled")
@@ -171,65 +160,93 @@ class LapView:
             self.send({"t": "refused", "reason": me["closed"]}, key="refused")
 
 
+class LinkDeadline(psycopg.OperationalError):
+    """No fresh LAP heartbeat within the link timeout: the connection is taken for dead (a
+    network that drops packets without a reset never says so) and another one opened."""
+
+
 class Listener:
-    """The uplink's listening side: a LISTEN connection rings the :class:`Coalescer`, a second
-    connection reads :data:`VIEW_SQL` when it says so, :class:`LapView` tells the table."""
+    """The uplink's listening side, on the uplink's one connection: the connection's
+    notifications ring the :class:`Coalescer`, :data:`VIEW_SQL` is read when it says so,
+    :class:`LapView` tells the table; no fresh heartbeat within ``deadline_s`` raises
+    :class:`LinkDeadline`."""
 
     def __init__(
         self,
-        dsn: str,
         schema: str,
         view: LapView,
         send: Send,
-        stop: threading.Event,
         log: Log,
         *,
         min_gap: float = 0.05,
         refresh: float = 0.5,
+        deadline_s: float = 3.0,
+        now: Callable[[], float] = time.monotonic,
     ):
-        self.dsn, self.schema, self.view, self.send, self.stop, self.log = dsn, schema, view, send, stop, log
+        self.schema, self.view, self.send, self.log = schema, view, send, log
         self.bell = Coalescer(min_gap, refresh)
+        self.deadline_s, self.now = deadline_s, now
         self.reads = 0
+        self.reconnects = 0  # connections ended by the deadline
         self._sql = sql.SQL(VIEW_SQL).format(s=sql.Identifier(schema))
         self._hits_sql = sql.SQL(HITS_SQL).format(s=sql.Identifier(schema))
+        self._seen = (0, 0.0)  # (fresh heartbeats, when that count was last seen to move)
 
-    def run(self) -> None:
-        backoff = 0.1
-        while not self.stop.is_set():
-            try:
-                with (
-                    psycopg.connect(self.dsn, autocommit=True, connect_timeout=3) as listen,
-                    psycopg.connect(self.dsn, autocommit=True, connect_timeout=3) as reader,
-                ):
-                    listen.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.schema)))
-                    self.view.reset()
-                    self.send({"t": "link", "up": True}, key="link")
-                    backoff = 0.1
-                    self._loop(listen, reader)
-            except psycopg.OperationalError as e:
-                self.send({"t": "link", "up": False, "reason": _first_line(e)}, key="link")
-                self.stop.wait(backoff)
-                backoff = min(backoff * 2, 1.0)
+    def attach(self, conn: psycopg.Connection) -> None:
+        """A new connection: everything told again, the deadline from now.
 
-    def _loop(self, listen: psycopg.Connection, reader: psycopg.Connection) -> None:
+        The uplink does not ``LISTEN`` (issue 22): on its one connection, a flood of forged
+        notifications (any role may NOTIFY, with payloads up to 8 kB) would have to be received
+        before every answer to its reads, and a table role could so keep every table's reads
+        late enough to close them.  It reads the LAP's rows every ``refresh`` seconds instead
+        (and after its own batches): a bounded number of reads per table and second, none per
+        contribution, whatever anyone rings."""
+        conn.pgconn.notify_handler = self._rang  # none expected: counted, never kept
+        row = conn.execute("SELECT extract(epoch FROM clock_timestamp())").fetchone()
+        self.view.reset()
+        self.view.fresh_after = float(row[0]) if row else math.inf
+        self._seen = (0, self.now())
+        self.bell.last = -math.inf  # a read at once: the snapshot after a (re)connection
+        self.send({"t": "link", "up": True}, key="link")
+
+    def _rang(self, _n: Any) -> None:
+        self.bell.pending = True
+        self.bell.rung += 1
+
+    def detached(self, reason: str) -> None:
+        self.send({"t": "link", "up": False, "reason": reason}, key="link")
+
+    def step(self, conn: psycopg.Connection, timeout: float, wake_fd: int | None = None) -> None:
+        """Wait up to ``timeout`` for the wake-up, read when due, check the deadline."""
         bell = self.bell
-        bell.last = -math.inf  # a read at once: the snapshot after a (re)connection
-        while not self.stop.is_set():
-            n = drain(listen.pgconn, min(bell.wait_s(), 0.25))
-            if n:
-                bell.ring(n)
-            if bell.due():
-                self._read(reader)
-                bell.done()
+        wait = max(0.0, min(bell.wait_s(), timeout, 0.25))
+        if wake_fd is not None:
+            p = select.poll()  # not select(): no limit on the descriptor's number
+            p.register(wake_fd, select.POLLIN)
+            p.poll(wait * 1000)
+        elif wait:
+            time.sleep(wait)
+        if bell.due():
+            self._read(conn)
+            bell.done()
+        self._deadline()
 
-    def _read(self, reader: psycopg.Connection) -> None:
-        row = reader.execute(self._sql, self.view.params()).fetchone()
+    def _deadline(self) -> None:
+        fresh, since = self._seen
+        if self.view.fresh != fresh:
+            self._seen = (self.view.fresh, self.now())
+        elif self.now() - since > self.deadline_s:
+            self.reconnects += 1
+            raise LinkDeadline(f"no fresh heartbeat from the LAP within {self.deadline_s:g} s; reconnecting")
+
+    def _read(self, conn: psycopg.Connection) -> None:
+        row = conn.execute(self._sql, self.view.params()).fetchone()
         self.reads += 1
         if row is None:
             return
         doc = dict(row[0])
         if self.view.hits_moved(doc):
-            hits = reader.execute(self._hits_sql, self.view.params()).fetchone()
+            hits = conn.execute(self._hits_sql, self.view.params()).fetchone()
             if hits is not None:
                 doc.update(hits[0])
         self.view.apply(doc)

@@ -73,11 +73,26 @@ class LedgerSource(Protocol):
         holds, on the first call); the first record that fails, if any."""
         ...
 
+    def rewind(self) -> None:
+        """Verify again from scratch at the next :meth:`verify` (the LAP lost records: they are
+        resent from an earlier place than this source was verified from)."""
+        ...
+
     def link_events(self, since: int, limit: int) -> Sequence[LinkEvent]:
         """The link events after ``since``, in the verified part only."""
         ...
 
     def totals(self, upto: int) -> Totals: ...
+
+    def last_seq(self) -> int:
+        """The ledger's last seq (0: empty)."""
+        ...
+
+    def paid(self) -> dict[int, int]:
+        """Every hit the verified part of the ledger shows paid: hit seq -> cents paid (the
+        table's ledger is the record of what was paid: a LAP that lost the hit re-establishes it
+        at this amount)."""
+        ...
 
     def mac_at(self, seq: int) -> str | None:
         """The MAC (hash) of event ``seq``, None when the ledger has no such event."""
@@ -185,6 +200,10 @@ class SqliteLedgerSource:
                 break
         return self._bad
 
+    def rewind(self) -> None:
+        self._pos = None
+        self._bad = None
+
     def _keyed_from(self) -> int:
         try:
             row = self.db.execute("SELECT value FROM meta WHERE name = 'keyed_from'").fetchone()
@@ -246,6 +265,21 @@ class SqliteLedgerSource:
         # the head at the batch's last seq: the LAP moves its record of it forward only
         mac = self.mac_at(upto) if upto > 0 else None
         return Totals(upto, n, wagers, f"{upto}:{mac}" if mac is not None else "0:genesis")
+
+    def last_seq(self) -> int:
+        row = self.db.execute("SELECT max(seq) FROM events").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def paid(self) -> dict[int, int]:
+        import json
+
+        out: dict[int, int] = {}
+        for (data,) in self.db.execute(
+            "SELECT data FROM events WHERE kind = ? AND seq <= ?", (Kind.LINK_PAID, self.verified_to())
+        ):
+            d = json.loads(data)
+            out[int(d["hit_seq"])] = int(d["cents"])
+        return out
 
     def mac_at(self, seq: int) -> str | None:
         row = self.db.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()

@@ -1,6 +1,7 @@
 """A throwaway PostgreSQL cluster in a temporary directory (``initdb`` + ``pg_ctl``), for the
 sim and the tests when no server is given.  Trust authentication, bound to 127.0.0.1 on a free
-port, fsync off (it is thrown away), removed on exit.
+port, removed on exit; fsync off unless asked (``fsync=True``: the benches that crash the
+database, so that what it acknowledged is on disk as in production).
 
 ``initdb`` refuses to run as root: when we are root the data directory is handed to an
 unprivileged user (``nobody``, or ``TABLECTL_PG_USER``) and ``initdb``/``pg_ctl`` run as that
@@ -49,6 +50,26 @@ def restart(dsn: str) -> None:
     subprocess.run(cmd, check=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def power_loss(dsn: str) -> None:
+    """The database's machine loses power: ``pg_ctl stop -m immediate`` (no checkpoint, every
+    connection dropped, what is not in the WAL on disk is gone), then started again: it recovers
+    from its WAL.  With ``fsync=on`` what it acknowledged survives; the OS's page cache is not
+    thrown away here (a process cannot), so this is the database's half of a power loss."""
+    run_as, pg_ctl, data, log = CLUSTERS[dsn]
+    quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    subprocess.run([*run_as, pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop"], check=True, **quiet)  # type: ignore[call-overload]
+    subprocess.run([*run_as, pg_ctl, "-D", str(data), "-l", str(log), "-w", "-t", "30", "start"], check=True, **quiet)  # type: ignore[call-overload]
+
+
+def write_conf(data: Path, port: int, sockdir: Path, settings: dict[str, str]) -> None:
+    """Append the cluster's address and ``settings`` to its postgresql.conf (the last wins)."""
+    lines = ["listen_addresses = '127.0.0.1'", f"port = {port}", f"unix_socket_directories = '{sockdir}'"]
+    lines += [f"{k} = '{v}'" for k, v in settings.items()]
+    conf = data / "postgresql.conf"
+    with conf.open("a") as f:
+        f.write("\n# tablectl throwaway cluster\n" + "\n".join(lines) + "\n")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -56,7 +77,7 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def temp_cluster(prefix: str = "tablectl-pg-") -> Iterator[str]:
+def temp_cluster(prefix: str = "tablectl-pg-", *, fsync: bool = False, max_connections: int = 200) -> Iterator[str]:
     """Yield the DSN of a fresh cluster; stop and remove it afterwards."""
     initdb, pg_ctl = find_bin("initdb"), find_bin("pg_ctl")
     base = Path(tempfile.mkdtemp(prefix=prefix))
@@ -76,9 +97,11 @@ def temp_cluster(prefix: str = "tablectl-pg-") -> Iterator[str]:
             check=True,
             capture_output=True,
         )
-        opts = f"-c listen_addresses=127.0.0.1 -p {port} -k {base} -c fsync=off -c max_connections=200"
+        # in postgresql.conf, not on pg_ctl's command line: a plain `pg_ctl start` after a
+        # power loss (or a standby made from it) starts it as it was
+        write_conf(data, port, base, {"fsync": "on" if fsync else "off", "max_connections": str(max_connections)})
         subprocess.run(
-            [*run_as, pg_ctl, "-D", str(data), "-l", str(log), "-o", opts, "-w", "-t", "30", "start"],
+            [*run_as, pg_ctl, "-D", str(data), "-l", str(log), "-w", "-t", "30", "start"],
             check=True,
             capture_output=True,
         )

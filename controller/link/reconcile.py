@@ -102,7 +102,16 @@ def _read(store: LapStore) -> dict[str, Any]:
             "unmatched": rows(_UNMATCHED),
             "off_version": rows(_OFF_VERSION),
             "mismatches": rows("SELECT table_id, mismatch FROM {s}.members WHERE mismatch IS NOT NULL"),
+            "held": rows(_HELD),
         }
+
+
+#: each table's running totals (``held``: what the batch check reads) against its events
+_HELD = (
+    "SELECT table_id, h.events, h.wagers, h.max_seq, e.n, e.w, e.mx FROM {s}.held h FULL JOIN"
+    " (SELECT table_id, count(*) AS n, sum({s}.event_wager(x)) AS w, max(seq) AS mx FROM {s}.events x"
+    " GROUP BY table_id) e USING (table_id) WHERE (h.events, h.wagers, h.max_seq) IS DISTINCT FROM (e.n, e.w, e.mx)"
+)
 
 
 def level_state(r: dict[str, Any]) -> LevelState:
@@ -156,6 +165,11 @@ def reconcile(store: LapStore) -> Reconciliation:
         for o in got["off_version"]
     ]
     problems += [f"table {m['table_id']}: {m['mismatch']}" for m in got["mismatches"]]
+    problems += [
+        f"table {h['table_id']}: the running totals ({h['events']} events, {h['wagers']} cents, to seq "
+        f"{h['max_seq']}) differ from its events ({h['n']}, {h['w']}, to seq {h['mx']})"
+        for h in got["held"]
+    ]
     n_contrib = n_hits = 0
     for lv in got["levels"]:
         p, c, h = _level_problems(lv, got)

@@ -24,6 +24,13 @@ and prices every event whichever process sends it:
   totals; ``check_batch`` moves the recorded head only forward (a stale or foreign batch is
   refused and recorded), compares the totals, and checks every level's running identity
   (``inflow_num``): a meter changed behind the rules makes the link ``inoperable``.
+- ``held``: what the LAP holds of each table (events, wagered cents, last seq), kept running by
+  ``apply_event``, so that the batch check is constant-time (issue 22: it used to count the
+  table's whole history with the level's row lock held).
+- A hit the table's ledger shows **paid** and the LAP does not hold (a LAP restored from a
+  backup, or failed over to a standby that lagged) is re-established by the table's resend at
+  the amount paid (``paid_cents``), never re-priced; recorded in ``recoveries`` with the other
+  recoveries the uplinks find (docs/linked.md).
 - Every change rings ``pg_notify(<schema>, …)``: a doorbell only (any role may NOTIFY any
   channel); the uplinks read the values from the rows (controller/link/lapview.py).
 
@@ -40,7 +47,9 @@ import re
 
 #: 2: refusals, rate versions, running identity, forward-only batches, the floor view's tables
 #: and functions in the schema itself (issue 21)
-SCHEMA_VERSION = 2
+#: 3: per-table running totals (``held``) for a constant-time batch check, restored hits and the
+#: tables' recovery records, the LAP's replication check (issue 22)
+SCHEMA_VERSION = 3
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
 
@@ -73,7 +82,8 @@ CREATE TABLE link (
     state text NOT NULL DEFAULT 'stopped' CHECK (state IN ('stopped', 'running', 'inoperable')),
     heartbeat_at timestamptz,
     lap_pid integer,
-    reason text  -- why the link is inoperable (every table closed, the floor view shows it)
+    reason text,  -- why the link is inoperable (every table closed, the floor view shows it)
+    replication text  -- the LAP's last replication check (the floor view and the tables read it)
 );
 
 CREATE TABLE param_changes (
@@ -242,6 +252,28 @@ CREATE TABLE refusals (
 );
 CREATE UNIQUE INDEX refusals_once ON refusals (table_id, seq, kind);
 
+-- what the LAP holds of each table, kept running by apply_event (every event inserted, applied
+-- or refused): the batch check reads this row instead of counting the table's history
+CREATE TABLE held (
+    table_id text PRIMARY KEY,
+    events bigint NOT NULL DEFAULT 0,
+    wagers numeric NOT NULL DEFAULT 0,
+    max_seq bigint NOT NULL DEFAULT 0
+);
+
+-- a table found the LAP behind its ledger, its database another one, or re-established a hit it
+-- had paid (issue 22): recorded by the table's uplink, shown on the floor view
+CREATE TABLE recoveries (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    table_id text NOT NULL,
+    kind text NOT NULL CHECK (kind IN ('lap-behind', 'identity-changed', 'hit-restored', 'caught-up')),
+    detail text NOT NULL,
+    seq bigint,
+    level text,
+    cents bigint,
+    at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+
 CREATE TABLE batches (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     table_id text NOT NULL,
@@ -274,6 +306,8 @@ ALTER TABLE voids ENABLE ROW LEVEL SECURITY;
 ALTER TABLE hits ENABLE ROW LEVEL SECURITY;
 ALTER TABLE payouts ENABLE ROW LEVEL SECURITY;
 ALTER TABLE refusals ENABLE ROW LEVEL SECURITY;
+ALTER TABLE held ENABLE ROW LEVEL SECURITY;
+ALTER TABLE recoveries ENABLE ROW LEVEL SECURITY;
 CREATE POLICY own ON events USING (table_id = my_table()) WITH CHECK (table_id = my_table());
 CREATE POLICY own ON batches USING (table_id = my_table()) WITH CHECK (table_id = my_table());
 CREATE POLICY own ON members USING (table_id = my_table());
@@ -281,6 +315,8 @@ CREATE POLICY own ON contributions USING (table_id = my_table());
 CREATE POLICY own ON voids USING (table_id = my_table());
 CREATE POLICY own ON payouts USING (table_id = my_table());
 CREATE POLICY own ON refusals USING (table_id = my_table());
+CREATE POLICY own ON held USING (table_id = my_table());
+CREATE POLICY own ON recoveries USING (table_id = my_table());
 -- hits are public on the link (the common meter shows the winning table's asset number)
 CREATE POLICY all_read ON hits FOR SELECT USING (true);
 
@@ -291,13 +327,13 @@ INSERT INTO schema_info VALUES (true, @VERSION);
 def grants(schema: str, role: str) -> str:
     """What a table's role may do: insert and read its own events and batches, read the meters
     and its own records, report itself seen, its status and a ledger record it cannot verify,
-    take the hit announcements due to its sign.  Nothing else (no UPDATE or DELETE anywhere)."""
+    take the hit announcements due to its sign, record a recovery.  Nothing else (no UPDATE or DELETE anywhere)."""
     s, r = check_name(schema), check_name(role, "role")
     return f"""
 GRANT USAGE ON SCHEMA {s} TO {r};
 GRANT SELECT, INSERT ON {s}.events, {s}.batches TO {r};
 GRANT SELECT ON {s}.levels, {s}.link, {s}.members, {s}.contributions, {s}.voids, {s}.hits, {s}.payouts,
-    {s}.refusals TO {r};
+    {s}.refusals, {s}.held, {s}.recoveries TO {r};
 GRANT EXECUTE ON FUNCTION {s}.my_table(), {s}.table_seen(), {s}.report_status(jsonb), {s}.asset_of(text),
-    {s}.take_announcements(), {s}.report_unverified(bigint, text) TO {r};
+    {s}.take_announcements(), {s}.report_unverified(bigint, text), {s}.report_recovery(text, text) TO {r};
 """

@@ -51,6 +51,22 @@ BEGIN
     PERFORM pg_notify('@S', jsonb_build_object('t', 'refused', 'table', t)::text);
 END $$;
 
+-- a table's uplink records a recovery it found (the LAP behind its ledger, the LAP's database
+-- another one, caught up again): shown on the floor view; it carries no authority over money
+CREATE FUNCTION report_recovery(k text, detail text) RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = @S, pg_temp AS $$
+DECLARE t text := my_table();
+BEGIN
+    IF t IS NULL THEN
+        RAISE EXCEPTION 'report_recovery: % is not a member table', session_user USING ERRCODE = '42501';
+    END IF;
+    IF k NOT IN ('lap-behind', 'identity-changed', 'caught-up') THEN
+        RAISE EXCEPTION 'report_recovery: % is not a recovery a table reports', left(k, 40) USING ERRCODE = '22023';
+    END IF;
+    INSERT INTO recoveries (table_id, kind, detail) VALUES (t, k, left(detail, 500));
+    PERFORM pg_notify('@S', jsonb_build_object('t', 'recovery', 'table', t)::text);
+END $$;
+
 CREATE FUNCTION set_inoperable(why text) RETURNS void LANGUAGE sql
 SET search_path = @S, pg_temp AS $$
     UPDATE link SET state = 'inoperable', reason = left(why, 1000) WHERE state <> 'inoperable'
@@ -158,6 +174,27 @@ BEGIN
     RETURN NULL;
 END $$;
 
+-- a hit the table's ledger shows paid, which this LAP does not hold (restored from a backup, failed
+-- over to a standby that lagged): re-established at the amount paid (the table's ledger is the
+-- record of what was paid; the LAP never re-prices it), recorded.  Held (the uplink retries) while
+-- the meter holds less than that amount: the other tables' contributions are being resent too
+CREATE FUNCTION restored_amount(ev events, lv levels) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE paid bigint := jint(ev.data, 'paid_cents');
+BEGIN
+    IF paid IS NULL OR paid < 0 THEN
+        RETURN NULL;
+    END IF;
+    IF paid::numeric * lv.den > lv.value_num THEN
+        RAISE EXCEPTION 'event %/%: the meter of level % holds % cents, less than the % the table paid: %',
+            ev.table_id, ev.seq, lv.level, div(lv.value_num, lv.den), paid,
+            'held until the other tables have resent what this LAP lost' USING ERRCODE = '55000';
+    END IF;
+    INSERT INTO recoveries (table_id, kind, detail, seq, level, cents) VALUES (ev.table_id, 'hit-restored',
+        format('hit %s re-established at the %s cents the table paid (the meter held %s)', ev.seq, paid,
+            div(lv.value_num, lv.den)), ev.seq, lv.level, paid);
+    RETURN paid;
+END $$;
+
 CREATE FUNCTION apply_hit(ev events, lv levels) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     fnum bigint := jint(ev.data, 'fraction_num');
@@ -177,7 +214,7 @@ BEGIN
     END IF;
     is_full := fnum = fden;
     cents := div(lv.value_num, lv.den);
-    amount := div(fnum::numeric * cents, fden);
+    amount := coalesce(restored_amount(ev, lv), div(fnum::numeric * cents, fden));
     ord := lv.hits + 1;
     moved := CASE WHEN is_full THEN lv.reserve_acc ELSE 0 END;
     UPDATE levels SET value_num = value_num - amount::numeric * den
@@ -211,6 +248,12 @@ BEGIN
     RETURN NULL;
 END $$;
 
+-- the wagered cents a batch's totals count for one event (as the table's ledger seam counts them)
+CREATE FUNCTION event_wager(ev events) RETURNS numeric LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN ev.kind = 'contribution' AND pg_catalog.jsonb_typeof(ev.data -> 'wager') = 'number'
+        THEN (ev.data ->> 'wager')::numeric ELSE 0 END
+$$;
+
 -- the per-kind rules below carry no SET clause of their own (each would cost a save and restore of
 -- the setting per event): only apply_event calls them, and its search_path is theirs
 CREATE FUNCTION apply_event() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
@@ -234,12 +277,19 @@ BEGIN
     ELSE
         why := apply_paid(NEW, lv);
     END IF;
-    IF why IS NULL THEN
-        -- a doorbell: the uplinks read the values from the rows (a notification carries no authority)
+    IF why IS NULL AND NEW.kind IN ('hit', 'paid') THEN
+        -- a doorbell: the uplinks read the values from the rows (a notification carries no authority).
+        -- A hit rings at once (every sign shows it); contributions and voids do not: the LAP rings
+        -- the meters' doorbell at a bounded rate (controller/link/lap.py ``push_meters``), so that a
+        -- contribution costs the database no read by every table (issue 22)
         PERFORM pg_notify('@S', jsonb_build_object('t', 'meter', 'level', NEW.level)::text);
-    ELSE
+    ELSIF why IS NOT NULL THEN
         PERFORM refuse(NEW, why);
     END IF;
+    -- what the LAP holds of the table, running (the batch check reads it: constant time)
+    INSERT INTO held AS h (table_id, events, wagers, max_seq) VALUES (NEW.table_id, 1, event_wager(NEW), NEW.seq)
+        ON CONFLICT (table_id) DO UPDATE SET events = h.events + 1, wagers = h.wagers + excluded.wagers,
+            max_seq = greatest(h.max_seq, excluded.max_seq);
     RETURN NULL;
 END $$;
 
@@ -278,7 +328,7 @@ END $$;
 
 CREATE FUNCTION check_batch() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = @S, pg_temp AS $$
-DECLARE n bigint; w numeric; rs bigint; why text;
+DECLARE n bigint; w numeric; mx bigint; rs bigint; why text;
 BEGIN
     SELECT reconciled_seq INTO rs FROM members WHERE table_id = NEW.table_id FOR UPDATE;
     IF NOT FOUND THEN
@@ -290,14 +340,21 @@ BEGIN
         NEW.problem := 'refused: ' || why;  -- recorded; the head does not move
         RETURN NEW;
     END IF;
-    SELECT count(*), coalesce(sum(CASE WHEN kind = 'contribution' AND jsonb_typeof(data->'wager') = 'number'
-            THEN (data->>'wager')::numeric ELSE 0 END), 0)
-        INTO n, w FROM events WHERE table_id = NEW.table_id AND seq <= NEW.last_seq;
+    -- the running totals (``held``), not a count of the table's history: constant time with the
+    -- member's row locked.  Events beyond the batch's last seq (none from a genuine uplink, which
+    -- sends in seq order) are taken off by a range read of those alone
+    SELECT h.events, h.wagers, h.max_seq INTO n, w, mx FROM held h WHERE h.table_id = NEW.table_id;
+    n := coalesce(n, 0);
+    w := coalesce(w, 0);
+    IF mx > NEW.last_seq THEN
+        SELECT n - count(*), w - coalesce(sum(event_wager(e)), 0) INTO n, w
+            FROM events e WHERE e.table_id = NEW.table_id AND e.seq > NEW.last_seq;
+    END IF;
     IF n = NEW.events_total AND w = NEW.wagers_total THEN
         NEW.verified := true;
         UPDATE members SET reconciled_seq = NEW.last_seq, chain_head = NEW.chain_head, mismatch = NULL,
             last_seen = clock_timestamp() WHERE table_id = NEW.table_id;
-        PERFORM pg_notify('@S', jsonb_build_object('t', 'reconciled', 'table', NEW.table_id)::text);
+        -- no doorbell: only the sending table cares, and its uplink reads after its own batch
     ELSE
         NEW.problem := format('table says %s events, %s cents wagered up to seq %s; the LAP holds %s, %s',
             NEW.events_total, NEW.wagers_total, NEW.last_seq, n, w);
@@ -363,6 +420,7 @@ CREATE TRIGGER append_only BEFORE UPDATE OR DELETE ON batches FOR EACH ROW EXECU
 CREATE TRIGGER append_only BEFORE UPDATE OR DELETE ON param_changes FOR EACH ROW EXECUTE FUNCTION append_only();
 CREATE TRIGGER append_only BEFORE UPDATE OR DELETE ON refusals FOR EACH ROW EXECUTE FUNCTION append_only();
 CREATE TRIGGER append_only BEFORE UPDATE OR DELETE ON rates FOR EACH ROW EXECUTE FUNCTION append_only();
+CREATE TRIGGER append_only BEFORE UPDATE OR DELETE ON recoveries FOR EACH ROW EXECUTE FUNCTION append_only();
 
 -- parameters: only with the link stopped, every change recorded
 CREATE FUNCTION guard_params() RETURNS trigger LANGUAGE plpgsql

@@ -39,7 +39,13 @@ def lap_doc(schema: str, tables: int = 2, **level: Any) -> dict[str, Any]:
     }
     lv.update(level)
     return {
-        "link": {"group": "pit", "schema": schema, "heartbeat": "100ms", "reconcile": "200ms"},
+        "link": {
+            "group": "pit",
+            "schema": schema,
+            "heartbeat": "100ms",
+            "reconcile": "200ms",
+            "allow_async_replication": True,  # one test cluster, no standby
+        },
         "levels": {"primary": lv},
         "tables": {f"T{i + 1}": {"asset": f"A-{1000 + i + 1}", "game": "six-card-fortune"} for i in range(tables)},
     }

@@ -84,8 +84,10 @@ def test_a_flood_of_forged_notifications_closes_no_table_and_announces_nothing(p
         time.sleep(0.02)
     assert announced(t1) == 1 and announced(t2) == 1  # no replayed hit on any sign
     for tid, up in pit.uplinks.items():
-        assert up.listener.bell.rung - rung[tid] >= 200_000  # every doorbell heard …
-        # … and read at most once per 50 ms: a bounded cost per second, however many ring
+        # the uplink listens for no notification (issue 22: on its one connection a flood would
+        # delay every read): none heard …
+        assert up.listener.bell.rung == rung[tid]
+        # … and the LAP's rows read at most once per 50 ms: a bounded cost per second
         assert up.listener.reads - reads[tid] <= (time.monotonic() - started) / up.cfg.min_gap_s + 2
     assert records(t1, "link.state")[-1].data["open"] is True  # never closed meanwhile
     # and the link still works: T1's wager reaches the meter every sign shows

@@ -404,7 +404,7 @@ def test_tablectl_lap_serves_the_floor_when_configured(pg_dsn: str, lap_schema: 
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     doc = lap_doc(lap_schema)
-    lines = [f'[link]\ngroup = "pit"\nschema = "{lap_schema}"\nheartbeat = "100ms"\n']
+    lines = [f'[link]\ngroup = "pit"\nschema = "{lap_schema}"\nheartbeat = "100ms"\nallow_async_replication = true\n']
     lines.append(
         '[levels.primary]\nseed = "$1,000"\nreset = "$1,000"\nincrement_rate = "21%"\nmax_wager = "$5"\n'
         'meter_pays = ["100%"]\n'

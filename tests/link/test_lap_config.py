@@ -113,6 +113,10 @@ def test_uplink_config_check_and_errors(tmp_path, capsys, monkeypatch):
     p.write_text(base + 'schema = "lap_pit1"\nspeed = 3\n')
     assert main(["uplink", "--sim", "--config", str(p), "--check"]) == 2
     assert "[uplink] speed: unknown option" in capsys.readouterr().err
+    # the link timeout (issue 22: the uplink's heartbeat deadline) is validated like every option
+    p.write_text(base + 'schema = "lap_pit1"\nlink_timeout = 0\n')
+    assert main(["uplink", "--sim", "--config", str(p), "--check"]) == 2
+    assert "[uplink] link_timeout" in capsys.readouterr().err
     # the uplink verifies every record with the table's key: without one it does not start
     p.write_text(base.replace(str(key), str(tmp_path / "none.key")) + 'schema = "lap_pit1"\n')
     assert main(["uplink", "--sim", "--config", str(p), "--check"]) == 2

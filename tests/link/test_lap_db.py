@@ -237,14 +237,22 @@ def test_reconcile_finds_a_meter_changed_behind_the_lap(make_lap):
 
 def test_a_notification_is_a_doorbell_that_carries_no_value(make_lap, pg_dsn):
     """Any role may NOTIFY any channel: the LAP's own notifications say only *what* changed (the
-    uplinks read the values from the rows, controller/link/lapview.py)."""
+    uplinks read the values from the rows, controller/link/lapview.py).  A contribution rings
+    nothing (issue 22: the LAP rings the meters' doorbell at a bounded rate), a hit at once."""
     lap = make_lap()
     from controller.link.lap import connect
 
     listener = connect(pg_dsn)
     listener.execute(sql.SQL("LISTEN {}").format(sql.Identifier(lap.cfg.schema)))
     contrib(lap, "T2", 1)
+    assert list(listener.notifies(timeout=0.5)) == []
     hit(lap, "T2", 2)
-    got = [json.loads(n.payload) for n in listener.notifies(timeout=2, stop_after=2)]
+    got = [json.loads(n.payload) for n in listener.notifies(timeout=2, stop_after=1)]
+    assert got == [{"t": "meter", "level": "primary"}]
+    assert lap.store.push_meters(None) == lap.store.push_meters(None)  # nothing moved: no doorbell
+    seen = lap.store.push_meters(None)
+    contrib(lap, "T2", 3, round_no=2)
+    assert lap.store.push_meters(seen) != seen  # a level moved: the LAP rang the meters' doorbell
+    got = [json.loads(n.payload) for n in listener.notifies(timeout=2, stop_after=1)]
     listener.close()
-    assert got == [{"t": "meter", "level": "primary"}, {"t": "meter", "level": "primary"}]
+    assert got == [{"t": "meter"}]

@@ -124,6 +124,12 @@ function alerts(p) {
       b.addEventListener("click", () => acknowledge(h, b)); }
   }
   if (fresh && Date.now() - lastBeep > 4000) { lastBeep = Date.now(); beep(); }
+  // what the tables found of the LAP's memory in the last hour (issue 22), newest first
+  for (const r of (p.recoveries || []).filter(r => p.now - r.at < 3600).slice(0, 5)) {
+    const a = el("div", "alert recovery", null, box); a.dataset.recovery = r.kind;
+    el("span", "tag", "LAP " + r.kind.toUpperCase(), a);
+    el("span", "what", `table ${r.table_id}: ${r.detail} \u2014 ${when(r.at)}`, a);
+  }
 }
 
 // ---------------------------------------------------------------------------- the picture
@@ -183,7 +189,8 @@ function render(p) {
   const pill = $("linkpill");
   pill.textContent = p.link_live ? "LINK RUNNING" : `LINK CLOSED (${p.link_state})`;
   pill.className = "pill " + (p.link_live ? "live" : "down");
-  $("lapage").textContent = p.lap_heartbeat_s === null ? "no LAP heartbeat" : `LAP heartbeat ${ago(p.lap_heartbeat_s)}`;
+  $("lapage").textContent = (p.lap_heartbeat_s === null ? "no LAP heartbeat" : `LAP heartbeat ${ago(p.lap_heartbeat_s)}`) +
+    (p.replication ? ` \u00b7 replication: ${p.replication}` : "");
   alerts(p); levels(p); tables(p);
   if (!historyRange) hitRows(p.hits, false);
   document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);

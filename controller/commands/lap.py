@@ -162,7 +162,7 @@ def _offline(args: argparse.Namespace, cfg: object) -> int:
 def _report(store: object, cfg: object) -> int:
     from controller.link.config import LapConfig
     from controller.link.lap import LapStore, level_line
-    from controller.meters import plural
+    from controller.money import plural
 
     assert isinstance(store, LapStore) and isinstance(cfg, LapConfig)
     rec = store.reconcile()

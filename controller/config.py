@@ -265,7 +265,7 @@ class TableProfile:
     options: Mapping[str, Any] = field(default_factory=dict)
     #: wager spots the progressive system senses at each seat (the progressive one at least)
     sensed: tuple[str, ...] = ("progressive",)
-    #: rejected keypad input: summary interval and flood thresholds ([keypad], FloodLimits; used by controller/flood.py)
+    #: rejected keypad input: summary interval and flood thresholds ([keypad]; controller/flood.py)
     keypad: FloodLimits = field(default_factory=FloodLimits)
 
     @property

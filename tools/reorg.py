@@ -14,10 +14,10 @@ name in the tracked files under ``ROOTS``: ``import``/``from`` statements (``fro
 import ledger`` becomes ``from controller.books import ledger``, split where the names go to
 different packages), dotted names in any text (``"controller.ledger.os.fsync"`` in a patch,
 ``controller.cli:main`` in pyproject, ``python -m controller.x`` in a unit) and file paths
-(``controller/ledger.py``).  Run twice, the second run changes nothing: no new name
-contains an old one (checked at start).  The package order the move builds is kept by
-tests/controller/test_layers.py; docs/architecture.md lists each package's modules
-(tests/controller/test_docs_match_code.py).
+(``controller/ledger.py``); then docs/compliance.md is regenerated (it cites paths).  Run
+twice, the second run changes nothing: no new name contains an old one (checked at start).
+The package order the move builds is kept by tests/controller/test_layers.py;
+docs/architecture.md lists each package's modules (tests/controller/test_docs_match_code.py).
 """
 
 from __future__ import annotations
@@ -417,8 +417,17 @@ def main(argv: list[str] | None = None) -> int:
     if left:
         print("mentions of an emptied package to place by hand:", *left, sep="\n  ")
     if not args.check and (moved or changed):
-        print("next: python -m tools.compliance; check docs/architecture.md (tests/controller/test_docs_match_code.py)")
+        compliance()
+        print("next: ruff, mypy, tests/controller/test_layers.py and test_docs_match_code.py (docs/architecture.md)")
     return 0
+
+
+def compliance() -> None:
+    """docs/compliance.md cites file paths: regenerated from the moved tree."""
+    py = ROOT / ".venv" / "bin" / "python"
+    r = subprocess.run([str(py if py.exists() else sys.executable), "-m", "tools.compliance"], cwd=ROOT, check=False)
+    ok = r.returncode == 0
+    print("docs/compliance.md regenerated" if ok else "python -m tools.compliance failed: run it by hand")
 
 
 if __name__ == "__main__":

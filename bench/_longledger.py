@@ -55,7 +55,7 @@ def prepare(state: Path, rounds: int, emit: Emit) -> None:
     from bench._history import build
     from controller.audit import LEDGER_FILE
     from controller.ledger import Ledger, Record
-    from controller.recovery import active_tilts
+    from controller.standing import active_tilts
     from controller.witness import Witness, default_witness_dir
     from hil.rig import rig_ledger_key
 

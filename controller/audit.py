@@ -101,7 +101,7 @@ def audit_read(where: Where, ranges: list[tuple[int, int]]) -> list[str]:
 def recorded_findings(where: Where) -> list[str]:
     """Damage the service's own audit found and recorded (an active ``ledger-audit`` tilt): a
     command refuses the ledger for it too, though its own check reads only part of it."""
-    from controller.recovery import active_tilts
+    from controller.standing import active_tilts
 
     try:
         ro = Ledger.open_readonly(where.ledger_path, where.table_id or "audit")
@@ -119,7 +119,7 @@ def recorded_findings(where: Where) -> list[str]:
 def acknowledged(where: Where) -> set[str]:
     """Problems a technician already acknowledged (``ledger.acknowledged``, by a clear),
     without the ``ledger: `` prefix the start-up check gives them."""
-    from controller.recovery import acknowledged_problems
+    from controller.standing import acknowledged_problems
 
     try:
         ro = Ledger.open_readonly(where.ledger_path, where.table_id or "audit")

@@ -24,7 +24,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from controller.flood import FloodLimits, parse_limits
 from controller.pins import Expander
 from controller.rules.paytables import GAMES, parse_money, parse_percent
 from controller.safefile import CONFIG as CONFIG_MAX
@@ -230,6 +229,31 @@ class ProgressiveConfig:
 
 
 @dataclass(frozen=True)
+class FloodLimits:
+    summary_s: int = 10  # one summary record per interval of this many seconds
+    detail: int = 20  # rejected entries recorded in full (and answered) per interval
+    tilt_rejects: int = 100  # this many rejected entries ...
+    tilt_window_s: int = 10  # ... within this many seconds: a flood -> tilt
+
+
+def parse_flood_limits(sec: Section | None) -> FloodLimits:
+    """``[keypad]`` of a table profile: ``reject_summary_s`` (1..3600), ``reject_detail``
+    (1..100), ``flood_rejects`` (10..100000), ``flood_window_s`` (1..3600)."""
+    if sec is None:
+        return FloodLimits()
+    lim = FloodLimits(
+        summary_s=sec.get_int("reject_summary_s", 10, 1, 3600),
+        detail=sec.get_int("reject_detail", 20, 1, 100),
+        tilt_rejects=sec.get_int("flood_rejects", 100, 10, 100_000),
+        tilt_window_s=sec.get_int("flood_window_s", 10, 1, 3600),
+    )
+    if lim.detail >= lim.tilt_rejects:
+        raise sec.error("reject_detail", f"must be below flood_rejects ({lim.tilt_rejects})")
+    sec.check_unused()
+    return lim
+
+
+@dataclass(frozen=True)
 class TableProfile:
     file: str
     name: str
@@ -241,7 +265,7 @@ class TableProfile:
     options: Mapping[str, Any] = field(default_factory=dict)
     #: wager spots the progressive system senses at each seat (the progressive one at least)
     sensed: tuple[str, ...] = ("progressive",)
-    #: rejected keypad input: summary interval and flood thresholds ([keypad], controller/flood.py)
+    #: rejected keypad input: summary interval and flood thresholds ([keypad]; controller/flood.py)
     keypad: FloodLimits = field(default_factory=FloodLimits)
 
     @property
@@ -299,7 +323,7 @@ def parse_profile(doc: Mapping[str, Any], file: str) -> TableProfile:
         if prog.increment_rate + prog.reserve_rate > 1:
             raise p.error("reserve_rate", "increment_rate + reserve_rate exceed 100% of the wager")
         p.check_unused()
-    keypad = parse_limits(root.sub("keypad", required=False))
+    keypad = parse_flood_limits(root.sub("keypad", required=False))
     root.check_unused()
     return TableProfile(file, name, game, seats, positions, prog, start_method, options, tuple(sensed), keypad)
 

@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from controller.config import FloodLimits
 from controller.context import Books, Emit, Game, Machine, RaiseTilt, Rounds
-from controller.flood import CallLater, FloodLimits, RejectLimiter
+from controller.flood import CallLater, RejectLimiter
 from controller.games.base import EntryError, Procedure
 from controller.machine import TableState
 from controller.reactor import Event

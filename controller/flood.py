@@ -10,47 +10,22 @@ keypad's display, and a sustained flood is a fault of the keypad.
 * ``tilt_rejects`` rejected entries within ``tilt_window_s`` seconds is a flood: a latched
   keypad tilt through the single ``raise_tilt`` path.
 
-The limits are the table profile's optional ``[keypad]`` section, range-checked
-(:func:`parse_limits`).  Runs on the reactor thread only; times are the reactor's clock.
+The limits are the table profile's optional ``[keypad]`` section, range-checked with the
+profile (``FloodLimits`` in controller/config.py: the settings own their types).  Runs on
+the reactor thread only; times are the reactor's clock.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from controller.records import Kind
 
 if TYPE_CHECKING:
-    from controller.config import Section
+    from controller.config import FloodLimits
     from controller.context import Books, RaiseTilt
-
-
-@dataclass(frozen=True)
-class FloodLimits:
-    summary_s: int = 10  # one summary record per interval of this many seconds
-    detail: int = 20  # rejected entries recorded in full (and answered) per interval
-    tilt_rejects: int = 100  # this many rejected entries ...
-    tilt_window_s: int = 10  # ... within this many seconds: a flood -> tilt
-
-
-def parse_limits(sec: Section | None) -> FloodLimits:
-    """``[keypad]`` of a table profile: ``reject_summary_s`` (1..3600), ``reject_detail``
-    (1..100), ``flood_rejects`` (10..100000), ``flood_window_s`` (1..3600)."""
-    if sec is None:
-        return FloodLimits()
-    lim = FloodLimits(
-        summary_s=sec.get_int("reject_summary_s", 10, 1, 3600),
-        detail=sec.get_int("reject_detail", 20, 1, 100),
-        tilt_rejects=sec.get_int("flood_rejects", 100, 10, 100_000),
-        tilt_window_s=sec.get_int("flood_window_s", 10, 1, 3600),
-    )
-    if lim.detail >= lim.tilt_rejects:
-        raise sec.error("reject_detail", f"must be below flood_rejects ({lim.tilt_rejects})")
-    sec.check_unused()
-    return lim
 
 
 CallLater = Callable[..., Any]

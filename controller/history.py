@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.meters import HIT_HISTORY, format_cents
+from controller.meters import HIT_HISTORY
+from controller.money import format_cents
 from controller.records import Kind
 
 ROUNDS_KEPT = 10

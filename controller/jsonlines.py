@@ -2,7 +2,7 @@
 
 Both ends of a linked table's link socket (docs/linked.md) read with :func:`json_lines`: the
 table service's :class:`controller.linked.LinkPort` and the uplink's
-:class:`controller.link.channel.TableChannel`.  It lives here, not in controller/link/, because
+:class:`controller.link.channel.TableChannel`.  It lives here, not in the uplink's package, because
 the table service never imports that package.
 
 What it does with what arrives:

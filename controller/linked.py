@@ -46,7 +46,7 @@ import structlog
 
 from controller import linkmsg
 from controller.jsonlines import Line, json_lines
-from controller.meters import format_cents
+from controller.money import format_cents
 from controller.records import Kind
 
 DEFAULT_TIMEOUT_S = 3.0

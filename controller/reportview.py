@@ -27,7 +27,7 @@ from datetime import UTC, datetime, tzinfo
 from fractions import Fraction
 from typing import Any
 
-from controller.meters import format_cents, format_exact, format_rate
+from controller.money import format_cents, format_exact, format_rate
 from controller.report import FIXED_PAY, CoinIn, DayReport, LevelReport, _iso, local_zone
 
 # ---------------------------------------------------------------------- values

@@ -14,8 +14,8 @@ given only what it uses (docs/architecture.md "The service in parts"):
 
 Order matters and is the same on a Pi and in the simulator:
 
-1. the configuration has already been parsed and range-checked (controller/hardware.py, controller/config.py)
-   — nothing has touched a pin or a port;
+1. the configuration has already been parsed and range-checked (controller/hardware.py,
+   controller/config.py) — nothing has touched a pin or a port;
 2. self-checks (controller/selfcheck.py): configuration, the ledger's hash chain
    and meters, the software digest, the RNG self-test — still no device or link
    traffic;

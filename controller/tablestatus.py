@@ -8,7 +8,7 @@ From the ledger alone:
 * the round: its number and the last step recorded (open for wagers, no more bets,
   start position, dealt, settled, awaiting floor validation...), or "between rounds";
 * open or closed: closed while a tilt is active (a tilt blocks new rounds until a
-  technician clears it, and survives restarts: controller/recovery.py ``active_tilts``)
+  technician clears it, and survives restarts: controller/standing.py ``active_tilts``)
   or when systemd says the service is not running;
 * devices out of order (§ 670a.13(n)), pending hits awaiting validation;
 * the meters, replayed from the last checkpoint through the events after it (the same
@@ -36,10 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from controller.ledger import StoredEvent, read_events
-from controller.meters import Meter, format_cents
+from controller.meters import Meter
 from controller.meters import apply as apply_meter
+from controller.money import format_cents
 from controller.records import Kind
-from controller.recovery import active_tilts, out_of_order
+from controller.standing import active_tilts, out_of_order
 
 UNIT = "tablectl.service"
 
@@ -255,7 +256,7 @@ def pending_line(h: Mapping[str, Any]) -> str:
     (``hit.pending``'s ``cents`` is the wager, not the pay)."""
     from fractions import Fraction
 
-    from controller.meters import format_rate
+    from controller.money import format_rate
 
     try:
         share = f"{format_rate(Fraction(str(h.get('fraction'))))} of the meter"

@@ -31,7 +31,7 @@ class Balance:
     meter_paid_cents: int = 0
 
     def line(self) -> str:
-        from controller.meters import format_cents
+        from controller.money import format_cents
 
         if self.ok:
             return (

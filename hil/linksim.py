@@ -343,7 +343,7 @@ def link_line(store: Any, ledgers: list[tuple[str, Path]]) -> tuple[str, bool]:
     if problems:
         more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
         return "link: MISMATCH " + "; ".join(problems[:3]) + more, False
-    from controller.meters import plural
+    from controller.money import plural
 
     return f"link: OK ({plural(n, 'table')}, {plural(rec.contributions, 'contribution')}, " + (
         f"{plural(rec.hits, 'meter hit')}, meters reconciled)"

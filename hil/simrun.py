@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from controller.meters import format_cents
+from controller.money import format_cents
 from controller.service import LEDGER_FILE
 from hil.balance import check as check_balance
 from hil.people import People

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
 def _recall(H: Any, conn: Any, args: argparse.Namespace) -> tuple[list[str], list[tuple[int, int]], int]:
     """(the lines to print, the event ranges they were read from, an exit status)."""
     if args.hits:
-        from controller.meters import format_cents
+        from controller.money import format_cents
         from controller.tablestatus import local_time
 
         # amounts in dollars and cents, times in this machine's time zone (the ledger keeps UTC)

@@ -188,7 +188,7 @@ def _report(store: object, cfg: object, check: bool = False) -> int:
     (``check``: a replication that can lose an acknowledged hit, not allowed by lap.toml, fails)."""
     from controller.link.config import LapConfig
     from controller.link.lap import LapStore, level_line
-    from controller.meters import plural
+    from controller.money import plural
 
     assert isinstance(store, LapStore) and isinstance(cfg, LapConfig)
     rec = store.reconcile()

@@ -34,7 +34,8 @@ def cmd_history(ctx: Ctx, args: list[str]) -> str:
 @command("hits", FLOOR, "hits [LEVEL]", "the last 25 progressive hits of each level (or of one)")
 def cmd_hits(ctx: Ctx, args: list[str]) -> str:
     from controller import history as H
-    from controller.meters import HIT_HISTORY, format_cents, plural
+    from controller.meters import HIT_HISTORY
+    from controller.money import format_cents, plural
 
     want_args(args, 0, 1, "hits [LEVEL]")
     levels = sorted(ctx.call(lambda: list(ctx.service.table.meters)))

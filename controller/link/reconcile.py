@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from controller.meters import format_exact, plural
+from controller.money import format_exact, plural
 
 if TYPE_CHECKING:
     from controller.link.lap import LapStore

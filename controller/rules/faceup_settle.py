@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from controller.rules.cards import card_str
 from controller.rules.faceup import (
@@ -107,10 +106,11 @@ class FaceUpOptions:
     #: a qualifying Progressive wager even in a round where nobody bet the Fortune
     fortune_offered: bool = True
     seat_order: tuple[int, ...] | None = None
-    paytable_dir: Path | None = field(default=None, compare=False)
+    #: the paytables to read (default: those passed in, controller/rules/paytables.py)
+    paytables: Mapping[str, Paytable] | None = field(default=None, compare=False)
 
     def table(self, name: str) -> Paytable:
-        return get_paytable(name, self.paytable_dir)
+        return get_paytable(name, self.paytables)
 
 
 def _check_amount(seat: int, what: str, v: object) -> int:

@@ -2,8 +2,10 @@
 ``config/paytables/<chapter>.toml`` and is looked up here *by name* (``"DJWT-05"``,
 ``"Ace High 3"``, ``"Fortune Asia Insurance B"``).  Logic never hard-codes a pay.
 
-Pure: reads TOML text handed to it (``load_paytables`` takes paths, but does no
-other I/O), no hardware imports.
+Pure: parses documents handed to it (``parse_paytables``) and looks names up in the
+paytables passed in (``use_paytables``: the tables, or what loads them); reading the
+files is done outside the rules engine (``controller/paytablefiles.py``).  No I/O, no
+hardware imports.
 
 File format (one file per chapter)::
 
@@ -37,11 +39,9 @@ Every error names the file, the paytable and the row.
 from __future__ import annotations
 
 import re
-import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from pathlib import Path
 from typing import Any, Literal
 
 GAMES = (
@@ -249,42 +249,35 @@ def _rows(where: str, pays: Any) -> list[tuple[str, Payout]]:
     return rows
 
 
-def load_paytables(paths: Iterable[Path]) -> dict[str, Paytable]:
-    """Load and validate every paytable file; names must be unique across files."""
-    allt: dict[str, Paytable] = {}
-    for p in sorted(paths):
-        try:
-            doc = tomllib.loads(Path(p).read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as e:
-            raise PaytableError(f"{p}: not valid TOML: {e}") from None
-        for name, pt in parse_paytables(doc, str(p)).items():
-            if name in allt:
-                raise PaytableError(f"{p}: paytable {name!r} also defined in {allt[name].source}")
-            allt[name] = pt
-    return allt
+Source = Callable[[], Mapping[str, Paytable]]
+_SOURCE: Source | None = None
+_TABLES: Mapping[str, Paytable] | None = None
 
 
-_CACHE: dict[str, Paytable] | None = None
+def use_paytables(tables: Mapping[str, Paytable] | Source) -> None:
+    """The paytables every lookup by name reads: the tables, or what loads them (called once,
+    at the first lookup).  The rules engine reads no file: whoever starts it passes them in
+    (``controller/__init__.py`` passes the loader of the shipped files)."""
+    global _SOURCE, _TABLES
+    if callable(tables):
+        _SOURCE, _TABLES = tables, None
+    else:
+        _SOURCE, _TABLES = None, dict(tables)
 
 
-def default_paytable_dir() -> Path:
-    from config import CONFIG_DIR  # the packaged config/ directory
-
-    return CONFIG_DIR / "paytables"
-
-
-def all_paytables(directory: Path | None = None) -> dict[str, Paytable]:
-    """Every paytable shipped under config/paytables (cached for the default dir)."""
-    global _CACHE
-    if directory is None:
-        if _CACHE is None:
-            _CACHE = load_paytables(default_paytable_dir().glob("*.toml"))
-        return _CACHE
-    return load_paytables(Path(directory).glob("*.toml"))
+def all_paytables() -> Mapping[str, Paytable]:
+    """Every paytable passed in (``use_paytables``)."""
+    global _TABLES
+    if _TABLES is None:
+        if _SOURCE is None:
+            raise PaytableError("no paytables were passed in (use_paytables)")
+        _TABLES = _SOURCE()
+    return _TABLES
 
 
-def get_paytable(name: str, directory: Path | None = None) -> Paytable:
-    tables = all_paytables(directory)
+def get_paytable(name: str, tables: Mapping[str, Paytable] | None = None) -> Paytable:
+    """The paytable named ``name`` in ``tables`` (default: those passed in)."""
+    tables = all_paytables() if tables is None else tables
     try:
         return tables[name]
     except KeyError:
@@ -310,12 +303,12 @@ def is_short_form(text: str, name: str) -> bool:
     return bool(want) and words[len(words) - len(want) :] == want
 
 
-def resolve_paytable(game: str, wager: str | None, text: str, directory: Path | None = None) -> Paytable:
+def resolve_paytable(game: str, wager: str | None, text: str) -> Paytable:
     """The paytable ``text`` names within ``game`` (and ``wager`` if given): its full name,
     or a short form (:func:`is_short_form`) that exactly one paytable of the game and wager
     has.  A :class:`PaytableError` otherwise: an ambiguous short form lists the paytables it
     fits; an unknown one says which wager's paytable it is, or the closest names."""
-    tables = {n: p for n, p in all_paytables(directory).items() if p.game == game}
+    tables = {n: p for n, p in all_paytables().items() if p.game == game}
     if not tables:
         raise PaytableError(f"no paytables for game {game!r}")
     exact = [p for n, p in tables.items() if n.casefold() == text.strip().casefold()]

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from controller.rules.cards import JOKER, card_str
 from controller.rules.paytables import Payout, Paytable, get_paytable, parse_money
@@ -89,10 +88,11 @@ class SixCardOptions:
     progressive_wager_cents: int | None = None
     #: settlement order of the seats; None = positions.settlement_order (§ 670a.11(e))
     seat_order: tuple[int, ...] | None = None
-    paytable_dir: Path | None = field(default=None, compare=False)
+    #: the paytables to read (default: those passed in, controller/rules/paytables.py)
+    paytables: Mapping[str, Paytable] | None = field(default=None, compare=False)
 
     def table(self, name: str) -> Paytable:
-        return get_paytable(name, self.paytable_dir)
+        return get_paytable(name, self.paytables)
 
 
 # --------------------------------------------------------------------------- helpers

@@ -10,13 +10,12 @@ from typing import Any
 import pytest
 
 from controller.betting import BetBoard
-from controller.config import parse_profile
+from controller.config import FloodLimits, parse_profile
 from controller.context import NullLink, RoundSlot, TableGame, Then
 from controller.dealing import Dealing, Deck
 from controller.deciding import Deciding
 from controller.devices import DeviceRegistry
 from controller.faults import Faults
-from controller.flood import FloodLimits
 from controller.floor import Floor, OutOfOrder
 from controller.games import procedure_for
 from controller.games.base import Phase

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -88,7 +89,7 @@ def test_named_event_kinds_are_written():
     spelt) and is used somewhere else: as ``Kind.<NAME>`` or its value."""
     from controller.records import Kind
 
-    records = ROOT / "controller" / "records.py"
+    records = Path(sys.modules[Kind.__module__].__file__ or "")  # wherever the package puts it
     source = "\n".join(p.read_text() for p in SOURCES if p != records)
     kind = r"(wager|tilt|meter|game|round|count|device)\.[a-z_]+"
     kinds = [n for d in DOCS for n in _names(d) if re.fullmatch(kind, n)]
@@ -192,3 +193,52 @@ def test_readings_cite_tests_that_exist():
         m for p in (ROOT / "tests").rglob("test_*.py") for m in re.findall(r"^def (test_\w+)", p.read_text(), re.M)
     }
     assert not cited - defined, f"readings cite tests that do not exist: {sorted(cited - defined)}"
+
+
+# --------------------------------------------------------------------------- the package layout (issue 27)
+
+
+def _layout() -> dict[str, set[str]]:
+    """The controller's part of the "Layers" drawing: package (``""`` for controller/ itself) ->
+    the module files it lists.  A package is a line ``  name/`` (two spaces), its modules the
+    ``*.py`` names that open a line of four spaces below it (several may share a line)."""
+    text = DOC.read_text()
+    start = text.index("## Layers")
+    block = text[text.index("```\n", start) + 4 : text.index("```", text.index("```\n", start) + 4)]
+    lines = block[: block.index("\ndrivers/")].splitlines()
+    out: dict[str, set[str]] = {"": set()}
+    pkg = ""
+    for line in lines[1:]:
+        if m := re.match(r"^  (\w+)/\s", line + " "):
+            pkg = m.group(1)
+            out[pkg] = set()
+        elif re.match(r"^  \S", line):
+            pkg = ""
+            out[""] |= _leading_files(line)
+        elif re.match(r"^    \S", line):
+            out[pkg] |= _leading_files(line)
+    return out
+
+
+def _leading_files(line: str) -> set[str]:
+    files = set()
+    for word in line.split():
+        if not word.endswith(".py"):
+            break
+        files.add(word)
+    return files
+
+
+def test_the_layers_drawing_lists_every_package_and_module():
+    """docs/architecture.md "Layers" draws the tree as it is: each package of controller/ and
+    every module in it, nothing that is not there (tests/controller/test_layers.py keeps their order)."""
+    drawn = _layout()
+    ctl = ROOT / "controller"
+    real = {"": {p.name for p in ctl.glob("*.py")}}
+    for d in sorted(p.parent for p in ctl.glob("*/__init__.py")):
+        real[d.name] = {p.name for p in d.glob("*.py")} - {"__init__.py"}
+    assert sorted(drawn) == sorted(real), f"packages drawn {sorted(drawn)}, on disk {sorted(real)}"
+    for pkg, files in real.items():
+        where = f"controller/{pkg}/" if pkg else "controller/"
+        extra, missing = sorted(drawn[pkg] - files), sorted(files - drawn[pkg])
+        assert not extra and not missing, f"{where}: drawn but not there {extra}, there but not drawn {missing}"

@@ -390,7 +390,7 @@ def test_disk_full_the_fault_record_is_written_on_the_released_reserve(small_fs,
     """Issue 13: with the disk full the ledger's tilt could not be written, so the restart
     came up with no tilt.  The reserve beside the ledger is released on the fault, and the
     fault's own tilt.raised is recorded; the restart finds it."""
-    from controller.recovery import active_tilts
+    from controller.standing import active_tilts
 
     path = small_fs / "state" / "ledger.sqlite3"
     led = Ledger(path, TABLE, key=TEST_KEY)
@@ -591,7 +591,7 @@ def test_a_checkpoint_left_past_a_cut_tail_is_reported_never_used_and_never_stop
 
 def test_an_injected_enospc_releases_the_reserve_and_records_the_fault(tmp_path):
     """The same as on a full tmpfs, without root: the first append fails with ENOSPC."""
-    from controller.recovery import active_tilts
+    from controller.standing import active_tilts
 
     led = Ledger(tmp_path / "l.sqlite3", TABLE, key=TEST_KEY)
     real = led.append

@@ -146,7 +146,7 @@ def _tampered_record(tmp: Path) -> Path:
     rec = load_record(path)
     assert rec is not None
     doc = json.loads(path.read_text())
-    doc["files"]["controller/link/extra.py"] = "0" * 64
+    doc["files"]["controller/extra.py"] = "0" * 64
     doc["digest"] = digest_of(doc["files"])
     path.write_text(json.dumps(doc))
     return path
@@ -164,7 +164,7 @@ def test_lap_and_uplink_refuse_to_operate_when_the_software_digest_differs(pg_ds
     assert main(["lap", "--sim", "--db", pg_dsn, "--config", str(tmp_path / "lap.toml"), "--check"]) == 3
     assert "software: digest" in capsys.readouterr().err
     assert main(["lap", "--sim", "--db", pg_dsn, "--config", str(tmp_path / "lap.toml")]) == 3
-    assert "missing: controller/link/extra.py" in capsys.readouterr().err
+    assert "missing: controller/extra.py" in capsys.readouterr().err
     with connect(pg_dsn) as c:
         assert LapStore(c, lap_schema).installed() is None  # it did not operate: nothing created
 

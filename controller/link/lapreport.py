@@ -23,7 +23,7 @@ from datetime import date, datetime
 from fractions import Fraction
 from typing import Any
 
-from controller.meters import format_exact
+from controller.money import format_exact
 
 LAST_HITS = 25
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from controller.cli import main
-from controller.meters import format_exact
+from controller.money import format_exact
 
 
 def _toml(lap: Any, path: Path) -> Path:

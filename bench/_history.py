@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from controller.ledger import Ledger, Record
+from controller.books.ledger import Ledger, Record
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"

@@ -1,7 +1,7 @@
 """A pit for the link benchmarks: the LAP (``tablectl lap``) and one uplink per table
 (``tablectl uplink``) as real processes, PostgreSQL (``--db`` or a throwaway cluster), and on
 the table side of each link socket the table's own pieces: its SQLite ledger (the outbox) and a
-:class:`controller.linked.Linkage` fed by the same socket (controller/linked.py ``LinkPort``).
+:class:`controller.play.linked.Linkage` fed by the same socket (controller/play/linked.py ``LinkPort``).
 Optionally every uplink reaches PostgreSQL through TCP proxies the bench can cut or hold
 (hil/netproxy.py).
 """
@@ -21,10 +21,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from controller.ledger import Ledger, Record
-from controller.ledgerkey import init_key, read_key
-from controller.linked import Linkage, LinkPort
-from controller.records import Kind
+from controller.books.ledger import Ledger, Record
+from controller.books.ledgerkey import init_key, read_key
+from controller.core.records import Kind
+from controller.play.linked import Linkage, LinkPort
 from hil.netproxy import NetProxy
 
 TABLECTL = [sys.executable, "-m", "controller.cli"]
@@ -37,7 +37,7 @@ def database(dsn: str | None, *, fsync: bool = True, max_connections: int = 300)
     if dsn:
         yield dsn
         return
-    from controller.link.pgtemp import temp_cluster
+    from controller.lap.pgtemp import temp_cluster
 
     with temp_cluster(prefix="tablectl-bench-pg-", fsync=fsync, max_connections=max_connections) as d:
         yield d
@@ -199,7 +199,7 @@ class Pit:
         self.proxy = Proxies(dsn) if proxy else None
         # the release's digest, checked by every LAP and uplink process before it operates
         # (--sim: a record in a directory the bench's user can write)
-        from controller.selfcheck import record_digest
+        from controller.boot.selfcheck import record_digest
 
         self.software = tmp / "software.json"
         record_digest(self.software)
@@ -258,7 +258,7 @@ class Pit:
             proc.wait(10)
 
     def start(self, timeout: float | None = None) -> None:
-        from controller.link.lap import LapStore, connect, wait_until
+        from controller.lap.lap import LapStore, connect, wait_until
 
         # each uplink starts a Python process and checks the release's digest: on a busy 2-core
         # machine a pit of 200 takes minutes
@@ -290,7 +290,7 @@ class Pit:
 
     def reconnect_store(self) -> None:
         """A fresh connection for the bench's own queries (after PostgreSQL restarted)."""
-        from controller.link.lap import LapStore, connect
+        from controller.lap.lap import LapStore, connect
 
         if self.store is not None:
             with contextlib.suppress(Exception):

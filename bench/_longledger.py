@@ -7,7 +7,7 @@ for the next run), its witness written, and then, on it:
 * ``start_to_ready_s`` — ``tablectl run`` spawned to READY=1 (median, max of ``--runs``), and
   the self-check's share from the ``selfcheck`` record each start writes: all of it
   (``selfcheck_s``) and the ledger's check alone (``selfcheck_ledger_s``);
-* ``audit_run_s`` — one run of the service's periodic audit (controller/auditrun.py: the
+* ``audit_run_s`` — one run of the service's periodic audit (controller/books/auditrun.py: the
   start-up check, the witness, the next slice of sealed segments), median of 3, and how many
   runs a whole pass takes (``audit_runs_per_pass``: the bound on finding an old edit);
 * ``history_s``, ``history_hits_s``, ``status_s``, ``report_day_s`` (the last whole gaming
@@ -53,10 +53,10 @@ def load() -> str:
 def prepare(state: Path, rounds: int, emit: Emit) -> None:
     """The ledger of ``rounds`` rounds in ``state`` (made unless already there), its witness."""
     from bench._history import build
-    from controller.audit import LEDGER_FILE
-    from controller.ledger import Ledger, Record
-    from controller.standing import active_tilts
-    from controller.witness import Witness, default_witness_dir
+    from controller.books.audit import LEDGER_FILE
+    from controller.books.ledger import Ledger, Record
+    from controller.books.standing import active_tilts
+    from controller.books.witness import Witness, default_witness_dir
     from hil.rig import rig_ledger_key
 
     path = state / LEDGER_FILE
@@ -90,7 +90,7 @@ def prepare(state: Path, rounds: int, emit: Emit) -> None:
 
 
 def _where_args(state: Path) -> list[str]:
-    from controller.witness import default_witness_dir
+    from controller.books.witness import default_witness_dir
     from hil.rig import rig_key_file
 
     return [
@@ -121,8 +121,8 @@ def timed_command(argv: list[str], core: int | None) -> float:
 
 
 def last_selfcheck(state: Path) -> dict[str, float]:
-    from controller.audit import LEDGER_FILE
-    from controller.history import open_readonly
+    from controller.books.audit import LEDGER_FILE
+    from controller.books.history import open_readonly
 
     conn = open_readonly(state / LEDGER_FILE)
     try:
@@ -136,9 +136,9 @@ def report_day(state: Path) -> str:
     """The last whole gaming day in the ledger (the day before its last event's)."""
     from datetime import timedelta
 
-    from controller.audit import LEDGER_FILE
-    from controller.history import open_readonly
-    from controller.report import gaming_day_of
+    from controller.books.audit import LEDGER_FILE
+    from controller.books.history import open_readonly
+    from controller.reports.report import gaming_day_of
 
     conn = open_readonly(state / LEDGER_FILE)
     try:
@@ -163,9 +163,9 @@ def pinned(core: int | None) -> Iterator[None]:
 
 
 def audit_runs(state: Path, core: int | None, emit: Emit, runs: int = 3) -> None:
-    from controller.audit import Where
-    from controller.auditrun import AuditRunner
-    from controller.witness import default_witness_dir
+    from controller.books.audit import Where
+    from controller.books.auditrun import AuditRunner
+    from controller.books.witness import default_witness_dir
     from hil.rig import rig_ledger_key
 
     runner = AuditRunner(Where(state, rig_ledger_key(state), default_witness_dir(state), TABLE), TABLE)
@@ -233,8 +233,8 @@ def _io() -> dict[str, int]:
 def _play_child(state_dir: str, rounds: int) -> None:
     import random
 
-    from controller import selfcheck
-    from controller.log import configure
+    from controller.boot import selfcheck
+    from controller.core.log import configure
     from hil.people import People
     from hil.rig import Rig
 

@@ -32,7 +32,7 @@ What grew (tracemalloc snapshots 1,000 rounds apart, by traceback): nothing of t
 own structures; two name caches of CPython's filled a little every round — its type attribute
 cache keeps every name object it looks an attribute up by (up to 4,096, by the object's
 address), and the simulators' handler look-up (hil/devices.py, the harness's) and the
-witness's text-mode write after every commit (controller/witness.py, the service's: a text
+witness's text-mode write after every commit (controller/books/witness.py, the service's: a text
 file's codec set-up looks attributes up by names made per call) each gave it a fresh string
 per message or commit.  Both now use one name object (an interned name; the witness written
 as bytes).
@@ -142,7 +142,7 @@ def rounds_child(state_dir: str, warmup: int, rounds: int, every: int, speed: fl
     tracemalloc (one frame) from the end of the warm-up, for the Python heap's bytes."""
     import random
 
-    from controller.log import configure
+    from controller.core.log import configure
     from hil.people import People
     from hil.rig import Rig
 

@@ -26,7 +26,7 @@ Then the ledger is checked:
   meters recomputed from the events, and each meter equals seed + reseeds +
   increments − payouts − voids exactly;
 * ``audit``: ``tablectl audit`` on the final ledger (every MAC, checkpoint, meter
-  and the witness of the head, controller/audit.py) exits 0.
+  and the witness of the head, controller/books/audit.py) exits 0.
 
 Exit status 0 only when lost = 0, doubled = 0, the meters reconcile and the audit passes.
 """
@@ -96,8 +96,8 @@ def _child(
 
 
 def check(state: Path, witness: Path) -> dict[str, object]:
-    from controller.ledger import Ledger
-    from controller.service import LEDGER_FILE
+    from controller.books.ledger import Ledger
+    from controller.daemon.service import LEDGER_FILE
     from hil.rig import rig_ledger_key
 
     led = Ledger.open_readonly(state / LEDGER_FILE, "check", key=rig_ledger_key(state))

@@ -1,4 +1,4 @@
-"""``tablectl bench digest``: what the software digest costs at start-up (controller/selfcheck.py).
+"""``tablectl bench digest``: what the software digest costs at start-up (controller/boot/selfcheck.py).
 
 The digest covers our packages and the whole virtualenv (issue 13).  Figures: the
 files and bytes covered (``files``, ``mbytes``); the old digest over our packages'
@@ -37,7 +37,7 @@ def _median(fn: Callable[[], object], runs: int) -> float:
 
 
 def run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
-    from controller import selfcheck as S
+    from controller.boot import selfcheck as S
 
     files = S.installed_files()
     emit("files", len(files))

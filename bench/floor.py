@@ -45,10 +45,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, emit: Any) -> int:
     from bench._linkrig import database
-    from controller.link.config import parse_lap
-    from controller.link.floor_auth import StaffStore
-    from controller.link.floor_server import FloorServer
-    from controller.link.lap import LapStore, connect
+    from controller.lap.config import parse_lap
+    from controller.lap.floor_auth import StaffStore
+    from controller.lap.floor_server import FloorServer
+    from controller.lap.lap import LapStore, connect
     from hil.linksim import drop_schema, lap_doc
 
     ids = [f"T{i + 1:02d}" for i in range(args.tables)]
@@ -126,7 +126,7 @@ class _Table:
     """One member table's role: status reports, contributions, now and then a hit and its payment."""
 
     def __init__(self, dsn: str, cfg: Any, tid: str, counts: dict[str, int]):
-        from controller.link.lap import connect
+        from controller.lap.lap import connect
 
         self.tid, self.counts = tid, counts
         self.conn = connect(dsn, user=cfg.role_for(tid))

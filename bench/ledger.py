@@ -25,9 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, emit: Emit) -> int:
-    from controller.ledger import Ledger, Record, StoredEvent
-    from controller.ledgerkey import throwaway_key
-    from controller.ledgerwriter import Done, LedgerWriter
+    from controller.books.ledger import Ledger, Record, StoredEvent
+    from controller.books.ledgerkey import throwaway_key
+    from controller.books.ledgerwriter import Done, LedgerWriter
 
     key = throwaway_key()
 

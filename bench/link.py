@@ -44,9 +44,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, emit: Any) -> int:
     from bench._linkrig import Pit, database, db_cpu_s, postmaster_pid
-    from controller.ledger import Record
-    from controller.link.lap import wait_until
-    from controller.records import Kind
+    from controller.books.ledger import Record
+    from controller.core.records import Kind
+    from controller.lap.lap import wait_until
 
     with database(args.db) as dsn, tempfile.TemporaryDirectory(prefix="tablectl-bench-link-") as tmp:
         pit = Pit(dsn, args.tables, Path(tmp))
@@ -134,7 +134,7 @@ def run(args: argparse.Namespace, emit: Any) -> int:
                 for te in tables:
                     if te.tid not in closed and (te.tick() is False or (te.closed_at or 0) >= t0):
                         closed[te.tid] = (te.closed_at or time.monotonic()) - t0
-                time.sleep(0.25)  # the table's tick (controller/linking.py TICK_S)
+                time.sleep(0.25)  # the table's tick (controller/play/linking.py TICK_S)
             emit("link_loss_timeout_s", 3.0)
             emit("link_loss_detect_s", f"{max(closed.values()):.2f}" if len(closed) == len(tables) else "not detected")
         finally:

@@ -103,13 +103,13 @@ class ChaosTable:
     """One table: the real service (a rig) on its ledger, with its players."""
 
     def __init__(self, tid: str, tmp: Path, seed: int, speed: float, group: str):
-        from controller import config as C
+        from controller.settings import config as C
 
         self.tid, self.tmp, self.seed, self.speed, self.group = tid, tmp, seed, speed, group
         self.state = tmp / tid
         self.state.mkdir()
         self.sock = tmp / f"{tid}.sock"
-        from controller.service import LEDGER_FILE
+        from controller.daemon.service import LEDGER_FILE
 
         self.ledger_path = self.state / LEDGER_FILE
         self.prof = C.load_profile("six-card-fortune-progressive")
@@ -305,8 +305,8 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
     import sys
 
     from bench._linkrig import Pit
-    from controller.link.lap import wait_until
-    from controller.log import configure
+    from controller.core.log import configure
+    from controller.lap.lap import wait_until
     from hil.balance import check as check_balance
     from hil.linksim import link_line
 

@@ -28,7 +28,7 @@ durable p99):
 * ``posted_to_reactor`` — the reactor thread takes the event off its queue;
 * ``reactor_to_frozen`` — debounce and ``BetBoard.freeze``;
 * ``frozen_to_durable`` — the records built, encoded as one keyed block and written and synced
-  to the lock-out journal (controller/lockjournal.py) on the reactor thread: ``lockout_durable``;
+  to the lock-out journal (controller/books/lockjournal.py) on the reactor thread: ``lockout_durable``;
 * ``durable_to_shown`` — the records handed to the ledger writer, the ``lock_out`` transition,
   and the count shown (``lockout_shown``).
 
@@ -81,7 +81,7 @@ HELP = "lock-out edge -> wagers frozen / durable; sensor edge -> seat light (p50
 STAGES = ("edge", "posted", "reactor", "frozen", "durable", "shown")
 #: the ledger's commit of the same records, after the count is shown
 LEDGER_STAGES = ("submitted", "writer", "append", "begin", "commit", "ledger_durable", "handed_back")
-#: the ledger writer's trace keys (controller/ledgerwriter.py LedgerWriter.trace) for its stages
+#: the ledger writer's trace keys (controller/books/ledgerwriter.py LedgerWriter.trace) for its stages
 _WRITER_KEYS = {
     "writer": "writer_got",
     "append": "append_start",
@@ -355,7 +355,7 @@ class _Samples:
 
 
 def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
-    from controller.log import configure
+    from controller.core.log import configure
     from hil.rig import Rig
 
     configure(level="error")

@@ -127,7 +127,7 @@ def _compile_project() -> None:
 def _config_writer(tmp: Path, rig: object, compile_first: bool) -> Callable[[Path], Path]:
     """``config_for(state_dir)``: a hardware file for a table on ``state_dir`` with the rig's
     simulated devices and mock pins, its software digest recorded (as systemd/install.sh does)."""
-    from controller import selfcheck
+    from controller.boot import selfcheck
     from hil.rig import PINS, rig_key_file, rig_ledger_key
 
     compiled = [not compile_first]

@@ -12,7 +12,7 @@ __version__ = "0.1.0"
 
 
 def _shipped_paytables() -> dict[str, Paytable]:
-    from controller.paytablefiles import shipped_paytables
+    from controller.settings.paytablefiles import shipped_paytables
 
     return shipped_paytables()
 

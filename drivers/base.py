@@ -2,12 +2,12 @@
 from ``controller/`` (docs/architecture.md, "Layers"), so the controller's reactor,
 game clock and log context are described here by the few methods the drivers call.
 
-* :class:`Clock` — the game clock that stamps a GPIO edge (``controller.clock``'s
+* :class:`Clock` — the game clock that stamps a GPIO edge (``controller.core.clock``'s
   clocks satisfy it); wire timing in drivers/link.py is real ``time.monotonic``.
 * :class:`Post` — hands an event to the one owner of state
-  (``controller.reactor.Reactor.post``); a device thread only ever posts.
+  (``controller.core.reactor.Reactor.post``); a device thread only ever posts.
 * :class:`LogContext` — the table id and round number, passed explicitly across
-  threads (``controller.log.LogContext``): a driver takes an immutable
+  threads (``controller.core.log.LogContext``): a driver takes an immutable
   :meth:`~LogContext.snapshot` on its own thread and logs through
   :meth:`~LogContext.logger`.
 """

@@ -8,7 +8,7 @@ simulator use gpiozero's ``MockFactory``.
 Inputs only *post*: a gpiozero callback runs on a background thread, so it
 stamps the edge with the game clock and hands ``Event(kind="input",
 source=<name>, data={"active": bool})`` to the reactor, nothing more.
-Debouncing is ours (controller/inputs.py), because mock pins do not bounce and
+Debouncing is ours (controller/play/inputs.py), because mock pins do not bounce and
 gpiozero's own ``bounce_time`` would hide the very chatter we must test.
 
 Outputs show only what the controller has recorded: the controller calls
@@ -90,7 +90,7 @@ class GpioSettings:
     """What the GPIO driver needs: the pin factory, the named inputs and lights (header
     BCM numbers or expander lines) and the inputs' polarity.  The names are the
     controller's (``lockout``, ``bet.progressive.3``, ``beacon``...);
-    controller/hardware.py builds this from ``[gpio]``."""
+    controller/settings/hardware.py builds this from ``[gpio]``."""
 
     pin_factory: str
     inputs: Mapping[str, Pin] = field(default_factory=dict)

@@ -9,7 +9,7 @@ Every PROMPT carries a number (1..65535, wrapping; 0 = nothing shown yet) and th
 keypad stamps each ENTRY with the number of the prompt on its display when enter was
 pressed, so the controller applies an entry only to the prompt it answers: a line
 received twice (a double enter) or keyed before a newer prompt arrived is refused
-(controller/deciding.py)."""
+(controller/play/deciding.py)."""
 
 from __future__ import annotations
 

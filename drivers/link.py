@@ -34,7 +34,7 @@ Rules (docs/protocols.md, "Link layer"):
   ``gave-up``.
 
 Timing here is *wire time* (real ``time.monotonic``), never the game clock:
-see controller/clock.py.
+see controller/core/clock.py.
 
 Threads: a reader thread and a writer thread per link.  Listener callbacks run
 on those threads and must only hand work on (``Reactor.post``).

@@ -29,7 +29,7 @@ BAUD_RATES = (9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600)
 @dataclass(frozen=True)
 class SerialSettings:
     """One serial device's port and link timing (``[serial.<device>]``, docs/protocols.md
-    section 3).  controller/hardware.py reads and range-checks them from the TOML."""
+    section 3).  controller/settings/hardware.py reads and range-checks them from the TOML."""
 
     device: str
     port: str  # a device path (``/dev/serial/by-id/...``) or a pty

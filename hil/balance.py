@@ -31,7 +31,7 @@ class Balance:
     meter_paid_cents: int = 0
 
     def line(self) -> str:
-        from controller.money import format_cents
+        from controller.core.money import format_cents
 
         if self.ok:
             return (
@@ -129,7 +129,7 @@ def _check_closed(
 
 def _check_ledger(b: Balance, ledger_path: Path) -> None:
     """The ledger's chain, and every meter equal to seed + increments - payouts."""
-    from controller.ledger import Ledger
+    from controller.books.ledger import Ledger
     from hil.rig import rig_ledger_key
 
     led = Ledger.open_readonly(ledger_path, "balance", key=rig_ledger_key(Path(ledger_path).parent))

@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--speed", type=float, default=100.0)
     args = ap.parse_args(argv)
 
-    from controller.log import configure
+    from controller.core.log import configure
     from hil.people import People
     from hil.rig import Rig
 

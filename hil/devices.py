@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.clock import Clock
+from controller.core.clock import Clock
 from drivers import protocol as P
 from drivers.link import Link
 from hil.pty import PtyEnd, SimPort

@@ -1,9 +1,9 @@
 """``tablectl sim --tables N --link [DSN]``: N tables on one linked progressive meter.
 
 Each table is the real service against its own HIL simulators (hil/rig.py) with its own
-simulated players; each has its uplink (controller/link/uplink.py, here a thread per table
-logging in as that table's own role); one LAP controller (controller/link/lap.py) holds the
-meter in PostgreSQL.  Without a DSN a throwaway cluster is started (controller/link/pgtemp.py)
+simulated players; each has its uplink (controller/uplink/uplink.py, here a thread per table
+logging in as that table's own role); one LAP controller (controller/lap/lap.py) holds the
+meter in PostgreSQL.  Without a DSN a throwaway cluster is started (controller/lap/pgtemp.py)
 and removed after; with one, the run uses a fresh schema there and drops it after (only the schema
 its own LAP created, and its roles; the verdict reads through a fresh connection, so a run
 survives a failover of a multi-host DSN).
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from controller.service import LEDGER_FILE
+from controller.daemon.service import LEDGER_FILE
 
 #: the sim's floor view logins (person, role, PIN): sim only, printed when the page is up
 SIM_STAFF = (("floor", "floorperson", "2468"), ("tech", "technician", "1357"), ("dealer", "dealer", "9753"))
@@ -51,7 +51,7 @@ def database(dsn: str | None) -> Iterator[str]:
     if dsn:
         yield dsn
         return
-    from controller.link.pgtemp import temp_cluster
+    from controller.lap.pgtemp import temp_cluster
 
     with temp_cluster(prefix="tablectl-sim-pg-") as d:
         yield d
@@ -101,10 +101,10 @@ def run_link_sim(
     sim-only logins of :data:`SIM_STAFF`; it stays up after the rounds until ``stop`` is set.
     ``stop`` also ends the rounds early (each table finishes the round it is in).
     ``on_floor(server, lap_config, dsn)`` is called once the page is up (tests)."""
-    from controller import config as C
-    from controller.link.config import parse_lap
-    from controller.link.lap import LapService, LapStore, connect, wait_until
-    from controller.link.uplink import Uplink, UplinkConfig
+    from controller.lap.config import parse_lap
+    from controller.lap.lap import LapService, LapStore, connect, wait_until
+    from controller.settings import config as C
+    from controller.uplink.uplink import Uplink, UplinkConfig
     from hil.balance import check as check_balance
     from hil.people import People
     from hil.rig import Rig
@@ -269,8 +269,8 @@ def _start_tables(
 
 
 def _floor(tmp: Path, at: tuple[str, int], pg: str, schema: str, out: TextIO) -> Any:
-    from controller.link.floor_auth import StaffStore
-    from controller.link.floor_server import FloorServer
+    from controller.lap.floor_auth import StaffStore
+    from controller.lap.floor_server import FloorServer
 
     staff = tmp / "floor-staff.toml"
     for person, role, pin in SIM_STAFF:
@@ -343,7 +343,7 @@ def link_line(store: Any, ledgers: list[tuple[str, Path]]) -> tuple[str, bool]:
     if problems:
         more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""
         return "link: MISMATCH " + "; ".join(problems[:3]) + more, False
-    from controller.money import plural
+    from controller.core.money import plural
 
     return f"link: OK ({plural(n, 'table')}, {plural(rec.contributions, 'contribution')}, " + (
         f"{plural(rec.hits, 'meter hit')}, meters reconciled)"

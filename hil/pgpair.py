@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from controller.link.pgtemp import PgUnavailable, _free_port, find_bin, write_conf
+from controller.lap.pgtemp import PgUnavailable, _free_port, find_bin, write_conf
 from hil.netproxy import NetProxy
 
 STANDBY_NAME = "standby"

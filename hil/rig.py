@@ -2,7 +2,7 @@
 controller service wired to them exactly as it is wired to hardware on a Pi.
 
 The controller is configured through the same parser as ``tablectl run``
-(:func:`controller.hardware.parse_hardware`); only the pin factory (``mock``)
+(:func:`controller.settings.hardware.parse_hardware`); only the pin factory (``mock``)
 and the serial port paths differ: each simulator's pty is reached through a
 symlink in a private directory, standing in for ``/dev/serial/by-id/...``, so a
 simulated unplug/replug gives the controller a new pty under the same name.
@@ -27,10 +27,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from controller.hardware import parse_hardware
-from controller.reactor import Event
-from controller.service import Service
-from controller.table import Table
+from controller.core.reactor import Event
+from controller.daemon.service import Service
+from controller.play.table import Table
+from controller.settings.hardware import parse_hardware
 from drivers.gpio import HEADER_CHIP, PinAddr, PinFactories, parse_pin
 from drivers.serialdev import SERIAL_DEVICES
 from hil.devices import KeypadSim, ScriptedRng, ShakerSim, ShoeSim, SignSim
@@ -61,15 +61,15 @@ BUTTONS = {
 def rig_key_file(state_dir: Path) -> Path:
     """The rig's throwaway ledger key: beside the state directory (it outlives a rig, as a
     table's key outlives a restart: bench crash restarts rigs on one state directory), where
-    the ledger commands' ``--state-dir D`` look for it (controller/ledgerkey.py)."""
-    from controller.ledgerkey import beside_key_file
+    the ledger commands' ``--state-dir D`` look for it (controller/books/ledgerkey.py)."""
+    from controller.books.ledgerkey import beside_key_file
 
     return beside_key_file(state_dir)
 
 
 def rig_ledger_key(state_dir: Path) -> bytes:
     """The key of the rig's ledger in ``state_dir``, made (random, mode 0600) the first time."""
-    from controller.ledgerkey import init_key, read_key
+    from controller.books.ledgerkey import init_key, read_key
 
     path = rig_key_file(state_dir)
     if not path.exists():
@@ -102,7 +102,7 @@ class Rig:
         (hil/simclock.py; False: a plain clock at ``speed``); ``pins``: the ``[gpio]`` pin map
         (default :data:`PINS`; expander lines as ``"chip2:5"`` with ``expanders``)."""
 
-        from controller import config as C
+        from controller.settings import config as C
 
         self.state_dir = Path(state_dir)
         self.clock = SimClock(speed, skip=idle_skip)

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from controller.clock import Clock
+from controller.core.clock import Clock
 
 
 class Scheduler:

@@ -1,4 +1,4 @@
-"""The simulator's game clock: a :class:`controller.clock.ScaledClock` that skips idle time.
+"""The simulator's game clock: a :class:`controller.core.clock.ScaledClock` that skips idle time.
 
 A simulated round spends most of its game time waiting: the 5-second shake
 (§ 621a.2(f)(2)), the shoe's shuffle and dispensing delays, the dealer's and the
@@ -33,7 +33,7 @@ table's device response deadlines, the debouncer's windows — are never a skip
 target, and no skip passes over one; they come at the clock's plain speed,
 exactly as before.  So the table judges time as it always did: a device
 deadline is 30 s of game time at 50x with its floor of ``MIN_REAL_S`` real
-seconds (controller/dealing.py), and a simulated device that answers 150 game
+seconds (controller/play/dealing.py), and a simulated device that answers 150 game
 seconds late is as late, in game and in real time, as it ever was.  Only the
 simulated world's waits — the simulators' delays, the people's pauses — are
 skipped.  And wire time is never touched: ACK deadlines, heartbeats and the
@@ -49,13 +49,13 @@ from collections import deque
 from collections.abc import Callable
 from typing import TypeVar
 
-from controller.clock import ScaledClock
+from controller.core.clock import ScaledClock
 
 T = TypeVar("T")
 
 #: real seconds after which a flight that never landed is forgotten: by then its link has given
 #: up on it (ACK timeout x transmissions: 0.8 s by default), and the table calls a device that
-#: slow a fault anyway (controller/dealing.py MIN_REAL_S, the same 2 s)
+#: slow a fault anyway (controller/play/dealing.py MIN_REAL_S, the same 2 s)
 FLIGHT_EXPIRY_S = 2.0
 _EPS = 1e-9  # a skip lands this much past the wake-up, so that now() >= until despite rounding
 #: real seconds a thread waits on the clock at most before it looks again (a flight may have expired)

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from controller.money import format_cents
-from controller.service import LEDGER_FILE
+from controller.core.money import format_cents
+from controller.daemon.service import LEDGER_FILE
 from hil.balance import check as check_balance
 from hil.people import People
 from hil.rig import Rig
@@ -24,7 +24,7 @@ from hil.rig import Rig
 
 @dataclass
 class Summary:
-    """The play's figures, in the words of the day's accounting report (controller/reportview.py):
+    """The play's figures, in the words of the day's accounting report (controller/reports/reportview.py):
     the same figures, so that the two can be compared line by line (tests/hil/test_report_sim.py)."""
 
     completed: int = 0

@@ -194,7 +194,7 @@ else
     "$D/venv/bin/python" -m pip uninstall -q -y --disable-pip-version-check setuptools >/dev/null 2>&1 || true
     "$D/venv/bin/python" -m pip install -q --disable-pip-version-check --no-cache-dir \
         --no-index --no-deps --find-links "$SRC/wheelhouse" --require-hashes -r "$SRC/requirements.txt"
-    "$D/venv/bin/python" -c 'import controller.service, controller.link.uplink, gpiozero, serial' \
+    "$D/venv/bin/python" -c 'import controller.daemon.service, controller.uplink.uplink, gpiozero, serial' \
         || { echo "$0: the installed version does not import" >&2; exit 1; }
     cp -r "$SRC/systemd" "$SRC/docs" "$SRC/README.md" "$SRC/VERSION" "$SRC/requirements.txt" "$D/"
     install -d -m 0755 "$D/config"

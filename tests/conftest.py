@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-#: the tests' throwaway ledger key (a table's comes from `tablectl key init`, controller/ledgerkey.py)
+#: the tests' throwaway ledger key (a table's comes from `tablectl key init`, controller/books/ledgerkey.py)
 TEST_KEY = bytes.fromhex("5e" * 32)
 
 
@@ -57,7 +57,7 @@ class ManualClock:
 @pytest.fixture(autouse=True, scope="session")
 def _quiet_structured_logs() -> None:
     """Logs as in production (JSON, table and round stamped), warnings and up only."""
-    from controller.log import configure
+    from controller.core.log import configure
 
     configure(level="warning", json=True)
 
@@ -70,7 +70,7 @@ def manual_clock() -> ManualClock:
 @pytest.fixture
 def make_rig(tmp_path: Path) -> Iterator[Callable[..., Rig]]:
     """Build a HIL rig (not yet started) so a test can script decks and dice first."""
-    from controller.log import configure
+    from controller.core.log import configure
     from hil.rig import Rig
 
     configure(level="warning", json=True)

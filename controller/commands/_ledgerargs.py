@@ -21,11 +21,11 @@ def add_ledger_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def open_ledger(args: argparse.Namespace, prog: str) -> tuple[Any, Any, int]:
-    """(the read-only ledger, where it is — controller/audit.py ``Where``, its witness
+    """(the read-only ledger, where it is — controller/books/audit.py ``Where``, its witness
     directory too — and 0), or (None, None, exit status) after saying why on stderr."""
-    from controller.audit import where_from_args
-    from controller.config import ConfigError
-    from controller.tablestatus import ReadOnlyLedger
+    from controller.books.audit import where_from_args
+    from controller.reports.tablestatus import ReadOnlyLedger
+    from controller.settings.config import ConfigError
 
     try:
         where = where_from_args(args, with_key=False)

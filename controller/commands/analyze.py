@@ -67,7 +67,7 @@ def _deck(args: argparse.Namespace, analyzers: dict[Any, Any], options: dict[str
 
 
 def _check_game(game: str, analyzers: dict[Any, Any]) -> None:
-    from controller.suggest import did_you_mean
+    from controller.core.suggest import did_you_mean
 
     games = sorted({g for g, _w in analyzers if g != "deck"})
     if game not in games:
@@ -75,7 +75,7 @@ def _check_game(game: str, analyzers: dict[Any, Any]) -> None:
 
 
 def _no_analysis(game: str, wager: str, paytable: str | None, analyzers: dict[Any, Any], defaults: Any) -> str:
-    from controller.suggest import did_you_mean
+    from controller.core.suggest import did_you_mean
 
     key = (game, wager)
     wagers = [w for g, w in sorted(analyzers) if g == game]

@@ -1,7 +1,7 @@
 """``tablectl audit [--state-dir D]``: verify the whole ledger (issue 13).
 
 From the first event to the last: the chain and every MAC, every checkpoint and its
-meters, the stored meters, and the witness of the chain's head (controller/audit.py).
+meters, the stored meters, and the witness of the chain's head (controller/books/audit.py).
 Exit 0 when sound; 1 naming the first bad event (damage a technician already
 acknowledged is listed but does not fail the audit again); 2 when the configuration or
 the key cannot be read."""
@@ -16,15 +16,15 @@ HELP = "verify the ledger's chain, MACs, checkpoints, meters and witness from th
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from controller.audit import add_where_arguments
+    from controller.books.audit import add_where_arguments
 
     add_where_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.audit import audit, split_acknowledged, where_from_args
-    from controller.config import ConfigError
-    from controller.ledgerkey import LedgerKeyError
+    from controller.books.audit import audit, split_acknowledged, where_from_args
+    from controller.books.ledgerkey import LedgerKeyError
+    from controller.settings.config import ConfigError
 
     try:
         where = where_from_args(args)

@@ -1,5 +1,5 @@
 """``tablectl backup DEST``: an online copy of the ledger, audited, named with the table id,
-the last event number and the date (controller/backup.py; docs/operations.md).
+the last event number and the date (controller/books/backup.py; docs/operations.md).
 
 Safe while the service runs.  Exit 0 printing the copy's path; 1 when the copy does not
 audit clean (it is removed); 2 when the configuration or the key cannot be read."""
@@ -15,7 +15,7 @@ HELP = "copy the ledger while the service runs (SQLite online backup), audit the
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from controller.audit import add_where_arguments
+    from controller.books.audit import add_where_arguments
 
     p.add_argument("dest", type=Path, help="directory to put the copy in (created if missing)")
     p.add_argument(
@@ -28,10 +28,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.audit import where_from_args
-    from controller.backup import BackupError, backup
-    from controller.config import ConfigError
-    from controller.ledgerkey import LedgerKeyError
+    from controller.books.audit import where_from_args
+    from controller.books.backup import BackupError, backup
+    from controller.books.ledgerkey import LedgerKeyError
+    from controller.settings.config import ConfigError
 
     try:
         where = where_from_args(args)

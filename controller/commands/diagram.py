@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.machine import mermaid
+    from controller.play.machine import mermaid
 
     text = mermaid()
     if args.stdout:

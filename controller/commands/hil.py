@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
     if (rc := missing(NAME)) is not None:
         return rc
-    from controller.log import configure
+    from controller.core.log import configure
     from hil.scenario import run_paths
 
     configure(stream=sys.stderr, level=args.log_level, json=True)

@@ -12,7 +12,7 @@ HELP = "recall the last 10 rounds, or one round in full, from the ledger"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from controller.audit import add_where_arguments
+    from controller.books.audit import add_where_arguments
 
     p.add_argument("round", nargs="?", type=int, help="round number to show in full")
     add_where_arguments(p)
@@ -25,15 +25,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller import history as H
-    from controller.audit import refuse_damaged, refuse_read
+    from controller.books import history as H
+    from controller.books.audit import refuse_damaged, refuse_read
 
     refused = refuse_damaged(args, "tablectl history", sys.stderr)  # never recall from a ledger failing its audit
     if refused is not None:
         return refused
 
-    from controller.audit import where_from_args
-    from controller.config import ConfigError
+    from controller.books.audit import where_from_args
+    from controller.settings.config import ConfigError
 
     try:
         where = where_from_args(args, with_key=False)
@@ -60,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
 def _recall(H: Any, conn: Any, args: argparse.Namespace) -> tuple[list[str], list[tuple[int, int]], int]:
     """(the lines to print, the event ranges they were read from, an exit status)."""
     if args.hits:
-        from controller.money import format_cents
-        from controller.tablestatus import local_time
+        from controller.core.money import format_cents
+        from controller.reports.tablestatus import local_time
 
         # amounts in dollars and cents, times in this machine's time zone (the ledger keeps UTC)
         # meter hits (a share of the meter, paid by an attendant) and fixed pays (from the table)

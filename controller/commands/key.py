@@ -16,7 +16,7 @@ HELP = "make the ledger's HMAC key (root-only file, handed to the service by sys
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from controller.hardware import DEFAULT_KEY_FILE
+    from controller.settings.hardware import DEFAULT_KEY_FILE
 
     p.add_argument("action", choices=["init"])
     p.add_argument("--key-file", type=Path, default=Path(DEFAULT_KEY_FILE), help=f"default {DEFAULT_KEY_FILE}")
@@ -24,7 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.ledgerkey import LedgerKeyError, init_key
+    from controller.books.ledgerkey import LedgerKeyError, init_key
 
     try:
         path = init_key(args.key_file, overwrite=args.force)

@@ -9,7 +9,7 @@ linked wagers); every ``[link] reconcile`` it self-checks again and makes the li
 the first problem.  A configuration error exits 2 naming file, section and key.
 ``--reopen TABLE`` reopens a table a refusal closed (recorded, with ``--note``).
 ``--report [--day YYYY-MM-DD] [--format csv|pdf] [--out FILE]`` prints (or writes) every level's
-meters and the last 25 hits (controller/link/lapreport.py).
+meters and the last 25 hits (controller/lap/lapreport.py).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from controller.link.config import LapConfig
-    from controller.link.floor_server import FloorServer
+    from controller.lap.config import LapConfig
+    from controller.lap.floor_server import FloorServer
 
 NAME = "lap"
 HELP = "run the linked progressive (LAP) controller of one group on PostgreSQL"
@@ -61,8 +61,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.config import ConfigError
-    from controller.link.config import load_lap
+    from controller.lap.config import load_lap
+    from controller.settings.config import ConfigError
 
     try:
         cfg = load_lap(args.config)
@@ -78,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_CONFIG
     import psycopg
 
-    from controller.link.lap import LapError, LapService
-    from controller.selfcheck import check_software
+    from controller.boot.selfcheck import check_software
+    from controller.lap.lap import LapError, LapService
 
     sw = check_software(cfg.software_record, require=not args.sim)
     if sw.problems:
@@ -132,7 +132,7 @@ def _floor_server(cfg: LapConfig, dsn: str, log: Callable[[str], None]) -> Floor
             file=sys.stderr,
         )
         return None
-    from controller.link.floor_server import FloorServer, tls_context
+    from controller.lap.floor_server import FloorServer, tls_context
 
     sign_at = (f.sign_bind, f.sign_port) if f.sign_bind is not None and f.sign_port is not None else None
     try:
@@ -158,8 +158,8 @@ def _floor_server(cfg: LapConfig, dsn: str, log: Callable[[str], None]) -> Floor
 
 def _offline(args: argparse.Namespace, cfg: object) -> int:
     """``--check``, ``--reconcile`` and ``--reopen``: one look at the database, then exit."""
-    from controller.link.config import LapConfig
-    from controller.link.lap import LapStore, connect
+    from controller.lap.config import LapConfig
+    from controller.lap.lap import LapStore, connect
 
     assert isinstance(cfg, LapConfig)
     with connect(args.db) as conn:
@@ -186,9 +186,9 @@ def _offline(args: argparse.Namespace, cfg: object) -> int:
 def _report(store: object, cfg: object, check: bool = False) -> int:
     """The reconciliation, pending changes, the schema's code, refusals and the replication
     (``check``: a replication that can lose an acknowledged hit, not allowed by lap.toml, fails)."""
-    from controller.link.config import LapConfig
-    from controller.link.lap import LapStore, level_line
-    from controller.money import plural
+    from controller.core.money import plural
+    from controller.lap.config import LapConfig
+    from controller.lap.lap import LapStore, level_line
 
     assert isinstance(store, LapStore) and isinstance(cfg, LapConfig)
     rec = store.reconcile()
@@ -251,15 +251,15 @@ def _report_args(args: argparse.Namespace) -> str | None:
 
 
 def _lap_report(store: object, cfg: object, args: argparse.Namespace) -> int:
-    from controller.link import lapreport
-    from controller.link.config import LapConfig
-    from controller.link.floor import gaming_day_start
+    from controller.lap import lapreport
+    from controller.lap.config import LapConfig
+    from controller.lap.floor import gaming_day_start
 
     assert isinstance(cfg, LapConfig)
     day = args.day or gaming_day_start().date()
     rep = lapreport.read(store, cfg.group, day)
     if args.format == "pdf":
-        from controller.link.lapreportpdf import render
+        from controller.lap.lapreportpdf import render
 
         data = render(rep)
     else:
@@ -282,8 +282,8 @@ def _lap_report(store: object, cfg: object, args: argparse.Namespace) -> int:
 def _replication_line(store: object, cfg: object) -> bool:
     """Say the database's replication (issue 22); True when it can lose an acknowledged hit and
     ``lap.toml`` does not allow that."""
-    from controller.link.config import LapConfig
-    from controller.link.lap import LapStore, replication
+    from controller.lap.config import LapConfig
+    from controller.lap.lap import LapStore, replication
 
     assert isinstance(store, LapStore) and isinstance(cfg, LapConfig)
     rep = replication(store.conn)
@@ -294,8 +294,8 @@ def _replication_line(store: object, cfg: object) -> bool:
 
 def _staff_pin(cfg: object, spec: str) -> int:
     from controller.console.auth import PinError
-    from controller.link.config import LapConfig
-    from controller.link.floor_auth import StaffStore
+    from controller.lap.config import LapConfig
+    from controller.lap.floor_auth import StaffStore
 
     assert isinstance(cfg, LapConfig)
     if cfg.floor is None:

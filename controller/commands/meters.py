@@ -16,7 +16,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.tablestatus import format_meters
+    from controller.reports.tablestatus import format_meters
 
     ledger, _where, rc = open_ledger(args, NAME)
     if ledger is None:

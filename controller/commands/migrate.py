@@ -2,11 +2,11 @@
 this software's schema (an upgrade's step: systemd/install.sh runs it after backing the ledger
 up and before switching ``current``; docs/install.md).
 
-Opening the ledger with its key migrates it (controller/ledger.py: a schema-1 SHA-256 chain
+Opening the ledger with its key migrates it (controller/books/ledger.py: a schema-1 SHA-256 chain
 gets its keyed ``ledger.keyed`` record and the schema mark, in one transaction); the witness of
 the head is then brought up to date and the whole ledger audited.  The key is read first (as
 root, at installation); everything after is done as the state directory's owner
-(controller/stateowner.py), so no file the service cannot read is left behind.  Exit 0 when
+(controller/daemon/stateowner.py), so no file the service cannot read is left behind.  Exit 0 when
 the ledger audits clean after it, 1 when not (naming the first problem), 2 for a configuration
 or key problem.  A state directory with no ledger yet has nothing to migrate (exit 0)."""
 
@@ -20,7 +20,7 @@ HELP = "bring the ledger to this version's schema (an upgrade's step), then audi
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from controller.audit import add_where_arguments
+    from controller.books.audit import add_where_arguments
 
     add_where_arguments(p)
 
@@ -28,12 +28,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import sqlite3
 
-    from controller.audit import audit, where_from_args
-    from controller.config import ConfigError
-    from controller.ledger import SCHEMA_VERSION, Ledger, LedgerError
-    from controller.ledgerkey import LedgerKeyError
-    from controller.stateowner import act_as_owner
-    from controller.witness import Witness
+    from controller.books.audit import audit, where_from_args
+    from controller.books.ledger import SCHEMA_VERSION, Ledger, LedgerError
+    from controller.books.ledgerkey import LedgerKeyError
+    from controller.books.witness import Witness
+    from controller.daemon.stateowner import act_as_owner
+    from controller.settings.config import ConfigError
 
     try:
         where = where_from_args(args)  # the key is read here, before any privilege is dropped

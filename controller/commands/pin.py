@@ -32,15 +32,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def state_dir_of(args: argparse.Namespace) -> Path:
     if args.state_dir is not None:
         return Path(args.state_dir)
-    from controller.audit import hardware_of
+    from controller.books.audit import hardware_of
 
     return Path(hardware_of(args).state_dir)
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.config import ConfigError
     from controller.console.auth import PIN_FILE, ROLES, PinError, PinStore, check_pin_format, check_role
-    from controller.stateowner import act_as_owner
+    from controller.daemon.stateowner import act_as_owner
+    from controller.settings.config import ConfigError
 
     try:
         state_dir = state_dir_of(args)

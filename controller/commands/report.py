@@ -1,5 +1,5 @@
 """``tablectl report --day YYYY-MM-DD``: the accounting report of one gaming day
-(controller/report.py; docs/operations.md), as CSV (spreadsheets) or PDF (people).
+(controller/reports/report.py; docs/operations.md), as CSV (spreadsheets) or PDF (people).
 
 The gaming day starts at ``--day-start`` (default 06:00) local time (``--tz``, default the
 machine's time zone).  Read-only, safe while the service runs; refused for a ledger that
@@ -40,7 +40,7 @@ def _hhmm(s: str) -> time:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from controller.audit import add_where_arguments
+    from controller.books.audit import add_where_arguments
 
     p.add_argument("--day", type=_day, required=True, help="the gaming day, YYYY-MM-DD (the date it starts on)")
     p.add_argument("--format", choices=("csv", "pdf"), default="csv", help="csv (default) or pdf")
@@ -95,10 +95,10 @@ def _write(out: Path | None, data: bytes) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller import report as R
-    from controller.audit import refuse_damaged, refuse_read, where_from_args
-    from controller.config import ConfigError
-    from controller.history import open_readonly
+    from controller.books.audit import refuse_damaged, refuse_read, where_from_args
+    from controller.books.history import open_readonly
+    from controller.reports import report as R
+    from controller.settings.config import ConfigError
 
     tz, problem = _tz(args)
     problem = problem or _out_problem(args.out)
@@ -126,14 +126,14 @@ def run(args: argparse.Namespace) -> int:
     refused = refuse_read(args, [(max(1, rep.read_from), rep.head.count)], "tablectl report", sys.stderr)
     if refused is not None:
         return refused
-    from controller import reportview as V
+    from controller.reports import reportview as V
 
     out = args.out
     if args.format == "csv":
         data = V.to_csv(rep, tz).encode("utf-8")
     else:
         try:
-            from controller.reportpdf import render
+            from controller.reports.reportpdf import render
         except ModuleNotFoundError as e:  # the `report` extra (the release installs it)
             print(f"tablectl report: --format pdf needs {e.name}: pip install 'tablectl[report]'", file=sys.stderr)
             return 2

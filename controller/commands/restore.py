@@ -1,5 +1,5 @@
 """``tablectl restore SRC``: put an audited backup in place of the ledger, with the
-service stopped (controller/backup.py; docs/operations.md).
+service stopped (controller/books/backup.py; docs/operations.md).
 
 Refused (exit 1) while the service runs, for a copy that does not audit clean, and for a
 copy older than the witness says unless ``--override-reason "..."`` (recorded in the
@@ -17,7 +17,7 @@ HELP = "restore the ledger from a backup (service stopped; refused for an older 
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from controller.audit import add_where_arguments
+    from controller.books.audit import add_where_arguments
 
     p.add_argument("src", type=Path, help="the backup (a file `tablectl backup` made)")
     add_where_arguments(p)
@@ -29,11 +29,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.audit import where_from_args
-    from controller.backup import BackupError, restore
-    from controller.config import ConfigError
-    from controller.ledgerkey import LedgerKeyError
-    from controller.statelock import StateLocked
+    from controller.books.audit import where_from_args
+    from controller.books.backup import BackupError, restore
+    from controller.books.ledgerkey import LedgerKeyError
+    from controller.books.statelock import StateLocked
+    from controller.settings.config import ConfigError
 
     try:
         where = where_from_args(args)

@@ -4,9 +4,9 @@ The configuration (hardware file and table profile, and the game's own options)
 is parsed and range-checked first; any error is printed naming file, section and
 key, and the command exits with status 2 before any pin or serial port is
 touched.  ``--check`` then loads the pin factory and opens and closes every
-serial port (controller/startup.py, ``preflight``), exit 2 naming the key that
+serial port (controller/boot/startup.py, ``preflight``), exit 2 naming the key that
 cannot be used.  Problems after that (the ledger, the pins, a device) never stop
-the process: the table stays closed under a latched tilt (controller/startup.py).
+the process: the table stays closed under a latched tilt (controller/boot/startup.py).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 NAME = "run"
 HELP = "run the table controller service on real hardware"
 
-EXIT_CONFIG = 2  # controller.startup.EXIT_CONFIG (not imported here: every command module loads at parse time)
+EXIT_CONFIG = 2  # controller.boot.startup.EXIT_CONFIG (not imported here: every command module loads at parse time)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -90,8 +90,8 @@ def _fail(msg: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.config import ConfigError
-    from controller.startup import load_config, preflight
+    from controller.boot.startup import load_config, preflight
+    from controller.settings.config import ConfigError
 
     try:
         hw, _procedure = load_config(args.config)
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
 
         print("".join(traceback.format_exception(e)).rstrip(), file=sys.stderr)
         return _fail(f"{args.config}: could not be read ({type(e).__name__}: {e}); this is a fault in tablectl")
-    from controller.ledgerkey import LedgerKeyError, load_key
+    from controller.books.ledgerkey import LedgerKeyError, load_key
 
     if args.check and not args.offline:
         rep = preflight(hw)
@@ -118,22 +118,22 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"{hw.file}: [ledger] key_credential / key_file: {e}")
     if args.check:
         if not args.config_only:
-            from controller.audit import refuse_damaged
+            from controller.books.audit import refuse_damaged
 
             args.state_dir, args.key_file, args.witness_dir = None, None, None
             refused = refuse_damaged(args, "tablectl run --check", sys.stderr)
             if refused is not None:
                 return refused
-        from controller.pins import budget_lines
+        from controller.settings.pins import budget_lines
 
         print(f"{args.config}: OK (table {hw.table_id}, game {hw.profile.game}, profile {hw.profile.file})")
         print("\n".join(budget_lines(hw.gpio)))  # every line in use and by what, the free ones (issue 15)
         return 0
     from pathlib import Path
 
-    from controller.log import configure
-    from controller.service import Service
-    from controller.stateowner import act_as_owner
+    from controller.core.log import configure
+    from controller.daemon.service import Service
+    from controller.daemon.stateowner import act_as_owner
 
     # root at a shell runs the table as the service user (issue 15): its ledger stays the service's
     act_as_owner(Path(hw.state_dir), "run")
@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, _term)
     signal.signal(signal.SIGINT, _term)
-    from controller.statelock import StateLocked
+    from controller.books.statelock import StateLocked
 
     try:
         # a problem from here on is a latched tilt with the table closed, READY sent, never an exit

@@ -72,8 +72,8 @@ def _usage_error(args: argparse.Namespace) -> str | None:
         return "--tables must be at least 1"
     if args.state_dir is not None and args.state_dir.exists() and not args.state_dir.is_dir():
         return f"--state-dir {args.state_dir}: is not a directory"
-    from controller.config import profile_names
-    from controller.suggest import did_you_mean
+    from controller.core.suggest import did_you_mean
+    from controller.settings.config import profile_names
 
     known = profile_names()
     for g in (g.strip() for g in args.game.split(",")):
@@ -102,8 +102,8 @@ def _floor_at(args: argparse.Namespace) -> tuple[str, int] | str | None:
 
 
 def _where_kept(state_dir: Path) -> str:
-    from controller.ledgerkey import beside_key_file
-    from controller.witness import default_witness_dir
+    from controller.books.ledgerkey import beside_key_file
+    from controller.books.witness import default_witness_dir
 
     return (
         f"ledger: {state_dir}/ledger.sqlite3 (key {beside_key_file(state_dir)}, witness "
@@ -113,7 +113,7 @@ def _where_kept(state_dir: Path) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.log import configure
+    from controller.core.log import configure
 
     problem = _usage_error(args)
     floor = _floor_at(args)
@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
         return _linked(args, floor)
     import sqlite3
 
-    from controller.ledger import LedgerError
+    from controller.books.ledger import LedgerError
     from hil.simrun import run_sim
 
     try:

@@ -1,6 +1,6 @@
 """``tablectl status``: the table's state from the ledger (read-only) and the service's
 status from systemd when it can be asked — for a technician at a shell, without the
-console (controller/tablestatus.py)."""
+console (controller/reports/tablestatus.py)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.tablestatus import format_status, service_status
+    from controller.reports.tablestatus import format_status, service_status
 
     ledger, where, rc = open_ledger(args, NAME)
     if ledger is None:

@@ -1,5 +1,5 @@
 """``tablectl uplink --config /etc/tablectl/uplink.toml``: the table's link to its LAP
-controller (controller/link/uplink.py), a process of its own so that the table service keeps
+controller (controller/uplink/uplink.py), a process of its own so that the table service keeps
 ``PrivateNetwork=yes``.  It reads the table's ledger read-only, sends the link's records to
 PostgreSQL idempotently, and hands meter values and link status to the table service over the
 Unix socket the service listens on.
@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from controller.link.uplink import UplinkConfig
+    from controller.uplink.uplink import UplinkConfig
 
 NAME = "uplink"
 HELP = "run the table's uplink to its linked progressive (LAP) controller"
@@ -71,10 +71,10 @@ def load(path: Path, *, read_key: bool = True) -> tuple[UplinkConfig, Path]:
     """The configuration and the software record's path (``read_key``: the ledger key too)."""
     import dataclasses
 
-    from controller.config import Section, read_toml
-    from controller.ledgerkey import LedgerKeyError
-    from controller.link.schema import check_name
-    from controller.link.uplink import UplinkConfig  # noqa: F811
+    from controller.books.ledgerkey import LedgerKeyError
+    from controller.lap.schema import check_name
+    from controller.settings.config import Section, read_toml
+    from controller.uplink.uplink import UplinkConfig  # noqa: F811
 
     root = Section(str(path), "", read_toml(Path(path)))  # bounded; not UTF-8 or not TOML: exit 2
     s = root.sub("uplink")
@@ -103,7 +103,7 @@ def load(path: Path, *, read_key: bool = True) -> tuple[UplinkConfig, Path]:
     s.check_unused()
     root.check_unused()
     if read_key:
-        from controller.ledgerkey import read_key as read
+        from controller.books.ledgerkey import read_key as read
 
         try:
             cfg = dataclasses.replace(cfg, key=read(where))
@@ -114,10 +114,10 @@ def load(path: Path, *, read_key: bool = True) -> tuple[UplinkConfig, Path]:
 
 def key_path(s: object) -> Path:
     """The ledger key: the systemd credential (``$CREDENTIALS_DIRECTORY/<key_credential>``) when
-    the unit hands one over, else ``key_file`` (as the table service finds it, controller/ledgerkey.py)."""
+    the unit hands one over, else ``key_file`` (as the table service finds it, controller/books/ledgerkey.py)."""
     import os
 
-    from controller.config import Section
+    from controller.settings.config import Section
 
     assert isinstance(s, Section)
     cred = s.get_str("key_credential", "tablectl-ledger-key")
@@ -129,14 +129,14 @@ def key_path(s: object) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.config import ConfigError
+    from controller.settings.config import ConfigError
 
     try:
         cfg, software = load(args.config)
     except ConfigError as e:
         print(f"tablectl: configuration error: {e}", file=sys.stderr)
         return EXIT_CONFIG
-    from controller.selfcheck import check_software
+    from controller.boot.selfcheck import check_software
 
     sw = check_software(software, require=not args.sim)
     if sw.problems:
@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         what = f"table {cfg.table_id}, schema {cfg.schema}, ledger {cfg.ledger}, software {sw.digest[:16]}"
         print(f"{args.config}: OK ({what})")
         return 0
-    from controller.link.uplink import Uplink
+    from controller.uplink.uplink import Uplink
 
     up = Uplink(cfg, log=lambda m: print(m, flush=True))
     signal.signal(signal.SIGTERM, lambda *_: up.stop_event.set())

@@ -5,7 +5,7 @@ digest and the per-file hashes in the configuration's ``[table] software_record`
 (default ``/etc/tablectl/software.json``: root-owned, where the service cannot
 write), or ``--record-file``; ``--state-dir D`` means ``D/software.json`` (the
 simulator's).  The digest covers our packages and the whole virtualenv
-(controller/selfcheck.py).  The service compares with it at every start-up, and a
+(controller/boot/selfcheck.py).  The service compares with it at every start-up, and a
 mismatch is a tilt.  Without ``--record`` every installed file is read and
 checked against the record: exit 0 on a match, 1 on a mismatch (the differing
 files are listed), 2 when nothing is recorded."""
@@ -20,7 +20,7 @@ HELP = "print the software digest (SHA-256 over the installed files); --record s
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from controller.audit import add_where_arguments
+    from controller.books.audit import add_where_arguments
 
     p.add_argument("--record", action="store_true", help="record the digest of the installed files")
     add_where_arguments(p)  # --config, --state-dir (the record is STATE_DIR/software.json, the simulator's), ...
@@ -36,8 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _record_where(args: argparse.Namespace) -> Path | None:
     """Where the record is: ``--record-file``, ``--state-dir``'s, or the configuration's; None
     when no configuration is there (a checkout: the digest is still printed)."""
-    from controller import selfcheck as S
-    from controller.audit import hardware_of
+    from controller.books.audit import hardware_of
+    from controller.boot import selfcheck as S
 
     if args.record_file is not None:
         return Path(args.record_file)
@@ -51,9 +51,9 @@ def _record_where(args: argparse.Namespace) -> Path | None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from controller import selfcheck as S
-    from controller.audit import CONFIG_HINT, refuse_damaged
-    from controller.config import ConfigError
+    from controller.books.audit import CONFIG_HINT, refuse_damaged
+    from controller.boot import selfcheck as S
+    from controller.settings.config import ConfigError
 
     try:
         where = _record_where(args)
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _check(where: Path | None) -> int:
     from controller import __version__
-    from controller import selfcheck as S
+    from controller.boot import selfcheck as S
 
     try:
         rec = S.load_record(where) if where is not None else None

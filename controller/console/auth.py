@@ -35,8 +35,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from controller.records import Kind
-from controller.safefile import read_bounded, read_text_bounded
+from controller.core.records import Kind
+from controller.core.safefile import read_bounded, read_text_bounded
 
 ROLES = ("dealer", "floorperson", "technician")
 PIN_FILE = "pins.toml"

@@ -19,7 +19,7 @@ from controller.console.registry import (
     parse_int,
     want_args,
 )
-from controller.records import Kind
+from controller.core.records import Kind
 
 OOO_DEVICES = ("shaker", "shoe", "sign")
 
@@ -30,7 +30,7 @@ def cmd_help(ctx: Ctx, args: list[str]) -> str:
     if args:
         c = REGISTRY.get(args[0])
         if c is None:
-            from controller.suggest import did_you_mean
+            from controller.core.suggest import did_you_mean
 
             raise CommandError(f"unknown command {args[0]!r}{did_you_mean(args[0], REGISTRY)}")
         return f"{c.usage}\n  {c.summary}\n  roles: {', '.join(c.roles)}"
@@ -118,7 +118,7 @@ def cmd_meters(ctx: Ctx, args: list[str]) -> str:
     meters = ctx.call(lambda: dict(ctx.service.table.meters))
     if not meters:
         return "no progressive meters on this table"
-    from controller.meters import meter_lines
+    from controller.books.meters import meter_lines
 
     out: list[str] = []
     for level, m in sorted(meters.items()):
@@ -158,7 +158,7 @@ def cmd_clear(ctx: Ctx, args: list[str]) -> str:
     args=[("files",)],
 )
 def cmd_verify(ctx: Ctx, args: list[str]) -> str:
-    from controller import selfcheck as S
+    from controller.boot import selfcheck as S
 
     want_args(args, 0, 1, "verify [files]")
     if args and args[0] != "files":

@@ -19,24 +19,24 @@ from pathlib import Path
 from typing import Any
 
 from controller.console.registry import FLOOR, CommandError, Ctx, Refused, command
-from controller.records import Kind
+from controller.core.records import Kind
 
 LIVE_PREFIX = "profile."
 BETWEEN_ROUNDS = ("open_for_wagers", "tilt")
 
 
 def _running(ctx: Ctx) -> dict[str, str]:
-    from controller.selfcheck import config_values
+    from controller.boot.selfcheck import config_values
 
     return getattr(ctx.service, "config_values", None) or config_values(ctx.service.hw)
 
 
 def _load(ctx: Ctx, args: list[str]) -> tuple[Any, str]:
-    """The file checked as ``tablectl run`` checks it (controller/startup.py): the hardware
+    """The file checked as ``tablectl run`` checks it (controller/boot/startup.py): the hardware
     file, its profile and the game's options; an error names file, section and key and
     never quotes the file's bytes (issue 13)."""
-    from controller.config import ConfigError
-    from controller.startup import load_config
+    from controller.boot.startup import load_config
+    from controller.settings.config import ConfigError
 
     path = args[0] if args else ctx.service.hw.file
     if not Path(path).is_file():
@@ -89,7 +89,7 @@ def _check_apply(diff: Mapping[str, Any], restart: list[str]) -> None:
     args=[("show", "check", "apply")],
 )
 def cmd_config(ctx: Ctx, args: list[str]) -> str:
-    from controller.selfcheck import config_digest, config_values
+    from controller.boot.selfcheck import config_digest, config_values
 
     sub = _subcommand(args)
     if sub == "show":

@@ -217,7 +217,7 @@ def _shaker(ctx: Ctx) -> str:
 
 
 def _rng(ctx: Ctx) -> str:
-    from controller.selfcheck import check_rng
+    from controller.boot.selfcheck import check_rng
 
     t0 = time.perf_counter()
     self_test = getattr(ctx.service.rng, "self_test", None)  # the generator the table draws from

@@ -1,7 +1,7 @@
 """Console commands that read the event log: history, hits, events.
 
 They read through a read-only SQLite connection of their own (WAL lets readers
-run beside the ledger writer) and the round recall of controller/history.py,
+run beside the ledger writer) and the round recall of controller/books/history.py,
 so what they show is what the ledger holds (SPEC § 5; § 670a.11(j))."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ EVENTS_DEFAULT, EVENTS_MAX = 20, 500
 
 @command("history", FLOOR, "history [ROUND]", "the last 10 rounds, or one round in full")
 def cmd_history(ctx: Ctx, args: list[str]) -> str:
-    from controller import history as H
+    from controller.books import history as H
 
     want_args(args, 0, 1, "history [ROUND]")
     with ctx.server.reader() as conn:
@@ -33,9 +33,9 @@ def cmd_history(ctx: Ctx, args: list[str]) -> str:
 
 @command("hits", FLOOR, "hits [LEVEL]", "the last 25 progressive hits of each level (or of one)")
 def cmd_hits(ctx: Ctx, args: list[str]) -> str:
-    from controller import history as H
-    from controller.meters import HIT_HISTORY
-    from controller.money import format_cents, plural
+    from controller.books import history as H
+    from controller.books.meters import HIT_HISTORY
+    from controller.core.money import format_cents, plural
 
     want_args(args, 0, 1, "hits [LEVEL]")
     levels = sorted(ctx.call(lambda: list(ctx.service.table.meters)))

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from controller.console.auth import ROLES
-from controller.records import Kind
+from controller.core.records import Kind
 
 if TYPE_CHECKING:
     from controller.console.session import Session

@@ -28,7 +28,7 @@ from typing import Any
 from controller.console.auth import LOCK_FILE, LOCKOUT_S, MAX_FAILURES, PIN_FILE, Lockout, PinStore
 from controller.console.lineio import Channel
 from controller.console.session import Session
-from controller.records import Kind
+from controller.core.records import Kind
 
 
 class ConsoleServer:
@@ -83,7 +83,7 @@ class ConsoleServer:
     @contextlib.contextmanager
     def reader(self) -> Iterator[sqlite3.Connection]:
         """A read-only connection of this thread's own (WAL: readers beside the writer)."""
-        from controller.history import open_readonly
+        from controller.books.history import open_readonly
 
         conn = open_readonly(self.service.ledger.path)
         try:
@@ -116,7 +116,7 @@ class ConsoleServer:
         import json
 
         try:
-            from controller.safefile import read_text_bounded
+            from controller.core.safefile import read_text_bounded
 
             doc = json.loads(read_text_bounded(self.lock_file))  # bounded, never through a link
             return {str(k): float(v) for k, v in dict(doc["remaining_s"]).items()}

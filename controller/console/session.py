@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from controller.console import registry as R
 from controller.console.auth import ROLES
 from controller.console.lineio import Cancelled, Channel, Closed, Idle, LineEditor
-from controller.records import Kind
+from controller.core.records import Kind
 
 if TYPE_CHECKING:
     from controller.console.server import ConsoleServer
@@ -192,7 +192,7 @@ class Session:
             return self._reject(role, line.split(" ")[0], [], "rejected", f"cannot parse the line: {e}")
         cmd = R.REGISTRY.get(name)
         if cmd is None:
-            from controller.suggest import did_you_mean
+            from controller.core.suggest import did_you_mean
 
             mine = [n for n, c in R.REGISTRY.items() if role in c.roles]
             return self._reject(

@@ -10,8 +10,8 @@ from collections.abc import ItemsView
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from controller.config import TableProfile
     from controller.games.base import Procedure
+    from controller.settings.config import TableProfile
 
 GAME_MODULES = {
     "six-card-fortune": "controller.games.sixcard",

@@ -5,13 +5,13 @@ A :class:`Procedure` describes one chapter's round as a sequence of
 after the regulation's step), the wagers the table takes (:class:`WagerSpec`),
 how each deal is dispensed (:class:`Stack`), which decisions the players make
 and how the dealer enters them, and how the round settles — always by calling
-the pure rules engine in controller/rules/.  The table (controller/table.py and
+the pure rules engine in controller/rules/.  The table (controller/play/table.py and
 its components) runs any procedure; nothing game-specific lives there.  The
 optional hooks a game may override (the shaker's activator, the cover card, the
 stub count's skip reason, hand-entry completeness...) have their defaults here,
 so the table calls them without asking whether they exist.
 
-Phase kinds (:class:`~controller.records.PhaseKind`):
+Phase kinds (:class:`~controller.core.records.PhaseKind`):
 
 ==============  =================================================================
 ``start``       starting position from the shaker or the RNG (§ 670a.5(i), § 621a.6(c))
@@ -29,13 +29,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from controller.records import PhaseKind
+from controller.core.records import PhaseKind
 from controller.rules.positions import delivery_order, position_to_seat, settlement_order, start_position
 from controller.rules.settlement import WagerResult
 
 if TYPE_CHECKING:
-    from controller.config import TableProfile
-    from controller.round import Round
+    from controller.games.round import Round
+    from controller.settings.config import TableProfile
 
 PHASE_KINDS = tuple(PhaseKind)
 
@@ -99,7 +99,7 @@ class EntryError(ValueError):
 @dataclass(frozen=True)
 class DecisionState:
     """Answers collected during one ``decide`` phase (the table's deciding component
-    keeps it, controller/deciding.py; a procedure's :class:`Entry` says what changes)."""
+    keeps it, controller/play/deciding.py; a procedure's :class:`Entry` says what changes)."""
 
     required: tuple[int, ...] = ()  # seats that must answer
     answers: Mapping[int, str] = field(default_factory=dict)

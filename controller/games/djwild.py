@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from controller.core.records import PhaseKind
 from controller.games.base import (
     DecisionState,
     Entry,
@@ -47,15 +48,14 @@ from controller.games.base import (
     entry_verb,
     seat_arg,
 )
-from controller.records import PhaseKind
 from controller.rules import djwild as R
 from controller.rules.cards import JOKER, CardError, card_str, parse_card
 from controller.rules.paytables import get_paytable
 from controller.rules.settlement import WagerResult
 
 if TYPE_CHECKING:
-    from controller.config import TableProfile
-    from controller.round import Round
+    from controller.games.round import Round
+    from controller.settings.config import TableProfile
 
 OPTIONAL = ("trips", "bad-beat")
 TRIPS_TABLES = ("DJWT-04", "DJWT-05", "DJWT-06", "DJWT-07")  # § 687a.12(d)

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from controller.core.records import PhaseKind
 from controller.games.base import (
     DecisionState,
     Entry,
@@ -65,7 +66,6 @@ from controller.games.base import (
     entry_verb,
     seat_arg,
 )
-from controller.records import PhaseKind
 from controller.rules.cards import CardError, card_str, cards_str, parse_cards
 from controller.rules.faceup import Setting, make_setting
 from controller.rules.faceup_bonus import BONUS_READINGS, ace_high_kind
@@ -75,8 +75,8 @@ from controller.rules.paytables import get_paytable, parse_money
 from controller.rules.settlement import WagerResult
 
 if TYPE_CHECKING:
-    from controller.config import ProgressiveConfig, TableProfile
-    from controller.round import Round
+    from controller.games.round import Round
+    from controller.settings.config import ProgressiveConfig, TableProfile
 
 OPTIONS = (
     "ace_high_paytable",

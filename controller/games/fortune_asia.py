@@ -39,7 +39,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from controller.config import ConfigError
+from controller.core.records import PhaseKind
 from controller.games.base import (
     DecisionState,
     Entry,
@@ -52,7 +52,6 @@ from controller.games.base import (
     entry_verb,
     seat_arg,
 )
-from controller.records import PhaseKind
 from controller.rules.cards import CardError, card_str, cards_str, parse_card
 from controller.rules.fortune_asia import (
     GAME,
@@ -66,10 +65,11 @@ from controller.rules.fortune_asia import (
 )
 from controller.rules.paytables import all_paytables, get_paytable, parse_money
 from controller.rules.settlement import WagerResult
+from controller.settings.config import ConfigError
 
 if TYPE_CHECKING:
-    from controller.config import ProgressiveConfig, TableProfile
-    from controller.round import Round
+    from controller.games.round import Round
+    from controller.settings.config import ProgressiveConfig, TableProfile
 
 OPTIONAL = ("fortune", "insurance", "progressive")
 #: [game.options] keys and what they mean (anything else is a configuration error)

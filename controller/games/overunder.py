@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from controller.core.records import PhaseKind
 from controller.games.base import (
     DecisionState,
     Entry,
@@ -47,7 +48,6 @@ from controller.games.base import (
     seat_arg,
     split_entry,
 )
-from controller.records import PhaseKind
 from controller.rules.cards import CardError, cards_str
 from controller.rules.overunder import (
     BONUS_PAYTABLE,
@@ -65,8 +65,8 @@ from controller.rules.paytables import get_paytable
 from controller.rules.settlement import WagerResult
 
 if TYPE_CHECKING:
-    from controller.config import TableProfile
-    from controller.round import Round
+    from controller.games.round import Round
+    from controller.settings.config import TableProfile
 
 DECIDE = "over-under"
 OPTIONS = ("bonus", "bonus_paytable", "ante_min_cents", "ante_max_cents", "bonus_min_cents", "bonus_max_cents")

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from controller.config import ConfigError
+from controller.core.records import PhaseKind
 from controller.games.base import (
     DecisionState,
     Entry,
@@ -41,15 +41,15 @@ from controller.games.base import (
     entry_verb,
     seat_arg,
 )
-from controller.records import PhaseKind
 from controller.rules.cards import CardError, card_str, cards_str, parse_card
 from controller.rules.settlement import WagerResult
 from controller.rules.sixcard import hand_key, house_way, six_card_rank
 from controller.rules.sixcard_settle import SeatWagers, SixCardOptions, settle_progressive, settle_round
+from controller.settings.config import ConfigError
 
 if TYPE_CHECKING:
-    from controller.config import TableProfile
-    from controller.round import Round
+    from controller.games.round import Round
+    from controller.settings.config import TableProfile
 
 #: the hand of a seat whose cards the dealer did not enter as a winning hand (keypad entry)
 NOT_ENTERED = "no-winning-hand-entered"

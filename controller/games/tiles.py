@@ -43,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from controller.core.records import PhaseKind
 from controller.games.base import (
     DecisionState,
     Entry,
@@ -57,7 +58,6 @@ from controller.games.base import (
 )
 from controller.games.tiles_options import TilesOptions, parse_options
 from controller.games.tiles_rotation import BankSet, Rotation, TilesRound, position, seat_at
-from controller.records import PhaseKind
 from controller.rules.dice import Dice
 from controller.rules.paytables import get_paytable
 from controller.rules.settlement import WagerResult
@@ -75,8 +75,8 @@ from controller.rules.tiles_settle import (
 )
 
 if TYPE_CHECKING:
-    from controller.config import TableProfile
-    from controller.round import Round
+    from controller.games.round import Round
+    from controller.settings.config import TableProfile
 
 UNREAD = 0xFF
 MATCHES = tuple(f"match-{n}" for n in range(1, 7))  # six Match areas per seat, § 621a.2(b)(5)(ii)

@@ -30,7 +30,7 @@ from controller.rules.tiles_deal import STYLES, cut_stacks
 from controller.rules.tiles_settle import can_bank, dealer_wager_against_bank, select_bank
 
 if TYPE_CHECKING:
-    from controller.round import Round
+    from controller.games.round import Round
 
 
 def position(seats: int, seat: int) -> int:

@@ -4,7 +4,7 @@
 
 Pure: parses documents handed to it (``parse_paytables``) and looks names up in the
 paytables passed in (``use_paytables``: the tables, or what loads them); reading the
-files is done outside the rules engine (``controller/paytablefiles.py``).  No I/O, no
+files is done outside the rules engine (``controller/settings/paytablefiles.py``).  No I/O, no
 hardware imports.
 
 File format (one file per chapter)::

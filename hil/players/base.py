@@ -40,7 +40,7 @@ class Strategy(Generic[P]):
 
     def sensed(self, seat: int, wager: str) -> Bet:
         """A chip on ``wager``'s bet sensor: a wager of its fixed amount (the table takes the
-        sensed spots at ``fixed_cents``, controller/wagering.py)."""
+        sensed spots at ``fixed_cents``, controller/play/wagering.py)."""
         cents = self.proc.wagers[wager].fixed_cents
         if cents is None:
             raise ValueError(f"{self.proc.game}: wager {wager!r} is not sensed at a fixed amount")

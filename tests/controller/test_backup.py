@@ -1,4 +1,4 @@
-"""Backup and restore of the ledger (issue 15; controller/backup.py, docs/operations.md)."""
+"""Backup and restore of the ledger (issue 15; controller/books/backup.py, docs/operations.md)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from controller.audit import Where, audit
-from controller.backup import BackupError, backup, restore
+from controller.books.audit import Where, audit
+from controller.books.backup import BackupError, backup, restore
+from controller.books.ledger import Ledger, Record
+from controller.books.ledgerkey import init_key, read_key
+from controller.books.statelock import StateLock, StateLocked, in_use
+from controller.books.witness import Witness, default_witness_dir
 from controller.cli import main
-from controller.ledger import Ledger, Record
-from controller.ledgerkey import init_key, read_key
-from controller.records import Kind
-from controller.statelock import StateLock, StateLocked, in_use
-from controller.witness import Witness, default_witness_dir
+from controller.core.records import Kind
 
 TABLE = "T-07"
 
@@ -143,7 +143,7 @@ def test_restoring_a_current_copy_works_and_is_recorded(table, tmp_path):
 
 def test_a_restore_keeps_the_lockout_journal_aside_with_the_ledger_it_replaced(table, tmp_path):
     """The journal's blocks belong to the replaced ledger: none may go into the restored one."""
-    from controller.lockjournal import JOURNAL_FILE, LockoutJournal
+    from controller.books.lockjournal import JOURNAL_FILE, LockoutJournal
 
     where, _ = table
     cur = backup(where, tmp_path / "bk").path

@@ -1,4 +1,4 @@
-"""``tablectl backup --incremental`` (issue 26; controller/backupextend.py): the newest copy in
+"""``tablectl backup --incremental`` (issue 26; controller/books/backupextend.py): the newest copy in
 DEST brought up to date — only what was added is copied and audited — and never a copy of
 another ledger, never an edit carried into it, never a half-updated copy."""
 
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-import controller.ledger as L
-from controller.audit import Where, audit
-from controller.backup import BackupError, backup, restore
+import controller.books.ledger as L
+from controller.books.audit import Where, audit
+from controller.books.backup import BackupError, backup, restore
+from controller.books.ledger import Ledger
+from controller.books.ledgerkey import init_key, read_key
+from controller.books.witness import Witness
 from controller.cli import main
-from controller.ledger import Ledger
-from controller.ledgerkey import init_key, read_key
-from controller.witness import Witness
 from tests.controller.test_backup import TABLE, _events, _play, _where
 
 T0 = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)

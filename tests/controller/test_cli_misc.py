@@ -8,7 +8,7 @@ from pathlib import Path
 
 from controller.cli import main
 from controller.games import available
-from controller.machine import build, mermaid
+from controller.play.machine import build, mermaid
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,7 +28,7 @@ def test_diagram_stdout(capsys):
 
 
 def test_json_logs_carry_table_and_round():
-    from controller.log import LogContext, configure
+    from controller.core.log import LogContext, configure
 
     buf = io.StringIO()
     configure(stream=buf, level="info", json=None)  # a StringIO is not a terminal -> JSON
@@ -78,7 +78,7 @@ def test_the_service_start_up_path_imports_no_numpy_analysis_or_simulators():
 
     code = (
         "import sys\n"
-        "import controller.commands.run, controller.config, controller.service, controller.log\n"
+        "import controller.commands.run, controller.settings.config, controller.daemon.service, controller.core.log\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'hil', 'bench')"
         " or m.startswith('controller.analysis')))\n"
     )

@@ -1,5 +1,5 @@
 """Each of the table's components built alone, with fakes implementing the roles it is
-given (controller/context.py), no Table, no ledger, no reactor: what it records, what it
+given (controller/play/context.py), no Table, no ledger, no reactor: what it records, what it
 triggers, what it shows (issue 27)."""
 
 from __future__ import annotations
@@ -9,24 +9,24 @@ from typing import Any
 
 import pytest
 
-from controller.betting import BetBoard
-from controller.config import FloodLimits, parse_profile
-from controller.context import NullLink, RoundSlot, TableGame, Then
-from controller.dealing import Dealing, Deck
-from controller.deciding import Deciding
-from controller.devices import DeviceRegistry
-from controller.faults import Faults
-from controller.floor import Floor, OutOfOrder
+from controller.books.ledger import Record, StoredEvent
+from controller.core.records import Kind, PhaseKind
 from controller.games import procedure_for
 from controller.games.base import Phase
-from controller.ledger import Record, StoredEvent
-from controller.machine import Trigger
-from controller.progressive import ProgressiveSystem
-from controller.records import Kind, PhaseKind
-from controller.round import Round
+from controller.games.round import Round
+from controller.play.betting import BetBoard
+from controller.play.context import NullLink, RoundSlot, TableGame, Then
+from controller.play.dealing import Dealing, Deck
+from controller.play.deciding import Deciding
+from controller.play.devices import DeviceRegistry
+from controller.play.faults import Faults
+from controller.play.floor import Floor, OutOfOrder
+from controller.play.machine import Trigger
+from controller.play.progressive import ProgressiveSystem
+from controller.play.settling import Settling
+from controller.play.wagering import Wagering
 from controller.rules.settlement import WagerResult
-from controller.settling import Settling
-from controller.wagering import Wagering
+from controller.settings.config import FloodLimits, parse_profile
 from tests.integration.harness import FakeKeypad, FakeLights, FakeShaker, FakeShoe, FakeSign, profile_doc
 
 
@@ -221,7 +221,7 @@ def test_dealing_alone_voids_a_misdealt_stack(game: TableGame) -> None:
 
 
 def _ev(kind: str, **data: Any) -> Any:
-    from controller.reactor import Event
+    from controller.core.reactor import Event
 
     return Event(kind, kind, data, t=0.0)
 
@@ -246,7 +246,7 @@ def test_deciding_alone_takes_an_answer_and_a_late_wager() -> None:
     doc = {"game": {"id": "over-under", "seats": 6, "positions": 6, "start_method": "none"}}
     profile = parse_profile(doc, "<t>")
     game = TableGame(profile, procedure_for("over-under", profile), None)
-    from controller.round import Wagered
+    from controller.games.round import Wagered
 
     books, machine, bets, keypad = Books(), Machine("over_under_decisions", game.proc), Bets(), FakeKeypad("keypad")
     slot = RoundSlot()
@@ -274,7 +274,7 @@ def test_deciding_alone_takes_an_answer_and_a_late_wager() -> None:
 
 
 def test_settling_alone_pays_a_meter_hit_after_validation(game: TableGame) -> None:
-    import controller.meters as M
+    import controller.books.meters as M
 
     books, machine, lights = Books(), Machine("floor_validation", game.proc), Calls()
     from fractions import Fraction

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main
-from controller.config import ConfigError
-from controller.hardware import load_hardware, parse_hardware
+from controller.settings.config import ConfigError
+from controller.settings.hardware import load_hardware, parse_hardware
 from drivers.gpio import PinAddr
 
 
@@ -73,7 +73,7 @@ def test_config_builds_the_drivers_settings():
         "beacon": bcm(25),
     }
     # the running configuration's keys (console ``config show``, the ledger's config.loaded) are unchanged
-    from controller.selfcheck import config_values
+    from controller.boot.selfcheck import config_values
 
     values = config_values(hw)
     assert values["serial.shoe.lost_after_ms"] == "3500" and values["gpio.pin_factory"] == "lgpio"
@@ -126,7 +126,7 @@ def test_bad_config_names_file_section_and_key(tmp_path, old, new, section, key,
 def test_the_reports_who_and_where_are_read_and_optional(tmp_path):
     hw = load_hardware(EXAMPLE)
     assert (hw.casino, hw.asset, hw.location) == ("Keystone Riverside Casino", "A-10001", "Pit 2, table 7")
-    from controller.selfcheck import config_values
+    from controller.boot.selfcheck import config_values
 
     assert config_values(hw)["asset"] == "A-10001"  # recorded in config.loaded: the report reads it there
     text = EXAMPLE.read_text()
@@ -163,7 +163,7 @@ def test_run_exits_2_before_touching_hardware(tmp_path, capsys, monkeypatch):
 
 
 def test_run_check_offline_accepts_valid_config(capsys, tmp_path, monkeypatch):
-    from controller.ledgerkey import init_key
+    from controller.books.ledgerkey import init_key
 
     init_key(tmp_path / "creds" / "tablectl-ledger-key")  # what systemd's LoadCredential= hands over
     monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path / "creds"))
@@ -198,7 +198,7 @@ def test_progressive_seed_rate_reserve_are_required(tmp_path, capsys, key):
     missing reserve_rate was silently 0%."""
     import tomllib
 
-    from controller.config import parse_profile
+    from controller.settings.config import parse_profile
 
     src = (Path(__file__).resolve().parents[2] / "config" / "tables" / "dj-wild.toml").read_text()
     doc = tomllib.loads(src)

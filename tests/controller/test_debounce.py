@@ -1,10 +1,10 @@
-"""Our own debounce (controller/inputs.py): gpiozero's mock pins do not bounce, so
+"""Our own debounce (controller/play/inputs.py): gpiozero's mock pins do not bounce, so
 chatter is produced by the test and must yield one clean change."""
 
 from __future__ import annotations
 
-from controller.inputs import Debouncer
-from controller.reactor import Reactor
+from controller.core.reactor import Reactor
+from controller.play.inputs import Debouncer
 
 
 def setup(clock, window=0.02):

@@ -85,9 +85,9 @@ def test_architecture_links_the_benches_history():
 
 
 def test_named_event_kinds_are_written():
-    """A kind the page names is a ``Kind`` (controller/records.py, the one place kinds are
+    """A kind the page names is a ``Kind`` (controller/core/records.py, the one place kinds are
     spelt) and is used somewhere else: as ``Kind.<NAME>`` or its value."""
-    from controller.records import Kind
+    from controller.core.records import Kind
 
     records = Path(sys.modules[Kind.__module__].__file__ or "")  # wherever the package puts it
     source = "\n".join(p.read_text() for p in SOURCES if p != records)
@@ -105,9 +105,9 @@ def test_named_event_kinds_are_written():
 def test_named_states_are_machine_states():
     import tomllib
 
-    from controller.config import parse_profile
     from controller.games import GAME_MODULES, procedure_for
-    from controller.machine import TAIL
+    from controller.play.machine import TAIL
+    from controller.settings.config import parse_profile
 
     states = set(TAIL) | {"self_test", "open_for_wagers", "no_more_bets"}
     for game in GAME_MODULES:
@@ -152,8 +152,8 @@ def test_readings_name_profile_options_the_code_accepts():
     import copy
     import tomllib
 
-    from controller.config import parse_profile
     from controller.games import procedure_for
+    from controller.settings.config import parse_profile
 
     found = _reading_options()
     assert len(found) >= 5

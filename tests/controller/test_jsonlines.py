@@ -1,4 +1,4 @@
-"""The JSON-lines reader both ends of the link socket use (controller/jsonlines.py):
+"""The JSON-lines reader both ends of the link socket use (controller/core/jsonlines.py):
 partial lines, several lines in one read, garbled lines, over-long lines, end of file, a
 socket error, a stop."""
 
@@ -8,7 +8,7 @@ import socket
 import threading
 from typing import Any
 
-from controller.jsonlines import Line, json_lines
+from controller.core.jsonlines import Line, json_lines
 
 
 class Script:

@@ -20,13 +20,22 @@ from typing import Any
 
 import pytest
 
-from controller import meters as meters_mod
-from controller.audit import Where, audit
+from controller.books import meters as meters_mod
+from controller.books.audit import Where, audit
+from controller.books.ledger import (
+    GENESIS,
+    SCHEMA_VERSION,
+    ClockWentBackwards,
+    Head,
+    Ledger,
+    Record,
+    StoredEvent,
+    event_hash,
+)
+from controller.books.ledgerkey import LedgerKeyError, init_key, read_key
+from controller.books.ledgerwriter import LedgerWriter
+from controller.books.witness import Witness
 from controller.cli import main
-from controller.ledger import GENESIS, SCHEMA_VERSION, ClockWentBackwards, Head, Ledger, Record, StoredEvent, event_hash
-from controller.ledgerkey import LedgerKeyError, init_key, read_key
-from controller.ledgerwriter import LedgerWriter
-from controller.witness import Witness
 from tests.conftest import TEST_KEY
 
 TABLE = "T1"
@@ -390,7 +399,7 @@ def test_disk_full_the_fault_record_is_written_on_the_released_reserve(small_fs,
     """Issue 13: with the disk full the ledger's tilt could not be written, so the restart
     came up with no tilt.  The reserve beside the ledger is released on the fault, and the
     fault's own tilt.raised is recorded; the restart finds it."""
-    from controller.standing import active_tilts
+    from controller.books.standing import active_tilts
 
     path = small_fs / "state" / "ledger.sqlite3"
     led = Ledger(path, TABLE, key=TEST_KEY)
@@ -500,7 +509,7 @@ def test_the_unit_waits_for_the_clock_and_hands_over_the_key_and_the_witness_dir
     key as a credential (LoadCredential=, the name the service reads), the witness directory
     a state directory of its own, and ExecStartPre checking only the configuration (a damaged
     ledger is the service's latched tilt, not a start that fails and restarts)."""
-    from controller.hardware import DEFAULT_KEY_CREDENTIAL, DEFAULT_KEY_FILE
+    from controller.settings.hardware import DEFAULT_KEY_CREDENTIAL, DEFAULT_KEY_FILE
 
     unit = (Path(__file__).resolve().parents[2] / "systemd" / "tablectl.service").read_text()
     settings: dict[str, list[str]] = {}
@@ -536,8 +545,8 @@ def test_run_check_refuses_a_ledger_failing_its_audit_but_config_only_does_not(k
 
 
 def test_witness_dir_inside_the_state_dir_is_a_configuration_error():
-    from controller.config import ConfigError, Section
-    from controller.hardware import _load_ledger
+    from controller.settings.config import ConfigError, Section
+    from controller.settings.hardware import _load_ledger
 
     sec = Section("t.toml", "ledger", {"witness_dir": "/var/lib/tablectl/w"})
     with pytest.raises(ConfigError, match=r"t.toml: \[ledger\] witness_dir: .* must be outside state_dir"):
@@ -565,7 +574,7 @@ def test_a_witness_that_cannot_be_written_is_reported_once_and_the_ledger_goes_o
 def test_a_checkpoint_left_past_a_cut_tail_is_reported_never_used_and_never_stops_the_ledger(tmp_path):
     """After a cut tail the checkpoint rows of the cut part remain: the meters must not start
     from one, and the ledger must still take new events across the next checkpoint."""
-    from controller.ledger import CHECKPOINT_EVERY
+    from controller.books.ledger import CHECKPOINT_EVERY
 
     path = tmp_path / "l.sqlite3"
     led = Ledger(path, TABLE, key=TEST_KEY)
@@ -591,7 +600,7 @@ def test_a_checkpoint_left_past_a_cut_tail_is_reported_never_used_and_never_stop
 
 def test_an_injected_enospc_releases_the_reserve_and_records_the_fault(tmp_path):
     """The same as on a full tmpfs, without root: the first append fails with ENOSPC."""
-    from controller.standing import active_tilts
+    from controller.books.standing import active_tilts
 
     led = Ledger(tmp_path / "l.sqlite3", TABLE, key=TEST_KEY)
     real = led.append

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.ledger import Ledger, Record, StoredEvent
-from controller.ledgerwriter import LedgerWriter
+from controller.books.ledger import Ledger, Record, StoredEvent
+from controller.books.ledgerwriter import LedgerWriter
 from tests.conftest import TEST_KEY
 
 PAGE = 4096
@@ -217,7 +217,7 @@ def test_a_ledger_made_with_a_unique_hash_index_still_appends_and_verifies(tmp_p
 _CHILD = textwrap.dedent(
     """
     import os, random, signal, sys, threading, time
-    from controller.ledger import Ledger, Record
+    from controller.books.ledger import Ledger, Record
     from tests.conftest import TEST_KEY
 
     led = Ledger(sys.argv[1], "T1", key=TEST_KEY)

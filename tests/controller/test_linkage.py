@@ -1,10 +1,10 @@
-"""When a linked table's wager is open (controller/linked.py): the LAP's records of the table
+"""When a linked table's wager is open (controller/play/linked.py): the LAP's records of the table
 must agree with its ledger — a batch's totals (``mismatch``, until a later batch reconciles)
 and the chain head the LAP recorded (``diverged``, until the uplink finds it again)."""
 
 from __future__ import annotations
 
-from controller.linked import Linkage
+from controller.play.linked import Linkage
 
 
 def running_link() -> tuple[Linkage, list[float]]:

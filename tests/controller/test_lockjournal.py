@@ -1,4 +1,4 @@
-"""The lock-out journal (controller/lockjournal.py, issue 11): the accepted set durable in one
+"""The lock-out journal (controller/books/lockjournal.py, issue 11): the accepted set durable in one
 keyed block before the count is shown; a block the ledger lacks is put into the ledger at
 start-up, once, and nothing else ever is."""
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.ledger import Ledger, Record
-from controller.lockjournal import BLOCK, JOURNAL_FILE, SLOTS, LockoutJournal, recover
-from controller.records import Kind
+from controller.books.ledger import Ledger, Record
+from controller.books.lockjournal import BLOCK, JOURNAL_FILE, SLOTS, LockoutJournal, recover
+from controller.core.records import Kind
 from tests.conftest import TEST_KEY
 
 OTHER_KEY = b"another table's key, 32 bytes.."

@@ -1,5 +1,5 @@
 """Log lines carry their syslog priority when, and only when, they go to the journal
-(controller/log.py): journald files ``<N>``-prefixed lines at priority N, so
+(controller/core/log.py): journald files ``<N>``-prefixed lines at priority N, so
 ``journalctl -p warning`` shows warnings and worse."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.log import LogContext, configure, is_journal_stream
+from controller.core.log import LogContext, configure, is_journal_stream
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFIX = re.compile(r"^<(\d)>")
@@ -145,7 +145,7 @@ def test_a_service_process_whose_stdout_is_the_journal(tmp_path):
     default configure() (stdout, level info)."""
     out = tmp_path / "stdout"
     code = (
-        "from controller.log import LogContext, configure\n"
+        "from controller.core.log import LogContext, configure\n"
         "configure()\n"
         "log = LogContext('PG-01').logger('service')\n"
         "log.info('service.started'); log.warning('tap.failed'); log.error('ledger.write_failed')\n"

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from controller.core.records import PhaseKind
 from controller.games import available
 from controller.games.base import Phase
-from controller.machine import build
-from controller.records import PhaseKind
+from controller.play.machine import build
 
 PHASES = (
     Phase("dispensing", PhaseKind.DEAL, "§ x", "main"),

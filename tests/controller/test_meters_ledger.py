@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller import meters as M
-from controller.ledger import Ledger, Record
+from controller.books import meters as M
+from controller.books.ledger import Ledger, Record
 from tests.conftest import TEST_KEY
 
 RATE = "21/100"
@@ -130,7 +130,7 @@ def test_failed_transaction_leaves_nothing(tmp_path):
 
 
 def _many(tmp_path, monkeypatch, n=23, every=5):
-    import controller.ledger as L
+    import controller.books.ledger as L
 
     monkeypatch.setattr(L, "CHECKPOINT_EVERY", every)
     led = Ledger(tmp_path / "c.sqlite3", "T1", key=TEST_KEY)

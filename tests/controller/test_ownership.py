@@ -18,26 +18,26 @@ from controller.games.djwild import DJWildRound
 from controller.games.faceup import FaceUpRound
 from controller.games.fortune_asia import FortuneAsiaRound
 from controller.games.overunder import OverUnderRound
+from controller.games.round import Dealt, Decided, Settled, Wagered
 from controller.games.sixcard import SixCardRound
 from controller.games.tiles_rotation import TilesRound
-from controller.round import Dealt, Decided, Settled, Wagered
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTROLLER = ROOT / "controller"
 
 #: record -> the modules that may write its fields
 RECORDS: dict[str, tuple[list[str], tuple[str, ...]]] = {
-    "Wagered": ([f.name for f in dataclasses.fields(Wagered)], ("controller/wagering.py",)),
-    "Dealt": ([f.name for f in dataclasses.fields(Dealt)], ("controller/dealing.py",)),
-    "Decided": ([f.name for f in dataclasses.fields(Decided)], ("controller/deciding.py",)),
-    "Settled": ([f.name for f in dataclasses.fields(Settled)], ("controller/settling.py",)),
-    "Deck": (["ready", "shuffle_failures", "shuffled_once"], ("controller/dealing.py",)),
-    "BetBoard": (["level", "state", "frozen", "closed"], ("controller/betting.py",)),
-    "OutOfOrder": (["_marks"], ("controller/floor.py",)),
-    "Round.phase": (["phase"], ("controller/table.py",)),
-    "RoundSlot.round": (["round"], ("controller/table.py",)),
-    "TableGame": (["profile", "proc", "progressive"], ("controller/table.py",)),
-    "DeviceRegistry.down": (["down"], ("controller/devices.py",)),
+    "Wagered": ([f.name for f in dataclasses.fields(Wagered)], ("controller/play/wagering.py",)),
+    "Dealt": ([f.name for f in dataclasses.fields(Dealt)], ("controller/play/dealing.py",)),
+    "Decided": ([f.name for f in dataclasses.fields(Decided)], ("controller/play/deciding.py",)),
+    "Settled": ([f.name for f in dataclasses.fields(Settled)], ("controller/play/settling.py",)),
+    "Deck": (["ready", "shuffle_failures", "shuffled_once"], ("controller/play/dealing.py",)),
+    "BetBoard": (["level", "state", "frozen", "closed"], ("controller/play/betting.py",)),
+    "OutOfOrder": (["_marks"], ("controller/play/floor.py",)),
+    "Round.phase": (["phase"], ("controller/play/table.py",)),
+    "RoundSlot.round": (["round"], ("controller/play/table.py",)),
+    "TableGame": (["profile", "proc", "progressive"], ("controller/play/table.py",)),
+    "DeviceRegistry.down": (["down"], ("controller/play/devices.py",)),
 }
 GAMES: dict[type[GameRound], tuple[str, ...]] = {
     GameRound: ("controller/games/base.py", "controller/games/djwild.py"),  # SAME <seat> <seat>
@@ -50,15 +50,15 @@ GAMES: dict[type[GameRound], tuple[str, ...]] = {
 }
 #: fields of other objects that share an owned field's name: (module, field) -> whose field it is
 NOT_THE_ROUND = {
-    ("controller/recovery.py", "round"): "recovery.Recovered.round, what recovery returns",
-    ("controller/selfcheck.py", "results"): "selfcheck's report of each check",
-    ("controller/tablestatus.py", "pending_hits"): "tablestatus.RoundView, read from the ledger",
-    ("controller/tablestatus.py", "start"): "tablestatus.RoundView, read from the ledger",
-    ("controller/tablestatus.py", "rng_value"): "tablestatus.RoundView, read from the ledger",
-    ("controller/report.py", "voided"): "report.Activity, the day's figures read from the ledger",
-    ("controller/report.py", "level"): "report.HitLine, the day's figures read from the ledger",
-    ("controller/report.py", "wagers"): "report.CoinIn / the table's play, read from the ledger",
-    ("controller/report.py", "start"): "report.LevelReport, the meter at the day's start",
+    ("controller/play/recovery.py", "round"): "recovery.Recovered.round, what recovery returns",
+    ("controller/boot/selfcheck.py", "results"): "selfcheck's report of each check",
+    ("controller/reports/tablestatus.py", "pending_hits"): "tablestatus.RoundView, read from the ledger",
+    ("controller/reports/tablestatus.py", "start"): "tablestatus.RoundView, read from the ledger",
+    ("controller/reports/tablestatus.py", "rng_value"): "tablestatus.RoundView, read from the ledger",
+    ("controller/reports/report.py", "voided"): "report.Activity, the day's figures read from the ledger",
+    ("controller/reports/report.py", "level"): "report.HitLine, the day's figures read from the ledger",
+    ("controller/reports/report.py", "wagers"): "report.CoinIn / the table's play, read from the ledger",
+    ("controller/reports/report.py", "start"): "report.LevelReport, the meter at the day's start",
 }
 MUTATORS = {"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update", "setdefault", "sort"}
 
@@ -138,7 +138,7 @@ def f(rnd, t, proc, x):
     del t.marks._marks["shoe"]
     rnd.settled.results += []
 """
-    got = violations(bad, "controller/settling.py", own)
+    got = violations(bad, "controller/play/settling.py", own)
     assert [g.split(": ", 1)[1].split(",")[0] for g in got] == [
         "writes 'wagers'",
         "writes 'ready'",
@@ -147,7 +147,7 @@ def f(rnd, t, proc, x):
         "writes '_marks'",
     ]
     assert violations("def g(self):\n    self.wagers = {}\n    self.ready = True\n", "controller/x.py", own) == []
-    assert violations("def h(w):\n    w.wagers[(1, 'x')] = 1\n", "controller/wagering.py", own) == []
+    assert violations("def h(w):\n    w.wagers[(1, 'x')] = 1\n", "controller/play/wagering.py", own) == []
 
 
 def test_every_round_field_has_an_owner() -> None:

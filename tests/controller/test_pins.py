@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main
-from controller.config import ConfigError
-from controller.hardware import load_hardware
-from controller.pins import Expander, PinClash, Use, allocate, budget, budget_lines
+from controller.settings.config import ConfigError
+from controller.settings.hardware import load_hardware
+from controller.settings.pins import Expander, PinClash, Use, allocate, budget, budget_lines
 from drivers.gpio import PinAddr, parse_pin
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,7 +84,7 @@ def test_budget_counts_every_line_and_the_buses_pins():
 @pytest.fixture
 def ledger_key(tmp_path, monkeypatch):
     """The ledger key as systemd's LoadCredential= hands it over (run --check loads it)."""
-    from controller.ledgerkey import init_key
+    from controller.books.ledgerkey import init_key
 
     init_key(tmp_path / "creds" / "tablectl-ledger-key")
     monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path / "creds"))
@@ -236,7 +236,7 @@ def test_wiring_doc_matches_the_example_budget():
 
 
 def test_open_expander_chips_names_the_chip_that_cannot_be_opened():
-    from controller.pins import open_expander_chips
+    from controller.settings.pins import open_expander_chips
 
     opened, closed = [], []
 

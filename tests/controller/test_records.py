@@ -1,4 +1,4 @@
-"""The ledger's vocabulary is spelt in one place (controller/records.py) and its
+"""The ledger's vocabulary is spelt in one place (controller/core/records.py) and its
 values never change: they are stored in the ledger and hashed into its chain.
 The machine's triggers are a closed set, checked against every game's machine."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.ledger import Ledger, Record
-from controller.records import Kind, PhaseKind
+from controller.books.ledger import Ledger, Record
+from controller.core.records import Kind, PhaseKind
 from tests.conftest import TEST_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,9 +80,9 @@ def test_every_kind_is_used_and_no_literal_is_left_at_a_call_site():
 
 
 def test_triggers_are_every_games_machine_triggers():
-    from controller.config import parse_profile
     from controller.games import GAME_MODULES, procedure_for
-    from controller.machine import TRIGGERS, build
+    from controller.play.machine import TRIGGERS, build
+    from controller.settings.config import parse_profile
 
     used: set[str] = set()
     for game in GAME_MODULES:

@@ -1,4 +1,4 @@
-"""Start-up recovery (controller/recovery.py) reads ledger events and nothing else:
+"""Start-up recovery (controller/play/recovery.py) reads ledger events and nothing else:
 fed a list of events, it says what the table takes back and which records to write."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from controller.config import parse_profile
+from controller.books.ledger import StoredEvent
+from controller.core.records import Kind
 from controller.games import procedure_for
-from controller.ledger import StoredEvent
-from controller.progressive import ProgressiveSystem
-from controller.records import Kind
-from controller.recovery import recover
+from controller.play.progressive import ProgressiveSystem
+from controller.play.recovery import recover
+from controller.settings.config import parse_profile
 from tests.integration.harness import profile_doc
 
 

@@ -1,4 +1,4 @@
-"""The accounting report of a gaming day (issue 15; controller/report.py, cf. § 605a.7(a))."""
+"""The accounting report of a gaming day (issue 15; controller/reports/report.py, cf. § 605a.7(a))."""
 
 from __future__ import annotations
 
@@ -13,15 +13,15 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from controller import report as R
-from controller import reportpdf as RP
-from controller import reportview as V
+from controller.books.history import open_readonly
+from controller.books.ledger import Ledger, Record
+from controller.books.ledgerkey import init_key, read_key
+from controller.books.witness import Witness, default_witness_dir
 from controller.cli import main
-from controller.history import open_readonly
-from controller.ledger import Ledger, Record
-from controller.ledgerkey import init_key, read_key
-from controller.records import Kind
-from controller.witness import Witness, default_witness_dir
+from controller.core.records import Kind
+from controller.reports import report as R
+from controller.reports import reportpdf as RP
+from controller.reports import reportview as V
 
 NY = ZoneInfo("America/New_York")
 DAY = date(2026, 7, 4)  # EDT: UTC-4; the gaming day is 2026-07-04 10:00Z .. 2026-07-05 10:00Z
@@ -38,7 +38,7 @@ class Wall:
         return self.t
 
 
-#: the table's start-up records (controller/service.py, controller/table.py): who and what recorded the day
+#: the table's start-up records (controller/daemon/service.py, controller/play/table.py): who and what recorded the day
 CONFIG = {
     "table_id": "T-9",
     "casino": "Keystone & Sons <Riverside> Casino",  # markup characters print as they are
@@ -391,7 +391,7 @@ def test_pdf_without_reportlab_says_what_to_install(tmp_path, capsys, monkeypatc
     import sys
 
     state, keyfile = _ledger(tmp_path)
-    monkeypatch.delitem(sys.modules, "controller.reportpdf", raising=False)
+    monkeypatch.delitem(sys.modules, "controller.reports.reportpdf", raising=False)
     for name in [m for m in sys.modules if m.startswith("reportlab.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "reportlab", None)  # as if the `report` extra were not installed
@@ -423,7 +423,7 @@ def test_bad_arguments_exit_2(bad, tmp_path):
 
 def test_a_report_starting_from_a_checkpoint_is_the_same(tmp_path, monkeypatch):
     """A long ledger is replayed from its last checkpoint before the day, not from event 1."""
-    import controller.ledger as L
+    import controller.books.ledger as L
 
     plain = _build(_ledger(tmp_path / "a")[0])
     monkeypatch.setattr(L, "CHECKPOINT_EVERY", 3)  # a checkpoint every 3 events

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-import controller.ledger as L
-from controller import ledgercheck
-from controller import seals as S
-from controller.audit import Where, audit
-from controller.auditrun import AuditRunner
-from controller.ledger import Ledger, Record
-from controller.witness import Witness
+import controller.books.ledger as L
+from controller.books import ledgercheck
+from controller.books import seals as S
+from controller.books.audit import Where, audit
+from controller.books.auditrun import AuditRunner
+from controller.books.ledger import Ledger, Record
+from controller.books.witness import Witness
 from tests.conftest import TEST_KEY
 from tests.controller.test_ledger_trust import rechain
 

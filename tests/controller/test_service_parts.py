@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.hardware import HardwareConfig, parse_hardware
-from controller.ledgerkey import init_key, read_key
-from controller.sdnotify import Notifier
+from controller.books.ledgerkey import init_key, read_key
+from controller.daemon.sdnotify import Notifier
+from controller.settings.hardware import HardwareConfig, parse_hardware
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "config" / "examples" / "table.toml"
@@ -36,8 +36,8 @@ def _key(tmp_path: Path) -> bytes:
 
 # --------------------------------------------------------------------------- the ledger stack
 def test_ledger_stack_opens_checks_and_stops_in_order(tmp_path: Path) -> None:
-    from controller.ledgerstack import LedgerStack
-    from controller.statelock import StateLock, StateLocked
+    from controller.books.statelock import StateLock, StateLocked
+    from controller.daemon.ledgerstack import LedgerStack
 
     hw = _hw(tmp_path)
     stack = LedgerStack(hw, _key(tmp_path))
@@ -58,7 +58,7 @@ def test_ledger_stack_opens_checks_and_stops_in_order(tmp_path: Path) -> None:
 
 
 def test_ledger_stack_release_keeps_the_ledger_to_record_a_halt(tmp_path: Path) -> None:
-    from controller.ledgerstack import LedgerStack
+    from controller.daemon.ledgerstack import LedgerStack
 
     stack = LedgerStack(_hw(tmp_path), _key(tmp_path))
     ledger = stack.open()
@@ -72,7 +72,7 @@ def test_ledger_stack_release_keeps_the_ledger_to_record_a_halt(tmp_path: Path) 
 
 
 def test_ledger_stack_refuses_work_before_it_is_open(tmp_path: Path) -> None:
-    from controller.ledgerstack import LedgerStack
+    from controller.daemon.ledgerstack import LedgerStack
 
     stack = LedgerStack(_hw(tmp_path), _key(tmp_path))
     with pytest.raises(RuntimeError, match="has not opened its ledger"):
@@ -82,9 +82,9 @@ def test_ledger_stack_refuses_work_before_it_is_open(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- the device set's RNG
 def test_device_set_self_tests_the_rng_in_use(tmp_path: Path) -> None:
-    from controller.clock import MonotonicClock
-    from controller.deviceset import DeviceSet
-    from controller.log import LogContext
+    from controller.core.clock import MonotonicClock
+    from controller.core.log import LogContext
+    from controller.daemon.deviceset import DeviceSet
     from hil.devices import ScriptedRng
 
     hw, clock = _hw(tmp_path), MonotonicClock()
@@ -102,9 +102,9 @@ def test_device_set_self_tests_the_rng_in_use(tmp_path: Path) -> None:
 
 
 def test_device_set_makes_the_secrets_rng_once(tmp_path: Path) -> None:
-    from controller.clock import MonotonicClock
-    from controller.deviceset import DeviceSet
-    from controller.log import LogContext
+    from controller.core.clock import MonotonicClock
+    from controller.core.log import LogContext
+    from controller.daemon.deviceset import DeviceSet
     from drivers.rng import SecretsRng
 
     devices = DeviceSet(_hw(tmp_path), MonotonicClock(), LogContext("T"))
@@ -113,7 +113,7 @@ def test_device_set_makes_the_secrets_rng_once(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- the self-checks
 def test_start_checks_keep_what_they_found(tmp_path: Path) -> None:
-    from controller.startchecks import StartChecks
+    from controller.boot.startchecks import StartChecks
 
     checks = StartChecks(_hw(tmp_path))
     with pytest.raises(RuntimeError, match="have not run"):
@@ -135,7 +135,7 @@ def notify_socket(tmp_path: Path):
 
 
 def test_readiness_sends_ready_once_then_status_changes_only(notify_socket) -> None:
-    from controller.readiness import Readiness
+    from controller.daemon.readiness import Readiness
 
     path, sock = notify_socket
     line = ["open_for_wagers round 1"]
@@ -154,7 +154,7 @@ def test_readiness_sends_ready_once_then_status_changes_only(notify_socket) -> N
 
 
 def test_readiness_of_a_halted_start_up_names_the_stage(notify_socket) -> None:
-    from controller.readiness import Readiness
+    from controller.daemon.readiness import Readiness
 
     path, sock = notify_socket
     r = Readiness(lambda: "never shown", Notifier({"NOTIFY_SOCKET": str(path)}))

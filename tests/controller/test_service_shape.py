@@ -1,8 +1,8 @@
 """The service is composed of parts (issue 27): ``Service`` keeps at most 15 attributes of its
 own — the ledger stack, the device set, the self-checks, the consoles and background checks,
-readiness each own theirs (controller/ledgerstack.py, controller/deviceset.py,
-controller/startchecks.py, controller/background.py, controller/readiness.py) — and nothing in
-``controller/service*.py`` is typed ``Any``.  Read from the source (AST), not by running it."""
+readiness each own theirs (controller/daemon/ledgerstack.py, controller/daemon/deviceset.py,
+controller/boot/startchecks.py, controller/daemon/background.py, controller/daemon/readiness.py) — and nothing in
+``controller/daemon/`` (the service and its parts) is typed ``Any``.  Read from the source (AST), not by running it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SERVICE_MODULES = sorted((ROOT / "controller").glob("service*.py"))
+SERVICE_MODULES = sorted((ROOT / "controller" / "daemon").glob("*.py"))
 MAX_ATTRIBUTES = 15
 
 
@@ -88,12 +88,12 @@ def test_the_counter_sees_what_it_is_meant_to() -> None:
 
 
 def test_service_keeps_at_most_15_attributes() -> None:
-    attrs = attributes_set_on_self(_class(ROOT / "controller" / "service.py", "Service"))
+    attrs = attributes_set_on_self(_class(ROOT / "controller" / "daemon" / "service.py", "Service"))
     assert len(attrs) <= MAX_ATTRIBUTES, f"Service sets {len(attrs)} attributes: {sorted(attrs)}"
 
 
 def test_no_any_in_the_service_modules() -> None:
-    assert SERVICE_MODULES, "controller/service*.py not found"
+    assert SERVICE_MODULES, "controller/daemon/*.py not found"
     found = [where for path in SERVICE_MODULES for where in any_uses(path)]
     assert not found, f"typing.Any in the service modules: {found}"
 

@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from controller import selfcheck as S
+from controller.boot import selfcheck as S
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,7 +62,7 @@ def test_editing_a_dependency_or_adding_a_pth_is_a_mismatch(venv):
     assert made.returncode == 0, made.stderr
     rec = json.loads(venv.record.read_text())
     assert "site-packages/fakedep/__init__.py" in rec["files"] and "site-packages/tablectl-dev.pth" in rec["files"]
-    assert "controller/service.py" in rec["files"]
+    assert "controller/daemon/service.py" in rec["files"]
     assert verify(venv).returncode == 0 and startup_check(venv) == "match"
 
     # a dependency's file edited, its size and modification time put back as they were
@@ -87,7 +87,7 @@ def test_the_record_is_kept_outside_the_state_directory_and_refused_when_the_ser
 ):
     """``[table] software_record`` (default /etc/tablectl/software.json); on a real table a
     record the service's own (unprivileged) user could rewrite is a start-up problem."""
-    from controller.hardware import load_hardware
+    from controller.settings.hardware import load_hardware
 
     example = ROOT / "config" / "examples" / "table.toml"
     assert load_hardware(example).software_record == Path("/etc/tablectl/software.json")

@@ -240,8 +240,8 @@ def _docs() -> list[tuple[str, dict[str, Any]]]:
 
 
 def _load_must_only_raise_config_errors(tmp_path: Path, which: str, text: str | bytes) -> None:
-    from controller.config import ConfigError
-    from controller.startup import load_config
+    from controller.boot.startup import load_config
+    from controller.settings.config import ConfigError
 
     if which == "hardware":
         cfg = tmp_path / "fuzz-table.toml"
@@ -317,7 +317,7 @@ def _ptys(n: int) -> tuple[list[int], list[str]]:
 
 
 def test_check_opens_and_closes_every_serial_port(tmp_path, capsys, monkeypatch):
-    from controller.ledgerkey import init_key
+    from controller.books.ledgerkey import init_key
 
     init_key(tmp_path / "creds" / "tablectl-ledger-key")  # what systemd's LoadCredential= hands over
     monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path / "creds"))
@@ -333,7 +333,7 @@ def test_check_opens_and_closes_every_serial_port(tmp_path, capsys, monkeypatch)
         assert "gpio: pin factory mock loads" in out and f"serial.keypad: {paths[3]} opens" in out
         assert f"{cfg}: OK" in out
         # closed again: the service can open each one exclusively
-        from controller.hardware import load_hardware
+        from controller.settings.hardware import load_hardware
         from drivers.serialdev import open_serial
 
         for sc in load_hardware(cfg).serial.values():
@@ -352,8 +352,8 @@ def test_check_opens_and_closes_every_serial_port(tmp_path, capsys, monkeypatch)
 def test_preflight_takes_more_checks_and_prints_their_lines(tmp_path):
     """The seam another check (a pin budget) plugs into: PREFLIGHT is a list of
     ``check(hw, report)``; what it reports is printed, its errors are exit 2."""
-    from controller import startup
-    from controller.config import ConfigError
+    from controller.boot import startup
+    from controller.settings.config import ConfigError
 
     hw, _ = startup.load_config(hardware(tmp_path))
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.stateowner import act_as_owner
+from controller.daemon.stateowner import act_as_owner
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (it is about what root leaves behind)")
 

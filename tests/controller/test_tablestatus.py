@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from controller.books.ledger import Head, Ledger, Record
+from controller.books.ledgerkey import init_key, read_key
+from controller.books.witness import Witness, default_witness_dir
 from controller.cli import main
-from controller.ledger import Head, Ledger, Record
-from controller.ledgerkey import init_key, read_key
-from controller.records import Kind
-from controller.service import LEDGER_FILE
-from controller.tablestatus import ReadOnlyLedger, format_status, local_time, round_view, sign_message
-from controller.witness import Witness, default_witness_dir
+from controller.core.records import Kind
+from controller.daemon.service import LEDGER_FILE
+from controller.reports.tablestatus import ReadOnlyLedger, format_status, local_time, round_view, sign_message
 
 # 16:00:05 UTC on 4 July 2026 = 12:00:05 EDT in New York
 T0 = datetime(2026, 7, 4, 16, 0, 5, tzinfo=UTC).timestamp()
@@ -184,7 +184,7 @@ def test_missing_ledger_is_exit_1(tmp_path, capsys):
 
 
 def test_service_status_asks_systemctl(tmp_path, monkeypatch):
-    from controller.tablestatus import service_status
+    from controller.reports.tablestatus import service_status
 
     fake = tmp_path / "systemctl"
     fake.write_text(

@@ -1,4 +1,4 @@
-"""The witness is written after every commit (controller/witness.py): its writing keeps no
+"""The witness is written after every commit (controller/books/witness.py): its writing keeps no
 memory behind (issue 26: the memory bench's slope).  Written as text, each write's codec
 set-up left a name string in CPython's type attribute cache (up to 4,096 of them: slow
 growth over hours of play)."""
@@ -9,9 +9,9 @@ import gc
 import pathlib
 import tracemalloc
 
-import controller.witness
-from controller.ledger import Head
-from controller.witness import Witness
+import controller.books.witness
+from controller.books.ledger import Head
+from controller.books.witness import Witness
 
 
 def test_writing_the_witness_after_every_commit_keeps_nothing_behind(tmp_path):
@@ -25,7 +25,10 @@ def test_writing_the_witness_after_every_commit_keeps_nothing_behind(tmp_path):
             if n % 3 == 0:
                 churn.pop(0)
         gc.collect()
-        where = [tracemalloc.Filter(True, controller.witness.__file__), tracemalloc.Filter(True, pathlib.__file__)]
+        where = [
+            tracemalloc.Filter(True, controller.books.witness.__file__),
+            tracemalloc.Filter(True, pathlib.__file__),
+        ]
         snap = tracemalloc.take_snapshot().filter_traces(where)
     finally:
         tracemalloc.stop()

@@ -148,7 +148,7 @@ def test_the_shoe_simulator_deals_a_continuous_six_deck_shoe_with_its_cover_card
     import random
     from collections import Counter
 
-    from controller.clock import ScaledClock
+    from controller.core.clock import ScaledClock
     from hil.devices import ShoeSim
 
     sent: list[tuple[str, dict[str, Any]]] = []

@@ -25,7 +25,7 @@ from drivers.sign import SerialSign, Sign
 ROOT = Path(__file__).resolve().parents[2]
 DRIVERS = sorted((ROOT / "drivers").glob("*.py"))
 
-#: the controller's name for each device (``Devices`` in controller/table.py) -> its Protocol
+#: the controller's name for each device (``Devices`` in controller/play/table.py) -> its Protocol
 PROTOCOLS: dict[str, type] = {
     "shoe": Shoe,
     "shaker": Shaker,

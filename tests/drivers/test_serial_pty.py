@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from controller.clock import ScaledClock
-from controller.log import LogContext
+from controller.core.clock import ScaledClock
+from controller.core.log import LogContext
 from drivers.serialdev import SerialSettings, open_serial
 from drivers.shaker import SerialShaker
 from drivers.shoe import SerialShoe

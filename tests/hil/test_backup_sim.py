@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from controller.audit import Where, audit
+from controller.books.audit import Where, audit
+from controller.books.ledger import Ledger
+from controller.books.ledgerkey import read_key
+from controller.books.witness import Witness
 from controller.cli import main
-from controller.ledger import Ledger
-from controller.ledgerkey import read_key
-from controller.witness import Witness
 from hil.rig import rig_key_file
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,7 @@ from hil.rig import Rig
 
 
 def test_people_validate_a_recovered_hit_then_play(tmp_path):
-    from controller.log import configure
+    from controller.core.log import configure
 
     configure(level="critical", json=True)
     royal = list(parse_cards("As Ks Qs Js Ts 4d"))

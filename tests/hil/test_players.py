@@ -9,9 +9,9 @@ import random
 
 import pytest
 
-from controller.config import load_profile, profile_names
 from controller.games import procedure_for
 from controller.games.base import Procedure
+from controller.settings.config import load_profile, profile_names
 from hil.players import strategy_for
 
 

@@ -16,10 +16,10 @@ from decimal import Decimal
 
 import pytest
 
-from controller import report as R
+from controller.books.ledger import Ledger
 from controller.cli import main
-from controller.ledger import Ledger
-from controller.reportview import dollars
+from controller.reports import report as R
+from controller.reports.reportview import dollars
 from hil.rig import rig_key_file
 
 pytestmark = pytest.mark.slow

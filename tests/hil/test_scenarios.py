@@ -32,7 +32,7 @@ def test_names_are_unique_and_cite_a_section():
     "path", [pytest.param(f, id=f.stem, marks=[pytest.mark.slow] if f.stem in SLOW else []) for f in FILES]
 )
 def test_scenario(path, tmp_path):
-    from controller.log import configure
+    from controller.core.log import configure
 
     configure(level="critical", json=True)
     r = run_scenario(load(path), tmp_path / "state")

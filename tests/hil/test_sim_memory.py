@@ -15,7 +15,7 @@ import tracemalloc
 
 import drivers.protocol as P
 import hil.devices
-from controller.clock import ScaledClock
+from controller.core.clock import ScaledClock
 from hil.devices import ShakerSim
 
 

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from controller.clock import MonotonicClock, ScaledClock
-from controller.reactor import Reactor
+from controller.core.clock import MonotonicClock, ScaledClock
+from controller.core.reactor import Reactor
 from hil import simclock
 from hil.simclock import SimClock
 

@@ -11,17 +11,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from controller.config import parse_profile
-from controller.context import Then
+from controller.books.ledger import Ledger, Record, StoredEvent
+from controller.core.log import LogContext
+from controller.core.reactor import Reactor
 from controller.games import procedure_for
-from controller.ledger import Ledger, Record, StoredEvent
-from controller.linked import Linkage
-from controller.log import LogContext
-from controller.reactor import Reactor
-from controller.round import Round
+from controller.games.round import Round
+from controller.play.context import Then
+from controller.play.linked import Linkage
+from controller.play.table import Devices, Table
 from controller.rules.cards import parse_cards
 from controller.rules.positions import delivery_order, seat_to_position
-from controller.table import Devices, Table
+from controller.settings.config import parse_profile
 from tests.conftest import TEST_KEY, ManualClock
 
 

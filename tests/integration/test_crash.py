@@ -38,8 +38,8 @@ def test_checker_detects_doubles_and_losses(tmp_path):
     that is witnessed but not in the ledger."""
     import json
 
-    from controller.ledger import Ledger, Record
-    from controller.service import LEDGER_FILE
+    from controller.books.ledger import Ledger, Record
+    from controller.daemon.service import LEDGER_FILE
 
     led = Ledger(tmp_path / LEDGER_FILE, "T", key=TEST_KEY)
     led.append(

@@ -1,12 +1,12 @@
 """Rejected keypad input is rate-limited and a sustained flood tilts (issue 13;
-controller/flood.py).  Before: every rejected line was a ``keypad.rejected`` record and a
+controller/play/flood.py).  Before: every rejected line was a ``keypad.rejected`` record and a
 PROMPT (15,153 records, 11.6 MB in 8 s), and no flood ever tilted."""
 
 from __future__ import annotations
 
 import pytest
 
-from controller.config import ConfigError, parse_profile
+from controller.settings.config import ConfigError, parse_profile
 from tests.integration.harness import Harness, profile_doc, records
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from controller.context import Then
-from controller.ledger import Record
-from controller.reactor import Event
+from controller.books.ledger import Record
+from controller.core.reactor import Event
+from controller.play.context import Then
 from tests.integration.harness import Harness, records
 
 

@@ -48,8 +48,8 @@ OFFLINE = {
 PROBE = """
 import json, sys
 from pathlib import Path
-from controller.ledger import Ledger
-from controller.ledgerkey import read_key
+from controller.books.ledger import Ledger
+from controller.books.ledgerkey import read_key
 led = Ledger.open_readonly(sys.argv[1], key=read_key(Path(sys.argv[2])))
 events = list(led.events())
 print(json.dumps({"problems": led.verify(full=True), "events": len(events), "last_round": led.last_round(),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.linking import LinkedWager
+from controller.play.linking import LinkedWager
 from tests.integration.harness import Harness, profile_doc, records
 from tests.integration.test_table_progressive import ROYAL, play_to_settlement
 
@@ -206,7 +206,7 @@ def test_restart_with_a_pending_linked_hit_is_paid_when_the_answer_comes(tmp_pat
 def test_profile_linked_options_are_checked():
     import pytest
 
-    from controller.config import ConfigError, parse_profile
+    from controller.settings.config import ConfigError, parse_profile
 
     doc = linked_doc()
     prog = parse_profile(doc, "t.toml").progressive

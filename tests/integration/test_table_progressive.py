@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from controller.history import hits, open_readonly, round_detail
+from controller.books.history import hits, open_readonly, round_detail
 from tests.integration.harness import Harness, profile_doc, records, stacks_for
 
 ROYAL = "As Ks Qs Js Ts 4d"

@@ -4,12 +4,12 @@ the tilt without a second ``round.void`` for the same round."""
 
 from __future__ import annotations
 
-import controller.timers
+import controller.play.timers
 from tests.integration.harness import Harness, records
 
 
 def test_a_void_by_a_device_timeout_is_not_voided_again_at_the_clear(tmp_path, monkeypatch):
-    monkeypatch.setattr(controller.timers, "MIN_REAL_S", 0.0)  # the harness's clock is manual
+    monkeypatch.setattr(controller.play.timers, "MIN_REAL_S", 0.0)  # the harness's clock is manual
     h = Harness(tmp_path / "l.db")
     h.shuffled()
     h.edge("bet.progressive.2", True)

@@ -1,5 +1,5 @@
 """PostgreSQL for the link tests: the server at ``TABLECTL_TEST_PG`` when set, else a throwaway
-cluster (controller/link/pgtemp.py) for the session.  Every test gets its own schema (and so its
+cluster (controller/lap/pgtemp.py) for the session.  Every test gets its own schema (and so its
 own table roles, named after the schema), dropped afterwards, so xdist workers never collide."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from controller.link.config import LapConfig, parse_lap
-from controller.link.lap import LapStore, connect
+from controller.lap.config import LapConfig, parse_lap
+from controller.lap.lap import LapStore, connect
 
 
 @pytest.fixture(scope="session")
@@ -23,7 +23,7 @@ def pg_dsn() -> Iterator[str]:
     if dsn:
         yield dsn
         return
-    from controller.link.pgtemp import temp_cluster
+    from controller.lap.pgtemp import temp_cluster
 
     with temp_cluster() as d:
         yield d
@@ -122,8 +122,8 @@ def make_lap(pg_dsn: str, lap_schema: str) -> Iterator[Any]:
 def make_floor(make_lap: Any, pg_dsn: str, tmp_path: Any) -> Iterator[Any]:
     """A linked group of two tables with its floor view's server (staff: alice floorperson 4821,
     tom technician 9134, dan dealer 5555); ``make_floor(**FloorServer kwargs)`` -> (lap, server)."""
-    from controller.link.floor_auth import StaffStore
-    from controller.link.floor_server import FloorServer
+    from controller.lap.floor_auth import StaffStore
+    from controller.lap.floor_server import FloorServer
 
     servers: list[FloorServer] = []
 

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 from psycopg import sql
 
+from controller.boot.selfcheck import digest_of, load_record, record_digest
 from controller.cli import main
-from controller.link.floor import FloorData
-from controller.link.lap import LapError, LapService, LapStore, connect, wait_until
-from controller.selfcheck import digest_of, load_record, record_digest
+from controller.lap.floor import FloorData
+from controller.lap.lap import LapError, LapService, LapStore, connect, wait_until
 from tests.link.conftest import lap_doc
 
 NO_OP_GUARD = """
@@ -168,7 +168,7 @@ def test_lap_and_uplink_refuse_to_operate_when_the_software_digest_differs(pg_ds
     with connect(pg_dsn) as c:
         assert LapStore(c, lap_schema).installed() is None  # it did not operate: nothing created
 
-    from controller.ledgerkey import init_key
+    from controller.books.ledgerkey import init_key
 
     key = init_key(tmp_path / "ledger.key")
     (tmp_path / "uplink.toml").write_text(

@@ -23,8 +23,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from controller.link.config import parse_lap
-from controller.records import Kind
+from controller.core.records import Kind
+from controller.lap.config import parse_lap
 from tests.integration.harness import Harness, records
 from tests.integration.test_table_progressive import FIVE_ACES, play_to_settlement
 from tests.link.conftest import lap_doc

@@ -4,7 +4,7 @@ The socket is 0660: before, any process that could open it spoke the uplink's JS
 wager opened with no LAP and no database, a forged meter was shown — and one malformed line
 (``{"t":"meter"}``, a ``hit`` whose ``seq`` is a string) was an internal-error tilt of the whole
 table.  Now the table service hears only the uplink's user (``SO_PEERCRED``) and drops, counts
-and logs every line that is not a message of the link (controller/linkmsg.py).  The tables,
+and logs every line that is not a message of the link (controller/play/linkmsg.py).  The tables,
 their uplinks and the LAP here are the real ones, on a real PostgreSQL (tests/link/test_link_scenarios.py)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.linked import LinkPort
+from controller.play.linked import LinkPort
 from tests.integration.harness import Harness, records
 from tests.integration.test_table_linked import linked_doc
 from tests.link.test_link_scenarios import Pit

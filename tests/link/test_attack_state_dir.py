@@ -15,11 +15,11 @@ from typing import Any
 
 import psycopg
 
-from controller.ledger import Ledger, Record
-from controller.ledgerkey import throwaway_key
-from controller.link.lap import wait_until
-from controller.link.uplink import Uplink, UplinkConfig
-from controller.records import Kind
+from controller.books.ledger import Ledger, Record
+from controller.books.ledgerkey import throwaway_key
+from controller.core.records import Kind
+from controller.lap.lap import wait_until
+from controller.uplink.uplink import Uplink, UplinkConfig
 from tests.link.test_uplink import FakeTableSocket
 
 

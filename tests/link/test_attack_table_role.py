@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from psycopg import sql
 
-from controller.link.config import parse_lap
-from controller.link.floor import FloorData
+from controller.lap.config import parse_lap
+from controller.lap.floor import FloorData
 from tests.link.conftest import lap_doc
 
 

@@ -16,8 +16,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from controller.link.floor_auth import StaffStore
-from controller.link.floor_server import FloorServer
+from controller.lap.floor_auth import StaffStore
+from controller.lap.floor_server import FloorServer
 
 
 def _host_port(srv: Any) -> tuple[str, int]:
@@ -276,8 +276,8 @@ def test_events_push_a_meter_change(floor: Any) -> None:
 
 
 def test_the_paid_record_carries_who_validated_to_the_lap() -> None:
-    from controller.link.ledgerseam import to_lap
-    from controller.records import Kind
+    from controller.core.records import Kind
+    from controller.uplink.ledgerseam import to_lap
 
     kind, level, data = to_lap(
         Kind.LINK_PAID, 3, {"level": "primary", "hit_seq": 7, "cents": 100, "by": "floor:key", "seat": 2}
@@ -331,7 +331,7 @@ def test_sim_serves_the_floor_with_four_tables_and_stops_when_told(pg_dsn: str) 
 
 
 def test_the_table_reports_its_status_when_it_changes_and_again_with_a_heartbeat() -> None:
-    from controller.linked import Linkage
+    from controller.play.linked import Linkage
 
     now = [100.0]
     link = Linkage("pit", 3.0, lambda: now[0])
@@ -367,8 +367,8 @@ def test_the_table_reports_its_status_when_it_changes_and_again_with_a_heartbeat
 
 
 def test_lap_toml_floor_section_errors_name_file_section_key(tmp_path: Path) -> None:
-    from controller.config import ConfigError
-    from controller.link.config import parse_lap
+    from controller.lap.config import parse_lap
+    from controller.settings.config import ConfigError
     from tests.link.conftest import lap_doc
 
     doc = lap_doc("lap_x")

@@ -72,7 +72,7 @@ def _claim_hit(dsn: str, cfg: Any, table: str, seat: int, hand: str) -> None:
     """A hit claim from ``table``'s own database role (see the module's docstring), with the
     contribution for its round and seat first: the LAP answers only a claim for a (round, seat)
     the table wagered on (issue 21)."""
-    from controller.link.lap import connect
+    from controller.lap.lap import connect
 
     ins = sql.SQL("INSERT INTO {}.events (table_id, seq, kind, level, data) VALUES (%s, %s, %s, 'primary', %s)").format(
         sql.Identifier(cfg.schema)
@@ -84,7 +84,7 @@ def _claim_hit(dsn: str, cfg: Any, table: str, seat: int, hand: str) -> None:
 
 
 def _owner(dsn: str, cfg: Any, text: str, params: Any = None) -> list[Any]:
-    from controller.link.lap import connect
+    from controller.lap.lap import connect
 
     with connect(dsn) as c:
         cur = c.execute(sql.SQL(text).format(s=sql.Identifier(cfg.schema)), params)

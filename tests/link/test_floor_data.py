@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from psycopg import sql
 
-from controller.link.floor_server import FloorServer
+from controller.lap.floor_server import FloorServer
 
 
 def _host_port(srv: Any) -> tuple[str, int]:
@@ -114,7 +114,7 @@ def test_the_picture_in_words_with_the_days_figures_limit_and_reserve(make_floor
 
 
 def test_the_limit_distance(make_lap: Any, pg_dsn: str) -> None:
-    from controller.link.floor import FloorData
+    from controller.lap.floor import FloorData
 
     lap = make_lap(tables=1, limit="$1,010")
     lap.send("T1", 1, "contribution", {"wager": 1000, "round": 1, "seat": 1})
@@ -130,7 +130,7 @@ def test_hits_over_a_range_of_days_and_the_csv_quotes_formulas(make_floor: Any) 
     lap, srv = make_floor()
     lap.claim("T1", 1, 4, 2, "=HYPERLINK(1)")
     jar, _ = _login(srv)
-    from controller.link.floor import gaming_day_start
+    from controller.lap.floor import gaming_day_start
 
     today = gaming_day_start().date()
     got = json.loads(_req(srv, "GET", f"/api/hits?from={today - timedelta(days=3)}&to={today}", cookie=jar).body)
@@ -247,8 +247,8 @@ def test_a_login_takes_as_long_for_a_made_up_name_as_for_a_real_one(make_floor: 
 
 
 def test_rows_for_made_up_names_are_capped_and_real_names_are_kept(make_lap: Any, pg_dsn: str, tmp_path: Any) -> None:
-    from controller.link.floor import FloorData
-    from controller.link.floorlock import Lockouts
+    from controller.lap.floor import FloorData
+    from controller.lap.floorlock import Lockouts
 
     lap = make_lap(tables=1)
     data = FloorData(pg_dsn, lap.cfg.schema)

@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 from psycopg import sql
 
-from controller.link.floor_server import FloorServer, Limits
+from controller.lap.floor_server import FloorServer, Limits
 
 
 def _host_port(srv: Any) -> tuple[str, int]:
@@ -354,7 +354,7 @@ def _cert(tmp_path: Path, name: str = "floor") -> tuple[Path, Path]:
 
 @pytest.mark.skipif(not os.path.exists("/usr/bin/openssl"), reason="no openssl to make a test certificate")
 def test_tls_when_configured(make_floor: Any, tmp_path: Path) -> None:
-    from controller.link.floor_server import tls_context
+    from controller.lap.floor_server import tls_context
 
     crt, key = _cert(tmp_path)
     _lap, srv = make_floor(tls=tls_context(crt, key))
@@ -410,7 +410,7 @@ def test_lap_check_names_the_tls_option_that_is_wrong(tmp_path: Path) -> None:
         )
         assert r.returncode == 2 and option in r.stderr and words in r.stderr, (extra, r.stderr)
     cfg = _lap_toml(tmp_path, lap_doc("lap_x"), f'[floor]\nport = 8443\ntls_cert = "{crt}"\ntls_key = "{key}"\n')
-    from controller.link.config import load_lap
+    from controller.lap.config import load_lap
 
     f = load_lap(cfg).floor
     assert f is not None and (f.tls_cert, f.tls_key) == (crt, key)

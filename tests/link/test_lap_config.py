@@ -7,11 +7,11 @@ import threading
 import pytest
 
 from config import CONFIG_DIR
+from controller.books.ledgerkey import init_key
 from controller.cli import main
-from controller.config import ConfigError
-from controller.ledgerkey import init_key
-from controller.link.config import load_lap, parse_lap
-from controller.link.lap import LapService, LapStore, connect, wait_until
+from controller.lap.config import load_lap, parse_lap
+from controller.lap.lap import LapService, LapStore, connect, wait_until
+from controller.settings.config import ConfigError
 from tests.link.conftest import lap_doc
 
 

@@ -14,8 +14,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from controller.link.config import parse_lap
-from controller.link.lap import LapError
+from controller.lap.config import parse_lap
+from controller.lap.lap import LapError
 from tests.link.conftest import lap_doc
 
 
@@ -237,10 +237,10 @@ def test_reconcile_finds_a_meter_changed_behind_the_lap(make_lap):
 
 def test_a_notification_is_a_doorbell_that_carries_no_value(make_lap, pg_dsn):
     """Any role may NOTIFY any channel: the LAP's own notifications say only *what* changed (the
-    uplinks read the values from the rows, controller/link/lapview.py).  A contribution rings
+    uplinks read the values from the rows, controller/uplink/lapview.py).  A contribution rings
     nothing (issue 22: the LAP rings the meters' doorbell at a bounded rate), a hit at once."""
     lap = make_lap()
-    from controller.link.lap import connect
+    from controller.lap.lap import connect
 
     listener = connect(pg_dsn)
     listener.execute(sql.SQL("LISTEN {}").format(sql.Identifier(lap.cfg.schema)))

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from controller.cli import main
-from controller.money import format_exact
+from controller.core.money import format_exact
 
 
 def _toml(lap: Any, path: Path) -> Path:
@@ -80,7 +80,7 @@ def test_csv_has_every_meter_and_the_last_25_hits(make_lap, pg_dsn, tmp_path, ca
 
 
 def test_an_earlier_day_has_no_day_figures_and_no_later_hits(make_lap, pg_dsn, tmp_path, capsys):
-    from controller.link.floor import gaming_day_start
+    from controller.lap.floor import gaming_day_start
 
     lap, _hits = _played(make_lap)
     conf = _toml(lap, tmp_path / "lap.toml")

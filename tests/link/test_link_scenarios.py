@@ -18,9 +18,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from controller.link.lap import LapService
-from controller.link.uplink import Uplink, UplinkConfig
-from controller.linked import LinkPort
+from controller.lap.lap import LapService
+from controller.play.linked import LinkPort
+from controller.uplink.uplink import Uplink, UplinkConfig
 from tests.conftest import TEST_KEY
 from tests.integration.harness import Harness, records
 from tests.integration.test_table_linked import linked_doc

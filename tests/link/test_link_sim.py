@@ -22,9 +22,9 @@ def test_linked_sim_balances_and_reconciles(pg_dsn):
 
 
 def test_link_line_finds_a_record_missing_or_doubled(make_lap, tmp_path):
-    from controller.ledger import Ledger, Record
-    from controller.ledgerkey import throwaway_key
-    from controller.records import Kind
+    from controller.books.ledger import Ledger, Record
+    from controller.books.ledgerkey import throwaway_key
+    from controller.core.records import Kind
     from hil.linksim import link_line
 
     lap = make_lap(tables=1)

@@ -18,13 +18,13 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from controller.ledger import Ledger, Record
-from controller.ledgerkey import throwaway_key
-from controller.link import pgconn
-from controller.link.config import parse_lap
-from controller.link.lap import LapError, LapService, connect, wait_until
-from controller.link.uplink import Uplink, UplinkConfig
-from controller.records import Kind
+from controller.books.ledger import Ledger, Record
+from controller.books.ledgerkey import throwaway_key
+from controller.core.records import Kind
+from controller.lap import pgconn
+from controller.lap.config import parse_lap
+from controller.lap.lap import LapError, LapService, connect, wait_until
+from controller.uplink.uplink import Uplink, UplinkConfig
 from tests.link.conftest import lap_doc
 from tests.link.test_uplink import FakeTableSocket, contrib
 
@@ -33,7 +33,7 @@ class Beat:
     """The LAP's heartbeat, as its service beats it (every 100 ms), until paused."""
 
     def __init__(self, dsn: str, schema: str):
-        from controller.link.lap import LapStore, connect
+        from controller.lap.lap import LapStore, connect
 
         self.store = LapStore(connect(dsn), schema)
         self.on = threading.Event()
@@ -96,7 +96,7 @@ def reconciled_to(lap: Any, seq: int) -> bool:
 def test_every_link_connection_carries_keepalives_and_deadlines(pg_dsn):
     """uplink, LAP and floor view open their connections through one place with keepalives,
     ``tcp_user_timeout`` and the server's statement and idle-in-transaction timeouts."""
-    from controller.link.lap import connect as lap_connect
+    from controller.lap.lap import connect as lap_connect
 
     for deadlines, conn in (
         (pgconn.UPLINK, pgconn.connect(pg_dsn, pgconn.UPLINK)),
@@ -313,7 +313,7 @@ def test_a_lap_restored_from_an_older_backup_is_found_and_given_back_what_it_los
     first_after = [m for m in table.msgs[last_mismatch:] if m.get("t") == "reconciled"]
     assert first_after and first_after[0]["seq"] >= more[0].seq  # never the restored, older position
     assert u.behind is None
-    from controller.link.floor import FloorData
+    from controller.lap.floor import FloorData
 
     floor = FloorData(pg_dsn, schema)
     try:
@@ -430,7 +430,7 @@ def test_the_lap_refuses_to_run_without_a_synchronous_standby_unless_lap_toml_al
 
 
 def test_allow_async_replication_is_validated_like_every_option(lap_schema):
-    from controller.config import ConfigError
+    from controller.settings.config import ConfigError
 
     doc = lap_doc(lap_schema)
     doc["link"]["allow_async_replication"] = "yes"
@@ -482,8 +482,8 @@ def test_the_lap_finds_its_own_silent_connection_dead_and_beats_again(make_lap, 
 def test_two_hundred_tables_fit_in_three_hundred_connections(tmp_path):
     """Issue 22's goal: 200 tables on one LAP with ``max_connections = 300`` (a throwaway
     cluster): every uplink reaches its LAP and is reconciled, each on one connection."""
-    from controller.link.lap import LapStore
-    from controller.link.pgtemp import temp_cluster
+    from controller.lap.lap import LapStore
+    from controller.lap.pgtemp import temp_cluster
 
     n = 200
     with temp_cluster(max_connections=300) as dsn:

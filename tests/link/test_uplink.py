@@ -15,12 +15,12 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from controller.ledger import Ledger, Record
-from controller.ledgerkey import throwaway_key
-from controller.link.lap import wait_until
-from controller.link.ledgerseam import SqliteLedgerSource
-from controller.link.uplink import Uplink, UplinkConfig
-from controller.records import Kind
+from controller.books.ledger import Ledger, Record
+from controller.books.ledgerkey import throwaway_key
+from controller.core.records import Kind
+from controller.lap.lap import wait_until
+from controller.uplink.ledgerseam import SqliteLedgerSource
+from controller.uplink.uplink import Uplink, UplinkConfig
 
 
 class FakeTableSocket:

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from controller.audit import Where, audit
-from controller.backup import BackupError, backup, restore
+from controller.books.audit import Where, audit
+from controller.books.backup import BackupError, backup, restore
+from controller.books.ledgerkey import read_key
+from controller.books.witness import Witness, WitnessError, default_witness_dir
 from controller.cli import main
-from controller.ledgerkey import read_key
-from controller.witness import Witness, WitnessError, default_witness_dir
 from hil.rig import rig_key_file as beside_key_file
 from tests.ops import FAULT
 
@@ -50,8 +50,8 @@ def test_a_witness_that_is_a_link_a_fifo_or_huge_is_refused_at_once(target, ledg
 
 
 def test_the_lockout_journal_is_never_opened_through_a_link(ledger_copy, tmp_path):
-    from controller.ledger import Ledger
-    from controller.lockjournal import JOURNAL_FILE, open_at_start
+    from controller.books.ledger import Ledger
+    from controller.books.lockjournal import JOURNAL_FILE, open_at_start
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.write_bytes(b"")
@@ -74,8 +74,8 @@ def test_the_service_unit_bounds_its_memory():
 
 def _other_table(ledger_copy: Path, tmp_path: Path) -> Path:
     """A backup of a ledger of table SIM-02 made under the same key (a cloned SD card, renamed)."""
-    from controller.ledger import Ledger, Record
-    from controller.records import Kind
+    from controller.books.ledger import Ledger, Record
+    from controller.core.records import Kind
 
     other = tmp_path / "other"
     other.mkdir()

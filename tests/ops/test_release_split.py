@@ -29,7 +29,7 @@ def test_the_table_distribution_leaves_out_the_simulators_and_pyyaml():
         assert link.is_symlink() and link.resolve() == (ROOT / pkg).resolve()
     # nothing a table runs imports them (nor setuptools)
     code = (
-        "import sys, controller.commands.run, controller.service, controller.link.uplink; "
+        "import sys, controller.commands.run, controller.daemon.service, controller.uplink.uplink; "
         "print(sorted({m.split('.')[0] for m in sys.modules} & "
         "{'hil', 'bench', 'yaml', 'setuptools', 'pkg_resources'}))"
     )

@@ -22,7 +22,7 @@ from tests.ops import FAULT
 def _first_day(state: Path) -> date:
     import sqlite3
 
-    from controller import report as R
+    from controller.reports import report as R
 
     db = sqlite3.connect(f"file:{state / 'ledger.sqlite3'}?mode=ro", uri=True)
     try:

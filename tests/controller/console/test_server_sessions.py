@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from controller.console import server as server_mod
 from controller.console.lineio import Channel
 from controller.console.server import ConsoleServer
-from controller.log import LogContext
+from controller.core.log import LogContext
 
 
 class _QuickSession:

@@ -74,8 +74,8 @@ def test_687a_7_e_one_player_on_three_boxes_is_paid_for_other_players_only():
 def _dj_procedure():
     import tomllib
 
-    from controller.config import parse_profile
     from controller.games import procedure_for
+    from controller.settings.config import parse_profile
 
     doc = tomllib.loads((ROOT / "config" / "tables" / "dj-wild.toml").read_text())
     return procedure_for("dj-wild", parse_profile(doc, "dj-wild.toml"))

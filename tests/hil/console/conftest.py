@@ -63,7 +63,7 @@ class Term:
 @pytest.fixture
 def console_rig(tmp_path):
     """A started rig with PINs set and a console on a pty; yields (rig, console)."""
-    from controller.log import configure
+    from controller.core.log import configure
     from hil.rig import Rig
 
     configure(level="warning", json=True)

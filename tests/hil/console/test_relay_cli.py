@@ -76,11 +76,11 @@ def test_pin_and_verify_commands(tmp_path, monkeypatch, capsys):
     digest = out.split("digest: ")[1].split()[0]
     assert "result: match" in out and len(digest) == 64
     rec = json.loads((tmp_path / "software.json").read_text())
-    rec["files"]["controller/service.py"] = "0" * 64
+    rec["files"]["controller/daemon/service.py"] = "0" * 64
     rec["digest"] = "f" * 64
     (tmp_path / "software.json").write_text(json.dumps(rec))
     assert main(["verify", "--state-dir", state]) == 1
-    assert "result: MISMATCH\n  changed: controller/service.py" in capsys.readouterr().out
+    assert "result: MISMATCH\n  changed: controller/daemon/service.py" in capsys.readouterr().out
 
 
 def test_sim_console_pty_prints_its_path(tmp_path):

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from controller.background import ConsoleOptions
+from controller.daemon.background import ConsoleOptions
 from tests.hil.console.conftest import Term
 
 
@@ -256,7 +256,7 @@ def test_lockout_after_five_failures_survives_restart(tmp_path, monkeypatch):
     remaining time (monotonic clock, issue 13); it ends after the period.  The dealer's
     failures never lock the technician out, the PIN typed after a lock-out is never echoed,
     and the PIN itself is never written anywhere."""
-    from controller.log import configure
+    from controller.core.log import configure
     from hil.rig import Rig
     from tests.hil.console.conftest import set_pins
 

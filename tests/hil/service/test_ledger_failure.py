@@ -25,7 +25,7 @@ def test_a_failed_ledger_write_latches_and_shows_a_tilt(rig):
     assert "ledger" in st["tilts"] and "No space left" in st["tilts"]["ledger"]
     eventually(lambda: rig.sign.message_text == "TILT - CALL TECHNICIAN", what="the tilt on the sign")
     assert "tilt" in seen
-    # the count was shown once its records were durable in the lock-out journal (controller/lockjournal.py),
+    # the count was shown once its records were durable in the lock-out journal (controller/books/lockjournal.py),
     # before the ledger's copy failed: the journal holds them for the next start (tests/hil/service/
     # test_lockout_journal.py; without a journal the count waits for the ledger, and is never shown here)
     assert table.status.get("count_shown")

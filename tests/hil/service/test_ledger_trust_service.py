@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from controller.ledger import Ledger
+from controller.books.ledger import Ledger
 from hil.people import People
 from hil.rig import Rig
 
@@ -122,12 +122,12 @@ def test_start_up_checks_events_below_the_last_checkpoint(tmp_path, monkeypatch,
     """Start-up used to verify only from the last checkpoint (every 2,000 events): an edit
     below it waited for the 6-hourly audit.  Now the start-up check walks every event; on a
     ledger longer than ``Service.START_FULL_EVENTS`` the audit thread walks it at once."""
-    from controller.service import Service
+    from controller.daemon.service import Service
 
     if walk == "at once after":
         monkeypatch.setattr(Service, "START_FULL_EVENTS", 100)
-    from controller.ledger import CHECKPOINT_EVERY, Record
-    from controller.witness import Witness, default_witness_dir
+    from controller.books.ledger import CHECKPOINT_EVERY, Record
+    from controller.books.witness import Witness, default_witness_dir
     from hil.rig import rig_ledger_key
 
     state = tmp_path / "state"

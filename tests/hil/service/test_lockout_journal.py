@@ -1,5 +1,5 @@
 """The lock-out's count is shown once the accepted set is durable in the lock-out journal
-(controller/lockjournal.py, issue 11); the ledger's copy follows.  Power lost between the two:
+(controller/books/lockjournal.py, issue 11); the ledger's copy follows.  Power lost between the two:
 at the next start the journal's records go into the ledger (once), and the interrupted round is
 voided with exactly the wagers the count showed returned (§ 670a.13)."""
 
@@ -20,7 +20,7 @@ def _placed_and_locked_out(rig: Rig, seats: tuple[int, ...]) -> dict[str, Any]:
 
 
 def test_power_lost_after_the_count_was_shown_but_before_the_ledger_had_it(tmp_path):
-    from controller.log import configure
+    from controller.core.log import configure
 
     configure(level="critical", json=True)
     rig = Rig(tmp_path, seed=3, speed=50.0)
@@ -74,7 +74,7 @@ def test_power_lost_after_the_count_was_shown_but_before_the_ledger_had_it(tmp_p
 def test_the_count_waits_for_the_ledger_when_the_journal_cannot_be_written(tmp_path):
     """A failing disk: the journal's write fails, the count is shown only once the ledger has
     the records, and the fault latches a tilt."""
-    from controller.log import configure
+    from controller.core.log import configure
 
     configure(level="critical", json=True)
     rig = Rig(tmp_path, seed=3, speed=50.0)

@@ -13,7 +13,7 @@ import sys
 from pexpect import fdpexpect
 
 from bench.startup import _toml
-from controller import selfcheck
+from controller.boot import selfcheck
 from tests.hil.console.conftest import PINS, set_pins
 
 

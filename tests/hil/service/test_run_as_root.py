@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from bench.startup import _toml
-from controller import selfcheck
+from controller.boot import selfcheck
 from tests.hil.console.conftest import set_pins
 
 pytestmark = [
@@ -35,7 +35,7 @@ def _nobody_can_run_this_python() -> bool:
     """On a Pi the release's interpreter is readable by all; a development interpreter under
     /root (pyenv) is not, and the process, once it is the service user, could not import."""
     r = subprocess.run(
-        ["runuser", "-u", "nobody", "--", sys.executable, "-c", "import tempfile, controller.service"],
+        ["runuser", "-u", "nobody", "--", sys.executable, "-c", "import tempfile, controller.daemon.service"],
         cwd="/",
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
         capture_output=True,
@@ -51,7 +51,7 @@ def _owned_by_nobody(path: Path) -> None:
 def test_run_as_root_leaves_only_files_the_service_user_owns() -> None:
     if not _nobody_can_run_this_python():
         pytest.skip(f"the service user cannot read this interpreter's files ({sys.prefix}, {sys.base_prefix})")
-    from controller.ledgerkey import init_key
+    from controller.books.ledgerkey import init_key
     from hil.rig import PINS as PIN_MAP
     from hil.rig import Rig
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from controller.sdnotify import Notifier
+from controller.daemon.sdnotify import Notifier
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
-from controller import selfcheck as S
+from controller.boot import selfcheck as S
 
 
 def kinds(rig, *ks, n=1):
@@ -86,7 +86,7 @@ def test_rng_self_test_failure_is_a_tilt(make_rig):
 def test_service_checks_and_uses_the_secrets_rng(make_rig, monkeypatch):
     """Without an injected source the service self-tests drivers.rng.SecretsRng and hands that
     same generator to the table for the starting position (§ 670a.5(i)(2))."""
-    from controller.service import Service
+    from controller.daemon.service import Service
     from drivers import rng as R
 
     tested = []

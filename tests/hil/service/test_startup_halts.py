@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from controller import selfcheck
+from controller.boot import selfcheck
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -33,7 +33,7 @@ def _config(tmp_path: Path, state: Path) -> Path:
         .replace('"/dev/tablectl-', json.dumps(str(tmp_path / "no-such-dev")).rstrip('"') + "-")
     )
     # the ledger's key in a file of the test's own ([ledger] key_file), not /etc/tablectl/ledger.key
-    from controller.ledgerkey import init_key
+    from controller.books.ledgerkey import init_key
 
     key_file = tmp_path / "ledger.key"
     if not key_file.exists():
@@ -155,8 +155,8 @@ def test_a_missing_serial_port_is_the_devices_latched_tilt_with_ready_sent(tmp_p
 def test_an_unexpected_start_up_error_halts_once_logged_with_its_traceback(make_rig, tmp_path, monkeypatch, capsys):
     """Anything unexpected while the service assembles itself: the same halt (table
     closed, READY with the tilt, pins released), logged once with its traceback."""
-    import controller.service as service_mod
-    from controller.sdnotify import Notifier
+    import controller.daemon.service as service_mod
+    from controller.daemon.sdnotify import Notifier
 
     def broken_table(*_a, **_kw):
         raise RuntimeError("a fault of ours")

@@ -1,13 +1,13 @@
 """The service holds its state directory's lock from start to stop (issue 15;
-controller/statelock.py): a restore is refused while it runs, and a second service on the
+controller/books/statelock.py): a restore is refused while it runs, and a second service on the
 same ledger does not start."""
 
 from __future__ import annotations
 
 import pytest
 
-from controller.service import Service
-from controller.statelock import StateLock, StateLocked, in_use
+from controller.books.statelock import StateLock, StateLocked, in_use
+from controller.daemon.service import Service
 
 
 def test_the_service_holds_the_state_dir_while_it_runs(make_rig):

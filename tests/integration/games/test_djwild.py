@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from controller.config import parse_profile
 from controller.games import procedure_for
 from controller.games.base import EntryError, Stack
 from controller.games.djwild import DJWild
 from controller.rules.cards import parse_cards
+from controller.settings.config import parse_profile
 from hil.simrun import run_sim
 from tests.integration.games.rounds import HandRound
 from tests.integration.harness import Harness, records

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from controller.config import parse_profile
 from controller.games import procedure_for
 from controller.games.base import DecisionState, EntryError
 from controller.games.faceup import DealerShown
 from controller.rules.cards import parse_cards
 from controller.rules.positions import delivery_order, seat_to_position
+from controller.settings.config import parse_profile
 from hil.simrun import run_sim
 from tests.integration.games.rounds import HandRound
 from tests.integration.harness import Harness, records
@@ -406,8 +406,8 @@ def test_profile_without_optional_wagers_or_progressive():
 def test_run_check_refuses_a_face_up_profile_that_does_not_match_its_paytable(tmp_path, capsys, monkeypatch):
     from pathlib import Path
 
+    from controller.books.ledgerkey import init_key
     from controller.cli import main
-    from controller.ledgerkey import init_key
 
     init_key(tmp_path / "creds" / "tablectl-ledger-key")
     monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path / "creds"))

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from controller.config import ConfigError, parse_profile
 from controller.games import procedure_for
 from controller.games.base import EntryError
 from controller.games.fortune_asia import FortuneAsia
 from controller.rules.cards import parse_cards
+from controller.settings.config import ConfigError, parse_profile
 from tests.integration.games.rounds import HandRound
 from tests.integration.harness import Harness, records
 
@@ -382,7 +382,7 @@ def test_profile_errors_name_the_option(change, where, why):
 
 
 def test_659a_12_d_2_the_shipped_profile_resets_at_two_thousand_dollars():
-    from controller.config import load_profile
+    from controller.settings.config import load_profile
 
     prof = load_profile("fortune-asia")
     proc = procedure_for(prof.game, prof)

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from controller.config import parse_profile
+from controller.books.ledger import Record
 from controller.games import procedure_for
 from controller.games.tiles_rotation import TilesRound
-from controller.ledger import Record
 from controller.rules.tiles import FULL_SET, parse_tiles
 from controller.rules.tiles_deal import STYLES, deal
+from controller.settings.config import parse_profile
 from tests.integration.games.tiles_harness import TilesHarness, ids_for, tiles_doc
 
 # the eight stacks of four used when the tiles do not matter (one whole set)

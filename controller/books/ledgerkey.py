@@ -1,0 +1,91 @@
+"""The ledger's key (issue 13; docs/security.md).
+
+The ledger's chain is an HMAC-SHA256 under a 32-byte secret.  On a table the key is
+a root-only file (``tablectl key init`` makes it: mode 0600, owner root) that
+systemd hands to the service with ``LoadCredential=tablectl-ledger-key:/etc/tablectl/ledger.key``:
+the service reads ``$CREDENTIALS_DIRECTORY/tablectl-ledger-key`` and never needs to
+read ``/etc/tablectl/ledger.key`` itself.  Tools run by root (``tablectl audit``,
+``history``, ``verify``) read the key file (``[ledger] key_file``).  The simulator,
+the HIL rig and the tests make a throwaway key of their own.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from controller.core.safefile import read_bounded
+
+if TYPE_CHECKING:
+    from controller.settings.hardware import LedgerConfig
+
+KEY_BYTES = 32
+
+
+class LedgerKeyError(RuntimeError):
+    """No usable key: names where it was looked for."""
+
+
+def init_key(path: str | Path, *, overwrite: bool = False) -> Path:
+    """Create a new random key file, mode 0600 (owner: whoever runs it, root on a table).
+    An existing key is never replaced unless ``overwrite``: a new key makes the old
+    ledger unverifiable."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if overwrite else os.O_EXCL)
+    try:
+        fd = os.open(p, flags, 0o600)
+    except FileExistsError:
+        raise LedgerKeyError(f"{p}: a key already exists (a new key would make the ledger unverifiable)") from None
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, secrets.token_hex(KEY_BYTES).encode("ascii") + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return p
+
+
+def read_key(path: str | Path) -> bytes:
+    """The key in a key file (64 hex digits); anything else is refused, naming the file."""
+    p = Path(path)
+    try:
+        text = read_bounded(p, 4096, follow=True).strip()  # a key is 65 bytes; a link is fine (root's /etc)
+    except OSError as e:
+        raise LedgerKeyError(f"{p}: cannot read the ledger key: {e.strerror or e}") from None
+    try:
+        key = bytes.fromhex(text.decode("ascii"))
+    except (UnicodeDecodeError, ValueError):
+        raise LedgerKeyError(f"{p}: not a ledger key (64 hex digits, from `tablectl key init`)") from None
+    if len(key) != KEY_BYTES:
+        raise LedgerKeyError(f"{p}: the ledger key must be {KEY_BYTES} bytes, got {len(key)}")
+    return key
+
+
+def key_path(ledger_cfg: LedgerConfig, environ: dict[str, str] | None = None) -> Path:
+    """Where the key is: the systemd credential when the service runs under systemd
+    (``$CREDENTIALS_DIRECTORY``), else ``[ledger] key_file``."""
+    env = os.environ if environ is None else environ
+    cred_dir = env.get("CREDENTIALS_DIRECTORY")
+    if cred_dir:
+        return Path(cred_dir) / ledger_cfg.key_credential
+    return Path(ledger_cfg.key_file)
+
+
+def load_key(ledger_cfg: LedgerConfig, environ: dict[str, str] | None = None) -> bytes:
+    return read_key(key_path(ledger_cfg, environ))
+
+
+def beside_key_file(state_dir: str | Path) -> Path:
+    """The key kept beside a state directory ``D``: ``D-key/ledger.key``.  The simulator and the
+    HIL rig make theirs there (``tablectl sim --state-dir D``), so that ``tablectl history``,
+    ``audit``, ``backup``, ``report``... ``--state-dir D`` find it with no ``--key-file``."""
+    d = Path(state_dir)
+    return d.parent / f"{d.name}-key" / "ledger.key"
+
+
+def throwaway_key() -> bytes:
+    """A random key for the simulator and tests (never written anywhere)."""
+    return secrets.token_bytes(KEY_BYTES)

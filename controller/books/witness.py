@@ -1,0 +1,145 @@
+"""The witness of the ledger's head, kept outside the ledger's directory (issue 13).
+
+The ledger (controller/books/ledger.py) can prove that nothing inside it was edited,
+but not that it is the *latest* ledger: an older copy restored, a cut tail, a
+lost WAL, an empty or a deleted ledger are each a consistent chain.  The witness
+is a small file elsewhere (``[ledger] witness_dir``, by default a sibling of the
+state directory) holding the chain's head after the last durable commit: the
+event count and the MAC of that event.  At start-up and in ``tablectl audit``
+the ledger must reach the witness's count, and its event there must carry the
+witness's MAC; a ledger behind the witness is a latched tilt.
+
+The witness is written *after* each durable commit has been handed back (never on
+the lock-out's path, and without an fsync: a witness lost to a power cut lags the
+ledger, which is allowed; it can never get ahead of it), atomically: a temporary
+file renamed over the old one.  It cannot stop a person who can write both
+directories and restores both (docs/security.md); a linked progressive system's
+central record is the next line (``Ledger.head``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from controller.books.ledger import GENESIS, Head
+
+WITNESS_FILE = "witness.json"
+#: a witness is about 130 bytes; anything much larger is not one
+WITNESS_MAX = 4096
+
+
+class WitnessError(RuntimeError):
+    pass
+
+
+def default_witness_dir(state_dir: Path) -> Path:
+    """``/var/lib/tablectl`` -> ``/var/lib/tablectl-witness``: outside the ledger's directory."""
+    return state_dir.parent / f"{state_dir.name}-witness"
+
+
+class Witness:
+    def __init__(self, directory: str | Path, table_id: str):
+        self.dir = Path(directory)
+        self.path = self.dir / WITNESS_FILE
+        self.table_id = table_id
+        self.written = 0  # writes by this process (bench/, tests)
+
+    def read(self) -> Head | None:
+        """The recorded head, or None when there is no witness file; a file that cannot be
+        read or parsed is a :class:`WitnessError` (never taken for "no witness")."""
+        from controller.core.safefile import read_text_bounded
+
+        try:
+            # bounded, and never through a link (a witness linked to /dev/zero once filled the memory)
+            text = read_text_bounded(self.path, WITNESS_MAX)
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as e:
+            raise WitnessError(f"{self.path}: cannot read the witness: {e}") from None
+        try:
+            doc = json.loads(text)
+            head = Head(int(doc["count"]), str(doc["mac"]))
+        except (ValueError, KeyError, TypeError) as e:
+            raise WitnessError(f"{self.path}: the witness is not valid: {e!r}") from None
+        if head.count < 0 or (head.count == 0) != (head.mac == GENESIS):
+            raise WitnessError(f"{self.path}: the witness is not valid: {doc!r}")
+        return head
+
+    def recorded_table(self) -> str | None:
+        """The table the witness was written for (None: no witness, or none it can say)."""
+        from controller.core.safefile import read_text_bounded
+
+        try:
+            doc = json.loads(read_text_bounded(self.path, WITNESS_MAX))
+            return str(doc["table"]) if isinstance(doc, dict) and doc.get("table") else None
+        except (OSError, UnicodeDecodeError, ValueError, KeyError):
+            return None
+
+    def write(self, head: Head) -> None:
+        """Atomically (rename); no fsync (see the module docstring)."""
+        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = self.path.with_name(f".{WITNESS_FILE}.{os.getpid()}.tmp")
+        # bytes, not text: a text file's codec set-up looks attributes up by names made at each
+        # call, and CPython's type attribute cache keeps each such name (up to 4,096 of them), so
+        # a write per commit grew the service by a little every round for hours (issue 26)
+        doc = json.dumps({"table": self.table_id, "count": head.count, "mac": head.mac})
+        tmp.write_bytes(doc.encode("utf-8"))
+        os.replace(tmp, self.path)
+        self.written += 1
+
+
+def compare(witness: Head | None, mac_at: dict[int, str] | None, head: Head) -> list[str]:
+    """Problems between the witness and the ledger: ``head`` is the ledger's head and
+    ``mac_at`` maps the witness's count to the ledger's MAC at that event (when the ledger
+    has that event).  A witness behind the ledger is fine (written after the commit)."""
+    if witness is None:
+        if head.count > 0:
+            return [f"no witness of the ledger's head, but the ledger has {head.count} events (witness deleted?)"]
+        return []
+    if witness.count == 0:
+        return []
+    if head.count == 0:
+        return [f"the ledger is empty or missing, but the witness says {witness.count} events were recorded"]
+    if head.count < witness.count:
+        return [
+            f"the ledger ends at event {head.count}, but the witness says {witness.count} events were recorded "
+            "(cut tail, lost WAL or an older copy restored)"
+        ]
+    mac = (mac_at or {}).get(witness.count)
+    if mac != witness.mac:
+        return [
+            f"event {witness.count}: its MAC differs from the witness's (the ledger was replaced or rewritten "
+            "after that event)"
+        ]
+    return []
+
+
+def read_for_check(witness: Witness) -> Head | WitnessError | None:
+    """Read the witness *before* the ledger (so a writer running meanwhile only moves the
+    ledger ahead of it)."""
+    try:
+        return witness.read()
+    except WitnessError as e:
+        return e
+
+
+def check(ledger: object, witnessed: Head | WitnessError | None) -> list[str]:
+    """Compare a witness read before (:func:`read_for_check`) with the ledger: anything
+    with a ``db`` (a sqlite3 connection to it: a controller.books.ledger.Ledger, ideally inside
+    the same read transaction as its verify, or ``tablectl status``'s read-only view)."""
+    import sqlite3
+
+    db = getattr(ledger, "db", None)
+    assert isinstance(db, sqlite3.Connection)
+    if isinstance(witnessed, WitnessError):
+        return [str(witnessed)]
+    row = db.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    head = Head(int(row[0]), str(row[1])) if row else Head(0, GENESIS)
+    mac_at: dict[int, str] = {}
+    if witnessed is not None and witnessed.count:
+        r = db.execute("SELECT hash FROM events WHERE seq = ?", (witnessed.count,)).fetchone()
+        if r is not None:
+            mac_at[witnessed.count] = str(r[0])
+    return compare(witnessed, mac_at, head)

@@ -1,0 +1,157 @@
+"""The service's ledger stack (controller/daemon/service.py): the key, the state directory's lock, the
+witness, the ledger, the lock-out journal and the writer thread — opened, checked, started and
+stopped in the one order the start-up needs (docs/architecture.md "The service in parts";
+docs/security.md):
+
+1. :meth:`LedgerStack.open`: the key (given, or the credential / key file), the state
+   directory's lock (a restore is refused while the service runs), the witness *read before*
+   the ledger is opened (opening creates a missing ledger), the ledger, a probe that it can be
+   written;
+2. :meth:`LedgerStack.check`: the self-check's ledger check — the chain (the last seal and what
+   follows it, or everything) and the witness read in step 1;
+3. :meth:`LedgerStack.after_check`: a missing or unreadable witness written afresh, the lock-out
+   journal opened and what it holds that the ledger lacks appended (controller/books/lockjournal.py);
+4. :meth:`LedgerStack.make_writer` / :meth:`start`: the writer thread, which moves the witness on;
+5. :meth:`LedgerStack.stop` (the reverse), or :meth:`release` when a start-up halts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+
+from controller.books import witness as W
+from controller.books.audit import LEDGER_FILE, Where, where_of
+from controller.books.ledger import Head, Ledger, Record, StoredEvent
+from controller.books.ledgerwriter import LedgerWriter
+from controller.books.lockjournal import LockoutJournal, open_at_start
+from controller.books.statelock import StateLock
+from controller.core.records import Kind
+from controller.settings.hardware import HardwareConfig
+
+Witnessed = Head | W.WitnessError | None
+
+
+class LedgerStack:
+    """Everything that keeps the table's books, owned from start to stop."""
+
+    def __init__(self, hw: HardwareConfig, key: bytes | None = None):
+        self._hw = hw
+        #: the ledger's HMAC key (controller/books/ledgerkey.py); None: read it from the credential /
+        #: key file at :meth:`open`
+        self.key = key
+        #: the state directory's lock, held from start to stop (controller/books/statelock.py)
+        self.lock: StateLock | None = None
+        self.where: Where | None = None
+        self.witness: W.Witness | None = None
+        self.witnessed: Witnessed = None  # the witness as read before the ledger was opened
+        self.ledger: Ledger | None = None
+        self.journal: LockoutJournal | None = None  # the lock-out journal
+        self.writer: LedgerWriter | None = None
+
+    @property
+    def ledger_path(self) -> Path:
+        return Path(self._hw.state_dir) / LEDGER_FILE
+
+    # ------------------------------------------------------------------ start-up
+    def open(self) -> Ledger:
+        """Steps 1: the key, the lock, the witness read, the ledger opened and probed."""
+        from controller.books.ledgerkey import load_key
+
+        hw = self._hw
+        if self.key is None:
+            self.key = load_key(hw.ledger)
+        self.lock = StateLock(hw.state_dir).acquire(f"tablectl service, table {hw.table_id}")
+        self.where = where_of(hw, self.key)
+        self.witness = W.Witness(self.where.witness_dir, hw.table_id)
+        # the witness is read before the ledger is opened: opening creates a missing ledger
+        self.witnessed = W.read_for_check(self.witness)
+        self.ledger = ledger = Ledger(self.where.ledger_path, hw.table_id, key=self.key)
+        _probe_writable(ledger)
+        if ledger.migrated_from is not None and self.witnessed is None:
+            self.witnessed = ledger.head()  # the first keyed start: nothing to witness before it
+        return ledger
+
+    def where_for_audit(self) -> Where:
+        """Where an audit run reads (before :meth:`open`: from the configuration)."""
+        return self.where or where_of(self._hw, self.key)
+
+    def check(self, *, full: bool) -> list[str]:
+        """The self-check's ledger check: the chain and the witness read before the ledger."""
+        ledger = self._opened()
+        return ledger.verify(full=full) + W.check(ledger, self.witnessed)
+
+    def after_check(self, *, ledger_ok: bool) -> tuple[list[str], list[StoredEvent]]:
+        """Step 3: (problems, what the journal's recovery appended).  A witness from the start
+        (found missing or unreadable: the self-check has said so and the tilt is recorded): the
+        writer only moves it on, so a running audit never finds none."""
+        ledger, witness = self._opened(), self._witness()
+        problems: list[str] = []
+        if self.witnessed is None or isinstance(self.witnessed, W.WitnessError):
+            try:
+                witness.write(ledger.head())
+            except OSError as e:  # a latched tilt like any failed self-check, not a crash (and a restart loop)
+                problems.append(f"witness: cannot write {witness.path}: {e}")
+        assert self.key is not None  # opened
+        self.journal, journal_problems, recovered = open_at_start(
+            Path(self._hw.state_dir), self._hw.table_id, self.key, ledger, ledger_ok=ledger_ok
+        )
+        problems += journal_problems  # logged with the self-check's, latched as its tilt
+        if recovered:
+            witness.write(ledger.head())
+        return problems, recovered
+
+    def make_writer(self, deliver: Callable[..., None], on_error: Callable[[BaseException], None]) -> LedgerWriter:
+        """Step 4: the writer thread (not started: :meth:`start`)."""
+        self.writer = LedgerWriter(self._opened(), deliver, on_error, witness=self._witness().write)
+        return self.writer
+
+    def start(self) -> None:
+        if self.writer is not None:
+            self.writer.start()
+
+    def record_tilt(self, source: str, reason: str) -> None:
+        """A ``tilt.raised`` appended directly (a start-up that halted with the ledger sound)."""
+        ledger = self._opened()
+        ledger.append([Record(Kind.TILT_RAISED, ledger.last_round(), {"source": source, "reason": reason})])
+
+    # ------------------------------------------------------------------ stop
+    def stop(self) -> None:
+        if self.writer is not None:
+            self.writer.stop()
+        if self.ledger is not None:
+            self.ledger.close()
+        if self.journal is not None:
+            self.journal.close()
+        if self.lock is not None:
+            self.lock.release()
+
+    def release(self, *, keep_ledger: bool = False) -> None:
+        """Let go of what a failed start-up had opened: the writer, and the ledger unless
+        ``keep_ledger`` (the halt is still to be recorded in it)."""
+        if self.writer is not None:
+            with contextlib.suppress(Exception):
+                self.writer.stop()
+            self.writer = None
+        if self.ledger is not None and not keep_ledger:
+            with contextlib.suppress(Exception):
+                self.ledger.close()
+            self.ledger = None
+
+    def _opened(self) -> Ledger:
+        if self.ledger is None:
+            raise RuntimeError("the ledger stack has not opened its ledger")
+        return self.ledger
+
+    def _witness(self) -> W.Witness:
+        if self.witness is None:
+            raise RuntimeError("the ledger stack has not opened its witness")
+        return self.witness
+
+
+def _probe_writable(ledger: Ledger) -> None:
+    """Fail now, not at the first wager, when the ledger can be read but not written (a
+    read-only file or directory): SQLite opens such a file read-only without a word."""
+    (version,) = ledger.db.execute("PRAGMA user_version").fetchone()
+    ledger.db.execute(f"PRAGMA user_version = {int(version)}")

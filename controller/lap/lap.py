@@ -1,0 +1,461 @@
+"""The LAP controller's side of PostgreSQL: install the schema, apply ``lap.toml`` (only with
+the link stopped), start and stop the link, beat the heartbeat, reconcile every level exactly.
+
+The money rules themselves are in the database (controller/lap/schema.py); this module never
+computes a meter it then writes — it reads the database's accounts back as exact
+:class:`~fractions.Fraction` values to check the reconciliation identity.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from math import lcm
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from controller.lap import catalog, pgconn
+from controller.lap.config import LapConfig, LevelParams
+from controller.lap.reconcile import LevelState, Reconciliation, level_line, level_state, reconcile
+from controller.lap.schema import SCHEMA_VERSION, ddl, grants
+
+__all__ = [
+    "LapError",
+    "LapService",
+    "LapStore",
+    "LevelState",
+    "Reconciliation",
+    "connect",
+    "level_line",
+    "replication",
+    "wait_until",
+]
+
+
+#: the LAP's heartbeat statement returns within this, or its connection is taken for dead
+HEARTBEAT_DEADLINE_S = 5.0
+
+
+class LapError(RuntimeError):
+    """The LAP refuses: a parameter change with the link running, a schema it does not know, a
+    self-check that fails."""
+
+
+def connect(dsn: str, *, user: str | None = None, autocommit: bool = True, timeout: float = 5) -> psycopg.Connection:
+    """A connection with the LAP's deadlines (controller/lap/pgconn.py: keepalives,
+    ``tcp_user_timeout``, statement and idle-in-transaction timeouts)."""
+    d = dataclasses.replace(pgconn.LAP, connect_s=max(2, int(timeout)))
+    return pgconn.connect(dsn, d, user=user, autocommit=autocommit)
+
+
+@dataclass(frozen=True)
+class Replication:
+    """What the LAP's database does with a commit before it is acknowledged (issue 22: a LAP
+    failed over to a standby that lagged, or restored from a backup, forgot acknowledged hits)."""
+
+    safe: bool  # a synchronous standby is configured and streaming: an acknowledged commit is on two servers
+    text: str
+
+
+def replication(conn: psycopg.Connection) -> Replication:
+    """The database's replication as the LAP sees it (``pg_stat_replication`` shows a standby's
+    state to a superuser or a member of ``pg_monitor`` / ``pg_read_all_stats`` only)."""
+    names = str(conn.execute("SHOW synchronous_standby_names").fetchone()[0]).strip()  # type: ignore[index]
+    commit = str(conn.execute("SHOW synchronous_commit").fetchone()[0])  # type: ignore[index]
+    rows = conn.execute(
+        "SELECT application_name, state, sync_state FROM pg_stat_replication ORDER BY application_name"
+    ).fetchall()
+    standbys = ", ".join(f"{r[0] or '?'} ({r[1] or 'state hidden'}, {r[2] or '?'})" for r in rows) or "none"
+    sync = [r for r in rows if r[1] == "streaming" and r[2] in ("sync", "quorum")]
+    if not names:
+        return Replication(
+            False, f"no synchronous standby configured (synchronous_standby_names is empty; standbys: {standbys})"
+        )
+    if commit in ("off", "local"):
+        return Replication(False, f"synchronous_commit = {commit}: a commit does not wait for the standby ({standbys})")
+    if not sync:
+        return Replication(
+            False,
+            f"a synchronous standby is configured ({names}) but none is streaming: commits wait (standbys: {standbys})",
+        )
+    return Replication(
+        True, f"synchronous standby streaming: {', '.join(str(r[0]) for r in sync)} (standbys: {standbys})"
+    )
+
+
+def _level_row(p: LevelParams) -> dict[str, Any]:
+    return {
+        "level": p.level,
+        "seed_cents": p.seed_cents,
+        "reset_cents": p.reset_cents,
+        "rate_num": p.rate.numerator,
+        "rate_den": p.rate.denominator,
+        "reserve_num": p.reserve_rate.numerator,
+        "reserve_den": p.reserve_rate.denominator,
+        "limit_cents": p.limit_cents,
+        "at_limit": p.at_limit,
+        "max_wager_cents": p.max_wager_cents,
+        "meter_pays": p.pays_text,
+    }
+
+
+_INSERT_LEVEL = (
+    "INSERT INTO {s}.levels (level, seed_cents, reset_cents, rate_num, rate_den, reserve_num, reserve_den,"
+    " limit_cents, at_limit, max_wager_cents, meter_pays, den, value_num, inflow_num) VALUES (%(level)s,"
+    " %(seed_cents)s, %(reset_cents)s, %(rate_num)s, %(rate_den)s, %(reserve_num)s, %(reserve_den)s,"
+    " %(limit_cents)s, %(at_limit)s, %(max_wager_cents)s, %(meter_pays)s, %(den)s,"
+    " %(seed_cents)s::numeric * %(den)s, %(seed_cents)s::numeric * %(den)s)"
+)
+_UPDATE_LEVEL = (
+    "UPDATE {s}.levels SET reset_cents = %(reset_cents)s, rate_num = %(rate_num)s, rate_den = %(rate_den)s,"
+    " reserve_num = %(reserve_num)s, reserve_den = %(reserve_den)s, limit_cents = %(limit_cents)s,"
+    " at_limit = %(at_limit)s, max_wager_cents = %(max_wager_cents)s, meter_pays = %(meter_pays)s,"
+    " den = %(den)s, value_num = value_num * %(k)s, reserve_acc = reserve_acc * %(k)s,"
+    " overflow_acc = overflow_acc * %(k)s, inflow_num = inflow_num * %(k)s WHERE level = %(level)s"
+)
+
+
+class LapStore:
+    """One linked group's schema, through one connection (autocommit; transactions explicit)."""
+
+    def __init__(self, conn: psycopg.Connection, schema: str):
+        self.conn = conn
+        self.schema = schema
+        self.s = sql.Identifier(schema)
+
+    def q(self, text: str) -> sql.Composed:
+        return sql.SQL(text).format(s=self.s)
+
+    # ---------------------------------------------------------------- schema
+    def installed(self) -> int | None:
+        row = self.conn.execute(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = 'schema_info'",
+            (self.schema,),
+        ).fetchone()
+        if row is None:
+            return None
+        v = self.conn.execute(self.q("SELECT version FROM {s}.schema_info")).fetchone()
+        return int(v[0]) if v else None
+
+    def install(self, group: str) -> bool:
+        """Create the schema if it is not there; False when it already was."""
+        v = self.installed()
+        if v is not None:
+            if v != SCHEMA_VERSION:
+                raise LapError(
+                    f"schema {self.schema} is version {v}; this LAP knows version {SCHEMA_VERSION} only "
+                    "(no upgrade path: settle the group with `tablectl lap --reconcile` of its release, then "
+                    "start this release on a new schema)"
+                )
+            return False
+        with self.conn.transaction():
+            self.conn.execute(ddl(self.schema).encode())
+            self.conn.execute(self.q("INSERT INTO {s}.link (group_name) VALUES (%s)"), (group,))
+        return True
+
+    def schema_differences(self) -> list[str]:
+        """The schema's functions, triggers, rules and policies against this release's (the LAP's
+        role needs CREATE on the database: it reads a throwaway install, rolled back)."""
+        try:
+            return catalog.differences(self.conn, self.schema)
+        except psycopg.errors.InsufficientPrivilege as e:
+            return [f"its code cannot be checked against this release's: {str(e).strip().splitlines()[0]}"]
+
+    # ---------------------------------------------------------------- link state
+    def state(self) -> str:
+        row = self.conn.execute(self.q("SELECT state FROM {s}.link")).fetchone()
+        assert row is not None
+        return str(row[0])
+
+    def inoperable_reason(self) -> str | None:
+        row = self.conn.execute(self.q("SELECT reason FROM {s}.link WHERE state = 'inoperable'")).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_state(self, state: str) -> None:
+        """``stopped`` or ``running`` (an inoperable link's reason is cleared with it: recorded)."""
+        self.conn.execute(self.q("UPDATE {s}.link SET state = %s, reason = NULL"), (state,))
+
+    def set_inoperable(self, reason: str) -> None:
+        """Every table closed, the reason recorded (``param_changes``) and shown on the floor view."""
+        self.conn.execute(self.q("SELECT {s}.set_inoperable(%s)"), (reason,))
+
+    def record_replication(self, text: str) -> None:
+        """The replication check's finding, for the floor view and the tables."""
+        self.conn.execute(
+            self.q("UPDATE {s}.link SET replication = %s WHERE replication IS DISTINCT FROM %s"), (text, text)
+        )
+
+    def heartbeat(self) -> None:
+        self.conn.execute(self.q("SELECT {s}.heartbeat()"))
+
+    def push_meters(self, seen: int | None) -> int:
+        """Ring the meters' doorbell when a level moved since ``seen`` (the sum of the levels'
+        versions); the sum now."""
+        row = self.conn.execute(self.q("SELECT coalesce(sum(version), 0)::bigint FROM {s}.levels")).fetchone()
+        now = int(row[0]) if row else 0
+        if seen is not None and now != seen:
+            self.conn.execute("SELECT pg_notify(%s, %s)", (self.schema, '{"t": "meter"}'))
+        return now
+
+    # ---------------------------------------------------------------- parameters
+    def differences(self, cfg: LapConfig) -> list[str]:
+        """What applying ``cfg`` would change (empty: the database already has it)."""
+        out = []
+        have = {r["level"]: r for r in self._rows("SELECT * FROM {s}.levels")}
+        for p in cfg.levels:
+            want = _level_row(p)
+            row = have.pop(p.level, None)
+            if row is None:
+                out.append(f"level {p.level}: new")
+                continue
+            for k, v in want.items():
+                if k != "seed_cents" and row[k] != v:
+                    out.append(f"level {p.level}: {k} {row[k]} -> {v}")
+        out += [f"level {lv}: not in the configuration" for lv in have]
+        members = {r["table_id"]: r for r in self._rows("SELECT * FROM {s}.members")}
+        for t in cfg.tables:
+            row = members.pop(t.table_id, None)
+            want = {"role": cfg.role_for(t.table_id), "asset": t.asset, "game": t.game}
+            if row is None:
+                out.append(f"table {t.table_id}: new")
+            else:
+                out += [f"table {t.table_id}: {k} {row[k]} -> {v}" for k, v in want.items() if row[k] != v]
+        out += [f"table {tid}: leaves the link" for tid in members]
+        return out
+
+    def configure(self, cfg: LapConfig) -> list[str]:
+        """Apply ``cfg``: refused unless the link is stopped (every change is recorded by the
+        database in ``param_changes``; a rate change is a new rate version).  A level is never
+        removed (its money stays accounted)."""
+        with self.conn.transaction():
+            row = self.conn.execute(self.q("SELECT state FROM {s}.link FOR UPDATE")).fetchone()
+            assert row is not None
+            changes = self.differences(cfg)
+            if not changes:
+                return []
+            if row[0] != "stopped":
+                raise LapError("parameters change only with the link stopped: " + "; ".join(changes))
+            removed = [c for c in changes if c.endswith("not in the configuration")]
+            if removed:
+                raise LapError(f"{cfg.file}: {removed[0]}: a level that holds money is never removed")
+            self._configure_levels(cfg)
+            self._configure_members(cfg)
+        return changes
+
+    def _configure_levels(self, cfg: LapConfig) -> None:
+        have = {r["level"]: r for r in self._rows("SELECT level, den FROM {s}.levels")}
+        for p in cfg.levels:
+            r = _level_row(p)
+            if p.level not in have:
+                self.conn.execute(self.q(_INSERT_LEVEL), {**r, "den": p.den})
+            else:
+                old_den = int(have[p.level]["den"])
+                den = lcm(old_den, p.den)
+                # the accounts are rescaled exactly; the den only grows, so every older rate
+                # version stays exact in it
+                self.conn.execute(self.q(_UPDATE_LEVEL), {**r, "den": den, "k": den // old_den})
+
+    def _configure_members(self, cfg: LapConfig) -> None:
+        members = {r["table_id"] for r in self._rows("SELECT table_id FROM {s}.members")}
+        for t in cfg.tables:
+            role = cfg.role_for(t.table_id)
+            if not self.conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+                self.conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+            self.conn.execute(grants(self.schema, role).encode())
+            self.conn.execute(
+                self.q(
+                    "INSERT INTO {s}.members (table_id, role, asset, game) VALUES (%s, %s, %s, %s)"
+                    " ON CONFLICT (table_id) DO UPDATE SET role = excluded.role, asset = excluded.asset,"
+                    " game = excluded.game"
+                ),
+                (t.table_id, role, t.asset, t.game),
+            )
+            members.discard(t.table_id)
+        for tid in members:
+            self.conn.execute(self.q("DELETE FROM {s}.members WHERE table_id = %s"), (tid,))
+
+    def param_changes(self) -> list[dict[str, Any]]:
+        return self._rows("SELECT * FROM {s}.param_changes ORDER BY id")
+
+    # ---------------------------------------------------------------- refusals
+    def refusals(self) -> list[dict[str, Any]]:
+        return self._rows("SELECT * FROM {s}.refusals ORDER BY id")
+
+    def reopen(self, table_id: str, note: str) -> str | None:
+        """Reopen a table a refusal closed (recorded with ``note``); what had closed it, or None."""
+        row = self.conn.execute(self.q("SELECT {s}.reopen_table(%s, %s)"), (table_id, note)).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
+
+    # ---------------------------------------------------------------- reading
+    def _rows(self, text: str, params: Any = None) -> list[dict[str, Any]]:
+        cur = self.conn.cursor(row_factory=psycopg.rows.dict_row)
+        return list(cur.execute(self.q(text), params).fetchall())
+
+    def levels(self) -> dict[str, LevelState]:
+        return {r["level"]: level_state(r) for r in self._rows("SELECT * FROM {s}.levels")}
+
+    def reconcile(self) -> Reconciliation:
+        """Every level's identity, exactly, from the records (controller/lap/reconcile.py)."""
+        return reconcile(self)
+
+
+@dataclass
+class LapService:
+    """``tablectl lap``: applies the configuration with the link stopped, self-checks (the
+    schema's code against this release's, every level reconciled, the parameters as configured),
+    starts the link and beats its heartbeat until told to stop; repeats the self-check every
+    ``[link] reconcile`` and makes the link **inoperable** (every table closed, the reason
+    recorded and shown) at the first problem; reconnects when PostgreSQL goes away (the tables
+    close their linked wagers meanwhile: no heartbeat reaches them)."""
+
+    cfg: LapConfig
+    dsn: str
+    log: Callable[[str], None] = print
+    stop_event: threading.Event = field(default_factory=threading.Event)
+    #: called each time the link is (re)started, schema installed (the floor view starts then)
+    on_running: Callable[[], None] = lambda: None
+    _killed: bool = field(default=False, init=False)
+    _said_inoperable: bool = field(default=False, init=False)
+    _replication: str | None = field(default=None, init=False)
+    #: the meters' doorbell: at most this often (a bounded rate of reads per table, issue 22)
+    push_s: float = 0.25
+    _pushed: int | None = field(default=None, init=False)
+
+    def self_check(self, store: LapStore) -> list[str]:
+        """What makes the LAP inoperable: its schema's code is not this release's, a level does
+        not reconcile, a parameter differs from ``lap.toml`` (changed outside the stopped state)."""
+        problems = [f"schema: {d}" for d in store.schema_differences()]
+        problems += store.reconcile().problems
+        problems += [f"parameter changed while the link ran: {c}" for c in store.differences(self.cfg)]
+        return problems
+
+    def start_link(self) -> LapStore:
+        conn = connect(self.dsn)
+        store = LapStore(conn, self.cfg.schema)
+        if store.install(self.cfg.group):
+            self.log(f"lap: schema {self.cfg.schema} created")
+        changes = store.differences(self.cfg)
+        if changes:
+            if store.state() == "running":
+                store.set_state("stopped")
+            store.configure(self.cfg)
+            for c in changes:
+                self.log(f"lap: parameter change recorded: {c}")
+        problems = self.self_check(store)
+        if problems:
+            store.set_inoperable("self-check at start-up: " + "; ".join(problems))
+            raise LapError("self-check failed: " + "; ".join(problems))
+        unsafe = self.check_replication(store)
+        if unsafe:
+            raise LapError(unsafe)
+        store.set_state("running")
+        rec = store.reconcile()
+        self.log(f"lap: link {self.cfg.group} running ({rec.counts()}, meters reconciled, schema is this release's)")
+        return store
+
+    def check_replication(self, store: LapStore) -> str | None:
+        """Whether an acknowledged hit survives the primary's loss: said (log when it changes,
+        the floor view), and why the LAP must not run, unless ``lap.toml`` allows it
+        (``[link] allow_async_replication = true``)."""
+        rep = replication(store.conn)
+        note = rep.text if rep.safe or not self.cfg.allow_async_replication else f"{rep.text} (allowed by lap.toml)"
+        if note != self._replication:
+            self._replication = note
+            self.log(f"lap: replication: {note}")
+        store.record_replication(note)
+        if rep.safe or self.cfg.allow_async_replication:
+            return None
+        return (
+            f"replication: {rep.text}; an acknowledged hit can be lost with this server (set [link] "
+            "allow_async_replication = true in lap.toml to run so knowingly)"
+        )
+
+    def watch(self, store: LapStore) -> None:
+        """The timer's self-check while the link runs (and the database's own at every batch,
+        which may have made it inoperable already: logged once)."""
+        state = store.state()
+        if state == "running":
+            problems = self.self_check(store)
+            unsafe = self.check_replication(store)
+            if unsafe:
+                problems.append(unsafe)
+            if problems:
+                store.set_inoperable("; ".join(problems))
+                state = "inoperable"
+        if state == "inoperable" and not self._said_inoperable:
+            self._said_inoperable = True
+            self.log(f"lap: the link is INOPERABLE, every table closed: {store.inoperable_reason()}")
+
+    def kill(self) -> None:
+        """Stop as a crash would (tests, the chaos bench): no clean ``stopped`` state, the
+        heartbeat simply ends."""
+        self._killed = True
+        self.stop_event.set()
+
+    def run(self) -> None:
+        self._killed = False
+        self._said_inoperable = False
+        store: LapStore | None = None
+        backoff = 0.2
+        next_check = 0.0
+        # a statement that does not return ends the connection (a network that swallows bytes)
+        dog = pgconn.Watchdog(HEARTBEAT_DEADLINE_S, self.stop_event, "lap-watchdog")
+        while not self.stop_event.is_set():
+            try:
+                if store is None:
+                    dog.tick(None)
+                    store = self.start_link()
+                    backoff = 0.2
+                    next_check = time.monotonic() + self.cfg.reconcile_s
+                    self.on_running()
+                dog.tick(store.conn)
+                store.heartbeat()
+                if time.monotonic() >= next_check:
+                    dog.tick(store.conn, pgconn.LAP.statement_timeout_ms / 1000)
+                    self.watch(store)
+                    next_check = time.monotonic() + self.cfg.reconcile_s
+                dog.tick(None)
+                self._until_next_beat(store, dog)
+            except psycopg.OperationalError as e:
+                dog.tick(None)
+                self.log(f"lap: database unreachable ({str(e).strip().splitlines()[0]}); retrying")
+                if store is not None:
+                    store.conn.close()
+                store = None
+                self.stop_event.wait(backoff)
+                backoff = min(backoff * 2, 2.0)
+        if store is not None:
+            self._stop_clean(store)
+
+    def _until_next_beat(self, store: LapStore, dog: pgconn.Watchdog) -> None:
+        """Wait for the next heartbeat, ringing the meters' doorbell meanwhile at most every
+        :attr:`push_s` when a level moved (the rules do not ring it per contribution: every
+        table would read the meters for every contribution)."""
+        end = time.monotonic() + self.cfg.heartbeat_s
+        while not self.stop_event.wait(max(0.0, min(self.push_s, end - time.monotonic()))):
+            if time.monotonic() >= end:
+                return
+            dog.tick(store.conn)
+            self._pushed = store.push_meters(self._pushed)
+            dog.tick(None)
+
+    def _stop_clean(self, store: LapStore) -> None:
+        try:
+            if not self._killed and store.state() == "running":  # an inoperable link stays so
+                store.set_state("stopped")
+        finally:
+            store.conn.close()
+
+
+def wait_until(pred: Callable[[], bool], timeout: float, step: float = 0.01) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(step)
+    return pred()

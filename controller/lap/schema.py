@@ -1,0 +1,339 @@
+"""The LAP controller's PostgreSQL schema (one schema per linked group): its tables, who may do
+what, and the whole assembled in one transaction.  The rules that decide money are PL/pgSQL in
+controller/lap/schema_rules.py; the floor view's additions in controller/lap/schema_floor.py.
+
+Every rule that decides money lives in the database, so that one serialisable decision orders
+and prices every event whichever process sends it:
+
+- ``events`` is the inbox: a table's uplink INSERTs its link events, keyed by
+  ``(table_id, seq)`` (the table's own ledger sequence number), so a resend is a no-op
+  (``ON CONFLICT DO NOTHING``).  Row-level security lets a table role insert and read only
+  rows carrying its own ``table_id``; no role but the LAP's owner may update or delete any row,
+  and triggers make every record table append-only even for the owner.
+- ``apply_event`` applies each event to its level with the level's row locked, or **refuses**
+  it: an event a genuine table could not have produced (a contribution above the level's
+  ``max_wager_cents`` or not a positive whole number of cents, a hit claim for a (round, seat)
+  with no progressive wager from that table, a second claim for one (round, seat), a fraction
+  the level's ``meter_pays`` does not have, an amount named by the claim) is kept in ``events``,
+  recorded in ``refusals`` and closes that table's linked wager (``members.closed``) until the
+  LAP's operator reopens it (``tablectl lap --reopen``).
+- A contribution carries the rate version it was taken under (``rates``: every rate the level
+  ever had, appended whenever ``lap.toml`` changes it, with the link stopped); the database
+  applies that version's rates, not the rates in force when the record arrives.
+- ``batches``: a batch names the table's ledger chain head at its last seq and the table's own
+  totals; ``check_batch`` moves the recorded head only forward (a stale or foreign batch is
+  refused and recorded), compares the totals, and checks every level's running identity
+  (``inflow_num``): a meter changed behind the rules makes the link ``inoperable``.
+- ``held``: what the LAP holds of each table (events, wagered cents, last seq), kept running by
+  ``apply_event``, so that the batch check is constant-time (issue 22: it used to count the
+  table's whole history with the level's row lock held).
+- A hit the table's ledger shows **paid** and the LAP does not hold (a LAP restored from a
+  backup, or failed over to a standby that lagged) is re-established by the table's resend at
+  the amount paid (``paid_cents``), never re-priced; recorded in ``recoveries`` with the other
+  recoveries the uplinks find (docs/linked.md).
+- Every change rings ``pg_notify(<schema>, …)``: a doorbell only (any role may NOTIFY any
+  channel); the uplinks read the values from the rows (controller/uplink/lapview.py).
+
+Reconciliation identity, for every level, at every commit (``inflow_num`` keeps the right side
+running; ``tablectl lap --reconcile`` and the LAP's timer recompute it from the records)::
+
+    value + reserve + overflow + Σ payouts(decided) ==
+        seed + Σ resets + Σ contributions(wager × (rate + reserve_rate) of its version) − Σ voided
+"""
+
+from __future__ import annotations
+
+import re
+
+#: 2: refusals, rate versions, running identity, forward-only batches, the floor view's tables
+#: and functions in the schema itself (issue 21)
+#: 3: per-table running totals (``held``) for a constant-time batch check, restored hits and the
+#: tables' recovery records, the LAP's replication check (issue 22)
+SCHEMA_VERSION = 3
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
+
+
+def check_name(name: str, what: str = "schema") -> str:
+    if not _NAME.match(name):
+        raise ValueError(f"{what} name {name!r}: use lower-case letters, digits and _ (max 41, letter first)")
+    return name
+
+
+def ddl(schema: str) -> str:
+    """The whole schema, created in one transaction (on an empty schema name)."""
+    from controller.lap.schema_floor import FLOOR_DDL
+    from controller.lap.schema_rules import RULES_DDL
+
+    s = check_name(schema)
+    text = _TABLES + RULES_DDL + FLOOR_DDL + _PRIVILEGES
+    return text.replace("@VERSION", str(SCHEMA_VERSION)).replace("@S", s)
+
+
+_TABLES = r"""
+CREATE SCHEMA @S;
+SET LOCAL search_path = @S, pg_temp;
+
+CREATE TABLE schema_info (id boolean PRIMARY KEY DEFAULT true CHECK (id), version integer NOT NULL);
+
+CREATE TABLE link (
+    id boolean PRIMARY KEY DEFAULT true CHECK (id),
+    group_name text NOT NULL,
+    state text NOT NULL DEFAULT 'stopped' CHECK (state IN ('stopped', 'running', 'inoperable')),
+    heartbeat_at timestamptz,
+    lap_pid integer,
+    reason text,  -- why the link is inoperable (every table closed, the floor view shows it)
+    replication text  -- the LAP's last replication check (the floor view and the tables read it)
+);
+
+CREATE TABLE param_changes (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    by_role name NOT NULL DEFAULT session_user,
+    what text NOT NULL,
+    key text NOT NULL,
+    old jsonb,
+    new jsonb
+);
+
+CREATE TABLE levels (
+    level text PRIMARY KEY,
+    seed_cents bigint NOT NULL CHECK (seed_cents >= 0),
+    reset_cents bigint NOT NULL CHECK (reset_cents >= 0),
+    rate_num bigint NOT NULL,
+    rate_den bigint NOT NULL,
+    reserve_num bigint NOT NULL DEFAULT 0,
+    reserve_den bigint NOT NULL DEFAULT 1,
+    limit_cents bigint,
+    at_limit text NOT NULL DEFAULT 'reserve' CHECK (at_limit IN ('reserve', 'freeze')),
+    -- N.J.A.C. 13:69E-1.39A(a): the "unreasonable contribution" limit; lap.toml, no default
+    max_wager_cents bigint NOT NULL CHECK (max_wager_cents > 0),
+    -- the paytable's percentage-of-meter pays, as reduced fractions 'num/den'
+    meter_pays text[] NOT NULL CHECK (cardinality(meter_pays) > 0),
+    rate_version bigint NOT NULL DEFAULT 1,
+    den bigint NOT NULL CHECK (den > 0),
+    value_num numeric NOT NULL CHECK (value_num >= 0),
+    reserve_acc numeric NOT NULL DEFAULT 0 CHECK (reserve_acc >= 0),
+    overflow_acc numeric NOT NULL DEFAULT 0 CHECK (overflow_acc >= 0),
+    -- the identity's right side, kept running: (seed + resets) × den + contributions − voids
+    inflow_num numeric NOT NULL,
+    paid_cents bigint NOT NULL DEFAULT 0,
+    hits bigint NOT NULL DEFAULT 0,
+    version bigint NOT NULL DEFAULT 0,
+    changed_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    CHECK (rate_den > 0 AND rate_num >= 0 AND reserve_den > 0 AND reserve_num >= 0),
+    CHECK (rate_num::numeric / rate_den + reserve_num::numeric / reserve_den <= 1),
+    CHECK (den % rate_den = 0 AND den % reserve_den = 0),
+    CHECK (limit_cents IS NULL OR limit_cents >= reset_cents)
+);
+
+-- every rate a level ever had (version 1 at its creation, one more at each change)
+CREATE TABLE rates (
+    level text NOT NULL,
+    version bigint NOT NULL,
+    rate_num bigint NOT NULL,
+    rate_den bigint NOT NULL,
+    reserve_num bigint NOT NULL,
+    reserve_den bigint NOT NULL,
+    at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (level, version)
+);
+
+CREATE TABLE members (
+    table_id text PRIMARY KEY,
+    role name NOT NULL UNIQUE,
+    asset text NOT NULL,
+    game text NOT NULL,
+    reconciled_seq bigint NOT NULL DEFAULT 0,
+    chain_head text,
+    mismatch text,
+    closed text,  -- a refusal closed this table's linked wager (until the operator reopens it)
+    last_seen timestamptz
+);
+
+CREATE TABLE events (
+    table_id text NOT NULL,
+    seq bigint NOT NULL CHECK (seq > 0),
+    kind text NOT NULL CHECK (kind IN ('contribution', 'void', 'hit', 'paid')),
+    level text NOT NULL,
+    data jsonb NOT NULL,
+    table_time timestamptz,
+    received_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (table_id, seq)
+);
+
+CREATE TABLE contributions (
+    table_id text NOT NULL,
+    seq bigint NOT NULL,
+    level text NOT NULL REFERENCES levels,
+    round_no bigint NOT NULL,
+    seat integer NOT NULL,
+    wager_cents bigint NOT NULL CHECK (wager_cents > 0),
+    rate_version bigint NOT NULL,
+    rate_num bigint NOT NULL,
+    rate_den bigint NOT NULL,
+    reserve_num bigint NOT NULL,
+    reserve_den bigint NOT NULL,
+    den bigint NOT NULL,
+    to_meter numeric NOT NULL,
+    to_reserve numeric NOT NULL,
+    to_overflow numeric NOT NULL,
+    at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (table_id, seq)
+);
+CREATE INDEX contributions_round ON contributions (table_id, level, round_no, seat);
+
+CREATE TABLE voids (
+    table_id text NOT NULL,
+    seq bigint NOT NULL,
+    of_seq bigint NOT NULL,
+    level text NOT NULL,
+    den bigint NOT NULL,
+    amount numeric NOT NULL,
+    at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (table_id, seq),
+    UNIQUE (table_id, of_seq),
+    FOREIGN KEY (table_id, of_seq) REFERENCES contributions (table_id, seq)
+);
+
+CREATE TABLE hits (
+    level text NOT NULL REFERENCES levels,
+    order_no bigint NOT NULL,
+    table_id text NOT NULL,
+    seq bigint NOT NULL,
+    round_no bigint NOT NULL,
+    seat integer NOT NULL,
+    hand text NOT NULL,
+    fraction_num bigint NOT NULL,
+    fraction_den bigint NOT NULL,
+    meter_cents_before bigint NOT NULL,
+    amount_cents bigint NOT NULL CHECK (amount_cents >= 0),
+    table_time timestamptz,
+    decided_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (level, order_no),
+    UNIQUE (table_id, seq),
+    UNIQUE (table_id, level, round_no, seat)  -- one claim per (round, seat)
+);
+
+CREATE TABLE reseeds (
+    level text NOT NULL,
+    order_no bigint NOT NULL,
+    reset_cents bigint NOT NULL,
+    den bigint NOT NULL,
+    reserve_moved numeric NOT NULL,
+    at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (level, order_no),
+    FOREIGN KEY (level, order_no) REFERENCES hits (level, order_no)
+);
+
+CREATE TABLE payouts (
+    table_id text NOT NULL,
+    seq bigint NOT NULL,
+    hit_seq bigint NOT NULL,
+    cents bigint NOT NULL,
+    at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (table_id, seq),
+    UNIQUE (table_id, hit_seq),
+    FOREIGN KEY (table_id, hit_seq) REFERENCES hits (table_id, seq)
+);
+
+-- every event the LAP refused (kept in events, applied nowhere), and every ledger record an
+-- uplink found it could not verify (kind 'ledger'): each closes its table's linked wager
+CREATE TABLE refusals (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    table_id text NOT NULL,
+    seq bigint NOT NULL,
+    kind text NOT NULL,
+    level text,
+    reason text NOT NULL,
+    data jsonb,
+    by_role name NOT NULL DEFAULT session_user,
+    at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE UNIQUE INDEX refusals_once ON refusals (table_id, seq, kind);
+
+-- what the LAP holds of each table, kept running by apply_event (every event inserted, applied
+-- or refused): the batch check reads this row instead of counting the table's history
+CREATE TABLE held (
+    table_id text PRIMARY KEY,
+    events bigint NOT NULL DEFAULT 0,
+    wagers numeric NOT NULL DEFAULT 0,
+    max_seq bigint NOT NULL DEFAULT 0
+);
+
+-- a table found the LAP behind its ledger, its database another one, or re-established a hit it
+-- had paid (issue 22): recorded by the table's uplink, shown on the floor view
+CREATE TABLE recoveries (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    table_id text NOT NULL,
+    kind text NOT NULL CHECK (kind IN ('lap-behind', 'identity-changed', 'hit-restored', 'caught-up')),
+    detail text NOT NULL,
+    seq bigint,
+    level text,
+    cents bigint,
+    at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+
+CREATE TABLE batches (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    table_id text NOT NULL,
+    last_seq bigint NOT NULL,
+    events_total bigint NOT NULL,
+    wagers_total bigint NOT NULL,
+    chain_head text NOT NULL,
+    verified boolean NOT NULL DEFAULT false,
+    problem text,
+    received_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+
+-- the last hit order each table's sign was told of, per level (announced once, across restarts)
+CREATE TABLE announced (
+    table_id text NOT NULL,
+    level text NOT NULL,
+    order_no bigint NOT NULL,
+    PRIMARY KEY (table_id, level)
+);
+"""
+
+_PRIVILEGES = r"""
+REVOKE ALL ON ALL TABLES IN SCHEMA @S FROM PUBLIC;
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA @S FROM PUBLIC;
+ALTER TABLE events ENABLE ROW LEVEL SECURITY;
+ALTER TABLE batches ENABLE ROW LEVEL SECURITY;
+ALTER TABLE members ENABLE ROW LEVEL SECURITY;
+ALTER TABLE contributions ENABLE ROW LEVEL SECURITY;
+ALTER TABLE voids ENABLE ROW LEVEL SECURITY;
+ALTER TABLE hits ENABLE ROW LEVEL SECURITY;
+ALTER TABLE payouts ENABLE ROW LEVEL SECURITY;
+ALTER TABLE refusals ENABLE ROW LEVEL SECURITY;
+ALTER TABLE held ENABLE ROW LEVEL SECURITY;
+ALTER TABLE recoveries ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own ON events USING (table_id = my_table()) WITH CHECK (table_id = my_table());
+CREATE POLICY own ON batches USING (table_id = my_table()) WITH CHECK (table_id = my_table());
+CREATE POLICY own ON members USING (table_id = my_table());
+CREATE POLICY own ON contributions USING (table_id = my_table());
+CREATE POLICY own ON voids USING (table_id = my_table());
+CREATE POLICY own ON payouts USING (table_id = my_table());
+CREATE POLICY own ON refusals USING (table_id = my_table());
+CREATE POLICY own ON held USING (table_id = my_table());
+CREATE POLICY own ON recoveries USING (table_id = my_table());
+-- hits are public on the link (the common meter shows the winning table's asset number)
+CREATE POLICY all_read ON hits FOR SELECT USING (true);
+
+INSERT INTO schema_info VALUES (true, @VERSION);
+"""
+
+
+def grants(schema: str, role: str) -> str:
+    """What a table's role may do: insert and read its own events and batches, read the meters
+    and its own records, report itself seen, its status and a ledger record it cannot verify,
+    take the hit announcements due to its sign, record a recovery.  Nothing else (no UPDATE or DELETE anywhere)."""
+    s, r = check_name(schema), check_name(role, "role")
+    return f"""
+GRANT USAGE ON SCHEMA {s} TO {r};
+GRANT SELECT, INSERT ON {s}.events, {s}.batches TO {r};
+GRANT SELECT ON {s}.levels, {s}.link, {s}.members, {s}.contributions, {s}.voids, {s}.hits, {s}.payouts,
+    {s}.refusals, {s}.held, {s}.recoveries TO {r};
+GRANT EXECUTE ON FUNCTION {s}.my_table(), {s}.table_seen(), {s}.report_status(jsonb), {s}.asset_of(text),
+    {s}.take_announcements(), {s}.report_unverified(bigint, text), {s}.report_recovery(text, text) TO {r};
+"""

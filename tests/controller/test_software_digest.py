@@ -49,7 +49,7 @@ def verify(v: SimpleNamespace, *args: str) -> subprocess.CompletedProcess[str]:
 def startup_check(v: SimpleNamespace) -> str:
     """What the start-up self-check concludes, in that interpreter (the record trusted for unchanged files)."""
     code = (
-        "import sys; from pathlib import Path; from controller import selfcheck as S; "
+        "import sys; from pathlib import Path; from controller.boot import selfcheck as S; "
         "rec = S.load_record(Path(sys.argv[1])); files = S.manifest(trust=rec); "
         "print('match' if S.digest_of(files) == rec.digest else S.describe_mismatch(S.compare(rec.files, files)))"
     )

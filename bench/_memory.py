@@ -22,8 +22,9 @@ Figures: the RSS after the warm-up and at the end, ``rss_growth_mb`` (end less w
 goal: under 1 MB over 10,000 rounds.  ``rss_samples_kb`` lists the samples.  Beside the RSS,
 where its bytes are (:func:`heap`), each after the warm-up and its slope: the RSS's anonymous
 memory and its mapped files' pages; the Python heap (``py_blocks``, and with ``--tracemalloc``
-``traced``: tracemalloc's total from the end of the warm-up, slower); SQLite's own allocations;
-the C library's heap in use and held free (fragmentation).  A growing RSS with a flat Python
+``traced``: tracemalloc's total, tracing from a sample before the warm-up's end; slower, and its
+own tables raise the RSS and the C heap); SQLite's own allocations; the C library's heap in use
+and held free (fragmentation).  A growing RSS with a flat Python
 heap, SQLite and C heap in use is the allocator's, not an object the service keeps.  A
 simulator too late on a loaded machine latches a link tilt: it is cleared as a technician
 would and play goes on (``tilts_cleared``).
@@ -35,7 +36,11 @@ address), and the simulators' handler look-up (hil/devices.py, the harness's) an
 witness's text-mode write after every commit (controller/books/witness.py, the service's: a text
 file's codec set-up looks attributes up by names made per call) each gave it a fresh string
 per message or commit.  Both now use one name object (an interned name; the witness written
-as bytes).
+as bytes).  Measured after that (``--rounds 10000``, a loaded 2-core machine): the RSS's slope
+1.57 MB per 10,000 rounds, all of it anonymous memory and nearly all of it two steps of about
+0.9 MB (after rounds 8,500 and 11,500), flat between them; over the same samples the Python
+heap +216 blocks, SQLite +0.07 MB, the C heap in use +0.22 MB, the C heap held free +1.36 MB:
+what is left is the allocator's fragmentation (not yet attributed to a thread or arena).
 """
 
 from __future__ import annotations
@@ -139,7 +144,9 @@ def _clear(rig: Any) -> None:
 
 def rounds_child(state_dir: str, warmup: int, rounds: int, every: int, speed: float, seed: int, trace: int = 0) -> None:
     """In a fresh process: play, sample, print the figures as JSON (the last line).  ``trace``:
-    tracemalloc (one frame) from the end of the warm-up, for the Python heap's bytes."""
+    tracemalloc (one frame) from ``every`` rounds before the end of the warm-up, for the Python
+    heap's bytes (what it traces is what was made since it started: the objects the service
+    replaces as it plays must be traced already when the first sample is taken)."""
     import random
 
     from controller.core.log import configure
@@ -167,8 +174,8 @@ def rounds_child(state_dir: str, warmup: int, rounds: int, every: int, speed: fl
                 drop_harness_logs(rig, people)
             if i == min(100, warmup + rounds):
                 early = mem()
-            if trace and i == warmup:
-                tracemalloc.start(1)
+            if trace and i == max(1, warmup - every):  # a sample's worth early: the first sample traces
+                tracemalloc.start(1)  # the heap's steady state, not the objects made since it started
             if i >= warmup and (i - warmup) % every == 0:
                 gc.collect()
                 samples.append((i, mem()["VmRSS"]))

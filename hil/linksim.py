@@ -101,26 +101,20 @@ def run_link_sim(
     sim-only logins of :data:`SIM_STAFF`; it stays up after the rounds until ``stop`` is set.
     ``stop`` also ends the rounds early (each table finishes the round it is in).
     ``on_floor(server, lap_config, dsn)`` is called once the page is up (tests)."""
-    from controller import config as C
     from controller.link.config import parse_lap
     from controller.link.lap import LapService, LapStore, connect, wait_until
     from controller.link.uplink import Uplink, UplinkConfig
     from hil.balance import check as check_balance
-    from hil.people import People
     from hil.rig import Rig
 
-    # one game, or several (comma-separated, dealt round the tables): one meter for all of them
-    names = [g.strip() for g in game.split(",") if g.strip()]
-    profs = [C.load_profile(g) for g in names]
-    for g, prof in zip(names, profs):
-        if prof.progressive is None:
-            print(f"tablectl sim: game {g} has no progressive to link", file=sys.stderr)
-            return 2
+    games = _linked_games(game)
+    if games is None:
+        return 2
     ids = [f"T{i + 1:02d}" for i in range(tables)]
     print(f"tablectl sim: {tables} linked tables, game {game}, {rounds} rounds each, seed {seed}", file=out, flush=True)
     with database(dsn) as pg, tempfile.TemporaryDirectory(prefix="tablectl-linksim-") as tmp:
         schema = f"sim_{uuid.uuid4().hex[:10]}"
-        cfg = parse_lap(lap_doc(schema, ids, [p.game for p in profs]), "<sim lap.toml>")
+        cfg = parse_lap(lap_doc(schema, ids, [p.game for _g, p in games]), "<sim lap.toml>")
         created: list[str] = []  # the schema this run's LAP created: the only one it drops
         lap = LapService(
             cfg, pg, log=lambda m: created.append(schema) if m == f"lap: schema {schema} created" else None
@@ -134,22 +128,9 @@ def run_link_sim(
             if not wait_until(lambda: store.installed() is not None and store.state() == "running", 30, 0.05):
                 print("link: FAILED (the LAP did not start)", file=out)
                 return 1
-            if floor is not None:
-                server = _floor(Path(tmp), floor, pg, schema, out)
-                if on_floor is not None:
-                    on_floor(server, cfg, pg)
-            linked = _start_tables(
-                Path(tmp), ids, cfg, pg, list(zip(names, profs)), seed, speed, Rig, Uplink, UplinkConfig
-            )
-            try:
-                _play_all(linked, rounds, seed, People, stop, keep_up=server is not None, out=out)
-                # every outbox reaches the LAP before the tables stop
-                for t in linked:
-                    _drain(t, wait_until)
-            finally:
-                for t in linked:
-                    t.rig.stop()
-                    t.uplink.stop()
+            server = _floor_up(Path(tmp), floor, pg, schema, cfg, on_floor, out)
+            linked = _start_tables(Path(tmp), ids, cfg, pg, games, seed, speed, Rig, Uplink, UplinkConfig)
+            _play_and_drain(linked, rounds, seed, stop, keep_up=server is not None, out=out)
             ok = _balances(linked, Path(tmp), check_balance, out)
             # a fresh connection for the verdict: the one above may be to a primary that has
             # since failed over (a multi-host DSN reaches the new one)
@@ -166,6 +147,37 @@ def run_link_sim(
             store.conn.close()
             if created and not keep_schema:
                 _drop_quietly(pg, schema, out)
+
+
+def _linked_games(game: str) -> list[tuple[str, Any]] | None:
+    """One game, or several (comma-separated, dealt round the tables): one meter for all of them.
+    Each with its profile; None (said on stderr) when one of them has no progressive to link."""
+    from controller import config as C
+
+    names = [g.strip() for g in game.split(",") if g.strip()]
+    profs = [C.load_profile(g) for g in names]
+    for g, prof in zip(names, profs):
+        if prof.progressive is None:
+            print(f"tablectl sim: game {g} has no progressive to link", file=sys.stderr)
+            return None
+    return list(zip(names, profs))
+
+
+def _play_and_drain(
+    linked: list[Any], rounds: int, seed: int, stop: threading.Event, *, keep_up: bool, out: TextIO
+) -> None:
+    """The rounds played; every outbox reaches the LAP before the tables stop."""
+    from controller.link.lap import wait_until
+    from hil.people import People
+
+    try:
+        _play_all(linked, rounds, seed, People, stop, keep_up=keep_up, out=out)
+        for t in linked:
+            _drain(t, wait_until)
+    finally:
+        for t in linked:
+            t.rig.stop()
+            t.uplink.stop()
 
 
 def _play_all(
@@ -266,6 +278,24 @@ def _start_tables(
         up.start()
         linked.append(LinkedTable(tid, rig, up))
     return linked
+
+
+def _floor_up(
+    tmp: Path,
+    at: tuple[str, int] | None,
+    pg: str,
+    schema: str,
+    cfg: Any,
+    on_floor: Callable[[Any, Any, str], None] | None,
+    out: TextIO,
+) -> Any:
+    """The floor view served at ``at`` (None: not asked for), ``on_floor`` told once it is up."""
+    if at is None:
+        return None
+    server = _floor(tmp, at, pg, schema, out)
+    if on_floor is not None:
+        on_floor(server, cfg, pg)
+    return server
 
 
 def _floor(tmp: Path, at: tuple[str, int], pg: str, schema: str, out: TextIO) -> Any:

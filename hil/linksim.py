@@ -327,48 +327,68 @@ def _play(t: LinkedTable, rounds: int, seed: int, People: Any, stop: threading.E
         t.error = f"{type(e).__name__}: {e}"
 
 
-def link_line(store: Any, ledgers: list[tuple[str, Path]]) -> tuple[str, bool]:
-    """The link's verdict: the LAP's levels reconcile exactly, and every table's link records
-    are in the LAP exactly once (same seqs, same kinds, same wagers, paid as answered)."""
+#: a ledger's link record kinds, as the LAP names them
+_LINK_KINDS = {"link.contribution": "contribution", "link.void": "void", "link.hit": "hit", "link.paid": "paid"}
+
+
+def _ledger_link_records(path: Path) -> dict[int, tuple[str, Any]]:
+    """A table's link records, by seq: (the LAP's kind, the data)."""
     import json
     import sqlite3
 
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    mine = {
+        seq: (_LINK_KINDS[k], json.loads(d))
+        for seq, k, d in db.execute(
+            "SELECT seq, kind, data FROM events WHERE kind IN (?, ?, ?, ?)", tuple(_LINK_KINDS)
+        ).fetchall()
+    }
+    db.close()
+    return mine
+
+
+def _table_link_problems(store: Any, tid: str, path: Path) -> list[str]:
+    """One table's link records against the LAP's: the same seqs, kinds and wagers, paid as answered."""
+    mine = _ledger_link_records(path)
+    theirs = {
+        r["seq"]: (r["kind"], r["data"])
+        for r in store._rows("SELECT seq, kind, data FROM {s}.events WHERE table_id = %s", (tid,))
+    }
+    problems = []
+    if set(mine) != set(theirs):
+        problems.append(
+            f"{tid}: ledger has {len(mine)} link records, the LAP {len(theirs)} "
+            f"(missing {sorted(set(mine) - set(theirs))[:5]}, extra {sorted(set(theirs) - set(mine))[:5]})"
+        )
+    for seq, (kind, d) in mine.items():
+        got = theirs.get(seq)
+        if got is None:
+            continue
+        if got[0] != kind or (kind == "contribution" and got[1].get("wager") != d["wager"]):
+            problems.append(f"{tid}: record {seq} differs in the LAP ({got} vs {kind} {d})")
+    return problems + _payment_problems(store, tid, mine)
+
+
+def _payment_problems(store: Any, tid: str, mine: dict[int, tuple[str, Any]]) -> list[str]:
+    """Each payment the table recorded is the amount the LAP answered for its hit."""
+    answers = {
+        r["seq"]: r["amount_cents"]
+        for r in store._rows("SELECT seq, amount_cents FROM {s}.hits WHERE table_id = %s", (tid,))
+    }
+    return [
+        f"{tid}: paid {d['cents']} for hit {d['hit_seq']}, the LAP answered {answers.get(d['hit_seq'])}"
+        for kind, d in mine.values()
+        if kind == "paid" and answers.get(d["hit_seq"]) != d["cents"]
+    ]
+
+
+def link_line(store: Any, ledgers: list[tuple[str, Path]]) -> tuple[str, bool]:
+    """The link's verdict: the LAP's levels reconcile exactly, and every table's link records
+    are in the LAP exactly once (same seqs, same kinds, same wagers, paid as answered)."""
     rec = store.reconcile()
     problems = list(rec.problems)
-    kinds = {"link.contribution": "contribution", "link.void": "void", "link.hit": "hit", "link.paid": "paid"}
     for tid, path in ledgers:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        mine = {
-            seq: (kinds[k], json.loads(d))
-            for seq, k, d in db.execute(
-                "SELECT seq, kind, data FROM events WHERE kind IN (?, ?, ?, ?)", tuple(kinds)
-            ).fetchall()
-        }
-        db.close()
-        theirs = {
-            r["seq"]: (r["kind"], r["data"])
-            for r in store._rows("SELECT seq, kind, data FROM {s}.events WHERE table_id = %s", (tid,))
-        }
-        if set(mine) != set(theirs):
-            problems.append(
-                f"{tid}: ledger has {len(mine)} link records, the LAP {len(theirs)} "
-                f"(missing {sorted(set(mine) - set(theirs))[:5]}, extra {sorted(set(theirs) - set(mine))[:5]})"
-            )
-        for seq, (kind, d) in mine.items():
-            got = theirs.get(seq)
-            if got is None:
-                continue
-            if got[0] != kind or (kind == "contribution" and got[1].get("wager") != d["wager"]):
-                problems.append(f"{tid}: record {seq} differs in the LAP ({got} vs {kind} {d})")
-        answers = {
-            r["seq"]: r["amount_cents"]
-            for r in store._rows("SELECT seq, amount_cents FROM {s}.hits WHERE table_id = %s", (tid,))
-        }
-        for kind, d in mine.values():
-            if kind == "paid" and answers.get(d["hit_seq"]) != d["cents"]:
-                problems.append(
-                    f"{tid}: paid {d['cents']} for hit {d['hit_seq']}, the LAP answered {answers.get(d['hit_seq'])}"
-                )
+        problems += _table_link_problems(store, tid, path)
     n = len(ledgers)
     if problems:
         more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""

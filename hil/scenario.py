@@ -508,10 +508,14 @@ def run_paths(paths: Sequence[str | Path], out: TextIO, *, verbose: bool = False
             file=out,
             flush=True,
         )
-        if not r.passed:
-            for f in r.failures:
-                for line in f.splitlines() if verbose else f.splitlines()[:1]:
-                    print(f"        {line}", file=out)
+        _print_failures(r, out, verbose)
     failed = sum(1 for r in results if not r.passed)
     print(f"{len(results)} scenario(s): {len(results) - failed} passed, {failed} failed", file=out)
     return 1 if failed else 0
+
+
+def _print_failures(r: Result, out: TextIO, verbose: bool) -> None:
+    """A failed scenario's failures, indented: their first lines (every line when ``verbose``)."""
+    for f in [] if r.passed else r.failures:
+        for line in f.splitlines() if verbose else f.splitlines()[:1]:
+            print(f"        {line}", file=out)

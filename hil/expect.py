@@ -193,6 +193,12 @@ def _check_ledger(evs: Sequence[tuple[int, str, Mapping[str, Any]]], exp: Mappin
     for k, want in exp.get("count", {}).items():
         if not compare(kinds.count(k), want):
             problems.append(f"{kinds.count(k)} {k!r} record(s), expected {want}")
+    return problems + _check_ledger_matches(evs, exp)
+
+
+def _check_ledger_matches(evs: Sequence[tuple[int, str, Mapping[str, Any]]], exp: Mapping[str, Any]) -> list[str]:
+    """Each ``match`` finds a record of its kind with the data given."""
+    problems = []
     for m in exp.get("match", []):
         m = dict(m)
         kind = m.pop("kind")

@@ -60,7 +60,7 @@ def test_report_lists_grades_and_the_worst(tmp_path: Path) -> None:
 PENDING_OVER_20: set[tuple[str, str]] = set()
 #: radon's average when this test was written (3.70 before issue 27's work); lowered as the work lands,
 #: down to tools.complexity.MAX_AVERAGE (3.2), when this test becomes ``main(["--check"]) == 0``
-AVERAGE_NOW = 3.46
+AVERAGE_NOW = 3.43
 
 
 def test_the_repository_holds_its_ground() -> None:

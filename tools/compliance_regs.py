@@ -182,6 +182,12 @@ def parse(paths: Iterable[Path]) -> tuple[list[Subsection], list[str]]:
                 if old is None or (not old.printed and s.printed):
                     by_id[s.id] = s
     out = sorted(by_id.values(), key=lambda s: (CHAPTERS.index(s.chapter), s.section, s.letter))
+    return out, warnings + _gaps(out)
+
+
+def _gaps(out: list[Subsection]) -> list[str]:
+    """A chapter with no text, or sections of a chapter missing below its last one."""
+    warnings = []
     for ch in CHAPTERS:
         numbers = sorted({s.section for s in out if s.chapter == ch})
         if not numbers:
@@ -190,4 +196,4 @@ def parse(paths: Iterable[Path]) -> tuple[list[Subsection], list[str]]:
         missing = sorted(set(range(1, numbers[-1] + 1)) - set(numbers))
         if missing:
             warnings.append(f"chapter {ch}: sections {', '.join(f'{ch}.{n}' for n in missing)} not in the regs' text")
-    return out, warnings
+    return warnings

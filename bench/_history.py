@@ -185,46 +185,51 @@ class History:
         recs.append(Record("decision", r, {"decision": "done", "phase": "setting_hands", "text": "DONE"}))
         return recs
 
+    def _wager(self, shape: Shape, s: int, spot: str, c: int) -> tuple[Record, list[Record], bool]:
+        """One wager's result, its payments, and whether it hit the progressive's meter."""
+        rng, r = self.rng, self.round
+        paid: list[Record] = []
+        outcome = rng.choices(("win", "lose", "push"), (0.4, 0.4, 0.2))[0]
+        net = c if outcome == "win" else -c if outcome == "lose" else 0
+        if spot == "progressive":
+            outcome, net = ("win", 300) if rng.random() < 1 / 40 else ("lose", -100)
+        result = Record(
+            "wager.result",
+            r,
+            {
+                "cents": c,
+                "commission": None,
+                "detail": f"§ 670a.11(f)(2); {shape.game}: high won, low lost",
+                "hand": rng.choice(("pair/queen", "straight/jack", "three-of-a-kind/nine", "flush/ace")),
+                "net": net,
+                "outcome": outcome,
+                "pays": "1 to 1" if outcome == "win" else None,
+                "seat": s,
+                "wager": spot,
+            },
+        )
+        if net >= 0:
+            paid.append(
+                Record(
+                    "payout", r, {"cents": c + net, "hand": "straight", "paid_by": "table", "seat": s, "wager": spot}
+                )
+            )
+        if spot == "progressive" and net > 0:
+            paid.append(
+                Record("meter.fixed_paid", r, {"cents": net + c, "hand": "straight", "level": "primary", "seat": s})
+            )
+        return result, paid, spot == "progressive" and rng.random() < 1 / 1500
+
     def _settle(self, shape: Shape, wagers: list[tuple[int, str, int]]) -> list[Record]:
         rng, r = self.rng, self.round
         recs: list[Record] = []
         paid: list[Record] = []
         hits: list[tuple[int, int]] = []
         for s, spot, c in wagers:
-            outcome = rng.choices(("win", "lose", "push"), (0.4, 0.4, 0.2))[0]
-            net = c if outcome == "win" else -c if outcome == "lose" else 0
-            if spot == "progressive":
-                outcome, net = ("win", 300) if rng.random() < 1 / 40 else ("lose", -100)
-            recs.append(
-                Record(
-                    "wager.result",
-                    r,
-                    {
-                        "cents": c,
-                        "commission": None,
-                        "detail": f"§ 670a.11(f)(2); {shape.game}: high won, low lost",
-                        "hand": rng.choice(("pair/queen", "straight/jack", "three-of-a-kind/nine", "flush/ace")),
-                        "net": net,
-                        "outcome": outcome,
-                        "pays": "1 to 1" if outcome == "win" else None,
-                        "seat": s,
-                        "wager": spot,
-                    },
-                )
-            )
-            if net >= 0:
-                paid.append(
-                    Record(
-                        "payout",
-                        r,
-                        {"cents": c + net, "hand": "straight", "paid_by": "table", "seat": s, "wager": spot},
-                    )
-                )
-            if spot == "progressive" and net > 0:
-                paid.append(
-                    Record("meter.fixed_paid", r, {"cents": net + c, "hand": "straight", "level": "primary", "seat": s})
-                )
-            if spot == "progressive" and rng.random() < 1 / 1500:
+            result, pays, hit = self._wager(shape, s, spot, c)
+            recs.append(result)
+            paid += pays
+            if hit:
                 hits.append((s, 1))
         recs += paid
         pending = hits[:1]

@@ -217,19 +217,11 @@ def run(args: argparse.Namespace, emit: Emit) -> int:
     state.mkdir(parents=True, exist_ok=True)
     witness = state / "witness.jsonl"
     t0 = time.monotonic()
-    kinds: Counter[str] = Counter()
     try:
-        for i in range(args.kills):
-            what = _one_kill(args, rng, state, witness, args.seed * 100_003 + i)
-            if what.startswith("failed"):
-                emit("child_failed", f"run {i} {what}")
-                return 2
-            kinds[what] += 1
-        final = _child(state, witness, args.seed * 100_003 + args.kills, rounds=2)
-        out, _ = final.communicate(timeout=120)
-        emit("final_run_exit", final.returncode)
-        if final.returncode != 0:
-            emit("final_run_output", " | ".join(out.strip().splitlines()[-3:]))
+        kinds = _kills(args, rng, state, witness, emit)
+        if kinds is None:
+            return 2
+        final_rc = _final_run(args, state, witness, emit)
         res = check(state, witness)
         audit = _audit(state)
     finally:
@@ -237,14 +229,31 @@ def run(args: argparse.Namespace, emit: Emit) -> int:
             tmp.cleanup()
     _emit_results(emit, kinds, res, audit)
     emit("elapsed_s", f"{time.monotonic() - t0:.1f}")
-    ok = (
-        res["lost"] == 0
-        and res["doubled"] == 0
-        and res["meters_reconcile"] == "yes"
-        and final.returncode == 0
-        and audit[0] == 0
-    )
-    return 0 if ok else 1
+    ok = res["lost"] == 0 and res["doubled"] == 0 and res["meters_reconcile"] == "yes"
+    return 0 if ok and final_rc == 0 and audit[0] == 0 else 1
+
+
+def _kills(args: argparse.Namespace, rng: random.Random, state: Path, witness: Path, emit: Emit) -> Counter[str] | None:
+    """``--kills`` runs, each killed at a random instant: how many of each kind; None (said) when a
+    run failed on its own."""
+    kinds: Counter[str] = Counter()
+    for i in range(args.kills):
+        what = _one_kill(args, rng, state, witness, args.seed * 100_003 + i)
+        if what.startswith("failed"):
+            emit("child_failed", f"run {i} {what}")
+            return None
+        kinds[what] += 1
+    return kinds
+
+
+def _final_run(args: argparse.Namespace, state: Path, witness: Path, emit: Emit) -> int:
+    """A last run left to finish (its recovery of the last kill, two rounds): its exit code."""
+    final = _child(state, witness, args.seed * 100_003 + args.kills, rounds=2)
+    out, _ = final.communicate(timeout=120)
+    emit("final_run_exit", final.returncode)
+    if final.returncode != 0:
+        emit("final_run_output", " | ".join(out.strip().splitlines()[-3:]))
+    return int(final.returncode)
 
 
 def _emit_results(

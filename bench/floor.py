@@ -84,27 +84,16 @@ def run(args: argparse.Namespace, emit: Any) -> int:
                 th.start()
             time.sleep(1.0)
             before = sum(counts.values())
-            lat = []
-            c = http.client.HTTPConnection(*server.address, timeout=10)
-            size = 0
-            for _ in range(args.requests):
-                t0 = time.perf_counter()
-                c.request("GET", "/api/floor", headers={"Cookie": cookie})
-                r = c.getresponse()
-                body = r.read()
-                lat.append((time.perf_counter() - t0) * 1000)
-                if r.status != 200:
-                    emit("error", f"/api/floor answered {r.status}")
-                    return 1
-                size = len(body)
-                time.sleep(0.01)  # spread over a few seconds of the tables' traffic
-            c.close()
+            timed = _time_api(server, cookie, args.requests, emit)
+            if timed is None:
+                return 1
+            lat, body = timed
             pic = json.loads(body)
             emit("tables", len(pic["tables"]))
             emit("viewers", args.viewers)
             emit("contributions_during", sum(counts.values()) - before)
             emit("hits_shown", len(pic["hits"]))
-            emit("api_bytes", size)
+            emit("api_bytes", len(body))
             lat.sort()
             emit("api_requests", len(lat))
             emit("api_ms_p50", f"{percentile(lat, 50):.1f}")
@@ -120,6 +109,27 @@ def run(args: argparse.Namespace, emit: Any) -> int:
             store.conn.close()
             drop_schema(dsn, schema)
     return 0
+
+
+def _time_api(server: Any, cookie: str, requests: int, emit: Any) -> tuple[list[float], bytes] | None:
+    """``requests`` GETs of /api/floor, one after the other: each one's milliseconds, and the last
+    answer; None (said) when one is not 200."""
+    lat = []
+    body = b""
+    host, port = server.address
+    c = http.client.HTTPConnection(host, port, timeout=10)
+    for _ in range(requests):
+        t0 = time.perf_counter()
+        c.request("GET", "/api/floor", headers={"Cookie": cookie})
+        r = c.getresponse()
+        body = r.read()
+        lat.append((time.perf_counter() - t0) * 1000)
+        if r.status != 200:
+            emit("error", f"/api/floor answered {r.status}")
+            return None
+        time.sleep(0.01)  # spread over a few seconds of the tables' traffic
+    c.close()
+    return lat, body
 
 
 class _Table:

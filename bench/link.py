@@ -43,10 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, emit: Any) -> int:
-    from bench._linkrig import Pit, database, db_cpu_s, postmaster_pid
-    from controller.books.ledger import Record
-    from controller.core.records import Kind
-    from controller.lap.lap import wait_until
+    from bench._linkrig import Pit, database
 
     with database(args.db) as dsn, tempfile.TemporaryDirectory(prefix="tablectl-bench-link-") as tmp:
         pit = Pit(dsn, args.tables, Path(tmp))
@@ -62,84 +59,111 @@ def run(args: argparse.Namespace, emit: Any) -> int:
             emit("uplinks_refused_too_many_clients", pit.uplink_says("too many clients"))
             tables = list(pit.tables.values())
             emit("tables", len(tables))
-            pm = postmaster_pid(dsn)
-            cpu0 = db_cpu_s(pm) if pm else 0.0
-            # 1. throughput, end to end
-            per = max(10, args.contributions // len(tables) // 10 * 10)
-            total = per * len(tables)
-            t0 = time.monotonic()
-            for _ in range(per // 10):
-                for te in tables:
-                    te.write([te.contribution(seat=s % 6 + 1) for s in range(10)])
-            if not wait_until(lambda: pit.lap_count() >= total, 300, 0.01):
-                emit("error", f"the LAP holds {pit.lap_count()} of {total} contributions")
+            total = _throughput(args, dsn, pit, tables, emit)
+            if total is None:
                 return 1
-            dt = time.monotonic() - t0
-            emit("contributions", total)
-            emit("contributions_per_s", f"{total / dt:.0f}")
-            if pm:
-                cpu = db_cpu_s(pm) - cpu0
-                emit("db_cpu_ms_per_contribution", f"{cpu * 1000 / total:.3f}")
-                emit("db_cpu_share", f"{cpu / dt:.2f}")
-            else:
-                emit("db_cpu_ms_per_contribution", "n/a (the server is not on this machine)")
-            # 2. meter push latency, LAP commit -> every table
-            time.sleep(0.5)
-            start = time.time()
-            for i in range(args.pushes):
-                tables[i % len(tables)].write([tables[i % len(tables)].contribution()])
-                time.sleep(0.02)
-            wait_until(lambda: pit.lap_count() >= total + args.pushes, 30, 0.01)
-            time.sleep(0.5)
-            lat = sorted(
-                (rx - m["at"]) * 1000 for te in tables for rx, m in te.of("meter") if rx >= start and "at" in m
-            )
-            emit("meter_push_samples", len(lat))
-            emit("meter_push_ms_p50", f"{percentile(lat, 50):.1f}")
-            emit("meter_push_ms_p99", f"{percentile(lat, 99):.1f}")
-            emit("meter_push_ms_max", f"{lat[-1]:.1f}")
-            # 3. two simultaneous hits: ordered and answered (each for a seat its table wagered on in
-            # that round: the LAP refuses a claim without one)
-            a, b = tables[0], tables[1 % len(tables)]
-            for te in {a.tid: a, b.tid: b}.values():
-                te.write([te.contribution(seat=1, round_no=2)])
-            wait_until(lambda: pit.lap_count() >= total + args.pushes + len({a.tid, b.tid}), 30, 0.01)
-            barrier = threading.Barrier(2)
-            seqs: dict[str, int] = {}
-
-            def claim(te: Any) -> None:
-                barrier.wait()
-                rec = Record(Kind.LINK_HIT, 2, {"level": "primary", "fraction": "1", "seat": 1, "hand": "five-aces"})
-                seqs[te.tid] = te.write([rec])[0].seq
-
-            t0 = time.monotonic()
-            ths = [threading.Thread(target=claim, args=(te,)) for te in (a, b)]
-            for th in ths:
-                th.start()
-            for th in ths:
-                th.join()
-
-            def answered() -> bool:
-                return all(any(m.get("seq") == seqs[te.tid] for _t, m in te.of("hit")) for te in (a, b))
-
-            ok = wait_until(answered, 30, 0.001)
-            emit("hits_order_answer_ms", f"{(time.monotonic() - t0) * 1000:.1f}" if ok else "timeout")
-            orders = sorted(m["order"] for te in (a, b) for _t, m in te.of("hit") if m.get("seq") == seqs[te.tid])
-            emit("hits_ordered", "yes" if orders == [1, 2] else f"no {orders}")
-            # 4. link-loss detection: the LAP dies
-            t0 = time.monotonic()
-            pit.kill(pit.lap)
-            closed: dict[str, float] = {}
-            while len(closed) < len(tables) and time.monotonic() - t0 < 30:
-                for te in tables:
-                    if te.tid not in closed and (te.tick() is False or (te.closed_at or 0) >= t0):
-                        closed[te.tid] = (te.closed_at or time.monotonic()) - t0
-                time.sleep(0.25)  # the table's tick (controller/play/linking.py TICK_S)
-            emit("link_loss_timeout_s", 3.0)
-            emit("link_loss_detect_s", f"{max(closed.values()):.2f}" if len(closed) == len(tables) else "not detected")
+            _meter_push(args, pit, tables, total, emit)
+            _two_hits(pit, tables, total + args.pushes, emit)
+            _link_loss(pit, tables, emit)
         finally:
             pit.close()
     return 0
+
+
+def _throughput(args: argparse.Namespace, dsn: str, pit: Any, tables: list[Any], emit: Any) -> int | None:
+    """1. throughput, end to end (and the database's CPU over it); the contributions written, or
+    None when the LAP did not get them all."""
+    from bench._linkrig import db_cpu_s, postmaster_pid
+    from controller.lap.lap import wait_until
+
+    pm = postmaster_pid(dsn)
+    cpu0 = db_cpu_s(pm) if pm else 0.0
+    per: int = max(10, args.contributions // len(tables) // 10 * 10)
+    total = per * len(tables)
+    t0 = time.monotonic()
+    for _ in range(per // 10):
+        for te in tables:
+            te.write([te.contribution(seat=s % 6 + 1) for s in range(10)])
+    if not wait_until(lambda: pit.lap_count() >= total, 300, 0.01):
+        emit("error", f"the LAP holds {pit.lap_count()} of {total} contributions")
+        return None
+    dt = time.monotonic() - t0
+    emit("contributions", total)
+    emit("contributions_per_s", f"{total / dt:.0f}")
+    if pm:
+        cpu = db_cpu_s(pm) - cpu0
+        emit("db_cpu_ms_per_contribution", f"{cpu * 1000 / total:.3f}")
+        emit("db_cpu_share", f"{cpu / dt:.2f}")
+    else:
+        emit("db_cpu_ms_per_contribution", "n/a (the server is not on this machine)")
+    return total
+
+
+def _meter_push(args: argparse.Namespace, pit: Any, tables: list[Any], total: int, emit: Any) -> None:
+    """2. meter push latency, LAP commit -> every table."""
+    from controller.lap.lap import wait_until
+
+    time.sleep(0.5)
+    start = time.time()
+    for i in range(args.pushes):
+        tables[i % len(tables)].write([tables[i % len(tables)].contribution()])
+        time.sleep(0.02)
+    wait_until(lambda: pit.lap_count() >= total + args.pushes, 30, 0.01)
+    time.sleep(0.5)
+    lat = sorted((rx - m["at"]) * 1000 for te in tables for rx, m in te.of("meter") if rx >= start and "at" in m)
+    emit("meter_push_samples", len(lat))
+    emit("meter_push_ms_p50", f"{percentile(lat, 50):.1f}")
+    emit("meter_push_ms_p99", f"{percentile(lat, 99):.1f}")
+    emit("meter_push_ms_max", f"{lat[-1]:.1f}")
+
+
+def _two_hits(pit: Any, tables: list[Any], written: int, emit: Any) -> None:
+    """3. two simultaneous hits: ordered and answered (each for a seat its table wagered on in that
+    round: the LAP refuses a claim without one).  ``written``: the contributions the LAP holds."""
+    from controller.books.ledger import Record
+    from controller.core.records import Kind
+    from controller.lap.lap import wait_until
+
+    a, b = tables[0], tables[1 % len(tables)]
+    for te in {a.tid: a, b.tid: b}.values():
+        te.write([te.contribution(seat=1, round_no=2)])
+    wait_until(lambda: pit.lap_count() >= written + len({a.tid, b.tid}), 30, 0.01)
+    barrier = threading.Barrier(2)
+    seqs: dict[str, int] = {}
+
+    def claim(te: Any) -> None:
+        barrier.wait()
+        rec = Record(Kind.LINK_HIT, 2, {"level": "primary", "fraction": "1", "seat": 1, "hand": "five-aces"})
+        seqs[te.tid] = te.write([rec])[0].seq
+
+    t0 = time.monotonic()
+    ths = [threading.Thread(target=claim, args=(te,)) for te in (a, b)]
+    for th in ths:
+        th.start()
+    for th in ths:
+        th.join()
+
+    def answered() -> bool:
+        return all(any(m.get("seq") == seqs[te.tid] for _t, m in te.of("hit")) for te in (a, b))
+
+    ok = wait_until(answered, 30, 0.001)
+    emit("hits_order_answer_ms", f"{(time.monotonic() - t0) * 1000:.1f}" if ok else "timeout")
+    orders = sorted(m["order"] for te in (a, b) for _t, m in te.of("hit") if m.get("seq") == seqs[te.tid])
+    emit("hits_ordered", "yes" if orders == [1, 2] else f"no {orders}")
+
+
+def _link_loss(pit: Any, tables: list[Any], emit: Any) -> None:
+    """4. link-loss detection: the LAP dies; until every table has closed its linked wager."""
+    t0 = time.monotonic()
+    pit.kill(pit.lap)
+    closed: dict[str, float] = {}
+    while len(closed) < len(tables) and time.monotonic() - t0 < 30:
+        for te in tables:
+            if te.tid not in closed and (te.tick() is False or (te.closed_at or 0) >= t0):
+                closed[te.tid] = (te.closed_at or time.monotonic()) - t0
+        time.sleep(0.25)  # the table's tick (controller/play/linking.py TICK_S)
+    emit("link_loss_timeout_s", 3.0)
+    emit("link_loss_detect_s", f"{max(closed.values()):.2f}" if len(closed) == len(tables) else "not detected")
 
 
 def _connection_note(pit: Any) -> str:

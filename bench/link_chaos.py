@@ -47,6 +47,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -301,14 +302,29 @@ def _fault(fault: str, pit: Any, tables: dict[str, ChaosTable], tid: str, pair: 
     return fault
 
 
+@dataclass
+class _Tally:
+    """What the run left behind: the LAP's records against the tables' ledgers."""
+
+    line: str
+    link_ok: bool
+    lost: int
+    doubled: int
+    rec: Any
+    closed: int
+    closures: int
+    balances: list[Any]
+    errors: list[str]
+
+    def good(self) -> bool:
+        clean = self.lost == 0 and self.doubled == 0 and self.closed == 0
+        return clean and self.rec.ok and self.link_ok and all(b.ok for b in self.balances) and not self.errors
+
+
 def _run(args: argparse.Namespace, emit: Any) -> int:
     import sys
 
-    from bench._linkrig import Pit
     from controller.core.log import configure
-    from controller.lap.lap import wait_until
-    from hil.balance import check as check_balance
-    from hil.linksim import link_line
 
     configure(stream=sys.stderr, level="warning")
     rng = random.Random(args.seed)
@@ -317,42 +333,14 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
         tempfile.TemporaryDirectory(prefix="tablectl-chaos-") as tmp_s,
     ):
         kinds = _kinds(args, pair)
-        tmp = Path(tmp_s)
-        pit = Pit(dsn, args.tables, tmp, heartbeat="200ms", proxy=True, make_table=False)
-        tables = {t: ChaosTable(t, tmp, args.seed * 100 + i, args.speed, "bench") for i, t in enumerate(pit.ids)}
-        for t in tables.values():
-            t.hit_rate = args.hit_rate
-        pit.tables = tables
+        pit, tables = _make_pit(args, dsn, Path(tmp_s))
         stop = threading.Event()
         run_problems: list[str] = []
-        players: list[threading.Thread] = []
         counts = dict.fromkeys(kinds, 0)
         try:
             pit.start()
-            players = [threading.Thread(target=t.play, args=(stop,), daemon=True) for t in tables.values()]
-            for th in players:
-                th.start()
-            for i in range(args.faults):
-                time.sleep(args.interval)
-                fault = kinds[i % len(kinds)]
-                counts[fault] += 1
-                emit(f"fault_{i + 1}", _fault(fault, pit, tables, rng.choice(pit.ids), pair, args.lag))
-            stop.set()
-            for th in players:
-                th.join(120)
-            # everything back, every outbox drained
-            if pit.lap is None or pit.lap.poll() is not None:
-                pit.start_lap()
-            for tid, p in pit.uplinks.items():
-                if p.poll() is not None:
-                    pit.start_uplink(tid)
-            wait_until(lambda: all(t.is_open() for t in tables.values()), 60, 0.1)
-            for t in tables.values():
-                state = t.rig.table.wait_for(lambda s: s.get("state") in ("open_for_wagers", "tilt"), 30.0)
-                if state.get("state") == "tilt":  # e.g. a device link lost under load: reported, not hidden
-                    run_problems.append(f"{t.tid}: ended in tilt {state.get('tilts')}")
-            pit.reconnect_store()
-            _drain(pit, tables, wait_until)
+            _play_under_faults(args, pit, tables, kinds, counts, rng, pair, stop, emit)
+            run_problems += _bring_back(pit, tables)
         except Exception as e:  # noqa: BLE001 - reported with the figures; the run fails
             import traceback
 
@@ -363,39 +351,123 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
             for t in tables.values():
                 t.close()
         try:
-            ledgers = [(t.tid, t.ledger_path) for t in tables.values()]
-            pit.reconnect_store()
-            line, ok = link_line(pit.store, ledgers)
-            lost = doubled = 0
-            for tid, path in ledgers:
-                mine = _link_seqs(path)
-                theirs = {r["seq"] for r in pit.store._rows("SELECT seq FROM {s}.events WHERE table_id = %s", (tid,))}
-                lost += len(mine - theirs)
-                doubled += len(theirs - mine) + doubled_pays(path)
-            rec = pit.store.reconcile()
-            closed = sum(paid_while_closed(p) for _t, p in ledgers)
-            closures = sum(_closures(p) for _t, p in ledgers)
-            balances = [check_balance(t.ledger_path, t.people.placed if t.people else {}) for t in tables.values()]
-            errors = run_problems + [f"{t.tid}: {t.error}" for t in tables.values() if t.error]
+            tally = _tally(pit, tables, run_problems)
         finally:
             pit.close()  # the LAP and uplink processes, whatever happened above
-        emit("faults", args.faults)
-        emit("faults_by_kind", ", ".join(f"{k} {v}" for k, v in counts.items()))
-        emit("rounds", sum(t.rounds for t in tables.values()))
-        emit("contributions", rec.contributions)
-        emit("hits", rec.hits)
-        emit("lost", lost)
-        emit("doubled", doubled)
-        emit("meters_reconcile", "yes" if rec.ok else "no: " + "; ".join(rec.problems[:3]))
-        emit("paid_while_closed", closed)
-        emit("refusals", rec.refusals)  # records the LAP refused (e.g. a payment of a hit it decided otherwise)
-        emit("link_closures", closures)  # the times a table closed its linked wager during the run
-        emit("tables_balanced", f"{sum(b.ok for b in balances)}/{len(balances)}")
-        for problem in errors + [b.line() for b in balances if not b.ok]:
-            emit("problem", problem)
-        emit("link", line.removeprefix("link: "))
-        good = lost == 0 and doubled == 0 and rec.ok and closed == 0 and ok and all(b.ok for b in balances)
-        return 0 if good and not errors else 1
+        _emit_tally(args, counts, tables, tally, emit)
+        return 0 if tally.good() else 1
+
+
+def _make_pit(args: argparse.Namespace, dsn: str, tmp: Path) -> tuple[Any, dict[str, ChaosTable]]:
+    """The pit (LAP, uplinks, proxy) and its tables, nothing started yet."""
+    from bench._linkrig import Pit
+
+    pit = Pit(dsn, args.tables, tmp, heartbeat="200ms", proxy=True, make_table=False)
+    tables = {t: ChaosTable(t, tmp, args.seed * 100 + i, args.speed, "bench") for i, t in enumerate(pit.ids)}
+    for t in tables.values():
+        t.hit_rate = args.hit_rate
+    pit.tables = tables
+    return pit, tables
+
+
+def _play_under_faults(
+    args: argparse.Namespace,
+    pit: Any,
+    tables: dict[str, ChaosTable],
+    kinds: list[str],
+    counts: dict[str, int],
+    rng: random.Random,
+    pair: Any,
+    stop: threading.Event,
+    emit: Any,
+) -> None:
+    """The tables play while one fault after another hits the link; then the players stop."""
+    players = [threading.Thread(target=t.play, args=(stop,), daemon=True) for t in tables.values()]
+    for th in players:
+        th.start()
+    for i in range(args.faults):
+        time.sleep(args.interval)
+        fault = kinds[i % len(kinds)]
+        counts[fault] += 1
+        emit(f"fault_{i + 1}", _fault(fault, pit, tables, rng.choice(pit.ids), pair, args.lag))
+    stop.set()
+    for th in players:
+        th.join(120)
+
+
+def _bring_back(pit: Any, tables: dict[str, ChaosTable]) -> list[str]:
+    """Everything back, every outbox drained; the tables that ended in tilt."""
+    from controller.lap.lap import wait_until
+
+    if pit.lap is None or pit.lap.poll() is not None:
+        pit.start_lap()
+    for tid, p in pit.uplinks.items():
+        if p.poll() is not None:
+            pit.start_uplink(tid)
+    wait_until(lambda: all(t.is_open() for t in tables.values()), 60, 0.1)
+    problems = []
+    for t in tables.values():
+        state = t.rig.table.wait_for(lambda s: s.get("state") in ("open_for_wagers", "tilt"), 30.0)
+        if state.get("state") == "tilt":  # e.g. a device link lost under load: reported, not hidden
+            problems.append(f"{t.tid}: ended in tilt {state.get('tilts')}")
+    pit.reconnect_store()
+    _drain(pit, tables, wait_until)
+    return problems
+
+
+def _lost_and_doubled(pit: Any, ledgers: list[tuple[str, Path]]) -> tuple[int, int]:
+    """Link records a ledger holds that the LAP does not; records the LAP holds that no ledger wrote
+    (plus hits paid twice)."""
+    lost = doubled = 0
+    for tid, path in ledgers:
+        mine = _link_seqs(path)
+        theirs = {r["seq"] for r in pit.store._rows("SELECT seq FROM {s}.events WHERE table_id = %s", (tid,))}
+        lost += len(mine - theirs)
+        doubled += len(theirs - mine) + doubled_pays(path)
+    return lost, doubled
+
+
+def _tally(pit: Any, tables: dict[str, ChaosTable], run_problems: list[str]) -> _Tally:
+    from hil.balance import check as check_balance
+    from hil.linksim import link_line
+
+    ledgers = [(t.tid, t.ledger_path) for t in tables.values()]
+    pit.reconnect_store()
+    line, ok = link_line(pit.store, ledgers)
+    lost, doubled = _lost_and_doubled(pit, ledgers)
+    rec = pit.store.reconcile()
+    return _Tally(
+        line=line,
+        link_ok=ok,
+        lost=lost,
+        doubled=doubled,
+        rec=rec,
+        closed=sum(paid_while_closed(p) for _t, p in ledgers),
+        closures=sum(_closures(p) for _t, p in ledgers),
+        balances=[check_balance(t.ledger_path, t.people.placed if t.people else {}) for t in tables.values()],
+        errors=run_problems + [f"{t.tid}: {t.error}" for t in tables.values() if t.error],
+    )
+
+
+def _emit_tally(
+    args: argparse.Namespace, counts: dict[str, int], tables: dict[str, ChaosTable], tally: _Tally, emit: Any
+) -> None:
+    rec = tally.rec
+    emit("faults", args.faults)
+    emit("faults_by_kind", ", ".join(f"{k} {v}" for k, v in counts.items()))
+    emit("rounds", sum(t.rounds for t in tables.values()))
+    emit("contributions", rec.contributions)
+    emit("hits", rec.hits)
+    emit("lost", tally.lost)
+    emit("doubled", tally.doubled)
+    emit("meters_reconcile", "yes" if rec.ok else "no: " + "; ".join(rec.problems[:3]))
+    emit("paid_while_closed", tally.closed)
+    emit("refusals", rec.refusals)  # records the LAP refused (e.g. a payment of a hit it decided otherwise)
+    emit("link_closures", tally.closures)  # the times a table closed its linked wager during the run
+    emit("tables_balanced", f"{sum(b.ok for b in tally.balances)}/{len(tally.balances)}")
+    for problem in tally.errors + [b.line() for b in tally.balances if not b.ok]:
+        emit("problem", problem)
+    emit("link", tally.line.removeprefix("link: "))
 
 
 def _link_seqs(path: Path) -> set[int]:

@@ -276,15 +276,22 @@ def sensor_figures(paths: list[dict[str, float]]) -> dict[str, str]:
     cut = percentile(sorted(whole), 99)
     tail = [p for p in paths if "lit" in p and (p["lit"] - p["edge"]) * 1000 >= cut]
     for a, b in SensorStamps.SEGMENTS:
-        xs = sorted((p[b] - p[a]) * 1000 for p in paths if a in p and b in p)
-        if not xs:
-            continue
-        out[f"sensor_segment_{a}_to_{b}_p50_ms"] = f"{percentile(xs, 50):.3f}"
-        out[f"sensor_segment_{a}_to_{b}_p99_ms"] = f"{percentile(xs, 99):.3f}"
-        out[f"sensor_tail_{a}_to_{b}_ms"] = f"{sum((p[b] - p[a]) * 1000 for p in tail) / len(tail):.3f}"
+        out.update(_segment_figures(paths, tail, a, b))
     # the reactor thread's wait for a core during the edge (to the moment the bench saw the light)
     out["sensor_tail_reactor_runqueue_ms"] = f"{sum(p.get('runqueue', 0.0) * 1000 for p in tail) / len(tail):.3f}"
     return out
+
+
+def _segment_figures(paths: list[dict[str, float]], tail: list[dict[str, float]], a: str, b: str) -> dict[str, str]:
+    """One step of the sensor's path (stamp ``a`` to ``b``): p50/p99, and its mean over the ``tail``."""
+    xs = sorted((p[b] - p[a]) * 1000 for p in paths if a in p and b in p)
+    if not xs:
+        return {}
+    return {
+        f"sensor_segment_{a}_to_{b}_p50_ms": f"{percentile(xs, 50):.3f}",
+        f"sensor_segment_{a}_to_{b}_p99_ms": f"{percentile(xs, 99):.3f}",
+        f"sensor_tail_{a}_to_{b}_ms": f"{sum((p[b] - p[a]) * 1000 for p in tail) / len(tail):.3f}",
+    }
 
 
 class GcPauses:

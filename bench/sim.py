@@ -65,28 +65,42 @@ def run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
     status = 0
     for game in args.games:
         emit(f"{game}_load_before", f"{os.getloadavg()[0]:.2f}")
-        outputs = []
-        for i in range(max(1, args.repeat)):
-            wall, user, sys_, rc, out = _run(game, args.rounds, args.seed)
-            outputs.append(out)
-            tag = game if i == 0 else f"{game}_run{i + 1}"
-            emit(f"{tag}_wall_s", f"{wall:.2f}")
-            emit(f"{tag}_user_s", f"{user:.2f}")
-            emit(f"{tag}_sys_s", f"{sys_:.2f}")
-            if rc != 0:
-                emit(f"{tag}_exit", rc)
-                status = 1
-        if args.repeat > 1:
-            same = all(o == outputs[0] for o in outputs)
-            emit(f"{game}_identical", "yes" if same else "NO")
-            status = status if same else 1
-        if args.compare:
-            wall, user, sys_, rc, out = _run(game, args.rounds, args.seed, "--no-idle-skip")
-            emit(f"{game}_no_skip_wall_s", f"{wall:.2f}")
-            emit(f"{game}_no_skip_user_s", f"{user:.2f}")
-            emit(f"{game}_no_skip_sys_s", f"{sys_:.2f}")
-            same = out == outputs[0] and rc == 0
-            emit(f"{game}_same_as_no_skip", "yes" if same else "NO")
-            status = status if same else 1
+        outputs, ok = _repeats(args, game, emit)
+        status = status if ok else 1
+        if args.compare and not _same_without_skip(args, game, outputs[0], emit):
+            status = 1
         emit(f"{game}_load_after", f"{os.getloadavg()[0]:.2f}")
     return status
+
+
+def _repeats(args: argparse.Namespace, game: str, emit: Callable[[str, object], None]) -> tuple[list[bytes], bool]:
+    """The game run ``--repeat`` times: each run's times; its outputs, and whether every run exited 0
+    and (repeated) printed the same."""
+    outputs = []
+    ok = True
+    for i in range(max(1, args.repeat)):
+        wall, user, sys_, rc, out = _run(game, args.rounds, args.seed)
+        outputs.append(out)
+        tag = game if i == 0 else f"{game}_run{i + 1}"
+        emit(f"{tag}_wall_s", f"{wall:.2f}")
+        emit(f"{tag}_user_s", f"{user:.2f}")
+        emit(f"{tag}_sys_s", f"{sys_:.2f}")
+        if rc != 0:
+            emit(f"{tag}_exit", rc)
+            ok = False
+    if args.repeat > 1:
+        same = all(o == outputs[0] for o in outputs)
+        emit(f"{game}_identical", "yes" if same else "NO")
+        ok = ok and same
+    return outputs, ok
+
+
+def _same_without_skip(args: argparse.Namespace, game: str, first: bytes, emit: Callable[[str, object], None]) -> bool:
+    """The game again with ``--no-idle-skip``: its times, and whether it printed the same."""
+    wall, user, sys_, rc, out = _run(game, args.rounds, args.seed, "--no-idle-skip")
+    emit(f"{game}_no_skip_wall_s", f"{wall:.2f}")
+    emit(f"{game}_no_skip_user_s", f"{user:.2f}")
+    emit(f"{game}_no_skip_sys_s", f"{sys_:.2f}")
+    same = out == first and rc == 0
+    emit(f"{game}_same_as_no_skip", "yes" if same else "NO")
+    return same

@@ -63,12 +63,7 @@ def _check_round(b: Balance, rnd: int, want: dict[tuple[int, str], int], evs: Ev
     """One round: what was taken as placed, one outcome per wager, payouts as owed."""
     accepted = {(d["seat"], d.get("spot", "progressive")): d.get("cents") for k, d in evs if k == "wager.accepted"}
     if accepted != want:
-        extra = {k: v for k, v in accepted.items() if want.get(k) != v}
-        missing = {k: v for k, v in want.items() if accepted.get(k) != v}
-        b.problems.append(
-            f"round {rnd}: placed but not taken as placed {sorted(missing.items())}; "
-            f"taken but not placed {sorted(extra.items())}"
-        )
+        b.problems.append(_placed_problem(rnd, want, accepted))
     outcomes: Counter[tuple[int, str]] = Counter()
     for k, d in evs:
         _count_event(b, rnd, k, d, accepted, outcomes)
@@ -79,6 +74,16 @@ def _check_round(b: Balance, rnd: int, want: dict[tuple[int, str], int], evs: Ev
     b.rounds += 1
     b.wagers += len(accepted)
     b.wagered_cents += sum(c for c in accepted.values() if c)
+
+
+def _placed_problem(rnd: int, want: Mapping[tuple[int, str], int], accepted: Mapping[tuple[int, str], Any]) -> str:
+    """What differs between the wagers placed and those the table took."""
+    extra = {k: v for k, v in accepted.items() if want.get(k) != v}
+    missing = {k: v for k, v in want.items() if accepted.get(k) != v}
+    return (
+        f"round {rnd}: placed but not taken as placed {sorted(missing.items())}; "
+        f"taken but not placed {sorted(extra.items())}"
+    )
 
 
 def _count_event(
@@ -114,17 +119,26 @@ def _check_closed(
     outcomes: Counter[tuple[int, str]],
 ) -> None:
     """A closed round: every accepted wager has one outcome, and the payouts are what the results owe."""
-    for key in accepted:
-        if outcomes[key] != 1:
-            b.problems.append(f"round {rnd}: seat {key[0]} {key[1]} has {outcomes[key]} outcome(s), not 1")
-    for key in outcomes:
-        if key not in accepted:
-            b.problems.append(f"round {rnd}: an outcome for seat {key[0]} {key[1]}, never accepted")
+    b.problems += _outcome_problems(rnd, accepted, outcomes)
     results = [d for k, d in evs if k == "wager.result"]
     owed = sum(d["cents"] + d["net"] for d in results if d["cents"] + d["net"] > 0)
     paid = sum(d["cents"] for k, d in evs if k == "payout")
     if owed != paid:
         b.problems.append(f"round {rnd}: results owe {owed} cents back to the players, payouts record {paid}")
+
+
+def _outcome_problems(
+    rnd: int, accepted: Mapping[tuple[int, str], Any], outcomes: Counter[tuple[int, str]]
+) -> list[str]:
+    """Every accepted wager has one outcome; no outcome for a wager never accepted."""
+    problems = [
+        f"round {rnd}: seat {key[0]} {key[1]} has {outcomes[key]} outcome(s), not 1"
+        for key in accepted
+        if outcomes[key] != 1
+    ]
+    return problems + [
+        f"round {rnd}: an outcome for seat {key[0]} {key[1]}, never accepted" for key in outcomes if key not in accepted
+    ]
 
 
 def _check_ledger(b: Balance, ledger_path: Path) -> None:

@@ -159,11 +159,21 @@ def _check_sign(sign: SignSim, exp: Mapping[str, Any]) -> list[str]:
     for prefix in exp.get("messages_exclude", []):
         if any(m.startswith(prefix) for m in sign.messages):
             problems.append(f"sign showed {prefix!r}; it must not")
+    return problems + _check_sign_lights(sign, exp) + _check_sign_meters(sign, exp)
+
+
+def _check_sign_lights(sign: SignSim, exp: Mapping[str, Any]) -> list[str]:
+    problems = []
     for key, attr in (("hand_lights", sign.hand_lights), ("seat_lights", sign.seat_lights)):
         if key in exp:
             want = {int(k): LIGHT_NAMES.get(_light_word(v), v) for k, v in exp[key].items()}
             if dict(attr) != want:
                 problems.append(f"sign {key} are {dict(attr)}, expected {want}")
+    return problems
+
+
+def _check_sign_meters(sign: SignSim, exp: Mapping[str, Any]) -> list[str]:
+    problems = []
     for lvl, want in exp.get("meters", {}).items():
         got = sign.meters.get(int(lvl))
         if not compare(got, want):
@@ -183,6 +193,12 @@ def _check_ledger(evs: Sequence[tuple[int, str, Mapping[str, Any]]], exp: Mappin
     for k, want in exp.get("count", {}).items():
         if not compare(kinds.count(k), want):
             problems.append(f"{kinds.count(k)} {k!r} record(s), expected {want}")
+    return problems + _check_ledger_matches(evs, exp)
+
+
+def _check_ledger_matches(evs: Sequence[tuple[int, str, Mapping[str, Any]]], exp: Mapping[str, Any]) -> list[str]:
+    """Each ``match`` finds a record of its kind with the data given."""
+    problems = []
     for m in exp.get("match", []):
         m = dict(m)
         kind = m.pop("kind")

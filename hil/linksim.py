@@ -103,24 +103,18 @@ def run_link_sim(
     ``on_floor(server, lap_config, dsn)`` is called once the page is up (tests)."""
     from controller.lap.config import parse_lap
     from controller.lap.lap import LapService, LapStore, connect, wait_until
-    from controller.settings import config as C
     from controller.uplink.uplink import Uplink, UplinkConfig
     from hil.balance import check as check_balance
-    from hil.people import People
     from hil.rig import Rig
 
-    # one game, or several (comma-separated, dealt round the tables): one meter for all of them
-    names = [g.strip() for g in game.split(",") if g.strip()]
-    profs = [C.load_profile(g) for g in names]
-    for g, prof in zip(names, profs):
-        if prof.progressive is None:
-            print(f"tablectl sim: game {g} has no progressive to link", file=sys.stderr)
-            return 2
+    games = _linked_games(game)
+    if games is None:
+        return 2
     ids = [f"T{i + 1:02d}" for i in range(tables)]
     print(f"tablectl sim: {tables} linked tables, game {game}, {rounds} rounds each, seed {seed}", file=out, flush=True)
     with database(dsn) as pg, tempfile.TemporaryDirectory(prefix="tablectl-linksim-") as tmp:
         schema = f"sim_{uuid.uuid4().hex[:10]}"
-        cfg = parse_lap(lap_doc(schema, ids, [p.game for p in profs]), "<sim lap.toml>")
+        cfg = parse_lap(lap_doc(schema, ids, [p.game for _g, p in games]), "<sim lap.toml>")
         created: list[str] = []  # the schema this run's LAP created: the only one it drops
         lap = LapService(
             cfg, pg, log=lambda m: created.append(schema) if m == f"lap: schema {schema} created" else None
@@ -134,22 +128,9 @@ def run_link_sim(
             if not wait_until(lambda: store.installed() is not None and store.state() == "running", 30, 0.05):
                 print("link: FAILED (the LAP did not start)", file=out)
                 return 1
-            if floor is not None:
-                server = _floor(Path(tmp), floor, pg, schema, out)
-                if on_floor is not None:
-                    on_floor(server, cfg, pg)
-            linked = _start_tables(
-                Path(tmp), ids, cfg, pg, list(zip(names, profs)), seed, speed, Rig, Uplink, UplinkConfig
-            )
-            try:
-                _play_all(linked, rounds, seed, People, stop, keep_up=server is not None, out=out)
-                # every outbox reaches the LAP before the tables stop
-                for t in linked:
-                    _drain(t, wait_until)
-            finally:
-                for t in linked:
-                    t.rig.stop()
-                    t.uplink.stop()
+            server = _floor_up(Path(tmp), floor, pg, schema, cfg, on_floor, out)
+            linked = _start_tables(Path(tmp), ids, cfg, pg, games, seed, speed, Rig, Uplink, UplinkConfig)
+            _play_and_drain(linked, rounds, seed, stop, keep_up=server is not None, out=out)
             ok = _balances(linked, Path(tmp), check_balance, out)
             # a fresh connection for the verdict: the one above may be to a primary that has
             # since failed over (a multi-host DSN reaches the new one)
@@ -166,6 +147,37 @@ def run_link_sim(
             store.conn.close()
             if created and not keep_schema:
                 _drop_quietly(pg, schema, out)
+
+
+def _linked_games(game: str) -> list[tuple[str, Any]] | None:
+    """One game, or several (comma-separated, dealt round the tables): one meter for all of them.
+    Each with its profile; None (said on stderr) when one of them has no progressive to link."""
+    from controller.settings import config as C
+
+    names = [g.strip() for g in game.split(",") if g.strip()]
+    profs = [C.load_profile(g) for g in names]
+    for g, prof in zip(names, profs):
+        if prof.progressive is None:
+            print(f"tablectl sim: game {g} has no progressive to link", file=sys.stderr)
+            return None
+    return list(zip(names, profs))
+
+
+def _play_and_drain(
+    linked: list[Any], rounds: int, seed: int, stop: threading.Event, *, keep_up: bool, out: TextIO
+) -> None:
+    """The rounds played; every outbox reaches the LAP before the tables stop."""
+    from controller.lap.lap import wait_until
+    from hil.people import People
+
+    try:
+        _play_all(linked, rounds, seed, People, stop, keep_up=keep_up, out=out)
+        for t in linked:
+            _drain(t, wait_until)
+    finally:
+        for t in linked:
+            t.rig.stop()
+            t.uplink.stop()
 
 
 def _play_all(
@@ -268,6 +280,24 @@ def _start_tables(
     return linked
 
 
+def _floor_up(
+    tmp: Path,
+    at: tuple[str, int] | None,
+    pg: str,
+    schema: str,
+    cfg: Any,
+    on_floor: Callable[[Any, Any, str], None] | None,
+    out: TextIO,
+) -> Any:
+    """The floor view served at ``at`` (None: not asked for), ``on_floor`` told once it is up."""
+    if at is None:
+        return None
+    server = _floor(tmp, at, pg, schema, out)
+    if on_floor is not None:
+        on_floor(server, cfg, pg)
+    return server
+
+
 def _floor(tmp: Path, at: tuple[str, int], pg: str, schema: str, out: TextIO) -> Any:
     from controller.lap.floor_auth import StaffStore
     from controller.lap.floor_server import FloorServer
@@ -297,48 +327,68 @@ def _play(t: LinkedTable, rounds: int, seed: int, People: Any, stop: threading.E
         t.error = f"{type(e).__name__}: {e}"
 
 
-def link_line(store: Any, ledgers: list[tuple[str, Path]]) -> tuple[str, bool]:
-    """The link's verdict: the LAP's levels reconcile exactly, and every table's link records
-    are in the LAP exactly once (same seqs, same kinds, same wagers, paid as answered)."""
+#: a ledger's link record kinds, as the LAP names them
+_LINK_KINDS = {"link.contribution": "contribution", "link.void": "void", "link.hit": "hit", "link.paid": "paid"}
+
+
+def _ledger_link_records(path: Path) -> dict[int, tuple[str, Any]]:
+    """A table's link records, by seq: (the LAP's kind, the data)."""
     import json
     import sqlite3
 
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    mine = {
+        seq: (_LINK_KINDS[k], json.loads(d))
+        for seq, k, d in db.execute(
+            "SELECT seq, kind, data FROM events WHERE kind IN (?, ?, ?, ?)", tuple(_LINK_KINDS)
+        ).fetchall()
+    }
+    db.close()
+    return mine
+
+
+def _table_link_problems(store: Any, tid: str, path: Path) -> list[str]:
+    """One table's link records against the LAP's: the same seqs, kinds and wagers, paid as answered."""
+    mine = _ledger_link_records(path)
+    theirs = {
+        r["seq"]: (r["kind"], r["data"])
+        for r in store._rows("SELECT seq, kind, data FROM {s}.events WHERE table_id = %s", (tid,))
+    }
+    problems = []
+    if set(mine) != set(theirs):
+        problems.append(
+            f"{tid}: ledger has {len(mine)} link records, the LAP {len(theirs)} "
+            f"(missing {sorted(set(mine) - set(theirs))[:5]}, extra {sorted(set(theirs) - set(mine))[:5]})"
+        )
+    for seq, (kind, d) in mine.items():
+        got = theirs.get(seq)
+        if got is None:
+            continue
+        if got[0] != kind or (kind == "contribution" and got[1].get("wager") != d["wager"]):
+            problems.append(f"{tid}: record {seq} differs in the LAP ({got} vs {kind} {d})")
+    return problems + _payment_problems(store, tid, mine)
+
+
+def _payment_problems(store: Any, tid: str, mine: dict[int, tuple[str, Any]]) -> list[str]:
+    """Each payment the table recorded is the amount the LAP answered for its hit."""
+    answers = {
+        r["seq"]: r["amount_cents"]
+        for r in store._rows("SELECT seq, amount_cents FROM {s}.hits WHERE table_id = %s", (tid,))
+    }
+    return [
+        f"{tid}: paid {d['cents']} for hit {d['hit_seq']}, the LAP answered {answers.get(d['hit_seq'])}"
+        for kind, d in mine.values()
+        if kind == "paid" and answers.get(d["hit_seq"]) != d["cents"]
+    ]
+
+
+def link_line(store: Any, ledgers: list[tuple[str, Path]]) -> tuple[str, bool]:
+    """The link's verdict: the LAP's levels reconcile exactly, and every table's link records
+    are in the LAP exactly once (same seqs, same kinds, same wagers, paid as answered)."""
     rec = store.reconcile()
     problems = list(rec.problems)
-    kinds = {"link.contribution": "contribution", "link.void": "void", "link.hit": "hit", "link.paid": "paid"}
     for tid, path in ledgers:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        mine = {
-            seq: (kinds[k], json.loads(d))
-            for seq, k, d in db.execute(
-                "SELECT seq, kind, data FROM events WHERE kind IN (?, ?, ?, ?)", tuple(kinds)
-            ).fetchall()
-        }
-        db.close()
-        theirs = {
-            r["seq"]: (r["kind"], r["data"])
-            for r in store._rows("SELECT seq, kind, data FROM {s}.events WHERE table_id = %s", (tid,))
-        }
-        if set(mine) != set(theirs):
-            problems.append(
-                f"{tid}: ledger has {len(mine)} link records, the LAP {len(theirs)} "
-                f"(missing {sorted(set(mine) - set(theirs))[:5]}, extra {sorted(set(theirs) - set(mine))[:5]})"
-            )
-        for seq, (kind, d) in mine.items():
-            got = theirs.get(seq)
-            if got is None:
-                continue
-            if got[0] != kind or (kind == "contribution" and got[1].get("wager") != d["wager"]):
-                problems.append(f"{tid}: record {seq} differs in the LAP ({got} vs {kind} {d})")
-        answers = {
-            r["seq"]: r["amount_cents"]
-            for r in store._rows("SELECT seq, amount_cents FROM {s}.hits WHERE table_id = %s", (tid,))
-        }
-        for kind, d in mine.values():
-            if kind == "paid" and answers.get(d["hit_seq"]) != d["cents"]:
-                problems.append(
-                    f"{tid}: paid {d['cents']} for hit {d['hit_seq']}, the LAP answered {answers.get(d['hit_seq'])}"
-                )
+        problems += _table_link_problems(store, tid, path)
     n = len(ledgers)
     if problems:
         more = f" (+{len(problems) - 3} more)" if len(problems) > 3 else ""

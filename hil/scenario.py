@@ -70,34 +70,10 @@ class Result:
 
 def load(path: str | Path) -> Scenario:
     p = Path(path)
-    try:
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError, UnicodeDecodeError) as e:
-        raise ScenarioError(f"{p}: cannot read scenario: {e}") from None
-    if not isinstance(doc, dict):
-        raise ScenarioError(f"{p}: a scenario is a mapping")
-    unknown = set(doc) - TOP_KEYS
-    if unknown:
-        raise ScenarioError(f"{p}: unknown key(s) {', '.join(sorted(unknown))}")
-    for key in ("name", "section"):
-        if not isinstance(doc.get(key), str) or not doc[key].strip():
-            raise ScenarioError(f"{p}: {key!r} is required (a non-empty string)")
-    if "§" not in doc["section"] and "SPEC" not in doc["section"]:
-        raise ScenarioError(f"{p}: section {doc['section']!r} cites no section (§ ...)")
-    if not isinstance(doc.get("steps", []), list):
-        raise ScenarioError(f"{p}: steps must be a list")
-    for i, step in enumerate(doc.get("steps", [])):
-        if not isinstance(step, dict) or len(step) != 1:
-            raise ScenarioError(f"{p}: step {i + 1} must be a mapping with exactly one action, got {step!r}")
-        (action,) = step
-        if action not in ACTIONS:
-            raise ScenarioError(f"{p}: step {i + 1}: unknown action {action!r} ({', '.join(sorted(ACTIONS))})")
-    for key in ("rig", "setup", "expect"):
-        if not isinstance(doc.get(key, {}), dict):
-            raise ScenarioError(f"{p}: {key} must be a mapping")
-    bad = set(doc.get("expect", {})) - EXPECT_KEYS
-    if bad:
-        raise ScenarioError(f"{p}: unknown expectation(s) {', '.join(sorted(bad))}")
+    doc = _read_doc(p)
+    _check_head(p, doc)
+    _check_steps(p, doc)
+    _check_sections(p, doc)
     return Scenario(
         name=doc["name"],
         section=doc["section"],
@@ -111,6 +87,51 @@ def load(path: str | Path) -> Scenario:
         steps=list(doc.get("steps", [])),
         expect=dict(doc.get("expect", {})),
     )
+
+
+def _read_doc(p: Path) -> dict[str, Any]:
+    """The scenario file's mapping, its keys all known."""
+    try:
+        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as e:
+        raise ScenarioError(f"{p}: cannot read scenario: {e}") from None
+    if not isinstance(doc, dict):
+        raise ScenarioError(f"{p}: a scenario is a mapping")
+    unknown = set(doc) - TOP_KEYS
+    if unknown:
+        raise ScenarioError(f"{p}: unknown key(s) {', '.join(sorted(unknown))}")
+    return doc
+
+
+def _check_head(p: Path, doc: dict[str, Any]) -> None:
+    """A name, and a section that cites one."""
+    for key in ("name", "section"):
+        if not isinstance(doc.get(key), str) or not doc[key].strip():
+            raise ScenarioError(f"{p}: {key!r} is required (a non-empty string)")
+    if "§" not in doc["section"] and "SPEC" not in doc["section"]:
+        raise ScenarioError(f"{p}: section {doc['section']!r} cites no section (§ ...)")
+
+
+def _check_steps(p: Path, doc: dict[str, Any]) -> None:
+    """Steps: a list of one-action mappings, each action known."""
+    if not isinstance(doc.get("steps", []), list):
+        raise ScenarioError(f"{p}: steps must be a list")
+    for i, step in enumerate(doc.get("steps", [])):
+        if not isinstance(step, dict) or len(step) != 1:
+            raise ScenarioError(f"{p}: step {i + 1} must be a mapping with exactly one action, got {step!r}")
+        (action,) = step
+        if action not in ACTIONS:
+            raise ScenarioError(f"{p}: step {i + 1}: unknown action {action!r} ({', '.join(sorted(ACTIONS))})")
+
+
+def _check_sections(p: Path, doc: dict[str, Any]) -> None:
+    """rig, setup and expect are mappings; the expectations known."""
+    for key in ("rig", "setup", "expect"):
+        if not isinstance(doc.get(key, {}), dict):
+            raise ScenarioError(f"{p}: {key} must be a mapping")
+    bad = set(doc.get("expect", {})) - EXPECT_KEYS
+    if bad:
+        raise ScenarioError(f"{p}: unknown expectation(s) {', '.join(sorted(bad))}")
 
 
 def discover(paths: Iterable[str | Path]) -> list[Path]:
@@ -128,6 +149,16 @@ def discover(paths: Iterable[str | Path]) -> list[Path]:
 
 
 # --------------------------------------------------------------------------- running
+
+
+def _set_device_fault(dev_faults: Any, key: str, val: Any) -> None:
+    """One field of a simulator's own faults (``scripted`` extended, ``face_up`` merged)."""
+    if key == "scripted":
+        getattr(dev_faults, key).extend(tuple(r) for r in val)
+    elif key == "face_up":
+        dev_faults.face_up.update({int(k): int(v) for k, v in val.items()})
+    else:
+        setattr(dev_faults, key, val)
 
 
 class Runner:
@@ -216,12 +247,7 @@ class Runner:
             elif key in ("silent", "reply_delay_s"):
                 setattr(sim, key, val)
             elif dev_faults is not None and key in {f.name for f in fields(dev_faults)}:
-                if key == "scripted":
-                    getattr(dev_faults, key).extend(tuple(r) for r in val)
-                elif key == "face_up":
-                    dev_faults.face_up.update({int(k): int(v) for k, v in val.items()})
-                else:
-                    setattr(dev_faults, key, val)
+                _set_device_fault(dev_faults, key, val)
             else:
                 raise ScenarioError(f"{self.scn.path}: {device}: unknown fault {key!r}")
 
@@ -403,22 +429,29 @@ def stacked_deck(stacks: Sequence[str], deck_size: int = 53) -> list[int]:
     other card of the deck in order.  A multi-deck shoe (``deck_size`` a multiple of 52
     above 53: six decks for Over/Under, § 686a.3(a)) may repeat a card up to once per
     deck; the rest of the batch follows."""
-    from collections import Counter
-
     from controller.rules.cards import parse_cards
 
     decks = deck_size // 52 if deck_size > 53 and deck_size % 52 == 0 else 0
     if decks:
-        cards = [c for s in stacks for c in parse_cards(s, allow_duplicates=True, allow_joker=False)]
-        left = Counter({c: decks for c in range(52)})
-        left.subtract(cards)
-        if any(n < 0 for n in left.values()):
-            raise ScenarioError(f"scripted deck has a card more than {decks} times: {stacks}")
-        return cards + [c for c in range(52) for _ in range(left[c])]
+        return _stacked_shoe(stacks, decks)
     cards = [c for s in stacks for c in parse_cards(s)]
     if len(set(cards)) != len(cards):
         raise ScenarioError(f"scripted deck repeats a card: {stacks}")
     return cards + [c for c in range(deck_size) if c not in cards]
+
+
+def _stacked_shoe(stacks: Sequence[str], decks: int) -> list[int]:
+    """A scripted shoe of ``decks`` decks (no joker): each card at most once per deck."""
+    from collections import Counter
+
+    from controller.rules.cards import parse_cards
+
+    cards = [c for s in stacks for c in parse_cards(s, allow_duplicates=True, allow_joker=False)]
+    left = Counter({c: decks for c in range(52)})
+    left.subtract(cards)
+    if any(n < 0 for n in left.values()):
+        raise ScenarioError(f"scripted deck has a card more than {decks} times: {stacks}")
+    return cards + [c for c in range(52) for _ in range(left[c])]
 
 
 def stacked_tiles(stacks: Sequence[str]) -> list[int]:
@@ -475,10 +508,14 @@ def run_paths(paths: Sequence[str | Path], out: TextIO, *, verbose: bool = False
             file=out,
             flush=True,
         )
-        if not r.passed:
-            for f in r.failures:
-                for line in f.splitlines() if verbose else f.splitlines()[:1]:
-                    print(f"        {line}", file=out)
+        _print_failures(r, out, verbose)
     failed = sum(1 for r in results if not r.passed)
     print(f"{len(results)} scenario(s): {len(results) - failed} passed, {failed} failed", file=out)
     return 1 if failed else 0
+
+
+def _print_failures(r: Result, out: TextIO, verbose: bool) -> None:
+    """A failed scenario's failures, indented: their first lines (every line when ``verbose``)."""
+    for f in [] if r.passed else r.failures:
+        for line in f.splitlines() if verbose else f.splitlines()[:1]:
+            print(f"        {line}", file=out)

@@ -180,26 +180,14 @@ class SimClock(ScaledClock):
                 while True:
                     g = self._gen
                     if pred is not None:
-                        self._cv.release()
-                        try:
-                            v = pred()
-                        finally:
-                            self._cv.acquire()
+                        v = self._look(pred)
                         if v:
                             return v
                         if self._gen != g:
                             continue  # something happened while looking: look again
-                    waits: list[float] = []
-                    if deadline is not None:
-                        left = deadline - self.now()
-                        if left <= 0:
-                            return v
-                        waits.append(left / self.speed)
-                    if real_end is not None:
-                        left = real_end - time.monotonic()
-                        if left <= 0:
-                            return v
-                        waits.append(left)
+                    waits = self._time_left(deadline, real_end)
+                    if waits is None:
+                        return v
                     ready = None
                     if pred is not None:
                         waits.append(interval)
@@ -217,6 +205,30 @@ class SimClock(ScaledClock):
                         self._sleepers -= 1
             finally:
                 self._restore(p, saved)
+
+    def _look(self, pred: Callable[[], T]) -> T:
+        """``pred()`` called without the clock's lock (held again after)."""
+        self._cv.release()
+        try:
+            return pred()
+        finally:
+            self._cv.acquire()
+
+    def _time_left(self, deadline: float | None, real_end: float | None) -> list[float] | None:
+        """The real seconds left until the game-time ``deadline`` and the real ``real_end`` (those
+        given); None once either has passed."""
+        waits: list[float] = []
+        if deadline is not None:
+            left = deadline - self.now()
+            if left <= 0:
+                return None
+            waits.append(left / self.speed)
+        if real_end is not None:
+            left = real_end - time.monotonic()
+            if left <= 0:
+                return None
+            waits.append(left)
+        return waits
 
     def _changed_since(self, g: int, pred: Callable[[], object] | None) -> Callable[[], bool]:
         if pred is None:

@@ -64,6 +64,20 @@ def _money(c: int) -> str:
     return ("+" if c > 0 else "") + format_cents(c)
 
 
+def _round_tags(rnd: Any) -> str:
+    """What a round line says after its wagers: late wagers refused, dice, RNG, no-rolls, start."""
+    late = ""
+    if rnd.rejected:
+        many = "s" if len(rnd.rejected) > 1 else ""
+        late = f" late wager{many} refused at seat{many} {','.join(map(str, rnd.rejected))}"
+    d = rnd.dice
+    dice = f" dice {d[0]}-{d[1]}-{d[2]}={sum(d)}" if d else ""
+    rng = f" rng {rnd.rng_value}" if rnd.rng_value is not None else ""
+    reshake = f" no-roll x{rnd.no_rolls}" if rnd.no_rolls else ""
+    start = f" start {rnd.start}" if rnd.start is not None else ""
+    return f"{late}{dice}{rng}{reshake}{start}"
+
+
 class Reporter:
     def __init__(self, out: TextIO, describe: Any = None):
         #: the game procedure's one-line summary of a round's hands (Procedure.describe), if any
@@ -87,40 +101,36 @@ class Reporter:
     def _round(self, data: Mapping[str, Any]) -> None:
         rnd = data["data"]
         s = self.s
+        self._count(rnd)
+        per_seat: dict[int, list[str]] = {}
+        for r in rnd.results:
+            per_seat.setdefault(r.seat, []).append(self._result(rnd, r))
+        parts = [f"s{seat} " + ", ".join(texts) for seat, texts in per_seat.items()]
+        meter = self._meter(data)
+        if s.meter_start is None:
+            s.meter_start = meter
+        s.meter_end = meter
+        seats = ",".join(str(x) for x in sorted({seat for (seat, _w) in rnd.wagers})) or "none"
+        shown = f" | meter {format_cents(meter)}" if meter is not None else ""
+        desc = self.describe(rnd) if self.describe is not None else ""
+        hands = f" | {desc}" if desc else ""
+        line = (
+            f"round {rnd.number:>3}: seats [{seats}] wagers {len(rnd.wagers)}{_round_tags(rnd)} | "
+            + ("; ".join(parts) if parts else "no wagers")
+            + hands
+            + shown
+        )
+        print(line, file=self.out, flush=True)
+
+    def _count(self, rnd: Any) -> None:
+        """The round in the summary's counts."""
+        s = self.s
         s.completed += 1
         s.wagers += len(rnd.wagers)
         s.wagered_cents += sum(rnd.wagers.values())
         s.coin_in += len(rnd.accepted)
         s.coin_in_cents += sum(rnd.accepted.values())
         s.refused_late += len(rnd.rejected)
-        per_seat: dict[int, list[str]] = {}
-        for r in rnd.results:
-            per_seat.setdefault(r.seat, []).append(self._result(rnd, r))
-        parts = [f"s{seat} " + ", ".join(texts) for seat, texts in per_seat.items()]
-        d = rnd.dice
-        dice = f" dice {d[0]}-{d[1]}-{d[2]}={sum(d)}" if d else ""
-        rng = f" rng {rnd.rng_value}" if rnd.rng_value is not None else ""
-        start = f" start {rnd.start}" if rnd.start is not None else ""
-        meter = self._meter(data)
-        if s.meter_start is None:
-            s.meter_start = meter
-        s.meter_end = meter
-        seats = ",".join(str(x) for x in sorted({seat for (seat, _w) in rnd.wagers})) or "none"
-        late = ""
-        if rnd.rejected:
-            many = "s" if len(rnd.rejected) > 1 else ""
-            late = f" late wager{many} refused at seat{many} {','.join(map(str, rnd.rejected))}"
-        reshake = f" no-roll x{rnd.no_rolls}" if rnd.no_rolls else ""
-        shown = f" | meter {format_cents(meter)}" if meter is not None else ""
-        desc = self.describe(rnd) if self.describe is not None else ""
-        hands = f" | {desc}" if desc else ""
-        line = (
-            f"round {rnd.number:>3}: seats [{seats}] wagers {len(rnd.wagers)}{late}{dice}{rng}{reshake}{start} | "
-            + ("; ".join(parts) if parts else "no wagers")
-            + hands
-            + shown
-        )
-        print(line, file=self.out, flush=True)
 
     def _result(self, rnd: Any, r: Any) -> str:
         """One wager's result as printed, counted into the summary."""

@@ -193,21 +193,30 @@ def render(subs: list[Subsection], doc: dict[str, Any], ev: Evidence, notes: dic
         "",
     ]
     lines += [f"Note on the text: {w}." for w in doc.get("warnings", [])]
-    lines += ["", "## Summary", ""]
+    lines += ["", "## Summary", ""] + _summary_table(rs)
+    for ch in CHAPTERS:
+        lines += ["", f"## {ch} {GAMES[ch]}", "", "| § | text | status | code | tests | HIL | note |", "|---" * 7 + "|"]
+        lines += [_row_line(r) for r in rs if r.sub.chapter == ch]
+    return "\n".join(lines) + "\n"
+
+
+def _summary_table(rs: list[Row]) -> list[str]:
+    """The counts of each status, per chapter and for all of them."""
     summ = summary(rs)
     keys = list(summ["all"])
-    lines += ["| chapter | " + " | ".join(keys) + " |", "|---" * (len(keys) + 1) + "|"]
+    lines = ["| chapter | " + " | ".join(keys) + " |", "|---" * (len(keys) + 1) + "|"]
     for ch, counts in summ.items():
         name = "all" if ch == "all" else f"{ch} {GAMES[ch]}"
         lines.append(f"| {name} | " + " | ".join(str(counts[k]) for k in keys) + " |")
-    for ch in CHAPTERS:
-        lines += ["", f"## {ch} {GAMES[ch]}", "", "| § | text | status | code | tests | HIL | note |", "|---" * 7 + "|"]
-        for r in (r for r in rs if r.sub.chapter == ch):
-            text = r.sub.text if r.sub.printed else "(not printed in the rulemaking: unchanged)"
-            note = r.note.why if r.note else ""
-            cells = [f"{r.sub.id}", text, r.status, _cell(r.code), _cell(r.tests), ", ".join(r.scenarios), note]
-            lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def _row_line(r: Row) -> str:
+    """One subsection's row of its chapter's table."""
+    text = r.sub.text if r.sub.printed else "(not printed in the rulemaking: unchanged)"
+    note = r.note.why if r.note else ""
+    cells = [f"{r.sub.id}", text, r.status, _cell(r.code), _cell(r.tests), ", ".join(r.scenarios), note]
+    return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
 
 
 # --------------------------------------------------------------------------- checks

@@ -128,12 +128,8 @@ def _subsections(sec: _Section) -> list[Subsection]:
     expected, stars_at = "a", -1
     stars = [i for i, line in enumerate(sec.lines) if _STARS.match(line)]
     for k, (i, m) in enumerate(markers):
-        if len(m) != 1 or not m.islower():
-            continue
-        gap = any(prev_end < s < i for s in stars for prev_end in [stars_at])
-        if m != expected and not (gap and m > expected):
-            continue
-        if m == expected and m in _ROMAN_NEXT and not _is_subsection(markers, k, expected):
+        gap = any(stars_at < s < i for s in stars)
+        if not _opens_subsection(markers, k, expected, gap):
             continue
         for skipped in range(ord(expected), ord(m)):  # "* * * * *": unchanged, not printed
             found.append(Subsection(sec.chapter, sec.number, chr(skipped), sec.title, printed=False))
@@ -142,6 +138,17 @@ def _subsections(sec: _Section) -> list[Subsection]:
     if not found:
         return [Subsection(sec.chapter, sec.number, "", sec.title, _excerpt(sec.lines, -1))]
     return found
+
+
+def _opens_subsection(markers: list[tuple[int, str]], k: int, expected: str, gap: bool) -> bool:
+    """Whether marker ``k`` opens the next subsection: a lower-case letter, the one expected (or a
+    later one after a "* * * * *" gap), and not a roman numeral that only looks like the next letter."""
+    m = markers[k][1]
+    if len(m) != 1 or not m.islower():
+        return False
+    if m != expected and not (gap and m > expected):
+        return False
+    return not (m == expected and m in _ROMAN_NEXT and not _is_subsection(markers, k, expected))
 
 
 def _excerpt(lines: Sequence[str], start: int) -> str:
@@ -175,6 +182,12 @@ def parse(paths: Iterable[Path]) -> tuple[list[Subsection], list[str]]:
                 if old is None or (not old.printed and s.printed):
                     by_id[s.id] = s
     out = sorted(by_id.values(), key=lambda s: (CHAPTERS.index(s.chapter), s.section, s.letter))
+    return out, warnings + _gaps(out)
+
+
+def _gaps(out: list[Subsection]) -> list[str]:
+    """A chapter with no text, or sections of a chapter missing below its last one."""
+    warnings = []
     for ch in CHAPTERS:
         numbers = sorted({s.section for s in out if s.chapter == ch})
         if not numbers:
@@ -183,4 +196,4 @@ def parse(paths: Iterable[Path]) -> tuple[list[Subsection], list[str]]:
         missing = sorted(set(range(1, numbers[-1] + 1)) - set(numbers))
         if missing:
             warnings.append(f"chapter {ch}: sections {', '.join(f'{ch}.{n}' for n in missing)} not in the regs' text")
-    return out, warnings
+    return warnings

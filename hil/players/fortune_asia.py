@@ -30,19 +30,25 @@ class FortuneAsiaPlayers(Strategy[Procedure]):
         for seat in range(1, self.proc.seats + 1):
             if self.rng.random() >= self.play_probability:
                 continue
-            out.append(Bet(seat, "base", self.amount(500, 10_000)))  # § 659a.7(d)
-            if "fortune" in w and self.rng.random() < 0.4:
-                out.append(Bet(seat, "fortune", self.rng.choice((100, 300, 500, 500, 1000))))  # § 659a.7(e)(1)
-            if "insurance" in w and self.rng.random() < 0.2:
-                out.append(Bet(seat, "insurance", self.rng.choice((100, 500))))  # § 659a.7(e)(2)
-            if self.rng.random() < 0.5:
-                out.append(self.sensed(seat, "progressive"))
+            out += self._seat_bets(seat)
         if self.rng.random() < 0.03:
             # now and then a wager the table refuses at the lock-out: an optional wager with no
             # Fortune Asia Poker Wager (§ 659a.7(e))
             idle = [s for s in range(1, self.proc.seats + 1) if not any(b.seat == s for b in out)]
             if idle and "fortune" in w:
                 out.append(Bet(self.rng.choice(idle), "fortune", 500))
+        return out
+
+    def _seat_bets(self, seat: int) -> list[Bet]:
+        """A playing seat's Fortune Asia Poker Wager and the optional wagers it adds."""
+        w = self.proc.wagers
+        out = [Bet(seat, "base", self.amount(500, 10_000))]  # § 659a.7(d)
+        if "fortune" in w and self.rng.random() < 0.4:
+            out.append(Bet(seat, "fortune", self.rng.choice((100, 300, 500, 500, 1000))))  # § 659a.7(e)(1)
+        if "insurance" in w and self.rng.random() < 0.2:
+            out.append(Bet(seat, "insurance", self.rng.choice((100, 500))))  # § 659a.7(e)(2)
+        if self.rng.random() < 0.5:
+            out.append(self.sensed(seat, "progressive"))
         return out
 
     def decide(self, status: Mapping[str, Any]) -> Entries:

@@ -29,22 +29,33 @@ class TilesPlayers(Strategy[PaiGowTiles]):
 
     def bets(self) -> list[Bet]:
         p, rng = self.proc, self.rng
-        self.bank_seat = None
-        rot = p.rotation  # who may bank (controller/games/tiles_rotation.py)
-        if p.opts.player_bank and rot.rounds_played > 0 and rng.random() < 0.35:
-            able = sorted(s for s in rot.last_dealer_round if s != rot.previous_bank)
-            if able:
-                self.bank_seat = rng.choice(able)
+        self.bank_seat = self._pick_bank()
         out: list[Bet] = []
         for seat in range(1, p.seats + 1):
             if seat == self.bank_seat or rng.random() >= self.play_probability:
                 continue
-            out.append(Bet(seat, "base", self.amount(500, 10_000)))
-            for w, prob in (("pair-fortunes", 0.4), ("sum", 0.25), ("beat-it", 0.2)):
-                if w in p.wagers and rng.random() < prob:
-                    out.append(Bet(seat, w, rng.choice((100, 500, 1000))))
-            if "match-1" in p.wagers and rng.random() < 0.2:
-                out.append(Bet(seat, f"match-{rng.randint(1, 6)}", rng.choice((100, 500))))
+            out += self._seat_bets(seat)
+        return out
+
+    def _pick_bank(self) -> int | None:
+        """A player who banks this round (sometimes, when the rotation allows one), else None."""
+        p, rng = self.proc, self.rng
+        rot = p.rotation  # who may bank (controller/games/tiles_rotation.py)
+        if p.opts.player_bank and rot.rounds_played > 0 and rng.random() < 0.35:
+            able = sorted(s for s in rot.last_dealer_round if s != rot.previous_bank)
+            if able:
+                return rng.choice(able)
+        return None
+
+    def _seat_bets(self, seat: int) -> list[Bet]:
+        """A playing seat's base wager and the side wagers it adds."""
+        p, rng = self.proc, self.rng
+        out = [Bet(seat, "base", self.amount(500, 10_000))]
+        for w, prob in (("pair-fortunes", 0.4), ("sum", 0.25), ("beat-it", 0.2)):
+            if w in p.wagers and rng.random() < prob:
+                out.append(Bet(seat, w, rng.choice((100, 500, 1000))))
+        if "match-1" in p.wagers and rng.random() < 0.2:
+            out.append(Bet(seat, f"match-{rng.randint(1, 6)}", rng.choice((100, 500))))
         return out
 
     def _tiles(self, ids: list[int], n: int = 2) -> str:

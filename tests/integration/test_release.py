@@ -162,7 +162,8 @@ def test_bundle_installs_offline_verifies_upgrades_and_rolls_back(tmp_path: Path
     # compiled at installation, the compiled files in the record (a swapped .pyc runs unread sources)
     record = json.loads((root / "etc/tablectl/software.json").read_text())
     assert record["bytecode"] is True
-    assert any(f.startswith("site-packages/controller/books/__pycache__/ledger.") for f in record["files"]), record["files"]
+    compiled = "site-packages/controller/books/__pycache__/ledger."
+    assert any(f.startswith(compiled) for f in record["files"]), record["files"]
 
     # a table's tree: no simulators, benchmarks, PyYAML or setuptools (nothing imports them there)
     tree = installed_tree(root)

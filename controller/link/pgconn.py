@@ -119,7 +119,7 @@ class Backoff:
 
     def next(self) -> float:
         """The pause after one more consecutive failure (seconds)."""
-        top = min(self.cap_s, self.base_s * 2 ** min(self.failures, 30))
+        top: float = min(self.cap_s, self.base_s * 2.0 ** min(self.failures, 30))
         self.failures += 1
         return top / 2 + self.rand() * top / 2
 

@@ -215,6 +215,32 @@ def test_a_batch_waiting_for_the_levels_lock_is_not_taken_for_a_dead_connection(
     assert got[0]["n"] == 3
 
 
+def test_a_batch_the_server_cancels_is_sent_again_smaller_on_the_same_connection(rig, pg_dsn, monkeypatch):
+    """The server's ``statement_timeout`` cancels a batch waiting for the level's lock: the
+    transaction is rolled back whole and sent again, smaller, after a pause, on the same
+    connection (the server answered: it is alive) — no reconnection, nothing lost or doubled."""
+    import time
+
+    quick = pgconn.Deadlines(tcp_user_timeout_ms=1000, statement_timeout_ms=1500)
+    monkeypatch.setattr(pgconn, "for_link_timeout", lambda s: quick)
+    lap, ledger, table, uplink, beat = rig
+    ledger.append([contrib(1)])
+    u = uplink(link_timeout_s=1.0)
+    assert wait_until(lambda: reconciled_to(lap, 1), 10)
+    with psycopg.connect(pg_dsn) as locker:
+        locker.execute(sql.SQL("SELECT * FROM {}.levels FOR UPDATE").format(sql.Identifier(lap.cfg.schema)))
+        ledger.append([contrib(s) for s in range(2, 7)])
+        table.msgs.clear()
+        assert wait_until(lambda: u.cancelled >= 1, 6)
+        assert u.batch_n < u.cfg.batch_max
+        time.sleep(0.5)
+        locker.commit()
+    assert wait_until(lambda: reconciled_to(lap, 6), 15)
+    assert (u.watchdog.fired, u.listener.reconnects) == (0, 0)
+    assert all(m["up"] for m in table.of("link"))
+    assert rows(lap, "SELECT count(*) AS n FROM {s}.contributions")[0]["n"] == 6
+
+
 def test_reconnection_pauses_grow_with_jitter_to_a_cap_and_reset_after_a_connection():
     draws = iter([0.0, 1.0] * 20)
     b = pgconn.Backoff(0.2, 5.0, rand=lambda: next(draws))

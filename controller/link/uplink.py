@@ -25,7 +25,12 @@ three, sender, listener and reader, and a stock ``max_connections = 100`` held a
 Dead connections are found and replaced (controller/link/pgconn.py: keepalives,
 ``tcp_user_timeout``, statement and idle-in-transaction timeouts; and an application deadline:
 no heartbeat the LAP wrote after this connection was made, within the link timeout and a
-second, ends the connection).  On every connection and every ``memory_s`` the uplink checks **the LAP's memory**
+second (drawn up to a quarter longer, doubling while the LAP stays silent), ends the
+connection; a statement watchdog, whose deadline for a batch is past the
+server's own ``statement_timeout`` so that a batch waiting for a level's lock is never taken for
+a dead connection).  Batches are small and sized by the time the last one took (the level's lock
+is held for a batch's transaction); reconnections pause with exponential back-off and jitter
+(docs/linked.md, failure table).  On every connection and every ``memory_s`` the uplink checks **the LAP's memory**
 of its table against the ledger (:meth:`Uplink._check_memory`): a LAP behind it (restored from a
 backup, failed over to a standby that lagged) or whose database is another one (its system
 identifier or timeline changed) keeps the linked wager closed (the table hears ``mismatch``),

@@ -275,13 +275,13 @@ class Uplink:
             except psycopg.errors.QueryCanceled as e:
                 self._cancelled(e)
             except psycopg.OperationalError as e:
+                self.listener.detached(_first_line(e))  # the table first
                 pause = self.backoff.next()
                 self.log(f"uplink: database unreachable ({_first_line(e)}); retrying in {pause:.1f} s")
                 self.watchdog.tick(None)
                 if conn is not None:
                     conn.close()
                 conn = None
-                self.listener.detached(_first_line(e))
                 self.stop_event.wait(pause)
             except psycopg.errors.ObjectNotInPrerequisiteState as e:
                 self._held(e)
@@ -375,8 +375,10 @@ class Uplink:
         ).fetchone()
         self.acked, reconciled = (int(row[0]), int(row[1])) if row else (0, 0)
         self._check_memory(conn, source)
+        #: a batch even with nothing new (kept until one is sent: the server may cancel it)
+        self._force = self.acked > reconciled or self.behind is not None
         if self.diverged is None and self.rejected is None:
-            self._send_batch(conn, source, force=self.acked > reconciled or self.behind is not None)
+            self._send_batch(conn, source)
 
     # ------------------------------------------------------------------ the LAP's memory
     def _check_memory(self, conn: psycopg.Connection, source: LedgerSource) -> None:
@@ -519,13 +521,15 @@ class Uplink:
         except psycopg.Error as e:
             self.log(f"uplink: the LAP did not record it: {_first_line(e)}")
 
-    def _send_batch(self, conn: psycopg.Connection, source: LedgerSource, force: bool = False) -> bool:
-        """Send the next batch of verified link events; True when there may be more.  ``force``:
+    _force = False
+
+    def _send_batch(self, conn: psycopg.Connection, source: LedgerSource) -> bool:
+        """Send the next batch of verified link events; True when there may be more.  ``_force``:
         a batch even when there is nothing new (the LAP holds events it has not reconciled)."""
         self._verify(conn, source)
         n = self.batch_n
         evs = source.link_events(self.acked, n)
-        if not evs and not force:
+        if not evs and not self._force:
             return False
         started = time.monotonic()
         self.watchdog.tick(conn, self.send_limit_s)
@@ -553,6 +557,7 @@ class Uplink:
                 (self.cfg.table_id, tot.last_seq, tot.events, tot.wagers, tot.head),
             )
         self.watchdog.tick(conn, self.read_limit_s)
+        self._force = False
         self._took(time.monotonic() - started)
         self.acked = last
         self.lap_high = max(self.lap_high, last)

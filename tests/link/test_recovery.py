@@ -167,7 +167,7 @@ def test_no_fresh_heartbeat_within_the_link_timeout_ends_the_connection_and_anot
     assert wait_until(lambda: table.of("hb"), 10)
     beat.on.clear()  # the LAP's heartbeats stop reaching this table (its connection is silent)
     assert wait_until(lambda: u.listener.reconnects >= 1, 4)
-    assert any(not m["up"] and "no fresh heartbeat" in m["reason"] for m in table.of("link"))
+    assert wait_until(lambda: any(not m["up"] and "no fresh heartbeat" in m["reason"] for m in table.of("link")), 2)
     beat.on.set()
     told = len(table.of("hb"))
     assert wait_until(lambda: len(table.of("hb")) > told, 5)

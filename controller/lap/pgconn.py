@@ -20,9 +20,11 @@ nothing on a Unix socket (libpq ignores them there); the deadlines still hold.
 from __future__ import annotations
 
 import os
+import random
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,6 +105,26 @@ def connect(
 
 async def connect_async(dsn: str, deadlines: Deadlines = FLOOR) -> psycopg.AsyncConnection:
     return await psycopg.AsyncConnection.connect(dsn, **params(dsn, deadlines, autocommit=True))
+
+
+class Backoff:
+    """The pause before the next connection attempt (issue 22, after i22a: 200 uplinks reconnecting
+    at once, without pause, kept a loaded database saturated): exponential from ``base_s`` to
+    ``cap_s``, each pause drawn at random in its upper half (jitter: uplinks that failed together do
+    not retry together), back to ``base_s`` after a successful connection (:meth:`reset`)."""
+
+    def __init__(self, base_s: float = 0.2, cap_s: float = 5.0, rand: Callable[[], float] = random.random):
+        self.base_s, self.cap_s, self.rand = base_s, cap_s, rand
+        self.failures = 0
+
+    def next(self) -> float:
+        """The pause after one more consecutive failure (seconds)."""
+        top: float = min(self.cap_s, self.base_s * 2.0 ** min(self.failures, 30))
+        self.failures += 1
+        return top / 2 + self.rand() * top / 2
+
+    def reset(self) -> None:
+        self.failures = 0
 
 
 class Watchdog:

@@ -21,6 +21,7 @@ only when the LAP's row has moved on, and was written after the connection was m
 from __future__ import annotations
 
 import math
+import random
 import select
 import time
 from collections.abc import Callable
@@ -169,7 +170,14 @@ class Listener:
     """The uplink's listening side, on the uplink's one connection: the connection's
     notifications ring the :class:`Coalescer`, :data:`VIEW_SQL` is read when it says so,
     :class:`LapView` tells the table; no fresh heartbeat within ``deadline_s`` raises
-    :class:`LinkDeadline`."""
+    :class:`LinkDeadline`.
+
+    The deadline is for a connection that went to the wrong place or died, not for a LAP that
+    is alive but slow (its tables close on their own link timeout; reconnecting does not make
+    it quicker): each deadline is drawn up to a quarter longer at random (uplinks do not
+    reconnect in lockstep), and it doubles with each deadline passed in a row, connection after
+    connection (up to ``deadline_cap_s``), back to ``deadline_s`` at the next
+    fresh heartbeat (issue 22, after i22a: 200 uplinks reconnecting every 4 s on a busy LAP)."""
 
     def __init__(
         self,
@@ -181,11 +189,16 @@ class Listener:
         min_gap: float = 0.05,
         refresh: float = 0.5,
         deadline_s: float = 3.0,
+        deadline_cap_s: float = 30.0,
         now: Callable[[], float] = time.monotonic,
+        rand: Callable[[], float] = random.random,
     ):
         self.schema, self.view, self.send, self.log = schema, view, send, log
         self.bell = Coalescer(min_gap, refresh)
-        self.deadline_s, self.now = deadline_s, now
+        self.deadline_s, self.now, self.rand = deadline_s, now, rand
+        self.deadline_cap_s = max(deadline_cap_s, deadline_s)
+        self.missed = 0  # deadlines passed in a row without a fresh heartbeat
+        self.current_s = deadline_s  # this connection's deadline
         self.reads = 0
         self.reconnects = 0  # connections ended by the deadline
         self._sql = sql.SQL(VIEW_SQL).format(s=sql.Identifier(schema))
@@ -206,6 +219,8 @@ class Listener:
         self.view.reset()
         self.view.fresh_after = float(row[0]) if row else math.inf
         self._seen = (0, self.now())
+        top = min(self.deadline_cap_s, self.deadline_s * 2 ** min(self.missed, 20))
+        self.current_s = min(self.deadline_cap_s, top * (1 + self.rand() / 4))
         self.bell.last = -math.inf  # a read at once: the snapshot after a (re)connection
         self.send({"t": "link", "up": True}, key="link")
 
@@ -235,9 +250,11 @@ class Listener:
         fresh, since = self._seen
         if self.view.fresh != fresh:
             self._seen = (self.view.fresh, self.now())
-        elif self.now() - since > self.deadline_s:
+            self.missed = 0
+        elif self.now() - since > self.current_s:
             self.reconnects += 1
-            raise LinkDeadline(f"no fresh heartbeat from the LAP within {self.deadline_s:g} s; reconnecting")
+            self.missed += 1
+            raise LinkDeadline(f"no fresh heartbeat from the LAP within {self.current_s:.1f} s; reconnecting")
 
     def _read(self, conn: psycopg.Connection) -> None:
         row = conn.execute(self._sql, self.view.params()).fetchone()

@@ -25,7 +25,12 @@ three, sender, listener and reader, and a stock ``max_connections = 100`` held a
 Dead connections are found and replaced (controller/lap/pgconn.py: keepalives,
 ``tcp_user_timeout``, statement and idle-in-transaction timeouts; and an application deadline:
 no heartbeat the LAP wrote after this connection was made, within the link timeout and a
-second, ends the connection).  On every connection and every ``memory_s`` the uplink checks **the LAP's memory**
+second (drawn up to a quarter longer, doubling while the LAP stays silent), ends the
+connection; a statement watchdog, whose deadline for a batch is past the
+server's own ``statement_timeout`` so that a batch waiting for a level's lock is never taken for
+a dead connection).  Batches are small and sized by the time the last one took (the level's lock
+is held for a batch's transaction); reconnections pause with exponential back-off and jitter
+(docs/linked.md, failure table).  On every connection and every ``memory_s`` the uplink checks **the LAP's memory**
 of its table against the ledger (:meth:`Uplink._check_memory`): a LAP behind it (restored from a
 backup, failed over to a standby that lagged) or whose database is another one (its system
 identifier or timeline changed) keeps the linked wager closed (the table hears ``mismatch``),
@@ -71,7 +76,17 @@ class UplinkConfig:
     ledger: Path
     socket: Path
     poll_s: float = 0.5  # fallback re-read of the ledger when the table's wake-up is missed
-    batch_max: int = 500
+    #: a batch's transaction holds the rows of the levels its contributions touch until it
+    #: commits, and every other table's batch waits for them: batches are small (issue 22, after
+    #: i22a: 500-event batches queued behind each other past every deadline and livelocked)
+    batch_max: int = 50
+    #: the time a batch should take: after a slower one the next is smaller (in proportion),
+    #: after a quicker one larger again (doubling, up to ``batch_max``)
+    batch_target_s: float = 0.5
+    #: a turn sends batches for at most this long before it reads the LAP's rows again
+    send_turn_s: float = 0.25
+    #: the pause before a new connection: exponential with jitter, from the first to the second
+    reconnect_s: tuple[float, float] = (0.2, 5.0)
     #: the table's ledger key (LoadCredential=, like the table service's): every record forwarded
     #: is verified with it
     key: bytes = field(default=b"", repr=False)
@@ -154,6 +169,16 @@ class Uplink:
             deadline_s=self.cfg.link_timeout_s + 1.0,
         )
         self.deadlines = pgconn.for_link_timeout(self.cfg.link_timeout_s)
+        #: a batch's statements may wait for a level's row lock behind other tables' batches: the
+        #: server ends one after its ``statement_timeout`` (and answers so), so the watchdog ends
+        #: the connection only when not even that answer came (docs/linked.md, failure table)
+        self.send_limit_s = self.deadlines.statement_timeout_ms / 1000 + 2.0
+        #: the heartbeat read and the other reads: nothing waits for a lock there
+        self.read_limit_s = self.cfg.link_timeout_s + 2.0
+        self.backoff = pgconn.Backoff(*self.cfg.reconnect_s)
+        self.busy = pgconn.Backoff(*self.cfg.reconnect_s)  # statements the server cancelled (busy)
+        self.batch_n = self.cfg.batch_max  # the next batch's size (adapted to the time one takes)
+        self.cancelled = 0  # batches the server cancelled (statement_timeout), sent again smaller
         self.acked = 0  # the highest seq the LAP holds from this table
         self.sent_batches = 0
         self.rejected: str | None = None
@@ -179,7 +204,7 @@ class Uplink:
     def start(self) -> None:
         #: a statement that has not returned by then ends the connection (bytes swallowed by the
         #: network while something on the way still acknowledges them)
-        self.watchdog = pgconn.Watchdog(self.cfg.link_timeout_s + 2, self.stop_event, "uplink-watchdog")
+        self.watchdog = pgconn.Watchdog(self.read_limit_s, self.stop_event, "uplink-watchdog")
         for name, fn in (("channel", self.channel.run), ("link", self._link)):
             t = threading.Thread(target=fn, name=f"uplink-{name}", daemon=True)
             t.start()
@@ -230,7 +255,6 @@ class Uplink:
     def _link(self) -> None:
         conn: psycopg.Connection | None = None
         source: LedgerSource | None = None
-        backoff = 0.1
         while not self.stop_event.is_set():
             self.watchdog.tick(conn)
             try:
@@ -246,17 +270,19 @@ class Uplink:
                     self.watchdog.tick(conn)
                     self.listener.attach(conn)
                     self._connected(conn, source)
-                    backoff = 0.1
+                    self.backoff.reset()
                 self._cycle(conn, source)
+            except psycopg.errors.QueryCanceled as e:
+                self._cancelled(e)
             except psycopg.OperationalError as e:
-                self.log(f"uplink: database unreachable ({_first_line(e)}); retrying")
+                self.listener.detached(_first_line(e))  # the table first
+                pause = self.backoff.next()
+                self.log(f"uplink: database unreachable ({_first_line(e)}); retrying in {pause:.1f} s")
                 self.watchdog.tick(None)
                 if conn is not None:
                     conn.close()
                 conn = None
-                self.listener.detached(_first_line(e))
-                self.stop_event.wait(backoff)
-                backoff = min(backoff * 2, 1.0)
+                self.stop_event.wait(pause)
             except psycopg.errors.ObjectNotInPrerequisiteState as e:
                 self._held(e)
             except RETRYABLE:
@@ -278,14 +304,34 @@ class Uplink:
         if self.wake.take() or now >= self._next_poll:
             self._next_poll = now + self.cfg.poll_s
             if self.rejected is None and self.diverged is None:
-                while self._send_batch(conn, source):
-                    pass
+                self._send_turn(conn, source)
             self._send_status(conn)
             self._inoperable = False
             if self.behind is not None or now >= self._next_memory:
                 self._check_memory(conn, source)
         wait = 0.0 if self.wake.is_set() else max(0.0, self._next_poll - time.monotonic())
+        self.watchdog.tick(conn, self.read_limit_s)
         self.listener.step(conn, wait, self.wake.fileno())
+
+    def _send_turn(self, conn: psycopg.Connection, source: LedgerSource) -> None:
+        """Batches for at most ``send_turn_s``; what remains is sent next turn, after a read of
+        the LAP's rows (a backlog does not keep the table from hearing its heartbeats)."""
+        until = time.monotonic() + self.cfg.send_turn_s
+        while self._send_batch(conn, source):
+            if time.monotonic() >= until:
+                self.wake.set()  # more to send: the next turn does not wait
+                return
+
+    def _cancelled(self, e: psycopg.Error) -> None:
+        """The server cancelled a batch's statement (its ``statement_timeout``: it waited behind
+        other tables' batches for a level's lock, or the server is busy).  The connection is
+        sound (the server answered): the batch was rolled back whole and is sent again, smaller,
+        after a pause; no reconnection."""
+        self.cancelled += 1
+        self.batch_n = max(1, self.batch_n // 4)
+        pause = self.busy.next()
+        self.log(f"uplink: the LAP cancelled a batch ({_first_line(e)}); sending {self.batch_n} in {pause:.1f} s")
+        self.stop_event.wait(pause)
 
     _next_poll = 0.0
 
@@ -329,8 +375,10 @@ class Uplink:
         ).fetchone()
         self.acked, reconciled = (int(row[0]), int(row[1])) if row else (0, 0)
         self._check_memory(conn, source)
+        #: a batch even with nothing new (kept until one is sent: the server may cancel it)
+        self._force = self.acked > reconciled or self.behind is not None
         if self.diverged is None and self.rejected is None:
-            self._send_batch(conn, source, force=self.acked > reconciled or self.behind is not None)
+            self._send_batch(conn, source)
 
     # ------------------------------------------------------------------ the LAP's memory
     def _check_memory(self, conn: psycopg.Connection, source: LedgerSource) -> None:
@@ -473,13 +521,18 @@ class Uplink:
         except psycopg.Error as e:
             self.log(f"uplink: the LAP did not record it: {_first_line(e)}")
 
-    def _send_batch(self, conn: psycopg.Connection, source: LedgerSource, force: bool = False) -> bool:
-        """Send the next batch of verified link events; True when there may be more.  ``force``:
+    _force = False
+
+    def _send_batch(self, conn: psycopg.Connection, source: LedgerSource) -> bool:
+        """Send the next batch of verified link events; True when there may be more.  ``_force``:
         a batch even when there is nothing new (the LAP holds events it has not reconciled)."""
         self._verify(conn, source)
-        evs = source.link_events(self.acked, self.cfg.batch_max)
-        if not evs and not force:
+        n = self.batch_n
+        evs = source.link_events(self.acked, n)
+        if not evs and not self._force:
             return False
+        started = time.monotonic()
+        self.watchdog.tick(conn, self.send_limit_s)
         last = evs[-1].seq if evs else self.acked
         tot = source.totals(last)
         paid = source.paid() if any(e.kind == "hit" for e in evs) else {}
@@ -503,11 +556,25 @@ class Uplink:
                 ),
                 (self.cfg.table_id, tot.last_seq, tot.events, tot.wagers, tot.head),
             )
+        self.watchdog.tick(conn, self.read_limit_s)
+        self._force = False
+        self._took(time.monotonic() - started)
         self.acked = last
         self.lap_high = max(self.lap_high, last)
         self.sent_batches += 1
         self.listener.bell.ring()  # the LAP's answer to this batch (reconciled, refused) is read next
-        return len(evs) == self.cfg.batch_max
+        return len(evs) == n
+
+    def _took(self, took: float) -> None:
+        """The next batch's size after one that took ``took`` seconds: in proportion when it took
+        longer than ``batch_target_s`` (the level's lock is held about that long), doubled
+        (up to ``batch_max``) when quicker."""
+        target = self.cfg.batch_target_s
+        if took > target:
+            self.batch_n = max(1, int(self.batch_n * target / took))
+        else:
+            self.batch_n = min(self.cfg.batch_max, self.batch_n * 2)
+        self.busy.reset()
 
 
 def _with_paid(e: LinkEvent, paid: dict[int, int]) -> dict[str, Any]:

@@ -167,7 +167,7 @@ def test_no_fresh_heartbeat_within_the_link_timeout_ends_the_connection_and_anot
     assert wait_until(lambda: table.of("hb"), 10)
     beat.on.clear()  # the LAP's heartbeats stop reaching this table (its connection is silent)
     assert wait_until(lambda: u.listener.reconnects >= 1, 4)
-    assert any(not m["up"] and "no fresh heartbeat" in m["reason"] for m in table.of("link"))
+    assert wait_until(lambda: any(not m["up"] and "no fresh heartbeat" in m["reason"] for m in table.of("link")), 2)
     beat.on.set()
     told = len(table.of("hb"))
     assert wait_until(lambda: len(table.of("hb")) > told, 5)
@@ -185,6 +185,124 @@ def test_a_heartbeat_written_before_the_connection_opens_nothing(rig):
     assert table.of("hb") == []
     lap.store.heartbeat()  # the LAP beats again: fresh
     assert wait_until(lambda: table.of("hb"), 5)
+
+
+def test_a_batch_waiting_for_the_levels_lock_is_not_taken_for_a_dead_connection(rig, pg_dsn):
+    """Another session holds the level's row (``FOR UPDATE``) longer than the read deadline (the
+    old watchdog's limit, link timeout + 2 s): the uplink's batch waits for it on the same
+    connection, is neither ended by the watchdog nor sent again, and completes once released
+    (after i22a, 500-event batches queued behind each other were cut and resent: a livelock)."""
+    import time
+
+    lap, ledger, table, uplink, beat = rig
+    ledger.append([contrib(1)])
+    u = uplink(link_timeout_s=1.0)
+    assert wait_until(lambda: reconciled_to(lap, 1), 10)
+    assert wait_until(lambda: table.of("hb"), 5)
+    held = u.read_limit_s + 1.0  # 4 s: past the read deadline, within the server's statement_timeout
+    assert held < u.send_limit_s and held * 1000 < u.deadlines.statement_timeout_ms
+    with psycopg.connect(pg_dsn) as locker:
+        locker.execute(sql.SQL("SELECT * FROM {}.levels FOR UPDATE").format(sql.Identifier(lap.cfg.schema)))
+        ledger.append([contrib(2), contrib(3)])
+        table.msgs.clear()
+        time.sleep(held)
+        assert not reconciled_to(lap, 2)  # it waited …
+        locker.commit()
+    assert wait_until(lambda: reconciled_to(lap, 3), 10)  # … and completed once released
+    assert (u.watchdog.fired, u.listener.reconnects, u.cancelled) == (0, 0, 0)
+    assert all(m["up"] for m in table.of("link"))  # never told the link was down
+    got = rows(lap, "SELECT count(*) AS n FROM {s}.contributions")
+    assert got[0]["n"] == 3
+
+
+def test_a_batch_the_server_cancels_is_sent_again_smaller_on_the_same_connection(rig, pg_dsn, monkeypatch):
+    """The server's ``statement_timeout`` cancels a batch waiting for the level's lock: the
+    transaction is rolled back whole and sent again, smaller, after a pause, on the same
+    connection (the server answered: it is alive) — no reconnection, nothing lost or doubled."""
+    import time
+
+    quick = pgconn.Deadlines(tcp_user_timeout_ms=1000, statement_timeout_ms=1500)
+    monkeypatch.setattr(pgconn, "for_link_timeout", lambda s: quick)
+    lap, ledger, table, uplink, beat = rig
+    ledger.append([contrib(1)])
+    u = uplink(link_timeout_s=1.0)
+    assert wait_until(lambda: reconciled_to(lap, 1), 10)
+    with psycopg.connect(pg_dsn) as locker:
+        locker.execute(sql.SQL("SELECT * FROM {}.levels FOR UPDATE").format(sql.Identifier(lap.cfg.schema)))
+        ledger.append([contrib(s) for s in range(2, 7)])
+        table.msgs.clear()
+        assert wait_until(lambda: u.cancelled >= 1, 6)
+        assert u.batch_n < u.cfg.batch_max
+        time.sleep(0.5)
+        locker.commit()
+    assert wait_until(lambda: reconciled_to(lap, 6), 15)
+    assert (u.watchdog.fired, u.listener.reconnects) == (0, 0)
+    assert all(m["up"] for m in table.of("link"))
+    assert rows(lap, "SELECT count(*) AS n FROM {s}.contributions")[0]["n"] == 6
+
+
+def test_reconnection_pauses_grow_with_jitter_to_a_cap_and_reset_after_a_connection():
+    draws = iter([0.0, 1.0] * 20)
+    b = pgconn.Backoff(0.2, 5.0, rand=lambda: next(draws))
+    pauses = [b.next() for _ in range(10)]
+    # each pause lies in the upper half of 0.2 · 2^k, capped at 5 s: 0.1–0.2, 0.2–0.4, … 2.5–5
+    tops = [min(5.0, 0.2 * 2**k) for k in range(10)]
+    for p, top in zip(pauses, tops, strict=True):
+        assert top / 2 <= p <= top
+    assert pauses[0] == pytest.approx(0.1) and pauses[1] == pytest.approx(0.4)
+    assert max(pauses) == pytest.approx(5.0) and pauses[-2] == pytest.approx(2.5)  # capped
+    b.reset()
+    assert b.next() <= 0.2  # a successful connection starts again from the first pause
+    real = pgconn.Backoff(0.2, 5.0)
+    for _ in range(8):
+        real.next()
+    assert len({round(real.next(), 6) for _ in range(5)}) > 1  # jitter: tables do not retry in lockstep
+
+
+def test_the_heartbeat_deadline_has_jitter_and_grows_while_the_lap_stays_silent():
+    """A LAP alive but slow closes the tables (their own link timeout) without every uplink
+    reconnecting every few seconds in lockstep: each missed deadline doubles the next (to a
+    cap), each deadline is drawn up to a quarter longer, a fresh heartbeat resets it."""
+    from controller.link.lapview import LapView, LinkDeadline, Listener
+
+    clock = [0.0]
+    draws = iter([0.0, 1.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0])
+    view = LapView("T1", lambda *a, **k: None)
+    lis = Listener(
+        "s",
+        view,
+        lambda *a, **k: None,
+        lambda m: None,
+        deadline_s=4.0,
+        deadline_cap_s=30.0,
+        now=lambda: clock[0],
+        rand=lambda: next(draws),
+    )
+
+    class Conn:
+        class pgconn:  # noqa: N801
+            notify_handler = None
+
+        def execute(self, *a: Any) -> Any:
+            class R:
+                def fetchone(self) -> Any:
+                    return (0.0,)
+
+            return R()
+
+    got = []
+    for _ in range(5):
+        lis.attach(Conn())  # type: ignore[arg-type]
+        got.append(lis.current_s)
+        clock[0] += lis.current_s + 0.1
+        with pytest.raises(LinkDeadline):
+            lis._deadline()
+    assert got == [4.0, 10.0, 18.0, 30.0, 30.0]  # 4, 8 · 1.25, 16 · 1.125, capped
+    view.fresh += 1  # a fresh heartbeat: back to the link timeout's deadline
+    lis._deadline()
+    assert lis.missed == 0
+    lis.attach(Conn())  # type: ignore[arg-type]
+    assert lis.current_s == 4.0
 
 
 def _proxy_dsn(pg_dsn: str, port: int) -> str:

@@ -248,6 +248,12 @@ class Uplink:
                     self._connected(conn, source)
                     backoff = 0.1
                 self._cycle(conn, source)
+            except psycopg.errors.ObjectNotInPrerequisiteState as e:
+                # before OperationalError, of which psycopg makes it a subclass (SQLSTATE class
+                # 55): the LAP holds the records (inoperable, a restored hit it cannot pay yet);
+                # the connection is fine and kept (issue 22: taken for a lost database, the
+                # table heard "the uplink lost the database" at every retry)
+                self._held(e)
             except psycopg.OperationalError as e:
                 self.log(f"uplink: database unreachable ({_first_line(e)}); retrying")
                 self.watchdog.tick(None)
@@ -257,8 +263,6 @@ class Uplink:
                 self.listener.detached(_first_line(e))
                 self.stop_event.wait(backoff)
                 backoff = min(backoff * 2, 1.0)
-            except psycopg.errors.ObjectNotInPrerequisiteState as e:
-                self._held(e)
             except RETRYABLE:
                 continue
             except psycopg.Error as e:

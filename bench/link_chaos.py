@@ -373,6 +373,7 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
                 lost += len(mine - theirs)
                 doubled += len(theirs - mine) + doubled_pays(path)
             rec = pit.store.reconcile()
+            recoveries = _recoveries(pit.store)
             closed = sum(paid_while_closed(p) for _t, p in ledgers)
             closures = sum(_closures(p) for _t, p in ledgers)
             balances = [check_balance(t.ledger_path, t.people.placed if t.people else {}) for t in tables.values()]
@@ -389,6 +390,7 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
         emit("meters_reconcile", "yes" if rec.ok else "no: " + "; ".join(rec.problems[:3]))
         emit("paid_while_closed", closed)
         emit("refusals", rec.refusals)  # records the LAP refused (e.g. a payment of a hit it decided otherwise)
+        emit("recoveries", recoveries)  # what the uplinks found and the LAP restored (a LAP gone back in time)
         emit("link_closures", closures)  # the times a table closed its linked wager during the run
         emit("tables_balanced", f"{sum(b.ok for b in balances)}/{len(balances)}")
         for problem in errors + [b.line() for b in balances if not b.ok]:
@@ -396,6 +398,16 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
         emit("link", line.removeprefix("link: "))
         good = lost == 0 and doubled == 0 and rec.ok and closed == 0 and ok and all(b.ok for b in balances)
         return 0 if good and not errors else 1
+
+
+def _recoveries(store: Any) -> str:
+    """The LAP's recoveries by kind (``hit-restored`` with how many the meter was short of)."""
+    rows = store._rows(
+        "SELECT kind, count(*) AS n, count(*) FILTER (WHERE position(' short' IN detail) > 0) AS short"
+        " FROM {s}.recoveries GROUP BY kind ORDER BY kind"
+    )
+    parts = [f"{r['kind']} {r['n']}" + (f" ({r['short']} short)" if r["short"] else "") for r in rows]
+    return ", ".join(parts) or "none"
 
 
 def _link_seqs(path: Path) -> set[int]:

@@ -401,6 +401,28 @@ def test_a_restored_full_hit_the_meter_is_short_of_is_taken_from_the_reset_meter
     assert [r["cents"] for r in restored] == [paid] and "479 short" in restored[0]["detail"], restored
 
 
+def test_records_the_lap_holds_wait_on_the_same_connection(rig):
+    """A LAP that takes no record (inoperable; a restored hit it cannot pay yet) answers SQLSTATE
+    55000, which psycopg makes an OperationalError: the uplink keeps its connection and says the
+    records wait (issue 22: taken for a lost database, it reconnected every second and the table
+    heard "the uplink lost the database"); they are sent once the LAP takes them."""
+    lap, ledger, table, uplink, beat = rig
+    ledger.append([contrib(1)])
+    u = uplink()
+    assert wait_until(lambda: reconciled_to(lap, 1), 10)
+    said: list[str] = []
+    u.log = said.append
+    links = len(table.of("link"))
+    lap.store.set_inoperable("a test")
+    ledger.append([contrib(2)])
+    u.wake.set()
+    assert wait_until(lambda: any("takes no record" in m for m in said), 10), said
+    lap.store.set_state("running")
+    assert wait_until(lambda: reconciled_to(lap, 2), 10)
+    assert not any("unreachable" in m for m in said), said
+    assert len(table.of("link")) == links  # never told the link was lost
+
+
 # ---------------------------------------------------------------------------- the batch check
 def test_the_batch_check_reads_running_totals_not_the_tables_history(make_lap, pg_dsn):
     """With 300 events held, a batch touches none of them but the one it names (counted by the

@@ -311,6 +311,7 @@ class _Tally:
     lost: int
     doubled: int
     rec: Any
+    recoveries: str
     closed: int
     closures: int
     balances: list[Any]
@@ -442,6 +443,7 @@ def _tally(pit: Any, tables: dict[str, ChaosTable], run_problems: list[str]) -> 
         lost=lost,
         doubled=doubled,
         rec=rec,
+        recoveries=_recoveries(pit.store),
         closed=sum(paid_while_closed(p) for _t, p in ledgers),
         closures=sum(_closures(p) for _t, p in ledgers),
         balances=[check_balance(t.ledger_path, t.people.placed if t.people else {}) for t in tables.values()],
@@ -463,11 +465,22 @@ def _emit_tally(
     emit("meters_reconcile", "yes" if rec.ok else "no: " + "; ".join(rec.problems[:3]))
     emit("paid_while_closed", tally.closed)
     emit("refusals", rec.refusals)  # records the LAP refused (e.g. a payment of a hit it decided otherwise)
+    emit("recoveries", tally.recoveries)  # what the uplinks found and the LAP restored (a LAP gone back in time)
     emit("link_closures", tally.closures)  # the times a table closed its linked wager during the run
     emit("tables_balanced", f"{sum(b.ok for b in tally.balances)}/{len(tally.balances)}")
     for problem in tally.errors + [b.line() for b in tally.balances if not b.ok]:
         emit("problem", problem)
     emit("link", tally.line.removeprefix("link: "))
+
+
+def _recoveries(store: Any) -> str:
+    """The LAP's recoveries by kind (``hit-restored`` with how many the meter was short of)."""
+    rows = store._rows(
+        "SELECT kind, count(*) AS n, count(*) FILTER (WHERE position(' short' IN detail) > 0) AS short"
+        " FROM {s}.recoveries GROUP BY kind ORDER BY kind"
+    )
+    parts = [f"{r['kind']} {r['n']}" + (f" ({r['short']} short)" if r["short"] else "") for r in rows]
+    return ", ".join(parts) or "none"
 
 
 def _link_seqs(path: Path) -> set[int]:

@@ -176,22 +176,33 @@ END $$;
 
 -- a hit the table's ledger shows paid, which this LAP does not hold (restored from a backup, failed
 -- over to a standby that lagged): re-established at the amount paid (the table's ledger is the
--- record of what was paid; the LAP never re-prices it), recorded.  Held (the uplink retries) while
--- the meter holds less than that amount: the other tables' contributions are being resent too
-CREATE FUNCTION restored_amount(ev events, lv levels) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE paid bigint := jint(ev.data, 'paid_cents');
+-- record of what was paid; the LAP never re-prices it), recorded.  The tables resend in their own
+-- order, not the order the lost hits were decided in: another table's later hit, restored first,
+-- may have taken the meter below this one's amount, and no resend brings it back (issue 22: held
+-- for that, a table stayed closed for good).  So a full hit (the meter reset after it) is taken
+-- while the reset meter covers what the meter lacks (recorded as short); only a hit that would
+-- leave the meter negative is held (the uplink retries while the other tables resend)
+CREATE FUNCTION restored_amount(ev events, lv levels, is_full boolean) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    paid bigint := jint(ev.data, 'paid_cents');
+    held bigint := div(lv.value_num, lv.den);
+    after numeric;
 BEGIN
     IF paid IS NULL OR paid < 0 THEN
         RETURN NULL;
     END IF;
-    IF paid::numeric * lv.den > lv.value_num THEN
+    -- the meter after the hit, as apply_hit computes it
+    after := lv.value_num - paid::numeric * lv.den
+        + CASE WHEN is_full THEN lv.reset_cents::numeric * lv.den + lv.reserve_acc ELSE 0 END;
+    IF after < 0 THEN
         RAISE EXCEPTION 'event %/%: the meter of level % holds % cents, less than the % the table paid: %',
-            ev.table_id, ev.seq, lv.level, div(lv.value_num, lv.den), paid,
+            ev.table_id, ev.seq, lv.level, held, paid,
             'held until the other tables have resent what this LAP lost' USING ERRCODE = '55000';
     END IF;
     INSERT INTO recoveries (table_id, kind, detail, seq, level, cents) VALUES (ev.table_id, 'hit-restored',
-        format('hit %s re-established at the %s cents the table paid (the meter held %s)', ev.seq, paid,
-            div(lv.value_num, lv.den)), ev.seq, lv.level, paid);
+        format('hit %s re-established at the %s cents the table paid (the meter held %s%s)', ev.seq, paid, held,
+            CASE WHEN paid > held THEN format('; %s short, taken from the reset meter: hits decided after it'
+                ' were restored first', paid - held) ELSE '' END), ev.seq, lv.level, paid);
     RETURN paid;
 END $$;
 
@@ -214,7 +225,7 @@ BEGIN
     END IF;
     is_full := fnum = fden;
     cents := div(lv.value_num, lv.den);
-    amount := coalesce(restored_amount(ev, lv), div(fnum::numeric * cents, fden));
+    amount := coalesce(restored_amount(ev, lv, is_full), div(fnum::numeric * cents, fden));
     ord := lv.hits + 1;
     moved := CASE WHEN is_full THEN lv.reserve_acc ELSE 0 END;
     UPDATE levels SET value_num = value_num - amount::numeric * den

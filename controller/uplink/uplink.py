@@ -274,6 +274,12 @@ class Uplink:
                 self._cycle(conn, source)
             except psycopg.errors.QueryCanceled as e:
                 self._cancelled(e)
+            except psycopg.errors.ObjectNotInPrerequisiteState as e:
+                # before OperationalError, of which psycopg makes it a subclass (SQLSTATE class
+                # 55): the LAP holds the records (inoperable, a restored hit it cannot pay yet);
+                # the connection is fine and kept (issue 22: taken for a lost database, the
+                # table heard "the uplink lost the database" at every retry)
+                self._held(e)
             except psycopg.OperationalError as e:
                 self.listener.detached(_first_line(e))  # the table first
                 pause = self.backoff.next()
@@ -283,8 +289,6 @@ class Uplink:
                     conn.close()
                 conn = None
                 self.stop_event.wait(pause)
-            except psycopg.errors.ObjectNotInPrerequisiteState as e:
-                self._held(e)
             except RETRYABLE:
                 continue
             except psycopg.Error as e:

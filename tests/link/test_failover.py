@@ -32,13 +32,6 @@ def test_a_synchronous_standby_takes_over_and_nothing_is_lost(capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    reason="with i22a merged, an uplink whose records the promoted standby lacks closes its table ('the LAP is "
-    "behind this table: its database is another one now (... timeline 1 -> ... timeline 2: a failover or a "
-    "restore)') and does not restore them: measured lost 40, link MISMATCH, paid hits the LAP no longer has; it "
-    "passes when no table lost a record in the window (one run of three)",
-    strict=False,
-)
 def test_an_asynchronous_standby_that_lags_loses_records_the_tables_restore(capsys):
     """The promoted standby lacks the last records (hits answered and paid among them, at a hit
     rate of every round): the uplinks find the LAP went back in time and restore every record, a

@@ -74,7 +74,11 @@ def for_link_timeout(link_timeout_s: float) -> Deadlines:
     """The uplink's deadlines for a table whose linked wager closes after ``link_timeout_s``:
     unacknowledged data ends the connection within that time."""
     ms = max(1000, int(link_timeout_s * 1000))
-    return Deadlines(tcp_user_timeout_ms=ms)
+    # the server ends a statement (a batch waiting for a level's lock) after the link timeout
+    # + 3 s and answers: the uplink's watchdog, 2 s past that, then knows a statement with no
+    # answer is on a dead connection — found within about link timeout + 5 s (8 s at 3 s), so a
+    # silent loss that ends is recovered from within 10 s (issue 22)
+    return Deadlines(tcp_user_timeout_ms=ms, statement_timeout_ms=ms + 3000)
 
 
 def params(dsn: str, deadlines: Deadlines, **extra: Any) -> dict[str, Any]:
@@ -108,7 +112,8 @@ async def connect_async(dsn: str, deadlines: Deadlines = FLOOR) -> psycopg.Async
 
 
 class Backoff:
-    """The pause before the next connection attempt (issue 22, after i22a: 200 uplinks reconnecting
+    """The pause before the next connection attempt (issue 22: with the first one-connection
+    uplink, 200 uplinks reconnecting
     at once, without pause, kept a loaded database saturated): exponential from ``base_s`` to
     ``cap_s``, each pause drawn at random in its upper half (jitter: uplinks that failed together do
     not retry together), back to ``base_s`` after a successful connection (:meth:`reset`)."""
@@ -133,12 +138,25 @@ class Watchdog:
     swallows bytes while something on the way still acknowledges them, which no keepalive or
     ``tcp_user_timeout`` finds).  The blocked statement then fails as a lost connection does."""
 
-    def __init__(self, limit_s: float, stop: threading.Event, name: str = "pg-watchdog", step: float = 0.2):
+    def __init__(
+        self,
+        limit_s: float,
+        stop: threading.Event,
+        name: str = "pg-watchdog",
+        step: float = 0.2,
+        *,
+        quiet: tuple[float, Callable[[float], None]] | None = None,
+    ):
+        """``quiet`` = (seconds, say): ``say(waited)`` is called once when a statement has been
+        out that long without an answer, before its own limit ends it (a batch may wait for a
+        lock up to its limit; whoever waits on the answer hears of the silence meanwhile)."""
         self.limit_s, self.stop, self.step = limit_s, stop, step
+        self.quiet = quiet
         self._lock = threading.Lock()
         self._conn: psycopg.Connection | None = None
         self._since = 0.0
         self._limit = limit_s
+        self._said = False
         self.fired = 0
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
@@ -149,14 +167,20 @@ class Watchdog:
         with self._lock:
             self._conn, self._since = conn, time.monotonic()
             self._limit = self.limit_s if limit_s is None else limit_s
+            self._said = False
 
     def _run(self) -> None:
         while not self.stop.wait(self.step):
             with self._lock:
-                conn, since = self._conn, self._since
-                due = conn is not None and time.monotonic() - since > self._limit
+                conn, waited = self._conn, time.monotonic() - self._since
+                due = conn is not None and waited > self._limit
+                say = self.quiet is not None and conn is not None and not self._said and waited > self.quiet[0]
                 if due:
                     self._conn = None
+                if say:
+                    self._said = True
+            if say and self.quiet is not None:
+                self.quiet[1](waited)
             if due and conn is not None:
                 self.fired += 1
                 shut(conn)

@@ -177,7 +177,8 @@ class Listener:
     it quicker): each deadline is drawn up to a quarter longer at random (uplinks do not
     reconnect in lockstep), and it doubles with each deadline passed in a row, connection after
     connection (up to ``deadline_cap_s``), back to ``deadline_s`` at the next
-    fresh heartbeat (issue 22, after i22a: 200 uplinks reconnecting every 4 s on a busy LAP)."""
+    fresh heartbeat (issue 22: with the first one-connection uplink, 200 uplinks reconnecting
+    every 4 s on a busy LAP)."""
 
     def __init__(
         self,

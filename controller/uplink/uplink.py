@@ -77,8 +77,8 @@ class UplinkConfig:
     socket: Path
     poll_s: float = 0.5  # fallback re-read of the ledger when the table's wake-up is missed
     #: a batch's transaction holds the rows of the levels its contributions touch until it
-    #: commits, and every other table's batch waits for them: batches are small (issue 22, after
-    #: i22a: 500-event batches queued behind each other past every deadline and livelocked)
+    #: commits, and every other table's batch waits for them: batches are small (issue 22: the first
+    #: one-connection uplink's 500-event batches queued behind each other past every deadline and livelocked)
     batch_max: int = 50
     #: the time a batch should take: after a slower one the next is smaller (in proportion),
     #: after a quicker one larger again (doubling, up to ``batch_max``)
@@ -204,7 +204,15 @@ class Uplink:
     def start(self) -> None:
         #: a statement that has not returned by then ends the connection (bytes swallowed by the
         #: network while something on the way still acknowledges them)
-        self.watchdog = pgconn.Watchdog(self.read_limit_s, self.stop_event, "uplink-watchdog")
+        #: the table hears of a statement out longer than the link timeout at once (a batch may
+        #: wait up to its own, longer limit for a level's lock; the table does not wait with it)
+        self._silent = threading.Event()
+        self.watchdog = pgconn.Watchdog(
+            self.read_limit_s,
+            self.stop_event,
+            "uplink-watchdog",
+            quiet=(self.cfg.link_timeout_s, self._quiet),
+        )
         for name, fn in (("channel", self.channel.run), ("link", self._link)):
             t = threading.Thread(target=fn, name=f"uplink-{name}", daemon=True)
             t.start()
@@ -272,6 +280,7 @@ class Uplink:
                     self._connected(conn, source)
                     self.backoff.reset()
                 self._cycle(conn, source)
+                self._answered()
             except psycopg.errors.QueryCanceled as e:
                 self._cancelled(e)
             except psycopg.errors.ObjectNotInPrerequisiteState as e:
@@ -351,6 +360,19 @@ class Uplink:
             self.unverified = None
             self.channel.send({"t": "verified"}, key="unverified")
         return None, None
+
+    def _quiet(self, waited: float) -> None:
+        """(the watchdog's thread) A statement unanswered for the link timeout: the table is told
+        the link is down now; up again when the connection answers (:meth:`_answered`)."""
+        self._silent.set()
+        self.listener.detached(f"no answer from the database for {waited:.1f} s")
+
+    def _answered(self) -> None:
+        """The connection answered again after the table was told of its silence: the link is up
+        (the heartbeats then read say whether the LAP is)."""
+        if self._silent.is_set():
+            self._silent.clear()
+            self.listener.send({"t": "link", "up": True}, key="link")
 
     def _held(self, e: psycopg.Error) -> None:
         """The LAP is inoperable: its database takes no event; they stay in the outbox."""

@@ -88,6 +88,16 @@ def rows(lap: Any, text: str) -> list[dict[str, Any]]:
     return got
 
 
+def assert_only_told_of_the_wait(table: Any) -> None:
+    """While a batch waits for the level's lock past the link timeout the table hears no
+    heartbeat (and closes by its own timeout): it is told the database is silent — never that
+    the connection was lost — and told the link is up again once the batch is answered."""
+    told = table.of("link")
+    assert wait_until(lambda: table.of("link")[-1]["up"], 5), told
+    down = [m["reason"] for m in table.of("link") if not m["up"]]
+    assert all(r.startswith("no answer from the database for ") for r in down), down
+
+
 def reconciled_to(lap: Any, seq: int) -> bool:
     return bool(rows(lap, "SELECT reconciled_seq FROM {s}.members WHERE table_id = 'T1'")[0]["reconciled_seq"] >= seq)
 
@@ -191,7 +201,7 @@ def test_a_batch_waiting_for_the_levels_lock_is_not_taken_for_a_dead_connection(
     """Another session holds the level's row (``FOR UPDATE``) longer than the read deadline (the
     old watchdog's limit, link timeout + 2 s): the uplink's batch waits for it on the same
     connection, is neither ended by the watchdog nor sent again, and completes once released
-    (after i22a, 500-event batches queued behind each other were cut and resent: a livelock)."""
+    (the first one-connection uplink cut 500-event batches queued behind each other and resent them: a livelock)."""
     import time
 
     lap, ledger, table, uplink, beat = rig
@@ -199,7 +209,7 @@ def test_a_batch_waiting_for_the_levels_lock_is_not_taken_for_a_dead_connection(
     u = uplink(link_timeout_s=1.0)
     assert wait_until(lambda: reconciled_to(lap, 1), 10)
     assert wait_until(lambda: table.of("hb"), 5)
-    held = u.read_limit_s + 1.0  # 4 s: past the read deadline, within the server's statement_timeout
+    held = u.read_limit_s + 0.5  # 3.5 s: past the read deadline, within the server's statement_timeout (4 s)
     assert held < u.send_limit_s and held * 1000 < u.deadlines.statement_timeout_ms
     with psycopg.connect(pg_dsn) as locker:
         locker.execute(sql.SQL("SELECT * FROM {}.levels FOR UPDATE").format(sql.Identifier(lap.cfg.schema)))
@@ -210,7 +220,7 @@ def test_a_batch_waiting_for_the_levels_lock_is_not_taken_for_a_dead_connection(
         locker.commit()
     assert wait_until(lambda: reconciled_to(lap, 3), 10)  # … and completed once released
     assert (u.watchdog.fired, u.listener.reconnects, u.cancelled) == (0, 0, 0)
-    assert all(m["up"] for m in table.of("link"))  # never told the link was down
+    assert_only_told_of_the_wait(table)
     got = rows(lap, "SELECT count(*) AS n FROM {s}.contributions")
     assert got[0]["n"] == 3
 
@@ -237,7 +247,7 @@ def test_a_batch_the_server_cancels_is_sent_again_smaller_on_the_same_connection
         locker.commit()
     assert wait_until(lambda: reconciled_to(lap, 6), 15)
     assert (u.watchdog.fired, u.listener.reconnects) == (0, 0)
-    assert all(m["up"] for m in table.of("link"))
+    assert_only_told_of_the_wait(table)
     assert rows(lap, "SELECT count(*) AS n FROM {s}.contributions")[0]["n"] == 6
 
 
@@ -702,12 +712,18 @@ def test_two_hundred_tables_fit_in_three_hundred_connections(tmp_path):
                 return int(r[0]) if r else 0
 
             assert wait_until(lambda: reconciled() == n, 120, 0.5), reconciled()
-            r = store.conn.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE usename LIKE %s", (cfg.schema + "\\_%",)
-            ).fetchone()
+
+            def connections() -> int:
+                r = store.conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE usename LIKE %s", (cfg.schema + "\\_%",)
+                ).fetchone()
+                return int(r[0]) if r else -1
+
             why = {m[:90] for m in logs if "connected to the table" not in m}
             stats = (sum(u.listener.reconnects for u in ups), sum(u.watchdog.fired for u in ups), sorted(why)[:8])
-            assert r is not None and r[0] == n, stats  # one connection per table
+            # one connection per table (an uplink whose read outlived its deadline on this loaded
+            # process reconnects: the count settles back at one each)
+            assert wait_until(lambda: connections() == n, 30, 0.5), (connections(), stats)
             assert store.reconcile().ok
         finally:
             for u in ups:

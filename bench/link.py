@@ -18,6 +18,21 @@ cluster with ``fsync=on`` and ``max_connections = 300``: room for 200 tables); t
   tables hold the LAP's answers (ordered 1 and 2).
 * ``link_loss_detect_s`` — the LAP is SIGKILLed: until every table's Linkage has closed the
   linked wager (configured timeout 3 s; goal ≤ 5 s).
+
+The database's CPU has two parts, and the throughput run's figure mixes them: what the pit costs
+standing still (every uplink reads the LAP's rows every 0.25 s: a cost per table and second,
+whatever is played), and what a contribution costs.  The throughput run is the machine
+saturated, so the slower it goes (the more tables on the one machine), the more standing cost
+falls on each contribution.  Two more measurements split them:
+
+* ``db_cpu_idle_ms_per_table_s`` — ``--idle-s`` seconds with nothing played: the database's CPU
+  per table and second (the uplinks' reads, the LAP's heartbeat and checks).
+* ``db_cpu_ms_per_contribution_paced`` — every table plays a round of ten contributions every
+  ``--round-s`` seconds (a pit at a steady pace, each table at the same rate whatever their
+  number; the tables' turns spread evenly over the interval) for ``--paced-s`` seconds: the
+  database's CPU over that run per contribution; ``db_cpu_marginal_ms_per_contribution`` the same
+  less the standing cost over the run (the idle rate times its length): what a contribution
+  itself costs.  Goal (issue 22): neither grows with the number of tables.
 """
 
 from __future__ import annotations
@@ -40,6 +55,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", help="PostgreSQL DSN (default: a throwaway cluster)")
     p.add_argument("--contributions", type=int, default=4000, help="for the throughput figure (default 4000)")
     p.add_argument("--pushes", type=int, default=200, help="meter pushes timed (default 200)")
+    p.add_argument("--idle-s", type=float, default=10.0, help="standing cost measured over this long (default 10)")
+    p.add_argument(
+        "--round-s", type=float, default=30.0, help="paced run: each table's round every this long (default 30)"
+    )
+    p.add_argument("--paced-s", type=float, default=60.0, help="paced run's length (default 60; 0 skips it)")
 
 
 def run(args: argparse.Namespace, emit: Any) -> int:
@@ -62,6 +82,8 @@ def run(args: argparse.Namespace, emit: Any) -> int:
             total = _throughput(args, dsn, pit, tables, emit)
             if total is None:
                 return 1
+            idle = _idle(args, dsn, len(tables), emit)
+            total += _paced(args, dsn, pit, tables, idle, emit)
             _meter_push(args, pit, tables, total, emit)
             _two_hits(pit, tables, total + args.pushes, emit)
             _link_loss(pit, tables, emit)
@@ -96,6 +118,53 @@ def _throughput(args: argparse.Namespace, dsn: str, pit: Any, tables: list[Any],
         emit("db_cpu_share", f"{cpu / dt:.2f}")
     else:
         emit("db_cpu_ms_per_contribution", "n/a (the server is not on this machine)")
+    return total
+
+
+def _idle(args: argparse.Namespace, dsn: str, n: int, emit: Any) -> float | None:
+    """1b. the standing cost: the database's CPU seconds per second with nothing played (None when
+    the server is not on this machine)."""
+    from bench._linkrig import db_cpu_s, postmaster_pid
+
+    pm = postmaster_pid(dsn)
+    if not pm or args.idle_s <= 0:
+        return None
+    time.sleep(1.0)  # the throughput run's last answers read
+    cpu0, t0 = db_cpu_s(pm), time.monotonic()
+    time.sleep(args.idle_s)
+    rate = (db_cpu_s(pm) - cpu0) / (time.monotonic() - t0)
+    emit("db_cpu_idle_share", f"{rate:.3f}")
+    emit("db_cpu_idle_ms_per_table_s", f"{rate * 1000 / n:.3f}")
+    return rate
+
+
+def _paced(args: argparse.Namespace, dsn: str, pit: Any, tables: list[Any], idle: float | None, emit: Any) -> int:
+    """1c. every table at the same steady pace; the contributions written (0 when skipped)."""
+    from bench._linkrig import db_cpu_s, postmaster_pid
+    from controller.lap.lap import wait_until
+
+    pm = postmaster_pid(dsn)
+    rounds = int(args.paced_s // args.round_s) if args.round_s > 0 else 0
+    if not pm or rounds <= 0:
+        return 0
+    before = pit.lap_count()
+    cpu0, t0 = db_cpu_s(pm), time.monotonic()
+    step = args.round_s / len(tables)
+    for k in range(rounds):
+        for i, te in enumerate(tables):
+            delay = t0 + k * args.round_s + i * step - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            te.write([te.contribution(seat=s % 6 + 1, round_no=k + 3) for s in range(10)])
+    total = rounds * len(tables) * 10
+    if not wait_until(lambda: pit.lap_count() >= before + total, 300, 0.05):
+        emit("paced_error", f"the LAP holds {pit.lap_count() - before} of {total} paced contributions")
+    time.sleep(1.0)  # the last answers read, as in the idle run
+    cpu, dt = db_cpu_s(pm) - cpu0, time.monotonic() - t0
+    emit("paced_contributions_per_s", f"{total / dt:.1f}")
+    emit("db_cpu_ms_per_contribution_paced", f"{cpu * 1000 / total:.3f}")
+    if idle is not None:
+        emit("db_cpu_marginal_ms_per_contribution", f"{(cpu - idle * dt) * 1000 / total:.3f}")
     return total
 
 

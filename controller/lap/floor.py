@@ -113,6 +113,10 @@ class FloorData:
         self.stale_s, self.sign_hold_s = stale_s, sign_hold_s
         self._pool: queue.LifoQueue[psycopg.Connection] = queue.LifoQueue()
         self._sem = threading.Semaphore(pool)
+        #: a statement unanswered 2 s past the server's own deadline: its connection is shut
+        #: (issue 22: a network that holds bytes would keep a worker thread, then every one)
+        self._stop = threading.Event()
+        self.guard = pgconn.LendingGuard(STATEMENT_TIMEOUT_MS / 1000 + 2.0, self._stop, name="floor-db-guard")
         self._slow: tuple[float, float, list[dict[str, Any]], list[dict[str, Any]]] = (0.0, 0.0, [], [])
         self._slow_lock = threading.Lock()
         self.floor_shared = _Shared(self.snapshot)
@@ -126,16 +130,19 @@ class FloorData:
             except queue.Empty:
                 c = pgconn.connect(self.dsn, pgconn.FLOOR)
             ok = False
+            self.guard.lend(c)
             try:
                 yield c
                 ok = True
             finally:
-                if ok and not c.closed:
+                self.guard.back(c)
+                if ok and not c.closed and not c.broken:
                     self._pool.put(c)
                 else:
                     c.close()
 
     def close(self) -> None:
+        self._stop.set()
         while True:
             try:
                 self._pool.get_nowait().close()

@@ -26,6 +26,7 @@ import logging
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -41,6 +42,8 @@ from controller.lap.floor import FloorData
 from controller.lap.floor_auth import Login, Sessions, StaffStore
 
 MAX_BODY = 4096
+#: the floor view's listening connection is probed this often, and must answer within it
+PROBE_S = 5.0
 _BUSY = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 5\r\nConnection: close\r\n\r\nbusy\n"
 
 Log = Callable[[str], None]
@@ -302,18 +305,30 @@ class FloorServer:
 
     # ---- changes announced by the LAP
     async def _listen(self) -> None:
-        """Wake the event streams when the LAP announces a change, and at least every second."""
+        """Wake the event streams when the LAP announces a change, and at least every second.
+
+        The listening connection is asked a ``SELECT 1`` every :data:`PROBE_S` seconds with a
+        client-side deadline (issue 22): a network that holds or swallows bytes, which neither
+        keepalives nor ``tcp_user_timeout`` find behind a middlebox that acknowledges them,
+        would otherwise leave it listening to nothing for good."""
         while not self.stopping:
             try:
                 async with await pgconn.connect_async(self.dsn) as c:
                     await c.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.schema)))
-                    while not self.stopping:
-                        async for _ in c.notifies(timeout=1.0, stop_after=1):
-                            pass
-                        self.bump()
-            except psycopg.Error:
+                    await self._hear(c)
+            except (psycopg.Error, TimeoutError):
                 self.bump()
                 await asyncio.sleep(1.0)
+
+    async def _hear(self, c: psycopg.AsyncConnection) -> None:
+        probed = time.monotonic()
+        while not self.stopping:
+            async for _ in c.notifies(timeout=1.0, stop_after=1):
+                pass
+            self.bump()
+            if time.monotonic() - probed >= PROBE_S:
+                await asyncio.wait_for(c.execute("SELECT 1"), PROBE_S)
+                probed = time.monotonic()
 
     def bump(self) -> None:
         self.generation += 1

@@ -414,3 +414,46 @@ def test_lap_check_names_the_tls_option_that_is_wrong(tmp_path: Path) -> None:
 
     f = load_lap(cfg).floor
     assert f is not None and (f.tls_cert, f.tls_key) == (crt, key)
+
+
+# ------------------------------------------------------------------------ a silent network
+@pytest.mark.slow
+def test_the_floor_view_finds_its_silent_database_connections_dead_and_recovers(make_floor: Any, pg_dsn: str) -> None:
+    """Issue 22: bytes swallowed without a reset (hil/netproxy.py ``blackhole``) between the floor
+    view and its database.  Neither keepalives nor ``tcp_user_timeout`` find it (the proxy's
+    kernel acknowledges everything): a pooled connection's statement is ended by the pool's
+    lending guard (2 s past the server's statement timeout) and the listening connection by its
+    probe, both replaced by new connections; the page shows the floor again, no worker is
+    left stuck."""
+    import psycopg
+
+    from controller.lap import pgconn
+    from hil.netproxy import NetProxy
+
+    info = psycopg.conninfo.conninfo_to_dict(pg_dsn)
+    if str(info.get("host", "")).startswith("/") or not info.get("host"):
+        pytest.skip("the test server is on a Unix socket: no TCP to break")
+    proxy = NetProxy(str(info["host"]), int(info.get("port") or 5432))
+    try:
+        dsn = psycopg.conninfo.make_conninfo(pg_dsn, host="127.0.0.1", port=proxy.port)
+        _lap, srv = make_floor(dsn=dsn)
+        cookie = _login(srv)
+        first = _get(srv, "/api/floor", cookie)
+        assert first.status == 200 and "error" not in json.loads(first.body), first.body
+        opened = proxy.accepted
+        proxy.blackhole()
+        t0 = time.monotonic()
+        limit = pgconn.FLOOR.statement_timeout_ms / 1000 + 2.0
+        seen: list[str] = []
+        while time.monotonic() - t0 < 3 * limit:
+            body = json.loads(_get(srv, "/api/floor", cookie).body)
+            seen.append(str(body.get("error", "ok")))
+            if "error" not in body and srv.data.guard.fired >= 1 and proxy.accepted >= opened + 2:
+                break
+            time.sleep(0.5)
+        took = time.monotonic() - t0
+        assert srv.data.guard.fired >= 1, seen  # the stuck statement's connection was shut
+        assert proxy.accepted >= opened + 2, (proxy.accepted, opened)  # pool and listener both anew
+        assert seen[-1] == "ok" and took < 3 * limit, (took, seen[-3:])
+    finally:
+        proxy.close()

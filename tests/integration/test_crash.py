@@ -14,6 +14,7 @@ from tests.conftest import TEST_KEY
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 def test_25_kills_lose_and_double_nothing(tmp_path):
     figures: dict[str, Any] = {}
     args = argparse.Namespace(

@@ -125,5 +125,15 @@ class MeterMachine(RuleBasedStateMachine):
         assert self.h.ledger.verify() == []
 
 
-MeterMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
-TestMeterStateful = pytest.mark.slow(MeterMachine.TestCase)
+class TestMeterStateful(MeterMachine.TestCase):  # type: ignore[misc,valid-type]
+    """The full run: 60 examples of 30 steps (the soak tier)."""
+
+    settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
+    pytestmark = [pytest.mark.slow, pytest.mark.soak]
+
+
+class TestMeterStatefulShort(MeterMachine.TestCase):  # type: ignore[misc,valid-type]
+    """The same machine, fewer examples, in the README's tier."""
+
+    settings = settings(max_examples=10, stateful_step_count=30, deadline=None)
+    pytestmark = [pytest.mark.slow]

@@ -136,6 +136,7 @@ def sim(root: Path, rounds: int, seed: int) -> None:
     shutil.copyfile(rig_key_file(root / "var/lib/tablectl"), root / "etc/tablectl/ledger.key")
 
 
+@pytest.mark.soak
 def test_bundle_installs_offline_verifies_upgrades_and_rolls_back(tmp_path: Path) -> None:
     a = build(ROOT, tmp_path / "a")
     version_a = (a / "VERSION").read_text().strip()

@@ -19,6 +19,7 @@ def _figures(text: str) -> dict[str, str]:
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 def test_a_synchronous_standby_takes_over_and_nothing_is_lost(capsys):
     rc = main(["bench", "link-chaos", "--tables", "3", "--faults", "2", "--kinds", "failover", "--interval", "2"])
     text = capsys.readouterr().out
@@ -32,6 +33,7 @@ def test_a_synchronous_standby_takes_over_and_nothing_is_lost(capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 def test_an_asynchronous_standby_that_lags_loses_records_the_tables_restore(capsys):
     """The promoted standby lacks the last records (hits answered and paid among them, at a hit
     rate of every round): the uplinks find the LAP went back in time and restore every record, a
@@ -51,6 +53,7 @@ def test_an_asynchronous_standby_that_lags_loses_records_the_tables_restore(caps
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 def test_sim_link_survives_a_failover_and_drops_only_its_own_schema():
     import psycopg
 

@@ -190,6 +190,7 @@ def _sign_checks(b: Browser, url: str, dsn: str, cfg: Any) -> None:
     _owner(dsn, cfg, "UPDATE {s}.link SET state = 'running'")
 
 
+@pytest.mark.soak
 def test_floor_view_and_sign_in_chromium(pg_dsn: str, tmp_path: Path) -> None:
     sim = _Sim(pg_dsn)
     assert EXE is not None

@@ -18,6 +18,7 @@ def _db_args(pg_dsn: str) -> list[str]:
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 def test_bench_link_prints_its_figures(pg_dsn, capsys):
     args = ["--tables", "2", "--contributions", "200", "--pushes", "20", "--idle-s", "1", "--paced-s", "2"]
     assert main(["bench", "link", *args, "--round-s", "1", *_db_args(pg_dsn)]) == 0
@@ -33,6 +34,7 @@ def test_bench_link_prints_its_figures(pg_dsn, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 def test_bench_link_chaos_ten_faults_loses_and_doubles_nothing(pg_dsn, capsys):
     rc = main(["bench", "link-chaos", "--tables", "4", "--faults", "10", *_db_args(pg_dsn)])
     text = capsys.readouterr().out

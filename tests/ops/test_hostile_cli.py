@@ -202,7 +202,7 @@ def test_every_subcommand_has_hostile_cases():
     assert set(sub.choices) == set(CASES)  # type: ignore[arg-type]
 
 
-def _run(argv: list[str], files: dict[str, str]) -> tuple[int | None, str]:
+def _run(argv: list[str], files: dict[str, str], timeout: float = 30) -> tuple[int | None, str]:
     stdout: int | IO[Any] = subprocess.PIPE
     stdin: int | IO[Any] = subprocess.DEVNULL
     args = []
@@ -223,7 +223,7 @@ def _run(argv: list[str], files: dict[str, str]) -> tuple[int | None, str]:
             env={**os.environ, "TABLECTL_TRACEBACK": ""},
         )
         try:
-            out, err = p.communicate(timeout=30)
+            out, err = p.communicate(timeout=timeout)
             return p.returncode, (out or "") + err
         except subprocess.TimeoutExpired:
             p.terminate()
@@ -235,11 +235,21 @@ def _run(argv: list[str], files: dict[str, str]) -> tuple[int | None, str]:
                 f.close()
 
 
+def _keeps_retrying(command: str, argv: list[str]) -> bool:
+    """The console's bridge to a socket nobody serves keeps retrying (controller/console/relay.py:
+    the technician sees why, and it connects once the controller starts): it is given 8 s, and
+    must still be running then and have said why."""
+    return command == "console" and argv[0] == "--socket"
+
+
 @pytest.mark.parametrize("command", sorted(CASES))
 def test_hostile_arguments_never_end_in_a_traceback(command, files):
     bad = []
     for argv in CASES[command]:
-        rc, text = _run([command, *argv], files)
+        retrying = _keeps_retrying(command, argv)
+        rc, text = _run([command, *argv], files, timeout=8 if retrying else 30)
+        if retrying and (rc is not None or "not running; retrying" not in text):
+            bad.append(f"tablectl {command} {' '.join(argv)}: exit {rc}, expected to keep retrying\n{text[-1500:]}")
         if "Traceback" in text or FAULT in text or rc not in (None, 0, 1, 2):
             bad.append(f"tablectl {command} {' '.join(argv)}: exit {rc}\n{text[-1500:]}")
     assert not bad, "\n\n".join(bad)

@@ -163,6 +163,7 @@ def test_687a_dealer_counts_rejects_partial_hand_list():
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 def test_687a_full_game_exact_figures():
     """Ante+Blind+Raise with the best strategy 98.9761% (regulator 98.99%, reading 687a-6); Blind 61.8026%;
     Two-Way Bad Beat (reading 687a-4) 86.9121 / 87.5419 / 86.0251 / 85.9802% (regulator 86.8 / 87.682 / 85.904 /

@@ -40,6 +40,7 @@ def proc(**options):
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 def test_687a_200_simulated_rounds_balance_to_the_cent(tmp_path):
     buf = io.StringIO()
     assert run_sim(game="dj-wild", rounds=200, seed=11, speed=200, state_dir=tmp_path, out=buf) == 0

@@ -104,6 +104,7 @@ def results(h: Harness, rnd: int) -> list[tuple[int, str, str, int]]:
 
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.slow
+@pytest.mark.soak
 def test_688a_200_simulated_rounds_balance_to_the_cent(tmp_path):
     buf = io.StringIO()
     assert run_sim(game="face-up", rounds=200, seed=7, speed=200, state_dir=tmp_path, out=buf) == 0

@@ -38,6 +38,7 @@ def proc(**options):
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 def test_686a_200_simulated_rounds_balance_to_the_cent(tmp_path):
     buf = io.StringIO()
     assert run_sim(game="over-under", rounds=200, seed=7, speed=200, state_dir=tmp_path, out=buf) == 0

@@ -66,6 +66,8 @@ def _carry(h: TilesHarness) -> dict[str, Any]:
     return state
 
 
+@pytest.mark.slow
+@pytest.mark.soak
 def test_200_simulated_rounds_balance_to_the_cent(tmp_path):
     """Issue 7 acceptance: every wager of 200 rounds accounted for (hil/balance.py), every
     keyed path exercised: player bank, co-bank, dealer's wager, cut, styles, own settings,

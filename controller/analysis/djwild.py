@@ -28,7 +28,7 @@ hand queries are the same multiset, so every count is a position in a sorted arr
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -40,7 +40,7 @@ import numpy as np
 from controller.analysis import AnalysisResult, AnalysisRow, analyzer
 from controller.rules import djwild, poker
 from controller.rules.cards import JOKER
-from controller.rules.paytables import get_paytable
+from controller.rules.paytables import Paytable, get_paytable
 
 N_HANDS = comb(53, 5)  # 2,869,685
 N_DEALER = comb(48, 5)  # 1,712,304 dealer hands per player hand
@@ -199,6 +199,26 @@ def progressive_classes() -> Counter[str]:
     return out
 
 
+def _progressive_pay_rows(
+    table: Paytable, cls: Mapping[str, int], meter: int, wager: int
+) -> tuple[list[AnalysisRow], Fraction, int]:
+    """One row per pay of the paytable, the meter pays valued at ``meter``; with the return of the
+    fixed pays and the count of hands that take the whole meter (a 100% pay resets it)."""
+    rows: list[AnalysisRow] = []
+    fixed = Fraction(0)
+    resets = 0
+    for key, pay in table.pays:
+        n = cls.get(key, 0)
+        if pay.kind == "meter":
+            net = Fraction(pay.ratio * meter, wager)
+            resets += n if pay.ratio == 1 else 0
+        else:
+            net = pay.net_win(wager) / wager
+            fixed += n * net
+        rows.append(AnalysisRow(key, n, pay.text, net))
+    return rows, fixed, resets
+
+
 @analyzer("dj-wild", "progressive", "DJ Wild Progressive 1")
 def analyze_progressive(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     """Progressive Bonus (§ 687a.12(c)) with the meter at ``--meter`` (default the seed the
@@ -216,19 +236,8 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
     meter = mv.meter
     cls = progressive_classes()
     total = sum(cls.values())
-    rows: list[AnalysisRow] = []
-    ret = Fraction(0)
-    fixed = Fraction(0)
-    resets = 0
-    for key, pay in table.pays:
-        n = cls.get(key, 0)
-        net = Fraction(pay.ratio * meter, wager) if pay.kind == "meter" else pay.net_win(wager) / wager
-        rows.append(AnalysisRow(key, n, pay.text, net))
-        ret += n * net
-        if pay.kind != "meter":
-            fixed += n * net
-        elif pay.ratio == 1:
-            resets += n
+    rows, fixed, resets = _progressive_pay_rows(table, cls, meter, wager)
+    ret = sum((r.count * r.net for r in rows), Fraction(0))
     losing = sum(n for k, n in cls.items() if k not in table)
     rows.append(AnalysisRow("lose", losing, "", Fraction(-1)))
     ret -= losing

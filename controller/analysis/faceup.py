@@ -222,6 +222,44 @@ def _row_payout(pt: Paytable, category: str) -> tuple[str, Payout] | tuple[None,
 FORTUNE_READINGS = BONUS_READINGS  # reading 688a-7; the first is the default
 
 
+#: the Fortune Bonus note per reading: best pay (default), ranking (True)
+_FORTUNE_READING_NOTES = {
+    False: "best paying hand, 688a-7 (straight with trips paid as trips, § 688a.12(c))",
+    True: "highest ranking hand, § 688a.6(b) (straight above three-of-a-kind)",
+}
+
+
+def _fortune_rows(pt: Paytable, counts: Mapping[int, int], extra: list[AnalysisRow]) -> list[AnalysisRow]:
+    """One row per paid category in the order of § 688a.6 (the straight with trips rows after the
+    straight), then the hands that lose."""
+    rows: list[AnalysisRow] = []
+    lose = 0
+    for k, cat in enumerate(BONUS_ORDER):
+        c = counts.get(k, 0)
+        _, p = _row_payout(pt, cat)
+        if p is None:
+            lose += c
+            continue
+        rows.append(AnalysisRow(cat, c, p.text, Fraction(p.net_win(1))))
+        if cat == "straight":
+            rows.extend(extra)
+    rows.append(AnalysisRow("lose", lose, "lose", Fraction(-1)))
+    return rows
+
+
+def _envy_value(envy: Paytable, counts: Mapping[int, int], total: int) -> Fraction:
+    """What another player's hand is worth in cents to a Qualifying Wager, by the envy paytable
+    (quads and better)."""
+    e = Fraction(0)
+    for k, c in counts.items():
+        if k > QUADS:
+            continue
+        _, p = _row_payout(envy, BONUS_ORDER[k])
+        if p is not None:
+            e += Fraction(c * p.cents, total)
+    return e
+
+
 @analyzer("face-up", "fortune", "Face Up Fortune 1")
 def analyze_fortune(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     """Fortune Bonus Wager (§ 688a.7(e)(2), § 688a.11(h)(2), § 688a.12(c)).
@@ -238,37 +276,13 @@ def analyze_fortune(paytable: str | None, options: dict[str, str]) -> AnalysisRe
     dist = seven_card_distribution("bug")
     counts = dict(dist.counts)
     extra = _straight_with_trips(pt, dist, counts, reading, Fraction(0), 1)
-    rows: list[AnalysisRow] = []
-    lose = 0
-    for k, cat in enumerate(BONUS_ORDER):
-        c = counts.get(k, 0)
-        _, p = _row_payout(pt, cat)
-        if p is None:
-            lose += c
-            continue
-        rows.append(AnalysisRow(cat, c, p.text, Fraction(p.net_win(1))))
-        if cat == "straight":
-            rows.extend(extra)
-    rows.append(AnalysisRow("lose", lose, "lose", Fraction(-1)))
+    rows = _fortune_rows(pt, counts, extra)
     ev = sum((Fraction(r.count) * r.net for r in rows), Fraction(0))
     payback = 1 + ev / dist.total
-    notes = [
-        f"reading={reading}: "
-        + (
-            "highest ranking hand, § 688a.6(b) (straight above three-of-a-kind)"
-            if reading == "ranking"
-            else "best paying hand, 688a-7 (straight with trips paid as trips, § 688a.12(c))"
-        )
-    ]
+    notes = [f"reading={reading}: " + _FORTUNE_READING_NOTES[reading == "ranking"]]
     envy_name = pt.options.get("envy_paytable")
     if envy_name:
-        envy = get_paytable(str(envy_name))
-        e = Fraction(0)
-        for k, c in dist.counts.items():
-            if k <= QUADS:
-                _, p = _row_payout(envy, BONUS_ORDER[k])
-                if p is not None:
-                    e += Fraction(c * p.cents, dist.total)
+        e = _envy_value(get_paytable(str(envy_name)), dist.counts, dist.total)
         notes.append(
             f"envy ({envy_name}): each other player's hand is worth ${float(e) / 100:.5f} "
             f"to a Qualifying Wager (not included in the payback)"
@@ -309,18 +323,25 @@ def _progressive_rows(
         if p is None and mp is None:
             t.lose += c
             continue
-        fixed = Fraction(p.cents, wager) if p is not None and p.kind == "fixed" else Fraction(0)
-        meter = [x for x in (p, mp) if x is not None and x.kind == "meter"]
-        if any(x.ratio == 1 for x in meter):
-            t.resets += c
-        t.share += c * sum((x.ratio for x in meter), Fraction(0))
-        text = " + ".join(x.text for x in (p, mp) if x is not None)
-        t.rows.append(AnalysisRow(cat, c, text, base + fixed))
-        t.ev += c * (base + fixed)
+        _add_paid_row(t, cat, c, p, mp, base, wager)
         if cat == "straight":
             t.rows.extend(extra)
             t.ev += sum((r.count * r.net for r in extra), Fraction(0))
     return t
+
+
+def _add_paid_row(
+    t: _ProgressiveRows, cat: str, c: int, p: Payout | None, mp: Payout | None, base: Fraction, wager: int
+) -> None:
+    """The row of ``c`` hands of ``cat`` paid ``p`` (the paytable's) and/or ``mp`` (the meter paytable's)."""
+    pays = [x for x in (p, mp) if x is not None]
+    fixed = Fraction(p.cents, wager) if p is not None and p.kind == "fixed" else Fraction(0)
+    meter = [x.ratio for x in pays if x.kind == "meter"]
+    if 1 in meter:
+        t.resets += c
+    t.share += c * sum(meter, Fraction(0))
+    t.rows.append(AnalysisRow(cat, c, " + ".join(x.text for x in pays), base + fixed))
+    t.ev += c * (base + fixed)
 
 
 @analyzer("face-up", "progressive", "Face Up Progressive 1")

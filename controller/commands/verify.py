@@ -52,7 +52,6 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from controller.books.audit import CONFIG_HINT, refuse_damaged
-    from controller.boot import selfcheck as S
     from controller.settings.config import ConfigError
 
     try:
@@ -71,17 +70,24 @@ def run(args: argparse.Namespace) -> int:
             return refused
     if args.record:
         assert where is not None
-        made = S.record_digest(where, bytecode=args.bytecode)
-        print(
-            f"version: {made.version}\nfiles: {len(made.files)}"
-            + (" (compiled files included)" if made.bytecode else "")
-            + f"\ndigest: {made.digest}\nrecorded: {S.record_path(where)}"
-        )
-        return 0
+        return _record(where, args.bytecode)
     if args.bytecode:
         print("tablectl verify: --bytecode goes with --record (a check follows the record)", file=sys.stderr)
         return 2
     return _check(where)
+
+
+def _record(where: Path, bytecode: bool) -> int:
+    """``--record``: the installed software's digest written beside the configuration."""
+    from controller.boot import selfcheck as S
+
+    made = S.record_digest(where, bytecode=bytecode)
+    print(
+        f"version: {made.version}\nfiles: {len(made.files)}"
+        + (" (compiled files included)" if made.bytecode else "")
+        + f"\ndigest: {made.digest}\nrecorded: {S.record_path(where)}"
+    )
+    return 0
 
 
 def _check(where: Path | None) -> int:

@@ -66,19 +66,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         _drop_stdout()
         return 0
     except OSError as e:
-        if e.errno not in _WORLD:
-            return _fault(args.command, e)
-        # the machine's doing (a full disk, stdout on /dev/full, no permission): said, exit 1
-        if _stdout_failed() or e.filename is None:
-            _drop_stdout()
-        print(f"tablectl {args.command}: {e.filename or 'the output'}: {e.strerror}", file=sys.stderr)
-        return 1
+        return _os_error(args.command, e)
     except Exception as e:  # noqa: BLE001 - the last line of defence: a message, never a traceback
         return _fault(args.command, e)
 
 
 #: errors of the machine, not of tablectl: said in one line, exit 1
 _WORLD = {errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def _os_error(command: str, e: OSError) -> int:
+    """The machine's doing (a full disk, stdout on /dev/full, no permission): said, exit 1;
+    any other OSError is a fault of tablectl's."""
+    if e.errno not in _WORLD:
+        return _fault(command, e)
+    if _stdout_failed() or e.filename is None:
+        _drop_stdout()
+    print(f"tablectl {command}: {e.filename or 'the output'}: {e.strerror}", file=sys.stderr)
+    return 1
 
 #: said (with the error) when a command fails in a way nobody foresaw: tests look for it
 FAULT = "this is a fault in tablectl"

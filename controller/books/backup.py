@@ -110,17 +110,23 @@ def backup_name(table_id: str, head: Head, when: datetime) -> str:
     return f"{_safe(table_id)}-ledger-{head.count:08d}-{when.astimezone(UTC):%Y%m%dT%H%M%SZ}.sqlite3"
 
 
+def _make_dest(dest: Path) -> None:
+    """The backup directory, made when missing: never a symbolic link (run as root, a link planted
+    there would put the copy anywhere, /etc...), nor a file."""
+    if dest.is_symlink():
+        raise BackupError(f"{dest}: is a symbolic link (to {os.readlink(dest)}); name the directory itself")
+    if dest.exists() and not dest.is_dir():
+        raise BackupError(f"{dest}: is not a directory; name the directory to put the copy in")
+    dest.mkdir(parents=True, exist_ok=True)
+
+
 def backup(where: Where, dest: Path, *, now: datetime | None = None, incremental: bool = False) -> BackupResult:
     """Copy, audit, name.  ``dest``: a directory (the copy gets its name there) that is
     created when missing.  Raises :class:`BackupError` (nothing left behind) when the copy
     does not audit clean.  ``incremental``: bring the newest copy in ``dest`` up to date
     instead, when there is one this ledger continues (controller/books/backupextend.py)."""
     dest = Path(dest)
-    if dest.is_symlink():  # run as root, a link planted there would put the copy anywhere (/etc...)
-        raise BackupError(f"{dest}: is a symbolic link (to {os.readlink(dest)}); name the directory itself")
-    if dest.exists() and not dest.is_dir():
-        raise BackupError(f"{dest}: is not a directory; name the directory to put the copy in")
-    dest.mkdir(parents=True, exist_ok=True)
+    _make_dest(dest)
     if incremental:
         done = _incremental(where, dest, now or datetime.now(UTC))
         if done is not None:
@@ -209,6 +215,25 @@ def restore(
             shutil.rmtree(work, ignore_errors=True)
 
 
+def _refuse_from_the_future(src: Path, copy_ts: str, stamp_now: datetime) -> None:
+    """A copy whose last event is later than this machine's clock: nothing could be recorded after it."""
+    if copy_ts > stamp_now.isoformat(timespec="microseconds"):
+        raise BackupError(
+            f"{src}: refused: its last event is stamped {copy_ts}, later than this machine's clock "
+            f"({stamp_now.isoformat(timespec='seconds')}); nothing could be recorded after it. Set the clock "
+            "right (`timedatectl`), then restore; nothing was changed"
+        )
+
+
+def _override_fields(objections: list[str], override_reason: str | None) -> dict[str, Any]:
+    """The restore record's override (the objections it overrode and why), or a technician's note."""
+    if objections:
+        return {"override_reason": override_reason, "overridden": objections}
+    if override_reason is not None:
+        return {"note": override_reason}
+    return {}
+
+
 def _restore_via(
     work: Path, where: Where, src: Path, override_reason: str | None, by: str, now: datetime
 ) -> RestoreResult:
@@ -229,12 +254,7 @@ def _restore_via(
     if objections and override_reason is None:
         raise BackupError(f'{src}: refused: {objections[0]} (a technician may override: --override-reason "...")')
     stamp_now = now.astimezone(UTC)
-    if copy_ts > stamp_now.isoformat(timespec="microseconds"):
-        raise BackupError(
-            f"{src}: refused: its last event is stamped {copy_ts}, later than this machine's clock "
-            f"({stamp_now.isoformat(timespec='seconds')}); nothing could be recorded after it. Set the clock "
-            "right (`timedatectl`), then restore; nothing was changed"
-        )
+    _refuse_from_the_future(src, copy_ts, stamp_now)
     stamp = stamp_now.strftime("%Y%m%dT%H%M%S%fZ")
     before: Head | None = witnessed if isinstance(witnessed, Head) else None
     aside = f"ledger.replaced-{stamp}.sqlite3" if (state_dir / LEDGER_FILE).exists() else None
@@ -246,11 +266,7 @@ def _restore_via(
         "replaced": aside,
         "by": by,
     }
-    if objections:
-        data["override_reason"] = override_reason
-        data["overridden"] = objections
-    elif override_reason is not None:
-        data["note"] = override_reason
+    data |= _override_fields(objections, override_reason)
     head = _record_restore(copy, table_id, where.key, data)  # in the copy, still aside
     replaced = _keep_aside(state_dir, stamp)
     for sfx in ("-wal", ""):  # the copy's WAL (if closing left one) before the copy itself

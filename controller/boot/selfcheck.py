@@ -207,20 +207,30 @@ def manifest(
     known = trust.stats if trust is not None and not full else {}
     for name, (path, st) in installed_files(bytecode).items():
         key = _stat_key(st)
-        seen = None if full else _SEEN.get(path)
-        if trust is not None and known.get(name) == key and name in trust.files:
-            out[name] = trust.files[name]
-        elif seen is not None and seen[0] == key:
-            out[name] = seen[1]
-        else:
+        h = _known_hash(name, path, key, trust, known, full)
+        if h is None:
             try:
-                out[name] = _hash(path, st)
+                h = _hash(path, st)
             except OSError:
                 continue  # removed meanwhile: it is "missing"
-            _SEEN[path] = (key, out[name])
+            _SEEN[path] = (key, h)
+        out[name] = h
         if stats is not None:
             stats[name] = key
     return out  # in no order: digest_of sorts the listing (the record is written with sorted keys)
+
+
+def _known_hash(
+    name: str, path: str, key: list[int], trust: SoftwareRecord | None, known: Mapping[str, list[int]], full: bool
+) -> str | None:
+    """The hash of a file whose stat is still ``key``: as ``trust`` recorded it, or as this process
+    last made it (not with ``full``); None: it must be read."""
+    if trust is not None and known.get(name) == key and name in trust.files:
+        return trust.files[name]
+    seen = None if full else _SEEN.get(path)
+    if seen is not None and seen[0] == key:
+        return seen[1]
+    return None
 
 
 def digest_of(files: Mapping[str, str]) -> str:

@@ -346,13 +346,8 @@ class Table:
         is *not* voided: after a cut tail or a rollback the ledger no longer says
         whether it was settled and paid (issue 13) — a technician decides.  ``then()`` runs
         once the start-up records are durable and the table has opened (or latched)."""
-        for name in self.dev.inputs.names():
-            self.debounce.add(name, self.dev.inputs.is_active(name))
-        self.wagering.restore_levels(self.dev.inputs.is_active)
-        recs = [self.rec(Kind.POWER_UP, version=_version())]
-        recs += records or []
-        if self.progressive:
-            recs += self.progressive.init_records(self.books.meters, self.round_no)
+        self._restore_inputs()
+        recs = self._power_up_records(records or [])
         found = recover(self.writer.ledger, self.round_no, self.proc, self.progressive)
         for r in found.records:
             if r.kind == Kind.GAME_CARRY_REFUSED:
@@ -369,6 +364,19 @@ class Table:
             return
         if found.tilts:
             self.faults.relatch(found.tilts)
+
+    def _restore_inputs(self) -> None:
+        """The debouncers and the wager spots start from the inputs as they are now."""
+        for name in self.dev.inputs.names():
+            self.debounce.add(name, self.dev.inputs.is_active(name))
+        self.wagering.restore_levels(self.dev.inputs.is_active)
+
+    def _power_up_records(self, records: list[Record]) -> list[Record]:
+        """POWER_UP, the service's own start-up ``records``, the progressive's initial meters."""
+        recs = [self.rec(Kind.POWER_UP, version=_version()), *records]
+        if self.progressive:
+            recs += self.progressive.init_records(self.books.meters, self.round_no)
+        return recs
 
     def _take_back(self, found: Recovered, *, damaged: bool) -> list[Record]:
         """What recovery found, taken back unless the ledger is damaged: its records to

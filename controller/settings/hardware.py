@@ -190,19 +190,22 @@ def _load_ledger(sec: Section | None, state_dir: Path) -> LedgerConfig:
     key_file = Path(sec.get_str("key_file", DEFAULT_KEY_FILE))
     if not key_file.is_absolute():
         raise sec.error("key_file", f"{str(key_file)!r} must be an absolute path")
-    wd = sec.get_str("witness_dir") if "witness_dir" in sec.data else None
-    witness = Path(wd) if wd is not None else None
-    if witness is not None:
-        if not witness.is_absolute():
-            raise sec.error("witness_dir", f"{wd!r} must be an absolute path")
-        sd = state_dir.resolve() if state_dir.is_absolute() else state_dir
-        w = witness.resolve()
-        if w == sd or sd in w.parents:
-            raise sec.error(
-                "witness_dir", f"{wd!r} must be outside state_dir ({state_dir}): it witnesses that directory"
-            )
+    witness = _witness_dir(sec, state_dir) if "witness_dir" in sec.data else None
     sec.check_unused()
     return LedgerConfig(cred, key_file, witness)
+
+
+def _witness_dir(sec: Section, state_dir: Path) -> Path:
+    """``[ledger] witness_dir``: an absolute path outside ``state_dir`` (it witnesses that directory)."""
+    wd = sec.get_str("witness_dir")
+    witness = Path(wd)
+    if not witness.is_absolute():
+        raise sec.error("witness_dir", f"{wd!r} must be an absolute path")
+    sd = state_dir.resolve() if state_dir.is_absolute() else state_dir
+    w = witness.resolve()
+    if w == sd or sd in w.parents:
+        raise sec.error("witness_dir", f"{wd!r} must be outside state_dir ({state_dir}): it witnesses that directory")
+    return witness
 
 
 def _load_expanders(sec: Section, pin_factory: str) -> dict[int, Expander]:

@@ -377,15 +377,25 @@ def _validate(
         prog = _check_wagers(s, w)
         if prog:
             offered = _offered_progressive(opt) if offered is None else offered
-            if offered and prog != offered:
-                raise SixCardError(
-                    f"seat {s}: Progressive Payout Wager {prog} is not the {offered} wager offered (§ 670a.12(d)(2))"
-                )
+            _check_offered(s, prog, offered)
         if s not in player_settings:
             raise SettingError(f"seat {s}: no high/low setting given for the player's hand")
     extra = sorted(set(player_settings) - set(seats), key=str)
     if extra:
         raise SettingError(f"setting(s) given for seat(s) {extra} with no wager")
+    return _seat_order(seats, opt)
+
+
+def _check_offered(s: int, prog: int, offered: int) -> None:
+    """The Progressive Payout Wager is the amount the table offers (§ 670a.12(d)(2))."""
+    if offered and prog != offered:
+        raise SixCardError(
+            f"seat {s}: Progressive Payout Wager {prog} is not the {offered} wager offered (§ 670a.12(d)(2))"
+        )
+
+
+def _seat_order(seats: Mapping[int, SeatWagers], opt: SixCardOptions) -> list[int]:
+    """The settlement order: ``opt.seat_order`` (every seat with a wager exactly once), else the default."""
     if opt.seat_order is None:
         return _default_order(seats)
     order = [s for s in opt.seat_order if s in seats]

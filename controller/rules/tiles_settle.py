@@ -247,6 +247,11 @@ def _check_bank(
         raise ValueError("the dealer may not wager against the bank when co-banking (§ 621a.9(e), (h))")
     if dealer_wager < 0 or (dealer_wager and dealer is None):
         raise ValueError("a dealer wager against the bank needs a positive amount and the dealer's hands")
+    _check_wager_seats(bank_seat, wagers)
+
+
+def _check_wager_seats(bank_seat: int, wagers: Sequence[PlayerWager]) -> None:
+    """Each wager's amount, at a betting position other than the bank's, once (§ 621a.9(f))."""
     seen: set[int] = set()
     for w in wagers:
         _amount(w.amount)
@@ -320,6 +325,16 @@ class BankSelection:
     next_first_offer: int | None  # the seat to offer first next round
 
 
+def _offer_order(occ: list[int], first_offer: int) -> list[int]:
+    """The occupied seats ``occ`` counterclockwise (ascending, wrapping) from ``first_offer``, or
+    from the next occupied seat after it when it is empty."""
+    if first_offer not in occ:
+        later = [s for s in occ if s > first_offer]
+        first_offer = later[0] if later else occ[0]
+    i0 = occ.index(first_offer)
+    return occ[i0:] + occ[:i0]
+
+
 def select_bank(
     first_offer: int,
     seats: Sequence[int],
@@ -345,11 +360,8 @@ def select_bank(
         return BankSelection(None, (), None)
     if any(s not in SEATS for s in occ):
         raise ValueError(f"seats {occ} must be betting positions 1..6")
-    if first_offer not in occ:
-        later = [s for s in occ if s > first_offer]
-        first_offer = later[0] if later else occ[0]
-    i0 = occ.index(first_offer)
-    order = occ[i0:] + occ[:i0]
+    order = _offer_order(occ, first_offer)
+    first_offer = order[0]
 
     def nxt(s: int) -> int:
         return order[(order.index(s) + 1) % len(order)]

@@ -48,7 +48,7 @@ must be the paytable's (§ 688a.12(d)).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -143,26 +143,12 @@ class FaceUp(Procedure):
         if bad:
             raise ValueError(f"{where} {bad[0]!r} is not an option of face-up ({', '.join(OPTIONS)})")
 
-        def cents(key: str, default: int) -> int:
-            v = opts.get(key, default)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{where} {key} = {v!r}: a whole number of cents, at least 1")
-            return v
-
-        hw = str(opts.get("house_way", DEFAULT_HOUSE_WAY))
-        if hw not in HOUSE_WAYS:
-            raise ValueError(f"{where} house_way = {hw!r}: one of {', '.join(HOUSE_WAYS)} (§ 688a.11(a))")
-        envy = str(opts.get("envy_receivers", "lammer"))
-        if envy not in ENVY_RECEIVERS:
-            raise ValueError(f"{where} envy_receivers = {envy!r}: one of {', '.join(ENVY_RECEIVERS)} (688a-8)")
-        reading = str(opts.get("bonus_reading", "best-pay"))
-        if reading not in BONUS_READINGS:
-            raise ValueError(f"{where} bonus_reading = {reading!r}: one of {', '.join(BONUS_READINGS)} (688a-7)")
+        hw, envy, reading = (_choice(opts, where, *c) for c in _CHOICES)
         adjacent = opts.get("adjacent_areas", False)
         if not isinstance(adjacent, bool):
             raise ValueError(f"{where} adjacent_areas = {adjacent!r}: true or false (§ 688a.7(f))")
         self.adjacent_areas = adjacent
-        base_min, base_max = cents("base_min_cents", 500), cents("base_max_cents", 100_000)
+        base_min, base_max = _cents(opts, where, "base_min_cents", 500), _cents(opts, where, "base_max_cents", 100_000)
         if base_min > base_max:
             raise ValueError(f"{where} base_min_cents = {base_min}: above base_max_cents ({base_max})")
         w: dict[str, WagerSpec] = {"base": WagerSpec("base", "§ 688a.7(d)", min_cents=base_min, max_cents=base_max)}
@@ -171,14 +157,8 @@ class FaceUp(Procedure):
             ("ace-high", "ace_high_paytable", "§ 688a.7(e)(1)"),
             ("fortune", "fortune_paytable", "§ 688a.7(e)(2)"),
         ):
-            if key not in opts:
-                continue
-            name = str(opts[key])
-            self._check_paytable(where, key, name, wager)
-            tables[wager] = name
-            w[wager] = WagerSpec(
-                wager, sec, needs="base", min_cents=100, max_cents=cents(f"{wager.replace('-', '_')}_max_cents", 10_000)
-            )
+            if key in opts:
+                tables[wager], w[wager] = self._optional_wager(opts, where, wager, key, sec)
         prog = profile.progressive
         if prog is not None:
             pt = self._check_progressive(profile.file, prog)
@@ -208,6 +188,15 @@ class FaceUp(Procedure):
             seat_order=tuple(self.settlement_order()),
             **kw,
         )
+
+    def _optional_wager(
+        self, opts: Mapping[str, Any], where: str, wager: str, key: str, sec: str
+    ) -> tuple[str, WagerSpec]:
+        """An optional wager the table offers: its paytable (``opts[key]``) and its limits."""
+        name = str(opts[key])
+        self._check_paytable(where, key, name, wager)
+        max_cents = _cents(opts, where, f"{wager.replace('-', '_')}_max_cents", 10_000)
+        return name, WagerSpec(wager, sec, needs="base", min_cents=100, max_cents=max_cents)
 
     @staticmethod
     def _check_paytable(where: str, key: str, name: str, wager: str) -> Any:
@@ -417,3 +406,27 @@ class FaceUp(Procedure):
 
 
 PROCEDURE = FaceUp
+
+
+#: the [game.options] that choose a reading: (key, default, choices, where the choice is made)
+_CHOICES = (
+    ("house_way", DEFAULT_HOUSE_WAY, HOUSE_WAYS, "§ 688a.11(a)"),
+    ("envy_receivers", "lammer", ENVY_RECEIVERS, "688a-8"),
+    ("bonus_reading", "best-pay", BONUS_READINGS, "688a-7"),
+)
+
+
+def _choice(opts: Mapping[str, Any], where: str, key: str, default: str, choices: Collection[str], cite: str) -> str:
+    """The option ``key``, one of ``choices``."""
+    v = str(opts.get(key, default))
+    if v not in choices:
+        raise ValueError(f"{where} {key} = {v!r}: one of {', '.join(choices)} ({cite})")
+    return v
+
+
+def _cents(opts: Mapping[str, Any], where: str, key: str, default: int) -> int:
+    """The option ``key``: a whole number of cents, at least 1."""
+    v = opts.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"{where} {key} = {v!r}: a whole number of cents, at least 1")
+    return v

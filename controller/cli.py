@@ -85,6 +85,7 @@ def _os_error(command: str, e: OSError) -> int:
     print(f"tablectl {command}: {e.filename or 'the output'}: {e.strerror}", file=sys.stderr)
     return 1
 
+
 #: said (with the error) when a command fails in a way nobody foresaw: tests look for it
 FAULT = "this is a fault in tablectl"
 

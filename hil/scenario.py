@@ -236,16 +236,9 @@ class Runner:
         sim = self.rig.sim(device)
         dev_faults = getattr(sim, f"{device}_faults", None)
         for key, val in faults.items():
-            if key == "unplug":
-                sim.unplug() if val else sim.replug()
-            elif key == "replug":
-                sim.replug() if val else sim.unplug()
-            elif key == "lid":
-                sim.set_lid(val == "open")
-            elif key in ("mute", "corrupt_next", "corrupt_all", "nak_all"):
-                setattr(sim.port, key, val)
-            elif key in ("silent", "reply_delay_s"):
-                setattr(sim, key, val)
+            action = _DEVICE_ACTIONS.get(key)
+            if action is not None:
+                action(sim, key, val)
             elif dev_faults is not None and key in {f.name for f in fields(dev_faults)}:
                 _set_device_fault(dev_faults, key, val)
             else:
@@ -483,6 +476,36 @@ def run_scenario(scn: Scenario, state_dir: Path | None = None) -> Result:
     else:
         failures = Runner(scn, state_dir).run()
     return Result(scn, not failures, failures, time.monotonic() - t0)
+
+
+def _plug(sim: Any, key: str, val: Any) -> None:
+    """``unplug: true`` / ``replug: false`` unplug the device; ``unplug: false`` / ``replug: true`` plug it back."""
+    if bool(val) == (key == "replug"):
+        sim.replug()
+    else:
+        sim.unplug()
+
+
+def _lid(sim: Any, key: str, val: Any) -> None:
+    sim.set_lid(val == "open")
+
+
+def _port_fault(sim: Any, key: str, val: Any) -> None:
+    setattr(sim.port, key, val)
+
+
+def _sim_setting(sim: Any, key: str, val: Any) -> None:
+    setattr(sim, key, val)
+
+
+#: the faults any simulated device takes, by key (the device's own fault fields besides)
+_DEVICE_ACTIONS: dict[str, Callable[[Any, str, Any], None]] = {
+    "unplug": _plug,
+    "replug": _plug,
+    "lid": _lid,
+    **dict.fromkeys(("mute", "corrupt_next", "corrupt_all", "nak_all"), _port_fault),
+    **dict.fromkeys(("silent", "reply_delay_s"), _sim_setting),
+}
 
 
 def run_paths(paths: Sequence[str | Path], out: TextIO, *, verbose: bool = False) -> int:

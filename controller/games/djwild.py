@@ -44,6 +44,7 @@ from controller.games.base import (
     Procedure,
     Stack,
     WagerSpec,
+    adjacent_seats,
     by_seat,
     entry_verb,
     seat_arg,
@@ -397,11 +398,7 @@ class DJWild(Procedure):
         n = self.adjacent_boxes
         if n < 2:
             raise EntryError("this table permits a player one box (§ 687a.7(e): the Rules Submission's number)")
-        if len(parts) != 3:
-            raise EntryError("enter SAME <seat> <seat>")
-        a, b = sorted(seat_arg(p, self.players(rnd)) for p in parts[1:3])
-        if b - a != 1:
-            raise EntryError(f"seats {a} and {b} are not adjacent boxes (§ 687a.7(e))")
+        a, b = adjacent_seats(parts, self.players(rnd), "adjacent boxes (§ 687a.7(e))")
         players = self.play.player
         who = {s: players.get(s, f"seat {s}") for s in self.players(rnd)}
         if who[a] == who[b]:

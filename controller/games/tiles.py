@@ -279,21 +279,19 @@ class PaiGowTiles(Procedure):
         for seat in self.settlement_order():
             for w in DICE_WAGERS:
                 amount = rnd.wagers.get((seat, w))
-                if not amount:
-                    continue
-                if dice is None:  # no roll (RNG start, the shaker out of order): nothing to settle on
-                    out.append(
-                        WagerResult(
-                            seat, w, amount, "returned", 0, hand="no-dice", detail="no dice rolled (§ 621a.2(b)(5))"
-                        )
-                    )
-                elif w == "sum":
-                    out.append(settle_sum(seat, amount, dice, self.opts.sum or ""))
-                elif w == "beat-it":
-                    out.append(settle_beat_it(seat, amount, dice, self.opts.beat_it or ""))
-                else:
-                    out.append(settle_match(seat, amount, dice, int(w[6:]), self.opts.match or ""))
+                if amount:
+                    out.append(self._dice_result(seat, w, amount, dice))
         return out
+
+    def _dice_result(self, seat: int, w: str, amount: int, dice: Dice | None) -> WagerResult:
+        """One Sum, Match or Beat It wager (§ 621a.6(b)); returned when no dice were rolled."""
+        if dice is None:  # no roll (RNG start, the shaker out of order): nothing to settle on
+            return WagerResult(seat, w, amount, "returned", 0, hand="no-dice", detail="no dice rolled (§ 621a.2(b)(5))")
+        if w == "sum":
+            return settle_sum(seat, amount, dice, self.opts.sum or "")
+        if w == "beat-it":
+            return settle_beat_it(seat, amount, dice, self.opts.beat_it or "")
+        return settle_match(seat, amount, dice, int(w[6:]), self.opts.match or "")
 
     # ---- the shoe as the tile dealer ---------------------------------------------------
     def deck_card_limit(self) -> int:
@@ -378,19 +376,16 @@ class PaiGowTiles(Procedure):
             base, tail = self._against_bank(x.bank, hands, ws, settings, dealer)
         out: list[WagerResult] = []
         for s in players:
-            if s in voided:  # § 621a.10(d)
-                out += [
-                    WagerResult(s, w, c, "returned", 0, hand="void", detail="player voided the hand (§ 621a.10(d))")
-                    for w, c in ws[s].items()
-                    if w in ("base", "pair-fortunes")
-                ]
-                continue
-            out.append(base[s])
-            if "pair-fortunes" in ws[s]:  # § 621a.8(j), § 621a.9(s)
-                out.append(
-                    settle_pair_fortunes(s, ws[s]["pair-fortunes"], kinds(hands[s]), self.opts.pair_fortunes or "")
-                )
+            out += _voided(s, ws[s]) if s in voided else self._seat_results(s, base[s], ws[s], hands[s])
         return out + tail
+
+    def _seat_results(
+        self, s: int, base: WagerResult, wagers: Mapping[str, int], hand: Sequence[int]
+    ) -> list[WagerResult]:
+        """A seat's Pai Gow Wager, then its Pair Fortunes wager (§ 621a.8(j), § 621a.9(s))."""
+        if "pair-fortunes" not in wagers:
+            return [base]
+        return [base, settle_pair_fortunes(s, wagers["pair-fortunes"], kinds(hand), self.opts.pair_fortunes or "")]
 
     def _against_bank(
         self,
@@ -456,3 +451,12 @@ class PaiGowTiles(Procedure):
 
 
 PROCEDURE = PaiGowTiles
+
+
+def _voided(s: int, wagers: Mapping[str, int]) -> list[WagerResult]:
+    """A player who voided the hand (§ 621a.10(d)): the Pai Gow and Pair Fortunes wagers returned."""
+    return [
+        WagerResult(s, w, c, "returned", 0, hand="void", detail="player voided the hand (§ 621a.10(d))")
+        for w, c in wagers.items()
+        if w in ("base", "pair-fortunes")
+    ]

@@ -30,14 +30,21 @@ class FaceUpPlayers(Strategy[Procedure]):
             if self.rng.random() >= self.play_probability:
                 continue
             out.append(Bet(seat, "base", self.amount(500, 10_000)))  # § 688a.7(d)
-            if "ace-high" in offered and self.rng.random() < 0.3:  # § 688a.7(e)(1)
-                out.append(Bet(seat, "ace-high", self.rng.choice((100, 500, 1000, 2500))))
-            if "fortune" in offered and self.rng.random() < 0.35:  # § 688a.7(e)(2)
-                out.append(Bet(seat, "fortune", self.rng.choice((100, 500, 500, 1000, 2500))))
-            if "progressive" in offered and self.rng.random() < 0.5:  # § 688a.7(e)(3)
-                out.append(self.sensed(seat, "progressive"))
+            out += self._optional_bets(seat)
             if self.rng.random() < 0.03:  # under the table minimum: refused
                 out.append(Bet(seat, "fortune" if "fortune" in offered else "base", 50))
+        return out
+
+    def _optional_bets(self, seat: int) -> list[Bet]:
+        """Some of the optional wagers the table offers."""
+        offered = self.proc.wagers
+        out: list[Bet] = []
+        if "ace-high" in offered and self.rng.random() < 0.3:  # § 688a.7(e)(1)
+            out.append(Bet(seat, "ace-high", self.rng.choice((100, 500, 1000, 2500))))
+        if "fortune" in offered and self.rng.random() < 0.35:  # § 688a.7(e)(2)
+            out.append(Bet(seat, "fortune", self.rng.choice((100, 500, 500, 1000, 2500))))
+        if "progressive" in offered and self.rng.random() < 0.5:  # § 688a.7(e)(3)
+            out.append(self.sensed(seat, "progressive"))
         return out
 
     def decide(self, status: Mapping[str, Any]) -> list[tuple[str, dict[tuple[int, str], int]]]:

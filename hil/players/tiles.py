@@ -92,13 +92,9 @@ class TilesPlayers(Strategy[PaiGowTiles]):
         cards = status.get("cards", {})
         out: Entries = []
         for seat in sorted(base):
-            r = rng.random()
-            if r < 0.03:
-                out.append((f"VOID {seat}", {}))  # § 621a.10(d)
-            elif r < 0.08:
-                out.append((f"SURRENDER {seat}", {}))  # § 621a.8(e)
-            elif r < 0.3 and cards.get(f"seat:{seat}"):
-                out.append((f"SET {seat} {self._tiles(cards[f'seat:{seat}'])}", {}))
+            entry = self._seat_decision(seat, rng.random(), cards.get(f"seat:{seat}"))
+            if entry:
+                out.append((entry, {}))
         if rng.random() < 0.15:
             banker = [int(k[5:]) for k in cards if k.startswith("seat:") and int(k[5:]) not in base]
             mine = cards.get(f"seat:{self.bank_seat}") if self.bank_seat in banker else cards.get("dealer")
@@ -106,6 +102,16 @@ class TilesPlayers(Strategy[PaiGowTiles]):
                 out.append((f"BANKSET {self._tiles(mine)}", {}))
         out.append(("DONE", {}))
         return out
+
+    def _seat_decision(self, seat: int, r: float, tiles: list[int] | None) -> str | None:
+        """By the draw ``r``: void, surrender, set the hand (when its tiles are known), or the house way."""
+        if r < 0.03:
+            return f"VOID {seat}"  # § 621a.10(d)
+        if r < 0.08:
+            return f"SURRENDER {seat}"  # § 621a.8(e)
+        if r < 0.3 and tiles:
+            return f"SET {seat} {self._tiles(tiles)}"
+        return None
 
 
 STRATEGY = TilesPlayers

@@ -95,18 +95,21 @@ def _child(
     )
 
 
-def check(state: Path, witness: Path) -> dict[str, object]:
+def _read_ledger(state: Path) -> tuple[list[str], list[Any], dict[str, Any]]:
+    """The ledger's chain problems, its events and its meters recomputed from them."""
     from controller.books.ledger import Ledger
     from controller.daemon.service import LEDGER_FILE
     from hil.rig import rig_ledger_key
 
     led = Ledger.open_readonly(state / LEDGER_FILE, "check", key=rig_ledger_key(state))
     try:
-        problems = led.verify()
-        events = list(led.events())
-        meters = led.recompute_meters()
+        return led.verify(), list(led.events()), led.recompute_meters()
     finally:
         led.close()
+
+
+def check(state: Path, witness: Path) -> dict[str, object]:
+    problems, events, meters = _read_ledger(state)
     per_round, doubled = _doubled(events)
     paid = {(e.round, e.data.get("seat"), e.data.get("cents")) for e in events if e.kind == "meter.payout"}
     witnessed, lost = _lost(witness, per_round, paid)

@@ -50,31 +50,68 @@ def _on_alarm(_sig: int, _frame: Any) -> None:
     raise _Hang()
 
 
+def _flip_bit(rng: random.Random, b: bytearray, i: int, corpus: list[bytes]) -> None:
+    j = rng.randrange(len(b))
+    b[j] ^= 1 << rng.randrange(8)
+
+
+def _set_byte(rng: random.Random, b: bytearray, i: int, corpus: list[bytes]) -> None:
+    b[rng.randrange(len(b))] = rng.randrange(256)
+
+
+def _insert_byte(rng: random.Random, b: bytearray, i: int, corpus: list[bytes]) -> None:
+    b[i:i] = bytes([rng.randrange(256)])
+
+
+def _delete_byte(rng: random.Random, b: bytearray, i: int, corpus: list[bytes]) -> None:
+    del b[rng.randrange(len(b))]
+
+
+def _insert_starts(rng: random.Random, b: bytearray, i: int, corpus: list[bytes]) -> None:
+    b[i:i] = bytes([0xA5]) * rng.randint(1, 8)
+
+
+def _insert_random(rng: random.Random, b: bytearray, i: int, corpus: list[bytes]) -> None:
+    b[i:i] = rng.randbytes(rng.randint(1, 64))
+
+
+def _truncate(rng: random.Random, b: bytearray, i: int, corpus: list[bytes]) -> None:
+    del b[rng.randrange(len(b) + 1) :]
+
+
+def _splice(rng: random.Random, b: bytearray, i: int, corpus: list[bytes]) -> None:
+    other = rng.choice(corpus)
+    b[i:i] = other[: rng.randint(0, len(other))]
+
+
+def _repeat_head(rng: random.Random, b: bytearray, i: int, corpus: list[bytes]) -> None:
+    b += b[: rng.randint(0, len(b))]
+
+
+#: the mutations, by the number drawn
+_MUTATIONS = (
+    _flip_bit,
+    _set_byte,
+    _insert_byte,
+    _delete_byte,
+    _insert_starts,
+    _insert_random,
+    _truncate,
+    _splice,
+    _repeat_head,
+)
+#: the mutations of a byte already there: with no data, the (empty) head is repeated instead
+_IN_PLACE = frozenset((0, 1, 3))
+
+
 def mutate(rng: random.Random, data: bytes, corpus: list[bytes]) -> bytes:
     b = bytearray(data)
     for _ in range(rng.randint(1, 4)):
         op = rng.randrange(9)
         i = rng.randrange(len(b) + 1)
-        if op == 0 and b:
-            j = rng.randrange(len(b))
-            b[j] ^= 1 << rng.randrange(8)
-        elif op == 1 and b:
-            b[rng.randrange(len(b))] = rng.randrange(256)
-        elif op == 2:
-            b[i:i] = bytes([rng.randrange(256)])
-        elif op == 3 and b:
-            del b[rng.randrange(len(b))]
-        elif op == 4:
-            b[i:i] = bytes([0xA5]) * rng.randint(1, 8)
-        elif op == 5:
-            b[i:i] = rng.randbytes(rng.randint(1, 64))
-        elif op == 6:
-            del b[rng.randrange(len(b) + 1) :]
-        elif op == 7:
-            other = rng.choice(corpus)
-            b[i:i] = other[: rng.randint(0, len(other))]
-        else:
-            b += b[: rng.randint(0, len(b))]
+        if op in _IN_PLACE and not b:
+            op = len(_MUTATIONS) - 1
+        _MUTATIONS[op](rng, b, i, corpus)
     return bytes(b)
 
 

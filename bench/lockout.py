@@ -521,15 +521,16 @@ def _emit_figures(emit: Callable[[str, object], None], m: _Samples, gc_pauses: G
         _emit_spread(emit, name, xs)
         emit(f"lockout_durable_to_{name}_p99", f"{durable_p99 / percentile(sorted(xs), 99):.2f}")
     emit("presses", len(m.freeze))
-    for key, value in gc_pauses.figures().items():
-        emit(key, value)
+    _emit_all(emit, gc_pauses.figures())
     emit("sensor_edges", len(m.light))
-    for key, value in segment_figures(m.paths, m.durable).items():
-        emit(key, value)
-    for key, value in sensor_figures(m.sensor_paths).items():
-        emit(key, value)
+    _emit_all(emit, segment_figures(m.paths, m.durable))
+    _emit_all(emit, sensor_figures(m.sensor_paths))
     emit("sensor_edges_while_reactor_busy", " ".join(f"{k}:{n}" for k, n in sorted(sensor.busy.items())) or "0")
-    for key, value in cpu_figures(m.paths, m.cpus).items():
+    _emit_all(emit, cpu_figures(m.paths, m.cpus))
+
+
+def _emit_all(emit: Callable[[str, object], None], figures: Mapping[str, object]) -> None:
+    for key, value in figures.items():
         emit(key, value)
 
 
@@ -576,12 +577,14 @@ def cpu_figures(paths: list[dict[str, float]], cpus: list[dict[str, float]]) -> 
         (p["handler_done"] - p["submitted"]) * 1000 for p in paths if "handler_done" in p and "submitted" in p
     )
     if len(walls) == len(paths):
-        out["segment_submitted_to_handler_done_p50_ms"] = f"{percentile(walls, 50):.3f}"
-        out["segment_submitted_to_handler_done_p99_ms"] = f"{percentile(walls, 99):.3f}"
+        out |= _p50_p99("segment_submitted_to_handler_done", walls)
     for a, b in CPU_SEGMENTS:
         xs = sorted((c[b] - c[a]) * 1000 for c in cpus if a in c and b in c and c[a] > 0)
-        if len(xs) != len(cpus):
-            continue
-        out[f"cpu_{a}_to_{b}_p50_ms"] = f"{percentile(xs, 50):.3f}"
-        out[f"cpu_{a}_to_{b}_p99_ms"] = f"{percentile(xs, 99):.3f}"
+        if len(xs) == len(cpus):
+            out |= _p50_p99(f"cpu_{a}_to_{b}", xs)
     return out
+
+
+def _p50_p99(name: str, xs: list[float]) -> dict[str, str]:
+    """``{name}_p50_ms`` and ``{name}_p99_ms`` of the sorted ``xs``."""
+    return {f"{name}_p50_ms": f"{percentile(xs, 50):.3f}", f"{name}_p99_ms": f"{percentile(xs, 99):.3f}"}

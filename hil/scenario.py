@@ -352,14 +352,7 @@ class Runner:
         bets = self._seats(v.get("bets", []))
         late = self._seats(v.get("late", []))
         t = self.rig.table
-        st = t.wait_for(
-            lambda s: (
-                s.get("state") in ("open_for_wagers", "tilt") and (s.get("deck_ready") or s.get("state") == "tilt")
-            ),
-            self.wait_s,
-        )
-        if st["state"] == "tilt":
-            raise StepFailed(f"the table is in tilt before the round: {st.get('tilts')}")
+        self._wait_open()
         for s in bets:
             self.rig.place(s)
         self.rig.clock.sleep(0.5)
@@ -372,6 +365,17 @@ class Runner:
             self.rig.remove(s)
         if v.get("confirm", True):
             self.rig.press("confirm")
+
+    def _wait_open(self) -> None:
+        """Until the table is open for wagers with a shuffled deck; a tilt fails the step."""
+        st = self.rig.table.wait_for(
+            lambda s: (
+                s.get("state") in ("open_for_wagers", "tilt") and (s.get("deck_ready") or s.get("state") == "tilt")
+            ),
+            self.wait_s,
+        )
+        if st["state"] == "tilt":
+            raise StepFailed(f"the table is in tilt before the round: {st.get('tilts')}")
 
     def step_eventually(self, v: Mapping[str, Any]) -> None:
         """Like ``check``, but waits until the expectations hold (lights and the sign change

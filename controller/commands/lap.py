@@ -180,23 +180,27 @@ def _offline(args: argparse.Namespace, cfg: object) -> int:
     assert isinstance(cfg, LapConfig)
     with connect(args.db) as conn:
         store = LapStore(conn, cfg.schema)
-        if args.report and store.installed() is None:
+        installed = store.installed() is not None
+        if args.report and not installed:
             print(f"tablectl lap: schema {cfg.schema} is not in the database: nothing to report", file=sys.stderr)
             return 1
         if args.report:
             return _lap_report(store, cfg, args)
-        if store.installed() is None:
-            refused = _replication_line(store, cfg) and bool(args.check)
-            state = "REFUSED (replication)" if refused else "OK"
-            print(
-                f"{args.config}: {state} ({len(cfg.tables)} tables, {len(cfg.levels)} levels; schema not yet created)"
-            )
-            return 1 if refused else 0
+        if not installed:
+            return _check_before_install(store, cfg, args)
         if args.reopen:
             was = store.reopen(args.reopen, args.note)
             print(f"table {args.reopen}: " + (f"reopened (it was closed: {was})" if was else "was not closed"))
             return 0
         return _report(store, cfg, check=bool(args.check))
+
+
+def _check_before_install(store: LapStore, cfg: LapConfig, args: argparse.Namespace) -> int:
+    """A LAP whose schema is not created yet: its configuration and (``--check``) the replication."""
+    refused = _replication_line(store, cfg) and bool(args.check)
+    state = "REFUSED (replication)" if refused else "OK"
+    print(f"{args.config}: {state} ({len(cfg.tables)} tables, {len(cfg.levels)} levels; schema not yet created)")
+    return 1 if refused else 0
 
 
 def _report(store: object, cfg: object, check: bool = False) -> int:

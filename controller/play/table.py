@@ -504,18 +504,22 @@ class Table:
         spot = parse_input(name)
         if spot is not None:
             self.wagering.on_sensor(spot[0], spot[1], active, t)
-        elif not active:
-            return  # buttons act on the press edge
-        elif name == self.proc.lockout_button:
+        elif active:  # buttons act on the press edge
+            self._on_press(name, t)
+
+    def _on_press(self, name: str, t: float) -> None:
+        if name == self.proc.lockout_button:
             self.wagering.on_lockout(t)  # the lock-out; DJ Wild's Start Game plays its role (§ 687a.8(c))
-        elif name == "confirm":
-            self.wagering.on_confirm()
-        elif name == "void":
-            self.wagering.dealer_void("dealer pressed void")
-        elif name == "key":
-            self.settling.validate_hit("key switch")
-        elif name == "door":
-            self.raise_tilt("door", "cabinet door opened")
+            return
+        buttons: dict[str, Callable[[], object]] = {
+            "confirm": self.wagering.on_confirm,
+            "void": lambda: self.wagering.dealer_void("dealer pressed void"),
+            "key": lambda: self.settling.validate_hit("key switch"),
+            "door": lambda: self.raise_tilt("door", "cabinet door opened"),
+        }
+        action = buttons.get(name)
+        if action is not None:
+            action()
 
     # ---- phases ----------------------------------------------------------------------
     def _advance(self) -> None:
@@ -528,18 +532,14 @@ class Table:
         phase = self.proc.phase(self.state)
         if phase is None:
             return
-        if phase.kind == PhaseKind.START:
-            self.dealing.phase_start(rnd)
-        elif phase.kind == PhaseKind.DICE_WAGERS:
-            self.settling.phase_dice_wagers(rnd)
-        elif phase.kind == PhaseKind.DEAL:
-            self.dealing.phase_deal(rnd, phase.name)
-        elif phase.kind == PhaseKind.STUB:
-            self.dealing.phase_stub(rnd)
-        elif phase.kind == PhaseKind.DECIDE:
-            self.deciding.phase_decide(rnd, phase.name)
-        else:
-            self.settling.phase_settle()
+        enter: dict[PhaseKind, Callable[[], None]] = {
+            PhaseKind.START: lambda: self.dealing.phase_start(rnd),
+            PhaseKind.DICE_WAGERS: lambda: self.settling.phase_dice_wagers(rnd),
+            PhaseKind.DEAL: lambda: self.dealing.phase_deal(rnd, phase.name),
+            PhaseKind.STUB: lambda: self.dealing.phase_stub(rnd),
+            PhaseKind.DECIDE: lambda: self.deciding.phase_decide(rnd, phase.name),
+        }
+        enter.get(phase.kind, self.settling.phase_settle)()
 
     def _timed_out(self, device: str, what: str) -> None:
         self.dealing.timed_out(device, what)

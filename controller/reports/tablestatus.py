@@ -154,11 +154,15 @@ def round_view(ledger: ReadOnlyLedger) -> RoundView:
     v.accepted = sum(1 for e in evs if e.kind == Kind.WAGER_ACCEPTED)
     v.pending_hits = _pending_hits(evs)
     if v.pending_hits and not v.finished:
-        waiting = _hit_keys(evs, Kind.HIT_AWAITING_LAP)
-        first = (v.pending_hits[0].get("seat"), v.pending_hits[0].get("hand"))
-        v.step = AWAITING_LAP if first in waiting else "awaiting floor validation"
+        v.step = _hit_step(evs, v.pending_hits[0])
     _set_start(v, evs)
     return v
+
+
+def _hit_step(evs: list[StoredEvent], first: Mapping[str, Any]) -> str:
+    """The round waits for the LAP (the first pending hit validated, sent on) or for the floor."""
+    waiting = _hit_keys(evs, Kind.HIT_AWAITING_LAP)
+    return AWAITING_LAP if (first.get("seat"), first.get("hand")) in waiting else "awaiting floor validation"
 
 
 def _set_start(v: RoundView, evs: list[StoredEvent]) -> None:
@@ -305,9 +309,7 @@ def disk_line(path: Path) -> str:
 def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None, witness_dir: Path | None = None) -> str:
     last = ledger.last_event()
     if last is None:
-        return "ledger: empty (the table has never started)" + (
-            "\n" + witness_line(ledger, witness_dir) if witness_dir is not None else ""
-        )
+        return _empty_status(ledger, witness_dir)
     tilts = active_tilts(ledger)
     ooo = out_of_order(ledger)
     rnd = round_view(ledger)
@@ -329,6 +331,13 @@ def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None, witnes
     lines.append(disk_line(ledger.path))
     lines.append(_service_line(service))
     return "\n".join(lines)
+
+
+def _empty_status(ledger: ReadOnlyLedger, witness_dir: Path | None) -> str:
+    """A ledger with no event (and whether it reaches the witness, which then should hold none)."""
+    return "ledger: empty (the table has never started)" + (
+        "\n" + witness_line(ledger, witness_dir) if witness_dir is not None else ""
+    )
 
 
 def _round_line(rnd: RoundView) -> str:

@@ -58,6 +58,12 @@ def pin_value(v: Any, expanders: Mapping[int, Expander]) -> PinAddr:
         if a.line not in BCM_PINS:
             raise ValueError(f"{v!r} is not a usable BCM GPIO number ({_BCM_RANGE})")
         return a
+    _check_expander_line(v, a, expanders)
+    return a
+
+
+def _check_expander_line(v: Any, a: PinAddr, expanders: Mapping[int, Expander]) -> None:
+    """``a`` is a line of a declared expander (``v``: the pin as configured, for the error)."""
     e = expanders.get(a.chip)
     if e is None:
         declared = ", ".join(f"chip{c}" for c in sorted(expanders)) or "none"
@@ -66,7 +72,6 @@ def pin_value(v: Any, expanders: Mapping[int, Expander]) -> PinAddr:
         )
     if a.line not in e.lines:
         raise ValueError(f"{v!r}: a {e.type} has lines 0..{e.lines.stop - 1} (GPA0..GPB7)")
-    return a
 
 
 def _show(v: Any, limit: int = 60) -> str:

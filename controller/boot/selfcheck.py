@@ -323,6 +323,11 @@ def compare(recorded: Mapping[str, str], now: Mapping[str, str]) -> dict[str, li
     }
 
 
+def difference_lines(diff: Mapping[str, list[str]]) -> list[str]:
+    """One line per file of :func:`compare`'s differences: ``  changed: controller/x.py``."""
+    return [f"  {what}: {p}" for what in ("changed", "missing", "added") for p in diff[what]]
+
+
 def describe_mismatch(diff: Mapping[str, list[str]], limit: int = 3) -> str:
     parts = []
     for what in ("changed", "missing", "added"):

@@ -104,18 +104,21 @@ def _check(where: Path | None) -> int:
     now = S.digest_of(files)
     print(f"version: {__version__}\nfiles: {len(files)}\ndigest: {now}")
     if rec is None:
-        if where is None:
-            print("recorded: none (no configuration here: --config FILE, --state-dir D or --record-file F names one)")
-        else:
-            print(f"recorded: none in {S.record_path(where)}")
+        print(_no_record(where))
         return 2
     print(f"recorded: {rec.digest} ({rec.version}, {rec.recorded})")
     if rec.digest == now:
         print("result: match")
         return 0
-    diff = S.compare(rec.files, files)
     print("result: MISMATCH")
-    for what in ("changed", "missing", "added"):
-        for p in diff[what]:
-            print(f"  {what}: {p}")
+    for line in S.difference_lines(S.compare(rec.files, files)):
+        print(line)
     return 1
+
+
+def _no_record(where: Path | None) -> str:
+    from controller.boot import selfcheck as S
+
+    if where is None:
+        return "recorded: none (no configuration here: --config FILE, --state-dir D or --record-file F names one)"
+    return f"recorded: none in {S.record_path(where)}"

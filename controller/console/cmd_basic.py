@@ -205,8 +205,7 @@ def cmd_verify(ctx: Ctx, args: list[str]) -> str:
 
     lines.append(ctx.act(act))
     if args:
-        for what in ("changed", "missing", "added"):
-            lines += [f"  {what}: {p}" for p in diff[what]]
+        lines += S.difference_lines(diff)
     return "\n".join(lines)
 
 

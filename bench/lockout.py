@@ -544,12 +544,9 @@ def segment_figures(paths: list[dict[str, float]], durable: list[float]) -> dict
     for prefix, stages in (("", STAGES), ("ledger_", LEDGER_STAGES)):
         for a, b in zip(stages, stages[1:], strict=False):
             xs = sorted((p[b] - p[a]) * 1000 for p in paths if a in p and b in p)
-            if len(xs) != len(paths):
-                continue
-            name = f"{a}_to_{b}"
-            out[f"{prefix}segment_{name}_p50_ms"] = f"{percentile(xs, 50):.3f}"
-            out[f"{prefix}segment_{name}_p99_ms"] = f"{percentile(xs, 99):.3f}"
-            out[f"{prefix}tail_{name}_ms"] = f"{sum((p[b] - p[a]) * 1000 for p in tail) / len(tail):.3f}"
+            if len(xs) == len(paths):
+                out |= _p50_p99(f"{prefix}segment_{a}_to_{b}", xs)
+                out[f"{prefix}tail_{a}_to_{b}_ms"] = f"{sum((p[b] - p[a]) * 1000 for p in tail) / len(tail):.3f}"
     return out
 
 

@@ -140,7 +140,8 @@ def enumerated_counts(cards: int, rules: str = "bug") -> dict[Category, int]:
     return {levels[i]: int(c) for i, c in enumerate(total)}
 
 
-def _result(deck: int, options: dict[str, str]) -> AnalysisResult:
+def _deck_options(deck: int, options: dict[str, str]) -> tuple[int, str, str]:
+    """(cards, rules, method) of ``-o``, checked: 5-7 cards, a method known, rules of this deck."""
     try:
         cards = int(options.get("cards", "5"))
     except ValueError:
@@ -153,6 +154,11 @@ def _result(deck: int, options: dict[str, str]) -> AnalysisResult:
         raise ValueError(f"method must be one of {', '.join(_METHODS)}, not {method!r}")
     if (deck == 52) != (rules == "natural"):
         raise ValueError(f"rules {rules!r} do not apply to a {deck}-card deck")
+    return cards, rules, method
+
+
+def _result(deck: int, options: dict[str, str]) -> AnalysisResult:
+    cards, rules, method = _deck_options(deck, options)
     counts = exact_counts(cards, rules) if method == "exact" else enumerated_counts(cards, rules)
     total = sum(counts.values())
     if total != comb(deck, cards):

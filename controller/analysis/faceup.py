@@ -154,13 +154,8 @@ def _count_plain(
     Returns the weight of the straights that also hold three of a kind."""
     straight_trips = 0
     for cv in _count_vectors(len(ranks), 6 if joker else 7):
-        ways = 1
-        for c in cv:
-            ways *= comb(4, c)
-        w = ways - flush_weight.get(cv, 0)
-        if w <= 0:
-            if w < 0:  # pragma: no cover - would be a counting bug
-                raise AssertionError(f"negative weight for {cv}")
+        w = _plain_weight(cv, flush_weight)
+        if not w:
             continue
         cnt, masks = _plain_hand(ranks, cv)
         k = classify_counts(cnt, masks, joker, mode)
@@ -168,6 +163,17 @@ def _count_plain(
         if k == STRAIGHT and (max(cv) >= 3 or (joker and cnt[ACE] >= 2)):
             straight_trips += w
     return straight_trips
+
+
+def _plain_weight(cv: tuple[int, ...], flush_weight: Mapping[tuple[int, ...], int]) -> int:
+    """The suit assignments of the rank counts ``cv`` that hold no flush."""
+    ways = 1
+    for c in cv:
+        ways *= comb(4, c)
+    w = ways - flush_weight.get(cv, 0)
+    if w < 0:  # pragma: no cover - would be a counting bug
+        raise AssertionError(f"negative weight for {cv}")
+    return w
 
 
 def _plain_hand(ranks: tuple[int, ...], cv: tuple[int, ...]) -> tuple[list[int], list[int]]:
@@ -371,8 +377,8 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
     dist = seven_card_distribution(mode)
     reading = _reading(options)
     counts = dict(dist.counts)
-    extra = _straight_with_trips(pt, dist, counts, reading, Fraction(0) if returned else Fraction(-1), wager)
     base = Fraction(0) if returned else Fraction(-1)
+    extra = _straight_with_trips(pt, dist, counts, reading, base, wager)
     t = _progressive_rows(pt, meter_pt, counts, extra, base, wager)
     rows, lose, resets, share, ev = t.rows, t.lose, t.resets, t.share, t.ev
     rows.append(AnalysisRow("lose", lose, "lose", Fraction(-1)))

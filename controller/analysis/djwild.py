@@ -390,6 +390,21 @@ def analyze_blind(paytable: str | None, options: dict[str, str]) -> AnalysisResu
     )
 
 
+def _bad_beat_rows(pays: list[Fraction | None], g: MainGame, two_way: bool) -> list[AnalysisRow]:
+    """One row per paid category of losing hand: the raised hands of that level that lose
+    (counted twice when the dealer's losing hand pays too)."""
+    rows: list[AnalysisRow] = []
+    ways = 2 if two_way else 1
+    who = "player's or dealer's " if two_way else "player's "
+    for i, c in enumerate(_levels()):
+        p = pays[i]
+        if p is None:
+            continue
+        n = ways * int(g.loss[g.raised & (g.lvl == i)].sum())
+        rows.append(AnalysisRow(f"{who}{c.text} loses", n, f"{p} to 1", p))
+    return rows
+
+
 @analyzer("dj-wild", "bad-beat", "DJWBB-01")
 def analyze_bad_beat(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     """Two-Way Bad Beat (§ 687a.11(f)(3), § 687a.12(e)) with the best raise/fold strategy.
@@ -403,27 +418,16 @@ def analyze_bad_beat(paytable: str | None, options: dict[str, str]) -> AnalysisR
         raise ValueError(f"{name!r} is not a DJ Wild Two-Way Bad Beat paytable (DJWBB-01..04)")
     two_way = str(options.get("two_way", options.get("two-way", "yes"))).lower() in ("yes", "true", "1", "on")
     g = main_game()
-    loss, nd, lvl, raised = g.loss, g.nd, g.lvl, g.raised
+    nd, lvl, raised = g.nd, g.lvl, g.raised
     pays = _pay_by_level(name)
     eligible = np.array([p is not None for p in pays])[lvl]
     # The two directions are equal in total when every eligible hand is raised: the pairs
     # (P, D) with D eligible and D < P are the pairs (D, P) with P eligible and P < D.
     if two_way and not bool(raised[eligible].all()):
         raise AssertionError("a three-of-a-kind or better is folded: the two-way symmetry does not hold")
-    rows: list[AnalysisRow] = []
-    ret = Fraction(0)
-    won = 0
-    ways = 2 if two_way else 1
-    for i, c in enumerate(_levels()):
-        p = pays[i]
-        if p is None:
-            continue
-        m = raised & (lvl == i)
-        n = ways * int(loss[m].sum())
-        who = "player's or dealer's " if two_way else "player's "
-        rows.append(AnalysisRow(f"{who}{c.text} loses", n, f"{p} to 1", p))
-        ret += n * p
-        won += n
+    rows = _bad_beat_rows(pays, g, two_way)
+    ret = sum((r.count * r.net for r in rows), Fraction(0))
+    won = sum(r.count for r in rows)
     total = len(lvl) * nd
     rows.append(AnalysisRow("no bad beat", total - won, "", Fraction(-1)))
     ret -= total - won

@@ -298,7 +298,6 @@ class Table:
         }
 
     def _snapshot(self) -> Mapping[str, Any]:
-        rnd = self.round
         meter = self.books.meter
         return {
             "state": self.state,
@@ -307,13 +306,9 @@ class Table:
             "meter_cents": meter.cents if meter is not None else None,
             "count_shown": self.wagering.count_shown,
             "deck_ready": self.deck.ready,
-            "accepted": dict(rnd.accepted) if rnd else {},
-            "pending_hits": len(rnd.pending_hits) if rnd else 0,
+            **_round_view(self.round),
             "spots": self.wagering.board_snapshot(),
             "out_of_order": dict(self.marks.marks),
-            # what the people at the table can see: the wagers, the cards dealt, whose decision it is
-            "wagers": {f"{s}:{w}": c for (s, w), c in rnd.wagers.items()} if rnd else {},
-            "cards": {k: list(v) for k, v in rnd.cards.items()} if rnd else {},
             "decision": self._decision_view(),
             "link": self.link.snapshot(),
             # the number of the keypad's latest prompt (an entry answers one prompt, deciding.py)
@@ -606,3 +601,16 @@ def _version() -> str:
     from controller import __version__
 
     return __version__
+
+
+def _round_view(rnd: Round | None) -> dict[str, Any]:
+    """The round's part of the status: the wagers accepted, the hits pending, and what the people
+    at the table can see: the wagers, the cards dealt (none between rounds)."""
+    if rnd is None:
+        return {"accepted": {}, "pending_hits": 0, "wagers": {}, "cards": {}}
+    return {
+        "accepted": dict(rnd.accepted),
+        "pending_hits": len(rnd.pending_hits),
+        "wagers": {f"{s}:{w}": c for (s, w), c in rnd.wagers.items()},
+        "cards": {k: list(v) for k, v in rnd.cards.items()},
+    }

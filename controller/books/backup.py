@@ -133,17 +133,7 @@ def backup(where: Where, dest: Path, *, now: datetime | None = None, incremental
             return done
     work = Path(tempfile.mkdtemp(prefix=".tablectl-backup-", dir=dest))
     try:
-        # the witness first: the snapshot taken after it can only be ahead of it
-        wdir = work / "witness"
-        wdir.mkdir()
-        src_witness = where.witness_dir / WITNESS_FILE
-        if src_witness.exists():
-            shutil.copyfile(src_witness, wdir / WITNESS_FILE)
-        copy = work / LEDGER_FILE
-        try:
-            _sqlite_copy(where.ledger_path, copy)
-        except sqlite3.Error as e:
-            raise BackupError(f"cannot copy the ledger {where.ledger_path}: {e}") from None
+        wdir, copy = _snapshot(where, work)
         problems = audit(Where(work, where.key, wdir, where.table_id))
         if problems:
             raise BackupError(f"the copy does not audit clean, removed: {problems[0]}" + _more(problems))
@@ -157,6 +147,22 @@ def backup(where: Where, dest: Path, *, now: datetime | None = None, incremental
         return BackupResult(final, table_id, head)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _snapshot(where: Where, work: Path) -> tuple[Path, Path]:
+    """The witness, then the ledger, copied into ``work`` (the witness first: the snapshot taken
+    after it can only be ahead of it); their paths there."""
+    wdir = work / "witness"
+    wdir.mkdir()
+    src_witness = where.witness_dir / WITNESS_FILE
+    if src_witness.exists():
+        shutil.copyfile(src_witness, wdir / WITNESS_FILE)
+    copy = work / LEDGER_FILE
+    try:
+        _sqlite_copy(where.ledger_path, copy)
+    except sqlite3.Error as e:
+        raise BackupError(f"cannot copy the ledger {where.ledger_path}: {e}") from None
+    return wdir, copy
 
 
 def _incremental(where: Where, dest: Path, now: datetime) -> BackupResult | None:
@@ -234,6 +240,16 @@ def _override_fields(objections: list[str], override_reason: str | None) -> dict
     return {}
 
 
+def _move_in(work: Path, state_dir: Path) -> None:
+    """The restored copy into the state directory: its WAL (if closing left one) before the copy
+    itself, then the directory synced."""
+    for sfx in ("-wal", ""):
+        side = work / (LEDGER_FILE + sfx)
+        if side.exists():
+            os.replace(side, state_dir / (LEDGER_FILE + sfx))
+    _fsync_dir(state_dir)
+
+
 def _restore_via(
     work: Path, where: Where, src: Path, override_reason: str | None, by: str, now: datetime
 ) -> RestoreResult:
@@ -269,11 +285,7 @@ def _restore_via(
     data |= _override_fields(objections, override_reason)
     head = _record_restore(copy, table_id, where.key, data)  # in the copy, still aside
     replaced = _keep_aside(state_dir, stamp)
-    for sfx in ("-wal", ""):  # the copy's WAL (if closing left one) before the copy itself
-        side = work / (LEDGER_FILE + sfx)
-        if side.exists():
-            os.replace(side, state_dir / (LEDGER_FILE + sfx))
-    _fsync_dir(state_dir)
+    _move_in(work, state_dir)
     witness.write(head)
     _give_to_owner(state_dir, [LEDGER_FILE + sfx for sfx in ("", "-wal", "-shm", ".reserve")])
     _give_to_owner(where.witness_dir, [WITNESS_FILE])

@@ -175,11 +175,7 @@ def quick(led: Ledger) -> list[str]:
     if problems and "newer than this software" in problems[0]:
         return problems
     seal = S.last_seal(led.db)
-    w = Walk(GENESIS, 1, {})
-    if seal is not None:
-        if led.keyed and not led.sealer.valid(seal):
-            problems.append(f"{_seal_name(seal)}: its MAC does not match (edited, or written without the key)")
-        w = Walk(seal.head, seal.last + 1, _meters_of(seal))
+    w = _walk_from(led, seal, problems)
     after = w.expect - 1
     w.problems = problems
     truncated = led.last_seq - after > MAX_TAIL
@@ -194,6 +190,15 @@ def quick(led: Ledger) -> list[str]:
     if not truncated:  # (else the meters before the walk are not known: the problem is reported)
         problems += stored_meters(led, w.meters)
     return problems
+
+
+def _walk_from(led: Ledger, seal: S.Seal | None, problems: list[str]) -> Walk:
+    """A walk from the last seal (its MAC checked, with the key), or from the first event."""
+    if seal is None:
+        return Walk(GENESIS, 1, {})
+    if led.keyed and not led.sealer.valid(seal):
+        problems.append(f"{_seal_name(seal)}: its MAC does not match (edited, or written without the key)")
+    return Walk(seal.head, seal.last + 1, _meters_of(seal))
 
 
 def _tail_walk(led: Ledger, after: int, problems: list[str]) -> Walk:

@@ -48,7 +48,7 @@ must be the paytable's (§ 688a.12(d)).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -227,12 +227,9 @@ class FaceUp(Procedure):
         }
         for key, (have, need) in want.items():
             if need is not None and have != need:
-                shown = (
-                    (f"{float(have) * 100:g}%", f"{float(need) * 100:g}%")
-                    if isinstance(have, Fraction)
-                    else (f"${have / 100:,.2f}", f"${need / 100:,.2f}")
+                raise ValueError(
+                    f"{where} {key} = {_shown(have)}, but {prog.paytable} fixes {_shown(need)} (§ 688a.12(d))"
                 )
-                raise ValueError(f"{where} {key} = {shown[0]}, but {prog.paytable} fixes {shown[1]} (§ 688a.12(d))")
         envy = pt.options.get("envy_paytable")
         if prog.envy_paytable is not None and prog.envy_paytable != envy:
             raise ValueError(
@@ -282,23 +279,18 @@ class FaceUp(Procedure):
         seat = seat_arg(parts[1], self._players(rnd))
         if seat in self.play.voided:
             raise EntryError(f"seat {seat} has voided the hand (§ 688a.13(d))")
-        if verb == "SET":
-            return self._set(rnd, seat, parts[2:])
-        if verb == "SUR":
-            return self._surrender(rnd, seat)
-        return self._void(seat)
+        decisions: dict[str, Callable[[], Entry]] = {
+            "SET": lambda: self._set(rnd, seat, parts[2:]),
+            "SUR": lambda: self._surrender(rnd, seat),
+            "VOID": lambda: self._void(seat),
+        }
+        return decisions[verb]()
 
     def _set(self, rnd: Round, seat: int, low_cards: Sequence[str]) -> Entry:
         if seat in self.play.surrender:
             raise EntryError(f"seat {seat} has surrendered (§ 688a.11(d))")
-        try:
-            pair = parse_cards(" ".join(low_cards), count=2)
-        except CardError as e:
-            raise EntryError(str(e)) from None
         hand = self.hand_of(rnd, seat) or ()
-        for c in pair:
-            if c not in hand:
-                raise EntryError(f"{card_str(c)} is not one of seat {seat}'s cards ({cards_str(hand)})")
+        pair = _low_pair(low_cards, hand, seat)
         setting = make_setting(hand, [c for c in hand if c not in pair], pair)
         self.play.low[seat] = (pair[0], pair[1])
         foul = " FOUL" if setting.foul else ""
@@ -366,18 +358,7 @@ class FaceUp(Procedure):
         same = self.play.player
         out: list[WagerResult] = []
         for s in (s for s in self.settlement_order() if s in voided and s in ws):
-            for w, c in sorted(ws[s].items()):  # § 688a.13(d): the player voided the hand
-                out.append(
-                    WagerResult(
-                        s,
-                        w,
-                        c,
-                        "returned",
-                        0,
-                        "hand-voided",
-                        detail="§ 688a.13(d): a card exposed; the player voided the hand",
-                    )
-                )
+            out += _voided(s, ws[s])
         seats = {
             s: SeatWagers(
                 cards=hands[s],
@@ -403,6 +384,33 @@ class FaceUp(Procedure):
     def describe(self, rnd: Round) -> str:
         d = self.play.dealer
         return f"dealer {d.high} / {d.low}" if d else ""
+
+
+def _low_pair(low_cards: Sequence[str], hand: Sequence[int], seat: int) -> tuple[int, ...]:
+    """The two cards ``SET`` names for the low hand: cards of the seat's hand."""
+    try:
+        pair = parse_cards(" ".join(low_cards), count=2)
+    except CardError as e:
+        raise EntryError(str(e)) from None
+    for c in pair:
+        if c not in hand:
+            raise EntryError(f"{card_str(c)} is not one of seat {seat}'s cards ({cards_str(hand)})")
+    return pair
+
+
+def _shown(v: int | Fraction) -> str:
+    """A rate as a percentage, an amount (cents) in dollars."""
+    return f"{float(v) * 100:g}%" if isinstance(v, Fraction) else f"${v / 100:,.2f}"
+
+
+def _voided(s: int, wagers: Mapping[str, int]) -> list[WagerResult]:
+    """§ 688a.13(d): a card exposed, the player voided the hand: every wager returned."""
+    return [
+        WagerResult(
+            s, w, c, "returned", 0, "hand-voided", detail="§ 688a.13(d): a card exposed; the player voided the hand"
+        )
+        for w, c in sorted(wagers.items())
+    ]
 
 
 PROCEDURE = FaceUp

@@ -123,16 +123,10 @@ class PaiGowTiles(Procedure):
         w: dict[str, WagerSpec] = {
             "base": WagerSpec("base", "§ 621a.5(d)", min_cents=o.base_min_cents, max_cents=o.base_max_cents)
         }
-        side = {"min_cents": o.side_min_cents, "max_cents": o.side_max_cents, "needs": "base"}
-        if o.pair_fortunes:
-            w["pair-fortunes"] = WagerSpec("pair-fortunes", "§ 621a.5(e)(1)", **side)  # type: ignore[arg-type]
-        if o.sum:
-            w["sum"] = WagerSpec("sum", "§ 621a.5(e)(2)", **side)  # type: ignore[arg-type]
-        if o.match:
-            for m in MATCHES:
-                w[m] = WagerSpec(m, "§ 621a.5(e)(3)", **side)  # type: ignore[arg-type]
-        if o.beat_it:
-            w["beat-it"] = WagerSpec("beat-it", "§ 621a.5(e)(4)", **side)  # type: ignore[arg-type]
+        for option, section, names in _SIDE_WAGERS:
+            if getattr(o, option):  # the option names the wager's paytable: the table offers it
+                for m in names:
+                    w[m] = WagerSpec(m, section, min_cents=o.side_min_cents, max_cents=o.side_max_cents, needs="base")
         self.wagers = w
         self.paytables = {
             "pair-fortunes": o.pair_fortunes,
@@ -229,14 +223,7 @@ class PaiGowTiles(Procedure):
         if seat in x.voided or seat in x.surrendered:
             raise EntryError(f"seat {seat} has already {'voided' if seat in x.voided else 'surrendered'}")
         if verb == "SET" and len(args) == 3:
-            hand = self.hand_of(rnd, seat) or ()
-            high = self._pick(hand, args[1:])
-            s = setting_of(kinds(hand), high)
-            x.settings[seat] = high
-            return Entry(
-                f"SEAT {seat} {s}"[:120],
-                {"seat": seat, "decision": "setting", "high": s.high.label, "low": s.low.label},
-            )
+            return self._set_hand(rnd, seat, args[1:])
         if verb == "SURRENDER" and len(args) == 1:  # § 621a.8(e)
             x.surrendered.append(seat)
             return Entry(f"SEAT {seat} SURRENDERS", {"seat": seat, "decision": "surrender"}, answer=(seat, "surrender"))
@@ -248,6 +235,17 @@ class PaiGowTiles(Procedure):
                 answer=(seat, "void"),
             )
         return None
+
+    def _set_hand(self, rnd: Round, seat: int, tiles: list[str]) -> Entry:
+        """``SET <seat> <tile> <tile>``: the player's high hand (the other two tiles the low)."""
+        hand = self.hand_of(rnd, seat) or ()
+        high = self._pick(hand, tiles)
+        s = setting_of(kinds(hand), high)
+        self.play.settings[seat] = high
+        return Entry(
+            f"SEAT {seat} {s}"[:120],
+            {"seat": seat, "decision": "setting", "high": s.high.label, "low": s.low.label},
+        )
 
     def _bankset(self, rnd: Round, args: list[str]) -> Entry:
         who, hand = self._banker(rnd)
@@ -327,10 +325,7 @@ class PaiGowTiles(Procedure):
         used = {c for s, cs in rnd.entered.items() if s != seat for c in cs}
         out: list[int] = []
         for k in ks:
-            free = [i for i, kk in enumerate(FULL_SET) if kk == k and i not in used and i not in out]
-            if not free:
-                raise EntryError(f"every {tile_str(k)} tile is already entered for another seat")
-            out.append(free[0])
+            out.append(_free_tile(k, used, out))
         return tuple(out)
 
     def _needs_dealer(self, rnd: Round) -> bool:
@@ -451,6 +446,23 @@ class PaiGowTiles(Procedure):
 
 
 PROCEDURE = PaiGowTiles
+
+
+#: the side wagers, in the order offered: (the option naming its paytable, its section, its wagers)
+_SIDE_WAGERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("pair_fortunes", "§ 621a.5(e)(1)", ("pair-fortunes",)),
+    ("sum", "§ 621a.5(e)(2)", ("sum",)),
+    ("match", "§ 621a.5(e)(3)", MATCHES),
+    ("beat_it", "§ 621a.5(e)(4)", ("beat-it",)),
+)
+
+
+def _free_tile(k: int, used: set[int], taken: list[int]) -> int:
+    """The first tile of the set of kind ``k`` not entered for another seat (``used``) nor this one."""
+    free = [i for i, kk in enumerate(FULL_SET) if kk == k and i not in used and i not in taken]
+    if not free:
+        raise EntryError(f"every {tile_str(k)} tile is already entered for another seat")
+    return free[0]
 
 
 def _voided(s: int, wagers: Mapping[str, int]) -> list[WagerResult]:

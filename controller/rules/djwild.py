@@ -429,15 +429,21 @@ def _envy_holders(seats: list[DJSeat], replacement: int | None, cfg: DJWildConfi
     table = get_paytable(cfg.progressive_envy_paytable)
     out: list[tuple[int, poker.HandRank]] = []
     for s in seats:
-        if not s.raised and not cfg.progressive_on_fold:
-            continue
-        hand = _cards(s.cards, f"seat {s.seat}'s hand")
-        if JOKER in hand and replacement is None:
-            continue
-        rank = progressive_rank(hand, replacement)
-        if table.payout(rank.category.text) is not None:
+        rank = _envy_rank(s, replacement, cfg)
+        if rank is not None and table.payout(rank.category.text) is not None:
             out.append((s.seat, rank))
     return out
+
+
+def _envy_rank(s: DJSeat, replacement: int | None, cfg: DJWildConfig) -> poker.HandRank | None:
+    """A seat's Progressive hand for the envy; None: folded (unless folded hands qualify), or a
+    joker hand with no card set aside."""
+    if not s.raised and not cfg.progressive_on_fold:
+        return None
+    hand = _cards(s.cards, f"seat {s.seat}'s hand")
+    if JOKER in hand and replacement is None:
+        return None
+    return progressive_rank(hand, replacement)
 
 
 def _envy(seats: list[DJSeat], hits: list[tuple[int, poker.HandRank]], cfg: DJWildConfig) -> list[WagerResult]:

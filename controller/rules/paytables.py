@@ -236,17 +236,26 @@ def _rows(where: str, pays: Any) -> list[tuple[str, Payout]]:
     rows: list[tuple[str, Payout]] = []
     seen: set[str] = set()
     for i, row in enumerate(pays):
-        if not (isinstance(row, list) and len(row) == 2 and all(isinstance(x, str) for x in row)):
-            raise PaytableError(f'{where}: row {i + 1} must be ["hand", "payout"], got {row!r}')
-        hand, text = row
+        hand, text = _row(where, i, row)
         if hand in seen:
             raise PaytableError(f"{where}: hand {hand!r} listed twice")
         seen.add(hand)
-        try:
-            rows.append((hand, parse_payout(text)))
-        except ValueError as e:
-            raise PaytableError(f"{where}: row {hand!r}: {e}") from None
+        rows.append((hand, _payout(where, hand, text)))
     return rows
+
+
+def _row(where: str, i: int, row: Any) -> tuple[str, str]:
+    """Row ``i`` of ``pays``: ["hand", "payout"]."""
+    if not (isinstance(row, list) and len(row) == 2 and all(isinstance(x, str) for x in row)):
+        raise PaytableError(f'{where}: row {i + 1} must be ["hand", "payout"], got {row!r}')
+    return row[0], row[1]
+
+
+def _payout(where: str, hand: str, text: str) -> Payout:
+    try:
+        return parse_payout(text)
+    except ValueError as e:
+        raise PaytableError(f"{where}: row {hand!r}: {e}") from None
 
 
 Source = Callable[[], Mapping[str, Paytable]]

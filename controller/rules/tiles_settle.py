@@ -172,6 +172,19 @@ def _half(x: int, what: str) -> int:
     return x // 2
 
 
+def _center(wagers: Sequence[PlayerWager], results: Sequence[WagerResult]) -> tuple[int, int, int]:
+    """(the losing wagers collected in the center, the winning wagers paid 1 to 1 with their
+    vigorish, the vigorish taken) of the players' results against the bank."""
+    center = paid = commission = 0
+    for w, r in zip(wagers, results, strict=True):
+        if r.outcome in ("lose", "surrender"):
+            center += w.amount
+        elif r.outcome == "win":
+            paid += r.net + r.commission
+            commission += r.commission
+    return center, paid, commission
+
+
 def settle_bank(
     bank_seat: int,
     bank: Setting,
@@ -195,18 +208,8 @@ def settle_bank(
     """
     pt = _base_table(paytable)
     _check_bank(bank_seat, wagers, dealer_wager, dealer, cobank)
-    results: list[WagerResult] = []
-    center = 0  # losing wagers collected
-    paid = 0  # winning wagers paid 1 to 1
-    commission = 0
-    for w in wagers:
-        r = settle_pai_gow(w.seat, w.amount, w.setting, bank, pt.name)
-        results.append(r)
-        if r.outcome in ("lose", "surrender"):
-            center += w.amount
-        elif r.outcome == "win":
-            paid += r.net + r.commission
-            commission += r.commission
+    results = [settle_pai_gow(w.seat, w.amount, w.setting, bank, pt.name) for w in wagers]
+    center, paid, commission = _center(wagers, results)
     dealer_result: WagerResult | None = None
     dealer_net = 0
     if dealer_wager:

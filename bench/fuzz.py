@@ -261,6 +261,17 @@ def _console_one(rng: random.Random, data: bytes) -> int:
 # --------------------------------------------------------------------------- run
 
 
+def _input(rng: random.Random, corpus: list[bytes]) -> bytes:
+    """One input: random bytes, a run of the bytes that mean something (start, escape, CR, ^C),
+    or most often a mutated corpus entry."""
+    r = rng.random()
+    if r < 0.15:
+        return rng.randbytes(rng.randint(0, 300))
+    if r < 0.25:
+        return bytes(rng.choice((0xA5, 0x1B, 0x0D, 0x03, rng.randrange(256))) for _ in range(rng.randint(0, 80)))
+    return mutate(rng, rng.choice(corpus), corpus)
+
+
 def _fuzz(
     target: str,
     corpus: list[bytes],
@@ -274,13 +285,7 @@ def _fuzz(
     first_crash = ""
     t0 = time.perf_counter()
     for k in range(n):
-        r = rng.random()
-        if r < 0.15:
-            data = rng.randbytes(rng.randint(0, 300))
-        elif r < 0.25:
-            data = bytes(rng.choice((0xA5, 0x1B, 0x0D, 0x03, rng.randrange(256))) for _ in range(rng.randint(0, 80)))
-        else:
-            data = mutate(rng, rng.choice(corpus), corpus)
+        data = _input(rng, corpus)
         signal.setitimer(signal.ITIMER_REAL, hang_s)
         try:
             lost += one(rng, data)
@@ -294,17 +299,22 @@ def _fuzz(
             signal.setitimer(signal.ITIMER_REAL, 0)
         if (k + 1) % 200_000 == 0:
             emit(f"{target}_progress", f"{k + 1} inputs, {time.perf_counter() - t0:.1f} s")
-    wall = time.perf_counter() - t0
-    emit(f"{target}_inputs", n)
-    emit(f"{target}_crashes", crashes)
-    emit(f"{target}_hangs", hangs)
-    if target == "decoder":
-        emit("decoder_crc_collisions", lost)
-    emit(f"{target}_inputs_per_s", f"{n / wall:.0f}")
-    emit(f"{target}_wall_s", f"{wall:.1f}")
-    if first_crash:
-        emit(f"{target}_first_crash", first_crash)
+    figures = {"inputs": n, "crashes": crashes, "hangs": hangs, "lost": lost, "first_crash": first_crash}
+    _emit_target(emit, target, figures, time.perf_counter() - t0)
     return crashes, hangs
+
+
+def _emit_target(emit: Callable[[str, object], None], target: str, f: dict[str, Any], wall: float) -> None:
+    """A target's figures: inputs, crashes, hangs (the decoder's CRC collisions), speed, the first crash."""
+    emit(f"{target}_inputs", f["inputs"])
+    emit(f"{target}_crashes", f["crashes"])
+    emit(f"{target}_hangs", f["hangs"])
+    if target == "decoder":
+        emit("decoder_crc_collisions", f["lost"])
+    emit(f"{target}_inputs_per_s", f"{f['inputs'] / wall:.0f}")
+    emit(f"{target}_wall_s", f"{wall:.1f}")
+    if f["first_crash"]:
+        emit(f"{target}_first_crash", f["first_crash"])
 
 
 def run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:

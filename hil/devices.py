@@ -303,7 +303,12 @@ class ShoeSim(SimDevice):
             self._jam(stack, cards)
             return
         self._face_up(stack, f.face_up.get(stack, 0))
-        n = cards - 1 if f.short_stack == stack else cards
+        self._stack(stack, cards - 1 if f.short_stack == stack else cards)
+
+    def _stack(self, stack: int, n: int) -> None:
+        """A stack of (at most) ``n`` cards dealt and reported: the cards not read, or the stack
+        misnumbered, as the faults say."""
+        f = self.shoe_faults
         dealt = [self._take(stack, i) for i in range(min(n, len(self.deck)))]
         self.stacks += 1
         shown = [P.CARD_UNREAD] * len(dealt) if f.unread else dealt

@@ -216,20 +216,23 @@ class Runner:
         return self.check(exp)
 
     def _setup(self, setup: Mapping[str, Any]) -> None:
+        shoe = self.rig.shoe
         for key, val in setup.items():
             if key == "decks":
-                for stacks in val:
-                    self.rig.shoe.stacked_decks.append(stacked_deck(stacks, self.rig.shoe.deck_size))
+                shoe.stacked_decks += [stacked_deck(stacks, shoe.deck_size) for stacks in val]
             elif key == "tiles":
-                for stacks in val:
-                    self.rig.shoe.stacked_decks.append(stacked_tiles(stacks))
+                shoe.stacked_decks += [stacked_tiles(stacks) for stacks in val]
             elif key == "rng":
-                self.rig.rng.scripted.extend(int(x) for x in val.get("scripted", []))
-                self.rig.rng.biased = bool(val.get("biased", False))
+                self._script_rng(val)
             elif key in ("shoe", "shaker", "sign", "keypad"):
                 self._inject(key, val)
             else:
                 raise ScenarioError(f"{self.scn.path}: setup: unknown key {key!r}")
+
+    def _script_rng(self, val: Mapping[str, Any]) -> None:
+        """``rng``: the draws the controller's RNG gives first (``scripted``), or a ``biased`` one."""
+        self.rig.rng.scripted.extend(int(x) for x in val.get("scripted", []))
+        self.rig.rng.biased = bool(val.get("biased", False))
 
     # ---- faults ---------------------------------------------------------------------
     def _inject(self, device: str, faults: Mapping[str, Any]) -> None:
@@ -514,14 +517,8 @@ _DEVICE_ACTIONS: dict[str, Callable[[Any, str, Any], None]] = {
 
 def run_paths(paths: Sequence[str | Path], out: TextIO, *, verbose: bool = False) -> int:
     """Run the scenarios found under ``paths``; print a pass/fail table; 0 if all pass."""
-    try:
-        files = discover(paths)
-        scenarios = [load(f) for f in files]
-    except ScenarioError as e:
-        print(f"tablectl hil run: {e}", file=out)
-        return 2
+    scenarios = _load_all(paths, out)
     if not scenarios:
-        print("tablectl hil run: no scenarios found", file=out)
         return 2
     results = []
     w = max(len(s.name) for s in scenarios)
@@ -539,6 +536,18 @@ def run_paths(paths: Sequence[str | Path], out: TextIO, *, verbose: bool = False
     failed = sum(1 for r in results if not r.passed)
     print(f"{len(results)} scenario(s): {len(results) - failed} passed, {failed} failed", file=out)
     return 1 if failed else 0
+
+
+def _load_all(paths: Sequence[str | Path], out: TextIO) -> list[Scenario]:
+    """The scenarios under ``paths``; none (said why) when one is not valid or none is found."""
+    try:
+        scenarios = [load(f) for f in discover(paths)]
+    except ScenarioError as e:
+        print(f"tablectl hil run: {e}", file=out)
+        return []
+    if not scenarios:
+        print("tablectl hil run: no scenarios found", file=out)
+    return scenarios
 
 
 def _print_failures(r: Result, out: TextIO, verbose: bool) -> None:

@@ -191,9 +191,8 @@ def format_summary(r: RoundRecord) -> str:
     made a Progressive Payout Wager (labelled), what was paid to players (the wagers handed
     back with a win or a push included, as the accounting report counts it)."""
     seats = ",".join(str(a["seat"]) for a in r.accepted if a.get("spot", "progressive") == "progressive")
-    rolls = [d for d in r.dice if not d["no_roll"]]
-    dice = "-".join(map(str, rolls[-1]["dice"])) if rolls else "-"
-    won = sum(p["cents"] for p in r.payouts) + sum(p["cents"] for p in r.meter_payouts)
+    dice = _last_roll(r.dice)
+    won = sum(p["cents"] for p in [*r.payouts, *r.meter_payouts])
     extra = f" void: {r.void_reason}" if r.status == "void" else ""
     n = len(r.accepted)
     return (
@@ -202,6 +201,12 @@ def format_summary(r: RoundRecord) -> str:
         f"start {r.start if r.start is not None else '-'} paid to players {format_cents(won)} "
         f"(wagers returned included){extra}"
     )
+
+
+def _last_roll(dice: list[dict[str, Any]]) -> str:
+    """The dice of the round's last roll (``3-5-6``), a no-roll left out; ``-`` with none."""
+    rolls = [d for d in dice if not d["no_roll"]]
+    return "-".join(map(str, rolls[-1]["dice"])) if rolls else "-"
 
 
 def _recipient_order(who: str) -> tuple[int, int]:

@@ -108,6 +108,13 @@ def site_roots() -> list[Path]:
     return list(seen)
 
 
+def _subdir(e: os.DirEntry[str], pre: str, in_cache: bool, bytecode: bool) -> list[tuple[str, str, bool]]:
+    """A directory to scan too: any but ``__pycache__``, which only with ``bytecode`` (all of it)."""
+    if e.name != "__pycache__":
+        return [(e.path, f"{pre}{e.name}/", in_cache)]
+    return [(e.path, f"{pre}{e.name}/", True)] if bytecode else []
+
+
 def _scan(
     root: str,
     prefix: str,
@@ -124,10 +131,7 @@ def _scan(
         with os.scandir(d) as it:
             for e in it:
                 if e.is_dir(follow_symlinks=False):
-                    if e.name != "__pycache__":
-                        stack.append((e.path, f"{pre}{e.name}/", in_cache))
-                    elif bytecode:
-                        stack.append((e.path, f"{pre}{e.name}/", True))
+                    stack += _subdir(e, pre, in_cache, bytecode)
                 elif in_cache or keep(e.name):
                     try:
                         out[pre + e.name] = (e.path, e.stat())

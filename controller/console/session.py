@@ -67,22 +67,9 @@ class Session:
 
     # ------------------------------------------------------------------ loop
     def run(self) -> None:
-        ed = self.editor
         try:
             while not self.server.stopping():
-                try:
-                    role = self.login()
-                except (Cancelled, EOFError):
-                    continue
-                except TimeoutError as e:
-                    ed.println(f"error: {e}")
-                    continue
-                except Closed:
-                    raise
-                except Exception as e:  # noqa: BLE001 - keep the console alive
-                    self.server.log.error("console.login_failed", error=repr(e), exc_info=True)
-                    ed.println(f"error: internal error: {e!r} (logged)")
-                    continue
+                role = self._try_login()
                 if role is not None:
                     self.shell(role)
         except Closed:
@@ -93,6 +80,24 @@ class Session:
                     self.log(Kind.CONSOLE_LOGOUT, role=self.role, why="disconnected")
                 except Exception:  # noqa: BLE001 - the service may be stopping
                     pass
+
+    def _try_login(self) -> str | None:
+        """One login at the prompt; a failure is said (a fault of ours logged too), never the end of
+        the console (but a closed channel, which is)."""
+        ed = self.editor
+        try:
+            return self.login()
+        except (Cancelled, EOFError):
+            return None
+        except TimeoutError as e:
+            ed.println(f"error: {e}")
+            return None
+        except Closed:
+            raise
+        except Exception as e:  # noqa: BLE001 - keep the console alive
+            self.server.log.error("console.login_failed", error=repr(e), exc_info=True)
+            ed.println(f"error: internal error: {e!r} (logged)")
+            return None
 
     def login(self) -> str | None:
         srv, ed = self.server, self.editor

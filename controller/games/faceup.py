@@ -173,13 +173,8 @@ class FaceUp(Procedure):
             tables["progressive"] = pt
         self.wagers = w
         self.house_way = hw
-        kw: dict[str, Any] = {}
-        if "ace-high" in tables:
-            kw["ace_high_paytable"] = tables["ace-high"]
-        if "fortune" in tables:
-            kw["fortune_paytable"] = tables["fortune"]
-        if "progressive" in tables:
-            kw["progressive_paytable"] = tables["progressive"]
+        # the paytables of the wagers offered (FaceUpOptions' own defaults for the others)
+        kw: dict[str, Any] = {f"{wager.replace('-', '_')}_paytable": name for wager, name in tables.items()}
         self.options = FaceUpOptions(
             house_way=hw,
             envy_receivers=envy,

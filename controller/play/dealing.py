@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from controller.core.reactor import Event
 from controller.core.records import Kind, PhaseKind
-from controller.games.base import DEALER, EntryError, Procedure
+from controller.games.base import DEALER, EntryError, Procedure, Stack
 from controller.games.round import Dealt, DealtView, Round
 from controller.play.context import Books, Deadline, Emit, Game, Log, Machine, RaiseTilt, Rounds, ShowMeters
 from controller.play.machine import TableState
@@ -383,6 +383,11 @@ class Dealing:
             self.raise_tilt("shoe", f"shoe reported impossible card bytes {cards}")
             return
         self.timer.cancel()
+        self._stack_taken(rnd, want, cards)
+
+    def _stack_taken(self, rnd: Round, want: Stack, cards: list[int]) -> None:
+        """The stack expected is in: its cards to their recipient, then the next stack, or the deal done."""
+        dealt = self._d
         dealt.to_dispense.pop(0)
         dealt.dealt_stacks.append(want)
         dealt.stacks.append(cards)
@@ -395,8 +400,7 @@ class Dealing:
     def _deal_done(self, rnd: Round) -> None:
         """The last stack of a deal is in: the deal recorded, then the next phase."""
         dealt, proc, state = self._d, self.proc, self.machine.state
-        seen = [c for s in dealt.stacks for c in s if c != P.CARD_UNREAD]
-        if len(set(seen)) != len(seen) and not proc.multi_deck:
+        if not proc.multi_deck and _card_twice(dealt.stacks):
             self.raise_tilt("shoe", "the shoe reported the same card twice in one deal")
             return
         if not dealt.unread:
@@ -496,3 +500,9 @@ def _is_no_roll(msg: str, data: Mapping[str, Any]) -> bool:
 def _stack_as_expected(d: Mapping[str, Any], n: int, cards: int) -> bool:
     """A STACK message is stack ``n`` of ``cards`` cards, and holds them all."""
     return bool(d["stack"] == n and d["count"] == cards and len(d["cards"]) == d["count"])
+
+
+def _card_twice(stacks: list[list[int]]) -> bool:
+    """A card read twice in one deal's stacks (cards not read aside)."""
+    seen = [c for s in stacks for c in s if c != P.CARD_UNREAD]
+    return len(set(seen)) != len(seen)

@@ -343,10 +343,7 @@ class Table:
         once the start-up records are durable and the table has opened (or latched)."""
         self._restore_inputs()
         recs = self._power_up_records(records or [])
-        found = recover(self.writer.ledger, self.round_no, self.proc, self.progressive)
-        for r in found.records:
-            if r.kind == Kind.GAME_CARRY_REFUSED:
-                self.log.warning("game.carry_refused", **r.data)
+        found = self._recover()
         # ledger problems a technician has already acknowledged (tilt cleared) do not re-tilt
         problems = [p for p in problems if p not in found.acknowledged]
         recs += self._take_back(found, damaged=any(p.startswith("ledger: ") for p in problems))
@@ -354,11 +351,23 @@ class Table:
         self.commit(recs, lambda _e: self._start_durable(found, then))
         if self.linked is not None:
             self.linked.start()
+        self._latch_at_start(problems, found.tilts)
+
+    def _recover(self) -> Recovered:
+        """What the ledger says of the round in play (controller/play/recovery.py); a game's
+        carried state it refused is logged."""
+        found = recover(self.writer.ledger, self.round_no, self.proc, self.progressive)
+        for r in found.records:
+            if r.kind == Kind.GAME_CARRY_REFUSED:
+                self.log.warning("game.carry_refused", **r.data)
+        return found
+
+    def _latch_at_start(self, problems: list[str], tilts: Mapping[str, str]) -> None:
+        """The start-up's self-check problems latched as a tilt, else the tilts the ledger held."""
         if problems:
             self.faults.self_check_failed(problems)
-            return
-        if found.tilts:
-            self.faults.relatch(found.tilts)
+        elif tilts:
+            self.faults.relatch(tilts)
 
     def _restore_inputs(self) -> None:
         """The debouncers and the wager spots start from the inputs as they are now."""

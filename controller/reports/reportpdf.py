@@ -122,9 +122,7 @@ def _table(sec: Section, st: dict[str, ParagraphStyle], width: float) -> Table:
     figure_cols = sec.key not in ("hit", "void", "fault")
     refs = figure_cols and any(r.ref for r in sec.rows)
     head = (["Figure"] if figure_cols else []) + (["Rule"] if refs else []) + sec.columns
-    right = _right_columns(sec)
-    lead = len(head) - len(sec.columns)
-    data: list[list[Any]] = [[_p(h, st["headr"] if i - lead in right else st["head"]) for i, h in enumerate(head)]]
+    data: list[list[Any]] = [_heading(sec, head, st)]
     data += [_row_cells(r, st, figure_cols, refs) for r in sec.rows]
     if len(data) == 1:
         data.append([_p("none", st["cell"])] + [""] * (len(head) - 1))
@@ -143,6 +141,14 @@ def _table(sec: Section, st: dict[str, ParagraphStyle], width: float) -> Table:
         )
     )
     return t
+
+
+def _heading(sec: Section, head: list[str], st: dict[str, ParagraphStyle]) -> list[Any]:
+    """The heading row: the figure and rule columns (where the section has them), then its own,
+    right-aligned over numbers."""
+    right = _right_columns(sec)
+    lead = len(head) - len(sec.columns)
+    return [_p(h, st["headr"] if i - lead in right else st["head"]) for i, h in enumerate(head)]
 
 
 def _row_cells(r: Row, st: dict[str, ParagraphStyle], figure_cols: bool, refs: bool) -> list[Any]:

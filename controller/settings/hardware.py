@@ -217,9 +217,7 @@ def _load_expanders(sec: Section, pin_factory: str) -> dict[int, Expander]:
     for name in ex.data:
         one = ex.sub(name)
         assert one is not None
-        chip = name[4:] if name.startswith("chip") else ""
-        if not chip.isdigit() or int(chip) == HEADER_CHIP:
-            raise one.error(None, f"{name!r} is not an expander's gpiochip: chipN, N from 1 (chip0 is the header)")
+        chip = _expander_chip(one, name)
         kind = one.get_str("type", "mcp23017", tuple(EXPANDER_TYPES))
         address = one.get_int("address", minval=0x20, maxval=0x27)
         if address in addresses:
@@ -229,9 +227,17 @@ def _load_expanders(sec: Section, pin_factory: str) -> dict[int, Expander]:
         one.check_unused()
         if pin_factory not in CHIP_FACTORIES:
             raise sec.error("pin_factory", f"{pin_factory!r} drives only the header; expanders need lgpio")
-        addresses[address] = int(chip)
-        out[int(chip)] = Expander(int(chip), kind, address, interrupt.line)
+        addresses[address] = chip
+        out[chip] = Expander(chip, kind, address, interrupt.line)
     return out
+
+
+def _expander_chip(one: Section, name: str) -> int:
+    """``[gpio.expanders.chipN]``: N, an expander's gpiochip (chip0 is the header)."""
+    chip = name[4:] if name.startswith("chip") else ""
+    if not chip.isdigit() or int(chip) == HEADER_CHIP:
+        raise one.error(None, f"{name!r} is not an expander's gpiochip: chipN, N from 1 (chip0 is the header)")
+    return int(chip)
 
 
 def _load_gpio(sec: Section, seats: int, sensed: tuple[str, ...]) -> GpioConfig:

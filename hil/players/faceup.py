@@ -60,13 +60,16 @@ class FaceUpPlayers(Strategy[Procedure]):
             elif r < 0.10:
                 out.append((f"SUR {seat}", {}))  # refused with an optional wager (§ 688a.11(d))
             elif r < 0.25 and len(cards) == 7:
-                if self.rng.random() < 0.3:  # the player's own idea, perhaps a foul
-                    low = self.rng.sample(list(cards), 2)
-                else:
-                    low = list(house_way(tuple(cards), "highest-low").low)
+                low = self._low_pair(cards)
                 out.append((f"SET {seat} {card_str(low[0])} {card_str(low[1])}", {}))
         out.append(("DONE", {}))
         return out
+
+    def _low_pair(self, cards: list[int]) -> list[int]:
+        """The two cards a player sets low: his own idea (perhaps a foul), or the highest low hand."""
+        if self.rng.random() < 0.3:
+            return self.rng.sample(list(cards), 2)
+        return list(house_way(tuple(cards), "highest-low").low)
 
 
 STRATEGY = FaceUpPlayers

@@ -72,19 +72,26 @@ class TilesPlayers(Strategy[PaiGowTiles]):
         out: Entries = []
         b = self.bank_seat
         if b is not None and base:
-            short = rng.random() < 0.05  # not enough chips: refused (§ 621a.9(d)(2))
-            chips = sum(base.values()) + (-100 if short else rng.choice((0, 5_000)))
-            out.append((f"BANK {b} {chips / 100:.2f}", {}))
-            if p.opts.co_banking and rng.random() < 0.3:
-                out.append(("COBANK", {}))
-            elif rng.random() < 0.3:
-                last = p.rotation.last_dealer_round.get(b, 0)
-                out.append((f"DEALER {rng.choice((0, last // 200 * 100, last)) / 100:.2f}", {}))
-            if rng.random() < 0.25:
-                out.append((rng.choice(("CUT R 1-2", "CUT L 7-8", "CUT R 3-3", "CUT R 1-1 L 2-3")), {}))
+            out += self._player_bank(b, base)
         if len(p.opts.styles) > 1 and rng.random() < 0.5:
             out.append((f"STYLE {rng.choice(p.opts.styles)}", {}))
         out.append(("DONE", {}))
+        return out
+
+    def _player_bank(self, b: int, base: Mapping[int, int]) -> Entries:
+        """Seat ``b`` takes the bank (now and then short of chips: refused, § 621a.9(d)(2)), perhaps
+        co-banked or against a dealer's wager, perhaps with a cut."""
+        p, rng = self.proc, self.rng
+        short = rng.random() < 0.05
+        chips = sum(base.values()) + (-100 if short else rng.choice((0, 5_000)))
+        out: Entries = [(f"BANK {b} {chips / 100:.2f}", {})]
+        if p.opts.co_banking and rng.random() < 0.3:
+            out.append(("COBANK", {}))
+        elif rng.random() < 0.3:
+            last = p.rotation.last_dealer_round.get(b, 0)
+            out.append((f"DEALER {rng.choice((0, last // 200 * 100, last)) / 100:.2f}", {}))
+        if rng.random() < 0.25:
+            out.append((rng.choice(("CUT R 1-2", "CUT L 7-8", "CUT R 3-3", "CUT R 1-1 L 2-3")), {}))
         return out
 
     def _settings(self, status: Mapping[str, Any], base: Mapping[int, int]) -> Entries:

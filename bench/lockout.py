@@ -543,8 +543,8 @@ def segment_figures(paths: list[dict[str, float]], durable: list[float]) -> dict
     tail = [p for p, d in zip(paths, durable, strict=True) if d >= cut]
     for prefix, stages in (("", STAGES), ("ledger_", LEDGER_STAGES)):
         for a, b in zip(stages, stages[1:], strict=False):
-            xs = sorted((p[b] - p[a]) * 1000 for p in paths if a in p and b in p)
-            if len(xs) == len(paths):
+            xs = _spans(paths, a, b)
+            if xs is not None:
                 out |= _p50_p99(f"{prefix}segment_{a}_to_{b}", xs)
                 out[f"{prefix}tail_{a}_to_{b}_ms"] = f"{sum((p[b] - p[a]) * 1000 for p in tail) / len(tail):.3f}"
     return out
@@ -570,16 +570,21 @@ def cpu_figures(paths: list[dict[str, float]], cpus: list[dict[str, float]]) -> 
     work after the submit (``segment_submitted_to_handler_done_*``), which runs while the writer
     writes and syncs."""
     out: dict[str, str] = {}
-    walls = sorted(
-        (p["handler_done"] - p["submitted"]) * 1000 for p in paths if "handler_done" in p and "submitted" in p
-    )
-    if len(walls) == len(paths):
+    walls = _spans(paths, "submitted", "handler_done")
+    if walls is not None:
         out |= _p50_p99("segment_submitted_to_handler_done", walls)
     for a, b in CPU_SEGMENTS:
-        xs = sorted((c[b] - c[a]) * 1000 for c in cpus if a in c and b in c and c[a] > 0)
-        if len(xs) == len(cpus):
+        xs = _spans(cpus, a, b, started=True)
+        if xs is not None:
             out |= _p50_p99(f"cpu_{a}_to_{b}", xs)
     return out
+
+
+def _spans(samples: list[dict[str, float]], a: str, b: str, *, started: bool = False) -> list[float] | None:
+    """The milliseconds from stamp ``a`` to ``b`` in every sample, sorted; None when a sample lacks
+    one (a stage the code under test does not stamp; ``started``: or its ``a`` is not positive)."""
+    xs = sorted((s[b] - s[a]) * 1000 for s in samples if a in s and b in s and (not started or s[a] > 0))
+    return xs if len(xs) == len(samples) else None
 
 
 def _p50_p99(name: str, xs: list[float]) -> dict[str, str]:

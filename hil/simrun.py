@@ -215,15 +215,20 @@ def run_sim(
     try:
         return _play(rig, rep, people_seed=seed, rounds=rounds, state_dir=Path(state_dir), out=out, stop=stop)
     except TableClosed as e:
-        print(f"tablectl sim: {e}", file=sys.stderr)
-        if tmp is None:
-            print(f"  `tablectl audit --state-dir {state_dir}` names the problem", file=sys.stderr)
+        _say_closed(e, state_dir if tmp is None else None)
         return 1
     finally:
         if stop is not None:
             stop.restore()
         if tmp is not None:
             tmp.cleanup()
+
+
+def _say_closed(e: TableClosed, kept: Path | None) -> None:
+    """The table latched a tilt at start: said, with how to look into a ledger that is kept."""
+    print(f"tablectl sim: {e}", file=sys.stderr)
+    if kept is not None:
+        print(f"  `tablectl audit --state-dir {kept}` names the problem", file=sys.stderr)
 
 
 class TableClosed(RuntimeError):

@@ -92,16 +92,22 @@ def _count_block(
         le[idx] -= upto
 
 
+def _checked_scores(hands: np.ndarray, scores: np.ndarray, deck: int) -> np.ndarray:
+    """The scores as int64, once ``hands`` are all the deck's five-card hands and no score is negative."""
+    if len(hands) != comb(deck, 5) or hands.shape[1] != 5:
+        raise ValueError(f"need all C({deck},5) = {comb(deck, 5)} hands, got {hands.shape}")
+    s = scores.astype(np.int64)
+    if s.min() < 0:
+        raise ValueError("scores must be non-negative")
+    return s
+
+
 def dealer_counts(hands: np.ndarray, scores: np.ndarray, deck: int) -> tuple[np.ndarray, np.ndarray, int]:
     """``(lt, tie, n_dealer)``: for each hand of ``hands`` (every 5-subset of range(deck),
     each row sorted), how many of the ``n_dealer = C(deck-5, 5)`` dealer hands disjoint
     from it score lower, and how many score the same."""
     n = len(hands)
-    if n != comb(deck, 5) or hands.shape[1] != 5:
-        raise ValueError(f"need all C({deck},5) = {comb(deck, 5)} hands, got {hands.shape}")
-    s = scores.astype(np.int64)
-    if s.min() < 0:
-        raise ValueError("scores must be non-negative")
+    s = _checked_scores(hands, scores, deck)
     shift = np.int64(1) << np.int64(int(s.max()).bit_length())
     lt = np.zeros(n, dtype=np.int64)
     le = np.zeros(n, dtype=np.int64)

@@ -29,7 +29,7 @@ from functools import cache, lru_cache
 from itertools import combinations, product
 from math import comb
 
-from controller.analysis import AnalysisResult, AnalysisRow, analyzer, meter_values
+from controller.analysis import AnalysisResult, AnalysisRow, MeterValues, analyzer, meter_values
 from controller.rules.faceup_bonus import (
     BONUS_ORDER,
     BONUS_READINGS,
@@ -350,6 +350,18 @@ def _add_paid_row(
     t.ev += c * (base + fixed)
 
 
+def _meter(options: dict[str, str], pt: Paytable, name: str) -> tuple[MeterValues, int, Fraction]:
+    """The meter figures (--seed, --rate, --meter over the seed and rate of progression the
+    paytable prints, § 688a.12(d)): with the seed and the rate used."""
+    mv = meter_values(
+        options,
+        (parse_money(str(pt.options["seed"])), f"{pt.section} {name}"),
+        (parse_percent(str(pt.options["rate_of_progression"])), f"{pt.section} {name}"),
+    )
+    assert mv.seed is not None and mv.rate is not None
+    return mv, mv.seed, mv.rate
+
+
 @analyzer("face-up", "progressive", "Face Up Progressive 1")
 def analyze_progressive(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     """Progressive Payout Wager (§ 688a.7(e)(3), § 688a.12(d)), long-run payback.
@@ -366,13 +378,7 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
     mode: JokerMode = str(o.get("joker", "bug"))  # type: ignore[assignment]
     wager = pt.per_wager_cents or 100
     returned = bool(o.get("original_wager_returned", False))
-    mv = meter_values(
-        options,
-        (parse_money(str(o["seed"])), f"{pt.section} {name}"),
-        (parse_percent(str(o["rate_of_progression"])), f"{pt.section} {name}"),
-    )
-    seed, rate = mv.seed, mv.rate
-    assert seed is not None and rate is not None
+    mv, seed, rate = _meter(options, pt, name)
     meter_pt = get_paytable(str(o["meter_paytable"])) if "meter_paytable" in o else None
     dist = seven_card_distribution(mode)
     reading = _reading(options)

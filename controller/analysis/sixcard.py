@@ -91,10 +91,16 @@ def flush_subsets(counts: tuple[int, ...], joker: bool) -> list[tuple[frozenset[
     for k in range(need, len(present) + 1):
         for f in combinations(present, k):
             fs = frozenset(f)
-            w = prod(comb(3, cnt[r] - 1) if r in fs else comb(3, cnt[r]) for r in present)
+            w = _suit_ways(cnt, fs)
             if w:
                 out.append((fs, w))
     return out
+
+
+def _suit_ways(cnt: dict[int, int], fs: frozenset[int]) -> int:
+    """The suit assignments in which one given suit holds exactly the ranks ``fs`` (``cnt``: the
+    cards of each rank present): the others of each rank from the three other suits."""
+    return prod(comb(3, c - 1) if r in fs else comb(3, c) for r, c in cnt.items())
 
 
 def representative(counts: tuple[int, ...], joker: bool, flush: frozenset[int] | None) -> tuple[int, ...]:

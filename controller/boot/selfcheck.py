@@ -206,8 +206,7 @@ def manifest(
     out: dict[str, str] = {}
     if bytecode is None:
         bytecode = trust is not None and trust.bytecode
-    if trust is not None and digest_of(trust.files) != trust.digest:
-        trust = None  # a record that contradicts itself vouches for nothing: read every file
+    trust = _trusted(trust)
     known = trust.stats if trust is not None and not full else {}
     for name, (path, st) in installed_files(bytecode).items():
         key = _stat_key(st)
@@ -222,6 +221,14 @@ def manifest(
         if stats is not None:
             stats[name] = key
     return out  # in no order: digest_of sorts the listing (the record is written with sorted keys)
+
+
+def _trusted(trust: SoftwareRecord | None) -> SoftwareRecord | None:
+    """The record, unless it contradicts itself (its digest is not its files'): such a record
+    vouches for nothing, every file is read."""
+    if trust is not None and digest_of(trust.files) != trust.digest:
+        return None
+    return trust
 
 
 def _known_hash(

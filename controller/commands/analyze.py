@@ -115,10 +115,15 @@ def _game_wager(args: argparse.Namespace, analyzers: dict[Any, Any]) -> tuple[An
     # analyses play the whole game and take none: "DJ Wild Ante" has no analysis of its own)
     if key not in analyzers or (paytable is not None and key not in DEFAULT_PAYTABLE):
         raise _Usage(_no_analysis(args.game, str(wager), paytable, analyzers, DEFAULT_PAYTABLE))
-    given = [f for f in ("rate", "seed", "meter") if getattr(args, f, None) is not None]
-    if given and key[1] != "progressive":
-        raise _Usage(f"--{given[0]} applies to a progressive wager, not {key[1]!r}")
+    _check_meter_options(args, key[1])
     return analyzers[key], paytable or DEFAULT_PAYTABLE.get(key)
+
+
+def _check_meter_options(args: argparse.Namespace, wager: str) -> None:
+    """--rate, --seed and --meter go with a progressive wager only."""
+    given = [f for f in ("rate", "seed", "meter") if getattr(args, f, None) is not None]
+    if given and wager != "progressive":
+        raise _Usage(f"--{given[0]} applies to a progressive wager, not {wager!r}")
 
 
 def run(args: argparse.Namespace) -> int:

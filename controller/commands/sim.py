@@ -135,6 +135,11 @@ def run(args: argparse.Namespace) -> int:
     configure(stream=sys.stderr, level=args.log_level)
     if args.link is not None or args.tables > 1:
         return _linked(args, floor)
+    return _one_table(args)
+
+
+def _one_table(args: argparse.Namespace) -> int:
+    """One table's simulation (its ledger kept in --state-dir, if given)."""
     import sqlite3
 
     from controller.books.ledger import LedgerError

@@ -51,7 +51,7 @@ def _record_where(args: argparse.Namespace) -> Path | None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from controller.books.audit import CONFIG_HINT, refuse_damaged
+    from controller.books.audit import CONFIG_HINT
     from controller.settings.config import ConfigError
 
     try:
@@ -62,12 +62,9 @@ def run(args: argparse.Namespace) -> int:
     if where is None and args.record:
         print(f"tablectl verify: --record: {args.config}: {CONFIG_HINT}, or --record-file F", file=sys.stderr)
         return 2
-    # a ledger failing its audit is refused (--record is an installation step: no key; a bare
-    # --record-file names no ledger unless the configuration exists)
-    if not args.record and (args.state_dir is not None or Path(args.config).exists()):
-        refused = refuse_damaged(args, "tablectl verify", sys.stderr)
-        if refused is not None:
-            return refused
+    refused = None if args.record else _refuse_damaged_ledger(args)
+    if refused is not None:
+        return refused
     if args.record:
         assert where is not None
         return _record(where, args.bytecode)
@@ -75,6 +72,18 @@ def run(args: argparse.Namespace) -> int:
         print("tablectl verify: --bytecode goes with --record (a check follows the record)", file=sys.stderr)
         return 2
     return _check(where)
+
+
+def _refuse_damaged_ledger(args: argparse.Namespace) -> int | None:
+    """A ledger failing its audit is refused (--record, an installation step, has no key and is not
+    asked; a bare --record-file names no ledger unless the configuration exists)."""
+    import sys
+
+    from controller.books.audit import refuse_damaged
+
+    if args.state_dir is None and not Path(args.config).exists():
+        return None
+    return refuse_damaged(args, "tablectl verify", sys.stderr)
 
 
 def _record(where: Path, bytecode: bool) -> int:

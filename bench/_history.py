@@ -111,14 +111,7 @@ class History:
         recs = [Record("round.open", r, {})]
         wagers: list[tuple[int, str, int]] = []
         for s in seats:
-            base = rng.choice((500, 1000, 1500, 2500, 5000, 7500, 10000))
-            wagers.append((s, "base", base))
-            recs.append(Record("wager.keyed", r, {"text": f"BET {s} base {base / 100:.2f}"}))
-            if shape.side and rng.random() < 0.4:
-                wagers.append((s, shape.side, rng.choice((100, 500, 1000))))
-                recs.append(Record("wager.keyed", r, {"text": f"BET {s} {shape.side} {wagers[-1][2] / 100:.2f}"}))
-            if rng.random() < 0.6:
-                wagers.append((s, "progressive", 100))
+            recs += self._seat_wagers(shape, s, wagers)
         prog = [w for w in wagers if w[1] == "progressive"]
         recs.append(
             Record("lockout", r, {"count": len(prog), "t": round(rng.uniform(0, 1e5), 6), "wagers": len(wagers)})
@@ -185,14 +178,24 @@ class History:
         recs.append(Record("decision", r, {"decision": "done", "phase": "setting_hands", "text": "DONE"}))
         return recs
 
+    def _seat_wagers(self, shape: Shape, s: int, wagers: list[tuple[int, str, int]]) -> list[Record]:
+        """A seat's wagers (added to ``wagers``): its base, perhaps the side wager, perhaps the
+        progressive; the records of those keyed."""
+        rng, r = self.rng, self.round
+        base = rng.choice((500, 1000, 1500, 2500, 5000, 7500, 10000))
+        wagers.append((s, "base", base))
+        recs = [Record("wager.keyed", r, {"text": f"BET {s} base {base / 100:.2f}"})]
+        if shape.side and rng.random() < 0.4:
+            wagers.append((s, shape.side, rng.choice((100, 500, 1000))))
+            recs.append(Record("wager.keyed", r, {"text": f"BET {s} {shape.side} {wagers[-1][2] / 100:.2f}"}))
+        if rng.random() < 0.6:
+            wagers.append((s, "progressive", 100))
+        return recs
+
     def _wager(self, shape: Shape, s: int, spot: str, c: int) -> tuple[Record, list[Record], bool]:
         """One wager's result, its payments, and whether it hit the progressive's meter."""
         rng, r = self.rng, self.round
-        paid: list[Record] = []
-        outcome = rng.choices(("win", "lose", "push"), (0.4, 0.4, 0.2))[0]
-        net = c if outcome == "win" else -c if outcome == "lose" else 0
-        if spot == "progressive":
-            outcome, net = ("win", 300) if rng.random() < 1 / 40 else ("lose", -100)
+        outcome, net = self._outcome(spot, c)
         result = Record(
             "wager.result",
             r,
@@ -208,17 +211,17 @@ class History:
                 "wager": spot,
             },
         )
-        if net >= 0:
-            paid.append(
-                Record(
-                    "payout", r, {"cents": c + net, "hand": "straight", "paid_by": "table", "seat": s, "wager": spot}
-                )
-            )
-        if spot == "progressive" and net > 0:
-            paid.append(
-                Record("meter.fixed_paid", r, {"cents": net + c, "hand": "straight", "level": "primary", "seat": s})
-            )
+        paid = _payments(r, s, spot, c, net)
         return result, paid, spot == "progressive" and rng.random() < 1 / 1500
+
+    def _outcome(self, spot: str, c: int) -> tuple[str, int]:
+        """A wager's outcome and net: even odds for the others, a fixed pay 1 in 40 for the progressive."""
+        rng = self.rng
+        outcome = rng.choices(("win", "lose", "push"), (0.4, 0.4, 0.2))[0]
+        net = c if outcome == "win" else -c if outcome == "lose" else 0
+        if spot == "progressive":
+            outcome, net = ("win", 300) if rng.random() < 1 / 40 else ("lose", -100)
+        return outcome, net
 
     def _settle(self, shape: Shape, wagers: list[tuple[int, str, int]]) -> list[Record]:
         rng, r = self.rng, self.round
@@ -307,3 +310,17 @@ def build(
     events = led.last_seq
     led.close()
     return events, time.perf_counter() - t0
+
+
+def _payments(r: int, s: int, spot: str, c: int, net: int) -> list[Record]:
+    """What the table hands back for a wager that did not lose, and a progressive's fixed pay."""
+    paid: list[Record] = []
+    if net >= 0:
+        paid.append(
+            Record("payout", r, {"cents": c + net, "hand": "straight", "paid_by": "table", "seat": s, "wager": spot})
+        )
+    if spot == "progressive" and net > 0:
+        paid.append(
+            Record("meter.fixed_paid", r, {"cents": net + c, "hand": "straight", "level": "primary", "seat": s})
+        )
+    return paid

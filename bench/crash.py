@@ -95,22 +95,24 @@ def _child(
     )
 
 
-def check(state: Path, witness: Path) -> dict[str, object]:
+def _read_ledger(state: Path) -> tuple[list[str], list[Any], dict[str, Any]]:
+    """The ledger's chain problems, its events and its meters recomputed from them."""
     from controller.books.ledger import Ledger
     from controller.daemon.service import LEDGER_FILE
     from hil.rig import rig_ledger_key
 
     led = Ledger.open_readonly(state / LEDGER_FILE, "check", key=rig_ledger_key(state))
     try:
-        problems = led.verify()
-        events = list(led.events())
-        meters = led.recompute_meters()
+        return led.verify(), list(led.events()), led.recompute_meters()
     finally:
         led.close()
+
+
+def check(state: Path, witness: Path) -> dict[str, object]:
+    problems, events, meters = _read_ledger(state)
     per_round, doubled = _doubled(events)
     paid = {(e.round, e.data.get("seat"), e.data.get("cents")) for e in events if e.kind == "meter.payout"}
     witnessed, lost = _lost(witness, per_round, paid)
-    exact = all(m.value == m.expected_value() and 0 <= m.remainder < 1 for m in meters.values())
     return {
         "events": len(events),
         "rounds": max(per_round) if per_round else 0,
@@ -118,11 +120,16 @@ def check(state: Path, witness: Path) -> dict[str, object]:
         "lost": lost,
         "doubled": doubled,
         "chain_problems": len(problems),
-        "meters_reconcile": "yes" if not problems and exact else "no",
+        "meters_reconcile": "yes" if not problems and _exact(meters) else "no",
         "meter_cents": {k: m.cents for k, m in meters.items()},
         "hits": sum(m.hits for m in meters.values()),
         "voids": sum(c["round.void"] for c in per_round.values()),
     }
+
+
+def _exact(meters: dict[str, Any]) -> bool:
+    """Every meter is its seed plus increments less payouts, its hidden remainder under a cent."""
+    return all(m.value == m.expected_value() and 0 <= m.remainder < 1 for m in meters.values())
 
 
 def _doubled(events: list[Any]) -> tuple[dict[int, Counter[str]], int]:

@@ -50,31 +50,68 @@ def _on_alarm(_sig: int, _frame: Any) -> None:
     raise _Hang()
 
 
+def _flip_bit(rng: random.Random, b: bytearray, i: int, corpus: list[bytes]) -> None:
+    j = rng.randrange(len(b))
+    b[j] ^= 1 << rng.randrange(8)
+
+
+def _set_byte(rng: random.Random, b: bytearray, i: int, corpus: list[bytes]) -> None:
+    b[rng.randrange(len(b))] = rng.randrange(256)
+
+
+def _insert_byte(rng: random.Random, b: bytearray, i: int, corpus: list[bytes]) -> None:
+    b[i:i] = bytes([rng.randrange(256)])
+
+
+def _delete_byte(rng: random.Random, b: bytearray, i: int, corpus: list[bytes]) -> None:
+    del b[rng.randrange(len(b))]
+
+
+def _insert_starts(rng: random.Random, b: bytearray, i: int, corpus: list[bytes]) -> None:
+    b[i:i] = bytes([0xA5]) * rng.randint(1, 8)
+
+
+def _insert_random(rng: random.Random, b: bytearray, i: int, corpus: list[bytes]) -> None:
+    b[i:i] = rng.randbytes(rng.randint(1, 64))
+
+
+def _truncate(rng: random.Random, b: bytearray, i: int, corpus: list[bytes]) -> None:
+    del b[rng.randrange(len(b) + 1) :]
+
+
+def _splice(rng: random.Random, b: bytearray, i: int, corpus: list[bytes]) -> None:
+    other = rng.choice(corpus)
+    b[i:i] = other[: rng.randint(0, len(other))]
+
+
+def _repeat_head(rng: random.Random, b: bytearray, i: int, corpus: list[bytes]) -> None:
+    b += b[: rng.randint(0, len(b))]
+
+
+#: the mutations, by the number drawn
+_MUTATIONS = (
+    _flip_bit,
+    _set_byte,
+    _insert_byte,
+    _delete_byte,
+    _insert_starts,
+    _insert_random,
+    _truncate,
+    _splice,
+    _repeat_head,
+)
+#: the mutations of a byte already there: with no data, the (empty) head is repeated instead
+_IN_PLACE = frozenset((0, 1, 3))
+
+
 def mutate(rng: random.Random, data: bytes, corpus: list[bytes]) -> bytes:
     b = bytearray(data)
     for _ in range(rng.randint(1, 4)):
         op = rng.randrange(9)
         i = rng.randrange(len(b) + 1)
-        if op == 0 and b:
-            j = rng.randrange(len(b))
-            b[j] ^= 1 << rng.randrange(8)
-        elif op == 1 and b:
-            b[rng.randrange(len(b))] = rng.randrange(256)
-        elif op == 2:
-            b[i:i] = bytes([rng.randrange(256)])
-        elif op == 3 and b:
-            del b[rng.randrange(len(b))]
-        elif op == 4:
-            b[i:i] = bytes([0xA5]) * rng.randint(1, 8)
-        elif op == 5:
-            b[i:i] = rng.randbytes(rng.randint(1, 64))
-        elif op == 6:
-            del b[rng.randrange(len(b) + 1) :]
-        elif op == 7:
-            other = rng.choice(corpus)
-            b[i:i] = other[: rng.randint(0, len(other))]
-        else:
-            b += b[: rng.randint(0, len(b))]
+        if op in _IN_PLACE and not b:
+            op = len(_MUTATIONS) - 1
+        _MUTATIONS[op](rng, b, i, corpus)
     return bytes(b)
 
 
@@ -224,6 +261,17 @@ def _console_one(rng: random.Random, data: bytes) -> int:
 # --------------------------------------------------------------------------- run
 
 
+def _input(rng: random.Random, corpus: list[bytes]) -> bytes:
+    """One input: random bytes, a run of the bytes that mean something (start, escape, CR, ^C),
+    or most often a mutated corpus entry."""
+    r = rng.random()
+    if r < 0.15:
+        return rng.randbytes(rng.randint(0, 300))
+    if r < 0.25:
+        return bytes(rng.choice((0xA5, 0x1B, 0x0D, 0x03, rng.randrange(256))) for _ in range(rng.randint(0, 80)))
+    return mutate(rng, rng.choice(corpus), corpus)
+
+
 def _fuzz(
     target: str,
     corpus: list[bytes],
@@ -237,13 +285,7 @@ def _fuzz(
     first_crash = ""
     t0 = time.perf_counter()
     for k in range(n):
-        r = rng.random()
-        if r < 0.15:
-            data = rng.randbytes(rng.randint(0, 300))
-        elif r < 0.25:
-            data = bytes(rng.choice((0xA5, 0x1B, 0x0D, 0x03, rng.randrange(256))) for _ in range(rng.randint(0, 80)))
-        else:
-            data = mutate(rng, rng.choice(corpus), corpus)
+        data = _input(rng, corpus)
         signal.setitimer(signal.ITIMER_REAL, hang_s)
         try:
             lost += one(rng, data)
@@ -257,17 +299,22 @@ def _fuzz(
             signal.setitimer(signal.ITIMER_REAL, 0)
         if (k + 1) % 200_000 == 0:
             emit(f"{target}_progress", f"{k + 1} inputs, {time.perf_counter() - t0:.1f} s")
-    wall = time.perf_counter() - t0
-    emit(f"{target}_inputs", n)
-    emit(f"{target}_crashes", crashes)
-    emit(f"{target}_hangs", hangs)
-    if target == "decoder":
-        emit("decoder_crc_collisions", lost)
-    emit(f"{target}_inputs_per_s", f"{n / wall:.0f}")
-    emit(f"{target}_wall_s", f"{wall:.1f}")
-    if first_crash:
-        emit(f"{target}_first_crash", first_crash)
+    figures = {"inputs": n, "crashes": crashes, "hangs": hangs, "lost": lost, "first_crash": first_crash}
+    _emit_target(emit, target, figures, time.perf_counter() - t0)
     return crashes, hangs
+
+
+def _emit_target(emit: Callable[[str, object], None], target: str, f: dict[str, Any], wall: float) -> None:
+    """A target's figures: inputs, crashes, hangs (the decoder's CRC collisions), speed, the first crash."""
+    emit(f"{target}_inputs", f["inputs"])
+    emit(f"{target}_crashes", f["crashes"])
+    emit(f"{target}_hangs", f["hangs"])
+    if target == "decoder":
+        emit("decoder_crc_collisions", f["lost"])
+    emit(f"{target}_inputs_per_s", f"{f['inputs'] / wall:.0f}")
+    emit(f"{target}_wall_s", f"{wall:.1f}")
+    if f["first_crash"]:
+        emit(f"{target}_first_crash", f["first_crash"])
 
 
 def run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:

@@ -521,15 +521,16 @@ def _emit_figures(emit: Callable[[str, object], None], m: _Samples, gc_pauses: G
         _emit_spread(emit, name, xs)
         emit(f"lockout_durable_to_{name}_p99", f"{durable_p99 / percentile(sorted(xs), 99):.2f}")
     emit("presses", len(m.freeze))
-    for key, value in gc_pauses.figures().items():
-        emit(key, value)
+    _emit_all(emit, gc_pauses.figures())
     emit("sensor_edges", len(m.light))
-    for key, value in segment_figures(m.paths, m.durable).items():
-        emit(key, value)
-    for key, value in sensor_figures(m.sensor_paths).items():
-        emit(key, value)
+    _emit_all(emit, segment_figures(m.paths, m.durable))
+    _emit_all(emit, sensor_figures(m.sensor_paths))
     emit("sensor_edges_while_reactor_busy", " ".join(f"{k}:{n}" for k, n in sorted(sensor.busy.items())) or "0")
-    for key, value in cpu_figures(m.paths, m.cpus).items():
+    _emit_all(emit, cpu_figures(m.paths, m.cpus))
+
+
+def _emit_all(emit: Callable[[str, object], None], figures: Mapping[str, object]) -> None:
+    for key, value in figures.items():
         emit(key, value)
 
 
@@ -542,13 +543,10 @@ def segment_figures(paths: list[dict[str, float]], durable: list[float]) -> dict
     tail = [p for p, d in zip(paths, durable, strict=True) if d >= cut]
     for prefix, stages in (("", STAGES), ("ledger_", LEDGER_STAGES)):
         for a, b in zip(stages, stages[1:], strict=False):
-            xs = sorted((p[b] - p[a]) * 1000 for p in paths if a in p and b in p)
-            if len(xs) != len(paths):
-                continue
-            name = f"{a}_to_{b}"
-            out[f"{prefix}segment_{name}_p50_ms"] = f"{percentile(xs, 50):.3f}"
-            out[f"{prefix}segment_{name}_p99_ms"] = f"{percentile(xs, 99):.3f}"
-            out[f"{prefix}tail_{name}_ms"] = f"{sum((p[b] - p[a]) * 1000 for p in tail) / len(tail):.3f}"
+            xs = _spans(paths, a, b)
+            if xs is not None:
+                out |= _p50_p99(f"{prefix}segment_{a}_to_{b}", xs)
+                out[f"{prefix}tail_{a}_to_{b}_ms"] = f"{sum((p[b] - p[a]) * 1000 for p in tail) / len(tail):.3f}"
     return out
 
 
@@ -572,16 +570,23 @@ def cpu_figures(paths: list[dict[str, float]], cpus: list[dict[str, float]]) -> 
     work after the submit (``segment_submitted_to_handler_done_*``), which runs while the writer
     writes and syncs."""
     out: dict[str, str] = {}
-    walls = sorted(
-        (p["handler_done"] - p["submitted"]) * 1000 for p in paths if "handler_done" in p and "submitted" in p
-    )
-    if len(walls) == len(paths):
-        out["segment_submitted_to_handler_done_p50_ms"] = f"{percentile(walls, 50):.3f}"
-        out["segment_submitted_to_handler_done_p99_ms"] = f"{percentile(walls, 99):.3f}"
+    walls = _spans(paths, "submitted", "handler_done")
+    if walls is not None:
+        out |= _p50_p99("segment_submitted_to_handler_done", walls)
     for a, b in CPU_SEGMENTS:
-        xs = sorted((c[b] - c[a]) * 1000 for c in cpus if a in c and b in c and c[a] > 0)
-        if len(xs) != len(cpus):
-            continue
-        out[f"cpu_{a}_to_{b}_p50_ms"] = f"{percentile(xs, 50):.3f}"
-        out[f"cpu_{a}_to_{b}_p99_ms"] = f"{percentile(xs, 99):.3f}"
+        xs = _spans(cpus, a, b, started=True)
+        if xs is not None:
+            out |= _p50_p99(f"cpu_{a}_to_{b}", xs)
     return out
+
+
+def _spans(samples: list[dict[str, float]], a: str, b: str, *, started: bool = False) -> list[float] | None:
+    """The milliseconds from stamp ``a`` to ``b`` in every sample, sorted; None when a sample lacks
+    one (a stage the code under test does not stamp; ``started``: or its ``a`` is not positive)."""
+    xs = sorted((s[b] - s[a]) * 1000 for s in samples if a in s and b in s and (not started or s[a] > 0))
+    return xs if len(xs) == len(samples) else None
+
+
+def _p50_p99(name: str, xs: list[float]) -> dict[str, str]:
+    """``{name}_p50_ms`` and ``{name}_p99_ms`` of the sorted ``xs``."""
+    return {f"{name}_p50_ms": f"{percentile(xs, 50):.3f}", f"{name}_p99_ms": f"{percentile(xs, 99):.3f}"}

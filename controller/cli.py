@@ -50,11 +50,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    # the command named first is the only one loaded when its module is named alike (run, sim...);
-    # otherwise (--help, --version, a typo) every command is, for the full usage
-    first = argv[0] if argv else ""
-    parser = build_parser(first) if first.isidentifier() and _is_command_module(first) else build_parser()
-    args = parser.parse_args(argv)
+    args = _parser_for(argv).parse_args(argv)
     try:
         rc = int(args._run(args) or 0)
         sys.stdout.flush()  # here, where a failure can still be said (not at the interpreter's exit)
@@ -66,19 +62,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         _drop_stdout()
         return 0
     except OSError as e:
-        if e.errno not in _WORLD:
-            return _fault(args.command, e)
-        # the machine's doing (a full disk, stdout on /dev/full, no permission): said, exit 1
-        if _stdout_failed() or e.filename is None:
-            _drop_stdout()
-        print(f"tablectl {args.command}: {e.filename or 'the output'}: {e.strerror}", file=sys.stderr)
-        return 1
+        return _os_error(args.command, e)
     except Exception as e:  # noqa: BLE001 - the last line of defence: a message, never a traceback
         return _fault(args.command, e)
 
 
+def _parser_for(argv: list[str]) -> argparse.ArgumentParser:
+    """The command named first is the only one loaded when its module is named alike (run, sim...);
+    otherwise (--help, --version, a typo) every command is, for the full usage."""
+    first = argv[0] if argv else ""
+    return build_parser(first) if first.isidentifier() and _is_command_module(first) else build_parser()
+
+
 #: errors of the machine, not of tablectl: said in one line, exit 1
 _WORLD = {errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def _os_error(command: str, e: OSError) -> int:
+    """The machine's doing (a full disk, stdout on /dev/full, no permission): said, exit 1;
+    any other OSError is a fault of tablectl's."""
+    if e.errno not in _WORLD:
+        return _fault(command, e)
+    if _stdout_failed() or e.filename is None:
+        _drop_stdout()
+    print(f"tablectl {command}: {e.filename or 'the output'}: {e.strerror}", file=sys.stderr)
+    return 1
+
 
 #: said (with the error) when a command fails in a way nobody foresaw: tests look for it
 FAULT = "this is a fault in tablectl"

@@ -25,6 +25,7 @@ lines through it just like header pins).
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -126,27 +127,20 @@ def make_pin_factory(name: str, chip: int = HEADER_CHIP) -> Any:
     if chip != HEADER_CHIP and name not in CHIP_FACTORIES:
         raise ValueError(f"pin factory {name!r} drives only the header; expander lines (chip{chip}) need lgpio")
     os.environ["GPIOZERO_PIN_FACTORY"] = name
-    if name == "mock":
-        from gpiozero.pins.mock import MockFactory
+    module, cls = _FACTORY_CLASSES[name]
+    factory = getattr(importlib.import_module(module), cls)
+    return factory(chip=chip) if chip != HEADER_CHIP and name == "lgpio" else factory()
 
-        return MockFactory()
-    if name == "lgpio":
-        from gpiozero.pins.lgpio import LGPIOFactory
 
-        return LGPIOFactory() if chip == HEADER_CHIP else LGPIOFactory(chip=chip)
-    if name == "rpigpio":
-        from gpiozero.pins.rpigpio import RPiGPIOFactory
-
-        return RPiGPIOFactory()
-    if name == "pigpio":
-        from gpiozero.pins.pigpio import PiGPIOFactory
-
-        return PiGPIOFactory()
-    if name == "native":
-        from gpiozero.pins.native import NativeFactory
-
-        return NativeFactory()
-    raise AssertionError(name)  # PIN_FACTORIES and the branches above name the same factories
+#: each of :data:`PIN_FACTORIES`' gpiozero class, imported on use (a library the table does not use
+#: may be absent); lgpio's takes an expander's gpiochip, the mock one makes a pin of any chip
+_FACTORY_CLASSES = {
+    "lgpio": ("gpiozero.pins.lgpio", "LGPIOFactory"),
+    "rpigpio": ("gpiozero.pins.rpigpio", "RPiGPIOFactory"),
+    "pigpio": ("gpiozero.pins.pigpio", "PiGPIOFactory"),
+    "native": ("gpiozero.pins.native", "NativeFactory"),
+    "mock": ("gpiozero.pins.mock", "MockFactory"),
+}
 
 
 class PinFactories:

@@ -281,13 +281,7 @@ class Link:
                     return
                 continue
             try:
-                # read what is waiting, or block for one byte at most the port's short
-                # timeout: pyserial's read(n) would wait the whole timeout for n bytes
-                if hasattr(port, "in_waiting"):
-                    waiting = port.in_waiting
-                    data = port.read(min(waiting, 4096) if waiting else 1)
-                else:  # a pty master or socket returns what is there
-                    data = port.read(4096)
+                data = _read_waiting(port)
             except Exception as exc:  # noqa: BLE001 - port failure is reported, then bounded reopen
                 if self._stop.is_set():
                     return
@@ -295,17 +289,7 @@ class Link:
                 partial_since = None
                 continue
             now = time.monotonic()
-            items: list[Frame | FrameError] = []
-            if data:
-                items = self._decoder.feed(data)
-            if self._decoder.pending:
-                if partial_since is None:
-                    partial_since = now
-                elif now - partial_since > self.frame_deadline:
-                    items += self._decoder.resync()
-                    partial_since = now if self._decoder.pending else None
-            else:
-                partial_since = None
+            items, partial_since = self._decode(data, now, partial_since)
             for item in items:
                 if isinstance(item, FrameError):
                     self._on_bad_frame(item)
@@ -314,6 +298,21 @@ class Link:
             if self.stats.errors_unreported and now - self._last_error_report >= self.error_report_interval:
                 self._report_errors(now, "")
             self._check_lost(now)
+
+    def _decode(
+        self, data: bytes, now: float, partial_since: float | None
+    ) -> tuple[list[Frame | FrameError], float | None]:
+        """The frames and errors ``data`` completes; a partial frame pending longer than the frame
+        deadline is given up (resync).  With them, since when the partial frame left is pending."""
+        items: list[Frame | FrameError] = self._decoder.feed(data) if data else []
+        if not self._decoder.pending:
+            return items, None
+        if partial_since is None:
+            return items, now
+        if now - partial_since > self.frame_deadline:
+            items += self._decoder.resync()
+            return items, now if self._decoder.pending else None
+        return items, partial_since
 
     def _check_lost(self, now: float) -> None:
         if self.lost_after is not None and not self._lost and now - self.stats.last_rx > self.lost_after:
@@ -355,16 +354,8 @@ class Link:
         if self._lost:
             self._lost = False
             self.listener.on_link_event("restored", "frames received again")
-        if f.type == ACK:
-            with self._ack_cv:
-                self._acked = f.payload[0] if f.payload else None
-                self._ack_cv.notify_all()
-            return
-        if f.type == NAK:
-            self.stats.naks_received += 1
-            with self._ack_cv:
-                self._nakked = True
-                self._ack_cv.notify_all()
+        if f.type in (ACK, NAK):
+            self._on_answer(f)
             return
         try:
             self._raw_write(encode_frame(0, ACK, bytes((f.seq,))))
@@ -373,18 +364,34 @@ class Link:
         if f.type == HELLO:
             self._rx_last = 0
             return
-        back = seq_behind(self._rx_last, f.seq) if self._rx_last is not None else None
-        if back == 0:
-            self.stats.duplicates += 1  # our ACK was lost: ACKed again, not delivered again
-            return
-        if back is not None or f.seq == 0:
-            self.stats.stale += 1  # replayed or stale (inside the window): ACKed, dropped, counted
+        if not self._is_new(f.seq):
             return
         self._rx_last = f.seq
         self.stats.received += 1
         if f.type == PING:
             return
         self.listener.on_message(f.type, f.payload)
+
+    def _on_answer(self, f: Frame) -> None:
+        """An ACK or a NAK of the frame in flight: wakes the writer waiting for it."""
+        with self._ack_cv:
+            if f.type == ACK:
+                self._acked = f.payload[0] if f.payload else None
+            else:
+                self.stats.naks_received += 1
+                self._nakked = True
+            self._ack_cv.notify_all()
+
+    def _is_new(self, seq: int) -> bool:
+        """Whether a frame numbered ``seq`` is the next one; a duplicate or a stale one is counted."""
+        back = seq_behind(self._rx_last, seq) if self._rx_last is not None else None
+        if back == 0:
+            self.stats.duplicates += 1  # our ACK was lost: ACKed again, not delivered again
+            return False
+        if back is not None or seq == 0:
+            self.stats.stale += 1  # replayed or stale (inside the window): ACKed, dropped, counted
+            return False
+        return True
 
     def _writer(self) -> None:
         while not self._stop.is_set():
@@ -417,44 +424,68 @@ class Link:
             with self._ack_cv:
                 self._acked = None
                 self._nakked = False
-            try:
-                self._raw_write(frame)
-            except Exception as exc:  # noqa: BLE001 - reported; the reader handles reopen
-                self.stats.faults += 1
-                self.listener.on_link_event("fault", f"write failed for type 0x{mtype:02x}: {exc}")
+            if not self._send(frame, mtype):
                 return False
-            self._last_tx = time.monotonic()
             if attempt:
                 self.stats.retransmits += 1
-            deadline = time.monotonic() + self.ack_timeout
-            nak_resends = 0
-            while True:
-                with self._ack_cv:
-                    while self._acked != seq and not self._nakked and not self._stop.is_set():
-                        left = deadline - time.monotonic()
-                        if left <= 0:
-                            break
-                        self._ack_cv.wait(left)
-                    if self._acked == seq:
-                        self.stats.sent += 1
-                        return True
-                    nakked, self._nakked = self._nakked, False
-                if self._stop.is_set():
-                    return False
-                if not nakked or nak_resends > self.retries or time.monotonic() >= deadline:
-                    break
-                # a NAK: resend at once, inside this deadline (noise NAKs do not use up retries)
-                nak_resends += 1
-                try:
-                    self._raw_write(frame)
-                except Exception as exc:  # noqa: BLE001 - reported; the reader handles reopen
-                    self.stats.faults += 1
-                    self.listener.on_link_event("fault", f"write failed for type 0x{mtype:02x}: {exc}")
-                    return False
-                self._last_tx = time.monotonic()
-                self.stats.retransmits += 1
+            answered = self._await_ack(frame, mtype, seq)
+            if answered is not None:
+                return answered
         self.stats.faults += 1
         self.listener.on_link_event(
             "fault", f"no ACK for type 0x{mtype:02x} seq {seq} after {self.retries + 1} transmissions"
         )
         return False
+
+    def _send(self, frame: bytes, mtype: int) -> bool:
+        """Write one frame; a failed write is a fault, reported (the reader handles the reopen)."""
+        try:
+            self._raw_write(frame)
+        except Exception as exc:  # noqa: BLE001 - reported; the reader handles reopen
+            self.stats.faults += 1
+            self.listener.on_link_event("fault", f"write failed for type 0x{mtype:02x}: {exc}")
+            return False
+        self._last_tx = time.monotonic()
+        return True
+
+    def _await_ack(self, frame: bytes, mtype: int, seq: int) -> bool | None:
+        """Wait the ACK timeout for ``seq``'s ACK, resending at once on a NAK: True when ACKed,
+        False when stopped or the port failed, None when this transmission went unanswered."""
+        deadline = time.monotonic() + self.ack_timeout
+        nak_resends = 0
+        while True:
+            acked, nakked = self._wait_answer(seq, deadline)
+            if acked:
+                return True
+            if self._stop.is_set():
+                return False
+            if not nakked or nak_resends > self.retries or time.monotonic() >= deadline:
+                return None
+            # a NAK: resend at once, inside this deadline (noise NAKs do not use up retries)
+            nak_resends += 1
+            if not self._send(frame, mtype):
+                return False
+            self.stats.retransmits += 1
+
+    def _wait_answer(self, seq: int, deadline: float) -> tuple[bool, bool]:
+        """(ACKed, NAKed) once ``seq`` is ACKed, a NAK comes, the link stops or the deadline passes."""
+        with self._ack_cv:
+            while self._acked != seq and not self._nakked and not self._stop.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._ack_cv.wait(left)
+            if self._acked == seq:
+                self.stats.sent += 1
+                return True, False
+            nakked, self._nakked = self._nakked, False
+            return False, nakked
+
+
+def _read_waiting(port: Port) -> bytes:
+    """What is waiting on ``port``, or one byte blocking at most the port's short timeout:
+    pyserial's read(n) would wait the whole timeout for n bytes."""
+    if not hasattr(port, "in_waiting"):
+        return port.read(4096)  # a pty master or socket returns what is there
+    waiting = port.in_waiting
+    return port.read(min(waiting, 4096) if waiting else 1)

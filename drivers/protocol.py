@@ -14,6 +14,7 @@ device, 0x30-0x4F device to host.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,12 +55,7 @@ class MsgSpec:
         kind, name = self.tail.split(":")
         v = values.get(name, b"" if kind != "meters" else [])
         try:
-            if kind == "bytes":
-                tail = bytes(v)
-            elif kind == "text":  # at most 200 bytes, cut on a character boundary
-                tail = str(v).encode("utf-8")[:MAX_TEXT].decode("utf-8", "ignore").encode("utf-8")
-            else:  # meters: list of (level, cents)
-                tail = b"".join(struct.pack(">BI", lvl, cents) for lvl, cents in v)
+            tail = _TAIL_ENCODERS[kind](v)
         except (ValueError, TypeError, struct.error) as e:
             raise ProtocolError(f"{self.device}.{self.name}: {name}: {e}") from None
         if len(head) + len(tail) > MAX_PAYLOAD:
@@ -78,19 +74,39 @@ class MsgSpec:
         out: dict[str, Any] = dict(zip((f for f, _ in self.fields), struct.unpack(self.fmt, payload[:n])))
         if self.tail is not None:
             kind, name = self.tail.split(":")
-            rest = payload[n:]
-            if kind == "bytes":
-                out[name] = list(rest)
-            elif kind == "text":
-                try:
-                    out[name] = rest.decode("utf-8")
-                except UnicodeDecodeError:
-                    raise ProtocolError(f"{self.device}.{self.name}: text is not UTF-8") from None
-            else:
-                if len(rest) % 5:
-                    raise ProtocolError(f"{self.device}.{self.name}: meter records must be 5 bytes each")
-                out[name] = [struct.unpack(">BI", rest[i : i + 5]) for i in range(0, len(rest), 5)]
+            try:
+                out[name] = _TAIL_DECODERS[kind](payload[n:])
+            except ValueError as e:
+                raise ProtocolError(f"{self.device}.{self.name}: {e}") from None
         return out
+
+
+def _encode_text(v: Any) -> bytes:
+    """At most :data:`MAX_TEXT` bytes of UTF-8, cut on a character boundary."""
+    return str(v).encode("utf-8")[:MAX_TEXT].decode("utf-8", "ignore").encode("utf-8")
+
+
+def _encode_meters(v: Any) -> bytes:
+    """A list of (level, cents), 5 bytes each."""
+    return b"".join(struct.pack(">BI", lvl, cents) for lvl, cents in v)
+
+
+def _decode_text(rest: bytes) -> str:
+    try:
+        return rest.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("text is not UTF-8") from None
+
+
+def _decode_meters(rest: bytes) -> list[tuple[Any, ...]]:
+    if len(rest) % 5:
+        raise ValueError("meter records must be 5 bytes each")
+    return [struct.unpack(">BI", rest[i : i + 5]) for i in range(0, len(rest), 5)]
+
+
+#: a message's variable tail ("bytes:", "text:" or "meters:" in its layout), to and from bytes
+_TAIL_ENCODERS: dict[str, Callable[[Any], bytes]] = {"bytes": bytes, "text": _encode_text, "meters": _encode_meters}
+_TAIL_DECODERS: dict[str, Callable[[bytes], Any]] = {"bytes": list, "text": _decode_text, "meters": _decode_meters}
 
 
 def _m(device: str, name: str, type_: int, *fields: tuple[str, str], tail: str | None = None) -> MsgSpec:

@@ -61,7 +61,7 @@ def check(ledger_path: Path, placed: Mapping[int, Mapping[tuple[int, str], int]]
 
 def _check_round(b: Balance, rnd: int, want: dict[tuple[int, str], int], evs: Events) -> None:
     """One round: what was taken as placed, one outcome per wager, payouts as owed."""
-    accepted = {(d["seat"], d.get("spot", "progressive")): d.get("cents") for k, d in evs if k == "wager.accepted"}
+    accepted = _accepted(evs)
     if accepted != want:
         b.problems.append(_placed_problem(rnd, want, accepted))
     outcomes: Counter[tuple[int, str]] = Counter()
@@ -74,6 +74,11 @@ def _check_round(b: Balance, rnd: int, want: dict[tuple[int, str], int], evs: Ev
     b.rounds += 1
     b.wagers += len(accepted)
     b.wagered_cents += sum(c for c in accepted.values() if c)
+
+
+def _accepted(evs: Events) -> dict[tuple[int, str], Any]:
+    """The round's accepted wagers: (seat, spot) -> cents (None: a sensed chip of no amount)."""
+    return {(d["seat"], d.get("spot", "progressive")): d.get("cents") for k, d in evs if k == "wager.accepted"}
 
 
 def _placed_problem(rnd: int, want: Mapping[tuple[int, str], int], accepted: Mapping[tuple[int, str], Any]) -> str:

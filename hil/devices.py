@@ -300,22 +300,34 @@ class ShoeSim(SimDevice):
             self.send("ERROR", code=P.ERR_BAD_STATE, text="dispense requested with no shuffled deck")
             return
         if f.jam_at_stack == stack:
-            n = self.rng.randrange(cards)
-            for i in range(min(n, len(self.deck))):
-                self._take(stack, i)
-            self.send("JAM", stack=stack, dispensed=n)
+            self._jam(stack, cards)
             return
-        for _ in range(f.face_up.get(stack, 0)):
-            # each face-up card found is reported and taken out (§ 670a.13(f), § 686a.9(a)): the
-            # controller burns it (and for 670a voids the round on a second)
-            if self.deck:
-                self.send("FACE_UP", stack=stack, card=self._take(stack, 0))
-        n = cards - 1 if f.short_stack == stack else cards
+        self._face_up(stack, f.face_up.get(stack, 0))
+        self._stack(stack, cards - 1 if f.short_stack == stack else cards)
+
+    def _stack(self, stack: int, n: int) -> None:
+        """A stack of (at most) ``n`` cards dealt and reported: the cards not read, or the stack
+        misnumbered, as the faults say."""
+        f = self.shoe_faults
         dealt = [self._take(stack, i) for i in range(min(n, len(self.deck)))]
         self.stacks += 1
         shown = [P.CARD_UNREAD] * len(dealt) if f.unread else dealt
         number = stack + 1 if f.misnumber_stack == stack else stack
         self.send("STACK", stack=number, count=len(dealt), remaining=len(self.deck), cards=shown)
+
+    def _jam(self, stack: int, cards: int) -> None:
+        """The shoe jams part way through a stack: some cards out, then JAM."""
+        n = self.rng.randrange(cards)
+        for i in range(min(n, len(self.deck))):
+            self._take(stack, i)
+        self.send("JAM", stack=stack, dispensed=n)
+
+    def _face_up(self, stack: int, count: int) -> None:
+        """Each face-up card found is reported and taken out (§ 670a.13(f), § 686a.9(a)): the
+        controller burns it (and for 670a voids the round on a second)."""
+        for _ in range(count):
+            if self.deck:
+                self.send("FACE_UP", stack=stack, card=self._take(stack, 0))
 
     def on_COUNT_REQ(self) -> None:
         f = self.shoe_faults

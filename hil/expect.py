@@ -153,13 +153,19 @@ def _check_sign(sign: SignSim, exp: Mapping[str, Any]) -> list[str]:
     problems = []
     if "message" in exp and not sign.message_text.startswith(exp["message"]):
         problems.append(f"sign shows {sign.message_text!r}, expected {exp['message']!r}")
+    return problems + _check_sign_history(sign, exp) + _check_sign_lights(sign, exp) + _check_sign_meters(sign, exp)
+
+
+def _check_sign_history(sign: SignSim, exp: Mapping[str, Any]) -> list[str]:
+    """The messages the sign showed at some time (``messages_include``) and never (``messages_exclude``)."""
+    problems = []
     for prefix in exp.get("messages_include", []):
         if not any(m.startswith(prefix) for m in sign.messages):
             problems.append(f"sign never showed {prefix!r}; it showed {sign.messages}")
     for prefix in exp.get("messages_exclude", []):
         if any(m.startswith(prefix) for m in sign.messages):
             problems.append(f"sign showed {prefix!r}; it must not")
-    return problems + _check_sign_lights(sign, exp) + _check_sign_meters(sign, exp)
+    return problems
 
 
 def _check_sign_lights(sign: SignSim, exp: Mapping[str, Any]) -> list[str]:
@@ -212,18 +218,32 @@ def _check_device(dev: str, sim: Any, checks: Mapping[str, Any]) -> list[str]:
     problems = []
     for k, want in checks.items():
         if k in ("received", "sent"):
-            for msg, n in want.items():
-                times = sim.count(msg, sent=(k == "sent"))
-                if not compare(times, n):
-                    problems.append(f"{dev} {k} {msg} {times} time(s), expected {n}")
+            problems += _check_messages(dev, sim, k, want)
         else:
-            val: Any = sim
-            for part in k.split("."):  # e.g. port.corrupted
-                val = getattr(val, part)
-            val = len(val) if isinstance(val, (list, tuple)) and not isinstance(want, list) else val
-            if not compare(val, want):
-                problems.append(f"{dev} {k} is {val}, expected {want}")
+            problems += _check_attribute(dev, sim, k, want)
     return problems
+
+
+def _check_messages(dev: str, sim: Any, k: str, want: Mapping[str, Any]) -> list[str]:
+    """How many times the device received (or sent) each message."""
+    problems = []
+    for msg, n in want.items():
+        times = sim.count(msg, sent=(k == "sent"))
+        if not compare(times, n):
+            problems.append(f"{dev} {k} {msg} {times} time(s), expected {n}")
+    return problems
+
+
+def _check_attribute(dev: str, sim: Any, k: str, want: Any) -> list[str]:
+    """An attribute of the simulator (dotted, e.g. ``port.corrupted``); a list is compared by its
+    length unless a list is expected."""
+    val: Any = sim
+    for part in k.split("."):
+        val = getattr(val, part)
+    val = len(val) if isinstance(val, (list, tuple)) and not isinstance(want, list) else val
+    if not compare(val, want):
+        return [f"{dev} {k} is {val}, expected {want}"]
+    return []
 
 
 _CMP = re.compile(r"^\s*(>=|<=|>|<|==|!=)\s*(-?\d+)\s*$")

@@ -118,17 +118,21 @@ class NetProxy:
             for a, b in ((c, u), (u, c)):
                 threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
 
+    def _copy(self, a: socket.socket, b: socket.socket) -> None:
+        """What ``a`` sends, to ``b`` (while the flow is held, it waits; a dead end's, into the void)."""
+        while True:
+            data = a.recv(65536)
+            if not data:
+                return
+            if id(a) in self.dead:
+                continue  # into the void
+            if not self._flowing.is_set():
+                self._flowing.wait()
+            b.sendall(data)
+
     def _pipe(self, a: socket.socket, b: socket.socket) -> None:
         try:
-            while True:
-                data = a.recv(65536)
-                if not data:
-                    break
-                if id(a) in self.dead:
-                    continue  # into the void
-                if not self._flowing.is_set():
-                    self._flowing.wait()
-                b.sendall(data)
+            self._copy(a, b)
         except OSError:
             pass
         if id(a) in self.dead:  # a's end closed: the other end is not told

@@ -175,7 +175,7 @@ class People:
             return True
         if st["state"] == "hand_entry":
             raise RuntimeError("the shoe did not read the cards: the simulated dealer cannot enter them")
-        if st.get("decision") and not st["decision"]["done"] and st["state"] not in ("floor_validation",):
+        if _deciding(st):
             self._decide(st, decided, placed)
             return True
         if st["state"] == "floor_validation":
@@ -231,3 +231,8 @@ class People:
             if left <= 0:
                 raise TimeoutError(f"waiting for the dice in {state}: status {dict(rig.table.status)}")
             rig.clock.wait_for(moved, real_s=min(left, 0.5), cheap=True)  # idle meanwhile, for the clock
+
+
+def _deciding(st: Mapping[str, Any]) -> bool:
+    """The table waits for the players' decisions (not for a floorperson's validation)."""
+    return bool(st.get("decision")) and not st["decision"]["done"] and st["state"] not in ("floor_validation",)

@@ -99,15 +99,19 @@ class SimPort:
         if not data or self.mute:
             return b""
         if self.nak_all:
-            if self._nak_decoder is None:
-                self._nak_decoder = FrameDecoder()
-            for item in self._nak_decoder.feed(data):
-                if isinstance(item, Frame) and item.type not in (ACK, NAK):
-                    self.naks += 1
-                    self._write(encode_frame(0, NAK, b""))
+            self._nak_every_frame(data)
             return b""
         self._nak_decoder = None
         return data
+
+    def _nak_every_frame(self, data: bytes) -> None:
+        """``nak_all``: every frame the controller sends (but its ACKs and NAKs) is NAKed, none delivered."""
+        if self._nak_decoder is None:
+            self._nak_decoder = FrameDecoder()
+        for item in self._nak_decoder.feed(data):
+            if isinstance(item, Frame) and item.type not in (ACK, NAK):
+                self.naks += 1
+                self._write(encode_frame(0, NAK, b""))
 
     def write(self, data: bytes) -> int:
         if self.mute:

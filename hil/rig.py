@@ -156,22 +156,25 @@ class Rig:
         self.hw = hw
         #: the controller's RNG (§ 670a.5(i)(2)), scriptable; handed over when the service takes one
         self.rng = ScriptedRng(seed)
-        extra: dict[str, Any] = {}
-        params = inspect.signature(Service).parameters
-        if "rng" in params:
-            extra["rng"] = self.rng
-        if "rng_test" in params:  # the start-up self-test runs on the rig's (seeded, deterministic) source
-            extra["rng_test"] = lambda samples: self.rng.self_test(samples=samples)
-        if "instrument" in params:
-            extra["instrument"] = self._instrument
+        extra = self._service_extras()
         if link_socket is not None:  # a linked progressive's uplink socket (docs/linked.md)
             extra["link_socket"] = link_socket
-        if "ledger_key" in params:
-            extra["ledger_key"] = self.ledger_key
         self.service = Service(self.hw, clock=self.clock, pin_factory=self.pin_factories, **extra)
         self.started = False
         self.emitted: list[tuple[str, dict[str, Any]]] = []
         self._emitted_cv = threading.Condition()
+
+    def _service_extras(self) -> dict[str, Any]:
+        """What the rig hands the service, of what its version takes: the scriptable RNG (and the
+        start-up self-test run on it, seeded and deterministic), the clock's instrument, the key."""
+        offered: dict[str, Any] = {
+            "rng": self.rng,
+            "rng_test": lambda samples: self.rng.self_test(samples=samples),
+            "instrument": self._instrument,
+            "ledger_key": self.ledger_key,
+        }
+        params = inspect.signature(Service).parameters
+        return {k: v for k, v in offered.items() if k in params}
 
     @property
     def table(self) -> Table:

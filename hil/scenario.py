@@ -216,36 +216,32 @@ class Runner:
         return self.check(exp)
 
     def _setup(self, setup: Mapping[str, Any]) -> None:
+        shoe = self.rig.shoe
         for key, val in setup.items():
             if key == "decks":
-                for stacks in val:
-                    self.rig.shoe.stacked_decks.append(stacked_deck(stacks, self.rig.shoe.deck_size))
+                shoe.stacked_decks += [stacked_deck(stacks, shoe.deck_size) for stacks in val]
             elif key == "tiles":
-                for stacks in val:
-                    self.rig.shoe.stacked_decks.append(stacked_tiles(stacks))
+                shoe.stacked_decks += [stacked_tiles(stacks) for stacks in val]
             elif key == "rng":
-                self.rig.rng.scripted.extend(int(x) for x in val.get("scripted", []))
-                self.rig.rng.biased = bool(val.get("biased", False))
+                self._script_rng(val)
             elif key in ("shoe", "shaker", "sign", "keypad"):
                 self._inject(key, val)
             else:
                 raise ScenarioError(f"{self.scn.path}: setup: unknown key {key!r}")
+
+    def _script_rng(self, val: Mapping[str, Any]) -> None:
+        """``rng``: the draws the controller's RNG gives first (``scripted``), or a ``biased`` one."""
+        self.rig.rng.scripted.extend(int(x) for x in val.get("scripted", []))
+        self.rig.rng.biased = bool(val.get("biased", False))
 
     # ---- faults ---------------------------------------------------------------------
     def _inject(self, device: str, faults: Mapping[str, Any]) -> None:
         sim = self.rig.sim(device)
         dev_faults = getattr(sim, f"{device}_faults", None)
         for key, val in faults.items():
-            if key == "unplug":
-                sim.unplug() if val else sim.replug()
-            elif key == "replug":
-                sim.replug() if val else sim.unplug()
-            elif key == "lid":
-                sim.set_lid(val == "open")
-            elif key in ("mute", "corrupt_next", "corrupt_all", "nak_all"):
-                setattr(sim.port, key, val)
-            elif key in ("silent", "reply_delay_s"):
-                setattr(sim, key, val)
+            action = _DEVICE_ACTIONS.get(key)
+            if action is not None:
+                action(sim, key, val)
             elif dev_faults is not None and key in {f.name for f in fields(dev_faults)}:
                 _set_device_fault(dev_faults, key, val)
             else:
@@ -359,14 +355,7 @@ class Runner:
         bets = self._seats(v.get("bets", []))
         late = self._seats(v.get("late", []))
         t = self.rig.table
-        st = t.wait_for(
-            lambda s: (
-                s.get("state") in ("open_for_wagers", "tilt") and (s.get("deck_ready") or s.get("state") == "tilt")
-            ),
-            self.wait_s,
-        )
-        if st["state"] == "tilt":
-            raise StepFailed(f"the table is in tilt before the round: {st.get('tilts')}")
+        self._wait_open()
         for s in bets:
             self.rig.place(s)
         self.rig.clock.sleep(0.5)
@@ -379,6 +368,17 @@ class Runner:
             self.rig.remove(s)
         if v.get("confirm", True):
             self.rig.press("confirm")
+
+    def _wait_open(self) -> None:
+        """Until the table is open for wagers with a shuffled deck; a tilt fails the step."""
+        st = self.rig.table.wait_for(
+            lambda s: (
+                s.get("state") in ("open_for_wagers", "tilt") and (s.get("deck_ready") or s.get("state") == "tilt")
+            ),
+            self.wait_s,
+        )
+        if st["state"] == "tilt":
+            raise StepFailed(f"the table is in tilt before the round: {st.get('tilts')}")
 
     def step_eventually(self, v: Mapping[str, Any]) -> None:
         """Like ``check``, but waits until the expectations hold (lights and the sign change
@@ -485,16 +485,40 @@ def run_scenario(scn: Scenario, state_dir: Path | None = None) -> Result:
     return Result(scn, not failures, failures, time.monotonic() - t0)
 
 
+def _plug(sim: Any, key: str, val: Any) -> None:
+    """``unplug: true`` / ``replug: false`` unplug the device; ``unplug: false`` / ``replug: true`` plug it back."""
+    if bool(val) == (key == "replug"):
+        sim.replug()
+    else:
+        sim.unplug()
+
+
+def _lid(sim: Any, key: str, val: Any) -> None:
+    sim.set_lid(val == "open")
+
+
+def _port_fault(sim: Any, key: str, val: Any) -> None:
+    setattr(sim.port, key, val)
+
+
+def _sim_setting(sim: Any, key: str, val: Any) -> None:
+    setattr(sim, key, val)
+
+
+#: the faults any simulated device takes, by key (the device's own fault fields besides)
+_DEVICE_ACTIONS: dict[str, Callable[[Any, str, Any], None]] = {
+    "unplug": _plug,
+    "replug": _plug,
+    "lid": _lid,
+    **dict.fromkeys(("mute", "corrupt_next", "corrupt_all", "nak_all"), _port_fault),
+    **dict.fromkeys(("silent", "reply_delay_s"), _sim_setting),
+}
+
+
 def run_paths(paths: Sequence[str | Path], out: TextIO, *, verbose: bool = False) -> int:
     """Run the scenarios found under ``paths``; print a pass/fail table; 0 if all pass."""
-    try:
-        files = discover(paths)
-        scenarios = [load(f) for f in files]
-    except ScenarioError as e:
-        print(f"tablectl hil run: {e}", file=out)
-        return 2
+    scenarios = _load_all(paths, out)
     if not scenarios:
-        print("tablectl hil run: no scenarios found", file=out)
         return 2
     results = []
     w = max(len(s.name) for s in scenarios)
@@ -512,6 +536,18 @@ def run_paths(paths: Sequence[str | Path], out: TextIO, *, verbose: bool = False
     failed = sum(1 for r in results if not r.passed)
     print(f"{len(results)} scenario(s): {len(results) - failed} passed, {failed} failed", file=out)
     return 1 if failed else 0
+
+
+def _load_all(paths: Sequence[str | Path], out: TextIO) -> list[Scenario]:
+    """The scenarios under ``paths``; none (said why) when one is not valid or none is found."""
+    try:
+        scenarios = [load(f) for f in discover(paths)]
+    except ScenarioError as e:
+        print(f"tablectl hil run: {e}", file=out)
+        return []
+    if not scenarios:
+        print("tablectl hil run: no scenarios found", file=out)
+    return scenarios
 
 
 def _print_failures(r: Result, out: TextIO, verbose: bool) -> None:

@@ -198,13 +198,17 @@ class SimClock(ScaledClock):
                         continue  # skipped to our own wake-up
                     if self.armed:  # look again now and then: an open flight may expire meanwhile
                         waits.append(_RECHECK_S)
-                    self._sleepers += 1
-                    try:
-                        self._cv.wait(min(waits) if waits else None)
-                    finally:
-                        self._sleepers -= 1
+                    self._sleep(waits)
             finally:
                 self._restore(p, saved)
+
+    def _sleep(self, waits: list[float]) -> None:
+        """Wait on the clock (its lock held) for the shortest of ``waits`` real seconds, or a notify."""
+        self._sleepers += 1
+        try:
+            self._cv.wait(min(waits) if waits else None)
+        finally:
+            self._sleepers -= 1
 
     def _look(self, pred: Callable[[], T]) -> T:
         """``pred()`` called without the clock's lock (held again after)."""
@@ -320,22 +324,30 @@ class SimClock(ScaledClock):
 
     def _maybe_skip(self) -> None:
         """Jump to the earliest wake-up if every party is idle and nothing is in flight."""
-        if not (self.skip and self.armed) or self._expected:
+        target = self._skip_target()
+        if target is None:
             return
-        if not self._busy_gone() or self._in_flight():
-            return
-        earliest = self._earliest()
-        if earliest is None:
-            return
-        target, owners = earliest
-        if not owners:
-            return  # everybody waits for somebody else: nothing to skip to
-        if not all(p.skip_to for p in owners):
-            return  # the controller's own wake-up comes first: it comes at the clock's speed
         now = self.now()
         if target <= now:
             return  # due already: its owner is waking up by itself
         self._jump(target - now + _EPS)
+
+    def _skip_target(self) -> float | None:
+        """The earliest wake-up, when the clock may jump to it: skipping armed, nothing expected or
+        in flight, every party idle, and the wake-up one that may be skipped to."""
+        if not (self.skip and self.armed) or self._expected:
+            return None
+        if not self._busy_gone() or self._in_flight():
+            return None
+        earliest = self._earliest()
+        if earliest is None:
+            return None
+        target, owners = earliest
+        if not owners:
+            return None  # everybody waits for somebody else: nothing to skip to
+        if not all(p.skip_to for p in owners):
+            return None  # the controller's own wake-up comes first: it comes at the clock's speed
+        return target
 
     def _busy_gone(self) -> bool:
         """True when no party is at work (a thread that ended leaves its party behind: dropped)."""

@@ -112,8 +112,7 @@ class Reporter:
         s.meter_end = meter
         seats = ",".join(str(x) for x in sorted({seat for (seat, _w) in rnd.wagers})) or "none"
         shown = f" | meter {format_cents(meter)}" if meter is not None else ""
-        desc = self.describe(rnd) if self.describe is not None else ""
-        hands = f" | {desc}" if desc else ""
+        hands = self._hands(rnd)
         line = (
             f"round {rnd.number:>3}: seats [{seats}] wagers {len(rnd.wagers)}{_round_tags(rnd)} | "
             + ("; ".join(parts) if parts else "no wagers")
@@ -121,6 +120,11 @@ class Reporter:
             + shown
         )
         print(line, file=self.out, flush=True)
+
+    def _hands(self, rnd: Any) -> str:
+        """`` | `` and the game's description of the round's hands, if it has one."""
+        desc = self.describe(rnd) if self.describe is not None else ""
+        return f" | {desc}" if desc else ""
 
     def _count(self, rnd: Any) -> None:
         """The round in the summary's counts."""
@@ -140,10 +144,7 @@ class Reporter:
         s.won_cents += max(r.net, 0)
         s.returned_cents += paid - max(r.net, 0)
         if r.is_meter_pay:
-            cents = next((p["cents"] for p in rnd.payouts if p["seat"] == r.seat and p["hand"] == r.hand), 0)
-            s.meter_hits += 1
-            s.meter_paid_cents += cents
-            return f"{label} {r.hand} METER HIT {r.pays} = {format_cents(cents)}"
+            return self._meter_hit(rnd, r, label)
         if r.wager == "progressive" and r.outcome == "win":
             s.fixed_pays += 1
             s.fixed_paid_cents += paid
@@ -153,6 +154,13 @@ class Reporter:
         if r.wager == "progressive":
             return f"{label} {r.hand or r.outcome} {_money(r.net)}"  # a losing hand may have no name
         return f"{label} {r.outcome} {_money(r.net)}"
+
+    def _meter_hit(self, rnd: Any, r: Any, label: str) -> str:
+        """A meter hit as printed (the amount the round paid for it), counted into the summary."""
+        cents = next((p["cents"] for p in rnd.payouts if p["seat"] == r.seat and p["hand"] == r.hand), 0)
+        self.s.meter_hits += 1
+        self.s.meter_paid_cents += cents
+        return f"{label} {r.hand} METER HIT {r.pays} = {format_cents(cents)}"
 
     def _void(self, data: Mapping[str, Any]) -> None:
         rnd = data["data"]
@@ -207,15 +215,20 @@ def run_sim(
     try:
         return _play(rig, rep, people_seed=seed, rounds=rounds, state_dir=Path(state_dir), out=out, stop=stop)
     except TableClosed as e:
-        print(f"tablectl sim: {e}", file=sys.stderr)
-        if tmp is None:
-            print(f"  `tablectl audit --state-dir {state_dir}` names the problem", file=sys.stderr)
+        _say_closed(e, state_dir if tmp is None else None)
         return 1
     finally:
         if stop is not None:
             stop.restore()
         if tmp is not None:
             tmp.cleanup()
+
+
+def _say_closed(e: TableClosed, kept: Path | None) -> None:
+    """The table latched a tilt at start: said, with how to look into a ledger that is kept."""
+    print(f"tablectl sim: {e}", file=sys.stderr)
+    if kept is not None:
+        print(f"  `tablectl audit --state-dir {kept}` names the problem", file=sys.stderr)
 
 
 class TableClosed(RuntimeError):

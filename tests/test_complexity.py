@@ -59,8 +59,8 @@ def test_report_lists_grades_and_the_worst(tmp_path: Path) -> None:
 #: functions over cc 20 left to split (none now: issue 27 brought the last ones under 15).  None may be added.
 PENDING_OVER_20: set[tuple[str, str]] = set()
 #: radon's average when this test was written (3.70 before issue 27's work); lowered as the work lands,
-#: down to tools.complexity.MAX_AVERAGE (3.2), when this test becomes ``main(["--check"]) == 0``
-AVERAGE_NOW = 3.43
+#: down to tools.complexity.MAX_AVERAGE (3.2): reached (3.199), so holding this ground is ``--check``'s limit
+AVERAGE_NOW = 3.20
 
 
 def test_the_repository_holds_its_ground() -> None:

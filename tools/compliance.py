@@ -24,7 +24,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,6 +102,17 @@ def stale_sources(regs: Path, doc: dict[str, Any]) -> list[str]:
 # --------------------------------------------------------------------------- the matrix
 
 
+#: a subsection's status by its evidence: (code found, tests or scenarios found)
+_EVIDENCE_STATUS = {
+    (True, True): "implemented, tested",
+    (True, False): "implemented, not tested",
+    (False, True): "tested",
+    (False, False): "MISSING",
+}
+#: a subsection's status as its note says, when the note settles it
+_NOTED_STATUS = {"not-applicable": "not applicable", "rules-submission": "Rules Submission"}
+
+
 @dataclass
 class Row:
     sub: Subsection
@@ -112,16 +123,10 @@ class Row:
 
     @property
     def status(self) -> str:
-        if self.note is not None and self.note.status in ("not-applicable", "rules-submission"):
-            label = "not applicable" if self.note.status == "not-applicable" else "Rules Submission"
+        label = _NOTED_STATUS.get(self.note.status) if self.note is not None else None
+        if label is not None:
             return label + (" (implemented)" if self.code else "") + (" (tested)" if self.tested else "")
-        if self.code and self.tested:
-            return "implemented, tested"
-        if self.code:
-            return "implemented, not tested"
-        if self.tested:
-            return "tested"
-        return "MISSING"
+        return _EVIDENCE_STATUS[(bool(self.code), self.tested)]
 
     @property
     def tested(self) -> bool:
@@ -134,15 +139,22 @@ def rows(subs: list[Subsection], ev: Evidence, notes: dict[str, N.Note]) -> list
         note = notes.get(s.id)
         r = Row(s, sorted(ev.code.get(s.id, ())), sorted(ev.tests.get(s.id, ())), sorted(ev.scenarios.get(s.id, ())))
         if note is not None:
-            r.note = note
-            same = [note.same_as] if note.same_as else []
-            r.code = sorted(set(r.code) | set(note.code) | {c for x in same for c in ev.code.get(x, ())})
-            r.tests = sorted(set(r.tests) | set(note.tests) | {c for x in same for c in ev.tests.get(x, ())})
-            r.scenarios = sorted(
-                set(r.scenarios) | set(note.scenarios) | {c for x in same for c in ev.scenarios.get(x, ())}
-            )
+            _add_note(r, note, ev)
         out.append(r)
     return out
+
+
+def _add_note(r: Row, note: N.Note, ev: Evidence) -> None:
+    """The note's own evidence added to the row's, and that of the subsection it is the same as."""
+    r.note = note
+    same = [note.same_as] if note.same_as else []
+    r.code = _merged(r.code, note.code, same, ev.code)
+    r.tests = _merged(r.tests, note.tests, same, ev.tests)
+    r.scenarios = _merged(r.scenarios, note.scenarios, same, ev.scenarios)
+
+
+def _merged(own: list[str], noted: Iterable[str], same: list[str], found: Mapping[str, Iterable[str]]) -> list[str]:
+    return sorted(set(own) | set(noted) | {c for x in same for c in found.get(x, ())})
 
 
 def _cell(items: list[str]) -> str:

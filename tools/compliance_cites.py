@@ -164,9 +164,7 @@ def _scan_python(ev: Evidence, root: Path, path: Path, kind: str) -> None:
     text = path.read_text(encoding="utf-8")
     tests = kind == "tests"
     if "§" not in text:  # only test names to read: no need to parse the file
-        if tests:
-            for name in _TEST_DEF.findall(text):
-                _add_test(ev, name, f"{rel}::{name}")
+        _add_test_names(ev, rel, text, tests)
         return
     scopes = _scopes(ast.parse(text, rel))
     starts = _line_starts(text)
@@ -178,6 +176,13 @@ def _scan_python(ev: Evidence, root: Path, path: Path, kind: str) -> None:
         for first, _last, name, is_test in scopes:
             if is_test:
                 _add_test(ev, name.rsplit(".", 1)[-1], _label(rel, scopes, first, tests))
+
+
+def _add_test_names(ev: Evidence, rel: str, text: str, tests: bool) -> None:
+    """The tests of a file that cites no section in its text: their names may cite."""
+    if tests:
+        for name in _TEST_DEF.findall(text):
+            _add_test(ev, name, f"{rel}::{name}")
 
 
 def _add_test(ev: Evidence, name: str, label: str) -> None:

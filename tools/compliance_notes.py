@@ -119,16 +119,22 @@ def load(path: Path, ids: set[str], root: Path, ev: Evidence) -> tuple[dict[str,
         where = f"docs/compliance-notes.toml note {i + 1} ({', '.join(body.get('subsections', []))})"
         errs += _evidence_errors(where, note, root, ev, ids)
         for spec in body.get("subsections", []):
-            try:
-                names = expand(spec)
-            except ValueError as ex:
-                errs.append(f"{where}: {ex}")
-                continue
-            for sid in names:
-                if sid not in ids:
-                    errs.append(f"{where}: § {sid} is not a subsection of the regulations' text")
-                elif sid in out:
-                    errs.append(f"{where}: § {sid} has another note already")
-                else:
-                    out[sid] = note
+            errs += _attach(out, note, spec, where, ids)
     return out, errs
+
+
+def _attach(out: dict[str, Note], note: Note, spec: str, where: str, ids: set[str]) -> list[str]:
+    """The note given to each subsection ``spec`` names (a range expanded); what is wrong with them."""
+    try:
+        names = expand(spec)
+    except ValueError as ex:
+        return [f"{where}: {ex}"]
+    errs = []
+    for sid in names:
+        if sid not in ids:
+            errs.append(f"{where}: § {sid} is not a subsection of the regulations' text")
+        elif sid in out:
+            errs.append(f"{where}: § {sid} has another note already")
+        else:
+            out[sid] = note
+    return errs

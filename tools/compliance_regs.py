@@ -80,9 +80,9 @@ def _sections(text: str, source: str) -> list[_Section]:
     cur: _Section | None = None
     for raw in text.splitlines():
         line = _clean(raw)
-        m = _CHAPTER.match(line)
-        if m and m.group(1) in CHAPTERS:
-            chapter, cur = m.group(1), None
+        opened = _chapter_opened(line)
+        if opened is not None:
+            chapter, cur = opened, None
             continue
         h = _HEADER.match(line)
         if h and chapter is not None and h.group(1) == chapter:
@@ -94,6 +94,12 @@ def _sections(text: str, source: str) -> list[_Section]:
     for s in out:
         s.title = _title(s)
     return out
+
+
+def _chapter_opened(line: str) -> str | None:
+    """The chapter of :data:`CHAPTERS` whose CHAPTER line ``line`` is, or None."""
+    m = _CHAPTER.match(line)
+    return m.group(1) if m and m.group(1) in CHAPTERS else None
 
 
 def _title(s: _Section) -> str:
@@ -158,14 +164,24 @@ def _excerpt(lines: Sequence[str], start: int) -> str:
         m = _MARKER.match(lines[start])
         parts.append(m.group(2) if m else "")
     for line in lines[start + 1 :]:
-        if _MARKER.match(line) or _STARS.match(line) or _TRAILER.match(line) or sum(map(len, parts)) > EXCERPT:
+        if _ends_excerpt(line) or sum(map(len, parts)) > EXCERPT:
             break
         parts.append(line)
+    text = re.sub(r"\s+", " ", _join_lines(parts)).strip()
+    return text if len(text) <= EXCERPT else text[: EXCERPT - 1].rsplit(" ", 1)[0] + " …"
+
+
+def _ends_excerpt(line: str) -> bool:
+    """The next subdivision, a "* * * * *" gap or the trailer: the end of a subsection's opening words."""
+    return bool(_MARKER.match(line) or _STARS.match(line) or _TRAILER.match(line))
+
+
+def _join_lines(parts: Sequence[str]) -> str:
+    """Lines joined by spaces; a word broken with a hyphen at a line's end joined again."""
     text = ""
     for part in parts:
         text = text[:-1] + part if text.endswith("-") else f"{text} {part}"
-    text = re.sub(r"\s+", " ", text).strip()
-    return text if len(text) <= EXCERPT else text[: EXCERPT - 1].rsplit(" ", 1)[0] + " …"
+    return text
 
 
 def parse(paths: Iterable[Path]) -> tuple[list[Subsection], list[str]]:

@@ -110,6 +110,32 @@ class MeterValues:
     note: str
 
 
+def _money_option(options: dict[str, str], key: str) -> int:
+    """``--seed`` or ``--meter``: a positive amount of money, in cents."""
+    from controller.rules.paytables import parse_money
+
+    try:
+        v = parse_money(options[key])
+    except ValueError as e:
+        raise ValueError(f"--{key} {options[key]!r}: {e}") from None
+    if v <= 0:
+        raise ValueError(f"--{key} {options[key]!r}: must be a positive amount")
+    return v
+
+
+def _rate_option(text: str) -> Fraction:
+    """``--rate``: a percentage from 0 up to (not including) 100."""
+    from controller.rules.paytables import parse_percent
+
+    try:
+        r = parse_percent(text)
+    except ValueError as e:
+        raise ValueError(f"--rate {text!r}: {e}") from None
+    if not 0 <= r < 1:
+        raise ValueError(f"--rate {text!r}: between 0% and 100%")
+    return r
+
+
 def meter_values(
     options: dict[str, str],
     seed: tuple[int, str] | None = None,
@@ -118,31 +144,14 @@ def meter_values(
     """``--seed``, ``--rate``, ``--meter`` (``options``) over the regulation's own figures
     (``(value, source)``, or None where the regulation prints none).  The meter defaults to
     the seed; with neither, a clear error."""
-    from controller.rules.paytables import parse_money, parse_percent
-
-    def money(key: str) -> int:
-        try:
-            v = parse_money(options[key])
-        except ValueError as e:
-            raise ValueError(f"--{key} {options[key]!r}: {e}") from None
-        if v <= 0:
-            raise ValueError(f"--{key} {options[key]!r}: must be a positive amount")
-        return v
-
-    s, s_src = (money("seed"), "--seed") if "seed" in options else (seed if seed else (None, "none given"))
+    s, s_src = (_money_option(options, "seed"), "--seed") if "seed" in options else (seed or (None, "none given"))
+    r: Fraction | None
     if "rate" in options:
-        try:
-            r: Fraction | None = parse_percent(options["rate"])
-        except ValueError as e:
-            raise ValueError(f"--rate {options['rate']!r}: {e}") from None
-        assert r is not None
-        if not 0 <= r < 1:
-            raise ValueError(f"--rate {options['rate']!r}: between 0% and 100%")
-        r_src = "--rate"
+        r, r_src = _rate_option(options["rate"]), "--rate"
     else:
-        r, r_src = rate if rate else (None, "none given: the regulation prints none; increments not counted")
+        r, r_src = rate or (None, "none given: the regulation prints none; increments not counted")
     if "meter" in options:
-        m, m_src = money("meter"), "--meter"
+        m, m_src = _money_option(options, "meter"), "--meter"
     elif s is not None:
         m, m_src = s, "the seed"
     else:

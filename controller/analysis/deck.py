@@ -67,31 +67,44 @@ def exact_counts(cards: int, rules: str = "bug") -> dict[Category, int]:
         raise ValueError(f"cards must be 5, 6 or 7, not {cards}")
     nonflush = _nonflush_memo(rules)
     levels = P.category_levels(rules)
-    shift = P._SHIFT
     by_level = [0] * len(levels)
     for joker in (0, 1) if rules == "bug" else (0,):
-        m = cards - joker  # natural cards in the hand
-        need = 5 - joker  # natural cards of one suit for a flush
-        assert 2 * need > m  # so at most one suit can hold a flush
-        flush_capable: dict[tuple[int, ...], int] = defaultdict(int)
-        for k in range(need, m + 1):  # k cards of the flush suit
-            for suit_ranks in combinations(range(2, 15), k):
-                mask = 0
-                for r in suit_ranks:
-                    mask |= 1 << r
-                fs = P._flush_score(mask, joker, rules)
-                for rest in _rank_multisets(m - k, 3):  # the others, from the other 3 suits
-                    ways = 4 * prod(comb(3, c) for c in rest if c)
-                    counts = list(rest)
-                    for r in suit_ranks:
-                        counts[r] += 1
-                    flush_capable[tuple(counts)] += ways
-                    by_level[max(fs, nonflush(counts, joker)) >> shift] += ways
-        for counts in _rank_multisets(m, 4):
-            ways = prod(comb(4, c) for c in counts if c) - flush_capable.get(tuple(counts), 0)
-            if ways:
-                by_level[nonflush(counts, joker) >> shift] += ways
+        _count_with_joker(by_level, cards - joker, joker, rules, nonflush)
     return {levels[i]: n for i, n in enumerate(by_level)}
+
+
+def _count_with_joker(
+    by_level: list[int], m: int, joker: int, rules: str, nonflush: Callable[[list[int], int], int]
+) -> None:
+    """Add to ``by_level`` the hands of ``m`` natural cards (plus ``joker`` jokers): the flush-capable
+    ones by their flush suit, then every other rank multiset with its non-flush suit choices."""
+    shift = P._SHIFT
+    flush_capable = _count_flush_capable(by_level, m, joker, rules, nonflush)
+    for counts in _rank_multisets(m, 4):
+        ways = prod(comb(4, c) for c in counts if c) - flush_capable.get(tuple(counts), 0)
+        if ways:
+            by_level[nonflush(counts, joker) >> shift] += ways
+
+
+def _count_flush_capable(
+    by_level: list[int], m: int, joker: int, rules: str, nonflush: Callable[[list[int], int], int]
+) -> dict[tuple[int, ...], int]:
+    """Add to ``by_level`` the hands holding a flush suit; return how many there are per rank multiset."""
+    shift = P._SHIFT
+    need = 5 - joker  # natural cards of one suit for a flush
+    assert 2 * need > m  # so at most one suit can hold a flush
+    flush_capable: dict[tuple[int, ...], int] = defaultdict(int)
+    for k in range(need, m + 1):  # k cards of the flush suit
+        for suit_ranks in combinations(range(2, 15), k):
+            fs = P._flush_score(sum(1 << r for r in suit_ranks), joker, rules)
+            for rest in _rank_multisets(m - k, 3):  # the others, from the other 3 suits
+                ways = 4 * prod(comb(3, c) for c in rest if c)
+                counts = list(rest)
+                for r in suit_ranks:
+                    counts[r] += 1
+                flush_capable[tuple(counts)] += ways
+                by_level[max(fs, nonflush(counts, joker)) >> shift] += ways
+    return flush_capable
 
 
 def iter_hands(n: int, k: int, chunk: int = 1 << 16) -> Iterator[list[Any]]:
@@ -127,7 +140,8 @@ def enumerated_counts(cards: int, rules: str = "bug") -> dict[Category, int]:
     return {levels[i]: int(c) for i, c in enumerate(total)}
 
 
-def _result(deck: int, options: dict[str, str]) -> AnalysisResult:
+def _deck_options(deck: int, options: dict[str, str]) -> tuple[int, str, str]:
+    """(cards, rules, method) of ``-o``, checked: 5-7 cards, a method known, rules of this deck."""
     try:
         cards = int(options.get("cards", "5"))
     except ValueError:
@@ -140,6 +154,11 @@ def _result(deck: int, options: dict[str, str]) -> AnalysisResult:
         raise ValueError(f"method must be one of {', '.join(_METHODS)}, not {method!r}")
     if (deck == 52) != (rules == "natural"):
         raise ValueError(f"rules {rules!r} do not apply to a {deck}-card deck")
+    return cards, rules, method
+
+
+def _result(deck: int, options: dict[str, str]) -> AnalysisResult:
+    cards, rules, method = _deck_options(deck, options)
     counts = exact_counts(cards, rules) if method == "exact" else enumerated_counts(cards, rules)
     total = sum(counts.values())
     if total != comb(deck, cards):

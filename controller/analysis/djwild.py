@@ -28,7 +28,7 @@ hand queries are the same multiset, so every count is a position in a sorted arr
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -40,7 +40,7 @@ import numpy as np
 from controller.analysis import AnalysisResult, AnalysisRow, analyzer
 from controller.rules import djwild, poker
 from controller.rules.cards import JOKER
-from controller.rules.paytables import get_paytable
+from controller.rules.paytables import Paytable, get_paytable
 
 N_HANDS = comb(53, 5)  # 2,869,685
 N_DEALER = comb(48, 5)  # 1,712,304 dealer hands per player hand
@@ -199,6 +199,26 @@ def progressive_classes() -> Counter[str]:
     return out
 
 
+def _progressive_pay_rows(
+    table: Paytable, cls: Mapping[str, int], meter: int, wager: int
+) -> tuple[list[AnalysisRow], Fraction, int]:
+    """One row per pay of the paytable, the meter pays valued at ``meter``; with the return of the
+    fixed pays and the count of hands that take the whole meter (a 100% pay resets it)."""
+    rows: list[AnalysisRow] = []
+    fixed = Fraction(0)
+    resets = 0
+    for key, pay in table.pays:
+        n = cls.get(key, 0)
+        if pay.kind == "meter":
+            net = Fraction(pay.ratio * meter, wager)
+            resets += n if pay.ratio == 1 else 0
+        else:
+            net = pay.net_win(wager) / wager
+            fixed += n * net
+        rows.append(AnalysisRow(key, n, pay.text, net))
+    return rows, fixed, resets
+
+
 @analyzer("dj-wild", "progressive", "DJ Wild Progressive 1")
 def analyze_progressive(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     """Progressive Bonus (§ 687a.12(c)) with the meter at ``--meter`` (default the seed the
@@ -216,19 +236,8 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
     meter = mv.meter
     cls = progressive_classes()
     total = sum(cls.values())
-    rows: list[AnalysisRow] = []
-    ret = Fraction(0)
-    fixed = Fraction(0)
-    resets = 0
-    for key, pay in table.pays:
-        n = cls.get(key, 0)
-        net = Fraction(pay.ratio * meter, wager) if pay.kind == "meter" else pay.net_win(wager) / wager
-        rows.append(AnalysisRow(key, n, pay.text, net))
-        ret += n * net
-        if pay.kind != "meter":
-            fixed += n * net
-        elif pay.ratio == 1:
-            resets += n
+    rows, fixed, resets = _progressive_pay_rows(table, cls, meter, wager)
+    ret = sum((r.count * r.net for r in rows), Fraction(0))
     losing = sum(n for k, n in cls.items() if k not in table)
     rows.append(AnalysisRow("lose", losing, "", Fraction(-1)))
     ret -= losing
@@ -381,6 +390,21 @@ def analyze_blind(paytable: str | None, options: dict[str, str]) -> AnalysisResu
     )
 
 
+def _bad_beat_rows(pays: list[Fraction | None], g: MainGame, two_way: bool) -> list[AnalysisRow]:
+    """One row per paid category of losing hand: the raised hands of that level that lose
+    (counted twice when the dealer's losing hand pays too)."""
+    rows: list[AnalysisRow] = []
+    ways = 2 if two_way else 1
+    who = "player's or dealer's " if two_way else "player's "
+    for i, c in enumerate(_levels()):
+        p = pays[i]
+        if p is None:
+            continue
+        n = ways * int(g.loss[g.raised & (g.lvl == i)].sum())
+        rows.append(AnalysisRow(f"{who}{c.text} loses", n, f"{p} to 1", p))
+    return rows
+
+
 @analyzer("dj-wild", "bad-beat", "DJWBB-01")
 def analyze_bad_beat(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     """Two-Way Bad Beat (§ 687a.11(f)(3), § 687a.12(e)) with the best raise/fold strategy.
@@ -394,27 +418,16 @@ def analyze_bad_beat(paytable: str | None, options: dict[str, str]) -> AnalysisR
         raise ValueError(f"{name!r} is not a DJ Wild Two-Way Bad Beat paytable (DJWBB-01..04)")
     two_way = str(options.get("two_way", options.get("two-way", "yes"))).lower() in ("yes", "true", "1", "on")
     g = main_game()
-    loss, nd, lvl, raised = g.loss, g.nd, g.lvl, g.raised
+    nd, lvl, raised = g.nd, g.lvl, g.raised
     pays = _pay_by_level(name)
     eligible = np.array([p is not None for p in pays])[lvl]
     # The two directions are equal in total when every eligible hand is raised: the pairs
     # (P, D) with D eligible and D < P are the pairs (D, P) with P eligible and P < D.
     if two_way and not bool(raised[eligible].all()):
         raise AssertionError("a three-of-a-kind or better is folded: the two-way symmetry does not hold")
-    rows: list[AnalysisRow] = []
-    ret = Fraction(0)
-    won = 0
-    ways = 2 if two_way else 1
-    for i, c in enumerate(_levels()):
-        p = pays[i]
-        if p is None:
-            continue
-        m = raised & (lvl == i)
-        n = ways * int(loss[m].sum())
-        who = "player's or dealer's " if two_way else "player's "
-        rows.append(AnalysisRow(f"{who}{c.text} loses", n, f"{p} to 1", p))
-        ret += n * p
-        won += n
+    rows = _bad_beat_rows(pays, g, two_way)
+    ret = sum((r.count * r.net for r in rows), Fraction(0))
+    won = sum(r.count for r in rows)
     total = len(lvl) * nd
     rows.append(AnalysisRow("no bad beat", total - won, "", Fraction(-1)))
     ret -= total - won

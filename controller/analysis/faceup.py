@@ -29,7 +29,7 @@ from functools import cache, lru_cache
 from itertools import combinations, product
 from math import comb
 
-from controller.analysis import AnalysisResult, AnalysisRow, analyzer, meter_values
+from controller.analysis import AnalysisResult, AnalysisRow, MeterValues, analyzer, meter_values
 from controller.rules.faceup_bonus import (
     BONUS_ORDER,
     BONUS_READINGS,
@@ -154,13 +154,8 @@ def _count_plain(
     Returns the weight of the straights that also hold three of a kind."""
     straight_trips = 0
     for cv in _count_vectors(len(ranks), 6 if joker else 7):
-        ways = 1
-        for c in cv:
-            ways *= comb(4, c)
-        w = ways - flush_weight.get(cv, 0)
-        if w <= 0:
-            if w < 0:  # pragma: no cover - would be a counting bug
-                raise AssertionError(f"negative weight for {cv}")
+        w = _plain_weight(cv, flush_weight)
+        if not w:
             continue
         cnt, masks = _plain_hand(ranks, cv)
         k = classify_counts(cnt, masks, joker, mode)
@@ -168,6 +163,17 @@ def _count_plain(
         if k == STRAIGHT and (max(cv) >= 3 or (joker and cnt[ACE] >= 2)):
             straight_trips += w
     return straight_trips
+
+
+def _plain_weight(cv: tuple[int, ...], flush_weight: Mapping[tuple[int, ...], int]) -> int:
+    """The suit assignments of the rank counts ``cv`` that hold no flush."""
+    ways = 1
+    for c in cv:
+        ways *= comb(4, c)
+    w = ways - flush_weight.get(cv, 0)
+    if w < 0:  # pragma: no cover - would be a counting bug
+        raise AssertionError(f"negative weight for {cv}")
+    return w
 
 
 def _plain_hand(ranks: tuple[int, ...], cv: tuple[int, ...]) -> tuple[list[int], list[int]]:
@@ -222,6 +228,44 @@ def _row_payout(pt: Paytable, category: str) -> tuple[str, Payout] | tuple[None,
 FORTUNE_READINGS = BONUS_READINGS  # reading 688a-7; the first is the default
 
 
+#: the Fortune Bonus note per reading: best pay (default), ranking (True)
+_FORTUNE_READING_NOTES = {
+    False: "best paying hand, 688a-7 (straight with trips paid as trips, § 688a.12(c))",
+    True: "highest ranking hand, § 688a.6(b) (straight above three-of-a-kind)",
+}
+
+
+def _fortune_rows(pt: Paytable, counts: Mapping[int, int], extra: list[AnalysisRow]) -> list[AnalysisRow]:
+    """One row per paid category in the order of § 688a.6 (the straight with trips rows after the
+    straight), then the hands that lose."""
+    rows: list[AnalysisRow] = []
+    lose = 0
+    for k, cat in enumerate(BONUS_ORDER):
+        c = counts.get(k, 0)
+        _, p = _row_payout(pt, cat)
+        if p is None:
+            lose += c
+            continue
+        rows.append(AnalysisRow(cat, c, p.text, Fraction(p.net_win(1))))
+        if cat == "straight":
+            rows.extend(extra)
+    rows.append(AnalysisRow("lose", lose, "lose", Fraction(-1)))
+    return rows
+
+
+def _envy_value(envy: Paytable, counts: Mapping[int, int], total: int) -> Fraction:
+    """What another player's hand is worth in cents to a Qualifying Wager, by the envy paytable
+    (quads and better)."""
+    e = Fraction(0)
+    for k, c in counts.items():
+        if k > QUADS:
+            continue
+        _, p = _row_payout(envy, BONUS_ORDER[k])
+        if p is not None:
+            e += Fraction(c * p.cents, total)
+    return e
+
+
 @analyzer("face-up", "fortune", "Face Up Fortune 1")
 def analyze_fortune(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     """Fortune Bonus Wager (§ 688a.7(e)(2), § 688a.11(h)(2), § 688a.12(c)).
@@ -238,37 +282,13 @@ def analyze_fortune(paytable: str | None, options: dict[str, str]) -> AnalysisRe
     dist = seven_card_distribution("bug")
     counts = dict(dist.counts)
     extra = _straight_with_trips(pt, dist, counts, reading, Fraction(0), 1)
-    rows: list[AnalysisRow] = []
-    lose = 0
-    for k, cat in enumerate(BONUS_ORDER):
-        c = counts.get(k, 0)
-        _, p = _row_payout(pt, cat)
-        if p is None:
-            lose += c
-            continue
-        rows.append(AnalysisRow(cat, c, p.text, Fraction(p.net_win(1))))
-        if cat == "straight":
-            rows.extend(extra)
-    rows.append(AnalysisRow("lose", lose, "lose", Fraction(-1)))
+    rows = _fortune_rows(pt, counts, extra)
     ev = sum((Fraction(r.count) * r.net for r in rows), Fraction(0))
     payback = 1 + ev / dist.total
-    notes = [
-        f"reading={reading}: "
-        + (
-            "highest ranking hand, § 688a.6(b) (straight above three-of-a-kind)"
-            if reading == "ranking"
-            else "best paying hand, 688a-7 (straight with trips paid as trips, § 688a.12(c))"
-        )
-    ]
+    notes = [f"reading={reading}: " + _FORTUNE_READING_NOTES[reading == "ranking"]]
     envy_name = pt.options.get("envy_paytable")
     if envy_name:
-        envy = get_paytable(str(envy_name))
-        e = Fraction(0)
-        for k, c in dist.counts.items():
-            if k <= QUADS:
-                _, p = _row_payout(envy, BONUS_ORDER[k])
-                if p is not None:
-                    e += Fraction(c * p.cents, dist.total)
+        e = _envy_value(get_paytable(str(envy_name)), dist.counts, dist.total)
         notes.append(
             f"envy ({envy_name}): each other player's hand is worth ${float(e) / 100:.5f} "
             f"to a Qualifying Wager (not included in the payback)"
@@ -309,18 +329,37 @@ def _progressive_rows(
         if p is None and mp is None:
             t.lose += c
             continue
-        fixed = Fraction(p.cents, wager) if p is not None and p.kind == "fixed" else Fraction(0)
-        meter = [x for x in (p, mp) if x is not None and x.kind == "meter"]
-        if any(x.ratio == 1 for x in meter):
-            t.resets += c
-        t.share += c * sum((x.ratio for x in meter), Fraction(0))
-        text = " + ".join(x.text for x in (p, mp) if x is not None)
-        t.rows.append(AnalysisRow(cat, c, text, base + fixed))
-        t.ev += c * (base + fixed)
+        _add_paid_row(t, cat, c, p, mp, base, wager)
         if cat == "straight":
             t.rows.extend(extra)
             t.ev += sum((r.count * r.net for r in extra), Fraction(0))
     return t
+
+
+def _add_paid_row(
+    t: _ProgressiveRows, cat: str, c: int, p: Payout | None, mp: Payout | None, base: Fraction, wager: int
+) -> None:
+    """The row of ``c`` hands of ``cat`` paid ``p`` (the paytable's) and/or ``mp`` (the meter paytable's)."""
+    pays = [x for x in (p, mp) if x is not None]
+    fixed = Fraction(p.cents, wager) if p is not None and p.kind == "fixed" else Fraction(0)
+    meter = [x.ratio for x in pays if x.kind == "meter"]
+    if 1 in meter:
+        t.resets += c
+    t.share += c * sum(meter, Fraction(0))
+    t.rows.append(AnalysisRow(cat, c, " + ".join(x.text for x in pays), base + fixed))
+    t.ev += c * (base + fixed)
+
+
+def _meter(options: dict[str, str], pt: Paytable, name: str) -> tuple[MeterValues, int, Fraction]:
+    """The meter figures (--seed, --rate, --meter over the seed and rate of progression the
+    paytable prints, § 688a.12(d)): with the seed and the rate used."""
+    mv = meter_values(
+        options,
+        (parse_money(str(pt.options["seed"])), f"{pt.section} {name}"),
+        (parse_percent(str(pt.options["rate_of_progression"])), f"{pt.section} {name}"),
+    )
+    assert mv.seed is not None and mv.rate is not None
+    return mv, mv.seed, mv.rate
 
 
 @analyzer("face-up", "progressive", "Face Up Progressive 1")
@@ -339,19 +378,13 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
     mode: JokerMode = str(o.get("joker", "bug"))  # type: ignore[assignment]
     wager = pt.per_wager_cents or 100
     returned = bool(o.get("original_wager_returned", False))
-    mv = meter_values(
-        options,
-        (parse_money(str(o["seed"])), f"{pt.section} {name}"),
-        (parse_percent(str(o["rate_of_progression"])), f"{pt.section} {name}"),
-    )
-    seed, rate = mv.seed, mv.rate
-    assert seed is not None and rate is not None
+    mv, seed, rate = _meter(options, pt, name)
     meter_pt = get_paytable(str(o["meter_paytable"])) if "meter_paytable" in o else None
     dist = seven_card_distribution(mode)
     reading = _reading(options)
     counts = dict(dist.counts)
-    extra = _straight_with_trips(pt, dist, counts, reading, Fraction(0) if returned else Fraction(-1), wager)
     base = Fraction(0) if returned else Fraction(-1)
+    extra = _straight_with_trips(pt, dist, counts, reading, base, wager)
     t = _progressive_rows(pt, meter_pt, counts, extra, base, wager)
     rows, lose, resets, share, ev = t.rows, t.lose, t.resets, t.share, t.ev
     rows.append(AnalysisRow("lose", lose, "lose", Fraction(-1)))

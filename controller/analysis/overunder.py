@@ -19,6 +19,7 @@ the six-deck shoe, docs/rules-readings/686a.md).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from fractions import Fraction
 
 from controller.analysis import AnalysisResult, AnalysisRow, analyzer
@@ -101,6 +102,28 @@ def best_decision(first: int, decks: int | None = DECKS) -> Decision:
     return max(evs, key=lambda d: evs[d])
 
 
+def _first_card_rows(
+    first: int, c1: int, best: Decision, dist: Mapping[int, int], other_side: str
+) -> list[AnalysisRow]:
+    """The rows of the rounds whose first card is worth ``first`` (``c1`` of them), played by the
+    ``best`` decision: a surrender, or the win, push and lose rows of the totals ``dist``."""
+    if best is Decision.SURRENDER:
+        return [AnalysisRow(f"first {first}: surrender", c1 * sum(dist.values()), "lose ante", Fraction(-1))]
+    by_net: Counter[int] = Counter()
+    for total, w in dist.items():
+        by_net[_net(best, total, other_side)] += w
+    return [
+        AnalysisRow(
+            f"first {first}: {best.value} {_NET_LABEL[net]}", c1 * w, "1 to 1" if net > 0 else "", Fraction(net)
+        )
+        for net, w in sorted(by_net.items(), reverse=True)
+    ]
+
+
+#: a decided round's outcome by its net (in Ante units: the Ante and the Over/Under wager)
+_NET_LABEL = {2: "win", 0: "push", -2: "lose"}
+
+
 @analyzer("over-under", "ante")
 def analyze_ante(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     decks = _parse_decks(options)
@@ -111,7 +134,6 @@ def analyze_ante(paytable: str | None, options: dict[str, str]) -> AnalysisResul
     n = sum(counts.values())
     rows: list[AnalysisRow] = []
     total_weight = 0
-    ev = Fraction(0)  # per Ante, weighted
     wagered = Fraction(0)  # per Ante, weighted
     notes: list[str] = []
     strategy: list[str] = []
@@ -121,23 +143,10 @@ def analyze_ante(paytable: str | None, options: dict[str, str]) -> AnalysisResul
         strategy.append(f"{first}:{best.value}")
         dist = total_distribution(first, decks)
         m = sum(dist.values())
-        if best is Decision.SURRENDER:
-            rows.append(AnalysisRow(f"first {first}: surrender", c1 * m, "lose ante", Fraction(-1)))
-            ev += Fraction(-c1 * m)
-            wagered += c1 * m
-            total_weight += c1 * m
-            continue
-        by_net: Counter[int] = Counter()
-        for total, w in dist.items():
-            by_net[_net(best, total, other_side)] += w
-        for net, w in sorted(by_net.items(), reverse=True):
-            label = {2: "win", 0: "push", -2: "lose"}[net]
-            rows.append(
-                AnalysisRow(f"first {first}: {best.value} {label}", c1 * w, "1 to 1" if net > 0 else "", Fraction(net))
-            )
-            ev += net * c1 * w
-        wagered += 2 * c1 * m
+        rows += _first_card_rows(first, c1, best, dist, other_side)
+        wagered += (1 if best is Decision.SURRENDER else 2) * c1 * m  # a surrender leaves the Ante alone
         total_weight += c1 * m
+    ev = sum((r.count * r.net for r in rows), Fraction(0))  # per Ante, weighted
     payback = 1 + ev / wagered
     deck_text = f"{decks} deck(s), without replacement" if decks else "infinite deck"
     notes.append(f"{deck_text}; best decision after the first card (value:decision) " + " ".join(strategy))

@@ -91,10 +91,16 @@ def flush_subsets(counts: tuple[int, ...], joker: bool) -> list[tuple[frozenset[
     for k in range(need, len(present) + 1):
         for f in combinations(present, k):
             fs = frozenset(f)
-            w = prod(comb(3, cnt[r] - 1) if r in fs else comb(3, cnt[r]) for r in present)
+            w = _suit_ways(cnt, fs)
             if w:
                 out.append((fs, w))
     return out
+
+
+def _suit_ways(cnt: dict[int, int], fs: frozenset[int]) -> int:
+    """The suit assignments in which one given suit holds exactly the ranks ``fs`` (``cnt``: the
+    cards of each rank present): the others of each rank from the three other suits."""
+    return prod(comb(3, c - 1) if r in fs else comb(3, c) for r, c in cnt.items())
 
 
 def representative(counts: tuple[int, ...], joker: bool, flush: frozenset[int] | None) -> tuple[int, ...]:
@@ -125,13 +131,17 @@ def class_representative(cards: tuple[int, ...]) -> tuple[int, ...]:
     joker = JOKER in cards
     nat = [c for c in cards if c != JOKER]
     counts = tuple(sum(1 for c in nat if c // 4 + 2 == r) for r in RANKS)
-    need = 4 if joker else 5
+    return representative(counts, joker, _flush_ranks(nat, 4 if joker else 5))
+
+
+def _flush_ranks(naturals: list[int], need: int) -> frozenset[int] | None:
+    """The ranks of the (last) suit holding at least ``need`` of ``naturals``, or None."""
     flush = None
     for s in range(4):
-        in_suit = frozenset(c // 4 + 2 for c in nat if c % 4 == s)
+        in_suit = frozenset(c // 4 + 2 for c in naturals if c % 4 == s)
         if len(in_suit) >= need:
             flush = in_suit
-    return representative(counts, joker, flush)
+    return flush
 
 
 def hand_classes() -> Iterator[tuple[tuple[int, ...], int]]:
@@ -345,6 +355,25 @@ def analyze_insurance(paytable: str | None, options: dict[str, str]) -> Analysis
     )
 
 
+def _long_run(
+    pt: Paytable, rows: list[AnalysisRow], dist: dict[str, int], rate: Fraction, seed_per_wager: Fraction
+) -> Fraction:
+    """The Progressive's long-run return (envy left out): every increment is paid out of the meter
+    and the seed is put up again after each five-aces reset (a royal flush pays 10% without a
+    reset), so the meter pays per unit wagered: increment rate + P(five aces) x seed / wager."""
+    fixed = sum(
+        (
+            r.net * Fraction(r.count, TOTAL_HANDS)
+            for r in rows[: len(pt.pays) + 1]
+            if (p := pt.payout(r.outcome)) is None or p.kind != "meter"
+        ),
+        Fraction(0),
+    )
+    on_meter = sum((Fraction(dist.get(k, 0), TOTAL_HANDS) for k, p in pt.pays if p.kind == "meter"), Fraction(0))
+    five_aces = Fraction(dist.get("five-aces", 0), TOTAL_HANDS)
+    return 1 + fixed - on_meter + rate + five_aces * seed_per_wager
+
+
 @analyzer(GAME, "progressive", default_paytable="Six-Card Fortune Progressive")
 def analyze_progressive(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     _check_options("progressive", options)
@@ -374,20 +403,7 @@ def analyze_progressive(paytable: str | None, options: dict[str, str]) -> Analys
     if not players:
         notes.append("Envy Bonuses left out (add -o envy_players=N for N other players with a progressive wager)")
     if mv.rate is not None and seed is not None:
-        # Long run: every increment is paid out of the meter and the seed is put up
-        # again after each five-aces reset (a royal flush pays 10% without a reset), so
-        # the meter pays per unit wagered: increment rate + P(five aces) x seed / wager.
-        fixed = sum(
-            (
-                r.net * Fraction(r.count, TOTAL_HANDS)
-                for r in rows[: len(pt.pays) + 1]
-                if (p := pt.payout(r.outcome)) is None or p.kind != "meter"
-            ),
-            Fraction(0),
-        )
-        on_meter = sum((Fraction(dist.get(k, 0), TOTAL_HANDS) for k, p in pt.pays if p.kind == "meter"), Fraction(0))
-        five_aces = Fraction(dist.get("five-aces", 0), TOTAL_HANDS)
-        long_run = 1 + fixed - on_meter + mv.rate + five_aces * Fraction(seed, wager)
+        long_run = _long_run(pt, rows, dist, mv.rate, Fraction(seed, wager))
         notes.append(
             f"long-run return with the {float(mv.rate) * 100:g}% increment: {float(long_run) * 100:.4f}% "
             "(fixed pays + increment rate + P(five aces) x seed per wager)"

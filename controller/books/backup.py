@@ -110,34 +110,30 @@ def backup_name(table_id: str, head: Head, when: datetime) -> str:
     return f"{_safe(table_id)}-ledger-{head.count:08d}-{when.astimezone(UTC):%Y%m%dT%H%M%SZ}.sqlite3"
 
 
+def _make_dest(dest: Path) -> None:
+    """The backup directory, made when missing: never a symbolic link (run as root, a link planted
+    there would put the copy anywhere, /etc...), nor a file."""
+    if dest.is_symlink():
+        raise BackupError(f"{dest}: is a symbolic link (to {os.readlink(dest)}); name the directory itself")
+    if dest.exists() and not dest.is_dir():
+        raise BackupError(f"{dest}: is not a directory; name the directory to put the copy in")
+    dest.mkdir(parents=True, exist_ok=True)
+
+
 def backup(where: Where, dest: Path, *, now: datetime | None = None, incremental: bool = False) -> BackupResult:
     """Copy, audit, name.  ``dest``: a directory (the copy gets its name there) that is
     created when missing.  Raises :class:`BackupError` (nothing left behind) when the copy
     does not audit clean.  ``incremental``: bring the newest copy in ``dest`` up to date
     instead, when there is one this ledger continues (controller/books/backupextend.py)."""
     dest = Path(dest)
-    if dest.is_symlink():  # run as root, a link planted there would put the copy anywhere (/etc...)
-        raise BackupError(f"{dest}: is a symbolic link (to {os.readlink(dest)}); name the directory itself")
-    if dest.exists() and not dest.is_dir():
-        raise BackupError(f"{dest}: is not a directory; name the directory to put the copy in")
-    dest.mkdir(parents=True, exist_ok=True)
+    _make_dest(dest)
     if incremental:
         done = _incremental(where, dest, now or datetime.now(UTC))
         if done is not None:
             return done
     work = Path(tempfile.mkdtemp(prefix=".tablectl-backup-", dir=dest))
     try:
-        # the witness first: the snapshot taken after it can only be ahead of it
-        wdir = work / "witness"
-        wdir.mkdir()
-        src_witness = where.witness_dir / WITNESS_FILE
-        if src_witness.exists():
-            shutil.copyfile(src_witness, wdir / WITNESS_FILE)
-        copy = work / LEDGER_FILE
-        try:
-            _sqlite_copy(where.ledger_path, copy)
-        except sqlite3.Error as e:
-            raise BackupError(f"cannot copy the ledger {where.ledger_path}: {e}") from None
+        wdir, copy = _snapshot(where, work)
         problems = audit(Where(work, where.key, wdir, where.table_id))
         if problems:
             raise BackupError(f"the copy does not audit clean, removed: {problems[0]}" + _more(problems))
@@ -151,6 +147,22 @@ def backup(where: Where, dest: Path, *, now: datetime | None = None, incremental
         return BackupResult(final, table_id, head)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _snapshot(where: Where, work: Path) -> tuple[Path, Path]:
+    """The witness, then the ledger, copied into ``work`` (the witness first: the snapshot taken
+    after it can only be ahead of it); their paths there."""
+    wdir = work / "witness"
+    wdir.mkdir()
+    src_witness = where.witness_dir / WITNESS_FILE
+    if src_witness.exists():
+        shutil.copyfile(src_witness, wdir / WITNESS_FILE)
+    copy = work / LEDGER_FILE
+    try:
+        _sqlite_copy(where.ledger_path, copy)
+    except sqlite3.Error as e:
+        raise BackupError(f"cannot copy the ledger {where.ledger_path}: {e}") from None
+    return wdir, copy
 
 
 def _incremental(where: Where, dest: Path, now: datetime) -> BackupResult | None:
@@ -209,6 +221,35 @@ def restore(
             shutil.rmtree(work, ignore_errors=True)
 
 
+def _refuse_from_the_future(src: Path, copy_ts: str, stamp_now: datetime) -> None:
+    """A copy whose last event is later than this machine's clock: nothing could be recorded after it."""
+    if copy_ts > stamp_now.isoformat(timespec="microseconds"):
+        raise BackupError(
+            f"{src}: refused: its last event is stamped {copy_ts}, later than this machine's clock "
+            f"({stamp_now.isoformat(timespec='seconds')}); nothing could be recorded after it. Set the clock "
+            "right (`timedatectl`), then restore; nothing was changed"
+        )
+
+
+def _override_fields(objections: list[str], override_reason: str | None) -> dict[str, Any]:
+    """The restore record's override (the objections it overrode and why), or a technician's note."""
+    if objections:
+        return {"override_reason": override_reason, "overridden": objections}
+    if override_reason is not None:
+        return {"note": override_reason}
+    return {}
+
+
+def _move_in(work: Path, state_dir: Path) -> None:
+    """The restored copy into the state directory: its WAL (if closing left one) before the copy
+    itself, then the directory synced."""
+    for sfx in ("-wal", ""):
+        side = work / (LEDGER_FILE + sfx)
+        if side.exists():
+            os.replace(side, state_dir / (LEDGER_FILE + sfx))
+    _fsync_dir(state_dir)
+
+
 def _restore_via(
     work: Path, where: Where, src: Path, override_reason: str | None, by: str, now: datetime
 ) -> RestoreResult:
@@ -229,12 +270,7 @@ def _restore_via(
     if objections and override_reason is None:
         raise BackupError(f'{src}: refused: {objections[0]} (a technician may override: --override-reason "...")')
     stamp_now = now.astimezone(UTC)
-    if copy_ts > stamp_now.isoformat(timespec="microseconds"):
-        raise BackupError(
-            f"{src}: refused: its last event is stamped {copy_ts}, later than this machine's clock "
-            f"({stamp_now.isoformat(timespec='seconds')}); nothing could be recorded after it. Set the clock "
-            "right (`timedatectl`), then restore; nothing was changed"
-        )
+    _refuse_from_the_future(src, copy_ts, stamp_now)
     stamp = stamp_now.strftime("%Y%m%dT%H%M%S%fZ")
     before: Head | None = witnessed if isinstance(witnessed, Head) else None
     aside = f"ledger.replaced-{stamp}.sqlite3" if (state_dir / LEDGER_FILE).exists() else None
@@ -246,18 +282,10 @@ def _restore_via(
         "replaced": aside,
         "by": by,
     }
-    if objections:
-        data["override_reason"] = override_reason
-        data["overridden"] = objections
-    elif override_reason is not None:
-        data["note"] = override_reason
+    data |= _override_fields(objections, override_reason)
     head = _record_restore(copy, table_id, where.key, data)  # in the copy, still aside
     replaced = _keep_aside(state_dir, stamp)
-    for sfx in ("-wal", ""):  # the copy's WAL (if closing left one) before the copy itself
-        side = work / (LEDGER_FILE + sfx)
-        if side.exists():
-            os.replace(side, state_dir / (LEDGER_FILE + sfx))
-    _fsync_dir(state_dir)
+    _move_in(work, state_dir)
     witness.write(head)
     _give_to_owner(state_dir, [LEDGER_FILE + sfx for sfx in ("", "-wal", "-shm", ".reserve")])
     _give_to_owner(where.witness_dir, [WITNESS_FILE])

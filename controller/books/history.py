@@ -191,9 +191,8 @@ def format_summary(r: RoundRecord) -> str:
     made a Progressive Payout Wager (labelled), what was paid to players (the wagers handed
     back with a win or a push included, as the accounting report counts it)."""
     seats = ",".join(str(a["seat"]) for a in r.accepted if a.get("spot", "progressive") == "progressive")
-    rolls = [d for d in r.dice if not d["no_roll"]]
-    dice = "-".join(map(str, rolls[-1]["dice"])) if rolls else "-"
-    won = sum(p["cents"] for p in r.payouts) + sum(p["cents"] for p in r.meter_payouts)
+    dice = _last_roll(r.dice)
+    won = sum(p["cents"] for p in [*r.payouts, *r.meter_payouts])
     extra = f" void: {r.void_reason}" if r.status == "void" else ""
     n = len(r.accepted)
     return (
@@ -202,6 +201,12 @@ def format_summary(r: RoundRecord) -> str:
         f"start {r.start if r.start is not None else '-'} paid to players {format_cents(won)} "
         f"(wagers returned included){extra}"
     )
+
+
+def _last_roll(dice: list[dict[str, Any]]) -> str:
+    """The dice of the round's last roll (``3-5-6``), a no-roll left out; ``-`` with none."""
+    rolls = [d for d in dice if not d["no_roll"]]
+    return "-".join(map(str, rolls[-1]["dice"])) if rolls else "-"
 
 
 def _recipient_order(who: str) -> tuple[int, int]:
@@ -217,23 +222,38 @@ def _recipient_order(who: str) -> tuple[int, int]:
 
 def format_detail(r: RoundRecord) -> str:
     lines = [f"round {r.number}: {r.status}  opened {r.opened}  closed {r.closed or '-'}"]
-    lines += [_accepted_line(a) for a in r.accepted]
-    lines += [f"  rejected  seat {x['seat']} {x.get('spot', 'progressive')}: {x.get('reason')}" for x in r.rejected]
-    lines += [_dice_line(d) for d in r.dice]
-    lines += [f"  rng       drew {x.get('value')} -> start position {x.get('start')}" for x in r.rng]
+    lines += _item_lines(r, _BEFORE_THE_DEAL)
     lines += _deal_lines(r.deal)
-    lines += [f"  burned    stack {b['stack']} card {b['card']} (§ 670a.13(f))" for b in r.burned]
-    lines += [_result_line(x) for x in r.results]
-    lines += [
-        f"  paid      seat {p['seat']} {p['wager']} {format_cents(p['cents'])} (by the table, wager included)"
-        for p in r.payouts
-    ]
-    lines += [_meter_hit_line(p) for p in r.meter_payouts]
-    lines += [f"  returned  seat {x['seat']} {format_cents(x['cents'])}" for x in r.returned]
+    lines += _item_lines(r, _AFTER_THE_DEAL)
     if r.void_reason:
         lines.append(f"  void      {r.void_reason}")
     lines += [f"  fault     {f}" for f in r.faults]
     return "\n".join(lines)
+
+
+def _item_lines(r: RoundRecord, parts: tuple[tuple[str, Callable[[Any], str]], ...]) -> list[str]:
+    """One line per item of each of the round's ``parts`` (an attribute, its line), in that order."""
+    return [line(x) for attr, line in parts for x in getattr(r, attr)]
+
+
+def _rejected_line(x: dict[str, Any]) -> str:
+    return f"  rejected  seat {x['seat']} {x.get('spot', 'progressive')}: {x.get('reason')}"
+
+
+def _rng_line(x: dict[str, Any]) -> str:
+    return f"  rng       drew {x.get('value')} -> start position {x.get('start')}"
+
+
+def _burned_line(b: dict[str, Any]) -> str:
+    return f"  burned    stack {b['stack']} card {b['card']} (§ 670a.13(f))"
+
+
+def _paid_line(p: dict[str, Any]) -> str:
+    return f"  paid      seat {p['seat']} {p['wager']} {format_cents(p['cents'])} (by the table, wager included)"
+
+
+def _returned_line(x: dict[str, Any]) -> str:
+    return f"  returned  seat {x['seat']} {format_cents(x['cents'])}"
 
 
 def _accepted_line(a: dict[str, Any]) -> str:
@@ -271,3 +291,19 @@ def _meter_hit_line(p: dict[str, Any]) -> str:
         f"  meter hit seat {p['seat']} {p['hand']} {format_cents(p['cents'])} (hit #{p.get('order')}, "
         "paid by an attendant)"
     )
+
+
+#: what a round's detail shows before its deal and after it, in order: (its attribute, a line of each)
+_BEFORE_THE_DEAL: tuple[tuple[str, Callable[[Any], str]], ...] = (
+    ("accepted", _accepted_line),
+    ("rejected", _rejected_line),
+    ("dice", _dice_line),
+    ("rng", _rng_line),
+)
+_AFTER_THE_DEAL: tuple[tuple[str, Callable[[Any], str]], ...] = (
+    ("burned", _burned_line),
+    ("results", _result_line),
+    ("payouts", _paid_line),
+    ("meter_payouts", _meter_hit_line),
+    ("returned", _returned_line),
+)

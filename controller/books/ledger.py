@@ -397,11 +397,7 @@ class Ledger:
         out: list[StoredEvent] = []
         params: list[Any] = []
         table = self.table_id
-        ts = datetime.fromtimestamp(self._wall(), UTC).isoformat(timespec="microseconds")
-        if ts < self.last_ts:  # ISO 8601 in UTC, fixed width: text order is time order
-            if not at_last_time:
-                raise ClockWentBackwards(f"clock went backwards: now {ts}, last recorded event {self.last_ts}")
-            ts = self.last_ts
+        ts = self._timestamp(at_last_time)
         touched: set[str] = set()
         loads, data_encode, canonical_encode, base = json.loads, _data_encode, _canonical_encode, self._mac
         rnd = self.last_round_no
@@ -461,11 +457,7 @@ class Ledger:
                 t_commit, c_commit = time.perf_counter(), self.cpu_clock()
                 cur.execute("COMMIT")
         except BaseException:
-            if self.db.in_transaction:
-                try:
-                    cur.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
+            self._roll_back(cur)
             raise
         self.last_seq, self.last_hash, self.last_ts, self.last_round_no = seq, prev, ts, rnd
         self.meters = meters
@@ -476,6 +468,25 @@ class Ledger:
         self.append_stamps = (t_start, t_begin, t_commit, time.perf_counter())
         self.append_cpu = (c_start, c_begin, c_commit, self.cpu_clock())
         return out
+
+    def _timestamp(self, at_last_time: bool) -> str:
+        """Now, in ISO 8601 UTC (fixed width: text order is time order); earlier than the last
+        durable event is refused (:class:`ClockWentBackwards`), or with ``at_last_time`` is that time."""
+        ts = datetime.fromtimestamp(self._wall(), UTC).isoformat(timespec="microseconds")
+        if ts >= self.last_ts:
+            return ts
+        if not at_last_time:
+            raise ClockWentBackwards(f"clock went backwards: now {ts}, last recorded event {self.last_ts}")
+        return self.last_ts
+
+    def _roll_back(self, cur: sqlite3.Cursor) -> None:
+        """An append that failed: its transaction, if one is open, rolled back (a failing ROLLBACK
+        leaves the error that caused it to be raised)."""
+        if self.db.in_transaction:
+            try:
+                cur.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
 
     def _seal_segment(
         self, cur: sqlite3.Cursor, segment: hmac.HMAC, rows: list[str], last: int, ts: str, head: str, meters: str

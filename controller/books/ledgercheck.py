@@ -69,7 +69,7 @@ def header(led: Ledger) -> tuple[list[str], int]:
 def walk(led: Ledger, w: Walk, after: int, upto: int | None, keyed_from: int, cps: dict[int, Any]) -> Walk:
     """Every event after ``after`` (up to ``upto``): sequence, chain, MAC (SHA-256 below
     ``keyed_from``), the keyed record's place, meters, the checkpoints ``cps`` met."""
-    from controller.books.ledger import KEYED_KIND, event_hash
+    from controller.books.ledger import event_hash
 
     q = "SELECT seq, ts, table_id, round, kind, data, prev, hash FROM events WHERE seq > ?"
     args: tuple[int, ...] = (after,)
@@ -81,20 +81,8 @@ def walk(led: Ledger, w: Walk, after: int, upto: int | None, keyed_from: int, cp
     mac_check = (led.event_mac, _MAC_WRONG) if led.keyed else None
     for seq, ts, table, rnd, kind, data, p, h in led.db.execute(q + " ORDER BY seq", args):
         before = len(problems)
-        if seq != w.expect:
-            problems.append(f"event sequence gap: expected {w.expect}, found {seq}")
-        if p != w.prev:
-            problems.append(f"event {seq}: chain broken (prev hash does not match event {seq - 1})")
         row = (seq, ts, table, rnd, kind, data, p)
-        digest, valid = _digest_problem(row, h, hash_check if seq < keyed_from else mac_check)
-        if digest is not None:
-            problems.append(digest)
-        if not valid:
-            kind = ""
-        if seq == keyed_from and keyed_from > 1 and kind != KEYED_KIND:
-            problems.append(f"event {seq}: the ledger says it is keyed from here, but this is not its {KEYED_KIND}")
-        if kind.startswith("meter.") and w.with_meters:
-            _apply_meter(w, seq, rnd, kind, data)
+        _event_problems(w, row, h, hash_check if seq < keyed_from else mac_check, keyed_from)
         if seq in cps:
             _checkpoint(w, seq, h, cps[seq])
         w.prev, w.expect = h, seq + 1
@@ -104,6 +92,32 @@ def walk(led: Ledger, w: Walk, after: int, upto: int | None, keyed_from: int, cp
             problems.append("... (stopped after 20 problems)")
             break
     return w
+
+
+def _event_problems(
+    w: Walk, row: tuple[Any, ...], h: str, check: tuple[Callable[..., str], str] | None, keyed_from: int
+) -> None:
+    """One event of the walk: its place, its hash or MAC, the keyed record, its meter."""
+    from controller.books.ledger import KEYED_KIND
+
+    seq, _ts, _table, rnd, kind, data, p = row
+    _place_problems(w, seq, p)
+    digest, valid = _digest_problem(row, h, check)
+    if digest is not None:
+        w.problems.append(digest)
+    kind = kind if valid else ""
+    if seq == keyed_from and keyed_from > 1 and kind != KEYED_KIND:
+        w.problems.append(f"event {seq}: the ledger says it is keyed from here, but this is not its {KEYED_KIND}")
+    if kind.startswith("meter.") and w.with_meters:
+        _apply_meter(w, seq, rnd, kind, data)
+
+
+def _place_problems(w: Walk, seq: int, prev: str) -> None:
+    """An event out of sequence, or not chained to the one before."""
+    if seq != w.expect:
+        w.problems.append(f"event sequence gap: expected {w.expect}, found {seq}")
+    if prev != w.prev:
+        w.problems.append(f"event {seq}: chain broken (prev hash does not match event {seq - 1})")
 
 
 _HASH_WRONG = "hash does not match its contents"
@@ -161,22 +175,13 @@ def quick(led: Ledger) -> list[str]:
     if problems and "newer than this software" in problems[0]:
         return problems
     seal = S.last_seal(led.db)
-    w = Walk(GENESIS, 1, {})
-    if seal is not None:
-        if led.keyed and not led.sealer.valid(seal):
-            problems.append(f"{_seal_name(seal)}: its MAC does not match (edited, or written without the key)")
-        w = Walk(seal.head, seal.last + 1, _meters_of(seal))
+    w = _walk_from(led, seal, problems)
     after = w.expect - 1
     w.problems = problems
     truncated = led.last_seq - after > MAX_TAIL
     if truncated:
-        problems.append(
-            f"{led.last_seq - after} events after the last seal (at event {after}): seals removed, or the ledger "
-            f"rewritten before them; the last {MAX_TAIL} checked here"
-        )
-        after = led.last_seq - MAX_TAIL
-        row = led.db.execute("SELECT prev FROM events WHERE seq > ? ORDER BY seq LIMIT 1", (after,)).fetchone()
-        w = Walk(str(row[0]) if row else GENESIS, after + 1, {}, problems, with_meters=False)
+        w = _tail_walk(led, after, problems)
+        after = w.expect - 1
     cps = {s: (h, m) for s, h, m in led.db.execute("SELECT seq, hash, meters FROM checkpoints WHERE seq > ?", (after,))}
     walk(led, w, after, None, keyed_from, cps)
     if w.full:
@@ -185,6 +190,27 @@ def quick(led: Ledger) -> list[str]:
     if not truncated:  # (else the meters before the walk are not known: the problem is reported)
         problems += stored_meters(led, w.meters)
     return problems
+
+
+def _walk_from(led: Ledger, seal: S.Seal | None, problems: list[str]) -> Walk:
+    """A walk from the last seal (its MAC checked, with the key), or from the first event."""
+    if seal is None:
+        return Walk(GENESIS, 1, {})
+    if led.keyed and not led.sealer.valid(seal):
+        problems.append(f"{_seal_name(seal)}: its MAC does not match (edited, or written without the key)")
+    return Walk(seal.head, seal.last + 1, _meters_of(seal))
+
+
+def _tail_walk(led: Ledger, after: int, problems: list[str]) -> Walk:
+    """Too many events after the last seal (at ``after``): said, and a walk of the last
+    :data:`MAX_TAIL` only, without the meters (not known where it starts)."""
+    problems.append(
+        f"{led.last_seq - after} events after the last seal (at event {after}): seals removed, or the ledger "
+        f"rewritten before them; the last {MAX_TAIL} checked here"
+    )
+    after = led.last_seq - MAX_TAIL
+    row = led.db.execute("SELECT prev FROM events WHERE seq > ? ORDER BY seq LIMIT 1", (after,)).fetchone()
+    return Walk(str(row[0]) if row else GENESIS, after + 1, {}, problems, with_meters=False)
 
 
 def _past_the_end(
@@ -237,15 +263,8 @@ def segments(led: Ledger, seals: Iterable[S.Seal], before: S.Seal | None, keyed_
 
 
 def _segment(led: Ledger, s: S.Seal, prev: S.Seal | None, keyed_from: int) -> list[str]:
-    problems: list[str] = []
-    n, first, mac = (prev.n + 1, prev.last + 1, prev.mac) if prev else (1, 1, GENESIS)
     name = _seal_name(s)
-    if s.n != n:
-        problems.append(f"{name}: seal {n} is missing (the seals are not contiguous)")
-    elif s.first != first:
-        problems.append(f"{name}: starts at event {s.first}, but the seal before ends at event {first - 1}")
-    elif s.prev != mac:
-        problems.append(f"{name}: does not follow seal {n - 1} (the seals were rewritten)")
+    problems = _seal_order_problems(name, s, prev)
     seal_ok = not led.keyed or led.sealer.valid(s)
     if not seal_ok:
         problems.append(f"{name}: its MAC does not match (edited, or written without the key)")
@@ -256,6 +275,24 @@ def _segment(led: Ledger, s: S.Seal, prev: S.Seal | None, keyed_from: int) -> li
         count = -1
     if count != s.events or (led.keyed and digest.hexdigest() != s.digest) or not seal_ok:
         problems += _drill(led, s, prev, keyed_from, count)
+    return problems + _sealed_checkpoint_problems(led, s)
+
+
+def _seal_order_problems(name: str, s: S.Seal, prev: S.Seal | None) -> list[str]:
+    """The first of: a seal missing before ``s``, a gap in the events, a chain of seals rewritten."""
+    n, first, mac = (prev.n + 1, prev.last + 1, prev.mac) if prev else (1, 1, GENESIS)
+    if s.n != n:
+        return [f"{name}: seal {n} is missing (the seals are not contiguous)"]
+    if s.first != first:
+        return [f"{name}: starts at event {s.first}, but the seal before ends at event {first - 1}"]
+    if s.prev != mac:
+        return [f"{name}: does not follow seal {n - 1} (the seals were rewritten)"]
+    return []
+
+
+def _sealed_checkpoint_problems(led: Ledger, s: S.Seal) -> list[str]:
+    """The checkpoints inside the segment of ``s``: only its last event has one, matching the seal."""
+    problems: list[str] = []
     for seq, h, m in led.db.execute(
         "SELECT seq, hash, meters FROM checkpoints WHERE seq BETWEEN ? AND ?", (s.first, s.last)
     ):

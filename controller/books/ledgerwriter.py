@@ -124,11 +124,7 @@ class LedgerWriter:
         ev.wait(timeout)
 
     def _run(self) -> None:
-        try:
-            self.ledger.set_autocheckpoint(0)
-        except BaseException as exc:  # noqa: BLE001 - latched by the table, never swallowed
-            self._failed = True
-            self._on_error(exc)
+        self._take_over_checkpoints()
         while True:
             got = self._take()
             if got is None:
@@ -143,6 +139,14 @@ class LedgerWriter:
                 return  # a stop in this batch is not lost with a failure
             if written and self._uncheckpointed >= self._max_commits:
                 self._checkpoint()  # never idle: bound the WAL anyway, the callbacks already handed over
+
+    def _take_over_checkpoints(self) -> None:
+        """SQLite's own checkpoints off: this thread checkpoints when idle (a failure is latched)."""
+        try:
+            self.ledger.set_autocheckpoint(0)
+        except BaseException as exc:  # noqa: BLE001 - latched by the table, never swallowed
+            self._failed = True
+            self._on_error(exc)
 
     def _take(self) -> tuple[_Item | None, float, float] | None:
         """The next item of the queue (None: stop), when and at what CPU time it was taken;
@@ -189,11 +193,16 @@ class LedgerWriter:
             self.events_written += len(stored)
             self._uncheckpointed += 1
         self._hand_back(batch, stored)
-        if self._witness is not None and stored:
-            self._write_witness()
-        if self.trace is not None and stored:
-            self.trace(self._stamps(t_got, c_got), stored)
+        if stored:
+            self._after_commit(stored, t_got, c_got)
         return True
+
+    def _after_commit(self, stored: list[StoredEvent], t_got: float, c_got: float) -> None:
+        """Once the callbacks are handed over: the witness of the new head, the trace."""
+        if self._witness is not None:
+            self._write_witness()
+        if self.trace is not None:
+            self.trace(self._stamps(t_got, c_got), stored)
 
     def _hand_back(self, batch: list[_Item], stored: list[StoredEvent]) -> None:
         """Each submitter's stored events, in the order submitted."""

@@ -158,6 +158,12 @@ class LockoutJournal:
             return None
 
 
+def _lockout_lost(ledger: Ledger, rnd: int) -> bool:
+    """The ledger has round ``rnd`` open, neither locked out nor voided."""
+    kinds = {ev.kind for ev in ledger.events(round_no=rnd)}
+    return Kind.ROUND_OPEN in kinds and Kind.LOCKOUT not in kinds and Kind.ROUND_VOID not in kinds
+
+
 def recover(journal: LockoutJournal, ledger: Ledger) -> list[StoredEvent]:
     """At start-up, before the table reads the round in play from the ledger: the journal's
     lock-out of that round, when the ledger has the round open and no lock-out of it (the
@@ -168,8 +174,7 @@ def recover(journal: LockoutJournal, ledger: Ledger) -> list[StoredEvent]:
     if not mine:
         return []
     entry = mine[-1]
-    kinds = {ev.kind for ev in ledger.events(round_no=last)}
-    if Kind.ROUND_OPEN not in kinds or Kind.LOCKOUT in kinds or Kind.ROUND_VOID in kinds:
+    if not _lockout_lost(ledger, last):
         return []
     data: dict[str, Any] = {"journal_block": entry.n, "records": len(entry.records)}
     return ledger.append([*entry.records, Record(Kind.LOCKOUT_RECOVERED, last, data)])

@@ -108,6 +108,13 @@ def site_roots() -> list[Path]:
     return list(seen)
 
 
+def _subdir(e: os.DirEntry[str], pre: str, in_cache: bool, bytecode: bool) -> list[tuple[str, str, bool]]:
+    """A directory to scan too: any but ``__pycache__``, which only with ``bytecode`` (all of it)."""
+    if e.name != "__pycache__":
+        return [(e.path, f"{pre}{e.name}/", in_cache)]
+    return [(e.path, f"{pre}{e.name}/", True)] if bytecode else []
+
+
 def _scan(
     root: str,
     prefix: str,
@@ -124,10 +131,7 @@ def _scan(
         with os.scandir(d) as it:
             for e in it:
                 if e.is_dir(follow_symlinks=False):
-                    if e.name != "__pycache__":
-                        stack.append((e.path, f"{pre}{e.name}/", in_cache))
-                    elif bytecode:
-                        stack.append((e.path, f"{pre}{e.name}/", True))
+                    stack += _subdir(e, pre, in_cache, bytecode)
                 elif in_cache or keep(e.name):
                     try:
                         out[pre + e.name] = (e.path, e.stat())
@@ -202,25 +206,42 @@ def manifest(
     out: dict[str, str] = {}
     if bytecode is None:
         bytecode = trust is not None and trust.bytecode
-    if trust is not None and digest_of(trust.files) != trust.digest:
-        trust = None  # a record that contradicts itself vouches for nothing: read every file
+    trust = _trusted(trust)
     known = trust.stats if trust is not None and not full else {}
     for name, (path, st) in installed_files(bytecode).items():
         key = _stat_key(st)
-        seen = None if full else _SEEN.get(path)
-        if trust is not None and known.get(name) == key and name in trust.files:
-            out[name] = trust.files[name]
-        elif seen is not None and seen[0] == key:
-            out[name] = seen[1]
-        else:
+        h = _known_hash(name, path, key, trust, known, full)
+        if h is None:
             try:
-                out[name] = _hash(path, st)
+                h = _hash(path, st)
             except OSError:
                 continue  # removed meanwhile: it is "missing"
-            _SEEN[path] = (key, out[name])
+            _SEEN[path] = (key, h)
+        out[name] = h
         if stats is not None:
             stats[name] = key
     return out  # in no order: digest_of sorts the listing (the record is written with sorted keys)
+
+
+def _trusted(trust: SoftwareRecord | None) -> SoftwareRecord | None:
+    """The record, unless it contradicts itself (its digest is not its files'): such a record
+    vouches for nothing, every file is read."""
+    if trust is not None and digest_of(trust.files) != trust.digest:
+        return None
+    return trust
+
+
+def _known_hash(
+    name: str, path: str, key: list[int], trust: SoftwareRecord | None, known: Mapping[str, list[int]], full: bool
+) -> str | None:
+    """The hash of a file whose stat is still ``key``: as ``trust`` recorded it, or as this process
+    last made it (not with ``full``); None: it must be read."""
+    if trust is not None and known.get(name) == key and name in trust.files:
+        return trust.files[name]
+    seen = None if full else _SEEN.get(path)
+    if seen is not None and seen[0] == key:
+        return seen[1]
+    return None
 
 
 def digest_of(files: Mapping[str, str]) -> str:
@@ -311,6 +332,11 @@ def compare(recorded: Mapping[str, str], now: Mapping[str, str]) -> dict[str, li
         "missing": sorted(p for p in recorded if p not in now),
         "added": sorted(p for p in now if p not in recorded),
     }
+
+
+def difference_lines(diff: Mapping[str, list[str]]) -> list[str]:
+    """One line per file of :func:`compare`'s differences: ``  changed: controller/x.py``."""
+    return [f"  {what}: {p}" for what in ("changed", "missing", "added") for p in diff[what]]
 
 
 def describe_mismatch(diff: Mapping[str, list[str]], limit: int = 3) -> str:

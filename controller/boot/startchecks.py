@@ -19,6 +19,14 @@ from controller.settings.hardware import HardwareConfig
 ConfigData = dict[str, object]
 
 
+def _last_values(ledger: Ledger) -> dict[str, str] | None:
+    """The configuration values in effect before (the newest record holding them), or None."""
+    for ev in ledger.events(kinds=(Kind.CONFIG_LOADED, Kind.CONFIG_APPLIED), newest_first=True):
+        if "values" in ev.data:
+            return dict(ev.data["values"])
+    return None
+
+
 class StartChecks:
     """The self-checks of one start-up and what they found."""
 
@@ -108,11 +116,7 @@ class StartChecks:
         from controller.boot.selfcheck import config_digest
 
         digest = config_digest(values)
-        last_values: dict[str, str] | None = None
-        for ev in ledger.events(kinds=(Kind.CONFIG_LOADED, Kind.CONFIG_APPLIED), newest_first=True):
-            if "values" in ev.data:
-                last_values = dict(ev.data["values"])
-                break
+        last_values = _last_values(ledger)
         if last_values is not None and config_digest(last_values) == digest:
             return {"file": self._hw.file, "digest": digest, "changed": {}}
         old = last_values or {}

@@ -92,6 +92,16 @@ def _no_analysis(game: str, wager: str, paytable: str | None, analyzers: dict[An
     )
 
 
+def _paytable_and_wager(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """(the paytable --paytable names, or None; the wager: --wager, or the paytable's)."""
+    if not args.paytable:
+        return None, args.wager
+    try:
+        return resolve_paytable(args.game, args.wager, args.paytable)
+    except ValueError as e:
+        raise _Usage(str(e)) from None
+
+
 def _game_wager(args: argparse.Namespace, analyzers: dict[Any, Any]) -> tuple[Any, str | None]:
     """(the analysis, its paytable) for --game and --wager/--paytable."""
     from controller.analysis import DEFAULT_PAYTABLE
@@ -99,22 +109,21 @@ def _game_wager(args: argparse.Namespace, analyzers: dict[Any, Any]) -> tuple[An
     if not args.game or not (args.wager or args.paytable):
         raise _Usage("give --game and --wager (or --deck and --cards); --list shows them")
     _check_game(args.game, analyzers)
-    wager = args.wager
-    paytable = None
-    if args.paytable:
-        try:
-            paytable, wager = resolve_paytable(args.game, args.wager, args.paytable)
-        except ValueError as e:
-            raise _Usage(str(e)) from None
+    paytable, wager = _paytable_and_wager(args)
     key = (args.game, str(wager))
     # a paytable has an analysis when its wager's analyzer takes paytables (the ante
     # analyses play the whole game and take none: "DJ Wild Ante" has no analysis of its own)
     if key not in analyzers or (paytable is not None and key not in DEFAULT_PAYTABLE):
         raise _Usage(_no_analysis(args.game, str(wager), paytable, analyzers, DEFAULT_PAYTABLE))
-    given = [f for f in ("rate", "seed", "meter") if getattr(args, f, None) is not None]
-    if given and key[1] != "progressive":
-        raise _Usage(f"--{given[0]} applies to a progressive wager, not {key[1]!r}")
+    _check_meter_options(args, key[1])
     return analyzers[key], paytable or DEFAULT_PAYTABLE.get(key)
+
+
+def _check_meter_options(args: argparse.Namespace, wager: str) -> None:
+    """--rate, --seed and --meter go with a progressive wager only."""
+    given = [f for f in ("rate", "seed", "meter") if getattr(args, f, None) is not None]
+    if given and wager != "progressive":
+        raise _Usage(f"--{given[0]} applies to a progressive wager, not {wager!r}")
 
 
 def run(args: argparse.Namespace) -> int:

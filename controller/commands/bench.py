@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
+from typing import Any
 
 NAME = "bench"
 HELP = "run benchmarks (bench/) and print one 'key: value' line per figure"
@@ -15,6 +17,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         nargs=argparse.REMAINDER,
         help="benchmark names, each optionally followed by its own options; 'list' lists them",
     )
+
+
+def _jobs(spec: list[str], mods: Mapping[str, Any]) -> list[tuple[str, list[str]]] | None:
+    """Split "a --x 1 b c --y" into [(a, [--x, 1]), (b, []), (c, [--y])]; None (said) when the
+    first is not a benchmark."""
+    jobs: list[tuple[str, list[str]]] = []
+    for tok in spec:
+        if tok in mods:
+            jobs.append((tok, []))
+        elif not jobs:
+            print(f"tablectl bench: unknown benchmark {tok!r}; known: {', '.join(sorted(mods))}", file=sys.stderr)
+            return None
+        else:
+            jobs[-1][1].append(tok)
+    return jobs
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,16 +47,9 @@ def run(args: argparse.Namespace) -> int:
         for name in sorted(mods):
             print(f"{name:12} {mods[name].HELP}")
         return 0 if spec else 2
-    # split "a --x 1 b c --y" into [(a, [--x, 1]), (b, []), (c, [--y])]
-    jobs: list[tuple[str, list[str]]] = []
-    for tok in spec:
-        if tok in mods:
-            jobs.append((tok, []))
-        elif not jobs:
-            print(f"tablectl bench: unknown benchmark {tok!r}; known: {', '.join(sorted(mods))}", file=sys.stderr)
-            return 2
-        else:
-            jobs[-1][1].append(tok)
+    jobs = _jobs(spec, mods)
+    if jobs is None:
+        return 2
 
     def emit(key: str, value: object) -> None:
         print(f"{key}: {value}", flush=True)

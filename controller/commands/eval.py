@@ -52,6 +52,21 @@ def evaluate_line(line: str, rules: str) -> dict[str, Any]:
     }
 
 
+def _answer(raw: bytes | str, lineno: int, rules: str) -> dict[str, Any] | None:
+    """The answer to one line of input (an error names the line); None for a blank line."""
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return {"error": "line is not valid UTF-8 text", "line": lineno}
+    if not raw.strip():
+        return None
+    res = evaluate_line(raw, rules)
+    if "error" in res:
+        res["line"] = lineno
+    return res
+
+
 def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     try:
@@ -62,22 +77,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         for raw in stream if stream is not None else sys.stdin:
             lineno += 1
-            if isinstance(raw, bytes):
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    out.write(json.dumps({"error": "line is not valid UTF-8 text", "line": lineno}) + "\n")
-                    out.flush()
-                    continue
-            else:
-                line = raw
-            if not line.strip():
-                continue
-            res = evaluate_line(line, args.rules)
-            if "error" in res:
-                res["line"] = lineno
-            out.write(json.dumps(res) + "\n")
-            out.flush()
+            res = _answer(raw, lineno, args.rules)
+            if res is not None:
+                out.write(json.dumps(res) + "\n")
+                out.flush()
     except OSError as e:
         print(f"tablectl eval: cannot read stdin: {e}", file=sys.stderr)
         return 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 NAME = "history"
@@ -57,23 +58,25 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _hit_line(h: Mapping[str, Any]) -> str:
+    """A meter hit (a share of the meter, paid by an attendant) or a fixed pay (from the table):
+    amounts in dollars and cents, times in this machine's time zone (the ledger keeps UTC)."""
+    from controller.core.money import format_cents
+    from controller.reports.tablestatus import local_time
+
+    return (
+        f"{local_time(h['ts'])}  round {h['round']:>5}  seat {h['seat']}  {h['hand']:<16} "
+        f"{format_cents(h['cents']):>13}  "
+        f"{'meter hit' if h['paid_by'] == 'attendant' else 'fixed pay'}, paid by the {h['paid_by']}"
+        f"  (event #{h['seq']})"
+    )
+
+
 def _recall(H: Any, conn: Any, args: argparse.Namespace) -> tuple[list[str], list[tuple[int, int]], int]:
     """(the lines to print, the event ranges they were read from, an exit status)."""
     if args.hits:
-        from controller.core.money import format_cents
-        from controller.reports.tablestatus import local_time
-
-        # amounts in dollars and cents, times in this machine's time zone (the ledger keeps UTC)
-        # meter hits (a share of the meter, paid by an attendant) and fixed pays (from the table)
         hits = H.hits(conn)
-        lines = [
-            f"{local_time(h['ts'])}  round {h['round']:>5}  seat {h['seat']}  {h['hand']:<16} "
-            f"{format_cents(h['cents']):>13}  "
-            f"{'meter hit' if h['paid_by'] == 'attendant' else 'fixed pay'}, paid by the {h['paid_by']}"
-            f"  (event #{h['seq']})"
-            for h in hits
-        ]
-        return lines, [(h["seq"], h["seq"]) for h in hits], 0
+        return [_hit_line(h) for h in hits], [(h["seq"], h["seq"]) for h in hits], 0
     if args.round is not None:
         rec = H.round_detail(conn, args.round)
         if rec is None:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from controller.lap.config import LapConfig
     from controller.lap.floor_server import FloorServer
+    from controller.lap.lap import LapStore
 
 NAME = "lap"
 HELP = "run the linked progressive (LAP) controller of one group on PostgreSQL"
@@ -71,27 +72,42 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_CONFIG
     if args.staff_pin:
         return _staff_pin(cfg, args.staff_pin)
-    if args.report:
-        problem = _report_args(args)
-        if problem:
-            print(f"tablectl lap: {problem}", file=sys.stderr)
-            return EXIT_CONFIG
+    refused = _refusal(args, cfg)
+    if refused is not None:
+        return refused
+    if args.check or args.reconcile or args.reopen or args.report:
+        return _offline_or_unreachable(args, cfg)
+    return _serve(args, cfg)
+
+
+def _refusal(args: argparse.Namespace, cfg: LapConfig) -> int | None:
+    """The exit status when ``--report``'s arguments or the installed software forbid going on."""
+    from controller.boot.selfcheck import check_software
+
+    problem = _report_args(args) if args.report else None
+    if problem:
+        print(f"tablectl lap: {problem}", file=sys.stderr)
+        return EXIT_CONFIG
+    sw = check_software(cfg.software_record, require=not args.sim)
+    for p in sw.problems:
+        print(f"tablectl lap: {p}", file=sys.stderr)
+    return EXIT_SOFTWARE if sw.problems else None
+
+
+def _offline_or_unreachable(args: argparse.Namespace, cfg: LapConfig) -> int:
     import psycopg
 
-    from controller.boot.selfcheck import check_software
+    try:
+        return _offline(args, cfg)
+    except psycopg.OperationalError as e:
+        print(f"tablectl lap: database unreachable: {str(e).strip()}", file=sys.stderr)
+        return 1
+
+
+def _serve(args: argparse.Namespace, cfg: LapConfig) -> int:
+    """The LAP service (and its floor view, if configured) until SIGTERM or ^C."""
     from controller.lap.lap import LapError, LapService
 
-    sw = check_software(cfg.software_record, require=not args.sim)
-    if sw.problems:
-        for p in sw.problems:
-            print(f"tablectl lap: {p}", file=sys.stderr)
-        return EXIT_SOFTWARE
-    if args.check or args.reconcile or args.reopen or args.report:
-        try:
-            return _offline(args, cfg)
-        except psycopg.OperationalError as e:
-            print(f"tablectl lap: database unreachable: {str(e).strip()}", file=sys.stderr)
-            return 1
     svc = LapService(cfg, args.db, log=lambda m: print(m, flush=True))
     signal.signal(signal.SIGTERM, lambda *_: svc.stop_event.set())
     floor = None
@@ -164,23 +180,27 @@ def _offline(args: argparse.Namespace, cfg: object) -> int:
     assert isinstance(cfg, LapConfig)
     with connect(args.db) as conn:
         store = LapStore(conn, cfg.schema)
-        if args.report and store.installed() is None:
+        installed = store.installed() is not None
+        if args.report and not installed:
             print(f"tablectl lap: schema {cfg.schema} is not in the database: nothing to report", file=sys.stderr)
             return 1
         if args.report:
             return _lap_report(store, cfg, args)
-        if store.installed() is None:
-            refused = _replication_line(store, cfg) and bool(args.check)
-            state = "REFUSED (replication)" if refused else "OK"
-            print(
-                f"{args.config}: {state} ({len(cfg.tables)} tables, {len(cfg.levels)} levels; schema not yet created)"
-            )
-            return 1 if refused else 0
+        if not installed:
+            return _check_before_install(store, cfg, args)
         if args.reopen:
             was = store.reopen(args.reopen, args.note)
             print(f"table {args.reopen}: " + (f"reopened (it was closed: {was})" if was else "was not closed"))
             return 0
         return _report(store, cfg, check=bool(args.check))
+
+
+def _check_before_install(store: LapStore, cfg: LapConfig, args: argparse.Namespace) -> int:
+    """A LAP whose schema is not created yet: its configuration and (``--check``) the replication."""
+    refused = _replication_line(store, cfg) and bool(args.check)
+    state = "REFUSED (replication)" if refused else "OK"
+    print(f"{args.config}: {state} ({len(cfg.tables)} tables, {len(cfg.levels)} levels; schema not yet created)")
+    return 1 if refused else 0
 
 
 def _report(store: object, cfg: object, check: bool = False) -> int:
@@ -194,13 +214,7 @@ def _report(store: object, cfg: object, check: bool = False) -> int:
     rec = store.reconcile()
     for _lv, st in sorted(rec.levels.items()):
         print(level_line(st))
-    for c in store.differences(cfg):
-        print(f"pending change (applied at the next start, link stopped): {c}")
-    schema = store.schema_differences()
-    for d in schema:
-        print(f"schema: {d}")
-    for r in store.refusals():
-        print(f"refused: table {r['table_id']} record {r['seq']} ({r['kind']}): {r['reason']}")
+    schema = _print_pending(store, cfg)
     unsafe = _replication_line(store, cfg)
     why = store.inoperable_reason()
     if why:
@@ -221,32 +235,71 @@ def _report(store: object, cfg: object, check: bool = False) -> int:
     return 0 if ok else 1
 
 
+def _print_pending(store: LapStore, cfg: LapConfig) -> list[str]:
+    """Print the pending changes, the schema's differences from the code and the refusals; return
+    the schema's differences."""
+    for c in store.differences(cfg):
+        print(f"pending change (applied at the next start, link stopped): {c}")
+    schema = store.schema_differences()
+    for d in schema:
+        print(f"schema: {d}")
+    for r in store.refusals():
+        print(f"refused: table {r['table_id']} record {r['seq']} ({r['kind']}): {r['reason']}")
+    return schema
+
+
 def _report_args(args: argparse.Namespace) -> str | None:
     """What is wrong with --report's arguments (checked before the database is touched)."""
+    for check in (_day_problem, _pdf_out_problem, _out_problem, _reportlab_problem):
+        problem = check(args)
+        if problem:
+            return problem
+    return None
+
+
+def _day_problem(args: argparse.Namespace) -> str | None:
+    """``--day`` made a date (in ``args``), or why it is not one."""
     from datetime import date
 
-    if args.day is not None:
-        try:
-            args.day = date.fromisoformat(args.day)
-        except ValueError:
-            return f"--day: {args.day!r} is not a date (YYYY-MM-DD, e.g. 2026-11-26)"
+    if args.day is None:
+        return None
+    try:
+        args.day = date.fromisoformat(args.day)
+    except ValueError:
+        return f"--day: {args.day!r} is not a date (YYYY-MM-DD, e.g. 2026-11-26)"
+    return None
+
+
+def _pdf_out_problem(args: argparse.Namespace) -> str | None:
     if args.format == "pdf" and args.out is None:
         return "--format pdf needs --out FILE (a PDF is not for the terminal)"
-    if args.out is not None:
-        parent = args.out.parent if str(args.out.parent) else Path(".")
-        if args.out.is_dir():
-            return f"--out: {args.out} is a directory"
-        if not parent.is_dir():
-            return f"--out: directory {parent} does not exist"
-        import os
+    return None
 
-        if not os.access(parent, os.W_OK) or (args.out.exists() and not os.access(args.out, os.W_OK)):
-            return f"--out: {args.out} is not writable"
-    if args.format == "pdf":
-        try:
-            import reportlab  # noqa: F401 - only whether it is there
-        except ImportError:
-            return "--format pdf needs the report extra: pip install 'tablectl[report]' (reportlab)"
+
+def _out_problem(args: argparse.Namespace) -> str | None:
+    """``--out``: a file that can be written, in a directory that exists."""
+    import os
+
+    out = args.out
+    if out is None:
+        return None
+    parent = out.parent if str(out.parent) else Path(".")
+    if out.is_dir():
+        return f"--out: {out} is a directory"
+    if not parent.is_dir():
+        return f"--out: directory {parent} does not exist"
+    if not os.access(parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        return f"--out: {out} is not writable"
+    return None
+
+
+def _reportlab_problem(args: argparse.Namespace) -> str | None:
+    if args.format != "pdf":
+        return None
+    try:
+        import reportlab  # noqa: F401 - only whether it is there
+    except ImportError:
+        return "--format pdf needs the report extra: pip install 'tablectl[report]' (reportlab)"
     return None
 
 

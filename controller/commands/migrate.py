@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 NAME = "migrate"
 HELP = "bring the ledger to this version's schema (an upgrade's step), then audit it"
@@ -23,6 +24,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from controller.books.audit import add_where_arguments
 
     add_where_arguments(p)
+
+
+def _last_table_id(path: Path) -> str:
+    """The table the ledger's last event was recorded by ("unknown" in an empty one)."""
+    import sqlite3
+
+    ro = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        row = ro.execute("SELECT table_id FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    finally:
+        ro.close()
+    return str(row[0]) if row else "unknown"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,12 +59,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     act_as_owner(where.state_dir, "migrate")
     assert where.key is not None
-    ro = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        row = ro.execute("SELECT table_id FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-    finally:
-        ro.close()
-    table_id = where.table_id or (str(row[0]) if row else "unknown")
+    table_id = where.table_id or _last_table_id(path)
     try:
         led = Ledger(path, table_id, key=where.key)
     except (LedgerError, sqlite3.Error) as e:

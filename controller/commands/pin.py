@@ -11,6 +11,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from controller.console.auth import PinStore
 
 NAME = "pin"
 HELP = "set or list the technician console's PINs (per role, stored as scrypt hashes)"
@@ -38,7 +42,7 @@ def state_dir_of(args: argparse.Namespace) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.console.auth import PIN_FILE, ROLES, PinError, PinStore, check_pin_format, check_role
+    from controller.console.auth import PIN_FILE, PinError, PinStore, check_role
     from controller.daemon.stateowner import act_as_owner
     from controller.settings.config import ConfigError
 
@@ -52,26 +56,13 @@ def run(args: argparse.Namespace) -> int:
         act_as_owner(state_dir, "pin")
     store = PinStore(state_dir / PIN_FILE)
     if args.action == "list":
-        try:
-            have = store.roles_set()
-        except (OSError, ValueError) as e:  # UnicodeDecodeError and TOMLDecodeError are ValueErrors
-            print(f"tablectl pin: {store.path}: cannot be read: {e}", file=sys.stderr)
-            return 1
-        for r in ROLES:
-            print(f"{r}: {'set' if r in have else 'not set'}")
-        return 0
+        return _list(store)
     try:
         role = check_role(args.role or "")
-        if args.stdin:
-            pin = sys.stdin.readline().strip()
-        else:
-            import getpass
-
-            pin = getpass.getpass(f"new PIN for {role}: ")
-            check_pin_format(pin)
-            if getpass.getpass("again: ") != pin:
-                print("tablectl pin: the PINs differ; nothing changed", file=sys.stderr)
-                return 1
+        pin = sys.stdin.readline().strip() if args.stdin else _ask_pin(role)
+        if pin is None:
+            print("tablectl pin: the PINs differ; nothing changed", file=sys.stderr)
+            return 1
         store.set(role, pin)
     except PinError as e:
         print(f"tablectl pin: {e}; nothing changed", file=sys.stderr)
@@ -81,3 +72,28 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print(f"PIN set for {role} in {store.path}")
     return 0
+
+
+def _list(store: PinStore) -> int:
+    """``tablectl pin list``: which roles have a PIN."""
+    from controller.console.auth import ROLES
+
+    try:
+        have = store.roles_set()
+    except (OSError, ValueError) as e:  # UnicodeDecodeError and TOMLDecodeError are ValueErrors
+        print(f"tablectl pin: {store.path}: cannot be read: {e}", file=sys.stderr)
+        return 1
+    for r in ROLES:
+        print(f"{r}: {'set' if r in have else 'not set'}")
+    return 0
+
+
+def _ask_pin(role: str) -> str | None:
+    """The new PIN typed twice at the terminal (not echoed), or None when the two differ."""
+    import getpass
+
+    from controller.console.auth import check_pin_format
+
+    pin = getpass.getpass(f"new PIN for {role}: ")
+    check_pin_format(pin)
+    return pin if getpass.getpass("again: ") == pin else None

@@ -11,7 +11,10 @@ import argparse
 import sys
 from datetime import date, time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from controller.reports.report import DayReport
 
 NAME = "report"
 HELP = "accounting report of a gaming day: meters at start and end, contributions, hits, voids, faults, chain head"
@@ -94,20 +97,13 @@ def _write(out: Path | None, data: bytes) -> str | None:
     return None
 
 
-def run(args: argparse.Namespace) -> int:
-    from controller.books.audit import refuse_damaged, refuse_read, where_from_args
+def _build(args: argparse.Namespace, tz: Any) -> DayReport | int:
+    """The report of ``args.day`` from the ledger, or the exit status when it cannot be read."""
+    from controller.books.audit import where_from_args
     from controller.books.history import open_readonly
     from controller.reports import report as R
     from controller.settings.config import ConfigError
 
-    tz, problem = _tz(args)
-    problem = problem or _out_problem(args.out)
-    if problem is not None:
-        print(f"tablectl report: {problem}", file=sys.stderr)
-        return 2
-    refused = refuse_damaged(args, "tablectl report", sys.stderr)  # never report from a ledger failing its audit
-    if refused is not None:
-        return refused
     try:
         where = where_from_args(args, with_key=False)
     except ConfigError as e:
@@ -119,26 +115,49 @@ def run(args: argparse.Namespace) -> int:
         print(f"tablectl report: {e}", file=sys.stderr)
         return 1
     try:
-        rep = R.build(conn, args.day, day_start=args.day_start, tz=tz)
+        return R.build(conn, args.day, day_start=args.day_start, tz=tz)
     finally:
         conn.close()
+
+
+def _render(args: argparse.Namespace, rep: DayReport, tz: Any) -> tuple[Path | None, bytes] | int:
+    """Where to write the report and its bytes (CSV or PDF), or the exit status when the PDF
+    renderer is not installed."""
+    from controller.reports import reportview as V
+
+    if args.format == "csv":
+        return args.out, V.to_csv(rep, tz).encode("utf-8")
+    try:
+        from controller.reports.reportpdf import render
+    except ModuleNotFoundError as e:  # the `report` extra (the release installs it)
+        print(f"tablectl report: --format pdf needs {e.name}: pip install 'tablectl[report]'", file=sys.stderr)
+        return 2
+    out = args.out or Path(f"report-{rep.table_id or 'table'}-{args.day.isoformat()}.pdf")
+    return out, render(rep, tz)
+
+
+def run(args: argparse.Namespace) -> int:
+    from controller.books.audit import refuse_damaged, refuse_read
+
+    tz, problem = _tz(args)
+    problem = problem or _out_problem(args.out)
+    if problem is not None:
+        print(f"tablectl report: {problem}", file=sys.stderr)
+        return 2
+    refused = refuse_damaged(args, "tablectl report", sys.stderr)  # never report from a ledger failing its audit
+    if refused is not None:
+        return refused
+    rep = _build(args, tz)
+    if isinstance(rep, int):
+        return rep
     # the events the report was made from are checked too: their sealed segments, by digest
     refused = refuse_read(args, [(max(1, rep.read_from), rep.head.count)], "tablectl report", sys.stderr)
     if refused is not None:
         return refused
-    from controller.reports import reportview as V
-
-    out = args.out
-    if args.format == "csv":
-        data = V.to_csv(rep, tz).encode("utf-8")
-    else:
-        try:
-            from controller.reports.reportpdf import render
-        except ModuleNotFoundError as e:  # the `report` extra (the release installs it)
-            print(f"tablectl report: --format pdf needs {e.name}: pip install 'tablectl[report]'", file=sys.stderr)
-            return 2
-        out = out or Path(f"report-{rep.table_id or 'table'}-{args.day.isoformat()}.pdf")
-        data = render(rep, tz)
+    rendered = _render(args, rep, tz)
+    if isinstance(rendered, int):
+        return rendered
+    out, data = rendered
     problem = _write(out, data)
     if problem is not None:
         print(f"tablectl report: {problem}", file=sys.stderr)

@@ -15,6 +15,11 @@ import argparse
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from controller.boot.startup import Report
+    from controller.settings.hardware import HardwareConfig
 
 NAME = "run"
 HELP = "run the table controller service on real hardware"
@@ -104,31 +109,44 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"{args.config}: could not be read ({type(e).__name__}: {e}); this is a fault in tablectl")
     from controller.books.ledgerkey import LedgerKeyError, load_key
 
-    if args.check and not args.offline:
-        rep = preflight(hw)
-        for line in rep.lines:
-            print(f"  {line}")
-        if rep.errors:
-            for err in rep.errors:
-                _fail(str(err))
-            return EXIT_CONFIG
+    if args.check and not args.offline and not _preflight_ok(preflight(hw)):
+        return EXIT_CONFIG
     try:
         key = load_key(hw.ledger)
     except LedgerKeyError as e:
         return _fail(f"{hw.file}: [ledger] key_credential / key_file: {e}")
     if args.check:
-        if not args.config_only:
-            from controller.books.audit import refuse_damaged
+        return _check(args, hw)
+    return _serve(args, hw, key)
 
-            args.state_dir, args.key_file, args.witness_dir = None, None, None
-            refused = refuse_damaged(args, "tablectl run --check", sys.stderr)
-            if refused is not None:
-                return refused
-        from controller.settings.pins import budget_lines
 
-        print(f"{args.config}: OK (table {hw.table_id}, game {hw.profile.game}, profile {hw.profile.file})")
-        print("\n".join(budget_lines(hw.gpio)))  # every line in use and by what, the free ones (issue 15)
-        return 0
+def _preflight_ok(rep: Report) -> bool:
+    """Print the preflight's lines and its errors; whether there were none."""
+    for line in rep.lines:
+        print(f"  {line}")
+    for err in rep.errors:
+        _fail(str(err))
+    return not rep.errors
+
+
+def _check(args: argparse.Namespace, hw: HardwareConfig) -> int:
+    """``--check``: the configuration (and, unless ``--config-only``, the ledger's audit) without running."""
+    if not args.config_only:
+        from controller.books.audit import refuse_damaged
+
+        args.state_dir, args.key_file, args.witness_dir = None, None, None
+        refused = refuse_damaged(args, "tablectl run --check", sys.stderr)
+        if refused is not None:
+            return refused
+    from controller.settings.pins import budget_lines
+
+    print(f"{args.config}: OK (table {hw.table_id}, game {hw.profile.game}, profile {hw.profile.file})")
+    print("\n".join(budget_lines(hw.gpio)))  # every line in use and by what, the free ones (issue 15)
+    return 0
+
+
+def _serve(args: argparse.Namespace, hw: HardwareConfig, key: bytes) -> int:
+    """The table service in the foreground until SIGTERM or SIGINT."""
     from pathlib import Path
 
     from controller.core.log import configure

@@ -72,11 +72,16 @@ def _usage_error(args: argparse.Namespace) -> str | None:
         return "--tables must be at least 1"
     if args.state_dir is not None and args.state_dir.exists() and not args.state_dir.is_dir():
         return f"--state-dir {args.state_dir}: is not a directory"
+    return _unknown_game(args.game)
+
+
+def _unknown_game(games: str) -> str | None:
+    """--game's first name (of a comma-separated list) that is no table profile, said; or None."""
     from controller.core.suggest import did_you_mean
     from controller.settings.config import profile_names
 
     known = profile_names()
-    for g in (g.strip() for g in args.game.split(",")):
+    for g in (g.strip() for g in games.split(",")):
         if g not in known:
             return f"--game: no game {g!r}{did_you_mean(g, known)}; games: {', '.join(known)}"
     return None
@@ -130,6 +135,11 @@ def run(args: argparse.Namespace) -> int:
     configure(stream=sys.stderr, level=args.log_level)
     if args.link is not None or args.tables > 1:
         return _linked(args, floor)
+    return _one_table(args)
+
+
+def _one_table(args: argparse.Namespace) -> int:
+    """One table's simulation (its ledger kept in --state-dir, if given)."""
     import sqlite3
 
     from controller.books.ledger import LedgerError

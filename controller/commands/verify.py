@@ -51,8 +51,7 @@ def _record_where(args: argparse.Namespace) -> Path | None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from controller.books.audit import CONFIG_HINT, refuse_damaged
-    from controller.boot import selfcheck as S
+    from controller.books.audit import CONFIG_HINT
     from controller.settings.config import ConfigError
 
     try:
@@ -63,25 +62,41 @@ def run(args: argparse.Namespace) -> int:
     if where is None and args.record:
         print(f"tablectl verify: --record: {args.config}: {CONFIG_HINT}, or --record-file F", file=sys.stderr)
         return 2
-    # a ledger failing its audit is refused (--record is an installation step: no key; a bare
-    # --record-file names no ledger unless the configuration exists)
-    if not args.record and (args.state_dir is not None or Path(args.config).exists()):
-        refused = refuse_damaged(args, "tablectl verify", sys.stderr)
-        if refused is not None:
-            return refused
+    refused = None if args.record else _refuse_damaged_ledger(args)
+    if refused is not None:
+        return refused
     if args.record:
         assert where is not None
-        made = S.record_digest(where, bytecode=args.bytecode)
-        print(
-            f"version: {made.version}\nfiles: {len(made.files)}"
-            + (" (compiled files included)" if made.bytecode else "")
-            + f"\ndigest: {made.digest}\nrecorded: {S.record_path(where)}"
-        )
-        return 0
+        return _record(where, args.bytecode)
     if args.bytecode:
         print("tablectl verify: --bytecode goes with --record (a check follows the record)", file=sys.stderr)
         return 2
     return _check(where)
+
+
+def _refuse_damaged_ledger(args: argparse.Namespace) -> int | None:
+    """A ledger failing its audit is refused (--record, an installation step, has no key and is not
+    asked; a bare --record-file names no ledger unless the configuration exists)."""
+    import sys
+
+    from controller.books.audit import refuse_damaged
+
+    if args.state_dir is None and not Path(args.config).exists():
+        return None
+    return refuse_damaged(args, "tablectl verify", sys.stderr)
+
+
+def _record(where: Path, bytecode: bool) -> int:
+    """``--record``: the installed software's digest written beside the configuration."""
+    from controller.boot import selfcheck as S
+
+    made = S.record_digest(where, bytecode=bytecode)
+    print(
+        f"version: {made.version}\nfiles: {len(made.files)}"
+        + (" (compiled files included)" if made.bytecode else "")
+        + f"\ndigest: {made.digest}\nrecorded: {S.record_path(where)}"
+    )
+    return 0
 
 
 def _check(where: Path | None) -> int:
@@ -98,18 +113,21 @@ def _check(where: Path | None) -> int:
     now = S.digest_of(files)
     print(f"version: {__version__}\nfiles: {len(files)}\ndigest: {now}")
     if rec is None:
-        if where is None:
-            print("recorded: none (no configuration here: --config FILE, --state-dir D or --record-file F names one)")
-        else:
-            print(f"recorded: none in {S.record_path(where)}")
+        print(_no_record(where))
         return 2
     print(f"recorded: {rec.digest} ({rec.version}, {rec.recorded})")
     if rec.digest == now:
         print("result: match")
         return 0
-    diff = S.compare(rec.files, files)
     print("result: MISMATCH")
-    for what in ("changed", "missing", "added"):
-        for p in diff[what]:
-            print(f"  {what}: {p}")
+    for line in S.difference_lines(S.compare(rec.files, files)):
+        print(line)
     return 1
+
+
+def _no_record(where: Path | None) -> str:
+    from controller.boot import selfcheck as S
+
+    if where is None:
+        return "recorded: none (no configuration here: --config FILE, --state-dir D or --record-file F names one)"
+    return f"recorded: none in {S.record_path(where)}"

@@ -199,14 +199,23 @@ class Lockout:
                 continue
             if ev.kind == Kind.CONSOLE_LOCKED:
                 closed.add(key)
-                left = float(d.get("remaining_s", self.period_s)) if remaining is None else remaining.get(key_name(key))
-                if left is not None and left > 0:
-                    self._until[key] = now + min(float(left), self.period_s)
+                self._restore_lock(key, d, remaining, now)
             elif ev.kind == Kind.CONSOLE_LOGIN:
-                if d.get("ok"):
-                    closed.add(key)
-                elif d.get("counted", True):
-                    self.failures[key] = self.failures.get(key, 0) + 1
+                self._replay_login(key, d, closed)
+
+    def _restore_lock(self, key: Key, d: Mapping[str, Any], remaining: Mapping[str, float] | None, now: float) -> None:
+        """The newest lock of ``key``: what is left of it (saved, else as recorded), at most a period."""
+        left = float(d.get("remaining_s", self.period_s)) if remaining is None else remaining.get(key_name(key))
+        if left is not None and left > 0:
+            self._until[key] = now + min(float(left), self.period_s)
+
+    def _replay_login(self, key: Key, d: Mapping[str, Any], closed: set[Key]) -> None:
+        """A login since the newest lock: a success ends the count (older events no longer matter),
+        a counted failure adds to it."""
+        if d.get("ok"):
+            closed.add(key)
+        elif d.get("counted", True):
+            self.failures[key] = self.failures.get(key, 0) + 1
 
     def remaining(self, role: str, endpoint: str) -> float:
         """Seconds ``role`` stays locked at ``endpoint`` (0 when not locked)."""

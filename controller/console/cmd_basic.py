@@ -4,7 +4,7 @@ validate, reshuffle, newdealer."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.console.auth import ROLES
 from controller.console.registry import (
@@ -20,6 +20,9 @@ from controller.console.registry import (
     want_args,
 )
 from controller.core.records import Kind
+
+if TYPE_CHECKING:
+    from controller.boot.selfcheck import SelfCheckReport
 
 OOO_DEVICES = ("shaker", "shoe", "sign")
 
@@ -85,26 +88,35 @@ def cmd_status(ctx: Ctx, args: list[str]) -> str:
         }
 
     st = ctx.call(snapshot)
-    devices = st["devices"]
-    sc = svc.self_check
-    tilts = st.get("tilts") or {}
-    ooo = st.get("out_of_order") or {}
     up = time.monotonic() - (svc.started_monotonic or time.monotonic())
     lines = [
         f"table {svc.hw.table_id}  game {svc.hw.profile.game}  tablectl {ctx.server.version}",
         f"state: {st.get('state')}  round: {st.get('round')}  uptime: {int(up) // 3600}h{int(up) % 3600 // 60:02d}m",
-        "tilts: " + ("none" if not tilts else "; ".join(f"{k}: {v}" for k, v in sorted(tilts.items()))),
+        *_fault_lines(st.get("tilts") or {}, st.get("out_of_order") or {}),
+        "devices:",
+        *(st["devices"] or ["  (no serial devices)"]),
+        f"  gpio    {svc.hw.gpio.pin_factory}: {len(svc.input_names)} inputs, {len(svc.light_names)} lights",
     ]
-    if ooo:
-        lines.append("out of order: " + ", ".join(f"{d} (using {alt})" for d, alt in sorted(ooo.items())))
-    lines.append("devices:")
-    lines += devices or ["  (no serial devices)"]
-    lines.append(f"  gpio    {svc.hw.gpio.pin_factory}: {len(svc.input_names)} inputs, {len(svc.light_names)} lights")
-    if sc is not None:
-        rec = ("match" if sc.recorded_digest == sc.digest else "MISMATCH") if sc.recorded_digest else "not recorded"
-        lines.append(f"software: sha256 {sc.digest or '- (not computed)'}  (recorded: {rec})")
-        lines.append("self-checks: " + ", ".join(f"{k} {v}" for k, v in sc.results.items()))
+    if svc.self_check is not None:
+        lines += _software_lines(svc.self_check)
     return "\n".join(lines)
+
+
+def _fault_lines(tilts: dict[str, Any], out_of_order: dict[str, Any]) -> list[str]:
+    """The tilts (or none), and the devices out of order with what stands in for each."""
+    lines = ["tilts: " + ("none" if not tilts else "; ".join(f"{k}: {v}" for k, v in sorted(tilts.items())))]
+    if out_of_order:
+        lines.append("out of order: " + ", ".join(f"{d} (using {alt})" for d, alt in sorted(out_of_order.items())))
+    return lines
+
+
+def _software_lines(sc: SelfCheckReport) -> list[str]:
+    """The software digest against the recorded one, and the self-checks' results."""
+    rec = ("match" if sc.recorded_digest == sc.digest else "MISMATCH") if sc.recorded_digest else "not recorded"
+    return [
+        f"software: sha256 {sc.digest or '- (not computed)'}  (recorded: {rec})",
+        "self-checks: " + ", ".join(f"{k} {v}" for k, v in sc.results.items()),
+    ]
 
 
 # --------------------------------------------------------------------------- meters
@@ -193,8 +205,7 @@ def cmd_verify(ctx: Ctx, args: list[str]) -> str:
 
     lines.append(ctx.act(act))
     if args:
-        for what in ("changed", "missing", "added"):
-            lines += [f"  {what}: {p}" for p in diff[what]]
+        lines += S.difference_lines(diff)
     return "\n".join(lines)
 
 

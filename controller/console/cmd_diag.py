@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import queue
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from controller.console.registry import TECH, CommandError, Ctx, Refused, command, parse_int, want_args
@@ -153,12 +153,22 @@ def _exchange(
 
 
 def _shoe(ctx: Ctx) -> str:
-    from drivers import protocol as P
 
     reply = _exchange(ctx, "shoe", ("STATUS",), lambda d: d.request_status(), SHOE_REPLY_S)
     if reply is None:
         return f"shoe: FAIL - no status reply within {SHOE_REPLY_S:g} s"
-    f = reply.get("flags", 0)
+    shown = _shoe_flags(reply.get("flags", 0))
+    problems = [k for k in ("door-open", "jammed") if k in shown]
+    return (
+        f"shoe: status flags {', '.join(shown) or 'none'}; {reply.get('remaining')} cards in the shoe, "
+        f"{reply.get('stacks')} stacks dealt\nshoe: " + (f"FAIL - {', '.join(problems)}" if problems else "PASS")
+    )
+
+
+def _shoe_flags(f: int) -> list[str]:
+    """The names of the shoe's status flags set in ``f``."""
+    from drivers import protocol as P
+
     flags = {
         "loaded": P.SHOE_LOADED,
         "shuffled": P.SHOE_SHUFFLED,
@@ -166,12 +176,7 @@ def _shoe(ctx: Ctx) -> str:
         "jammed": P.SHOE_JAMMED,
         "reads-cards": getattr(P, "SHOE_READS_CARDS", 0),
     }
-    shown = [k for k, bit in flags.items() if bit and f & bit]
-    problems = [k for k in ("door-open", "jammed") if k in shown]
-    return (
-        f"shoe: status flags {', '.join(shown) or 'none'}; {reply.get('remaining')} cards in the shoe, "
-        f"{reply.get('stacks')} stacks dealt\nshoe: " + (f"FAIL - {', '.join(problems)}" if problems else "PASS")
-    )
+    return [k for k, bit in flags.items() if bit and f & bit]
 
 
 def _shaker(ctx: Ctx) -> str:
@@ -200,6 +205,15 @@ def _shaker(ctx: Ctx) -> str:
             "FAIL; run diag shaker again"
         )
     dice = [reply["d1"], reply["d2"], reply["d3"]]
+    problems = _roll_problems(dice, reply)
+    return (
+        f"shaker: dice {'-'.join(map(str, dice))} (red die #{reply['red'] + 1}), shaken {reply['shake_ms']} ms\n"
+        "shaker: " + (f"FAIL - {'; '.join(problems)}" if problems else "PASS")
+    )
+
+
+def _roll_problems(dice: list[int], reply: Mapping[str, Any]) -> list[str]:
+    """What is wrong with a shaker's RESULT: dice, the red die, a shake shorter than 5 s."""
     problems = []
     if not all(1 <= d <= 6 for d in dice):
         problems.append(f"impossible dice {dice}")
@@ -207,10 +221,7 @@ def _shaker(ctx: Ctx) -> str:
         problems.append(f"red die index {reply['red']}")
     if reply["shake_ms"] < SHAKE_MIN_MS:
         problems.append(f"shaken {reply['shake_ms']} ms, less than 5 s (§ 621a.2(f)(2))")
-    return (
-        f"shaker: dice {'-'.join(map(str, dice))} (red die #{reply['red'] + 1}), shaken {reply['shake_ms']} ms\n"
-        "shaker: " + (f"FAIL - {'; '.join(problems)}" if problems else "PASS")
-    )
+    return problems
 
 
 # --------------------------------------------------------------------------- RNG

@@ -7,6 +7,8 @@ so what they show is what the ledger holds (SPEC § 5; § 670a.11(j))."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 from controller.console.registry import FLOOR, CommandError, Ctx, command, parse_int, want_args
 
@@ -35,7 +37,7 @@ def cmd_history(ctx: Ctx, args: list[str]) -> str:
 def cmd_hits(ctx: Ctx, args: list[str]) -> str:
     from controller.books import history as H
     from controller.books.meters import HIT_HISTORY
-    from controller.core.money import format_cents, plural
+    from controller.core.money import plural
 
     want_args(args, 0, 1, "hits [LEVEL]")
     levels = sorted(ctx.call(lambda: list(ctx.service.table.meters)))
@@ -52,13 +54,18 @@ def cmd_hits(ctx: Ctx, args: list[str]) -> str:
             out.append(
                 f"{level}: last {plural(len(hs), 'progressive hit')} (meter hits and fixed pays)" + (":" if hs else "")
             )
-            out += [
-                f"  round {h['round']:>5}  seat {h['seat']}  {h['hand']:<16} {format_cents(h['cents']):>12}  "
-                f"{'meter hit' if h['paid_by'] == 'attendant' else 'fixed pay'}, paid by the {h['paid_by']:<9} "
-                f"{h['ts'][:19]} UTC"
-                for h in hs
-            ]
+            out += [_hit_line(h) for h in hs]
     return "\n".join(out)
+
+
+def _hit_line(h: Mapping[str, Any]) -> str:
+    from controller.core.money import format_cents
+
+    return (
+        f"  round {h['round']:>5}  seat {h['seat']}  {h['hand']:<16} {format_cents(h['cents']):>12}  "
+        f"{'meter hit' if h['paid_by'] == 'attendant' else 'fixed pay'}, paid by the {h['paid_by']:<9} "
+        f"{h['ts'][:19]} UTC"
+    )
 
 
 @command(
@@ -70,14 +77,7 @@ def cmd_hits(ctx: Ctx, args: list[str]) -> str:
 )
 def cmd_events(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 0, 2, "events [COUNT] [KIND]")
-    count, kind = EVENTS_DEFAULT, None
-    for a in args:
-        if a.isdigit():
-            count = parse_int(a, "COUNT", 1, EVENTS_MAX)
-        elif kind is None and a.replace(".", "").replace("_", "").replace("-", "").isalnum():
-            kind = a
-        else:
-            raise CommandError(f"bad argument {a!r}: give a count (1..{EVENTS_MAX}) and/or an event kind")
+    count, kind = _events_args(args)
     q = "SELECT seq, ts, round, kind, data FROM events"
     params: list[object] = []
     if kind is not None:
@@ -89,9 +89,24 @@ def cmd_events(ctx: Ctx, args: list[str]) -> str:
         rows = conn.execute(q, params).fetchall()
     if not rows:
         return "no events" + (f" of kind {kind!r}" if kind else "")
-    out = []
-    for seq, ts, rnd, k, data in reversed(rows):
-        d = json.loads(data)
-        detail = " ".join(f"{key}={json.dumps(v, separators=(',', ':'))}" for key, v in d.items())
-        out.append(f"#{seq} {ts[:19]} r{rnd} {k} {detail}"[:400])
-    return "\n".join(out)
+    return "\n".join(_event_line(*row) for row in reversed(rows))
+
+
+def _events_args(args: list[str]) -> tuple[int, str | None]:
+    """``events``' (count, kind): a number and/or an event kind or family, in either order."""
+    count, kind = EVENTS_DEFAULT, None
+    for a in args:
+        if a.isdigit():
+            count = parse_int(a, "COUNT", 1, EVENTS_MAX)
+        elif kind is None and a.replace(".", "").replace("_", "").replace("-", "").isalnum():
+            kind = a
+        else:
+            raise CommandError(f"bad argument {a!r}: give a count (1..{EVENTS_MAX}) and/or an event kind")
+    return count, kind
+
+
+def _event_line(seq: int, ts: str, rnd: int, k: str, data: str) -> str:
+    """One event on one line (at most 400 characters), its data as key=JSON pairs."""
+    d = json.loads(data)
+    detail = " ".join(f"{key}={json.dumps(v, separators=(',', ':'))}" for key, v in d.items())
+    return f"#{seq} {ts[:19]} r{rnd} {k} {detail}"[:400]

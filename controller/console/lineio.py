@@ -50,25 +50,43 @@ class Channel:
 
     def read(self, timeout: float) -> bytes:
         if self._pending:
-            data, self._pending = self._pending, b""
-            return data
+            pending, self._pending = self._pending, b""
+            return pending
         r, _, _ = select.select([self.fd], [], [], max(0.0, timeout))
         if not r:
             return b""
-        try:
-            data = os.read(self.fd, 256)
-        except BlockingIOError:
+        data = self._read_some(timeout)
+        if data is None:
             return b""
-        except OSError as e:
-            if e.errno == errno.EIO and not self.eof_closes:  # pty with nobody attached
-                time.sleep(min(timeout, 0.1))
-                return b""
-            raise Closed(str(e)) from None
         if not data:
             if self.eof_closes:
                 raise Closed("end of stream")
             return b""
         return data
+
+    def _write_some(self, view: memoryview) -> int | None:
+        """Bytes written now (0: the other end is not reading); None: nobody is attached to the pty."""
+        try:
+            return os.write(self.fd, view)
+        except BlockingIOError:
+            return 0
+        except OSError as e:
+            if e.errno == errno.EIO and not self.eof_closes:
+                return None
+            raise Closed(str(e)) from None
+
+    def _read_some(self, timeout: float) -> bytes | None:
+        """What the fd has (b"": its end); None when there is nothing after all, or nobody is
+        attached to the pty (then after a short pause, not to spin)."""
+        try:
+            return os.read(self.fd, 256)
+        except BlockingIOError:
+            return None
+        except OSError as e:
+            if e.errno == errno.EIO and not self.eof_closes:  # pty with nobody attached
+                time.sleep(min(timeout, 0.1))
+                return None
+            raise Closed(str(e)) from None
 
     def unread(self, data: bytes) -> None:
         self._pending = data + self._pending
@@ -79,16 +97,12 @@ class Channel:
         view = memoryview(data)
         deadline = time.monotonic() + self.write_timeout
         while view:
-            try:
-                n = os.write(self.fd, view)
+            n = self._write_some(view)
+            if n is None:
+                return
+            if n:
                 view = view[n:]
                 continue
-            except BlockingIOError:
-                pass
-            except OSError as e:
-                if e.errno == errno.EIO and not self.eof_closes:
-                    return
-                raise Closed(str(e)) from None
             left = deadline - time.monotonic()
             if left <= 0:
                 return
@@ -190,14 +204,23 @@ class LineEditor:
                 mask_digits=ln.mask_digits,
                 history=ln.history,
             )
+        self._remember(ln)
+        return ln.buf
+
+    def _remember(self, ln: _Line) -> None:
+        """A line entered joins the history (not blank, not the same as the last one)."""
         if ln.use_history and ln.buf.strip() and (not self.history or self.history[-1] != ln.buf):
             self.history = (self.history + [ln.buf])[-MAX_HISTORY:]
-        return ln.buf
 
     def _escape(self, ln: _Line, b: int) -> None:
         final = ln.esc == 2 and 0x40 <= b <= 0x7E
         ln.esc = 0 if final or (ln.esc == 1 and b != ord("[")) else 2
-        if final and ln.use_history and b in (ord("A"), ord("B")) and self.history:
+        if final:
+            self._arrow(ln, b)
+
+    def _arrow(self, ln: _Line, b: int) -> None:
+        """The end of an escape sequence: up and down walk the history (when the line keeps one)."""
+        if ln.use_history and b in (ord("A"), ord("B")) and self.history:
             self._recall(ln, up=b == ord("A"))
 
     def _recall(self, ln: _Line, *, up: bool) -> None:

@@ -68,11 +68,16 @@ def complete(role: str, buf: str) -> list[str]:
     c = REGISTRY.get(words[0])
     if c is None or role not in c.roles:
         return []
+    return _complete_argument(c, words)
+
+
+def _complete_argument(c: Command, words: list[str]) -> list[str]:
+    """The choices for the argument being typed (the last of ``words``), by its position."""
     pos = len([w for w in words[1:-1] if w])
-    if pos < len(c.args):
-        choices = c.args[pos]() if callable(c.args[pos]) else c.args[pos]
-        return sorted(x for x in choices if x.startswith(words[-1]))
-    return []
+    if pos >= len(c.args):
+        return []
+    choices = c.args[pos]() if callable(c.args[pos]) else c.args[pos]
+    return sorted(x for x in choices if x.startswith(words[-1]))
 
 
 def want_args(args: list[str], lo: int, hi: int | None, usage: str) -> None:

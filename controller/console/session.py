@@ -67,22 +67,9 @@ class Session:
 
     # ------------------------------------------------------------------ loop
     def run(self) -> None:
-        ed = self.editor
         try:
             while not self.server.stopping():
-                try:
-                    role = self.login()
-                except (Cancelled, EOFError):
-                    continue
-                except TimeoutError as e:
-                    ed.println(f"error: {e}")
-                    continue
-                except Closed:
-                    raise
-                except Exception as e:  # noqa: BLE001 - keep the console alive
-                    self.server.log.error("console.login_failed", error=repr(e), exc_info=True)
-                    ed.println(f"error: internal error: {e!r} (logged)")
-                    continue
+                role = self._try_login()
                 if role is not None:
                     self.shell(role)
         except Closed:
@@ -94,19 +81,30 @@ class Session:
                 except Exception:  # noqa: BLE001 - the service may be stopping
                     pass
 
+    def _try_login(self) -> str | None:
+        """One login at the prompt; a failure is said (a fault of ours logged too), never the end of
+        the console (but a closed channel, which is)."""
+        ed = self.editor
+        try:
+            return self.login()
+        except (Cancelled, EOFError):
+            return None
+        except TimeoutError as e:
+            ed.println(f"error: {e}")
+            return None
+        except Closed:
+            raise
+        except Exception as e:  # noqa: BLE001 - keep the console alive
+            self.server.log.error("console.login_failed", error=repr(e), exc_info=True)
+            ed.println(f"error: internal error: {e!r} (logged)")
+            return None
+
     def login(self) -> str | None:
         srv, ed = self.server, self.editor
         ed.println(f"tablectl {srv.version} console - table {srv.table_id}")
-        role = ed.readline(
-            "role: ", complete=lambda buf: [r for r in ROLES if r.startswith(buf)], mask_digits=True
-        ).strip()
-        if not role:
+        role = self._ask_role()
+        if role is None:
             return None
-        if role.lower() not in ROLES:
-            shown = f" {role!r}" if not any(c.isdigit() for c in role) else ""  # never echo a PIN typed here
-            ed.println(f"error: unknown role{shown} (roles: {', '.join(ROLES)})")
-            return None
-        role = role.lower()
         endpoint = self.chan.name
         srv.note_pin_file(self)
         # the PIN is always asked for (without echo), locked or not: a PIN typed after a
@@ -115,12 +113,7 @@ class Session:
         left = srv.lockout_remaining(role, endpoint)
         if left > 0:
             del pin
-            self.log(Kind.CONSOLE_LOGIN, role=role, ok=False, counted=False, reason="role locked")
-            time.sleep(srv.fail_delay_s)
-            ed.println(
-                f"error: {role} locked at this console after {srv.max_failures} failed logins; "
-                f"try again in {int(left) // 60} min {int(left) % 60} s (or a technician may unlock it)"
-            )
+            self._refuse_locked(role, left)
             return None
         ok = srv.pins.verify(role, pin)
         del pin
@@ -134,6 +127,36 @@ class Session:
             self.role = role
             ed.println(f"logged in as {role}; type help for the commands")
             return role
+        self._wrong_pin(role, endpoint)
+        return None
+
+    def _ask_role(self) -> str | None:
+        """The role typed at the prompt (lower case), or None: none typed, or not a role (said)."""
+        ed = self.editor
+        role = ed.readline(
+            "role: ", complete=lambda buf: [r for r in ROLES if r.startswith(buf)], mask_digits=True
+        ).strip()
+        if not role:
+            return None
+        if role.lower() not in ROLES:
+            shown = f" {role!r}" if not any(c.isdigit() for c in role) else ""  # never echo a PIN typed here
+            ed.println(f"error: unknown role{shown} (roles: {', '.join(ROLES)})")
+            return None
+        return role.lower()
+
+    def _refuse_locked(self, role: str, left: float) -> None:
+        """A login to a role locked at this console: logged (not counted), refused after the delay."""
+        srv = self.server
+        self.log(Kind.CONSOLE_LOGIN, role=role, ok=False, counted=False, reason="role locked")
+        time.sleep(srv.fail_delay_s)
+        self.editor.println(
+            f"error: {role} locked at this console after {srv.max_failures} failed logins; "
+            f"try again in {int(left) // 60} min {int(left) % 60} s (or a technician may unlock it)"
+        )
+
+    def _wrong_pin(self, role: str, endpoint: str) -> None:
+        """A wrong PIN: counted, logged (and the lock-out if this failure locks the role), said after the delay."""
+        srv, ed = self.server, self.editor
         failures, locked = srv.login_failed(role, endpoint)
         self.log(Kind.CONSOLE_LOGIN, role=role, ok=False, counted=True, failures=failures)
         if locked:
@@ -152,7 +175,6 @@ class Session:
             )
         else:
             ed.println("error: wrong PIN")
-        return None
 
     def shell(self, role: str) -> None:
         srv, ed = self.server, self.editor
@@ -191,38 +213,12 @@ class Session:
         except ValueError as e:
             return self._reject(role, line.split(" ")[0], [], "rejected", f"cannot parse the line: {e}")
         cmd = R.REGISTRY.get(name)
-        if cmd is None:
-            from controller.core.suggest import did_you_mean
-
-            mine = [n for n, c in R.REGISTRY.items() if role in c.roles]
-            return self._reject(
-                role, name, args, "rejected", f"unknown command {name!r}{did_you_mean(name, mine)}; type help"
-            )
-        if role not in cmd.roles:
-            return self._reject(
-                role, name, args, "denied", f"{name} needs the {' or '.join(cmd.roles)} role (logged in as {role})"
-            )
-        ctx = R.Ctx(self, role, name, args)
-        try:
-            out = cmd.run(ctx, args)
-            if not ctx.logged:
-                self.log(Kind.CONSOLE_COMMAND, role=role, command=name, args=args, outcome="ok", **ctx.detail)
-        except R.CommandError as e:
-            if ctx.logged:
-                ed.println(f"error: {e}")
-                return True
-            return self._reject(role, name, args, "rejected", str(e))
-        except R.Refused as e:
-            ed.println(f"refused: {e}")
-            return True
-        except TimeoutError as e:
-            ed.println(f"error: controller not responding ({e or 'timeout'}); nothing was shown as done")
-            return True
-        except Closed:
-            raise
-        except Exception as e:  # noqa: BLE001 - a bug in one command must not take the console down
-            self.server.log.error("console.command_failed", command=name, error=repr(e), exc_info=True)
-            ed.println(f"error: internal error in {name}: {e!r} (logged)")
+        refusal = _refusal(role, name, cmd)
+        if refusal is not None:
+            return self._reject(role, name, args, *refusal)
+        assert cmd is not None
+        ran, out = self._run(cmd, R.Ctx(self, role, name, args))
+        if not ran:
             return True
         if out:
             ed.println(out)
@@ -230,6 +226,33 @@ class Session:
             self._logout("logout")
             return False
         return True
+
+    def _run(self, cmd: R.Command, ctx: R.Ctx) -> tuple[bool, str | None]:
+        """(whether the command ran, its output); a command that failed is said so (and logged)."""
+        ed, role, name, args = self.editor, ctx.role, ctx.name, ctx.args
+        try:
+            out = cmd.run(ctx, args)
+            if not ctx.logged:
+                self.log(Kind.CONSOLE_COMMAND, role=role, command=name, args=args, outcome="ok", **ctx.detail)
+        except R.CommandError as e:
+            if ctx.logged:
+                ed.println(f"error: {e}")
+            else:
+                self._reject(role, name, args, "rejected", str(e))
+            return False, None
+        except R.Refused as e:
+            ed.println(f"refused: {e}")
+            return False, None
+        except TimeoutError as e:
+            ed.println(f"error: controller not responding ({e or 'timeout'}); nothing was shown as done")
+            return False, None
+        except Closed:
+            raise
+        except Exception as e:  # noqa: BLE001 - a bug in one command must not take the console down
+            self.server.log.error("console.command_failed", command=name, error=repr(e), exc_info=True)
+            ed.println(f"error: internal error in {name}: {e!r} (logged)")
+            return False, None
+        return True, out
 
     def _reject(self, role: str, name: str, args: list[str], outcome: str, error: str) -> bool:
         try:
@@ -245,3 +268,15 @@ class Session:
             self.editor.println(f"error: {e}")
         self.editor.println(f"error: {error}")
         return True
+
+
+def _refusal(role: str, name: str, cmd: R.Command | None) -> tuple[str, str] | None:
+    """(outcome, error) for a command that does not exist or is not for ``role``; None: it may run."""
+    if cmd is None:
+        from controller.core.suggest import did_you_mean
+
+        mine = [n for n, c in R.REGISTRY.items() if role in c.roles]
+        return "rejected", f"unknown command {name!r}{did_you_mean(name, mine)}; type help"
+    if role not in cmd.roles:
+        return "denied", f"{name} needs the {' or '.join(cmd.roles)} role (logged in as {role})"
+    return None

@@ -56,8 +56,7 @@ def json_lines(conn: socket.socket, stop: threading.Event, *, bufsize: int, max_
     """Each complete line read from ``conn``, decoded, until end of file, a socket error or
     ``stop`` (see the module's docstring); ``bufsize``: the most one read takes; ``max_line``:
     the longest line kept."""
-    buf = bytearray()
-    skipping = False  # inside a line already reported too long: dropped up to its newline
+    lines = _Splitter(max_line)
     while not stop.is_set():
         try:
             chunk = conn.recv(bufsize)
@@ -67,19 +66,33 @@ def json_lines(conn: socket.socket, stop: threading.Event, *, bufsize: int, max_
             return
         if not chunk:
             return
+        yield from lines.feed(chunk)
+
+
+class _Splitter:
+    """Bytes read into lines: each complete line decoded; one longer than ``max_line`` reported
+    once (its first 80 bytes) and dropped up to its newline."""
+
+    def __init__(self, max_line: int):
+        self.max_line = max_line
+        self.buf = bytearray()
+        self.skipping = False  # inside a line already reported too long: dropped up to its newline
+
+    def feed(self, chunk: bytes) -> Iterator[Line]:
+        buf = self.buf
         start = 0
         while True:
             i = chunk.find(b"\n", start)
-            if not skipping:
+            if not self.skipping:
                 buf += chunk[start : len(chunk) if i < 0 else i]
-                if len(buf) > max_line:
+                if len(buf) > self.max_line:
                     yield Line(bytes(buf[:80]), garbled=True, too_long=True)
                     buf.clear()
-                    skipping = True
+                    self.skipping = True
             if i < 0:
-                break
-            if skipping:
-                skipping = False  # the over-long line ends here
+                return
+            if self.skipping:
+                self.skipping = False  # the over-long line ends here
             else:
                 yield decode(bytes(buf))
             buf.clear()

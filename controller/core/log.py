@@ -104,6 +104,17 @@ def add_syslog_priority(_: Any, method_name: str, line: str) -> str:
     return "\n".join(prefix + part for part in line.split("\n"))
 
 
+def _is_tty(stream: TextIO) -> bool:
+    return hasattr(stream, "isatty") and bool(stream.isatty())
+
+
+def _renderer(stream: TextIO, json: bool) -> Any:
+    """JSON lines, or structlog's console lines (in colour on a terminal)."""
+    if json:
+        return structlog.processors.JSONRenderer(sort_keys=False)
+    return structlog.dev.ConsoleRenderer(colors=_is_tty(stream))
+
+
 def configure(
     stream: TextIO | None = None, level: str = "info", json: bool | None = None, journal: bool | None = None
 ) -> None:
@@ -112,7 +123,7 @@ def configure(
     priority (default: when ``stream`` is the systemd journal, :func:`is_journal_stream`)."""
     stream = stream or sys.stdout
     if json is None:
-        json = not (hasattr(stream, "isatty") and stream.isatty())
+        json = not _is_tty(stream)
     if journal is None:
         journal = is_journal_stream(stream)
     lvl = logging.getLevelName(level.upper())
@@ -125,11 +136,8 @@ def configure(
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.processors.StackInfoRenderer(),
         structlog.processors.format_exc_info,
+        _renderer(stream, json),
     ]
-    if json:
-        processors.append(structlog.processors.JSONRenderer(sort_keys=False))
-    else:
-        processors.append(structlog.dev.ConsoleRenderer(colors=stream.isatty() if hasattr(stream, "isatty") else False))
     if journal:
         processors.append(add_syslog_priority)
     structlog.configure(

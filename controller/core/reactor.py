@@ -126,33 +126,45 @@ class Reactor:
         for hook in self.idle_hooks:
             hook()
         self._run_timers()
-        while self._timers and self._timers[0].cancelled:  # the next live timer is what we wait for
-            heapq.heappop(self._timers)
-        due = self._timers[0].when if self._timers else None
-        timeout = self.max_wait
-        if due is not None:
-            timeout = min(timeout, self.clock.to_real(due - self.clock.now()))
         try:
-            if not block:
-                item = self._q.get_nowait()
-            else:  # idle until the next timer or an event (a simulator's clock may skip to it)
-                with self.clock.idle(due, lambda: not self._q.empty(), self._wake):
-                    item = self._q.get(timeout=max(0.0, timeout))
+            item = self._next_item(block)
         except queue.Empty:
             return
         while True:
-            if isinstance(item, Event):
-                if self.handler is not None:
-                    self._guard(self.handler, (item,), f"event {item.kind}/{item.source}")
-            else:
-                fn, args = item
-                if fn is not _wake:
-                    self._guard(fn, args, f"call {getattr(fn, '__name__', fn)!s}")
+            self._dispatch(item)
             self._run_timers()
             try:
                 item = self._q.get_nowait()
             except queue.Empty:
                 break
+
+    def _next_due(self) -> float | None:
+        """When the next live timer is due (cancelled ones at the head are dropped), or None."""
+        while self._timers and self._timers[0].cancelled:
+            heapq.heappop(self._timers)
+        return self._timers[0].when if self._timers else None
+
+    def _next_item(self, block: bool) -> Event | tuple[Callable[..., Any], tuple[Any, ...]]:
+        """The next event or call; with ``block``, idle until the next timer or an event (a
+        simulator's clock may skip to it).  Raises queue.Empty when there is none."""
+        due = self._next_due()
+        if not block:
+            return self._q.get_nowait()
+        timeout = self.max_wait
+        if due is not None:
+            timeout = min(timeout, self.clock.to_real(due - self.clock.now()))
+        with self.clock.idle(due, lambda: not self._q.empty(), self._wake):
+            return self._q.get(timeout=max(0.0, timeout))
+
+    def _dispatch(self, item: Event | tuple[Callable[..., Any], tuple[Any, ...]]) -> None:
+        """An event to the handler, or a call made (the reactor's own wake-up call does nothing)."""
+        if isinstance(item, Event):
+            if self.handler is not None:
+                self._guard(self.handler, (item,), f"event {item.kind}/{item.source}")
+            return
+        fn, args = item
+        if fn is not _wake:
+            self._guard(fn, args, f"call {getattr(fn, '__name__', fn)!s}")
 
     def run(self, until: Callable[[], bool] | None = None) -> None:
         """Run until :meth:`stop` (or ``until()`` becomes true)."""

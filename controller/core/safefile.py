@@ -41,26 +41,35 @@ def read_bounded(path: str | Path, limit: int = SMALL, *, follow: bool = False) 
             raise UnsafeFile(errno.ELOOP, "is a symbolic link, where a file is expected", str(p)) from None
         raise
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file (a device, FIFO or socket)"
-            raise UnsafeFile(errno.EINVAL, f"is {kind}", str(p))
-        if st.st_size > limit:
-            raise UnsafeFile(errno.EFBIG, f"is {st.st_size} bytes, more than the {limit} expected", str(p))
-        chunks = []
-        left = limit + 1
-        while left > 0:
-            b = os.read(fd, min(left, 65536))
-            if not b:
-                break
-            chunks.append(b)
-            left -= len(b)
-        data = b"".join(chunks)
+        _check_regular(os.fstat(fd), limit, p)
+        data = _read_upto(fd, limit + 1)
         if len(data) > limit:  # grew while being read
             raise UnsafeFile(errno.EFBIG, f"is more than the {limit} bytes expected", str(p))
         return data
     finally:
         os.close(fd)
+
+
+def _check_regular(st: os.stat_result, limit: int, p: Path) -> None:
+    """:class:`UnsafeFile` unless ``st`` is a regular file of at most ``limit`` bytes."""
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file (a device, FIFO or socket)"
+        raise UnsafeFile(errno.EINVAL, f"is {kind}", str(p))
+    if st.st_size > limit:
+        raise UnsafeFile(errno.EFBIG, f"is {st.st_size} bytes, more than the {limit} expected", str(p))
+
+
+def _read_upto(fd: int, n: int) -> bytes:
+    """At most ``n`` bytes from ``fd``, until its end."""
+    chunks = []
+    left = n
+    while left > 0:
+        b = os.read(fd, min(left, 65536))
+        if not b:
+            break
+        chunks.append(b)
+        left -= len(b)
+    return b"".join(chunks)
 
 
 def read_text_bounded(path: str | Path, limit: int = SMALL, *, follow: bool = False) -> str:

@@ -21,23 +21,31 @@ import time
 from collections.abc import Callable, Mapping
 
 
+def _socket_address(path: str) -> str | None:
+    """``NOTIFY_SOCKET``: an abstract socket (``@name``) or a path; None for anything else."""
+    if path.startswith("@"):
+        return "\0" + path[1:]
+    if path.startswith("/"):
+        return path
+    return None
+
+
+def _watchdog_s(usec: str, pid: str) -> float | None:
+    """The watchdog interval systemd asks of this process (``WATCHDOG_PID`` absent or ours), or None."""
+    if usec.isdigit() and int(usec) > 0 and (not pid or pid == str(os.getpid())):
+        return int(usec) / 1e6
+    return None
+
+
 class Notifier:
     def __init__(self, env: Mapping[str, str] | None = None, *, clock: Callable[[], float] = time.monotonic):
         env = os.environ if env is None else env
         self._clock = clock
-        path = env.get("NOTIFY_SOCKET", "")
-        self.address: str | None = None
-        if path.startswith("@"):
-            self.address = "\0" + path[1:]
-        elif path.startswith("/"):
-            self.address = path
+        self.address: str | None = _socket_address(env.get("NOTIFY_SOCKET", ""))
         self._sock: socket.socket | None = None
         if self.address is not None:
             self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
-        self.watchdog_s: float | None = None
-        usec, pid = env.get("WATCHDOG_USEC", ""), env.get("WATCHDOG_PID", "")
-        if usec.isdigit() and int(usec) > 0 and (not pid or pid == str(os.getpid())):
-            self.watchdog_s = int(usec) / 1e6
+        self.watchdog_s: float | None = _watchdog_s(env.get("WATCHDOG_USEC", ""), env.get("WATCHDOG_PID", ""))
         self._last_ping = float("-inf")
         self.sent: list[str] = []  # what was sent (tests, and `status` on the console)
         self.errors = 0

@@ -212,12 +212,8 @@ class Procedure:
             raise EntryError(
                 "this table does not permit wagers on two adjacent betting areas" + (f" ({sec})" if sec else "")
             )
-        if len(parts) != 3:
-            raise EntryError("enter SAME <seat> <seat>")
         playing = sorted({s for (s, _w) in rnd.wagers} | set(rnd.accepted))
-        a, b = sorted(seat_arg(p, playing) for p in parts[1:3])
-        if b - a != 1:
-            raise EntryError(f"seats {a} and {b} are not adjacent betting areas ({sec})")
+        a, b = adjacent_seats(parts, playing, f"adjacent betting areas ({sec})")
         players = self.play.player
         if a in players or b in players:
             raise EntryError(f"seat {a if a in players else b} is already one player's second betting area")
@@ -445,6 +441,17 @@ def entry_verb(text: str) -> tuple[str, list[str]]:
     if not parts:
         raise EntryError("empty entry")
     return parts[0].upper(), parts
+
+
+def adjacent_seats(parts: Sequence[str], playing: Sequence[int], what: str) -> tuple[int, int]:
+    """The two seats ``SAME <seat> <seat>`` names, both playing and side by side (``what``: the
+    areas as the game's rule names them, for the error)."""
+    if len(parts) != 3:
+        raise EntryError("enter SAME <seat> <seat>")
+    a, b = sorted(seat_arg(p, playing) for p in parts[1:3])
+    if b - a != 1:
+        raise EntryError(f"seats {a} and {b} are not {what}")
+    return a, b
 
 
 def seat_arg(token: str, seats: Sequence[int] | None = None) -> int:

@@ -44,6 +44,7 @@ from controller.games.base import (
     Procedure,
     Stack,
     WagerSpec,
+    adjacent_seats,
     by_seat,
     entry_verb,
     seat_arg,
@@ -98,13 +99,18 @@ def _options(profile: TableProfile) -> dict[str, Any]:
     if not isinstance(keyed, list) or any(k not in OPTIONAL for k in keyed):
         raise _option_error(f, "keyed", f"{keyed!r}: a list of the optional wagers {', '.join(OPTIONAL)}")
     _check_counts(f, o, profile.seats)
+    _check_choices(f, o)
+    return o
+
+
+def _check_choices(f: str, o: Mapping[str, Any]) -> None:
+    """The true-or-false options, and the paytables chosen among those of § 687a.12."""
     for k in ("progressive_on_fold", "bad_beat_two_way", "shuffler_counts"):
         if not isinstance(o[k], bool):
             raise _option_error(f, k, f"{o[k]!r} must be true or false")
     for k, allowed in (("trips_paytable", TRIPS_TABLES), ("bad_beat_paytable", BAD_BEAT_TABLES)):
         if o[k] not in allowed:
             raise _option_error(f, k, f"{o[k]!r} is not one of {', '.join(allowed)}")
-    return o
 
 
 def _check_counts(f: str, o: Mapping[str, Any], seats: int) -> None:
@@ -397,11 +403,7 @@ class DJWild(Procedure):
         n = self.adjacent_boxes
         if n < 2:
             raise EntryError("this table permits a player one box (§ 687a.7(e): the Rules Submission's number)")
-        if len(parts) != 3:
-            raise EntryError("enter SAME <seat> <seat>")
-        a, b = sorted(seat_arg(p, self.players(rnd)) for p in parts[1:3])
-        if b - a != 1:
-            raise EntryError(f"seats {a} and {b} are not adjacent boxes (§ 687a.7(e))")
+        a, b = adjacent_seats(parts, self.players(rnd), "adjacent boxes (§ 687a.7(e))")
         players = self.play.player
         who = {s: players.get(s, f"seat {s}") for s in self.players(rnd)}
         if who[a] == who[b]:

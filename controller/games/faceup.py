@@ -48,7 +48,7 @@ must be the paytable's (§ 688a.12(d)).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -143,26 +143,12 @@ class FaceUp(Procedure):
         if bad:
             raise ValueError(f"{where} {bad[0]!r} is not an option of face-up ({', '.join(OPTIONS)})")
 
-        def cents(key: str, default: int) -> int:
-            v = opts.get(key, default)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{where} {key} = {v!r}: a whole number of cents, at least 1")
-            return v
-
-        hw = str(opts.get("house_way", DEFAULT_HOUSE_WAY))
-        if hw not in HOUSE_WAYS:
-            raise ValueError(f"{where} house_way = {hw!r}: one of {', '.join(HOUSE_WAYS)} (§ 688a.11(a))")
-        envy = str(opts.get("envy_receivers", "lammer"))
-        if envy not in ENVY_RECEIVERS:
-            raise ValueError(f"{where} envy_receivers = {envy!r}: one of {', '.join(ENVY_RECEIVERS)} (688a-8)")
-        reading = str(opts.get("bonus_reading", "best-pay"))
-        if reading not in BONUS_READINGS:
-            raise ValueError(f"{where} bonus_reading = {reading!r}: one of {', '.join(BONUS_READINGS)} (688a-7)")
+        hw, envy, reading = (_choice(opts, where, *c) for c in _CHOICES)
         adjacent = opts.get("adjacent_areas", False)
         if not isinstance(adjacent, bool):
             raise ValueError(f"{where} adjacent_areas = {adjacent!r}: true or false (§ 688a.7(f))")
         self.adjacent_areas = adjacent
-        base_min, base_max = cents("base_min_cents", 500), cents("base_max_cents", 100_000)
+        base_min, base_max = _cents(opts, where, "base_min_cents", 500), _cents(opts, where, "base_max_cents", 100_000)
         if base_min > base_max:
             raise ValueError(f"{where} base_min_cents = {base_min}: above base_max_cents ({base_max})")
         w: dict[str, WagerSpec] = {"base": WagerSpec("base", "§ 688a.7(d)", min_cents=base_min, max_cents=base_max)}
@@ -171,14 +157,8 @@ class FaceUp(Procedure):
             ("ace-high", "ace_high_paytable", "§ 688a.7(e)(1)"),
             ("fortune", "fortune_paytable", "§ 688a.7(e)(2)"),
         ):
-            if key not in opts:
-                continue
-            name = str(opts[key])
-            self._check_paytable(where, key, name, wager)
-            tables[wager] = name
-            w[wager] = WagerSpec(
-                wager, sec, needs="base", min_cents=100, max_cents=cents(f"{wager.replace('-', '_')}_max_cents", 10_000)
-            )
+            if key in opts:
+                tables[wager], w[wager] = self._optional_wager(opts, where, wager, key, sec)
         prog = profile.progressive
         if prog is not None:
             pt = self._check_progressive(profile.file, prog)
@@ -193,13 +173,8 @@ class FaceUp(Procedure):
             tables["progressive"] = pt
         self.wagers = w
         self.house_way = hw
-        kw: dict[str, Any] = {}
-        if "ace-high" in tables:
-            kw["ace_high_paytable"] = tables["ace-high"]
-        if "fortune" in tables:
-            kw["fortune_paytable"] = tables["fortune"]
-        if "progressive" in tables:
-            kw["progressive_paytable"] = tables["progressive"]
+        # the paytables of the wagers offered (FaceUpOptions' own defaults for the others)
+        kw: dict[str, Any] = {f"{wager.replace('-', '_')}_paytable": name for wager, name in tables.items()}
         self.options = FaceUpOptions(
             house_way=hw,
             envy_receivers=envy,
@@ -208,6 +183,15 @@ class FaceUp(Procedure):
             seat_order=tuple(self.settlement_order()),
             **kw,
         )
+
+    def _optional_wager(
+        self, opts: Mapping[str, Any], where: str, wager: str, key: str, sec: str
+    ) -> tuple[str, WagerSpec]:
+        """An optional wager the table offers: its paytable (``opts[key]``) and its limits."""
+        name = str(opts[key])
+        self._check_paytable(where, key, name, wager)
+        max_cents = _cents(opts, where, f"{wager.replace('-', '_')}_max_cents", 10_000)
+        return name, WagerSpec(wager, sec, needs="base", min_cents=100, max_cents=max_cents)
 
     @staticmethod
     def _check_paytable(where: str, key: str, name: str, wager: str) -> Any:
@@ -238,12 +222,9 @@ class FaceUp(Procedure):
         }
         for key, (have, need) in want.items():
             if need is not None and have != need:
-                shown = (
-                    (f"{float(have) * 100:g}%", f"{float(need) * 100:g}%")
-                    if isinstance(have, Fraction)
-                    else (f"${have / 100:,.2f}", f"${need / 100:,.2f}")
+                raise ValueError(
+                    f"{where} {key} = {_shown(have)}, but {prog.paytable} fixes {_shown(need)} (§ 688a.12(d))"
                 )
-                raise ValueError(f"{where} {key} = {shown[0]}, but {prog.paytable} fixes {shown[1]} (§ 688a.12(d))")
         envy = pt.options.get("envy_paytable")
         if prog.envy_paytable is not None and prog.envy_paytable != envy:
             raise ValueError(
@@ -293,23 +274,18 @@ class FaceUp(Procedure):
         seat = seat_arg(parts[1], self._players(rnd))
         if seat in self.play.voided:
             raise EntryError(f"seat {seat} has voided the hand (§ 688a.13(d))")
-        if verb == "SET":
-            return self._set(rnd, seat, parts[2:])
-        if verb == "SUR":
-            return self._surrender(rnd, seat)
-        return self._void(seat)
+        decisions: dict[str, Callable[[], Entry]] = {
+            "SET": lambda: self._set(rnd, seat, parts[2:]),
+            "SUR": lambda: self._surrender(rnd, seat),
+            "VOID": lambda: self._void(seat),
+        }
+        return decisions[verb]()
 
     def _set(self, rnd: Round, seat: int, low_cards: Sequence[str]) -> Entry:
         if seat in self.play.surrender:
             raise EntryError(f"seat {seat} has surrendered (§ 688a.11(d))")
-        try:
-            pair = parse_cards(" ".join(low_cards), count=2)
-        except CardError as e:
-            raise EntryError(str(e)) from None
         hand = self.hand_of(rnd, seat) or ()
-        for c in pair:
-            if c not in hand:
-                raise EntryError(f"{card_str(c)} is not one of seat {seat}'s cards ({cards_str(hand)})")
+        pair = _low_pair(low_cards, hand, seat)
         setting = make_setting(hand, [c for c in hand if c not in pair], pair)
         self.play.low[seat] = (pair[0], pair[1])
         foul = " FOUL" if setting.foul else ""
@@ -377,18 +353,7 @@ class FaceUp(Procedure):
         same = self.play.player
         out: list[WagerResult] = []
         for s in (s for s in self.settlement_order() if s in voided and s in ws):
-            for w, c in sorted(ws[s].items()):  # § 688a.13(d): the player voided the hand
-                out.append(
-                    WagerResult(
-                        s,
-                        w,
-                        c,
-                        "returned",
-                        0,
-                        "hand-voided",
-                        detail="§ 688a.13(d): a card exposed; the player voided the hand",
-                    )
-                )
+            out += _voided(s, ws[s])
         seats = {
             s: SeatWagers(
                 cards=hands[s],
@@ -416,4 +381,55 @@ class FaceUp(Procedure):
         return f"dealer {d.high} / {d.low}" if d else ""
 
 
+def _low_pair(low_cards: Sequence[str], hand: Sequence[int], seat: int) -> tuple[int, ...]:
+    """The two cards ``SET`` names for the low hand: cards of the seat's hand."""
+    try:
+        pair = parse_cards(" ".join(low_cards), count=2)
+    except CardError as e:
+        raise EntryError(str(e)) from None
+    for c in pair:
+        if c not in hand:
+            raise EntryError(f"{card_str(c)} is not one of seat {seat}'s cards ({cards_str(hand)})")
+    return pair
+
+
+def _shown(v: int | Fraction) -> str:
+    """A rate as a percentage, an amount (cents) in dollars."""
+    return f"{float(v) * 100:g}%" if isinstance(v, Fraction) else f"${v / 100:,.2f}"
+
+
+def _voided(s: int, wagers: Mapping[str, int]) -> list[WagerResult]:
+    """§ 688a.13(d): a card exposed, the player voided the hand: every wager returned."""
+    return [
+        WagerResult(
+            s, w, c, "returned", 0, "hand-voided", detail="§ 688a.13(d): a card exposed; the player voided the hand"
+        )
+        for w, c in sorted(wagers.items())
+    ]
+
+
 PROCEDURE = FaceUp
+
+
+#: the [game.options] that choose a reading: (key, default, choices, where the choice is made)
+_CHOICES = (
+    ("house_way", DEFAULT_HOUSE_WAY, HOUSE_WAYS, "§ 688a.11(a)"),
+    ("envy_receivers", "lammer", ENVY_RECEIVERS, "688a-8"),
+    ("bonus_reading", "best-pay", BONUS_READINGS, "688a-7"),
+)
+
+
+def _choice(opts: Mapping[str, Any], where: str, key: str, default: str, choices: Collection[str], cite: str) -> str:
+    """The option ``key``, one of ``choices``."""
+    v = str(opts.get(key, default))
+    if v not in choices:
+        raise ValueError(f"{where} {key} = {v!r}: one of {', '.join(choices)} ({cite})")
+    return v
+
+
+def _cents(opts: Mapping[str, Any], where: str, key: str, default: int) -> int:
+    """The option ``key``: a whole number of cents, at least 1."""
+    v = opts.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError(f"{where} {key} = {v!r}: a whole number of cents, at least 1")
+    return v

@@ -321,19 +321,22 @@ class FortuneAsia(Procedure):
             reply = "HANDS SET - DEALER SETS" if name == "settings" else "SETTLING"
             return Entry(reply, {"decision": "done"}, done=True)
         if name == "settings":
-            if verb == "SET" and len(parts) == 5:
-                return self._set(rnd, parts)
-            if verb == "SAME" and len(parts) == 3:
-                return self._same(rnd, parts)
-            if verb == "SUR":
-                raise EntryError("a player surrenders after the dealer's hands are set (§ 659a.11(d))")
-            raise EntryError(
-                "enter SET <seat> <medium> <medium> <low>"
-                f"{', SAME <seat> <seat>' if self.adjacent_areas else ''} or DONE"
-            )
+            return self._setting_entry(rnd, verb, parts)
         if verb == "SUR" and len(parts) == 2:
             return self._surrender(rnd, seat_arg(parts[1], self.players(rnd)))
         raise EntryError("enter SUR <seat> or DONE")
+
+    def _setting_entry(self, rnd: Round, verb: str, parts: Sequence[str]) -> Entry:
+        """A line of the players' settings: ``SET``, ``SAME`` (adjacent areas); no surrender yet."""
+        if verb == "SET" and len(parts) == 5:
+            return self._set(rnd, parts)
+        if verb == "SAME" and len(parts) == 3:
+            return self._same(rnd, parts)
+        if verb == "SUR":
+            raise EntryError("a player surrenders after the dealer's hands are set (§ 659a.11(d))")
+        raise EntryError(
+            f"enter SET <seat> <medium> <medium> <low>{', SAME <seat> <seat>' if self.adjacent_areas else ''} or DONE"
+        )
 
     def _surrender(self, rnd: Round, seat: int) -> Entry:
         """``SUR <seat>``: a player without an optional wager surrenders (§ 659a.11(d))."""
@@ -353,16 +356,8 @@ class FortuneAsia(Procedure):
         seat = seat_arg(parts[1], self.players(rnd))
         if seat in self.play.settings:
             raise EntryError(f"seat {seat}'s hands are already set and may not be changed (§ 659a.11(a)(3))")
-        try:
-            m1, m2, low = (parse_card(t) for t in parts[2:5])
-        except CardError as e:
-            raise EntryError(str(e)) from None
         hand = self.seven(rnd, seat)
-        for c in (m1, m2, low):
-            if c not in hand:
-                raise EntryError(f"{card_str(c)} is not one of seat {seat}'s cards ({cards_str(hand)})")
-        if len({m1, m2, low}) != 3:
-            raise EntryError(f"a card is named twice: {cards_str((m1, m2, low))}")
+        m1, m2, low = _named_cards(parts[2:5], hand, seat)
         high = tuple(c for c in hand if c not in (m1, m2, low))
         setting = make_setting(high, (m1, m2), (low,), seven=hand)
         foul = setting.foul()
@@ -445,3 +440,17 @@ class FortuneAsia(Procedure):
 
 
 PROCEDURE = FortuneAsia
+
+
+def _named_cards(tokens: Sequence[str], hand: Sequence[int], seat: int) -> tuple[int, int, int]:
+    """The three cards a ``SET`` names (two medium, one low): distinct cards of the seat's hand."""
+    try:
+        m1, m2, low = (parse_card(t) for t in tokens)
+    except CardError as e:
+        raise EntryError(str(e)) from None
+    for c in (m1, m2, low):
+        if c not in hand:
+            raise EntryError(f"{card_str(c)} is not one of seat {seat}'s cards ({cards_str(hand)})")
+    if len({m1, m2, low}) != 3:
+        raise EntryError(f"a card is named twice: {cards_str((m1, m2, low))}")
+    return m1, m2, low

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from controller.core.records import PhaseKind
@@ -111,32 +112,13 @@ class OverUnder(Procedure):
         bad = sorted(k for k in opts if k not in OPTIONS)
         if bad:
             raise ValueError(f"{where} {bad[0]!r} is not an Over/Under option ({', '.join(OPTIONS)})")
-        if not 1 <= self.seats <= MAX_SEATS:
-            raise ValueError(
-                f"{profile.file}: [game] seats = {self.seats}: Over/Under has at most "
-                f"{MAX_SEATS} betting positions (§ 686a.2(a))"
-            )
-        if profile.progressive is not None:
-            raise ValueError(
-                f"{profile.file}: Over/Under has no progressive wager (§ 686a.6); remove the [progressive] section"
-            )
+        self._check_table(profile)
 
-        def cents(key: str, default: int) -> int:
-            v = opts.get(key, default)
-            if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 10_000_000:
-                raise ValueError(f"{where} {key} = {v!r}: a whole number of cents, 1 to 10,000,000")
-            return v
-
+        cents = partial(_cents, opts, where)
         bonus = opts.get("bonus", True)
         if not isinstance(bonus, bool):
             raise ValueError(f"{where} bonus = {bonus!r}: true or false (the Bonus Wager is offered, § 686a.6(e))")
-        self.bonus_paytable = str(opts.get("bonus_paytable", BONUS_PAYTABLE))
-        try:
-            pt = get_paytable(self.bonus_paytable)
-        except (KeyError, ValueError):
-            raise ValueError(f"{where} bonus_paytable: no paytable named {self.bonus_paytable!r}") from None
-        if getattr(pt, "game", "over-under") != "over-under" or getattr(pt, "wager", "bonus") != "bonus":
-            raise ValueError(f"{where} bonus_paytable: {self.bonus_paytable!r} is not an Over/Under Bonus paytable")
+        self.bonus_paytable = _bonus_paytable(str(opts.get("bonus_paytable", BONUS_PAYTABLE)), where)
         ante_min, ante_max = cents("ante_min_cents", 500), cents("ante_max_cents", 100_000)
         bonus_min, bonus_max = cents("bonus_min_cents", 100), cents("bonus_max_cents", 10_000)
         if ante_min > ante_max:
@@ -160,6 +142,18 @@ class OverUnder(Procedure):
         self.left = 0  # cards in the shoe, as the controller counts them
         self.cover_at = 0  # cards above the cover card after the last shuffle
         self.dealt_since_shuffle = 0
+
+    def _check_table(self, profile: TableProfile) -> None:
+        """At most :data:`MAX_SEATS` betting positions (§ 686a.2(a)), and no progressive (§ 686a.6)."""
+        if not 1 <= self.seats <= MAX_SEATS:
+            raise ValueError(
+                f"{profile.file}: [game] seats = {self.seats}: Over/Under has at most "
+                f"{MAX_SEATS} betting positions (§ 686a.2(a))"
+            )
+        if profile.progressive is not None:
+            raise ValueError(
+                f"{profile.file}: Over/Under has no progressive wager (§ 686a.6); remove the [progressive] section"
+            )
 
     def new_play(self) -> OverUnderRound:
         return OverUnderRound()
@@ -351,3 +345,22 @@ class OverUnder(Procedure):
 
 
 PROCEDURE = OverUnder
+
+
+def _cents(opts: Mapping[str, Any], where: str, key: str, default: int) -> int:
+    """The option ``key``: a whole number of cents, 1 to 10,000,000."""
+    v = opts.get(key, default)
+    if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 10_000_000:
+        raise ValueError(f"{where} {key} = {v!r}: a whole number of cents, 1 to 10,000,000")
+    return v
+
+
+def _bonus_paytable(name: str, where: str) -> str:
+    """``bonus_paytable``: an Over/Under Bonus paytable of config/paytables."""
+    try:
+        pt = get_paytable(name)
+    except (KeyError, ValueError):
+        raise ValueError(f"{where} bonus_paytable: no paytable named {name!r}") from None
+    if getattr(pt, "game", "over-under") != "over-under" or getattr(pt, "wager", "bonus") != "bonus":
+        raise ValueError(f"{where} bonus_paytable: {name!r} is not an Over/Under Bonus paytable")
+    return name

@@ -87,14 +87,27 @@ def _keyed(profile: TableProfile, opts: Mapping[str, Any]) -> tuple[str, ...]:
     unknown = sorted(k for k in opts if k not in OPTIONS)
     if unknown:
         raise ConfigError(f, "game.options", unknown[0], f"not a six-card-fortune option ({', '.join(OPTIONS)})")
-    keyed_raw = opts.get("keyed", [])
+    return _keyed_wagers(f, opts.get("keyed", []))
+
+
+def _keyed_wagers(f: str, keyed_raw: Any) -> tuple[str, ...]:
+    """``keyed``: a list of the wagers a dealer may key."""
     if not isinstance(keyed_raw, list) or not all(isinstance(k, str) for k in keyed_raw):
         raise ConfigError(f, "game.options", "keyed", f"must be a list of wager ids, got {keyed_raw!r}")
     keyed = tuple(keyed_raw)
     bad = [k for k in keyed if k not in KEYABLE]
     if bad:
-        raise ValueError(f"{profile.file}: [game.options] keyed: {bad[0]!r} is not one of {', '.join(KEYABLE)}")
+        raise ValueError(f"{f}: [game.options] keyed: {bad[0]!r} is not one of {', '.join(KEYABLE)}")
     return keyed
+
+
+def _check_entered(players: list[int], entered: Mapping[int, Any]) -> None:
+    """Every player's hand and the dealer's keyed (an EntryError names those missing)."""
+    missing = [s for s in players if s not in entered]
+    if missing or 0 not in entered:
+        raise EntryError(
+            f"hands not entered: {', '.join(map(str, missing)) or ''} {'dealer' if 0 not in entered else ''}".strip()
+        )
 
 
 def _wagers(f: str, opts: Mapping[str, Any], keyed: tuple[str, ...], progressive_cents: int) -> dict[str, WagerSpec]:
@@ -246,12 +259,7 @@ class SixCardFortune(Procedure):
         if not self.full:
             hands = {s: rnd.entered.get(s) for s in rnd.accepted}
             return self.settle_progressive(hands, rnd.accepted, self.play.player)
-        missing = [s for s in self._players(rnd) if s not in rnd.entered]
-        if missing or 0 not in rnd.entered:
-            raise EntryError(
-                f"hands not entered: {', '.join(map(str, missing)) or ''} "
-                f"{'dealer' if 0 not in rnd.entered else ''}".strip()
-            )
+        _check_entered(self._players(rnd), rnd.entered)
         return self._settle_full(rnd, {s: rnd.entered[s] for s in self._players(rnd)}, rnd.entered[0])
 
     def _players(self, rnd: Round) -> list[int]:

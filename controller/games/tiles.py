@@ -123,16 +123,10 @@ class PaiGowTiles(Procedure):
         w: dict[str, WagerSpec] = {
             "base": WagerSpec("base", "§ 621a.5(d)", min_cents=o.base_min_cents, max_cents=o.base_max_cents)
         }
-        side = {"min_cents": o.side_min_cents, "max_cents": o.side_max_cents, "needs": "base"}
-        if o.pair_fortunes:
-            w["pair-fortunes"] = WagerSpec("pair-fortunes", "§ 621a.5(e)(1)", **side)  # type: ignore[arg-type]
-        if o.sum:
-            w["sum"] = WagerSpec("sum", "§ 621a.5(e)(2)", **side)  # type: ignore[arg-type]
-        if o.match:
-            for m in MATCHES:
-                w[m] = WagerSpec(m, "§ 621a.5(e)(3)", **side)  # type: ignore[arg-type]
-        if o.beat_it:
-            w["beat-it"] = WagerSpec("beat-it", "§ 621a.5(e)(4)", **side)  # type: ignore[arg-type]
+        for option, section, names in _SIDE_WAGERS:
+            if getattr(o, option):  # the option names the wager's paytable: the table offers it
+                for m in names:
+                    w[m] = WagerSpec(m, section, min_cents=o.side_min_cents, max_cents=o.side_max_cents, needs="base")
         self.wagers = w
         self.paytables = {
             "pair-fortunes": o.pair_fortunes,
@@ -229,14 +223,7 @@ class PaiGowTiles(Procedure):
         if seat in x.voided or seat in x.surrendered:
             raise EntryError(f"seat {seat} has already {'voided' if seat in x.voided else 'surrendered'}")
         if verb == "SET" and len(args) == 3:
-            hand = self.hand_of(rnd, seat) or ()
-            high = self._pick(hand, args[1:])
-            s = setting_of(kinds(hand), high)
-            x.settings[seat] = high
-            return Entry(
-                f"SEAT {seat} {s}"[:120],
-                {"seat": seat, "decision": "setting", "high": s.high.label, "low": s.low.label},
-            )
+            return self._set_hand(rnd, seat, args[1:])
         if verb == "SURRENDER" and len(args) == 1:  # § 621a.8(e)
             x.surrendered.append(seat)
             return Entry(f"SEAT {seat} SURRENDERS", {"seat": seat, "decision": "surrender"}, answer=(seat, "surrender"))
@@ -248,6 +235,17 @@ class PaiGowTiles(Procedure):
                 answer=(seat, "void"),
             )
         return None
+
+    def _set_hand(self, rnd: Round, seat: int, tiles: list[str]) -> Entry:
+        """``SET <seat> <tile> <tile>``: the player's high hand (the other two tiles the low)."""
+        hand = self.hand_of(rnd, seat) or ()
+        high = self._pick(hand, tiles)
+        s = setting_of(kinds(hand), high)
+        self.play.settings[seat] = high
+        return Entry(
+            f"SEAT {seat} {s}"[:120],
+            {"seat": seat, "decision": "setting", "high": s.high.label, "low": s.low.label},
+        )
 
     def _bankset(self, rnd: Round, args: list[str]) -> Entry:
         who, hand = self._banker(rnd)
@@ -279,21 +277,19 @@ class PaiGowTiles(Procedure):
         for seat in self.settlement_order():
             for w in DICE_WAGERS:
                 amount = rnd.wagers.get((seat, w))
-                if not amount:
-                    continue
-                if dice is None:  # no roll (RNG start, the shaker out of order): nothing to settle on
-                    out.append(
-                        WagerResult(
-                            seat, w, amount, "returned", 0, hand="no-dice", detail="no dice rolled (§ 621a.2(b)(5))"
-                        )
-                    )
-                elif w == "sum":
-                    out.append(settle_sum(seat, amount, dice, self.opts.sum or ""))
-                elif w == "beat-it":
-                    out.append(settle_beat_it(seat, amount, dice, self.opts.beat_it or ""))
-                else:
-                    out.append(settle_match(seat, amount, dice, int(w[6:]), self.opts.match or ""))
+                if amount:
+                    out.append(self._dice_result(seat, w, amount, dice))
         return out
+
+    def _dice_result(self, seat: int, w: str, amount: int, dice: Dice | None) -> WagerResult:
+        """One Sum, Match or Beat It wager (§ 621a.6(b)); returned when no dice were rolled."""
+        if dice is None:  # no roll (RNG start, the shaker out of order): nothing to settle on
+            return WagerResult(seat, w, amount, "returned", 0, hand="no-dice", detail="no dice rolled (§ 621a.2(b)(5))")
+        if w == "sum":
+            return settle_sum(seat, amount, dice, self.opts.sum or "")
+        if w == "beat-it":
+            return settle_beat_it(seat, amount, dice, self.opts.beat_it or "")
+        return settle_match(seat, amount, dice, int(w[6:]), self.opts.match or "")
 
     # ---- the shoe as the tile dealer ---------------------------------------------------
     def deck_card_limit(self) -> int:
@@ -329,10 +325,7 @@ class PaiGowTiles(Procedure):
         used = {c for s, cs in rnd.entered.items() if s != seat for c in cs}
         out: list[int] = []
         for k in ks:
-            free = [i for i, kk in enumerate(FULL_SET) if kk == k and i not in used and i not in out]
-            if not free:
-                raise EntryError(f"every {tile_str(k)} tile is already entered for another seat")
-            out.append(free[0])
+            out.append(_free_tile(k, used, out))
         return tuple(out)
 
     def _needs_dealer(self, rnd: Round) -> bool:
@@ -378,19 +371,16 @@ class PaiGowTiles(Procedure):
             base, tail = self._against_bank(x.bank, hands, ws, settings, dealer)
         out: list[WagerResult] = []
         for s in players:
-            if s in voided:  # § 621a.10(d)
-                out += [
-                    WagerResult(s, w, c, "returned", 0, hand="void", detail="player voided the hand (§ 621a.10(d))")
-                    for w, c in ws[s].items()
-                    if w in ("base", "pair-fortunes")
-                ]
-                continue
-            out.append(base[s])
-            if "pair-fortunes" in ws[s]:  # § 621a.8(j), § 621a.9(s)
-                out.append(
-                    settle_pair_fortunes(s, ws[s]["pair-fortunes"], kinds(hands[s]), self.opts.pair_fortunes or "")
-                )
+            out += _voided(s, ws[s]) if s in voided else self._seat_results(s, base[s], ws[s], hands[s])
         return out + tail
+
+    def _seat_results(
+        self, s: int, base: WagerResult, wagers: Mapping[str, int], hand: Sequence[int]
+    ) -> list[WagerResult]:
+        """A seat's Pai Gow Wager, then its Pair Fortunes wager (§ 621a.8(j), § 621a.9(s))."""
+        if "pair-fortunes" not in wagers:
+            return [base]
+        return [base, settle_pair_fortunes(s, wagers["pair-fortunes"], kinds(hand), self.opts.pair_fortunes or "")]
 
     def _against_bank(
         self,
@@ -456,3 +446,29 @@ class PaiGowTiles(Procedure):
 
 
 PROCEDURE = PaiGowTiles
+
+
+#: the side wagers, in the order offered: (the option naming its paytable, its section, its wagers)
+_SIDE_WAGERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("pair_fortunes", "§ 621a.5(e)(1)", ("pair-fortunes",)),
+    ("sum", "§ 621a.5(e)(2)", ("sum",)),
+    ("match", "§ 621a.5(e)(3)", MATCHES),
+    ("beat_it", "§ 621a.5(e)(4)", ("beat-it",)),
+)
+
+
+def _free_tile(k: int, used: set[int], taken: list[int]) -> int:
+    """The first tile of the set of kind ``k`` not entered for another seat (``used``) nor this one."""
+    free = [i for i, kk in enumerate(FULL_SET) if kk == k and i not in used and i not in taken]
+    if not free:
+        raise EntryError(f"every {tile_str(k)} tile is already entered for another seat")
+    return free[0]
+
+
+def _voided(s: int, wagers: Mapping[str, int]) -> list[WagerResult]:
+    """A player who voided the hand (§ 621a.10(d)): the Pai Gow and Pair Fortunes wagers returned."""
+    return [
+        WagerResult(s, w, c, "returned", 0, hand="void", detail="player voided the hand (§ 621a.10(d))")
+        for w, c in wagers.items()
+        if w in ("base", "pair-fortunes")
+    ]

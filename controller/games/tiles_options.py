@@ -97,9 +97,7 @@ def parse_options(file: str, opts: Mapping[str, Any], *, start_method: str) -> T
     bad = sorted(k for k in opts if k not in KNOWN)
     if bad:
         raise _err(file, bad[0], f"not an option of pai-gow-tiles (known: {', '.join(KNOWN)})")
-    house_way = opts.get("house_way", "621a.8(d)")
-    if not isinstance(house_way, str) or house_way not in HOUSE_WAYS:
-        raise _err(file, "house_way", f"no house way named {house_way!r}; known: {', '.join(sorted(HOUSE_WAYS))}")
+    house_way = _house_way(file, opts)
     style, styles = _styles(file, opts)
     o = TilesOptions(
         house_way=house_way,
@@ -121,11 +119,23 @@ def parse_options(file: str, opts: Mapping[str, Any], *, start_method: str) -> T
     return o
 
 
+def _house_way(file: str, opts: Mapping[str, Any]) -> str:
+    house_way = opts.get("house_way", "621a.8(d)")
+    if not isinstance(house_way, str) or house_way not in HOUSE_WAYS:
+        raise _err(file, "house_way", f"no house way named {house_way!r}; known: {', '.join(sorted(HOUSE_WAYS))}")
+    return house_way
+
+
 def _styles(file: str, opts: Mapping[str, Any]) -> tuple[str, list[str]]:
     """The dealing style and the styles offered."""
     style = opts.get("dealing_style", "standard")
     if not isinstance(style, str) or style not in STYLES:
         raise _err(file, "dealing_style", f"unknown dealing style {style!r}; known: {', '.join(STYLES)}")
+    return style, _styles_offered(file, opts, style)
+
+
+def _styles_offered(file: str, opts: Mapping[str, Any], style: str) -> list[str]:
+    """``styles``: dealing styles, the ``dealing_style`` among them."""
     styles = opts.get("styles", [style])
     if not isinstance(styles, list) or not styles or not all(isinstance(s, str) for s in styles):
         raise _err(file, "styles", f"{styles!r} is not a list of dealing styles")
@@ -134,7 +144,7 @@ def _styles(file: str, opts: Mapping[str, Any]) -> tuple[str, list[str]]:
             raise _err(file, "styles", f"unknown dealing style {s!r}; known: {', '.join(STYLES)}")
     if style not in styles:
         raise _err(file, "styles", f"the dealing_style {style!r} must be one of the styles offered")
-    return style, styles
+    return styles
 
 
 def _check_together(file: str, o: TilesOptions, start_method: str) -> None:

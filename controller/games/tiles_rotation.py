@@ -81,6 +81,15 @@ class TilesRound(GameRound):
         self.settings, self.surrendered, self.voided, self.bankset = {}, [], [], None
 
 
+def _cut_end(side: str, rng: str, ends: Mapping[str, tuple[int, int]]) -> tuple[str, tuple[int, int]]:
+    """``R a-b`` or ``L a-b`` (``a`` alone: one stack): the end, and the half-open range of stacks
+    (0-based) moved to it; each end once."""
+    a, _, b = rng.partition("-")
+    if side not in ("R", "L") or side in ends or not a.isdigit() or not (b or a).isdigit():
+        raise EntryError(f"{side} {rng!r}: enter R or L and a range of stacks like 2-3")
+    return side, (int(a) - 1, int(b or a))
+
+
 class Rotation:
     def __init__(self, opts: TilesOptions, seats: int):
         self.opts = opts
@@ -238,12 +247,8 @@ class Rotation:
             raise EntryError("enter CUT R a-b, CUT L a-b or CUT R a-b L c-d (stacks 1..8 from the dealer's right)")
         ends: dict[str, tuple[int, int]] = {}
         for side, rng in zip(args[0::2], args[1::2]):
-            side = side.upper()
-            a, _, b = rng.partition("-")
-            if side not in ("R", "L") or side in ends or not a.isdigit() or not (b or a).isdigit():
-                raise EntryError(f"{side} {rng!r}: enter R or L and a range of stacks like 2-3")
-            lo, hi = int(a), int(b or a)
-            ends[side] = (lo - 1, hi)
+            end, stacks = _cut_end(side.upper(), rng, ends)
+            ends[end] = stacks
         try:
             return cut_stacks(range(8), to_right=ends.get("R"), to_left=ends.get("L"))
         except ValueError as e:

@@ -64,6 +64,14 @@ class Late:
     t: float
 
 
+#: a chip change after the lock-out, by (chip sensed, spot accepted): (what is recorded, why)
+_LATE = {
+    (True, False): ("rejected", "placed after lock-out"),
+    (True, True): ("rejected", "chips added to an accepted wager"),
+    (False, True): ("removed", "collected by the dealer"),
+}
+
+
 class BetBoard:
     def __init__(self, wagers: Sequence[str], seats: int, lights: object):
         self.wagers = tuple(wagers)
@@ -112,14 +120,8 @@ class BetBoard:
             self.state[spot] = PLACED if active else AWAITING
             self._show(spot)
             return None
-        st = self.state[spot]
-        if active and st != ACCEPTED:
-            return Late(wager, seat, "rejected", "placed after lock-out", t)
-        if active and st == ACCEPTED:
-            return Late(wager, seat, "rejected", "chips added to an accepted wager", t)
-        if not active and st == ACCEPTED:
-            return Late(wager, seat, "removed", "collected by the dealer", t)
-        return None
+        late = _LATE.get((active, self.state[spot] == ACCEPTED))
+        return Late(wager, seat, *late, t) if late is not None else None
 
     # ---- the lock-out edge -----------------------------------------------------------
     def freeze(self) -> list[Spot]:

@@ -17,12 +17,12 @@ reactor thread only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from controller.core.reactor import Event
 from controller.core.records import Kind, PhaseKind
-from controller.games.base import DEALER, EntryError, Procedure
+from controller.games.base import DEALER, EntryError, Procedure, Stack
 from controller.games.round import Dealt, DealtView, Round
 from controller.play.context import Books, Deadline, Emit, Game, Log, Machine, RaiseTilt, Rounds, ShowMeters
 from controller.play.machine import TableState
@@ -187,15 +187,12 @@ class Dealing:
             return
         phase = self.machine.phase()
         starting = phase is not None and phase.kind == PhaseKind.START
-        lid_open = (msg == "LID" and ev.data.get("open")) or (
-            msg == "NO_ROLL" and ev.data.get("reason") == P.NO_ROLL_LID_OPEN
-        )
-        if lid_open and starting:
+        if starting and _lid_opened(msg, ev.data):
             self._lid_open(msg, ev.data)
             return
         if msg in ("STATUS", "SHAKING", "LID") or not starting or rnd is None:
             return
-        if msg == "NO_ROLL" or (msg == "RESULT" and ev.data["shake_ms"] < SHAKE_MIN_S * 1000):
+        if _is_no_roll(msg, ev.data):
             self._no_roll(rnd, msg, ev.data)
             return
         self._dice(rnd, ev.data)
@@ -373,7 +370,7 @@ class Dealing:
         dealt = self._d
         n = len(dealt.dealt_stacks) + 1
         want = dealt.to_dispense[0] if dealt.to_dispense else None
-        if want is None or d["stack"] != n or d["count"] != want.cards or len(d["cards"]) != d["count"]:
+        if want is None or not _stack_as_expected(d, n, want.cards):
             self._void(
                 f"misdeal: stack {d['stack']} with {d['count']} cards, expected stack {n} of "
                 f"{want.cards if want else 0} (§ 670a.13(h),(k))"
@@ -386,6 +383,11 @@ class Dealing:
             self.raise_tilt("shoe", f"shoe reported impossible card bytes {cards}")
             return
         self.timer.cancel()
+        self._stack_taken(rnd, want, cards)
+
+    def _stack_taken(self, rnd: Round, want: Stack, cards: list[int]) -> None:
+        """The stack expected is in: its cards to their recipient, then the next stack, or the deal done."""
+        dealt = self._d
         dealt.to_dispense.pop(0)
         dealt.dealt_stacks.append(want)
         dealt.stacks.append(cards)
@@ -398,8 +400,7 @@ class Dealing:
     def _deal_done(self, rnd: Round) -> None:
         """The last stack of a deal is in: the deal recorded, then the next phase."""
         dealt, proc, state = self._d, self.proc, self.machine.state
-        seen = [c for s in dealt.stacks for c in s if c != P.CARD_UNREAD]
-        if len(set(seen)) != len(seen) and not proc.multi_deck:
+        if not proc.multi_deck and _card_twice(dealt.stacks):
             self.raise_tilt("shoe", "the shoe reported the same card twice in one deal")
             return
         if not dealt.unread:
@@ -449,14 +450,19 @@ class Dealing:
         head, _, rest = text.partition(" ")
         seat = self._entry_seat(rnd, head)
         cards = proc.parse_hand(rnd, seat, rest)
-        others = {c for s, cs in self._d.entered.items() if s != seat for c in cs}
-        dup = [] if proc.multi_deck else [c for c in cards if c in others]  # § 686a.3: six decks
-        if dup:
-            raise EntryError(f"{proc.show_cards(dup)} already entered for another seat")
+        if not proc.multi_deck:  # § 686a.3: six decks
+            self._refuse_entered_twice(seat, cards)
         self._d.entered[seat] = cards
         if self.keypad is not None:
             self.keypad.prompt(f"{'DEALER' if seat == 0 else f'SEAT {seat}'} OK: {proc.show_cards(cards)}")
         return False
+
+    def _refuse_entered_twice(self, seat: int, cards: Sequence[int]) -> None:
+        """One deck: a card already entered for another seat is a wrong line."""
+        others = {c for s, cs in self._d.entered.items() if s != seat for c in cs}
+        dup = [c for c in cards if c in others]
+        if dup:
+            raise EntryError(f"{self.proc.show_cards(dup)} already entered for another seat")
 
     def _entry_seat(self, rnd: Round, head: str) -> int:
         """The seat a hand-entry line names (0: the dealer)."""
@@ -477,3 +483,26 @@ class Dealing:
             # § 670a.13(m): the shoe stops dealing -> void; and the device is suspect -> tilt
             self._void(f"shoe stopped dealing: {what} (§ 670a.13(m))")
         self.raise_tilt(device, f"{device} timed out: {what}")
+
+
+def _lid_opened(msg: str, data: Mapping[str, Any]) -> bool:
+    """The shaker's lid opened (reported as such, or as the reason of a no-roll)."""
+    if msg == "LID":
+        return bool(data.get("open"))
+    return msg == "NO_ROLL" and data.get("reason") == P.NO_ROLL_LID_OPEN
+
+
+def _is_no_roll(msg: str, data: Mapping[str, Any]) -> bool:
+    """A no-roll: reported as such, or a result shaken for less than the minimum time."""
+    return msg == "NO_ROLL" or (msg == "RESULT" and data["shake_ms"] < SHAKE_MIN_S * 1000)
+
+
+def _stack_as_expected(d: Mapping[str, Any], n: int, cards: int) -> bool:
+    """A STACK message is stack ``n`` of ``cards`` cards, and holds them all."""
+    return bool(d["stack"] == n and d["count"] == cards and len(d["cards"]) == d["count"])
+
+
+def _card_twice(stacks: list[list[int]]) -> bool:
+    """A card read twice in one deal's stacks (cards not read aside)."""
+    seen = [c for s in stacks for c in s if c != P.CARD_UNREAD]
+    return len(set(seen)) != len(seen)

@@ -133,13 +133,17 @@ class Deciding:
             if self.hands.hand_entry(rnd, text):
                 self._hands_done(rnd)
         elif phase is not None and phase.kind == PhaseKind.DECIDE:
-            if rnd is None or phase.name not in self._d.decisions:
-                # the phase's state is entered but its records are not yet durable (the
-                # prompt is not shown): a quick key press must not act on an unopened step
-                raise EntryError(f"not ready for entries yet ({state}); wait for the prompt")
-            self._decision_entry(rnd, phase.name, text)
+            self._decide_entry(rnd, phase.name, text)
         else:
             raise EntryError(f"not expecting an entry now ({state})")
+
+    def _decide_entry(self, rnd: Round | None, name: str, text: str) -> None:
+        """An entry in the decision phase ``name``, once its step is open."""
+        if rnd is None or name not in self._d.decisions:
+            # the phase's state is entered but its records are not yet durable (the
+            # prompt is not shown): a quick key press must not act on an unopened step
+            raise EntryError(f"not ready for entries yet ({self.machine.state}); wait for the prompt")
+        self._decision_entry(rnd, name, text)
 
     def state_entered(self) -> None:
         """The table entered a new state (a new step): prompts sent from now on belong to it."""
@@ -161,15 +165,20 @@ class Deciding:
         key = (prompt, text.upper())
         if key == self._answered:
             return f"a repeat of the entry to prompt {prompt}, already answered"
-        age = (shown - prompt) % MAX_PROMPT_ID  # prompts sent after the one answered
         if self._opened is False:
             self._opened = self._opening_prompt(shown)
-        opening = self._opened
-        stale = opening is not None and 0 < (opening - prompt) % MAX_PROMPT_ID < 0x8000  # keyed before it
-        if prompt != shown and (age >= 0x8000 or stale):
+        if prompt != shown and self._earlier(prompt, shown):
             return f"keyed at an earlier prompt ({prompt}; the keypad now shows {shown}): key it again"
         self._answered = key
         return ""
+
+    def _earlier(self, prompt: int, shown: int) -> bool:
+        """Whether ``prompt`` came before the one ``shown`` now (numbers wrap), or before the
+        current step's own opening prompt."""
+        age = (shown - prompt) % MAX_PROMPT_ID  # prompts sent after the one answered
+        opening = self._opened
+        stale = opening is not None and 0 < (opening - prompt) % MAX_PROMPT_ID < 0x8000  # keyed before it
+        return age >= 0x8000 or stale
 
     def same_player(self, a: int, b: int, by: str) -> str:
         """One player on two adjacent betting areas, from the console (§ 670a.7(f),

@@ -127,50 +127,66 @@ class Linkage:
     def on_message(self, msg: dict[str, Any]) -> str | None:
         """Apply one message (of the shape controller/play/linkmsg.py checks); returns what changed
         that the table must act on: ``"meter"``, ``"answer"``, ``"won"``, ``"unverified"`` or None."""
-        t = msg.get("t")
-        if t == "hb":
-            self.last_hb = self.now()
-            self.lap_state = str(msg.get("state", "unknown"))
-            self.uplink_up = True
-            for lv, cents in dict(msg.get("meters", {})).items():
-                self.meters[str(lv)] = int(cents)
-            self.report(force=True)
-            return "meter"
-        if t == "meter":
-            self.meters[str(msg["level"])] = int(msg["cents"])
-            if isinstance(msg.get("rate_version"), int):
-                self.rate_versions[str(msg["level"])] = int(msg["rate_version"])
-            return "meter"
-        if t in ("refused", "unverified", "verified"):
-            return self._closure(msg)
-        if t == "won":
-            asset = msg.get("asset")
-            self.won = {
-                "level": str(msg["level"]),
-                "table": str(msg["table"]),
-                "asset": None if asset is None else str(asset),
-                "amount": int(msg["amount"]),
-            }
-            return "won"
-        if t == "state":
-            self.lap_state = str(msg["state"])
-            self.lap_reason = None if msg.get("reason") is None else str(msg["reason"])[:300]
-        elif t == "link":
-            self.uplink_up = bool(msg.get("up"))
-        elif t == "hit":
-            self._answer(int(msg["seq"]), int(msg["order"]), int(msg["amount"]))
-            return "answer"
-        elif t == "reconciled":
-            self.reconciled = max(self.reconciled, int(msg["seq"]))
-            self.mismatch = None
-        elif t == "mismatch":
-            self.mismatch = str(msg.get("problem", "the LAP's totals differ"))[:300]
-        elif t == "diverged":
-            self.diverged = str(msg.get("problem", "the ledger differs from the LAP's record of it"))[:300]
-        elif t == "agrees":
-            self.diverged = None
-        elif t == "rejected":
-            self.rejected = str(msg.get("reason", "refused"))
+        handler = _HANDLERS.get(str(msg.get("t")))
+        return handler(self, msg) if handler is not None else None
+
+    def _on_hb(self, msg: dict[str, Any]) -> str | None:
+        self.last_hb = self.now()
+        self.lap_state = str(msg.get("state", "unknown"))
+        self.uplink_up = True
+        for lv, cents in dict(msg.get("meters", {})).items():
+            self.meters[str(lv)] = int(cents)
+        self.report(force=True)
+        return "meter"
+
+    def _on_meter(self, msg: dict[str, Any]) -> str | None:
+        self.meters[str(msg["level"])] = int(msg["cents"])
+        if isinstance(msg.get("rate_version"), int):
+            self.rate_versions[str(msg["level"])] = int(msg["rate_version"])
+        return "meter"
+
+    def _on_won(self, msg: dict[str, Any]) -> str | None:
+        asset = msg.get("asset")
+        self.won = {
+            "level": str(msg["level"]),
+            "table": str(msg["table"]),
+            "asset": None if asset is None else str(asset),
+            "amount": int(msg["amount"]),
+        }
+        return "won"
+
+    def _on_state(self, msg: dict[str, Any]) -> str | None:
+        self.lap_state = str(msg["state"])
+        self.lap_reason = None if msg.get("reason") is None else str(msg["reason"])[:300]
+        return None
+
+    def _on_link(self, msg: dict[str, Any]) -> str | None:
+        self.uplink_up = bool(msg.get("up"))
+        return None
+
+    def _on_hit(self, msg: dict[str, Any]) -> str | None:
+        self._answer(int(msg["seq"]), int(msg["order"]), int(msg["amount"]))
+        return "answer"
+
+    def _on_reconciled(self, msg: dict[str, Any]) -> str | None:
+        self.reconciled = max(self.reconciled, int(msg["seq"]))
+        self.mismatch = None
+        return None
+
+    def _on_mismatch(self, msg: dict[str, Any]) -> str | None:
+        self.mismatch = str(msg.get("problem", "the LAP's totals differ"))[:300]
+        return None
+
+    def _on_diverged(self, msg: dict[str, Any]) -> str | None:
+        self.diverged = str(msg.get("problem", "the ledger differs from the LAP's record of it"))[:300]
+        return None
+
+    def _on_agrees(self, msg: dict[str, Any]) -> str | None:
+        self.diverged = None
+        return None
+
+    def _on_rejected(self, msg: dict[str, Any]) -> str | None:
+        self.rejected = str(msg.get("reason", "refused"))
         return None
 
     def _closure(self, msg: dict[str, Any]) -> str | None:
@@ -192,30 +208,41 @@ class Linkage:
     # ---- open or closed -------------------------------------------------------------
     def should_be(self) -> tuple[bool, str]:
         now = self.now()
-        if self.rejected:
-            return False, f"the LAP refused a record: {self.rejected}"
-        if self.unverified:
-            return False, f"the uplink cannot verify a ledger record: {self.unverified}"
-        if self.refused:
-            return False, self.refused
-        if self.diverged:
-            return False, f"the ledger differs from the LAP's record of it: {self.diverged}"
-        if self.mismatch:
-            return False, f"the LAP's records of this table differ from its ledger: {self.mismatch}"
-        if self.last_hb is None:
-            return False, "no heartbeat from the LAP yet"
-        if now - self.last_hb > self.timeout_s:
-            return False, f"no heartbeat from the LAP for {now - self.last_hb:.1f} s"
-        if not self.uplink_up:
-            return False, "the uplink lost the database"
-        if self.lap_state != "running":
-            why = f": {self.lap_reason}" if self.lap_reason else ""
-            return False, f"the link is {self.lap_state}{why}"
+        why = self._records_problem() or self._lap_problem(now)
+        if why:
+            return False, why
         if self.open is not True and self.reconciled < self.last_outbox:
             # reopening: only once the LAP holds every record written meanwhile (while open,
             # records on their way are normal traffic and close nothing)
             return False, f"waiting for the LAP to reconcile records up to {self.last_outbox}"
         return True, "link reconciled"
+
+    def _records_problem(self) -> str | None:
+        """Why the records keep the wager closed: refused, unverified, or differing from the LAP's."""
+        if self.rejected:
+            return f"the LAP refused a record: {self.rejected}"
+        if self.unverified:
+            return f"the uplink cannot verify a ledger record: {self.unverified}"
+        if self.refused:
+            return self.refused
+        if self.diverged:
+            return f"the ledger differs from the LAP's record of it: {self.diverged}"
+        if self.mismatch:
+            return f"the LAP's records of this table differ from its ledger: {self.mismatch}"
+        return None
+
+    def _lap_problem(self, now: float) -> str | None:
+        """Why the LAP keeps the wager closed: no heartbeat (yet, or for too long), no database, not running."""
+        if self.last_hb is None:
+            return "no heartbeat from the LAP yet"
+        if now - self.last_hb > self.timeout_s:
+            return f"no heartbeat from the LAP for {now - self.last_hb:.1f} s"
+        if not self.uplink_up:
+            return "the uplink lost the database"
+        if self.lap_state != "running":
+            why = f": {self.lap_reason}" if self.lap_reason else ""
+            return f"the link is {self.lap_state}{why}"
+        return None
 
     def change(self) -> tuple[bool, str] | None:
         """The new (open, reason) when the wager must open or close now — or, closed, when what
@@ -387,3 +414,22 @@ class LinkPort:
         self.srv.close()
         if self.path.exists():
             self.path.unlink()
+
+
+#: what each message from the uplink does (``"t"``: its kind); a kind not here changes nothing
+_HANDLERS: dict[str, Callable[[Linkage, dict[str, Any]], str | None]] = {
+    "hb": Linkage._on_hb,
+    "meter": Linkage._on_meter,
+    "refused": Linkage._closure,
+    "unverified": Linkage._closure,
+    "verified": Linkage._closure,
+    "won": Linkage._on_won,
+    "state": Linkage._on_state,
+    "link": Linkage._on_link,
+    "hit": Linkage._on_hit,
+    "reconciled": Linkage._on_reconciled,
+    "mismatch": Linkage._on_mismatch,
+    "diverged": Linkage._on_diverged,
+    "agrees": Linkage._on_agrees,
+    "rejected": Linkage._on_rejected,
+}

@@ -25,6 +25,7 @@ from controller.games.round import Payout, Round, Settled, SettledView
 from controller.play.context import Books, Emit, Game, Link, Log, Machine, RaiseTilt, Rounds, ShowMeters, carry_records
 from controller.play.dealing import Alternatives
 from controller.play.machine import TableState
+from controller.play.progressive import ProgressiveSystem
 from controller.rules.positions import seat_to_position
 from controller.rules.settlement import WagerResult
 from drivers import protocol as P
@@ -110,13 +111,21 @@ class Settling:
             if r.amount + r.net > 0
         ]
         if progressive:
-            recs += progressive.fixed_records(results, books.round_no)
-            # a progressive wager returned at settlement (a player voids his hand, § 688a.13(d)):
-            # its meter contribution, credited at the count, is reversed like a void's
-            # (procedures opt in with ``returned_reverses_meter``)
-            back = {r.seat: r.amount for r in results if r.wager == "progressive" and r.outcome == "returned"}
-            if back and self.game.proc.returned_reverses_meter and rnd.credited:
-                recs += progressive.void_records(back, True, books.round_no, returned=False)
+            recs += self._progressive_records(progressive, rnd, results)
+        return recs
+
+    def _progressive_records(
+        self, progressive: ProgressiveSystem, rnd: Round, results: Sequence[WagerResult]
+    ) -> list[Record]:
+        """The progressive's fixed pays, and the meter contributions of wagers returned at settlement."""
+        round_no = self.books.round_no
+        recs = list(progressive.fixed_records(results, round_no))
+        # a progressive wager returned at settlement (a player voids his hand, § 688a.13(d)):
+        # its meter contribution, credited at the count, is reversed like a void's
+        # (procedures opt in with ``returned_reverses_meter``)
+        back = {r.seat: r.amount for r in results if r.wager == "progressive" and r.outcome == "returned"}
+        if back and self.game.proc.returned_reverses_meter and rnd.credited:
+            recs += progressive.void_records(back, True, round_no, returned=False)
         return recs
 
     # ---- wagers settled right after the roll (§ 621a.6(b)) -------------------------------

@@ -298,7 +298,6 @@ class Table:
         }
 
     def _snapshot(self) -> Mapping[str, Any]:
-        rnd = self.round
         meter = self.books.meter
         return {
             "state": self.state,
@@ -307,13 +306,9 @@ class Table:
             "meter_cents": meter.cents if meter is not None else None,
             "count_shown": self.wagering.count_shown,
             "deck_ready": self.deck.ready,
-            "accepted": dict(rnd.accepted) if rnd else {},
-            "pending_hits": len(rnd.pending_hits) if rnd else 0,
+            **_round_view(self.round),
             "spots": self.wagering.board_snapshot(),
             "out_of_order": dict(self.marks.marks),
-            # what the people at the table can see: the wagers, the cards dealt, whose decision it is
-            "wagers": {f"{s}:{w}": c for (s, w), c in rnd.wagers.items()} if rnd else {},
-            "cards": {k: list(v) for k, v in rnd.cards.items()} if rnd else {},
             "decision": self._decision_view(),
             "link": self.link.snapshot(),
             # the number of the keypad's latest prompt (an entry answers one prompt, deciding.py)
@@ -346,17 +341,9 @@ class Table:
         is *not* voided: after a cut tail or a rollback the ledger no longer says
         whether it was settled and paid (issue 13) — a technician decides.  ``then()`` runs
         once the start-up records are durable and the table has opened (or latched)."""
-        for name in self.dev.inputs.names():
-            self.debounce.add(name, self.dev.inputs.is_active(name))
-        self.wagering.restore_levels(self.dev.inputs.is_active)
-        recs = [self.rec(Kind.POWER_UP, version=_version())]
-        recs += records or []
-        if self.progressive:
-            recs += self.progressive.init_records(self.books.meters, self.round_no)
-        found = recover(self.writer.ledger, self.round_no, self.proc, self.progressive)
-        for r in found.records:
-            if r.kind == Kind.GAME_CARRY_REFUSED:
-                self.log.warning("game.carry_refused", **r.data)
+        self._restore_inputs()
+        recs = self._power_up_records(records or [])
+        found = self._recover()
         # ledger problems a technician has already acknowledged (tilt cleared) do not re-tilt
         problems = [p for p in problems if p not in found.acknowledged]
         recs += self._take_back(found, damaged=any(p.startswith("ledger: ") for p in problems))
@@ -364,11 +351,36 @@ class Table:
         self.commit(recs, lambda _e: self._start_durable(found, then))
         if self.linked is not None:
             self.linked.start()
+        self._latch_at_start(problems, found.tilts)
+
+    def _recover(self) -> Recovered:
+        """What the ledger says of the round in play (controller/play/recovery.py); a game's
+        carried state it refused is logged."""
+        found = recover(self.writer.ledger, self.round_no, self.proc, self.progressive)
+        for r in found.records:
+            if r.kind == Kind.GAME_CARRY_REFUSED:
+                self.log.warning("game.carry_refused", **r.data)
+        return found
+
+    def _latch_at_start(self, problems: list[str], tilts: Mapping[str, str]) -> None:
+        """The start-up's self-check problems latched as a tilt, else the tilts the ledger held."""
         if problems:
             self.faults.self_check_failed(problems)
-            return
-        if found.tilts:
-            self.faults.relatch(found.tilts)
+        elif tilts:
+            self.faults.relatch(tilts)
+
+    def _restore_inputs(self) -> None:
+        """The debouncers and the wager spots start from the inputs as they are now."""
+        for name in self.dev.inputs.names():
+            self.debounce.add(name, self.dev.inputs.is_active(name))
+        self.wagering.restore_levels(self.dev.inputs.is_active)
+
+    def _power_up_records(self, records: list[Record]) -> list[Record]:
+        """POWER_UP, the service's own start-up ``records``, the progressive's initial meters."""
+        recs = [self.rec(Kind.POWER_UP, version=_version()), *records]
+        if self.progressive:
+            recs += self.progressive.init_records(self.books.meters, self.round_no)
+        return recs
 
     def _take_back(self, found: Recovered, *, damaged: bool) -> list[Record]:
         """What recovery found, taken back unless the ledger is damaged: its records to
@@ -496,18 +508,22 @@ class Table:
         spot = parse_input(name)
         if spot is not None:
             self.wagering.on_sensor(spot[0], spot[1], active, t)
-        elif not active:
-            return  # buttons act on the press edge
-        elif name == self.proc.lockout_button:
+        elif active:  # buttons act on the press edge
+            self._on_press(name, t)
+
+    def _on_press(self, name: str, t: float) -> None:
+        if name == self.proc.lockout_button:
             self.wagering.on_lockout(t)  # the lock-out; DJ Wild's Start Game plays its role (§ 687a.8(c))
-        elif name == "confirm":
-            self.wagering.on_confirm()
-        elif name == "void":
-            self.wagering.dealer_void("dealer pressed void")
-        elif name == "key":
-            self.settling.validate_hit("key switch")
-        elif name == "door":
-            self.raise_tilt("door", "cabinet door opened")
+            return
+        buttons: dict[str, Callable[[], object]] = {
+            "confirm": self.wagering.on_confirm,
+            "void": lambda: self.wagering.dealer_void("dealer pressed void"),
+            "key": lambda: self.settling.validate_hit("key switch"),
+            "door": lambda: self.raise_tilt("door", "cabinet door opened"),
+        }
+        action = buttons.get(name)
+        if action is not None:
+            action()
 
     # ---- phases ----------------------------------------------------------------------
     def _advance(self) -> None:
@@ -520,18 +536,14 @@ class Table:
         phase = self.proc.phase(self.state)
         if phase is None:
             return
-        if phase.kind == PhaseKind.START:
-            self.dealing.phase_start(rnd)
-        elif phase.kind == PhaseKind.DICE_WAGERS:
-            self.settling.phase_dice_wagers(rnd)
-        elif phase.kind == PhaseKind.DEAL:
-            self.dealing.phase_deal(rnd, phase.name)
-        elif phase.kind == PhaseKind.STUB:
-            self.dealing.phase_stub(rnd)
-        elif phase.kind == PhaseKind.DECIDE:
-            self.deciding.phase_decide(rnd, phase.name)
-        else:
-            self.settling.phase_settle()
+        enter: dict[PhaseKind, Callable[[], None]] = {
+            PhaseKind.START: lambda: self.dealing.phase_start(rnd),
+            PhaseKind.DICE_WAGERS: lambda: self.settling.phase_dice_wagers(rnd),
+            PhaseKind.DEAL: lambda: self.dealing.phase_deal(rnd, phase.name),
+            PhaseKind.STUB: lambda: self.dealing.phase_stub(rnd),
+            PhaseKind.DECIDE: lambda: self.deciding.phase_decide(rnd, phase.name),
+        }
+        enter.get(phase.kind, self.settling.phase_settle)()
 
     def _timed_out(self, device: str, what: str) -> None:
         self.dealing.timed_out(device, what)
@@ -598,3 +610,16 @@ def _version() -> str:
     from controller import __version__
 
     return __version__
+
+
+def _round_view(rnd: Round | None) -> dict[str, Any]:
+    """The round's part of the status: the wagers accepted, the hits pending, and what the people
+    at the table can see: the wagers, the cards dealt (none between rounds)."""
+    if rnd is None:
+        return {"accepted": {}, "pending_hits": 0, "wagers": {}, "cards": {}}
+    return {
+        "accepted": dict(rnd.accepted),
+        "pending_hits": len(rnd.pending_hits),
+        "wagers": {f"{s}:{w}": c for (s, w), c in rnd.wagers.items()},
+        "cards": {k: list(v) for k, v in rnd.cards.items()},
+    }

@@ -19,7 +19,7 @@ from typing import Protocol
 
 from controller.books.ledger import Record, StoredEvent
 from controller.core.records import Kind
-from controller.games.base import EntryError, parse_cents, split_entry
+from controller.games.base import EntryError, WagerSpec, parse_cents, split_entry
 from controller.games.round import Key, Round, Wagered, WageredView, accepted, unsettled
 from controller.play.betting import BetBoard, Late, restore_levels
 from controller.play.context import (
@@ -229,11 +229,7 @@ class Wagering:
         the keyed wagers, less those the game refuses (their chips are not wagers); its records."""
         w, books, proc = self._w, self.books, self.game.proc
         w.spots = spots
-        wagers: dict[Key, int] = dict(w.keyed)
-        for wager, seat in spots:
-            spec = proc.wagers.get(wager)
-            if spec is not None and spec.fixed_cents:
-                wagers[(seat, wager)] = spec.fixed_cents
+        wagers = {**w.keyed, **_sensed_wagers(proc.wagers, spots)}
         refused = proc.reject_unsupported(wagers)
         w.wagers = {k: c for k, c in sorted(wagers.items()) if k not in refused}
         for seat, wager in refused:
@@ -325,3 +321,14 @@ class Wagering:
         self.sign.message("ROUND VOID - WAGERS RETURNED")
         self.emit("void", round=rnd.number, reason=rnd.void_reason, data=rnd)
         self.machine.trigger("next_round")
+
+
+def _sensed_wagers(specs: Mapping[str, WagerSpec], spots: list[tuple[str, int]]) -> dict[Key, int]:
+    """The chips sensed at the lock-out as wagers, each at its fixed amount (a spot whose wager
+    has none is not one)."""
+    out: dict[Key, int] = {}
+    for wager, seat in spots:
+        spec = specs.get(wager)
+        if spec is not None and spec.fixed_cents:
+            out[(seat, wager)] = spec.fixed_cents
+    return out

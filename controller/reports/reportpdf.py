@@ -22,7 +22,7 @@ from reportlab.lib.styles import ParagraphStyle
 from reportlab.platypus import Flowable, KeepTogether, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from controller.reports.report import DayReport
-from controller.reports.reportview import PROVISIONAL, Section, identity, sections
+from controller.reports.reportview import PROVISIONAL, Row, Section, identity, sections
 
 MARGIN = 42.0  # points
 HEADER_H = 58.0
@@ -122,14 +122,8 @@ def _table(sec: Section, st: dict[str, ParagraphStyle], width: float) -> Table:
     figure_cols = sec.key not in ("hit", "void", "fault")
     refs = figure_cols and any(r.ref for r in sec.rows)
     head = (["Figure"] if figure_cols else []) + (["Rule"] if refs else []) + sec.columns
-    right = _right_columns(sec)
-    lead = len(head) - len(sec.columns)
-    data: list[list[Any]] = [[_p(h, st["headr"] if i - lead in right else st["head"]) for i, h in enumerate(head)]]
-    for r in sec.rows:
-        cells = [_p(r.label, st["cell"])] if figure_cols else []
-        cells += [_p(r.ref, st["cell"])] if refs else []
-        cells += [_p(v.shown(), st["cellr"] if v.unit != "text" else st["cell"]) for v in r.values]
-        data.append(cells)
+    data: list[list[Any]] = [_heading(sec, head, st)]
+    data += [_row_cells(r, st, figure_cols, refs) for r in sec.rows]
     if len(data) == 1:
         data.append([_p("none", st["cell"])] + [""] * (len(head) - 1))
     t = Table(data, colWidths=_widths(sec, width, figure_cols, refs), repeatRows=1)
@@ -149,6 +143,22 @@ def _table(sec: Section, st: dict[str, ParagraphStyle], width: float) -> Table:
     return t
 
 
+def _heading(sec: Section, head: list[str], st: dict[str, ParagraphStyle]) -> list[Any]:
+    """The heading row: the figure and rule columns (where the section has them), then its own,
+    right-aligned over numbers."""
+    right = _right_columns(sec)
+    lead = len(head) - len(sec.columns)
+    return [_p(h, st["headr"] if i - lead in right else st["head"]) for i, h in enumerate(head)]
+
+
+def _row_cells(r: Row, st: dict[str, ParagraphStyle], figure_cols: bool, refs: bool) -> list[Any]:
+    """One row of a section: its figure's label and rule (where the section has them), its values."""
+    cells = [_p(r.label, st["cell"])] if figure_cols else []
+    cells += [_p(r.ref, st["cell"])] if refs else []
+    cells += [_p(v.shown(), st["cellr"] if v.unit != "text" else st["cell"]) for v in r.values]
+    return cells
+
+
 def _right_columns(sec: Section) -> set[int]:
     """The value columns that hold numbers (right-aligned, headings too)."""
     if not sec.rows:
@@ -156,19 +166,23 @@ def _right_columns(sec: Section) -> set[int]:
     return {i for i, v in enumerate(sec.rows[0].values) if v.unit != "text"}
 
 
+#: the column widths (shares of the page) of the sections laid out by hand
+_FIXED_WIDTHS = {
+    "hit": [0.14, 0.075, 0.065, 0.13, 0.17, 0.09, 0.10, 0.23],  # Time Round Seat Hand Kind Paid-by Amount Validated-by
+    "void": [0.15, 0.08, 0.77],
+    "fault": [0.15, 0.10, 0.14, 0.61],
+}
+
+
 def _widths(sec: Section, width: float, figure_cols: bool, refs: bool) -> list[float]:
-    if sec.key == "hit":  # Time Round Seat Hand Kind Paid-by Amount Validated-by
-        parts = [0.14, 0.075, 0.065, 0.13, 0.17, 0.09, 0.10, 0.23]
-    elif sec.key == "void":
-        parts = [0.15, 0.08, 0.77]
-    elif sec.key == "fault":
-        parts = [0.15, 0.10, 0.14, 0.61]
+    n = len(sec.columns)
+    if sec.key in _FIXED_WIDTHS:
+        parts = _FIXED_WIDTHS[sec.key]
     elif figure_cols:
-        n = len(sec.columns)
         first = [0.40, 0.16] if refs else [0.56]
         parts = first + [(1 - sum(first)) / n] * n
     else:
-        parts = [1.0 / len(sec.columns)] * len(sec.columns)
+        parts = [1.0 / n] * n
     return [p * width for p in parts]
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from fractions import Fraction
@@ -491,23 +491,44 @@ def _csv_rows(rep: DayReport, generated: datetime, tz: tzinfo | None) -> Iterato
            "value": rep.head.mac, "note": f"event #{rep.head.count}"}  # fmt: skip
 
 
+def _meter_csv(sec: Section, r: Row, base: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield {**base, "unit": r.values[1].unit, "start": r.values[0].plain(), "end": r.values[1].plain()}
+
+
+def _hit_csv(sec: Section, r: Row, base: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    t, rnd, seat, hand, _kind, paid_by, amount, by = (v.plain() for v in r.values)
+    yield {**base, "unit": USD, "value": amount, "time_local": t, "round": rnd, "seat": seat, "hand": hand,
+           "paid_by": paid_by, "validated_by": by}  # fmt: skip
+
+
+def _event_csv(sec: Section, r: Row, base: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A void or a fault: its time, its round, what it says."""
+    yield {**base, "unit": TEXT, "time_local": r.values[0].plain(), "round": r.values[1].plain(),
+           "value": " ".join(v.plain() for v in r.values[2:])}  # fmt: skip
+
+
+def _figure_csv(sec: Section, r: Row, base: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A figure: one CSV row per value given (an empty text is left out), named by its column."""
+    for col, v in zip(sec.columns, r.values):
+        if v.unit != TEXT or v.raw != "":
+            item = r.item if len(r.values) == 1 else f"{r.item}_{col.lower()}"
+            yield {**base, "item": item, "unit": v.unit, "value": v.plain()}
+
+
+#: the CSV rows of a section's row, by the section's key (any other: :func:`_figure_csv`)
+_CSV_ROWS: dict[str, Callable[[Section, Row, dict[str, Any]], Iterator[dict[str, Any]]]] = {
+    "meter": _meter_csv,
+    "hit": _hit_csv,
+    "void": _event_csv,
+    "fault": _event_csv,
+}
+
+
 def _csv_section(sec: Section) -> Iterator[dict[str, Any]]:
+    rows_of = _CSV_ROWS.get(sec.key, _figure_csv)
     for r in sec.rows:
         base = {"section": sec.key, "level": sec.level, "item": r.item, "label": r.label, "regulation": r.ref}
-        if sec.key == "meter":
-            yield {**base, "unit": r.values[1].unit, "start": r.values[0].plain(), "end": r.values[1].plain()}
-        elif sec.key == "hit":
-            t, rnd, seat, hand, _kind, paid_by, amount, by = (v.plain() for v in r.values)
-            yield {**base, "unit": USD, "value": amount, "time_local": t, "round": rnd, "seat": seat, "hand": hand,
-                   "paid_by": paid_by, "validated_by": by}  # fmt: skip
-        elif sec.key in ("void", "fault"):
-            yield {**base, "unit": TEXT, "time_local": r.values[0].plain(), "round": r.values[1].plain(),
-                   "value": " ".join(v.plain() for v in r.values[2:])}  # fmt: skip
-        else:
-            for col, v in zip(sec.columns, r.values):
-                if v.unit != TEXT or v.raw != "":
-                    item = r.item if len(r.values) == 1 else f"{r.item}_{col.lower()}"
-                    yield {**base, "item": item, "unit": v.unit, "value": v.plain()}
+        yield from rows_of(sec, r, base)
     for n in sec.notes:
         yield {"section": sec.key, "level": sec.level, "item": "note", "unit": TEXT, "note": n}
 

@@ -154,15 +154,24 @@ def round_view(ledger: ReadOnlyLedger) -> RoundView:
     v.accepted = sum(1 for e in evs if e.kind == Kind.WAGER_ACCEPTED)
     v.pending_hits = _pending_hits(evs)
     if v.pending_hits and not v.finished:
-        waiting = _hit_keys(evs, Kind.HIT_AWAITING_LAP)
-        first = (v.pending_hits[0].get("seat"), v.pending_hits[0].get("hand"))
-        v.step = AWAITING_LAP if first in waiting else "awaiting floor validation"
+        v.step = _hit_step(evs, v.pending_hits[0])
+    _set_start(v, evs)
+    return v
+
+
+def _hit_step(evs: list[StoredEvent], first: Mapping[str, Any]) -> str:
+    """The round waits for the LAP (the first pending hit validated, sent on) or for the floor."""
+    waiting = _hit_keys(evs, Kind.HIT_AWAITING_LAP)
+    return AWAITING_LAP if (first.get("seat"), first.get("hand")) in waiting else "awaiting floor validation"
+
+
+def _set_start(v: RoundView, evs: list[StoredEvent]) -> None:
+    """The round's start position (the last dice or RNG draw) and the RNG's value, if drawn."""
     for e in evs:
         if e.kind in (Kind.DICE, Kind.RNG_DRAW):
             v.start = e.data.get("start", v.start)
         if e.kind == Kind.RNG_DRAW:
             v.rng_value = e.data.get("value")
-    return v
 
 
 def _hit_keys(evs: list[StoredEvent], kind: str) -> set[tuple[Any, Any]]:
@@ -183,23 +192,39 @@ def sign_message(tilts: Mapping[str, str], ooo: Mapping[str, str], rnd: RoundVie
     dealing.py, settling.py write the same texts once that state is durable)."""
     if tilts:
         return "TILT - CALL TECHNICIAN"
-    if rnd.pending_hits and not rnd.finished:
-        h = rnd.pending_hits[0]
-        if rnd.step == AWAITING_LAP:
-            return f"HIT SEAT {h.get('seat')} VALIDATED - WAITING FOR LINK"
-        return f"HIT SEAT {h.get('seat')} {str(h.get('hand', '')).upper()} - CALL FLOOR"
-    if rnd.number and not rnd.finished:
+    return _hit_message(rnd) or _round_message(rnd) or _out_of_order_message(ooo) or "PLACE YOUR BETS"
+
+
+def _hit_message(rnd: RoundView) -> str | None:
+    """A meter hit of the round in progress, waiting for the floor or the link."""
+    if not rnd.pending_hits or rnd.finished:
+        return None
+    h = rnd.pending_hits[0]
+    if rnd.step == AWAITING_LAP:
+        return f"HIT SEAT {h.get('seat')} VALIDATED - WAITING FOR LINK"
+    return f"HIT SEAT {h.get('seat')} {str(h.get('hand', '')).upper()} - CALL FLOOR"
+
+
+def _round_message(rnd: RoundView) -> str | None:
+    """The round in progress (its start position, or wagers closed), or the last round voided."""
+    if not rnd.number:
+        return None
+    if not rnd.finished:
         if rnd.start is not None and rnd.kinds & {Kind.DICE, Kind.RNG_DRAW}:
             shown = f"RNG {rnd.rng_value} - " if rnd.rng_value is not None else ""
             return f"{shown}START POSITION {rnd.start}"
         if Kind.LOCKOUT in rnd.kinds:
             return f"NO MORE BETS - COUNT {rnd.accepted}"
-    if rnd.number and Kind.ROUND_VOID in rnd.kinds:
+    if Kind.ROUND_VOID in rnd.kinds:
         return "ROUND VOID - WAGERS RETURNED"
-    if ooo:
-        device, alt = sorted(ooo.items())[0]
-        return f"{device.upper()} OUT OF ORDER - {alt.upper()}"
-    return "PLACE YOUR BETS"
+    return None
+
+
+def _out_of_order_message(ooo: Mapping[str, str]) -> str | None:
+    if not ooo:
+        return None
+    device, alt = sorted(ooo.items())[0]
+    return f"{device.upper()} OUT OF ORDER - {alt.upper()}"
 
 
 # --------------------------------------------------------------------------- systemd
@@ -284,9 +309,7 @@ def disk_line(path: Path) -> str:
 def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None, witness_dir: Path | None = None) -> str:
     last = ledger.last_event()
     if last is None:
-        return "ledger: empty (the table has never started)" + (
-            "\n" + witness_line(ledger, witness_dir) if witness_dir is not None else ""
-        )
+        return _empty_status(ledger, witness_dir)
     tilts = active_tilts(ledger)
     ooo = out_of_order(ledger)
     rnd = round_view(ledger)
@@ -298,19 +321,29 @@ def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None, witnes
     ]
     if witness_dir is not None:
         lines.append(witness_line(ledger, witness_dir))
-    if rnd.number:
-        lines.append(f"round {rnd.number}: {rnd.step}" + ("" if rnd.finished else " (in progress)"))
-    else:
-        lines.append("round: none played yet")
+    lines.append(_round_line(rnd))
     lines.append("tilts: " + ("none" if not tilts else "; ".join(f"{k}: {v}" for k, v in sorted(tilts.items()))))
     if ooo:
         lines.append("out of order: " + ", ".join(f"{d} (using {alt})" for d, alt in sorted(ooo.items())))
-    for h in rnd.pending_hits if not rnd.finished else []:
-        lines.append(pending_line(h))
+    if not rnd.finished:
+        lines += [pending_line(h) for h in rnd.pending_hits]
     lines += _meter_lines(meters, tilts, ooo, rnd)
     lines.append(disk_line(ledger.path))
     lines.append(_service_line(service))
     return "\n".join(lines)
+
+
+def _empty_status(ledger: ReadOnlyLedger, witness_dir: Path | None) -> str:
+    """A ledger with no event (and whether it reaches the witness, which then should hold none)."""
+    return "ledger: empty (the table has never started)" + (
+        "\n" + witness_line(ledger, witness_dir) if witness_dir is not None else ""
+    )
+
+
+def _round_line(rnd: RoundView) -> str:
+    if not rnd.number:
+        return "round: none played yet"
+    return f"round {rnd.number}: {rnd.step}" + ("" if rnd.finished else " (in progress)")
 
 
 def _openness(tilts: Mapping[str, str], service: Mapping[str, str] | None) -> str:

@@ -169,7 +169,6 @@ def multiset_table(rules: str, n: int) -> tuple[IntArray, IntArray, IntArray, In
     LO, nlo, lo_keys = _half_index(lo)
     HI, nhi, hi_keys = _half_index(hi)
     W = _max_wilds(rules)
-    lv = P._LEVEL[rules]
     OFF = np.zeros(64 * (W + 1), dtype=np.int64)
     vals: list[int] = []
     blocks = [(w, n - w) for w in range(min(W, n) + 1)] + [(0, n - w) for w in range(1, min(W, n) + 1)]
@@ -179,17 +178,28 @@ def multiset_table(rules: str, n: int) -> tuple[IntArray, IntArray, IntArray, In
             if b > 7 or not nlo[a] or not nhi[b]:
                 continue
             OFF[w * 64 + a * 8 + b] = len(vals)
-            for kl in lo_keys[a]:
-                cl = _counts(lo, kl)
-                for kh in hi_keys[b]:
-                    counts = cl.copy()
-                    for i, r in enumerate(hi):
-                        counts[r] = kh // 5**i % 5
-                    if m + w >= 5:
-                        vals.append(P._nonflush_score(counts, w, rules))
-                    else:
-                        vals.append(lv[P._partial_category(counts)] << P._SHIFT)
+            vals += _block_values(lo, hi, lo_keys[a], hi_keys[b], w, m, rules)
     return LO, HI, OFF, np.array(nhi + [0], dtype=np.int64), np.array(vals, dtype=np.int64)
+
+
+def _block_values(
+    lo: tuple[int, ...], hi: tuple[int, ...], lo_keys: list[int], hi_keys: list[int], w: int, m: int, rules: str
+) -> list[int]:
+    """The suit-blind score of every (low half, high half) multiset pair with ``w`` wild cards
+    (``m`` natural cards); below five cards, the category level only."""
+    lv = P._LEVEL[rules]
+    vals: list[int] = []
+    for kl in lo_keys:
+        cl = _counts(lo, kl)
+        for kh in hi_keys:
+            counts = cl.copy()
+            for i, r in enumerate(hi):
+                counts[r] = kh // 5**i % 5
+            if m + w >= 5:
+                vals.append(P._nonflush_score(counts, w, rules))
+            else:
+                vals.append(lv[P._partial_category(counts)] << P._SHIFT)
+    return vals
 
 
 def _counts(ranks: tuple[int, ...], key: int) -> list[int]:

@@ -72,40 +72,55 @@ def _plain(rank_suits: list[tuple[int, int]], rules: str) -> tuple[str, tuple[in
     ranks = sorted((r for r, _ in rank_suits), reverse=True)
     suits = {s for _, s in rank_suits}
     flush = len(suits) == 1 and NO_SUIT not in suits
-    distinct = len(set(ranks)) == 5
-    straight_top = None
-    if distinct:
-        if ranks[0] - ranks[4] == 4:
-            straight_top = ranks[0]
-        elif ranks == [14, 5, 4, 3, 2]:
-            straight_top = 5
+    straight_top = _straight_top(ranks)
     if straight_top is not None:
-        if rules == "bug":  # § 670a.6(b)(3),(7): wheel just below A-high
-            order_val = {14: 15, 5: 14}.get(straight_top, straight_top)
-        else:
-            order_val = straight_top
-        if flush:
-            return ("royal-flush", ()) if straight_top == 14 else ("straight-flush", (order_val,))
-        return "straight", (order_val,)
+        return _straight(straight_top, flush, rules)
     if flush:
         return "flush", tuple(ranks)
-    cnt = Counter(ranks)
-    groups = sorted(cnt.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
-    shape = [n for _, n in groups]
+    return _groups(ranks, rules)
+
+
+def _straight_top(ranks: list[int]) -> int | None:
+    """The top rank of five distinct ranks (highest first) in a run, the wheel's 5; None: no straight."""
+    if len(set(ranks)) != 5:
+        return None
+    if ranks[0] - ranks[4] == 4:
+        return ranks[0]
+    return 5 if ranks == [14, 5, 4, 3, 2] else None
+
+
+def _straight(straight_top: int, flush: bool, rules: str) -> tuple[str, tuple[int, ...]]:
+    """A straight, straight flush or royal flush topped by ``straight_top``."""
+    if rules == "bug":  # § 670a.6(b)(3),(7): wheel just below A-high
+        order_val = {14: 15, 5: 14}.get(straight_top, straight_top)
+    else:
+        order_val = straight_top
+    if flush:
+        return ("royal-flush", ()) if straight_top == 14 else ("straight-flush", (order_val,))
+    return "straight", (order_val,)
+
+
+#: the hands of matched ranks by their shape (the group sizes, largest first)
+_SHAPES = {
+    (4, 1): "four-of-a-kind",
+    (3, 2): "full-house",
+    (3, 1, 1): "three-of-a-kind",
+    (2, 2, 1): "two-pair",
+    (2, 1, 1, 1): "pair",
+    (1, 1, 1, 1, 1): "high-card",
+}
+
+
+def _groups(ranks: list[int], rules: str) -> tuple[str, tuple[int, ...]]:
+    """A hand of five ranks by its groups, the larger (then higher) groups first."""
+    groups = sorted(Counter(ranks).items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+    shape = tuple(n for _, n in groups)
     tb = tuple(r for r, _ in groups)
-    if shape == [5]:
+    if shape == (5,):
         if rules == "bug":
             return ("five-aces", tb) if tb == (14,) else ("invalid", ())
         return "five-of-a-kind", tb
-    name = {
-        (4, 1): "four-of-a-kind",
-        (3, 2): "full-house",
-        (3, 1, 1): "three-of-a-kind",
-        (2, 2, 1): "two-pair",
-        (2, 1, 1, 1): "pair",
-        (1, 1, 1, 1, 1): "high-card",
-    }[tuple(shape)]
-    return name, tb
+    return _SHAPES[shape], tb
 
 
 def _value(name: str, tb: tuple[int, ...], rules: str) -> tuple[int, tuple[int, ...]]:
@@ -115,19 +130,21 @@ def _value(name: str, tb: tuple[int, ...], rules: str) -> tuple[int, tuple[int, 
 def ref_eval_five(cards: tuple[int, ...], rules: str) -> tuple[str, tuple[int, tuple[int, ...]]]:
     """(category name, comparable value) of exactly five distinct cards."""
     assert len(cards) == 5 and len(set(cards)) == 5
-    if rules == "dj-wild":
-        wild = [c for c in cards if c == JOKER or c < 4]
-    else:
-        wild = [c for c in cards if c == JOKER]
+    wild = [c for c in cards if c == JOKER or (rules == "dj-wild" and c < 4)]
     nat = [((c // 4) + 2, c % 4) for c in cards if c not in wild]
     if not wild:
         name, tb = _plain(nat, rules)
         return name, _value(name, tb, rules)
+    return _best_with_wilds(nat, len(wild), rules)
+
+
+def _best_with_wilds(nat: list[tuple[int, int]], wilds: int, rules: str) -> tuple[str, tuple[int, tuple[int, ...]]]:
+    """The best hand the ``wilds`` joker/wild cards make with the natural cards ``nat``."""
     if rules == "natural":
         raise ValueError("joker in natural rules")
-    if rules == "dj-wild" and len(wild) == 5:
+    if rules == "dj-wild" and wilds == 5:
         return "five-wilds", _value("five-wilds", (), rules)
-    cands = _bug_candidates(nat, rules) if rules == "bug" else _wild_candidates(nat, len(wild), rules)
+    cands = _bug_candidates(nat, rules) if rules == "bug" else _wild_candidates(nat, wilds, rules)
     best = max((_value(n, tb, rules), n) for n, tb in cands if n != "invalid")
     return best[1], best[0]
 

@@ -121,8 +121,13 @@ def parse_cards(
         seen.setdefault(c, tok)
         cards.append(c)
     if count is not None:
-        allowed = (count,) if isinstance(count, int) else tuple(count)
-        if len(cards) not in allowed:
-            want = " or ".join(str(a) for a in allowed)
-            raise CardError(f"wrong number of cards: got {len(cards)}, expected {want}")
+        check_count(len(cards), count)
     return tuple(cards)
+
+
+def check_count(n: int, count: int | Sequence[int]) -> None:
+    """``n`` cards is the number, or one of the numbers, required."""
+    allowed = (count,) if isinstance(count, int) else tuple(count)
+    if n not in allowed:
+        want = " or ".join(str(a) for a in allowed)
+        raise CardError(f"wrong number of cards: got {n}, expected {want}")

@@ -95,18 +95,24 @@ def parse_dice(text: str | Sequence[str | int]) -> Dice:
     vals: list[int] = []
     red: int | None = None
     for i, tok in enumerate(tokens):
-        t = tok.strip()
-        colour = ""
-        if t[:1].upper() in ("R", "B"):
-            colour, t = t[0].upper(), t[1:]
-        if len(t) != 1 or not t.isdigit() or not 1 <= int(t) <= 6:
-            raise DiceError(f"{tok!r} is not a die (a value 1..6, optionally marked R for red or B for blue)", tok)
+        colour, value = _parse_die(tok)
         if colour == "R":
             if red is not None:
                 raise DiceError(f"{tok!r}: only one die is red (§ 621a.2(f)(1))", tok)
             red = i
-        vals.append(int(t))
+        vals.append(value)
     return Dice((vals[0], vals[1], vals[2]), red=red)
+
+
+def _parse_die(tok: str) -> tuple[str, int]:
+    """One die, ``"6"``, ``"R6"`` or ``"B6"``: (its colour mark, "R", "B" or "", its value 1..6)."""
+    t = tok.strip()
+    colour = ""
+    if t[:1].upper() in ("R", "B"):
+        colour, t = t[0].upper(), t[1:]
+    if len(t) != 1 or not t.isdigit() or not 1 <= int(t) <= 6:
+        raise DiceError(f"{tok!r} is not a die (a value 1..6, optionally marked R for red or B for blue)", tok)
+    return colour, int(t)
 
 
 def all_rolls(with_red: bool = True) -> Iterator[Dice]:

@@ -109,12 +109,17 @@ def _cards(cards: Sequence[int] | str, what: str) -> tuple[int, ...]:
     for c in out:
         if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c <= JOKER:
             raise CardError(f"{what}: {c!r} is not a card number (0..52)")
+    _check_five_distinct(out, what)
+    return out
+
+
+def _check_five_distinct(out: tuple[int, ...], what: str) -> None:
+    """Five cards (§ 687a.3(a)), none twice."""
     if len(out) != HAND_CARDS:
         raise CardError(f"{what}: wrong number of cards: got {len(out)}, expected {HAND_CARDS}")
     if len(set(out)) != HAND_CARDS:
         dup = next(c for c in out if out.count(c) > 1)
         raise CardError(f"{what}: duplicate card {card_str(dup)}", card_str(dup))
-    return out
 
 
 def evaluate(cards: Sequence[int] | str) -> poker.HandRank:
@@ -343,40 +348,46 @@ def _validated(rnd: DJRound) -> tuple[list[DJSeat], tuple[int, ...] | None]:
     seats: list[DJSeat] = []
     seen_seats: set[int] = set()
     dealt: dict[int, str] = {}
-
-    def take(cards: Iterable[int], who: str) -> None:
-        for c in cards:
-            if c in dealt:
-                raise CardError(
-                    f"{card_str(c)} dealt to both {dealt[c]} and {who} (one 53-card deck, § 687a.3(a))", card_str(c)
-                )
-            dealt[c] = who
-
     any_raise = False
     for s in rnd.seats:
-        if isinstance(s.seat, bool) or not isinstance(s.seat, int) or s.seat < 1:
-            raise DJWildError(f"seat {s.seat!r} is not a betting position (1, 2, ...)")
-        if s.seat in seen_seats:
-            raise DJWildError(f"seat {s.seat} appears twice in one round")
+        _check_seat(s, seen_seats)
         seen_seats.add(s.seat)
-        _amount(s.seat, "ante", s.ante, 1)
-        if not isinstance(s.raised, bool):
-            raise DJWildError(f"seat {s.seat}: raised must be True (Raise Wager) or False (fold), got {s.raised!r}")
-        if s.player is not None and not isinstance(s.player, str):
-            raise DJWildError(f"seat {s.seat}: player must be a name (str) or None, got {s.player!r}")
-        for name in ("trips", "bad_beat", "progressive"):
-            _amount(s.seat, name.replace("_", "-"), getattr(s, name), 0)
         cards = _cards(s.cards, f"seat {s.seat}")
-        take(cards, f"seat {s.seat}")
+        _take(dealt, cards, f"seat {s.seat}")
         seats.append(replace(s, cards=cards))
         any_raise = any_raise or s.raised
     dealer: tuple[int, ...] | None = None
     if rnd.dealer is not None and (len(rnd.dealer) or any_raise):
         dealer = _cards(rnd.dealer, "dealer")
-        take(dealer, "the dealer")
+        _take(dealt, dealer, "the dealer")
     if rnd.replacement is not None:
-        take([rnd.replacement], "the progressive replacement")
+        _take(dealt, [rnd.replacement], "the progressive replacement")
     return seats, dealer
+
+
+def _check_seat(s: DJSeat, seen_seats: set[int]) -> None:
+    """A seat's position (once per round), its wagers, its decision and its player."""
+    if isinstance(s.seat, bool) or not isinstance(s.seat, int) or s.seat < 1:
+        raise DJWildError(f"seat {s.seat!r} is not a betting position (1, 2, ...)")
+    if s.seat in seen_seats:
+        raise DJWildError(f"seat {s.seat} appears twice in one round")
+    _amount(s.seat, "ante", s.ante, 1)
+    if not isinstance(s.raised, bool):
+        raise DJWildError(f"seat {s.seat}: raised must be True (Raise Wager) or False (fold), got {s.raised!r}")
+    if s.player is not None and not isinstance(s.player, str):
+        raise DJWildError(f"seat {s.seat}: player must be a name (str) or None, got {s.player!r}")
+    for name in ("trips", "bad_beat", "progressive"):
+        _amount(s.seat, name.replace("_", "-"), getattr(s, name), 0)
+
+
+def _take(dealt: dict[int, str], cards: Iterable[int], who: str) -> None:
+    """``cards`` dealt to ``who``, each once from the one deck (``dealt``: who holds each card so far)."""
+    for c in cards:
+        if c in dealt:
+            raise CardError(
+                f"{card_str(c)} dealt to both {dealt[c]} and {who} (one 53-card deck, § 687a.3(a))", card_str(c)
+            )
+        dealt[c] = who
 
 
 def settle_round(rnd: DJRound) -> list[WagerResult]:
@@ -418,15 +429,21 @@ def _envy_holders(seats: list[DJSeat], replacement: int | None, cfg: DJWildConfi
     table = get_paytable(cfg.progressive_envy_paytable)
     out: list[tuple[int, poker.HandRank]] = []
     for s in seats:
-        if not s.raised and not cfg.progressive_on_fold:
-            continue
-        hand = _cards(s.cards, f"seat {s.seat}'s hand")
-        if JOKER in hand and replacement is None:
-            continue
-        rank = progressive_rank(hand, replacement)
-        if table.payout(rank.category.text) is not None:
+        rank = _envy_rank(s, replacement, cfg)
+        if rank is not None and table.payout(rank.category.text) is not None:
             out.append((s.seat, rank))
     return out
+
+
+def _envy_rank(s: DJSeat, replacement: int | None, cfg: DJWildConfig) -> poker.HandRank | None:
+    """A seat's Progressive hand for the envy; None: folded (unless folded hands qualify), or a
+    joker hand with no card set aside."""
+    if not s.raised and not cfg.progressive_on_fold:
+        return None
+    hand = _cards(s.cards, f"seat {s.seat}'s hand")
+    if JOKER in hand and replacement is None:
+        return None
+    return progressive_rank(hand, replacement)
 
 
 def _envy(seats: list[DJSeat], hits: list[tuple[int, poker.HandRank]], cfg: DJWildConfig) -> list[WagerResult]:

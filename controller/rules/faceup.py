@@ -64,15 +64,20 @@ def _as_cards(cards: Iterable[int] | str, what: str, count: int) -> tuple[int, .
         except CardError as e:
             raise FaceUpError(f"{what}: {e}", e.token) from None
     out = tuple(cards)
-    for c in out:
-        if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c <= JOKER:
-            raise FaceUpError(f"{what}: {c!r} is not a card number (0..52)", str(c))
+    _check_card_numbers(out, what)
     dup = [c for c, n in Counter(out).items() if n > 1]
     if dup:
         raise FaceUpError(f"{what}: duplicate card {card_str(dup[0])}", card_str(dup[0]))
     if len(out) != count:
         raise FaceUpError(f"{what}: wrong number of cards: got {len(out)}, expected {count}")
     return out
+
+
+def _check_card_numbers(out: tuple[int, ...], what: str) -> None:
+    """Every card a card number of the 53-card deck (0..52)."""
+    for c in out:
+        if isinstance(c, bool) or not isinstance(c, int) or not 0 <= c <= JOKER:
+            raise FaceUpError(f"{what}: {c!r} is not a card number (0..52)", str(c))
 
 
 def check_seven(cards: Iterable[int] | str, what: str = "hand") -> tuple[int, ...]:

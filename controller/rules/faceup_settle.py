@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 
 from controller.rules.cards import card_str
 from controller.rules.faceup import (
@@ -324,25 +325,40 @@ def _fortune_results(
     order: Sequence[int], seats: Mapping[int, SeatWagers], prog_q: Sequence[int], opt: FaceUpOptions
 ) -> list[WagerResult]:
     """§ 688a.11(h)(2), § 688a.12(c): the Fortune wagers and their envy."""
+    fortune_q = [s for s in order if seats[s].fortune]
+    lammer_prog = _lammer_progressive(seats, prog_q, opt)
+    if not (fortune_q or (opt.fortune_offered and lammer_prog)):
+        return []
+    pt = opt.table(opt.fortune_paytable)
+    out = [_fortune(s, seats[s], pt, opt) for s in fortune_q]
+    if "envy_paytable" in pt.options:
+        out += _fortune_envy(order, seats, pt, lammer_prog, opt)
+    return out
+
+
+def _lammer_progressive(seats: Mapping[int, SeatWagers], prog_q: Sequence[int], opt: FaceUpOptions) -> list[int]:
+    """The seats whose qualifying Progressive Payout Wager carries an Envy lammer (``envy_receivers``
+    "lammer"), among ``prog_q``."""
+    if not prog_q or opt.envy_receivers != "lammer":
+        return []
+    pq = _qualifying(opt.table(opt.progressive_paytable))
+    return [s for s in prog_q if seats[s].progressive >= pq]
+
+
+def _fortune_envy(
+    order: Sequence[int], seats: Mapping[int, SeatWagers], pt: Paytable, lammer_prog: Sequence[int], opt: FaceUpOptions
+) -> list[WagerResult]:
+    """§ 688a.11(h)(2)(ii), § 688a.12(c): the Fortune envy."""
     # § 688a.11(h): every seat's seven cards rearranged to the highest ranking hand
     # (surrendered seats too: their cards stay on the table for the envy, § 688a.11(d))
     fortune_hands = {s: bonus_hand(seats[s].cards, "bug").category for s in order}
     holders = [(s, fortune_hands[s]) for s in order if fortune_hands[s] in ENVY_QUALIFYING]
-    fortune_q = [s for s in order if seats[s].fortune]
-    pq = _qualifying(opt.table(opt.progressive_paytable)) if prog_q else 0
-    lammer_prog = [s for s in prog_q if opt.envy_receivers == "lammer" and seats[s].progressive >= pq]
-    if not (fortune_q or (opt.fortune_offered and lammer_prog)):
-        return []
-    pt = opt.table(opt.fortune_paytable)
+    envy_pt = opt.table(str(pt.options["envy_paytable"]))
     q = _qualifying(pt)
-    out = [_fortune(s, seats[s], pt, opt) for s in fortune_q]
-    if "envy_paytable" in pt.options:
-        envy_pt = opt.table(str(pt.options["envy_paytable"]))
-        # § 688a.8(b)(1): an Envy lammer beside every Qualifying Wager; § 688a.11(h)(2)(ii):
-        # the § 688a.12(c) envy to each player with an Envy lammer (reading 688a-8)
-        recv = [s for s in order if seats[s].fortune >= q or s in lammer_prog]
-        out += _envy("fortune-envy", recv, holders, envy_pt, "§ 688a.11(h)(2)(ii), § 688a.12(c)", seats)
-    return out
+    # § 688a.8(b)(1): an Envy lammer beside every Qualifying Wager; § 688a.11(h)(2)(ii):
+    # the § 688a.12(c) envy to each player with an Envy lammer (reading 688a-8)
+    recv = [s for s in order if seats[s].fortune >= q or s in lammer_prog]
+    return _envy("fortune-envy", recv, holders, envy_pt, "§ 688a.11(h)(2)(ii), § 688a.12(c)", seats)
 
 
 def _progressive_results(
@@ -411,19 +427,9 @@ def _progressive_as(seat: int, w: SeatWagers, pt: Paytable, opt: FaceUpOptions, 
             seat, "progressive", amount, "lose", -amount, cat, pt.name, None, detail=f"{rule}: no full house or better"
         )
     keep = 0 if returned else -amount
-    fraction = None
-    fixed = 0
-    texts = []
-    for x in (p, mp):
-        if x is None:
-            continue
-        texts.append(x.text)
-        if x.kind == "meter":
-            fraction = x.ratio if fraction is None else fraction + x.ratio
-        elif x.kind == "fixed":
-            fixed += whole_cents(x.net_win(amount, per_wager_cents=pt.per_wager_cents), rule=f"{pt.section} {key}")
-        else:
-            raise FaceUpError(f"{pt.name}: {key} pays {x.text!r}; progressive pays are amounts or % of meter")
+    pays = [x for x in (p, mp) if x is not None]
+    fraction, fixed = _progressive_pays(pays, amount, pt, key)
+    texts = [x.text for x in pays]
     detail = rule + ("" if returned else "; original wager not returned")
     if fraction is not None:
         detail += "; % of meter paid by the progressive system, not from the table inventory (§ 688a.11(h)(3)(i)(B)(4))"
@@ -439,6 +445,21 @@ def _progressive_as(seat: int, w: SeatWagers, pt: Paytable, opt: FaceUpOptions, 
         meter_fraction=fraction,
         detail=detail,
     )
+
+
+def _progressive_pays(pays: Sequence[Payout], amount: int, pt: Paytable, key: str) -> tuple[Fraction | None, int]:
+    """(the share of the meter won, or None; the fixed pays in cents) of the paytable's and the
+    meter paytable's pays of one hand."""
+    fraction = None
+    fixed = 0
+    for x in pays:
+        if x.kind == "meter":
+            fraction = x.ratio if fraction is None else fraction + x.ratio
+        elif x.kind == "fixed":
+            fixed += whole_cents(x.net_win(amount, per_wager_cents=pt.per_wager_cents), rule=f"{pt.section} {key}")
+        else:
+            raise FaceUpError(f"{pt.name}: {key} pays {x.text!r}; progressive pays are amounts or % of meter")
+    return fraction, fixed
 
 
 def _setting(seat: int, w: SeatWagers, given: Setting | tuple[Sequence[int], Sequence[int]]) -> Setting:
@@ -467,6 +488,11 @@ def _validate(dealer: tuple[int, ...], seats: Mapping[int, SeatWagers], opt: Fac
         if w.progressive:
             prog_pt = prog_pt or opt.table(opt.progressive_paytable)
             _check_progressive(s, w, prog_pt)
+    return _seat_order(seats, opt)
+
+
+def _seat_order(seats: Mapping[int, SeatWagers], opt: FaceUpOptions) -> list[int]:
+    """The settlement order: ``opt.seat_order`` (every seat with a wager once), else § 688a.11(e)'s."""
     if opt.seat_order is not None:
         if sorted(opt.seat_order) != sorted(set(opt.seat_order)) or not set(seats) <= set(opt.seat_order):
             raise FaceUpError(f"seat_order {opt.seat_order} must list every seat with a wager once")

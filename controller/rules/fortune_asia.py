@@ -183,6 +183,11 @@ class SeatPlay:
             raise FortuneAsiaError(
                 f"seat {self.seat}: a Fortune Asia Poker Wager is required to play (§ 659a.7(d), (e))"
             )
+        self._check_decision()
+
+    def _check_decision(self) -> None:
+        """Surrendered (only without optional wagers, § 659a.11(d)), or hands set from the cards
+        dealt (§ 659a.11(b))."""
         if self.surrender:
             if self.fortune or self.insurance or self.progressive:
                 raise FortuneAsiaError(
@@ -233,15 +238,7 @@ def settle_round(
     far left).  The dealer's hands are set by ``rules.house_way`` (§ 659a.11(c)).
     """
     by_seat = {s.seat: s for s in seats}
-    if len(by_seat) != len(seats):
-        raise FortuneAsiaError("a seat is listed twice")
-    seven_facts(dealer_cards)  # validates the dealer's seven cards
-    all_cards = [c for s in seats for c in s.cards] + list(dealer_cards)
-    if len(set(all_cards)) != len(all_cards):
-        raise FortuneAsiaError("a card was dealt twice in the round (one deck, § 659a.3(a))")
-    seq = list(order) if order is not None else sorted(by_seat, reverse=True)
-    if sorted(seq) != sorted(by_seat):
-        raise FortuneAsiaError(f"settlement order {seq} does not list exactly the seats {sorted(by_seat)}")
+    seq = _checked_round(seats, by_seat, dealer_cards, order)
     dealer = set_house_way(dealer_cards, rules.house_way)
     base_pt = get_paytable(BASE_PAYTABLE)
 
@@ -256,6 +253,22 @@ def settle_round(
         holders = [(by_seat[n], fortune_hand(by_seat[n].facts)) for n in seq if is_envy_qualifying(by_seat[n].facts)]
         out += _envy_results(qualifiers, holders, rules.envy_paytable())
     return out
+
+
+def _checked_round(
+    seats: Sequence[SeatPlay], by_seat: Mapping[int, SeatPlay], dealer_cards: Sequence[int], order: Sequence[int] | None
+) -> list[int]:
+    """The settlement order, once the seats (each once), the cards (one deck) and ``order`` are checked."""
+    if len(by_seat) != len(seats):
+        raise FortuneAsiaError("a seat is listed twice")
+    seven_facts(dealer_cards)  # validates the dealer's seven cards
+    all_cards = [c for s in seats for c in s.cards] + list(dealer_cards)
+    if len(set(all_cards)) != len(all_cards):
+        raise FortuneAsiaError("a card was dealt twice in the round (one deck, § 659a.3(a))")
+    seq = list(order) if order is not None else sorted(by_seat, reverse=True)
+    if sorted(seq) != sorted(by_seat):
+        raise FortuneAsiaError(f"settlement order {seq} does not list exactly the seats {sorted(by_seat)}")
+    return seq
 
 
 def _base_result(n: int, s: SeatPlay, dealer: Setting, base_pt: Paytable) -> WagerResult:

@@ -114,16 +114,14 @@ def _matched_key(ranks: Sequence[int]) -> Key:
     """Key from ranks alone (pairs/trips/quads/high card), for 1 to 4 ranks."""
     cnt = Counter(ranks)
     groups = sorted(cnt.items(), key=lambda rc: (-rc[1], -rc[0]))
-    shape = [c for _, c in groups]
+    shape = [c for _, c in groups] + [0]
     order = [r for r, _ in groups]
     if shape[0] == 4:
         return (HandCat.FOUR_ACES,) if order[0] == ACE else (HandCat.FOUR_OF_A_KIND, order[0])
     if shape[0] == 3:
         return (HandCat.THREE_OF_A_KIND, *order)
-    if shape[0] == 2 and len(shape) > 1 and shape[1] == 2:
-        return (HandCat.TWO_PAIR, *order)
     if shape[0] == 2:
-        return (HandCat.PAIR, *order)
+        return (HandCat.TWO_PAIR if shape[1] == 2 else HandCat.PAIR, *order)
     return (HandCat.HIGH_CARD, *sorted(ranks, reverse=True))
 
 

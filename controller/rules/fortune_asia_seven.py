@@ -107,13 +107,7 @@ class SevenFacts:
 def seven_facts(cards: Sequence[int]) -> SevenFacts:
     """The facts of seven cards; refuses a wrong count or a duplicate (CardError)."""
     cs = list(cards)
-    if len(cs) != 7:
-        raise CardError(f"a Fortune Asia Poker hand has seven cards (§ 659a.8(c)), got {len(cs)}")
-    if len(set(cs)) != 7:
-        raise CardError("duplicate card in a seven-card hand")
-    for c in cs:
-        if not (isinstance(c, int) and 0 <= c <= JOKER):
-            raise CardError(f"{c!r} is not a card number (0..52)", str(c))
+    _check_seven(cs)
     joker = JOKER in cs
     nat = [c for c in cs if c != JOKER]
     counts = [0] * 15
@@ -126,6 +120,17 @@ def seven_facts(cards: Sequence[int]) -> SevenFacts:
     return SevenFacts(tuple(counts), joker, flush, _royal_match(nat, joker))
 
 
+def _check_seven(cs: list[int]) -> None:
+    """Seven distinct card numbers (§ 659a.8(c))."""
+    if len(cs) != 7:
+        raise CardError(f"a Fortune Asia Poker hand has seven cards (§ 659a.8(c)), got {len(cs)}")
+    if len(set(cs)) != 7:
+        raise CardError("duplicate card in a seven-card hand")
+    for c in cs:
+        if not (isinstance(c, int) and 0 <= c <= JOKER):
+            raise CardError(f"{c!r} is not a card number (0..52)", str(c))
+
+
 def _royal_match(nat: list[int], joker: bool) -> bool:
     """§ 659a.6(d)(2): A-K-Q-J-T of one suit "with or without a joker", and an
     additional king and queen of one (other) suit.  The joker is never the
@@ -133,15 +138,17 @@ def _royal_match(nat: list[int], joker: bool) -> bool:
     for s in range(4):
         royal = {c for c in nat if suit_of(c) == s and rank_of(c) >= 10}
         missing = 5 - len(royal)
-        if missing > (1 if joker else 0):
-            continue
-        rest = [c for c in nat if c not in royal]
-        if len(rest) != 2:
-            continue
-        a, b = rest
-        if {rank_of(a), rank_of(b)} == {KING, QUEEN} and suit_of(a) == suit_of(b):
+        if missing <= (1 if joker else 0) and _king_queen_suited([c for c in nat if c not in royal]):
             return True
     return False
+
+
+def _king_queen_suited(rest: list[int]) -> bool:
+    """The two other cards are a king and a queen of one suit."""
+    if len(rest) != 2:
+        return False
+    a, b = rest
+    return {rank_of(a), rank_of(b)} == {KING, QUEEN} and suit_of(a) == suit_of(b)
 
 
 # --- building blocks ---------------------------------------------------------------
@@ -170,15 +177,23 @@ def _sf(fr: frozenset[int] | None, joker: bool) -> str | None:
     if fr is None:
         return None
     g = 1 if joker else 0
-    if not joker and len(fr) == 7 and any(w == fr for w in WINDOWS7):
-        return SEVEN_SF
-    if joker and len(fr) == 6 and any(fr <= w for w in WINDOWS7):
-        return SEVEN_SF_JOKER
+    seven = _seven_card_sf(fr, joker)
+    if seven is not None:
+        return seven
     if len(ROYAL_RANKS - fr) <= g:
         return ROYAL
     if _has_window(fr, WINDOWS5, g):
         return STRAIGHT_FLUSH
     return FLUSH
+
+
+def _seven_card_sf(fr: frozenset[int], joker: bool) -> str | None:
+    """A seven-card straight flush: seven natural consecutive ranks of the suit, or six with the joker."""
+    if not joker and len(fr) == 7 and any(w == fr for w in WINDOWS7):
+        return SEVEN_SF
+    if joker and len(fr) == 6 and any(fr <= w for w in WINDOWS7):
+        return SEVEN_SF_JOKER
+    return None
 
 
 def _pair_kind(f: SevenFacts) -> str | None:
@@ -196,15 +211,16 @@ def _pairs(counts: tuple[int, ...], joker: bool) -> str | None:
         return QUADS
     trips = sum(1 for r in range(2, 15) if eff[r] >= 3)
     pairs = sum(1 for r in range(2, 15) if eff[r] == 2)
-    if trips >= 2 or (trips == 1 and pairs >= 1):
-        return FULL_HOUSE
-    if trips == 1:
-        return TRIPS
-    if pairs >= 3:
-        return THREE_PAIR
-    if pairs:
-        return "two-pair" if pairs == 2 else "pair"
-    return None
+    return _trips_kind(trips, pairs) if trips else _PAIRS_KIND.get(min(pairs, 3))
+
+
+#: hands of pairs alone, by how many (three or more: three pair)
+_PAIRS_KIND = {1: "pair", 2: "two-pair", 3: THREE_PAIR}
+
+
+def _trips_kind(trips: int, pairs: int) -> str:
+    """A full house (two three-of-a-kinds, or one with a pair), else three of a kind."""
+    return FULL_HOUSE if trips >= 2 or pairs >= 1 else TRIPS
 
 
 # --- the three seven-card classifications -----------------------------------------

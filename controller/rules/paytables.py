@@ -236,17 +236,26 @@ def _rows(where: str, pays: Any) -> list[tuple[str, Payout]]:
     rows: list[tuple[str, Payout]] = []
     seen: set[str] = set()
     for i, row in enumerate(pays):
-        if not (isinstance(row, list) and len(row) == 2 and all(isinstance(x, str) for x in row)):
-            raise PaytableError(f'{where}: row {i + 1} must be ["hand", "payout"], got {row!r}')
-        hand, text = row
+        hand, text = _row(where, i, row)
         if hand in seen:
             raise PaytableError(f"{where}: hand {hand!r} listed twice")
         seen.add(hand)
-        try:
-            rows.append((hand, parse_payout(text)))
-        except ValueError as e:
-            raise PaytableError(f"{where}: row {hand!r}: {e}") from None
+        rows.append((hand, _payout(where, hand, text)))
     return rows
+
+
+def _row(where: str, i: int, row: Any) -> tuple[str, str]:
+    """Row ``i`` of ``pays``: ["hand", "payout"]."""
+    if not (isinstance(row, list) and len(row) == 2 and all(isinstance(x, str) for x in row)):
+        raise PaytableError(f'{where}: row {i + 1} must be ["hand", "payout"], got {row!r}')
+    return row[0], row[1]
+
+
+def _payout(where: str, hand: str, text: str) -> Payout:
+    try:
+        return parse_payout(text)
+    except ValueError as e:
+        raise PaytableError(f"{where}: row {hand!r}: {e}") from None
 
 
 Source = Callable[[], Mapping[str, Paytable]]
@@ -311,11 +320,9 @@ def resolve_paytable(game: str, wager: str | None, text: str) -> Paytable:
     tables = {n: p for n, p in all_paytables().items() if p.game == game}
     if not tables:
         raise PaytableError(f"no paytables for game {game!r}")
-    exact = [p for n, p in tables.items() if n.casefold() == text.strip().casefold()]
-    if exact:
-        if wager is not None and exact[0].wager != wager:
-            raise PaytableError(f"{exact[0].name!r} is a paytable of the {exact[0].wager} wager, not of {wager!r}")
-        return exact[0]
+    exact = _by_full_name(tables, text, wager)
+    if exact is not None:
+        return exact
     pool = {n: p for n, p in tables.items() if wager is None or p.wager == wager}
     hits = sorted(n for n in pool if is_short_form(text, n))
     if len(hits) == 1:
@@ -326,21 +333,33 @@ def resolve_paytable(game: str, wager: str | None, text: str) -> Paytable:
     raise PaytableError(_unknown(text, scope, pool, tables))
 
 
+def _by_full_name(tables: Mapping[str, Paytable], text: str, wager: str | None) -> Paytable | None:
+    """The paytable whose full name ``text`` is (any case), or None; one of another wager is an error."""
+    want = text.strip().casefold()
+    exact = next((p for n, p in tables.items() if n.casefold() == want), None)
+    if exact is not None and wager is not None and exact.wager != wager:
+        raise PaytableError(f"{exact.name!r} is a paytable of the {exact.wager} wager, not of {wager!r}")
+    return exact
+
+
 def _unknown(text: str, scope: str, pool: Mapping[str, Paytable], tables: Mapping[str, Paytable]) -> str:
     """Why ``text`` names no paytable of ``pool``: another wager's paytable, or the closest names."""
-    import difflib
 
     listed = f"(paytables: {', '.join(sorted(pool)) or 'none'})"
     other = sorted(n for n in tables if n not in pool and is_short_form(text, n))
     if other:
         which = ", ".join(f"{n} ({tables[n].wager})" for n in other)
         return f"no paytable {text!r} within {scope}; other wagers' paytables: {which} {listed}"
+    return f"no paytable {text!r} within {scope}{_did_you_mean(text, pool)} {listed}"
+
+
+def _did_you_mean(text: str, pool: Mapping[str, Paytable]) -> str:
+    """``"; did you mean 'A', 'B' or 'C'?"`` with the closest names of ``pool`` (any case), or ""."""
+    import difflib
+
     folded = {n.casefold(): n for n in pool}
     close = difflib.get_close_matches(text.strip().casefold(), list(folded), n=3, cutoff=0.6)
+    if not close:
+        return ""
     names = [repr(folded[c]) for c in close]
-    hint = (
-        f"; did you mean {' or '.join([', '.join(names[:-1]), names[-1]] if len(names) > 1 else names)}?"
-        if close
-        else ""
-    )
-    return f"no paytable {text!r} within {scope}{hint} {listed}"
+    return f"; did you mean {' or '.join([', '.join(names[:-1]), names[-1]] if len(names) > 1 else names)}?"

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
-from controller.rules.cards import JOKER, CardError, card_str, parse_cards
+from controller.rules.cards import JOKER, CardError, card_str, check_count, parse_cards
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -278,6 +278,11 @@ def _groups_plain(counts: Sequence[int]) -> tuple[Category, tuple[int, ...]]:
     c3 = [r for r in c2 if counts[r] >= 3]
     if c3:
         return _groups_with_trips(counts, desc, c2, c3)
+    return _groups_with_pairs(desc, c2)
+
+
+def _groups_with_pairs(desc: list[int], c2: list[int]) -> tuple[Category, tuple[int, ...]]:
+    """Two pair or a pair (``c2``: the ranks held twice, highest first), with the best kickers."""
     top = c2[0]
     if len(c2) >= 2:
         p1, p2 = c2[0], c2[1]
@@ -377,18 +382,27 @@ def _flush_score(mask: int, wilds: int, rules: str) -> int:
     if n + wilds < 5:
         return 0
     lv = _LEVEL[rules]
+    best_sf = _straight_flush_score(mask, wilds, rules)
+    if best_sf:
+        return best_sf
+    return _pack(lv[C.FLUSH], _flush_ranks(mask, wilds))
+
+
+def _straight_flush_score(mask: int, wilds: int, rules: str) -> int:
+    """Best royal or straight flush of one suit's natural ranks (``mask``) and ``wilds``; 0 if none."""
+    lv = _LEVEL[rules]
     best_sf = 0
     for high, wm in _WINDOW_MASKS:
         if (mask & wm).bit_count() + wilds >= 5:
             if high == 14:
                 return _pack(lv[C.ROYAL_FLUSH], ())
-            s = _pack(lv[C.STRAIGHT_FLUSH], (_straight_value(high, rules),))
-            if s > best_sf:
-                best_sf = s
-    if best_sf:
-        return best_sf
-    # a flush: the joker/wilds take the highest ranks the suit is missing (§ 670a.6(a): the
-    # joker is an ace when the suit lacks one); see docs/rules-readings/poker.md
+            best_sf = max(best_sf, _pack(lv[C.STRAIGHT_FLUSH], (_straight_value(high, rules),)))
+    return best_sf
+
+
+def _flush_ranks(mask: int, wilds: int) -> list[int]:
+    """The five ranks of a flush: the joker/wilds take the highest ranks the suit is missing
+    (§ 670a.6(a): the joker is an ace when the suit lacks one); see docs/rules-readings/poker.md."""
     ranks: list[int] = []
     left = wilds
     for r in _RANKS_DESC:
@@ -399,20 +413,18 @@ def _flush_score(mask: int, wilds: int, rules: str) -> int:
             left -= 1
         if len(ranks) == 5:
             break
-    return _pack(lv[C.FLUSH], ranks)
+    return ranks
 
 
 def _partial_category(counts: Sequence[int]) -> Category:
     """Category of fewer than five natural cards (no straight or flush possible)."""
-    cs = sorted((c for c in counts if c), reverse=True)
-    if not cs:
-        return C.HIGH_CARD
-    if cs[0] >= 4:
+    top, second = ([*sorted((c for c in counts if c), reverse=True), 0, 0])[:2]  # the two largest groups
+    if top >= 4:
         return C.FOUR_OF_A_KIND
-    if cs[0] == 3:
-        return C.FULL_HOUSE if len(cs) > 1 and cs[1] >= 2 else C.THREE_OF_A_KIND
-    if cs[0] == 2:
-        return C.TWO_PAIR if len(cs) > 1 and cs[1] == 2 else C.PAIR
+    if top == 3:
+        return C.FULL_HOUSE if second >= 2 else C.THREE_OF_A_KIND
+    if top == 2:
+        return C.TWO_PAIR if second == 2 else C.PAIR
     return C.HIGH_CARD
 
 
@@ -441,9 +453,7 @@ def _coerce(cards: Sequence[int] | str, rules: str, sizes: tuple[int, ...]) -> t
         if c in seen:
             raise CardError(f"{card_str(c)!r}: duplicate card", card_str(c))
         seen.add(c)
-    if len(cs) not in sizes:
-        want = " or ".join(str(s) for s in sizes)
-        raise CardError(f"wrong number of cards: got {len(cs)}, expected {want}")
+    check_count(len(cs), sizes)
     return cs
 
 
@@ -491,6 +501,16 @@ def _face_value_category(cards: tuple[int, ...]) -> Category:
     return score_category(_score(counts, masks, 0, "natural")[0], "natural")
 
 
+def _rank_slots(cat: Category, vals: list[int], rules: str) -> list[int]:
+    """The rank of each of the five cards of a non-flush hand of ``cat`` (``vals``: its packed ranks)."""
+    if cat is C.STRAIGHT:
+        return list(_window(_straight_high(vals[0], rules)))
+    slots: list[int] = []
+    for g, r in zip(_SHAPES[cat], vals):
+        slots.extend([r] * g)
+    return slots
+
+
 def _pick(
     cards: tuple[int, ...], score: int, rules: str, counts: list[int], masks: list[int], wild: list[int]
 ) -> tuple[int, ...]:
@@ -502,12 +522,7 @@ def _pick(
         return tuple(wild_left[:5])
     if cat in (C.FLUSH, C.STRAIGHT_FLUSH, C.ROYAL_FLUSH):
         return _pick_flush(cat, vals, score, rules, masks, wild_left)
-    if cat is C.STRAIGHT:
-        slots = list(_window(_straight_high(vals[0], rules)))
-    else:
-        slots = []
-        for g, r in zip(_SHAPES[cat], vals):
-            slots.extend([r] * g)
+    slots = _rank_slots(cat, vals, rules)
     by_rank: dict[int, list[int]] = {}
     for c in sorted((c for c in cards if not _is_wild(c, rules)), reverse=True):
         by_rank.setdefault((c >> 2) + 2, []).append(c)

@@ -212,9 +212,7 @@ def settle_round(
     keys = {s: hand_key(six_card_rank(seats[s].cards)) for s in order}
     out += _fortune_results(order, seats, keys, opt, players)
     out += _insurance_results(order, seats, keys, opt)
-    if any(seats[s].progressive for s in order):
-        wagers = {s: seats[s].progressive for s in order if seats[s].progressive}
-        out += settle_progressive(keys, wagers, opt, order, players)
+    out += _progressive_results(order, seats, keys, opt, players)
     return out
 
 
@@ -291,6 +289,18 @@ def _insurance_results(
     ]
 
 
+def _progressive_results(
+    order: Sequence[int],
+    seats: Mapping[int, SeatWagers],
+    keys: Mapping[int, str],
+    opt: SixCardOptions,
+    players: Mapping[int, str],
+) -> list[WagerResult]:
+    """§ 670a.11(h)(3): the Progressive Payout Wagers made this round and their envy."""
+    wagers = {s: seats[s].progressive for s in order if seats[s].progressive}
+    return settle_progressive(keys, wagers, opt, order, players) if wagers else []
+
+
 def settle_progressive(
     keys: Mapping[int, str],
     wagers: Mapping[int, int],
@@ -306,9 +316,7 @@ def settle_progressive(
     § 670a.12(d)(4)); ``players`` names the player of each seat (§ 670a.7(f))."""
     opt = options or SixCardOptions()
     order = list(order if order is not None else (opt.seat_order or _default_order(keys)))
-    for s in wagers:
-        if s not in keys:
-            raise SixCardError(f"seat {s}: a Progressive Payout Wager but no hand")
+    _check_hands(wagers, keys)
     pt = opt.table(opt.progressive_paytable)
     out = [
         _pay(s, "progressive", wagers[s], keys[s], pt, "§ 670a.11(h)(3)(i), § 670a.12(d)(1)")
@@ -326,6 +334,13 @@ def settle_progressive(
         players,
     )
     return out
+
+
+def _check_hands(wagers: Mapping[int, int], keys: Mapping[int, str]) -> None:
+    """Every seat with a Progressive Payout Wager has a hand."""
+    for s in wagers:
+        if s not in keys:
+            raise SixCardError(f"seat {s}: a Progressive Payout Wager but no hand")
 
 
 def _base_result(
@@ -377,15 +392,25 @@ def _validate(
         prog = _check_wagers(s, w)
         if prog:
             offered = _offered_progressive(opt) if offered is None else offered
-            if offered and prog != offered:
-                raise SixCardError(
-                    f"seat {s}: Progressive Payout Wager {prog} is not the {offered} wager offered (§ 670a.12(d)(2))"
-                )
+            _check_offered(s, prog, offered)
         if s not in player_settings:
             raise SettingError(f"seat {s}: no high/low setting given for the player's hand")
     extra = sorted(set(player_settings) - set(seats), key=str)
     if extra:
         raise SettingError(f"setting(s) given for seat(s) {extra} with no wager")
+    return _seat_order(seats, opt)
+
+
+def _check_offered(s: int, prog: int, offered: int) -> None:
+    """The Progressive Payout Wager is the amount the table offers (§ 670a.12(d)(2))."""
+    if offered and prog != offered:
+        raise SixCardError(
+            f"seat {s}: Progressive Payout Wager {prog} is not the {offered} wager offered (§ 670a.12(d)(2))"
+        )
+
+
+def _seat_order(seats: Mapping[int, SeatWagers], opt: SixCardOptions) -> list[int]:
+    """The settlement order: ``opt.seat_order`` (every seat with a wager exactly once), else the default."""
     if opt.seat_order is None:
         return _default_order(seats)
     order = [s for s in opt.seat_order if s in seats]

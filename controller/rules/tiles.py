@@ -247,17 +247,16 @@ def _eval(a: int, b: int) -> HandRank:
     if pr is not None:
         kind: HandKind = "pair" if pr <= 16 else ("wong" if pr <= 18 else "gong")
         return HandRank(ts, kind, pr, None, None, 1000 + 21 - pr)
-    best: tuple[int, int] | None = None
-    for sa, ra in _tile_options(ts[0]):
-        for sb, rb in _tile_options(ts[1]):
-            v = (sa + sb) % 10
-            cand = (v, -min(ra, rb))
-            if best is None or cand > best:
-                best = cand
-    assert best is not None
-    value, top = best[0], -best[1]
+    value, top = _best_points(ts[0], ts[1])
     score = 0 if value == 0 else value * 100 + 18 - top
     return HandRank(ts, "points", None, value, top, score)
+
+
+def _best_points(a: int, b: int) -> tuple[int, int]:
+    """(value, rank of the higher tile) of a hand that is not a pair: the best over the ways each
+    tile may be counted (the 1-2 and 2-4 count either way, see :func:`_tile_options`)."""
+    value, neg_top = max(((sa + sb) % 10, -min(ra, rb)) for sa, ra in _tile_options(a) for sb, rb in _tile_options(b))
+    return value, -neg_top
 
 
 def eval_hand(a: int, b: int) -> HandRank:

@@ -150,6 +150,19 @@ def deal(stacks: Sequence[Sequence[int]], start: int, style: str = "standard") -
 T = TypeVar("T")  # a stack, as the caller names it
 
 
+def _check_cut(blocks: list[tuple[int, int]], n: int) -> None:
+    """One or two ranges of the ``n`` stacks; two together one run of adjacent stacks (§ 621a.9(g)(2))."""
+    if not blocks:
+        raise ValueError("a cut moves at least one stack (§ 621a.9(g)); with no cut, leave the stacks as they are")
+    for i, j in blocks:
+        if not (0 <= i < j <= n):
+            raise ValueError(f"stack range {(i, j)} is not within 0..{n}")
+    if len(blocks) == 2:
+        (_a, b), (c, _d) = sorted(blocks)
+        if b != c:
+            raise ValueError("the stacks moved to both ends must be one run of adjacent stacks (§ 621a.9(g)(2))")
+
+
 def cut_stacks(
     order: Sequence[T], *, to_right: tuple[int, int] | None = None, to_left: tuple[int, int] | None = None
 ) -> tuple[T, ...]:
@@ -161,17 +174,8 @@ def cut_stacks(
     adjacent stacks (§ 621a.9(g)(2)); with one, it is § 621a.9(g)(1).
     """
     st = list(order)
-    n = len(st)
     blocks = [b for b in (to_right, to_left) if b is not None]
-    if not blocks:
-        raise ValueError("a cut moves at least one stack (§ 621a.9(g)); with no cut, leave the stacks as they are")
-    for i, j in blocks:
-        if not (0 <= i < j <= n):
-            raise ValueError(f"stack range {(i, j)} is not within 0..{n}")
-    if to_right is not None and to_left is not None:
-        (a, b), (c, d) = sorted([to_right, to_left])
-        if b != c:
-            raise ValueError("the stacks moved to both ends must be one run of adjacent stacks (§ 621a.9(g)(2))")
+    _check_cut(blocks, len(st))
     moved: set[int] = set()
     right = st[to_right[0] : to_right[1]] if to_right else []
     left = st[to_left[0] : to_left[1]] if to_left else []

@@ -42,6 +42,19 @@ def _qualifies_step3(h: HandRank) -> bool:
     return h.pair_rank is None and h.value in (7, 8, 9)
 
 
+def _best_qualifying(splits: Sequence[Setting], ok: Callable[[HandRank], bool]) -> Setting | None:
+    """Of the settings with a hand that ``ok`` takes, the one whose best such hand, then the
+    other hand, scores highest; None when no setting has one."""
+    cands = []
+    for s in splits:
+        q = [h for h in (s.high, s.low) if ok(h)]
+        if q:
+            best = max(q, key=lambda h: h.score)
+            other = s.low if best is s.high else s.high
+            cands.append(((best.score, other.score), s))
+    return max(cands, key=lambda c: c[0])[1] if cands else None
+
+
 def house_way_step(tiles: Sequence[int] | str) -> tuple[int, Setting]:
     """The step of § 621a.8(d) that applies (1-4) and the setting it gives."""
     ts = as_tiles(tiles, 4)
@@ -53,15 +66,9 @@ def house_way_step(tiles: Sequence[int] | str) -> tuple[int, Setting]:
                 return 1, s
     # (2) always a pair, wong or gong; (3) two tiles valued nine, eight or seven
     for step, ok in ((2, _qualifies_step2), (3, _qualifies_step3)):
-        cands = []
-        for s in splits:
-            q = [h for h in (s.high, s.low) if ok(h)]
-            if q:
-                best = max(q, key=lambda h: h.score)
-                other = s.low if best is s.high else s.high
-                cands.append(((best.score, other.score), s))
-        if cands:
-            return step, max(cands, key=lambda c: c[0])[1]
+        best_split = _best_qualifying(splits, ok)
+        if best_split is not None:
+            return step, best_split
     # (4) the highest-ranking tile with the lowest-ranking tile (§ 621a.3(h) ranks)
     order = sorted(ts, key=lambda t: KINDS[t].rank)
     hi, lo = order[0], order[-1]

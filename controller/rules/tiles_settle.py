@@ -172,6 +172,19 @@ def _half(x: int, what: str) -> int:
     return x // 2
 
 
+def _center(wagers: Sequence[PlayerWager], results: Sequence[WagerResult]) -> tuple[int, int, int]:
+    """(the losing wagers collected in the center, the winning wagers paid 1 to 1 with their
+    vigorish, the vigorish taken) of the players' results against the bank."""
+    center = paid = commission = 0
+    for w, r in zip(wagers, results, strict=True):
+        if r.outcome in ("lose", "surrender"):
+            center += w.amount
+        elif r.outcome == "win":
+            paid += r.net + r.commission
+            commission += r.commission
+    return center, paid, commission
+
+
 def settle_bank(
     bank_seat: int,
     bank: Setting,
@@ -195,18 +208,8 @@ def settle_bank(
     """
     pt = _base_table(paytable)
     _check_bank(bank_seat, wagers, dealer_wager, dealer, cobank)
-    results: list[WagerResult] = []
-    center = 0  # losing wagers collected
-    paid = 0  # winning wagers paid 1 to 1
-    commission = 0
-    for w in wagers:
-        r = settle_pai_gow(w.seat, w.amount, w.setting, bank, pt.name)
-        results.append(r)
-        if r.outcome in ("lose", "surrender"):
-            center += w.amount
-        elif r.outcome == "win":
-            paid += r.net + r.commission
-            commission += r.commission
+    results = [settle_pai_gow(w.seat, w.amount, w.setting, bank, pt.name) for w in wagers]
+    center, paid, commission = _center(wagers, results)
     dealer_result: WagerResult | None = None
     dealer_net = 0
     if dealer_wager:
@@ -247,6 +250,11 @@ def _check_bank(
         raise ValueError("the dealer may not wager against the bank when co-banking (§ 621a.9(e), (h))")
     if dealer_wager < 0 or (dealer_wager and dealer is None):
         raise ValueError("a dealer wager against the bank needs a positive amount and the dealer's hands")
+    _check_wager_seats(bank_seat, wagers)
+
+
+def _check_wager_seats(bank_seat: int, wagers: Sequence[PlayerWager]) -> None:
+    """Each wager's amount, at a betting position other than the bank's, once (§ 621a.9(f))."""
     seen: set[int] = set()
     for w in wagers:
         _amount(w.amount)
@@ -320,6 +328,16 @@ class BankSelection:
     next_first_offer: int | None  # the seat to offer first next round
 
 
+def _offer_order(occ: list[int], first_offer: int) -> list[int]:
+    """The occupied seats ``occ`` counterclockwise (ascending, wrapping) from ``first_offer``, or
+    from the next occupied seat after it when it is empty."""
+    if first_offer not in occ:
+        later = [s for s in occ if s > first_offer]
+        first_offer = later[0] if later else occ[0]
+    i0 = occ.index(first_offer)
+    return occ[i0:] + occ[:i0]
+
+
 def select_bank(
     first_offer: int,
     seats: Sequence[int],
@@ -345,11 +363,8 @@ def select_bank(
         return BankSelection(None, (), None)
     if any(s not in SEATS for s in occ):
         raise ValueError(f"seats {occ} must be betting positions 1..6")
-    if first_offer not in occ:
-        later = [s for s in occ if s > first_offer]
-        first_offer = later[0] if later else occ[0]
-    i0 = occ.index(first_offer)
-    order = occ[i0:] + occ[:i0]
+    order = _offer_order(occ, first_offer)
+    first_offer = order[0]
 
     def nxt(s: int) -> int:
         return order[(order.index(s) + 1) % len(order)]

@@ -58,6 +58,12 @@ def pin_value(v: Any, expanders: Mapping[int, Expander]) -> PinAddr:
         if a.line not in BCM_PINS:
             raise ValueError(f"{v!r} is not a usable BCM GPIO number ({_BCM_RANGE})")
         return a
+    _check_expander_line(v, a, expanders)
+    return a
+
+
+def _check_expander_line(v: Any, a: PinAddr, expanders: Mapping[int, Expander]) -> None:
+    """``a`` is a line of a declared expander (``v``: the pin as configured, for the error)."""
     e = expanders.get(a.chip)
     if e is None:
         declared = ", ".join(f"chip{c}" for c in sorted(expanders)) or "none"
@@ -66,7 +72,6 @@ def pin_value(v: Any, expanders: Mapping[int, Expander]) -> PinAddr:
         )
     if a.line not in e.lines:
         raise ValueError(f"{v!r}: a {e.type} has lines 0..{e.lines.stop - 1} (GPA0..GPB7)")
-    return a
 
 
 def _show(v: Any, limit: int = 60) -> str:
@@ -277,8 +282,6 @@ class TableProfile:
 
 
 def parse_profile(doc: Mapping[str, Any], file: str) -> TableProfile:
-    from controller.rules.paytables import all_paytables
-
     root = Section(file, "", doc)
     g = root.sub("game")
     assert g is not None
@@ -288,44 +291,56 @@ def parse_profile(doc: Mapping[str, Any], file: str) -> TableProfile:
     positions = g.get_int("positions", seats + 1, 2, 8)
     # "none": the game has no starting position (DJ Wild § 687a.10(b), Over/Under § 686a.7)
     start_method = g.get_str("start_method", "shaker", ("shaker", "rng", "none"))
+    sensed = _sensed(g)
+    opts = g.sub("options", required=False)  # [game.options]: the game's procedure reads them
+    options = dict(opts.data) if opts is not None else {}
+    g.check_unused()
+    p = root.sub("progressive", required=False)
+    prog = _progressive(p) if p is not None else None
+    keypad = parse_flood_limits(root.sub("keypad", required=False))
+    root.check_unused()
+    return TableProfile(file, name, game, seats, positions, prog, start_method, options, tuple(sensed), keypad)
+
+
+def _sensed(g: Section) -> list[str]:
+    """``[game] sensed``: the wagers with bet sensors, each once.  An empty list: every wager is
+    keyed by the dealer (no bet sensors in use, e.g. Pai Gow tiles)."""
     sensed = g._get("sensed", ["progressive"])
-    # an empty list: every wager is keyed by the dealer (no bet sensors in use, e.g. Pai Gow tiles)
     if not isinstance(sensed, list) or not all(isinstance(x, str) for x in sensed):
         raise g.error("sensed", f"must be a list of wager ids, got {_show(sensed)}")
     twice = sorted({x for x in sensed if sensed.count(x) > 1})
     if twice:
         raise g.error("sensed", f"{twice[0]!r} is listed more than once")
-    opts = g.sub("options", required=False)  # [game.options]: the game's procedure reads them
-    options = dict(opts.data) if opts is not None else {}
-    g.check_unused()
-    prog = None
-    p = root.sub("progressive", required=False)
-    if p is not None:
-        tables = all_paytables()
-        pt = p.get_str("paytable")
-        if pt not in tables:
-            raise p.error("paytable", f"no paytable named {pt!r} in config/paytables")
-        envy = p.get_str("envy_paytable", None) if "envy_paytable" in p.data else None
-        if envy is not None and envy not in tables:
-            raise p.error("envy_paytable", f"no paytable named {envy!r} in config/paytables")
-        prog = ProgressiveConfig(
-            paytable=pt,
-            wager_cents=p.get_money("wager", mincents=1, maxcents=100_000),
-            seed_cents=p.get_money("seed", mincents=0, maxcents=100_000_000),
-            increment_rate=p.get_percent("increment_rate", maxval=Fraction(1)),
-            envy_paytable=envy,
-            envy_min_wager_cents=p.get_money("envy_min_wager", "$5", mincents=0),
-            # issue 12: seed, rate and reserve are the Rules Submission's; none is assumed
-            reserve_rate=p.get_percent("reserve_rate", maxval=Fraction(1, 2)),
-            linked=p.get_str("linked") if "linked" in p.data else None,
-            link_timeout_s=p.get_int("link_timeout", 3, minval=1, maxval=60) * 1.0,
-        )
-        if prog.increment_rate + prog.reserve_rate > 1:
-            raise p.error("reserve_rate", "increment_rate + reserve_rate exceed 100% of the wager")
-        p.check_unused()
-    keypad = parse_flood_limits(root.sub("keypad", required=False))
-    root.check_unused()
-    return TableProfile(file, name, game, seats, positions, prog, start_method, options, tuple(sensed), keypad)
+    return sensed
+
+
+def _progressive(p: Section) -> ProgressiveConfig:
+    """``[progressive]``: paytables that exist, and a rate and reserve that fit in the wager."""
+    from controller.rules.paytables import all_paytables
+
+    tables = all_paytables()
+    pt = p.get_str("paytable")
+    if pt not in tables:
+        raise p.error("paytable", f"no paytable named {pt!r} in config/paytables")
+    envy = p.get_str("envy_paytable", None) if "envy_paytable" in p.data else None
+    if envy is not None and envy not in tables:
+        raise p.error("envy_paytable", f"no paytable named {envy!r} in config/paytables")
+    prog = ProgressiveConfig(
+        paytable=pt,
+        wager_cents=p.get_money("wager", mincents=1, maxcents=100_000),
+        seed_cents=p.get_money("seed", mincents=0, maxcents=100_000_000),
+        increment_rate=p.get_percent("increment_rate", maxval=Fraction(1)),
+        envy_paytable=envy,
+        envy_min_wager_cents=p.get_money("envy_min_wager", "$5", mincents=0),
+        # issue 12: seed, rate and reserve are the Rules Submission's; none is assumed
+        reserve_rate=p.get_percent("reserve_rate", maxval=Fraction(1, 2)),
+        linked=p.get_str("linked") if "linked" in p.data else None,
+        link_timeout_s=p.get_int("link_timeout", 3, minval=1, maxval=60) * 1.0,
+    )
+    if prog.increment_rate + prog.reserve_rate > 1:
+        raise p.error("reserve_rate", "increment_rate + reserve_rate exceed 100% of the wager")
+    p.check_unused()
+    return prog
 
 
 def profile_path(name: str, profile_dir: Path | None = None) -> Path:

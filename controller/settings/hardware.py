@@ -190,19 +190,22 @@ def _load_ledger(sec: Section | None, state_dir: Path) -> LedgerConfig:
     key_file = Path(sec.get_str("key_file", DEFAULT_KEY_FILE))
     if not key_file.is_absolute():
         raise sec.error("key_file", f"{str(key_file)!r} must be an absolute path")
-    wd = sec.get_str("witness_dir") if "witness_dir" in sec.data else None
-    witness = Path(wd) if wd is not None else None
-    if witness is not None:
-        if not witness.is_absolute():
-            raise sec.error("witness_dir", f"{wd!r} must be an absolute path")
-        sd = state_dir.resolve() if state_dir.is_absolute() else state_dir
-        w = witness.resolve()
-        if w == sd or sd in w.parents:
-            raise sec.error(
-                "witness_dir", f"{wd!r} must be outside state_dir ({state_dir}): it witnesses that directory"
-            )
+    witness = _witness_dir(sec, state_dir) if "witness_dir" in sec.data else None
     sec.check_unused()
     return LedgerConfig(cred, key_file, witness)
+
+
+def _witness_dir(sec: Section, state_dir: Path) -> Path:
+    """``[ledger] witness_dir``: an absolute path outside ``state_dir`` (it witnesses that directory)."""
+    wd = sec.get_str("witness_dir")
+    witness = Path(wd)
+    if not witness.is_absolute():
+        raise sec.error("witness_dir", f"{wd!r} must be an absolute path")
+    sd = state_dir.resolve() if state_dir.is_absolute() else state_dir
+    w = witness.resolve()
+    if w == sd or sd in w.parents:
+        raise sec.error("witness_dir", f"{wd!r} must be outside state_dir ({state_dir}): it witnesses that directory")
+    return witness
 
 
 def _load_expanders(sec: Section, pin_factory: str) -> dict[int, Expander]:
@@ -214,9 +217,7 @@ def _load_expanders(sec: Section, pin_factory: str) -> dict[int, Expander]:
     for name in ex.data:
         one = ex.sub(name)
         assert one is not None
-        chip = name[4:] if name.startswith("chip") else ""
-        if not chip.isdigit() or int(chip) == HEADER_CHIP:
-            raise one.error(None, f"{name!r} is not an expander's gpiochip: chipN, N from 1 (chip0 is the header)")
+        chip = _expander_chip(one, name)
         kind = one.get_str("type", "mcp23017", tuple(EXPANDER_TYPES))
         address = one.get_int("address", minval=0x20, maxval=0x27)
         if address in addresses:
@@ -226,9 +227,17 @@ def _load_expanders(sec: Section, pin_factory: str) -> dict[int, Expander]:
         one.check_unused()
         if pin_factory not in CHIP_FACTORIES:
             raise sec.error("pin_factory", f"{pin_factory!r} drives only the header; expanders need lgpio")
-        addresses[address] = int(chip)
-        out[int(chip)] = Expander(int(chip), kind, address, interrupt.line)
+        addresses[address] = chip
+        out[chip] = Expander(chip, kind, address, interrupt.line)
     return out
+
+
+def _expander_chip(one: Section, name: str) -> int:
+    """``[gpio.expanders.chipN]``: N, an expander's gpiochip (chip0 is the header)."""
+    chip = name[4:] if name.startswith("chip") else ""
+    if not chip.isdigit() or int(chip) == HEADER_CHIP:
+        raise one.error(None, f"{name!r} is not an expander's gpiochip: chipN, N from 1 (chip0 is the header)")
+    return int(chip)
 
 
 def _load_gpio(sec: Section, seats: int, sensed: tuple[str, ...]) -> GpioConfig:

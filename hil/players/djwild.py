@@ -30,16 +30,22 @@ class DJWildPlayers(Strategy[Procedure]):
                 if "progressive" in w and self.rng.random() < 0.03:  # a chip with no Ante: refused
                     out.append(self.sensed(seat, "progressive"))
                 continue
-            ante = self.amount(lo, hi)
-            out.append(Bet(seat, "ante", ante))  # § 687a.7(d)(1)
-            blind = ante if self.rng.random() >= 0.03 else ante + 500  # unequal: refused
-            out.append(Bet(seat, "blind", blind))
-            if "trips" in w and self.rng.random() < 0.4:
-                out.append(Bet(seat, "trips", self.rng.choice((100, 500, 500, 1000))))  # § 687a.7(d)(3)
-            if "bad-beat" in w and self.rng.random() < 0.25:
-                out.append(Bet(seat, "bad-beat", self.rng.choice((100, 500))))  # § 687a.7(d)(4)
-            if "progressive" in w and self.rng.random() < 0.6:
-                out.append(self.sensed(seat, "progressive"))  # § 687a.7(d)(2)
+            out += self._seat_bets(seat, lo, hi)
+        return out
+
+    def _seat_bets(self, seat: int, lo: int, hi: int) -> list[Bet]:
+        """A player's Ante and Blind (now and then unequal), and some of the optional wagers offered."""
+        w = self.proc.wagers
+        ante = self.amount(lo, hi)
+        out = [Bet(seat, "ante", ante)]  # § 687a.7(d)(1)
+        blind = ante if self.rng.random() >= 0.03 else ante + 500  # unequal: refused
+        out.append(Bet(seat, "blind", blind))
+        if "trips" in w and self.rng.random() < 0.4:
+            out.append(Bet(seat, "trips", self.rng.choice((100, 500, 500, 1000))))  # § 687a.7(d)(3)
+        if "bad-beat" in w and self.rng.random() < 0.25:
+            out.append(Bet(seat, "bad-beat", self.rng.choice((100, 500))))  # § 687a.7(d)(4)
+        if "progressive" in w and self.rng.random() < 0.6:
+            out.append(self.sensed(seat, "progressive"))  # § 687a.7(d)(2)
         return out
 
     def raises(self, cards: list[int]) -> bool:

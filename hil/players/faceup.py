@@ -30,14 +30,21 @@ class FaceUpPlayers(Strategy[Procedure]):
             if self.rng.random() >= self.play_probability:
                 continue
             out.append(Bet(seat, "base", self.amount(500, 10_000)))  # § 688a.7(d)
-            if "ace-high" in offered and self.rng.random() < 0.3:  # § 688a.7(e)(1)
-                out.append(Bet(seat, "ace-high", self.rng.choice((100, 500, 1000, 2500))))
-            if "fortune" in offered and self.rng.random() < 0.35:  # § 688a.7(e)(2)
-                out.append(Bet(seat, "fortune", self.rng.choice((100, 500, 500, 1000, 2500))))
-            if "progressive" in offered and self.rng.random() < 0.5:  # § 688a.7(e)(3)
-                out.append(self.sensed(seat, "progressive"))
+            out += self._optional_bets(seat)
             if self.rng.random() < 0.03:  # under the table minimum: refused
                 out.append(Bet(seat, "fortune" if "fortune" in offered else "base", 50))
+        return out
+
+    def _optional_bets(self, seat: int) -> list[Bet]:
+        """Some of the optional wagers the table offers."""
+        offered = self.proc.wagers
+        out: list[Bet] = []
+        if "ace-high" in offered and self.rng.random() < 0.3:  # § 688a.7(e)(1)
+            out.append(Bet(seat, "ace-high", self.rng.choice((100, 500, 1000, 2500))))
+        if "fortune" in offered and self.rng.random() < 0.35:  # § 688a.7(e)(2)
+            out.append(Bet(seat, "fortune", self.rng.choice((100, 500, 500, 1000, 2500))))
+        if "progressive" in offered and self.rng.random() < 0.5:  # § 688a.7(e)(3)
+            out.append(self.sensed(seat, "progressive"))
         return out
 
     def decide(self, status: Mapping[str, Any]) -> list[tuple[str, dict[tuple[int, str], int]]]:
@@ -53,13 +60,16 @@ class FaceUpPlayers(Strategy[Procedure]):
             elif r < 0.10:
                 out.append((f"SUR {seat}", {}))  # refused with an optional wager (§ 688a.11(d))
             elif r < 0.25 and len(cards) == 7:
-                if self.rng.random() < 0.3:  # the player's own idea, perhaps a foul
-                    low = self.rng.sample(list(cards), 2)
-                else:
-                    low = list(house_way(tuple(cards), "highest-low").low)
+                low = self._low_pair(cards)
                 out.append((f"SET {seat} {card_str(low[0])} {card_str(low[1])}", {}))
         out.append(("DONE", {}))
         return out
+
+    def _low_pair(self, cards: list[int]) -> list[int]:
+        """The two cards a player sets low: his own idea (perhaps a foul), or the highest low hand."""
+        if self.rng.random() < 0.3:
+            return self.rng.sample(list(cards), 2)
+        return list(house_way(tuple(cards), "highest-low").low)
 
 
 STRATEGY = FaceUpPlayers

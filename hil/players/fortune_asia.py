@@ -26,18 +26,21 @@ Entries = list[tuple[str, dict[tuple[int, str], int]]]
 class FortuneAsiaPlayers(Strategy[Procedure]):
     def bets(self) -> list[Bet]:
         out: list[Bet] = []
-        w = self.proc.wagers
         for seat in range(1, self.proc.seats + 1):
             if self.rng.random() >= self.play_probability:
                 continue
             out += self._seat_bets(seat)
         if self.rng.random() < 0.03:
-            # now and then a wager the table refuses at the lock-out: an optional wager with no
-            # Fortune Asia Poker Wager (§ 659a.7(e))
-            idle = [s for s in range(1, self.proc.seats + 1) if not any(b.seat == s for b in out)]
-            if idle and "fortune" in w:
-                out.append(Bet(self.rng.choice(idle), "fortune", 500))
+            out += self._refused_bet(out)
         return out
+
+    def _refused_bet(self, placed: list[Bet]) -> list[Bet]:
+        """A wager the table refuses at the lock-out: an optional wager with no Fortune Asia Poker
+        Wager (§ 659a.7(e)), at a seat with none."""
+        idle = [s for s in range(1, self.proc.seats + 1) if not any(b.seat == s for b in placed)]
+        if not idle or "fortune" not in self.proc.wagers:
+            return []
+        return [Bet(self.rng.choice(idle), "fortune", 500)]
 
     def _seat_bets(self, seat: int) -> list[Bet]:
         """A playing seat's Fortune Asia Poker Wager and the optional wagers it adds."""
@@ -59,12 +62,14 @@ class FortuneAsiaPlayers(Strategy[Procedure]):
         if phase == "settings":
             out += self._settings(status.get("cards", {}), players)
         elif phase == "surrender":
-            optional = {int(k.split(":")[0]) for k in wagers if not k.endswith(":base")}
-            for n in players:
-                if n not in optional and self.rng.random() < 0.15:  # § 659a.11(d)
-                    out.append((f"SUR {n}", {}))
+            out += self._surrenders(wagers, players)
         out.append(("DONE", {}))
         return out
+
+    def _surrenders(self, wagers: Mapping[str, Any], players: list[int]) -> Entries:
+        """Now and then a player without an optional wager surrenders (§ 659a.11(d))."""
+        optional = {int(k.split(":")[0]) for k in wagers if not k.endswith(":base")}
+        return [(f"SUR {n}", {}) for n in players if n not in optional and self.rng.random() < 0.15]
 
     def _settings(self, cards: Mapping[str, Any], players: list[int]) -> Entries:
         """Some players set their own hands; two adjacent areas sometimes played by one player."""
@@ -74,11 +79,16 @@ class FortuneAsiaPlayers(Strategy[Procedure]):
             if entry is not None:
                 out.append(entry)
         if isinstance(self.proc, FortuneAsia) and self.proc.adjacent_areas and self.rng.random() < 0.1:
-            pairs = [(a, a + 1) for a in players if a + 1 in players]
-            if pairs:
-                a, b = self.rng.choice(pairs)
-                out.append((f"SAME {a} {b}", {}))
+            out += self._same_player(players)
         return out
+
+    def _same_player(self, players: list[int]) -> Entries:
+        """Two adjacent areas played by one player (§ 659a.7(f)), when two players sit side by side."""
+        pairs = [(a, a + 1) for a in players if a + 1 in players]
+        if not pairs:
+            return []
+        a, b = self.rng.choice(pairs)
+        return [(f"SAME {a} {b}", {})]
 
     def _setting(self, n: int, mine: list[int]) -> tuple[str, dict[tuple[int, str], int]] | None:
         r = self.rng.random()

@@ -39,11 +39,15 @@ class OverUnderPlayers(Strategy[Procedure]):
             if r < 0.05:
                 out.append((f"SURRENDER {seat}", {}))
                 continue
-            best = "under-18" if cards and cards[0] != 0xFF and card_points(cards[0]) <= 5 else "over-23"
-            if r < 0.15:
-                best = "over-23" if best == "under-18" else "under-18"
+            best = _guess(cards, contrary=r < 0.15)
             out.append((f"{'OVER' if best == 'over-23' else 'UNDER'} {seat}", {(seat, best): ante}))
         return out
+
+
+def _guess(cards: list[int], contrary: bool) -> str:
+    """Under 18 on a low first card (when read), else over 23; the other way when ``contrary``."""
+    low = bool(cards) and cards[0] != 0xFF and card_points(cards[0]) <= 5
+    return "under-18" if low != contrary else "over-23"
 
 
 STRATEGY = OverUnderPlayers

@@ -72,19 +72,26 @@ class TilesPlayers(Strategy[PaiGowTiles]):
         out: Entries = []
         b = self.bank_seat
         if b is not None and base:
-            short = rng.random() < 0.05  # not enough chips: refused (§ 621a.9(d)(2))
-            chips = sum(base.values()) + (-100 if short else rng.choice((0, 5_000)))
-            out.append((f"BANK {b} {chips / 100:.2f}", {}))
-            if p.opts.co_banking and rng.random() < 0.3:
-                out.append(("COBANK", {}))
-            elif rng.random() < 0.3:
-                last = p.rotation.last_dealer_round.get(b, 0)
-                out.append((f"DEALER {rng.choice((0, last // 200 * 100, last)) / 100:.2f}", {}))
-            if rng.random() < 0.25:
-                out.append((rng.choice(("CUT R 1-2", "CUT L 7-8", "CUT R 3-3", "CUT R 1-1 L 2-3")), {}))
+            out += self._player_bank(b, base)
         if len(p.opts.styles) > 1 and rng.random() < 0.5:
             out.append((f"STYLE {rng.choice(p.opts.styles)}", {}))
         out.append(("DONE", {}))
+        return out
+
+    def _player_bank(self, b: int, base: Mapping[int, int]) -> Entries:
+        """Seat ``b`` takes the bank (now and then short of chips: refused, § 621a.9(d)(2)), perhaps
+        co-banked or against a dealer's wager, perhaps with a cut."""
+        p, rng = self.proc, self.rng
+        short = rng.random() < 0.05
+        chips = sum(base.values()) + (-100 if short else rng.choice((0, 5_000)))
+        out: Entries = [(f"BANK {b} {chips / 100:.2f}", {})]
+        if p.opts.co_banking and rng.random() < 0.3:
+            out.append(("COBANK", {}))
+        elif rng.random() < 0.3:
+            last = p.rotation.last_dealer_round.get(b, 0)
+            out.append((f"DEALER {rng.choice((0, last // 200 * 100, last)) / 100:.2f}", {}))
+        if rng.random() < 0.25:
+            out.append((rng.choice(("CUT R 1-2", "CUT L 7-8", "CUT R 3-3", "CUT R 1-1 L 2-3")), {}))
         return out
 
     def _settings(self, status: Mapping[str, Any], base: Mapping[int, int]) -> Entries:
@@ -92,13 +99,9 @@ class TilesPlayers(Strategy[PaiGowTiles]):
         cards = status.get("cards", {})
         out: Entries = []
         for seat in sorted(base):
-            r = rng.random()
-            if r < 0.03:
-                out.append((f"VOID {seat}", {}))  # § 621a.10(d)
-            elif r < 0.08:
-                out.append((f"SURRENDER {seat}", {}))  # § 621a.8(e)
-            elif r < 0.3 and cards.get(f"seat:{seat}"):
-                out.append((f"SET {seat} {self._tiles(cards[f'seat:{seat}'])}", {}))
+            entry = self._seat_decision(seat, rng.random(), cards.get(f"seat:{seat}"))
+            if entry:
+                out.append((entry, {}))
         if rng.random() < 0.15:
             banker = [int(k[5:]) for k in cards if k.startswith("seat:") and int(k[5:]) not in base]
             mine = cards.get(f"seat:{self.bank_seat}") if self.bank_seat in banker else cards.get("dealer")
@@ -106,6 +109,16 @@ class TilesPlayers(Strategy[PaiGowTiles]):
                 out.append((f"BANKSET {self._tiles(mine)}", {}))
         out.append(("DONE", {}))
         return out
+
+    def _seat_decision(self, seat: int, r: float, tiles: list[int] | None) -> str | None:
+        """By the draw ``r``: void, surrender, set the hand (when its tiles are known), or the house way."""
+        if r < 0.03:
+            return f"VOID {seat}"  # § 621a.10(d)
+        if r < 0.08:
+            return f"SURRENDER {seat}"  # § 621a.8(e)
+        if r < 0.3 and tiles:
+            return f"SET {seat} {self._tiles(tiles)}"
+        return None
 
 
 STRATEGY = TilesPlayers

@@ -12,10 +12,13 @@ keep a bounded history (hil/mockpins.py): what is left to grow is the service's.
 
 The warm-up (default 2,000 rounds, about 80 s here) must include the first run of everything the
 service does now and then, above all the ledger's audit thread (its first run 60 s after the
-start, then every 2 minutes, wall clock): that thread's first run takes the process about
-4 MB higher, once — the C library's allocator gives a new thread an arena of its own, and the
-audit's segment reads (up to a segment, about 0.7 MB, at a time) leave it that size — and the
-RSS is flat after it (measured: 44.0 MB after 2,000 rounds, 43.6 MB after 11,000).
+start, then every 2 minutes, wall clock): that thread's first run takes the process higher,
+once — the C library's allocator serves the thread from an arena (here 16 arenas for the
+process's 19 threads, the limit for 2 cores), and the audit's reads leave that arena at their
+peak, about 0.8 MB, nearly all of it held free.  After each run the audit thread gives the
+allocator's free pages back (controller/books/auditrun.py ``release_free_memory``, glibc's
+``malloc_trim``): measured (an instrumented run, load average 5-11), 0.3-0.5 MB of the RSS
+each run, the call 0.12 ms (1.4 ms the first: ctypes loaded).
 
 Figures: the RSS after the warm-up and at the end, ``rss_growth_mb`` (end less warm-up) and
 ``rss_slope_mb_per_10000_rounds`` (the least-squares slope of the samples after the warm-up);
@@ -37,10 +40,38 @@ witness's text-mode write after every commit (controller/books/witness.py, the s
 file's codec set-up looks attributes up by names made per call) each gave it a fresh string
 per message or commit.  Both now use one name object (an interned name; the witness written
 as bytes).  Measured after that (``--rounds 10000``, a loaded 2-core machine): the RSS's slope
-1.57 MB per 10,000 rounds, all of it anonymous memory and nearly all of it two steps of about
-0.9 MB (after rounds 8,500 and 11,500), flat between them; over the same samples the Python
-heap +216 blocks, SQLite +0.07 MB, the C heap in use +0.22 MB, the C heap held free +1.36 MB:
-what is left is the allocator's fragmentation (not yet attributed to a thread or arena).
+1.57 MB per 10,000 rounds, nearly all of it two steps of about 0.9 MB, the C heap held free
++1.36 MB (on main's code before the fix below, this bench again: 1.83 MB, steps of 0.86 and
+1.0 MB after rounds 8,500 and 11,000, load average 2.6 at the start, 7.6 at the end).
+
+Those steps, attributed (malloc_info per arena at each sample; perf uprobes on malloc, realloc
+and calloc of more than 200 KB in the measured process): they were the ledger-writer thread's
+arena, and the only such allocation in 10,000 rounds was one of 961,216 bytes, four times, each
+on the ledger-writer thread, from ``sys.intern``: CPython's table of interned strings rebuilt at
+the same size.  The witness, written after every commit (about 9 a round), made its temporary
+file's path each time (``Path.with_name``, which interns the new name): the name entered the
+table and left it when the path was dropped, and a table full of deleted entries is rebuilt
+whole, here every few thousand commits.  The first rebuild freed a copy the allocator had
+mapped on its own, which raises glibc's threshold for such mappings to that size (and its
+threshold for giving a heap's top back to twice it): the later copies came from the writer's
+arena, and the freed ones stayed there, held free — the steps.  The witness now makes that path
+once per process (controller/books/witness.py; tests/controller/test_witness_memory.py).  The
+uprobes: ``perf probe -x libc.so.6 'malloc size=%di:u64'``, then ``perf record -p PID
+--call-graph dwarf -e probe_libc:malloc --filter 'size > 200000'`` (realloc, calloc alike).
+
+After it (the same machine, still loaded), the slope per 10,000 rounds: with the fix alone, an
+instrumented run of the same rounds: no step, 0.65 MB; this bench on the fix alone: 0.09 MB
+(growth 0.12 MB; RSS 40.9 MB after the warm-up, 41.0 MB after 12,000 rounds; load average 2.8
+at the start, 9.8 at the end).  With the audit's ``release_free_memory`` too, this bench twice:
+0.26 MB (growth 0.31 MB; RSS 40.2 MB after the warm-up, 40.5 MB after 12,000 rounds; load
+average 10.7, 8.4) and 0.37 MB (growth 0.30 MB; 40.2 MB, 40.5 MB; load average 2.8, 9.8).  The
+release lowers the level (0.7 MB less after the warm-up), not the slope: the slope's fix is the
+witness's.  What is left (the first of those two, slopes per 10,000 rounds): the C heap in
+use +0.22 MB, SQLite's share of it +0.09 MB (the writer's page cache filling up to its size),
+the C heap held free +0.13 MB, the Python heap +234 blocks.  With the fix alone, the audit's
+arena grew at each run while the ledger grew towards a slice (a run reads the whole ledger up
+to 250,000 events): 820 KB after the first run, 1,064 KB after the fifth, nearly all of it
+held free; that is what ``release_free_memory`` gives back.
 """
 
 from __future__ import annotations

@@ -45,6 +45,19 @@ class Witness:
         self.path = self.dir / WITNESS_FILE
         self.table_id = table_id
         self.written = 0  # writes by this process (bench/, tests)
+        self._tmp: tuple[int, Path] | None = None  # (the process, its temporary file): see _tmp_path
+
+    def _tmp_path(self) -> Path:
+        """The temporary file a write renames over the witness, made once per process: a path made
+        at each write (``with_name``) interns its new name, and the interpreter's table of
+        interned strings, emptied of it again when the path is dropped, is rebuilt whole (about
+        1 MB here) every few thousand writes: the C allocator kept a freed copy of it in the
+        writer thread's arena now and then, steps of about 0.9 MB over hours of play (issue 26;
+        bench/_memory.py)."""
+        pid = os.getpid()
+        if self._tmp is None or self._tmp[0] != pid:
+            self._tmp = (pid, self.path.with_name(f".{WITNESS_FILE}.{pid}.tmp"))
+        return self._tmp[1]
 
     def read(self) -> Head | None:
         """The recorded head, or None when there is no witness file; a file that cannot be
@@ -80,7 +93,7 @@ class Witness:
     def write(self, head: Head) -> None:
         """Atomically (rename); no fsync (see the module docstring)."""
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = self.path.with_name(f".{WITNESS_FILE}.{os.getpid()}.tmp")
+        tmp = self._tmp_path()
         # bytes, not text: a text file's codec set-up looks attributes up by names made at each
         # call, and CPython's type attribute cache keeps each such name (up to 4,096 of them), so
         # a write per commit grew the service by a little every round for hours (issue 26)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gc
 import pathlib
+import sys
 import tracemalloc
 
 import controller.books.witness
@@ -35,3 +36,26 @@ def test_writing_the_witness_after_every_commit_keeps_nothing_behind(tmp_path):
     kept = sum(s.size for s in snap.statistics("filename"))
     assert kept < 2048, f"{kept} bytes kept after 3,000 witness writes"
     assert w.read() == Head(3000, f"{3000:064x}") and w.written == 3000
+
+
+def test_a_witness_write_interns_no_new_name(tmp_path, monkeypatch):
+    """The temporary file's path is made once: a path made at each write interned its new name,
+    and the interpreter's table of interned strings (about 1 MB), emptied of it again as each
+    path was dropped, was rebuilt whole every few thousand commits, the C allocator keeping a
+    freed copy of it now and then (issue 26: steps of about 0.9 MB in the memory bench)."""
+    w = Witness(tmp_path / "witness", "T1")
+    w.write(Head(1, f"{1:064x}"))  # the first write makes what it needs
+    real = sys.intern
+    interned: list[str] = []
+
+    def spy(s: str) -> str:
+        interned.append(s)
+        return real(s)
+
+    monkeypatch.setattr(sys, "intern", spy)
+    for n in range(2, 502):
+        w.write(Head(n, f"{n:064x}"))
+    monkeypatch.undo()
+    assert interned == [], f"{len(interned)} names interned by 500 writes, e.g. {interned[:3]}"
+    assert w.read() == Head(501, f"{501:064x}") and w.written == 501
+    assert [p.name for p in (tmp_path / "witness").iterdir()] == ["witness.json"]

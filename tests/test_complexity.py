@@ -56,27 +56,15 @@ def test_report_lists_grades_and_the_worst(tmp_path: Path) -> None:
     assert lines[-1] == "   26 D  pkg/m.py:1 big"
 
 
-#: functions over cc 20 left to split (none now: issue 27 brought the last ones under 15).  None may be added.
-PENDING_OVER_20: set[tuple[str, str]] = set()
-#: radon's average when this test was written (3.70 before issue 27's work); lowered as the work lands,
-#: down to tools.complexity.MAX_AVERAGE (3.2): reached (3.199), so holding this ground is ``--check``'s limit
-AVERAGE_NOW = 3.20
-
-
-def test_the_repository_holds_its_ground() -> None:
-    """No function of controller/ drivers/ hil/ bench/ tools/ over cc 20 but those pending, and the
-    average no higher than it was (a ratchet towards ``--check``'s 3.2)."""
-    blocks = complexity.measure()
-    over = {(b.path, b.name) for b in blocks if b.cc > complexity.MAX_CC}
-    assert over <= PENDING_OVER_20, f"over cc {complexity.MAX_CC}: {sorted(over - PENDING_OVER_20)}"
-    assert complexity.average(blocks) <= AVERAGE_NOW
-
-
-def test_check_prints_and_exits_by_what_it_finds(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.slow
+def test_the_repository_passes_the_check(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 27: no function of controller/ drivers/ hil/ bench/ tools/ over cc 20 and radon's
+    average at most 3.2 (3.70 before issue 27's work, 3.42 at stop 29): ``--check`` exits 0, says
+    nothing on stderr, and prints the average and the worst functions (one measure of the tree:
+    the ratchet and the check used to measure it three times between them)."""
     code = complexity.main(["--check", "--worst", "3"])
     out, err = capsys.readouterr()
     lines = out.splitlines()
     assert lines[1].startswith("average cc:") and lines[-4] == "worst 3 functions:"
-    found = complexity.problems(complexity.measure())
-    assert code == (1 if found else 0)
-    assert err.splitlines() == [f"complexity: {p}" for p in found]
+    assert float(lines[1].split()[2]) <= complexity.MAX_AVERAGE
+    assert (code, err) == (0, ""), err

@@ -42,7 +42,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -236,8 +236,12 @@ def run(args: argparse.Namespace, emit: Emit) -> int:
             tmp.cleanup()
     _emit_results(emit, kinds, res, audit)
     emit("elapsed_s", f"{time.monotonic() - t0:.1f}")
-    ok = res["lost"] == 0 and res["doubled"] == 0 and res["meters_reconcile"] == "yes"
-    return 0 if ok and final_rc == 0 and audit[0] == 0 else 1
+    return 0 if _sound(res) and final_rc == 0 and audit[0] == 0 else 1
+
+
+def _sound(res: Mapping[str, object]) -> bool:
+    """No round lost or doubled, and the meters reconcile."""
+    return bool(res["lost"] == 0 and res["doubled"] == 0 and res["meters_reconcile"] == "yes")
 
 
 def _kills(args: argparse.Namespace, rng: random.Random, state: Path, witness: Path, emit: Emit) -> Counter[str] | None:

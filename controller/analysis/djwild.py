@@ -37,7 +37,7 @@ from math import comb
 
 import numpy as np
 
-from controller.analysis import AnalysisResult, AnalysisRow, analyzer
+from controller.analysis import AnalysisResult, AnalysisRow, MeterValues, analyzer
 from controller.rules import djwild, poker
 from controller.rules.cards import JOKER
 from controller.rules.paytables import Paytable, get_paytable
@@ -219,20 +219,25 @@ def _progressive_pay_rows(
     return rows, fixed, resets
 
 
+def _meter_values(table: Paytable, options: dict[str, str]) -> MeterValues:
+    """--seed, --rate, --meter over the seed the paytable prints (if it prints one)."""
+    from controller.analysis import meter_values
+    from controller.rules.paytables import parse_money
+
+    printed = table.options.get("seed")
+    return meter_values(options, (parse_money(str(printed)), f"{table.section} {table.name}") if printed else None)
+
+
 @analyzer("dj-wild", "progressive", "DJ Wild Progressive 1")
 def analyze_progressive(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     """Progressive Bonus (§ 687a.12(c)) with the meter at ``--meter`` (default the seed the
     paytable prints, or ``--seed``).  § 687a prints no rate of progression: only ``--rate``
     (the Rules Submission's) adds the long-run return of the increments."""
-    from controller.analysis import meter_values
-    from controller.rules.paytables import parse_money
-
     table = get_paytable(paytable or "DJ Wild Progressive 1")
     if table.game != "dj-wild" or table.wager != "progressive":
         raise ValueError(f"{table.name!r} is not a DJ Wild Progressive paytable")
     wager = table.per_wager_cents or 100
-    printed = table.options.get("seed")
-    mv = meter_values(options, (parse_money(str(printed)), f"{table.section} {table.name}") if printed else None)
+    mv = _meter_values(table, options)
     meter = mv.meter
     cls = progressive_classes()
     total = sum(cls.values())

@@ -41,8 +41,9 @@ file's codec set-up looks attributes up by names made per call) each gave it a f
 per message or commit.  Both now use one name object (an interned name; the witness written
 as bytes).  Measured after that (``--rounds 10000``, a loaded 2-core machine): the RSS's slope
 1.57 MB per 10,000 rounds, nearly all of it two steps of about 0.9 MB, the C heap held free
-+1.36 MB (on main's code before the fix below, this bench again: 1.83 MB, steps of 0.86 and
-1.0 MB after rounds 8,500 and 11,000, load average 2.6 at the start, 7.6 at the end).
++1.36 MB (on main's code before the fix below, this bench again, twice: 1.83 MB, steps of
+0.86 and 1.0 MB after rounds 8,500 and 11,000, load average 2.6 at the start, 7.6 at the end;
+1.89 MB, steps of 0.86 and 0.94 MB at the same rounds, load average 6.7, 6.3).
 
 Those steps, attributed (malloc_info per arena at each sample; perf uprobes on malloc, realloc
 and calloc of more than 200 KB in the measured process): they were the ledger-writer thread's
@@ -62,11 +63,12 @@ uprobes: ``perf probe -x libc.so.6 'malloc size=%di:u64'``, then ``perf record -
 After it (the same machine, still loaded), the slope per 10,000 rounds: with the fix alone, an
 instrumented run of the same rounds: no step, 0.65 MB; this bench on the fix alone: 0.09 MB
 (growth 0.12 MB; RSS 40.9 MB after the warm-up, 41.0 MB after 12,000 rounds; load average 2.8
-at the start, 9.8 at the end).  With the audit's ``release_free_memory`` too, this bench twice:
-0.26 MB (growth 0.31 MB; RSS 40.2 MB after the warm-up, 40.5 MB after 12,000 rounds; load
-average 10.7, 8.4) and 0.37 MB (growth 0.30 MB; 40.2 MB, 40.5 MB; load average 2.8, 9.8).  The
-release lowers the level (0.7 MB less after the warm-up), not the slope: the slope's fix is the
-witness's.  What is left (the first of those two, slopes per 10,000 rounds): the C heap in
+at the start, 9.8 at the end).  With the audit's ``release_free_memory`` too, this bench three
+times: 0.26 MB (growth 0.31 MB; RSS 40.2 MB after the warm-up, 40.5 MB after 12,000 rounds; load
+average 10.7, 8.4), 0.37 MB (growth 0.30 MB; 40.2 MB, 40.5 MB; load average 2.8, 9.8) and
+0.38 MB (growth 0.46 MB; 40.4 MB, 40.9 MB; load average 6.7, 6.4).  The release lowers the
+level (0.5-0.7 MB less after the warm-up), not the slope: the slope's fix is the witness's.
+What is left (the first of those runs, slopes per 10,000 rounds): the C heap in
 use +0.22 MB, SQLite's share of it +0.09 MB (the writer's page cache filling up to its size),
 the C heap held free +0.13 MB, the Python heap +234 blocks.  With the fix alone, the audit's
 arena grew at each run while the ledger grew towards a slice (a run reads the whole ledger up

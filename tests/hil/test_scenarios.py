@@ -45,6 +45,7 @@ def _write(tmp_path, name, text):
     return p
 
 
+@pytest.mark.slow
 def test_hil_run_prints_the_table_and_fails_on_a_failing_scenario(tmp_path, capsys):
     from controller.cli import main
 

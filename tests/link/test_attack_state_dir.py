@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 
 from controller.books.ledger import Ledger, Record
 from controller.books.ledgerkey import throwaway_key
@@ -53,6 +54,7 @@ def _lap_state(lap: Any) -> tuple[Any, ...]:
     return lv.value, lv.hits, head
 
 
+@pytest.mark.slow
 def test_forged_ledger_records_are_not_forwarded_and_are_reported(make_lap, pg_dsn, tmp_path):
     lap, ledger, table, up = _rig(make_lap, pg_dsn, tmp_path)
     try:

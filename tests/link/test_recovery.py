@@ -171,6 +171,7 @@ def test_an_uplink_holds_one_connection_for_sending_listening_and_reading(rig, p
 
 
 # ---------------------------------------------------------------------------- deadlines
+@pytest.mark.slow
 def test_no_fresh_heartbeat_within_the_link_timeout_ends_the_connection_and_another_is_made(rig):
     lap, ledger, table, uplink, beat = rig
     u = uplink(link_timeout_s=1.0)
@@ -197,6 +198,7 @@ def test_a_heartbeat_written_before_the_connection_opens_nothing(rig):
     assert wait_until(lambda: table.of("hb"), 5)
 
 
+@pytest.mark.slow
 def test_a_batch_waiting_for_the_levels_lock_is_not_taken_for_a_dead_connection(rig, pg_dsn):
     """Another session holds the level's row (``FOR UPDATE``) longer than the read deadline (the
     old watchdog's limit, link timeout + 2 s): the uplink's batch waits for it on the same
@@ -225,6 +227,7 @@ def test_a_batch_waiting_for_the_levels_lock_is_not_taken_for_a_dead_connection(
     assert got[0]["n"] == 3
 
 
+@pytest.mark.slow
 def test_a_batch_the_server_cancels_is_sent_again_smaller_on_the_same_connection(rig, pg_dsn, monkeypatch):
     """The server's ``statement_timeout`` cancels a batch waiting for the level's lock: the
     transaction is rolled back whole and sent again, smaller, after a pause, on the same

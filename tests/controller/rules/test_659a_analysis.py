@@ -15,6 +15,9 @@ from controller.analysis import ANALYZERS, load_all
 from controller.analysis.fortune_asia import TOTAL_HANDS, marginal
 from tests.controller.rules._payback import payback
 
+#: exhaustive enumerations (one shared, cached per process): the README's tier, not the fast loop
+pytestmark = pytest.mark.slow
+
 
 def run(wager: str, paytable: str | None = None, **options: str):
     load_all()
@@ -33,6 +36,7 @@ def test_659a_12_c_insurance_holds_reproduce_the_boards_3_91_to_8_05_percent() -
     assert [f"{float(holds[t]) * 100:.4f}" for t in "ABC"] == ["3.9079", "6.4384", "8.0514"]
 
 
+@pytest.mark.slow
 def test_659a_7_e_2_pairs_only_reading_does_not_reproduce_the_figures() -> None:
     """The rejected reading (straights/flushes do not count as 'pair or better') gives the
     player an edge on every table -- docs/rules-readings/659a.md."""
@@ -42,6 +46,7 @@ def test_659a_7_e_2_pairs_only_reading_does_not_reproduce_the_figures() -> None:
         run("insurance", None, reading="both")
 
 
+@pytest.mark.slow
 def test_exact_counts() -> None:
     """Totals and hand counts that can be counted by hand."""
     assert run("insurance").total == TOTAL_HANDS == comb(53, 7) == 154_143_080

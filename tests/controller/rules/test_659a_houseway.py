@@ -30,6 +30,7 @@ def test_659a_11_c_house_ways_never_foul(cards: list[int]) -> None:
         assert s.foul() is None, f"{name}: {cards_str(cards)} -> {s}"
 
 
+@pytest.mark.slow
 def test_659a_11_c_house_ways_never_foul_seeded_sweep() -> None:
     """A fixed sweep of 1,000 deals (every rank pattern class shows up), besides hypothesis."""
     rng = random.Random(659)

@@ -16,6 +16,9 @@ from controller.rules import djwild, poker
 from controller.rules.paytables import get_paytable
 from tests.controller.rules._payback import payback
 
+#: exhaustive enumerations (one shared, cached per process): the README's tier, not the fast loop
+pytestmark = pytest.mark.slow
+
 
 def _pct(f: Fraction | None, places: int) -> str:
     assert f is not None, "no payback: no wager"
@@ -25,6 +28,7 @@ def _pct(f: Fraction | None, places: int) -> str:
 # ---------------------------------------------------------------- Trips § 687a.12(d)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "table,figure,exact",
     [("DJWT-05", "92.474", "92.4743"), ("DJWT-06", "92.338", "92.3384"), ("DJWT-07", "91.454", "91.4540")],
@@ -111,6 +115,7 @@ def test_687a_reading_1_natural_flag_on_every_trips_class():
 # ---------------------------------------------------------------- Progressive § 687a.11(f)(1), § 687a.12(c)
 
 
+@pytest.mark.slow
 def test_687a_progressive_distribution_is_plain_poker():
     """Reading 687a-3: with the joker replaced, the Progressive hand is a uniform C(52,5) hand without wild cards."""
     cls = A.progressive_classes()
@@ -135,6 +140,7 @@ def test_687a_progressive_distribution_is_plain_poker():
 # ---------------------------------------------------------------- dealer comparison machinery
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", [1 << 20, 1000, 7])
 def test_687a_inclusion_exclusion_matches_brute_force_small_deck(block, monkeypatch):
     """The exact player-vs-dealer counts equal brute force on a 16-card deck (deuces, joker and 11 others),

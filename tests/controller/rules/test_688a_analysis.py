@@ -30,6 +30,9 @@ from controller.rules.cards import JOKER
 from controller.rules.faceup_bonus import BONUS_ORDER, HIGH_CARD, bonus_hand
 from tests.controller.rules._payback import payback
 
+#: exhaustive enumerations (one shared, cached per process): the README's tier, not the fast loop
+pytestmark = pytest.mark.slow
+
 
 def _pct(f: Fraction | None) -> float:
     assert f is not None, "no payback: no wager"
@@ -52,6 +55,7 @@ def test_688a_seven_card_distribution_is_every_hand_once():
         assert sum(d.joker_counts.values()) == comb(52, 6)
 
 
+@pytest.mark.slow
 def test_688a_seven_card_exact_counts_bug():
     """§ 688a.6(b), (e): the exact counts of the best seven-card hand (bug joker)."""
     d = seven_card_distribution("bug")
@@ -77,6 +81,7 @@ def test_688a_seven_card_exact_counts_bug():
     assert got["seven-card-natural-straight-flush"] == 8 * 4
 
 
+@pytest.mark.slow
 def test_688a_seven_card_exact_counts_fully_wild():
     """§ 688a.12(d) Paytables 2, 5-7 "Fully wild joker": five of a kind = four of a rank + joker."""
     d = seven_card_distribution("fully-wild")
@@ -89,6 +94,7 @@ def test_688a_seven_card_exact_counts_fully_wild():
     assert sum(got.values()) == comb(53, 7)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "ranks", [(10, 11, 12, 13, 14), (2, 3, 4, 5, 14), pytest.param((2, 3, 4, 5, 6, 14), marks=pytest.mark.slow)]
 )
@@ -112,6 +118,7 @@ def test_688a_combinatorics_equal_brute_force_on_a_small_deck(ranks):
 FORTUNE_EXACT = {1: "91.9992", 2: "92.2344", 3: "92.1721", 4: "91.5100", 5: "86.5563", 6: "92.1721"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", range(1, 7))
 def test_688a_fortune_exact_paybacks(n):
     """§ 688a.12(c) Fortune Bonus 1-6, a straight with trips paid as trips (reading 688a-7).
@@ -203,6 +210,7 @@ def test_688a_flush_thresholds():
 PROG_PRINTED = {1: "75.751", 2: "78.073", 3: "75.568", 5: "80.962"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", sorted(PROG_PRINTED))
 def test_688a_progressive_reproduces_regulator(n):
     """Preamble: Progressive 75.751, 78.073, 75.568, ..., 80.962% — fixed pays + rate of

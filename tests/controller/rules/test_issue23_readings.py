@@ -120,6 +120,7 @@ def test_621a_11_a_vigorish_never_above_the_amount_won():
 # ------------------------------------------------------------------ finding 3 (687a-10)
 
 
+@pytest.mark.slow
 def test_687a_10_example_rate_gives_76_7346_not_77():
     """Reading 687a-10 said the example 20.5% rate gives "56.51% + 20.5% = 77.01%"; the
     long-run return it gives is 76.7346% (56.2346% + the rate) and 77% needs 20.7654%.  The
@@ -195,6 +196,7 @@ def test_687a_12_d_e_short_paytable_names_that_do_not_resolve_say_why(game, wage
     assert message in str(e.value)
 
 
+@pytest.mark.slow
 def test_687a_12_d_short_paytable_name_runs_the_analysis(capsys):
     from controller.cli import main
 

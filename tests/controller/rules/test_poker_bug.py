@@ -357,6 +357,7 @@ def test_bug_five_card_figures_rederived_by_hand():
     assert BUG_53_5[C.FULL_HOUSE] == 3744 + comb(4, 2) * 12 * comb(4, 2) + 12 * 4 * 4
 
 
+@pytest.mark.slow
 def test_exact_count_every_five_card_hand_from_53_bug():
     from controller.analysis.deck import enumerated_counts, exact_counts
 
@@ -366,6 +367,7 @@ def test_exact_count_every_five_card_hand_from_53_bug():
     assert exact_counts(5, "bug") == BUG_53_5
 
 
+@pytest.mark.slow
 def test_exact_count_every_five_card_hand_from_52_natural():
     from controller.analysis.deck import enumerated_counts, exact_counts
 
@@ -406,6 +408,7 @@ BUG_53_7 = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n, expected", [(6, BUG_53_6), (7, BUG_53_7)])
 def test_exact_counts_six_and_seven_cards_from_53(n, expected):
     from controller.analysis.deck import exact_counts

@@ -255,6 +255,7 @@ def test_exact_count_every_five_card_hand_from_53_djwild():
     assert naturals > comb(48, 5)
 
 
+@pytest.mark.slow
 def test_analyze_command_djwild_option():
     from controller.analysis import load_all
 

@@ -348,7 +348,15 @@ class Service:
         return self._audit_run()
 
     def _audit_run(self) -> list[str]:
-        problems = self.background.audit(self.ledger_stack.where_for_audit)
+        """One periodic audit (the ``ledger-audit`` thread).  An audit that cannot run is itself a
+        finding: it is logged and latched like the problems an audit finds, and the thread goes on
+        (before stop 30 an exception outside the run's own handling ended the thread silently, and
+        the periodic audits with it)."""
+        try:
+            problems = self.background.audit(self.ledger_stack.where_for_audit)
+        except Exception as e:  # noqa: BLE001 - faults latch: never swallowed, never the thread's end
+            self.log.error("ledger.audit_failed", error=repr(e))
+            problems = [f"the periodic audit could not run: {type(e).__name__}: {e}"]
         if problems and self.table is not None:
             self.reactor.call_soon_threadsafe(
                 self.table.ledger_damaged, "ledger-audit", [f"ledger: {p}" for p in problems]

@@ -199,3 +199,23 @@ def test_a_witness_directory_that_cannot_be_written_is_a_latched_tilt_not_a_cras
         assert rig.service.ready.wait(10)
     finally:
         rig.stop()
+
+
+def test_an_audit_that_cannot_run_is_a_latched_tilt_and_the_audits_go_on(make_rig, monkeypatch):
+    """An exception outside the audit run's own handling (here: its runner broken) used to end
+    the ``ledger-audit`` thread silently, and every later audit with it.  It is now a finding:
+    logged, latched as a tilt, and the next audit runs as usual."""
+    rig = make_rig().start()
+    rig.table.wait_for(lambda s: s["state"] == "open_for_wagers", 30)
+    bg = rig.service.background
+
+    def broken(where):
+        raise OSError("disk vanished")
+
+    monkeypatch.setattr(bg, "audit", broken)
+    assert rig.service._audit_run() == ["the periodic audit could not run: OSError: disk vanished"]
+    st = rig.table.wait_for(lambda s: s["state"] == "tilt", 10)
+    assert "periodic audit could not run" in st["tilts"]["ledger-audit"], st["tilts"]
+    monkeypatch.undo()
+    assert rig.service._audit_run() == []  # the next run: the ledger itself is sound
+    rig.stop()

@@ -63,7 +63,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, emit: Any) -> int:
-    from bench._linkrig import Pit, database
+    from bench._linkrig import Pit, database, postmaster_pid
 
     with database(args.db) as dsn, tempfile.TemporaryDirectory(prefix="tablectl-bench-link-") as tmp:
         pit = Pit(dsn, args.tables, Path(tmp))
@@ -79,11 +79,12 @@ def run(args: argparse.Namespace, emit: Any) -> int:
             emit("uplinks_refused_too_many_clients", pit.uplink_says("too many clients"))
             tables = list(pit.tables.values())
             emit("tables", len(tables))
-            total = _throughput(args, dsn, pit, tables, emit)
+            pm = postmaster_pid(dsn)  # the server's processes, when on this machine (else no CPU figures)
+            total = _throughput(args, pm, pit, tables, emit)
             if total is None:
                 return 1
-            idle = _idle(args, dsn, len(tables), emit)
-            total += _paced(args, dsn, pit, tables, idle, emit)
+            idle = _idle(args, pm, len(tables), emit)
+            total += _paced(args, pm, pit, tables, idle, emit)
             _meter_push(args, pit, tables, total, emit)
             _two_hits(pit, tables, total + args.pushes, emit)
             _link_loss(pit, tables, emit)
@@ -92,13 +93,12 @@ def run(args: argparse.Namespace, emit: Any) -> int:
     return 0
 
 
-def _throughput(args: argparse.Namespace, dsn: str, pit: Any, tables: list[Any], emit: Any) -> int | None:
+def _throughput(args: argparse.Namespace, pm: int | None, pit: Any, tables: list[Any], emit: Any) -> int | None:
     """1. throughput, end to end (and the database's CPU over it); the contributions written, or
     None when the LAP did not get them all."""
-    from bench._linkrig import db_cpu_s, postmaster_pid
+    from bench._linkrig import db_cpu_s
     from controller.lap.lap import wait_until
 
-    pm = postmaster_pid(dsn)
     cpu0 = db_cpu_s(pm) if pm else 0.0
     per: int = max(10, args.contributions // len(tables) // 10 * 10)
     total = per * len(tables)
@@ -121,12 +121,11 @@ def _throughput(args: argparse.Namespace, dsn: str, pit: Any, tables: list[Any],
     return total
 
 
-def _idle(args: argparse.Namespace, dsn: str, n: int, emit: Any) -> float | None:
+def _idle(args: argparse.Namespace, pm: int | None, n: int, emit: Any) -> float | None:
     """1b. the standing cost: the database's CPU seconds per second with nothing played (None when
     the server is not on this machine)."""
-    from bench._linkrig import db_cpu_s, postmaster_pid
+    from bench._linkrig import db_cpu_s
 
-    pm = postmaster_pid(dsn)
     if not pm or args.idle_s <= 0:
         return None
     time.sleep(1.0)  # the throughput run's last answers read
@@ -138,12 +137,11 @@ def _idle(args: argparse.Namespace, dsn: str, n: int, emit: Any) -> float | None
     return rate
 
 
-def _paced(args: argparse.Namespace, dsn: str, pit: Any, tables: list[Any], idle: float | None, emit: Any) -> int:
+def _paced(args: argparse.Namespace, pm: int | None, pit: Any, tables: list[Any], idle: float | None, emit: Any) -> int:
     """1c. every table at the same steady pace; the contributions written (0 when skipped)."""
-    from bench._linkrig import db_cpu_s, postmaster_pid
+    from bench._linkrig import db_cpu_s
     from controller.lap.lap import wait_until
 
-    pm = postmaster_pid(dsn)
     rounds = int(args.paced_s // args.round_s) if args.round_s > 0 else 0
     if not pm or rounds <= 0:
         return 0

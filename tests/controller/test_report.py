@@ -204,8 +204,8 @@ def test_csv_one_row_per_figure_labelled_with_its_rule(tmp_path):
     assert by[("head", "chain_head")]["note"] == "event #27"
     hits = [r for r in rows if r["section"] == "hit" and r["item"] == "hit"]
     assert [(h["value"], h["validated_by"], h["time_local"], h["paid_by"]) for h in hits] == [
-        ("500.33", "floor 17", "Jul 04 11:00:00", "attendant"),
-        ("25.00", "- (note 2)", "Jul 04 11:00:00", "table"),
+        ("500.33", "floor 17", "2026-07-04 11:00:00 EDT", "attendant"),  # the year and the zone
+        ("25.00", "- (note 2)", "2026-07-04 11:00:00 EDT", "table"),
     ]
     assert not any(r["item"] == "provisional" for r in rows)  # the day has ended
 
@@ -223,7 +223,7 @@ def test_a_level_created_during_the_day_starts_at_its_creation(tmp_path):
     (lv,) = rep.levels
     assert lv.born_ts and lv.start is not None and lv.start.value == 500000 and lv.contribution_count == 1
     sec = V.meter_section(rep, lv, NY)
-    assert sec.columns == ["Created Jul 04 10:00:00", "End of day"]
+    assert sec.columns == ["Created 2026-07-04 10:00:00 EDT", "End of day"]
     assert sec.rows[0].values[0].shown() == "$5,000.00" and sec.rows[0].values[1].shown() == "$5,000.21"
     assert "created during the day (event #4" in sec.notes[0]
     assert _check(rep) == "DOES NOT AGREE: a rate other than the configured 33 1/3%"  # CONFIG says 1/3
@@ -294,17 +294,25 @@ def test_pdf_renders_and_reads(tmp_path):
         "$3.00 × 33 1/3%",
         "Contributions = rate × wagers agrees, exactly",
         # hits: who validated the meter hit; why the fixed pay has no name
-        "royal flush meter hit, 50% of the attendant $500.33 floor 17",  # the Kind cell wraps: "meter" below
+        "Royal Flush meter hit, 50% of the meter attendant $500.33 floor 17",  # the hand as players say it
         "- (note 2)",
         "§ 670a.11(h)(3)(i)(B)(III)",
         "Meter hits, paid by an attendant § 605a.7(a)(3) 1 $500.33",
         # the play, voids, faults
         "Rounds played (completed or voided) 3",
-        "Rounds still open at the end 4 (opened Jul 05 05:59:59)",
+        "Rounds still open at the end 4 (opened 2026-07-05 05:59:59 EDT)",
         "Paid to players $3,500.33",
         "shoe jam (§ 670a.13(g))",
         "Prepared by:",
         "Reviewed by:",
+        # the meter's roll-forward, checked
+        "Meter at the start of the gaming day $1,000.33 + 1/3 of a cent",
+        "+ Contributions credited (wager × rate) $1.33 + 1/3 of a cent",
+        "− Contributions taken back by voided rounds $0.33 + 1/3 of a cent",
+        "− Meter hits (paid from the meter) $500.33",
+        "= Meter at the end of the gaming day $501.00 + 1/3 of a cent",
+        "Start + contributions − voids − hits + reseeds = end agrees, exactly",
+        "Time zone America/New_York (EDT, UTC-04:00)",
     ]:
         assert want in flat, want
     assert "PROVISIONAL" not in text  # a day that has ended

@@ -304,13 +304,14 @@ def _reportlab_problem(args: argparse.Namespace) -> str | None:
 
 
 def _lap_report(store: object, cfg: object, args: argparse.Namespace) -> int:
+    from controller.core.money import plural
     from controller.lap import lapreport
     from controller.lap.config import LapConfig
     from controller.lap.floor import gaming_day_start
 
     assert isinstance(cfg, LapConfig)
     day = args.day or gaming_day_start().date()
-    rep = lapreport.read(store, cfg.group, day)
+    rep = lapreport.read(store, cfg.group, day, cfg.casino)
     if args.format == "pdf":
         from controller.lap.lapreportpdf import render
 
@@ -326,8 +327,8 @@ def _lap_report(store: object, cfg: object, args: argparse.Namespace) -> int:
         print(f"tablectl lap: --out: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
         return 1
     print(
-        f"{args.out}: {args.format} report of gaming day {day.isoformat()} ({len(rep.levels)} levels, "
-        f"{len(rep.hits)} hits listed)"
+        f"{args.out}: {args.format} report of gaming day {day.isoformat()} ({plural(len(rep.levels), 'level')}, "
+        f"{plural(len(rep.tables), 'table')}, {plural(len(rep.hits), 'hit')} listed)"
     )
     return 0
 

@@ -324,17 +324,20 @@ def section_cells(sec: Section, st: dict[str, ParagraphStyle]) -> list[list[tupl
     right = _right_columns(sec)
     lead = len(head) - len(sec.columns)
     cells = [[(h, st["headr"] if i - lead in right else st["head"]) for i, h in enumerate(head)]]
-    cells += [_row_cells(r, st, figure_cols, refs) for r in sec.rows]
+    cells += [_row_cells(r, st, figure_cols, refs, right) for r in sec.rows]
     if len(cells) == 1:
         cells.append([("none", st["cell"])] + [("", st["cell"])] * (len(head) - 1))
     return cells
 
 
-def _row_cells(r: Row, st: dict[str, ParagraphStyle], figure_cols: bool, refs: bool) -> list[tuple[str, Any]]:
-    """One row of a section: its figure's label and rule (where the section has them), its values."""
+def _row_cells(
+    r: Row, st: dict[str, ParagraphStyle], figure_cols: bool, refs: bool, right: set[int]
+) -> list[tuple[str, Any]]:
+    """One row of a section: its figure's label and rule (where the section has them), its values
+    (right-aligned in a column of numbers, a text there too: "agrees, exactly" under the amounts)."""
     cells = [(r.label, st["cell"])] if figure_cols else []
     cells += [(r.ref, st["cell"])] if refs else []
-    cells += [(v.shown(), st["cellr"] if v.unit != "text" else st["cell"]) for v in r.values]
+    cells += [(v.shown(), st["cellr"] if i in right else st["cell"]) for i, v in enumerate(r.values)]
     return cells
 
 

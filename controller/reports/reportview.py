@@ -19,11 +19,8 @@ pays made by an attendant, the cumulative paid: (a)(1)-(4)); the others shown he
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, tzinfo
+from datetime import datetime, tzinfo
 from fractions import Fraction
 from typing import Any
 
@@ -248,14 +245,14 @@ def meter_section(rep: DayReport, lv: LevelReport, tz: tzinfo | None) -> Section
 #: the roll-forward's rows (CSV ``item``, label), the same in the table's report and the LAP's
 ROLL_FORWARD = {
     "start": "Meter at the start of the gaming day",
-    "contributions": "+ Contributions credited (wager × rate)",
-    "voided": "− Contributions taken back by voided rounds",
-    "hits": "− Meter hits (paid from the meter)",
-    "reseeds": "+ Reseeds after 100% meter hits",
-    "reserve_moved": "+ Hidden reserve moved into the meter at a reset",
-    "end": "= Meter at the end of the gaming day",
+    "contributions": "add: contributions credited (wager × rate)",
+    "voided": "less: contributions taken back by voided rounds",
+    "hits": "less: meter hits (paid from the meter)",
+    "reseeds": "add: reseeds after 100% meter hits",
+    "reserve_moved": "add: hidden reserve moved into the meter at a reset",
+    "end": "Meter at the end of the gaming day (the sum)",
     "recorded": "Meter at the end of the gaming day, as recorded",
-    "check": "Start + contributions − voids − hits + reseeds = end",
+    "check": "Start + contributions - voids - hits + reseeds = end",
 }
 
 
@@ -374,7 +371,7 @@ def hits_section(rep: DayReport, tz: tzinfo | None) -> Section:
     rows = []
     for h in rep.hits:
         kind = h.kind + (f", {percent(Fraction(h.fraction))} of the meter" if h.fraction else "")
-        by = h.validated_by or ("- (note 2)" if h.kind == FIXED_PAY else "NOT RECORDED")
+        by = h.validated_by or ("(note 2)" if h.kind == FIXED_PAY else "NOT RECORDED")
         who = "attendant" if h.paid_by == "attendant" else "table"
         rows.append(
             Row(
@@ -553,75 +550,10 @@ PROVISIONAL = "PROVISIONAL \u2014 the gaming day has not ended"
 
 # ---------------------------------------------------------------------- CSV
 
-CSV_COLUMNS = ["section", "table", "gaming_day", "level", "item", "label", "regulation", "unit", "start", "end",
-               "value", "time_local", "round", "seat", "hand", "paid_by", "validated_by", "note"]  # fmt: skip
-
-
-def _csv_rows(rep: DayReport, generated: datetime, tz: tzinfo | None) -> Iterator[dict[str, Any]]:
-    for label, value in identity(rep, generated, tz):
-        yield {"section": "report", "item": label.lower().replace(" ", "_").replace("'", ""), "label": label,
-               "unit": TEXT, "value": value}  # fmt: skip
-    if rep.provisional(generated):
-        yield {"section": "report", "item": "provisional", "label": PROVISIONAL, "unit": TEXT, "value": "yes"}
-    for sec in sections(rep, tz):
-        yield from _csv_section(sec)
-    yield {"section": "head", "item": "chain_head", "label": "Chain head at the day's end", "unit": TEXT,
-           "value": rep.head.mac, "note": f"event #{rep.head.count}"}  # fmt: skip
-
-
-def _meter_csv(sec: Section, r: Row, base: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield {**base, "unit": r.values[1].unit, "start": r.values[0].plain(), "end": r.values[1].plain()}
-
-
-def _hit_csv(sec: Section, r: Row, base: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    t, rnd, seat, hand, _kind, paid_by, amount, by = (v.plain() for v in r.values)
-    yield {**base, "unit": USD, "value": amount, "time_local": t, "round": rnd, "seat": seat, "hand": hand,
-           "paid_by": paid_by, "validated_by": by}  # fmt: skip
-
-
-def _event_csv(sec: Section, r: Row, base: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """A void or a fault: its time, its round, what it says."""
-    yield {**base, "unit": TEXT, "time_local": r.values[0].plain(), "round": r.values[1].plain(),
-           "value": " ".join(v.plain() for v in r.values[2:])}  # fmt: skip
-
-
-def _figure_csv(sec: Section, r: Row, base: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """A figure: one CSV row per value given (an empty text is left out), named by its column."""
-    for col, v in zip(sec.columns, r.values):
-        if v.unit != TEXT or v.raw != "":
-            item = r.item if len(r.values) == 1 else f"{r.item}_{col.lower()}"
-            yield {**base, "item": item, "unit": v.unit, "value": v.plain()}
-
-
-#: the CSV rows of a section's row, by the section's key (any other: :func:`_figure_csv`)
-_CSV_ROWS: dict[str, Callable[[Section, Row, dict[str, Any]], Iterator[dict[str, Any]]]] = {
-    "meter": _meter_csv,
-    "hit": _hit_csv,
-    "void": _event_csv,
-    "fault": _event_csv,
-}
-
-
-def _csv_section(sec: Section) -> Iterator[dict[str, Any]]:
-    rows_of = _CSV_ROWS.get(sec.key, _figure_csv)
-    for r in sec.rows:
-        base = {"section": sec.key, "level": sec.level, "item": r.item, "label": r.label, "regulation": r.ref}
-        if sec.table:
-            base["table"] = sec.table
-        yield from rows_of(sec, r, base)
-    for n in sec.notes:
-        yield {"section": sec.key, "level": sec.level, "item": "note", "unit": TEXT, "note": n,
-               **({"table": sec.table} if sec.table else {})}  # fmt: skip
-
 
 def to_csv(rep: DayReport, tz: tzinfo | None = None, generated: datetime | None = None) -> str:
-    """One CSV for spreadsheets: one row per figure, with the PDF's labels and the rule each
-    answers to; money in dollars with two decimals (no ``$``: a spreadsheet reads a number),
-    a fraction of a cent as exact text (``501.00 + 1/3 cent``)."""
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, CSV_COLUMNS, lineterminator="\n")
-    w.writeheader()
-    base = {"table": rep.table_id, "gaming_day": rep.day.isoformat()}
-    for row in _csv_rows(rep, generated or datetime.now(UTC), tz):
-        w.writerow({**base, **row})
-    return buf.getvalue()
+    """One CSV for spreadsheets (controller/reports/reportcsv.py: the LAP's report has the same
+    layout): one row per figure, with the PDF's labels and the rule each answers to."""
+    from controller.reports import reportcsv
+
+    return reportcsv.day_csv(rep, tz, generated)

@@ -205,7 +205,7 @@ def test_csv_one_row_per_figure_labelled_with_its_rule(tmp_path):
     hits = [r for r in rows if r["section"] == "hit" and r["item"] == "hit"]
     assert [(h["value"], h["validated_by"], h["time_local"], h["paid_by"]) for h in hits] == [
         ("500.33", "floor 17", "2026-07-04 11:00:00 EDT", "attendant"),  # the year and the zone
-        ("25.00", "- (note 2)", "2026-07-04 11:00:00 EDT", "table"),
+        ("25.00", "(note 2)", "2026-07-04 11:00:00 EDT", "table"),
     ]
     assert not any(r["item"] == "provisional" for r in rows)  # the day has ended
 
@@ -295,7 +295,7 @@ def test_pdf_renders_and_reads(tmp_path):
         "Contributions = rate × wagers agrees, exactly",
         # hits: who validated the meter hit; why the fixed pay has no name
         "Royal Flush meter hit, 50% of the meter attendant $500.33 floor 17",  # the hand as players say it
-        "- (note 2)",
+        "(note 2)",
         "§ 670a.11(h)(3)(i)(B)(III)",
         "Meter hits, paid by an attendant § 605a.7(a)(3) 1 $500.33",
         # the play, voids, faults

@@ -306,7 +306,7 @@ def signatures(
     for role, hint in who:
         rows.append([_p(f"{role}:", st["head"]), "", _p("Date:", st["head"]), ""])
         rows.append(["", _p(hint, st["note"]), "", ""])
-    t = Table(rows, colWidths=[0.18 * width, 0.48 * width, 0.08 * width, 0.26 * width], rowHeights=[26, 12] * len(who))
+    t = Table(rows, colWidths=[0.25 * width, 0.43 * width, 0.07 * width, 0.25 * width], rowHeights=[26, 12] * len(who))
     style: list[Any] = [("VALIGN", (0, 0), (-1, -1), "BOTTOM")]
     for i in range(len(who)):
         style += [("LINEBELOW", (1, 2 * i), (1, 2 * i), 0.6, RULE), ("LINEBELOW", (3, 2 * i), (3, 2 * i), 0.6, RULE)]

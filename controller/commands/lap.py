@@ -165,6 +165,7 @@ def _floor_server(cfg: LapConfig, dsn: str, log: Callable[[str], None]) -> Floor
             sign_at=sign_at,
             sign_hold_s=f.sign_hold_s,
             stale_s=max(3.0, 3 * cfg.heartbeat_s),
+            casino=cfg.casino,
         )
     except OSError as e:
         where = f"{f.bind}:{f.port}" + (f" or [sign] {sign_at[0]}:{sign_at[1]}" if sign_at else "")

@@ -21,7 +21,8 @@ from controller.reports.words import game_title, hand_name
 _SLIP_SQL = """
 SELECT h.level, h.order_no, h.table_id, m.asset, m.game, h.round_no, h.seat, h.hand, h.fraction_num,
   h.fraction_den, h.meter_cents_before, h.amount_cents, h.decided_at, p.at AS paid_at, p.cents AS paid_cents,
-  e.data->>'by' AS validated_by, r.reset_cents, r.reserve_moved, r.den
+  e.data->>'by' AS validated_by, r.reset_cents, r.reserve_moved, r.den,
+  (SELECT left(group_name, 40) FROM {s}.link) AS group_name
 FROM {s}.hits h LEFT JOIN {s}.members m ON m.table_id = h.table_id
 LEFT JOIN {s}.payouts p ON p.table_id = h.table_id AND p.hit_seq = h.seq
 LEFT JOIN {s}.events e ON e.table_id = p.table_id AND e.seq = p.seq
@@ -40,7 +41,7 @@ def slip_of(data: FloorData, level: str, order: int, casino: str = "", group: st
         rows = data.rows(c, _SLIP_SQL, (level, order))
     if not rows:
         raise SlipError(f"no hit #{order} of level {level!r}")
-    return _slip(rows[0], casino, group)
+    return _slip(rows[0], casino, group or str(rows[0]["group_name"] or ""))
 
 
 def _slip(r: dict[str, Any], casino: str, group: str) -> Slip:

@@ -184,7 +184,7 @@ class Luck:
     before validating a hit (``gate(table_id)``)."""
 
     hit_rate: float = 0.0
-    gate: Callable[[str], None] | None = None
+    gate: Callable[[str, int], None] | None = None
 
 
 #: with the floor view up, the simulated floorperson validates a pending hit once it is acknowledged
@@ -192,9 +192,9 @@ class Luck:
 ACK_WAIT_S = 60.0
 
 
-def _floor_gate(pg: str, schema: str, stop: threading.Event, out: TextIO) -> Callable[[str], None]:
-    """Wait (real time) until the table's pending hit is acknowledged on the floor view, ``stop`` is
-    set, or :data:`ACK_WAIT_S` passes; say what the floor is waiting for."""
+def _floor_gate(pg: str, schema: str, stop: threading.Event, out: TextIO) -> Callable[[str, int], None]:
+    """Wait (real time) until the table's pending hit in its round is acknowledged on the floor view,
+    ``stop`` is set, or :data:`ACK_WAIT_S` passes; say what the floor is waiting for."""
     import time
 
     import psycopg
@@ -203,16 +203,17 @@ def _floor_gate(pg: str, schema: str, stop: threading.Event, out: TextIO) -> Cal
     q = sql.SQL(
         "SELECT h.order_no, h.seat, h.amount_cents, EXISTS (SELECT 1 FROM {s}.floor_acks a WHERE a.level = h.level"
         " AND a.order_no = h.order_no) FROM {s}.hits h LEFT JOIN {s}.payouts p ON p.table_id = h.table_id"
-        " AND p.hit_seq = h.seq WHERE h.table_id = %s AND p.seq IS NULL ORDER BY h.decided_at DESC LIMIT 1"
+        " AND p.hit_seq = h.seq WHERE h.table_id = %s AND h.round_no = %s AND p.seq IS NULL"
+        " ORDER BY h.decided_at LIMIT 1"
     ).format(s=sql.Identifier(schema))
 
-    def gate(tid: str) -> None:
+    def gate(tid: str, round_no: int) -> None:
         from controller.core.money import format_cents
 
         end, told = time.monotonic() + ACK_WAIT_S, False
         with psycopg.connect(pg, autocommit=True) as c:
             while not stop.is_set() and time.monotonic() < end:
-                row = c.execute(q, (tid,)).fetchone()
+                row = c.execute(q, (tid, round_no)).fetchone()
                 if row is not None and row[3]:
                     print(
                         f"{tid}: hit #{row[0]} acknowledged on the floor view; the floorperson validates it", file=out
@@ -412,7 +413,7 @@ def _play(
     t.people = People(t.rig, random.Random(f"{seed}/{t.table_id}/people"))
     gate = luck.gate
     if gate is not None:
-        t.people.before_validation = lambda _st: gate(t.table_id)
+        t.people.before_validation = lambda st: gate(t.table_id, int(st.get("round") or 0))
     hits = random.Random(f"{seed}/{t.table_id}/hits")
     try:
         for _ in range(rounds):

@@ -23,6 +23,8 @@ MAX_HITS = 2000
 MAX_EVENTS = 2000
 
 _MONEY = "'$' || to_char({}::numeric / 100, 'FM999,999,999,990.00')"
+#: a hand as players say it (``four-of-a-kind`` -> ``Four of a Kind``: controller/reports/words.py)
+_HAND = "replace(replace(initcap(translate(left({}, 40), '-_', '  ')), ' Of ', ' of '), ' A ', ' a ')"
 
 #: kind -> one SELECT of (at, kind, table_id, text) between %(since)s and %(until)s, newest first
 EVENT_SOURCES: dict[str, str] = {
@@ -40,9 +42,11 @@ EVENT_SOURCES: dict[str, str] = {
         " FROM {s}.table_status_log WHERE at >= %(since)s AND at < %(until)s ORDER BY at DESC LIMIT %(n)s"
     ),
     "hit": (
-        "SELECT decided_at, 'hit', table_id, left(level || ' hit #' || order_no || ' ' || "
+        "SELECT decided_at, 'hit', table_id, left('Seat ' || seat || ': ' || "
+        + _HAND.format("hand")
+        + " || ' hit ' || "
         + _MONEY.format("amount_cents")
-        + " || ' seat ' || seat || ' ' || hand || ' (round ' || round_no || ')', 400) FROM {s}.hits"
+        + " || ' (' || level || ' hit #' || order_no || ', round ' || round_no || ')', 400) FROM {s}.hits"
         " WHERE decided_at >= %(since)s AND decided_at < %(until)s ORDER BY decided_at DESC LIMIT %(n)s"
     ),
     "paid": (

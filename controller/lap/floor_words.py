@@ -37,7 +37,7 @@ def change_sentence(text: str) -> str:
     except (KeyError, TypeError, ValueError, ZeroDivisionError, AttributeError):
         said = f"{doc.get('what')} {doc.get('key')} changed"
     by = doc.get("by")
-    return (said + (f" (recorded by database user {by})" if by else ""))[:400]
+    return (said + (f" (by {by})" if by else ""))[:400]
 
 
 def _said(doc: Mapping[str, Any]) -> str:

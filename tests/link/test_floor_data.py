@@ -172,7 +172,7 @@ def test_the_event_log_reads_the_laps_records(make_floor: Any) -> None:
     events = json.loads(_req(srv, "GET", "/api/events", cookie=jar).body)["events"]
     kinds = [(e["kind"], e["table"]) for e in events]
     assert ("tilt", "T1") in kinds and ("hit", "T2") in kinds and ("acknowledged", "T2") in kinds, kinds
-    links = [e["text"].split(" (recorded by ")[0] for e in events if e["kind"] == "link"]
+    links = [e["text"].split(" (by ")[0] for e in events if e["kind"] == "link"]
     assert links[:2] == [  # newest first, in words
         "Link started: the tables take linked progressive wagers (it was stopped)",
         "Link stopped: the linked progressive wager is closed at every table (it was running)",
@@ -307,15 +307,12 @@ def test_parameter_changes_read_as_sentences() -> None:
              "reserve_num": 0, "reserve_den": 1, "limit_cents": None, "at_limit": "reserve", "max_wager_cents": 500,
              "meter_pays": ["1/1", "1/10"]}  # fmt: skip
     got = said("levels", "primary", level, {**level, "rate_num": 1, "rate_den": 5, "limit_cents": 25_000_000})
-    assert got == (
-        "Level primary changed: increment rate 21% → 20%; limit none → $250,000.00"
-        " (recorded by database user lap_owner)"
-    )
+    assert got == ("Level primary changed: increment rate 21% → 20%; limit none → $250,000.00 (by lap_owner)")
     assert said(
         "members", "T07", {"closed": "the LAP refused record 9 (hit): twice"}, {"closed": None, "note": "ok"}
     ) == (
         "Table T07 reopened by the LAP's operator (it was closed: the LAP refused record 9 (hit): twice); note: ok"
-        " (recorded by database user lap_owner)"
+        " (by lap_owner)"
     )
     assert said("link", "reason", None, "the meters disagree").startswith("Why the link is inoperable: the meters")
     assert change_sentence("{not json") == "{not json" and change_sentence("[1]") == "[1]"

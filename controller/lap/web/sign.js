@@ -30,7 +30,9 @@ function meters(p) {
     box.replaceChildren();
     for (const l of p.levels) {
       const d = el("div", "lv" + (p.levels.length > 1 ? " many" : ""), undefined, box);
-      d.dataset.level = l.level; el("div", "name", jackpotWord(p, l.level), d); el("div", "amt", "", d);
+      d.dataset.level = l.level;  // one level: the kicker above says what it is; several: each is named
+      if (p.levels.length > 1) el("div", "name", jackpotWord(p, l.level), d);
+      el("div", "amt", "", d);
     }
   }
   p.levels.forEach((l, i) => { const a = box.children[i].querySelector(".amt");

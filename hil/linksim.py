@@ -144,7 +144,7 @@ def run_link_sim(
                 return 1
             server = _floor_up(Path(tmp), floor, pg, schema, cfg, on_floor, out, sign_hold_s)
             linked = _start_tables(Path(tmp), ids, cfg, pg, games, seed, speed, Rig, Uplink, UplinkConfig)
-            luck = Luck(hit_rate, _floor_gate(pg, schema, stop, out) if server is not None else None)
+            luck = _luck(hit_rate, server, pg, schema, stop, out)
             _play_and_drain(linked, rounds, seed, stop, keep_up=server is not None, out=out, luck=luck)
             ok = _balances(linked, Path(tmp), check_balance, out)
             # a fresh connection for the verdict: the one above may be to a primary that has
@@ -185,6 +185,11 @@ class Luck:
 
     hit_rate: float = 0.0
     gate: Callable[[str, int], None] | None = None
+
+
+def _luck(hit_rate: float, server: Any, pg: str, schema: str, stop: threading.Event, out: TextIO) -> Luck:
+    """The hit rate, and with the floor view up (``server``) the floorperson's wait for it."""
+    return Luck(hit_rate, None if server is None else _floor_gate(pg, schema, stop, out))
 
 
 #: with the floor view up, the simulated floorperson validates a pending hit once it is acknowledged

@@ -42,15 +42,12 @@ def run(args: argparse.Namespace) -> int:
     from controller.commands.report import _out_problem, _tz, _write
 
     tz, problem = _tz(args)
-    problem = problem or _out_problem(args.out)
+    problem = problem or _out_problem(args.out) or _no_reportlab()
     if problem is not None:
         print(f"tablectl slip: {problem}", file=sys.stderr)
         return 2
-    try:
-        from controller.reports.slippdf import render
-    except ModuleNotFoundError as e:  # the `report` extra (the release installs it)
-        print(f"tablectl slip: the PDF needs {e.name}: pip install 'tablectl[report]'", file=sys.stderr)
-        return 2
+    from controller.reports.slippdf import render
+
     refused = refuse_damaged(args, "tablectl slip", sys.stderr)  # never print from a ledger failing its audit
     if refused is not None:
         return refused
@@ -68,6 +65,14 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print(out)
     return 0
+
+
+def _no_reportlab() -> str | None:
+    try:
+        import reportlab  # noqa: F401 - only whether it is there
+    except ModuleNotFoundError as e:  # the `report` extra (the release installs it)
+        return f"the PDF needs {e.name}: pip install 'tablectl[report]'"
+    return None
 
 
 def _slip(args: argparse.Namespace, tz: object) -> tuple[Slip, tuple[int, int]] | int:

@@ -364,13 +364,9 @@ def _table(t: dict[str, Any], day: dict[str, Any] | None, n: float) -> dict[str,
     seen = [x for x in (_epoch(t["last_seen"]), _epoch(t["status_at"])) if x is not None]
     heard = max(seen) if seen else None
     day = day or {}
-    wagers, hands = int(day.get("wagers") or 0), int(day.get("hands") or 0)
-    first = _epoch(day.get("first_at"))
     return {
-        "id": t["table_id"],
-        "asset": t["asset"],
-        "game": t["game"],
-        "game_name": game_title(t["game"]) if t["game"] else "",
+        **_identity(t),
+        **_day_figures(day, n),
         "state": t["state"] or "not reported",
         "state_label": state_label(t["state"]),
         "round": t["round_no"],
@@ -381,6 +377,23 @@ def _table(t: dict[str, Any], day: dict[str, Any] | None, n: float) -> dict[str,
         "mismatch": t["mismatch"],
         "reconciled_seq": t["reconciled_seq"],
         "heard_s": None if heard is None else round(n - heard, 1),
+    }
+
+
+def _identity(t: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": t["table_id"],
+        "asset": t["asset"],
+        "game": t["game"],
+        "game_name": game_title(t["game"]) if t["game"] else "",
+    }
+
+
+def _day_figures(day: dict[str, Any], n: float) -> dict[str, Any]:
+    """A table's progressive play in the gaming day: coin-in, wagers, hands, and their rates per hour."""
+    wagers, hands = int(day.get("wagers") or 0), int(day.get("hands") or 0)
+    first = _epoch(day.get("first_at"))
+    return {
         "coin_in_cents": int(day.get("coin_in") or 0),
         "wagers": wagers,
         "hands": hands,

@@ -82,26 +82,30 @@ def _row(
     return f"{noun} {key} changed: " + ("; ".join(changed) or "nothing a person sees")
 
 
+def _rate(r: Mapping[str, Any], num: str, den: str) -> str:
+    return percent(Fraction(int(r[num]), int(r[den])))
+
+
+def _money_or_none(v: Any) -> str:
+    return "none" if v is None else format_cents(int(v))
+
+
+#: a level's parameters in words: (the row's key, the word, how its value reads)
+_LEVEL_WORDS: list[tuple[str, str, Callable[[Mapping[str, Any]], str]]] = [
+    ("seed_cents", "seed", lambda r: format_cents(int(r["seed_cents"]))),
+    ("reset_cents", "reset", lambda r: format_cents(int(r["reset_cents"]))),
+    ("rate_num", "increment rate", lambda r: _rate(r, "rate_num", "rate_den")),
+    ("reserve_num", "reserve rate", lambda r: _rate(r, "reserve_num", "reserve_den")),
+    ("limit_cents", "limit", lambda r: _money_or_none(r["limit_cents"])),
+    ("at_limit", "above the limit", lambda r: "to the reserve" if r["at_limit"] == "reserve" else "held as overflow"),
+    ("max_wager_cents", "largest wager", lambda r: format_cents(int(r["max_wager_cents"]))),
+    ("meter_pays", "meter pays", lambda r: ", ".join(percent(Fraction(str(x))) for x in r["meter_pays"] or [])),
+]
+
+
 def _level_fields(r: Mapping[str, Any]) -> dict[str, str]:
     """A level's parameters in words (only those the row has)."""
-    out: dict[str, str] = {}
-    if "seed_cents" in r:
-        out["seed"] = format_cents(int(r["seed_cents"]))
-    if "reset_cents" in r:
-        out["reset"] = format_cents(int(r["reset_cents"]))
-    if "rate_num" in r:
-        out["increment rate"] = percent(Fraction(int(r["rate_num"]), int(r["rate_den"])))
-    if "reserve_num" in r:
-        out["reserve rate"] = percent(Fraction(int(r["reserve_num"]), int(r["reserve_den"])))
-    if "limit_cents" in r:
-        out["limit"] = "none" if r["limit_cents"] is None else format_cents(int(r["limit_cents"]))
-    if "at_limit" in r:
-        out["above the limit"] = "to the reserve" if r["at_limit"] == "reserve" else "held as overflow"
-    if "max_wager_cents" in r:
-        out["largest wager"] = format_cents(int(r["max_wager_cents"]))
-    if "meter_pays" in r:
-        out["meter pays"] = ", ".join(percent(Fraction(str(x))) for x in r["meter_pays"] or [])
-    return out
+    return {word: said(r) for key, word, said in _LEVEL_WORDS if key in r}
 
 
 def _member_fields(r: Mapping[str, Any]) -> dict[str, str]:

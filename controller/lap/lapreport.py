@@ -489,27 +489,29 @@ def hits_section(r: LapReport) -> Section:
     """The last hits up to the day's end (the level's column only when the group has several)."""
     many = len(r.levels) > 1
     cols = [c for c in HIT_COLUMNS if many or c != "Level"]
-    rows = []
-    for h in r.hits:
-        values = [
-            V(TEXT, stamp(h.decided_at)),
-            *([V(TEXT, h.level)] if many else []),
-            V(TEXT, h.order),
-            V(TEXT, h.table),
-            V(TEXT, h.round_no),
-            V(TEXT, h.seat),
-            V(TEXT, hand_name(h.hand)),
-            V(USD, h.amount_cents),
-            V(TEXT, h.paid_by or ("pending" if h.paid_at is None else "NOT RECORDED")),
-            V(TEXT, "" if h.paid_at is None else stamp(h.paid_at)),
-        ]
-        rows.append(Row("hit", "meter hit", "", values))
+    rows = [Row("hit", "meter hit", "", _hit_values(h, many)) for h in r.hits]
     notes = [
         "Newest first; times are the LAP's (decided, and when the table's payment reached it). Pending: the hit "
         "awaits the floorperson's validation at the table. Each is paid the amount decided (the LAP refuses "
         "any other)."
     ]
     return Section("hit", f"Last {LAST_HITS} hits (up to the end of the day)", cols, rows, notes=notes)
+
+
+def _hit_values(h: HitLine, many: bool) -> list[V]:
+    paid = h.paid_at is not None
+    return [
+        V(TEXT, stamp(h.decided_at)),
+        *([V(TEXT, h.level)] if many else []),
+        V(TEXT, h.order),
+        V(TEXT, h.table),
+        V(TEXT, h.round_no),
+        V(TEXT, h.seat),
+        V(TEXT, hand_name(h.hand)),
+        V(USD, h.amount_cents),
+        V(TEXT, h.paid_by or ("NOT RECORDED" if paid else "pending")),
+        V(TEXT, stamp(h.paid_at) if h.paid_at is not None else ""),
+    ]
 
 
 def sections(r: LapReport) -> list[Section]:

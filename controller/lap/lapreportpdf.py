@@ -29,12 +29,10 @@ TITLE = "Linked progressive accounting report"
 
 def _tables(r: LapReport, st: dict[str, Any], width: float) -> list[Flowable]:
     """The member tables' day, one row each (the CSV has each figure in the table report's words)."""
-    right = {i for i, c in enumerate(TABLE_COLUMNS) if i >= 3}
-    cells = [[(c, st["headr"] if i in right else st["head"]) for i, c in enumerate(TABLE_COLUMNS)]]
-    for t in r.tables:
-        cells.append([(v.shown(), st["cellr"] if i in right else st["cell"]) for i, v in enumerate(table_row(t))])
+    cells = [_aligned(TABLE_COLUMNS, st["head"], st["headr"])]
+    cells += [_aligned([v.shown() for v in table_row(t)], st["cell"], st["cellr"]) for t in r.tables]
     if not r.tables:
-        cells.append([("none", st["cell"])] + [("", st["cell"])] * (len(TABLE_COLUMNS) - 1))
+        cells.append(_aligned(["none"] + [""] * (len(TABLE_COLUMNS) - 1), st["cell"], st["cellr"]))
     notes = [
         _p(
             "Wagers: progressive wagers less those voided; Coin-in: their amount; Contributions: credited less "
@@ -45,6 +43,11 @@ def _tables(r: LapReport, st: dict[str, Any], width: float) -> list[Flowable]:
         )
     ]
     return block(_p("Tables: the gaming day", st["h2"]), grid(cells, width), notes, len(r.tables))
+
+
+def _aligned(texts: list[str], left: Any, right: Any) -> list[tuple[str, Any]]:
+    """A row of the tables' grid: the table, asset and game left, the figures right-aligned."""
+    return [(t, right if i >= 3 else left) for i, t in enumerate(texts)]
 
 
 def _story(r: LapReport, width: float) -> list[Flowable]:

@@ -28,19 +28,19 @@ def product(games: tuple[str, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {"title": " · ".join(titles), "games": titles, "wager_cents": None, "paytable": None,
                            "section": None, "pays": []}  # fmt: skip
     prog = next((p for p in (progressive_of(g) for g in seen) if p is not None), None)
-    if prog is None:
-        return out
-    name, wager = prog
+    table = None if prog is None else _paytable(prog[0])
+    if prog is not None and table is not None:
+        out.update(wager_cents=prog[1], paytable=prog[0], section=table.section, pays=_pays(table.pays, prog[1]))
+    return out
+
+
+def _paytable(name: str) -> Any:
     from controller.rules.paytables import PaytableError, all_paytables
 
     try:
-        table = all_paytables().get(name)
+        return all_paytables().get(name)
     except PaytableError:
-        table = None
-    if table is None:
-        return out
-    out.update(wager_cents=wager, paytable=name, section=table.section, pays=_pays(table.pays, wager))
-    return out
+        return None
 
 
 def _pays(rows: Sequence[tuple[str, Any]], wager: int) -> list[dict[str, Any]]:

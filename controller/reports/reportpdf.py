@@ -118,19 +118,19 @@ def fit_widths(cells: Sequence[Sequence[tuple[str, ParagraphStyle]]], width: flo
     line in its share gets just that; the columns whose text wraps share the rest in proportion
     to their text, none narrower than its longest word (a heading never breaks mid-word: "Sea t");
     room left when everything fits is spread in proportion."""
-    n = max(len(r) for r in cells)
-    nat, low = [2 * PAD] * n, [2 * PAD] * n
-    for row in cells:
-        for i, (text, style) in enumerate(row):
-            whole, word = _text_width(text, style)
-            nat[i] = max(nat[i], whole + 2 * PAD + 1)
-            low[i] = max(low[i], word + 2 * PAD + 1)
+    nat, low = _measure(cells)
     if sum(low) > width:
         return _squeezed(low, width)
     out, left, todo = _one_line(nat, low, width)
     if not todo:
         return [w + left * w / sum(out) for w in out]
-    while True:  # the wrapping columns: in proportion to their text, none below its longest word
+    return _wrapping(nat, low, out, left, todo)
+
+
+def _wrapping(nat: list[float], low: list[float], out: list[float], left: float, todo: list[int]) -> list[float]:
+    """The columns whose text wraps share ``left`` in proportion to their text, none below its
+    longest word (one held at its word gives the rest back to the others)."""
+    while True:
         total = sum(nat[i] for i in todo)
         short = [i for i in todo if left * nat[i] / total < low[i]]
         if not short:
@@ -142,6 +142,18 @@ def fit_widths(cells: Sequence[Sequence[tuple[str, ParagraphStyle]]], width: flo
     for i in todo:
         out[i] = left * nat[i] / total
     return out
+
+
+def _measure(cells: Sequence[Sequence[tuple[str, ParagraphStyle]]]) -> tuple[list[float], list[float]]:
+    """Per column: the widest text on one line, and the widest word (padding included)."""
+    n = max(len(r) for r in cells)
+    nat, low = [2 * PAD] * n, [2 * PAD] * n
+    for row in cells:
+        for i, (text, style) in enumerate(row):
+            whole, word = _text_width(text, style)
+            nat[i] = max(nat[i], whole + 2 * PAD + 1)
+            low[i] = max(low[i], word + 2 * PAD + 1)
+    return nat, low
 
 
 def _one_line(nat: list[float], low: list[float], width: float) -> tuple[list[float], float, list[int]]:
@@ -318,8 +330,7 @@ def signatures(
 def section_cells(sec: Section, st: dict[str, ParagraphStyle]) -> list[list[tuple[str, ParagraphStyle]]]:
     """A section as (text, style) cells: its heading row, then a row per figure (the figure's
     label and rule where the section has them, then its values, numbers right-aligned)."""
-    figure_cols = sec.key not in ("hit", "void", "fault")
-    refs = figure_cols and any(r.ref for r in sec.rows)
+    figure_cols, refs = _lead_columns(sec)
     head = (["Figure"] if figure_cols else []) + (["Rule"] if refs else []) + sec.columns
     right = _right_columns(sec)
     lead = len(head) - len(sec.columns)
@@ -328,6 +339,12 @@ def section_cells(sec: Section, st: dict[str, ParagraphStyle]) -> list[list[tupl
     if len(cells) == 1:
         cells.append([("none", st["cell"])] + [("", st["cell"])] * (len(head) - 1))
     return cells
+
+
+def _lead_columns(sec: Section) -> tuple[bool, bool]:
+    """Whether the section's rows lead with their figure's label, and with its rule."""
+    figure_cols = sec.key not in ("hit", "void", "fault")
+    return figure_cols, figure_cols and any(r.ref for r in sec.rows)
 
 
 def _row_cells(

@@ -64,11 +64,10 @@ class Slip:
 
     def lines(self) -> list[tuple[str, str]]:
         """(label, value) of the slip's body, in the order printed."""
+        return [*self._where(), *self._pay(), *self._who(), *self.extra, ("From", self.source)]
 
-        def money(v: Fraction | int | None) -> str:
-            return format_exact(Fraction(v)) if v is not None else "-"
-
-        amount = money(self.amount_cents) if self.amount_cents is not None else "decided at the validation"
+    def _where(self) -> list[tuple[str, str]]:
+        amount = _money(self.amount_cents) if self.amount_cents is not None else "decided at the validation"
         return [
             ("Amount", amount),
             ("Casino", self.casino or "not set"),
@@ -78,18 +77,31 @@ class Slip:
             ("Round", str(self.round_no)),
             ("Seat", str(self.seat)),
             ("Hand", self.hand),
-            ("Pay", self.kind),
-            ("Progressive", (self.level + (f", {self.order}" if self.order else "")) if self.level else "-"),
-            ("Meter before the hit", money(self.meter_before)),
-            ("Meter after the hit", money(self.meter_after)),
-            ("About the meter", self.meter_note),
-            ("Decided", self.decided_at or "-"),
-            ("Paid", self.paid_at or ("NOT YET: awaiting the floorperson's validation" if self.pending else "-")),
-            ("Validated by (floorperson)", self.validated_by or ("not yet" if self.pending else "not recorded")),
-            ("Dealer", self.dealer),
-            *self.extra,
-            ("From", self.source),
         ]
+
+    def _pay(self) -> list[tuple[str, str]]:
+        return [
+            ("Pay", self.kind),
+            ("Progressive", ", ".join(x for x in (self.level, self.order) if x) or "-"),
+            ("Meter before the hit", _money(self.meter_before)),
+            ("Meter after the hit", _money(self.meter_after)),
+            ("About the meter", self.meter_note),
+        ]
+
+    def _who(self) -> list[tuple[str, str]]:
+        return [
+            ("Decided", self.decided_at or "-"),
+            ("Paid", self.paid_at or self._not_yet("NOT YET: awaiting the floorperson's validation", "-")),
+            ("Validated by (floorperson)", self.validated_by or self._not_yet("not yet", "not recorded")),
+            ("Dealer", self.dealer),
+        ]
+
+    def _not_yet(self, pending: str, otherwise: str) -> str:
+        return pending if self.pending else otherwise
+
+
+def _money(v: Fraction | int | None) -> str:
+    return format_exact(Fraction(v)) if v is not None else "-"
 
 
 def _events(conn: sqlite3.Connection, round_no: int) -> list[tuple[int, str, str, dict[str, Any]]]:
@@ -100,28 +112,28 @@ def _events(conn: sqlite3.Connection, round_no: int) -> list[tuple[int, str, str
 _PAID = (Kind.METER_PAYOUT, Kind.METER_FIXED_PAID, Kind.LINK_PAID)
 
 
+#: what each of a round's records is to the slip of a seat's hit
+_ROLE: dict[str, str] = {
+    Kind.METER_PAYOUT: "paid",
+    Kind.METER_FIXED_PAID: "paid",
+    Kind.LINK_PAID: "paid",
+    Kind.HIT_PENDING: "pending",
+    Kind.HIT_VALIDATED: "validated",
+    Kind.LINK_HIT: "claim",
+}
+
+
 def _find(evs: list[tuple[int, str, str, dict[str, Any]]], round_no: int, seat: int) -> dict[str, Any]:
     """The round's records of the hit at ``seat``: the pay (or the pending hit), its validation,
     a linked claim; SlipError when there is none."""
-    found: dict[str, Any] = {}
-    for seq, ts, kind, d in evs:
-        if d.get("seat") != seat:
-            continue
-        if kind in _PAID:
-            found["paid"] = (seq, ts, kind, d)
-        elif kind == Kind.HIT_PENDING:
-            found["pending"] = (seq, ts, kind, d)
-        elif kind == Kind.HIT_VALIDATED:
-            found["validated"] = (seq, ts, kind, d)
-        elif kind == Kind.LINK_HIT:
-            found["claim"] = (seq, ts, kind, d)
-    if "paid" not in found and "pending" not in found:
-        if not evs:
-            raise SlipError(f"there is no round {round_no} in the ledger")
-        hits = sorted({d.get("seat") for _s, _t, k, d in evs if k in _PAID or k == Kind.HIT_PENDING})
-        others = f" (its progressive hits: seat {', '.join(map(str, hits))})" if hits else " (it has none)"
-        raise SlipError(f"round {round_no} has no progressive hit at seat {seat}{others}")
-    return found
+    found = {_ROLE[kind]: (seq, ts, kind, d) for seq, ts, kind, d in evs if kind in _ROLE and d.get("seat") == seat}
+    if "paid" in found or "pending" in found:
+        return found
+    if not evs:
+        raise SlipError(f"there is no round {round_no} in the ledger")
+    hits = sorted({str(d.get("seat")) for _s, _t, k, d in evs if _ROLE.get(k) in ("paid", "pending")})
+    others = f" (its progressive hits: seat {', '.join(hits)})" if hits else " (it has none)"
+    raise SlipError(f"round {round_no} has no progressive hit at seat {seat}{others}")
 
 
 def from_ledger(conn: sqlite3.Connection, round_no: int, seat: int, tz: tzinfo | None = None) -> Slip:
@@ -168,46 +180,66 @@ def _fill(conn: sqlite3.Connection, slip: Slip, found: dict[str, Any], linked: s
     validated = found.get("validated")
     if validated is not None:
         slip.validated_by = str(validated[3].get("by", ""))
-    if "paid" not in found:  # held for the floorperson: the amount is decided at the validation
-        d = found["pending"][3]
-        slip.pending = True
-        frac = d.get("fraction")
-        slip.kind = f"meter hit, {percent(Fraction(frac))} of the meter" if frac and frac != "None" else "meter hit"
-        slip.meter_note = "the meter is read when the floorperson validates the hit"
-        slip.level = slip.level or str(linked or "")
+    if "paid" not in found:
+        _fill_pending(slip, found["pending"][3], linked)
         return
     seq, ts, kind, d = found["paid"]
     slip.amount_cents = int(d["cents"])
     slip.paid_at = local_time(ts, tz)
     if kind == Kind.METER_FIXED_PAID:
-        slip.kind = "fixed pay, from the table inventory"
-        slip.meter_note = "a fixed pay does not move the meter"
-        slip.validated_by = slip.validated_by or "on paper (the table holds no fixed pay for a validation)"
-        slip.meter_before = slip.meter_after = _meter_at(conn, slip.level, seq).cents
-        return
+        _fill_fixed(conn, slip, seq)
+    elif kind == Kind.LINK_PAID:
+        _fill_linked(slip, d, linked)
+    else:
+        _fill_meter(conn, slip, seq, kind, d)
+
+
+def _share(d: dict[str, Any]) -> str:
     frac = d.get("fraction")
-    share = f", {percent(Fraction(frac))} of the meter" if frac else ""
-    slip.kind = f"meter hit{share}, paid by an attendant"
+    return f", {percent(Fraction(frac))} of the meter" if frac and frac != "None" else ""
+
+
+def _fill_pending(slip: Slip, d: dict[str, Any], linked: str) -> None:
+    """Held for the floorperson: the amount is decided at the validation (the meter as it then stands)."""
+    slip.pending = True
+    slip.kind = "meter hit" + _share(d)
+    slip.meter_note = "the meter is read when the floorperson validates the hit"
+    slip.level = slip.level or str(linked or "")
+
+
+def _fill_fixed(conn: sqlite3.Connection, slip: Slip, seq: int) -> None:
+    slip.kind = "fixed pay, from the table inventory"
+    slip.meter_note = "a fixed pay does not move the meter"
+    slip.validated_by = slip.validated_by or "on paper (the table holds no fixed pay for a validation)"
+    slip.meter_before = slip.meter_after = _meter_at(conn, slip.level, seq).cents
+
+
+def _fill_linked(slip: Slip, d: dict[str, Any], linked: str) -> None:
+    slip.kind = f"meter hit{_share(d)}, paid by an attendant"
+    slip.order = f"hit #{d.get('order', '?')} of the round; the LAP's hit #{d.get('lap_order', '?')}"
+    slip.validated_by = str(d.get("by") or slip.validated_by)
+    slip.meter_note = (
+        f"the linked meter is the LAP's (group {linked or '?'}): its slip, on the floor view's hit row, "
+        "shows the meter before and after the hit"
+    )
+
+
+def _fill_meter(conn: sqlite3.Connection, slip: Slip, seq: int, kind: str, d: dict[str, Any]) -> None:
+    """A local meter hit: the meter before and after, replayed exactly (a reseed included)."""
+    slip.kind = f"meter hit{_share(d)}, paid by an attendant"
     slip.order = f"hit #{d.get('order', '?')} of the round"
-    if kind == Kind.LINK_PAID:
-        slip.validated_by = str(d.get("by") or slip.validated_by)
-        slip.order += f"; the LAP's hit #{d.get('lap_order', '?')}"
-        slip.meter_note = (
-            f"the linked meter is the LAP's (group {linked or '?'}): its slip, on the floor view's hit row, "
-            "shows the meter before and after the hit"
-        )
-        return
     before = _meter_at(conn, slip.level, seq)
     after = M.apply({slip.level: before}, kind, d, seq=seq)[slip.level]
     reseed = conn.execute(
         "SELECT seq, data FROM events WHERE seq > ? AND round = ? AND kind = ? ORDER BY seq LIMIT 1",
         (seq, slip.round_no, Kind.METER_RESEED),
     ).fetchone()
-    if reseed is not None and json.loads(reseed[1]).get("level") == slip.level:
+    reset = reseed is not None and json.loads(reseed[1]).get("level") == slip.level
+    if reset:
         after = M.apply({slip.level: after}, Kind.METER_RESEED, json.loads(reseed[1]), seq=int(reseed[0]))[slip.level]
     slip.meter_before, slip.meter_after = before.value, after.value
     slip.meter_note = "replayed from the ledger: the meter as it stood when the hit was paid, and after it" + (
-        " (reset to its seed)" if reseed is not None else ""
+        " (reset to its seed)" if reset else ""
     )
 
 

@@ -20,10 +20,13 @@ def hand_name(hand: object) -> str:
     """``five-aces`` / ``four_of_a_kind`` -> ``Five Aces`` / ``Four of a Kind``; other text is
     returned as it is (a keyed hand that names no code, an empty one)."""
     text = str(hand or "").strip()
-    if not text or " " in text:
+    if " " in text:
         return text
-    words = text.replace("_", "-").split("-")
-    return " ".join(w if (i and w.lower() in _SMALL) else w[:1].upper() + w[1:] for i, w in enumerate(words) if w)
+    return " ".join(_word(w, i) for i, w in enumerate(w for w in text.replace("_", "-").split("-") if w))
+
+
+def _word(w: str, i: int) -> str:
+    return w if i and w.lower() in _SMALL else w[:1].upper() + w[1:]
 
 
 @functools.lru_cache(maxsize=64)
@@ -64,11 +67,15 @@ def zone_name(tz: tzinfo | None = None, at: datetime | None = None) -> str:
     when = at or datetime.now().astimezone()
     now = when.astimezone(tz) if tz is not None else when.astimezone()
     key = getattr(tz, "key", None) if tz is not None else _local_key()
-    offset = now.strftime("%z")
-    utc = f"UTC{offset[:3]}:{offset[3:]}" if offset else "UTC"
+    utc = _utc_offset(now)
     abbr = now.tzname() or ""
     inner = ", ".join(x for x in (abbr if abbr not in (key, utc) else "", utc) if x)
     return f"{key} ({inner})" if key else inner
+
+
+def _utc_offset(t: datetime) -> str:
+    offset = t.strftime("%z")
+    return f"UTC{offset[:3]}:{offset[3:]}" if offset else "UTC"
 
 
 def _local_key() -> str | None:

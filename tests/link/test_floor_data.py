@@ -317,3 +317,33 @@ def test_parameter_changes_read_as_sentences() -> None:
     assert said("link", "reason", None, "the meters disagree").startswith("Why the link is inoperable: the meters")
     assert change_sentence("{not json") == "{not json" and change_sentence("[1]") == "[1]"
     assert said("levels", "primary", {"rate_num": "x"}, {"rate_num": 1}).startswith("levels primary changed")
+
+
+def test_a_hits_payout_slip_from_the_floor_view(make_floor: Any, tmp_path: Any) -> None:
+    """The hit row's slip: the LAP's figures (meter before and after, its order of the hit), the
+    casino, signature lines; for floor staff only; an unknown hit is a 404."""
+    import shutil
+    import subprocess
+
+    pytest.importorskip("reportlab")
+    lap, srv = make_floor(casino="Keystone Riverside")
+    for seat in (1, 2):
+        lap.send("T1", seat, "contribution", {"wager": 1000, "round": 1, "seat": seat})
+    lap.claim("T2", 1, 7, 4, "royal-flush")
+    assert _req(srv, "GET", "/slip/primary/1.pdf").status == 401  # the sign's public; slips are not
+    jar, _csrf = _login(srv)
+    r = _req(srv, "GET", "/slip/primary/1.pdf", cookie=jar)
+    assert r.status == 200 and r.getheader("Content-Type") == "application/pdf" and r.body[:5] == b"%PDF-"
+    assert 'filename="slip-T2-round7-seat4.pdf"' in r.getheader("Content-Disposition")
+    assert _req(srv, "GET", "/slip/primary/9.pdf", cookie=jar).status == 404
+    assert _req(srv, "GET", "/slip/primary/x.pdf", cookie=jar).status == 404
+    if shutil.which("pdftotext") is None:
+        return
+    (tmp_path / "s.pdf").write_bytes(r.body)
+    text = " ".join(subprocess.run(["pdftotext", "-layout", str(tmp_path / "s.pdf"), "-"], capture_output=True,
+                                   text=True, check=True).stdout.split())  # fmt: skip
+    # the meter: $1,000 seed + 21% of $20 and a cent = $1,004.20 shown; 10% of it paid
+    for want in ["Keystone Riverside", "$100.42", "Table T2 · seat 4 · Royal Flush · round 7",
+                 "Meter before the hit $1,004.20", "Meter after the hit $903.78", "the LAP's hit #1",
+                 "NOT YET VALIDATED", "Dealer: Date:", "Floorperson (validated): Date:"]:  # fmt: skip
+        assert want in text, want

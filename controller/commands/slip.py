@@ -30,10 +30,16 @@ def _positive(s: str) -> int:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from controller.books.audit import add_where_arguments
 
-    p.add_argument("round", type=_positive, help="the round of the hit (`tablectl history --hits` lists them)")
-    p.add_argument("seat", type=_positive, help="the winning seat")
-    p.add_argument("--out", type=Path, help="write the PDF here (default slip-<table>-round<R>-seat<S>.pdf)")
-    p.add_argument("--tz", help="time zone of the times printed, e.g. America/New_York (default: the machine's)")
+    p.add_argument(
+        "round", metavar="ROUND", type=_positive, help="the round of the hit (`tablectl history --hits` lists them)"
+    )
+    p.add_argument("seat", metavar="SEAT", type=_positive, help="the winning seat")
+    p.add_argument(
+        "--out", metavar="F", type=Path, help="write the PDF here (default slip-<table>-round<R>-seat<S>.pdf)"
+    )
+    p.add_argument(
+        "--tz", metavar="ZONE", help="time zone of the times printed, e.g. America/New_York (default: the machine's)"
+    )
     add_where_arguments(p)
 
 

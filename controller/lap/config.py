@@ -41,7 +41,7 @@ Example::
     [sign]                       # optional: the common progressive sign, always at /sign on the floor
     bind = "0.0.0.0"             # view's address; with a port, on an address of its own too (only the
     port = 8081                  # sign is served there)
-    hold = "30s"                 # how long a hit stays on the sign
+    hold = "30s"                 # how long the sign celebrates a hit, then back to the meters
 """
 
 from __future__ import annotations

@@ -9,9 +9,12 @@ hand or a game reads the same on paper and on a screen.
 from __future__ import annotations
 
 import functools
+import re
 from datetime import datetime, tzinfo
 from pathlib import Path
 
+#: a game's id or a profile's name (``config/tables/<name>.toml``): anything else is never looked up as a file
+_PROFILE = re.compile(r"^[a-z0-9][a-z0-9-]{0,40}$")
 #: words kept lower-case inside a hand's name ("Four of a Kind")
 _SMALL = frozenset({"of", "a", "an", "the", "and", "or", "to", "in", "on", "with"})
 
@@ -36,6 +39,8 @@ def game_title(game: str) -> str:
     profile) resolves to its game.  An unknown game is shown as written."""
     from controller.settings.config import ConfigError, load_profile
 
+    if not _PROFILE.match(game):
+        return game
     try:
         prof = load_profile(game)
         if prof.game != game:
@@ -51,6 +56,8 @@ def progressive_of(game: str) -> tuple[str, int] | None:
     profile, or None (no such game, no progressive)."""
     from controller.settings.config import ConfigError, load_profile
 
+    if not _PROFILE.match(game):
+        return None
     try:
         prof = load_profile(game)
     except (OSError, ConfigError, ValueError):

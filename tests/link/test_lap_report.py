@@ -279,3 +279,23 @@ def test_a_schema_not_there_is_said(pg_dsn, lap_schema, tmp_path, capsys):
         1,
         "",
     ) and err == f"tablectl lap: schema {lap_schema} is not in the database: nothing to report\n"
+
+
+def test_a_tables_hostile_hand_text_is_text_in_the_csv_and_the_pdf(make_lap, tmp_path):
+    """A hand comes from a table: a formula is quoted in the CSV, markup prints as written in the PDF."""
+    pytest.importorskip("reportlab")
+    from controller.lap import lapreport
+    from controller.lap.floor import gaming_day_start
+    from controller.lap.lapreportpdf import render
+
+    lap = make_lap(tables=2)
+    lap.claim("T1", 1, 1, 1, "=HYPERLINK(1)")
+    lap.claim("T2", 1, 1, 1, '<font size="80">FORGED</font>')
+    rep = lapreport.read(lap.store, "pit", gaming_day_start().date())
+    hands = {r["table"]: r["hand"] for r in _csv_rows(lapreport.to_csv(rep)) if r["item"] == "hit"}
+    assert hands == {"T1": "'=HYPERLINK(1)", "T2": '<font size="80">FORGED</font>'}
+    if shutil.which("pdftotext") is None:
+        return
+    (tmp_path / "h.pdf").write_bytes(render(rep))
+    text = subprocess.run(["pdftotext", "-layout", str(tmp_path / "h.pdf"), "-"], capture_output=True, text=True).stdout
+    assert '<font size="80">FORGED</font>' in " ".join(text.split())

@@ -286,13 +286,15 @@ SELECT json_build_object(
       ORDER BY level), '[]') FROM {s}.levels),
   'hits', (SELECT coalesce(json_agg(x ORDER BY x.decided_at DESC), '[]') FROM (
       SELECT h.level, h.order_no, h.table_id, left(m.asset, 40) AS asset, h.amount_cents, h.seat,
-        left(h.hand, 40) AS hand, extract(epoch FROM h.decided_at) AS decided_at
+        left(h.hand, 40) AS hand, h.fraction_num = h.fraction_den AS full,
+        extract(epoch FROM h.decided_at) AS decided_at
       FROM {s}.hits h LEFT JOIN {s}.members m USING (table_id)
       WHERE h.decided_at >= clock_timestamp() - make_interval(secs => %s)
       ORDER BY h.decided_at DESC LIMIT 6) x),
   'last', (SELECT row_to_json(x) FROM (
       SELECT h.level, h.order_no, h.table_id, left(m.asset, 40) AS asset, h.amount_cents, h.seat,
-        left(h.hand, 40) AS hand, extract(epoch FROM h.decided_at) AS decided_at
+        left(h.hand, 40) AS hand, h.fraction_num = h.fraction_den AS full,
+        extract(epoch FROM h.decided_at) AS decided_at
       FROM {s}.hits h LEFT JOIN {s}.members m USING (table_id) ORDER BY h.decided_at DESC LIMIT 1) x),
   'games', (SELECT coalesce(json_agg(g ORDER BY first), '[]') FROM (
       SELECT left(game, 40) AS g, min(table_id) AS first FROM {s}.members GROUP BY left(game, 40) LIMIT 8) y)
@@ -310,6 +312,7 @@ def _sign_hit(h: dict[str, Any]) -> dict[str, Any]:
         "seat": h.get("seat"),
         "hand": hand_name(h.get("hand")),
         "cents": int(h["amount_cents"]),
+        "full": bool(h.get("full")),  # the whole meter (100 %), not a share of it
         "decided_at": float(h["decided_at"]),
     }
 

@@ -25,4 +25,6 @@ def test_the_sims_ledger_hit_has_its_slip(tmp_path):
         slip = S.from_ledger(conn, int(rnd), int(json.loads(data)["seat"]))
     finally:
         conn.close()
-    assert slip.hand == "Five Aces" and slip.validated_by == "key switch" and slip.meter_after == 500000
+    assert slip.hand in ("Five Aces", "Royal Flush") and slip.validated_by == "key switch"
+    assert slip.meter_before is not None and slip.meter_after is not None and slip.meter_after < slip.meter_before
+    assert slip.meter_after == 500000 or slip.hand == "Royal Flush"  # a 100 % hit resets to the seed

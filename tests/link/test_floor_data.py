@@ -231,8 +231,8 @@ def test_the_sign_needs_no_login_shows_only_the_public_and_may_have_its_own_addr
     pic = json.loads(_req(srv, "GET", "/api/sign").body)
     assert set(pic) == {"now", "live", "link_state", "hold_s", "levels", "hits", "last", "title", "games",
                         "wager_cents", "paytable", "section", "pays"}  # fmt: skip
-    assert [(h["table"], h["asset"], h["seat"], h["hand"], h["cents"]) for h in pic["hits"]] == [
-        ("T2", "A-1002", 1, "Royal", 10_000)
+    assert [(h["table"], h["asset"], h["seat"], h["hand"], h["cents"], h["full"]) for h in pic["hits"]] == [
+        ("T2", "A-1002", 1, "Royal", 10_000, False)  # 10 % of the meter: not the whole jackpot
     ]
     assert pic["last"] == pic["hits"][0]  # the last winner, kept after the hit's hold
     # the product: the game by its chapter's name and the progressive wager's pay table (§ 670a.12(d)(1))

@@ -74,7 +74,9 @@ def test_sim_hit_rate_shows_a_pending_hit_on_the_floor_view_and_its_acknowledgem
         pending, acked = _acknowledge_until_done(srv, jar, csrf, out)
         assert pending, "no pending hit was ever shown"
         first = pending[0]
-        assert first["pending"] and first["ack_by"] is None and first["hand_name"] == "Five Aces", first
+        assert first["pending"] and first["ack_by"] is None and first["hand_name"] in ("Five Aces", "Royal Flush"), (
+            first
+        )
         assert any("pending; acknowledge it on the floor view" in line for line in out.lines), out.lines
         # acknowledged, then validated at the table and paid: the floor view shows by whom
         end = time.monotonic() + 60

@@ -111,7 +111,8 @@ function celebrate() {
   const [k, v] = list[0], h = v.hit;
   const w = el("div", "win", undefined, box);
   w.dataset.hit = k; w.dataset.table = h.table; w.dataset.shownAt = String(v.at);
-  el("div", "k", `\u2605 ${jackpotWord(picture, h.level)} WINNER \u2605`, w);
+  // the whole meter: a jackpot; a share of it (a royal flush's 10 %): a progressive winner
+  el("div", "k", `\u2605 ${h.full ? jackpotWord(picture, h.level) : "PROGRESSIVE"} WINNER \u2605`, w);
   if (h.hand) el("div", "hand", h.hand, w);
   el("div", "amt", money(h.cents), w);
   el("div", "who", `TABLE ${h.table}` + (h.seat ? ` \u00b7 SEAT ${h.seat}` : ""), w);

@@ -45,7 +45,8 @@ def test_only_a_shoe_of_one_53_card_deck_is_loaded():
 
     class Shoe:
         def __init__(self, size: int, decks: int = 0):
-            self.deck_size, self.decks, self.stacked_decks = size, decks, []
+            self.deck_size, self.decks = size, decks
+            self.stacked_decks: list[list[int]] = []
 
     class Rig:
         def __init__(self, shoe: Shoe):

@@ -157,7 +157,7 @@ function technician(p) {
     cell(tr, when(at)); cell(tr, t || ""); cell(tr, what, "wrap"); }
   if (!items.length) cell(el("tr", null, null, log), "none", "muted");
   const recent = (p.recoveries || []).filter(r => p.now - r.at < 3600).length + (p.refusals || []).length;
-  $("techsum").textContent = (p.lap_heartbeat_s === null ? "no LAP heartbeat" : `LAP heartbeat ${ago(p.lap_heartbeat_s)}`) +
+  $("lapage").textContent = (p.lap_heartbeat_s === null ? "no LAP heartbeat" : `LAP heartbeat ${ago(p.lap_heartbeat_s)}`) +
     (recent ? ` \u00b7 ${plural(recent, "record", "records")} to look at` : "");
 }
 

@@ -31,6 +31,8 @@ from typing import Any, TextIO
 
 from controller.daemon.service import LEDGER_FILE
 
+#: the casino the sim's tables say they are in (hil/rig.py's hardware file), on the LAP's slips too
+SIM_CASINO = "Simulated Casino (tablectl sim)"
 #: the sim's floor view logins (person, role, PIN): sim only, printed when the page is up
 SIM_STAFF = (("floor", "floorperson", "2468"), ("tech", "technician", "1357"), ("dealer", "dealer", "9753"))
 
@@ -59,7 +61,13 @@ def database(dsn: str | None) -> Iterator[str]:
 
 def lap_doc(schema: str, tables: list[str], games: list[str]) -> dict[str, Any]:
     return {
-        "link": {"group": "sim", "schema": schema, "heartbeat": "500ms", "allow_async_replication": True},
+        "link": {
+            "group": "sim",
+            "schema": schema,
+            "heartbeat": "500ms",
+            "allow_async_replication": True,
+            "casino": SIM_CASINO,
+        },
         "levels": {
             "primary": {
                 "seed": "$5,000",
@@ -96,11 +104,17 @@ def run_link_sim(
     floor: tuple[str, int] | None = None,
     stop: threading.Event | None = None,
     on_floor: Callable[[Any, Any, str], None] | None = None,
+    hit_rate: float = 0.0,
+    sign_hold_s: float = 30.0,
 ) -> int:
     """``floor``: serve the LAP's floor view at (host, port) while the tables play, with the
     sim-only logins of :data:`SIM_STAFF`; it stays up after the rounds until ``stop`` is set.
     ``stop`` also ends the rounds early (each table finishes the round it is in).
-    ``on_floor(server, lap_config, dsn)`` is called once the page is up (tests)."""
+    ``on_floor(server, lap_config, dsn)`` is called once the page is up (tests).
+    ``hit_rate``: the share of rounds dealt five aces first (hil/luck.py); with the floor view up,
+    the simulated floorperson validates a hit once it is acknowledged there (or after
+    :data:`ACK_WAIT_S`), so that the pending-hit alert can be seen and acknowledged.
+    ``sign_hold_s``: how long the sign celebrates a hit."""
     from controller.lap.config import parse_lap
     from controller.lap.lap import LapService, LapStore, connect, wait_until
     from controller.uplink.uplink import Uplink, UplinkConfig
@@ -128,9 +142,10 @@ def run_link_sim(
             if not wait_until(lambda: store.installed() is not None and store.state() == "running", 30, 0.05):
                 print("link: FAILED (the LAP did not start)", file=out)
                 return 1
-            server = _floor_up(Path(tmp), floor, pg, schema, cfg, on_floor, out)
+            server = _floor_up(Path(tmp), floor, pg, schema, cfg, on_floor, out, sign_hold_s)
             linked = _start_tables(Path(tmp), ids, cfg, pg, games, seed, speed, Rig, Uplink, UplinkConfig)
-            _play_and_drain(linked, rounds, seed, stop, keep_up=server is not None, out=out)
+            luck = _luck(hit_rate, server, pg, schema, stop, out)
+            _play_and_drain(linked, rounds, seed, stop, keep_up=server is not None, out=out, luck=luck)
             ok = _balances(linked, Path(tmp), check_balance, out)
             # a fresh connection for the verdict: the one above may be to a primary that has
             # since failed over (a multi-host DSN reaches the new one)
@@ -163,15 +178,84 @@ def _linked_games(game: str) -> list[tuple[str, Any]] | None:
     return list(zip(names, profs))
 
 
+@dataclass(frozen=True)
+class Luck:
+    """``--hit-rate`` (hil/luck.py) and, with the floor view up, what the floorperson waits for
+    before validating a hit (``gate(table_id)``)."""
+
+    hit_rate: float = 0.0
+    gate: Callable[[str, int], None] | None = None
+
+
+def _luck(hit_rate: float, server: Any, pg: str, schema: str, stop: threading.Event, out: TextIO) -> Luck:
+    """The hit rate, and with the floor view up (``server``) the floorperson's wait for it."""
+    return Luck(hit_rate, None if server is None else _floor_gate(pg, schema, stop, out))
+
+
+#: with the floor view up, the simulated floorperson validates a pending hit once it is acknowledged
+#: on the floor view, or after this many real seconds (nobody is looking)
+ACK_WAIT_S = 60.0
+
+
+def _floor_gate(pg: str, schema: str, stop: threading.Event, out: TextIO) -> Callable[[str, int], None]:
+    """Wait (real time) until the table's pending hit in its round is acknowledged on the floor view,
+    ``stop`` is set, or :data:`ACK_WAIT_S` passes; say what the floor is waiting for."""
+    import time
+
+    import psycopg
+    from psycopg import sql
+
+    q = sql.SQL(
+        "SELECT h.order_no, h.seat, h.amount_cents, EXISTS (SELECT 1 FROM {s}.floor_acks a WHERE a.level = h.level"
+        " AND a.order_no = h.order_no) FROM {s}.hits h LEFT JOIN {s}.payouts p ON p.table_id = h.table_id"
+        " AND p.hit_seq = h.seq WHERE h.table_id = %s AND h.round_no = %s AND p.seq IS NULL"
+        " ORDER BY h.decided_at LIMIT 1"
+    ).format(s=sql.Identifier(schema))
+
+    def gate(tid: str, round_no: int) -> None:
+        from controller.core.money import format_cents
+
+        end, told = time.monotonic() + ACK_WAIT_S, False
+        with psycopg.connect(pg, autocommit=True) as c:
+            while not stop.is_set() and time.monotonic() < end:
+                row = c.execute(q, (tid, round_no)).fetchone()
+                if row is not None and row[3]:
+                    print(
+                        f"{tid}: hit #{row[0]} acknowledged on the floor view; the floorperson validates it", file=out
+                    )
+                    return
+                if row is not None and not told:
+                    told = True
+                    print(
+                        f"{tid}: progressive hit #{row[0]}, seat {row[1]}, {format_cents(row[2])}: pending; "
+                        "acknowledge it on the floor view (the floorperson validates it at the table then, "
+                        f"or in {ACK_WAIT_S:.0f} s)",
+                        file=out,
+                        flush=True,
+                    )
+                time.sleep(0.25)
+        if told and not stop.is_set():
+            print(f"{tid}: not acknowledged within {ACK_WAIT_S:.0f} s; the floorperson validates it anyway", file=out)
+
+    return gate
+
+
 def _play_and_drain(
-    linked: list[Any], rounds: int, seed: int, stop: threading.Event, *, keep_up: bool, out: TextIO
+    linked: list[Any],
+    rounds: int,
+    seed: int,
+    stop: threading.Event,
+    *,
+    keep_up: bool,
+    out: TextIO,
+    luck: Luck | None = None,
 ) -> None:
     """The rounds played; every outbox reaches the LAP before the tables stop."""
     from controller.lap.lap import wait_until
     from hil.people import People
 
     try:
-        _play_all(linked, rounds, seed, People, stop, keep_up=keep_up, out=out)
+        _play_all(linked, rounds, seed, People, stop, keep_up=keep_up, out=out, luck=luck or Luck())
         for t in linked:
             _drain(t, wait_until)
     finally:
@@ -181,13 +265,21 @@ def _play_and_drain(
 
 
 def _play_all(
-    linked: list[Any], rounds: int, seed: int, people: Any, stop: threading.Event, *, keep_up: bool, out: TextIO
+    linked: list[Any],
+    rounds: int,
+    seed: int,
+    people: Any,
+    stop: threading.Event,
+    *,
+    keep_up: bool,
+    out: TextIO,
+    luck: Luck,
 ) -> None:
     """Every table open on its link, then ``rounds`` rounds each on threads of their own; with the
     floor view up (``keep_up``) the tables wait for ``stop`` after their rounds."""
     for t in linked:
         t.rig.table.wait_for(lambda s: bool((s.get("link") or {}).get("open")), 30.0)
-    threads = [threading.Thread(target=_play, args=(t, rounds, seed, people, stop)) for t in linked]
+    threads = [threading.Thread(target=_play, args=(t, rounds, seed, people, stop, luck)) for t in linked]
     for th in threads:
         th.start()
     for th in threads:
@@ -288,24 +380,27 @@ def _floor_up(
     cfg: Any,
     on_floor: Callable[[Any, Any, str], None] | None,
     out: TextIO,
+    sign_hold_s: float = 30.0,
 ) -> Any:
     """The floor view served at ``at`` (None: not asked for), ``on_floor`` told once it is up."""
     if at is None:
         return None
-    server = _floor(tmp, at, pg, schema, out)
+    server = _floor(tmp, at, pg, schema, out, sign_hold_s)
     if on_floor is not None:
         on_floor(server, cfg, pg)
     return server
 
 
-def _floor(tmp: Path, at: tuple[str, int], pg: str, schema: str, out: TextIO) -> Any:
+def _floor(tmp: Path, at: tuple[str, int], pg: str, schema: str, out: TextIO, sign_hold_s: float = 30.0) -> Any:
     from controller.lap.floor_auth import StaffStore
     from controller.lap.floor_server import FloorServer
 
     staff = tmp / "floor-staff.toml"
     for person, role, pin in SIM_STAFF:
         StaffStore(staff).set(person, role, pin)
-    server = FloorServer(pg, schema, at[0], at[1], staff, log=lambda m: None)
+    server = FloorServer(
+        pg, schema, at[0], at[1], staff, log=lambda m: None, casino=SIM_CASINO, sign_hold_s=sign_hold_s
+    )
     server.start()
     host, port = server.address
     logins = ", ".join(f"{p} / PIN {pin} ({r})" for p, r, pin in SIM_STAFF)
@@ -314,12 +409,22 @@ def _floor(tmp: Path, at: tuple[str, int], pg: str, schema: str, out: TextIO) ->
     return server
 
 
-def _play(t: LinkedTable, rounds: int, seed: int, People: Any, stop: threading.Event | None = None) -> None:
+def _play(
+    t: LinkedTable, rounds: int, seed: int, People: Any, stop: threading.Event | None = None, luck: Luck | None = None
+) -> None:
+    from hil.luck import maybe_stack
+
+    luck = luck or Luck()
     t.people = People(t.rig, random.Random(f"{seed}/{t.table_id}/people"))
+    gate = luck.gate
+    if gate is not None:
+        t.people.before_validation = lambda st: gate(t.table_id, int(st.get("round") or 0))
+    hits = random.Random(f"{seed}/{t.table_id}/hits")
     try:
         for _ in range(rounds):
             if stop is not None and stop.is_set():
                 break
+            maybe_stack(t.rig, hits, luck.hit_rate)
             t.people.play_round()
             t.rounds += 1
         t.rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30.0)

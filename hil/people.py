@@ -12,7 +12,7 @@ same rounds.  ``placed`` keeps every wager the players made, for the balance.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from hil.players.base import Strategy
@@ -44,6 +44,9 @@ class People:
         self.placed: dict[int, dict[tuple[int, str], int]] = {}
         #: round -> (seat, wager): wagers the table refused (keyed and refused, or too late)
         self.refused: dict[int, set[tuple[int, str]]] = {}
+        #: called with the table's status before the floorperson validates a hit (``tablectl sim
+        #: --floor``: the floorperson comes once the hit is acknowledged on the floor view)
+        self.before_validation: Callable[[Mapping[str, Any]], None] | None = None
 
     def _wait(self, pred: Any, what: str) -> Mapping[str, Any]:
         try:
@@ -199,6 +202,8 @@ class People:
 
     def _validate_hit(self, st: Mapping[str, Any]) -> None:
         before = st.get("pending_hits", 0)
+        if self.before_validation is not None:
+            self.before_validation(st)
         self.rig.clock.sleep(1.0)
         self.rig.press("key")  # the floorperson validates the hit
         self._wait(

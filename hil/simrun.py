@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from controller.core.money import format_cents
 from controller.daemon.service import LEDGER_FILE
 from hil.balance import check as check_balance
+from hil.luck import maybe_stack
 from hil.people import People
 from hil.rig import Rig
 
@@ -190,6 +191,7 @@ def run_sim(
     out: TextIO = sys.stdout,
     console_pty: bool = False,
     idle_skip: bool = True,
+    hit_rate: float = 0.0,
 ) -> int:
     tmp = None
     if state_dir is None:
@@ -213,7 +215,9 @@ def run_sim(
     # a stop, they never raise, so the rig is stopped and the summary printed on every path
     stop = StopRequest().install() if console_pty else None
     try:
-        return _play(rig, rep, people_seed=seed, rounds=rounds, state_dir=Path(state_dir), out=out, stop=stop)
+        return _play(
+            rig, rep, people_seed=seed, rounds=rounds, state_dir=Path(state_dir), out=out, stop=stop, hit_rate=hit_rate
+        )
     except TableClosed as e:
         _say_closed(e, state_dir if tmp is None else None)
         return 1
@@ -254,7 +258,17 @@ def _wait_open(rig: Rig) -> int | None:
     return int(m) if m is not None else None
 
 
-def _play(rig: Rig, rep: Reporter, *, people_seed: int, rounds: int, state_dir: Path, out: TextIO, stop: Any) -> int:
+def _play(
+    rig: Rig,
+    rep: Reporter,
+    *,
+    people_seed: int,
+    rounds: int,
+    state_dir: Path,
+    out: TextIO,
+    stop: Any,
+    hit_rate: float = 0.0,
+) -> int:
     """Start the rig, play, stop it (on every path), check the balance, print the summary;
     ``stop`` (a :class:`StopRequest`) only with ``--console-pty``, which keeps the console open."""
     rig.start()
@@ -264,9 +278,11 @@ def _play(rig: Rig, rep: Reporter, *, people_seed: int, rounds: int, state_dir: 
         rig.table.listeners.append(rep)
         start_meter = _wait_open(rig)
         people = People(rig, random.Random(f"{people_seed}/people"))
+        luck = random.Random(f"{people_seed}/hits")  # --hit-rate (hil/luck.py)
         for _ in range(rounds):
             if stop is not None and stop.requested:
                 break  # asked to stop: after the round in play, never in the middle of one
+            maybe_stack(rig, luck, hit_rate)
             people.play_round()
         rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 30.0)
         end_meter = rig.table.status.get("meter_cents")

@@ -165,6 +165,7 @@ def _floor_server(cfg: LapConfig, dsn: str, log: Callable[[str], None]) -> Floor
             sign_at=sign_at,
             sign_hold_s=f.sign_hold_s,
             stale_s=max(3.0, 3 * cfg.heartbeat_s),
+            casino=cfg.casino,
         )
     except OSError as e:
         where = f"{f.bind}:{f.port}" + (f" or [sign] {sign_at[0]}:{sign_at[1]}" if sign_at else "")
@@ -304,13 +305,14 @@ def _reportlab_problem(args: argparse.Namespace) -> str | None:
 
 
 def _lap_report(store: object, cfg: object, args: argparse.Namespace) -> int:
+    from controller.core.money import plural
     from controller.lap import lapreport
     from controller.lap.config import LapConfig
     from controller.lap.floor import gaming_day_start
 
     assert isinstance(cfg, LapConfig)
     day = args.day or gaming_day_start().date()
-    rep = lapreport.read(store, cfg.group, day)
+    rep = lapreport.read(store, cfg.group, day, cfg.casino)
     if args.format == "pdf":
         from controller.lap.lapreportpdf import render
 
@@ -326,8 +328,8 @@ def _lap_report(store: object, cfg: object, args: argparse.Namespace) -> int:
         print(f"tablectl lap: --out: cannot write {args.out}: {e.strerror or e}", file=sys.stderr)
         return 1
     print(
-        f"{args.out}: {args.format} report of gaming day {day.isoformat()} ({len(rep.levels)} levels, "
-        f"{len(rep.hits)} hits listed)"
+        f"{args.out}: {args.format} report of gaming day {day.isoformat()} ({plural(len(rep.levels), 'level')}, "
+        f"{plural(len(rep.tables), 'table')}, {plural(len(rep.hits), 'hit')} listed)"
     )
     return 0
 

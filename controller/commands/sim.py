@@ -55,6 +55,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--log-level", default="warning", help="log level for the service's log on stderr")
     p.add_argument(
+        "--hit-rate",
+        type=float,
+        default=0.0,
+        metavar="R",
+        help="deal five aces first in a share R (0 to 1) of the rounds, so that progressive hits come up "
+        "(hil/luck.py; the Pai Gow poker games and DJ Wild); with --floor the floorperson validates a hit once "
+        "it is acknowledged on the floor view (or after a minute)",
+    )
+    p.add_argument(
         "--console-pty",
         action="store_true",
         help="open the technician console on a pty and print its path and the PINs (attach with pyserial's "
@@ -70,6 +79,8 @@ def _usage_error(args: argparse.Namespace) -> str | None:
         return "--speed must be positive"
     if args.tables < 1:
         return "--tables must be at least 1"
+    if not 0 <= args.hit_rate <= 1:
+        return "--hit-rate must be from 0 to 1"
     if args.state_dir is not None and args.state_dir.exists() and not args.state_dir.is_dir():
         return f"--state-dir {args.state_dir}: is not a directory"
     return _unknown_game(args.game)
@@ -155,6 +166,7 @@ def _one_table(args: argparse.Namespace) -> int:
             state_dir=args.state_dir,
             console_pty=args.console_pty,
             idle_skip=args.idle_skip,
+            hit_rate=args.hit_rate,
         )
     except (sqlite3.Error, LedgerError) as e:  # a --state-dir whose ledger is not one
         print(f"tablectl sim: the ledger in {args.state_dir} cannot be used: {e}", file=sys.stderr)
@@ -190,4 +202,5 @@ def _linked(args: argparse.Namespace, floor: tuple[str, int] | None) -> int:
         speed=args.speed,
         floor=floor,
         stop=stop,
+        hit_rate=args.hit_rate,
     )

@@ -9,6 +9,7 @@ Example::
     reconcile = "10s"            # how often the LAP reconciles every level and checks its schema
     # schema = "lap_pit1"        # PostgreSQL schema (default lap_<group>)
     # software_record = "/etc/tablectl/software.json"   # the release's digest (tablectl verify --record)
+    # casino = "Riverside Casino"  # the casino's name on the LAP's report and its payout slips
     # allow_async_replication = false  # true: run without a synchronous standby streaming (an
                                  # acknowledged hit can then be lost with the primary: a lab, a
                                  # single-server test rig); the LAP refuses to run otherwise
@@ -40,7 +41,7 @@ Example::
     [sign]                       # optional: the common progressive sign, always at /sign on the floor
     bind = "0.0.0.0"             # view's address; with a port, on an address of its own too (only the
     port = 8081                  # sign is served there)
-    hold = "30s"                 # how long a hit stays on the sign
+    hold = "30s"                 # how long the sign celebrates a hit, then back to the meters
 """
 
 from __future__ import annotations
@@ -123,6 +124,8 @@ class LapConfig:
     #: ``[link] allow_async_replication``: the operator accepts running without a synchronous
     #: standby streaming (issue 22: the LAP refuses to, without it)
     allow_async_replication: bool = False
+    #: ``[link] casino``: the casino's name on the LAP's report and its payout slips
+    casino: str = ""
 
     def role_for(self, table_id: str) -> str:
         """The PostgreSQL role a table's uplink logs in as (one per table)."""
@@ -171,6 +174,7 @@ def parse_lap(doc: Mapping[str, Any], file: str) -> LapConfig:
     reconcile_s = _seconds(link, "reconcile", "10s", 0.05, 3600)
     software = Path(link.get_str("software_record", "/etc/tablectl/software.json"))
     allow_async = link.get_bool("allow_async_replication", False)
+    casino = _casino(link)
     link.check_unused()
     lv_sec = root.sub("levels")
     assert lv_sec is not None
@@ -210,7 +214,19 @@ def parse_lap(doc: Mapping[str, Any], file: str) -> LapConfig:
     t_sec._used.update(t_sec.data)
     floor = _floor(root, file)
     root.check_unused()
-    return LapConfig(file, group, schema, hb, tuple(levels), tuple(tables), floor, reconcile_s, software, allow_async)
+    return LapConfig(
+        file, group, schema, hb, tuple(levels), tuple(tables), floor, reconcile_s, software, allow_async, casino
+    )
+
+
+def _casino(link: Section) -> str:
+    """``[link] casino``: one printable line of at most 64 characters (optional)."""
+    if "casino" not in link.data:
+        return ""
+    name = link.get_str("casino")
+    if len(name) > 64 or not name.isprintable():
+        raise link.error("casino", "one printable line of at most 64 characters")
+    return name.strip()
 
 
 def _level(name: str, s: Section) -> LevelParams:

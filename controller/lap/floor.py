@@ -31,6 +31,8 @@ import psycopg
 from psycopg import sql
 
 from controller.lap import pgconn
+from controller.lap.signinfo import product
+from controller.reports.words import game_title, hand_name
 
 GAMING_DAY_START_H = 6  # the gaming day begins at 06:00 (server's local time)
 #: the chart's per-minute contributions and the tables' day figures are re-read at most this often
@@ -186,23 +188,17 @@ class FloorData:
             doc = self._doc(c, _SIGN_SQL, (self.sign_hold_s,))
         now = float(doc["now"])
         live, state = _link_live(doc.get("link"), now, self.stale_s)
+        last = doc.get("last")
         return {
             "now": now,
             "live": live,
             "link_state": state,
             "hold_s": self.sign_hold_s,
             "levels": [{"level": lv["level"], "cents": int(lv["cents"])} for lv in doc["levels"]],
-            "hits": [
-                {
-                    "level": h["level"],
-                    "order": int(h["order_no"]),
-                    "table": h["table_id"],
-                    "asset": h["asset"],
-                    "cents": int(h["amount_cents"]),
-                    "decided_at": float(h["decided_at"]),
-                }
-                for h in doc["hits"]
-            ],
+            "hits": [_sign_hit(h) for h in doc["hits"]],
+            # the product: the game's name, the progressive wager's pay table, the last winner
+            **product(tuple(doc.get("games") or ())),
+            "last": None if not last else _sign_hit(last),
         }
 
     def acknowledge(self, level: str, order: int, person: str, role: str, addr: str) -> str | None:
@@ -289,13 +285,36 @@ SELECT json_build_object(
   'levels', (SELECT coalesce(json_agg(json_build_object('level', level, 'cents', div(value_num, den))
       ORDER BY level), '[]') FROM {s}.levels),
   'hits', (SELECT coalesce(json_agg(x ORDER BY x.decided_at DESC), '[]') FROM (
-      SELECT h.level, h.order_no, h.table_id, left(m.asset, 40) AS asset, h.amount_cents,
+      SELECT h.level, h.order_no, h.table_id, left(m.asset, 40) AS asset, h.amount_cents, h.seat,
+        left(h.hand, 40) AS hand, h.fraction_num = h.fraction_den AS full,
         extract(epoch FROM h.decided_at) AS decided_at
       FROM {s}.hits h LEFT JOIN {s}.members m USING (table_id)
       WHERE h.decided_at >= clock_timestamp() - make_interval(secs => %s)
-      ORDER BY h.decided_at DESC LIMIT 6) x)
+      ORDER BY h.decided_at DESC LIMIT 6) x),
+  'last', (SELECT row_to_json(x) FROM (
+      SELECT h.level, h.order_no, h.table_id, left(m.asset, 40) AS asset, h.amount_cents, h.seat,
+        left(h.hand, 40) AS hand, h.fraction_num = h.fraction_den AS full,
+        extract(epoch FROM h.decided_at) AS decided_at
+      FROM {s}.hits h LEFT JOIN {s}.members m USING (table_id) ORDER BY h.decided_at DESC LIMIT 1) x),
+  'games', (SELECT coalesce(json_agg(g ORDER BY first), '[]') FROM (
+      SELECT left(game, 40) AS g, min(table_id) AS first FROM {s}.members GROUP BY left(game, 40) LIMIT 8) y)
 )
 """
+
+
+def _sign_hit(h: dict[str, Any]) -> dict[str, Any]:
+    """A hit as the sign shows it: the winning table (id, asset), seat, hand, amount."""
+    return {
+        "level": h["level"],
+        "order": int(h["order_no"]),
+        "table": h["table_id"],
+        "asset": h["asset"],
+        "seat": h.get("seat"),
+        "hand": hand_name(h.get("hand")),
+        "cents": int(h["amount_cents"]),
+        "full": bool(h.get("full")),  # the whole meter (100 %), not a share of it
+        "decided_at": float(h["decided_at"]),
+    }
 
 
 def _closures(doc: dict[str, Any]) -> dict[str, Any]:
@@ -332,23 +351,25 @@ def _link_live(link: dict[str, Any] | None, now: float, stale_s: float) -> tuple
     return live, str(link.get("state"))
 
 
+#: a table's rates per hour are shown once it has played this long since its first progressive
+#: wager of the day: two wagers in the first minute are not "120 an hour" to a pit supervisor
+MIN_RATE_S = 900.0
+
+
 def _per_hour(n: int, first_at: float | None, now: float) -> float | None:
-    """A count per hour of play since ``first_at`` (at least one minute of it)."""
-    if first_at is None:
+    """A count per hour of play since ``first_at``; None until it has played :data:`MIN_RATE_S`."""
+    if first_at is None or now - first_at < MIN_RATE_S:
         return None
-    return round(n * 3600 / max(now - first_at, 60.0), 1)
+    return round(n * 3600 / (now - first_at), 1)
 
 
 def _table(t: dict[str, Any], day: dict[str, Any] | None, n: float) -> dict[str, Any]:
     seen = [x for x in (_epoch(t["last_seen"]), _epoch(t["status_at"])) if x is not None]
     heard = max(seen) if seen else None
     day = day or {}
-    wagers, hands = int(day.get("wagers") or 0), int(day.get("hands") or 0)
-    first = _epoch(day.get("first_at"))
     return {
-        "id": t["table_id"],
-        "asset": t["asset"],
-        "game": t["game"],
+        **_identity(t),
+        **_day_figures(day, n),
         "state": t["state"] or "not reported",
         "state_label": state_label(t["state"]),
         "round": t["round_no"],
@@ -359,11 +380,29 @@ def _table(t: dict[str, Any], day: dict[str, Any] | None, n: float) -> dict[str,
         "mismatch": t["mismatch"],
         "reconciled_seq": t["reconciled_seq"],
         "heard_s": None if heard is None else round(n - heard, 1),
+    }
+
+
+def _identity(t: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": t["table_id"],
+        "asset": t["asset"],
+        "game": t["game"],
+        "game_name": game_title(t["game"]) if t["game"] else "",
+    }
+
+
+def _day_figures(day: dict[str, Any], n: float) -> dict[str, Any]:
+    """A table's progressive play in the gaming day: coin-in, wagers, hands, and their rates per hour."""
+    wagers, hands = int(day.get("wagers") or 0), int(day.get("hands") or 0)
+    first = _epoch(day.get("first_at"))
+    return {
         "coin_in_cents": int(day.get("coin_in") or 0),
         "wagers": wagers,
         "hands": hands,
         "wagers_per_hour": _per_hour(wagers, first, n),
         "hands_per_hour": _per_hour(hands, first, n),
+        "played_s": None if first is None else round(n - first, 1),  # since the day's first progressive wager
     }
 
 
@@ -377,6 +416,7 @@ def _hit(h: dict[str, Any]) -> dict[str, Any]:
         "round": h["round_no"],
         "seat": h["seat"],
         "hand": h["hand"],
+        "hand_name": hand_name(h["hand"]),
         "cents": int(h["amount_cents"]),
         "before": int(h["meter_cents_before"]),
         "decided_at": _epoch(h["decided_at"]),
@@ -463,6 +503,7 @@ def _picture(
         "link_state": lk["state"],
         "link_live": live,
         "lap_heartbeat_s": None if hb is None else round(n - hb, 1),
+        "rates_after_s": MIN_RATE_S,
         "tables": [_table(t, by_table.get(t["table_id"]), n) for t in doc["tables"]],
         "levels": [_level(lv, n, day, series, hits) for lv in doc["levels"]],
         "hits": hits,

@@ -16,20 +16,23 @@ from datetime import datetime
 from typing import Any
 
 from controller.lap.floor import FloorData, _epoch
+from controller.lap.floor_words import change_sentence
 
 #: rows at most in one answer (a page, a CSV export)
 MAX_HITS = 2000
 MAX_EVENTS = 2000
 
 _MONEY = "'$' || to_char({}::numeric / 100, 'FM999,999,999,990.00')"
+#: a hand as players say it (``four-of-a-kind`` -> ``Four of a Kind``: controller/reports/words.py)
+_HAND = "replace(replace(initcap(translate(left({}, 40), '-_', '  ')), ' Of ', ' of '), ' A ', ' a ')"
 
 #: kind -> one SELECT of (at, kind, table_id, text) between %(since)s and %(until)s, newest first
 EVENT_SOURCES: dict[str, str] = {
-    "link": (
-        "SELECT at, CASE WHEN what = 'link' THEN 'link' ELSE 'parameter' END AS kind, NULL::text AS table_id,"
-        " left(CASE WHEN what = 'link' THEN 'link ' || coalesce(new #>> '{{}}', '?') ELSE what || ' ' || key || ': '"
-        " || coalesce(old::text, '(none)') || ' -> ' || coalesce(new::text, '(none)') END || ' (by ' || by_role || ')',"
-        " 400) AS text FROM {s}.param_changes WHERE at >= %(since)s AND at < %(until)s ORDER BY at DESC LIMIT %(n)s"
+    "link": (  # the change as recorded (the LAP's own rows); put in words by change_sentence
+        "SELECT at, CASE WHEN what = 'link' THEN 'link' ELSE 'parameter' END AS kind,"
+        " CASE WHEN what = 'members' THEN left(key, 40) END AS table_id,"
+        " left(json_build_object('what', what, 'key', key, 'old', old, 'new', new, 'by', by_role)::text, 4000)"
+        " FROM {s}.param_changes WHERE at >= %(since)s AND at < %(until)s ORDER BY at DESC LIMIT %(n)s"
     ),
     "tilt": (  # a table's tilts and its linked wager opened or closed
         "SELECT at, CASE WHEN state = 'tilt' OR tilts <> '{{}}'::jsonb THEN 'tilt' ELSE 'wager' END AS kind,"
@@ -39,9 +42,11 @@ EVENT_SOURCES: dict[str, str] = {
         " FROM {s}.table_status_log WHERE at >= %(since)s AND at < %(until)s ORDER BY at DESC LIMIT %(n)s"
     ),
     "hit": (
-        "SELECT decided_at, 'hit', table_id, left(level || ' hit #' || order_no || ' ' || "
+        "SELECT decided_at, 'hit', table_id, left('Seat ' || seat || ': ' || "
+        + _HAND.format("hand")
+        + " || ' hit ' || "
         + _MONEY.format("amount_cents")
-        + " || ' seat ' || seat || ' ' || hand || ' (round ' || round_no || ')', 400) FROM {s}.hits"
+        + " || ' (' || level || ' hit #' || order_no || ', round ' || round_no || ')', 400) FROM {s}.hits"
         " WHERE decided_at >= %(since)s AND decided_at < %(until)s ORDER BY decided_at DESC LIMIT %(n)s"
     ),
     "paid": (
@@ -81,7 +86,15 @@ def events(
     text = f"SELECT * FROM ({union}) x(at, kind, table_id, text) ORDER BY at DESC LIMIT %(n)s"
     with data.conn() as c:
         rows = data.rows(c, text, {"since": since, "until": until, "n": n})
-    return [{"at": _epoch(r["at"]), "kind": r["kind"], "table": r["table_id"], "text": r["text"]} for r in rows]
+    return [
+        {
+            "at": _epoch(r["at"]),
+            "kind": r["kind"],
+            "table": r["table_id"],
+            "text": change_sentence(r["text"]) if r["kind"] in ("link", "parameter") else r["text"],
+        }
+        for r in rows
+    ]
 
 
 _HITS_SQL = """
@@ -221,7 +234,7 @@ def tables_csv(picture: dict[str, Any]) -> bytes:
                 day,
                 t["id"],
                 t["asset"],
-                t["game"],
+                t.get("game_name") or t["game"],
                 t["state_label"],
                 "open" if t["open"] else f"closed ({t['reason']})",
                 dollars(t["coin_in_cents"]),

@@ -3,6 +3,7 @@
 Floor staff, logged in: ``/`` (the page, or the login form), ``/api/floor`` (the picture, JSON,
 read fresh), ``/events`` (the picture pushed as the LAP announces changes), ``/api/hits`` and
 ``/api/events`` (hits and the tilt and event log over a range of gaming days), ``/export/*.csv``,
+``/slip/<level>/<order>.pdf`` (a hit's payout slip),
 ``POST /api/ack`` (a pending hit acknowledged under the person's name), ``POST /logout``.
 Anyone: ``POST /login``, and the common progressive sign, ``/sign`` with ``/sign/events``.
 
@@ -276,6 +277,26 @@ class _Floor:
             return _csv(hist.events_csv(rows), name)
         raise web.HTTPNotFound()
 
+    async def slip(self, request: web.Request) -> web.Response:
+        """The payout slip (PDF) of a hit, for the floorperson to print and sign."""
+        _need(self.srv, request)
+        level = request.match_info["level"][:40]
+        try:
+            order = int(request.match_info["order"])
+        except ValueError:
+            raise web.HTTPNotFound() from None
+        try:
+            pdf, name = await self.srv.run(_slip_pdf, self.srv, level, order)
+        except ModuleNotFoundError as e:  # the `report` extra
+            return web.Response(status=501, text=f"the slip needs {e.name}: pip install 'tablectl[report]'\n")
+        except LookupError as e:
+            return web.Response(status=404, text=f"{e}\n")
+        return web.Response(
+            body=pdf,
+            content_type="application/pdf",
+            headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        )
+
     async def events(self, request: web.Request) -> web.StreamResponse:
         _need(self.srv, request)
         token = _token(request)
@@ -285,6 +306,15 @@ class _Floor:
             self.srv.data.floor_shared.get,
             alive=lambda: self.srv.sessions.get(token) is not None,
         )
+
+
+def _slip_pdf(srv: FloorServer, level: str, order: int) -> tuple[bytes, str]:
+    """(the slip's PDF, its file name); LookupError for no such hit (worker thread)."""
+    from controller.lap.floor_slip import slip_of
+    from controller.reports.slippdf import render
+
+    slip = slip_of(srv.data, level, order, srv.casino)
+    return render(slip), f"slip-{slip.table}-round{slip.round_no}-seat{slip.seat}.pdf"
 
 
 async def _stream(
@@ -349,6 +379,7 @@ def floor_app(srv: FloorServer) -> web.Application:
     app.router.add_get("/api/hits", f.api_hits)
     app.router.add_get("/api/events", f.api_events)
     app.router.add_get("/export/{what}.csv", f.export)
+    app.router.add_get("/slip/{level}/{order}.pdf", f.slip)
     app.router.add_get("/events", f.events)
     _sign_routes(app, srv)
     return app

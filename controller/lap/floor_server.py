@@ -198,8 +198,10 @@ class FloorServer:
         sign_hold_s: float = 30.0,
         stale_s: float = 3.0,
         limits: Limits | None = None,
+        casino: str = "",
     ):
         self.data = FloorData(dsn, schema, stale_s=stale_s, sign_hold_s=sign_hold_s)
+        self.casino = casino  # on the payout slips (``[link] casino``)
         self.dsn, self.schema = dsn, schema
         self.staff = StaffStore(staff)
         self.sessions = Sessions(session_s)

@@ -1,92 +1,80 @@
-"""The PDF of ``tablectl lap --report`` (controller/lap/lapreport.py), in the accounting report's
-style (controller/reports/reportpdf.py: its styles, header rule and shaded tables).  reportlab is the
-``report`` extra; this module is imported only when a PDF is asked for.
+"""The PDF of ``tablectl lap --report`` (controller/lap/lapreport.py), laid out as the table's
+accounting report is (controller/reports/reportpdf.py: its page frame with "page N of M" and
+PROVISIONAL on every page while the day runs, tables sized to their contents, headings kept with
+their tables, signature lines).  reportlab is the ``report`` extra; this module is imported only
+when a PDF is asked for.
 """
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
-from reportlab.lib import colors
-from reportlab.lib.pagesizes import landscape, letter
-from reportlab.platypus import Flowable, KeepTogether, SimpleDocTemplate, Spacer, Table, TableStyle
+from reportlab.platypus import Flowable, Spacer
 
-from controller.lap.lapreport import HIT_COLUMNS, LAST_HITS, LapReport, heading, hit_row, level_rows
-from controller.reports.reportpdf import ALERT, INK, MARGIN, RULE, SHADE, _p, _styles
+from controller.lap.lapreport import TABLE_COLUMNS, LapReport, heading, sections, table_row
+from controller.reports.reportpdf import (
+    Frame,
+    _p,
+    _styles,
+    block,
+    build,
+    grid,
+    provisional_banner,
+    section_flow,
+    signatures,
+)
 
-TITLE = "Linked progressive controller: meters and last hits"
+TITLE = "Linked progressive accounting report"
 
 
-def _grid(data: list[list[Any]], widths: list[float], head: bool = True) -> Table:
-    t = Table(data, colWidths=widths, repeatRows=1 if head else 0)
-    style: list[Any] = [
-        ("LINEBELOW", (0, 0), (-1, -1), 0.25, colors.HexColor("#d5d9de")),
-        ("BOX", (0, 0), (-1, -1), 0.6, colors.HexColor(RULE)),
-        ("VALIGN", (0, 0), (-1, -1), "TOP"),
-        ("TOPPADDING", (0, 0), (-1, -1), 2.5),
-        ("BOTTOMPADDING", (0, 0), (-1, -1), 2.5),
+def _tables(r: LapReport, st: dict[str, Any], width: float) -> list[Flowable]:
+    """The member tables' day, one row each (the CSV has each figure in the table report's words)."""
+    cells = [_aligned(TABLE_COLUMNS, st["head"], st["headr"])]
+    cells += [_aligned([v.shown() for v in table_row(t)], st["cell"], st["cellr"]) for t in r.tables]
+    if not r.tables:
+        cells.append(_aligned(["none"] + [""] * (len(TABLE_COLUMNS) - 1), st["cell"], st["cellr"]))
+    notes = [
+        _p(
+            "Wagers: progressive wagers less those voided; Coin-in: their amount; Contributions: credited less "
+            "voided (to the meter, reserve and overflow); Voided: contributions a void took back; Hits and Won: "
+            "meter hits the LAP decided in the day; Paid: meter hits the table recorded paid in the day (its own "
+            "report's 'Meter hits, paid by an attendant').",
+            st["note"],
+        )
     ]
-    style.append(("BACKGROUND", (0, 0), (-1, 0) if head else (0, -1), colors.HexColor(SHADE)))
-    t.setStyle(TableStyle(style))
-    return t
+    return block(_p("Tables: the gaming day", st["h2"]), grid(cells, width), notes, len(r.tables))
+
+
+def _aligned(texts: list[str], left: Any, right: Any) -> list[tuple[str, Any]]:
+    """A row of the tables' grid: the table, asset and game left, the figures right-aligned."""
+    return [(t, right if i >= 3 else left) for i, t in enumerate(texts)]
 
 
 def _story(r: LapReport, width: float) -> list[Flowable]:
     st = _styles()
     story: list[Flowable] = [_p(TITLE, st["h1"])]
     if r.provisional:
-        banner = Table([[_p("PROVISIONAL: the gaming day has not ended", st["banner"])]], colWidths=[width])
-        banner.setStyle([("BACKGROUND", (0, 0), (-1, -1), ALERT)])
-        story += [banner, Spacer(1, 6)]
-    story.append(
-        _grid([[_p(k, st["head"]), _p(v, st["cell"])] for k, v in heading(r)], [0.2 * width, 0.8 * width], False)
-    )
-    for lv in r.levels:
-        rows = [[_p("Meter", st["head"]), _p("Value", st["headr"])]]
-        rows += [[_p(k, st["cell"]), _p(v, st["cellr"])] for k, v in level_rows(lv)]
-        story.append(KeepTogether([_p(f"Level {lv.level}", st["h2"]), _grid(rows, [0.6 * width, 0.4 * width])]))
-    parts = [0.12, 0.07, 0.05, 0.06, 0.07, 0.04, 0.05, 0.09, 0.09, 0.36]
-    hits: list[list[Any]] = [[_p(c, st["head"]) for c in HIT_COLUMNS]]
-    hits += [[_p(c, st["cell"]) for c in hit_row(h)] for h in r.hits]
-    if not r.hits:
-        hits.append([_p("none", st["cell"])] + [""] * (len(HIT_COLUMNS) - 1))
-    story += [
-        _p(f"Last {LAST_HITS} hits (up to the end of the day)", st["h2"]),
-        _grid(hits, [p * width for p in parts]),
-    ]
-    return story
+        story += provisional_banner(st, width, "Today's figures: they change until the gaming day ends.")
+    story.append(grid([[(k, st["head"]), (v, st["cell"])] for k, v in heading(r)], width, head=False, shade_col=True))
+    secs = sections(r)
+    for sec in secs[:-1]:
+        story += section_flow(sec, st, width)
+    story += _tables(r, st, width)
+    story += section_flow(secs[-1], st, width)
+    sign = [("Prepared by", "name, title, signature"), ("Reviewed by", "name, title, signature")]
+    return [*story, Spacer(1, 14), signatures(st, width, sign)]
 
 
 def render(r: LapReport) -> bytes:
-    """The PDF (US letter, landscape: the hits' ten columns)."""
-    size = landscape(letter)
-    width = size[0] - 2 * MARGIN
-    buf = io.BytesIO()
-
-    def page(canvas: Any, doc: Any) -> None:
-        w, h = doc.pagesize
-        canvas.saveState()
-        canvas.setFillColor(INK)
-        canvas.setFont("Helvetica-Bold", 11)
-        canvas.drawString(MARGIN, h - MARGIN + 8, f"Linked group {r.group}"[:70])
-        canvas.drawRightString(w - MARGIN, h - MARGIN + 8, f"Gaming day {r.day.isoformat()}")
-        canvas.setStrokeColor(RULE)
-        canvas.line(MARGIN, h - MARGIN - 2, w - MARGIN, h - MARGIN - 2)
-        canvas.setFont("Helvetica", 7.5)
-        canvas.drawRightString(w - MARGIN, MARGIN - 16, f"Page {canvas.getPageNumber()}")
-        canvas.restoreState()
-
-    doc = SimpleDocTemplate(
-        buf,
-        pagesize=size,
-        leftMargin=MARGIN,
-        rightMargin=MARGIN,
-        topMargin=MARGIN + 14,
-        bottomMargin=MARGIN,
-        title=f"{TITLE} - {r.group} - gaming day {r.day.isoformat()}",
-        author="tablectl",
-        invariant=1,
+    """The PDF (US letter, portrait)."""
+    made = dict(heading(r))["Generated"]
+    frame = Frame(
+        title=TITLE,
+        top_left=r.casino or "(casino not set)",
+        line=f"Linked group {r.group}  |  {len(r.tables)} tables",
+        right=f"Gaming day {r.day.isoformat()}",
+        footer=f"Generated {made}",
+        provisional=r.provisional,
+        pdf_title=f"{TITLE} - {r.group} - gaming day {r.day.isoformat()}",
     )
-    doc.build(_story(r, width), onFirstPage=page, onLaterPages=page)
-    return buf.getvalue()
+    return build(frame, lambda width: _story(r, width))

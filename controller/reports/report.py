@@ -212,6 +212,9 @@ class DayReport:
     coin_in: dict[str, CoinIn] = field(default_factory=dict)  # by level (a linked table's too)
     info: TableInfo = field(default_factory=TableInfo)
     read_from: int = 0  # the events read begin after this one (the checkpoint the meters start from)
+    #: the ledger's first event's time when it begins after this day ("" otherwise): the table's
+    #: identity is then the one it first recorded
+    ledger_begins: str = ""
 
     def hits_total(self, paid_by: str | None = None) -> int:
         return sum(h.cents for h in self.hits if paid_by is None or h.paid_by == paid_by)
@@ -275,28 +278,37 @@ _READ = frozenset(
 )
 
 
-def _last_of(conn: sqlite3.Connection, kind: str, upto: str, want: Callable[[dict[str, Any]], bool]) -> tuple[str, Any]:
-    """(time, data) of the last ``kind`` record before ``upto`` whose data ``want`` accepts."""
-    for ts, data in conn.execute(
-        "SELECT ts, data FROM events WHERE kind = ? AND ts < ? ORDER BY seq DESC", (kind, upto)
-    ):
+def _last_of(
+    conn: sqlite3.Connection, kind: str, upto: str, want: Callable[[dict[str, Any]], bool], earliest: bool = False
+) -> tuple[str, Any]:
+    """(time, data) of the last ``kind`` record before ``upto`` whose data ``want`` accepts
+    (``earliest``: the first one in the ledger, whenever it was)."""
+    q = (
+        "SELECT ts, data FROM events WHERE kind = ? ORDER BY seq"
+        if earliest
+        else "SELECT ts, data FROM events WHERE kind = ? AND ts < ? ORDER BY seq DESC"
+    )
+    for ts, data in conn.execute(q, (kind,) if earliest else (kind, upto)):
         d = json.loads(data)
         if isinstance(d, dict) and want(d):
             return str(ts), d
     return "", {}
 
 
-def table_info(conn: sqlite3.Connection, upto: str) -> TableInfo:
+def table_info(conn: sqlite3.Connection, upto: str, earliest: bool = False) -> TableInfo:
     """The configuration and software in effect at ``upto``, from the table's own start-up
     records (a ``config.loaded`` with only a digest means "unchanged": the last one with
-    values is the configuration)."""
+    values is the configuration); ``earliest``: the first the ledger recorded (a day before
+    the ledger began: who the table is, as it first said)."""
     info = TableInfo()
-    info.config_ts, cfg = _last_of(conn, Kind.CONFIG_LOADED, upto, lambda d: isinstance(d.get("values"), dict))
+    info.config_ts, cfg = _last_of(
+        conn, Kind.CONFIG_LOADED, upto, lambda d: isinstance(d.get("values"), dict), earliest
+    )
     info.values = {str(k): str(v) for k, v in cfg.get("values", {}).items()}
     info.config_digest = str(cfg.get("digest", ""))
-    info.version_ts, up = _last_of(conn, Kind.POWER_UP, upto, lambda d: True)
+    info.version_ts, up = _last_of(conn, Kind.POWER_UP, upto, lambda d: True, earliest)
     info.version = str(up.get("version", ""))
-    info.selfcheck_ts, sc = _last_of(conn, Kind.SELFCHECK, upto, lambda d: True)
+    info.selfcheck_ts, sc = _last_of(conn, Kind.SELFCHECK, upto, lambda d: True, earliest)
     info.digest = str(sc.get("digest") or "")
     rd = sc.get("recorded_digest")
     info.recorded_digest = str(rd) if rd else None
@@ -458,12 +470,24 @@ def build(
         ).fetchone()
         if row is not None:  # the chain's head at the end of the day
             rep.head, rep.head_ts, rep.table_id = Head(int(row[0]), str(row[3])), str(row[1]), str(row[2])
-        rep.info = table_info(conn, e_iso)
+            rep.info = table_info(conn, e_iso)
+        else:  # a day before the ledger began: the table is the one the ledger names
+            _identity_from_first(conn, rep)
     finally:
         if own:
             conn.execute("ROLLBACK")
     rep.levels = col.levels(at_start, meters)
     return rep
+
+
+def _identity_from_first(conn: sqlite3.Connection, rep: DayReport) -> None:
+    """A day before the ledger's first event: the table's id and configuration as the ledger first
+    recorded them (a report of a day without play still names the table it is of)."""
+    first = conn.execute("SELECT ts, table_id FROM events ORDER BY seq LIMIT 1").fetchone()
+    if first is None:
+        return
+    rep.ledger_begins, rep.table_id = str(first[0]), str(first[1])
+    rep.info = table_info(conn, "", earliest=True)
 
 
 def _read_day(conn: sqlite3.Connection, col: _Day, first: int, until: int) -> None:

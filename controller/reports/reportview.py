@@ -19,16 +19,15 @@ pays made by an attendant, the cumulative paid: (a)(1)-(4)); the others shown he
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, tzinfo
+from datetime import datetime, tzinfo
 from fractions import Fraction
 from typing import Any
 
+from controller.books import meters as M
 from controller.core.money import format_cents, format_exact, format_rate
 from controller.reports.report import FIXED_PAY, CoinIn, DayReport, LevelReport, _iso, local_zone
+from controller.reports.words import hand_name, zone_name
 
 # ---------------------------------------------------------------------- values
 
@@ -100,8 +99,9 @@ def local_time(ts: str, tz: tzinfo | None = None) -> str:
 
 
 def clock_time(ts: str, tz: tzinfo | None = None) -> str:
-    """Date and time, short (a gaming day spans two dates): ``Jul 04 22:00:00``."""
-    return datetime.fromisoformat(ts).astimezone(tz or local_zone()).strftime("%b %d %H:%M:%S")
+    """A time as a clerk files it: the date with its year, the time and the zone
+    (``2026-07-04 22:00:00 EDT``; a gaming day spans two dates, a report outlives its year)."""
+    return local_time(ts, tz)
 
 
 # ---------------------------------------------------------------------- the rules cited
@@ -174,6 +174,7 @@ class Section:
     rows: list[Row] = field(default_factory=list)
     level: str = ""
     notes: list[str] = field(default_factory=list)
+    table: str = ""  # the table the figures are of, when not the report's own (the LAP's per-table rows)
 
 
 def _meter_rows(lv: LevelReport, seed_ref: str) -> list[Row]:
@@ -241,6 +242,73 @@ def meter_section(rep: DayReport, lv: LevelReport, tz: tzinfo | None) -> Section
     )
 
 
+#: the roll-forward's rows (CSV ``item``, label), the same in the table's report and the LAP's
+ROLL_FORWARD = {
+    "start": "Meter at the start of the gaming day",
+    "contributions": "add: contributions credited (wager × rate)",
+    "voided": "less: contributions taken back by voided rounds",
+    "hits": "less: meter hits (paid from the meter)",
+    "reseeds": "add: reseeds after 100% meter hits",
+    "reserve_moved": "add: hidden reserve moved into the meter at a reset",
+    "end": "Meter at the end of the gaming day (the sum)",
+    "recorded": "Meter at the end of the gaming day, as recorded",
+    "check": "Start + contributions - voids - hits + reseeds = end",
+}
+
+
+def roll_forward(
+    figures: list[tuple[str, Fraction]], end: Fraction, recorded: Fraction, recorded_label: str = ""
+) -> tuple[list[Row], bool]:
+    """The roll-forward's rows from its figures ((item of :data:`ROLL_FORWARD`, amount), the start
+    first; a figure is added or taken by its label's sign), the end they sum to and the end as
+    recorded; and whether they agree, exactly."""
+    rows = [Row(f"rollforward_{k}", ROLL_FORWARD[k], "", [V(EXACT, x)]) for k, x in figures]
+    agrees = end == recorded
+    check = (
+        "agrees, exactly"
+        if agrees
+        else f"DOES NOT AGREE: the figures give {exact_usd(end)}, the meter {exact_usd(recorded)}"
+    )
+    rows += [
+        Row("rollforward_end", ROLL_FORWARD["end"], "", [V(EXACT, end)]),
+        Row("rollforward_recorded", recorded_label or ROLL_FORWARD["recorded"], "", [V(EXACT, recorded)]),
+        Row("rollforward_check", ROLL_FORWARD["check"], "", [V(TEXT, check)]),
+    ]
+    return rows, agrees
+
+
+def roll_forward_section(rep: DayReport, lv: LevelReport, tz: tzinfo | None) -> Section:
+    """The meter's roll-forward over the day, the first thing a clerk checks: the meter at the
+    start, plus what was credited, less what voids took back and the meter hits paid, plus the
+    reseeds, is the meter at the end, exactly (every figure replayed from the ledger's events)."""
+    end = lv.end
+    start = lv.start or M.Meter(lv.level, end.seed_cents, end.rate, Fraction(0))
+
+    def delta(attr: str) -> Fraction:
+        return Fraction(getattr(end, attr)) - Fraction(getattr(start, attr))
+
+    figures = [
+        ("start", start.value),
+        ("contributions", delta("increments")),
+        ("voided", delta("voided")),
+        ("hits", delta("paid_attendant")),
+        ("reseeds", delta("reseeds")),
+    ]
+    moved = delta("reserve_moved")
+    if moved or end.reserve_rate:
+        figures.append(("reserve_moved", moved))
+    total = figures[0][1] + figures[1][1] - figures[2][1] - figures[3][1] + figures[4][1] + moved
+    rows, _ok = roll_forward(figures, total, end.value)
+    notes = [
+        "Exact, in dollars and the fraction of a cent carried. Fixed pays are paid from the table "
+        "inventory: they do not move the meter."
+    ]
+    if lv.born_ts:
+        created = f"Meter as created {clock_time(lv.born_ts, tz)}"
+        rows[0] = Row("rollforward_start", created, "", [V(EXACT, start.value)])
+    return Section("rollforward", f"Roll-forward - level {lv.level}", ["Amount"], rows, lv.level, notes)
+
+
 def coin_in_section(rep: DayReport, level: str, tz: tzinfo | None) -> Section:
     ci = rep.coin_in.get(level) or CoinIn()
     lv = next((x for x in rep.levels if x.level == level), None)
@@ -296,14 +364,14 @@ def _check_text(rep: DayReport, lv: LevelReport) -> str:
     return "agrees, exactly" if not problems else "DOES NOT AGREE: " + "; ".join(problems)
 
 
-HIT_COLUMNS = ["Time (local)", "Round", "Seat", "Hand", "Kind", "Paid by", "Amount", "Validated by"]
+HIT_COLUMNS = ["Time", "Round", "Seat", "Hand", "Kind", "Paid by", "Amount", "Validated by"]
 
 
 def hits_section(rep: DayReport, tz: tzinfo | None) -> Section:
     rows = []
     for h in rep.hits:
         kind = h.kind + (f", {percent(Fraction(h.fraction))} of the meter" if h.fraction else "")
-        by = h.validated_by or ("- (note 2)" if h.kind == FIXED_PAY else "NOT RECORDED")
+        by = h.validated_by or ("(note 2)" if h.kind == FIXED_PAY else "NOT RECORDED")
         who = "attendant" if h.paid_by == "attendant" else "table"
         rows.append(
             Row(
@@ -314,7 +382,7 @@ def hits_section(rep: DayReport, tz: tzinfo | None) -> Section:
                     V(TEXT, clock_time(h.ts, tz)),
                     V(TEXT, h.round),
                     V(TEXT, h.seat),
-                    V(TEXT, str(h.hand or "").replace("-", " ").replace("_", " ")),
+                    V(TEXT, hand_name(h.hand)),
                     V(TEXT, kind),
                     V(TEXT, who),
                     V(USD, h.cents),
@@ -385,7 +453,7 @@ def voids_section(rep: DayReport, tz: tzinfo | None) -> Section:
         Row("void", "Round voided", "", [V(TEXT, clock_time(v["ts"], tz)), V(TEXT, v["round"]), V(TEXT, v["reason"])])
         for v in rep.voids
     ]
-    return Section("void", f"Voided rounds ({len(rep.voids)})", ["Time (local)", "Round", "Reason"], rows)
+    return Section("void", f"Voided rounds ({len(rep.voids)})", ["Time", "Round", "Reason"], rows)
 
 
 def faults_section(rep: DayReport, tz: tzinfo | None) -> Section:
@@ -399,14 +467,14 @@ def faults_section(rep: DayReport, tz: tzinfo | None) -> Section:
         for f in rep.faults
     ]
     raised = sum(1 for f in rep.faults if f["what"] == "raised")
-    return Section("fault", f"Faults ({raised} raised)", ["Time (local)", "What", "Device", "Reason / by"], rows)
+    return Section("fault", f"Faults ({raised} raised)", ["Time", "What", "Device", "Reason / by"], rows)
 
 
 def sections(rep: DayReport, tz: tzinfo | None = None) -> list[Section]:
     """Every section of the report, in the order printed."""
     out = []
     for lv in rep.levels:
-        out.append(meter_section(rep, lv, tz))
+        out += [roll_forward_section(rep, lv, tz), meter_section(rep, lv, tz)]
     for level in sorted({*rep.coin_in, *(lv.level for lv in rep.levels)}):
         out.append(coin_in_section(rep, level, tz))
     out += [hits_section(rep, tz), hit_totals_section(rep), play_section(rep, tz)]
@@ -440,9 +508,15 @@ def identity(rep: DayReport, generated: datetime, tz: tzinfo | None = None) -> l
 
     i = rep.info
     paytable = i.get("profile.progressive.paytable")
+    begins = (
+        [("Records of the day", f"none: the ledger begins {local_time(rep.ledger_begins, tz)}, after this day")]
+        if rep.ledger_begins
+        else []
+    )
     return [
         ("Casino", cfg("casino", "casino")),
         ("Table", rep.table_id or "(no events)"),
+        *begins,
         ("Asset number", cfg("asset", "asset")),
         ("Location", cfg("location", "location")),
         ("Game", i.get("profile.name") or i.get("profile.game") or "not recorded"),
@@ -455,6 +529,7 @@ def identity(rep: DayReport, generated: datetime, tz: tzinfo | None = None) -> l
             "Gaming day",
             f"{rep.day.isoformat()}: {local_time(_iso(rep.start_utc), tz)} to {local_time(_iso(rep.end_utc), tz)}",
         ),
+        ("Time zone", zone_name(tz, rep.start_utc)),
         ("Generated", f"{local_time(_iso(generated), tz)} by tablectl {__version__}"),
         ("Software that recorded the day", software_line(rep)),
         (
@@ -475,72 +550,10 @@ PROVISIONAL = "PROVISIONAL \u2014 the gaming day has not ended"
 
 # ---------------------------------------------------------------------- CSV
 
-CSV_COLUMNS = ["section", "table", "gaming_day", "level", "item", "label", "regulation", "unit", "start", "end",
-               "value", "time_local", "round", "seat", "hand", "paid_by", "validated_by", "note"]  # fmt: skip
-
-
-def _csv_rows(rep: DayReport, generated: datetime, tz: tzinfo | None) -> Iterator[dict[str, Any]]:
-    for label, value in identity(rep, generated, tz):
-        yield {"section": "report", "item": label.lower().replace(" ", "_").replace("'", ""), "label": label,
-               "unit": TEXT, "value": value}  # fmt: skip
-    if rep.provisional(generated):
-        yield {"section": "report", "item": "provisional", "label": PROVISIONAL, "unit": TEXT, "value": "yes"}
-    for sec in sections(rep, tz):
-        yield from _csv_section(sec)
-    yield {"section": "head", "item": "chain_head", "label": "Chain head at the day's end", "unit": TEXT,
-           "value": rep.head.mac, "note": f"event #{rep.head.count}"}  # fmt: skip
-
-
-def _meter_csv(sec: Section, r: Row, base: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield {**base, "unit": r.values[1].unit, "start": r.values[0].plain(), "end": r.values[1].plain()}
-
-
-def _hit_csv(sec: Section, r: Row, base: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    t, rnd, seat, hand, _kind, paid_by, amount, by = (v.plain() for v in r.values)
-    yield {**base, "unit": USD, "value": amount, "time_local": t, "round": rnd, "seat": seat, "hand": hand,
-           "paid_by": paid_by, "validated_by": by}  # fmt: skip
-
-
-def _event_csv(sec: Section, r: Row, base: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """A void or a fault: its time, its round, what it says."""
-    yield {**base, "unit": TEXT, "time_local": r.values[0].plain(), "round": r.values[1].plain(),
-           "value": " ".join(v.plain() for v in r.values[2:])}  # fmt: skip
-
-
-def _figure_csv(sec: Section, r: Row, base: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """A figure: one CSV row per value given (an empty text is left out), named by its column."""
-    for col, v in zip(sec.columns, r.values):
-        if v.unit != TEXT or v.raw != "":
-            item = r.item if len(r.values) == 1 else f"{r.item}_{col.lower()}"
-            yield {**base, "item": item, "unit": v.unit, "value": v.plain()}
-
-
-#: the CSV rows of a section's row, by the section's key (any other: :func:`_figure_csv`)
-_CSV_ROWS: dict[str, Callable[[Section, Row, dict[str, Any]], Iterator[dict[str, Any]]]] = {
-    "meter": _meter_csv,
-    "hit": _hit_csv,
-    "void": _event_csv,
-    "fault": _event_csv,
-}
-
-
-def _csv_section(sec: Section) -> Iterator[dict[str, Any]]:
-    rows_of = _CSV_ROWS.get(sec.key, _figure_csv)
-    for r in sec.rows:
-        base = {"section": sec.key, "level": sec.level, "item": r.item, "label": r.label, "regulation": r.ref}
-        yield from rows_of(sec, r, base)
-    for n in sec.notes:
-        yield {"section": sec.key, "level": sec.level, "item": "note", "unit": TEXT, "note": n}
-
 
 def to_csv(rep: DayReport, tz: tzinfo | None = None, generated: datetime | None = None) -> str:
-    """One CSV for spreadsheets: one row per figure, with the PDF's labels and the rule each
-    answers to; money in dollars with two decimals (no ``$``: a spreadsheet reads a number),
-    a fraction of a cent as exact text (``501.00 + 1/3 cent``)."""
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, CSV_COLUMNS, lineterminator="\n")
-    w.writeheader()
-    base = {"table": rep.table_id, "gaming_day": rep.day.isoformat()}
-    for row in _csv_rows(rep, generated or datetime.now(UTC), tz):
-        w.writerow({**base, **row})
-    return buf.getvalue()
+    """One CSV for spreadsheets (controller/reports/reportcsv.py: the LAP's report has the same
+    layout): one row per figure, with the PDF's labels and the rule each answers to."""
+    from controller.reports import reportcsv
+
+    return reportcsv.day_csv(rep, tz, generated)

@@ -59,6 +59,8 @@ NOT_THE_ROUND = {
     ("controller/reports/report.py", "level"): "report.HitLine, the day's figures read from the ledger",
     ("controller/reports/report.py", "wagers"): "report.CoinIn / the table's play, read from the ledger",
     ("controller/reports/report.py", "start"): "report.LevelReport, the meter at the day's start",
+    ("controller/reports/slip.py", "validated_by"): "slip.Slip, a payout slip read from the ledger",
+    ("controller/reports/slip.py", "level"): "slip.Slip, a payout slip read from the ledger",
 }
 MUTATORS = {"append", "extend", "insert", "pop", "popitem", "remove", "clear", "update", "setdefault", "sort"}
 

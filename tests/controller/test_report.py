@@ -204,8 +204,8 @@ def test_csv_one_row_per_figure_labelled_with_its_rule(tmp_path):
     assert by[("head", "chain_head")]["note"] == "event #27"
     hits = [r for r in rows if r["section"] == "hit" and r["item"] == "hit"]
     assert [(h["value"], h["validated_by"], h["time_local"], h["paid_by"]) for h in hits] == [
-        ("500.33", "floor 17", "Jul 04 11:00:00", "attendant"),
-        ("25.00", "- (note 2)", "Jul 04 11:00:00", "table"),
+        ("500.33", "floor 17", "2026-07-04 11:00:00 EDT", "attendant"),  # the year and the zone
+        ("25.00", "(note 2)", "2026-07-04 11:00:00 EDT", "table"),
     ]
     assert not any(r["item"] == "provisional" for r in rows)  # the day has ended
 
@@ -223,7 +223,7 @@ def test_a_level_created_during_the_day_starts_at_its_creation(tmp_path):
     (lv,) = rep.levels
     assert lv.born_ts and lv.start is not None and lv.start.value == 500000 and lv.contribution_count == 1
     sec = V.meter_section(rep, lv, NY)
-    assert sec.columns == ["Created Jul 04 10:00:00", "End of day"]
+    assert sec.columns == ["Created 2026-07-04 10:00:00 EDT", "End of day"]
     assert sec.rows[0].values[0].shown() == "$5,000.00" and sec.rows[0].values[1].shown() == "$5,000.21"
     assert "created during the day (event #4" in sec.notes[0]
     assert _check(rep) == "DOES NOT AGREE: a rate other than the configured 33 1/3%"  # CONFIG says 1/3
@@ -294,17 +294,25 @@ def test_pdf_renders_and_reads(tmp_path):
         "$3.00 × 33 1/3%",
         "Contributions = rate × wagers agrees, exactly",
         # hits: who validated the meter hit; why the fixed pay has no name
-        "royal flush meter hit, 50% of the attendant $500.33 floor 17",  # the Kind cell wraps: "meter" below
-        "- (note 2)",
+        "Royal Flush meter hit, 50% of the meter attendant $500.33 floor 17",  # the hand as players say it
+        "(note 2)",
         "§ 670a.11(h)(3)(i)(B)(III)",
         "Meter hits, paid by an attendant § 605a.7(a)(3) 1 $500.33",
         # the play, voids, faults
         "Rounds played (completed or voided) 3",
-        "Rounds still open at the end 4 (opened Jul 05 05:59:59)",
+        "Rounds still open at the end 4 (opened 2026-07-05 05:59:59 EDT)",
         "Paid to players $3,500.33",
         "shoe jam (§ 670a.13(g))",
         "Prepared by:",
         "Reviewed by:",
+        # the meter's roll-forward, checked
+        "Meter at the start of the gaming day $1,000.33 + 1/3 of a cent",
+        "add: contributions credited (wager × rate) $1.33 + 1/3 of a cent",
+        "less: contributions taken back by voided rounds $0.33 + 1/3 of a cent",
+        "less: meter hits (paid from the meter) $500.33",
+        "Meter at the end of the gaming day (the sum) $501.00 + 1/3 of a cent",
+        "Start + contributions - voids - hits + reseeds = end agrees, exactly",
+        "Time zone America/New_York (EDT, UTC-04:00)",
     ]:
         assert want in flat, want
     assert "PROVISIONAL" not in text  # a day that has ended
@@ -452,3 +460,92 @@ def test_a_report_starting_from_a_checkpoint_is_the_same(tmp_path, monkeypatch):
     finally:
         conn.close()
     assert later.head.count == 28 and later.table_id == "T-9" and later.levels[0].end.increment_count == 5
+
+
+def test_the_roll_forward_is_in_the_csv_and_checked(tmp_path):
+    rows = _csv(_ledger(tmp_path)[0])
+    roll = {r["item"]: r["value"] for r in rows if r["section"] == "rollforward" and r["item"] != "note"}
+    assert roll == {
+        "rollforward_start": "1000.33 + 1/3 cent",
+        "rollforward_contributions": "1.33 + 1/3 cent",  # four $1 wagers at 1/3
+        "rollforward_voided": "0.33 + 1/3 cent",
+        "rollforward_hits": "500.33",
+        "rollforward_reseeds": "0.00",
+        "rollforward_end": "501.00 + 1/3 cent",
+        "rollforward_recorded": "501.00 + 1/3 cent",
+        "rollforward_check": "agrees, exactly",
+    }
+
+
+def test_the_roll_forward_counts_a_reseed_and_the_reserve_moved_in():
+    """A 100 % hit: the meter paid out whole, the seed added back with the reserve."""
+    from controller.books import meters as M
+
+    start = M.Meter("primary", 100000, Fraction(1, 10), Fraction(120000), reserve_rate=Fraction(1, 100))
+    m = M.apply({"primary": start}, Kind.METER_INCREMENT, {"level": "primary", "wager": 500, "rate": "1/10",
+                                                            "reserve_rate": "1/100"})  # fmt: skip
+    m = M.apply(m, Kind.METER_PAYOUT, {"level": "primary", "cents": 120050})
+    m = M.apply(m, Kind.METER_RESEED, {"level": "primary", "cents": 100000})
+    lv = R.LevelReport("primary", start, m["primary"])
+    rep = R.DayReport(
+        "T-9", DAY, datetime(2026, 7, 4, 10, tzinfo=UTC), datetime(2026, 7, 5, 10, tzinfo=UTC), "", R.DEFAULT_DAY_START
+    )
+    sec = V.roll_forward_section(rep, lv, NY)
+    got = {r.item: r.values[0].shown() for r in sec.rows}
+    assert got["rollforward_hits"] == "$1,200.50" and got["rollforward_reseeds"] == "$1,000.00"
+    assert got["rollforward_reserve_moved"] == "$0.05"  # 1% of the $5 wager, moved into the reset meter
+    assert got["rollforward_end"] == got["rollforward_recorded"] == "$1,000.05"
+    assert got["rollforward_check"] == "agrees, exactly"
+
+
+def test_a_day_before_the_ledger_began_still_names_its_table(tmp_path):
+    """A day without play: the table, its casino, asset and location as the ledger first recorded
+    them (not "(no events)" and "not set"), and why there is nothing else."""
+    state, _ = _ledger(tmp_path)
+    conn = open_readonly(state / "ledger.sqlite3")
+    try:
+        rep = R.build(conn, date(2026, 6, 1), tz=NY)
+    finally:
+        conn.close()
+    ident = dict(V.identity(rep, datetime(2026, 7, 6, tzinfo=UTC), NY))
+    assert ident["Table"] == "T-9" and ident["Casino"] == CONFIG["casino"]
+    assert ident["Asset number"] == "A-10009" and ident["Location"] == "Pit 2, table 9"
+    assert ident["Records of the day"] == "none: the ledger begins 2026-07-03 16:00:00 EDT, after this day"
+    assert rep.levels == [] and rep.hits == []
+
+
+def test_headings_never_break_mid_word():
+    """Every column at least as wide as its longest word: no "Sea t", "Roun d"."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    st = RP._styles()
+    head = [(h, st["head"]) for h in ["Time", "Level", "Hit #", "Table", "Asset", "Round", "Seat", "Hand", "Amount"]]
+    rows = [[("2026-07-04 11:00:00 EDT", st["cell"]), ("primary", st["cell"]), ("12", st["cell"]),
+             ("T-10", st["cell"]), ("A-100001", st["cell"]), ("12345", st["cell"]), ("6", st["cell"]),
+             ("Four of a Kind", st["cell"]), ("$12,345.67", st["cell"])]] * 3  # fmt: skip
+    for width in (520.0, 400.0):
+        widths = RP.fit_widths([head, *rows], width)
+        assert abs(sum(widths) - width) < 0.01
+        for (text, style), w in zip(head, widths):
+            assert w - 2 * RP.PAD >= max(stringWidth(x, style.fontName, style.fontSize) for x in text.split()), text
+
+
+def test_provisional_and_page_n_of_m_on_every_page(tmp_path):
+    keyfile = init_key(tmp_path / "key" / "ledger.key")
+    led = Ledger(tmp_path / "s" / "ledger.sqlite3", "T-9", key=read_key(keyfile))  # the real clock: today
+    led.append([*START_RECORDS, Record(Kind.METER_INIT, 0, {"level": "primary", "seed": 500000, "rate": "1/3"})])
+    for n in range(1, 61):
+        fixed = {"level": "primary", "cents": 300, "seat": n % 6 + 1, "hand": "straight"}
+        led.append([Record(Kind.ROUND_OPEN, n, {}), Record(Kind.METER_FIXED_PAID, n, fixed),
+                    Record(Kind.ROUND_COMPLETE, n, {})])  # fmt: skip
+    led.close()
+    conn = open_readonly(tmp_path / "s" / "ledger.sqlite3")
+    try:
+        rep = R.build(conn, R.gaming_day_of(datetime.now(UTC).isoformat(), tz=NY), tz=NY)
+    finally:
+        conn.close()
+    (tmp_path / "p.pdf").write_bytes(RP.render(rep, NY))
+    pages = [p for p in _pdftext(tmp_path / "p.pdf", tmp_path).split("\f") if p.strip()]
+    assert len(pages) >= 2
+    for i, page in enumerate(pages, 1):
+        assert "PROVISIONAL" in page and f"Page {i} of {len(pages)}" in page, i

@@ -104,13 +104,23 @@ def test_the_picture_in_words_with_the_days_figures_limit_and_reserve(make_floor
     t1, t2 = pic["tables"]
     assert (t1["state_label"], t1["sign"], t2["state_label"]) == ("Open for wagers", "PLACE YOUR BETS", "TILT")
     assert (t1["coin_in_cents"], t1["wagers"], t1["hands"]) == (1500, 2, 1)  # the voided wager is not counted
-    assert t1["wagers_per_hour"] == 120.0 and t2["wagers_per_hour"] is None  # 2 in (at least) a minute
+    # rates only once a table has played long enough to mean something (not "120 an hour" after a minute)
+    assert t1["wagers_per_hour"] is None and t1["played_s"] < pic["rates_after_s"] and t2["played_s"] is None
+    assert (t1["game_name"], t2["game_name"]) == ("Six-Card Fortune Pai Gow Poker",) * 2
     (lv,) = pic["levels"]
     assert (lv["rate"], lv["reset_cents"], lv["limit_cents"], lv["reserve_cents"]) == ("21%", 100_000, None, 0)
     assert pic["link_live"] is False  # running, but no LAP heartbeat in this test
     # CSV of the tables: dollars, words
     rows = list(csv.reader(io.StringIO(_req(srv, "GET", "/export/tables.csv", cookie=jar).body.decode())))
     assert rows[0][:3] == ["gaming day from", "table", "asset"] and rows[1][6] == "$15.00", rows
+
+
+def test_rates_per_hour_only_after_a_quarter_hour_of_play() -> None:
+    from controller.lap.floor import MIN_RATE_S, _per_hour
+
+    assert _per_hour(2, 1000.0, 1060.0) is None and _per_hour(2, None, 1060.0) is None
+    assert _per_hour(30, 1000.0, 1000.0 + MIN_RATE_S) == 120.0  # 30 in 15 minutes
+    assert _per_hour(60, 0.0, 3600.0) == 60.0
 
 
 def test_the_limit_distance(make_lap: Any, pg_dsn: str) -> None:
@@ -163,7 +173,18 @@ def test_the_event_log_reads_the_laps_records(make_floor: Any) -> None:
     kinds = [(e["kind"], e["table"]) for e in events]
     assert ("tilt", "T1") in kinds and ("hit", "T2") in kinds and ("acknowledged", "T2") in kinds, kinds
     links = [e["text"].split(" (by ")[0] for e in events if e["kind"] == "link"]
-    assert links[:2] == ["link running", "link stopped"], links  # newest first
+    assert links[:2] == [  # newest first, in words
+        "Link started: the tables take linked progressive wagers (it was stopped)",
+        "Link stopped: the linked progressive wager is closed at every table (it was running)",
+    ], links
+    params = [e["text"] for e in events if e["kind"] == "parameter"]
+    assert any(
+        p.startswith("Level primary created: seed $1,000.00, reset $1,000.00, increment rate 21%") for p in params
+    )
+    assert any(
+        p.startswith("Table T1 joined the link: asset A-1001, game Six-Card Fortune Pai Gow Poker") for p in params
+    )
+    assert not any("{" in e["text"] for e in events if e["kind"] in ("link", "parameter"))  # no raw JSON
     assert sum(1 for e in events if e["table"] == "T1" and e["kind"] in ("tilt", "wager")) == 2
     assert "login" in {e["kind"] for e in events}
     only = json.loads(_req(srv, "GET", "/api/events?kind=tilt", cookie=jar).body)["events"]
@@ -208,8 +229,18 @@ def test_the_sign_needs_no_login_shows_only_the_public_and_may_have_its_own_addr
     _status(lap, "T1", tilts={"shoe": "jammed"})
     lap.claim("T2", 1, 1, 1, "royal")
     pic = json.loads(_req(srv, "GET", "/api/sign").body)
-    assert set(pic) == {"now", "live", "link_state", "hold_s", "levels", "hits"}
-    assert [(h["table"], h["asset"], h["cents"]) for h in pic["hits"]] == [("T2", "A-1002", 10_000)]
+    assert set(pic) == {"now", "live", "link_state", "hold_s", "levels", "hits", "last", "title", "games",
+                        "wager_cents", "paytable", "section", "pays"}  # fmt: skip
+    assert [(h["table"], h["asset"], h["seat"], h["hand"], h["cents"], h["full"]) for h in pic["hits"]] == [
+        ("T2", "A-1002", 1, "Royal", 10_000, False)  # 10 % of the meter: not the whole jackpot
+    ]
+    assert pic["last"] == pic["hits"][0]  # the last winner, kept after the hit's hold
+    # the product: the game by its chapter's name and the progressive wager's pay table (§ 670a.12(d)(1))
+    assert pic["title"] == "Six-Card Fortune Pai Gow Poker" and pic["wager_cents"] == 100
+    assert (pic["paytable"], pic["section"]) == ("Six-Card Fortune Progressive", "§ 670a.12(d)(1)")
+    pays = {p["hand"]: p for p in pic["pays"]}
+    assert pays["Five Aces"]["share"] == [1, 1] and pays["Royal Flush"]["share"] == [1, 10]
+    assert pays["Straight Flush"]["cents"] == 30_000 and pays["Four of a Kind"]["cents"] == 15_000  # 300/150 for 1
     assert "jammed" not in json.dumps(pic)
     assert srv.sign_address == ("127.0.0.1", sign_port)
     c = http.client.HTTPConnection("127.0.0.1", sign_port, timeout=10)
@@ -262,3 +293,57 @@ def test_rows_for_made_up_names_are_capped_and_real_names_are_kept(make_lap: Any
         assert "guess39" in names and "guess0" not in names  # the least recently tried went first
     finally:
         data.close()
+
+
+def test_parameter_changes_read_as_sentences() -> None:
+    import json as j
+
+    from controller.lap.floor_words import change_sentence
+
+    def said(what: str, key: str, old: Any, new: Any) -> str:
+        return change_sentence(j.dumps({"what": what, "key": key, "old": old, "new": new, "by": "lap_owner"}))
+
+    level = {"level": "primary", "seed_cents": 500000, "reset_cents": 500000, "rate_num": 21, "rate_den": 100,
+             "reserve_num": 0, "reserve_den": 1, "limit_cents": None, "at_limit": "reserve", "max_wager_cents": 500,
+             "meter_pays": ["1/1", "1/10"]}  # fmt: skip
+    got = said("levels", "primary", level, {**level, "rate_num": 1, "rate_den": 5, "limit_cents": 25_000_000})
+    assert got == ("Level primary changed: increment rate 21% → 20%; limit none → $250,000.00 (by lap_owner)")
+    assert said(
+        "members", "T07", {"closed": "the LAP refused record 9 (hit): twice"}, {"closed": None, "note": "ok"}
+    ) == (
+        "Table T07 reopened by the LAP's operator (it was closed: the LAP refused record 9 (hit): twice); note: ok"
+        " (by lap_owner)"
+    )
+    assert said("link", "reason", None, "the meters disagree").startswith("Why the link is inoperable: the meters")
+    assert change_sentence("{not json") == "{not json" and change_sentence("[1]") == "[1]"
+    assert said("levels", "primary", {"rate_num": "x"}, {"rate_num": 1}).startswith("levels primary changed")
+
+
+def test_a_hits_payout_slip_from_the_floor_view(make_floor: Any, tmp_path: Any) -> None:
+    """The hit row's slip: the LAP's figures (meter before and after, its order of the hit), the
+    casino, signature lines; for floor staff only; an unknown hit is a 404."""
+    import shutil
+    import subprocess
+
+    pytest.importorskip("reportlab")
+    lap, srv = make_floor(casino="Keystone Riverside")
+    for seat in (1, 2):
+        lap.send("T1", seat, "contribution", {"wager": 1000, "round": 1, "seat": seat})
+    lap.claim("T2", 1, 7, 4, "royal-flush")
+    assert _req(srv, "GET", "/slip/primary/1.pdf").status == 401  # the sign's public; slips are not
+    jar, _csrf = _login(srv)
+    r = _req(srv, "GET", "/slip/primary/1.pdf", cookie=jar)
+    assert r.status == 200 and r.getheader("Content-Type") == "application/pdf" and r.body[:5] == b"%PDF-"
+    assert 'filename="slip-T2-round7-seat4.pdf"' in r.getheader("Content-Disposition")
+    assert _req(srv, "GET", "/slip/primary/9.pdf", cookie=jar).status == 404
+    assert _req(srv, "GET", "/slip/primary/x.pdf", cookie=jar).status == 404
+    if shutil.which("pdftotext") is None:
+        return
+    (tmp_path / "s.pdf").write_bytes(r.body)
+    text = " ".join(subprocess.run(["pdftotext", "-layout", str(tmp_path / "s.pdf"), "-"], capture_output=True,
+                                   text=True, check=True).stdout.split())  # fmt: skip
+    # the meter: $1,000 seed + 21% of $20 and a cent = $1,004.20 shown; 10% of it paid
+    for want in ["Keystone Riverside", "$100.42", "Table T2 · seat 4 · Royal Flush · round 7",
+                 "Meter before the hit $1,004.20", "Meter after the hit $903.78", "the LAP's hit #1",
+                 "NOT YET VALIDATED", "Dealer: Date:", "Floorperson (validated): Date:"]:  # fmt: skip
+        assert want in text, want

@@ -128,3 +128,18 @@ def test_uplink_example_checks_with_the_key_systemd_hands_over(tmp_path, monkeyp
     init_key(tmp_path / "tablectl-ledger-key")
     monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path))
     assert main(["uplink", "--sim", "--config", str(CONFIG_DIR / "examples" / "uplink.toml"), "--check"]) == 0
+
+
+def test_the_casinos_name_for_the_report_and_the_slips() -> None:
+    from controller.lap.config import parse_lap
+    from controller.settings.config import ConfigError
+    from tests.link.conftest import lap_doc
+
+    doc = lap_doc("lap_x")
+    assert parse_lap(doc, "lap.toml").casino == ""
+    doc["link"]["casino"] = "Riverside Casino"
+    assert parse_lap(doc, "lap.toml").casino == "Riverside Casino"
+    for bad in ("x" * 65, "two\nlines", ""):
+        doc["link"]["casino"] = bad
+        with pytest.raises(ConfigError, match="casino"):
+            parse_lap(doc, "lap.toml")

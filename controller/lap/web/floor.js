@@ -75,10 +75,14 @@ function chart(lv, day, now) {
   svg("path", {d: d, class: "line"}, s);
   svg("text", {x: W - R - 4, y: y(lv.cents) > T + 30 ? y(lv.cents) - 8 : y(lv.cents) + 18, "text-anchor": "end",
     class: "now"}, s, "now " + money(lv.cents));
-  for (const h of lv.hit_marks) { if (h[0] < t0) continue;
+  // each hit marked; a label only where it does not run into the one before (the circle's title has all)
+  let lastLabel = -1e9;
+  for (const h of [...lv.hit_marks].sort((a, b) => a[0] - b[0])) { if (h[0] < t0) continue;
     const hx = x(h[0]), left = hx > W - R - 90;
     const c = svg("circle", {cx: hx.toFixed(1), cy: T - 10, r: 5, class: "hitmark"}, s);
     svg("title", {}, c, "hit " + money(h[1]) + " at " + when(h[0]));
+    if (hx - lastLabel < 110) continue;
+    lastLabel = hx;
     svg("text", {x: left ? hx - 8 : hx + 8, y: T - 6, class: "hitlabel", "text-anchor": left ? "end" : "start"}, s,
       "hit " + money(h[1])); }
   return s;
@@ -110,6 +114,11 @@ async function acknowledge(h, btn) {
   const r = await fetch("/api/ack", {method: "POST", body, headers: {"X-CSRF-Token": CSRF}, credentials: "same-origin"});
   if (!r.ok) { btn.disabled = false; $("problem").textContent = "acknowledge refused: " + (await r.text()); }
 }
+const slipHref = (h) => `/slip/${encodeURIComponent(h.level)}/${h.order}.pdf`;
+function slipLink(h, parent) {
+  const a = el("a", "slip", "Slip", parent); a.href = slipHref(h); a.title = "the payout slip (PDF) to print and sign";
+  return a;
+}
 function alerts(p) {
   const box = $("alerts"); box.replaceChildren(); let fresh = 0;
   for (const h of p.hits.filter(h => h.pending)) {
@@ -117,19 +126,39 @@ function alerts(p) {
     el("span", "tag", h.ack_by ? "PENDING HIT" : "PENDING HIT \u2014 NOT ACKNOWLEDGED", a);
     const w = el("span", "what", null, a);
     el("b", null, money(h.cents), w);
-    w.append(` ${h.level} hit #${h.order} at table ${h.table}` + (h.asset ? ` (${h.asset})` : "") +
-      ` \u2014 seat ${h.seat}, ${h.hand}, round ${h.round} \u2014 decided ${when(h.decided_at)}`);
+    w.append(` Table ${h.table}` + (h.asset ? ` (${h.asset})` : "") + `, seat ${h.seat} \u2014 ${h.hand_name || h.hand}` +
+      ` \u2014 round ${h.round} \u2014 decided ${when(h.decided_at)}` + (p.levels.length > 1 ? ` (${h.level})` : ""));
     if (h.ack_by) el("span", "muted", `acknowledged by ${h.ack_by} at ${when(h.ack_at)}; validation and payment at the table`, a);
     else { fresh++; const b = el("button", "ack", "Acknowledge", a); b.type = "button";
       b.addEventListener("click", () => acknowledge(h, b)); }
+    slipLink(h, a);
   }
   if (fresh && Date.now() - lastBeep > 4000) { lastBeep = Date.now(); beep(); }
-  // what the tables found of the LAP's memory in the last hour (issue 22), newest first
-  for (const r of (p.recoveries || []).filter(r => p.now - r.at < 3600).slice(0, 5)) {
-    const a = el("div", "alert recovery", null, box); a.dataset.recovery = r.kind;
-    el("span", "tag", "LAP " + r.kind.toUpperCase(), a);
-    el("span", "what", `table ${r.table_id}: ${r.detail} \u2014 ${when(r.at)}`, a);
+}
+// ---------------------------------------------------------------------------- the technician's panel
+// the database and the link's records: the heartbeat, the replication, reconciliation, refusals,
+// recoveries (what the tables found of the LAP's memory): not the pit's business, a technician's
+function technician(p) {
+  const dl = $("techlist"); dl.replaceChildren();
+  const row = (k, v) => { el("dt", null, k, dl); el("dd", null, v, dl); };
+  row("Link state", p.link_state + (p.inoperable ? ` \u2014 ${p.inoperable}` : ""));
+  row("LAP heartbeat", p.lap_heartbeat_s === null ? "none" : ago(p.lap_heartbeat_s));
+  row("Replication", p.replication || "not checked yet");
+  const tb = $("techtables"); tb.replaceChildren();
+  for (const t of p.tables) {
+    const tr = el("tr", null, null, tb);
+    cell(tr, t.id); cell(tr, t.reconciled_seq ?? "", "num"); cell(tr, t.mismatch || "", "wrap");
+    cell(tr, (p.closed_by_lap || {})[t.id] || "", "wrap");
   }
+  const log = $("techlog"); log.replaceChildren();
+  const items = [...(p.refusals || []).map(r => [r.at, r.table_id, `refused record ${r.seq} (${r.kind}): ${r.reason}`]),
+    ...(p.recoveries || []).map(r => [r.at, r.table_id, `${r.kind}: ${r.detail}`])].sort((a, b) => b[0] - a[0]);
+  for (const [at, t, what] of items.slice(0, 20)) { const tr = el("tr", null, null, log);
+    cell(tr, when(at)); cell(tr, t || ""); cell(tr, what, "wrap"); }
+  if (!items.length) cell(el("tr", null, null, log), "none", "muted");
+  const recent = (p.recoveries || []).filter(r => p.now - r.at < 3600).length + (p.refusals || []).length;
+  $("lapage").textContent = (p.lap_heartbeat_s === null ? "no LAP heartbeat" : `LAP heartbeat ${ago(p.lap_heartbeat_s)}`) +
+    (recent ? ` \u00b7 ${plural(recent, "record", "records")} to look at` : "");
 }
 
 // ---------------------------------------------------------------------------- the picture
@@ -157,16 +186,19 @@ function tables(p) {
     const tr = el("tr", "tablerow", null, tb); tr.dataset.table = t.id;
     const tilts = Object.entries(t.tilts).map(([k, v]) => k + ": " + v).join("; ");
     if (tilts || t.state === "tilt") tr.classList.add("tilt");
-    cell(tr, t.id); cell(tr, t.asset); cell(tr, t.game);
+    cell(tr, t.id); cell(tr, t.asset); cell(tr, t.game_name || t.game);
     cell(tr, t.state_label, t.state === "tilt" ? "state-tilt" : ""); cell(tr, t.round ?? "", "num");
     cell(tr, t.open ? "open" : `closed (${t.reason})`, t.open ? "open" : "closed");
     cell(tr, t.sign || (t.open ? "meters" : ""), "wrap sign");
-    cell(tr, money(t.coin_in_cents), "num"); cell(tr, t.wagers, "num"); cell(tr, t.wagers_per_hour ?? "\u2014", "num");
-    cell(tr, t.hands, "num"); cell(tr, t.hands_per_hour ?? "\u2014", "num");
+    const early = (n) => { const c = cell(tr, n ?? (t.played_s === null ? "\u2014" : "too early"), "num" + (n === null ? " muted" : ""));
+      if (n === null && t.played_s !== null) c.title = `shown after ${Math.round(p.rates_after_s / 60)} minutes of play`; };
+    cell(tr, money(t.coin_in_cents), "num"); cell(tr, t.wagers, "num"); early(t.wagers_per_hour);
+    cell(tr, t.hands, "num"); early(t.hands_per_hour);
     cell(tr, tilts + (t.mismatch ? " mismatch: " + t.mismatch : ""), "wrap");
     cell(tr, ago(t.heard_s), t.heard_s === null || t.heard_s > 10 ? "old" : "");
   }
-  $("daynote").textContent = `gaming day from ${whenY(p.day_start)}; rates per hour of play since the table's first progressive wager`;
+  $("daynote").textContent = `gaming day from ${whenY(p.day_start)}; rates per hour of play, once a table has played ` +
+    `${Math.round(p.rates_after_s / 60)} minutes since its first progressive wager (before that they mean nothing)`;
 }
 function hitRows(hits, withYear) {
   const hb = $("hits"); hb.replaceChildren();
@@ -174,9 +206,10 @@ function hitRows(hits, withYear) {
     const tr = el("tr", "hitrow" + (h.pending ? " pending" : ""), null, hb);
     cell(tr, withYear ? whenY(h.decided_at) : when(h.decided_at)); cell(tr, h.level); cell(tr, h.order, "num");
     cell(tr, h.table + (h.asset ? ` (${h.asset})` : "")); cell(tr, h.round, "num"); cell(tr, h.seat, "num");
-    cell(tr, h.hand); cell(tr, money(h.cents), "num");
+    cell(tr, h.hand_name || h.hand); cell(tr, money(h.cents), "num");
     cell(tr, h.pending ? "pending" + (h.ack_by ? `, acknowledged by ${h.ack_by}` : "")
       : `paid ${when(h.paid_at)}, validated by ${h.validated_by || "?"}`, "status");
+    slipLink(h, cell(tr, ""));
   }
   if (!hits.length) cell(el("tr", null, null, hb), "no hits in this range", "muted");
 }
@@ -187,11 +220,11 @@ function render(p) {
   picture = p; $("problem").textContent = "";
   $("group").textContent = p.group;
   const pill = $("linkpill");
-  pill.textContent = p.link_live ? "LINK RUNNING" : `LINK CLOSED (${p.link_state})`;
+  pill.textContent = p.link_live ? "OPEN at every linked table" : "CLOSED: " + (p.link_state === "running"
+    ? "no word from the progressive controller" : p.link_state === "inoperable" ? "the progressive controller stopped itself"
+    : `the link is ${p.link_state}`);
   pill.className = "pill " + (p.link_live ? "live" : "down");
-  $("lapage").textContent = (p.lap_heartbeat_s === null ? "no LAP heartbeat" : `LAP heartbeat ${ago(p.lap_heartbeat_s)}`) +
-    (p.replication ? ` \u00b7 replication: ${p.replication}` : "");
-  alerts(p); levels(p); tables(p);
+  alerts(p); levels(p); tables(p); technician(p);
   if (!historyRange) hitRows(p.hits, false);
   document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
 }

@@ -112,7 +112,7 @@ def _serve(args: argparse.Namespace, cfg: LapConfig) -> int:
     signal.signal(signal.SIGTERM, lambda *_: svc.stop_event.set())
     floor = None
     if cfg.floor is not None:
-        floor = _floor_server(cfg, args.db, svc.log)
+        floor = _floor_server(cfg, args.db, svc.log)  # as the floor view's own role
         if floor is None:
             return EXIT_CONFIG if not _have_aiohttp() else 1
         svc.on_running = floor.start  # once the schema (and its floor_logins) is there
@@ -149,12 +149,13 @@ def _floor_server(cfg: LapConfig, dsn: str, log: Callable[[str], None]) -> Floor
         )
         return None
     from controller.lap.floor_server import FloorServer, tls_context
+    from controller.lap.lap import floor_dsn
 
     sign_at = (f.sign_bind, f.sign_port) if f.sign_bind is not None and f.sign_port is not None else None
     try:
         tls = tls_context(f.tls_cert, f.tls_key) if f.tls_cert and f.tls_key else None
         return FloorServer(
-            dsn,
+            floor_dsn(dsn, cfg.schema),
             cfg.schema,
             f.bind,
             f.port,

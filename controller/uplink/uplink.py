@@ -603,12 +603,13 @@ class Uplink:
         self.busy.reset()
 
 
-def _with_paid(e: LinkEvent, paid: dict[int, int]) -> dict[str, Any]:
-    """A hit the ledger shows paid carries the amount paid: a LAP that does not hold it (behind
-    the table) re-establishes it at that amount instead of pricing it again (a LAP that holds it
-    ignores the resend)."""
+def _with_paid(e: LinkEvent, paid: dict[int, tuple[int, str | None]]) -> dict[str, Any]:
+    """A hit the ledger shows paid carries the amount paid and the LAP's proof that it decided it:
+    a LAP that does not hold it (behind the table) re-establishes it at that amount instead of
+    pricing it again, with the proof only (a LAP that holds it ignores the resend)."""
     if e.kind == "hit" and e.seq in paid:
-        return {**e.data, "paid_cents": paid[e.seq]}
+        cents, proof = paid[e.seq]
+        return {**e.data, "paid_cents": cents, **({} if proof is None else {"paid_proof": proof})}
     return e.data
 
 

@@ -246,6 +246,8 @@ def _print_pending(store: LapStore, cfg: LapConfig) -> list[str]:
         print(f"schema: {d}")
     for r in store.refusals():
         print(f"refused: table {r['table_id']} record {r['seq']} ({r['kind']}): {r['reason']}")
+    for t in store.terminations():
+        print(f"{t['action']}: table {t['table_id']}'s session {t['pid']} at {t['at']:%Y-%m-%d %H:%M:%S}: {t['why']}")
     return schema
 
 

@@ -6,8 +6,9 @@ The money rules are PL/pgSQL in the database (controller/lap/schema_rules.py): r
 switching row-level security off would change what the LAP does without touching a file the
 software digest covers.  :func:`definitions` reads, from the catalogue, every function's full
 definition (``pg_get_functiondef``: body, SECURITY DEFINER, its search_path), every trigger
-(``pg_get_triggerdef`` and whether it is enabled), every rewrite rule, every row-level policy
-and every table's row-level security switches, with the schema's name replaced by ``@S``.
+(``pg_get_triggerdef`` and whether it is enabled), every rewrite rule, every row-level policy,
+every CHECK constraint (the bounds on what a table writes) and every table's row-level security
+switches, with the schema's name replaced by ``@S``.
 :func:`expected` is the same read of a throwaway schema this release creates inside a
 transaction that is rolled back, so the comparison needs no hand-kept list and follows every
 change of the DDL.  The LAP compares them at start-up and on its reconciliation timer.
@@ -50,6 +51,12 @@ _QUERIES = (
         " || coalesce(pg_get_expr(p.polqual, p.polrelid), '') || ' / '"
         " || coalesce(pg_get_expr(p.polwithcheck, p.polrelid), '') || ' ' || p.polroles::text"
         " FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid WHERE c.relnamespace = %(s)s::regnamespace",
+    ),
+    (
+        # every CHECK constraint (the bounds on what a table writes among them)
+        "constraint",
+        "SELECT c.relname || '.' || con.conname, pg_get_constraintdef(con.oid) FROM pg_constraint con"
+        " JOIN pg_class c ON c.oid = con.conrelid WHERE c.relnamespace = %(s)s::regnamespace AND con.contype = 'c'",
     ),
     (
         "row security",

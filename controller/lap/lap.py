@@ -18,6 +18,7 @@ from typing import Any
 
 import psycopg
 from psycopg import sql
+from psycopg.types.json import Jsonb
 
 from controller.lap import catalog, guard, pgconn
 from controller.lap.config import LapConfig, LevelParams
@@ -248,7 +249,8 @@ class LapStore:
         cur = self.conn.cursor(row_factory=psycopg.rows.dict_row)
         rows = cur.execute(
             "SELECT r.rolname, r.rolconnlimit, coalesce(r.rolconfig, '{}') AS config,"
-            " (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) OR pg_has_role(current_user, r.oid, 'MEMBER')"
+            " (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"
+            " OR pg_has_role(current_user, r.oid, 'MEMBER')"
             " OR (pg_has_role(current_user, 'pg_signal_backend', 'MEMBER')"
             " AND pg_has_role(current_user, 'pg_read_all_stats', 'MEMBER')) AS can_end"
             " FROM pg_roles r WHERE r.rolname = ANY(%s)",
@@ -316,7 +318,7 @@ class LapStore:
             if old != new:
                 self.conn.execute(
                     self.q("INSERT INTO {s}.param_changes (what, key, old, new) VALUES ('role', %s, %s, %s)"),
-                    (role, psycopg.types.json.Jsonb(old), psycopg.types.json.Jsonb(new)),
+                    (role, Jsonb(old), Jsonb(new)),
                 )
 
     def _configure_levels(self, cfg: LapConfig) -> None:
@@ -357,6 +359,12 @@ class LapStore:
     # ---------------------------------------------------------------- refusals
     def refusals(self) -> list[dict[str, Any]]:
         return self._rows("SELECT * FROM {s}.refusals ORDER BY id")
+
+    def terminations(self, last: int = 20) -> list[dict[str, Any]]:
+        """The last table sessions the LAP ended or whose statement it cancelled (controller/lap/guard.py)."""
+        return self._rows(
+            "SELECT * FROM (SELECT * FROM {s}.terminations ORDER BY id DESC LIMIT %s) t ORDER BY id", (last,)
+        )
 
     def reopen(self, table_id: str, note: str) -> str | None:
         """Reopen a table a refusal closed (recorded with ``note``); what had closed it, or None."""

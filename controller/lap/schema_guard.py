@@ -11,9 +11,10 @@ controller/lap/schema.py; called by the money rules in controller/lap/schema_rul
 - **A genuine round's order**: a claim after its wager, a payment after its claim, a void after
   its contribution and never once its round and seat were claimed (``void_order_refusal``,
   ``contribution_order_refusal``).
-- **A rate version only while it was in force** when the record says the wager was taken: its
-  lock-out's time (``taken_ms``, added by the uplink from the table's ledger), else the record's
-  own time, else when the LAP received it (``rate_refusal``).
+- **A replaced rate version only while it was in force** when the record says the wager was
+  taken: its lock-out's time (``taken_ms``, added by the uplink from the table's ledger), else
+  the record's own time, else when the LAP received it — and not once the table took an earlier
+  round under a later version (``rate_refusal``).
 - **A deadline the role cannot lower**: an event applied in a transaction that has already run
   :data:`TX_DEADLINE_S` is refused with an error, and the transaction (and the level's lock it
   holds) rolled back (``transaction_deadline``).  A session's ``statement_timeout`` is the
@@ -123,16 +124,28 @@ CREATE FUNCTION taken_at(ev events) RETURNS timestamptz LANGUAGE sql STABLE AS $
         THEN pg_catalog.to_timestamp(jint(ev.data, 'taken_ms') / 1000.0) END, ev.table_time, ev.received_at)
 $$;
 
--- a rate version other than the level's current one only if it was in force when the wager was
--- taken: from its making until the next version's (give or take RATE_SKEW_S)
-CREATE FUNCTION rate_refusal(ev events, lv levels, ver bigint) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE since timestamptz; until timestamptz; taken timestamptz := taken_at(ev);
+-- a rate version the level no longer has (replaced, with the link stopped) only if it was in force
+-- when the wager was taken: before the next version was made (give or take RATE_SKEW_S), and not
+-- after this table took an earlier round's wager under a later version (a table learns versions
+-- in order).  The current version is the table's to name whatever its clock says (a table's clock
+-- orders nothing: one an hour slow says every wager was taken before the version was made)
+CREATE FUNCTION rate_refusal(ev events, lv levels, ver bigint, v_round bigint) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE until timestamptz; taken timestamptz := taken_at(ev); later contributions%ROWTYPE;
 BEGIN
-    SELECT r.at INTO since FROM rates r WHERE r.level = lv.level AND r.version = ver;
+    IF ver >= lv.rate_version THEN
+        RETURN NULL;
+    END IF;
     SELECT r.at INTO until FROM rates r WHERE r.level = lv.level AND r.version = ver + 1;
-    IF taken < since - interval '@SKEW seconds' OR taken >= until + interval '@SKEW seconds' THEN
-        RETURN format('rate version %s of level %s was in force from %s to %s; the record says its wager was '
-            'taken at %s', ver, lv.level, since, coalesce(until::text, 'now'), taken);
+    IF taken >= until + interval '@SKEW seconds' THEN
+        RETURN format('rate version %s of level %s was in force until %s; the record says its wager was taken at %s',
+            ver, lv.level, until, taken);
+    END IF;
+    -- the table's last round before this one (its versions only grow: that round's is the latest)
+    SELECT * INTO later FROM contributions c WHERE c.table_id = ev.table_id AND c.level = lv.level
+        AND c.round_no < v_round ORDER BY c.round_no DESC LIMIT 1;
+    IF FOUND AND later.rate_version > ver THEN
+        RETURN format('rate version %s of level %s: this table took round %s''s wager under version %s already',
+            ver, lv.level, later.round_no, later.rate_version);
     END IF;
     RETURN NULL;
 END $$;

@@ -97,7 +97,7 @@ BEGIN
     IF NOT FOUND THEN
         RETURN format('level %s has no rate version %s', lv.level, ver);
     END IF;
-    why := coalesce(CASE WHEN ev.data ? 'rate_version' THEN rate_refusal(ev, lv, ver) END,
+    why := coalesce(CASE WHEN ev.data ? 'rate_version' THEN rate_refusal(ev, lv, ver, v_round) END,
         contribution_order_refusal(ev, lv.level, v_round, v_seat));
     IF why IS NOT NULL THEN
         RETURN why;

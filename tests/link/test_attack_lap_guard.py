@@ -130,7 +130,7 @@ def rows(pit: Pit, text: str, params: Any = None) -> list[dict[str, Any]]:
 
 
 def meter(pit: Pit) -> int:
-    return pit.lap.store.levels()["primary"].cents
+    return int(pit.lap.store.levels()["primary"].cents)
 
 
 def refusals(pit: Pit) -> dict[int, str]:
@@ -442,6 +442,10 @@ def test_an_old_rate_version_is_refused_once_it_was_no_longer_in_force(pit, lap_
     # the outbox: taken before the change, sent after it, at the rate it was taken under
     event(c, pit, 3, "contribution", table_time=before, wager=100, round=3, seat=1, rate_version=1)
     assert meter(pit) == start + 21
+    # but not once the table took a round under the new version (a table learns versions in order)
+    event(c, pit, 4, "contribution", table_time=before, wager=100, round=4, seat=1, rate_version=2)
+    event(c, pit, 5, "contribution", table_time=before, wager=100, round=5, seat=1, rate_version=1)
+    assert meter(pit) == start + 21 + 10 and "round 4's wager under version 2" in refusals(pit)[5]
     w.run(0.5)
     w.assert_open()
     c.close()

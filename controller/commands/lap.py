@@ -221,19 +221,21 @@ def _report(store: object, cfg: object, check: bool = False) -> int:
     if why:
         print(f"the link is INOPERABLE: {why}")
     refused = check and unsafe
-    ok = rec.ok and not schema and not refused
+    # a table whose own batch totals disagree is that table's problem (it stays closed), not the link's
+    link_ok = not rec.link_problems and not schema and not refused
     if refused:
         print(
             "replication: REFUSED: an acknowledged hit can be lost with this server "
             "(set [link] allow_async_replication = true in lap.toml to run so knowingly)"
         )
+    tables = f"; {plural(len(rec.table_problems), 'table')} NOT reconciled" if rec.table_problems else ""
     print(
-        f"link: {'OK' if ok else 'FAILED'} ({rec.counts()}, {plural(rec.refusals, 'record')} refused, "
-        f"meters {'reconciled' if rec.ok else 'NOT reconciled'})"
+        f"link: {'OK' if link_ok else 'FAILED'} ({rec.counts()}, {plural(rec.refusals, 'record')} refused, "
+        f"meters {'NOT reconciled' if rec.link_problems else 'reconciled'}{tables})"
     )
     for p in rec.problems:
         print(f"problem: {p}", file=sys.stderr)
-    return 0 if ok else 1
+    return 0 if link_ok and rec.ok else 1
 
 
 def _print_pending(store: LapStore, cfg: LapConfig) -> list[str]:

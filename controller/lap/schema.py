@@ -29,8 +29,15 @@ and prices every event whichever process sends it:
   table's whole history with the level's row lock held).
 - A hit the table's ledger shows **paid** and the LAP does not hold (a LAP restored from a
   backup, or failed over to a standby that lagged) is re-established by the table's resend at
-  the amount paid (``paid_cents``), never re-priced; recorded in ``recoveries`` with the other
-  recoveries the uplinks find (docs/linked.md).
+  the amount paid (``paid_cents``), never re-priced — only with the LAP's own proof that it
+  decided that amount for that claim (``hits.proof``, kept by the table with its payment:
+  controller/lap/schema_guard.py); recorded in ``recoveries`` with the other recoveries the
+  uplinks find (docs/linked.md).
+- What one table's role can still do with the database is bounded by the schema too: every
+  field it writes (CHECK constraints, in bytes), the columns it may set, a transaction deadline
+  inside the rules, the order of a genuine round, a rate version only while in force
+  (controller/lap/schema_guard.py); the LAP process ends its sessions past their deadlines
+  (controller/lap/guard.py).
 - Every change rings ``pg_notify(<schema>, …)``: a doorbell only (any role may NOTIFY any
   channel); the uplinks read the values from the rows (controller/uplink/lapview.py).
 

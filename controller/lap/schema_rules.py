@@ -184,12 +184,14 @@ END $$;
 
 -- a hit the table's ledger shows paid, which this LAP does not hold (restored from a backup, failed
 -- over to a standby that lagged): re-established at the amount paid (the table's ledger is the
--- record of what was paid; the LAP never re-prices it), recorded.  The tables resend in their own
--- order, not the order the lost hits were decided in: another table's later hit, restored first,
--- may have taken the meter below this one's amount, and no resend brings it back (issue 22: held
--- for that, a table stayed closed for good).  So a full hit (the meter reset after it) is taken
--- while the reset meter covers what the meter lacks (recorded as short); only a hit that would
--- leave the meter negative is held (the uplink retries while the other tables resend)
+-- record of what was paid; the LAP never re-prices it), recorded.  hit_refusal has checked the
+-- LAP's own proof that it decided this amount for this claim (amount_refusal) before this runs.
+-- The tables resend in their own order, not the order the lost hits were decided in: another
+-- table's later hit, restored first, may have taken the meter below this one's amount, and no
+-- resend brings it back (issue 22: held for that, a table stayed closed for good).  So a full hit
+-- (the meter reset after it) is taken while the reset meter covers what the meter lacks (recorded
+-- as short); only a hit that would leave the meter negative is held (the uplink retries while the
+-- other tables resend)
 CREATE FUNCTION restored_amount(ev events, lv levels, is_full boolean) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
     paid bigint := jint(ev.data, 'paid_cents');

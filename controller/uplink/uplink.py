@@ -34,7 +34,8 @@ is held for a batch's transaction); reconnections pause with exponential back-of
 of its table against the ledger (:meth:`Uplink._check_memory`): a LAP behind it (restored from a
 backup, failed over to a standby that lagged) or whose database is another one (its system
 identifier or timeline changed) keeps the linked wager closed (the table hears ``mismatch``),
-gets every missing record again, a hit the ledger shows paid at the amount paid, and the table
+gets every missing record again, a hit the ledger shows paid at the amount paid (with the LAP's
+proof of it), and the table
 reopens once the LAP has reconciled the resend.  Each is recorded (``recoveries``, the floor view).
 
 The LAP refuses a record by recording it (``refusals``), not by an error: the table hears it as

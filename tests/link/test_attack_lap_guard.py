@@ -239,6 +239,7 @@ def test_a_table_role_holding_the_levels_lock_is_ended_and_no_other_table_closes
     held_at = time.monotonic()
     wager(pit.tables["T2"], 3)  # T2's contribution waits for the level's row
     took = w.run(8.0, until=lambda: contributions(pit, "T2") == 1)
+    print(f"lock held idle: T2's wager applied {took:.2f} s after it was made; longest closed {w.longest}")
     assert contributions(pit, "T2") == 1, f"T2's wager not applied after {took:.1f} s"
     with pytest.raises(psycopg.OperationalError):
         c.execute("COMMIT")  # the session was ended
@@ -276,6 +277,7 @@ def test_a_huge_insert_is_ended_before_it_closes_another_table(pit):
     w.run(1.0)
     wager(pit.tables["T2"], 3)
     waited = w.run(10.0, until=lambda: done.is_set() and contributions(pit, "T2") == 1)
+    print(f"a 50,000-row INSERT: T2's wager applied {waited:.2f} s after it was made; longest closed {w.longest}")
     assert done.is_set() and err, "the 50,000-row statement still runs"
     assert contributions(pit, "T2") == 1 and contributions(pit, "T1") == 0  # nothing of it applied
     assert waited < TIMEOUT
@@ -557,3 +559,54 @@ def test_database_to_table_loss_reopens_within_ten_seconds(make_lap, pg_dsn, tmp
         table.close()
         ledger.close()
         beat.conn.close()
+
+
+# ---------------------------------------------------------------------------------------- the LAP's own rights
+
+
+def test_a_lap_that_is_no_superuser_can_end_its_tables_sessions(pg_dsn, lap_schema):
+    """The LAP's role needs CREATEROLE and CREATE on the database, not superuser: it makes itself a
+    member of each table's role it creates, so that it sees and may end their sessions."""
+    from controller.lap.guard import SessionGuard
+    from controller.lap.lap import LapStore, connect
+
+    lap_role = f"{lap_schema}_the_lap"
+    dbname = psycopg.conninfo.conninfo_to_dict(pg_dsn).get("dbname") or "postgres"
+    with connect(pg_dsn) as su:
+        su.execute(sql.SQL("CREATE ROLE {} LOGIN CREATEROLE").format(sql.Identifier(lap_role)))
+        su.execute(
+            sql.SQL("GRANT CREATE ON DATABASE {} TO {}").format(sql.Identifier(dbname), sql.Identifier(lap_role))
+        )
+    cfg = parse_lap(lap_doc(lap_schema, 2), "lap.toml")
+    try:
+        with connect(pg_dsn, user=lap_role) as conn:
+            store = LapStore(conn, lap_schema)
+            store.install(cfg.group)
+            store.configure(cfg)
+            assert store.role_differences(cfg) == [] and store.schema_differences() == []
+            t1 = psycopg.connect(make_conninfo(pg_dsn, user=cfg.role_for("T1")), autocommit=True)
+            t1.execute("SET statement_timeout = 0")
+            err: list[BaseException] = []
+
+            def sleep() -> None:
+                try:
+                    t1.execute("SELECT pg_sleep(30)")
+                except psycopg.Error as e:
+                    err.append(e)
+
+            th = threading.Thread(target=sleep, daemon=True)
+            th.start()
+            time.sleep(1.3)
+            done, problem = SessionGuard(lap_schema, hold_s=1.0, run_s=1.0).check(conn)
+            th.join(5)
+            assert problem is None and [(r["table_id"], r["action"], r["signalled"]) for r in done] == [
+                ("T1", "ended", True)
+            ]
+            assert err and isinstance(err[0], psycopg.OperationalError)
+            t1.close()
+    finally:
+        with connect(pg_dsn) as su:
+            su.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(lap_schema)))
+            su.execute(
+                sql.SQL("REVOKE CREATE ON DATABASE {} FROM {}").format(sql.Identifier(dbname), sql.Identifier(lap_role))
+            )

@@ -571,7 +571,7 @@ def test_a_lap_that_is_no_superuser_can_end_its_tables_sessions(pg_dsn, lap_sche
     from controller.lap.lap import LapStore, connect
 
     lap_role = f"{lap_schema}_the_lap"
-    dbname = psycopg.conninfo.conninfo_to_dict(pg_dsn).get("dbname") or "postgres"
+    dbname = str(psycopg.conninfo.conninfo_to_dict(pg_dsn).get("dbname") or "postgres")
     with connect(pg_dsn) as su:
         su.execute(sql.SQL("CREATE ROLE {} LOGIN CREATEROLE").format(sql.Identifier(lap_role)))
         su.execute(

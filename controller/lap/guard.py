@@ -45,9 +45,15 @@ ses AS (
         extract(epoch FROM clock_timestamp() - a.state_change) AS state_s
     FROM pg_stat_activity a JOIN me ON me.role = a.usename
     WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()),
+-- a session idle in its transaction, or running one statement, for table_hold: only if there is
+-- one are the waiters' blockers looked up (pg_blocking_pids takes the lock manager's locks; most
+-- checks find no such session and never call it)
+held AS (
+    SELECT pid FROM ses WHERE (state LIKE 'idle in transaction%%' AND state_s > %(hold)s)
+        OR (state = 'active' AND wait_event_type IS DISTINCT FROM 'Lock' AND query_s > %(hold)s)),
 blocking AS (
     SELECT DISTINCT b AS pid FROM (SELECT DISTINCT pid FROM pg_locks WHERE NOT granted) w,
-        unnest(pg_blocking_pids(w.pid)) b),
+        unnest(pg_blocking_pids(w.pid)) b WHERE EXISTS (SELECT 1 FROM held)),
 verdict AS (
     SELECT ses.*, CASE
         WHEN ses.state = 'active' AND ses.query_s > %(run)s THEN 'ended'

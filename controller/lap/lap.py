@@ -283,6 +283,9 @@ class LapStore:
         database in ``param_changes``; a rate change is a new rate version).  A level is never
         removed (its money stays accounted)."""
         with self.conn.transaction():
+            # a table's session may hold a level's row (the LAP's guard ends it, but does not run
+            # while this waits): a wait past this is an error, the LAP tries again
+            self.conn.execute("SET LOCAL lock_timeout = '2s'")
             row = self.conn.execute(self.q("SELECT state FROM {s}.link FOR UPDATE")).fetchone()
             assert row is not None
             changes = self.differences(cfg)
@@ -419,9 +422,19 @@ class LapService:
 
     def start_link(self) -> LapStore:
         conn = connect(self.dsn)
-        store = LapStore(conn, self.cfg.schema)
+        try:
+            return self._start(LapStore(conn, self.cfg.schema))
+        except BaseException:
+            conn.close()
+            raise
+
+    def _start(self, store: LapStore) -> LapStore:
         if store.install(self.cfg.group):
             self.log(f"lap: schema {self.cfg.schema} created")
+        # a table's session holding a level's row would keep the configuration waiting (for good,
+        # were its deadlines its own): ended here once past table_run, the configuration's wait for
+        # a lock bounded (controller/lap/guard.py; LapStore.configure)
+        self._keep_deadlines(store)
         changes = store.differences(self.cfg)
         if changes:
             if store.state() == "running":

@@ -609,3 +609,49 @@ def test_a_lap_that_is_no_superuser_can_end_its_tables_sessions(pg_dsn, lap_sche
             su.execute(
                 sql.SQL("REVOKE CREATE ON DATABASE {} FROM {}").format(sql.Identifier(dbname), sql.Identifier(lap_role))
             )
+
+
+def test_a_table_role_holding_a_levels_row_does_not_keep_the_lap_from_starting(make_lap, pg_dsn, lap_schema):
+    """The LAP restarts with a rate change (its configuration updates the level's row) while a
+    table's role holds that row in a transaction it leaves open: the LAP's wait is bounded, it
+    ends the session once past ``table_run`` and starts (before: it waited for good, every table
+    closed)."""
+    from controller.lap.lap import LapService
+
+    lap = make_lap(tables=2)
+    c = psycopg.connect(make_conninfo(pg_dsn, user=lap.cfg.role_for("T1")), autocommit=True)
+    for setting in ("statement_timeout", "idle_in_transaction_session_timeout", "lock_timeout"):
+        c.execute(sql.SQL("SET {} = 0").format(sql.Identifier(setting)))
+    c.execute("BEGIN")
+    c.execute(
+        sql.SQL("INSERT INTO {}.events (table_id, seq, kind, level, data)"
+                " VALUES ('T1', 1, 'contribution', 'primary', %s)").format(sql.Identifier(lap.cfg.schema)),
+        (json.dumps({"wager": 1, "round": 1, "seat": 1}),),
+    )  # fmt: skip
+    svc = LapService(parse_lap(lap_doc(lap_schema, 2, increment_rate="10%"), "lap.toml"), pg_dsn, log=lambda m: None)
+    th = threading.Thread(target=svc.run, daemon=True)
+    t0 = time.monotonic()
+    th.start()
+    try:
+        version = "SELECT l.state, v.rate_version FROM {s}.link l, {s}.levels v"
+        ready = wait(lambda: lap.store._rows(version) == [{"state": "running", "rate_version": 2}], 20)
+        took = time.monotonic() - t0
+        assert ready, lap.store._rows(version)
+        assert took < 10 + 5, took  # table_run (10 s), and the LAP's retries
+        (rec,) = lap.store._rows("SELECT * FROM {s}.terminations")
+        assert rec["table_id"] == "T1" and rec["action"] == "ended" and "transaction ran" in rec["why"], rec
+        with pytest.raises(psycopg.OperationalError):
+            c.execute("COMMIT")
+    finally:
+        svc.stop_event.set()
+        th.join(5)
+        c.close()
+
+
+def wait(pred: Callable[[], bool], timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return pred()

@@ -636,6 +636,7 @@ def test_a_table_role_holding_a_levels_row_does_not_keep_the_lap_from_starting(m
         version = "SELECT l.state, v.rate_version FROM {s}.link l, {s}.levels v"
         ready = wait(lambda: lap.store._rows(version) == [{"state": "running", "rate_version": 2}], 20)
         took = time.monotonic() - t0
+        print(f"the LAP started {took:.2f} s after it was started, a level's row held by a table's role")
         assert ready, lap.store._rows(version)
         assert took < 10 + 5, took  # table_run (10 s), and the LAP's retries
         (rec,) = lap.store._rows("SELECT * FROM {s}.terminations")

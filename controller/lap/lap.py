@@ -32,6 +32,7 @@ from controller.lap.schema import (
     floor_role,
     grants,
     role_limits,
+    role_settings,
 )
 
 __all__ = [
@@ -576,10 +577,8 @@ def floor_dsn(dsn: str, schema: str) -> str:
 
 
 def _role_config(run_s: float) -> list[str]:
-    """A link role's session defaults as ``pg_roles.rolconfig`` lists them (controller/lap/schema.py
-    ``role_limits``)."""
-    ms = max(1000, int(run_s * 1000))
-    return [f"statement_timeout={ms}", f"idle_in_transaction_session_timeout={ms}", "idle_session_timeout=60000"]
+    """A link role's session defaults as ``pg_roles.rolconfig`` lists them."""
+    return [f"{k}={v}" for k, v in role_settings(run_s).items()]
 
 
 def wait_until(pred: Callable[[], bool], timeout: float, step: float = 0.01) -> bool:

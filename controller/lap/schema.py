@@ -403,19 +403,21 @@ TABLE_CONNECTIONS = 4
 FLOOR_CONNECTIONS = 8
 
 
-def role_limits(role: str, run_s: float, connections: int = TABLE_CONNECTIONS) -> str:
-    """A table role's connection limit (the role cannot change it: ALTER ROLE needs CREATEROLE)
-    and its sessions' defaults.  The defaults bound a session that sets none of its own (a
-    client that died): the role can lower none of the LAP's own deadlines with them, since the
-    LAP does not depend on them (the rules' transaction deadline, controller/lap/guard.py)."""
-    r = check_name(role, "role")
+def role_settings(run_s: float) -> dict[str, int]:
+    """A link role's session defaults (milliseconds): they end what a client that died left
+    behind (a statement, an open transaction, an idle session holding a connection slot).  A
+    role may lower them in its own session, so the LAP's deadlines do not depend on them (the
+    rules' transaction deadline, controller/lap/guard.py)."""
     ms = max(1000, int(run_s * 1000))
-    return f"""
-ALTER ROLE {r} CONNECTION LIMIT {int(connections)};
-ALTER ROLE {r} SET statement_timeout = {ms};
-ALTER ROLE {r} SET idle_in_transaction_session_timeout = {ms};
-ALTER ROLE {r} SET idle_session_timeout = 60000;
-"""
+    return {"statement_timeout": ms, "idle_in_transaction_session_timeout": ms, "idle_session_timeout": 60_000}
+
+
+def role_limits(role: str, run_s: float, connections: int = TABLE_CONNECTIONS) -> str:
+    """A link role's connection limit (the role cannot change it: ALTER ROLE needs CREATEROLE)
+    and its sessions' defaults (:func:`role_settings`)."""
+    r = check_name(role, "role")
+    sets = "".join(f"ALTER ROLE {r} SET {k} = {int(v)};\n" for k, v in role_settings(run_s).items())
+    return f"ALTER ROLE {r} CONNECTION LIMIT {int(connections)};\n{sets}"
 
 
 def floor_role(schema: str) -> str:

@@ -112,7 +112,7 @@ def _serve(args: argparse.Namespace, cfg: LapConfig) -> int:
     signal.signal(signal.SIGTERM, lambda *_: svc.stop_event.set())
     floor = None
     if cfg.floor is not None:
-        floor = _floor_server(cfg, args.db, svc.log)
+        floor = _floor_server(cfg, args.db, svc.log)  # as the floor view's own role
         if floor is None:
             return EXIT_CONFIG if not _have_aiohttp() else 1
         svc.on_running = floor.start  # once the schema (and its floor_logins) is there
@@ -149,12 +149,13 @@ def _floor_server(cfg: LapConfig, dsn: str, log: Callable[[str], None]) -> Floor
         )
         return None
     from controller.lap.floor_server import FloorServer, tls_context
+    from controller.lap.lap import floor_dsn
 
     sign_at = (f.sign_bind, f.sign_port) if f.sign_bind is not None and f.sign_port is not None else None
     try:
         tls = tls_context(f.tls_cert, f.tls_key) if f.tls_cert and f.tls_key else None
         return FloorServer(
-            dsn,
+            floor_dsn(dsn, cfg.schema),
             cfg.schema,
             f.bind,
             f.port,
@@ -221,19 +222,21 @@ def _report(store: object, cfg: object, check: bool = False) -> int:
     if why:
         print(f"the link is INOPERABLE: {why}")
     refused = check and unsafe
-    ok = rec.ok and not schema and not refused
+    # a table whose own batch totals disagree is that table's problem (it stays closed), not the link's
+    link_ok = not rec.link_problems and not schema and not refused
     if refused:
         print(
             "replication: REFUSED: an acknowledged hit can be lost with this server "
             "(set [link] allow_async_replication = true in lap.toml to run so knowingly)"
         )
+    tables = f"; {plural(len(rec.table_problems), 'table')} NOT reconciled" if rec.table_problems else ""
     print(
-        f"link: {'OK' if ok else 'FAILED'} ({rec.counts()}, {plural(rec.refusals, 'record')} refused, "
-        f"meters {'reconciled' if rec.ok else 'NOT reconciled'})"
+        f"link: {'OK' if link_ok else 'FAILED'} ({rec.counts()}, {plural(rec.refusals, 'record')} refused, "
+        f"meters {'NOT reconciled' if rec.link_problems else 'reconciled'}{tables})"
     )
     for p in rec.problems:
         print(f"problem: {p}", file=sys.stderr)
-    return 0 if ok else 1
+    return 0 if link_ok and rec.ok else 1
 
 
 def _print_pending(store: LapStore, cfg: LapConfig) -> list[str]:
@@ -246,6 +249,8 @@ def _print_pending(store: LapStore, cfg: LapConfig) -> list[str]:
         print(f"schema: {d}")
     for r in store.refusals():
         print(f"refused: table {r['table_id']} record {r['seq']} ({r['kind']}): {r['reason']}")
+    for t in store.terminations():
+        print(f"{t['action']}: table {t['table_id']}'s session {t['pid']} at {t['at']:%Y-%m-%d %H:%M:%S}: {t['why']}")
     return schema
 
 

@@ -6,8 +6,9 @@ The money rules are PL/pgSQL in the database (controller/lap/schema_rules.py): r
 switching row-level security off would change what the LAP does without touching a file the
 software digest covers.  :func:`definitions` reads, from the catalogue, every function's full
 definition (``pg_get_functiondef``: body, SECURITY DEFINER, its search_path), every trigger
-(``pg_get_triggerdef`` and whether it is enabled), every rewrite rule, every row-level policy
-and every table's row-level security switches, with the schema's name replaced by ``@S``.
+(``pg_get_triggerdef`` and whether it is enabled), every rewrite rule, every row-level policy,
+every CHECK constraint (the bounds on what a table writes) and every table's row-level security
+switches, with the schema's name replaced by ``@S``.
 :func:`expected` is the same read of a throwaway schema this release creates inside a
 transaction that is rolled back, so the comparison needs no hand-kept list and follows every
 change of the DDL.  The LAP compares them at start-up and on its reconciliation timer.
@@ -31,30 +32,36 @@ _QUERIES = (
         "function",
         "SELECT p.proname || '(' || pg_get_function_identity_arguments(p.oid) || ')',"
         " CASE WHEN p.prokind IN ('f', 'p') THEN pg_get_functiondef(p.oid) ELSE p.prokind::text END"
-        " FROM pg_proc p WHERE p.pronamespace = %(s)s::regnamespace",
+        " FROM pg_proc p WHERE p.pronamespace = %(ns)s::oid",
     ),
     (
         "trigger",
         "SELECT c.relname || '.' || t.tgname, pg_get_triggerdef(t.oid) || ' [enabled ' || t.tgenabled::text || ']'"
         " FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
-        " WHERE c.relnamespace = %(s)s::regnamespace AND NOT t.tgisinternal",
+        " WHERE c.relnamespace = %(ns)s::oid AND NOT t.tgisinternal",
     ),
     (
         "rule",
         "SELECT c.relname || '.' || r.rulename, pg_get_ruledef(r.oid) FROM pg_rewrite r"
-        " JOIN pg_class c ON c.oid = r.ev_class WHERE c.relnamespace = %(s)s::regnamespace",
+        " JOIN pg_class c ON c.oid = r.ev_class WHERE c.relnamespace = %(ns)s::oid",
     ),
     (
         "policy",
         "SELECT c.relname || '.' || p.polname, p.polcmd::text || ' ' || p.polpermissive::text || ' '"
         " || coalesce(pg_get_expr(p.polqual, p.polrelid), '') || ' / '"
         " || coalesce(pg_get_expr(p.polwithcheck, p.polrelid), '') || ' ' || p.polroles::text"
-        " FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid WHERE c.relnamespace = %(s)s::regnamespace",
+        " FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid WHERE c.relnamespace = %(ns)s::oid",
+    ),
+    (
+        # every CHECK constraint (the bounds on what a table writes among them)
+        "constraint",
+        "SELECT c.relname || '.' || con.conname, pg_get_constraintdef(con.oid) FROM pg_constraint con"
+        " JOIN pg_class c ON c.oid = con.conrelid WHERE c.relnamespace = %(ns)s::oid AND con.contype = 'c'",
     ),
     (
         "row security",
         "SELECT c.relname, c.relrowsecurity::text || ' ' || c.relforcerowsecurity::text FROM pg_class c"
-        " WHERE c.relnamespace = %(s)s::regnamespace AND c.relkind IN ('r', 'p')",
+        " WHERE c.relnamespace = %(ns)s::oid AND c.relkind IN ('r', 'p')",
     ),
 )
 
@@ -67,8 +74,11 @@ def definitions(conn: psycopg.Connection, schema: str) -> dict[str, str]:
     with conn.transaction():
         # every name printed schema-qualified, whatever the session's search_path
         conn.execute("SET LOCAL search_path = pg_catalog, pg_temp")
+        # the schema's oid, looked up once (a name cast in each query is looked up for every row)
+        row = conn.execute("SELECT %s::regnamespace::oid::bigint", (schema,)).fetchone()
+        assert row is not None
         for what, q in _QUERIES:
-            for key, text in conn.execute(q, {"s": schema}).fetchall():
+            for key, text in conn.execute(q, {"ns": int(row[0])}).fetchall():
                 out[name.sub("@S", f"{what} {key}")] = name.sub("@S", str(text))
     return out
 

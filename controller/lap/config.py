@@ -13,6 +13,9 @@ Example::
     # allow_async_replication = false  # true: run without a synchronous standby streaming (an
                                  # acknowledged hit can then be lost with the primary: a lab, a
                                  # single-server test rig); the LAP refuses to run otherwise
+    # table_hold = "1s"          # a table's session holding a lock another waits for this long is
+                                 # ended (idle in its transaction) or its statement cancelled
+    # table_run = "10s"          # a table's statement or transaction running this long is ended
 
     [levels.primary]
     seed = "$5,000"              # the first value of the meter
@@ -126,6 +129,10 @@ class LapConfig:
     allow_async_replication: bool = False
     #: ``[link] casino``: the casino's name on the LAP's report and its payout slips
     casino: str = ""
+    #: ``[link] table_hold`` and ``table_run``: the LAP's deadlines on the tables' sessions, which
+    #: it keeps itself (controller/lap/guard.py), whatever a table's role sets in its session
+    table_hold_s: float = 1.0
+    table_run_s: float = 10.0
 
     def role_for(self, table_id: str) -> str:
         """The PostgreSQL role a table's uplink logs in as (one per table)."""
@@ -175,6 +182,10 @@ def parse_lap(doc: Mapping[str, Any], file: str) -> LapConfig:
     software = Path(link.get_str("software_record", "/etc/tablectl/software.json"))
     allow_async = link.get_bool("allow_async_replication", False)
     casino = _casino(link)
+    # under the tables' link timeout (3 s by default), so the tables waiting behind a held lock
+    # stay open; above an uplink's statement deadline (its link timeout + 1 s)
+    hold = _seconds(link, "table_hold", "1s", 0.2, 2.5)
+    run = _seconds(link, "table_run", "10s", 5, 3600)
     link.check_unused()
     lv_sec = root.sub("levels")
     assert lv_sec is not None
@@ -215,7 +226,19 @@ def parse_lap(doc: Mapping[str, Any], file: str) -> LapConfig:
     floor = _floor(root, file)
     root.check_unused()
     return LapConfig(
-        file, group, schema, hb, tuple(levels), tuple(tables), floor, reconcile_s, software, allow_async, casino
+        file,
+        group,
+        schema,
+        hb,
+        tuple(levels),
+        tuple(tables),
+        floor,
+        reconcile_s,
+        software,
+        allow_async,
+        casino,
+        table_hold_s=hold,
+        table_run_s=run,
     )
 
 

@@ -18,11 +18,22 @@ from typing import Any
 
 import psycopg
 from psycopg import sql
+from psycopg.types.json import Jsonb
 
-from controller.lap import catalog, pgconn
+from controller.lap import catalog, guard, pgconn
 from controller.lap.config import LapConfig, LevelParams
 from controller.lap.reconcile import LevelState, Reconciliation, level_line, level_state, reconcile
-from controller.lap.schema import SCHEMA_VERSION, ddl, grants
+from controller.lap.schema import (
+    FLOOR_CONNECTIONS,
+    SCHEMA_VERSION,
+    TABLE_CONNECTIONS,
+    ddl,
+    floor_grants,
+    floor_role,
+    grants,
+    role_limits,
+    role_settings,
+)
 
 __all__ = [
     "LapError",
@@ -226,6 +237,46 @@ class LapStore:
             else:
                 out += [f"table {t.table_id}: {k} {row[k]} -> {v}" for k, v in want.items() if row[k] != v]
         out += [f"table {tid}: leaves the link" for tid in members]
+        return out + self.role_differences(cfg)
+
+    def _roles_wanted(self, cfg: LapConfig) -> dict[str, int]:
+        """Each role the link's sessions log in as, and its connection limit."""
+        want = {cfg.role_for(t.table_id): TABLE_CONNECTIONS for t in cfg.tables}
+        if cfg.floor is not None:
+            want[floor_role(cfg.schema)] = FLOOR_CONNECTIONS
+        return want
+
+    def _role_rows(self, cfg: LapConfig) -> dict[str, dict[str, Any]]:
+        cur = self.conn.cursor(row_factory=psycopg.rows.dict_row)
+        rows = cur.execute(
+            "SELECT r.rolname, r.rolconnlimit, coalesce(r.rolconfig, '{}') AS config,"
+            " (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)"
+            " OR pg_has_role(current_user, r.oid, 'MEMBER')"
+            " OR (pg_has_role(current_user, 'pg_signal_backend', 'MEMBER')"
+            " AND pg_has_role(current_user, 'pg_read_all_stats', 'MEMBER')) AS can_end"
+            " FROM pg_roles r WHERE r.rolname = ANY(%s)",
+            (list(self._roles_wanted(cfg)),),
+        ).fetchall()
+        return {str(r["rolname"]): r for r in rows}
+
+    def role_differences(self, cfg: LapConfig) -> list[str]:
+        """The roles' connection limits, session defaults, the LAP's right to end a table's
+        session and the floor view's role, against what this release sets."""
+        have = self._role_rows(cfg)
+        out = []
+        for role, conns in self._roles_wanted(cfg).items():
+            row = have.get(role)
+            if row is None:
+                if role == floor_role(cfg.schema):
+                    out.append(f"floor view: role {role}: new")
+                continue  # a new table's role: made with the table
+            if row["rolconnlimit"] != conns:
+                out.append(f"role {role}: connection limit {row['rolconnlimit']} -> {conns}")
+            want = sorted(_role_config(cfg.table_run_s))
+            if sorted(row["config"]) != want:
+                out.append(f"role {role}: session defaults {sorted(row['config'])} -> {want}")
+            if role != floor_role(cfg.schema) and not row["can_end"]:
+                out.append(f"role {role}: the LAP cannot end its sessions (it is no member of the role)")
         return out
 
     def configure(self, cfg: LapConfig) -> list[str]:
@@ -233,6 +284,9 @@ class LapStore:
         database in ``param_changes``; a rate change is a new rate version).  A level is never
         removed (its money stays accounted)."""
         with self.conn.transaction():
+            # a table's session may hold a level's row (the LAP's guard ends it, but does not run
+            # while this waits): a wait past this is an error, the LAP tries again
+            self.conn.execute("SET LOCAL lock_timeout = '2s'")
             row = self.conn.execute(self.q("SELECT state FROM {s}.link FOR UPDATE")).fetchone()
             assert row is not None
             changes = self.differences(cfg)
@@ -245,7 +299,31 @@ class LapStore:
                 raise LapError(f"{cfg.file}: {removed[0]}: a level that holds money is never removed")
             self._configure_levels(cfg)
             self._configure_members(cfg)
+            self._configure_roles(cfg)
         return changes
+
+    def _configure_roles(self, cfg: LapConfig) -> None:
+        """Every role's connection limit and session defaults; the LAP made a member of each
+        table's role (so that it sees and may end its sessions: controller/lap/guard.py) unless
+        it may already; the floor view's role and its grants.  Each change recorded."""
+        have = self._role_rows(cfg)
+        for role, conns in self._roles_wanted(cfg).items():
+            row = have.get(role)
+            ident = sql.Identifier(role)
+            if row is None:
+                self.conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(ident))
+            self.conn.execute(role_limits(role, cfg.table_run_s, conns).encode())
+            if role == floor_role(cfg.schema):
+                self.conn.execute(floor_grants(cfg.schema).encode())
+            elif row is None or not row["can_end"]:
+                self.conn.execute(sql.SQL("GRANT {} TO CURRENT_USER").format(ident))
+            old = None if row is None else {"connections": row["rolconnlimit"], "defaults": sorted(row["config"])}
+            new = {"connections": conns, "defaults": sorted(_role_config(cfg.table_run_s))}
+            if old != new:
+                self.conn.execute(
+                    self.q("INSERT INTO {s}.param_changes (what, key, old, new) VALUES ('role', %s, %s, %s)"),
+                    (role, Jsonb(old), Jsonb(new)),
+                )
 
     def _configure_levels(self, cfg: LapConfig) -> None:
         have = {r["level"]: r for r in self._rows("SELECT level, den FROM {s}.levels")}
@@ -286,6 +364,12 @@ class LapStore:
     def refusals(self) -> list[dict[str, Any]]:
         return self._rows("SELECT * FROM {s}.refusals ORDER BY id")
 
+    def terminations(self, last: int = 20) -> list[dict[str, Any]]:
+        """The last table sessions the LAP ended or whose statement it cancelled (controller/lap/guard.py)."""
+        return self._rows(
+            "SELECT * FROM (SELECT * FROM {s}.terminations ORDER BY id DESC LIMIT %s) t ORDER BY id", (last,)
+        )
+
     def reopen(self, table_id: str, note: str) -> str | None:
         """Reopen a table a refusal closed (recorded with ``note``); what had closed it, or None."""
         row = self.conn.execute(self.q("SELECT {s}.reopen_table(%s, %s)"), (table_id, note)).fetchone()
@@ -325,20 +409,33 @@ class LapService:
     #: the meters' doorbell: at most this often (a bounded rate of reads per table, issue 22)
     push_s: float = 0.25
     _pushed: int | None = field(default=None, init=False)
+    #: the LAP's deadlines on the tables' sessions (controller/lap/guard.py)
+    _guard: guard.SessionGuard | None = field(default=None, init=False)
 
     def self_check(self, store: LapStore) -> list[str]:
         """What makes the LAP inoperable: its schema's code is not this release's, a level does
         not reconcile, a parameter differs from ``lap.toml`` (changed outside the stopped state)."""
         problems = [f"schema: {d}" for d in store.schema_differences()]
-        problems += store.reconcile().problems
+        # a table whose own batch totals disagree is closed by it, not the link (its fault is its own)
+        problems += store.reconcile().link_problems
         problems += [f"parameter changed while the link ran: {c}" for c in store.differences(self.cfg)]
         return problems
 
     def start_link(self) -> LapStore:
         conn = connect(self.dsn)
-        store = LapStore(conn, self.cfg.schema)
+        try:
+            return self._start(LapStore(conn, self.cfg.schema))
+        except BaseException:
+            conn.close()
+            raise
+
+    def _start(self, store: LapStore) -> LapStore:
         if store.install(self.cfg.group):
             self.log(f"lap: schema {self.cfg.schema} created")
+        # a table's session holding a level's row would keep the configuration waiting (for good,
+        # were its deadlines its own): ended here once past table_run, the configuration's wait for
+        # a lock bounded (controller/lap/guard.py; LapStore.configure)
+        self._keep_deadlines(store)
         changes = store.differences(self.cfg)
         if changes:
             if store.state() == "running":
@@ -415,6 +512,7 @@ class LapService:
                     self.on_running()
                 dog.tick(store.conn)
                 store.heartbeat()
+                self._keep_deadlines(store)
                 if time.monotonic() >= next_check:
                     dog.tick(store.conn, pgconn.LAP.statement_timeout_ms / 1000)
                     self.watch(store)
@@ -442,7 +540,20 @@ class LapService:
                 return
             dog.tick(store.conn)
             self._pushed = store.push_meters(self._pushed)
+            self._keep_deadlines(store)
             dog.tick(None)
+
+    def _keep_deadlines(self, store: LapStore) -> None:
+        """End the table sessions past the LAP's deadlines (at most every 0.25 s), and say so."""
+        if self._guard is None:
+            self._guard = guard.SessionGuard(self.cfg.schema, self.cfg.table_hold_s, self.cfg.table_run_s)
+        if not self._guard.due():
+            return
+        done, problem = self._guard.check(store.conn)
+        for r in done:
+            self.log(guard.line(r))
+        if problem is not None:
+            self.log(f"lap: cannot end the tables' sessions past its deadlines: {problem}")
 
     def _stop_clean(self, store: LapStore) -> None:
         try:
@@ -450,6 +561,24 @@ class LapService:
                 store.set_state("stopped")
         finally:
             store.conn.close()
+
+
+def floor_dsn(dsn: str, schema: str) -> str:
+    """The floor view's DSN: the LAP's, logging in as the floor view's own role (a reader, never
+    the schema's owner).  The LAP's password is not the floor role's: it is dropped, and libpq
+    finds the role's own (``~/.pgpass``, ``PGPASSFILE``) or the server needs none (peer, cert)."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    args = conninfo_to_dict(dsn)
+    args.pop("password", None)
+    args["user"] = floor_role(schema)
+    args["application_name"] = "tablectl floor"
+    return make_conninfo("", **args)
+
+
+def _role_config(run_s: float) -> list[str]:
+    """A link role's session defaults as ``pg_roles.rolconfig`` lists them."""
+    return [f"{k}={v}" for k, v in role_settings(run_s).items()]
 
 
 def wait_until(pred: Callable[[], bool], timeout: float, step: float = 0.01) -> bool:

@@ -75,10 +75,14 @@ def for_link_timeout(link_timeout_s: float) -> Deadlines:
     unacknowledged data ends the connection within that time."""
     ms = max(1000, int(link_timeout_s * 1000))
     # the server ends a statement (a batch waiting for a level's lock) after the link timeout
-    # + 3 s and answers: the uplink's watchdog, 2 s past that, then knows a statement with no
-    # answer is on a dead connection — found within about link timeout + 5 s (8 s at 3 s), so a
-    # silent loss that ends is recovered from within 10 s (issue 22)
-    return Deadlines(tcp_user_timeout_ms=ms, statement_timeout_ms=ms + 3000)
+    # + 1 s and answers: the uplink's watchdog, 2 s past that, then knows a statement with no
+    # answer is on a dead connection — found within about link timeout + 3 s (6 s at 3 s), so a
+    # loss that leaves the database's answers unanswered is recovered from within 10 s: a new
+    # connection, then the LAP's next heartbeat (1 s).  A lock wait is short now: the LAP ends
+    # or cancels a session that holds a level's lock others wait for after ``[link] table_hold``
+    # (1 s, controller/lap/guard.py).  (It was + 3 s: 8 s, and the table reopened 11.95 s after
+    # such a loss on a busy machine.)
+    return Deadlines(tcp_user_timeout_ms=ms, statement_timeout_ms=ms + 1000)
 
 
 def params(dsn: str, deadlines: Deadlines, **extra: Any) -> dict[str, Any]:

@@ -9,7 +9,10 @@ with every contribution equal to its wager × the rates of the version it was ta
 priced from ``rates``), the running totals the database keeps (``inflow_num``, ``paid_cents``:
 what ``check_batch`` compares at every batch) equal to the records' sums, and every event either
 applied or recorded as refused.  A refusal is not a reconciliation problem: it is recorded and
-closes its table only.
+closes its table only.  Nor is a table whose own batch totals disagree with what the LAP holds of
+it (``members.mismatch``): that is one table's fault, shown to that table (which keeps its linked
+wager closed) and to the operator, never a reason to make the whole link inoperable
+(:attr:`Reconciliation.link_problems`).
 """
 
 from __future__ import annotations
@@ -47,6 +50,13 @@ class Reconciliation:
     problems: list[str] = field(default_factory=list)
     levels: dict[str, LevelState] = field(default_factory=dict)
     refusals: int = 0
+    #: the problems that are one table's own (its batch totals disagree): among ``problems``
+    table_problems: list[str] = field(default_factory=list)
+
+    @property
+    def link_problems(self) -> list[str]:
+        """What makes the link inoperable: the problems that are not one table's own."""
+        return [p for p in self.problems if p not in self.table_problems]
 
     def counts(self) -> str:
         """``2 tables, 460 contributions, 1 meter hit``: counts that read right, in every output's words."""
@@ -164,7 +174,8 @@ def reconcile(store: LapStore) -> Reconciliation:
         f"contribution {o['table_id']}/{o['seq']} is not priced at the rates of its version {o['rate_version']}"
         for o in got["off_version"]
     ]
-    problems += [f"table {m['table_id']}: {m['mismatch']}" for m in got["mismatches"]]
+    mine = [f"table {m['table_id']}: {m['mismatch']}" for m in got["mismatches"]]
+    problems += mine
     problems += [
         f"table {h['table_id']}: the running totals ({h['events']} events, {h['wagers']} cents, to seq "
         f"{h['max_seq']}) differ from its events ({h['n']}, {h['w']}, to seq {h['mx']})"
@@ -178,5 +189,12 @@ def reconcile(store: LapStore) -> Reconciliation:
         n_hits += h
     levels = {lv["level"]: level_state(lv) for lv in got["levels"]}
     return Reconciliation(
-        not problems, int(got["tables"]), n_contrib, n_hits, problems, levels, refusals=int(got["refusals"])
+        not problems,
+        int(got["tables"]),
+        n_contrib,
+        n_hits,
+        problems,
+        levels,
+        refusals=int(got["refusals"]),
+        table_problems=mine,
     )

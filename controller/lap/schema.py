@@ -29,8 +29,15 @@ and prices every event whichever process sends it:
   table's whole history with the level's row lock held).
 - A hit the table's ledger shows **paid** and the LAP does not hold (a LAP restored from a
   backup, or failed over to a standby that lagged) is re-established by the table's resend at
-  the amount paid (``paid_cents``), never re-priced; recorded in ``recoveries`` with the other
-  recoveries the uplinks find (docs/linked.md).
+  the amount paid (``paid_cents``), never re-priced — only with the LAP's own proof that it
+  decided that amount for that claim (``hits.proof``, kept by the table with its payment:
+  controller/lap/schema_guard.py); recorded in ``recoveries`` with the other recoveries the
+  uplinks find (docs/linked.md).
+- What one table's role can still do with the database is bounded by the schema too: every
+  field it writes (CHECK constraints, in bytes), the columns it may set, a transaction deadline
+  inside the rules, the order of a genuine round, a rate version only while in force
+  (controller/lap/schema_guard.py); the LAP process ends its sessions past their deadlines
+  (controller/lap/guard.py).
 - Every change rings ``pg_notify(<schema>, …)``: a doorbell only (any role may NOTIFY any
   channel); the uplinks read the values from the rows (controller/uplink/lapview.py).
 
@@ -49,7 +56,9 @@ import re
 #: and functions in the schema itself (issue 21)
 #: 3: per-table running totals (``held``) for a constant-time batch check, restored hits and the
 #: tables' recovery records, the LAP's replication check (issue 22)
-SCHEMA_VERSION = 3
+#: 4: the LAP's proof of each hit it decides (``hits.proof``, ``lap_key``), every field a table
+#: writes bounded in bytes, the sessions the LAP ended (``terminations``), the floor view's role
+SCHEMA_VERSION = 4
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
 
@@ -63,10 +72,11 @@ def check_name(name: str, what: str = "schema") -> str:
 def ddl(schema: str) -> str:
     """The whole schema, created in one transaction (on an empty schema name)."""
     from controller.lap.schema_floor import FLOOR_DDL
+    from controller.lap.schema_guard import GUARD_DDL
     from controller.lap.schema_rules import RULES_DDL
 
     s = check_name(schema)
-    text = _TABLES + RULES_DDL + FLOOR_DDL + _PRIVILEGES
+    text = _TABLES + RULES_DDL + GUARD_DDL + FLOOR_DDL + _PRIVILEGES
     return text.replace("@VERSION", str(SCHEMA_VERSION)).replace("@S", s)
 
 
@@ -159,7 +169,12 @@ CREATE TABLE events (
     data jsonb NOT NULL,
     table_time timestamptz,
     received_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-    PRIMARY KEY (table_id, seq)
+    PRIMARY KEY (table_id, seq),
+    -- every field a table writes, bounded in bytes (a genuine event is a few hundred): what one
+    -- role stores is not the whole pit's to read or carry
+    CONSTRAINT events_bounded CHECK (octet_length(table_id) <= 64 AND octet_length(level) <= 64
+        AND pg_catalog.jsonb_typeof(data) = 'object' AND octet_length(data::text) <= 2048
+        AND octet_length(coalesce(data ->> 'hand', '')) <= 200)
 );
 
 CREATE TABLE contributions (
@@ -210,6 +225,9 @@ CREATE TABLE hits (
     amount_cents bigint NOT NULL CHECK (amount_cents >= 0),
     table_time timestamptz,
     decided_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    -- the LAP's proof that it decided this amount for this claim (``hit_proof``): the table keeps
+    -- it with its payment, and a LAP that lost the hit takes the amount back only with it
+    proof text,
     PRIMARY KEY (level, order_no),
     UNIQUE (table_id, seq),
     UNIQUE (table_id, level, round_no, seat)  -- one claim per (round, seat)
@@ -283,7 +301,30 @@ CREATE TABLE batches (
     chain_head text NOT NULL,
     verified boolean NOT NULL DEFAULT false,
     problem text,
-    received_at timestamptz NOT NULL DEFAULT clock_timestamp()
+    received_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    -- "seq:" and a MAC: a genuine head is under 100 bytes
+    CONSTRAINT batches_bounded CHECK (octet_length(table_id) <= 64 AND octet_length(chain_head) <= 100)
+);
+
+-- the key of the LAP's proofs (``hit_proof``), made at install: the HMAC-SHA256 key xor its inner
+-- and outer pads.  No role but the owner reads it
+CREATE TABLE lap_key (
+    id boolean PRIMARY KEY DEFAULT true CHECK (id),
+    ki bytea NOT NULL CHECK (octet_length(ki) = 64),
+    ko bytea NOT NULL CHECK (octet_length(ko) = 64)
+);
+
+-- every table session the LAP ended or whose statement it cancelled (controller/lap/guard.py):
+-- it held a level's lock others waited for, sat in a transaction, or ran past the LAP's deadline
+CREATE TABLE terminations (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    table_id text NOT NULL,
+    pid integer NOT NULL,
+    action text NOT NULL CHECK (action IN ('ended', 'cancelled')),
+    why text NOT NULL,
+    query text,
+    signalled boolean NOT NULL
 );
 
 -- the last hit order each table's sign was told of, per level (announced once, across restarts)
@@ -319,6 +360,16 @@ CREATE POLICY own ON held USING (table_id = my_table());
 CREATE POLICY own ON recoveries USING (table_id = my_table());
 -- hits are public on the link (the common meter shows the winning table's asset number)
 CREATE POLICY all_read ON hits FOR SELECT USING (true);
+-- the floor view's role reads every table's rows (it writes none of them: no grant)
+CREATE POLICY floor_read ON events FOR SELECT USING ((SELECT floor_reader()));
+CREATE POLICY floor_read ON batches FOR SELECT USING ((SELECT floor_reader()));
+CREATE POLICY floor_read ON members FOR SELECT USING ((SELECT floor_reader()));
+CREATE POLICY floor_read ON contributions FOR SELECT USING ((SELECT floor_reader()));
+CREATE POLICY floor_read ON voids FOR SELECT USING ((SELECT floor_reader()));
+CREATE POLICY floor_read ON payouts FOR SELECT USING ((SELECT floor_reader()));
+CREATE POLICY floor_read ON refusals FOR SELECT USING ((SELECT floor_reader()));
+CREATE POLICY floor_read ON held FOR SELECT USING ((SELECT floor_reader()));
+CREATE POLICY floor_read ON recoveries FOR SELECT USING ((SELECT floor_reader()));
 
 INSERT INTO schema_info VALUES (true, @VERSION);
 """
@@ -331,9 +382,61 @@ def grants(schema: str, role: str) -> str:
     s, r = check_name(schema), check_name(role, "role")
     return f"""
 GRANT USAGE ON SCHEMA {s} TO {r};
-GRANT SELECT, INSERT ON {s}.events, {s}.batches TO {r};
+REVOKE INSERT ON {s}.events, {s}.batches FROM {r};
+GRANT SELECT ON {s}.events, {s}.batches TO {r};
+-- only the columns a table states (never when the LAP received it, nor the LAP's verdict)
+GRANT INSERT (table_id, seq, kind, level, data, table_time) ON {s}.events TO {r};
+GRANT INSERT (table_id, last_seq, events_total, wagers_total, chain_head) ON {s}.batches TO {r};
 GRANT SELECT ON {s}.levels, {s}.link, {s}.members, {s}.contributions, {s}.voids, {s}.hits, {s}.payouts,
     {s}.refusals, {s}.held, {s}.recoveries TO {r};
 GRANT EXECUTE ON FUNCTION {s}.my_table(), {s}.table_seen(), {s}.report_status(jsonb), {s}.asset_of(text),
-    {s}.take_announcements(), {s}.report_unverified(bigint, text), {s}.report_recovery(text, text) TO {r};
+    {s}.take_announcements(), {s}.report_unverified(bigint, text), {s}.report_recovery(text, text),
+    {s}.floor_reader() TO {r};
+"""
+
+
+#: a table's uplink holds one connection; a second while the server has not yet noticed the last
+#: one dead, and one or two for a technician's look: more is not a table's (a role once held 34
+#: of 40, and no other uplink could reconnect)
+TABLE_CONNECTIONS = 4
+#: the floor view: its pool of readers (4) and its listener, with room for a reconnection
+FLOOR_CONNECTIONS = 8
+
+
+def role_settings(run_s: float) -> dict[str, int]:
+    """A link role's session defaults (milliseconds): they end what a client that died left
+    behind (a statement, an open transaction, an idle session holding a connection slot).  A
+    role may lower them in its own session, so the LAP's deadlines do not depend on them (the
+    rules' transaction deadline, controller/lap/guard.py)."""
+    ms = max(1000, int(run_s * 1000))
+    return {"statement_timeout": ms, "idle_in_transaction_session_timeout": ms, "idle_session_timeout": 60_000}
+
+
+def role_limits(role: str, run_s: float, connections: int = TABLE_CONNECTIONS) -> str:
+    """A link role's connection limit (the role cannot change it: ALTER ROLE needs CREATEROLE)
+    and its sessions' defaults (:func:`role_settings`)."""
+    r = check_name(role, "role")
+    sets = "".join(f"ALTER ROLE {r} SET {k} = {int(v)};\n" for k, v in role_settings(run_s).items())
+    return f"ALTER ROLE {r} CONNECTION LIMIT {int(connections)};\n{sets}"
+
+
+def floor_role(schema: str) -> str:
+    """The floor view's role: ``<schema>__floor`` (no table's role: a table id starts with a letter
+    or digit, so no table's role has ``__`` after the schema's name)."""
+    return f"{check_name(schema)}__floor"
+
+
+def floor_grants(schema: str) -> str:
+    """What the floor view's role may do: read what the page shows, write its own records (the
+    logins, the lock-outs, the acknowledgements) — no record of money, not the LAP's key."""
+    s, r = check_name(schema), floor_role(schema)
+    return f"""
+GRANT USAGE ON SCHEMA {s} TO {r};
+GRANT SELECT ON {s}.link, {s}.levels, {s}.rates, {s}.members, {s}.events, {s}.contributions, {s}.voids,
+    {s}.hits, {s}.reseeds, {s}.payouts, {s}.refusals, {s}.held, {s}.recoveries, {s}.batches,
+    {s}.param_changes, {s}.table_status, {s}.table_status_log, {s}.terminations,
+    {s}.floor_acks, {s}.floor_logins, {s}.floor_lockouts TO {r};
+GRANT INSERT ON {s}.floor_logins, {s}.floor_acks TO {r};
+GRANT INSERT, UPDATE, DELETE ON {s}.floor_lockouts TO {r};
+GRANT EXECUTE ON FUNCTION {s}.bounded_tilts(jsonb), {s}.floor_reader(), {s}.my_table() TO {r};
 """

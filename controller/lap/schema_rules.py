@@ -79,7 +79,7 @@ DECLARE
     v_seat bigint := jint(ev.data, 'seat');
     ver bigint := coalesce(jint(ev.data, 'rate_version'), lv.rate_version);  -- none: a record of before versions
     rt rates%ROWTYPE;
-    m numeric; r numeric; o numeric; room numeric;
+    m numeric; r numeric; o numeric; room numeric; why text;
 BEGIN
     IF wager IS NULL OR wager <= 0 THEN
         RETURN format('the wager %s is not a positive whole number of cents', coalesce(ev.data->>'wager', '(none)'));
@@ -96,6 +96,11 @@ BEGIN
     SELECT * INTO rt FROM rates WHERE level = lv.level AND version = ver;
     IF NOT FOUND THEN
         RETURN format('level %s has no rate version %s', lv.level, ver);
+    END IF;
+    why := coalesce(CASE WHEN ev.data ? 'rate_version' THEN rate_refusal(ev, lv, ver, v_round) END,
+        contribution_order_refusal(ev, lv.level, v_round, v_seat));
+    IF why IS NOT NULL THEN
+        RETURN why;
     END IF;
     -- the den only grows, by multiples, so every version's rate is exact in it
     m := wager::numeric * rt.rate_num * (lv.den / rt.rate_den);
@@ -134,6 +139,9 @@ BEGIN
     IF NOT FOUND THEN
         RETURN format('no unvoided contribution %s of this table', ev.data);
     END IF;
+    IF void_order_refusal(ev, c) IS NOT NULL THEN
+        RETURN void_order_refusal(ev, c);
+    END IF;
     k := lv.den / c.den;  -- den only grows, by multiples: exact
     short := greatest(c.to_reserve * k - lv.reserve_acc, 0);  -- reserve already moved in by a reset
     UPDATE levels SET value_num = value_num - c.to_meter * k - short,
@@ -149,8 +157,8 @@ END $$;
 CREATE FUNCTION hit_refusal(ev events, lv levels, fnum bigint, fden bigint, v_round bigint, v_seat bigint)
 RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
-    IF ev.data ?| ARRAY['cents', 'amount', 'amount_cents'] THEN
-        RETURN 'the claim names an amount: the LAP decides every amount (a fixed pay is the table''s own)';
+    IF amount_refusal(ev, fnum, fden, v_round, v_seat) IS NOT NULL THEN
+        RETURN amount_refusal(ev, fnum, fden, v_round, v_seat);
     END IF;
     IF fnum IS NULL OR fden IS NULL OR fnum <= 0 OR fden <= 0 OR fnum > fden THEN
         RETURN 'the meter fraction is not in (0, 1]';
@@ -163,7 +171,7 @@ BEGIN
         RETURN 'the claim names no round and seat';
     END IF;
     IF NOT EXISTS (SELECT 1 FROM contributions c WHERE c.table_id = ev.table_id AND c.level = lv.level
-            AND c.round_no = v_round AND c.seat = v_seat
+            AND c.round_no = v_round AND c.seat = v_seat AND c.seq < ev.seq
             AND NOT EXISTS (SELECT 1 FROM voids v WHERE v.table_id = c.table_id AND v.of_seq = c.seq)) THEN
         RETURN format('this table made no progressive wager in round %s at seat %s', v_round, v_seat);
     END IF;
@@ -176,12 +184,14 @@ END $$;
 
 -- a hit the table's ledger shows paid, which this LAP does not hold (restored from a backup, failed
 -- over to a standby that lagged): re-established at the amount paid (the table's ledger is the
--- record of what was paid; the LAP never re-prices it), recorded.  The tables resend in their own
--- order, not the order the lost hits were decided in: another table's later hit, restored first,
--- may have taken the meter below this one's amount, and no resend brings it back (issue 22: held
--- for that, a table stayed closed for good).  So a full hit (the meter reset after it) is taken
--- while the reset meter covers what the meter lacks (recorded as short); only a hit that would
--- leave the meter negative is held (the uplink retries while the other tables resend)
+-- record of what was paid; the LAP never re-prices it), recorded.  hit_refusal has checked the
+-- LAP's own proof that it decided this amount for this claim (amount_refusal) before this runs.
+-- The tables resend in their own order, not the order the lost hits were decided in: another
+-- table's later hit, restored first, may have taken the meter below this one's amount, and no
+-- resend brings it back (issue 22: held for that, a table stayed closed for good).  So a full hit
+-- (the meter reset after it) is taken while the reset meter covers what the meter lacks (recorded
+-- as short); only a hit that would leave the meter negative is held (the uplink retries while the
+-- other tables resend)
 CREATE FUNCTION restored_amount(ev events, lv levels, is_full boolean) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
     paid bigint := jint(ev.data, 'paid_cents');
@@ -235,7 +245,8 @@ BEGIN
         paid_cents = paid_cents + amount, hits = ord, version = version + 1, changed_at = clock_timestamp()
         WHERE level = lv.level;
     INSERT INTO hits VALUES (lv.level, ord, ev.table_id, ev.seq, v_round, v_seat, coalesce(ev.data->>'hand', ''),
-        fnum, fden, cents, amount, ev.table_time);
+        fnum, fden, cents, amount, ev.table_time, DEFAULT,
+        hit_proof(ev.table_id, ev.seq, lv.level, v_round, v_seat, fnum, fden, amount));
     IF is_full THEN
         INSERT INTO reseeds VALUES (lv.level, ord, lv.reset_cents, lv.den, moved);
     END IF;
@@ -251,6 +262,9 @@ BEGIN
     SELECT amount_cents INTO amount FROM hits WHERE table_id = ev.table_id AND seq = hs AND level = lv.level;
     IF NOT FOUND OR c IS NULL OR amount <> c THEN
         RETURN format('no hit %s of this table answered %s cents', ev.data->>'hit_seq', ev.data->>'cents');
+    END IF;
+    IF hs >= ev.seq THEN
+        RETURN format('a payment (record %s) before the claim it pays (record %s)', ev.seq, hs);
     END IF;
     IF EXISTS (SELECT 1 FROM payouts WHERE table_id = ev.table_id AND hit_seq = hs) THEN
         RETURN format('hit %s was paid already', hs);
@@ -271,6 +285,7 @@ CREATE FUNCTION apply_event() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = @S, pg_temp AS $$
 DECLARE lv levels%ROWTYPE; why text;
 BEGIN
+    PERFORM transaction_deadline(NEW);
     IF (SELECT state FROM link) = 'inoperable' THEN
         -- held in the table's outbox (the uplink retries) until the LAP is operable again
         RAISE EXCEPTION 'event %/%: the LAP is inoperable (%)', NEW.table_id, NEW.seq, (SELECT reason FROM link)

@@ -155,6 +155,9 @@ class Link(Protocol):
     def answers(self) -> Mapping[int, tuple[int, int]]: ...
 
     @property
+    def proofs(self) -> Mapping[int, str]: ...
+
+    @property
     def rate_versions(self) -> Mapping[str, int]: ...
 
     def closed_text(self) -> str: ...
@@ -173,6 +176,10 @@ class NullLink:
 
     @property
     def answers(self) -> Mapping[int, tuple[int, int]]:
+        return {}
+
+    @property
+    def proofs(self) -> Mapping[int, str]:
         return {}
 
     @property

@@ -80,6 +80,9 @@ class Linkage:
         self.uplink_up = False
         self.meters: dict[str, int] = {}
         self.answers: dict[int, tuple[int, int]] = {}  # hit seq -> (order, amount)
+        #: hit seq -> the LAP's proof of the amount it answered: recorded with the payment, so that a
+        #: LAP that goes back in time takes the paid hit back at that amount, and only at it
+        self.proofs: dict[int, str] = {}
         self.won: dict[str, Any] | None = None  # the last hit on the link (table, asset number, amount)
         self.reconciled = 0
         self.last_outbox = last_outbox  # the last link.* record this table wrote
@@ -105,11 +108,16 @@ class Linkage:
     #: (the table waits in floor validation for it), so the oldest of these is long paid
     ANSWERS_KEPT = 256
 
-    def _answer(self, seq: int, order: int, amount: int) -> None:
+    def _answer(self, seq: int, order: int, amount: int, proof: str | None = None) -> None:
         self.answers.pop(seq, None)  # (a repeated answer is the newest)
         self.answers[seq] = (order, amount)
+        self.proofs.pop(seq, None)
+        if proof is not None:
+            self.proofs[seq] = proof
         while len(self.answers) > self.ANSWERS_KEPT:
-            del self.answers[next(iter(self.answers))]
+            old = next(iter(self.answers))
+            del self.answers[old]
+            self.proofs.pop(old, None)
 
     def report(self, force: bool = False) -> None:
         """Tell the LAP the table's status and whether its linked wager is open (and why), for
@@ -165,7 +173,8 @@ class Linkage:
         return None
 
     def _on_hit(self, msg: dict[str, Any]) -> str | None:
-        self._answer(int(msg["seq"]), int(msg["order"]), int(msg["amount"]))
+        proof = msg.get("proof")
+        self._answer(int(msg["seq"]), int(msg["order"]), int(msg["amount"]), proof if isinstance(proof, str) else None)
         return "answer"
 
     def _on_reconciled(self, msg: dict[str, Any]) -> str | None:

@@ -66,7 +66,13 @@ SPEC: Mapping[str, Mapping[str, tuple[Check, bool]]] = {
     },
     "state": {"state": (_text, True), "reason": (_opt_text, False)},
     "link": {"up": (_bool, True), "reason": (_opt_text, False)},
-    "hit": {"seq": (_whole(1), True), "order": (_whole(1), True), "amount": (_whole(0), True), "level": (_text, False)},
+    "hit": {
+        "seq": (_whole(1), True),
+        "order": (_whole(1), True),
+        "amount": (_whole(0), True),
+        "level": (_text, False),
+        "proof": (_opt_text, False),  # the LAP's proof of the amount, kept with the payment
+    },
     "reconciled": {"seq": (_whole(0), True)},
     "mismatch": {"problem": (_text, True)},
     "diverged": {"problem": (_text, True)},

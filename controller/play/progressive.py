@@ -132,10 +132,20 @@ class ProgressiveSystem:
         ]
 
     def linked_payment(
-        self, hit: WagerResult, order: int, by: str, hit_seq: int, cents: int, lap_order: int, round_no: int
+        self,
+        hit: WagerResult,
+        order: int,
+        by: str,
+        hit_seq: int,
+        cents: int,
+        lap_order: int,
+        round_no: int,
+        proof: str | None = None,
     ) -> list[Record]:
         """Pay a linked hit the amount the LAP answered, after a floorperson's validation
-        (§ 670a.11(h)(3)(i)(B)(III)); the LAP's own order is recorded beside the table's."""
+        (§ 670a.11(h)(3)(i)(B)(III)); the LAP's own order is recorded beside the table's, and its
+        proof of the amount (a LAP that lost the hit takes it back at this amount only with it)."""
+        extra = {} if proof is None else {"proof": proof}
         return [
             Record(Kind.HIT_VALIDATED, round_no, {"seat": hit.seat, "hand": hit.hand, "by": by, "order": order}),
             Record(
@@ -150,6 +160,7 @@ class ProgressiveSystem:
                     "order": order,
                     "lap_order": lap_order,
                     "by": by,  # who validated (the floor view shows it)
+                    **extra,
                 },
             ),
         ]

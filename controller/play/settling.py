@@ -277,7 +277,9 @@ class Settling:
         s.pending_hits.pop(0)
         by, s.validated_by = s.validated_by, None
         order = len(s.payouts) + 1
-        recs = progressive.linked_payment(hit, order, by, seq, cents, lap_order, self.books.round_no)
+        recs = progressive.linked_payment(
+            hit, order, by, seq, cents, lap_order, self.books.round_no, proof=self.link.proofs.get(seq)
+        )
         s.payouts.append(Payout(hit.seat, hit.hand, cents, order))
         self.machine.trigger("hit_validated")
         self.books.commit(recs, lambda _e: self._after_hit_paid(rnd))

@@ -49,7 +49,8 @@ FROM {s}.link l
 HITS_SQL = """
 SELECT json_build_object(
   'answers', (SELECT coalesce(json_agg(json_build_object('seq', h.seq, 'level', h.level, 'order', h.order_no,
-      'amount', h.amount_cents) ORDER BY h.seq), '[]') FROM {s}.hits h WHERE h.table_id = %(t)s AND h.seq > %(known)s),
+      'amount', h.amount_cents, 'proof', h.proof) ORDER BY h.seq), '[]')
+      FROM {s}.hits h WHERE h.table_id = %(t)s AND h.seq > %(known)s),
   'won', {s}.take_announcements())
 """
 

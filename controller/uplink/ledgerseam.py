@@ -88,10 +88,10 @@ class LedgerSource(Protocol):
         """The ledger's last seq (0: empty)."""
         ...
 
-    def paid(self) -> dict[int, int]:
-        """Every hit the verified part of the ledger shows paid: hit seq -> cents paid (the
-        table's ledger is the record of what was paid: a LAP that lost the hit re-establishes it
-        at this amount)."""
+    def paid(self) -> dict[int, tuple[int, str | None]]:
+        """Every hit the verified part of the ledger shows paid: hit seq -> (cents paid, the
+        LAP's proof that it decided that amount, None in a record from before the proofs).  A LAP
+        that lost the hit re-establishes it at this amount, with the proof only."""
         ...
 
     def mac_at(self, seq: int) -> str | None:
@@ -248,8 +248,29 @@ class SqliteLedgerSource:
         out = []
         for seq, ts, round_no, kind, data in rows:
             lap_kind, level, d = to_lap(kind, int(round_no), json.loads(data))
+            if lap_kind == "contribution":
+                taken = self._taken_ms(int(round_no), int(seq))
+                if taken is not None:
+                    d["taken_ms"] = taken
             out.append(LinkEvent(int(seq), lap_kind, level, d, str(ts)))
         return out
+
+    def _taken_ms(self, round_no: int, seq: int) -> int | None:
+        """When a round's wagers were taken: its lock-out's time (ms since the epoch), the time the
+        LAP checks a contribution's rate version against (the contribution itself is written at the
+        count's confirmation, later)."""
+        from datetime import datetime
+
+        row = self.db.execute(
+            "SELECT ts FROM events WHERE round = ? AND kind = ? AND seq < ? ORDER BY seq DESC LIMIT 1",
+            (round_no, Kind.LOCKOUT, seq),
+        ).fetchone()
+        if row is None:
+            return None
+        try:
+            return int(datetime.fromisoformat(str(row[0])).timestamp() * 1000)
+        except ValueError:
+            return None
 
     def totals(self, upto: int) -> Totals:
         import json
@@ -270,15 +291,16 @@ class SqliteLedgerSource:
         row = self.db.execute("SELECT max(seq) FROM events").fetchone()
         return int(row[0]) if row and row[0] is not None else 0
 
-    def paid(self) -> dict[int, int]:
+    def paid(self) -> dict[int, tuple[int, str | None]]:
         import json
 
-        out: dict[int, int] = {}
+        out: dict[int, tuple[int, str | None]] = {}
         for (data,) in self.db.execute(
             "SELECT data FROM events WHERE kind = ? AND seq <= ?", (Kind.LINK_PAID, self.verified_to())
         ):
             d = json.loads(data)
-            out[int(d["hit_seq"])] = int(d["cents"])
+            proof = d.get("proof")
+            out[int(d["hit_seq"])] = (int(d["cents"]), proof if isinstance(proof, str) else None)
         return out
 
     def mac_at(self, seq: int) -> str | None:

@@ -34,7 +34,8 @@ is held for a batch's transaction); reconnections pause with exponential back-of
 of its table against the ledger (:meth:`Uplink._check_memory`): a LAP behind it (restored from a
 backup, failed over to a standby that lagged) or whose database is another one (its system
 identifier or timeline changed) keeps the linked wager closed (the table hears ``mismatch``),
-gets every missing record again, a hit the ledger shows paid at the amount paid, and the table
+gets every missing record again, a hit the ledger shows paid at the amount paid (with the LAP's
+proof of it), and the table
 reopens once the LAP has reconciled the resend.  Each is recorded (``recoveries``, the floor view).
 
 The LAP refuses a record by recording it (``refusals``), not by an error: the table hears it as
@@ -603,12 +604,13 @@ class Uplink:
         self.busy.reset()
 
 
-def _with_paid(e: LinkEvent, paid: dict[int, int]) -> dict[str, Any]:
-    """A hit the ledger shows paid carries the amount paid: a LAP that does not hold it (behind
-    the table) re-establishes it at that amount instead of pricing it again (a LAP that holds it
-    ignores the resend)."""
+def _with_paid(e: LinkEvent, paid: dict[int, tuple[int, str | None]]) -> dict[str, Any]:
+    """A hit the ledger shows paid carries the amount paid and the LAP's proof that it decided it:
+    a LAP that does not hold it (behind the table) re-establishes it at that amount instead of
+    pricing it again, with the proof only (a LAP that holds it ignores the resend)."""
     if e.kind == "hit" and e.seq in paid:
-        return {**e.data, "paid_cents": paid[e.seq]}
+        cents, proof = paid[e.seq]
+        return {**e.data, "paid_cents": cents, **({} if proof is None else {"paid_proof": proof})}
     return e.data
 
 

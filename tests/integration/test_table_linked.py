@@ -117,6 +117,18 @@ def test_hit_pending_until_the_lap_answers_then_paid_its_amount(tmp_path):
     assert [e.data["by"] for e in records(h, "hit.validated")] == ["key switch"]
 
 
+def test_the_laps_proof_of_the_amount_is_recorded_with_the_payment(tmp_path):
+    """A LAP that goes back in time takes a paid hit back at the amount paid only with its own proof
+    that it decided it (docs/security.md): the table keeps the proof the LAP answered with."""
+    h, _ = linked(tmp_path)
+    bring_up(h)
+    play_to_settlement(h, (3,), hands={3: ROYAL})
+    seq = records(h, "link.hit")[0].seq
+    lap(h, t="hit", seq=seq, level="primary", order=1, amount=99_999, proof="ab" * 32)
+    h.press("key")
+    assert [(e.data["cents"], e.data["proof"]) for e in records(h, "link.paid")] == [(99_999, "ab" * 32)]
+
+
 def test_answer_before_validation_waits_for_the_floor(tmp_path):
     h, _ = linked(tmp_path)
     bring_up(h)

@@ -87,9 +87,13 @@ class Lap:
         self.send(table_id, seq + 1, "hit", data, level)
         return seq + 1
 
-    def close(self) -> None:
+    def close_tables(self) -> None:
         for c in self._tables.values():
             c.close()
+        self._tables.clear()
+
+    def close(self) -> None:
+        self.close_tables()
         self.store.conn.close()
 
 
@@ -109,6 +113,8 @@ def make_lap(pg_dsn: str, lap_schema: str) -> Iterator[Any]:
     made: list[Lap] = []
 
     def make(tables: int = 2, **level: Any) -> Lap:
+        for old in made:  # (a table role holds a few connections at most: the LAP's limit)
+            old.close_tables()
         lap = Lap(pg_dsn, parse_lap(lap_doc(lap_schema, tables, **level), "lap.toml"))
         made.append(lap)
         return lap

@@ -16,6 +16,7 @@ import urllib.parse
 from datetime import date, timedelta
 from typing import Any
 
+import psycopg
 import pytest
 from psycopg import sql
 
@@ -75,7 +76,10 @@ def test_a_tables_5_mb_of_tilts_or_hand_text_do_not_make_the_picture_large(make_
     big = {f"device{i:05d}": "x" * 1000 for i in range(5000)}  # 5 MB
     _status(lap, "T1", state="tilt" * 1000, tilts=big, reason="r" * 100_000, sign="S" * 100_000)
     lap.send("T2", 1, "contribution", {"wager": 100, "round": 1, "seat": 1})  # a claim needs its wager (issue 21)
-    lap.send("T2", 2, "hit", {"fraction_num": 1, "fraction_den": 10, "round": 1, "seat": 1, "hand": "h" * 5_000_000})
+    claim = {"fraction_num": 1, "fraction_den": 10, "round": 1, "seat": 1}
+    with pytest.raises(psycopg.errors.CheckViolation):  # the LAP stores a hand of at most 200 bytes
+        lap.send("T2", 2, "hit", {**claim, "hand": "h" * 5_000_000})
+    lap.send("T2", 2, "hit", {**claim, "hand": "h" * 200})
     # and a row from before the bound, as the LAP's owner could have it
     lap.store.conn.execute(
         sql.SQL("UPDATE {}.table_status SET tilts = %s::jsonb WHERE table_id = 'T1'").format(s), (json.dumps(big),)

@@ -202,7 +202,10 @@ def test_a_heartbeat_written_before_the_connection_opens_nothing(rig):
 def test_a_batch_waiting_for_the_levels_lock_is_not_taken_for_a_dead_connection(rig, pg_dsn):
     """Another session holds the level's row (``FOR UPDATE``) longer than the read deadline (the
     old watchdog's limit, link timeout + 2 s): the uplink's batch waits for it on the same
-    connection, is neither ended by the watchdog nor sent again, and completes once released
+    connection; the server ends the wait at its ``statement_timeout`` (link timeout + 1 s: a
+    table's session holding a level's row is ended by the LAP after ``[link] table_hold``, so a
+    wait is short; this holder is the owner's) and answers, and the batch is sent again on the
+    same connection — never ended by the watchdog, no reconnection — and completes once released
     (the first one-connection uplink cut 500-event batches queued behind each other and resent them: a livelock)."""
     import time
 
@@ -211,8 +214,8 @@ def test_a_batch_waiting_for_the_levels_lock_is_not_taken_for_a_dead_connection(
     u = uplink(link_timeout_s=1.0)
     assert wait_until(lambda: reconciled_to(lap, 1), 10)
     assert wait_until(lambda: table.of("hb"), 5)
-    held = u.read_limit_s + 0.5  # 3.5 s: past the read deadline, within the server's statement_timeout (4 s)
-    assert held < u.send_limit_s and held * 1000 < u.deadlines.statement_timeout_ms
+    held = u.read_limit_s + 0.5  # 3.5 s: past the read deadline, within the batch's (4 s)
+    assert held < u.send_limit_s
     with psycopg.connect(pg_dsn) as locker:
         locker.execute(sql.SQL("SELECT * FROM {}.levels FOR UPDATE").format(sql.Identifier(lap.cfg.schema)))
         ledger.append([contrib(2), contrib(3)])
@@ -221,7 +224,7 @@ def test_a_batch_waiting_for_the_levels_lock_is_not_taken_for_a_dead_connection(
         assert not reconciled_to(lap, 2)  # it waited …
         locker.commit()
     assert wait_until(lambda: reconciled_to(lap, 3), 10)  # … and completed once released
-    assert (u.watchdog.fired, u.listener.reconnects, u.cancelled) == (0, 0, 0)
+    assert (u.watchdog.fired, u.listener.reconnects) == (0, 0)
     assert_only_told_of_the_wait(table)
     got = rows(lap, "SELECT count(*) AS n FROM {s}.contributions")
     assert got[0]["n"] == 3
@@ -392,8 +395,11 @@ def _paid_hit(ledger: Ledger, table: FakeTableSocket) -> tuple[int, int]:
     hit = ledger.append([Record(Kind.LINK_HIT, 1, {"level": "primary", "fraction": "1", "seat": 2, "hand": "x"})])
     table.wake(hit[0].seq)
     assert wait_until(lambda: bool(table.of("hit")), 10)
-    cents = int(table.of("hit")[-1]["amount"])
-    paid = ledger.append([Record(Kind.LINK_PAID, 1, {"level": "primary", "hit_seq": hit[0].seq, "cents": cents})])
+    cents, proof = int(table.of("hit")[-1]["amount"]), table.of("hit")[-1]["proof"]
+    # the table records the LAP's proof of the amount with its payment (controller/play/progressive.py)
+    paid = ledger.append(
+        [Record(Kind.LINK_PAID, 1, {"level": "primary", "hit_seq": hit[0].seq, "cents": cents, "proof": proof})]
+    )
     table.wake(paid[0].seq)
     return hit[0].seq, cents
 
@@ -475,6 +481,15 @@ def test_a_lap_whose_database_is_another_one_is_checked_before_the_table_reopens
     assert table.of("reconciled")[-1]["seq"] == 1
 
 
+def lap_proof(lap: Any, table: str, seq: int, rnd: int, seat: int, fraction: tuple[int, int], cents: int) -> str:
+    """The LAP's proof that it decided ``cents`` for this claim (as a LAP that then lost the hit did)."""
+    row = lap.store.conn.execute(
+        sql.SQL("SELECT {}.hit_proof(%s, %s, 'primary', %s, %s, %s, %s, %s)").format(sql.Identifier(lap.cfg.schema)),
+        (table, seq, rnd, seat, fraction[0], fraction[1], cents),
+    ).fetchone()
+    return str(row[0])
+
+
 def test_a_restored_hit_is_held_while_the_meter_is_short_and_a_table_role_cannot_record_one(rig, pg_dsn):
     """``paid_cents`` on a hit the LAP does not hold: above what the meter holds after it (reset
     included) it is held (the other tables are still resending), never taken into a negative
@@ -487,7 +502,10 @@ def test_a_restored_hit_is_held_while_the_meter_is_short_and_a_table_role_cannot
             "T2",
             2,
             "hit",
-            {"fraction_num": 1, "fraction_den": 1, "round": 1, "seat": 1, "hand": "x", "paid_cents": 10_000_000},
+            {
+                **{"fraction_num": 1, "fraction_den": 1, "round": 1, "seat": 1, "hand": "x"},
+                **{"paid_cents": 10_000_000, "paid_proof": lap_proof(lap, "T2", 2, 1, 1, (1, 1), 10_000_000)},
+            },
         )
     assert rows(lap, "SELECT * FROM {s}.hits") == []
     t2 = lap.table("T2")
@@ -516,12 +534,15 @@ def test_a_restored_full_hit_the_meter_is_short_of_is_taken_from_the_reset_meter
             "T2",
             3,
             "hit",
-            {"fraction_num": 1, "fraction_den": 10, "round": 1, "seat": 2, "hand": "x", "paid_cents": meter + 1},
+            {
+                **{"fraction_num": 1, "fraction_den": 10, "round": 1, "seat": 2, "hand": "x"},
+                **{"paid_cents": meter + 1, "paid_proof": lap_proof(lap, "T2", 3, 1, 2, (1, 10), meter + 1)},
+            },
         )
     paid = meter + 479  # decided on a meter that held more than this LAP's now
-    lap.send(
-        "T2", 3, "hit", {"fraction_num": 1, "fraction_den": 1, "round": 1, "seat": 1, "hand": "x", "paid_cents": paid}
-    )
+    proof = lap_proof(lap, "T2", 3, 1, 1, (1, 1), paid)
+    claim = {"fraction_num": 1, "fraction_den": 1, "round": 1, "seat": 1, "hand": "x"}
+    lap.send("T2", 3, "hit", {**claim, "paid_cents": paid, "paid_proof": proof})
     hits = rows(lap, "SELECT seq, amount_cents FROM {s}.hits WHERE table_id = 'T2'")
     assert [(h["seq"], h["amount_cents"]) for h in hits] == [(3, paid)]
     lap.send("T2", 4, "paid", {"hit_seq": 3, "cents": paid})

@@ -117,7 +117,10 @@ def test_events_reach_the_lap_once_and_answers_come_back(rig):
     hit = ledger.append([Record(Kind.LINK_HIT, 1, {"level": "primary", "fraction": "1", "seat": 2, "hand": "7 high"})])
     table.wake(hit[0].seq)
     assert wait_until(lambda: table.of("hit"), 5)
-    assert table.of("hit")[-1] == {"t": "hit", "seq": hit[0].seq, "level": "primary", "order": 1, "amount": 100_126}
+    answer = dict(table.of("hit")[-1])
+    proof = answer.pop("proof")  # the LAP's proof of the amount (the table keeps it with its payment)
+    assert answer == {"t": "hit", "seq": hit[0].seq, "level": "primary", "order": 1, "amount": 100_126}
+    assert isinstance(proof, str) and len(proof) == 64
     paid = ledger.append([Record(Kind.LINK_PAID, 1, {"level": "primary", "hit_seq": hit[0].seq, "cents": 100_126})])
     table.wake(paid[0].seq)
     assert wait_until(lambda: len(lap.store._rows("SELECT * FROM {s}.payouts")) == 1, 5)

@@ -419,6 +419,7 @@ def test_tablectl_lap_serves_the_floor_when_configured(pg_dsn: str, lap_schema: 
     assert r.returncode == 0, r.stderr
     proc = subprocess.Popen(exe, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
+        resp = None
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
@@ -433,6 +434,7 @@ def test_tablectl_lap_serves_the_floor_when_configured(pg_dsn: str, lap_schema: 
                 break
             except OSError:
                 time.sleep(0.2)
+        assert resp is not None, "the floor view did not answer a login within 30 s"
         assert resp.status == 303
         jar = str(resp.getheader("Set-Cookie")).split(";")[0]
         c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)

@@ -102,6 +102,16 @@ CASES: dict[str, list[list[str]]] = {
         ["--day", DAY, "--tz", "../../etc/passwd", "--state-dir", GARB],
         ["--day", DAY, "--day-start", "25:99", "--state-dir", GARB],
     ],  # fmt: skip
+    "slip": [
+        ["1", "1", "--state-dir", GARB],
+        ["1", "1", "--state-dir", TRUNC],
+        ["99999999999999999999", "1", "--state-dir", GARB],
+        ["1", "-7", "--state-dir", GARB],
+        ["1", "1", "--state-dir", GARB, "--out", FULL],
+        ["1", "1", "--state-dir", GARB, "--out", DIR],
+        ["1", "1", "--tz", "../../etc/passwd", "--state-dir", GARB],
+        ["1", "1", "--config", BAD],
+    ],  # fmt: skip
     "restore": [
         [EMPTY, "--state-dir", "{victim}"],
         [DIR, "--state-dir", "{victim}"],

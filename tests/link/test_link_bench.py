@@ -25,7 +25,8 @@ def test_bench_link_prints_its_figures(pg_dsn, capsys):
     out = dict(line.split(": ", 1) for line in capsys.readouterr().out.splitlines() if ": " in line)
     assert out["contributions"] == "200" and out["hits_ordered"] == "yes"
     if "db_cpu_idle_share" in out:  # the server runs on this machine: the standing cost split off
-        assert float(out["db_cpu_idle_ms_per_table_s"]) > 0
+        # a second of two idle tables may cost less than one clock tick of the server's CPU
+        assert float(out["db_cpu_idle_ms_per_table_s"]) >= 0
         assert float(out["paced_contributions_per_s"]) > 0  # two rounds of ten per table, all applied
         assert "paced_error" not in out and float(out["db_cpu_ms_per_contribution_paced"]) > 0
     # up to one push per contribution per table (pushes queued together are read once)

@@ -246,6 +246,7 @@ class Pit:
             f'[uplink]\ndb = {json.dumps(self.uplink_dsn(tid))}\nschema = "{self.schema}"\ntable = "{tid}"\n'
             f"ledger = {json.dumps(str(t.ledger_path))}\nsocket = {json.dumps(str(t.sock))}\n"
             f"key_file = {json.dumps(str(t.key_file))}\nsoftware_record = {json.dumps(str(self.software))}\n"
+            f"link_key_file = {json.dumps(str(self.tmp / f'{tid}.link.key'))}\n"
         )
         with (self.tmp / f"{tid}.uplink.log").open("ab") as log:  # what it said (capacity: why it failed)
             self.uplinks[tid] = subprocess.Popen(
@@ -269,10 +270,21 @@ class Pit:
             lambda: self.store.installed() is not None and self.store.state() == "running", timeout, 0.05
         ):
             raise RuntimeError("the LAP did not start")
+        self.enrol()
         for t in self.ids:
             self.start_uplink(t)
         if not wait_until(lambda: all(te.is_open() for te in self.tables.values()), timeout, 0.05):
             raise RuntimeError("the links did not open")
+
+    def enrol(self) -> None:
+        """Each table's link key, as `tablectl lap --enrol-table` makes it, in a file its uplink reads."""
+        from controller.lap.linkauth import write_key
+        from controller.lap.linkkeys import enrol
+
+        for t in self.ids:
+            path = self.tmp / f"{t}.link.key"
+            if not path.exists():
+                write_key(path, enrol(self.store.conn, self.schema, t))
 
     def uplink_says(self, words: str) -> int:
         """How many uplinks' logs contain ``words`` (e.g. ``too many clients``)."""

@@ -68,7 +68,14 @@ def rig(make_lap, pg_dsn, tmp_path) -> Iterator[Any]:
     def uplink(dsn: str | None = None, **kw: Any) -> Uplink:
         dsn = psycopg.conninfo.make_conninfo(dsn or pg_dsn, user=lap.cfg.role_for("T1"))
         cfg = UplinkConfig(
-            dsn, lap.cfg.schema, "T1", tmp_path / "ledger.sqlite3", tmp_path / "link.sock", poll_s=0.2, key=key
+            dsn,
+            lap.cfg.schema,
+            "T1",
+            tmp_path / "ledger.sqlite3",
+            tmp_path / "link.sock",
+            poll_s=0.2,
+            key=key,
+            link_key=lap.keys["T1"],
         )
         u = Uplink(dataclasses.replace(cfg, **kw), log=lambda m: None)
         u.start()
@@ -690,6 +697,7 @@ def test_two_hundred_tables_fit_in_three_hundred_connections(tmp_path):
     """Issue 22's goal: 200 tables on one LAP with ``max_connections = 300`` (a throwaway
     cluster): every uplink reaches its LAP and is reconciled, each on one connection."""
     from controller.lap.lap import LapStore
+    from controller.lap.linkkeys import enrol
     from controller.lap.pgtemp import temp_cluster
 
     n = 200
@@ -700,6 +708,7 @@ def test_two_hundred_tables_fit_in_three_hundred_connections(tmp_path):
         store.install(cfg.group)
         store.configure(cfg)
         store.set_state("running")
+        keys = {t.table_id: enrol(store.conn, cfg.schema, t.table_id) for t in cfg.tables}
         beat = Beat(dsn, cfg.schema)
         key = throwaway_key()
         ups: list[Uplink] = []
@@ -723,6 +732,7 @@ def test_two_hundred_tables_fit_in_three_hundred_connections(tmp_path):
                     poll_s=1.0,
                     refresh_s=1.0,
                     key=key,
+                    link_key=keys[tid],
                 )
                 u = Uplink(ucfg, log=logs.append)
                 u.start()

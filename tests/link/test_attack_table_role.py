@@ -1,5 +1,7 @@
 """Issue 21, findings 2, 4 and 8: the attacker holds a table's database role (its password is in
-the uplink's DSN) and talks to the LAP's PostgreSQL directly, as the uplink would never.
+the uplink's DSN) *and its link key* (the Pi's root: with the password alone nothing is taken,
+tests/link/test_attack_password_only.py) and talks to the LAP's PostgreSQL directly, as the uplink
+would never.
 
 Each money event a genuine table could not have produced is refused *in the database*: kept in
 ``events``, applied nowhere, recorded in ``refusals`` and closing that table's linked wager with

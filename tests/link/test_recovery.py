@@ -605,9 +605,10 @@ def test_the_batch_check_reads_running_totals_not_the_tables_history(make_lap, p
         before = touched()
         c.execute(
             sql.SQL(
-                "INSERT INTO {}.batches (table_id, last_seq, events_total, wagers_total, chain_head)"
-                " VALUES ('T1', 300, 300, 1500, '300:abc')"
-            ).format(s)
+                "INSERT INTO {}.batches (table_id, last_seq, events_total, wagers_total, chain_head, key_no, auth)"
+                " VALUES ('T1', 300, 300, 1500, '300:abc', %s, %s)"
+            ).format(s),
+            lap.batch_auth("T1", 300, 300, 1500, "300:abc"),
         )
         assert touched() - before <= 1
     assert rows(lap, "SELECT reconciled_seq FROM {s}.members WHERE table_id = 'T1'")[0]["reconciled_seq"] == 300

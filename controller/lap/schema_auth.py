@@ -25,6 +25,9 @@ the same text (controller/lap/linkauth.py ``jsonb_text``).
 
 from __future__ import annotations
 
+#: the forged records of one table recorded (of each kind): the rest close nothing more
+FORGED_KEPT = 1000
+
 AUTH_DDL = r"""
 CREATE TABLE link_keys (
     table_id text NOT NULL,
@@ -91,12 +94,16 @@ BEGIN
     RETURN NULL;
 END $$;
 
--- a record that is not the table's: recorded, not stored, the table's linked wager closed
+-- a record that is not the table's: recorded, not stored, the table's linked wager closed.  The
+-- first @KEPT of a table are recorded (its password holder could insert forged rows for ever: what
+-- one role stores is not the whole pit's to carry); the table is closed by the first
 CREATE FUNCTION refuse_forged(t text, s bigint, k text, lvl text, why text, d jsonb) RETURNS void LANGUAGE plpgsql
 AS $$
 BEGIN
-    INSERT INTO refusals (table_id, seq, kind, level, reason, data) VALUES (t, s, k, lvl, why,
-        CASE WHEN octet_length(d::text) <= 2048 THEN d END) ON CONFLICT DO NOTHING;
+    IF (SELECT count(*) FROM (SELECT 1 FROM refusals r WHERE r.table_id = t AND r.kind = k LIMIT @KEPT) x) < @KEPT THEN
+        INSERT INTO refusals (table_id, seq, kind, level, reason, data) VALUES (t, s, k, lvl, why,
+            CASE WHEN octet_length(d::text) <= 2048 THEN d END) ON CONFLICT DO NOTHING;
+    END IF;
     UPDATE members SET closed = coalesce(closed, format('the LAP refused record %s (%s) as not this table''s: %s',
         s, k, why)) WHERE table_id = t;
     PERFORM pg_notify('@S', jsonb_build_object('t', 'refused', 'table', t)::text);
@@ -159,7 +166,7 @@ END $$;
 CREATE FUNCTION foreign_hit(t text, hs bigint) RETURNS boolean LANGUAGE sql STABLE AS $$
     SELECT EXISTS (SELECT 1 FROM @S.refusals r WHERE r.table_id = t AND r.seq = hs AND r.kind = 'foreign')
 $$;
-"""
+""".replace("@KEPT", str(FORGED_KEPT))
 
 #: the grants a table's role gets in addition (controller/lap/schema.py ``grants``)
 AUTH_GRANTS = "GRANT EXECUTE ON FUNCTION {s}.report_foreign(bigint, text) TO {r};\n"

@@ -305,3 +305,18 @@ def test_a_record_the_lap_holds_that_the_ledger_does_not_closes_the_table_and_is
     toml = lap_toml(Path(str(ledger.path)).parent, lap.cfg.schema)
     main(["lap", "--sim", "--db", pg_dsn, "--config", str(toml), "--reconcile"])
     assert f"refused: table T1 record {after + 101} (foreign): event {after + 101}" in capsys.readouterr().out
+
+
+def test_a_flood_of_forged_records_is_recorded_up_to_a_bound(make_lap):
+    from controller.lap.schema_auth import FORGED_KEPT
+
+    lap = make_lap()
+    lap.table("T1").execute(
+        sql.SQL(
+            "INSERT INTO {}.events (table_id, seq, kind, level, data) SELECT 'T1', g, 'contribution', 'primary',"
+            " jsonb_build_object('wager', 1, 'round', g, 'seat', 1) FROM generate_series(1, %s) g"
+        ).format(sql.Identifier(lap.cfg.schema)),
+        (FORGED_KEPT + 500,),
+    )
+    assert held(lap) == [] and len(forged(lap)) == FORGED_KEPT and closed(lap) is not None
+    assert closed(lap, "T2") is None

@@ -56,7 +56,7 @@ def test_an_uplink_sends_over_tls_with_its_own_certificate_and_no_other_login_wo
         ledger.append([Record(Kind.LINK_CONTRIBUTION, 1, {"level": "primary", "wager": 100, "seat": 1})])
         u.start()
         assert wait_until(lambda: len(store._rows("SELECT * FROM {s}.contributions")) == 1, 15)
-        assert wait_until(lambda: table.of("reconciled"), 10)
+        assert wait_until(lambda: bool(table.of("reconciled")), 10)
         # the uplink's session is TLS, its certificate's CN its role
         ssl = store._rows(
             "SELECT s.ssl, s.version, s.client_dn FROM pg_stat_ssl s JOIN pg_stat_activity a ON a.pid = s.pid"

@@ -191,12 +191,14 @@ class Pit:
         heartbeat: str = "200ms",
         proxy: bool = False,
         make_table: bool = True,
+        tls: bool | None = None,
     ):
 
         self.dsn, self.tmp = dsn, tmp
         self.schema = f"bench_{uuid.uuid4().hex[:10]}"
         self.ids = [f"T{i + 1:02d}" for i in range(tables)]
         self.proxy = Proxies(dsn) if proxy else None
+        self.pki = self._tls(tmp, tls)
         # the release's digest, checked by every LAP and uplink process before it operates
         # (--sim: a record in a directory the bench's user can write)
         from controller.boot.selfcheck import record_digest
@@ -221,6 +223,26 @@ class Pit:
         self.tables: dict[str, Any] = {t: TableEnd(t, tmp) for t in self.ids} if make_table else {}
         self.store: Any = None
 
+    def _tls(self, tmp: Path, tls: bool | None) -> Any:
+        """The link over TLS with each table's own client certificate (``sslmode=verify-full``,
+        ``hostssl … clientcert=verify-full``: controller/lap/pgtls.py), as production runs it: by
+        default whenever the database is a throwaway cluster (a given ``--db`` keeps its own setup)."""
+        from controller.lap.pgtemp import CLUSTERS
+
+        if tls is False or (tls is None and self.dsn not in CLUSTERS):
+            return None
+        from controller.lap.pgtls import enable_tls, make_pki
+
+        pki = make_pki(tmp / "pki")
+        enable_tls(self.dsn, pki)
+        return pki
+
+    @property
+    def tls_note(self) -> str:
+        if self.pki is None:
+            return "no (the DSN given: its own setup)"
+        return "TLS, sslmode=verify-full, a client certificate per table role (hostssl clientcert=verify-full)"
+
     def role(self, tid: str) -> str:
         return f"{self.schema}_{tid.lower()}"
 
@@ -230,7 +252,8 @@ class Pit:
         kw: dict[str, Any] = {"user": self.role(tid)}
         if self.proxy is not None:
             kw.update(self.proxy.conninfo())
-        return str(psycopg.conninfo.make_conninfo(self.dsn, **kw))
+        dsn = str(psycopg.conninfo.make_conninfo(self.dsn, **kw))
+        return dsn if self.pki is None else str(self.pki.dsn(dsn, self.role(tid)))
 
     def start_lap(self) -> None:
         self.lap = subprocess.Popen(

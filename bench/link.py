@@ -76,6 +76,7 @@ def run(args: argparse.Namespace, emit: Any) -> int:
                 emit("error", f"the pit did not start ({type(e).__name__}: {e}); {_connection_note(pit)}")
                 return 1
             emit("start_s", f"{time.monotonic() - t_start:.1f}")
+            emit("link_tls", pit.tls_note)
             emit("uplinks_refused_too_many_clients", pit.uplink_says("too many clients"))
             tables = list(pit.tables.values())
             emit("tables", len(tables))

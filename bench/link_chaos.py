@@ -340,6 +340,7 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
         counts = dict.fromkeys(kinds, 0)
         try:
             pit.start()
+            emit("link_tls", pit.tls_note)
             _play_under_faults(args, pit, tables, kinds, counts, rng, pair, stop, emit)
             run_problems += _bring_back(pit, tables)
         except Exception as e:  # noqa: BLE001 - reported with the figures; the run fails

@@ -24,17 +24,27 @@ from controller.uplink.ledgerseam import LedgerSource, LinkEvent
 
 #: the keys a resend adds to a hit the ledger shows paid (the amount paid and the LAP's proof)
 _RESEND_KEYS = ("paid_cents", "paid_proof")
-_CHUNK = 2000
+#: what decides money in a record: compared alone for a record of before the link keys (sent by an
+#: earlier release, whose other fields may have been written otherwise)
+_MONEY_KEYS = ("wager", "round", "seat", "rate_version", "of_seq", "fraction_num", "fraction_den", "hit_seq", "cents")
+#: the LAP's records compared per call (a long history is read over several calls, each short: the
+#: uplink's statement watchdog bounds a turn)
+CHUNK = 500
 
 
-def difference(mine: LinkEvent | None, kind: str, level: str, data: Any) -> str | None:
-    """Why the LAP's event (``kind``, ``level``, ``data``) is not the ledger's ``mine``, or None."""
+def difference(mine: LinkEvent | None, kind: str, level: str, data: Any, signed: bool = True) -> str | None:
+    """Why the LAP's event (``kind``, ``level``, ``data``) is not the ledger's ``mine``, or None
+    (``signed``: a record of schema 5, compared whole; else its money fields)."""
     if mine is None:
         return f"a {kind} record the ledger does not hold (no link record at that seq)"
     if (mine.kind, mine.level) != (kind, level):
         return f"a {kind} record of level {level}; the ledger holds a {mine.kind} record of level {mine.level} there"
     theirs = {k: v for k, v in data.items() if k not in _RESEND_KEYS} if isinstance(data, dict) else data
-    if theirs != mine.data:
+    ours = mine.data
+    if not signed and isinstance(theirs, dict):
+        theirs = {k: theirs.get(k) for k in _MONEY_KEYS if k in theirs or k in ours}
+        ours = {k: ours.get(k) for k in _MONEY_KEYS if k in theirs or k in ours}
+    if theirs != ours:
         return f"a {kind} record whose contents are not the ledger's ({str(theirs)[:120]})"
     return None
 
@@ -48,26 +58,27 @@ class ForeignCheck:
     payouts: int = 0
     reported: set[int] = field(default_factory=set)
 
+    #: more of the LAP's records remain to be compared (the uplink checks again at once)
+    more: bool = False
+
     def find(
         self, conn: psycopg.Connection, q: Callable[[str], sql.Composed], table_id: str, source: LedgerSource
     ) -> list[tuple[int, str]]:
-        """Every new difference: (seq, what)."""
+        """The new differences among the next :data:`CHUNK` records: (seq, what)."""
         found: list[tuple[int, str]] = []
-        while True:
-            rows = conn.execute(
-                q(
-                    "SELECT seq, kind, level, data FROM {s}.events WHERE table_id = %s AND seq > %s"
-                    " ORDER BY seq LIMIT %s"
-                ),
-                (table_id, self.events, _CHUNK),
-            ).fetchall()
-            for seq, kind, level, data in rows:
-                why = difference(source.link_event_at(int(seq)), str(kind), str(level), data)
-                if why is not None:
-                    found.append((int(seq), f"event {seq}: {why}"))
-                self.events = int(seq)
-            if len(rows) < _CHUNK:
-                break
+        rows = conn.execute(
+            q(
+                "SELECT seq, kind, level, data, auth IS NOT NULL FROM {s}.events WHERE table_id = %s AND seq > %s"
+                " ORDER BY seq LIMIT %s"
+            ),
+            (table_id, self.events, CHUNK),
+        ).fetchall()
+        for seq, kind, level, data, signed in rows:
+            why = difference(source.link_event_at(int(seq)), str(kind), str(level), data, bool(signed))
+            if why is not None:
+                found.append((int(seq), f"event {seq}: {why}"))
+            self.events = int(seq)
+        self.more = len(rows) == CHUNK
         found += self._rows(conn, q, table_id, source, "hits", "hit")
         found += self._rows(conn, q, table_id, source, "payouts", "paid")
         out = [(s, w) for s, w in found if s not in self.reported]

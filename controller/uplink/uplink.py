@@ -533,6 +533,8 @@ class Uplink:
                 raise
             except psycopg.Error as e:
                 self.log(f"uplink: the LAP did not record it: {_first_line(e)}")
+        if self.foreign.more:
+            self._next_memory = 0.0  # a long history: the next part at the next turn
 
     def _caught_up(self, conn: psycopg.Connection) -> bool:
         row = conn.execute(

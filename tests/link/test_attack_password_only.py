@@ -257,7 +257,16 @@ def test_a_record_the_lap_holds_that_the_ledger_does_not_closes_the_table_and_is
     ledger.append([_contrib(1, 1), _contrib(2, 1)])
     u.start()
     assert wait_until(lambda: len(lap.store._rows("SELECT * FROM {s}.contributions")) == 2, 10)
-    assert closed(lap) is None
+    # the table's own records, a hit and its payment among them, are its ledger's: nothing found
+    hit = ledger.append([Record(Kind.LINK_HIT, 1, {"level": "primary", "fraction": "1/10", "seat": 2, "hand": "x"})])
+    table.wake(hit[0].seq)
+    assert wait_until(lambda: bool(table.of("hit")), 10)
+    cents = table.of("hit")[-1]["amount"]
+    paid = ledger.append([Record(Kind.LINK_PAID, 1, {"level": "primary", "hit_seq": hit[0].seq, "cents": cents})])
+    table.wake(paid[0].seq)
+    assert wait_until(lambda: len(lap.store._rows("SELECT * FROM {s}.payouts")) == 1, 10)
+    assert wait_until(lambda: u.foreign.payouts == paid[0].seq, 10)
+    assert closed(lap) is None and u.foreign_found == 0
     # the LAP's host (the database's owner, who holds the keys) writes a round and a hit of the
     # whole meter for T1, signed, at seqs the ledger never wrote
     k, after = lap.keys["T1"], 1000
@@ -320,3 +329,24 @@ def test_a_flood_of_forged_records_is_recorded_up_to_a_bound(make_lap):
     )
     assert held(lap) == [] and len(forged(lap)) == FORGED_KEPT and closed(lap) is not None
     assert closed(lap, "T2") is None
+
+
+def test_a_long_history_is_compared_in_parts(linked, monkeypatch):
+    from controller.uplink import foreign
+
+    monkeypatch.setattr(foreign, "CHUNK", 3)
+    lap, ledger, _table, u = linked
+    ledger.append([_contrib(s % 6 + 1, r) for r in range(1, 4) for s in range(4)])  # 12 records
+    k = lap.keys["T1"]
+    data = {"wager": 500, "round": 99999, "seat": 1}
+    lap.store.conn.execute(  # a record of T1 at seq 7, before the uplink sends the ledger's 7
+        sql.SQL(
+            "INSERT INTO {}.events (table_id, seq, kind, level, data, key_no, auth)"
+            " VALUES ('T1', 7, 'contribution', 'primary', %s, %s, %s)"
+        ).format(sql.Identifier(lap.cfg.schema)),
+        (json.dumps(data), k.key_no, sign_event(k, 7, "contribution", "primary", None, data)),
+    )
+    u.start()
+    assert wait_until(lambda: u.foreign.events >= 12, 15), u.foreign
+    assert [r["seq"] for r in lap.store.refusals() if r["kind"] == "foreign"] == [7]
+    assert "which its ledger does not" in str(closed(lap))

@@ -239,8 +239,10 @@ class Pit:
 
     @property
     def tls_note(self) -> str:
+        from controller.lap.pgtemp import CLUSTERS
+
         if self.pki is None:
-            return "no (the DSN given: its own setup)"
+            return "no (--no-tls)" if self.dsn in CLUSTERS else "no (the DSN given: its own setup)"
         return "TLS, sslmode=verify-full, a client certificate per table role (hostssl clientcert=verify-full)"
 
     def role(self, tid: str) -> str:

@@ -37,6 +37,8 @@ CREATE TABLE link_keys (
     made_at timestamptz NOT NULL DEFAULT clock_timestamp(),
     -- the first record accepted under it: from there on the earlier keys are not (a rotation)
     first_seq bigint,
+    -- the first record of a later key of the table: this key takes no record from there on
+    replaced_from bigint,
     revoked_at timestamptz,
     PRIMARY KEY (table_id, key_no)
 );
@@ -67,7 +69,7 @@ $$;
 -- why a record of table t at seq s, signed ``auth`` under key n over msg, is not the table's, or NULL
 -- (no SET clause: only the SECURITY DEFINER triggers below call it, and their search_path is its own)
 CREATE FUNCTION auth_refusal(t text, n integer, s bigint, auth text, msg text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE k link_keys%ROWTYPE; later link_keys%ROWTYPE;
+DECLARE k link_keys%ROWTYPE;
 BEGIN
     IF auth IS NULL OR n IS NULL THEN
         RETURN 'it carries no authenticator (a table''s uplink signs every record with the table''s link key)';
@@ -79,10 +81,8 @@ BEGIN
     IF k.revoked_at IS NOT NULL THEN
         RETURN format('link key %s of this table was revoked at %s', n, k.revoked_at);
     END IF;
-    SELECT * INTO later FROM link_keys WHERE table_id = t AND key_no > n AND first_seq < s ORDER BY first_seq LIMIT 1;
-    IF FOUND THEN
-        RETURN format('link key %s of this table was replaced by key %s from record %s on', n, later.key_no,
-            later.first_seq);
+    IF k.replaced_from < s THEN
+        RETURN format('link key %s of this table was replaced by a later key from record %s on', n, k.replaced_from);
     END IF;
     IF auth IS DISTINCT FROM link_mac(k.ki, k.ko, msg) THEN
         RETURN format('its authenticator does not verify under this table''s link key %s (written without the key, '
@@ -90,6 +90,8 @@ BEGIN
     END IF;
     IF k.first_seq IS NULL OR k.first_seq > s THEN
         UPDATE link_keys SET first_seq = s WHERE table_id = t AND key_no = n;
+        UPDATE link_keys SET replaced_from = s WHERE table_id = t AND key_no < n
+            AND (replaced_from IS NULL OR replaced_from > s);
     END IF;
     RETURN NULL;
 END $$;

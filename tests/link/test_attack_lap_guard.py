@@ -303,11 +303,15 @@ def test_a_huge_insert_is_ended_before_it_closes_another_table(pit):
     assert contributions(pit, "T2") == 1 and contributions(pit, "T1") == 0  # nothing of it applied
     # the LAP cancelled it (it held the level's row T2 waited for), or, on a machine too loaded for
     # the LAP to act first, the rules' own deadline rolled it back
+    # the LAP's own deadline may end it first: each row's authenticator is checked before any rule
+    # runs (and before any level's lock), so 50,000 of them can run past table_run holding none
     recs = ended_soon(pit, 1.0 if "past the LAP's 5 s" in str(err[0]) else 5.0)
-    assert [(r["table_id"], r["action"]) for r in recs] == [("T1", "cancelled")] or (
-        not recs and "past the LAP's 5 s" in str(err[0])
-    ), (err, recs)
-    assert all("lock" in r["why"] for r in recs), recs
+    got = [(r["table_id"], r["action"]) for r in recs]
+    assert got in ([("T1", "cancelled")], [("T1", "ended")]) or (not recs and "past the LAP's 5 s" in str(err[0])), (
+        err,
+        recs,
+    )
+    assert all("lock" in r["why"] or "ran" in r["why"] for r in recs), recs
     w.run(0.5)
     w.assert_open()
     c.close()

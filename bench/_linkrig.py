@@ -191,7 +191,7 @@ class Pit:
         heartbeat: str = "200ms",
         proxy: bool = False,
         make_table: bool = True,
-        tls: bool | None = None,
+        tls: Any = None,
     ):
 
         self.dsn, self.tmp = dsn, tmp
@@ -223,12 +223,14 @@ class Pit:
         self.tables: dict[str, Any] = {t: TableEnd(t, tmp) for t in self.ids} if make_table else {}
         self.store: Any = None
 
-    def _tls(self, tmp: Path, tls: bool | None) -> Any:
+    def _tls(self, tmp: Path, tls: Any) -> Any:
         """The link over TLS with each table's own client certificate (``sslmode=verify-full``,
         ``hostssl … clientcert=verify-full``: controller/lap/pgtls.py), as production runs it: by
         default whenever the database is a throwaway cluster (a given ``--db`` keeps its own setup)."""
         from controller.lap.pgtemp import CLUSTERS
 
+        if tls not in (None, True, False):
+            return tls  # a Pki the caller made its cluster with (a primary and its standby)
         if tls is False or (tls is None and self.dsn not in CLUSTERS):
             return None
         from controller.lap.pgtls import enable_tls, make_pki

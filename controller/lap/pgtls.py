@@ -19,6 +19,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
@@ -91,14 +92,14 @@ def make_pki(root: Path) -> Pki:
 HBA = """# tablectl throwaway cluster, TLS (controller/lap/pgtls.py)
 local all all trust
 host all {owner} 127.0.0.1/32 trust
+host replication {owner} 127.0.0.1/32 trust
 hostssl all all 127.0.0.1/32 trust clientcert=verify-full
 """
 
 
-def enable_tls(dsn: str, pki: Pki) -> None:
-    """Turn a throwaway cluster's link to TLS with client certificates (a reload)."""
-    run_as, pg_ctl, data, log = CLUSTERS[dsn]
-    owner = conninfo_to_dict(dsn).get("user") or "postgres"
+def configure_tls(data: Path, run_as: list[str], pki: Pki, owner: str = "postgres") -> None:
+    """A data directory's certificates, ``ssl = on`` and ``pg_hba.conf`` (read at the next reload;
+    copied with it by ``pg_basebackup`` to a standby made of it)."""
     crt, key = pki.issue("server", server=True)
     for src, name in ((crt, "server.crt"), (key, "server.key"), (pki.ca, "root.crt")):
         shutil.copyfile(src, data / name)
@@ -110,7 +111,26 @@ def enable_tls(dsn: str, pki: Pki) -> None:
     (data / "pg_hba.conf").write_text(HBA.format(owner=owner))
     if run_as:
         shutil.chown(data / "pg_hba.conf", run_as[2], None)
+
+
+def enable_tls_pair(pair: Any, pki: Pki) -> None:
+    """The same for a throwaway primary and its standby (hil/pgpair.py): both reloaded; the
+    standbys made later copy the primary's directory, this included."""
+    for node in pair.nodes:
+        configure_tls(node.data, pair.run_as, pki)
+        pair.pg_ctl(node, "reload")
+        _wait_ssl(pair.node_dsn(node), node.log)
+
+
+def enable_tls(dsn: str, pki: Pki) -> None:
+    """Turn a throwaway cluster's link to TLS with client certificates (a reload)."""
+    run_as, pg_ctl, data, log = CLUSTERS[dsn]
+    configure_tls(data, run_as, pki, str(conninfo_to_dict(dsn).get("user") or "postgres"))
     subprocess.run([*run_as, pg_ctl, "-D", str(data), "reload"], check=True, capture_output=True)
+    _wait_ssl(dsn, log)
+
+
+def _wait_ssl(dsn: str, log: Path) -> None:
     import time
 
     import psycopg

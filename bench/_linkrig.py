@@ -191,12 +191,14 @@ class Pit:
         heartbeat: str = "200ms",
         proxy: bool = False,
         make_table: bool = True,
+        tls: Any = None,
     ):
 
         self.dsn, self.tmp = dsn, tmp
         self.schema = f"bench_{uuid.uuid4().hex[:10]}"
         self.ids = [f"T{i + 1:02d}" for i in range(tables)]
         self.proxy = Proxies(dsn) if proxy else None
+        self.pki = self._tls(tmp, tls)
         # the release's digest, checked by every LAP and uplink process before it operates
         # (--sim: a record in a directory the bench's user can write)
         from controller.boot.selfcheck import record_digest
@@ -221,6 +223,30 @@ class Pit:
         self.tables: dict[str, Any] = {t: TableEnd(t, tmp) for t in self.ids} if make_table else {}
         self.store: Any = None
 
+    def _tls(self, tmp: Path, tls: Any) -> Any:
+        """The link over TLS with each table's own client certificate (``sslmode=verify-full``,
+        ``hostssl … clientcert=verify-full``: controller/lap/pgtls.py), as production runs it: by
+        default whenever the database is a throwaway cluster (a given ``--db`` keeps its own setup)."""
+        from controller.lap.pgtemp import CLUSTERS
+
+        if tls not in (None, True, False):
+            return tls  # a Pki the caller made its cluster with (a primary and its standby)
+        if tls is False or (tls is None and self.dsn not in CLUSTERS):
+            return None
+        from controller.lap.pgtls import enable_tls, make_pki
+
+        pki = make_pki(tmp / "pki")
+        enable_tls(self.dsn, pki)
+        return pki
+
+    @property
+    def tls_note(self) -> str:
+        from controller.lap.pgtemp import CLUSTERS
+
+        if self.pki is None:
+            return "no (--no-tls)" if self.dsn in CLUSTERS else "no (the DSN given: its own setup)"
+        return "TLS, sslmode=verify-full, a client certificate per table role (hostssl clientcert=verify-full)"
+
     def role(self, tid: str) -> str:
         return f"{self.schema}_{tid.lower()}"
 
@@ -230,7 +256,8 @@ class Pit:
         kw: dict[str, Any] = {"user": self.role(tid)}
         if self.proxy is not None:
             kw.update(self.proxy.conninfo())
-        return str(psycopg.conninfo.make_conninfo(self.dsn, **kw))
+        dsn = str(psycopg.conninfo.make_conninfo(self.dsn, **kw))
+        return dsn if self.pki is None else str(self.pki.dsn(dsn, self.role(tid)))
 
     def start_lap(self) -> None:
         self.lap = subprocess.Popen(
@@ -246,6 +273,7 @@ class Pit:
             f'[uplink]\ndb = {json.dumps(self.uplink_dsn(tid))}\nschema = "{self.schema}"\ntable = "{tid}"\n'
             f"ledger = {json.dumps(str(t.ledger_path))}\nsocket = {json.dumps(str(t.sock))}\n"
             f"key_file = {json.dumps(str(t.key_file))}\nsoftware_record = {json.dumps(str(self.software))}\n"
+            f"link_key_file = {json.dumps(str(self.tmp / f'{tid}.link.key'))}\n"
         )
         with (self.tmp / f"{tid}.uplink.log").open("ab") as log:  # what it said (capacity: why it failed)
             self.uplinks[tid] = subprocess.Popen(
@@ -269,10 +297,21 @@ class Pit:
             lambda: self.store.installed() is not None and self.store.state() == "running", timeout, 0.05
         ):
             raise RuntimeError("the LAP did not start")
+        self.enrol()
         for t in self.ids:
             self.start_uplink(t)
         if not wait_until(lambda: all(te.is_open() for te in self.tables.values()), timeout, 0.05):
             raise RuntimeError("the links did not open")
+
+    def enrol(self) -> None:
+        """Each table's link key, as `tablectl lap --enrol-table` makes it, in a file its uplink reads."""
+        from controller.lap.linkauth import write_key
+        from controller.lap.linkkeys import enrol
+
+        for t in self.ids:
+            path = self.tmp / f"{t}.link.key"
+            if not path.exists():
+                write_key(path, enrol(self.store.conn, self.schema, t))
 
     def uplink_says(self, words: str) -> int:
         """How many uplinks' logs contain ``words`` (e.g. ``too many clients``)."""

@@ -60,13 +60,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--round-s", type=float, default=30.0, help="paced run: each table's round every this long (default 30)"
     )
     p.add_argument("--paced-s", type=float, default=60.0, help="paced run's length (default 60; 0 skips it)")
+    p.add_argument(
+        "--no-tls",
+        action="store_true",
+        help="the throwaway cluster's link without TLS (default: TLS with a client certificate per table role)",
+    )
 
 
 def run(args: argparse.Namespace, emit: Any) -> int:
     from bench._linkrig import Pit, database, postmaster_pid
 
     with database(args.db) as dsn, tempfile.TemporaryDirectory(prefix="tablectl-bench-link-") as tmp:
-        pit = Pit(dsn, args.tables, Path(tmp))
+        pit = Pit(dsn, args.tables, Path(tmp), tls=False if args.no_tls else None)
         try:
             t_start = time.monotonic()
             try:
@@ -76,6 +81,7 @@ def run(args: argparse.Namespace, emit: Any) -> int:
                 emit("error", f"the pit did not start ({type(e).__name__}: {e}); {_connection_note(pit)}")
                 return 1
             emit("start_s", f"{time.monotonic() - t_start:.1f}")
+            emit("link_tls", pit.tls_note)
             emit("uplinks_refused_too_many_clients", pit.uplink_says("too many clients"))
             tables = list(pit.tables.values())
             emit("tables", len(tables))

@@ -334,12 +334,13 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
         tempfile.TemporaryDirectory(prefix="tablectl-chaos-") as tmp_s,
     ):
         kinds = _kinds(args, pair)
-        pit, tables = _make_pit(args, dsn, Path(tmp_s))
+        pit, tables = _make_pit(args, dsn, Path(tmp_s), pair)
         stop = threading.Event()
         run_problems: list[str] = []
         counts = dict.fromkeys(kinds, 0)
         try:
             pit.start()
+            emit("link_tls", pit.tls_note)
             _play_under_faults(args, pit, tables, kinds, counts, rng, pair, stop, emit)
             run_problems += _bring_back(pit, tables)
         except Exception as e:  # noqa: BLE001 - reported with the figures; the run fails
@@ -359,11 +360,18 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
         return 0 if tally.good() else 1
 
 
-def _make_pit(args: argparse.Namespace, dsn: str, tmp: Path) -> tuple[Any, dict[str, ChaosTable]]:
-    """The pit (LAP, uplinks, proxy) and its tables, nothing started yet."""
+def _make_pit(args: argparse.Namespace, dsn: str, tmp: Path, pair: Any = None) -> tuple[Any, dict[str, ChaosTable]]:
+    """The pit (LAP, uplinks, proxy) and its tables, nothing started yet; the throwaway pair's
+    link over TLS with a client certificate per table role (controller/lap/pgtls.py)."""
     from bench._linkrig import Pit
 
-    pit = Pit(dsn, args.tables, tmp, heartbeat="200ms", proxy=True, make_table=False)
+    tls = None
+    if pair is not None:
+        from controller.lap.pgtls import enable_tls_pair, make_pki
+
+        tls = make_pki(tmp / "pki")
+        enable_tls_pair(pair, tls)
+    pit = Pit(dsn, args.tables, tmp, heartbeat="200ms", proxy=True, make_table=False, tls=tls)
     tables = {t: ChaosTable(t, tmp, args.seed * 100 + i, args.speed, "bench") for i, t in enumerate(pit.ids)}
     for t in tables.values():
         t.hit_rate = args.hit_rate

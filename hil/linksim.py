@@ -348,6 +348,11 @@ def _start_tables(
 ) -> list[LinkedTable]:
     import psycopg
 
+    from controller.lap.lap import connect
+    from controller.lap.linkkeys import enrol
+
+    with connect(pg) as c:  # each table's link key, as `tablectl lap --enrol-table` makes it
+        keys = {tid: enrol(c, cfg.schema, tid) for tid in ids}
     linked = []
     for i, tid in enumerate(ids):
         game, prof = games[i % len(games)]
@@ -365,7 +370,9 @@ def _start_tables(
         )
         rig.start()
         dsn = psycopg.conninfo.make_conninfo(pg, user=cfg.role_for(tid))
-        ucfg = UplinkConfig(dsn, cfg.schema, tid, state / LEDGER_FILE, sock, poll_s=0.5, key=rig.ledger_key)
+        ucfg = UplinkConfig(
+            dsn, cfg.schema, tid, state / LEDGER_FILE, sock, poll_s=0.5, key=rig.ledger_key, link_key=keys[tid]
+        )
         up = Uplink(ucfg, log=lambda m: None)
         up.start()
         linked.append(LinkedTable(tid, rig, up))

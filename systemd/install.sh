@@ -225,6 +225,17 @@ if [ ! -e "$ETC/ledger.key" ]; then
 fi
 [ -n "$ROOT" ] && [ "$(id -u)" -ne 0 ] || chown root:root "$ETC/ledger.key"
 chmod 0600 "$ETC/ledger.key"
+# a linked table's link key (made on the LAP: `tablectl lap --enrol-table T01 --key-out FILE`,
+# copied here): root-only like the ledger key (LoadCredential=); its TLS key for libpq, which the
+# uplink's user reads itself: root-owned, group tablectl, 0640 (libpq takes a root-owned key so)
+if [ -e "$ETC/link.key" ]; then
+    [ -n "$ROOT" ] && [ "$(id -u)" -ne 0 ] || chown root:root "$ETC/link.key"
+    chmod 0600 "$ETC/link.key"
+fi
+if [ -e "$ETC/link.pem" ]; then
+    [ -n "$ROOT" ] && [ "$(id -u)" -ne 0 ] || chown root:tablectl "$ETC/link.pem"
+    chmod 0640 "$ETC/link.pem"
+fi
 
 # 6. the software digest of this version, recorded as root, where the service cannot write.
 #    Every module is compiled first (pip compiles most; this makes sure), so no process writes a
@@ -279,9 +290,11 @@ if sysd; then
     systemctl disable --now "serial-getty@$CONSOLE.service" >/dev/null 2>&1 || true
     systemctl enable tablectl.service "tablectl-console@$CONSOLE.service"
     # a linked table (docs/linked.md): the uplink runs when /etc/tablectl/uplink.toml exists
-    # (from config/examples/uplink.toml; its role's password goes in ~tablectl/.pgpass or the DSN)
+    # (from config/examples/uplink.toml; its role's password goes in ~tablectl/.pgpass or the DSN;
+    # its link key in /etc/tablectl/link.key, its TLS certificate and key beside it)
     if [ -e "$ETC/uplink.toml" ]; then
         systemctl enable tablectl-uplink.service
+        [ -e "$ETC/link.key" ] || say "linked table: put its link key in $ETC/link.key (tablectl lap --enrol-table on the LAP)"
     fi
 fi
 

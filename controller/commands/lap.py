@@ -8,6 +8,9 @@ and beats its heartbeat until SIGTERM/Ctrl-C, when it stops the link (the tables
 linked wagers); every ``[link] reconcile`` it self-checks again and makes the link inoperable at
 the first problem.  A configuration error exits 2 naming file, section and key.
 ``--reopen TABLE`` reopens a table a refusal closed (recorded, with ``--note``).
+``--enrol-table TABLE --key-out FILE`` makes the table's next link key (a rotation when it has one:
+its records in flight under the old key are still taken) and writes it for the table's uplink
+(``LoadCredential=``); ``--revoke-key TABLE:N`` revokes one (controller/lap/linkkeys.py).
 ``--report [--day YYYY-MM-DD] [--format csv|pdf] [--out FILE]`` prints (or writes) every level's
 meters and the last 25 hits (controller/lap/lapreport.py).
 """
@@ -46,6 +49,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--reopen", metavar="TABLE", help="reopen a table's linked wager a refusal closed, then exit")
     p.add_argument("--note", default="", help="with --reopen: why (recorded)")
+    p.add_argument("--enrol-table", metavar="TABLE", help="make the table's next link key (needs --key-out), then exit")
+    p.add_argument("--key-out", type=Path, help="with --enrol-table: the new key file for the table (mode 0600)")
+    p.add_argument("--revoke-key", metavar="TABLE:N", help="revoke a table's link key number N, then exit")
     p.add_argument(
         "--report",
         action="store_true",
@@ -75,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
     refused = _refusal(args, cfg)
     if refused is not None:
         return refused
+    if args.enrol_table or args.revoke_key:
+        return _keys_or_unreachable(args, cfg)
     if args.check or args.reconcile or args.reopen or args.report:
         return _offline_or_unreachable(args, cfg)
     return _serve(args, cfg)
@@ -102,6 +110,55 @@ def _offline_or_unreachable(args: argparse.Namespace, cfg: LapConfig) -> int:
     except psycopg.OperationalError as e:
         print(f"tablectl lap: database unreachable: {str(e).strip()}", file=sys.stderr)
         return 1
+
+
+def _keys_or_unreachable(args: argparse.Namespace, cfg: LapConfig) -> int:
+    import psycopg
+
+    try:
+        return _keys(args, cfg)
+    except psycopg.OperationalError as e:
+        print(f"tablectl lap: database unreachable: {str(e).strip()}", file=sys.stderr)
+        return 1
+
+
+def _keys(args: argparse.Namespace, cfg: LapConfig) -> int:
+    """``--enrol-table`` / ``--revoke-key``: a link key made (written for the table) or revoked."""
+    from controller.lap import linkkeys
+    from controller.lap.lap import LapStore, connect
+    from controller.lap.linkauth import write_key
+
+    table, key_no = args.enrol_table, None
+    if args.revoke_key:
+        table, _, no = str(args.revoke_key).rpartition(":")
+        if not table or not no.isdigit():
+            print(f"tablectl lap: --revoke-key {args.revoke_key!r}: give TABLE:N (N the key's number)", file=sys.stderr)
+            return EXIT_CONFIG
+        key_no = int(no)
+    elif args.key_out is None or args.key_out.exists():
+        what = "needs --key-out FILE" if args.key_out is None else f"--key-out {args.key_out}: exists (never replaced)"
+        print(f"tablectl lap: --enrol-table {what}", file=sys.stderr)
+        return EXIT_CONFIG
+    with connect(args.db) as conn:
+        if LapStore(conn, cfg.schema).installed() is None:
+            print(f"tablectl lap: schema {cfg.schema} is not created yet: start the LAP once first", file=sys.stderr)
+            return 1
+        try:
+            if key_no is not None:
+                linkkeys.revoke(conn, cfg.schema, table, key_no)
+                print(f"table {table}: link key {key_no} revoked (its records are refused from now on)")
+                return 0
+            k = linkkeys.enrol(conn, cfg.schema, table)
+        except linkkeys.EnrolError as e:
+            print(f"tablectl lap: {e}", file=sys.stderr)
+            return 1
+    try:
+        write_key(args.key_out, k)
+    except OSError as e:
+        print(f"tablectl lap: {args.key_out}: {e.strerror or e} (key {k.key_no} made; revoke it)", file=sys.stderr)
+        return 1
+    print(f"table {table}: link key {k.key_no} written to {args.key_out} (hand it to the table's uplink)")
+    return 0
 
 
 def _serve(args: argparse.Namespace, cfg: LapConfig) -> int:

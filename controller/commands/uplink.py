@@ -19,6 +19,8 @@ restart would not fix it).
     socket = "/run/tablectl/link.sock"
     key_credential = "tablectl-ledger-key"   # under $CREDENTIALS_DIRECTORY (LoadCredential=)
     key_file = "/etc/tablectl/ledger.key"    # read when there is no credentials directory
+    link_key_credential = "tablectl-link-key"  # the table's link key (tablectl lap --enrol-table)
+    link_key_file = "/etc/tablectl/link.key"   # read when there is no credentials directory
     software_record = "/etc/tablectl/software.json"
     link_timeout = 3       # the table's [progressive] link_timeout (s): no fresh LAP heartbeat for
                            # this long ends the database connection and opens another (issue 22)
@@ -99,6 +101,7 @@ def load(path: Path, *, read_key: bool = True) -> tuple[UplinkConfig, Path]:
             f"{SUN_PATH_MAX} (AF_UNIX)",
         )
     where = key_path(s)
+    link_where = key_path(s, "link_key_credential", "tablectl-link-key", "link_key_file", "/etc/tablectl/link.key")
     software = Path(s.get_str("software_record", "/etc/tablectl/software.json"))
     s.check_unused()
     root.check_unused()
@@ -109,21 +112,44 @@ def load(path: Path, *, read_key: bool = True) -> tuple[UplinkConfig, Path]:
             cfg = dataclasses.replace(cfg, key=read(where))
         except LedgerKeyError as e:
             raise s.error("key_file", str(e)) from None
+        cfg = dataclasses.replace(cfg, link_key=_link_key(s, link_where, cfg))
     return cfg, software
 
 
-def key_path(s: object) -> Path:
-    """The ledger key: the systemd credential (``$CREDENTIALS_DIRECTORY/<key_credential>``) when
-    the unit hands one over, else ``key_file`` (as the table service finds it, controller/books/ledgerkey.py)."""
+def _link_key(s: Any, where: Path, cfg: UplinkConfig) -> Any:
+    """The table's link key, for this table of this group (another table's is refused here)."""
+    from controller.lap.linkauth import LinkKeyError, read_key
+
+    try:
+        k = read_key(where)
+    except LinkKeyError as e:
+        raise s.error("link_key_file", str(e)) from None
+    if (k.schema, k.table_id) != (cfg.schema, cfg.table_id):
+        raise s.error(
+            "link_key_file", f"{where}: the link key of table {k.table_id} of {k.schema}, not of {cfg.table_id}"
+        )
+    return k
+
+
+def key_path(
+    s: object,
+    cred_key: str = "key_credential",
+    cred_default: str = "tablectl-ledger-key",
+    file_key: str = "key_file",
+    file_default: str = "/etc/tablectl/ledger.key",
+) -> Path:
+    """The ledger key (or the link key, by the other names): the systemd credential
+    (``$CREDENTIALS_DIRECTORY/<key_credential>``) when the unit hands one over, else ``key_file``
+    (as the table service finds it, controller/books/ledgerkey.py)."""
     import os
 
     from controller.settings.config import Section
 
     assert isinstance(s, Section)
-    cred = s.get_str("key_credential", "tablectl-ledger-key")
+    cred = s.get_str(cred_key, cred_default)
     if "/" in cred:
-        raise s.error("key_credential", f"{cred!r} is a credential name (LoadCredential=), not a path")
-    key_file = Path(s.get_str("key_file", "/etc/tablectl/ledger.key"))
+        raise s.error(cred_key, f"{cred!r} is a credential name (LoadCredential=), not a path")
+    key_file = Path(s.get_str(file_key, file_default))
     cred_dir = os.environ.get("CREDENTIALS_DIRECTORY")
     return Path(cred_dir) / cred if cred_dir else key_file
 

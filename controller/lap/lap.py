@@ -157,10 +157,14 @@ class LapStore:
         """Create the schema if it is not there; False when it already was."""
         v = self.installed()
         if v is not None:
+            if v < SCHEMA_VERSION:
+                from controller.lap.migrate import migrate
+
+                v = migrate(self.conn, self.schema, v)
             if v != SCHEMA_VERSION:
                 raise LapError(
                     f"schema {self.schema} is version {v}; this LAP knows version {SCHEMA_VERSION} only "
-                    "(no upgrade path: settle the group with `tablectl lap --reconcile` of its release, then "
+                    "(no upgrade path from it: settle the group with `tablectl lap --reconcile` of its release, then "
                     "start this release on a new schema)"
                 )
             return False

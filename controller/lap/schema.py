@@ -52,13 +52,18 @@ from __future__ import annotations
 
 import re
 
+from controller.lap.schema_auth import AUTH_GRANTS
+
 #: 2: refusals, rate versions, running identity, forward-only batches, the floor view's tables
 #: and functions in the schema itself (issue 21)
 #: 3: per-table running totals (``held``) for a constant-time batch check, restored hits and the
 #: tables' recovery records, the LAP's replication check (issue 22)
 #: 4: the LAP's proof of each hit it decides (``hits.proof``, ``lap_key``), every field a table
 #: writes bounded in bytes, the sessions the LAP ended (``terminations``), the floor view's role
-SCHEMA_VERSION = 4
+#: 5: every event and batch head authenticated with the table's link key (``link_keys``,
+#: ``events.auth``, ``batches.auth``), the records the LAP holds that a table's ledger does not
+#: (controller/lap/schema_auth.py); a version 4 schema is migrated (controller/lap/migrate.py)
+SCHEMA_VERSION = 5
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
 
@@ -71,12 +76,13 @@ def check_name(name: str, what: str = "schema") -> str:
 
 def ddl(schema: str) -> str:
     """The whole schema, created in one transaction (on an empty schema name)."""
+    from controller.lap.schema_auth import AUTH_DDL
     from controller.lap.schema_floor import FLOOR_DDL
     from controller.lap.schema_guard import GUARD_DDL
     from controller.lap.schema_rules import RULES_DDL
 
     s = check_name(schema)
-    text = _TABLES + RULES_DDL + GUARD_DDL + FLOOR_DDL + _PRIVILEGES
+    text = _TABLES + RULES_DDL + GUARD_DDL + AUTH_DDL + FLOOR_DDL + _PRIVILEGES
     return text.replace("@VERSION", str(SCHEMA_VERSION)).replace("@S", s)
 
 
@@ -385,14 +391,14 @@ GRANT USAGE ON SCHEMA {s} TO {r};
 REVOKE INSERT ON {s}.events, {s}.batches FROM {r};
 GRANT SELECT ON {s}.events, {s}.batches TO {r};
 -- only the columns a table states (never when the LAP received it, nor the LAP's verdict)
-GRANT INSERT (table_id, seq, kind, level, data, table_time) ON {s}.events TO {r};
-GRANT INSERT (table_id, last_seq, events_total, wagers_total, chain_head) ON {s}.batches TO {r};
+GRANT INSERT (table_id, seq, kind, level, data, table_time, key_no, auth) ON {s}.events TO {r};
+GRANT INSERT (table_id, last_seq, events_total, wagers_total, chain_head, key_no, auth) ON {s}.batches TO {r};
 GRANT SELECT ON {s}.levels, {s}.link, {s}.members, {s}.contributions, {s}.voids, {s}.hits, {s}.payouts,
     {s}.refusals, {s}.held, {s}.recoveries TO {r};
 GRANT EXECUTE ON FUNCTION {s}.my_table(), {s}.table_seen(), {s}.report_status(jsonb), {s}.asset_of(text),
     {s}.take_announcements(), {s}.report_unverified(bigint, text), {s}.report_recovery(text, text),
     {s}.floor_reader() TO {r};
-"""
+""" + AUTH_GRANTS.format(s=s, r=r)
 
 
 #: a table's uplink holds one connection; a second while the server has not yet noticed the last

@@ -269,6 +269,9 @@ BEGIN
     IF EXISTS (SELECT 1 FROM payouts WHERE table_id = ev.table_id AND hit_seq = hs) THEN
         RETURN format('hit %s was paid already', hs);
     END IF;
+    IF foreign_hit(ev.table_id, hs) THEN
+        RETURN format('hit %s is one this table''s ledger does not hold: not counted as paid', hs);
+    END IF;
     INSERT INTO payouts VALUES (ev.table_id, ev.seq, hs, amount);
     RETURN NULL;
 END $$;

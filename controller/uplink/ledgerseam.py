@@ -98,6 +98,10 @@ class LedgerSource(Protocol):
         """The MAC (hash) of event ``seq``, None when the ledger has no such event."""
         ...
 
+    def link_event_at(self, seq: int) -> LinkEvent | None:
+        """The link event at ``seq`` as the uplink sends it; None when the ledger has no link record there."""
+        ...
+
     def replaced(self) -> bool:
         """The ledger file is no longer the one this source opened (a restore, a new ledger)."""
         ...
@@ -243,17 +247,25 @@ class SqliteLedgerSource:
             " ORDER BY seq LIMIT ?",
             (since, self.verified_to(), *self._kinds, limit),
         ).fetchall()
+        return [self._event(*r) for r in rows]
+
+    def link_event_at(self, seq: int) -> LinkEvent | None:
+        """The link event the ledger holds at ``seq`` as the uplink sends it (None: no link record there)."""
+        row = self.db.execute(
+            f"SELECT seq, ts, round, kind, data FROM events WHERE seq = ? AND kind IN ({self._in})",
+            (seq, *self._kinds),
+        ).fetchone()
+        return None if row is None else self._event(*row)
+
+    def _event(self, seq: Any, ts: Any, round_no: Any, kind: str, data: str) -> LinkEvent:
         import json
 
-        out = []
-        for seq, ts, round_no, kind, data in rows:
-            lap_kind, level, d = to_lap(kind, int(round_no), json.loads(data))
-            if lap_kind == "contribution":
-                taken = self._taken_ms(int(round_no), int(seq))
-                if taken is not None:
-                    d["taken_ms"] = taken
-            out.append(LinkEvent(int(seq), lap_kind, level, d, str(ts)))
-        return out
+        lap_kind, level, d = to_lap(kind, int(round_no), json.loads(data))
+        if lap_kind == "contribution":
+            taken = self._taken_ms(int(round_no), int(seq))
+            if taken is not None:
+                d["taken_ms"] = taken
+        return LinkEvent(int(seq), lap_kind, level, d, str(ts))
 
     def _taken_ms(self, round_no: int, seq: int) -> int | None:
         """When a round's wagers were taken: its lock-out's time (ms since the epoch), the time the

@@ -59,8 +59,10 @@ import psycopg
 from psycopg import sql
 
 from controller.lap import pgconn
+from controller.lap.linkauth import LinkKey, aware_time, sign_batch, sign_event
 from controller.lap.schema import check_name
 from controller.uplink.channel import TableChannel
+from controller.uplink.foreign import ForeignCheck
 from controller.uplink.lapview import LapView, Listener
 from controller.uplink.ledgerseam import LedgerSource, LinkEvent, SqliteLedgerSource, Unverified, head_problem
 
@@ -100,6 +102,9 @@ class UplinkConfig:
     link_timeout_s: float = 3.0
     #: how often the LAP's memory of this table is compared with the ledger (and at every connection)
     memory_s: float = 10.0
+    #: the table's link key (``tablectl lap --enrol-table``; LoadCredential=, like the ledger key):
+    #: every record sent carries its MAC, which the LAP checks before the record moves money
+    link_key: LinkKey | None = field(default=None, repr=False)
 
 
 class Wake:
@@ -155,6 +160,18 @@ class Uplink:
         check_name(self.cfg.schema)
         if not self.cfg.key:
             raise ValueError("the uplink needs the table's ledger key: it verifies every record it forwards")
+        k = self.cfg.link_key
+        if k is None:
+            raise ValueError("the uplink needs the table's link key (tablectl lap --enrol-table): it signs each record")
+        if (k.schema, k.table_id) != (self.cfg.schema, self.cfg.table_id):
+            raise ValueError(
+                f"the link key is table {k.table_id}'s of {k.schema}, "
+                f"not table {self.cfg.table_id}'s of {self.cfg.schema}"
+            )
+        self.link_key: LinkKey = k
+        #: the LAP's records of this table compared with the ledger, the other way (controller/uplink/foreign.py)
+        self.foreign = ForeignCheck()
+        self.foreign_found = 0
         self.wake = Wake()
         self.channel = TableChannel(self.cfg.socket, self._from_table, self.stop_event, self.log)
         self.view = LapView(self.cfg.table_id, self.channel.send)
@@ -269,6 +286,7 @@ class Uplink:
             try:
                 if source is not None and source.replaced():
                     self.log(f"uplink: {self.cfg.ledger} is another file now (a restore?); reopened")
+                    self.foreign = ForeignCheck()
                     source, conn = self._drop(source, conn)  # the LAP's position and the head checked again
                 if source is None:
                     source = self.source_factory(self.cfg.ledger, self.cfg.key)
@@ -418,6 +436,8 @@ class Uplink:
         self._next_memory = time.monotonic() + self.cfg.memory_s
         self._verify(conn, source)  # the paid hits are read from the verified part only
         problem, kind, resend_from = self._memory_problem(conn, source)
+        if self.diverged is None:
+            self._check_foreign(conn, source)
         if problem is not None and self.behind is None:
             self.behind = problem
             self.view.behind = f"the LAP is behind this table: {problem}"
@@ -452,6 +472,7 @@ class Uplink:
         identity = (str(row[2]), None if row[3] is None else int(row[3]))
         was, self.identity = self.identity, identity
         if was is not None and was != identity:
+            self.foreign = ForeignCheck()  # another database: its records are read again
             self.lap_high = max(self.lap_high, self.acked)
             return (
                 f"its database is another one now (system {was[0]} timeline {was[1]} -> "
@@ -498,6 +519,22 @@ class Uplink:
         ).fetchall()
         held = {int(r[0]) for r in rows}
         return sorted(h for h in paid if h not in held)
+
+    def _check_foreign(self, conn: psycopg.Connection, source: LedgerSource) -> None:
+        """Report every record the LAP holds of this table that the ledger does not (once each):
+        the LAP closes the table's linked wager with it and never counts such a hit as paid."""
+        for seq, what in self.foreign.find(conn, self._q, self.cfg.table_id, source):
+            self.foreign_found += 1
+            self.log(f"uplink: the LAP holds a record of this table that its ledger does not: {what}")
+            try:
+                conn.execute(self._q("SELECT {s}.report_foreign(%s, %s)"), (seq, what))
+            except psycopg.OperationalError:
+                self.foreign.reported.discard(seq)  # reported again once the database is back
+                raise
+            except psycopg.Error as e:
+                self.log(f"uplink: the LAP did not record it: {_first_line(e)}")
+        if self.foreign.more:
+            self._next_memory = 0.0  # a long history: the next part at the next turn
 
     def _caught_up(self, conn: psycopg.Connection) -> bool:
         row = conn.execute(
@@ -568,20 +605,25 @@ class Uplink:
                 with conn.cursor() as cur:
                     cur.executemany(
                         self._q(
-                            "INSERT INTO {s}.events (table_id, seq, kind, level, data, table_time)"
-                            " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (table_id, seq) DO NOTHING"
+                            "INSERT INTO {s}.events (table_id, seq, kind, level, data, table_time, key_no, auth)"
+                            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (table_id, seq) DO NOTHING"
                         ),
-                        [
-                            (self.cfg.table_id, e.seq, e.kind, e.level, json.dumps(_with_paid(e, paid)), e.table_time)
-                            for e in evs
-                        ],
+                        [_signed(self.link_key, e, _with_paid(e, paid)) for e in evs],
                     )
             conn.execute(
                 self._q(
-                    "INSERT INTO {s}.batches (table_id, last_seq, events_total, wagers_total, chain_head)"
-                    " VALUES (%s, %s, %s, %s, %s)"
+                    "INSERT INTO {s}.batches (table_id, last_seq, events_total, wagers_total, chain_head, key_no, auth)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s)"
                 ),
-                (self.cfg.table_id, tot.last_seq, tot.events, tot.wagers, tot.head),
+                (
+                    self.cfg.table_id,
+                    tot.last_seq,
+                    tot.events,
+                    tot.wagers,
+                    tot.head,
+                    self.link_key.key_no,
+                    sign_batch(self.link_key, tot.last_seq, tot.events, tot.wagers, tot.head),
+                ),
             )
         self.watchdog.tick(conn, self.read_limit_s)
         self._force = False
@@ -612,6 +654,13 @@ def _with_paid(e: LinkEvent, paid: dict[int, tuple[int, str | None]]) -> dict[st
         cents, proof = paid[e.seq]
         return {**e.data, "paid_cents": cents, **({} if proof is None else {"paid_proof": proof})}
     return e.data
+
+
+def _signed(k: LinkKey, e: LinkEvent, data: dict[str, Any]) -> tuple[Any, ...]:
+    """An event's row, with its MAC under the table's link key (the LAP checks it before it applies it)."""
+    tt = aware_time(e.table_time)
+    auth = sign_event(k, e.seq, e.kind, e.level, tt, data)
+    return (k.table_id, e.seq, e.kind, e.level, json.dumps(data), tt, k.key_no, auth)
 
 
 def _first_line(e: BaseException) -> str:

@@ -61,22 +61,66 @@ class Lap:
         self.store.configure(cfg)
         self.store.set_state("running")
         self._tables: dict[str, psycopg.Connection] = {}
+        from controller.lap.linkkeys import enrol
+
+        #: each table's link key, as ``tablectl lap --enrol-table`` makes it (its uplink signs with it)
+        self.keys = {t.table_id: enrol(self.store.conn, cfg.schema, t.table_id) for t in cfg.tables}
 
     def table(self, table_id: str) -> psycopg.Connection:
         if table_id not in self._tables:
             self._tables[table_id] = connect(self.dsn, user=self.cfg.role_for(table_id))
         return self._tables[table_id]
 
-    def send(self, table_id: str, seq: int, kind: str, data: dict[str, Any], level: str = "primary") -> None:
+    def send(
+        self, table_id: str, seq: int, kind: str, data: dict[str, Any], level: str = "primary", *, key: Any = None
+    ) -> None:
+        """Insert an event as the table's role, signed with its link key (or ``key``: another
+        :class:`~controller.lap.linkauth.LinkKey`, or False for none) as its uplink signs it."""
         import json
 
+        from controller.lap.linkauth import sign_event
+
+        k = self.keys[table_id] if key is None else key
+        auth = sign_event(k, seq, kind, level, None, data) if k else None
         c = self.table(table_id)
         c.execute(
             sql.SQL(
-                "INSERT INTO {}.events (table_id, seq, kind, level, data) VALUES (%s, %s, %s, %s, %s)"
-                " ON CONFLICT DO NOTHING"
+                "INSERT INTO {}.events (table_id, seq, kind, level, data, key_no, auth)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING"
             ).format(sql.Identifier(self.cfg.schema)),
-            (table_id, seq, kind, level, json.dumps(data)),
+            (table_id, seq, kind, level, json.dumps(data), k.key_no if k else None, auth),
+        )
+
+    def auth_raw(
+        self, table_id: str, seq: int, kind: str, level: str, body: str, table_time: str | None = None
+    ) -> tuple[int, str]:
+        """(key number, MAC) of an event whose data is the JSON text ``body`` exactly as written
+        (a float, ``1e400``: what only someone holding the table's link key could sign)."""
+        from controller.lap.linkauth import mac
+
+        k = self.keys[table_id]
+        row = self.store.conn.execute(
+            "SELECT pg_catalog.jsonb_build_array('event', %s::text, %s::text, %s::bigint, %s::text, %s::text,"
+            " %s::int, (extract(epoch FROM %s::timestamptz) * 1000000)::bigint, %s::jsonb)::text",
+            (self.cfg.schema, table_id, seq, kind, level, k.key_no, table_time, body),
+        ).fetchone()
+        assert row is not None
+        return k.key_no, mac(k.key, str(row[0]).encode())
+
+    def batch_auth(self, table_id: str, last_seq: int, events: int, wagers: int, head: str) -> tuple[int, str]:
+        from controller.lap.linkauth import sign_batch
+
+        k = self.keys[table_id]
+        return k.key_no, sign_batch(k, last_seq, events, wagers, head)
+
+    def batch(self, table_id: str, last_seq: int, events: int, wagers: int, head: str) -> None:
+        """A batch head as the table's role, signed with its link key as its uplink signs it."""
+        self.table(table_id).execute(
+            sql.SQL(
+                "INSERT INTO {}.batches (table_id, last_seq, events_total, wagers_total, chain_head, key_no, auth)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s)"
+            ).format(sql.Identifier(self.cfg.schema)),
+            (table_id, last_seq, events, wagers, head, *self.batch_auth(table_id, last_seq, events, wagers, head)),
         )
 
     def claim(self, table_id: str, seq: int, rnd: int, seat: int, hand: str, level: str = "primary") -> int:

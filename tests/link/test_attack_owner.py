@@ -85,12 +85,7 @@ def test_the_edit_is_also_caught_by_the_database_at_the_next_batch(make_lap):
     lap = make_lap()
     lap.send("T1", 1, "contribution", {"wager": 100, "round": 1, "seat": 1})
     _owner(lap, "UPDATE {s}.levels SET value_num = value_num + den")
-    lap.table("T1").execute(
-        sql.SQL(
-            "INSERT INTO {}.batches (table_id, last_seq, events_total, wagers_total, chain_head)"
-            " VALUES ('T1', 1, 1, 100, '1:x')"
-        ).format(sql.Identifier(lap.cfg.schema))
-    )
+    lap.batch("T1", 1, 1, 100, "1:x")
     assert lap.store.state() == "inoperable"
     assert "the meters disagree with the contributions" in str(lap.store.inoperable_reason())
 
@@ -169,11 +164,15 @@ def test_lap_and_uplink_refuse_to_operate_when_the_software_digest_differs(pg_ds
         assert LapStore(c, lap_schema).installed() is None  # it did not operate: nothing created
 
     from controller.books.ledgerkey import init_key
+    from controller.lap.linkauth import new_key, write_key
 
     key = init_key(tmp_path / "ledger.key")
+    link = tmp_path / "link.key"
+    write_key(link, new_key(lap_schema, "T1", 1))
     (tmp_path / "uplink.toml").write_text(
         f'[uplink]\ndb = "postgresql://x@y/z"\nschema = "{lap_schema}"\ntable = "T1"\n'
         f"key_file = {json.dumps(str(key))}\nsoftware_record = {json.dumps(str(record))}\n"
+        f"link_key_file = {json.dumps(str(link))}\n"
     )
     assert main(["uplink", "--sim", "--config", str(tmp_path / "uplink.toml"), "--check"]) == 3
     assert "software: digest" in capsys.readouterr().err

@@ -30,7 +30,16 @@ def _rig(make_lap: Any, pg_dsn: str, tmp: Path) -> tuple[Any, Ledger, FakeTableS
     ledger = Ledger(tmp / "ledger.sqlite3", "T1", key=key)
     table = FakeTableSocket(tmp / "link.sock")
     dsn = psycopg.conninfo.make_conninfo(pg_dsn, user=lap.cfg.role_for("T1"))
-    cfg = UplinkConfig(dsn, lap.cfg.schema, "T1", tmp / "ledger.sqlite3", tmp / "link.sock", poll_s=0.1, key=key)
+    cfg = UplinkConfig(
+        dsn,
+        lap.cfg.schema,
+        "T1",
+        tmp / "ledger.sqlite3",
+        tmp / "link.sock",
+        poll_s=0.1,
+        key=key,
+        link_key=lap.keys["T1"],
+    )
     return lap, ledger, table, Uplink(cfg, log=lambda m: None)
 
 

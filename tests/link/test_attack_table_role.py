@@ -1,5 +1,7 @@
 """Issue 21, findings 2, 4 and 8: the attacker holds a table's database role (its password is in
-the uplink's DSN) and talks to the LAP's PostgreSQL directly, as the uplink would never.
+the uplink's DSN) *and its link key* (the Pi's root: with the password alone nothing is taken,
+tests/link/test_attack_password_only.py) and talks to the LAP's PostgreSQL directly, as the uplink
+would never.
 
 Each money event a genuine table could not have produced is refused *in the database*: kept in
 ``events``, applied nowhere, recorded in ``refusals`` and closing that table's linked wager with
@@ -72,11 +74,12 @@ def test_an_impossible_contribution_is_refused(make_lap, wager, why):
     before = lap.store.levels()["primary"]
     c = lap.table("T1")
     body = json.dumps({"wager": wager, "round": 1, "seat": 1}).replace("Infinity", "1e400")
-    c.execute(
+    c.execute(  # signed with T1's link key: the rules refuse what even the Pi's root could send
         sql.SQL(
-            "INSERT INTO {}.events (table_id, seq, kind, level, data) VALUES ('T1', 1, 'contribution', 'primary', %s)"
+            "INSERT INTO {}.events (table_id, seq, kind, level, data, key_no, auth)"
+            " VALUES ('T1', 1, 'contribution', 'primary', %s, %s, %s)"
         ).format(sql.Identifier(lap.cfg.schema)),
-        (body,),
+        (body, *lap.auth_raw("T1", 1, "contribution", "primary", body)),
     )
     assert lap.store._rows("SELECT * FROM {s}.contributions") == []
     assert lap.store.levels()["primary"].value == before.value
@@ -133,10 +136,10 @@ def test_a_claim_for_a_voided_wager_is_refused(make_lap):
 def _batch(lap: Any, table: str, last_seq: int, events: int, wagers: int, head: str) -> None:
     lap.table(table).execute(
         sql.SQL(
-            "INSERT INTO {}.batches (table_id, last_seq, events_total, wagers_total, chain_head)"
-            " VALUES (%s, %s, %s, %s, %s)"
+            "INSERT INTO {}.batches (table_id, last_seq, events_total, wagers_total, chain_head, key_no, auth)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s)"
         ).format(sql.Identifier(lap.cfg.schema)),
-        (table, last_seq, events, wagers, head),
+        (table, last_seq, events, wagers, head, *lap.batch_auth(table, last_seq, events, wagers, head)),
     )
 
 

@@ -11,6 +11,7 @@ from controller.books.ledgerkey import init_key
 from controller.cli import main
 from controller.lap.config import load_lap, parse_lap
 from controller.lap.lap import LapService, LapStore, connect, wait_until
+from controller.lap.linkauth import new_key, write_key
 from controller.settings.config import ConfigError
 from tests.link.conftest import lap_doc
 
@@ -102,8 +103,10 @@ def test_service_runs_heartbeats_and_applies_changes_only_stopped(pg_dsn, lap_sc
 def test_uplink_config_check_and_errors(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("CREDENTIALS_DIRECTORY", raising=False)
     key = init_key(tmp_path / "ledger.key")
+    link = tmp_path / "link.key"
+    write_key(link, new_key("lap_pit1", "T01", 1))
     p = tmp_path / "uplink.toml"
-    base = f'[uplink]\ndb = "postgresql://x@y/z"\ntable = "T01"\nkey_file = "{key}"\n'
+    base = f'[uplink]\ndb = "postgresql://x@y/z"\ntable = "T01"\nkey_file = "{key}"\nlink_key_file = "{link}"\n'
     p.write_text(base + 'schema = "lap_pit1"\n')
     assert main(["uplink", "--sim", "--config", str(p), "--check"]) == 0
     assert "table T01, schema lap_pit1" in capsys.readouterr().out
@@ -121,11 +124,24 @@ def test_uplink_config_check_and_errors(tmp_path, capsys, monkeypatch):
     p.write_text(base.replace(str(key), str(tmp_path / "none.key")) + 'schema = "lap_pit1"\n')
     assert main(["uplink", "--sim", "--config", str(p), "--check"]) == 2
     assert "[uplink] key_file" in capsys.readouterr().err
+    # nor without the table's link key, nor with another table's, nor one others may read
+    p.write_text(base.replace(str(link), str(tmp_path / "none.key")) + 'schema = "lap_pit1"\n')
+    assert main(["uplink", "--sim", "--config", str(p), "--check"]) == 2
+    assert "[uplink] link_key_file" in capsys.readouterr().err
+    write_key(tmp_path / "t02.key", new_key("lap_pit1", "T02", 1))
+    p.write_text(base.replace(str(link), str(tmp_path / "t02.key")) + 'schema = "lap_pit1"\n')
+    assert main(["uplink", "--sim", "--config", str(p), "--check"]) == 2
+    assert "the link key of table T02" in capsys.readouterr().err
+    link.chmod(0o644)
+    p.write_text(base + 'schema = "lap_pit1"\n')
+    assert main(["uplink", "--sim", "--config", str(p), "--check"]) == 2
+    assert "others may read it" in capsys.readouterr().err
 
 
 def test_uplink_example_checks_with_the_key_systemd_hands_over(tmp_path, monkeypatch):
     # LoadCredential=tablectl-ledger-key:/etc/tablectl/ledger.key (systemd/tablectl-uplink.service)
     init_key(tmp_path / "tablectl-ledger-key")
+    write_key(tmp_path / "tablectl-link-key", new_key("lap_pit1", "T01", 1))  # LoadCredential=tablectl-link-key:…
     monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path))
     assert main(["uplink", "--sim", "--config", str(CONFIG_DIR / "examples" / "uplink.toml"), "--check"]) == 0
 

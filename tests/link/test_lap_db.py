@@ -117,13 +117,17 @@ def test_two_hits_at_once_are_ordered_and_the_second_is_paid_from_the_reset(make
     s = sql.Identifier(lap.cfg.schema)
     a, b = lap.table("T1"), lap.table("T2")
     a.autocommit = b.autocommit = False
-    ins = sql.SQL("INSERT INTO {}.events (table_id, seq, kind, level, data) VALUES (%s, 2, 'hit', 'primary', %s)")
+    ins = sql.SQL(
+        "INSERT INTO {}.events (table_id, seq, kind, level, data, key_no, auth) VALUES (%s, 2, 'hit', 'primary', %s,"
+        " %s, %s)"
+    )
     body = json.dumps({"fraction_num": 1, "fraction_den": 1, "round": 1, "seat": 1})
-    a.execute(ins.format(s), ("T1", body))  # T1's hit holds the level
+    a.execute(ins.format(s), ("T1", body, *lap.auth_raw("T1", 2, "hit", "primary", body)))  # T1's hit holds the level
     done = threading.Event()
+    t2_auth = lap.auth_raw("T2", 2, "hit", "primary", body)
 
     def second():
-        b.execute(ins.format(s), ("T2", body))  # waits for T1's decision
+        b.execute(ins.format(s), ("T2", body, *t2_auth))  # waits for T1's decision
         b.commit()
         done.set()
 
@@ -207,18 +211,12 @@ def test_batch_records_the_chain_head_and_checks_the_totals(make_lap):
     lap = make_lap()
     contrib(lap, "T1", 3, wager=100)
     contrib(lap, "T1", 5, wager=200)
-    s = sql.Identifier(lap.cfg.schema)
-    ins = sql.SQL(
-        "INSERT INTO {}.batches (table_id, last_seq, events_total, wagers_total, chain_head)"
-        " VALUES ('T1', %s, %s, %s, %s)"
-    ).format(s)
-    t1 = lap.table("T1")
-    t1.execute(ins, (5, 3, 300, "5:" + "cd" * 32))  # the table says it sent one more than the LAP holds
+    lap.batch("T1", 5, 3, 300, "5:" + "cd" * 32)  # the table says it sent one more than the LAP holds
     m = lap.store._rows("SELECT reconciled_seq, mismatch FROM {s}.members WHERE table_id = 'T1'")[0]
     assert m["reconciled_seq"] == 0 and "3 events" in m["mismatch"]
     rec = lap.store.reconcile()
     assert not rec.ok and "T1" in rec.problems[0]
-    t1.execute(ins, (5, 2, 300, "5:" + "ab" * 32))
+    lap.batch("T1", 5, 2, 300, "5:" + "ab" * 32)
     m = lap.store._rows("SELECT reconciled_seq, chain_head, mismatch FROM {s}.members WHERE table_id = 'T1'")[0]
     assert m == {"reconciled_seq": 5, "chain_head": "5:" + "ab" * 32, "mismatch": None}
     assert lap.store.reconcile().ok

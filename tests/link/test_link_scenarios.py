@@ -71,7 +71,14 @@ class Pit:
     def start_uplink(self, tid: str) -> Uplink:
         dsn = psycopg.conninfo.make_conninfo(self.dsn, user=self.lap.cfg.role_for(tid))
         cfg = UplinkConfig(
-            dsn, self.lap.cfg.schema, tid, self.tmp / f"{tid}.db", self.tmp / f"{tid}.sock", poll_s=0.2, key=TEST_KEY
+            dsn,
+            self.lap.cfg.schema,
+            tid,
+            self.tmp / f"{tid}.db",
+            self.tmp / f"{tid}.sock",
+            poll_s=0.2,
+            key=TEST_KEY,
+            link_key=self.lap.keys[tid],
         )
         up = Uplink(cfg, log=lambda m: None)
         up.start()

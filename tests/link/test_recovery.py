@@ -68,7 +68,14 @@ def rig(make_lap, pg_dsn, tmp_path) -> Iterator[Any]:
     def uplink(dsn: str | None = None, **kw: Any) -> Uplink:
         dsn = psycopg.conninfo.make_conninfo(dsn or pg_dsn, user=lap.cfg.role_for("T1"))
         cfg = UplinkConfig(
-            dsn, lap.cfg.schema, "T1", tmp_path / "ledger.sqlite3", tmp_path / "link.sock", poll_s=0.2, key=key
+            dsn,
+            lap.cfg.schema,
+            "T1",
+            tmp_path / "ledger.sqlite3",
+            tmp_path / "link.sock",
+            poll_s=0.2,
+            key=key,
+            link_key=lap.keys["T1"],
         )
         u = Uplink(dataclasses.replace(cfg, **kw), log=lambda m: None)
         u.start()
@@ -598,9 +605,10 @@ def test_the_batch_check_reads_running_totals_not_the_tables_history(make_lap, p
         before = touched()
         c.execute(
             sql.SQL(
-                "INSERT INTO {}.batches (table_id, last_seq, events_total, wagers_total, chain_head)"
-                " VALUES ('T1', 300, 300, 1500, '300:abc')"
-            ).format(s)
+                "INSERT INTO {}.batches (table_id, last_seq, events_total, wagers_total, chain_head, key_no, auth)"
+                " VALUES ('T1', 300, 300, 1500, '300:abc', %s, %s)"
+            ).format(s),
+            lap.batch_auth("T1", 300, 300, 1500, "300:abc"),
         )
         assert touched() - before <= 1
     assert rows(lap, "SELECT reconciled_seq FROM {s}.members WHERE table_id = 'T1'")[0]["reconciled_seq"] == 300
@@ -690,6 +698,7 @@ def test_two_hundred_tables_fit_in_three_hundred_connections(tmp_path):
     """Issue 22's goal: 200 tables on one LAP with ``max_connections = 300`` (a throwaway
     cluster): every uplink reaches its LAP and is reconciled, each on one connection."""
     from controller.lap.lap import LapStore
+    from controller.lap.linkkeys import enrol
     from controller.lap.pgtemp import temp_cluster
 
     n = 200
@@ -700,6 +709,7 @@ def test_two_hundred_tables_fit_in_three_hundred_connections(tmp_path):
         store.install(cfg.group)
         store.configure(cfg)
         store.set_state("running")
+        keys = {t.table_id: enrol(store.conn, cfg.schema, t.table_id) for t in cfg.tables}
         beat = Beat(dsn, cfg.schema)
         key = throwaway_key()
         ups: list[Uplink] = []
@@ -723,6 +733,7 @@ def test_two_hundred_tables_fit_in_three_hundred_connections(tmp_path):
                     poll_s=1.0,
                     refresh_s=1.0,
                     key=key,
+                    link_key=keys[tid],
                 )
                 u = Uplink(ucfg, log=logs.append)
                 u.start()

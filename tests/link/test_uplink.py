@@ -82,7 +82,14 @@ def rig(make_lap, pg_dsn, tmp_path):
     table = FakeTableSocket(tmp_path / "link.sock")
     dsn = psycopg.conninfo.make_conninfo(pg_dsn, user=lap.cfg.role_for("T1"))
     cfg = UplinkConfig(
-        dsn, lap.cfg.schema, "T1", tmp_path / "ledger.sqlite3", tmp_path / "link.sock", poll_s=0.2, key=key
+        dsn,
+        lap.cfg.schema,
+        "T1",
+        tmp_path / "ledger.sqlite3",
+        tmp_path / "link.sock",
+        poll_s=0.2,
+        key=key,
+        link_key=lap.keys["T1"],
     )
     ups: list[Uplink] = []
 

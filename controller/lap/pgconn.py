@@ -150,12 +150,16 @@ class Watchdog:
         step: float = 0.2,
         *,
         quiet: tuple[float, Callable[[float], None]] | None = None,
+        also: Callable[[], object] | None = None,
     ):
         """``quiet`` = (seconds, say): ``say(waited)`` is called once when a statement has been
         out that long without an answer, before its own limit ends it (a batch may wait for a
-        lock up to its limit; whoever waits on the answer hears of the silence meanwhile)."""
+        lock up to its limit; whoever waits on the answer hears of the silence meanwhile).
+        ``also``: called at every step on this thread (the connection's progress deadline,
+        controller/lap/reconnect.py ``Reconnect.enforce``)."""
         self.limit_s, self.stop, self.step = limit_s, stop, step
         self.quiet = quiet
+        self.also = also
         self._lock = threading.Lock()
         self._conn: psycopg.Connection | None = None
         self._since = 0.0
@@ -175,6 +179,8 @@ class Watchdog:
 
     def _run(self) -> None:
         while not self.stop.wait(self.step):
+            if self.also is not None:
+                self.also()
             with self._lock:
                 conn, waited = self._conn, time.monotonic() - self._since
                 due = conn is not None and waited > self._limit

@@ -196,44 +196,6 @@ class Watchdog:
                 shut(conn)
 
 
-class LendingGuard:
-    """The :class:`Watchdog` for a pool whose connections several threads borrow (the floor
-    view's): a connection lent for longer than ``limit_s`` has its socket shut (a statement
-    sent into a network that holds or swallows bytes, which neither keepalives nor
-    ``tcp_user_timeout`` find when a middlebox acknowledges them), so the borrower's statement
-    fails as a lost connection does and the pool drops it.  One thread for the whole pool,
-    started at the first loan; it ends when ``stop`` is set."""
-
-    def __init__(self, limit_s: float, stop: threading.Event, name: str = "pg-lending-guard", step: float = 0.25):
-        self.limit_s, self.stop, self.step, self.name = limit_s, stop, step, name
-        self._lock = threading.Lock()
-        self._lent: dict[int, tuple[psycopg.Connection, float]] = {}
-        self._thread: threading.Thread | None = None
-        self.fired = 0
-
-    def lend(self, conn: psycopg.Connection) -> None:
-        with self._lock:
-            self._lent[id(conn)] = (conn, time.monotonic())
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
-                self._thread.start()
-
-    def back(self, conn: psycopg.Connection) -> None:
-        with self._lock:
-            self._lent.pop(id(conn), None)
-
-    def _run(self) -> None:
-        while not self.stop.wait(self.step):
-            now = time.monotonic()
-            with self._lock:
-                due = [c for c, since in self._lent.values() if now - since > self.limit_s]
-                for c in due:
-                    del self._lent[id(c)]
-            for c in due:
-                self.fired += 1
-                shut(c)
-
-
 def shut(conn: psycopg.Connection) -> None:
     """Shut the connection's socket (both ways): whatever waits on it returns, the connection is
     then broken (closing it is its owner's act, on its own thread)."""

@@ -170,3 +170,63 @@ class Reconnect:
         if conn is not None:
             self.shutter(conn)
         return why
+
+
+class Lending:
+    """The machine for a pool whose connections several threads borrow (the floor view's): each
+    connection has its :class:`Reconnect`; a loan is work waiting, its return the acknowledgement,
+    so a connection lent for longer than ``limit_s`` (a statement sent into a network that holds
+    or swallows bytes, which neither keepalives nor ``tcp_user_timeout`` find when a middlebox
+    acknowledges them) has its socket shut: the borrower's statement fails as a lost connection
+    does and the pool drops it.  One thread enforces every machine's deadline, started at the
+    first loan; it ends when ``stop`` is set."""
+
+    def __init__(
+        self,
+        name: str,
+        limit_s: float,
+        stop: threading.Event,
+        *,
+        step: float = 0.25,
+        now: Callable[[], float] = time.monotonic,
+        shutter: Callable[[Any], None] = shut,
+    ):
+        self.name, self.limit_s, self.stop, self.step = name, limit_s, stop, step
+        self.now, self.shutter = now, shutter
+        self._lock = threading.Lock()
+        self._machines: dict[int, Reconnect] = {}
+        self._thread: threading.Thread | None = None
+        self.fired = 0
+
+    def lend(self, conn: Any) -> None:
+        with self._lock:
+            m = self._machines.get(id(conn))
+            if m is None:
+                m = Reconnect(self.name, self.limit_s, now=self.now, shutter=self.shutter)
+                m.opened(conn)
+                self._machines[id(conn)] = m
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+                self._thread.start()
+        m.waiting()
+
+    def back(self, conn: Any, kept: bool = True) -> None:
+        """The loan ended (``kept``: the connection goes back to the pool, else it is closed)."""
+        with self._lock:
+            m = self._machines.get(id(conn)) if kept else self._machines.pop(id(conn), None)
+        if m is not None and kept:
+            m.progressed()
+        elif m is not None:
+            m.fail("closed by the pool")
+
+    def enforce(self) -> int:
+        """Shut every lent connection past its deadline; how many."""
+        with self._lock:
+            machines = list(self._machines.values())
+        n = sum(1 for m in machines if m.enforce() is not None)
+        self.fired += n
+        return n
+
+    def _run(self) -> None:
+        while not self.stop.wait(self.step):
+            self.enforce()

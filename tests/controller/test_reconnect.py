@@ -183,3 +183,26 @@ def test_property_a_connection_up_with_work_waiting_is_never_left_past_the_deadl
             r.fail("dropped")
         if r.state == UP and since is not None:
             assert clock.t - since <= 3.0
+
+
+def test_a_pool_s_connection_lent_past_its_deadline_is_shut_and_one_given_back_is_not() -> None:
+    import threading
+
+    from controller.lap.reconnect import Lending
+
+    clock, shut = Clock(), []
+    pool = Lending("floor", 7.0, threading.Event(), now=clock, shutter=shut.append)
+    pool.lend("a")
+    pool.lend("b")
+    clock.t += 5
+    pool.back("a")  # answered in time, back in the pool
+    clock.t += 2.5
+    assert pool.enforce() == 1 and shut == ["b"] and pool.fired == 1
+    pool.back("b", kept=False)  # its statement failed: the pool closes it
+    pool.lend("a")  # lent again: a fresh deadline
+    clock.t += 6.9
+    assert pool.enforce() == 0
+    clock.t += 100
+    pool.back("a")
+    assert pool.enforce() == 0 and shut == ["b"]
+    pool.stop.set()

@@ -24,6 +24,8 @@ from typing import Any
 
 #: the whole pit (a fault aimed at every table's link, or at no table)
 ALL = "all"
+#: the LAP's own link (its connection to the database), a target of the network's faults
+LAP = "lap"
 
 
 @dataclass
@@ -64,7 +66,8 @@ Play = Callable[[Ctx, Fault], str]
 class Kind:
     name: str
     play: Play
-    #: "table": aimed at one table (or every one); "pit": at the pit as a whole
+    #: "table": aimed at one table (or every one); "link": at one table's link, every table's or
+    #: the LAP's; "pit": at the pit as a whole
     aim: str = "pit"
     #: (shortest, longest) duration drawn; the round-robin mode uses ``default_s``
     durations: tuple[float, float] = (0.0, 0.0)
@@ -96,7 +99,10 @@ def _targets(ctx: Ctx, target: str) -> list[str]:
 
 
 def _proxies(ctx: Ctx, target: str) -> Any:
-    return ctx.pit.proxy if target == ALL or not ctx.pit.proxy_of else ctx.pit.proxy_of[target]
+    """The proxies a network fault acts on: the LAP's, one table's, or every table's."""
+    if target == LAP and ctx.pit.lap_proxy is not None:
+        return ctx.pit.lap_proxy
+    return ctx.pit.proxy if target in (ALL, LAP) or not ctx.pit.proxy_of else ctx.pit.proxy_of[target]
 
 
 # ---------------------------------------------------------------------------- the kinds
@@ -168,19 +174,19 @@ def _failover(ctx: Ctx, f: Fault) -> str:
     return f"failover (promoted in {took:.1f} s{behind}, new standby made)"
 
 
-@kind("cut", aim="table")
+@kind("cut", aim="link")
 def _cut(ctx: Ctx, f: Fault) -> str:
     """The network closes the uplinks' connections (a reset both ends see)."""
     return f"cut {f.target} ({_proxies(ctx, f.target).cut()} connections)"
 
 
-@kind("stall", aim="table", durations=(0.5, 8.0), default_s=5.0)
+@kind("stall", aim="link", durations=(0.5, 8.0), default_s=5.0)
 def _stall(ctx: Ctx, f: Fault) -> str:
     """The network carries nothing for the duration, then delivers what it held."""
     return f"stall {f.target} ({_proxies(ctx, f.target).hold(f.duration)} connections held {f.duration:.1f} s)"
 
 
-@kind("blackhole", aim="table")
+@kind("blackhole", aim="link")
 def _blackhole(ctx: Ctx, f: Fault) -> str:
     """Every connection open now goes silent for good (nothing closed, nobody told)."""
     return f"blackhole {f.target} ({_proxies(ctx, f.target).blackhole()} connections silent for good)"
@@ -219,11 +225,13 @@ def round_robin(names: list[str], n: int, interval: float, ids: list[str], rng: 
 
 def random_plan(names: list[str], n: int, span_s: float, ids: list[str], rng: random.Random) -> list[Fault]:
     """``n`` faults drawn at random over ``span_s`` seconds: each its kind, its target (a table,
-    or every table one time in four), its start and its duration; they may overlap."""
+    or every table one time in four; a network fault the LAP's link as often as a table's), its
+    start and its duration; they may overlap."""
     out = []
     for _ in range(n):
         k = KINDS[rng.choice(names)]
-        target = ALL if k.aim != "table" or rng.random() < 0.25 else rng.choice(ids)
+        aims = {"pit": [ALL], "table": ids, "link": [*ids, LAP]}[k.aim]
+        target = ALL if k.aim == "pit" or rng.random() < 0.25 else rng.choice(aims)
         lo, hi = k.durations
         out.append(Fault(k.name, target, round(rng.uniform(0.5, span_s), 2), round(rng.uniform(lo, hi), 2)))
     return sorted(out, key=lambda f: f.start)

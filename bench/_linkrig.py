@@ -227,12 +227,13 @@ class Pit:
     ):
         """``proxy``: the uplinks reach PostgreSQL through TCP proxies (:attr:`proxy`); with
         ``proxy_each`` each table's uplink through its own (:attr:`proxy_of`), so that a fault can
-        hit one table's link."""
+        hit one table's link, and the LAP reaches it through one of its own (:attr:`lap_proxy`)."""
 
         self.dsn, self.tmp = dsn, tmp
         self.schema = f"bench_{uuid.uuid4().hex[:10]}"
         self.ids = [f"T{i + 1:02d}" for i in range(tables)]
         self.proxy_of: dict[str, Proxies] = {t: Proxies(dsn) for t in self.ids} if proxy and proxy_each else {}
+        self.lap_proxy: Proxies | None = Proxies(dsn) if proxy and proxy_each else None
         self.proxy: Proxies | ProxyGroup | None = (
             ProxyGroup(list(self.proxy_of.values())) if self.proxy_of else Proxies(dsn) if proxy else None
         )
@@ -273,9 +274,16 @@ class Pit:
             kw.update(self.proxy.conninfo())
         return str(psycopg.conninfo.make_conninfo(self.dsn, **kw))
 
+    def lap_dsn(self) -> str:
+        import psycopg
+
+        if self.lap_proxy is None:
+            return self.dsn
+        return str(psycopg.conninfo.make_conninfo(self.dsn, **self.lap_proxy.conninfo()))
+
     def start_lap(self) -> None:
         self.lap = subprocess.Popen(
-            [*TABLECTL, "lap", "--sim", "--db", self.dsn, "--config", str(self.lap_toml)],
+            [*TABLECTL, "lap", "--sim", "--db", self.lap_dsn(), "--config", str(self.lap_toml)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -356,6 +364,8 @@ class Pit:
             self.store.conn.close()
         if self.proxy is not None:
             self.proxy.close()
+        if self.lap_proxy is not None:
+            self.lap_proxy.close()
         from hil.linksim import drop_schema
 
         with contextlib.suppress(Exception):

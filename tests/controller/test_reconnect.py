@@ -190,7 +190,8 @@ def test_a_pool_s_connection_lent_past_its_deadline_is_shut_and_one_given_back_i
 
     from controller.lap.reconnect import Lending
 
-    clock, shut = Clock(), []
+    clock = Clock()
+    shut: list[object] = []
     pool = Lending("floor", 7.0, threading.Event(), now=clock, shutter=shut.append)
     pool.lend("a")
     pool.lend("b")

@@ -39,6 +39,7 @@ class Ctx:
     lag: float = 2.0
     locks: dict[str, threading.Lock] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
+    faults_ended: float = 0.0  # (monotonic) when the last fault ended
 
     def lock(self, resource: str) -> threading.Lock:
         with self._guard:

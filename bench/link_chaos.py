@@ -289,6 +289,7 @@ class _Tally:
     closures: int
     balances: list[Any]
     errors: list[str]
+    open_again_s: float | None = None
 
     def good(self) -> bool:
         clean = self.lost == 0 and self.doubled == 0 and self.closed == 0 and self.pending == 0
@@ -318,8 +319,9 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
             counts[f.kind] += 1
         try:
             pit.start()
-            run_problems += _play_under_faults(_faults.Ctx(pit, tables, pair, args.lag), plan, stop, emit)
-            run_problems += _bring_back(pit, tables)
+            ctx = _faults.Ctx(pit, tables, pair, args.lag)
+            run_problems += _play_under_faults(ctx, plan, stop, emit)
+            run_problems += _bring_back(pit, tables, ctx.faults_ended)
         except Exception as e:  # noqa: BLE001 - reported with the figures (a problem line, no traceback); the run fails
             run_problems.append(f"{type(e).__name__}: {_first_line(e)}")
         finally:
@@ -380,15 +382,16 @@ def _play_under_faults(ctx: _faults.Ctx, plan: list[_faults.Fault], stop: thread
         th.join(300)
     for i in range(len(plan)):
         emit(f"fault_{i + 1}", lines.get(i, f"FAILED {plan[i].kind}: still running after 300 s"))
-    if ctx.pit.proxy is not None:
-        ctx.pit.proxy.release()  # a stall still holding ends with the faults
+    # the last fault's end (a stall lasts its duration after its play returned)
+    time.sleep(max(0.0, t0 + max((f.start + f.duration for f in plan), default=0.0) - time.monotonic()))
+    ctx.faults_ended = time.monotonic()
     stop.set()
     for th in players:
         th.join(120)
     return [f"fault_{i + 1}: {line}" for i, line in sorted(lines.items()) if line.startswith("FAILED")]
 
 
-def _bring_back(pit: Any, tables: dict[str, ChaosTable]) -> list[str]:
+def _bring_back(pit: Any, tables: dict[str, ChaosTable], since: float) -> list[str]:
     """Everything back, every outbox drained; the tables that ended in tilt."""
     from controller.lap.lap import wait_until
 
@@ -397,8 +400,13 @@ def _bring_back(pit: Any, tables: dict[str, ChaosTable]) -> list[str]:
     for tid, p in pit.uplinks.items():
         if p.poll() is not None:
             pit.start_uplink(tid)
-    wait_until(lambda: all(t.is_open() for t in tables.values()), 60, 0.1)
     problems = []
+    if wait_until(lambda: all(t.is_open() for t in tables.values()), 60, 0.1):
+        pit.open_again_s = time.monotonic() - since
+    else:
+        problems.append(
+            f"tables still closed 60 s after the last fault: {[t.tid for t in tables.values() if not t.is_open()]}"
+        )
     for t in tables.values():
         state = t.rig.table.wait_for(lambda s: s.get("state") in ("open_for_wagers", "tilt"), 30.0)
         if state.get("state") == "tilt":  # e.g. a device link lost under load: reported, not hidden
@@ -441,6 +449,7 @@ def _tally(pit: Any, tables: dict[str, ChaosTable], run_problems: list[str]) -> 
         closures=sum(_closures(p) for _t, p in ledgers),
         balances=[check_balance(t.ledger_path, t.people.placed if t.people else {}) for t in tables.values()],
         errors=run_problems + [f"{t.tid}: {t.error}" for t in tables.values() if t.error],
+        open_again_s=getattr(pit, "open_again_s", None),
     )
 
 
@@ -460,7 +469,11 @@ def _emit_tally(
     emit("hits_unanswered", tally.pending)  # hit claims no payment answers
     emit("refusals", rec.refusals)  # records the LAP refused (e.g. a payment of a hit it decided otherwise)
     emit("recoveries", tally.recoveries)  # what the uplinks found and the LAP restored (a LAP gone back in time)
-    emit("link_closures", tally.closures)  # the times a table closed its linked wager during the run
+    emit("link_closures", tally.closures)
+    # from the end of the last fault until every table's linked wager is open again
+    emit(
+        "open_again_s", "n/a" if tally.open_again_s is None else f"{tally.open_again_s:.1f}"
+    )  # the times a table closed its linked wager during the run
     emit("tables_balanced", f"{sum(b.ok for b in tally.balances)}/{len(tally.balances)}")
     for problem in tally.errors + [b.line() for b in tally.balances if not b.ok]:
         emit("problem", problem)

@@ -179,11 +179,17 @@ class Uplink:
         self.read_limit_s = self.cfg.link_timeout_s + 2.0
         self.backoff = pgconn.Backoff(*self.cfg.reconnect_s)
         #: the connection's life (controller/lap/reconnect.py): records waiting and nothing
-        #: acknowledged within the link timeout and a second (the table closes first, on its own
-        #: timeout) ends the connection, whatever it was doing; a hit claim whose answer has not
-        #: been read within as long ends it too, and is sent again on the next one
-        self.relink = Reconnect(f"uplink {self.cfg.table_id}", self.cfg.link_timeout_s + 1.0, self.backoff)
-        self.claim_s = self.cfg.link_timeout_s + 1.0
+        #: acknowledged ends the connection, whatever it was doing, after the server's own
+        #: deadline on a batch and a second (5 s at a 3 s link timeout): a batch waiting for a
+        #: level's lock is answered by the server first (cancelled: an acknowledgement, sent again
+        #: on the same connection), never cut; the table has closed on its own timeout before
+        self.relink = Reconnect(
+            f"uplink {self.cfg.table_id}", self.deadlines.statement_timeout_ms / 1000 + 1.0, self.backoff
+        )
+        #: a hit claim whose answer has not been read within a batch's whole limit and a second
+        #: (7 s) ends the connection too, and is sent again on the next one (its answer is
+        #: written in the claim's own transaction: the first read after it finds it)
+        self.claim_s = self.send_limit_s + 1.0
         self.busy = pgconn.Backoff(*self.cfg.reconnect_s)  # statements the server cancelled (busy)
         self.batch_n = self.cfg.batch_max  # the next batch's size (adapted to the time one takes)
         self.cancelled = 0  # batches the server cancelled (statement_timeout), sent again smaller

@@ -105,6 +105,9 @@ class Proxies:
     def hold(self, seconds: float | None = None) -> int:
         return sum(p.hold(seconds) for p in self.each)
 
+    def blackhole(self) -> int:
+        return sum(p.blackhole() for p in self.each)
+
     def release(self) -> None:
         for p in self.each:
             p.release()
@@ -112,6 +115,35 @@ class Proxies:
     def close(self) -> None:
         for p in self.each:
             p.close()
+
+
+class ProxyGroup:
+    """Several :class:`Proxies` acted on as one (a pit whose every table has its own, so that
+    a fault can hit one table's link or all of them)."""
+
+    def __init__(self, members: list[Proxies]):
+        self.members = members
+
+    @property
+    def each(self) -> list[NetProxy]:
+        return [p for m in self.members for p in m.each]
+
+    def cut(self) -> int:
+        return sum(m.cut() for m in self.members)
+
+    def hold(self, seconds: float | None = None) -> int:
+        return sum(m.hold(seconds) for m in self.members)
+
+    def blackhole(self) -> int:
+        return sum(p.blackhole() for p in self.each)
+
+    def release(self) -> None:
+        for m in self.members:
+            m.release()
+
+    def close(self) -> None:
+        for m in self.members:
+            m.close()
 
 
 class TableEnd:
@@ -192,13 +224,21 @@ class Pit:
         proxy: bool = False,
         make_table: bool = True,
         tls: Any = None,
+        proxy_each: bool = False,
     ):
+        """``proxy``: the uplinks reach PostgreSQL through TCP proxies (:attr:`proxy`); with
+        ``proxy_each`` each table's uplink through its own (:attr:`proxy_of`), so that a fault can
+        hit one table's link, and the LAP reaches it through one of its own (:attr:`lap_proxy`)."""
 
         self.dsn, self.tmp = dsn, tmp
         self.schema = f"bench_{uuid.uuid4().hex[:10]}"
         self.ids = [f"T{i + 1:02d}" for i in range(tables)]
-        self.proxy = Proxies(dsn) if proxy else None
         self.pki = self._tls(tmp, tls)
+        self.proxy_of: dict[str, Proxies] = {t: Proxies(dsn) for t in self.ids} if proxy and proxy_each else {}
+        self.lap_proxy: Proxies | None = Proxies(dsn) if proxy and proxy_each else None
+        self.proxy: Proxies | ProxyGroup | None = (
+            ProxyGroup(list(self.proxy_of.values())) if self.proxy_of else Proxies(dsn) if proxy else None
+        )
         # the release's digest, checked by every LAP and uplink process before it operates
         # (--sim: a record in a directory the bench's user can write)
         from controller.boot.selfcheck import record_digest
@@ -254,14 +294,23 @@ class Pit:
         import psycopg
 
         kw: dict[str, Any] = {"user": self.role(tid)}
-        if self.proxy is not None:
+        if tid in self.proxy_of:
+            kw.update(self.proxy_of[tid].conninfo())
+        elif isinstance(self.proxy, Proxies):
             kw.update(self.proxy.conninfo())
         dsn = str(psycopg.conninfo.make_conninfo(self.dsn, **kw))
         return dsn if self.pki is None else str(self.pki.dsn(dsn, self.role(tid)))
 
+    def lap_dsn(self) -> str:
+        import psycopg
+
+        if self.lap_proxy is None:
+            return self.dsn
+        return str(psycopg.conninfo.make_conninfo(self.dsn, **self.lap_proxy.conninfo()))
+
     def start_lap(self) -> None:
         self.lap = subprocess.Popen(
-            [*TABLECTL, "lap", "--sim", "--db", self.dsn, "--config", str(self.lap_toml)],
+            [*TABLECTL, "lap", "--sim", "--db", self.lap_dsn(), "--config", str(self.lap_toml)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -354,6 +403,8 @@ class Pit:
             self.store.conn.close()
         if self.proxy is not None:
             self.proxy.close()
+        if self.lap_proxy is not None:
+            self.lap_proxy.close()
         from hil.linksim import drop_schema
 
         with contextlib.suppress(Exception):

@@ -93,6 +93,12 @@ def run(args: argparse.Namespace, emit: Any) -> int:
             total += _paced(args, pm, pit, tables, idle, emit)
             _meter_push(args, pit, tables, total, emit)
             _two_hits(pit, tables, total + args.pushes, emit)
+            # uplinks whose connection the progress deadline ended before the LAP is killed below
+            # (a deadline that took a loaded database for a dead connection would show here)
+            emit(
+                "uplinks_dropped_by_deadline",
+                pit.uplink_says("nothing acknowledged") + pit.uplink_says("unanswered for"),
+            )
             _link_loss(pit, tables, emit)
         finally:
             pit.close()

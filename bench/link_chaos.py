@@ -3,18 +3,22 @@ link, then check that nothing was lost or doubled (issue 14).
 
 The tables are the real table service against the HIL simulators (hil/rig.py, as ``tablectl
 sim``) with simulated players; each table's uplink is a ``tablectl uplink`` process reaching
-PostgreSQL through a TCP proxy this bench controls; the LAP is a ``tablectl lap`` process.
-One fault every ``--interval`` seconds, in turn:
+PostgreSQL through a TCP proxy of its own that this bench controls; the LAP is a ``tablectl lap``
+process.  The fault kinds are a registry (bench/_faults.py); by default one fault every
+``--interval`` seconds, the kinds in turn.  With ``--random``, ``--faults`` faults are drawn from
+the run's seed (printed first: the same arguments replay the same plan): each its kind, its
+target (one table's link or every one), its start within ``faults x interval`` seconds and its
+duration; they overlap (a restart while a connection hangs, a cut during a stall).  The kinds:
 
-- ``kill-uplink``: SIGKILL a table's uplink, start it again a moment later;
-- ``kill-lap``: SIGKILL the LAP, start it again;
+- ``kill-uplink``: SIGKILL a table's uplink, start it again a moment later (random: up to 3 s);
+- ``kill-lap``: SIGKILL the LAP, start it again (random: up to 3 s later);
 - ``restart-table``: stop a table's service between two rounds and start a new one on the same
   ledger (its start-up recovery; not a kill at an arbitrary instant — bench crash does that);
-- ``restart-pg``: restart PostgreSQL as a crash would (``pg_ctl restart -m immediate``; with
-  ``--db`` given, every connection of the run is terminated instead);
-- ``cut``: the proxy drops every uplink connection;
-- ``stall``: the proxy carries nothing for 5 s, then delivers what it held (a cable pulled and
-  put back: nobody is told);
+- ``restart-pg``: restart PostgreSQL as a crash would (``pg_ctl restart -m immediate``; random:
+  down for up to 3 s; with ``--db`` given, every connection of the run is terminated instead);
+- ``cut``: the proxy drops every uplink connection (random: one table's or every one);
+- ``stall``: the proxy carries nothing for 5 s (random: 0.5 to 8 s), then delivers what it held
+  (a cable pulled and put back: nobody is told);
 - ``blackhole``: every uplink connection open now goes silent for good (a NAT or firewall state
   that expired: bytes vanish, nothing is closed; only the uplink's own deadlines find it);
 - ``power-loss``: the primary's machine loses power: ``pg_ctl stop -m immediate`` and start
@@ -33,7 +37,8 @@ holds that no ledger wrote, or a hit paid twice), ``meters_reconcile`` (the LAP'
 identity) and ``paid_while_closed`` (linked wagers a table accepted while its own ledger says
 the linked wager was closed), ``refusals`` (records the LAP refused: a payment of a hit it decided
 otherwise after a failover, say).  Exits non-zero unless lost 0, doubled 0, reconciled, 0 while
-closed and every table balanced.
+closed, every hit claim answered (``hits_unanswered``) and every table balanced.  No run ends in
+a traceback: what went wrong is a ``problem`` line.
 """
 
 from __future__ import annotations
@@ -51,23 +56,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import _faults
+
 NAME = "link-chaos"
 HELP = (
     "faults on the link (uplinks, LAP, tables, PostgreSQL crash/power loss/failover, cut/stalled/silent connections):"
     " lost 0, doubled 0, reconciled"
 )
 
-FAULTS = (
-    "kill-uplink",
-    "kill-lap",
-    "restart-table",
-    "restart-pg",
-    "cut",
-    "stall",
-    "blackhole",
-    "power-loss",
-    "failover",
-)
+FAULTS = tuple(_faults.KINDS)  # the registry (bench/_faults.py), in its order
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -88,9 +85,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--kinds",
         default=",".join(FAULTS),
-        help="the faults to play in turn, comma-separated (default: all: " + ", ".join(FAULTS) + ")",
+        help="the faults to play in turn (or draw from, with --random), comma-separated (default: all: "
+        + ", ".join(FAULTS)
+        + ")",
     )
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int, default=1, help="the run's seed (players, targets, the random plan)")
+    p.add_argument(
+        "--random",
+        action="store_true",
+        help="draw the faults at random (kind, target, start, duration) over faults x interval seconds, "
+        "overlapping; the seed is printed: the same seed plays the same plan",
+    )
     p.add_argument("--speed", type=float, default=50.0)
     p.add_argument(
         "--hit-rate",
@@ -213,6 +218,16 @@ def _closures(ledger: Path) -> int:
     return sum(1 for (d,) in rows if not json.loads(d)["open"])
 
 
+def unanswered_hits(ledger: Path) -> int:
+    """Hit claims in a table's ledger that no payment answers (the table still waits for the
+    LAP's answer, or gave up on it)."""
+    db = sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)
+    hits = {int(s) for (s,) in db.execute("SELECT seq FROM events WHERE kind = 'link.hit'")}
+    paid = {json.loads(d)["hit_seq"] for (d,) in db.execute("SELECT data FROM events WHERE kind = 'link.paid'")}
+    db.close()
+    return len(hits - paid)
+
+
 def doubled_pays(ledger: Path) -> int:
     db = sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)
     seqs = [json.loads(d)["hit_seq"] for (d,) in db.execute("SELECT data FROM events WHERE kind = 'link.paid'")]
@@ -245,61 +260,18 @@ def _database(db: str | None, sync: bool = True) -> Iterator[tuple[str, Any]]:
 
 
 def _kinds(args: argparse.Namespace, pair: Any) -> list[str]:
-    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
-    bad = [k for k in kinds if k not in FAULTS]
-    if bad or not kinds:
-        raise SystemExit(
-            f"tablectl bench link-chaos: --kinds: unknown fault {bad[0] if bad else '(none)'}; "
-            f"known: {', '.join(FAULTS)}"
-        )
-    if pair is None:
-        kinds = [k for k in kinds if k != "failover"] or ["cut"]
-    return kinds
+    try:
+        return _faults.known([k.strip() for k in args.kinds.split(",") if k.strip()], pair is not None)
+    except ValueError as e:
+        raise SystemExit(f"tablectl bench link-chaos: --kinds: {e}") from None
 
 
-def _failover(pair: Any, lag: float) -> str:
-    """The primary crashes, the standby is promoted (an async one first left behind for ``lag``
-    seconds: its stream held while the tables play on), a new standby made."""
-    behind = ""
-    if not pair.sync:
-        pair.proxy.hold()
-        time.sleep(lag)
-        behind = f", the standby {pair.lag_bytes()} bytes of WAL behind"
-    took = pair.failover()
-    pair.rebuild_standby()
-    return f"failover (promoted in {took:.1f} s{behind}, new standby made)"
-
-
-def _fault(fault: str, pit: Any, tables: dict[str, ChaosTable], tid: str, pair: Any, lag: float = 2.0) -> str:
-    """Play one fault; what it did (the figure's line)."""
-    if fault == "kill-uplink":
-        pit.kill(pit.uplinks[tid])
-        time.sleep(0.3)
-        pit.start_uplink(tid)
-        return f"{fault} {tid}"
-    if fault == "kill-lap":
-        pit.kill(pit.lap)
-        time.sleep(0.3)
-        pit.start_lap()
-    elif fault == "restart-table":
-        tables[tid].restart_wanted.set()
-        return f"{fault} {tid}"
-    elif fault in ("restart-pg", "power-loss") and pair is None:
-        _terminate_all(pit.dsn, pit.schema)
-    elif fault == "restart-pg":
-        pair.pg_ctl(pair.primary, "-m", "immediate", "restart")
-    elif fault == "power-loss":
-        pair.pg_ctl(pair.primary, "-m", "immediate", "stop")
-        pair.pg_ctl(pair.primary, "start")
-    elif fault == "failover":
-        return _failover(pair, lag)
-    elif fault == "stall":
-        return f"{fault} ({pit.proxy.hold(5.0)} connections held 5 s)"
-    elif fault == "blackhole":
-        return f"{fault} ({sum(p.blackhole() for p in pit.proxy.each)} connections silent for good)"
-    else:
-        pit.proxy.cut()
-    return fault
+def _plan(args: argparse.Namespace, kinds: list[str], ids: list[str]) -> list[_faults.Fault]:
+    """The faults of the run: drawn from its own generator (the same seed, the same plan)."""
+    rng = random.Random(f"{args.seed}/faults")
+    if args.random:
+        return _faults.random_plan(kinds, args.faults, args.faults * args.interval, ids, rng)
+    return _faults.round_robin(kinds, args.faults, args.interval, ids, rng)
 
 
 @dataclass
@@ -308,6 +280,7 @@ class _Tally:
 
     line: str
     link_ok: bool
+    pending: int
     lost: int
     doubled: int
     rec: Any
@@ -316,9 +289,10 @@ class _Tally:
     closures: int
     balances: list[Any]
     errors: list[str]
+    open_again_s: float | None = None
 
     def good(self) -> bool:
-        clean = self.lost == 0 and self.doubled == 0 and self.closed == 0
+        clean = self.lost == 0 and self.doubled == 0 and self.closed == 0 and self.pending == 0
         return clean and self.rec.ok and self.link_ok and all(b.ok for b in self.balances) and not self.errors
 
 
@@ -328,40 +302,53 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
     from controller.core.log import configure
 
     configure(stream=sys.stderr, level="warning")
-    rng = random.Random(args.seed)
+    emit("seed", f"{args.seed} (replay: the same arguments with --seed {args.seed})")
     with (
         _database(args.db, args.standby == "sync") as (dsn, pair),
         tempfile.TemporaryDirectory(prefix="tablectl-chaos-") as tmp_s,
     ):
         kinds = _kinds(args, pair)
         pit, tables = _make_pit(args, dsn, Path(tmp_s), pair)
+        plan = _plan(args, kinds, pit.ids)
+        for i, f in enumerate(plan):
+            emit(f"plan_{i + 1}", f.line())
         stop = threading.Event()
         run_problems: list[str] = []
         counts = dict.fromkeys(kinds, 0)
+        for f in plan:
+            counts[f.kind] += 1
         try:
             pit.start()
             emit("link_tls", pit.tls_note)
-            _play_under_faults(args, pit, tables, kinds, counts, rng, pair, stop, emit)
-            run_problems += _bring_back(pit, tables)
-        except Exception as e:  # noqa: BLE001 - reported with the figures; the run fails
-            import traceback
-
-            traceback.print_exc()
-            run_problems.append(f"{type(e).__name__}: {e}")
+            ctx = _faults.Ctx(pit, tables, pair, args.lag)
+            run_problems += _play_under_faults(ctx, plan, stop, emit)
+            run_problems += _bring_back(pit, tables, ctx.faults_ended)
+        except Exception as e:  # noqa: BLE001 - reported with the figures (a problem line, no traceback); the run fails
+            run_problems.append(f"{type(e).__name__}: {_first_line(e)}")
         finally:
             stop.set()
             for t in tables.values():
                 t.close()
         try:
             tally = _tally(pit, tables, run_problems)
+        except Exception as e:  # noqa: BLE001 - the database unreachable at the end: said, the run fails
+            emit("problem", f"the LAP's records could not be read: {type(e).__name__}: {_first_line(e)}")
+            for problem in run_problems:
+                emit("problem", problem)
+            return 1
         finally:
             pit.close()  # the LAP and uplink processes, whatever happened above
         _emit_tally(args, counts, tables, tally, emit)
         return 0 if tally.good() else 1
 
 
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
 def _make_pit(args: argparse.Namespace, dsn: str, tmp: Path, pair: Any = None) -> tuple[Any, dict[str, ChaosTable]]:
-    """The pit (LAP, uplinks, proxy) and its tables, nothing started yet; the throwaway pair's
+    """The pit (LAP, uplinks, proxies) and its tables, nothing started yet; the throwaway pair's
     link over TLS with a client certificate per table role (controller/lap/pgtls.py)."""
     from bench._linkrig import Pit
 
@@ -371,7 +358,7 @@ def _make_pit(args: argparse.Namespace, dsn: str, tmp: Path, pair: Any = None) -
 
         tls = make_pki(tmp / "pki")
         enable_tls_pair(pair, tls)
-    pit = Pit(dsn, args.tables, tmp, heartbeat="200ms", proxy=True, make_table=False, tls=tls)
+    pit = Pit(dsn, args.tables, tmp, heartbeat="200ms", proxy=True, make_table=False, tls=tls, proxy_each=True)
     tables = {t: ChaosTable(t, tmp, args.seed * 100 + i, args.speed, "bench") for i, t in enumerate(pit.ids)}
     for t in tables.values():
         t.hit_rate = args.hit_rate
@@ -379,32 +366,40 @@ def _make_pit(args: argparse.Namespace, dsn: str, tmp: Path, pair: Any = None) -
     return pit, tables
 
 
-def _play_under_faults(
-    args: argparse.Namespace,
-    pit: Any,
-    tables: dict[str, ChaosTable],
-    kinds: list[str],
-    counts: dict[str, int],
-    rng: random.Random,
-    pair: Any,
-    stop: threading.Event,
-    emit: Any,
-) -> None:
-    """The tables play while one fault after another hits the link; then the players stop."""
-    players = [threading.Thread(target=t.play, args=(stop,), daemon=True) for t in tables.values()]
+def _play_under_faults(ctx: _faults.Ctx, plan: list[_faults.Fault], stop: threading.Event, emit: Any) -> list[str]:
+    """The tables play while the plan's faults hit the link, each at its start (overlapping
+    when the plan says so); once every fault has ended, the players stop.  The faults that
+    could not be played (said, the run fails)."""
+    players = [threading.Thread(target=t.play, args=(stop,), daemon=True) for t in ctx.tables.values()]
     for th in players:
         th.start()
-    for i in range(args.faults):
-        time.sleep(args.interval)
-        fault = kinds[i % len(kinds)]
-        counts[fault] += 1
-        emit(f"fault_{i + 1}", _fault(fault, pit, tables, rng.choice(pit.ids), pair, args.lag))
+    lines: dict[int, str] = {}
+    t0 = time.monotonic()
+
+    def one(i: int, f: _faults.Fault) -> None:
+        time.sleep(max(0.0, t0 + f.start - time.monotonic()))
+        try:
+            lines[i] = _faults.play(ctx, f)
+        except Exception as e:  # noqa: BLE001 - a fault the bench could not play is a failed run, said
+            lines[i] = f"FAILED {f.kind} {f.target}: {type(e).__name__}: {_first_line(e)}"
+
+    threads = [threading.Thread(target=one, args=(i, f), daemon=True) for i, f in enumerate(plan)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(300)
+    for i in range(len(plan)):
+        emit(f"fault_{i + 1}", lines.get(i, f"FAILED {plan[i].kind}: still running after 300 s"))
+    # the last fault's end (a stall lasts its duration after its play returned)
+    time.sleep(max(0.0, t0 + max((f.start + f.duration for f in plan), default=0.0) - time.monotonic()))
+    ctx.faults_ended = time.monotonic()
     stop.set()
     for th in players:
         th.join(120)
+    return [f"fault_{i + 1}: {line}" for i, line in sorted(lines.items()) if line.startswith("FAILED")]
 
 
-def _bring_back(pit: Any, tables: dict[str, ChaosTable]) -> list[str]:
+def _bring_back(pit: Any, tables: dict[str, ChaosTable], since: float) -> list[str]:
     """Everything back, every outbox drained; the tables that ended in tilt."""
     from controller.lap.lap import wait_until
 
@@ -413,8 +408,13 @@ def _bring_back(pit: Any, tables: dict[str, ChaosTable]) -> list[str]:
     for tid, p in pit.uplinks.items():
         if p.poll() is not None:
             pit.start_uplink(tid)
-    wait_until(lambda: all(t.is_open() for t in tables.values()), 60, 0.1)
     problems = []
+    if wait_until(lambda: all(t.is_open() for t in tables.values()), 60, 0.1):
+        pit.open_again_s = time.monotonic() - since
+    else:
+        problems.append(
+            f"tables still closed 60 s after the last fault: {[t.tid for t in tables.values() if not t.is_open()]}"
+        )
     for t in tables.values():
         state = t.rig.table.wait_for(lambda s: s.get("state") in ("open_for_wagers", "tilt"), 30.0)
         if state.get("state") == "tilt":  # e.g. a device link lost under load: reported, not hidden
@@ -448,6 +448,7 @@ def _tally(pit: Any, tables: dict[str, ChaosTable], run_problems: list[str]) -> 
     return _Tally(
         line=line,
         link_ok=ok,
+        pending=sum(unanswered_hits(p) for _t, p in ledgers),
         lost=lost,
         doubled=doubled,
         rec=rec,
@@ -456,6 +457,7 @@ def _tally(pit: Any, tables: dict[str, ChaosTable], run_problems: list[str]) -> 
         closures=sum(_closures(p) for _t, p in ledgers),
         balances=[check_balance(t.ledger_path, t.people.placed if t.people else {}) for t in tables.values()],
         errors=run_problems + [f"{t.tid}: {t.error}" for t in tables.values() if t.error],
+        open_again_s=getattr(pit, "open_again_s", None),
     )
 
 
@@ -472,9 +474,14 @@ def _emit_tally(
     emit("doubled", tally.doubled)
     emit("meters_reconcile", "yes" if rec.ok else "no: " + "; ".join(rec.problems[:3]))
     emit("paid_while_closed", tally.closed)
+    emit("hits_unanswered", tally.pending)  # hit claims no payment answers
     emit("refusals", rec.refusals)  # records the LAP refused (e.g. a payment of a hit it decided otherwise)
     emit("recoveries", tally.recoveries)  # what the uplinks found and the LAP restored (a LAP gone back in time)
-    emit("link_closures", tally.closures)  # the times a table closed its linked wager during the run
+    emit("link_closures", tally.closures)
+    # from the end of the last fault until every table's linked wager is open again
+    emit(
+        "open_again_s", "n/a" if tally.open_again_s is None else f"{tally.open_again_s:.1f}"
+    )  # the times a table closed its linked wager during the run
     emit("tables_balanced", f"{sum(b.ok for b in tally.balances)}/{len(tally.balances)}")
     for problem in tally.errors + [b.line() for b in tally.balances if not b.ok]:
         emit("problem", problem)
@@ -509,14 +516,4 @@ def _drain(pit: Any, tables: dict[str, ChaosTable], wait_until: Any) -> None:
             ),
             60,
             0.1,
-        )
-
-
-def _terminate_all(dsn: str, schema: str) -> None:
-    import psycopg
-
-    with psycopg.connect(dsn, autocommit=True) as c:
-        c.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename LIKE %s AND pid <> pg_backend_pid()",
-            (schema + "\\_%",),
         )

@@ -31,6 +31,7 @@ import psycopg
 from psycopg import sql
 
 from controller.lap import pgconn
+from controller.lap.reconnect import Lending
 from controller.lap.signinfo import product
 from controller.reports.words import game_title, hand_name
 
@@ -118,7 +119,7 @@ class FloorData:
         #: a statement unanswered 2 s past the server's own deadline: its connection is shut
         #: (issue 22: a network that holds bytes would keep a worker thread, then every one)
         self._stop = threading.Event()
-        self.guard = pgconn.LendingGuard(STATEMENT_TIMEOUT_MS / 1000 + 2.0, self._stop, name="floor-db-guard")
+        self.guard = Lending("floor-db-guard", STATEMENT_TIMEOUT_MS / 1000 + 2.0, self._stop)
         self._slow: tuple[float, float, list[dict[str, Any]], list[dict[str, Any]]] = (0.0, 0.0, [], [])
         self._slow_lock = threading.Lock()
         self.floor_shared = _Shared(self.snapshot)
@@ -137,8 +138,9 @@ class FloorData:
                 yield c
                 ok = True
             finally:
-                self.guard.back(c)
-                if ok and not c.closed and not c.broken:
+                kept = ok and not c.closed and not c.broken
+                self.guard.back(c, kept)
+                if kept:
                     self._pool.put(c)
                 else:
                     c.close()

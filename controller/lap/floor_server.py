@@ -40,6 +40,7 @@ from psycopg import sql
 from controller.lap import pgconn
 from controller.lap.floor import FloorData
 from controller.lap.floor_auth import Login, Sessions, StaffStore
+from controller.lap.reconnect import Reconnect
 
 MAX_BODY = 4096
 #: the floor view's listening connection is probed this often, and must answer within it
@@ -309,27 +310,35 @@ class FloorServer:
     async def _listen(self) -> None:
         """Wake the event streams when the LAP announces a change, and at least every second.
 
-        The listening connection is asked a ``SELECT 1`` every :data:`PROBE_S` seconds with a
-        client-side deadline (issue 22): a network that holds or swallows bytes, which neither
-        keepalives nor ``tcp_user_timeout`` find behind a middlebox that acknowledges them,
-        would otherwise leave it listening to nothing for good."""
+        The listening connection goes through the link's reconnect state machine
+        (controller/lap/reconnect.py: back-off with jitter between attempts), and is asked a
+        ``SELECT 1`` every :data:`PROBE_S` seconds, which must be answered within as long (the
+        machine's progress deadline, and a client-side bound on the await): a network that
+        holds or swallows bytes, which neither keepalives nor ``tcp_user_timeout`` find behind a
+        middlebox that acknowledges them, would otherwise leave it listening to nothing for good."""
+        relink = Reconnect("the floor view's listener", PROBE_S, pgconn.Backoff(0.5, 5.0))
         while not self.stopping:
             try:
+                relink.begin()
                 async with await pgconn.connect_async(self.dsn) as c:
+                    relink.opened(c)
                     await c.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.schema)))
-                    await self._hear(c)
-            except (psycopg.Error, TimeoutError):
+                    await self._hear(c, relink)
+            except (psycopg.Error, TimeoutError) as e:
                 self.bump()
-                await asyncio.sleep(1.0)
+                await asyncio.sleep(relink.fail(f"{type(e).__name__}: {e}"))
 
-    async def _hear(self, c: psycopg.AsyncConnection) -> None:
+    async def _hear(self, c: psycopg.AsyncConnection, relink: Reconnect) -> None:
         probed = time.monotonic()
         while not self.stopping:
             async for _ in c.notifies(timeout=1.0, stop_after=1):
                 pass
             self.bump()
+            relink.enforce()
             if time.monotonic() - probed >= PROBE_S:
+                relink.waiting()
                 await asyncio.wait_for(c.execute("SELECT 1"), PROBE_S)
+                relink.progressed()
                 probed = time.monotonic()
 
     def bump(self) -> None:

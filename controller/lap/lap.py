@@ -23,6 +23,7 @@ from psycopg.types.json import Jsonb
 from controller.lap import catalog, guard, pgconn
 from controller.lap.config import LapConfig, LevelParams
 from controller.lap.reconcile import LevelState, Reconciliation, level_line, level_state, reconcile
+from controller.lap.reconnect import Reconnect
 from controller.lap.schema import (
     FLOOR_CONNECTIONS,
     SCHEMA_VERSION,
@@ -502,22 +503,29 @@ class LapService:
         self._killed = False
         self._said_inoperable = False
         store: LapStore | None = None
-        backoff = 0.2
         next_check = 0.0
+        # the connection's life (controller/lap/reconnect.py): a heartbeat owed and none written
+        # within HEARTBEAT_DEADLINE_S ends the connection, whatever it was doing
+        relink = Reconnect(
+            "the LAP", HEARTBEAT_DEADLINE_S, pgconn.Backoff(0.2, 2.0), shutter=lambda st: pgconn.shut(st.conn)
+        )
         # a statement that does not return ends the connection (a network that swallows bytes)
-        dog = pgconn.Watchdog(HEARTBEAT_DEADLINE_S, self.stop_event, "lap-watchdog")
+        dog = pgconn.Watchdog(HEARTBEAT_DEADLINE_S, self.stop_event, "lap-watchdog", also=relink.enforce)
         while not self.stop_event.is_set():
             try:
                 if store is None:
                     dog.tick(None)
-                    store = self.start_link()
-                    backoff = 0.2
+                    store = relink.connect(self.start_link)
                     next_check = time.monotonic() + self.cfg.reconcile_s
                     self.on_running()
+                relink.waiting()  # a heartbeat is owed
                 dog.tick(store.conn)
                 store.heartbeat()
+                relink.progressed(more=True)  # and the next one after it
                 self._keep_deadlines(store)
                 if time.monotonic() >= next_check:
+                    # the self-check may take long on a live connection: its own statement limit holds
+                    relink.settled()
                     dog.tick(store.conn, pgconn.LAP.statement_timeout_ms / 1000)
                     self.watch(store)
                     next_check = time.monotonic() + self.cfg.reconcile_s
@@ -525,12 +533,12 @@ class LapService:
                 self._until_next_beat(store, dog)
             except psycopg.OperationalError as e:
                 dog.tick(None)
-                self.log(f"lap: database unreachable ({str(e).strip().splitlines()[0]}); retrying")
+                pause = relink.pause if store is None else relink.fail(str(e).strip().splitlines()[0])
+                self.log(f"lap: database unreachable ({relink.reason}); retrying in {pause:.1f} s")
                 if store is not None:
                     store.conn.close()
                 store = None
-                self.stop_event.wait(backoff)
-                backoff = min(backoff * 2, 2.0)
+                self.stop_event.wait(pause)
         if store is not None:
             self._stop_clean(store)
 

@@ -150,12 +150,16 @@ class Watchdog:
         step: float = 0.2,
         *,
         quiet: tuple[float, Callable[[float], None]] | None = None,
+        also: Callable[[], object] | None = None,
     ):
         """``quiet`` = (seconds, say): ``say(waited)`` is called once when a statement has been
         out that long without an answer, before its own limit ends it (a batch may wait for a
-        lock up to its limit; whoever waits on the answer hears of the silence meanwhile)."""
+        lock up to its limit; whoever waits on the answer hears of the silence meanwhile).
+        ``also``: called at every step on this thread (the connection's progress deadline,
+        controller/lap/reconnect.py ``Reconnect.enforce``)."""
         self.limit_s, self.stop, self.step = limit_s, stop, step
         self.quiet = quiet
+        self.also = also
         self._lock = threading.Lock()
         self._conn: psycopg.Connection | None = None
         self._since = 0.0
@@ -175,6 +179,8 @@ class Watchdog:
 
     def _run(self) -> None:
         while not self.stop.wait(self.step):
+            if self.also is not None:
+                self.also()
             with self._lock:
                 conn, waited = self._conn, time.monotonic() - self._since
                 due = conn is not None and waited > self._limit
@@ -188,44 +194,6 @@ class Watchdog:
             if due and conn is not None:
                 self.fired += 1
                 shut(conn)
-
-
-class LendingGuard:
-    """The :class:`Watchdog` for a pool whose connections several threads borrow (the floor
-    view's): a connection lent for longer than ``limit_s`` has its socket shut (a statement
-    sent into a network that holds or swallows bytes, which neither keepalives nor
-    ``tcp_user_timeout`` find when a middlebox acknowledges them), so the borrower's statement
-    fails as a lost connection does and the pool drops it.  One thread for the whole pool,
-    started at the first loan; it ends when ``stop`` is set."""
-
-    def __init__(self, limit_s: float, stop: threading.Event, name: str = "pg-lending-guard", step: float = 0.25):
-        self.limit_s, self.stop, self.step, self.name = limit_s, stop, step, name
-        self._lock = threading.Lock()
-        self._lent: dict[int, tuple[psycopg.Connection, float]] = {}
-        self._thread: threading.Thread | None = None
-        self.fired = 0
-
-    def lend(self, conn: psycopg.Connection) -> None:
-        with self._lock:
-            self._lent[id(conn)] = (conn, time.monotonic())
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
-                self._thread.start()
-
-    def back(self, conn: psycopg.Connection) -> None:
-        with self._lock:
-            self._lent.pop(id(conn), None)
-
-    def _run(self) -> None:
-        while not self.stop.wait(self.step):
-            now = time.monotonic()
-            with self._lock:
-                due = [c for c, since in self._lent.values() if now - since > self.limit_s]
-                for c in due:
-                    del self._lent[id(c)]
-            for c in due:
-                self.fired += 1
-                shut(c)
 
 
 def shut(conn: psycopg.Connection) -> None:

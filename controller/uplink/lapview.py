@@ -108,6 +108,10 @@ class LapView:
     #: of the LAP's (restored, older) reconciliation until the resend is reconciled
     behind: str | None = None
 
+    def closed(self) -> bool:
+        """Whether the LAP's rows say this table is closed (a refusal) or its records differ."""
+        return self._me is not None and bool(self._me.get("closed") or self._me.get("mismatch"))
+
     def retell(self) -> None:
         """The reconciliation told again at the next read (the uplink's resend is reconciled)."""
         self._me = None

@@ -60,6 +60,7 @@ from psycopg import sql
 
 from controller.lap import pgconn
 from controller.lap.linkauth import LinkKey, aware_time, sign_batch, sign_event
+from controller.lap.reconnect import Reconnect
 from controller.lap.schema import check_name
 from controller.uplink.channel import TableChannel
 from controller.uplink.foreign import ForeignCheck
@@ -194,6 +195,18 @@ class Uplink:
         #: the heartbeat read and the other reads: nothing waits for a lock there
         self.read_limit_s = self.cfg.link_timeout_s + 2.0
         self.backoff = pgconn.Backoff(*self.cfg.reconnect_s)
+        #: the connection's life (controller/lap/reconnect.py): records waiting and nothing
+        #: acknowledged ends the connection, whatever it was doing, after the server's own
+        #: deadline on a batch and a second (5 s at a 3 s link timeout): a batch waiting for a
+        #: level's lock is answered by the server first (cancelled: an acknowledgement, sent again
+        #: on the same connection), never cut; the table has closed on its own timeout before
+        self.relink = Reconnect(
+            f"uplink {self.cfg.table_id}", self.deadlines.statement_timeout_ms / 1000 + 1.0, self.backoff
+        )
+        #: a hit claim whose answer has not been read within a batch's whole limit and a second
+        #: (7 s) ends the connection too, and is sent again on the next one (its answer is
+        #: written in the claim's own transaction: the first read after it finds it)
+        self.claim_s = self.send_limit_s + 1.0
         self.busy = pgconn.Backoff(*self.cfg.reconnect_s)  # statements the server cancelled (busy)
         self.batch_n = self.cfg.batch_max  # the next batch's size (adapted to the time one takes)
         self.cancelled = 0  # batches the server cancelled (statement_timeout), sent again smaller
@@ -230,6 +243,7 @@ class Uplink:
             self.stop_event,
             "uplink-watchdog",
             quiet=(self.cfg.link_timeout_s, self._quiet),
+            also=self.relink.enforce,
         )
         for name, fn in (("channel", self.channel.run), ("link", self._link)):
             t = threading.Thread(target=fn, name=f"uplink-{name}", daemon=True)
@@ -291,13 +305,10 @@ class Uplink:
                 if source is None:
                     source = self.source_factory(self.cfg.ledger, self.cfg.key)
                 if conn is None:
-                    conn = pgconn.connect(
-                        self.cfg.dsn, self.deadlines, application_name=f"tablectl uplink {self.cfg.table_id}"
-                    )
+                    conn = self.relink.connect(self._open)
                     self.watchdog.tick(conn)
                     self.listener.attach(conn)
                     self._connected(conn, source)
-                    self.backoff.reset()
                 self._cycle(conn, source)
                 self._answered()
             except psycopg.errors.QueryCanceled as e:
@@ -310,8 +321,9 @@ class Uplink:
                 self._held(e)
             except psycopg.OperationalError as e:
                 self.listener.detached(_first_line(e))  # the table first
-                pause = self.backoff.next()
-                self.log(f"uplink: database unreachable ({_first_line(e)}); retrying in {pause:.1f} s")
+                # an attempt that failed went to back-off already (its pause drawn)
+                pause = self.relink.pause if conn is None else self.relink.fail(_first_line(e))
+                self.log(f"uplink: database unreachable ({self.relink.reason}); retrying in {pause:.1f} s")
                 self.watchdog.tick(None)
                 if conn is not None:
                     conn.close()
@@ -337,6 +349,8 @@ class Uplink:
             self._next_poll = now + self.cfg.poll_s
             if self.rejected is None and self.diverged is None:
                 self._send_turn(conn, source)
+            else:
+                self.relink.settled()  # latched: nothing is sent until a technician acts
             self._send_status(conn)
             self._inoperable = False
             if self.behind is not None or now >= self._next_memory:
@@ -344,6 +358,7 @@ class Uplink:
         wait = 0.0 if self.wake.is_set() else max(0.0, self._next_poll - time.monotonic())
         self.watchdog.tick(conn, self.read_limit_s)
         self.listener.step(conn, wait, self.wake.fileno())
+        self._claims_answered()
 
     def _send_turn(self, conn: psycopg.Connection, source: LedgerSource) -> None:
         """Batches for at most ``send_turn_s``; what remains is sent next turn, after a read of
@@ -354,12 +369,16 @@ class Uplink:
                 self.wake.set()  # more to send: the next turn does not wait
                 return
 
+    def _open(self) -> psycopg.Connection:
+        return pgconn.connect(self.cfg.dsn, self.deadlines, application_name=f"tablectl uplink {self.cfg.table_id}")
+
     def _cancelled(self, e: psycopg.Error) -> None:
         """The server cancelled a batch's statement (its ``statement_timeout``: it waited behind
         other tables' batches for a level's lock, or the server is busy).  The connection is
         sound (the server answered): the batch was rolled back whole and is sent again, smaller,
         after a pause; no reconnection."""
         self.cancelled += 1
+        self.relink.progressed(more=True)  # the server answered: the connection is alive, the batch waits
         self.batch_n = max(1, self.batch_n // 4)
         pause = self.busy.next()
         self.log(f"uplink: the LAP cancelled a batch ({_first_line(e)}); sending {self.batch_n} in {pause:.1f} s")
@@ -394,7 +413,9 @@ class Uplink:
             self.listener.send({"t": "link", "up": True}, key="link")
 
     def _held(self, e: psycopg.Error) -> None:
-        """The LAP is inoperable: its database takes no event; they stay in the outbox."""
+        """The LAP is inoperable: its database takes no event; they stay in the outbox (held on
+        purpose: no deadline runs for them, another connection would not take them either)."""
+        self.relink.settled()
         if not self._inoperable:
             self._inoperable = True
             self.log(f"uplink: the LAP takes no record now ({_first_line(e)}); they wait in the ledger")
@@ -594,7 +615,9 @@ class Uplink:
         n = self.batch_n
         evs = source.link_events(self.acked, n)
         if not evs and not self._force:
+            self.relink.settled()
             return False
+        self.relink.waiting()
         started = time.monotonic()
         self.watchdog.tick(conn, self.send_limit_s)
         last = evs[-1].seq if evs else self.acked
@@ -626,6 +649,10 @@ class Uplink:
                 ),
             )
         self.watchdog.tick(conn, self.read_limit_s)
+        self.relink.progressed(more=len(evs) == n)
+        for e in evs:
+            if e.kind == "hit":  # its answer is read next: a claim until it is
+                self.relink.claim(e.seq, self.claim_s)
         self._force = False
         self._took(time.monotonic() - started)
         self.acked = last
@@ -633,6 +660,16 @@ class Uplink:
         self.sent_batches += 1
         self.listener.bell.ring()  # the LAP's answer to this batch (reconciled, refused) is read next
         return len(evs) == n
+
+    def _claims_answered(self) -> None:
+        """The hit claims whose answer the table has been told; all of them when the LAP closed
+        this table (a refused claim has no answer to wait for on any connection)."""
+        if self.view.closed():
+            self.relink.forget_claims()
+            return
+        for seq in self.relink.claims():
+            if isinstance(seq, int) and seq <= self.view.known:
+                self.relink.answered(seq)
 
     def _took(self, took: float) -> None:
         """The next batch's size after one that took ``took`` seconds: in proportion when it took

@@ -20,7 +20,7 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from controller.lap import catalog, guard, pgconn
+from controller.lap import catalog, guard, lease, pgconn
 from controller.lap.config import LapConfig, LevelParams
 from controller.lap.reconcile import LevelState, Reconciliation, level_line, level_state, reconcile
 from controller.lap.schema import (
@@ -134,10 +134,17 @@ _UPDATE_LEVEL = (
 class LapStore:
     """One linked group's schema, through one connection (autocommit; transactions explicit)."""
 
-    def __init__(self, conn: psycopg.Connection, schema: str):
+    def __init__(self, conn: psycopg.Connection, schema: str, epoch: int | None = None):
         self.conn = conn
         self.schema = schema
         self.s = sql.Identifier(schema)
+        #: the LAP service's lease epoch: each write below is refused unless it is the lease's
+        #: (controller/lap/lease.py); None for the operator's one-shot commands
+        self.epoch = epoch
+
+    def write(self, *, renew: bool = False) -> Any:
+        """A transaction that writes only while this store's epoch holds the lease."""
+        return lease.fenced(self.conn, self.schema, self.epoch, renew=renew)
 
     def q(self, text: str) -> sql.Composed:
         return sql.SQL(text).format(s=self.s)
@@ -164,9 +171,12 @@ class LapStore:
                     "start this release on a new schema)"
                 )
             return False
-        with self.conn.transaction():
-            self.conn.execute(ddl(self.schema).encode())
-            self.conn.execute(self.q("INSERT INTO {s}.link (group_name) VALUES (%s)"), (group,))
+        try:
+            with self.conn.transaction():
+                self.conn.execute(ddl(self.schema).encode())
+                self.conn.execute(self.q("INSERT INTO {s}.link (group_name) VALUES (%s)"), (group,))
+        except (psycopg.errors.DuplicateSchema, psycopg.errors.UniqueViolation):
+            return False  # the other host's LAP created it this instant
         return True
 
     def schema_differences(self) -> list[str]:
@@ -189,20 +199,25 @@ class LapStore:
 
     def set_state(self, state: str) -> None:
         """``stopped`` or ``running`` (an inoperable link's reason is cleared with it: recorded)."""
-        self.conn.execute(self.q("UPDATE {s}.link SET state = %s, reason = NULL"), (state,))
+        with self.write():
+            self.conn.execute(self.q("UPDATE {s}.link SET state = %s, reason = NULL"), (state,))
 
     def set_inoperable(self, reason: str) -> None:
         """Every table closed, the reason recorded (``param_changes``) and shown on the floor view."""
-        self.conn.execute(self.q("SELECT {s}.set_inoperable(%s)"), (reason,))
+        with self.write():
+            self.conn.execute(self.q("SELECT {s}.set_inoperable(%s)"), (reason,))
 
     def record_replication(self, text: str) -> None:
         """The replication check's finding, for the floor view and the tables."""
-        self.conn.execute(
-            self.q("UPDATE {s}.link SET replication = %s WHERE replication IS DISTINCT FROM %s"), (text, text)
-        )
+        with self.write():
+            self.conn.execute(
+                self.q("UPDATE {s}.link SET replication = %s WHERE replication IS DISTINCT FROM %s"), (text, text)
+            )
 
     def heartbeat(self) -> None:
-        self.conn.execute(self.q("SELECT {s}.heartbeat()"))
+        """The heartbeat, which renews the lease."""
+        with self.write(renew=True):
+            self.conn.execute(self.q("SELECT {s}.heartbeat()"))
 
     def push_meters(self, seen: int | None) -> int:
         """Ring the meters' doorbell when a level moved since ``seen`` (the sum of the levels'
@@ -210,7 +225,8 @@ class LapStore:
         row = self.conn.execute(self.q("SELECT coalesce(sum(version), 0)::bigint FROM {s}.levels")).fetchone()
         now = int(row[0]) if row else 0
         if seen is not None and now != seen:
-            self.conn.execute("SELECT pg_notify(%s, %s)", (self.schema, '{"t": "meter"}'))
+            with self.write():
+                self.conn.execute("SELECT pg_notify(%s, %s)", (self.schema, '{"t": "meter"}'))
         return now
 
     # ---------------------------------------------------------------- parameters
@@ -283,7 +299,7 @@ class LapStore:
         """Apply ``cfg``: refused unless the link is stopped (every change is recorded by the
         database in ``param_changes``; a rate change is a new rate version).  A level is never
         removed (its money stays accounted)."""
-        with self.conn.transaction():
+        with self.write(), self.conn.transaction():
             # a table's session may hold a level's row (the LAP's guard ends it, but does not run
             # while this waits): a wait past this is an error, the LAP tries again
             self.conn.execute("SET LOCAL lock_timeout = '2s'")
@@ -411,6 +427,11 @@ class LapService:
     _pushed: int | None = field(default=None, init=False)
     #: the LAP's deadlines on the tables' sessions (controller/lap/guard.py)
     _guard: guard.SessionGuard | None = field(default=None, init=False)
+    #: this LAP's name in the leadership lease (controller/lap/lease.py): the host's by default
+    name: str = field(default_factory=lease.default_name)
+    #: while another LAP is active: this one's connection, polling the lease
+    _standby: LapStore | None = field(default=None, init=False)
+    _said_active: tuple[str, int] | None = field(default=None, init=False)
 
     def self_check(self, store: LapStore) -> list[str]:
         """What makes the LAP inoperable: its schema's code is not this release's, a level does
@@ -422,12 +443,44 @@ class LapService:
         return problems
 
     def start_link(self) -> LapStore:
-        conn = connect(self.dsn)
+        """The link started by this LAP (:class:`LapError` while another LAP holds the lease)."""
+        store = self._try_start_link()
+        if store is None:
+            assert self._standby is not None
+            st = lease.status(self._standby.conn, self.cfg.schema)
+            self._standby.conn.close()
+            self._standby = None
+            raise LapError(f"another LAP is active: {st.line() if st else '?'}")
+        return store
+
+    def _try_start_link(self) -> LapStore | None:
+        """The link started by this LAP once it holds the lease; None while another LAP is
+        active (this one is the standby: it polls the lease on the same connection)."""
+        store, self._standby = self._standby or LapStore(connect(self.dsn), self.cfg.schema), None
         try:
-            return self._start(LapStore(conn, self.cfg.schema))
+            if not self._take_lease(store):
+                self._standby = store
+                return None
+            return self._start(store)
         except BaseException:
-            conn.close()
+            store.conn.close()
             raise
+
+    def _take_lease(self, store: LapStore) -> bool:
+        """Whether this LAP is now the active one (the schema created first if missing)."""
+        if store.install(self.cfg.group):
+            self.log(f"lap: schema {self.cfg.schema} created")
+        ttl = lease.lease_s(self.cfg.heartbeat_s)
+        store.epoch = lease.acquire(store.conn, self.cfg.schema, self.name, ttl)
+        if store.epoch is not None:
+            self._said_active = None
+            self.log(f"lap: {self.name} is the active LAP (lease epoch {store.epoch}, {ttl:g} s, renewed each beat)")
+            return True
+        st = lease.status(store.conn, self.cfg.schema)
+        if st is not None and (st.holder, st.epoch) != self._said_active:
+            self._said_active = (st.holder, st.epoch)
+            self.log(f"lap: {self.name} is the standby; {st.line()}")
+        return False
 
     def _start(self, store: LapStore) -> LapStore:
         if store.install(self.cfg.group):
@@ -506,7 +559,11 @@ class LapService:
             try:
                 if store is None:
                     dog.tick(None)
-                    store = self.start_link()
+                    store = self._try_start_link()
+                    if store is None:  # the standby: the floor view serves, the lease is polled
+                        self.on_running()
+                        self.stop_event.wait(min(self.cfg.heartbeat_s, 0.5))
+                        continue
                     backoff = 0.2
                     next_check = time.monotonic() + self.cfg.reconcile_s
                     self.on_running()
@@ -519,6 +576,12 @@ class LapService:
                     next_check = time.monotonic() + self.cfg.reconcile_s
                 dog.tick(None)
                 self._until_next_beat(store, dog)
+            except lease.LeaseLost as e:
+                dog.tick(None)
+                self.log(f"lap: {self.name} lost the lease, stepping down to standby: {e}")
+                assert store is not None
+                store.conn.close()
+                store = None
             except psycopg.OperationalError as e:
                 dog.tick(None)
                 self.log(f"lap: database unreachable ({str(e).strip().splitlines()[0]}); retrying")
@@ -527,6 +590,9 @@ class LapService:
                 store = None
                 self.stop_event.wait(backoff)
                 backoff = min(backoff * 2, 2.0)
+        if self._standby is not None:
+            self._standby.conn.close()
+            self._standby = None
         if store is not None:
             self._stop_clean(store)
 
@@ -549,16 +615,22 @@ class LapService:
             self._guard = guard.SessionGuard(self.cfg.schema, self.cfg.table_hold_s, self.cfg.table_run_s)
         if not self._guard.due():
             return
-        done, problem = self._guard.check(store.conn)
+        with store.write():
+            done, problem = self._guard.check(store.conn)
         for r in done:
             self.log(guard.line(r))
         if problem is not None:
             self.log(f"lap: cannot end the tables' sessions past its deadlines: {problem}")
 
     def _stop_clean(self, store: LapStore) -> None:
+        """The link stopped (unless killed), the lease let go so a standby need not wait for it."""
         try:
             if not self._killed and store.state() == "running":  # an inoperable link stays so
                 store.set_state("stopped")
+            if not self._killed and store.epoch is not None:
+                lease.release(store.conn, self.cfg.schema, store.epoch)
+        except lease.LeaseLost:
+            pass  # another LAP is active: nothing of this one's to stop
         finally:
             store.conn.close()
 

@@ -51,6 +51,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import _ha_faults
+
 NAME = "link-chaos"
 HELP = (
     "faults on the link (uplinks, LAP, tables, PostgreSQL crash/power loss/failover, cut/stalled/silent connections):"
@@ -67,6 +69,7 @@ FAULTS = (
     "blackhole",
     "power-loss",
     "failover",
+    *_ha_faults.KINDS,
 )
 
 
@@ -233,10 +236,15 @@ def run(args: argparse.Namespace, emit: Any) -> int:
 
 
 @contextlib.contextmanager
-def _database(db: str | None, sync: bool = True) -> Iterator[tuple[str, Any]]:
-    """(DSN, the pair or None): ``--db``, or a throwaway primary with its standby."""
+def _database(db: str | None, sync: bool = True, kinds: str = "") -> Iterator[tuple[str, Any]]:
+    """(DSN, the pair or None): ``--db``, or a throwaway primary with its standby (a Patroni
+    cluster for the high-availability kinds: bench/_ha_faults.py)."""
     if db:
         yield db, None
+        return
+    if _ha_faults.wants_patroni(kinds):
+        with _ha_faults.database() as (dsn, cluster):
+            yield dsn, cluster
         return
     from hil.pgpair import temp_pair
 
@@ -254,7 +262,7 @@ def _kinds(args: argparse.Namespace, pair: Any) -> list[str]:
         )
     if pair is None:
         kinds = [k for k in kinds if k != "failover"] or ["cut"]
-    return kinds
+    return _ha_faults.usable(kinds, pair) or ["cut"]
 
 
 def _failover(pair: Any, lag: float) -> str:
@@ -272,6 +280,8 @@ def _failover(pair: Any, lag: float) -> str:
 
 def _fault(fault: str, pit: Any, tables: dict[str, ChaosTable], tid: str, pair: Any, lag: float = 2.0) -> str:
     """Play one fault; what it did (the figure's line)."""
+    if _ha_faults.handles(fault, pair):
+        return _ha_faults.play(fault, pit, tables, pair)
     if fault == "kill-uplink":
         pit.kill(pit.uplinks[tid])
         time.sleep(0.3)
@@ -330,7 +340,7 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
     configure(stream=sys.stderr, level="warning")
     rng = random.Random(args.seed)
     with (
-        _database(args.db, args.standby == "sync") as (dsn, pair),
+        _database(args.db, args.standby == "sync", args.kinds) as (dsn, pair),
         tempfile.TemporaryDirectory(prefix="tablectl-chaos-") as tmp_s,
     ):
         kinds = _kinds(args, pair)
@@ -340,6 +350,8 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
         counts = dict.fromkeys(kinds, 0)
         try:
             pit.start()
+            if _ha_faults.is_patroni(pair):
+                _ha_faults.start_standby(pit)
             _play_under_faults(args, pit, tables, kinds, counts, rng, pair, stop, emit)
             run_problems += _bring_back(pit, tables)
         except Exception as e:  # noqa: BLE001 - reported with the figures; the run fails
@@ -354,6 +366,7 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
         try:
             tally = _tally(pit, tables, run_problems)
         finally:
+            _ha_faults.stop_standby(pit)
             pit.close()  # the LAP and uplink processes, whatever happened above
         _emit_tally(args, counts, tables, tally, emit)
         return 0 if tally.good() else 1

@@ -471,7 +471,13 @@ class LapService:
         if store.install(self.cfg.group):
             self.log(f"lap: schema {self.cfg.schema} created")
         ttl = lease.lease_s(self.cfg.heartbeat_s)
-        store.epoch = lease.acquire(store.conn, self.cfg.schema, self.name, ttl)
+        try:
+            store.epoch = lease.acquire(store.conn, self.cfg.schema, self.name, ttl)
+        except (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedFunction, psycopg.errors.UndefinedObject):
+            raise LapError(
+                f"schema {self.cfg.schema} was made by a release without the LAP's lease (lap_lease): settle the"
+                " group with `tablectl lap --reconcile` of its release, then start this release on a new schema"
+            ) from None
         if store.epoch is not None:
             self._said_active = None
             self.log(f"lap: {self.name} is the active LAP (lease epoch {store.epoch}, {ttl:g} s, renewed each beat)")

@@ -302,3 +302,19 @@ def test_a_lap_paused_past_its_lease_has_every_write_refused_and_steps_down(
     finally:
         a.end()
         b.end()
+
+
+def test_a_schema_without_the_lease_is_refused_with_a_reason(pg_dsn: str, lap_schema: str) -> None:
+    """A schema an older release made (no ``lap_lease``): said, not a traceback."""
+    from controller.lap.lap import LapError
+
+    cfg = parse_lap(lap_doc(lap_schema), "lap.toml")
+    with connect(pg_dsn) as c:
+        LapStore(c, lap_schema).install("pit")
+        for obj in ("FUNCTION {}.lease_acquire", "FUNCTION {}.lease_renew", "FUNCTION {}.lease_hold"):
+            c.execute(sql.SQL("DROP " + obj + " CASCADE").format(sql.Identifier(lap_schema)))
+        for obj in ("TABLE {}.lap_lease",):
+            c.execute(sql.SQL("DROP " + obj + " CASCADE").format(sql.Identifier(lap_schema)))
+    svc = LapService(cfg, pg_dsn, log=lambda m: None, name="host-a")
+    with pytest.raises(LapError, match="without the LAP's lease"):
+        svc.start_link()

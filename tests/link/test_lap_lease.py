@@ -313,7 +313,7 @@ def test_a_schema_without_the_lease_is_refused_with_a_reason(pg_dsn: str, lap_sc
         LapStore(c, lap_schema).install("pit")
         for obj in ("FUNCTION {}.lease_acquire", "FUNCTION {}.lease_renew", "FUNCTION {}.lease_hold"):
             c.execute(sql.SQL("DROP " + obj + " CASCADE").format(sql.Identifier(lap_schema)))
-        c.execute(sql.SQL("DROP TABLE {}.lap_lease").format(sql.Identifier(lap_schema)))
+        c.execute(sql.SQL("DROP TABLE {}.lap_lease CASCADE").format(sql.Identifier(lap_schema)))
     svc = LapService(cfg, pg_dsn, log=lambda m: None, name="host-a")
     with pytest.raises(LapError, match="without the LAP's lease"):
         svc.start_link()

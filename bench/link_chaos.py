@@ -21,7 +21,10 @@ One fault every ``--interval`` seconds, in turn:
   (``fsync=on``: what it acknowledged is in its WAL on disk);
 - ``failover``: the primary crashes and its synchronous standby is promoted; the LAP and the
   uplinks reach it through their multi-host DSN (``target_session_attrs=read-write``); a new
-  standby is then made of it (``pg_basebackup``) for the next one.
+  standby is then made of it (``pg_basebackup``) for the next one;
+- ``kill-primary``, ``node-loss`` (only when named in ``--kinds``): the database is a Patroni
+  cluster with a standby LAP, the primary's postmaster killed (with the active LAP: node-loss) and
+  Patroni promoting (bench/_ha_faults.py).
 
 Without ``--db`` the database is a throwaway primary with a synchronous standby
 (hil/pgpair.py, ``fsync=on``); with ``--db`` the faults that need the bench's own cluster
@@ -90,8 +93,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lag", type=float, default=2.0, help="with --standby async: seconds of lag (default 2)")
     p.add_argument(
         "--kinds",
-        default=",".join(FAULTS),
-        help="the faults to play in turn, comma-separated (default: all: " + ", ".join(FAULTS) + ")",
+        default=",".join(k for k in FAULTS if k not in _ha_faults.KINDS),
+        help="the faults to play in turn, comma-separated (default: all but the ones a Patroni cluster plays, "
+        + ", ".join(_ha_faults.KINDS)
+        + ", which run the database on Patroni with a standby LAP when named: "
+        + ", ".join(FAULTS)
+        + ")",
     )
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--speed", type=float, default=50.0)

@@ -182,9 +182,12 @@ class LapStore:
             )
 
     def heartbeat(self) -> None:
-        """The heartbeat, which renews the lease."""
-        with self.write(renew=True):
+        """The heartbeat, which renews the lease (one statement: the renewal refused, nothing beats)."""
+        if self.epoch is None:
             self.conn.execute(self.q("SELECT {s}.heartbeat()"))
+            return
+        with lease.refused_as_lost():
+            self.conn.execute(self.q("SELECT {s}.lease_renew(%s), {s}.heartbeat()"), (self.epoch,))
 
     def push_meters(self, seen: int | None) -> int:
         """Ring the meters' doorbell when a level moved since ``seen`` (the sum of the levels'
@@ -192,8 +195,13 @@ class LapStore:
         row = self.conn.execute(self.q("SELECT coalesce(sum(version), 0)::bigint FROM {s}.levels")).fetchone()
         now = int(row[0]) if row else 0
         if seen is not None and now != seen:
-            with self.write():
+            if self.epoch is None:
                 self.conn.execute("SELECT pg_notify(%s, %s)", (self.schema, '{"t": "meter"}'))
+                return now
+            with lease.refused_as_lost():  # one statement: the epoch refused, no doorbell rings
+                self.conn.execute(
+                    self.q("SELECT {s}.lease_hold(%s), pg_notify(%s, %s)"), (self.epoch, self.schema, '{"t": "meter"}')
+                )
         return now
 
     # ---------------------------------------------------------------- parameters

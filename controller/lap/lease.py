@@ -27,7 +27,17 @@ from psycopg import sql
 
 from controller.lap.schema_lease import LEASE_LOST
 
-__all__ = ["LEASE_LOST", "LeaseLost", "LeaseState", "acquire", "default_name", "fenced", "release", "status"]
+__all__ = [
+    "LEASE_LOST",
+    "LeaseLost",
+    "LeaseState",
+    "acquire",
+    "default_name",
+    "fenced",
+    "refused_as_lost",
+    "release",
+    "status",
+]
 
 
 class LeaseLost(RuntimeError):
@@ -117,11 +127,18 @@ def fenced(conn: psycopg.Connection, schema: str, epoch: int | None, *, renew: b
     if epoch is None:
         yield
         return
+    with refused_as_lost(), conn.transaction():
+        fn = "lease_renew" if renew else "lease_hold"
+        conn.execute(_q(schema, "SELECT {s}." + fn + "(%s)"), (epoch,))
+        yield
+
+
+@contextmanager
+def refused_as_lost() -> Iterator[None]:
+    """The database's refusal of a lapsed epoch as :class:`LeaseLost` (for a statement that checks
+    the epoch itself: one round trip on the heartbeat's and the meters' hot path)."""
     try:
-        with conn.transaction():
-            fn = "lease_renew" if renew else "lease_hold"
-            conn.execute(_q(schema, "SELECT {s}." + fn + "(%s)"), (epoch,))
-            yield
+        yield
     except psycopg.Error as e:
         if e.sqlstate == LEASE_LOST:
             raise LeaseLost(_first_line(e)) from None

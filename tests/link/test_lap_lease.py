@@ -317,3 +317,74 @@ def test_a_schema_without_the_lease_is_refused_with_a_reason(pg_dsn: str, lap_sc
     svc = LapService(cfg, pg_dsn, log=lambda m: None, name="host-a")
     with pytest.raises(LapError, match="without the LAP's lease"):
         svc.start_link()
+
+
+def _floor_login(port: int) -> str:
+    """A floor person's session cookie on the floor view at ``port`` (waits for it to serve)."""
+    import http.client
+
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=3)
+            c.request(
+                "POST",
+                "/login",
+                "person=alice&pin=4821",
+                {"Content-Type": "application/x-www-form-urlencoded", "Origin": f"http://127.0.0.1:{port}"},
+            )
+            resp = c.getresponse()
+            assert resp.status == 303, resp.status
+            return str(resp.getheader("Set-Cookie")).split(";")[0]
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.3)
+
+
+def _floor_active(port: int, jar: str) -> str:
+    import http.client
+    import json
+
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+    c.request("GET", "/api/floor", headers={"Cookie": jar})
+    return str(json.loads(c.getresponse().read())["active_lap"])
+
+
+@pytest.mark.slow
+def test_both_hosts_floor_views_say_which_lap_is_active(pg_dsn: str, lap_schema: str, tmp_path: Path) -> None:
+    """Each LAP host serves its floor view, the standby's too; both say which host's LAP is active,
+    and both follow a takeover."""
+    import socket
+
+    ports = []
+    for _ in range(2):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            ports.append(s.getsockname()[1])
+    confs = []
+    for i, port in enumerate(ports):
+        d = tmp_path / f"host{i}"
+        d.mkdir()
+        conf = _lap_toml(d, lap_schema)
+        conf.write_text(conf.read_text() + f'\n[floor]\nport = {port}\nstaff = "staff.toml"\n')
+        exe = [sys.executable, "-m", "controller.cli", "lap", "--sim", "--db", pg_dsn, "--config", str(conf)]
+        r = subprocess.run([*exe, "--staff-pin", "alice:floorperson"], input="4821\n", capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        confs.append(conf)
+    a = LapProc(pg_dsn, confs[0], "pit-lap-a")
+    try:
+        assert wait_until(lambda: a.said("lap: link pit running") is not None, 60), a.out()
+        b = LapProc(pg_dsn, confs[1], "pit-lap-b")
+        try:
+            assert wait_until(lambda: b.said("pit-lap-b is the standby") is not None, 60), b.out()
+            jars = [_floor_login(p) for p in ports]
+            for port, jar in zip(ports, jars):
+                assert _floor_active(port, jar).startswith("active LAP: pit-lap-a (lease epoch 1, pid ")
+            a.proc.kill()
+            assert wait_until(lambda: b.said("lap: link pit running") is not None, 20), b.out()
+            assert _floor_active(ports[1], jars[1]).startswith("active LAP: pit-lap-b (lease epoch 2, pid ")
+        finally:
+            b.end()
+    finally:
+        a.end()

@@ -125,13 +125,12 @@ def _wait_open(pit: Any, tables: dict[str, Any], t0: float) -> str:
     wall0 = time.time() - (time.monotonic() - t0)
     since: float | None = None
     while time.monotonic() - t0 < REOPEN_S:
-        ok = all(t.is_open() for t in tables.values()) and _beat_after(pit, wall0)
-        if not ok:
+        if not (all(t.is_open() for t in tables.values()) and _beat_after(pit, wall0)):
             since = None
-        elif since is None:
-            since = time.monotonic()
-        elif time.monotonic() - since >= STEADY_S:
-            return f"{since - t0:.1f} s after the kill)"
+        else:
+            since = since or time.monotonic()
+            if time.monotonic() - since >= STEADY_S:
+                return f"{since - t0:.1f} s after the kill)"
         time.sleep(0.1)
     shut = [tid for tid, t in tables.items() if not t.is_open()]
     return f"NOT within {REOPEN_S:.0f} s (still closed: {', '.join(shut) or 'none; no LAP heartbeat'}))"

@@ -239,25 +239,19 @@ class PatroniCluster:
             )
 
     def stop(self) -> None:
+        """Patroni asked to stop each member (it stops PostgreSQL), then whatever is left killed."""
         for m in self.members:
             if m.proc is not None and m.proc.poll() is None:
                 m.proc.send_signal(signal.SIGTERM)
         for m in self.members:
-            if m.proc is not None:
-                try:
-                    m.proc.wait(20)
-                except subprocess.TimeoutExpired:
-                    m.proc.kill()
+            _end(m.proc, 20)
             pid = self.postmaster_pid(m)
             if pid is not None:
                 with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
+                    os.kill(pid, signal.SIGKILL)  # a postmaster Patroni left behind
         if self.etcd is not None and self.etcd.poll() is None:
             self.etcd.terminate()
-            try:
-                self.etcd.wait(10)
-            except subprocess.TimeoutExpired:
-                self.etcd.kill()
+        _end(self.etcd, 10)
 
     def logs(self, tail: int = 1500) -> str:
         out = []
@@ -265,6 +259,17 @@ class PatroniCluster:
             with contextlib.suppress(OSError):
                 out.append(f"--- {p.name}\n" + p.read_text(errors="replace")[-tail:])
         return "\n".join(out)
+
+
+def _end(proc: subprocess.Popen[bytes] | None, wait_s: float) -> None:
+    """Wait for a process told to stop; kill it past ``wait_s``."""
+    if proc is None:
+        return
+    try:
+        proc.wait(wait_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
 
 
 _PG_PARAMETERS = {

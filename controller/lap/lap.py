@@ -457,11 +457,15 @@ class LapService:
             self._said_active = None
             self.log(f"lap: {self.name} is the active LAP (lease epoch {store.epoch}, {ttl:g} s, renewed each beat)")
             return True
+        self._say_standby(store)
+        return False
+
+    def _say_standby(self, store: LapStore) -> None:
+        """Log that this LAP is the standby, and which is active, once per active LAP's epoch."""
         st = lease.status(store.conn, self.cfg.schema)
         if st is not None and (st.holder, st.epoch) != self._said_active:
             self._said_active = (st.holder, st.epoch)
             self.log(f"lap: {self.name} is the standby; {st.line()}")
-        return False
 
     def _start(self, store: LapStore) -> LapStore:
         if store.install(self.cfg.group):

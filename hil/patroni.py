@@ -293,6 +293,18 @@ def _bin_dir() -> str:
     return str(Path(find_bin("pg_ctl")).parent)
 
 
+def _not_for_patroni(site: Path) -> Any:
+    """copytree's ``ignore``: the big packages Patroni never imports (at the top level only: a
+    module of the same name inside a package stays), and byte code."""
+    big = ("mypy", "numpy", "hypothesis", "ruff", "reportlab", "radon", "pytest", "_pytest")
+
+    def ignore(d: str, names: list[str]) -> set[str]:
+        top = Path(d) == site
+        return {n for n in names if n == "__pycache__" or (top and n.split("-")[0].split(".")[0] in big)}
+
+    return ignore
+
+
 def _patroni_python(base: Path, run_as: list[str]) -> tuple[list[str], dict[str, str]]:
     """How the unprivileged user runs Patroni: the machine's python3 with this environment's
     site-packages on its path (copied under ``base`` when that user cannot read them)."""
@@ -302,7 +314,7 @@ def _patroni_python(base: Path, run_as: list[str]) -> tuple[list[str], dict[str,
     python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
     if run_as and subprocess.run([*run_as, "test", "-r", str(site / "patroni" / "__init__.py")]).returncode != 0:
         copy = base / "site"
-        shutil.copytree(site, copy, ignore=shutil.ignore_patterns("mypy*", "numpy*", "hypothesis*", "__pycache__"))
+        shutil.copytree(site, copy, ignore=_not_for_patroni(site))
         site = copy
     env = {**os.environ, "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
     if run_as:

@@ -68,3 +68,32 @@ def test_the_pit_is_open_again_within_30_s_with_nothing_lost(kind: str, capsys: 
     assert int(out["contributions"]) > 0 and out["tables_balanced"] == "2/2", text
     assert out["refusals"] == "0" and out["link"].startswith("OK"), text
     assert rc == 0, text
+
+
+@pytest.mark.slow
+def test_patroni_runs_from_a_copy_when_the_unprivileged_user_cannot_read_this_environment() -> None:
+    """Under root PostgreSQL (so Patroni) runs as ``nobody``; a checkout that user cannot read (a
+    clone in a private directory) gets Patroni and what it imports copied beside the cluster."""
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from hil.patroni import _patroni_python
+
+    if os.geteuid() != 0:
+        pytest.skip("only root runs Patroni as another user")
+    base = Path(tempfile.mkdtemp(prefix="tablectl-patroni-copy-"))  # a directory nobody can reach, as the harness's
+    try:
+        python, env = _patroni_python(base, ["false"])  # "cannot read": the check fails
+        site = base / "site"
+        assert env["PYTHONPATH"] == str(site) and (site / "patroni").is_dir()
+        assert not (site / "numpy").exists() and (site / "psycopg" / "types" / "numpy.py").exists()
+        subprocess.run(["chown", "-R", "nobody:", str(base)], check=True)
+        r = subprocess.run(
+            ["runuser", "-u", "nobody", "--", *python, "--version"], env=env, capture_output=True, text=True, cwd="/"
+        )
+        assert r.returncode == 0 and "4.1.5" in r.stdout, r.stderr
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -151,6 +151,36 @@ class PatroniCluster:
             f"no new primary {timeout:.0f} s after {old.name}'s postmaster was killed: {self.cluster()}"
         )
 
+    def kill_host(self, timeout: float = 120) -> tuple[str, str, float]:
+        """The primary's whole host dies: its Patroni and its postmaster SIGKILLed together (its
+        leader key in etcd lapses after ``ttl``); as :meth:`kill_primary`."""
+        old = self.leader()
+        if old is None:
+            raise PgUnavailable(f"no Patroni leader to kill: {self.cluster()}")
+        pids = [p for p in (self.patroni_pid(old), self.postmaster_pid(old)) if p is not None]
+        t0 = time.monotonic()
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        while time.monotonic() - t0 < timeout:
+            new = self.leader()
+            if new is not None and new is not old and self.writable():
+                self.failovers += 1
+                return old.name, new.name, time.monotonic() - t0
+            time.sleep(0.2)
+        raise PgUnavailable(f"no new primary {timeout:.0f} s after {old.name}'s host died: {self.cluster()}")
+
+    def patroni_pid(self, m: Member) -> int | None:
+        """The member's Patroni process: the Python one whose command line names the member's
+        configuration (not ``runuser``, its parent)."""
+        conf = str(self.base / f"{m.name}.yml").encode()
+        for d in filter(str.isdigit, os.listdir("/proc")):
+            with contextlib.suppress(OSError):
+                args = Path(f"/proc/{d}/cmdline").read_bytes().split(b"\0")
+                if conf in args and b"patroni" in args and Path(f"/proc/{d}/comm").read_text().startswith("python"):
+                    return int(d)
+        return None
+
     # ------------------------------------------------------------------ life
     def start(self) -> None:
         self._start_etcd()

@@ -53,6 +53,26 @@ def test_patroni_promotes_the_synchronous_standby_and_keeps_every_acknowledged_c
 
 @pytest.mark.slow
 @pytest.mark.soak
+def test_a_whole_host_dying_is_failed_over_once_its_leader_key_lapses() -> None:
+    """The primary's Patroni dies with its postmaster (a host lost, not a crash Patroni sees): the
+    leader key in etcd lapses after ``ttl`` (20 s) and the synchronous standby is promoted."""
+    import psycopg
+
+    from hil.patroni import TIMINGS, temp_patroni
+
+    with temp_patroni() as cl:
+        sync = next(m["name"] for m in cl.cluster() if m["role"] == "sync_standby")
+        with psycopg.connect(cl.dsn, autocommit=True) as c:
+            c.execute("CREATE TABLE acked AS SELECT generate_series(1, 500) AS n")
+        old, new, took = cl.kill_host()
+        assert new == sync and old != new
+        assert TIMINGS["ttl"] - 5 < took < 30, took  # not before the key could lapse; well before 30 s
+        with psycopg.connect(cl.dsn, autocommit=True) as c:
+            assert c.execute("SELECT count(*) FROM acked").fetchone() == (500,)
+
+
+@pytest.mark.slow
+@pytest.mark.soak
 @pytest.mark.parametrize("kind", ["kill-primary", "node-loss"])
 def test_the_pit_is_open_again_within_30_s_with_nothing_lost(kind: str, capsys: pytest.CaptureFixture[str]) -> None:
     rc = main(["bench", "link-chaos", "--tables", "2", "--faults", "2", "--kinds", kind, "--interval", "4"])

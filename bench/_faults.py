@@ -138,7 +138,7 @@ def _restart_table(ctx: Ctx, f: Fault) -> str:
 def _restart_pg(ctx: Ctx, f: Fault) -> str:
     """PostgreSQL crashes (``-m immediate``) and is started again after the fault's duration;
     with ``--db``: every connection of the run is terminated."""
-    if ctx.pair is None:
+    if ctx.pair is None or _on_patroni(ctx):
         terminate_all(ctx.pit.dsn, ctx.pit.schema)
         return "restart-pg (every connection terminated)"
     if f.duration <= 0:
@@ -152,7 +152,7 @@ def _restart_pg(ctx: Ctx, f: Fault) -> str:
 
 @kind("power-loss", resource="db")
 def _power_loss(ctx: Ctx, f: Fault) -> str:
-    if ctx.pair is None:
+    if ctx.pair is None or _on_patroni(ctx):
         terminate_all(ctx.pit.dsn, ctx.pit.schema)
         return "power-loss (every connection terminated)"
     ctx.pair.pg_ctl(ctx.pair.primary, "-m", "immediate", "stop")
@@ -191,6 +191,14 @@ def _stall(ctx: Ctx, f: Fault) -> str:
 def _blackhole(ctx: Ctx, f: Fault) -> str:
     """Every connection open now goes silent for good (nothing closed, nobody told)."""
     return f"blackhole {f.target} ({_proxies(ctx, f.target).blackhole()} connections silent for good)"
+
+
+def _on_patroni(ctx: Ctx) -> bool:
+    """The database run by Patroni (hil/patroni.py): a restart of its primary is Patroni's to
+    handle (kill-primary plays it); here every connection of the run is terminated instead."""
+    from bench._ha_faults import is_patroni
+
+    return is_patroni(ctx.pair)
 
 
 def terminate_all(dsn: str, schema: str) -> None:

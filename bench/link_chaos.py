@@ -25,7 +25,10 @@ duration; they overlap (a restart while a connection hangs, a cut during a stall
   (``fsync=on``: what it acknowledged is in its WAL on disk);
 - ``failover``: the primary crashes and its synchronous standby is promoted; the LAP and the
   uplinks reach it through their multi-host DSN (``target_session_attrs=read-write``); a new
-  standby is then made of it (``pg_basebackup``) for the next one.
+  standby is then made of it (``pg_basebackup``) for the next one;
+- ``kill-primary``, ``node-loss`` (only when named in ``--kinds``): the database is a Patroni
+  cluster with a standby LAP, the primary's postmaster killed (with the active LAP: node-loss) and
+  Patroni promoting (bench/_ha_faults.py).
 
 Without ``--db`` the database is a throwaway primary with a synchronous standby
 (hil/pgpair.py, ``fsync=on``); with ``--db`` the faults that need the bench's own cluster
@@ -56,7 +59,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import _faults
+from bench import _faults, _ha_faults
 
 NAME = "link-chaos"
 HELP = (
@@ -64,7 +67,7 @@ HELP = (
     " lost 0, doubled 0, reconciled"
 )
 
-FAULTS = tuple(_faults.KINDS)  # the registry (bench/_faults.py), in its order
+FAULTS = tuple(_faults.KINDS)  # the registry (bench/_faults.py, bench/_ha_faults.py), in its order
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -84,8 +87,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lag", type=float, default=2.0, help="with --standby async: seconds of lag (default 2)")
     p.add_argument(
         "--kinds",
-        default=",".join(FAULTS),
-        help="the faults to play in turn (or draw from, with --random), comma-separated (default: all: "
+        default=",".join(k for k in FAULTS if k not in _ha_faults.KINDS),
+        help="the faults to play in turn (or draw from, with --random), comma-separated (default: all but "
+        + ", ".join(_ha_faults.KINDS)
+        + ", which run the database on Patroni with a standby LAP when named: "
         + ", ".join(FAULTS)
         + ")",
     )
@@ -248,10 +253,15 @@ def run(args: argparse.Namespace, emit: Any) -> int:
 
 
 @contextlib.contextmanager
-def _database(db: str | None, sync: bool = True) -> Iterator[tuple[str, Any]]:
-    """(DSN, the pair or None): ``--db``, or a throwaway primary with its standby."""
+def _database(db: str | None, sync: bool = True, kinds: str = "") -> Iterator[tuple[str, Any]]:
+    """(DSN, the pair or None): ``--db``, or a throwaway primary with its standby (a Patroni
+    cluster for the high-availability kinds: bench/_ha_faults.py)."""
     if db:
         yield db, None
+        return
+    if _ha_faults.wants_patroni(kinds):
+        with _ha_faults.database() as (dsn, cluster):
+            yield dsn, cluster
         return
     from hil.pgpair import temp_pair
 
@@ -261,9 +271,10 @@ def _database(db: str | None, sync: bool = True) -> Iterator[tuple[str, Any]]:
 
 def _kinds(args: argparse.Namespace, pair: Any) -> list[str]:
     try:
-        return _faults.known([k.strip() for k in args.kinds.split(",") if k.strip()], pair is not None)
+        kinds = _faults.known([k.strip() for k in args.kinds.split(",") if k.strip()], pair is not None)
     except ValueError as e:
         raise SystemExit(f"tablectl bench link-chaos: --kinds: {e}") from None
+    return _ha_faults.usable(kinds, pair) or ["cut"]
 
 
 def _plan(args: argparse.Namespace, kinds: list[str], ids: list[str]) -> list[_faults.Fault]:
@@ -304,7 +315,7 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
     configure(stream=sys.stderr, level="warning")
     emit("seed", f"{args.seed} (replay: the same arguments with --seed {args.seed})")
     with (
-        _database(args.db, args.standby == "sync") as (dsn, pair),
+        _database(args.db, args.standby == "sync", args.kinds) as (dsn, pair),
         tempfile.TemporaryDirectory(prefix="tablectl-chaos-") as tmp_s,
     ):
         kinds = _kinds(args, pair)
@@ -320,6 +331,8 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
         try:
             pit.start()
             emit("link_tls", pit.tls_note)
+            if _ha_faults.is_patroni(pair):
+                _ha_faults.start_standby(pit)
             ctx = _faults.Ctx(pit, tables, pair, args.lag)
             run_problems += _play_under_faults(ctx, plan, stop, emit)
             run_problems += _bring_back(pit, tables, ctx.faults_ended)
@@ -337,6 +350,7 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
                 emit("problem", problem)
             return 1
         finally:
+            _ha_faults.stop_standby(pit)
             pit.close()  # the LAP and uplink processes, whatever happened above
         _emit_tally(args, counts, tables, tally, emit)
         return 0 if tally.good() else 1

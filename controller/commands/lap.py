@@ -275,6 +275,7 @@ def _report(store: object, cfg: object, check: bool = False) -> int:
         print(level_line(st))
     schema = _print_pending(store, cfg)
     unsafe = _replication_line(store, cfg)
+    _active_line(store)
     why = store.inoperable_reason()
     if why:
         print(f"the link is INOPERABLE: {why}")
@@ -407,6 +408,14 @@ def _replication_line(store: object, cfg: object) -> bool:
     allowed = not rep.safe and cfg.allow_async_replication
     print(f"replication: {rep.text}" + (" (allowed by lap.toml)" if allowed else ""))
     return not rep.safe and not cfg.allow_async_replication
+
+
+def _active_line(store: LapStore) -> None:
+    """Which host's LAP is active (controller/lap/lease.py)."""
+    from controller.lap import lease
+
+    st = lease.status(store.conn, store.schema)
+    print(st.line() if st is not None else "active LAP: unknown (a schema from before the LAP's lease)")
 
 
 def _staff_pin(cfg: object, spec: str) -> int:

@@ -231,6 +231,8 @@ SELECT json_build_object(
   'link', (SELECT json_build_object('group_name', left(group_name, 40), 'state', state,
       'reason', left(reason, 300), 'replication', left(replication, 300),
       'heartbeat_at', extract(epoch FROM heartbeat_at)) FROM {s}.link),
+  'lease', (SELECT json_build_object('holder', left(holder, 120), 'epoch', epoch, 'pid', pid,
+      'left_s', extract(epoch FROM expires_at - clock_timestamp())) FROM {s}.lap_lease),
   'refusals', (SELECT coalesce(json_agg(x ORDER BY x.id DESC), '[]') FROM (
       SELECT id, table_id, seq, left(kind, 40) AS kind, left(reason, 300) AS reason, extract(epoch FROM at) AS at
       FROM {s}.refusals ORDER BY id DESC LIMIT 20) x),
@@ -331,11 +333,21 @@ def _closures(doc: dict[str, Any]) -> dict[str, Any]:
         # issue 22: the LAP's replication check, and what the tables found of the LAP's memory
         # (behind them, another database, a paid hit re-established, caught up again)
         "replication": link.get("replication"),
+        "active_lap": _active_lap(doc.get("lease")),
         "recoveries": [
             {k: r[k] for k in ("table_id", "kind", "detail", "seq", "level", "cents", "at")}
             for r in doc.get("recoveries") or []
         ],
     }
+
+
+def _active_lap(row: dict[str, Any] | None) -> str:
+    """Which host's LAP holds the lease (controller/lap/lease.py), in a technician's words."""
+    from controller.lap.lease import LeaseState
+
+    if not row:
+        return "unknown"
+    return LeaseState(str(row["holder"]), int(row["epoch"]), row.get("pid"), float(row["left_s"])).line()
 
 
 def _epoch(t: Any) -> float | None:

@@ -20,10 +20,11 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from controller.lap import catalog, guard, pgconn
+from controller.lap import catalog, guard, lease, pgconn
 from controller.lap.config import LapConfig, LevelParams
 from controller.lap.reconcile import LevelState, Reconciliation, level_line, level_state, reconcile
 from controller.lap.reconnect import Reconnect
+from controller.lap.replication import Replication, replication
 from controller.lap.schema import (
     FLOOR_CONNECTIONS,
     SCHEMA_VERSION,
@@ -42,6 +43,7 @@ __all__ = [
     "LapStore",
     "LevelState",
     "Reconciliation",
+    "Replication",
     "connect",
     "level_line",
     "replication",
@@ -63,41 +65,6 @@ def connect(dsn: str, *, user: str | None = None, autocommit: bool = True, timeo
     ``tcp_user_timeout``, statement and idle-in-transaction timeouts)."""
     d = dataclasses.replace(pgconn.LAP, connect_s=max(2, int(timeout)))
     return pgconn.connect(dsn, d, user=user, autocommit=autocommit)
-
-
-@dataclass(frozen=True)
-class Replication:
-    """What the LAP's database does with a commit before it is acknowledged (issue 22: a LAP
-    failed over to a standby that lagged, or restored from a backup, forgot acknowledged hits)."""
-
-    safe: bool  # a synchronous standby is configured and streaming: an acknowledged commit is on two servers
-    text: str
-
-
-def replication(conn: psycopg.Connection) -> Replication:
-    """The database's replication as the LAP sees it (``pg_stat_replication`` shows a standby's
-    state to a superuser or a member of ``pg_monitor`` / ``pg_read_all_stats`` only)."""
-    names = str(conn.execute("SHOW synchronous_standby_names").fetchone()[0]).strip()  # type: ignore[index]
-    commit = str(conn.execute("SHOW synchronous_commit").fetchone()[0])  # type: ignore[index]
-    rows = conn.execute(
-        "SELECT application_name, state, sync_state FROM pg_stat_replication ORDER BY application_name"
-    ).fetchall()
-    standbys = ", ".join(f"{r[0] or '?'} ({r[1] or 'state hidden'}, {r[2] or '?'})" for r in rows) or "none"
-    sync = [r for r in rows if r[1] == "streaming" and r[2] in ("sync", "quorum")]
-    if not names:
-        return Replication(
-            False, f"no synchronous standby configured (synchronous_standby_names is empty; standbys: {standbys})"
-        )
-    if commit in ("off", "local"):
-        return Replication(False, f"synchronous_commit = {commit}: a commit does not wait for the standby ({standbys})")
-    if not sync:
-        return Replication(
-            False,
-            f"a synchronous standby is configured ({names}) but none is streaming: commits wait (standbys: {standbys})",
-        )
-    return Replication(
-        True, f"synchronous standby streaming: {', '.join(str(r[0]) for r in sync)} (standbys: {standbys})"
-    )
 
 
 def _level_row(p: LevelParams) -> dict[str, Any]:
@@ -135,10 +102,17 @@ _UPDATE_LEVEL = (
 class LapStore:
     """One linked group's schema, through one connection (autocommit; transactions explicit)."""
 
-    def __init__(self, conn: psycopg.Connection, schema: str):
+    def __init__(self, conn: psycopg.Connection, schema: str, epoch: int | None = None):
         self.conn = conn
         self.schema = schema
         self.s = sql.Identifier(schema)
+        #: the LAP service's lease epoch: each write below is refused unless it is the lease's
+        #: (controller/lap/lease.py); None for the operator's one-shot commands
+        self.epoch = epoch
+
+    def write(self, *, renew: bool = False) -> Any:
+        """A transaction that writes only while this store's epoch holds the lease."""
+        return lease.fenced(self.conn, self.schema, self.epoch, renew=renew)
 
     def q(self, text: str) -> sql.Composed:
         return sql.SQL(text).format(s=self.s)
@@ -169,9 +143,12 @@ class LapStore:
                     "start this release on a new schema)"
                 )
             return False
-        with self.conn.transaction():
-            self.conn.execute(ddl(self.schema).encode())
-            self.conn.execute(self.q("INSERT INTO {s}.link (group_name) VALUES (%s)"), (group,))
+        try:
+            with self.conn.transaction():
+                self.conn.execute(ddl(self.schema).encode())
+                self.conn.execute(self.q("INSERT INTO {s}.link (group_name) VALUES (%s)"), (group,))
+        except (psycopg.errors.DuplicateSchema, psycopg.errors.UniqueViolation):
+            return False  # the other host's LAP created it this instant
         return True
 
     def schema_differences(self) -> list[str]:
@@ -194,20 +171,28 @@ class LapStore:
 
     def set_state(self, state: str) -> None:
         """``stopped`` or ``running`` (an inoperable link's reason is cleared with it: recorded)."""
-        self.conn.execute(self.q("UPDATE {s}.link SET state = %s, reason = NULL"), (state,))
+        with self.write():
+            self.conn.execute(self.q("UPDATE {s}.link SET state = %s, reason = NULL"), (state,))
 
     def set_inoperable(self, reason: str) -> None:
         """Every table closed, the reason recorded (``param_changes``) and shown on the floor view."""
-        self.conn.execute(self.q("SELECT {s}.set_inoperable(%s)"), (reason,))
+        with self.write():
+            self.conn.execute(self.q("SELECT {s}.set_inoperable(%s)"), (reason,))
 
     def record_replication(self, text: str) -> None:
         """The replication check's finding, for the floor view and the tables."""
-        self.conn.execute(
-            self.q("UPDATE {s}.link SET replication = %s WHERE replication IS DISTINCT FROM %s"), (text, text)
-        )
+        with self.write():
+            self.conn.execute(
+                self.q("UPDATE {s}.link SET replication = %s WHERE replication IS DISTINCT FROM %s"), (text, text)
+            )
 
     def heartbeat(self) -> None:
-        self.conn.execute(self.q("SELECT {s}.heartbeat()"))
+        """The heartbeat, which renews the lease (one statement: the renewal refused, nothing beats)."""
+        if self.epoch is None:
+            self.conn.execute(self.q("SELECT {s}.heartbeat()"))
+            return
+        with lease.refused_as_lost():
+            self.conn.execute(self.q("SELECT {s}.lease_renew(%s), {s}.heartbeat()"), (self.epoch,))
 
     def push_meters(self, seen: int | None) -> int:
         """Ring the meters' doorbell when a level moved since ``seen`` (the sum of the levels'
@@ -215,7 +200,13 @@ class LapStore:
         row = self.conn.execute(self.q("SELECT coalesce(sum(version), 0)::bigint FROM {s}.levels")).fetchone()
         now = int(row[0]) if row else 0
         if seen is not None and now != seen:
-            self.conn.execute("SELECT pg_notify(%s, %s)", (self.schema, '{"t": "meter"}'))
+            if self.epoch is None:
+                self.conn.execute("SELECT pg_notify(%s, %s)", (self.schema, '{"t": "meter"}'))
+                return now
+            with lease.refused_as_lost():  # one statement: the epoch refused, no doorbell rings
+                self.conn.execute(
+                    self.q("SELECT {s}.lease_hold(%s), pg_notify(%s, %s)"), (self.epoch, self.schema, '{"t": "meter"}')
+                )
         return now
 
     # ---------------------------------------------------------------- parameters
@@ -288,7 +279,7 @@ class LapStore:
         """Apply ``cfg``: refused unless the link is stopped (every change is recorded by the
         database in ``param_changes``; a rate change is a new rate version).  A level is never
         removed (its money stays accounted)."""
-        with self.conn.transaction():
+        with self.write(), self.conn.transaction():
             # a table's session may hold a level's row (the LAP's guard ends it, but does not run
             # while this waits): a wait past this is an error, the LAP tries again
             self.conn.execute("SET LOCAL lock_timeout = '2s'")
@@ -416,6 +407,11 @@ class LapService:
     _pushed: int | None = field(default=None, init=False)
     #: the LAP's deadlines on the tables' sessions (controller/lap/guard.py)
     _guard: guard.SessionGuard | None = field(default=None, init=False)
+    #: this LAP's name in the leadership lease (controller/lap/lease.py): the host's by default
+    name: str = field(default_factory=lease.default_name)
+    #: while another LAP is active: this one's connection, polling the lease
+    _standby: LapStore | None = field(default=None, init=False)
+    _said_active: tuple[str, int] | None = field(default=None, init=False)
 
     def self_check(self, store: LapStore) -> list[str]:
         """What makes the LAP inoperable: its schema's code is not this release's, a level does
@@ -427,12 +423,54 @@ class LapService:
         return problems
 
     def start_link(self) -> LapStore:
-        conn = connect(self.dsn)
+        """The link started by this LAP (:class:`LapError` while another LAP holds the lease)."""
+        store = self._try_start_link()
+        if store is None:
+            assert self._standby is not None
+            st = lease.status(self._standby.conn, self.cfg.schema)
+            self._standby.conn.close()
+            self._standby = None
+            raise LapError(f"another LAP is active: {st.line() if st else '?'}")
+        return store
+
+    def _try_start_link(self) -> LapStore | None:
+        """The link started by this LAP once it holds the lease; None while another LAP is
+        active (this one is the standby: it polls the lease on the same connection)."""
+        store, self._standby = self._standby or LapStore(connect(self.dsn), self.cfg.schema), None
         try:
-            return self._start(LapStore(conn, self.cfg.schema))
+            if not self._take_lease(store):
+                self._standby = store
+                return None
+            return self._start(store)
         except BaseException:
-            conn.close()
+            store.conn.close()
             raise
+
+    def _take_lease(self, store: LapStore) -> bool:
+        """Whether this LAP is now the active one (the schema created first if missing)."""
+        if store.install(self.cfg.group):
+            self.log(f"lap: schema {self.cfg.schema} created")
+        ttl = lease.lease_s(self.cfg.heartbeat_s)
+        try:
+            store.epoch = lease.acquire(store.conn, self.cfg.schema, self.name, ttl)
+        except (psycopg.errors.UndefinedTable, psycopg.errors.UndefinedFunction, psycopg.errors.UndefinedObject):
+            raise LapError(
+                f"schema {self.cfg.schema} was made by a release without the LAP's lease (lap_lease): settle the"
+                " group with `tablectl lap --reconcile` of its release, then start this release on a new schema"
+            ) from None
+        if store.epoch is not None:
+            self._said_active = None
+            self.log(f"lap: {self.name} is the active LAP (lease epoch {store.epoch}, {ttl:g} s, renewed each beat)")
+            return True
+        self._say_standby(store)
+        return False
+
+    def _say_standby(self, store: LapStore) -> None:
+        """Log that this LAP is the standby, and which is active, once per active LAP's epoch."""
+        st = lease.status(store.conn, self.cfg.schema)
+        if st is not None and (st.holder, st.epoch) != self._said_active:
+            self._said_active = (st.holder, st.epoch)
+            self.log(f"lap: {self.name} is the standby; {st.line()}")
 
     def _start(self, store: LapStore) -> LapStore:
         if store.install(self.cfg.group):
@@ -515,7 +553,12 @@ class LapService:
             try:
                 if store is None:
                     dog.tick(None)
-                    store = relink.connect(self.start_link)
+                    store = relink.connect(self._try_start_link)
+                    if store is None:  # the standby: the floor view serves, the lease is polled
+                        relink.settled()
+                        self.on_running()
+                        self.stop_event.wait(min(self.cfg.heartbeat_s, 0.5))
+                        continue
                     next_check = time.monotonic() + self.cfg.reconcile_s
                     self.on_running()
                 relink.waiting()  # a heartbeat is owed
@@ -531,6 +574,12 @@ class LapService:
                     next_check = time.monotonic() + self.cfg.reconcile_s
                 dog.tick(None)
                 self._until_next_beat(store, dog)
+            except lease.LeaseLost as e:
+                dog.tick(None)
+                self.log(f"lap: {self.name} lost the lease, stepping down to standby: {e}")
+                assert store is not None
+                store.conn.close()
+                store = None
             except psycopg.OperationalError as e:
                 dog.tick(None)
                 pause = relink.pause if store is None else relink.fail(str(e).strip().splitlines()[0])
@@ -539,6 +588,9 @@ class LapService:
                     store.conn.close()
                 store = None
                 self.stop_event.wait(pause)
+        if self._standby is not None:
+            self._standby.conn.close()
+            self._standby = None
         if store is not None:
             self._stop_clean(store)
 
@@ -561,16 +613,22 @@ class LapService:
             self._guard = guard.SessionGuard(self.cfg.schema, self.cfg.table_hold_s, self.cfg.table_run_s)
         if not self._guard.due():
             return
-        done, problem = self._guard.check(store.conn)
+        with store.write():
+            done, problem = self._guard.check(store.conn)
         for r in done:
             self.log(guard.line(r))
         if problem is not None:
             self.log(f"lap: cannot end the tables' sessions past its deadlines: {problem}")
 
     def _stop_clean(self, store: LapStore) -> None:
+        """The link stopped (unless killed), the lease let go so a standby need not wait for it."""
         try:
             if not self._killed and store.state() == "running":  # an inoperable link stays so
                 store.set_state("stopped")
+            if not self._killed and store.epoch is not None:
+                lease.release(store.conn, self.cfg.schema, store.epoch)
+        except lease.LeaseLost:
+            pass  # another LAP is active: nothing of this one's to stop
         finally:
             store.conn.close()
 

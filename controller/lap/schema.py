@@ -79,10 +79,11 @@ def ddl(schema: str) -> str:
     from controller.lap.schema_auth import AUTH_DDL
     from controller.lap.schema_floor import FLOOR_DDL
     from controller.lap.schema_guard import GUARD_DDL
+    from controller.lap.schema_lease import LEASE_DDL
     from controller.lap.schema_rules import RULES_DDL
 
     s = check_name(schema)
-    text = _TABLES + RULES_DDL + GUARD_DDL + AUTH_DDL + FLOOR_DDL + _PRIVILEGES
+    text = _TABLES + RULES_DDL + GUARD_DDL + AUTH_DDL + FLOOR_DDL + LEASE_DDL + _PRIVILEGES
     return text.replace("@VERSION", str(SCHEMA_VERSION)).replace("@S", s)
 
 
@@ -441,7 +442,7 @@ GRANT USAGE ON SCHEMA {s} TO {r};
 GRANT SELECT ON {s}.link, {s}.levels, {s}.rates, {s}.members, {s}.events, {s}.contributions, {s}.voids,
     {s}.hits, {s}.reseeds, {s}.payouts, {s}.refusals, {s}.held, {s}.recoveries, {s}.batches,
     {s}.param_changes, {s}.table_status, {s}.table_status_log, {s}.terminations,
-    {s}.floor_acks, {s}.floor_logins, {s}.floor_lockouts TO {r};
+    {s}.floor_acks, {s}.floor_logins, {s}.floor_lockouts, {s}.lap_lease, {s}.lap_lease_log TO {r};
 GRANT INSERT ON {s}.floor_logins, {s}.floor_acks TO {r};
 GRANT INSERT, UPDATE, DELETE ON {s}.floor_lockouts TO {r};
 GRANT EXECUTE ON FUNCTION {s}.bounded_tilts(jsonb), {s}.floor_reader(), {s}.my_table() TO {r};

@@ -144,6 +144,7 @@ function technician(p) {
   row("Link state", p.link_state + (p.inoperable ? ` \u2014 ${p.inoperable}` : ""));
   row("LAP heartbeat", p.lap_heartbeat_s === null ? "none" : ago(p.lap_heartbeat_s));
   row("Replication", p.replication || "not checked yet");
+  row("Active LAP", p.active_lap || "unknown");
   const tb = $("techtables"); tb.replaceChildren();
   for (const t of p.tables) {
     const tr = el("tr", null, null, tb);

@@ -4,7 +4,8 @@ at start-up; the catalogue check then compares the result with a fresh install o
 4 -> 5: the link records' authenticators (controller/lap/schema_auth.py): the tables' link keys,
 the ``key_no``/``auth`` columns of ``events`` and ``batches`` (the records already held keep none:
 they were applied before), the checks, ``report_foreign``, the payment rule that never counts a
-hit the table's ledger does not hold, and every table role's grants again.  The tables' uplinks
+hit the table's ledger does not hold, the LAPs' lease (controller/lap/schema_lease.py), and every
+table role's grants again.  The tables' uplinks
 need their link keys (``tablectl lap --enrol-table``) before they send again: until then their
 records are refused and recorded, never applied.
 """
@@ -18,6 +19,7 @@ from psycopg import sql
 
 from controller.lap.schema import check_name, grants
 from controller.lap.schema_auth import AUTH_DDL
+from controller.lap.schema_lease import LEASE_DDL
 from controller.lap.schema_rules import RULES_DDL
 
 
@@ -29,7 +31,8 @@ def _function(name: str) -> str:
 
 
 def _to_5(schema: str) -> str:
-    body = AUTH_DDL + _function("apply_paid") + "REVOKE ALL ON link_keys FROM PUBLIC;\n"
+    body = AUTH_DDL + LEASE_DDL + _function("apply_paid")
+    body += "REVOKE ALL ON link_keys FROM PUBLIC;\nREVOKE ALL ON lap_lease, lap_lease_log FROM PUBLIC;\n"
     body += "REVOKE ALL ON ALL FUNCTIONS IN SCHEMA @S FROM PUBLIC;\nUPDATE schema_info SET version = 5;\n"
     return f"SET LOCAL search_path = {schema}, pg_temp;\n" + body.replace("@S", schema)
 

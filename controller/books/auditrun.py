@@ -27,7 +27,7 @@ from typing import Any
 
 from controller.books import ledgercheck
 from controller.books import seals as S
-from controller.books.audit import Where
+from controller.books.audit import Where, table_problems
 from controller.books.ledger import Ledger, LedgerError
 from controller.books.witness import Witness, check, read_for_check
 
@@ -77,6 +77,7 @@ class AuditRunner:
             led.db.execute("PRAGMA cache_size = -256")
             led.db.execute("BEGIN")
             problems = ledgercheck.quick(led) + check(led, witnessed)
+            problems += table_problems(led, self.table_id, Witness(self.where.witness_dir, self.table_id))
             problems += self._slice(led, t0)
         except Exception as e:  # noqa: BLE001 - a ledger SQLite cannot read is the finding
             problems = [f"cannot read the ledger {self.where.ledger_path}: {e}"]

@@ -52,15 +52,16 @@ class Walk:
 def header(led: Ledger) -> tuple[list[str], int]:
     """Problems with the ledger's schema and key, and the event the keyed chain starts at."""
     from controller.books.ledger import SCHEMA_VERSION
+    from controller.books.ledgerfile import schema_problems
 
-    problems: list[str] = []
+    problems: list[str] = schema_problems(led.db)
     schema, keyed_from = led.schema(), led.keyed_from()
     if schema is None or keyed_from is None:
         if led.last_seq:
             problems.append("the ledger is not keyed (schema 1: SHA-256 only); the service migrates it at start")
         keyed_from = led.last_seq + 1
     elif schema > SCHEMA_VERSION:
-        return [f"ledger schema {schema} is newer than this software ({SCHEMA_VERSION})"], 0
+        return [*problems, f"ledger schema {schema} is newer than this software ({SCHEMA_VERSION})"], 0
     if not led.keyed:
         problems.append("no ledger key: the MACs were not checked")
     return problems, keyed_from
@@ -169,11 +170,33 @@ def _seal_name(s: S.Seal) -> str:
 MAX_TAIL = 10_000
 
 
+def outside_the_chain(led: Ledger) -> list[str]:
+    """Rows numbered below 1: never an event of the chain (which starts at 1), never checked
+    by a walk, yet read by anything that selects by round or kind.  One seek down the rowid."""
+    n, lo = led.db.execute("SELECT count(*), min(seq) FROM events WHERE seq < 1").fetchone()
+    if not n:
+        return []
+    return [f"{n} row(s) outside the chain (numbered {lo} to 0; events are numbered from 1): not events of this ledger"]
+
+
+def table_problems(led: Ledger, table_id: str) -> list[str]:
+    """The ledger names another table than ``table_id``: its first event, or its last (each
+    covered by its MAC, so a ledger cannot name one table and hold another's events unkeyed)."""
+    out = []
+    for which, order in (("first", "ASC"), ("last", "DESC")):
+        row = led.db.execute(f"SELECT seq, table_id FROM events WHERE seq > 0 ORDER BY seq {order} LIMIT 1").fetchone()
+        if row is not None and row[1] != table_id:
+            out.append(f"the ledger was written by table {row[1]!r} ({which} event {row[0]}), not by {table_id!r}")
+            break
+    return out
+
+
 def quick(led: Ledger) -> list[str]:
     """The start-up check: from the last seal on (see the module docstring)."""
     problems, keyed_from = header(led)
-    if problems and "newer than this software" in problems[0]:
+    if problems and "newer than this software" in problems[-1]:
         return problems
+    problems += outside_the_chain(led)
     seal = S.last_seal(led.db)
     w = _walk_from(led, seal, problems)
     after = w.expect - 1
@@ -318,7 +341,7 @@ def _drill(led: Ledger, s: S.Seal, prev: S.Seal | None, keyed_from: int, count: 
 def full(led: Ledger) -> list[str]:
     """Every sealed segment by its digest, then :func:`quick`: the whole ledger."""
     head, keyed_from = header(led)
-    if head and "newer than this software" in head[0]:
+    if head and "newer than this software" in head[-1]:
         return head
     # every seal, those past a cut tail or naming a rewritten chain too (quick() says which)
     return segments(led, S.seals_from(led.db), None, keyed_from) + quick(led)

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, Unpack
 
 from controller.books.audit import LEDGER_FILE as _LEDGER_FILE
-from controller.books.ledger import Ledger, fault_of
+from controller.books.ledger import Ledger, LedgerError, fault_of
 from controller.books.ledgerwriter import LedgerWriter
 from controller.books.lockjournal import LockoutJournal
 from controller.books.statelock import StateLocked
@@ -76,7 +76,8 @@ class Service:
     START_FULL_EVENTS = 10_000
     #: exceptions a start-up expects from the machine (files, the database, the pin libraries):
     #: logged as one line; anything else is logged once with its traceback
-    EXPECTED: tuple[type[BaseException], ...] = (OSError, sqlite3.Error, ImportError, ValueError)
+    #: a ledger refused at open (another schema, a file not as this software made it) is expected too
+    EXPECTED: tuple[type[BaseException], ...] = (OSError, sqlite3.Error, ImportError, ValueError, LedgerError)
 
     def __init__(
         self,

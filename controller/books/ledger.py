@@ -113,6 +113,19 @@ class LedgerError(RuntimeError):
     pass
 
 
+#: the largest round number (and event number) a ledger holds: SQLite's largest integer
+MAX_ROUND = (1 << 63) - 1
+
+
+def _round_out_of_range(rnd: int, last: int) -> str:
+    """Why a record's round cannot be written (said in the ledger's fault tilt, not as SQLite's
+    OverflowError): a round past the largest follows a round number forged in the ledger."""
+    return (
+        f"round {rnd} is outside 0..{MAX_ROUND}, the rounds a ledger holds (its last round is {last}: round "
+        "numbers used up, as after a forged round number was acknowledged); restore the ledger from a backup"
+    )
+
+
 class ClockWentBackwards(LedgerError):
     """The wall clock reads earlier than the last durable event: nothing is recorded."""
 
@@ -434,6 +447,8 @@ class Ledger:
         for r in recs:
             seq += 1
             kind, rnd = r.kind, r.round
+            if not 0 <= rnd <= MAX_ROUND:
+                raise LedgerError(_round_out_of_range(rnd, self.last_round_no))
             data = data_encode(r.data)
             m = base.copy()
             c = canonical_encode([seq, ts, table, rnd, kind, data, prev])

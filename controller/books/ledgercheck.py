@@ -17,6 +17,7 @@ one read transaction around it (``Ledger.verify``).
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -80,7 +81,30 @@ def walk(led: Ledger, w: Walk, after: int, upto: int | None, keyed_from: int, cp
     # SHA-256 before the keyed record, the MAC from it on (not checked without the key)
     hash_check = (event_hash, _HASH_WRONG)
     mac_check = (led.event_mac, _MAC_WRONG) if led.keyed else None
-    for seq, ts, table, rnd, kind, data, p, h in led.db.execute(q + " ORDER BY seq", args):
+    try:
+        _walk_rows(w, led.db.execute(q + " ORDER BY seq", args), hash_check, mac_check, keyed_from, cps)
+    except sqlite3.DataError:  # a value over the ledger's bound: never read (controller/books/ledgerfile.py)
+        problems.append(_too_big(f"an event from {w.expect} on"))  # (the cursor reads a row ahead)
+        w.bad_from = w.expect if w.bad_from is None else w.bad_from
+    return w
+
+
+def _too_big(what: str) -> str:
+    from controller.books.ledgerfile import MAX_VALUE_BYTES
+
+    return f"{what} holds a value over {MAX_VALUE_BYTES} bytes (no event is that large): not read"
+
+
+def _walk_rows(
+    w: Walk,
+    rows: Iterable[tuple[Any, ...]],
+    hash_check: tuple[Callable[..., str], str],
+    mac_check: tuple[Callable[..., str], str] | None,
+    keyed_from: int,
+    cps: dict[int, Any],
+) -> None:
+    problems = w.problems
+    for seq, ts, table, rnd, kind, data, p, h in rows:
         before = len(problems)
         row = (seq, ts, table, rnd, kind, data, p)
         _event_problems(w, row, h, hash_check if seq < keyed_from else mac_check, keyed_from)
@@ -92,7 +116,6 @@ def walk(led: Ledger, w: Walk, after: int, upto: int | None, keyed_from: int, cp
         if w.full:
             problems.append("... (stopped after 20 problems)")
             break
-    return w
 
 
 def _event_problems(
@@ -294,6 +317,8 @@ def _segment(led: Ledger, s: S.Seal, prev: S.Seal | None, keyed_from: int) -> li
     digest = led.sealer.running()
     try:
         count = S.feed(led.db, digest, s.first, s.last)
+    except sqlite3.DataError:  # a value over the ledger's bound: never read (controller/books/ledgerfile.py)
+        return [*problems, _too_big(f"{name}: a row")]
     except Exception:  # noqa: BLE001 - a row SQLite cannot encode (a BLOB put in) is the finding
         count = -1
     if count != s.events or (led.keyed and digest.hexdigest() != s.digest) or not seal_ok:

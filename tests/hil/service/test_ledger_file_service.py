@@ -9,7 +9,9 @@ from __future__ import annotations
 import random
 import shutil
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from hil.people import People
 from hil.rig import Rig
@@ -29,7 +31,7 @@ def _play(state: Path, rounds: int) -> None:
         rig.stop()
 
 
-def _start_state(rig: Rig) -> dict:
+def _start_state(rig: Rig) -> Mapping[str, Any]:
     return rig.table.wait_for(lambda s: s["state"] in ("open_for_wagers", "tilt"), 30)
 
 
@@ -124,5 +126,30 @@ def test_a_round_number_forged_at_the_largest_is_said_as_such(tmp_path):
         reason = st["tilts"]["ledger"]
         assert "round 9223372036854775808 is outside 0..9223372036854775807" in reason, reason
         assert "OverflowError" not in reason
+    finally:
+        rig.stop()
+
+
+def test_an_edit_of_a_recent_event_while_the_service_runs_is_found_within_seconds(tmp_path):
+    """A row edited 5 s into play was found by the periodic audit 117.5 s later, after ~390 more
+    rounds on the tampered ledger.  The tail watch walks the events since the last seal every
+    ``Background.TAIL_EVERY_S`` (5 s): found within 10 s, as a latched tilt naming the event."""
+    import time
+
+    rig = _rig(tmp_path / "state")
+    try:
+        people = People(rig, random.Random(2), bet_probability=1.0)
+        people.play_round()
+        db = sqlite3.connect(rig.service.ledger_stack.ledger_path, timeout=30)
+        (seq,) = db.execute("SELECT max(seq) FROM events WHERE kind = 'wager.accepted'").fetchone()
+        db.execute("UPDATE events SET data = json_set(data, '$.cents', 9999900) WHERE seq = ?", (seq,))
+        db.commit()
+        db.close()
+        edited = time.monotonic()
+        rig.wait_until(lambda: rig.table.status["state"] == "tilt", 10, "the edit found")
+        took = time.monotonic() - edited
+        reason = rig.table.status["tilts"].get("ledger-audit", "")
+        assert f"event {seq}: MAC does not match" in reason, rig.table.status["tilts"]
+        assert took < 10.0
     finally:
         rig.stop()

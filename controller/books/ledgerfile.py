@@ -93,10 +93,7 @@ def _known(kind: str, name: str) -> bool:
 
 def schema_error(db: sqlite3.Connection, path: object) -> str | None:
     """One message naming the file and what is wrong with its schema, or None."""
-    try:
-        problems = schema_problems(db)
-    except sqlite3.Error as e:
-        return f"{path}: cannot read the ledger's schema: {e}"
+    problems = schema_problems(db)  # (a file that is no database raises SQLite's own error, as any read)
     if not problems:
         return None
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""

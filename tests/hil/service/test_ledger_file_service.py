@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from hil.people import People
 from hil.rig import Rig
 
@@ -153,3 +155,49 @@ def test_an_edit_of_a_recent_event_while_the_service_runs_is_found_within_second
         assert took < 10.0
     finally:
         rig.stop()
+
+
+def _plant(case: str, state: Path, key: bytes) -> Path:
+    """A ledger of table PG-01 (the example configuration's) in ``state``, its witness beside it,
+    then the attack ``case``; the file the message must name."""
+    from controller.books.ledger import Ledger, Record
+    from controller.books.witness import Witness, default_witness_dir
+
+    led = Ledger(state / "ledger.sqlite3", "PG-01", key=key)
+    led.append([Record("round.open", 1, {}), Record("round.complete", 1, {})])
+    head = led.head()
+    led.close()
+    witness = Witness(default_witness_dir(state), "PG-01")
+    witness.write(head)
+    db = sqlite3.connect(state / "ledger.sqlite3")
+    try:
+        if case.startswith("witness-"):
+            count = {"witness-1e300": "1e300", "witness-2^63": str(1 << 63)}[case]
+            witness.path.write_text(f'{{"table": "PG-01", "count": {count}, "mac": "{head.mac}"}}')
+            return witness.path
+        if case == "schema-9":
+            db.execute("UPDATE meta SET value = '9' WHERE name = 'schema'")
+        elif case == "trigger":
+            db.execute("CREATE TRIGGER pay AFTER INSERT ON events BEGIN DELETE FROM seals; END")
+        db.commit()
+    finally:
+        db.close()
+    return state / "ledger.sqlite3"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["witness-1e300", "witness-2^63", "schema-9", "trigger"])
+def test_a_file_the_start_up_refuses_is_a_latched_tilt_naming_it_never_a_traceback(tmp_path, case):
+    """A witness count of 1e300 or 2^63, or schema 9, logged a traceback naming an OverflowError,
+    not the file; a planted trigger ran inside the service's commits."""
+    from controller.books.ledgerkey import read_key
+    from tests.hil.service.test_startup_halts import _config, _run_until_ready, _state
+
+    state = _state(tmp_path)
+    cfg = _config(tmp_path, state)
+    named = _plant(case, state, read_key(tmp_path / "ledger.key"))
+    ready, out, rc = _run_until_ready(tmp_path, cfg)
+    assert ready.startswith("READY=1") and "TILT" in ready, ready  # (the devices of this machine tilt too)
+    assert str(named) in out, out[-3000:]
+    assert "Traceback" not in out and "OverflowError" not in out, out[-3000:]
+    assert rc == 0

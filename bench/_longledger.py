@@ -184,6 +184,64 @@ def audit_runs(state: Path, core: int | None, emit: Emit, runs: int = 3) -> None
     emit("audit_run_max_s", f"{max(times):.3f}")
     emit("audit_slice_events", runner.slice_events)
     emit("audit_runs_per_pass", runner.runs_per_pass())
+    with pinned(core):
+        tail_runs(runner, emit, "tail_check")
+        worst_tail(emit)
+
+
+def tail_runs(runner: Any, emit: Emit, name: str, runs: int = 9) -> None:
+    """The tail watch's check (``AuditRunner.run(tail_only=True)``, every ``Background.TAIL_EVERY_S``):
+    its wall and CPU time (median, max of ``runs``), the events it walked, and the share of a core it
+    takes at its period."""
+    from controller.daemon.background import Background
+
+    times: list[float] = []
+    cpu: list[float] = []
+    for _ in range(runs):
+        problems = runner.run(tail_only=True)
+        if problems:
+            raise RuntimeError(f"the tail check found problems in the bench's ledger: {problems[:3]}")
+        assert runner.last_tail is not None
+        times.append(runner.last_tail.seconds)
+        cpu.append(runner.last_tail.cpu_seconds)
+    emit(f"{name}_events", runner.last_tail.events)
+    emit(f"{name}_s", f"{statistics.median(times):.4f}")
+    emit(f"{name}_max_s", f"{max(times):.4f}")
+    emit(f"{name}_cpu_s", f"{statistics.median(cpu):.4f}")
+    emit(f"{name}_core_share", f"{statistics.median(cpu) / Background.TAIL_EVERY_S:.4f}")
+
+
+def worst_tail(emit: Emit) -> None:
+    """The tail check at its worst: a ledger one event short of its next seal (1,999 events after
+    the last one, rounds of the usual kinds: wagers, meter contributions), made here."""
+    import tempfile
+
+    from controller.books.audit import Where
+    from controller.books.auditrun import AuditRunner
+    from controller.books.ledger import CHECKPOINT_EVERY, Ledger, Record
+    from controller.books.witness import Witness
+
+    key = b"k" * 32
+    with tempfile.TemporaryDirectory(prefix="tablectl-bench-tail-") as d:
+        state = Path(d) / "state"
+        led = Ledger(state / "ledger.sqlite3", TABLE, key=key)
+        recs = [Record("meter.init", 0, {"level": "primary", "seed": 500_000, "rate": "21/100"})]
+        r = 0
+        while len(recs) < 2 * CHECKPOINT_EVERY - 1:
+            r += 1
+            recs += [
+                Record("round.open", r, {}),
+                Record("wager.accepted", r, {"seat": 2, "spot": "progressive", "cents": 100}),
+                Record("meter.increment", r, {"level": "primary", "wager": 100, "rate": "21/100"}),
+                Record("round.complete", r, {}),
+            ]
+        recs = recs[: 2 * CHECKPOINT_EVERY - 1]  # a seal at event 2,000, then 1,999 events
+        for i in range(0, len(recs), 100):  # commits of a round or so, as the table makes them
+            led.append(recs[i : i + 100])
+        wd = Path(d) / "witness"
+        Witness(wd, TABLE).write(led.head())
+        led.close()
+        tail_runs(AuditRunner(Where(state, key, wd, TABLE), TABLE), emit, "tail_check_worst")
 
 
 def commands(state: Path, dest: Path, core: int | None, runs: int, emit: Emit) -> None:

@@ -68,6 +68,8 @@ def audit(where: Where, *, full: bool = True) -> list[str]:
         try:
             led.db.execute("BEGIN")
             problems = led.verify(full=full)
+            if where.table_id is not None:  # the configured table: the ledger and the witness must be its own
+                problems += table_problems(led, where.table_id, Witness(where.witness_dir, table_id))
             problems += check(led, witnessed)
         finally:
             if led.db.in_transaction:
@@ -78,6 +80,14 @@ def audit(where: Where, *, full: bool = True) -> list[str]:
         if led is not None:
             led.close()
     return problems
+
+
+def table_problems(led: Ledger, table_id: str, witness: Witness) -> list[str]:
+    """The ledger's first or last event, or the witness, names another table than ``table_id``."""
+    from controller.books import ledgercheck
+    from controller.books.witness import table_problems as witness_table
+
+    return ledgercheck.table_problems(led, table_id) + witness_table(witness, table_id)
 
 
 def audit_read(where: Where, ranges: list[tuple[int, int]]) -> list[str]:

@@ -27,7 +27,7 @@ from typing import Any
 
 from controller.books import ledgercheck
 from controller.books import seals as S
-from controller.books.audit import Where
+from controller.books.audit import Where, table_problems
 from controller.books.ledger import Ledger, LedgerError
 from controller.books.witness import Witness, check, read_for_check
 
@@ -49,6 +49,15 @@ class Run:
     pass_done: bool  # this run reached the last seal
 
 
+@dataclass(frozen=True)
+class Tail:
+    """What one tail check took."""
+
+    seconds: float
+    cpu_seconds: float
+    events: int  # the events after the last seal it walked
+
+
 class AuditRunner:
     def __init__(self, where: Where, table_id: str, *, slice_events: int = SLICE_EVENTS):
         self.where = where
@@ -57,6 +66,7 @@ class AuditRunner:
         self.next_seal = 1
         self.passes = 0
         self.last: Run | None = None
+        self.last_tail: Tail | None = None
 
     def runs_per_pass(self) -> int:
         """How many runs a whole pass takes now (the audit's bound), from the last run."""
@@ -64,8 +74,10 @@ class AuditRunner:
             return 1
         return max(1, math.ceil(self.last.sealed / self.slice_events))
 
-    def run(self) -> list[str]:
-        """One run (see the module docstring); the problems found, [] when sound."""
+    def run(self, *, tail_only: bool = False) -> list[str]:
+        """One run (see the module docstring); the problems found, [] when sound.  ``tail_only``:
+        step 1 alone (the events since the last seal, the stored meters, the witness, the table),
+        what the tail watch runs every few seconds (:meth:`tail_checked`)."""
         t0 = (time.perf_counter(), time.thread_time())
         witnessed = read_for_check(Witness(self.where.witness_dir, self.table_id))
         try:
@@ -77,11 +89,26 @@ class AuditRunner:
             led.db.execute("PRAGMA cache_size = -256")
             led.db.execute("BEGIN")
             problems = ledgercheck.quick(led) + check(led, witnessed)
-            problems += self._slice(led, t0)
+            problems += table_problems(led, self.table_id, Witness(self.where.witness_dir, self.table_id))
+            if tail_only:
+                tail = led.last_seq - (seal.last if (seal := S.last_seal(led.db)) is not None else 0)
+                self.last_tail = Tail(time.perf_counter() - t0[0], time.thread_time() - t0[1], tail)
+            else:
+                problems += self._slice(led, t0)
         except Exception as e:  # noqa: BLE001 - a ledger SQLite cannot read is the finding
             problems = [f"cannot read the ledger {self.where.ledger_path}: {e}"]
         finally:
             led.close()
+        return problems
+
+    def tail_checked(self, log: Any) -> list[str]:
+        """One tail check (``run(tail_only=True)``), less what a technician has acknowledged;
+        logged only when it finds something (it runs every few seconds)."""
+        from controller.books.audit import split_acknowledged
+
+        problems, _ack = split_acknowledged(self.where, self.run(tail_only=True))
+        if problems:
+            log.error("ledger.tail_check", problems=problems[:5])
         return problems
 
     def checked(self, log: Any) -> list[str]:
@@ -143,15 +170,15 @@ def check_missing(where: Where, witnessed: object) -> list[str]:
 
 
 class AuditThread:
-    """The ``ledger-audit`` thread: ``run()`` after ``first_s``, then every ``every_s``."""
+    """The ``ledger-audit`` thread (or another ``name``): ``run()`` after ``first_s``, then every ``every_s``."""
 
-    def __init__(self, run: object, first_s: float, every_s: float):
+    def __init__(self, run: object, first_s: float, every_s: float, *, name: str = "ledger-audit"):
         import threading
 
         self._run = run
         self._first_s, self._every_s = first_s, every_s
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="ledger-audit", daemon=True)
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
 
     def start(self) -> AuditThread:
         self._thread.start()

@@ -50,6 +50,9 @@ class BackupResult:
     path: Path
     table_id: str
     head: Head
+    #: what the backup's audit read, as said after "audit ok": the whole copy, or (brought up to
+    #: date) what was added, the older events being as they were when first copied and audited
+    audited: str = "the whole copy"
 
 
 @dataclass(frozen=True)
@@ -174,6 +177,7 @@ def _incremental(where: Where, dest: Path, now: datetime) -> BackupResult | None
         return None
     witnessed = read_for_check(Witness(where.witness_dir, table_id))  # before the ledger is read
     try:
+        before = _event_count(prev)
         head, problems = X.extend(where, prev, table_id, witnessed)
     except X.NotExtendable:
         return None
@@ -186,7 +190,28 @@ def _incremental(where: Where, dest: Path, now: datetime) -> BackupResult | None
     if final != prev:
         os.replace(prev, final)
         _fsync_dir(dest)
-    return BackupResult(final, table_id, head)
+    return BackupResult(final, table_id, head, _incremental_audited(before, head.count))
+
+
+def _event_count(copy: Path) -> int:
+    from controller.books.ledgerfile import connect_ro
+
+    db = connect_ro(copy)
+    try:
+        return int(db.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()[0])
+    finally:
+        db.close()
+
+
+def _incremental_audited(before: int, after: int) -> str:
+    """What an incremental backup's audit read: never said as the whole copy's (events the copy
+    already held are not read again, and could have been edited in DEST since)."""
+    added = f"events {before + 1}-{after} added" if after > before else "no events added"
+    return (
+        f"{added}, the sealed segments they touch, the events since the last seal and the witness; the copy's "
+        f"events 1-{before} were audited when first copied and not read again (a whole backup, or `tablectl "
+        "audit --state-dir` on a directory holding the copy, reads them)"
+    )
 
 
 def _more(problems: list[str]) -> str:

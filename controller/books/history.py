@@ -1,6 +1,7 @@
 """Round recall and hit history from the ledger (SPEC § 5; § 670a.11(j)).
 
-Everything here reads the event log only: a round is reconstructed hand by
+Everything here reads the event log only, and only the chain's events (numbered from 1: a row
+below is no event, and the audit reports it): a round is reconstructed hand by
 hand from its events (wagers, dice, starting position, cards, outcomes,
 payouts), never from a separate summary that could disagree with it.
 
@@ -28,7 +29,9 @@ def open_readonly(path: str | Path) -> sqlite3.Connection:
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"no ledger at {p}")
-    return sqlite3.connect(f"file:{p}?mode=ro", uri=True, check_same_thread=False)
+    from controller.books.ledgerfile import connect_ro
+
+    return connect_ro(p)
 
 
 @dataclass
@@ -120,7 +123,7 @@ def round_numbers(conn: sqlite3.Connection, last: int = ROUNDS_KEPT) -> list[int
     # ``+kind``: down the round index from the newest round, never through every round.open of a
     # year (the kind index) to sort them (issue 26)
     rows = conn.execute(
-        "SELECT DISTINCT round FROM events WHERE round > 0 AND +kind = ? ORDER BY round DESC LIMIT ?",
+        "SELECT DISTINCT round FROM events WHERE round > 0 AND +kind = ? AND seq > 0 ORDER BY round DESC LIMIT ?",
         (Kind.ROUND_OPEN, last),
     ).fetchall()
     return sorted(r[0] for r in rows)
@@ -129,7 +132,9 @@ def round_numbers(conn: sqlite3.Connection, last: int = ROUNDS_KEPT) -> list[int
 def round_detail(conn: sqlite3.Connection, number: int) -> RoundRecord | None:
     rec = RoundRecord(number)
     found = False
-    for kind, data, ts in _rows(conn, "SELECT kind, data, ts FROM events WHERE round = ? ORDER BY seq", (number,)):
+    for kind, data, ts in _rows(
+        conn, "SELECT kind, data, ts FROM events WHERE round = ? AND seq > 0 ORDER BY seq", (number,)
+    ):
         found = True
         rec.apply(kind, json.loads(data), ts)
     return rec if found else None
@@ -140,7 +145,7 @@ def spans(conn: sqlite3.Connection, numbers: Iterable[int]) -> list[tuple[int, i
     nums = sorted(set(numbers))
     if not nums:
         return []
-    q = "SELECT MIN(seq), MAX(seq) FROM events WHERE round BETWEEN ? AND ?"
+    q = "SELECT MIN(seq), MAX(seq) FROM events WHERE round BETWEEN ? AND ? AND seq > 0"
     row = conn.execute(q, (nums[0], nums[-1])).fetchone()
     return [] if row is None or row[0] is None else [(int(row[0]), int(row[1]))]
 
@@ -161,7 +166,7 @@ def hits(conn: sqlite3.Connection, level: str = "primary", last: int = HIT_HISTO
     down its index and the two merged: never every hit of a year sorted (issue 26)."""
     q = (
         "SELECT seq, ts, round, kind, data FROM events WHERE kind = ? "
-        "AND json_extract(data, '$.level') = ? ORDER BY seq DESC LIMIT ?"
+        "AND json_extract(data, '$.level') = ? AND seq > 0 ORDER BY seq DESC LIMIT ?"
     )
     rows = [r for k in (Kind.METER_PAYOUT, Kind.METER_FIXED_PAID) for r in conn.execute(q, (k, level, last))]
     rows = sorted(rows, reverse=True)[:last]

@@ -42,12 +42,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from controller.books import ledgerfile
 from controller.books import meters as meters_mod
 from controller.books import seals as seals_mod
 from controller.books.meters import Meter
 from controller.core.records import Kind
+
+if TYPE_CHECKING:
+    from controller.books.ledgermigrate import KeyUnkeyed
 
 GENESIS = "0" * 64
 # ``hash`` carries no UNIQUE index: each hash covers its event's ``seq`` (the primary key), so two
@@ -107,6 +111,19 @@ RESERVE_SUFFIX = ".reserve"
 
 class LedgerError(RuntimeError):
     pass
+
+
+#: the largest round number (and event number) a ledger holds: SQLite's largest integer
+MAX_ROUND = (1 << 63) - 1
+
+
+def _round_out_of_range(rnd: int, last: int) -> str:
+    """Why a record's round cannot be written (said in the ledger's fault tilt, not as SQLite's
+    OverflowError): a round past the largest follows a round number forged in the ledger."""
+    return (
+        f"round {rnd} is outside 0..{MAX_ROUND}, the rounds a ledger holds (its last round is {last}: round "
+        "numbers used up, as after a forged round number was acknowledged); restore the ledger from a backup"
+    )
 
 
 class ClockWentBackwards(LedgerError):
@@ -225,6 +242,7 @@ class Ledger:
         key: bytes,
         wall_clock: Callable[[], float] = time.time,
         reserve_bytes: int = RESERVE_BYTES,
+        key_unkeyed: KeyUnkeyed | None = None,
     ):
         if len(key) < 16:
             raise LedgerError("the ledger key is shorter than 16 bytes")
@@ -235,7 +253,19 @@ class Ledger:
         self._mac = hmac.new(key, digestmod=hashlib.sha256)  # copied per event: the key is hashed once
         self.sealer = seals_mod.Sealer(key)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        self.db = ledgerfile.bound(sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False))
+        # before any write: a trigger planted in the file would run inside this process's commits
+        problem = ledgerfile.schema_error(self.db, self.path)
+        if problem is not None:
+            self.db.close()
+            raise LedgerError(problem)
+        from controller.books.ledgermigrate import refuse_unkeyed
+
+        try:
+            refuse_unkeyed(self.db, self.path, key_unkeyed)
+        except BaseException:
+            self.db.close()
+            raise
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.execute("PRAGMA foreign_keys=ON")
@@ -246,7 +276,12 @@ class Ledger:
         self.migrated_from: int | None = None  # the schema this ledger was migrated from at this open
         from controller.books.ledgermigrate import migrate
 
-        migrate(self)  # to SCHEMA_VERSION (controller/books/ledgermigrate.py), or refused when newer
+        # to SCHEMA_VERSION; an unkeyed ledger only on a technician's order (``key_unkeyed``)
+        try:
+            migrate(self, key_unkeyed)  # (controller/books/ledgermigrate.py), or refused when newer
+        except BaseException:
+            self.db.close()
+            raise
         #: the last seal (controller/books/seals.py; the next one follows it) and the digest of the segment
         #: after it, fed the rows as they are appended (made from the stored rows at the first append)
         self._seal: seals_mod.Seal | None = seals_mod.last_seal(self.db)
@@ -273,7 +308,12 @@ class Ledger:
             row = self.db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
         except sqlite3.OperationalError:  # no meta table: a schema-1 ledger read without migrating it
             return None
-        return int(row[0]) if row else None
+        if row is None:
+            return None
+        value = str(row[0])
+        if not value.isdigit() or len(value) > 18:  # an event number: what SQLite can hold
+            raise LedgerError(f"{self.path}: meta {name} is {value[:40]!r}, not an event number or schema version")
+        return int(value)
 
     def schema(self) -> int | None:
         """The schema version recorded in ``meta`` (None: a ledger from before the key, or new)."""
@@ -353,14 +393,14 @@ class Ledger:
         p = Path(path)
         if not p.is_file():
             raise LedgerError(f"{p}: no ledger file")
-        db = sqlite3.connect(f"file:{p}?mode=ro", uri=True, check_same_thread=False)
-        return cls.over(db, p, table_id, key=key)
+        return cls.over(ledgerfile.connect_ro(p), p, table_id, key=key)
 
     @classmethod
     def over(cls, db: sqlite3.Connection, path: Path, table_id: str = "audit", *, key: bytes | None = None) -> Ledger:
         """A view for checking the ledger open on ``db`` (inside its transaction: a backup's
         copy being brought up to date, controller/books/backupextend.py); never for appending."""
         self = cls.__new__(cls)
+        ledgerfile.bound(db)
         self.path = path
         self.table_id = table_id
         self._wall = time.time
@@ -407,6 +447,8 @@ class Ledger:
         for r in recs:
             seq += 1
             kind, rnd = r.kind, r.round
+            if not 0 <= rnd <= MAX_ROUND:
+                raise LedgerError(_round_out_of_range(rnd, self.last_round_no))
             data = data_encode(r.data)
             m = base.copy()
             c = canonical_encode([seq, ts, table, rnd, kind, data, prev])
@@ -547,7 +589,9 @@ class Ledger:
         return read_events(self.db, since, kinds, round_no, limit, newest_first)
 
     def last_round(self) -> int:
-        row = self.db.execute("SELECT MAX(round) FROM events").fetchone()
+        """The highest round of the chain's events (a row outside it, seq below 1, is no round
+        of this table: the check reports it)."""
+        row = self.db.execute("SELECT MAX(round) FROM events WHERE seq > 0").fetchone()
         return int(row[0] or 0)
 
     def stored_meter_rows(self) -> dict[str, dict[str, Any]]:

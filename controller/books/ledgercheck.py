@@ -17,6 +17,7 @@ one read transaction around it (``Ledger.verify``).
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -52,15 +53,16 @@ class Walk:
 def header(led: Ledger) -> tuple[list[str], int]:
     """Problems with the ledger's schema and key, and the event the keyed chain starts at."""
     from controller.books.ledger import SCHEMA_VERSION
+    from controller.books.ledgerfile import schema_problems
 
-    problems: list[str] = []
+    problems: list[str] = schema_problems(led.db)
     schema, keyed_from = led.schema(), led.keyed_from()
     if schema is None or keyed_from is None:
         if led.last_seq:
             problems.append("the ledger is not keyed (schema 1: SHA-256 only); the service migrates it at start")
         keyed_from = led.last_seq + 1
     elif schema > SCHEMA_VERSION:
-        return [f"ledger schema {schema} is newer than this software ({SCHEMA_VERSION})"], 0
+        return [*problems, f"ledger schema {schema} is newer than this software ({SCHEMA_VERSION})"], 0
     if not led.keyed:
         problems.append("no ledger key: the MACs were not checked")
     return problems, keyed_from
@@ -79,7 +81,30 @@ def walk(led: Ledger, w: Walk, after: int, upto: int | None, keyed_from: int, cp
     # SHA-256 before the keyed record, the MAC from it on (not checked without the key)
     hash_check = (event_hash, _HASH_WRONG)
     mac_check = (led.event_mac, _MAC_WRONG) if led.keyed else None
-    for seq, ts, table, rnd, kind, data, p, h in led.db.execute(q + " ORDER BY seq", args):
+    try:
+        _walk_rows(w, led.db.execute(q + " ORDER BY seq", args), hash_check, mac_check, keyed_from, cps)
+    except sqlite3.DataError:  # a value over the ledger's bound: never read (controller/books/ledgerfile.py)
+        problems.append(_too_big(f"an event from {w.expect} on"))  # (the cursor reads a row ahead)
+        w.bad_from = w.expect if w.bad_from is None else w.bad_from
+    return w
+
+
+def _too_big(what: str) -> str:
+    from controller.books.ledgerfile import MAX_VALUE_BYTES
+
+    return f"{what} holds a value over {MAX_VALUE_BYTES} bytes (no event is that large): not read"
+
+
+def _walk_rows(
+    w: Walk,
+    rows: Iterable[tuple[Any, ...]],
+    hash_check: tuple[Callable[..., str], str],
+    mac_check: tuple[Callable[..., str], str] | None,
+    keyed_from: int,
+    cps: dict[int, Any],
+) -> None:
+    problems = w.problems
+    for seq, ts, table, rnd, kind, data, p, h in rows:
         before = len(problems)
         row = (seq, ts, table, rnd, kind, data, p)
         _event_problems(w, row, h, hash_check if seq < keyed_from else mac_check, keyed_from)
@@ -91,7 +116,6 @@ def walk(led: Ledger, w: Walk, after: int, upto: int | None, keyed_from: int, cp
         if w.full:
             problems.append("... (stopped after 20 problems)")
             break
-    return w
 
 
 def _event_problems(
@@ -169,11 +193,33 @@ def _seal_name(s: S.Seal) -> str:
 MAX_TAIL = 10_000
 
 
+def outside_the_chain(led: Ledger) -> list[str]:
+    """Rows numbered below 1: never an event of the chain (which starts at 1), never checked
+    by a walk, yet read by anything that selects by round or kind.  One seek down the rowid."""
+    n, lo = led.db.execute("SELECT count(*), min(seq) FROM events WHERE seq < 1").fetchone()
+    if not n:
+        return []
+    return [f"{n} row(s) outside the chain (numbered {lo} to 0; events are numbered from 1): not events of this ledger"]
+
+
+def table_problems(led: Ledger, table_id: str) -> list[str]:
+    """The ledger names another table than ``table_id``: its first event, or its last (each
+    covered by its MAC, so a ledger cannot name one table and hold another's events unkeyed)."""
+    out = []
+    for which, order in (("first", "ASC"), ("last", "DESC")):
+        row = led.db.execute(f"SELECT seq, table_id FROM events WHERE seq > 0 ORDER BY seq {order} LIMIT 1").fetchone()
+        if row is not None and row[1] != table_id:
+            out.append(f"the ledger was written by table {row[1]!r} ({which} event {row[0]}), not by {table_id!r}")
+            break
+    return out
+
+
 def quick(led: Ledger) -> list[str]:
     """The start-up check: from the last seal on (see the module docstring)."""
     problems, keyed_from = header(led)
-    if problems and "newer than this software" in problems[0]:
+    if problems and "newer than this software" in problems[-1]:
         return problems
+    problems += outside_the_chain(led)
     seal = S.last_seal(led.db)
     w = _walk_from(led, seal, problems)
     after = w.expect - 1
@@ -271,6 +317,8 @@ def _segment(led: Ledger, s: S.Seal, prev: S.Seal | None, keyed_from: int) -> li
     digest = led.sealer.running()
     try:
         count = S.feed(led.db, digest, s.first, s.last)
+    except sqlite3.DataError:  # a value over the ledger's bound: never read (controller/books/ledgerfile.py)
+        return [*problems, _too_big(f"{name}: a row")]
     except Exception:  # noqa: BLE001 - a row SQLite cannot encode (a BLOB put in) is the finding
         count = -1
     if count != s.events or (led.keyed and digest.hexdigest() != s.digest) or not seal_ok:
@@ -318,7 +366,7 @@ def _drill(led: Ledger, s: S.Seal, prev: S.Seal | None, keyed_from: int, count: 
 def full(led: Ledger) -> list[str]:
     """Every sealed segment by its digest, then :func:`quick`: the whole ledger."""
     head, keyed_from = header(led)
-    if head and "newer than this software" in head[0]:
+    if head and "newer than this software" in head[-1]:
         return head
     # every seal, those past a cut tail or naming a rewritten chain too (quick() says which)
     return segments(led, S.seals_from(led.db), None, keyed_from) + quick(led)

@@ -91,6 +91,9 @@ class LedgerWriter:
         self.trace: Trace | None = None
         self._witness = witness
         self.witness_error: BaseException | None = None  # the first failed witness write
+        #: the witness did not match at start-up: left as it is until a technician's clear
+        #: acknowledges the ledger's problems (controller/daemon/ledgerstack.py ``check``)
+        self.witness_held = False
         self.fault_record: list[StoredEvent] = []  # the fault's own tilt.raised, once recorded
         self.fault_record_error: BaseException | None = None
 
@@ -199,6 +202,8 @@ class LedgerWriter:
 
     def _after_commit(self, stored: list[StoredEvent], t_got: float, c_got: float) -> None:
         """Once the callbacks are handed over: the witness of the new head, the trace."""
+        if self.witness_held and any(ev.kind == Kind.LEDGER_ACKNOWLEDGED for ev in stored):
+            self.witness_held = False  # a technician acted: the acknowledgement is the record
         if self._witness is not None:
             self._write_witness()
         if self.trace is not None:
@@ -238,6 +243,8 @@ class LedgerWriter:
 
     def _write_witness(self) -> None:
         assert self._witness is not None
+        if self.witness_held:
+            return
         try:
             self._witness(self.ledger.head())
         except Exception as exc:  # noqa: BLE001 - reported once, by the table, as a tilt

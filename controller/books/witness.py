@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 from controller.books.ledger import GENESIS, Head
@@ -28,6 +29,9 @@ from controller.books.ledger import GENESIS, Head
 WITNESS_FILE = "witness.json"
 #: a witness is about 130 bytes; anything much larger is not one
 WITNESS_MAX = 4096
+#: the largest event number (SQLite's largest integer)
+MAX_COUNT = (1 << 63) - 1
+_HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
 class WitnessError(RuntimeError):
@@ -73,12 +77,15 @@ class Witness:
             raise WitnessError(f"{self.path}: cannot read the witness: {e}") from None
         try:
             doc = json.loads(text)
-            head = Head(int(doc["count"]), str(doc["mac"]))
-        except (ValueError, KeyError, TypeError) as e:
+            count, mac = doc["count"], doc["mac"]
+        except (ValueError, KeyError, TypeError, RecursionError) as e:
             raise WitnessError(f"{self.path}: the witness is not valid: {e!r}") from None
-        if head.count < 0 or (head.count == 0) != (head.mac == GENESIS):
-            raise WitnessError(f"{self.path}: the witness is not valid: {doc!r}")
-        return head
+        # an event number SQLite can hold (not 1e300, a float or a bool), and a MAC's hex digest
+        if type(count) is not int or not 0 <= count <= MAX_COUNT:
+            raise WitnessError(f"{self.path}: the witness's count is not an event number: {str(count)[:40]!r}")
+        if not isinstance(mac, str) or not _HEX64.fullmatch(mac) or (count == 0) != (mac == GENESIS):
+            raise WitnessError(f"{self.path}: the witness's MAC is not valid: {str(mac)[:80]!r}")
+        return Head(count, mac)
 
     def recorded_table(self) -> str | None:
         """The table the witness was written for (None: no witness, or none it can say)."""
@@ -127,6 +134,14 @@ def compare(witness: Head | None, mac_at: dict[int, str] | None, head: Head) -> 
             "after that event)"
         ]
     return []
+
+
+def table_problems(witness: Witness, table_id: str) -> list[str]:
+    """The witness names another table (copied in with another table's ledger)."""
+    recorded = witness.recorded_table()
+    if recorded is None or recorded == table_id:
+        return []
+    return [f"{witness.path}: the witness was written by table {recorded!r}, not by this table ({table_id!r})"]
 
 
 def read_for_check(witness: Witness) -> Head | WitnessError | None:

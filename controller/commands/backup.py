@@ -21,7 +21,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--incremental",
         action="store_true",
-        help="bring the newest copy in DEST up to date (only what was added is copied and audited) "
+        help="bring the newest copy in DEST up to date (only what was added is copied and audited: the copy's older "
+        "events are not read again, and the output says so) "
         "instead of making a whole new copy; a whole copy when there is none to bring up to date",
     )
     add_where_arguments(p)
@@ -46,5 +47,5 @@ def run(args: argparse.Namespace) -> int:
     except (BackupError, OSError) as e:
         print(f"tablectl backup: {e}", file=sys.stderr)
         return 1
-    print(f"{res.path}\ntable {res.table_id}, {res.head.count} events, head {res.head.mac}, audit ok")
+    print(f"{res.path}\ntable {res.table_id}, {res.head.count} events, head {res.head.mac}, audit ok ({res.audited})")
     return 0

@@ -45,6 +45,11 @@ class Background:
     AUDIT_SOON_S = 2.0  # the first run on a ledger whose older segments start-up did not check
     AUDIT_EVERY_S = 120.0
     AUDIT_SLICE_EVENTS = 250_000
+    #: the tail watch: every TAIL_EVERY_S the events since the last seal (fewer than a segment,
+    #: 2,000 events, whatever the ledger's age) walked again with the stored meters, the witness and
+    #: the table, so that an edit of the day's events is found within seconds of play, not at
+    #: the next audit run (docs/security.md "How soon an edit is found")
+    TAIL_EVERY_S = 5.0
 
     def __init__(
         self,
@@ -63,6 +68,7 @@ class Background:
         self.consoles: list[ConsoleServer] = []
         self.auditor: AuditRunner | None = None
         self._audit: AuditThread | None = None
+        self._tail: AuditThread | None = None
 
     # ------------------------------------------------------------------ consoles
     def start_consoles(self, service: object) -> None:
@@ -92,20 +98,36 @@ class Background:
         first = self.AUDIT_SOON_S if soon else self.AUDIT_FIRST_S
         self._audit = AuditThread(run, first, self.AUDIT_EVERY_S).start()
 
+    def start_tail_watch(self, run: Callable[[], list[str]]) -> None:
+        """The ``ledger-tail`` thread: ``run`` every TAIL_EVERY_S (the first after as long)."""
+        from controller.books.auditrun import AuditThread
+
+        self._tail = AuditThread(run, self.TAIL_EVERY_S, self.TAIL_EVERY_S, name="ledger-tail").start()
+
+    def tail(self, where: Callable[[], Where]) -> list[str]:
+        """One tail check (controller/books/auditrun.py ``AuditRunner.tail_checked``), on the
+        audit's runner (any thread: each run opens a read-only connection of its own)."""
+        problems: list[str] = self._runner(where).tail_checked(self._log)
+        return problems
+
     def audit(self, where: Callable[[], Where]) -> list[str]:
         """One audit run (controller/books/auditrun.py) on a read-only connection of its own (any
         thread): the problems not yet acknowledged by a technician."""
+        problems: list[str] = self._runner(where).checked(self._log)
+        return problems
+
+    def _runner(self, where: Callable[[], Where]) -> AuditRunner:
         if self.auditor is None:
             from controller.books.auditrun import AuditRunner
 
             self.auditor = AuditRunner(where(), self._table_id, slice_events=self.AUDIT_SLICE_EVENTS)
-        problems: list[str] = self.auditor.checked(self._log)
-        return problems
+        return self.auditor
 
     # ------------------------------------------------------------------ stopped
     def stop_audit(self) -> None:
-        if self._audit is not None:
-            self._audit.stop()
+        for t in (self._audit, self._tail):
+            if t is not None:
+                t.stop()
 
     def stop_consoles(self) -> None:
         for c in self.consoles:

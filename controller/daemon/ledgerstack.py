@@ -46,6 +46,8 @@ class LedgerStack:
         self.where: Where | None = None
         self.witness: W.Witness | None = None
         self.witnessed: Witnessed = None  # the witness as read before the ledger was opened
+        #: the start-up found the witness not matching: it is left as it is (see :meth:`check`)
+        self.witness_held = False
         self.ledger: Ledger | None = None
         self.journal: LockoutJournal | None = None  # the lock-out journal
         self.writer: LedgerWriter | None = None
@@ -78,9 +80,20 @@ class LedgerStack:
         return self.where or where_of(self._hw, self.key)
 
     def check(self, *, full: bool) -> list[str]:
-        """The self-check's ledger check: the chain and the witness read before the ledger."""
-        ledger = self._opened()
-        return ledger.verify(full=full) + W.check(ledger, self.witnessed)
+        """The self-check's ledger check: the chain, the table the ledger and the witness name,
+        and the witness read before the ledger.  A witness that does not match (a rollback, a
+        cut tail, another table's, one deleted) is *held*: never rewritten, by this start-up or
+        the writer, until a technician's clear acknowledges the problem (a ``ledger.acknowledged``
+        record, controller/books/ledgerwriter.py) — else the next restart would find the
+        rolled-back head witnessed and pass."""
+        from controller.books import ledgercheck
+        from controller.books.standing import acknowledged_problems
+
+        ledger, table_id = self._opened(), self._hw.table_id
+        witness_problems = W.table_problems(self._witness(), table_id) + W.check(ledger, self.witnessed)
+        acknowledged = {p.removeprefix("ledger: ") for p in acknowledged_problems(ledger)}
+        self.witness_held = any(p not in acknowledged for p in witness_problems)
+        return ledger.verify(full=full) + ledgercheck.table_problems(ledger, table_id) + witness_problems
 
     def after_check(self, *, ledger_ok: bool) -> tuple[list[str], list[StoredEvent]]:
         """Step 3: (problems, what the journal's recovery appended).  A witness from the start
@@ -88,7 +101,7 @@ class LedgerStack:
         writer only moves it on, so a running audit never finds none."""
         ledger, witness = self._opened(), self._witness()
         problems: list[str] = []
-        if self.witnessed is None or isinstance(self.witnessed, W.WitnessError):
+        if not self.witness_held and (self.witnessed is None or isinstance(self.witnessed, W.WitnessError)):
             try:
                 witness.write(ledger.head())
             except OSError as e:  # a latched tilt like any failed self-check, not a crash (and a restart loop)
@@ -98,13 +111,14 @@ class LedgerStack:
             Path(self._hw.state_dir), self._hw.table_id, self.key, ledger, ledger_ok=ledger_ok
         )
         problems += journal_problems  # logged with the self-check's, latched as its tilt
-        if recovered:
+        if recovered and not self.witness_held:
             witness.write(ledger.head())
         return problems, recovered
 
     def make_writer(self, deliver: Callable[..., None], on_error: Callable[[BaseException], None]) -> LedgerWriter:
         """Step 4: the writer thread (not started: :meth:`start`)."""
         self.writer = LedgerWriter(self._opened(), deliver, on_error, witness=self._witness().write)
+        self.writer.witness_held = self.witness_held
         return self.writer
 
     def start(self) -> None:

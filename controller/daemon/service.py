@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, Unpack
 
 from controller.books.audit import LEDGER_FILE as _LEDGER_FILE
-from controller.books.ledger import Ledger, fault_of
+from controller.books.audit import Where
+from controller.books.ledger import Ledger, LedgerError, fault_of
 from controller.books.ledgerwriter import LedgerWriter
 from controller.books.lockjournal import LockoutJournal
 from controller.books.statelock import StateLocked
@@ -76,7 +77,8 @@ class Service:
     START_FULL_EVENTS = 10_000
     #: exceptions a start-up expects from the machine (files, the database, the pin libraries):
     #: logged as one line; anything else is logged once with its traceback
-    EXPECTED: tuple[type[BaseException], ...] = (OSError, sqlite3.Error, ImportError, ValueError)
+    #: a ledger refused at open (another schema, a file not as this software made it) is expected too
+    EXPECTED: tuple[type[BaseException], ...] = (OSError, sqlite3.Error, ImportError, ValueError, LedgerError)
 
     def __init__(
         self,
@@ -265,6 +267,7 @@ class Service:
         stage("console")
         self.background.start_consoles(self)
         self.background.start_audit(self._audit_run, soon=not full)
+        self.background.start_tail_watch(self._tail_run)
         stage("running")
         self.log.info("service.started", game=hw.profile.game, state_dir=str(hw.state_dir))
 
@@ -352,8 +355,16 @@ class Service:
         finding: it is logged and latched like the problems an audit finds, and the thread goes on
         (before stop 30 an exception outside the run's own handling ended the thread silently, and
         the periodic audits with it)."""
+        return self._ledger_check(self.background.audit)
+
+    def _tail_run(self) -> list[str]:
+        """One tail check (the ``ledger-tail`` thread, every few seconds: the events since the
+        last seal, the witness), its findings latched as the periodic audit's are."""
+        return self._ledger_check(self.background.tail)
+
+    def _ledger_check(self, run: Callable[[Callable[[], Where]], list[str]]) -> list[str]:
         try:
-            problems = self.background.audit(self.ledger_stack.where_for_audit)
+            problems = run(self.ledger_stack.where_for_audit)
         except Exception as e:  # noqa: BLE001 - faults latch: never swallowed, never the thread's end
             self.log.error("ledger.audit_failed", error=repr(e))
             problems = [f"the periodic audit could not run: {type(e).__name__}: {e}"]

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.books.ledger import StoredEvent, read_events
+from controller.books.ledgerfile import bound
 from controller.books.meters import Meter
 from controller.books.meters import apply as apply_meter
 from controller.books.standing import active_tilts, out_of_order
@@ -64,7 +65,7 @@ class ReadOnlyLedger:
         if not p.exists():
             raise FileNotFoundError(f"no ledger at {p}")
         self.path = p
-        self.db = sqlite3.connect(f"file:{p}?mode=ro", uri=True, check_same_thread=False)
+        self.db = bound(sqlite3.connect(f"file:{p}?mode=ro", uri=True, check_same_thread=False))
 
     def close(self) -> None:
         self.db.close()

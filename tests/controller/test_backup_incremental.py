@@ -104,3 +104,27 @@ def test_backup_incremental_cli(table, tmp_path, capsys):
     out = capsys.readouterr().out.splitlines()
     assert "40 events" in out[-1] and "audit ok" in out[-1], out
     assert len(list((tmp_path / "bk").iterdir())) == 1
+
+
+def test_an_incremental_backup_onto_an_edited_copy_never_says_the_whole_copy_audited(table, tmp_path, capsys):
+    """The copy's old events edited in DEST: ``--incremental`` read only what it added and printed
+    "audit ok" as if for the copy (a restore later refused it).  It now says what it audited."""
+    key = table.key
+    assert key is not None
+    keyfile = tmp_path / "key" / "ledger.key"
+    args = ["--state-dir", str(table.state_dir), "--key-file", str(keyfile)]
+    bk = tmp_path / "bk"
+    assert main(["backup", str(bk), *args]) == 0
+    (copy,) = bk.iterdir()
+    db = sqlite3.connect(copy)
+    db.execute("UPDATE events SET data = json_set(data, '$.cents', 9999900) WHERE seq = 5")
+    db.commit()
+    db.close()
+    _play(table, 3)
+    capsys.readouterr()
+    assert main(["backup", str(bk), "--incremental", *args]) == 0
+    out = capsys.readouterr().out.splitlines()[-1]
+    assert "audit ok (events 32-40 added" in out, out
+    assert "the copy's events 1-31 were audited when first copied and not read again" in out, out
+    (copy,) = bk.iterdir()
+    assert any("event 5: MAC does not match" in p for p in _copy_audits_clean(table, copy, tmp_path))

@@ -28,17 +28,21 @@ from controller.books.ledger import (
     ClockWentBackwards,
     Head,
     Ledger,
+    LedgerError,
     Record,
     StoredEvent,
     event_hash,
 )
 from controller.books.ledgerkey import LedgerKeyError, init_key, read_key
+from controller.books.ledgermigrate import KeyUnkeyed
 from controller.books.ledgerwriter import LedgerWriter
 from controller.books.witness import Witness
 from controller.cli import main
 from tests.conftest import TEST_KEY
 
 TABLE = "T1"
+#: a technician's order to key a ledger written before the key
+ORDER = KeyUnkeyed("tech 7", "upgrade checked against the paper records")
 
 
 def _records(round_no: int) -> list[Record]:
@@ -216,7 +220,7 @@ def test_a_witness_behind_the_ledger_is_fine(table):
 # ---------------------------------------------------------------------- migration
 
 
-def _v1_ledger(path: Path, n_rounds: int = 2) -> None:
+def _v1_ledger(path: Path, n_rounds: int = 2, table: str = TABLE) -> None:
     """A ledger as the code before issue 13 wrote it: SHA-256 chain, no meta table."""
     db = sqlite3.connect(path)
     db.executescript(
@@ -231,8 +235,8 @@ def _v1_ledger(path: Path, n_rounds: int = 2) -> None:
             seq += 1
             ts = f"2026-01-01T00:00:{seq:02d}.000000+00:00"
             data = json.dumps(dict(rec.data), sort_keys=True, separators=(",", ":"))
-            h = event_hash(seq, ts, TABLE, r, rec.kind, data, prev)
-            db.execute("INSERT INTO events VALUES (?,?,?,?,?,?,?,?)", (seq, ts, TABLE, r, rec.kind, data, prev, h))
+            h = event_hash(seq, ts, table, r, rec.kind, data, prev)
+            db.execute("INSERT INTO events VALUES (?,?,?,?,?,?,?,?)", (seq, ts, table, r, rec.kind, data, prev, h))
             prev = h
     db.commit()
     db.close()
@@ -244,11 +248,14 @@ def test_migration_from_the_unkeyed_chain_keys_it_from_a_ledger_keyed_record(tmp
     ro = Ledger.open_readonly(path, key=TEST_KEY)
     assert any("not keyed (schema 1" in p for p in ro.verify(full=True))
     ro.close()
-    led = Ledger(path, TABLE, key=TEST_KEY)
+    with pytest.raises(LedgerError, match="an unkeyed ledger .* never keyed at start-up"):
+        Ledger(path, TABLE, key=TEST_KEY)  # never without a technician's order
+    led = Ledger(path, TABLE, key=TEST_KEY, key_unkeyed=ORDER)
     # keyed (schema 2) and then sealed (schema 3: issue 26) in the same open
     assert led.migrated_from == 1 and led.schema() == SCHEMA_VERSION == 3 and led.keyed_from() == 5
     ev = list(led.events())[-1]
     assert (ev.seq, ev.kind, ev.data["sha256_head"], ev.data["events"]) == (5, "ledger.keyed", ev.prev, 4)
+    assert (ev.data["by"], ev.data["reason"]) == ("tech 7", "upgrade checked against the paper records")
     led.append([Record("round.open", 3, {})])
     assert led.verify(full=True) == []
     led.close()
@@ -268,7 +275,11 @@ def test_tablectl_migrate_keys_an_old_ledger_brings_the_witness_along_and_audits
     where = ["--state-dir", str(state), "--key-file", str(key_file), "--witness-dir", str(tmp_path / "w")]
     assert main(["audit", *where]) != 0  # before: not keyed
     capsys.readouterr()
-    assert main(["migrate", *where]) == 0
+    assert main(["migrate", *where]) == 1  # not without a technician's order
+    assert "never keyed at start-up" in capsys.readouterr().err
+    assert main(["migrate", *where, "--key-unkeyed"]) == 1  # nor without who and why
+    assert "needs --by NAME and --reason TEXT" in capsys.readouterr().err
+    assert main(["migrate", *where, "--key-unkeyed", "--by", "tech 7", "--reason", "upgrade"]) == 0
     out = capsys.readouterr().out
     assert "migrated from schema 1 to 3; 5 events; audit ok" in out, out
     assert Witness(tmp_path / "w", TABLE).read() == Head(5, Ledger.open_readonly(state / "ledger.sqlite3").last_hash)
@@ -289,7 +300,7 @@ def test_tablectl_migrate_keys_an_old_ledger_brings_the_witness_along_and_audits
 def test_after_migration_a_rechained_old_event_is_found(tmp_path):
     path = tmp_path / "ledger.sqlite3"
     _v1_ledger(path)
-    Ledger(path, TABLE, key=TEST_KEY).close()
+    Ledger(path, TABLE, key=TEST_KEY, key_unkeyed=ORDER).close()
 
     # the attacker rewrites the unkeyed part and recomputes its SHA-256 chain, the keyed record's prev too
     def edit(seq, kind, d):
@@ -305,7 +316,7 @@ def test_after_migration_a_rechained_old_event_is_found(tmp_path):
 def test_moving_keyed_from_is_found(tmp_path):
     path = tmp_path / "ledger.sqlite3"
     _v1_ledger(path)
-    Ledger(path, TABLE, key=TEST_KEY).close()
+    Ledger(path, TABLE, key=TEST_KEY, key_unkeyed=ORDER).close()
     db = sqlite3.connect(path)
     db.execute("UPDATE meta SET value = '99' WHERE name = 'keyed_from'")
     db.commit()
@@ -528,7 +539,7 @@ def test_run_check_refuses_a_ledger_failing_its_audit_but_config_only_does_not(k
     t, key_file = keyed
     root = Path(__file__).resolve().parents[2]
     text = (root / "config/examples/table.toml").read_text()
-    text = text.replace('state_dir = "/var/lib/tablectl"', f'state_dir = "{t.state}"')
+    text = text.replace('state_dir = "/var/lib/tablectl"', f'state_dir = "{t.state}"').replace('"PG-01"', f'"{TABLE}"')
     text += f'\n[ledger]\nkey_file = "{key_file}"\nwitness_dir = "{t.where.witness_dir}"\n'
     cfg = tmp_path / "table.toml"
     cfg.write_text(text)

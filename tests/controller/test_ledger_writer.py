@@ -347,6 +347,7 @@ def test_a_one_statement_append_that_fails_stores_none_of_its_events(tmp_path):
     assert [e.seq for e in led.events()] == [1] and led.last_seq == 1
     led.append([Record("wager.accepted", 3, {"seat": 2})])
     assert [e.seq for e in led.events()] == [1, 2]
+    led.db.execute("DROP TRIGGER refuse")  # (a trigger in the file is itself a finding of verify())
     assert led.verify() == []
     led.close()
 

@@ -168,23 +168,35 @@ def test_a_clock_gone_backwards_is_a_latched_tilt_recorded_in_the_ledger(make_ri
     assert rig.ledger_events(["lockout"]) == []
 
 
-def test_a_ledger_from_before_the_key_is_migrated_at_start_without_a_tilt(tmp_path):
-    """The first start of this software on a table's unkeyed (schema 1) ledger: it is keyed
-    from a ``ledger.keyed`` record on, has no witness yet, and starts as usual."""
+def test_a_ledger_from_before_the_key_is_never_keyed_at_start_only_by_a_technicians_migrate(tmp_path, capsys):
+    """A table's unkeyed (schema 1) ledger: keying it signs its history as it stands, and a writer
+    of the state directory can make a forged ledger look unkeyed (recompute the plain chain, drop
+    the keyed markers).  The service used to key it at start-up; now it stays closed (halted,
+    nothing written) until a technician runs ``tablectl migrate --key-unkeyed`` (recorded)."""
+    from controller.cli import main
     from tests.controller.test_ledger_trust import _v1_ledger
 
     state = tmp_path / "state"
     state.mkdir()
-    _v1_ledger(state / "ledger.sqlite3")
+    path = state / "ledger.sqlite3"
+    _v1_ledger(path, table="SIM-01")
+    before = path.read_bytes()
+    rig = Rig(state, seed=2, speed=50.0)
+    try:
+        rig.service.start(halt_on_error=True)
+        assert rig.service.halted and rig.service.table is None
+    finally:
+        rig.service.stop()
+    assert path.read_bytes() == before  # nothing written, not even this release's tables
+    capsys.readouterr()
+    assert main(["migrate", "--state-dir", str(state), "--key-unkeyed", "--by", "tech 7", "--reason", "checked"]) == 0
+    assert "migrated from schema 1 to 3" in capsys.readouterr().out
     rig = _restart(tmp_path)
     try:
         st = rig.table.wait_for(lambda s: s["state"] in ("open_for_wagers", "tilt"), 30)
         assert st["state"] == "open_for_wagers", st["tilts"]
-        kinds = [k for _r, k, _d in rig.ledger_events()]
-        assert kinds[:5] == ["round.open", "round.complete", "round.open", "round.complete", "ledger.keyed"]
-        witness = rig.service.witness
-        assert witness is not None
-        rig.wait_until(lambda: witness.read() is not None, 10, "the witness")
+        keyed = [d for _r, k, d in rig.ledger_events(["ledger.keyed"])]
+        assert keyed and keyed[0]["by"] == "tech 7" and keyed[0]["reason"] == "checked"
         assert rig.service.audit_ledger() == []
     finally:
         rig.stop()
@@ -195,7 +207,9 @@ def test_a_witness_directory_that_cannot_be_written_is_a_latched_tilt_not_a_cras
     rig = _restart(tmp_path)
     try:
         st = rig.table.wait_for(lambda s: s["state"] == "tilt", 30)
-        assert "witness: cannot write" in st["tilts"]["self-check"], st["tilts"]
+        # it cannot be read either: the start-up leaves it as it is (a witness it cannot read is never
+        # replaced by the head it was to vouch for) and the tilt says so
+        assert "witness.json: cannot read the witness" in st["tilts"]["self-check"], st["tilts"]
         assert rig.service.ready.wait(10)
     finally:
         rig.stop()

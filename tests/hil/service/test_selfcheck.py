@@ -117,6 +117,10 @@ def test_configuration_changes_between_starts_are_logged_old_and_new(make_rig):
     """SPEC § 5: configuration changes are logged: at start-up, with old and new values."""
     make_rig().start().stop()
     rig = make_rig(table_id="SIM-02").start()
+    # the ledger and its witness name SIM-01: a renamed table is a tilt until a technician clears it
+    st = rig.table.wait_for(lambda s: s.get("state") == "tilt", 10)
+    assert "written by table 'SIM-01'" in st["tilts"]["self-check"]
+    rig.service.post_command("clear", reason="table renamed SIM-02 by the pit", by="technician")
     rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 10)
     rig.stop()
     rig = make_rig(table_id="SIM-02").start()

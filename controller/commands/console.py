@@ -22,7 +22,9 @@ DEFAULT_SOCKET = Path("/run/tablectl/console.sock")
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--socket", type=Path, default=DEFAULT_SOCKET, help=f"console socket (default {DEFAULT_SOCKET})")
     p.add_argument("--port", help="serial UART to bridge (e.g. /dev/ttyAMA0); default: this terminal")
-    p.add_argument("--baud", type=int, default=115200, help="UART speed (default 115200)")
+    from controller.commands._argtypes import int_range
+
+    p.add_argument("--baud", type=int_range(50, 4_000_000), default=115200, help="UART speed (default 115200)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -51,7 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="every level's meters over a gaming day and the last 25 hits (CSV on stdout, or --out), then exit",
     )
-    p.add_argument("--day", help="with --report: the gaming day, YYYY-MM-DD (default: today's, from 06:00)")
+    p.add_argument("--day", help="with --report: the gaming day, YYYY-MM-DD or today (default: today's, from 06:00)")
     p.add_argument("--format", choices=("csv", "pdf"), default="csv", help="with --report: csv (default) or pdf")
     p.add_argument("--out", type=Path, help="with --report: write to this file (required for --format pdf)")
     p.add_argument(
@@ -267,7 +267,8 @@ def _day_problem(args: argparse.Namespace) -> str | None:
     """``--day`` made a date (in ``args``), or why it is not one."""
     from datetime import date
 
-    if args.day is None:
+    if args.day is None or args.day.strip().lower() == "today":
+        args.day = None  # the gaming day running now
         return None
     try:
         args.day = date.fromisoformat(args.day)

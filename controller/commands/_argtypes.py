@@ -1,0 +1,26 @@
+"""Range-checked numbers for command lines: a number past what the ledger (SQLite's 64-bit
+integers) or the command can hold is a usage error naming the range, never an OverflowError."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+#: SQLite's INTEGER: the largest round, event or seat number a ledger can hold
+INT64_MAX = 2**63 - 1
+
+
+def int_range(lo: int, hi: int) -> Callable[[str], int]:
+    """An argparse ``type``: an integer from ``lo`` to ``hi``."""
+
+    def parse(s: str) -> int:
+        try:
+            v = int(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{s!r} is not a whole number") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{s}: must be from {lo} to {hi}")
+        return v
+
+    parse.__name__ = "number"  # argparse names the type in its message
+    return parse

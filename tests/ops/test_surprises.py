@@ -1,0 +1,196 @@
+"""Operations without surprises, part 2: no command writes where it should not, waits for ever,
+ignores what it was told, or calls a table healthy beyond what was checked.  One test per case
+found trying every README command as a new user would; each failed on the code before (noted)."""
+
+from __future__ import annotations
+
+import io
+from datetime import date, datetime, time, timedelta
+from pathlib import Path
+
+import pytest
+
+from controller.cli import main
+from tests.ops.test_errors import fails
+
+# --------------------------------------------------------------------------- key init
+
+
+def test_key_init_without_a_configuration_writes_nothing(tmp_path, monkeypatch, capsys):
+    # before: `tablectl key init` from a checkout made /etc/tablectl/ledger.key, exit 0
+    from controller.commands import key
+    from controller.settings import hardware
+
+    default_key = tmp_path / "etc" / "ledger.key"
+    monkeypatch.setattr(hardware, "DEFAULT_KEY_FILE", str(default_key))
+    monkeypatch.setattr(key, "DEFAULT_CONFIG", tmp_path / "etc" / "table.toml", raising=False)
+    fails(capsys, ["key", "init"], 2, "no configuration at", "--key-file")
+    assert not default_key.parent.exists()
+
+
+def test_key_init_writes_the_key_file_it_is_named(tmp_path, capsys):
+    assert main(["key", "init", "--key-file", str(tmp_path / "k" / "ledger.key")]) == 0
+    assert (tmp_path / "k" / "ledger.key").stat().st_mode & 0o777 == 0o600
+    assert "ledger.key (mode 0600)" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- sim
+
+
+@pytest.mark.parametrize("opt", [["--state-dir", "D"], ["--console-pty"], ["--realtime"], ["--no-idle-skip"]])
+def test_linked_sim_refuses_one_tables_options(opt, tmp_path, capsys, monkeypatch):
+    # before: `sim --tables 2 --state-dir D --console-pty` played, kept nothing, opened no console
+    import hil.linksim
+
+    monkeypatch.setattr(hil.linksim, "run_link_sim", lambda **kw: pytest.fail("played"))
+    argv = [str(tmp_path / a) if a == "D" else a for a in opt]
+    fails(capsys, ["sim", "--tables", "2", "--rounds", "1", *argv], 2, opt[0], "not for the linked simulation")
+    assert not (tmp_path / "D").exists()
+
+
+def test_sim_state_dir_that_cannot_be_made_is_said(capsys):
+    # before: "FileNotFoundError: ... '/proc/nope-key'; this is a fault in tablectl"
+    fails(capsys, ["sim", "--rounds", "1", "--state-dir", "/proc/nope"], 2, "--state-dir /proc/nope: cannot make")
+
+
+def test_linked_sim_logs_errors_only_by_default(monkeypatch, capsys):
+    # before: every table's "no heartbeat from the LAP yet" warning, as raw JSON on stderr at start
+    import hil.linksim
+    from controller.core import log
+
+    levels = []
+    monkeypatch.setattr(log, "configure", lambda stream=None, level="info", **kw: levels.append(level))
+    monkeypatch.setattr(hil.linksim, "run_link_sim", lambda **kw: 0)
+    assert main(["sim", "--tables", "2", "--rounds", "1"]) == 0
+    assert main(["sim", "--tables", "2", "--rounds", "1", "--log-level", "info"]) == 0
+    assert levels == ["error", "info"]
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_line_on_a_terminal_after_the_quiet_time():
+    # before: the linked sim said nothing per round until the end; analyze was silent for 33 s
+    import threading
+
+    from controller.core.progress import Progress
+
+    tty, done, go = _Tty(), [0], threading.Event()
+    with Progress("rounds played", count=lambda: done[0], total=6, stream=tty, after_s=0.05, every_s=0.02):
+        done[0] = 4
+        go.wait(0.3)
+    text = tty.getvalue()
+    assert "\rrounds played" not in text[:1] and "rounds played: 4/6, 0 s" in text
+    assert text.endswith("\r\x1b[K")  # the line is cleared: what the command prints next starts clean
+
+
+def test_progress_says_nothing_off_a_terminal_or_when_quick():
+    from controller.core.progress import Progress
+
+    pipe, tty = io.StringIO(), _Tty()
+    with Progress("x", stream=pipe, after_s=0.01):
+        pass
+    with Progress("x", stream=tty, after_s=5):
+        pass
+    assert pipe.getvalue() == "" and tty.getvalue() == ""
+
+
+def test_progress_off_a_terminal_prints_a_plain_line_when_asked():
+    import threading
+
+    from controller.core.progress import Progress
+
+    pipe = io.StringIO()
+    with Progress("rounds played", count=lambda: 3, total=9, stream=pipe, after_s=0.01, line_every_s=0.05):
+        threading.Event().wait(0.2)
+    lines = pipe.getvalue().splitlines()
+    assert lines and all(ln.startswith("rounds played: 3/9, ") for ln in lines) and "\r" not in pipe.getvalue()
+
+
+# --------------------------------------------------------------------------- backup, report, history
+
+
+def test_backup_to_a_mistyped_directory_is_refused(ledger_copy, tmp_path, capsys):
+    # before: `backup /mnt/usb/tablectl-typo` made that directory and put the copy there, exit 0
+    typo = tmp_path / "usb" / "tablectl-typo"
+    fails(capsys, ["backup", str(typo), "--state-dir", str(ledger_copy)], 2, "no such directory", "--mkdir")
+    assert not typo.exists() and not typo.parent.exists()
+    assert main(["backup", str(typo), "--mkdir", "--state-dir", str(ledger_copy)]) == 0
+    assert len(list(typo.iterdir())) == 1
+
+
+def test_report_pdf_without_out_is_refused_as_lap_report_is(ledger_copy, tmp_path, capsys, monkeypatch):
+    # before: it wrote report-<table>-<day>.pdf into whatever directory it ran in
+    monkeypatch.chdir(tmp_path)
+    fails(capsys, ["report", "--day", "2026-01-01", "--format", "pdf", "--state-dir", str(ledger_copy)], 2, "--out")
+    assert list(tmp_path.glob("*.pdf")) == []
+
+
+def test_report_day_today_is_the_gaming_day_running_now(ledger_copy, capsys):
+    # before: "--day: 'today' is not a date YYYY-MM-DD", exit 2
+    assert main(["report", "--day", "today", "--state-dir", str(ledger_copy)]) == 0
+    out = capsys.readouterr().out
+    now = datetime.now().astimezone()
+    today = now.date() if now.time() >= time(6) else now.date() - timedelta(days=1)
+    assert today.isoformat() in out
+
+
+def test_current_gaming_day_starts_at_day_start():
+    from zoneinfo import ZoneInfo
+
+    from controller.commands.report import _current_day
+
+    tz = ZoneInfo("UTC")
+    now = datetime.now(tz)
+    assert _current_day(time(0, 0), tz) == now.date()
+    start = (now + timedelta(minutes=5)).time() if now.time() < time(23, 50) else None
+    if start is not None:
+        assert _current_day(start, tz) == now.date() - timedelta(days=1)
+    assert isinstance(_current_day(time(6), None), date)
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["history", "99999999999999999999999"], "must be from 1 to 9223372036854775807"),
+        (["history", "--last", "999999999999999999999"], "must be from 1 to 100000"),
+        (["history", "--last", "0"], "must be from 1"),
+    ],
+)
+def test_history_numbers_are_range_checked(argv, said, ledger_copy, capsys):
+    # before: OverflowError: Python int too large to convert to SQLite INTEGER; a fault in tablectl
+    fails(capsys, [*argv, "--state-dir", str(ledger_copy)], 2, said)
+
+
+# --------------------------------------------------------------------------- configuration depth
+
+
+def _nested(tmp_path: Path, depth: int = 5000) -> str:
+    p = tmp_path / "nested.toml"
+    p.write_text("a = " + "[" * depth + "]" * depth + "\n")
+    return str(p)
+
+
+NESTED = ["history", "run --check", "verify", "status", "report --day 2026-01-01", "meters", "backup {d}", "audit"]
+
+
+@pytest.mark.parametrize("cmd", NESTED + ["restore {d}", "pin list", "migrate"])
+def test_a_deeply_nested_configuration_is_a_configuration_error(cmd, tmp_path, capsys):
+    # before: RecursionError in tomllib; "this is a fault in tablectl"
+    argv = [a.format(d=tmp_path) for a in cmd.split()]
+    err = fails(capsys, [*argv, "--config", _nested(tmp_path)], 2, "nested deeper than 16 levels")
+    assert "Recursion" not in err
+
+
+def test_configuration_depth_is_counted_without_recursion():
+    from controller.settings.config import toml_depth
+
+    deep: list[object] = []
+    cur = deep
+    for _ in range(100_000):
+        inner: list[object] = []
+        cur.append(inner)
+        cur = inner
+    assert toml_depth({"a": deep}) == 100_002 and toml_depth({}) == 1 and toml_depth({"a": {"b": [1]}}) == 3

@@ -194,3 +194,42 @@ def test_configuration_depth_is_counted_without_recursion():
         cur.append(inner)
         cur = inner
     assert toml_depth({"a": deep}) == 100_002 and toml_depth({}) == 1 and toml_depth({"a": {"b": [1]}}) == 3
+
+
+# --------------------------------------------------------------------------- console
+
+
+def test_console_without_a_service_gives_up_and_says_where_it_looked(tmp_path):
+    # before: "the controller is not running; retrying..." for ever, naming no socket
+    import subprocess
+    import sys
+
+    sock = tmp_path / "console.sock"
+    p = subprocess.run(
+        [sys.executable, "-m", "controller", "console", "--socket", str(sock), "--wait", "1.5"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert f"retrying for 1.5 s (socket {sock})" in p.stdout
+    assert f"no controller answered on {sock} within 1.5 s" in p.stderr and "sim --console-pty" in p.stderr
+
+
+def test_console_on_a_terminal_waits_30_s_by_default(monkeypatch, tmp_path, capsys):
+    from controller.commands import console
+    from controller.console import relay
+
+    waited = []
+
+    def fake_relay(*a, give_up_s=None, **kw):
+        waited.append(give_up_s)
+        return False
+
+    monkeypatch.setattr(relay, "relay", fake_relay)
+    monkeypatch.setattr("sys.stdin", open(tmp_path / "in", "w+"))  # noqa: SIM115 - not a terminal
+    monkeypatch.setattr("sys.stdout", open(tmp_path / "out", "w+"))  # noqa: SIM115
+    assert main(["console", "--socket", str(tmp_path / "s")]) == 1
+    assert waited == [console.TERMINAL_WAIT_S] == [30.0]
+    assert "within 30 s" in capsys.readouterr().err

@@ -100,6 +100,7 @@ class Background:
 
             self.auditor = AuditRunner(where(), self._table_id, slice_events=self.AUDIT_SLICE_EVENTS)
         problems: list[str] = self.auditor.checked(self._log)
+        _record_audit(self.auditor, problems)
         return problems
 
     # ------------------------------------------------------------------ stopped
@@ -118,3 +119,16 @@ class Background:
                 c.stop()
         self.consoles = []
         self.stop_audit()
+
+
+def _record_audit(auditor: AuditRunner, problems: list[str]) -> None:
+    """The run's result where ``tablectl status`` reads it (controller/reports/auditstatus.py);
+    a state directory that cannot take it costs the report, never the audit."""
+    from controller.reports import auditstatus
+
+    run = auditor.last
+    covered = "the events since the last seal" + (
+        f", seals {run.first_seal}-{run.last_seal} ({run.sealed:,} sealed events)" if run and run.last_seal else ""
+    )
+    with contextlib.suppress(OSError):
+        auditstatus.record(auditor.where.ledger_path.parent, problems, covered)

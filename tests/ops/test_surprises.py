@@ -233,3 +233,83 @@ def test_console_on_a_terminal_waits_30_s_by_default(monkeypatch, tmp_path, caps
     assert main(["console", "--socket", str(tmp_path / "s")]) == 1
     assert waited == [console.TERMINAL_WAIT_S] == [30.0]
     assert "within 30 s" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- status
+
+
+def _edit_event(state: Path, seq: int) -> None:
+    import sqlite3
+
+    db = sqlite3.connect(state / "ledger.sqlite3")
+    row = db.execute("SELECT data FROM events WHERE seq = ?", (seq,)).fetchone()
+    db.execute("UPDATE events SET data = ? WHERE seq = ?", (row[0].replace("}", ', "x": 1}', 1), seq))
+    db.commit()
+    db.close()
+
+
+def test_status_never_calls_a_tampered_ledger_open(ledger_copy, capsys):
+    # before: "table: open", "tilts: none", "reaches the witness", exit 0, while audit failed event 11
+    assert main(["status", "--state-dir", str(ledger_copy)]) == 0
+    out = capsys.readouterr().out
+    assert "table: open" in out and "MAC check: OK (every event since the last seal" in out
+    _edit_event(ledger_copy, 11)
+    assert main(["status", "--state-dir", str(ledger_copy)]) == 1
+    out = capsys.readouterr().out
+    assert "table: open" not in out and "table: LEDGER FAILS ITS CHECK" in out
+    assert "MAC check: FAILED: event 11: MAC does not match" in out
+
+
+def test_status_without_the_key_says_the_macs_were_not_checked(ledger_copy, tmp_path, capsys):
+    key = ledger_copy.parent / "D-key"
+    key.rename(tmp_path / "elsewhere")
+    assert main(["status", "--state-dir", str(ledger_copy)]) == 0
+    out = capsys.readouterr().out
+    assert "MAC check: the events' MACs not checked here" in out and "`tablectl audit` checks them" in out
+
+
+def test_status_reports_the_service_audits_last_result_and_age(ledger_copy, capsys):
+    # before: nothing of the service's periodic audit in status
+    from datetime import UTC
+
+    from controller.reports import auditstatus
+
+    assert main(["status", "--state-dir", str(ledger_copy)]) == 0
+    assert "service's audit: no run recorded" in capsys.readouterr().out
+    then = datetime.now(UTC) - timedelta(minutes=5)
+    auditstatus.record(ledger_copy, ["event 11: MAC does not match"], "the events since the last seal", now=then)
+    assert main(["status", "--state-dir", str(ledger_copy)]) == 0  # the ledger itself checks clean
+    out = capsys.readouterr().out
+    assert (
+        "service's audit: last run " in out and "(5 min ago): FAILED, the events since the last seal: event 11" in out
+    )
+    auditstatus.record(ledger_copy, [], "")
+    assert main(["status", "--state-dir", str(ledger_copy)]) == 0
+    assert " s ago): OK" in capsys.readouterr().out
+    (ledger_copy / auditstatus.FILE).write_bytes(b"\xff{")
+    assert main(["status", "--state-dir", str(ledger_copy)]) == 0
+    assert "audit-status.json cannot be read" in capsys.readouterr().out
+
+
+def test_the_service_records_each_audit_run_for_status(ledger_copy):
+    import argparse
+
+    from controller.books.audit import where_from_args
+    from controller.daemon.background import Background
+    from controller.reports import auditstatus
+
+    class Log:
+        def info(self, *a: object, **kw: object) -> None: ...
+
+        def warning(self, *a: object, **kw: object) -> None: ...
+
+    where = where_from_args(argparse.Namespace(state_dir=ledger_copy, key_file=None, witness_dir=None))
+    bg = Background("SIM-01", Log())  # type: ignore[arg-type]
+    assert bg.audit(lambda: where) == []
+    st = auditstatus.read(ledger_copy)
+    assert isinstance(st, auditstatus.AuditStatus) and st.problems == []
+    assert (datetime.now(st.at.tzinfo) - st.at).total_seconds() < 60
+    _edit_event(ledger_copy, 11)
+    assert bg.audit(lambda: where)
+    st = auditstatus.read(ledger_copy)
+    assert isinstance(st, auditstatus.AuditStatus) and "event 11" in st.problems[0]

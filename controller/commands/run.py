@@ -111,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.check and not args.offline and not _preflight_ok(preflight(hw)):
         return EXIT_CONFIG
+    if args.check and args.config_only:
+        return _check(args, hw)  # the configuration only: no ledger, so no key to read (it may be root's)
     try:
         key = load_key(hw.ledger)
     except LedgerKeyError as e:

@@ -313,3 +313,19 @@ def test_the_service_records_each_audit_run_for_status(ledger_copy):
     assert bg.audit(lambda: where)
     st = auditstatus.read(ledger_copy)
     assert isinstance(st, auditstatus.AuditStatus) and "event 11" in st.problems[0]
+
+
+# --------------------------------------------------------------------------- run --check --config-only
+
+
+def test_run_check_config_only_needs_no_key(tmp_path, monkeypatch, capsys):
+    # before: "[ledger] key_credential / key_file: ... no such file", exit 2, with no ledger to check
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.delenv("CREDENTIALS_DIRECTORY", raising=False)
+    text = (root / "config/examples/table.toml").read_text()
+    text += f'\n[ledger]\nkey_file = "{tmp_path / "no-such.key"}"\n'
+    cfg = tmp_path / "table.toml"
+    cfg.write_text(text)
+    assert main(["run", "--config", str(cfg), "--check", "--offline", "--config-only"]) == 0, capsys.readouterr()
+    assert f"{cfg}: OK" in capsys.readouterr().out
+    fails(capsys, ["run", "--config", str(cfg), "--check", "--offline"], 2, "key_file")

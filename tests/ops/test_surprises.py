@@ -329,3 +329,27 @@ def test_run_check_config_only_needs_no_key(tmp_path, monkeypatch, capsys):
     assert main(["run", "--config", str(cfg), "--check", "--offline", "--config-only"]) == 0, capsys.readouterr()
     assert f"{cfg}: OK" in capsys.readouterr().out
     fails(capsys, ["run", "--config", str(cfg), "--check", "--offline"], 2, "key_file")
+
+
+# --------------------------------------------------------------------------- hil run
+
+
+def test_hil_run_never_cuts_a_citation_mid_word():
+    # before: `scn.section[:40]`, e.g. "... (CRC-16, NAK, bounded retransmissio"
+    import re
+
+    import yaml
+
+    from hil.scenario import fit
+
+    root = Path(__file__).resolve().parents[2] / "hil" / "scenarios"
+    sections = {str(yaml.safe_load(f.read_text())["section"]) for f in root.glob("*.yaml")}
+    assert any(len(s) > 40 for s in sections)
+    for s in sections:
+        got = fit(s, 40)
+        assert len(got) <= 40
+        if got != s:
+            kept = got.removesuffix("…")
+            assert got.endswith("…") and s.startswith(kept) and re.match(r"[ ,;]", s[len(kept)]), (s, got)
+            assert not kept.endswith("§")
+    assert fit("§ 670a.11(d)(2)", 10) == "…" and fit("§ 670a.11(d)(2); § 1", 16) == "§ 670a.11(d)(2)…"

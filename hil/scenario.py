@@ -543,12 +543,11 @@ def fit(text: str, width: int) -> str:
     never a section number cut mid-way (``§ 670a.11(d)(2)`` read as ``§ 670a.1``)."""
     if len(text) <= width:
         return text
-    room = text[: width - 1]
     for sep in ("; ", ", ", " "):
-        cut = room.rfind(sep)
+        cut = text.rfind(sep, 0, width - 1 + len(sep))  # what is kept, and the ellipsis, fit
         if cut > 0:
             return text[:cut].rstrip(" ,;§") + "…"
-    return room + "…"
+    return text[: width - 1] + "…"
 
 
 def _load_all(paths: Sequence[str | Path], out: TextIO) -> list[Scenario]:

@@ -32,15 +32,17 @@ class Progress:
         count: Callable[[], int] | None = None,
         total: int | None = None,
         stream: TextIO | None = None,
-        after_s: float = AFTER_S,
+        after_s: float | None = None,
         every_s: float = 0.5,
         line_every_s: float | None = None,
     ) -> None:
         self.what, self.count, self.total = what, count, total
         self.stream = stream if stream is not None else sys.stderr
-        self.after_s, self.every_s, self.line_every_s = after_s, every_s, line_every_s
+        self.after_s = AFTER_S if after_s is None else after_s
+        self.every_s, self.line_every_s = every_s, line_every_s
         self.tty = _is_tty(self.stream)
         self._stop = threading.Event()
+        self._lock = threading.Lock()
         self._shown = False
         self._thread: threading.Thread | None = None
         self._t0 = time.monotonic()
@@ -76,7 +78,19 @@ class Progress:
             if self._stop.wait(period):
                 return
 
+    def say(self, line: str, out: TextIO) -> None:
+        """Print ``line`` on ``out`` (stdout, say) with the progress line cleared first when both
+        are on one terminal: a figure never lands after the status text; the next tick redraws it."""
+        with self._lock:
+            if self._shown and self.tty:
+                self._write_locked("\r\x1b[K")
+            print(line, file=out, flush=True)
+
     def _write(self, s: str) -> None:
+        with self._lock:
+            self._write_locked(s)
+
+    def _write_locked(self, s: str) -> None:
         try:
             self.stream.write(s)
             self.stream.flush()

@@ -353,3 +353,70 @@ def test_hil_run_never_cuts_a_citation_mid_word():
             assert got.endswith("…") and s.startswith(kept) and re.match(r"[ ,;]", s[len(kept)]), (s, got)
             assert not kept.endswith("§")
     assert fit("§ 670a.11(d)(2)", 10) == "…" and fit("§ 670a.11(d)(2); § 1", 16) == "§ 670a.11(d)(2)…"
+
+
+# --------------------------------------------------------------------------- long commands, bench figures
+
+
+def test_bench_shows_progress_on_a_terminal_and_figures_start_clean(monkeypatch, capsys):
+    # before: `bench link` had a 54 s gap with nothing on the terminal
+    import sys
+    import threading
+    import types
+
+    import bench
+    from controller.core import progress
+
+    def slow(args: object, emit: object) -> int:
+        threading.Event().wait(0.3)
+        emit("figure", 1)  # type: ignore[operator]
+        return 0
+
+    mod = types.SimpleNamespace(NAME="slow", HELP="slow", add_arguments=lambda p: None, run=slow)
+    monkeypatch.setattr(bench, "discover", lambda: {"slow": mod})
+    monkeypatch.setattr(progress, "AFTER_S", 0.05)
+    tty = _Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    monkeypatch.setattr("controller.commands._rigs.missing", lambda *a: None)
+    assert main(["bench", "slow"]) == 0
+    assert "bench slow: running: 0 s" in tty.getvalue() and tty.getvalue().endswith("\r\x1b[K")
+    assert capsys.readouterr().out == "benchmark: slow\nfigure: 1\n"
+
+
+def test_analyze_shows_progress_on_a_terminal(monkeypatch, capsys):
+    # before: `analyze --game dj-wild --wager bad-beat` printed nothing for 33 s
+    import sys
+    import threading
+
+    from controller.commands import analyze
+    from controller.core import progress
+
+    def slow(paytable: object, options: object) -> object:
+        threading.Event().wait(0.3)
+        raise ValueError("stop here")
+
+    monkeypatch.setattr(analyze, "_game_wager", lambda args, analyzers: (slow, None))
+    monkeypatch.setattr(progress, "AFTER_S", 0.05)
+    tty = _Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    assert main(["analyze", "--game", "dj-wild", "--wager", "bad-beat"]) == 2
+    assert "analyze dj-wild bad-beat: enumerating: 0 s" in tty.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("cpu", "idle_rate", "spread", "want"),
+    [
+        (10.0, 0.1, 0.001, "1.667"),  # 10 s - 0.1 × 50 s = 5 s over 3,000 contributions
+        (4.8, 0.1, 0.001, "within noise"),  # below the standing cost: never -0.067
+        (5.05, 0.1, 0.002, "within noise"),  # above it by less than the noise
+    ],
+)
+def test_bench_link_marginal_is_never_negative(cpu, idle_rate, spread, want):
+    # before: db_cpu_marginal_ms_per_contribution: -2.415
+    from bench.link import Idle, marginal
+
+    got = marginal(cpu, 50.0, Idle(idle_rate, spread), 3000, 0.01)
+    assert got.startswith(want) and "-" not in got.split("±")[0].replace("ms", ""), got
+    if want == "within noise":
+        bound = float(got.rsplit("below ", 1)[1])
+        assert bound > 0

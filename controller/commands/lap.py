@@ -72,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_CONFIG
     if args.staff_pin:
         return _staff_pin(cfg, args.staff_pin)
+    if args.check:
+        return _check(args, cfg)
     refused = _refusal(args, cfg)
     if refused is not None:
         return refused
@@ -92,6 +94,31 @@ def _refusal(args: argparse.Namespace, cfg: LapConfig) -> int | None:
     for p in sw.problems:
         print(f"tablectl lap: {p}", file=sys.stderr)
     return EXIT_SOFTWARE if sw.problems else None
+
+
+def _check(args: argparse.Namespace, cfg: LapConfig) -> int:
+    """``--check``: what ``lap`` needs, in the order it needs it — the database (an unreachable one
+    said first, never hidden behind the software's record), then the software digest, then the
+    extras lap.toml's sections need (the floor view's web stack) — every problem said; the exit
+    status of the gravest (the software, then the configuration, then the database)."""
+    from controller.boot.selfcheck import check_software
+
+    statuses = [_offline_or_unreachable(args, cfg)]
+    sw = check_software(cfg.software_record, require=not args.sim)
+    for p in sw.problems:
+        print(f"tablectl lap: {p}", file=sys.stderr)
+    statuses.append(EXIT_SOFTWARE if sw.problems else 0)
+    if cfg.floor is not None and not _have_aiohttp():
+        print(
+            f"tablectl lap: {cfg.file}: [floor]: the floor view needs the LAP's web stack (aiohttp), not installed: "
+            "the LAP host's release bundle carries it (docs/install.md); or remove the [floor] section",
+            file=sys.stderr,
+        )
+        statuses.append(EXIT_CONFIG)
+    for grave in (EXIT_SOFTWARE, EXIT_CONFIG):
+        if grave in statuses:
+            return grave
+    return max(statuses)
 
 
 def _offline_or_unreachable(args: argparse.Namespace, cfg: LapConfig) -> int:

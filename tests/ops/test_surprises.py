@@ -420,3 +420,49 @@ def test_bench_link_marginal_is_never_negative(cpu, idle_rate, spread, want):
     if want == "within noise":
         bound = float(got.rsplit("below ", 1)[1])
         assert bound > 0
+
+
+# --------------------------------------------------------------------------- lap --check
+
+
+def _example_lap(tmp_path: Path, group: str) -> Path:
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "config/examples/lap.toml").read_text().replace('group = "pit1"', f'group = "{group}"')
+    cfg = tmp_path / "lap.toml"
+    cfg.write_text(text)
+    return cfg
+
+
+def test_lap_check_says_an_unreachable_database_before_the_software_record(tmp_path, capsys):
+    # before: "software: no record ..." (exit 3) for a DSN nobody answers, the database never named
+    cfg = _example_lap(tmp_path, "pit1")
+    rc = main(["lap", "--db", "postgresql://x@127.0.0.1:9/x", "--config", str(cfg), "--check"])
+    err = capsys.readouterr().err
+    assert rc == 3 and "database unreachable" in err and "software" in err, err
+    assert err.index("database unreachable") < err.index("software")
+
+
+def test_lap_check_checks_the_floor_views_web_stack(tmp_path, capsys, monkeypatch):
+    # before: `lap --check` said OK, then `lap` exited 2 asking for pip install 'tablectl[lap]'
+    from controller.commands import lap
+
+    monkeypatch.setattr(lap, "_have_aiohttp", lambda: False)
+    cfg = _example_lap(tmp_path, "pit1")
+    rc = main(["lap", "--sim", "--db", "postgresql://x@127.0.0.1:9/x", "--config", str(cfg), "--check"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "[floor]: the floor view needs the LAP's web stack (aiohttp)" in err, err
+
+
+@pytest.mark.slow
+def test_the_example_lap_toml_checks_ok_on_a_single_server(tmp_path, capsys):
+    # before: "replication: REFUSED: an acknowledged hit can be lost with this server", exit 1
+    import os
+    import uuid
+
+    dsn = os.environ.get("TABLECTL_TEST_PG")
+    if not dsn:
+        pytest.skip("TABLECTL_TEST_PG names no server")
+    cfg = _example_lap(tmp_path, f"ops{uuid.uuid4().hex[:8]}")
+    assert main(["lap", "--sim", "--db", dsn, "--config", str(cfg), "--check"]) == 0, capsys.readouterr()
+    out = capsys.readouterr().out
+    assert "(allowed by lap.toml)" in out and ": OK (2 tables, 1 levels" in out

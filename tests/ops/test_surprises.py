@@ -466,3 +466,38 @@ def test_the_example_lap_toml_checks_ok_on_a_single_server(tmp_path, capsys):
     assert main(["lap", "--sim", "--db", dsn, "--config", str(cfg), "--check"]) == 0, capsys.readouterr()
     out = capsys.readouterr().out
     assert "(allowed by lap.toml)" in out and ": OK (2 tables, 1 levels" in out
+
+
+# --------------------------------------------------------------------------- the release
+
+
+def test_install_root_that_does_not_exist_is_said(tmp_path):
+    # before: "cd: can't cd to ..." from the shell, then a usage of an empty root
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    r = subprocess.run(
+        ["sh", str(root / "systemd/install.sh"), "--root", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert r.returncode == 2 and f"--root {tmp_path / 'nope'}: no such directory" in r.stderr, r.stderr
+    assert "can't cd" not in r.stderr and not (tmp_path / "nope").exists()
+
+
+def test_install_md_figures_are_the_builds():
+    # before: "15 wheels ... 46.0 MiB" typed in docs/install.md while the build made 20 and 61.4 MiB
+    import re
+
+    from tools.releasefigures import block_of, parse, render
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "install.md").read_text()
+    block = block_of(doc)
+    assert block is not None, "docs/install.md has no figures block written by build-release.sh --docs"
+    figures = parse(block)
+    assert render(figures) == block  # the text is what the measurements make, not edited by hand
+    assert figures["platforms"].endswith("and aarch64 (Raspberry Pi OS)")  # a full build's, not --no-pi
+    assert "aiohttp" in figures["lap"]["compiled"]
+    outside = doc.replace(block, "")
+    assert not re.search(r"\b\d+ wheels\b|\bMiB\b", outside), "a wheel count or size typed outside the block"

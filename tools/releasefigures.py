@@ -31,7 +31,7 @@ def wheels(d: Path) -> dict[str, Any]:
     """The wheels in ``d``: pure ones by project, compiled ones by project with their count."""
     pure: set[str] = set()
     compiled: dict[str, int] = defaultdict(int)
-    for w in sorted(d.glob("*.whl")) if d.is_dir() else []:
+    for w in sorted(d.glob("*.whl")):  # none when there is no such directory
         if w.name.endswith(("-none-any.whl", "-py3-none-any.whl")):
             pure.add(_project(w.name))
         else:

@@ -21,12 +21,13 @@ import io
 import re
 import sys
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DIRS = ("controller", "drivers", "hil", "bench", "tools", "tests")
 HASH_COMMENTED = (".sh", ".toml", ".yaml", ".yml", ".cfg")
+COMMENT = re.compile(r"(?:^|\s)(#.*)")  # a `#` that starts a comment, not one inside a word (`a#b`)
 SELF = Path(__file__).resolve()  # its own examples of what it looks for
 
 TICKET = re.compile(
@@ -37,67 +38,50 @@ TICKET = re.compile(
 
 
 def _python_texts(path: Path, source: str) -> Iterator[tuple[int, str]]:
-    """(line, text) of every comment and docstring in a Python file."""
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            if tok.type == tokenize.COMMENT:
-                yield tok.start[0], tok.string
-    except (tokenize.TokenError, SyntaxError):
-        pass
+    """(line, text) of every comment and docstring (a module's, a class's, a function's) in a Python file."""
+    yield from _comments(source)
     try:
         tree = ast.parse(source, filename=str(path))
     except SyntaxError:
         return
     for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
-            first = node.body[0]
-            if (
-                isinstance(first, ast.Expr)
-                and isinstance(first.value, ast.Constant)
-                and isinstance(first.value.value, str)
-            ):
-                for i, line in enumerate(first.value.value.splitlines()):
-                    yield first.lineno + i, line
-        # a ``#:`` attribute docstring's string form (a bare string after an assignment)
-        body = getattr(node, "body", None)
-        if isinstance(body, list):
-            for prev, stmt in zip(body, body[1:]):
-                if (
-                    isinstance(prev, ast.Assign | ast.AnnAssign)
-                    and isinstance(stmt, ast.Expr)
-                    and isinstance(stmt.value, ast.Constant)
-                    and isinstance(stmt.value.value, str)
-                ):
-                    for i, line in enumerate(stmt.value.value.splitlines()):
-                        yield stmt.lineno + i, line
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            doc = ast.get_docstring(node, clean=False)
+            if doc is not None:
+                yield from ((node.body[0].lineno + i, line) for i, line in enumerate(doc.splitlines()))
 
 
-def _hash_texts(source: str) -> Iterator[tuple[int, str]]:
+def _comments(source: str) -> Iterator[tuple[int, str]]:
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                yield tok.start[0], tok.string
+    except (tokenize.TokenError, SyntaxError):
+        return
+
+
+def _hash_texts(_path: Path, source: str) -> Iterator[tuple[int, str]]:
     for n, line in enumerate(source.splitlines(), 1):
-        i = line.find("#")
-        if i >= 0 and (i == 0 or line[i - 1].isspace()):
-            yield n, line[i:]
+        m = COMMENT.search(line)
+        if m:
+            yield n, m.group(1)
 
 
 def references(root: Path = ROOT, dirs: tuple[str, ...] = DIRS) -> list[tuple[Path, int, str]]:
-    """Every (file, line, text) whose comment or docstring refers to a ticket number."""
-    found: list[tuple[Path, int, str]] = []
-    for d in dirs:
-        for path in sorted((root / d).rglob("*")):
-            if not path.is_file() or "__pycache__" in path.parts or path == SELF:
-                continue
-            if path.suffix == ".py":
-                texts: Iterator[tuple[int, str]] = _python_texts(path, _read(path))
-            elif path.suffix in HASH_COMMENTED:
-                texts = _hash_texts(_read(path))
-            else:
-                continue
-            seen: set[int] = set()
-            for line, text in texts:
-                if line not in seen and TICKET.search(text):
-                    seen.add(line)
-                    found.append((path, line, text.strip()))
-    return sorted(found)
+    """Every (file, line, text) whose comment or docstring refers to a ticket number (a line once)."""
+    found: dict[tuple[Path, int], str] = {}
+    for path in sorted(p for d in dirs for p in (root / d).rglob("*") if p.suffix in READ and p != SELF):
+        for line, text in READ[path.suffix](path, _read(path)):
+            if TICKET.search(text):
+                found.setdefault((path, line), text.strip())
+    return [(path, line, text) for (path, line), text in sorted(found.items())]
+
+
+#: how the comments of a file are read, by its suffix
+READ: dict[str, Callable[[Path, str], Iterator[tuple[int, str]]]] = {
+    ".py": _python_texts,
+    **dict.fromkeys(HASH_COMMENTED, _hash_texts),
+}
 
 
 def _read(path: Path) -> str:
@@ -110,16 +94,10 @@ def _read(path: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tools.ticketrefs", description=__doc__.split("\n\n")[0])
     p.add_argument("--fix", action="store_true", help="rewrites nothing (a reason has to be written by hand): lists")
-    p.add_argument("--count", action="store_true", help="print only how many, per directory")
     a = p.parse_args(argv)
     refs = references()
-    if a.count:
-        for d in DIRS:
-            n = sum(1 for f, _l, _t in refs if f.relative_to(ROOT).parts[0] == d)
-            print(f"{d}: {n}")
-    else:
-        for f, line, text in refs:
-            print(f"{f.relative_to(ROOT)}:{line}: {text}")
+    for f, line, text in refs:
+        print(f"{f.relative_to(ROOT)}:{line}: {text}")
     if a.fix:
         print(
             "ticketrefs: --fix rewrites nothing: each reference is to be replaced by the reason it stands for",

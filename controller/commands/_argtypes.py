@@ -24,3 +24,19 @@ def int_range(lo: int, hi: int) -> Callable[[str], int]:
 
     parse.__name__ = "number"  # argparse names the type in its message
     return parse
+
+
+def seconds(hi: float) -> Callable[[str], float]:
+    """An argparse ``type``: a number of seconds above 0, at most ``hi`` (never inf or nan)."""
+
+    def parse(s: str) -> float:
+        try:
+            v = float(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{s!r} is not a number of seconds") from None
+        if not 0 < v <= hi:  # nan fails this too
+            raise argparse.ArgumentTypeError(f"{s}: must be above 0 and at most {hi:g} seconds")
+        return v
+
+    parse.__name__ = "seconds"
+    return parse

@@ -22,11 +22,11 @@ DEFAULT_SOCKET = Path("/run/tablectl/console.sock")
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--socket", type=Path, default=DEFAULT_SOCKET, help=f"console socket (default {DEFAULT_SOCKET})")
     p.add_argument("--port", help="serial UART to bridge (e.g. /dev/ttyAMA0); default: this terminal")
-    from controller.commands._argtypes import int_range
+    from controller.commands._argtypes import int_range, seconds
 
     p.add_argument(
         "--wait",
-        type=float,
+        type=seconds(86400),
         metavar="S",
         help="give up when the controller has not answered for S seconds (default: 30 on this terminal; "
         "with --port, for ever: the UART's bridge waits for the service it belongs to)",
@@ -50,10 +50,6 @@ def _gave_up(args: argparse.Namespace, wait_s: float) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from controller.console.relay import open_uart, relay
-
-    if args.wait is not None and not 0 < args.wait <= 86400:
-        print("tablectl console: --wait must be from 0 to 86400 seconds", file=sys.stderr)
-        return 2
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -115,10 +115,7 @@ def _check(args: argparse.Namespace, cfg: LapConfig) -> int:
             file=sys.stderr,
         )
         statuses.append(EXIT_CONFIG)
-    for grave in (EXIT_SOFTWARE, EXIT_CONFIG):
-        if grave in statuses:
-            return grave
-    return max(statuses)
+    return max(statuses)  # the gravest: the software (3), the configuration (2), the database (1)
 
 
 def _offline_or_unreachable(args: argparse.Namespace, cfg: LapConfig) -> int:

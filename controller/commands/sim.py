@@ -95,9 +95,14 @@ def _usage_error(args: argparse.Namespace) -> str | None:
     return _linked_only(args) or _state_dir_problem(args.state_dir) or _unknown_game(args.game)
 
 
+def _is_linked(args: argparse.Namespace) -> bool:
+    """Tables on a linked meter (--link, or --tables N > 1), not one table on its own."""
+    return args.link is not None or args.tables > 1
+
+
 def _linked_only(args: argparse.Namespace) -> str | None:
     """An option the linked simulation (--tables N > 1, --link) cannot honour, named; or None."""
-    if args.link is None and args.tables < 2:
+    if not _is_linked(args):
         return None
     ignored = [
         opt
@@ -121,8 +126,6 @@ def _state_dir_problem(state_dir: Path | None) -> str | None:
     """--state-dir, its key directory and its witness directory (beside it) made, or why they cannot be."""
     if state_dir is None:
         return None
-    if state_dir.exists() and not state_dir.is_dir():
-        return f"--state-dir {state_dir}: is not a directory"
     from controller.books.ledgerkey import beside_key_file
     from controller.books.witness import default_witness_dir
 
@@ -153,7 +156,7 @@ def _floor_at(args: argparse.Namespace) -> tuple[str, int] | str | None:
     host, _, port = args.floor.rpartition(":")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
         return f"--floor wants HOST:PORT, got {args.floor!r}"
-    if args.link is None and args.tables < 2:
+    if not _is_linked(args):
         return "--floor needs --link (or --tables N > 1)"
     import socket
 
@@ -191,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
 
     if (rc := missing(NAME)) is not None:
         return rc
-    linked = args.link is not None or args.tables > 1
+    linked = _is_linked(args)
     configure(stream=sys.stderr, level=args.log_level or ("error" if linked else "warning"))
     if linked:
         return _linked(args, floor)

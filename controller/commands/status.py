@@ -52,11 +52,6 @@ def run(args: argparse.Namespace) -> int:
     ledger, where, rc = open_ledger(args, NAME)
     if ledger is None:
         return rc
-    found: list[Any] = []
-
-    def text() -> str:
-        found.append(checked(args, where))
-        return format_status(ledger, service_status(args.unit), where.witness_dir, found[0])
-
-    rc = show(NAME, ledger, text)
-    return 1 if rc == 0 and found and found[0].problems else rc
+    found = checked(args, where)  # its own reading of the ledger: an unreadable one is a finding, never a raise
+    rc = show(NAME, ledger, lambda: format_status(ledger, service_status(args.unit), where.witness_dir, found))
+    return 1 if rc == 0 and found.problems else rc

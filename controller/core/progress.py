@@ -43,7 +43,7 @@ class Progress:
         self.tty = _is_tty(self.stream)
         self._stop = threading.Event()
         self._lock = threading.Lock()
-        self._shown = False
+        self._shown = False  # a status line is on the terminal
         self._thread: threading.Thread | None = None
         self._t0 = time.monotonic()
 
@@ -65,24 +65,21 @@ class Progress:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(2)
-        if self._shown and self.tty:
+        if self._shown:
             self._write("\r\x1b[K")
 
     def _run(self) -> None:
-        if self._stop.wait(self.after_s):
-            return
         period = self.every_s if self.tty else float(self.line_every_s or 10.0)
-        while True:
-            self._shown = True
+        wait = self.after_s
+        while not self._stop.wait(wait):
+            self._shown, wait = self.tty, period  # a status line to clear (a plain line stays)
             self._write(f"\r\x1b[K{self.text()}" if self.tty else f"{self.text()}\n")
-            if self._stop.wait(period):
-                return
 
     def say(self, line: str, out: TextIO) -> None:
         """Print ``line`` on ``out`` (stdout, say) with the progress line cleared first when both
         are on one terminal: a figure never lands after the status text; the next tick redraws it."""
         with self._lock:
-            if self._shown and self.tty:
+            if self._shown:
                 self._write_locked("\r\x1b[K")
             print(line, file=out, flush=True)
 

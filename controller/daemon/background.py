@@ -129,6 +129,6 @@ def _record_audit(auditor: AuditRunner, problems: list[str]) -> None:
     run = auditor.last
     covered = "the events since the last seal" + (
         f", seals {run.first_seal}-{run.last_seal} ({run.sealed:,} sealed events)" if run and run.last_seal else ""
-    )
+    )  # what the run covered: never empty
     with contextlib.suppress(OSError):
         auditstatus.record(auditor.where.ledger_path.parent, problems, covered)

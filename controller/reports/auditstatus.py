@@ -49,28 +49,23 @@ def read(state_dir: Path) -> AuditStatus | str | None:
         return None
     try:
         doc: Any = json.loads(read_text_bounded(path, 64 * 1024))
-        at = datetime.fromisoformat(doc["at"])
+        at = datetime.fromisoformat(doc["at"]).astimezone(UTC)  # a time without a zone: this machine's
         first = [str(p) for p in doc["first"]]
         n = int(doc["problems"])
         covered = str(doc.get("covered", ""))
     except (OSError, ValueError, KeyError, TypeError) as e:
         return f"{path} cannot be read: {e}"
-    if at.tzinfo is None:
-        return f"{path}: its time has no zone"
     return AuditStatus(at, first + [f"... {n - len(first)} more"] * (n > len(first)), covered)
 
 
-def line(state_dir: Path, now: datetime | None = None) -> str:
+def line(state_dir: Path) -> str:
     """``service's audit: ...``: the last run's result and how long ago it ran."""
     st = read(state_dir)
     if st is None:
         return "service's audit: no run recorded (the service audits a minute after it starts, then every 2 min)"
     if isinstance(st, str):
         return f"service's audit: {st}"
-    age = ((now or datetime.now(UTC)) - st.at).total_seconds()
-    ago = f"{age:.0f} s ago" if age < 120 else f"{age / 60:.0f} min ago" if age < 7200 else f"{age / 3600:.1f} h ago"
-    when = f"last run {st.at.astimezone():%Y-%m-%d %H:%M:%S %Z} ({ago})"
-    covered = f", {st.covered}" if st.covered else ""
-    if st.problems:
-        return f"service's audit: {when}: FAILED{covered}: {st.problems[0]}"
-    return f"service's audit: {when}: OK{covered}"
+    age = (datetime.now(UTC) - st.at).total_seconds()
+    ago = f"{age:.0f} s ago" if age < 120 else f"{age / 60:.0f} min ago"
+    result = f"FAILED, {st.covered}: {st.problems[0]}" if st.problems else f"OK, {st.covered}"
+    return f"service's audit: last run {st.at.astimezone():%Y-%m-%d %H:%M:%S %Z} ({ago}): {result}"

@@ -316,6 +316,10 @@ class Checked:
     service_audit: str
 
 
+#: what ``format_status`` shows when it was given no check to report
+NOT_CHECKED = Checked(None, "no check was asked for", "service's audit: not asked")
+
+
 def check_lines(checked: Checked) -> list[str]:
     if checked.problems is None:
         own = f"MAC check: the events' MACs not checked here ({checked.why}); `tablectl audit` checks them"
@@ -331,7 +335,7 @@ def format_status(
     ledger: ReadOnlyLedger,
     service: dict[str, str] | None,
     witness_dir: Path | None = None,
-    checked: Checked | None = None,
+    checked: Checked = NOT_CHECKED,
 ) -> str:
     last = ledger.last_event()
     if last is None:
@@ -340,7 +344,7 @@ def format_status(
     ooo = out_of_order(ledger)
     rnd = round_view(ledger)
     meters = ledger.meters()
-    damaged = checked is not None and bool(checked.problems)
+    damaged = bool(checked.problems)
     lines = [
         f"table {last.table}  ledger {ledger.path}",
         f"last event: #{last.seq} {last.kind} at {local_time(last.ts)}",
@@ -348,8 +352,7 @@ def format_status(
     ]
     if witness_dir is not None:
         lines.append(witness_line(ledger, witness_dir))
-    if checked is not None:
-        lines += check_lines(checked)
+    lines += check_lines(checked)
     lines.append(_round_line(rnd))
     lines.append("tilts: " + ("none" if not tilts else "; ".join(f"{k}: {v}" for k, v in sorted(tilts.items()))))
     if ooo:

@@ -283,9 +283,9 @@ def test_status_reports_the_service_audits_last_result_and_age(ledger_copy, caps
     assert (
         "service's audit: last run " in out and "(5 min ago): FAILED, the events since the last seal: event 11" in out
     )
-    auditstatus.record(ledger_copy, [], "")
+    auditstatus.record(ledger_copy, [], "the events since the last seal")
     assert main(["status", "--state-dir", str(ledger_copy)]) == 0
-    assert " s ago): OK" in capsys.readouterr().out
+    assert " s ago): OK, the events since the last seal" in capsys.readouterr().out
     (ledger_copy / auditstatus.FILE).write_bytes(b"\xff{")
     assert main(["status", "--state-dir", str(ledger_copy)]) == 0
     assert "audit-status.json cannot be read" in capsys.readouterr().out

@@ -47,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from controller.books.audit import where_from_args
     from controller.books.backup import BackupError, backup
     from controller.books.ledgerkey import LedgerKeyError
+    from controller.core.progress import Progress
     from controller.settings.config import ConfigError
 
     try:
@@ -62,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"tablectl backup: {problem}", file=sys.stderr)
         return 2
     try:
-        res = backup(where, args.dest, incremental=args.incremental)
+        with Progress("backup: copying and auditing the copy"):  # minutes on a year's ledger (a terminal only)
+            res = backup(where, args.dest, incremental=args.incremental)
     except (BackupError, OSError) as e:
         print(f"tablectl backup: {e}", file=sys.stderr)
         return 1

@@ -40,3 +40,13 @@ def seconds(hi: float) -> Callable[[str], float]:
 
     parse.__name__ = "seconds"
     return parse
+
+
+def astray(pairs: list[tuple[str, object, str, object]]) -> str | None:
+    """The first option given without the mode it belongs to, said (a usage error: an option
+    a mode cannot honour is refused, never ignored); None when each is where it belongs.
+    ``pairs``: (the option, whether it was given, the mode's option, whether that was given)."""
+    for opt, given, mode, on in pairs:
+        if given and not on:
+            return f"{opt} goes with {mode}, not given: nothing would use it"
+    return None

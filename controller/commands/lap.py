@@ -86,7 +86,7 @@ def _refusal(args: argparse.Namespace, cfg: LapConfig) -> int | None:
     """The exit status when ``--report``'s arguments or the installed software forbid going on."""
     from controller.boot.selfcheck import check_software
 
-    problem = _report_args(args) if args.report else None
+    problem = _report_args(args) if args.report else _astray(args)
     if problem:
         print(f"tablectl lap: {problem}", file=sys.stderr)
         return EXIT_CONFIG
@@ -116,6 +116,19 @@ def _check(args: argparse.Namespace, cfg: LapConfig) -> int:
         )
         statuses.append(EXIT_CONFIG)
     return max(statuses)  # the gravest: the software (3), the configuration (2), the database (1)
+
+
+def _astray(args: argparse.Namespace) -> str | None:
+    from controller.commands._argtypes import astray
+
+    return astray(
+        [
+            ("--note", args.note, "--reopen", args.reopen),
+            ("--day", args.day, "--report", args.report),
+            ("--out", args.out, "--report", args.report),
+            ("--format pdf", args.format != "csv", "--report", args.report),
+        ]
+    )
 
 
 def _offline_or_unreachable(args: argparse.Namespace, cfg: LapConfig) -> int:

@@ -96,8 +96,16 @@ def _fail(msg: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from controller.boot.startup import load_config, preflight
+    from controller.commands._argtypes import astray
     from controller.settings.config import ConfigError
 
+    astrays = [
+        ("--offline", args.offline, "--check", args.check),
+        ("--config-only", args.config_only, "--check", args.check),
+    ]
+    if problem := astray(astrays):
+        print(f"tablectl run: {problem}", file=sys.stderr)
+        return EXIT_CONFIG
     try:
         hw, _procedure = load_config(args.config)
     except ConfigError as e:

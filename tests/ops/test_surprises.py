@@ -501,3 +501,24 @@ def test_install_md_figures_are_the_builds():
     assert "aiohttp" in figures["lap"]["compiled"]
     outside = doc.replace(block, "")
     assert not re.search(r"\b\d+ wheels\b|\bMiB\b", outside), "a wheel count or size typed outside the block"
+
+
+# --------------------------------------------------------------------------- options a mode cannot honour
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["run", "--offline"], "--offline goes with --check"),
+        (["run", "--config-only"], "--config-only goes with --check"),
+        (["lap", "--db", "x", "--note", "why"], "--note goes with --reopen"),
+        (["lap", "--db", "x", "--day", "2026-01-01"], "--day goes with --report"),
+        (["lap", "--db", "x", "--out", "r.csv"], "--out goes with --report"),
+        (["lap", "--db", "x", "--format", "pdf"], "--format pdf goes with --report"),
+    ],
+)
+def test_an_option_its_mode_cannot_honour_is_refused(argv, said, tmp_path, capsys):
+    # before: `run --offline` started the service; `lap --day D` without --report ran the LAP
+    if argv[0] == "lap":
+        argv = [*argv, "--config", str(_example_lap(tmp_path, "pit1"))]
+    fails(capsys, argv, 2, said)

@@ -111,7 +111,7 @@ def _check(args: argparse.Namespace, cfg: LapConfig) -> int:
     if cfg.floor is not None and not _have_aiohttp():
         print(
             f"tablectl lap: {cfg.file}: [floor]: the floor view needs the LAP's web stack (aiohttp), not installed: "
-            "the LAP host's release bundle carries it (docs/install.md); or remove the [floor] section",
+            "the release's `install.sh --lap` installs it (docs/install.md); or remove the [floor] section",
             file=sys.stderr,
         )
         statuses.append(EXIT_CONFIG)
@@ -180,8 +180,8 @@ def _floor_server(cfg: LapConfig, dsn: str, log: Callable[[str], None]) -> Floor
     f = cfg.floor
     if not _have_aiohttp():
         print(
-            f"tablectl lap: {cfg.file}: [floor]: the floor view needs the LAP's extra: "
-            "pip install 'tablectl[lap]' (aiohttp); or remove the [floor] section",
+            f"tablectl lap: {cfg.file}: [floor]: the floor view needs the LAP's extra (aiohttp): the release's "
+            "`install.sh --lap` installs it (a checkout: pip install 'tablectl[lap]'); or remove the [floor] section",
             file=sys.stderr,
         )
         return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 NAME = "sim"
 HELP = "play rounds against the HIL simulators (no hardware needed)"
@@ -245,7 +246,17 @@ def _linked(args: argparse.Namespace, floor: tuple[str, int] | None) -> int:
     if floor is not None:  # Ctrl-C / SIGTERM end the rounds and the page, and the run cleans up
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         signal.signal(signal.SIGINT, lambda *_: stop.set())
-    return run_link_sim(
+    import psycopg
+
+    try:
+        return _run_linked(args, game, floor, stop, run_link_sim)
+    except psycopg.OperationalError as e:  # --link DSN that does not answer (or a cluster that went away)
+        print(f"tablectl sim: the database is unreachable: {str(e).strip()}", file=sys.stderr)
+        return 1
+
+
+def _run_linked(args: argparse.Namespace, game: str, floor: Any, stop: Any, run_link_sim: Any) -> int:
+    rc: int = run_link_sim(
         tables=args.tables,
         rounds=args.rounds,
         seed=args.seed,
@@ -255,4 +266,6 @@ def _linked(args: argparse.Namespace, floor: tuple[str, int] | None) -> int:
         floor=floor,
         stop=stop,
         hit_rate=args.hit_rate,
+        out=sys.stdout,  # this command's (the function's default is the one at its import)
     )
+    return rc

@@ -181,6 +181,7 @@ CASES: dict[str, list[list[str]]] = {
         ["--tables", "2", "--floor", "256.1.1.1:80"],
         ["--tables", "2", "--state-dir", M],
         ["--tables", "2", "--console-pty"],
+        ["--tables", "2", "--rounds", "1", "--link", "postgresql://x@127.0.0.1:9/x"],
         ["--rounds", "1", "--state-dir", "/proc/nope"],
         ["--rounds", "99999999999999999999"],
         ["--tables", "99999999999"],

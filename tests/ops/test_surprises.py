@@ -522,3 +522,9 @@ def test_an_option_its_mode_cannot_honour_is_refused(argv, said, tmp_path, capsy
     if argv[0] == "lap":
         argv = [*argv, "--config", str(_example_lap(tmp_path, "pit1"))]
     fails(capsys, argv, 2, said)
+
+
+def test_linked_sim_with_a_database_that_does_not_answer_says_so(capsys):
+    # before: "OperationalError: connection failed ...; this is a fault in tablectl"
+    argv = ["sim", "--tables", "2", "--rounds", "1", "--link", "postgresql://x@127.0.0.1:9/x"]
+    fails(capsys, argv, 1, "tablectl sim: the database is unreachable: connection failed")

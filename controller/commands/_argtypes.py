@@ -50,3 +50,26 @@ def astray(pairs: list[tuple[str, object, str, object]]) -> str | None:
         if given and not on:
             return f"{opt} goes with {mode}, not given: nothing would use it"
     return None
+
+
+#: the log levels a command takes (``--log-level``), in order
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+def log_level(s: str) -> str:
+    """An argparse ``type``: a log level, any case (an unknown one is a usage error naming them)."""
+    if s.lower() not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(f"{s!r}: one of {', '.join(LOG_LEVELS)}")
+    return s.lower()
+
+
+def dsn(s: str) -> str:
+    """An argparse ``type``: a PostgreSQL connection string psycopg can read (a URI or key=value pairs)."""
+    from psycopg import ProgrammingError
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        conninfo_to_dict(s)
+    except ProgrammingError as e:
+        raise argparse.ArgumentTypeError(f"not a PostgreSQL connection string: {str(e).strip()}") from None
+    return s

@@ -34,7 +34,9 @@ EXIT_SOFTWARE = 3  # the software digest does not match the release's record (sy
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", required=True, help="PostgreSQL DSN, e.g. postgresql://lap@db.pit/lap")
+    from controller.commands._argtypes import dsn
+
+    p.add_argument("--db", type=dsn, required=True, help="PostgreSQL DSN, e.g. postgresql://lap@db.pit/lap")
     p.add_argument("--config", type=Path, default=Path("/etc/tablectl/lap.toml"), help="the group's lap.toml")
     p.add_argument("--check", action="store_true", help="check lap.toml (and the database, if reachable), then exit")
     p.add_argument("--reconcile", action="store_true", help="print the reconciliation of every level, then exit")

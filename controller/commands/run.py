@@ -51,7 +51,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="with --check: not the ledger (systemd's ExecStartPre: a damaged ledger is the service's latched "
         "tilt, not a start that fails and restarts)",
     )
-    p.add_argument("--log-level", default="info")
+    from controller.commands._argtypes import log_level
+
+    p.add_argument("--log-level", type=log_level, default="info", help="the service's log level (default info)")
     p.add_argument(
         "--console-socket",
         type=Path,

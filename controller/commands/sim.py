@@ -17,6 +17,8 @@ MAX_ROUNDS, MAX_TABLES, MAX_SPEED = 10_000_000, 1000, 1e6
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from controller.commands._argtypes import dsn, log_level
+
     p.add_argument("--game", default="six-card-fortune", help="table profile / game (default six-card-fortune)")
     p.add_argument("--rounds", type=int, default=20, help="rounds to play (default 20)")
     p.add_argument("--seed", type=int, default=1, help="seed for players, shoe and shaker (default 1)")
@@ -37,6 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--link",
+        type=dsn,
         nargs="?",
         const="",
         default=None,
@@ -59,6 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--log-level",
+        type=log_level,
         help="log level for the service's log on stderr (default warning; error for linked tables, whose "
         "start waits for the LAP's first heartbeat, an expected warning per table)",
     )

@@ -107,6 +107,7 @@ CASES: dict[str, list[list[str]]] = {
         ["--db", "postgresql://127.0.0.1:9/x", "--config", "{lap}", "--check"],
         ["--db", "x", "--config", "{lap}", "--staff-pin", "nobody:king"],
         ["--db", "postgresql://127.0.0.1:9/x", "--config", "{nested}", "--check"],
+        ["--db", "not-a-dsn", "--config", "{lap}", "--check", "--sim"],
         ["--db", "x", "--config", "{lap}", "--report", "--day", "today", "--format", "pdf"],
     ],  # fmt: skip
     "meters": [
@@ -182,6 +183,8 @@ CASES: dict[str, list[list[str]]] = {
         ["--tables", "2", "--state-dir", M],
         ["--tables", "2", "--console-pty"],
         ["--tables", "2", "--rounds", "1", "--link", "postgresql://x@127.0.0.1:9/x"],
+        ["--tables", "2", "--rounds", "1", "--link", "not-a-dsn"],
+        ["--rounds", "1", "--log-level", "nope"],
         ["--rounds", "1", "--state-dir", "/proc/nope"],
         ["--rounds", "99999999999999999999"],
         ["--tables", "99999999999"],
@@ -210,6 +213,7 @@ CASES: dict[str, list[list[str]]] = {
         ["--state-dir", GARB],
         ["--record-file", M],
         ["--record-file", ZERO],
+        ["--record", "--record-file", M + "/x/software.json"],
         ["--config", BAD],
         ["--config", "{nested}"],
     ],  # fmt: skip

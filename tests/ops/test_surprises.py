@@ -528,3 +528,18 @@ def test_linked_sim_with_a_database_that_does_not_answer_says_so(capsys):
     # before: "OperationalError: connection failed ...; this is a fault in tablectl"
     argv = ["sim", "--tables", "2", "--rounds", "1", "--link", "postgresql://x@127.0.0.1:9/x"]
     fails(capsys, argv, 1, "tablectl sim: the database is unreachable: connection failed")
+
+
+@pytest.mark.parametrize(
+    ("argv", "rc", "said"),
+    [
+        (["sim", "--rounds", "1", "--log-level", "nope"], 2, "one of debug, info, warning, error, critical"),
+        (["hil", "run", "--log-level", "nope"], 2, "one of debug, info, warning"),
+        (["sim", "--tables", "2", "--link", "not-a-dsn"], 2, "not a PostgreSQL connection string"),
+        (["lap", "--db", "not-a-dsn", "--check"], 2, "not a PostgreSQL connection string"),
+        (["verify", "--record", "--record-file", "/proc/nope/software.json"], 2, "/proc/nope: no such directory"),
+    ],
+)
+def test_more_hostile_lines_are_messages(argv, rc, said, capsys):
+    # before: ValueError (log level), ProgrammingError (DSN), FileNotFoundError: "this is a fault in tablectl"
+    fails(capsys, argv, rc, said)

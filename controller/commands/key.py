@@ -53,10 +53,22 @@ def _key_file(args: argparse.Namespace) -> Path | str:
         return f"configuration error: {e}"
 
 
+def _not_a_file(path: Path) -> bool:
+    """Something other than a regular file is there: ``--force`` on /dev/null would chmod the device."""
+    import stat
+
+    try:
+        return not stat.S_ISREG(path.lstat().st_mode)
+    except FileNotFoundError:
+        return False
+
+
 def run(args: argparse.Namespace) -> int:
     from controller.books.ledgerkey import LedgerKeyError, init_key
 
     key_file = _key_file(args)
+    if isinstance(key_file, Path) and _not_a_file(key_file):
+        key_file = f"{key_file}: not a regular file (a device, a directory or a link): a key is never written there"
     if isinstance(key_file, str):
         print(f"tablectl key: {key_file}", file=sys.stderr)
         return 2

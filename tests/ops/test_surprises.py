@@ -543,3 +543,21 @@ def test_linked_sim_with_a_database_that_does_not_answer_says_so(capsys):
 def test_more_hostile_lines_are_messages(argv, rc, said, capsys):
     # before: ValueError (log level), ProgrammingError (DSN), FileNotFoundError: "this is a fault in tablectl"
     fails(capsys, argv, rc, said)
+
+
+def test_key_init_never_writes_over_a_device_or_through_a_link(tmp_path, capsys):
+    # before: `key init --key-file /dev/null --force` (as root) made the device mode 0600 for everyone
+    import os
+    import stat
+
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "elsewhere")
+    fails(capsys, ["key", "init", "--key-file", str(link)], 2, "not a regular file")
+    assert not (tmp_path / "elsewhere").exists()
+    if os.geteuid() != 0:
+        pytest.skip("making a device node needs root")
+    dev = tmp_path / "null"
+    os.mknod(dev, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # our own node of /dev/null's device
+    os.chmod(dev, 0o666)
+    fails(capsys, ["key", "init", "--key-file", str(dev), "--force"], 2, "not a regular file")
+    assert stat.S_IMODE(dev.stat().st_mode) == 0o666

@@ -257,7 +257,7 @@ def commands(state: Path, dest: Path, core: int | None, runs: int, emit: Emit) -
     for name, argv in jobs:
         emit(name, f"{statistics.median(timed_command(argv, core) for _ in range(runs)):.3f}")
     shutil.rmtree(dest, ignore_errors=True)
-    emit("backup_s", f"{timed_command(['backup', str(dest), *where], core):.3f}")
+    emit("backup_s", f"{timed_command(['backup', str(dest), '--mkdir', *where], core):.3f}")
 
 
 def play(state: Path, rounds: int, emit: Emit) -> None:
@@ -371,7 +371,9 @@ def run(
     if args.play > 0:
         play(state, args.play, emit)
         with busy_neighbours(core, args.loaders) if core is not None else nullcontext():
-            took = timed_command(["backup", str(tmp / "backups"), "--incremental", *_where_args(state)], core)
+            took = timed_command(
+                ["backup", str(tmp / "backups"), "--mkdir", "--incremental", *_where_args(state)], core
+            )
         emit("backup_incremental_s", f"{took:.3f}")
     emit("load_after", load())
     return 0

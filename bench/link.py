@@ -32,7 +32,9 @@ falls on each contribution.  Two more measurements split them:
   number; the tables' turns spread evenly over the interval) for ``--paced-s`` seconds: the
   database's CPU over that run per contribution; ``db_cpu_marginal_ms_per_contribution`` the same
   less the standing cost over the run (the idle rate times its length): what a contribution
-  itself costs.  Goal (issue 22): neither grows with the number of tables.
+  itself costs (``within noise`` with the bound it gives when the difference is no larger than
+  the idle run's two halves differ, scaled to the run, and a clock tick: never a negative figure).
+  Goal (issue 22): neither grows with the number of tables.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import argparse
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +136,7 @@ def _throughput(args: argparse.Namespace, pm: int | None, pit: Any, tables: list
     return total
 
 
-def _idle(args: argparse.Namespace, pm: int | None, n: int, emit: Any) -> float | None:
+def _idle(args: argparse.Namespace, pm: int | None, n: int, emit: Any) -> Idle | None:
     """1b. the standing cost: the database's CPU seconds per second with nothing played (None when
     the server is not on this machine)."""
     from bench._linkrig import db_cpu_s
@@ -141,15 +144,46 @@ def _idle(args: argparse.Namespace, pm: int | None, n: int, emit: Any) -> float 
     if not pm or args.idle_s <= 0:
         return None
     time.sleep(1.0)  # the throughput run's last answers read
+    # in two halves: how far they differ is how well the standing cost is known (its noise)
     cpu0, t0 = db_cpu_s(pm), time.monotonic()
-    time.sleep(args.idle_s)
-    rate = (db_cpu_s(pm) - cpu0) / (time.monotonic() - t0)
+    time.sleep(args.idle_s / 2)
+    cpu1, t1 = db_cpu_s(pm), time.monotonic()
+    time.sleep(args.idle_s / 2)
+    cpu2, t2 = db_cpu_s(pm), time.monotonic()
+    rate = (cpu2 - cpu0) / (t2 - t0)
+    halves = ((cpu1 - cpu0) / (t1 - t0), (cpu2 - cpu1) / (t2 - t1))
     emit("db_cpu_idle_share", f"{rate:.3f}")
     emit("db_cpu_idle_ms_per_table_s", f"{rate * 1000 / n:.3f}")
-    return rate
+    return Idle(rate, abs(halves[0] - halves[1]))
 
 
-def _paced(args: argparse.Namespace, pm: int | None, pit: Any, tables: list[Any], idle: float | None, emit: Any) -> int:
+@dataclass(frozen=True)
+class Idle:
+    """The standing cost: the database's CPU seconds per second with nothing played, and how far
+    the idle run's two halves differed (seconds per second)."""
+
+    rate: float
+    spread: float
+
+
+def marginal(cpu_s: float, seconds: float, idle: Idle, contributions: int, tick_s: float) -> str:
+    """``db_cpu_marginal_ms_per_contribution``: the paced run's database CPU less its standing cost,
+    per contribution; never a negative or meaningless figure: a difference within the noise (the
+    idle halves' spread over the run, and a clock tick either side of each reading) is said as
+    such, with the bound it gives."""
+    standing = idle.rate * seconds
+    noise = idle.spread * seconds + 2 * tick_s
+    diff = cpu_s - standing
+    if diff <= noise:
+        bound = (max(diff, 0.0) + noise) * 1000 / contributions
+        return (
+            f"within noise (the run's database CPU {cpu_s:.2f} s, its standing cost {standing:.2f} s "
+            f"± {noise:.2f} s): below {bound:.3f}"
+        )
+    return f"{diff * 1000 / contributions:.3f}"
+
+
+def _paced(args: argparse.Namespace, pm: int | None, pit: Any, tables: list[Any], idle: Idle | None, emit: Any) -> int:
     """1c. every table at the same steady pace; the contributions written (0 when skipped)."""
     from bench._linkrig import db_cpu_s
     from controller.lap.lap import wait_until
@@ -174,7 +208,9 @@ def _paced(args: argparse.Namespace, pm: int | None, pit: Any, tables: list[Any]
     emit("paced_contributions_per_s", f"{total / dt:.1f}")
     emit("db_cpu_ms_per_contribution_paced", f"{cpu * 1000 / total:.3f}")
     if idle is not None:
-        emit("db_cpu_marginal_ms_per_contribution", f"{(cpu - idle * dt) * 1000 / total:.3f}")
+        import os
+
+        emit("db_cpu_marginal_ms_per_contribution", marginal(cpu, dt, idle, total, 1 / os.sysconf("SC_CLK_TCK")))
     return total
 
 

@@ -279,11 +279,21 @@ def _play_all(
     floor view up (``keep_up``) the tables wait for ``stop`` after their rounds."""
     for t in linked:
         t.rig.table.wait_for(lambda s: bool((s.get("link") or {}).get("open")), 30.0)
+    from controller.core.progress import Progress
+
     threads = [threading.Thread(target=_play, args=(t, rounds, seed, people, stop, luck)) for t in linked]
     for th in threads:
         th.start()
-    for th in threads:
-        th.join()
+    # rounds played so far: a status line on a terminal, a line every 10 s otherwise
+    with Progress(
+        "rounds played",
+        count=lambda: sum(t.rounds for t in linked),
+        total=rounds * len(linked),
+        stream=out,
+        line_every_s=10.0,
+    ):
+        for th in threads:
+            th.join()
     if keep_up and not stop.is_set():
         print("tablectl sim: rounds done; the floor view stays up until Ctrl-C", file=out, flush=True)
         stop.wait()

@@ -528,7 +528,7 @@ def run_paths(paths: Sequence[str | Path], out: TextIO, *, verbose: bool = False
         r = run_scenario(scn)
         results.append(r)
         print(
-            f"{'PASS' if r.passed else 'FAIL':6}  {scn.name:{w}}  {scn.section[:sw]:{sw}}  {r.seconds:5.1f}s",
+            f"{'PASS' if r.passed else 'FAIL':6}  {scn.name:{w}}  {fit(scn.section, sw):{sw}}  {r.seconds:5.1f}s",
             file=out,
             flush=True,
         )
@@ -536,6 +536,18 @@ def run_paths(paths: Sequence[str | Path], out: TextIO, *, verbose: bool = False
     failed = sum(1 for r in results if not r.passed)
     print(f"{len(results)} scenario(s): {len(results) - failed} passed, {failed} failed", file=out)
     return 1 if failed else 0
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` in ``width`` characters: whole citations (or words) only, ``…`` for the rest —
+    never a section number cut mid-way (``§ 670a.11(d)(2)`` read as ``§ 670a.1``)."""
+    if len(text) <= width:
+        return text
+    for sep in ("; ", ", ", " "):
+        cut = text.rfind(sep, 0, width - 1 + len(sep))  # what is kept, and the ellipsis, fit
+        if cut > 0:
+            return text[:cut].rstrip(" ,;§") + "…"
+    return text[: width - 1] + "…"
 
 
 def _load_all(paths: Sequence[str | Path], out: TextIO) -> list[Scenario]:

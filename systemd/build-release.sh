@@ -39,15 +39,18 @@ set -eu
 OUT=""
 PY=python3
 PI=1
+DOCS=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) OUT=$2; shift 2 ;;
         --python) PY=$2; shift 2 ;;
         --no-pi) PI=0; shift ;;   # the build machine's wheels only (tests: faster, smaller)
-        *) echo "usage: $0 [--out DIR] [--python PY] [--no-pi]" >&2; exit 2 ;;
+        --docs) DOCS=1; shift ;;  # also write the figures into docs/install.md (a full build's, for the docs)
+        *) echo "usage: $0 [--out DIR] [--python PY] [--no-pi] [--docs]" >&2; exit 2 ;;
     esac
 done
 SRC=$(cd "$(dirname "$0")/.." && pwd)
+T0=$(date +%s)
 [ -n "$OUT" ] || OUT="$SRC/dist"
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -118,6 +121,23 @@ if [ "$PI" -eq 1 ]; then
     pip download -q -d "$RIGS" --only-binary=:all: --python-version 3.11 --implementation cp --abi cp311 \
         --platform manylinux2014_aarch64 $plat "$YAML"
 fi
+echo "== the LAP host's web stack (the lap extra: the floor view and the sign), in lap/"
+# installed by `install.sh --lap` on the LAP's server only; a table's install leaves it out
+LAPW="$B/lap"
+mkdir -p "$LAPW"
+LAPDEPS=$("$PY" -c 'import sys, tomllib
+print(" ".join(tomllib.load(open(sys.argv[1], "rb"))["project"]["optional-dependencies"]["lap"]))' "$SRC/pyproject.toml")
+# shellcheck disable=SC2086  # a list of requirements
+pip download -q -d "$LAPW" --only-binary=:all: $LAPDEPS
+if [ "$PI" -eq 1 ]; then
+    # shellcheck disable=SC2086
+    pip download -q -d "$LAPW" --only-binary=:all: --python-version 3.11 --implementation cp --abi cp311 \
+        --platform manylinux2014_aarch64 $plat $LAPDEPS
+fi
+for w in "$LAPW"/*.whl; do   # what the wheelhouse holds already is not carried twice
+    [ ! -e "$WH/$(basename "$w")" ] || rm -f "$w"
+done
+
 # nothing a table runs imports setuptools (colorzero only declares it): not shipped, and
 # install.sh installs the locked list without resolving dependencies (--no-deps)
 rm -f "$WH"/setuptools-*.whl
@@ -146,6 +166,10 @@ PY
 }
 lock "$WH" "[pi,report]" "tablectl release: runtime requirements" > "$B/requirements.txt"
 lock "$RIGS" "" "tablectl-rigs: the simulators and benchmarks, NOT for a table (docs/install.md)" > "$RIGS/requirements.txt"
+if [ -n "$(ls "$LAPW")" ]; then
+    lock "$LAPW" "" "tablectl's lap extra: the LAP host's floor view and sign (install.sh --lap), NOT for a table" \
+        > "$LAPW/requirements.txt"
+fi
 
 echo "== installer, units, docs"
 for f in install.sh uninstall.sh check-arm64.sh tablectl.service tablectl-console@.service \
@@ -168,5 +192,14 @@ tar -C "$work" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - 
 (cd "$OUT" && sha256sum "$NAME.tar.gz" > "$NAME.tar.gz.sha256")
 echo "wheels: $(ls "$WH" | wc -l) ($(ls "$WH" | tr '\n' ' '))"
 echo "rigs (not installed): $(ls "$RIGS" | grep -c '\.whl$') wheels ($(ls "$RIGS" | grep '\.whl$' | tr '\n' ' '))"
+echo "lap (install.sh --lap): $(ls "$LAPW" | grep -c '\.whl$') wheels ($(ls "$LAPW" | grep '\.whl$' | tr '\n' ' '))"
 echo "archive: $OUT/$NAME.tar.gz ($(du -k "$OUT/$NAME.tar.gz" | cut -f1) KiB)"
 echo "sha256: $(cut -d' ' -f1 "$OUT/$NAME.tar.gz.sha256")"
+# the figures docs/install.md gives, measured on what was just built (never typed there)
+(cd "$SRC" && "$PY" -m tools.releasefigures --bundle "$B" --archive "$OUT/$NAME.tar.gz" \
+    --seconds "$(($(date +%s) - T0))" > "$OUT/$NAME.figures.md")
+echo "figures: $OUT/$NAME.figures.md"
+if [ "$DOCS" -eq 1 ]; then
+    (cd "$SRC" && "$PY" -m tools.releasefigures --update docs/install.md < "$OUT/$NAME.figures.md")
+    echo "docs/install.md: figures written"
+fi

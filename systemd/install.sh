@@ -13,6 +13,8 @@
 #   --prefix PATH  where the versions go (default /opt/tablectl, inside --root)
 #   --no-systemd   make no systemctl/udevadm call (a chroot, a container)
 #   --python PY    the interpreter for the virtualenv (default python3; must be the one the wheels are for)
+#   --lap          the LAP's server: also the floor view's and the sign's web stack (the bundle's lap/:
+#                  aiohttp and its dependencies, hash-locked), which `tablectl lap` needs with a [floor]
 #
 # What it does, in order:
 #  1. checks the bundle against its SHA256SUMS;
@@ -51,10 +53,14 @@ FORCE=0
 SYSTEMD=1
 RENDER=""
 ROLLBACK=0
+LAP=0
 PY=python3
 while [ $# -gt 0 ]; do
     case "$1" in
-        --root) ROOT=$(cd "$2" && pwd); [ "$ROOT" != / ] || ROOT=""; shift 2 ;;
+        --root) [ -d "${2:-}" ] || { echo "$0: --root ${2:-}: no such directory (an image's root: make it first)" >&2
+                    exit 2; }
+                ROOT=$(cd "$2" && pwd); [ "$ROOT" != / ] || ROOT=""; shift 2 ;;
+        --lap) LAP=1; shift ;;
         --prefix) PREFIX=$2; shift 2 ;;
         --console) CONSOLE=$2; shift 2 ;;
         --start) START=1; shift ;;
@@ -65,7 +71,7 @@ while [ $# -gt 0 ]; do
         --rollback) ROLLBACK=1; shift ;;
         --python) PY=$2; shift 2 ;;
         *) echo "usage: $0 [--root DIR] [--prefix DIR] [--console TTY] [--start] [--force] [--no-systemd]" \
-                "[--python PY] [--rollback] | --render DIR [--prefix DIR]" >&2
+                "[--python PY] [--lap] [--rollback] | --render DIR [--prefix DIR]" >&2
            exit 2 ;;
     esac
 done
@@ -196,6 +202,15 @@ else
         --no-index --no-deps --find-links "$SRC/wheelhouse" --require-hashes -r "$SRC/requirements.txt"
     "$D/venv/bin/python" -c 'import controller.daemon.service, controller.uplink.uplink, gpiozero, serial' \
         || { echo "$0: the installed version does not import" >&2; exit 1; }
+    if [ "$LAP" -eq 1 ]; then   # the LAP's server: its floor view and sign's web stack, from the bundle's lap/
+        [ -f "$SRC/lap/requirements.txt" ] || { echo "$0: --lap: this bundle has no lap/ (the LAP's web stack)" >&2
+                                                exit 1; }
+        "$D/venv/bin/python" -m pip install -q --disable-pip-version-check --no-cache-dir \
+            --no-index --no-deps --find-links "$SRC/lap" --find-links "$SRC/wheelhouse" --require-hashes \
+            -r "$SRC/lap/requirements.txt"
+        "$D/venv/bin/python" -c 'import aiohttp, controller.lap.floor_server' \
+            || { echo "$0: --lap: the floor view does not import" >&2; exit 1; }
+    fi
     cp -r "$SRC/systemd" "$SRC/docs" "$SRC/README.md" "$SRC/VERSION" "$SRC/requirements.txt" "$D/"
     install -d -m 0755 "$D/config"
     cp -r "$SRC/config/examples" "$D/config/"

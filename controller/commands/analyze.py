@@ -126,8 +126,15 @@ def _check_meter_options(args: argparse.Namespace, wager: str) -> None:
         raise _Usage(f"--{given[0]} applies to a progressive wager, not {wager!r}")
 
 
+def _what(args: argparse.Namespace) -> str:
+    if args.deck is not None:
+        return f"analyze --deck {args.deck} --cards {args.cards}: enumerating"
+    return f"analyze {args.game} {args.wager or ''}".rstrip() + ": enumerating"
+
+
 def run(args: argparse.Namespace) -> int:
     from controller.analysis import DEFAULT_PAYTABLE, format_result, load_all
+    from controller.core.progress import Progress
 
     analyzers = load_all()
     if args.list:
@@ -141,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
             fn, paytable = _deck(args, analyzers, options), None
         else:
             fn, paytable = _game_wager(args, analyzers)
-        res = fn(paytable, options)
+        with Progress(_what(args)):  # an exact enumeration can take half a minute: stderr, a terminal only
+            res = fn(paytable, options)
     except (_Usage, ValueError) as e:
         print(f"tablectl analyze: {e}", file=sys.stderr)
         return 2

@@ -34,7 +34,10 @@ def run(args: argparse.Namespace) -> int:
     except LedgerKeyError as e:
         print(f"tablectl audit: {e}", file=sys.stderr)
         return 2
-    problems = audit(where)
+    from controller.core.progress import Progress
+
+    with Progress("audit: every MAC of the ledger"):  # a year's ledger takes a while (stderr, a terminal only)
+        problems = audit(where)
     new, ack = split_acknowledged(where, problems)
     print(f"ledger: {where.ledger_path}\nwitness: {where.witness_dir}")
     for p in ack:

@@ -51,8 +51,7 @@ def run(args: argparse.Namespace) -> int:
     if jobs is None:
         return 2
 
-    def emit(key: str, value: object) -> None:
-        print(f"{key}: {value}", flush=True)
+    from controller.core.progress import Progress
 
     status = 0
     for name, argv in jobs:
@@ -60,6 +59,12 @@ def run(args: argparse.Namespace) -> int:
         p = argparse.ArgumentParser(prog=f"tablectl bench {name}", description=mod.HELP)
         mod.add_arguments(p)
         a = p.parse_args(argv)
-        emit("benchmark", name)
-        status = max(status, int(mod.run(a, emit) or 0))
+        # a benchmark quiet for a few seconds shows how long it has run (stderr, on a terminal only)
+        with Progress(f"bench {name}: running") as progress:
+
+            def emit(key: str, value: object) -> None:
+                progress.say(f"{key}: {value}", sys.stdout)
+
+            emit("benchmark", name)
+            status = max(status, int(mod.run(a, emit) or 0))
     return status

@@ -22,7 +22,30 @@ DEFAULT_SOCKET = Path("/run/tablectl/console.sock")
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--socket", type=Path, default=DEFAULT_SOCKET, help=f"console socket (default {DEFAULT_SOCKET})")
     p.add_argument("--port", help="serial UART to bridge (e.g. /dev/ttyAMA0); default: this terminal")
-    p.add_argument("--baud", type=int, default=115200, help="UART speed (default 115200)")
+    from controller.commands._argtypes import int_range, seconds
+
+    p.add_argument(
+        "--wait",
+        type=seconds(86400),
+        metavar="S",
+        help="give up when the controller has not answered for S seconds (default: 30 on this terminal; "
+        "with --port, for ever: the UART's bridge waits for the service it belongs to)",
+    )
+    p.add_argument("--baud", type=int_range(50, 4_000_000), default=115200, help="UART speed (default 115200)")
+
+
+#: how long an interactive console waits for a controller that does not answer
+TERMINAL_WAIT_S = 30.0
+
+
+def _gave_up(args: argparse.Namespace, wait_s: float) -> int:
+    print(
+        f"tablectl console: no controller answered on {args.socket} within {wait_s:g} s; is the service running "
+        "(`systemctl status tablectl`)?  A simulator's console: `tablectl sim --console-pty` prints the pty to "
+        "attach to (`pyserial-miniterm PTY`), or its socket with --socket",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,10 +60,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"tablectl console: cannot open {args.port}: {e}", file=sys.stderr)
             return 1
         try:
-            relay(fd, fd, args.socket, stop)
+            answered = relay(fd, fd, args.socket, stop, give_up_s=args.wait)
         finally:
             os.close(fd)
-        return 0
+        return 0 if answered else _gave_up(args, args.wait)
     import termios
     import tty
 
@@ -49,9 +72,10 @@ def run(args: argparse.Namespace) -> int:
     if saved is not None:
         tty.setraw(fd)
         print("(tablectl console: Ctrl-] to detach)\r", flush=True)
+    wait_s = args.wait if args.wait is not None else TERMINAL_WAIT_S
     try:
-        relay(fd, sys.stdout.fileno(), args.socket, stop, detach=b"\x1d")
+        answered = relay(fd, sys.stdout.fileno(), args.socket, stop, detach=b"\x1d", give_up_s=wait_s)
     finally:
         if saved is not None:
             termios.tcsetattr(fd, termios.TCSADRAIN, saved)
-    return 0
+    return 0 if answered else _gave_up(args, wait_s)

@@ -6,7 +6,8 @@ Output, per hand: ``{"rank": "<category>", "best": "<five cards>", "natural": tr
 (``bug``: joker is an ace or completes a straight/flush) or § 687a.6 (``dj-wild``:
 deuces and joker wild; ``natural`` false when a wild card was needed).  A bad line
 yields ``{"error": "...", "line": N, "token": ...}`` and processing continues;
-blank lines are skipped.  Exit status 0 unless stdin itself cannot be read.
+blank lines are skipped.  Exit status 0 when every hand was ranked; 1 when a line was bad (said
+on stderr, with how many, after every line was answered) or stdin itself cannot be read.
 """
 
 from __future__ import annotations
@@ -73,15 +74,21 @@ def run(args: argparse.Namespace) -> int:
         stream = sys.stdin.buffer
     except AttributeError:  # a text-only stdin (tests, embedding)
         stream = None
-    lineno = 0
+    lineno = bad = 0
     try:
         for raw in stream if stream is not None else sys.stdin:
             lineno += 1
             res = _answer(raw, lineno, args.rules)
             if res is not None:
+                bad += "error" in res
                 out.write(json.dumps(res) + "\n")
                 out.flush()
     except OSError as e:
         print(f"tablectl eval: cannot read stdin: {e}", file=sys.stderr)
+        return 1
+    if bad:
+        print(
+            f"tablectl eval: {bad} of {lineno} lines could not be ranked (their error lines say why)", file=sys.stderr
+        )
         return 1
     return 0

@@ -22,7 +22,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="scenario files or directories (*.yaml directly inside; pending/ only when named)",
     )
     r.add_argument("-v", "--verbose", action="store_true", help="print every line of each failure")
-    r.add_argument("--log-level", default="critical", help="the controller's log level on stderr (default critical)")
+    from controller.commands._argtypes import log_level
+
+    r.add_argument(
+        "--log-level",
+        type=log_level,
+        default="critical",
+        help="the controller's log level on stderr (default critical)",
+    )
 
 
 def _default_dir() -> Path:

@@ -11,13 +11,22 @@ from typing import Any
 NAME = "history"
 HELP = "recall the last 10 rounds, or one round in full, from the ledger"
 
+#: the most rounds one listing shows (a day's play on a busy table is a few thousand)
+LAST_MAX = 100_000
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from controller.books.audit import add_where_arguments
+    from controller.commands._argtypes import INT64_MAX, int_range
 
-    p.add_argument("round", nargs="?", type=int, help="round number to show in full")
+    p.add_argument("round", nargs="?", type=int_range(1, INT64_MAX), help="round number to show in full")
     add_where_arguments(p)
-    p.add_argument("--last", type=int, default=10, help="how many rounds to list (default 10)")
+    p.add_argument(
+        "--last",
+        type=int_range(1, LAST_MAX),
+        default=10,
+        help=f"how many rounds to list (default 10, at most {LAST_MAX})",
+    )
     p.add_argument(
         "--hits",
         action="store_true",
@@ -83,8 +92,5 @@ def _recall(H: Any, conn: Any, args: argparse.Namespace) -> tuple[list[str], lis
             print(f"tablectl history: no round {args.round} in the ledger", file=sys.stderr)
             return [], [], 1
         return [H.format_detail(rec)], H.spans(conn, [args.round]), 0
-    if args.last < 1:
-        print("tablectl history: --last must be at least 1", file=sys.stderr)
-        return [], [], 2
     recs = H.rounds(conn, args.last)
     return [H.format_summary(rec) for rec in recs], H.spans(conn, [r.number for r in recs]), 0

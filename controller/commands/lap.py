@@ -37,7 +37,9 @@ EXIT_SOFTWARE = 3  # the software digest does not match the release's record (sy
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", required=True, help="PostgreSQL DSN, e.g. postgresql://lap@db.pit/lap")
+    from controller.commands._argtypes import dsn
+
+    p.add_argument("--db", type=dsn, required=True, help="PostgreSQL DSN, e.g. postgresql://lap@db.pit/lap")
     p.add_argument("--config", type=Path, default=Path("/etc/tablectl/lap.toml"), help="the group's lap.toml")
     p.add_argument("--check", action="store_true", help="check lap.toml (and the database, if reachable), then exit")
     p.add_argument("--reconcile", action="store_true", help="print the reconciliation of every level, then exit")
@@ -57,7 +59,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="every level's meters over a gaming day and the last 25 hits (CSV on stdout, or --out), then exit",
     )
-    p.add_argument("--day", help="with --report: the gaming day, YYYY-MM-DD (default: today's, from 06:00)")
+    p.add_argument("--day", help="with --report: the gaming day, YYYY-MM-DD or today (default: today's, from 06:00)")
     p.add_argument("--format", choices=("csv", "pdf"), default="csv", help="with --report: csv (default) or pdf")
     p.add_argument("--out", type=Path, help="with --report: write to this file (required for --format pdf)")
     p.add_argument(
@@ -78,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_CONFIG
     if args.staff_pin:
         return _staff_pin(cfg, args.staff_pin)
+    if args.check:
+        return _check(args, cfg)
     refused = _refusal(args, cfg)
     if refused is not None:
         return refused
@@ -92,7 +96,7 @@ def _refusal(args: argparse.Namespace, cfg: LapConfig) -> int | None:
     """The exit status when ``--report``'s arguments or the installed software forbid going on."""
     from controller.boot.selfcheck import check_software
 
-    problem = _report_args(args) if args.report else None
+    problem = _report_args(args) if args.report else _astray(args)
     if problem:
         print(f"tablectl lap: {problem}", file=sys.stderr)
         return EXIT_CONFIG
@@ -100,6 +104,41 @@ def _refusal(args: argparse.Namespace, cfg: LapConfig) -> int | None:
     for p in sw.problems:
         print(f"tablectl lap: {p}", file=sys.stderr)
     return EXIT_SOFTWARE if sw.problems else None
+
+
+def _check(args: argparse.Namespace, cfg: LapConfig) -> int:
+    """``--check``: what ``lap`` needs, in the order it needs it — the database (an unreachable one
+    said first, never hidden behind the software's record), then the software digest, then the
+    extras lap.toml's sections need (the floor view's web stack) — every problem said; the exit
+    status of the gravest (the software, then the configuration, then the database)."""
+    from controller.boot.selfcheck import check_software
+
+    statuses = [_offline_or_unreachable(args, cfg)]
+    sw = check_software(cfg.software_record, require=not args.sim)
+    for p in sw.problems:
+        print(f"tablectl lap: {p}", file=sys.stderr)
+    statuses.append(EXIT_SOFTWARE if sw.problems else 0)
+    if cfg.floor is not None and not _have_aiohttp():
+        print(
+            f"tablectl lap: {cfg.file}: [floor]: the floor view needs the LAP's web stack (aiohttp), not installed: "
+            "the release's `install.sh --lap` installs it (docs/install.md); or remove the [floor] section",
+            file=sys.stderr,
+        )
+        statuses.append(EXIT_CONFIG)
+    return max(statuses)  # the gravest: the software (3), the configuration (2), the database (1)
+
+
+def _astray(args: argparse.Namespace) -> str | None:
+    from controller.commands._argtypes import astray
+
+    return astray(
+        [
+            ("--note", args.note, "--reopen", args.reopen),
+            ("--day", args.day, "--report", args.report),
+            ("--out", args.out, "--report", args.report),
+            ("--format pdf", args.format != "csv", "--report", args.report),
+        ]
+    )
 
 
 def _offline_or_unreachable(args: argparse.Namespace, cfg: LapConfig) -> int:
@@ -200,8 +239,8 @@ def _floor_server(cfg: LapConfig, dsn: str, log: Callable[[str], None]) -> Floor
     f = cfg.floor
     if not _have_aiohttp():
         print(
-            f"tablectl lap: {cfg.file}: [floor]: the floor view needs the LAP's extra: "
-            "pip install 'tablectl[lap]' (aiohttp); or remove the [floor] section",
+            f"tablectl lap: {cfg.file}: [floor]: the floor view needs the LAP's extra (aiohttp): the release's "
+            "`install.sh --lap` installs it (a checkout: pip install 'tablectl[lap]'); or remove the [floor] section",
             file=sys.stderr,
         )
         return None
@@ -325,7 +364,8 @@ def _day_problem(args: argparse.Namespace) -> str | None:
     """``--day`` made a date (in ``args``), or why it is not one."""
     from datetime import date
 
-    if args.day is None:
+    if args.day is None or args.day.strip().lower() == "today":
+        args.day = None  # the gaming day running now
         return None
     try:
         args.day = date.fromisoformat(args.day)

@@ -24,7 +24,13 @@ HELP = "accounting report of a gaming day: meters at start and end, contribution
 FIRST_DAY, LAST_DAY = date(1970, 1, 2), date(9998, 12, 31)
 
 
-def _day(s: str) -> date:
+#: ``--day today``: the gaming day running now (resolved once --day-start and --tz are known)
+TODAY = "today"
+
+
+def _day(s: str) -> date | str:
+    if s.strip().lower() == TODAY:
+        return TODAY
     try:
         d = date.fromisoformat(s)
     except ValueError:
@@ -45,9 +51,14 @@ def _hhmm(s: str) -> time:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from controller.books.audit import add_where_arguments
 
-    p.add_argument("--day", type=_day, required=True, help="the gaming day, YYYY-MM-DD (the date it starts on)")
+    p.add_argument(
+        "--day",
+        type=_day,
+        required=True,
+        help="the gaming day, YYYY-MM-DD (the date it starts on), or today (the one running now)",
+    )
     p.add_argument("--format", choices=("csv", "pdf"), default="csv", help="csv (default) or pdf")
-    p.add_argument("--out", type=Path, help="write here (default: stdout for csv; report-<table>-<day>.pdf for pdf)")
+    p.add_argument("--out", type=Path, help="write here (default: stdout for csv; required for --format pdf)")
     p.add_argument("--day-start", type=_hhmm, default=time(6, 0), help="local time the gaming day starts (06:00)")
     p.add_argument("--tz", help="time zone of the gaming day, e.g. America/New_York (default: the machine's)")
     add_where_arguments(p)
@@ -65,10 +76,19 @@ def _tz(args: argparse.Namespace) -> tuple[Any, str | None]:
         return None, f"--tz: unknown time zone {args.tz!r}"
 
 
-def _out_problem(out: Path | None) -> str | None:
+def _current_day(day_start: time, tz: Any) -> date:
+    """The gaming day running now: today's date from ``day_start`` on, else yesterday's."""
+    from datetime import datetime, timedelta
+
+    now = datetime.now(tz).astimezone(tz)
+    return now.date() if now.time() >= day_start else now.date() - timedelta(days=1)
+
+
+def _out_problem(out: Path | None, *, required: bool = False) -> str | None:
     """What is wrong with --out before anything is read (a usage error), or None."""
     if out is None:
-        return None
+        # as `lap --report`: a PDF goes where it is told, never into whatever directory this runs in
+        return "--format pdf needs --out FILE (a PDF is not for the terminal)" if required else None
     if out.is_dir():
         return f"--out {out}: is a directory; name the file to write"
     if not out.parent.is_dir():
@@ -132,15 +152,16 @@ def _render(args: argparse.Namespace, rep: DayReport, tz: Any) -> tuple[Path | N
     except ModuleNotFoundError as e:  # the `report` extra (the release installs it)
         print(f"tablectl report: --format pdf needs {e.name}: pip install 'tablectl[report]'", file=sys.stderr)
         return 2
-    out = args.out or Path(f"report-{rep.table_id or 'table'}-{args.day.isoformat()}.pdf")
-    return out, render(rep, tz)
+    return args.out, render(rep, tz)
 
 
 def run(args: argparse.Namespace) -> int:
     from controller.books.audit import refuse_damaged, refuse_read
 
     tz, problem = _tz(args)
-    problem = problem or _out_problem(args.out)
+    problem = problem or _out_problem(args.out, required=args.format == "pdf")
+    if args.day == TODAY:
+        args.day = _current_day(args.day_start, tz)
     if problem is not None:
         print(f"tablectl report: {problem}", file=sys.stderr)
         return 2

@@ -51,7 +51,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="with --check: not the ledger (systemd's ExecStartPre: a damaged ledger is the service's latched "
         "tilt, not a start that fails and restarts)",
     )
-    p.add_argument("--log-level", default="info")
+    from controller.commands._argtypes import log_level
+
+    p.add_argument("--log-level", type=log_level, default="info", help="the service's log level (default info)")
     p.add_argument(
         "--console-socket",
         type=Path,
@@ -96,8 +98,16 @@ def _fail(msg: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from controller.boot.startup import load_config, preflight
+    from controller.commands._argtypes import astray
     from controller.settings.config import ConfigError
 
+    astrays = [
+        ("--offline", args.offline, "--check", args.check),
+        ("--config-only", args.config_only, "--check", args.check),
+    ]
+    if problem := astray(astrays):
+        print(f"tablectl run: {problem}", file=sys.stderr)
+        return EXIT_CONFIG
     try:
         hw, _procedure = load_config(args.config)
     except ConfigError as e:
@@ -111,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.check and not args.offline and not _preflight_ok(preflight(hw)):
         return EXIT_CONFIG
+    if args.check and args.config_only:
+        return _check(args, hw)  # the configuration only: no ledger, so no key to read (it may be root's)
     try:
         key = load_key(hw.ledger)
     except LedgerKeyError as e:

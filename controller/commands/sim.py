@@ -7,12 +7,18 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 NAME = "sim"
 HELP = "play rounds against the HIL simulators (no hardware needed)"
 
+#: bounds of the command line's numbers (a week of play at a busy table; a large pit; a clock's speed-up)
+MAX_ROUNDS, MAX_TABLES, MAX_SPEED = 10_000_000, 1000, 1e6
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from controller.commands._argtypes import dsn, log_level
+
     p.add_argument("--game", default="six-card-fortune", help="table profile / game (default six-card-fortune)")
     p.add_argument("--rounds", type=int, default=20, help="rounds to play (default 20)")
     p.add_argument("--seed", type=int, default=1, help="seed for players, shoe and shaker (default 1)")
@@ -33,6 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--link",
+        type=dsn,
         nargs="?",
         const="",
         default=None,
@@ -53,7 +60,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "and its witness in STATE_DIR-witness/, where `tablectl history|status|audit|backup|report "
         "--state-dir STATE_DIR` find them",
     )
-    p.add_argument("--log-level", default="warning", help="log level for the service's log on stderr")
+    p.add_argument(
+        "--log-level",
+        type=log_level,
+        help="log level for the service's log on stderr (default warning; error for linked tables, whose "
+        "start waits for the LAP's first heartbeat, an expected warning per table)",
+    )
     p.add_argument(
         "--hit-rate",
         type=float,
@@ -75,15 +87,59 @@ def _usage_error(args: argparse.Namespace) -> str | None:
     """What is wrong with the arguments before anything starts, or None."""
     if args.rounds < 1:
         return "--rounds must be at least 1"
-    if not args.speed > 0:
-        return "--speed must be positive"
+    if args.rounds > MAX_ROUNDS:
+        return f"--rounds: at most {MAX_ROUNDS:,}"
+    if not 0 < args.speed <= MAX_SPEED:
+        return f"--speed must be positive, at most {MAX_SPEED:g}"
     if args.tables < 1:
         return "--tables must be at least 1"
+    if args.tables > MAX_TABLES:
+        return f"--tables: at most {MAX_TABLES}"
     if not 0 <= args.hit_rate <= 1:
         return "--hit-rate must be from 0 to 1"
-    if args.state_dir is not None and args.state_dir.exists() and not args.state_dir.is_dir():
-        return f"--state-dir {args.state_dir}: is not a directory"
-    return _unknown_game(args.game)
+    return _linked_only(args) or _state_dir_problem(args.state_dir) or _unknown_game(args.game)
+
+
+def _is_linked(args: argparse.Namespace) -> bool:
+    """Tables on a linked meter (--link, or --tables N > 1), not one table on its own."""
+    return args.link is not None or args.tables > 1
+
+
+def _linked_only(args: argparse.Namespace) -> str | None:
+    """An option the linked simulation (--tables N > 1, --link) cannot honour, named; or None."""
+    if not _is_linked(args):
+        return None
+    ignored = [
+        opt
+        for opt, given in (
+            ("--state-dir", args.state_dir is not None),
+            ("--console-pty", args.console_pty),
+            ("--realtime", args.realtime),
+            ("--no-idle-skip", not args.idle_skip),
+        )
+        if given
+    ]
+    if not ignored:
+        return None
+    return (
+        f"{', '.join(ignored)}: one table's options, not for the linked simulation (--tables N, --link): "
+        "its tables' ledgers are throwaway; run one table (`tablectl sim --state-dir D --console-pty`) for those"
+    )
+
+
+def _state_dir_problem(state_dir: Path | None) -> str | None:
+    """--state-dir, its key directory and its witness directory (beside it) made, or why they cannot be."""
+    if state_dir is None:
+        return None
+    from controller.books.ledgerkey import beside_key_file
+    from controller.books.witness import default_witness_dir
+
+    for d in (state_dir, beside_key_file(state_dir).parent, default_witness_dir(state_dir)):
+        try:
+            d.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            return f"--state-dir {state_dir}: cannot make {d}: {e.strerror or e}"
+    return None
 
 
 def _unknown_game(games: str) -> str | None:
@@ -105,7 +161,7 @@ def _floor_at(args: argparse.Namespace) -> tuple[str, int] | str | None:
     host, _, port = args.floor.rpartition(":")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
         return f"--floor wants HOST:PORT, got {args.floor!r}"
-    if args.link is None and args.tables < 2:
+    if not _is_linked(args):
         return "--floor needs --link (or --tables N > 1)"
     import socket
 
@@ -143,8 +199,9 @@ def run(args: argparse.Namespace) -> int:
 
     if (rc := missing(NAME)) is not None:
         return rc
-    configure(stream=sys.stderr, level=args.log_level)
-    if args.link is not None or args.tables > 1:
+    linked = _is_linked(args)
+    configure(stream=sys.stderr, level=args.log_level or ("error" if linked else "warning"))
+    if linked:
         return _linked(args, floor)
     return _one_table(args)
 
@@ -193,7 +250,17 @@ def _linked(args: argparse.Namespace, floor: tuple[str, int] | None) -> int:
     if floor is not None:  # Ctrl-C / SIGTERM end the rounds and the page, and the run cleans up
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         signal.signal(signal.SIGINT, lambda *_: stop.set())
-    return run_link_sim(
+    import psycopg
+
+    try:
+        return _run_linked(args, game, floor, stop, run_link_sim)
+    except psycopg.OperationalError as e:  # --link DSN that does not answer (or a cluster that went away)
+        print(f"tablectl sim: the database is unreachable: {str(e).strip()}", file=sys.stderr)
+        return 1
+
+
+def _run_linked(args: argparse.Namespace, game: str, floor: Any, stop: Any, run_link_sim: Any) -> int:
+    rc: int = run_link_sim(
         tables=args.tables,
         rounds=args.rounds,
         seed=args.seed,
@@ -203,4 +270,6 @@ def _linked(args: argparse.Namespace, floor: tuple[str, int] | None) -> int:
         floor=floor,
         stop=stop,
         hit_rate=args.hit_rate,
+        out=sys.stdout,  # this command's (the function's default is the one at its import)
     )
+    return rc

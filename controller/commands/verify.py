@@ -88,9 +88,15 @@ def _refuse_damaged_ledger(args: argparse.Namespace) -> int | None:
 
 def _record(where: Path, bytecode: bool) -> int:
     """``--record``: the installed software's digest written beside the configuration."""
+    import sys
+
     from controller.boot import selfcheck as S
 
-    made = S.record_digest(where, bytecode=bytecode)
+    try:
+        made = S.record_digest(where, bytecode=bytecode)
+    except FileNotFoundError as e:  # the record's directory is not there (a mistyped --record-file)
+        print(f"tablectl verify: --record: {e.filename}: no such directory", file=sys.stderr)
+        return 2
     print(
         f"version: {made.version}\nfiles: {len(made.files)}"
         + (" (compiled files included)" if made.bytecode else "")

@@ -71,23 +71,36 @@ def relay(
     stop: threading.Event | None = None,
     retry_s: float = RETRY_S,
     detach: bytes | None = None,
-) -> None:
+    give_up_s: float | None = None,
+) -> bool:
     """Pump bytes between (in_fd, out_fd) and the console socket until ``stop``
-    (or until the ``detach`` byte is typed, for a terminal)."""
+    (or until the ``detach`` byte is typed, for a terminal).  ``give_up_s``: a controller
+    that has not answered for this long (never, or since it went away) ends the relay;
+    False then, True otherwise."""
+    import time
+
     stop = stop or threading.Event()
-    said_down = False
+    down_since: float | None = None
     while not stop.is_set():
         sock = _connect(sock_path)
         if sock is None:
-            if not said_down:
-                _write_all(out_fd, b"\r\ntablectl: the controller is not running; retrying...\r\n")
-                said_down = True
+            if down_since is None:
+                down_since = time.monotonic()
+                _write_all(out_fd, _down_message(sock_path, give_up_s))
+            if give_up_s is not None and time.monotonic() - down_since >= give_up_s:
+                return False
             if _drain(in_fd, retry_s, detach):
-                return
+                return True
             continue
-        said_down = False
+        down_since = None
         if _pump(in_fd, out_fd, sock, stop, detach):
-            return
+            return True
+    return True
+
+
+def _down_message(sock_path: Path, give_up_s: float | None) -> bytes:
+    how_long = "" if give_up_s is None else f" for {give_up_s:g} s"
+    return f"\r\ntablectl: the controller is not running; retrying{how_long} (socket {sock_path})...\r\n".encode()
 
 
 def _drain(in_fd: int, retry_s: float, detach: bytes | None) -> bool:
@@ -96,8 +109,11 @@ def _drain(in_fd: int, retry_s: float, detach: bytes | None) -> bool:
     r, _, _ = select.select([in_fd], [], [], retry_s)
     if r:
         with contextlib.suppress(BlockingIOError):
-            if detach and detach in os.read(in_fd, 1024):
+            typed = os.read(in_fd, 1024)
+            if detach and detach in typed:
                 return True
+            if not typed:  # input at its end (/dev/null): readable at once, so wait here instead
+                select.select([], [], [], retry_s)
     return False
 
 

@@ -113,7 +113,9 @@ class Background:
     def audit(self, where: Callable[[], Where]) -> list[str]:
         """One audit run (controller/books/auditrun.py) on a read-only connection of its own (any
         thread): the problems not yet acknowledged by a technician."""
-        problems: list[str] = self._runner(where).checked(self._log)
+        runner = self._runner(where)
+        problems: list[str] = runner.checked(self._log)
+        _record_audit(runner, problems)
         return problems
 
     def _runner(self, where: Callable[[], Where]) -> AuditRunner:
@@ -140,3 +142,16 @@ class Background:
                 c.stop()
         self.consoles = []
         self.stop_audit()
+
+
+def _record_audit(auditor: AuditRunner, problems: list[str]) -> None:
+    """The run's result where ``tablectl status`` reads it (controller/reports/auditstatus.py);
+    a state directory that cannot take it costs the report, never the audit."""
+    from controller.reports import auditstatus
+
+    run = auditor.last
+    covered = "the events since the last seal" + (
+        f", seals {run.first_seal}-{run.last_seal} ({run.sealed:,} sealed events)" if run and run.last_seal else ""
+    )  # what the run covered: never empty
+    with contextlib.suppress(OSError):
+        auditstatus.record(auditor.where.ledger_path.parent, problems, covered)

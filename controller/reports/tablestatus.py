@@ -307,7 +307,37 @@ def disk_line(path: Path) -> str:
     return f"disk: {room.free_bytes / 1e9:.1f} GB free, {size}: {days} days of play{low}"
 
 
-def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None, witness_dir: Path | None = None) -> str:
+@dataclass(frozen=True)
+class Checked:
+    """What ``status`` checked of the ledger beyond reading it: the problems its own check found
+    (None: not checked, ``why`` says why) and the service's audit's last result (a line)."""
+
+    problems: list[str] | None
+    why: str
+    service_audit: str
+
+
+#: what ``format_status`` shows when it was given no check to report
+NOT_CHECKED = Checked(None, "no check was asked for", "service's audit: not asked")
+
+
+def check_lines(checked: Checked) -> list[str]:
+    if checked.problems is None:
+        own = f"MAC check: the events' MACs not checked here ({checked.why}); `tablectl audit` checks them"
+    elif checked.problems:
+        more = f" (and {len(checked.problems) - 1} more)" if len(checked.problems) > 1 else ""
+        own = f"MAC check: FAILED: {checked.problems[0]}{more}; `tablectl audit` names them all"
+    else:
+        own = f"MAC check: OK ({checked.why})"
+    return [own, checked.service_audit]
+
+
+def format_status(
+    ledger: ReadOnlyLedger,
+    service: dict[str, str] | None,
+    witness_dir: Path | None = None,
+    checked: Checked = NOT_CHECKED,
+) -> str:
     last = ledger.last_event()
     if last is None:
         return _empty_status(ledger, witness_dir)
@@ -315,13 +345,15 @@ def format_status(ledger: ReadOnlyLedger, service: dict[str, str] | None, witnes
     ooo = out_of_order(ledger)
     rnd = round_view(ledger)
     meters = ledger.meters()
+    damaged = bool(checked.problems)
     lines = [
         f"table {last.table}  ledger {ledger.path}",
         f"last event: #{last.seq} {last.kind} at {local_time(last.ts)}",
-        f"table: {_openness(tilts, service)}",
+        f"table: {_damaged(tilts) if damaged else _openness(tilts, service)}",
     ]
     if witness_dir is not None:
         lines.append(witness_line(ledger, witness_dir))
+    lines += check_lines(checked)
     lines.append(_round_line(rnd))
     lines.append("tilts: " + ("none" if not tilts else "; ".join(f"{k}: {v}" for k, v in sorted(tilts.items()))))
     if ooo:
@@ -345,6 +377,13 @@ def _round_line(rnd: RoundView) -> str:
     if not rnd.number:
         return "round: none played yet"
     return f"round {rnd.number}: {rnd.step}" + ("" if rnd.finished else " (in progress)")
+
+
+def _damaged(tilts: Mapping[str, str]) -> str:
+    """A ledger failing the check: never "open", whatever the service shows."""
+    if "ledger-audit" in tilts:
+        return "closed (the ledger fails its audit; tilt latched)"
+    return "LEDGER FAILS ITS CHECK (below): not to be trusted; the service has not latched it yet"
 
 
 def _openness(tilts: Mapping[str, str], service: Mapping[str, str] | None) -> str:

@@ -211,9 +211,32 @@ def read_toml(p: Path) -> dict[str, Any]:
         line = data.count(b"\n", 0, e.start) + 1
         raise ConfigError(str(p), "", None, f"not UTF-8 text (byte {e.start + 1}, line {line})") from None
     try:
-        return tomllib.loads(text)
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(str(p), "", None, f"not valid TOML: {e}") from None
+    except RecursionError:  # nested past the parser's own recursion (arrays or inline tables)
+        raise ConfigError(str(p), "", None, f"nested deeper than {CONFIG_DEPTH} levels") from None
+    if toml_depth(doc) > CONFIG_DEPTH:
+        raise ConfigError(str(p), "", None, f"nested deeper than {CONFIG_DEPTH} levels") from None
+    return doc
+
+
+#: how deep a configuration nests tables and arrays (ours use 3: a section, a sub-table, a list);
+#: bounded as the size is, so that nothing reading it recurses without end
+CONFIG_DEPTH = 16
+
+
+def toml_depth(doc: Any) -> int:
+    """How deep tables and arrays nest in a parsed document (a scalar: 0), counted without recursion."""
+    deepest, todo = 0, [(doc, 1)]
+    while todo:
+        v, depth = todo.pop()
+        children = v.values() if isinstance(v, dict) else v if isinstance(v, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        todo.extend((c, depth + 1) for c in children)
+    return deepest
 
 
 # --------------------------------------------------------------------------- table profile

@@ -200,7 +200,12 @@ def test_restore_cli_refuses_older_copy_and_records_override(table, tmp_path, ca
 
 def test_backup_cli(table, tmp_path, capsys):
     where, keyfile = table
-    assert main(["backup", str(tmp_path / "bk"), "--state-dir", str(where.state_dir), "--key-file", str(keyfile)]) == 0
+    assert (
+        main(
+            ["backup", str(tmp_path / "bk"), "--mkdir", "--state-dir", str(where.state_dir), "--key-file", str(keyfile)]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "T-07-ledger-00000010-" in out and "audit ok" in out
 

@@ -98,7 +98,7 @@ def test_backup_incremental_cli(table, tmp_path, capsys):
     assert key is not None
     keyfile = tmp_path / "key" / "ledger.key"
     args = ["--state-dir", str(table.state_dir), "--key-file", str(keyfile)]
-    assert main(["backup", str(tmp_path / "bk"), *args]) == 0
+    assert main(["backup", str(tmp_path / "bk"), "--mkdir", *args]) == 0
     _play(table, 3)
     assert main(["backup", str(tmp_path / "bk"), "--incremental", *args]) == 0
     out = capsys.readouterr().out.splitlines()

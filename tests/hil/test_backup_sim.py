@@ -49,7 +49,7 @@ def test_backup_while_sim_runs_audits_clean_and_restore_is_refused(tmp_path, cap
         key = ["--state-dir", str(state), "--key-file", str(rig_key_file(state))]
         copies = []
         for _ in range(3):  # several copies while the writer appends
-            assert main(["backup", str(tmp_path / "bk"), *key]) == 0
+            assert main(["backup", str(tmp_path / "bk"), "--mkdir", *key]) == 0
             copies.append(capsys.readouterr().out.splitlines()[0])
             time.sleep(0.2)
         running = sim.poll() is None

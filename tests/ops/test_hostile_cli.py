@@ -54,6 +54,7 @@ CASES: dict[str, list[list[str]]] = {
         ["--state-dir", GARB, "--key-file", ZERO],
         ["--state-dir", GARB, "--key-file", DIR],
         ["--state-dir", GARB, "--witness-dir", ZERO],
+        ["--config", "{nested}"],
     ],  # fmt: skip
     "backup": [
         [FULL, "--state-dir", GARB],
@@ -61,9 +62,21 @@ CASES: dict[str, list[list[str]]] = {
         [M + "/x", "--state-dir", M],
         ["{out}", "--state-dir", TRUNC],
         ["{out}", "--config", BAD],
+        ["{out}", "--config", "{nested}"],
+        [M + "/typo", "--state-dir", GARB],
     ],  # fmt: skip
     "bench": [["nosuch"], [">FULL", "list"]],
-    "console": [["--socket", M], ["--port", M], ["--port", DIR], ["--socket", DIR], ["--port", FULL, "--baud", "-5"]],
+    "console": [
+        ["--socket", M],
+        ["--port", M],
+        ["--port", DIR],
+        ["--socket", DIR],
+        ["--port", FULL, "--baud", "-5"],
+        ["--wait", "1", "--socket", M],
+        ["--wait", "-1"],
+        ["--wait", "1e400"],
+        ["--port", DIR, "--baud", "9" * 30],
+    ],  # fmt: skip
     "diagram": [["--out", M + "/x/sm.md"], ["--out", DIR], ["--out", FULL], [">FULL", "--stdout"]],
     "eval": [["<BAD"], ["<BAD", "--rules", "dj-wild"], [">FULL", "<GOOD"]],
     "hil": [["run", M], ["run", BAD], ["run", DIR], ["run", FULL]],
@@ -74,8 +87,18 @@ CASES: dict[str, list[list[str]]] = {
         ["99999999999999999999", "--state-dir", GARB],
         ["--last", "-1", "--state-dir", GARB],
         ["--config", DIR],
+        ["--config", "{nested}"],
+        ["99999999999999999999999", "--state-dir", GARB],
+        ["--last", "999999999999999999999", "--state-dir", GARB],
     ],  # fmt: skip
-    "key": [["init", "--key-file", DIR], ["init", "--key-file", FULL], ["init", "--key-file", BAD]],
+    "key": [
+        ["init", "--key-file", DIR],
+        ["init", "--key-file", FULL],
+        ["init", "--key-file", BAD],
+        ["init", "--config", M],
+        ["init", "--config", "{nested}"],
+        ["init", "--config", BAD],
+    ],  # fmt: skip
     "lap": [
         ["--db", "x", "--config", BAD, "--check"],
         ["--db", "x", "--config", M, "--check"],
@@ -83,15 +106,30 @@ CASES: dict[str, list[list[str]]] = {
         ["--db", "x", "--config", "{tinyrate}", "--check"],
         ["--db", "postgresql://127.0.0.1:9/x", "--config", "{lap}", "--check"],
         ["--db", "x", "--config", "{lap}", "--staff-pin", "nobody:king"],
+        ["--db", "postgresql://127.0.0.1:9/x", "--config", "{nested}", "--check"],
+        ["--db", "not-a-dsn", "--config", "{lap}", "--check", "--sim"],
+        ["--db", "x", "--config", "{lap}", "--report", "--day", "today", "--format", "pdf"],
     ],  # fmt: skip
-    "meters": [["--state-dir", GARB], ["--state-dir", TRUNC], ["--state-dir", M], ["--config", BAD]],
-    "migrate": [["--state-dir", GARB], ["--state-dir", TRUNC, "--key-file", BAD], ["--config", DIR]],
+    "meters": [
+        ["--state-dir", GARB],
+        ["--state-dir", TRUNC],
+        ["--state-dir", M],
+        ["--config", BAD],
+        ["--config", "{nested}"],
+    ],
+    "migrate": [
+        ["--state-dir", GARB],
+        ["--state-dir", TRUNC, "--key-file", BAD],
+        ["--config", DIR],
+        ["--config", "{nested}"],
+    ],  # fmt: skip
     "pin": [
         ["list", "--state-dir", M],
         ["list", "--state-dir", "{badpins}"],
         ["set", "king", "--state-dir", GARB, "--stdin"],
         ["set", "technician", "--state-dir", GARB, "--stdin", "<BAD"],
         ["list", "--config", BAD],
+        ["list", "--config", "{nested}"],
     ],  # fmt: skip
     "report": [
         ["--day", "9999-12-31", "--state-dir", GARB],
@@ -101,6 +139,9 @@ CASES: dict[str, list[list[str]]] = {
         ["--day", DAY, "--state-dir", TRUNC],
         ["--day", DAY, "--tz", "../../etc/passwd", "--state-dir", GARB],
         ["--day", DAY, "--day-start", "25:99", "--state-dir", GARB],
+        ["--day", DAY, "--config", "{nested}"],
+        ["--day", "today", "--state-dir", GARB],
+        ["--day", "today", "--format", "pdf", "--state-dir", GARB],
     ],  # fmt: skip
     "slip": [
         ["1", "1", "--state-dir", GARB],
@@ -111,6 +152,7 @@ CASES: dict[str, list[list[str]]] = {
         ["1", "1", "--state-dir", GARB, "--out", DIR],
         ["1", "1", "--tz", "../../etc/passwd", "--state-dir", GARB],
         ["1", "1", "--config", BAD],
+        ["1", "1", "--config", "{nested}"],
     ],  # fmt: skip
     "restore": [
         [EMPTY, "--state-dir", "{victim}"],
@@ -119,12 +161,15 @@ CASES: dict[str, list[list[str]]] = {
         [FULL, "--state-dir", "{victim}"],
         [M, "--state-dir", "{victim}"],
         [ZERO, "--state-dir", "{victim}"],
+        [EMPTY, "--config", "{nested}"],
     ],  # fmt: skip
     "run": [
         ["--config", BAD, "--check"],
         ["--config", M, "--check"],
         ["--config", DIR, "--check", "--offline"],
         ["--config", ZERO, "--check"],
+        ["--config", "{nested}", "--check"],
+        ["--config", "{nested}", "--check", "--config-only", "--offline"],
     ],  # fmt: skip
     "sim": [
         ["--game", "blackjack"],
@@ -135,14 +180,32 @@ CASES: dict[str, list[list[str]]] = {
         ["--rounds", "1", "--state-dir", FULL],
         ["--rounds", "1", "--state-dir", GARB],
         ["--tables", "2", "--floor", "256.1.1.1:80"],
+        ["--tables", "2", "--state-dir", M],
+        ["--tables", "2", "--console-pty"],
+        ["--tables", "2", "--rounds", "1", "--link", "postgresql://x@127.0.0.1:9/x"],
+        ["--tables", "2", "--rounds", "1", "--link", "not-a-dsn"],
+        ["--rounds", "1", "--log-level", "nope"],
+        ["--rounds", "1", "--state-dir", "/proc/nope"],
+        ["--rounds", "99999999999999999999"],
+        ["--tables", "99999999999"],
+        ["--speed", "1e400"],
     ],  # fmt: skip
-    "status": [["--state-dir", GARB], ["--state-dir", TRUNC], ["--state-dir", M], ["--config", BAD]],
+    "status": [
+        ["--state-dir", GARB],
+        ["--state-dir", TRUNC],
+        ["--state-dir", M],
+        ["--config", BAD],
+        ["--config", "{nested}"],
+        ["--state-dir", GARB, "--key-file", ZERO],
+        ["--state-dir", TRUNC, "--key-file", DIR],
+    ],  # fmt: skip
     "uplink": [
         ["--config", BAD, "--check"],
         ["--config", M, "--check"],
         ["--config", DIR, "--check"],
         ["--config", "{longsock}", "--check"],
         ["--config", ZERO, "--check"],
+        ["--config", "{nested}", "--check"],
     ],  # fmt: skip
     "verify": [
         ["--record-file", BAD],
@@ -150,7 +213,9 @@ CASES: dict[str, list[list[str]]] = {
         ["--state-dir", GARB],
         ["--record-file", M],
         ["--record-file", ZERO],
+        ["--record", "--record-file", M + "/x/software.json"],
         ["--config", BAD],
+        ["--config", "{nested}"],
     ],  # fmt: skip
 }
 
@@ -187,6 +252,8 @@ def files(sim_ledger: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[st
     lap.write_text('[link]\ngroup="p"\n[levels.a]\nseed="$1"\nincrement_rate="1%"\n[tables.T]\nasset="a"\ngame="g"\n')
     longsock = d / "uplink.toml"
     longsock.write_text('[uplink]\ndb="x"\nschema="lap_p"\ntable="T"\nsocket="/' + "x" * 200 + '"\n')
+    nested = d / "nested.toml"  # past the parser's recursion: a RecursionError before
+    nested.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
     good = d / "hands.txt"
     good.write_text("As Kd Qh Jc Ts\n" * 2000)
     return {
@@ -204,6 +271,7 @@ def files(sim_ledger: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[st
         "longsock": str(longsock),
         "out": str(d / "out"),
         "GOOD": str(good),
+        "nested": str(nested),
     }
 
 

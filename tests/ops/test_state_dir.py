@@ -46,7 +46,7 @@ def test_every_ledger_command_finds_the_sims_key_and_witness_beside_the_state_di
 
 
 def test_backup_and_restore_with_the_state_dir_alone(ledger_copy, tmp_path, capsys):
-    assert main(["backup", str(tmp_path / "copies"), "--state-dir", str(ledger_copy)]) == 0
+    assert main(["backup", str(tmp_path / "copies"), "--mkdir", "--state-dir", str(ledger_copy)]) == 0
     (copy,) = (tmp_path / "copies").glob("SIM-01-ledger-*.sqlite3")
     assert main(["restore", str(copy), "--state-dir", str(ledger_copy)]) == 0, capsys.readouterr().err
     assert "restored: table SIM-01" in capsys.readouterr().out

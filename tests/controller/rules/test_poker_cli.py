@@ -42,7 +42,7 @@ def test_eval_djwild_reports_natural_and_wild_only_categories(capsys, monkeypatc
 def test_eval_bad_lines_name_the_token_and_processing_continues(capsys, monkeypatch):
     text = "As Kd Qh Jc Zz\n\n   \nAs As Kd Qh Jc\nAs Kd Qh\nAs Kd Qh Jc Ts 9d 8d 7d\nAs Kd Qh Jc Ts\n"
     rc, res = run_eval(capsys, monkeypatch, text)
-    assert rc == 0
+    assert rc == 1  # every line answered, and the exit status says some were bad
     assert len(res) == 5  # blank lines skipped
     assert "Zz" in res[0]["error"] and res[0]["token"] == "Zz" and res[0]["line"] == 1
     assert "duplicate" in res[1]["error"] and res[1]["token"] == "As"
@@ -53,13 +53,13 @@ def test_eval_bad_lines_name_the_token_and_processing_continues(capsys, monkeypa
 
 def test_eval_undecodable_line_is_an_error_line(capsys, monkeypatch):
     rc, res = run_eval(capsys, monkeypatch, b"\xff\xfe As\nAs Kd Qh Jc Ts\n")
-    assert rc == 0
+    assert rc == 1
     assert "error" in res[0] and res[1]["rank"] == "straight"
 
 
 def test_eval_natural_rules_refuse_the_joker(capsys, monkeypatch):
     rc, res = run_eval(capsys, monkeypatch, "As Kd Qh Jc Jk\n", "--rules", "natural")
-    assert rc == 0 and res[0]["token"] == "Jk"
+    assert rc == 1 and res[0]["token"] == "Jk"
 
 
 def test_eval_through_a_real_pipe():
@@ -70,7 +70,7 @@ def test_eval_through_a_real_pipe():
         text=True,
         timeout=60,
     )
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 1 and "1 of 2 lines" in p.stderr, p.stderr
     lines = [json.loads(x) for x in p.stdout.splitlines()]
     assert lines[0]["rank"] == "straight" and lines[0]["natural"] is False
     assert "error" in lines[1]
@@ -94,3 +94,8 @@ def test_analyze_deck_rejects_bad_card_counts(capsys):
     assert main(["analyze", "--deck", "53", "--cards", "8"]) == 2
     assert main(["analyze", "--deck", "53", "--cards", "5", "-o", "method=guess"]) == 2
     assert main(["analyze", "--deck", "54", "--cards", "5"]) == 2
+
+
+def test_eval_all_good_lines_exit_0(capsys, monkeypatch):
+    rc, res = run_eval(capsys, monkeypatch, "As Kd Qh Jc Ts\n\nAh Ad Ac As Jk\n")
+    assert rc == 0 and len(res) == 2

@@ -306,6 +306,15 @@ def _print_pending(store: LapStore, cfg: LapConfig) -> list[str]:
         print(f"schema: {d}")
     for r in store.refusals():
         print(f"refused: table {r['table_id']} record {r['seq']} ({r['kind']}): {r['reason']}")
+    bad = store.unauthenticated()
+    for r in (r for r in bad if not r["unsigned"]):
+        print(
+            f"NOT AUTHENTIC: table {r['table_id']} record {r['seq']} ({r['kind']}): held, its authenticator does not "
+            "verify under the table's link key (written behind the rules)"
+        )
+    unsigned = [r for r in bad if r["unsigned"]]
+    if unsigned:
+        print(f"held without an authenticator (records of before the link keys): {len(unsigned)}")
     for t in store.terminations():
         print(f"{t['action']}: table {t['table_id']}'s session {t['pid']} at {t['at']:%Y-%m-%d %H:%M:%S}: {t['why']}")
     return schema

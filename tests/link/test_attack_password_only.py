@@ -371,6 +371,7 @@ def test_reconcile_names_a_record_written_behind_the_rules(make_lap, pg_dsn, tmp
             ).format(sql.Identifier(lap.cfg.schema))
         )
     assert [(r["table_id"], r["seq"]) for r in lap.store.unauthenticated()] == [("T1", 2)]
-    main(["lap", "--sim", "--db", pg_dsn, "--config", str(lap_toml(tmp_path, lap.cfg.schema)), "--reconcile"])
+    toml = str(lap_toml(tmp_path, lap.cfg.schema))
+    assert main(["lap", "--sim", "--db", pg_dsn, "--config", toml, "--reconcile"]) == 1
     out = capsys.readouterr().out
-    assert "NOT AUTHENTIC: table T1 record 2 (hit)" in out and "record 1 " not in out
+    assert "NOT AUTHENTIC: table T1 record 2 (hit)" in out and "record 1 " not in out and "link: FAILED" in out

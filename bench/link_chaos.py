@@ -367,7 +367,9 @@ def _make_pit(args: argparse.Namespace, dsn: str, tmp: Path, pair: Any = None) -
     from bench._linkrig import Pit
 
     tls = None
-    if pair is not None:
+    # a pair of hil/pgpair.py (its data directories and pg_ctl are ours to write and reload; a pair
+    # a manager runs keeps its own configuration: no TLS set up here)
+    if pair is not None and all(hasattr(pair, a) for a in ("nodes", "run_as", "pg_ctl", "node_dsn")):
         from controller.lap.pgtls import enable_tls_pair, make_pki
 
         tls = make_pki(tmp / "pki")

@@ -337,8 +337,9 @@ def _report(store: object, cfg: object, check: bool = False) -> int:
 
 
 def _print_pending(store: LapStore, cfg: LapConfig) -> list[str]:
-    """Print the pending changes, the schema's differences from the code and the refusals; return
-    the schema's differences."""
+    """Print the pending changes, the schema's differences from the code, the refusals and the
+    records held that are not authentic; return the schema's differences and those records (each
+    fails the link's check)."""
     for c in store.differences(cfg):
         print(f"pending change (applied at the next start, link stopped): {c}")
     schema = store.schema_differences()
@@ -346,6 +347,16 @@ def _print_pending(store: LapStore, cfg: LapConfig) -> list[str]:
         print(f"schema: {d}")
     for r in store.refusals():
         print(f"refused: table {r['table_id']} record {r['seq']} ({r['kind']}): {r['reason']}")
+    bad = store.unauthenticated()
+    for r in (r for r in bad if not r["unsigned"]):
+        print(
+            f"NOT AUTHENTIC: table {r['table_id']} record {r['seq']} ({r['kind']}): held, its authenticator does not "
+            "verify under the table's link key (written behind the rules)"
+        )
+    unsigned = [r for r in bad if r["unsigned"]]
+    if unsigned:
+        print(f"held without an authenticator (records of before the link keys): {len(unsigned)}")
+    schema = schema + [f"record {r['seq']} of {r['table_id']} not authentic" for r in bad if not r["unsigned"]]
     for t in store.terminations():
         print(f"{t['action']}: table {t['table_id']}'s session {t['pid']} at {t['at']:%Y-%m-%d %H:%M:%S}: {t['why']}")
     return schema

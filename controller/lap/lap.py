@@ -360,6 +360,17 @@ class LapStore:
     def refusals(self) -> list[dict[str, Any]]:
         return self._rows("SELECT * FROM {s}.refusals ORDER BY id")
 
+    def unauthenticated(self) -> list[dict[str, Any]]:
+        """The events held whose authenticator does not verify under their table's link key (written
+        behind the rules: the database's owner, triggers skipped), and those that carry none (a
+        record of before the link keys): every held event's MAC recomputed (``tablectl lap --reconcile``)."""
+        return self._rows(
+            "SELECT e.table_id, e.seq, e.kind, e.auth IS NULL AS unsigned FROM {s}.events e"
+            " LEFT JOIN {s}.link_keys k ON k.table_id = e.table_id AND k.key_no = e.key_no"
+            " WHERE e.auth IS NULL OR k.table_id IS NULL OR e.auth <> {s}.link_mac(k.ki, k.ko, {s}.event_message(e))"
+            " ORDER BY e.table_id, e.seq"
+        )
+
     def terminations(self, last: int = 20) -> list[dict[str, Any]]:
         """The last table sessions the LAP ended or whose statement it cancelled (controller/lap/guard.py)."""
         return self._rows(

@@ -355,3 +355,23 @@ def test_a_long_history_is_compared_in_parts(linked, monkeypatch):
     assert wait_until(lambda: u.foreign.events >= 12, 15), u.foreign
     assert [r["seq"] for r in lap.store.refusals() if r["kind"] == "foreign"] == [7]
     assert "which its ledger does not" in str(closed(lap))
+
+
+def test_reconcile_names_a_record_written_behind_the_rules(make_lap, pg_dsn, tmp_path, capsys):
+    """The database's owner inserts with triggers skipped (``session_replication_role = replica``):
+    the LAP's --reconcile recomputes every held record's authenticator and names it."""
+    lap = make_lap()
+    lap.send("T1", 1, "contribution", {"wager": 100, "round": 1, "seat": 1})
+    with psycopg.connect(pg_dsn, autocommit=True) as c:
+        c.execute("SET session_replication_role = replica")
+        c.execute(
+            sql.SQL(
+                "INSERT INTO {}.events (table_id, seq, kind, level, data, key_no, auth)"
+                " VALUES ('T1', 2, 'hit', 'primary', '{{}}', 1, repeat('a', 64))"
+            ).format(sql.Identifier(lap.cfg.schema))
+        )
+    assert [(r["table_id"], r["seq"]) for r in lap.store.unauthenticated()] == [("T1", 2)]
+    toml = str(lap_toml(tmp_path, lap.cfg.schema))
+    assert main(["lap", "--sim", "--db", pg_dsn, "--config", toml, "--reconcile"]) == 1
+    out = capsys.readouterr().out
+    assert "NOT AUTHENTIC: table T1 record 2 (hit)" in out and "record 1 " not in out and "link: FAILED" in out

@@ -20,11 +20,24 @@ from controller.console.registry import (
     want_args,
 )
 from controller.core.records import Kind
+from drivers.devicedefs import out_of_order
 
 if TYPE_CHECKING:
     from controller.boot.selfcheck import SelfCheckReport
 
-OOO_DEVICES = ("shaker", "shoe", "sign")
+
+def ooo_devices() -> tuple[str, ...]:
+    """The devices that may be marked out of order (their declarations, drivers/devicedefs/)."""
+    return tuple(out_of_order())
+
+
+def _pairs() -> str:
+    return " | ".join(f"{d} {a}" for d, alts in out_of_order().items() for a in alts)
+
+
+def alternatives() -> tuple[str, ...]:
+    """Every method used instead of a device out of order."""
+    return tuple(dict.fromkeys(a for alts in out_of_order().values() for a in alts))
 
 
 @command("help", ALL, "help [COMMAND]", "list the commands you may use, or explain one", args=[lambda: tuple(REGISTRY)])
@@ -217,13 +230,13 @@ def cmd_verify(ctx: Ctx, args: list[str]) -> str:
     FLOOR,
     "outoforder DEVICE ALTERNATIVE",
     "mark a device out of order and the method used instead (§ 670a.13(n))",
-    args=[OOO_DEVICES, ("rng", "manual", "none")],
+    args=[ooo_devices, alternatives],
 )
 def cmd_outoforder(ctx: Ctx, args: list[str]) -> str:
-    want_args(args, 2, 2, "outoforder DEVICE ALTERNATIVE  (shaker rng | shoe manual | sign none)")
+    want_args(args, 2, 2, f"outoforder DEVICE ALTERNATIVE  ({_pairs()})")
     device, alternative = args
-    if device not in OOO_DEVICES:
-        raise CommandError(f"unknown device {device!r} (devices: {', '.join(OOO_DEVICES)})")
+    if device not in ooo_devices():
+        raise CommandError(f"unknown device {device!r} (devices: {', '.join(ooo_devices())})")
 
     def act(table: Any, log: Any) -> str:
         mark = getattr(table, "mark_out_of_order", None)
@@ -247,13 +260,13 @@ def cmd_outoforder(ctx: Ctx, args: list[str]) -> str:
     FLOOR,
     "inservice DEVICE",
     "put a repaired device back in service (ends its alternative)",
-    args=[OOO_DEVICES],
+    args=[ooo_devices],
 )
 def cmd_inservice(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 1, 1, "inservice DEVICE")
     device = args[0]
-    if device not in OOO_DEVICES:
-        raise CommandError(f"unknown device {device!r} (devices: {', '.join(OOO_DEVICES)})")
+    if device not in ooo_devices():
+        raise CommandError(f"unknown device {device!r} (devices: {', '.join(ooo_devices())})")
 
     def act(table: Any, log: Any) -> str:
         try:

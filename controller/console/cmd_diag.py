@@ -22,8 +22,26 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from controller.console.registry import TECH, CommandError, Ctx, Refused, command, parse_int, want_args
+from drivers.devicedefs import devices, resolve
 
-SUBS = ("lights", "sensors", "shoe", "shaker", "rng")
+
+def device_diagnostics() -> dict[str, Callable[[Ctx], str]]:
+    """The serial devices' own diagnostics, as their declarations name them (drivers/devicedefs/)."""
+    out: dict[str, Callable[[Ctx], str]] = {}
+    for name, decl in devices().items():
+        if decl.diagnostics:
+            fn = resolve(decl.diagnostics)
+            if not callable(fn):
+                raise TypeError(f"the {name}'s diagnostics {decl.diagnostics} is not a function")
+            out[name] = fn
+    return out
+
+
+def subs() -> tuple[str, ...]:
+    """What ``diag`` tests: the lights and sensors, each device with diagnostics, the RNG."""
+    return ("lights", "sensors", *device_diagnostics(), "rng")
+
+
 IDLE_STATES = ("tilt", "open_for_wagers")
 SHAKE_MIN_MS = 5000  # § 621a.2(f)(2): shaken for at least five seconds
 SHOE_REPLY_S = 3.0
@@ -31,17 +49,17 @@ SHAKER_REPLY_S = 30.0
 
 
 @command(
-    "diag", TECH, "diag lights|sensors [S]|shoe|shaker|rng", "device diagnostics and the RNG self-test", args=[SUBS]
+    "diag", TECH, "diag lights|sensors [S]|shoe|shaker|rng", "device diagnostics and the RNG self-test", args=[subs]
 )
 def cmd_diag(ctx: Ctx, args: list[str]) -> str:
-    if not args or args[0] not in SUBS:
-        raise CommandError(f"usage: diag {'|'.join(SUBS)}")
+    if not args or args[0] not in subs():
+        raise CommandError(f"usage: diag {'|'.join(subs())}")
     sub = args[0]
     if sub == "sensors":
         want_args(args, 1, 2, "diag sensors [SECONDS]")
         return _sensors(ctx, parse_int(args[1], "SECONDS", 1, 300) if len(args) > 1 else 10)
     want_args(args, 1, 1, f"diag {sub}")
-    return {"lights": _lights, "shoe": _shoe, "shaker": _shaker, "rng": _rng}[sub](ctx)
+    return {"lights": _lights, "rng": _rng, **device_diagnostics()}[sub](ctx)
 
 
 def _between_rounds(table: Any, what: str) -> None:
@@ -152,8 +170,7 @@ def _exchange(
         ctx.call(lambda: tap in ctx.service.taps and ctx.service.taps.remove(tap))
 
 
-def _shoe(ctx: Ctx) -> str:
-
+def diag_shoe(ctx: Ctx) -> str:
     reply = _exchange(ctx, "shoe", ("STATUS",), lambda d: d.request_status(), SHOE_REPLY_S)
     if reply is None:
         return f"shoe: FAIL - no status reply within {SHOE_REPLY_S:g} s"
@@ -179,7 +196,7 @@ def _shoe_flags(f: int) -> list[str]:
     return [k for k, bit in flags.items() if bit and f & bit]
 
 
-def _shaker(ctx: Ctx) -> str:
+def diag_shaker(ctx: Ctx) -> str:
     from drivers import protocol as P
 
     def send(dev: Any) -> None:

@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 
 from controller.core.records import Kind
 from controller.play.context import Books, Game, Machine
-from controller.play.devices import ALTERNATIVES
 from controller.play.machine import BETWEEN_ROUNDS
+from drivers.devicedefs import out_of_order
 
 
 class OutOfOrder:
@@ -62,11 +62,12 @@ class Floor:
         """§ 670a.13(n): a device that cannot be used is marked out of order before any
         other method is used; the alternative is recorded (e.g. the RNG for the shaker,
         § 670a.5(i)(2))."""
-        if device not in ALTERNATIVES:
-            raise ValueError(f"{device!r} is not a device that can be marked out of order ({', '.join(ALTERNATIVES)})")
-        if alternative not in ALTERNATIVES[device]:
+        alternatives = out_of_order()  # the devices and their alternatives, § 670a.13(n)
+        if device not in alternatives:
+            raise ValueError(f"{device!r} is not a device that can be marked out of order ({', '.join(alternatives)})")
+        if alternative not in alternatives[device]:
             raise ValueError(
-                f"{alternative!r} is not an alternative for the {device} ({', '.join(ALTERNATIVES[device])})"
+                f"{alternative!r} is not an alternative for the {device} ({', '.join(alternatives[device])})"
             )
         if self.machine.state not in BETWEEN_ROUNDS:
             raise ValueError("a device can be marked out of order only between rounds")

@@ -11,10 +11,10 @@ up), not a failed start-up.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 from controller.core.clock import Clock
 from controller.core.log import LogContext
@@ -25,7 +25,7 @@ from drivers.devicedefs import devices, resolve
 from drivers.gpio import GpioInputs, GpioLights, open_gpio
 from drivers.keypad import SerialKeypad
 from drivers.link import Port
-from drivers.rng import Rng
+from drivers.rng import Rng, SelfTestingRng
 from drivers.serialdev import SerialDevice, SerialSettings
 from drivers.shaker import SerialShaker
 from drivers.shoe import SerialShoe
@@ -41,14 +41,6 @@ def serial_class(name: str) -> type[SerialDevice]:
     if not (isinstance(cls, type) and issubclass(cls, SerialDevice)):
         raise TypeError(f"the {name}'s driver {devices()[name].driver} is not a SerialDevice")
     return cls
-
-
-@runtime_checkable
-class SelfTestingRng(Rng, Protocol):
-    """An RNG with its own statistical self-test (drivers/rng.py ``SecretsRng``, the HIL rig's
-    ``ScriptedRng``): ``self_test(samples=n)`` -> problems."""
-
-    def self_test(self, *, samples: int) -> Iterable[str]: ...
 
 
 class DeviceSet:

@@ -38,9 +38,10 @@ DIRS = ("controller", "drivers", "hil", "bench", "tools")
 MAX_CC = 15
 MAX_PARAMS = 6
 GRADES = "ABCDEF"
-#: owned by work in flight elsewhere (the LAP, the link simulators and benches, the ledger): named here
-#: so the check holds for the rest, and to be taken off as each is reworked
+#: owned by work in flight elsewhere (the LAP, the link simulators and benches, the ledger, the
+#: simulator's options): named here so the check holds for the rest, taken off as each is reworked
 PENDING = {
+    "hil/simrun.py _play",
     "controller/lap/config.py parse_lap",
     "controller/lap/reconcile.py _level_problems",
     "controller/lap/floor_words.py _row",

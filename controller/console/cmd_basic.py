@@ -38,10 +38,6 @@ def ooo_devices() -> tuple[str, ...]:
     return tuple(out_of_order())
 
 
-def _pairs() -> str:
-    return " | ".join(f"{d} {a}" for d, alts in out_of_order().items() for a in alts)
-
-
 def alternatives() -> tuple[str, ...]:
     """Every method used instead of a device out of order."""
     return tuple(dict.fromkeys(a for alts in out_of_order().values() for a in alts))
@@ -245,7 +241,8 @@ def cmd_verify(ctx: Ctx, args: list[str]) -> str:
     args=[ooo_devices, alternatives],
 )
 def cmd_outoforder(ctx: Ctx, args: list[str]) -> str:
-    want_args(args, 2, 2, f"outoforder DEVICE ALTERNATIVE  ({_pairs()})")
+    pairs = " | ".join(f"{d} {a}" for d, alts in out_of_order().items() for a in alts)
+    want_args(args, 2, 2, f"outoforder DEVICE ALTERNATIVE  ({pairs})")
     device, alternative = args
     if device not in ooo_devices():
         raise CommandError(f"unknown device {device!r} (devices: {', '.join(ooo_devices())})")

@@ -235,9 +235,9 @@ def diag_shaker(ctx: Ctx) -> str:
         return shaker
 
     def disarm() -> None:
-        shaker = ctx.table().dev.shaker
-        if shaker is not None:
-            shaker.disarm()
+        dev = ctx.table().dev
+        if dev.shaker is not None:
+            dev.shaker.disarm()
 
     reply = _exchange(ctx, "shaker", idle_shaker, ("RESULT", "NO_ROLL", "ERROR"), send, SHAKER_REPLY_S)
     ctx.call(disarm)

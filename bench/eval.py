@@ -15,7 +15,7 @@ Figures:
     batch call (hand generation and table building are excluded from the rates).
 
 How the speed is achieved: the batch path is numpy vectorisation over lookup
-tables (controller/rules/_poker_batch.py): per hand, two per-card gathers summed
+tables (controller/rules/poker_batch.py): per hand, two per-card gathers summed
 over the hand give a perfect index into a table of suit-blind scores per rank
 multiset and four 13-bit suit masks for a flush table, so there is no per-hand
 Python and no 5-subset loop.  The single-hand path scores rank counts and suit
@@ -60,7 +60,7 @@ def _random_hands(rng: np.random.Generator, n_hands: int, k: int, deck: int = 53
 def run(args: argparse.Namespace, emit: Emit) -> int:
     import numpy as np
 
-    from controller.rules import _poker_batch as B
+    from controller.rules import poker_batch as B
     from controller.rules.poker import best_five
 
     rng = np.random.default_rng(args.seed)

@@ -384,7 +384,7 @@ def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
         try:
             checkpoints0, shown = _instrument(rig, stamps, sensor)
             for _ in range(args.presses):
-                _press(rig, rng, stamps, sensor, probe, shown, m)
+                _press(rig, rng, _Probes(stamps, sensor, probe, shown), m)
         finally:
             gc_pauses.close()
             probe.close()
@@ -420,17 +420,22 @@ def _instrument(rig: Any, stamps: PathStamps, sensor: SensorStamps) -> tuple[int
     return checkpoints0, shown
 
 
-def _press(
-    rig: Any,
-    rng: random.Random,
-    stamps: PathStamps,
-    sensor: SensorStamps,
-    probe: FsyncProbe,
-    shown: threading.Event,
-    m: _Samples,
-) -> None:
+@dataclass(frozen=True)
+class _Probes:
+    """What the bench measures a press with: the path's stamps, the sensors' and lights' edges,
+    the disk's fsync, and the count shown."""
+
+    stamps: PathStamps
+    sensor: SensorStamps
+    probe: FsyncProbe
+    shown: threading.Event
+
+
+def _press(rig: Any, rng: random.Random, probes: _Probes, m: _Samples) -> None:
     """One round: chips on some seats, the lock-out pressed and measured, then the round voided."""
     from hil.rig import PINS
+
+    stamps, sensor, probe, shown = probes.stamps, probes.sensor, probes.probe, probes.shown
 
     table, writer = rig.table, rig.service.writer
     number = table.status["round"]

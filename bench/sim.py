@@ -25,10 +25,10 @@ import sys
 import time
 from collections.abc import Callable
 
+from controller.gamedefs import game_ids
+
 NAME = "sim"
 HELP = "tablectl sim per game: wall and CPU seconds, same output run after run"
-
-GAMES = ("six-card-fortune", "fortune-asia", "face-up", "dj-wild", "over-under", "pai-gow-tiles")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -37,8 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--games",
         type=lambda v: [g for g in v.split(",") if g],
-        default=list(GAMES),
-        help="table profiles, comma-separated (default: the six games)",
+        default=list(game_ids()),
+        help="table profiles, comma-separated (default: every declared game)",
     )
     p.add_argument("--repeat", type=int, default=1, help="runs per game (default 1); outputs must match")
     p.add_argument("--compare", action="store_true", help="also one run per game with --no-idle-skip")

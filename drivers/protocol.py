@@ -1,4 +1,5 @@
-"""Application messages of each serial device, as data (docs/protocols.md).
+"""Application messages of each serial device, as data (docs/protocols.md), each device's table
+in its declaration (drivers/devicedefs/).
 
 Each message is a :class:`MsgSpec`: a type byte and a list of fixed fields
 (``struct`` formats, big-endian) optionally followed by one variable-length
@@ -13,6 +14,7 @@ device, 0x30-0x4F device to host.
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -109,59 +111,30 @@ _TAIL_ENCODERS: dict[str, Callable[[Any], bytes]] = {"bytes": bytes, "text": _en
 _TAIL_DECODERS: dict[str, Callable[[bytes], Any]] = {"bytes": list, "text": _decode_text, "meters": _decode_meters}
 
 
-def _m(device: str, name: str, type_: int, *fields: tuple[str, str], tail: str | None = None) -> MsgSpec:
+def msg(device: str, name: str, type_: int, *fields: tuple[str, str], tail: str | None = None) -> MsgSpec:
+    """One message of ``device``'s table (its declaration, drivers/devicedefs/): host to device
+    below 0x30, device to host from 0x30."""
     return MsgSpec(device, name, type_, tuple(fields), tail, "host" if type_ < 0x30 else "device")
 
 
-MESSAGES: tuple[MsgSpec, ...] = (
-    # ---- automated dealing shoe (§ 670a.10, § 670a.13(f),(h),(k),(m); multi-deck: § 686a.3, § 686a.7(c),(d))
-    _m("shoe", "STATUS_REQ", 0x10),
-    _m("shoe", "SHUFFLE", 0x11),
-    _m("shoe", "DISPENSE", 0x12, ("stack", "B"), ("cards", "B")),
-    _m("shoe", "COUNT_REQ", 0x13),
-    # card counts are u16: a six-deck Over/Under shoe holds 312 cards (§ 686a.3(a))
-    _m("shoe", "STATUS", 0x30, ("flags", "B"), ("remaining", "H"), ("stacks", "B")),
-    _m("shoe", "SHUFFLED", 0x31, ("cards", "H"), ("cover", "H")),
-    _m("shoe", "STACK", 0x32, ("stack", "B"), ("count", "B"), ("remaining", "H"), tail="bytes:cards"),
-    _m("shoe", "REMAINING", 0x33, ("remaining", "H"), ("stacks", "B")),
-    _m("shoe", "JAM", 0x34, ("stack", "B"), ("dispensed", "B")),
-    _m("shoe", "FACE_UP", 0x35, ("stack", "B"), ("card", "B")),
-    _m("shoe", "ERROR", 0x36, ("code", "B"), tail="text:text"),
-    _m("shoe", "SHUFFLE_FAILED", 0x37, ("code", "B"), ("cards", "H")),
-    # the cover card came out while dealing ``stack`` after ``dealt`` of its cards (§ 686a.7(d))
-    _m("shoe", "COVER", 0x38, ("stack", "B"), ("dealt", "B"), ("remaining", "H")),
-    # ---- dice shaker (§ 670a.5(i)(1), § 621a.2(f), § 621a.10)
-    _m("shaker", "STATUS_REQ", 0x10),
-    _m("shaker", "ARM", 0x11, ("who", "B")),
-    _m("shaker", "ACTIVATE", 0x12, ("who", "B")),
-    _m("shaker", "DISARM", 0x13),
-    _m("shaker", "STATUS", 0x30, ("flags", "B")),
-    _m("shaker", "SHAKING", 0x31, ("who", "B"), ("planned_ms", "H")),
-    _m("shaker", "RESULT", 0x32, ("d1", "B"), ("d2", "B"), ("d3", "B"), ("red", "B"), ("shake_ms", "H")),
-    _m("shaker", "NO_ROLL", 0x33, ("reason", "B"), ("shake_ms", "H")),
-    _m("shaker", "LID", 0x34, ("open", "B")),
-    _m("shaker", "ERROR", 0x36, ("code", "B"), tail="text:text"),
-    # ---- progressive sign / meter display (§ 670a.11(h)(3)(i)(B)(II))
-    _m("sign", "STATUS_REQ", 0x10),
-    _m("sign", "METERS", 0x11, tail="meters:levels"),
-    _m("sign", "HAND_LIGHT", 0x12, ("hand", "B"), ("mode", "B")),
-    _m("sign", "SEAT_LIGHT", 0x13, ("position", "B"), ("mode", "B")),
-    _m("sign", "MESSAGE", 0x14, tail="text:text"),
-    _m("sign", "CLEAR", 0x15),
-    _m("sign", "STATUS", 0x30, ("flags", "B")),
-    _m("sign", "ERROR", 0x36, ("code", "B"), tail="text:text"),
-    # ---- dealer keypad (card entry when the shoe does not read cards, SPEC § 1)
-    _m("keypad", "STATUS_REQ", 0x10),
-    _m("keypad", "PROMPT", 0x11, ("prompt", "H"), tail="text:text"),
-    _m("keypad", "STATUS", 0x30, ("flags", "B")),
-    _m("keypad", "ENTRY", 0x31, ("prompt", "H"), tail="text:text"),
-    _m("keypad", "ERROR", 0x36, ("code", "B"), tail="text:text"),
-)
+@functools.cache
+def _tables() -> tuple[tuple[MsgSpec, ...], dict[tuple[str, int], MsgSpec], dict[tuple[str, str], MsgSpec]]:
+    """Every declared device's messages (drivers/devicedefs/), by type and by name."""
+    from drivers.devicedefs import devices
 
-DEVICES: tuple[str, ...] = ("shoe", "shaker", "sign", "keypad")
+    messages = tuple(m for d in devices().values() for m in d.messages)
+    return messages, {(m.device, m.type): m for m in messages}, {(m.device, m.name): m for m in messages}
 
-BY_TYPE: dict[tuple[str, int], MsgSpec] = {(m.device, m.type): m for m in MESSAGES}
-BY_NAME: dict[tuple[str, str], MsgSpec] = {(m.device, m.name): m for m in MESSAGES}
+
+def forget() -> None:
+    """Read the declarations again (a test that adds a device)."""
+    _tables.cache_clear()
+
+
+def messages() -> tuple[MsgSpec, ...]:
+    """Every message of every declared device."""
+    return _tables()[0]
+
 
 # shoe STATUS flags
 SHOE_LOADED, SHOE_SHUFFLED, SHOE_DOOR_OPEN, SHOE_JAMMED, SHOE_READS_CARDS = 0x01, 0x02, 0x04, 0x08, 0x10
@@ -183,7 +156,7 @@ DEALER = 0
 
 def spec(device: str, name: str) -> MsgSpec:
     try:
-        return BY_NAME[(device, name)]
+        return _tables()[2][(device, name)]
     except KeyError:
         raise ProtocolError(f"no message {name!r} for device {device!r}") from None
 
@@ -194,7 +167,7 @@ def encode(device: str, name: str, **values: Any) -> tuple[int, bytes]:
 
 
 def decode(device: str, mtype: int, payload: bytes) -> tuple[str, dict[str, Any]]:
-    s = BY_TYPE.get((device, mtype))
+    s = _tables()[1].get((device, mtype))
     if s is None:
         raise ProtocolError(f"{device}: unknown message type 0x{mtype:02x}")
     return s.name, s.decode(payload)

@@ -42,10 +42,10 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from operator import mul
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 ALPHA = 0.01  # 99% confidence
 #: two-sided normal critical value at 99%, ``statistics.NormalDist().inv_cdf(0.995)`` (checked by the tests;
@@ -62,6 +62,14 @@ Draws = bytes | Sequence[int]
 class Rng(Protocol):
     def draw(self, n: int) -> int:
         """A uniform integer in 1..n."""
+
+
+@runtime_checkable
+class SelfTestingRng(Rng, Protocol):
+    """An RNG with its own statistical self-test (``SecretsRng``, the HIL rig's ``ScriptedRng``):
+    ``self_test(samples=n)`` -> problems."""
+
+    def self_test(self, *, samples: int) -> Iterable[str]: ...
 
 
 def _check_range(n: int) -> None:

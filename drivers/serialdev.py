@@ -21,8 +21,6 @@ from drivers.base import LogContext, Post
 from drivers.link import Link, Port
 from drivers.protocol import ProtocolError, decode, encode
 
-#: the serial devices a table may have (docs/protocols.md section 4)
-SERIAL_DEVICES = ("shoe", "shaker", "sign", "keypad")
 BAUD_RATES = (9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600)
 
 

@@ -31,8 +31,8 @@ from controller.core.reactor import Event
 from controller.daemon.service import Service
 from controller.play.table import Table
 from controller.settings.hardware import parse_hardware
+from drivers.devicedefs import names as serial_devices
 from drivers.gpio import HEADER_CHIP, PinAddr, PinFactories, parse_pin
-from drivers.serialdev import SERIAL_DEVICES
 from hil.devices import KeypadSim, ScriptedRng, ShakerSim, ShoeSim, SignSim
 from hil.mockpins import mock_factory
 from hil.simclock import SimClock
@@ -130,7 +130,7 @@ class Rig:
         #: the pin map this rig wires (default :data:`PINS`; a table with expanders passes its own)
         self.pins: Mapping[str, Any] = pins if pins is not None else PINS
         serial: dict[str, Any] = {
-            s.device: {"port": s.path, **dict(link or {})} for s in self.sims if s.device in SERIAL_DEVICES
+            s.device: {"port": s.path, **dict(link or {})} for s in self.sims if s.device in serial_devices()
         }
         self.ledger_key = rig_ledger_key(self.state_dir)
         doc = {

@@ -27,6 +27,7 @@ from typing import Any, TextIO
 
 import yaml
 
+from drivers.devicedefs import names as serial_devices
 from hil import expect
 from hil.expect import EXPECT_KEYS, compare, status_matches
 
@@ -224,7 +225,7 @@ class Runner:
                 shoe.stacked_decks += [stacked_tiles(stacks) for stacks in val]
             elif key == "rng":
                 self._script_rng(val)
-            elif key in ("shoe", "shaker", "sign", "keypad"):
+            elif key in serial_devices():
                 self._inject(key, val)
             else:
                 raise ScenarioError(f"{self.scn.path}: setup: unknown key {key!r}")

@@ -40,93 +40,76 @@ def subset_index(cols: list[np.ndarray], deck: int) -> np.ndarray:
 _BLOCK = 1 << 20
 
 
-def _keys(hands: np.ndarray, pos: tuple[int, ...], deck: int, shift: np.int64, s: np.ndarray) -> np.ndarray:
-    """``index(T) * shift + score`` for the subset T at positions ``pos`` of every hand."""
-    key: np.ndarray = subset_index([hands[:, p] for p in pos], deck) * shift + s
-    return key
+class _Questions:
+    """The deck's hands and their scores, keyed as (subset, score) pairs, and the counts being
+    built: for each hand, the dealer hands below it (``lt``) and not above it (``le``)."""
 
+    def __init__(self, hands: np.ndarray, s: np.ndarray, deck: int):
+        self.hands, self.s, self.deck = hands, s, deck
+        self.shift = np.int64(1) << np.int64(int(s.max()).bit_length())
+        srt = np.sort(s)  # k = 0: every hand of the deck
+        self.lt = np.searchsorted(srt, s, "left").astype(np.int64)
+        self.le = np.searchsorted(srt, s, "right").astype(np.int64)
 
-def _sorted_pairs(
-    hands: np.ndarray, subsets: list[tuple[int, ...]], deck: int, shift: np.int64, s: np.ndarray
-) -> np.ndarray:
-    """Every (T, score(H)) pair of the subsets' size, as one int64 key, sorted in place: the only
-    array of n x C(5, k) entries (28.7M for the 53-card deck: 230 MB) alive at a time."""
-    n = len(hands)
-    sf = np.empty(n * len(subsets), dtype=np.int64)
-    for j, pos in enumerate(subsets):
-        for lo in range(0, n, _BLOCK):
-            hi = min(n, lo + _BLOCK)
-            sf[j * n + lo : j * n + hi] = _keys(hands[lo:hi], pos, deck, shift, s[lo:hi])
-    sf.sort()
-    return sf
+    def keys(self, rows: slice, pos: tuple[int, ...]) -> np.ndarray:
+        """``index(T) * shift + score`` for the subset T at positions ``pos`` of the hands of ``rows``."""
+        key: np.ndarray = subset_index([self.hands[rows, p] for p in pos], self.deck) * self.shift + self.s[rows]
+        return key
 
+    def blocks(self) -> list[slice]:
+        n = len(self.hands)
+        return [slice(lo, min(n, lo + _BLOCK)) for lo in range(0, n, _BLOCK)]
 
-def _count_block(
-    sf: np.ndarray,
-    hands: np.ndarray,
-    pos: tuple[int, ...],
-    deck: int,
-    shift: np.int64,
-    s: np.ndarray,
-    rows: slice,
-    sign: int,
-    lt: np.ndarray,
-    le: np.ndarray,
-) -> None:
-    """For the hands of ``rows``, the pairs of their subset at ``pos`` that score lower (into
-    ``lt``) and not higher (into ``le``), added or taken away by ``sign``."""
-    key = _keys(hands[rows], pos, deck, shift, s[rows])
-    order = np.argsort(key)
-    key = key[order]
-    start = np.searchsorted(sf, key - s[rows][order], "left")  # T's group: score 0
-    below = np.searchsorted(sf, key, "left")
-    below -= start
-    upto = np.searchsorted(sf, key, "right")
-    upto -= start
-    idx = order + rows.start
-    if sign > 0:
-        lt[idx] += below
-        le[idx] += upto
-    else:
-        lt[idx] -= below
-        le[idx] -= upto
+    def sorted_pairs(self, subsets: list[tuple[int, ...]]) -> np.ndarray:
+        """Every (T, score(H)) pair of the subsets' size, as one int64 key, sorted in place: the only
+        array of n x C(5, k) entries (28.7M for the 53-card deck: 230 MB) alive at a time."""
+        n = len(self.hands)
+        sf = np.empty(n * len(subsets), dtype=np.int64)
+        for j, pos in enumerate(subsets):
+            for rows in self.blocks():
+                sf[j * n + rows.start : j * n + rows.stop] = self.keys(rows, pos)
+        sf.sort()
+        return sf
 
-
-def _checked_scores(hands: np.ndarray, scores: np.ndarray, deck: int) -> np.ndarray:
-    """The scores as int64, once ``hands`` are all the deck's five-card hands and no score is negative."""
-    if len(hands) != comb(deck, 5) or hands.shape[1] != 5:
-        raise ValueError(f"need all C({deck},5) = {comb(deck, 5)} hands, got {hands.shape}")
-    s = scores.astype(np.int64)
-    if s.min() < 0:
-        raise ValueError("scores must be non-negative")
-    return s
+    def count(self, sf: np.ndarray, pos: tuple[int, ...], rows: slice, sign: int) -> None:
+        """For the hands of ``rows``, the pairs of their subset at ``pos`` that score lower (into
+        ``lt``) and not higher (into ``le``), added or taken away by ``sign``."""
+        key = self.keys(rows, pos)
+        order = np.argsort(key)
+        key = key[order]
+        start = np.searchsorted(sf, key - self.s[rows][order], "left")  # T's group: score 0
+        below = np.searchsorted(sf, key, "left")
+        below -= start
+        upto = np.searchsorted(sf, key, "right")
+        upto -= start
+        idx = order + rows.start
+        self.lt[idx] += sign * below
+        self.le[idx] += sign * upto
 
 
 def dealer_counts(hands: np.ndarray, scores: np.ndarray, deck: int) -> tuple[np.ndarray, np.ndarray, int]:
     """``(lt, tie, n_dealer)``: for each hand of ``hands`` (every 5-subset of range(deck),
     each row sorted), how many of the ``n_dealer = C(deck-5, 5)`` dealer hands disjoint
     from it score lower, and how many score the same."""
-    n = len(hands)
-    s = _checked_scores(hands, scores, deck)
-    shift = np.int64(1) << np.int64(int(s.max()).bit_length())
-    lt = np.zeros(n, dtype=np.int64)
-    le = np.zeros(n, dtype=np.int64)
-    srt = np.sort(s)  # k = 0: every hand of the deck
-    lt += np.searchsorted(srt, s, "left")
-    le += np.searchsorted(srt, s, "right")
-    del srt
+    if len(hands) != comb(deck, 5) or hands.shape[1] != 5:
+        raise ValueError(f"need all C({deck},5) = {comb(deck, 5)} hands, got {hands.shape}")
+    s = scores.astype(np.int64)
+    if s.min() < 0:
+        raise ValueError("scores must be non-negative")
+    q = _Questions(hands, s, deck)
     for k in range(1, 5):
         sign = -1 if k % 2 else 1
         subsets = list(combinations(range(5), k))
-        sf = _sorted_pairs(hands, subsets, deck, shift, s)
+        sf = q.sorted_pairs(subsets)
         # each hand asks, for each of its own subsets T, where its key falls among the pairs of T:
         # pairs before it in T's group score lower (left), or not higher (right).  The questions
         # go in blocks, each sorted first: a binary search for sorted keys starts where the last
         # one ended (numpy's searchsorted), far kinder to the cache than keys in hand order
         for pos in subsets:
-            for lo in range(0, n, _BLOCK):
-                _count_block(sf, hands, pos, deck, shift, s, slice(lo, min(n, lo + _BLOCK)), sign, lt, le)
+            for rows in q.blocks():
+                q.count(sf, pos, rows, sign)
         del sf
+    lt, le = q.lt, q.le
     le -= 1  # k = 5: T = P itself, whose score is not below s but equals it
     tie = le - lt
     n_dealer = comb(deck - 5, 5)

@@ -15,7 +15,7 @@ for the plain 52-card deck.  Options:
     ranks with C(3, count) suit choices each).  A few seconds for N = 7.
 ``-o method=enumerate``
     Evaluates every one of the C(53, N) hands with the vectorised evaluator
-    (controller/rules/_poker_batch.py): an independent count of the same
+    (controller/rules/poker_batch.py): an independent count of the same
     figures (C(53, 7) = 154,143,080 hands take about a minute).
 ``-o rules=dj-wild``
     DJ Wild rankings (§ 687a.6, deuces and joker wild); enumeration only.
@@ -53,7 +53,7 @@ def _nonflush_memo(rules: str) -> Callable[[list[int], int], int]:
 
 def _rank_multisets(size: int, cap: int) -> Iterator[list[int]]:
     """Rank-count lists (index 2..14) of ``size`` cards with at most ``cap`` per rank."""
-    from controller.rules._poker_batch import multisets
+    from controller.rules.poker_batch import multisets
 
     yield from multisets(tuple(range(2, 15)), size, cap)
 
@@ -127,7 +127,7 @@ def enumerated_counts(cards: int, rules: str = "bug") -> dict[Category, int]:
     """Category counts by evaluating every hand (vectorised)."""
     import numpy as np
 
-    from controller.rules._poker_batch import score_columns
+    from controller.rules.poker_batch import score_columns
 
     if not 5 <= cards <= 7:
         raise ValueError(f"cards must be 5, 6 or 7, not {cards}")

@@ -309,6 +309,17 @@ class _ProgressiveRows:
     share: Fraction = Fraction(0)  # meter fractions won, summed over hands
     ev: Fraction = Fraction(0)
 
+    def add_paid(self, cat: str, c: int, p: Payout | None, mp: Payout | None, base: Fraction, wager: int) -> None:
+        """The row of ``c`` hands of ``cat`` paid ``p`` (the paytable's) and/or ``mp`` (the meter paytable's)."""
+        pays = [x for x in (p, mp) if x is not None]
+        fixed = Fraction(p.cents, wager) if p is not None and p.kind == "fixed" else Fraction(0)
+        meter = [x.ratio for x in pays if x.kind == "meter"]
+        if 1 in meter:
+            self.resets += c
+        self.share += c * sum(meter, Fraction(0))
+        self.rows.append(AnalysisRow(cat, c, " + ".join(x.text for x in pays), base + fixed))
+        self.ev += c * (base + fixed)
+
 
 def _progressive_rows(
     pt: Paytable,
@@ -329,25 +340,11 @@ def _progressive_rows(
         if p is None and mp is None:
             t.lose += c
             continue
-        _add_paid_row(t, cat, c, p, mp, base, wager)
+        t.add_paid(cat, c, p, mp, base, wager)
         if cat == "straight":
             t.rows.extend(extra)
             t.ev += sum((r.count * r.net for r in extra), Fraction(0))
     return t
-
-
-def _add_paid_row(
-    t: _ProgressiveRows, cat: str, c: int, p: Payout | None, mp: Payout | None, base: Fraction, wager: int
-) -> None:
-    """The row of ``c`` hands of ``cat`` paid ``p`` (the paytable's) and/or ``mp`` (the meter paytable's)."""
-    pays = [x for x in (p, mp) if x is not None]
-    fixed = Fraction(p.cents, wager) if p is not None and p.kind == "fixed" else Fraction(0)
-    meter = [x.ratio for x in pays if x.kind == "meter"]
-    if 1 in meter:
-        t.resets += c
-    t.share += c * sum(meter, Fraction(0))
-    t.rows.append(AnalysisRow(cat, c, " + ".join(x.text for x in pays), base + fixed))
-    t.ev += c * (base + fixed)
 
 
 def _meter(options: dict[str, str], pt: Paytable, name: str) -> tuple[MeterValues, int, Fraction]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from fractions import Fraction
 from functools import lru_cache
 from itertools import combinations
@@ -34,7 +34,7 @@ from math import comb, prod
 from controller.analysis import AnalysisResult, AnalysisRow, analyzer
 from controller.rules import fortune_asia_seven as fs
 from controller.rules.cards import KING, QUEEN
-from controller.rules.paytables import Paytable, get_paytable, parse_money
+from controller.rules.paytables import get_paytable, parse_money
 
 TOTAL_HANDS = comb(53, 7)
 RANKS = tuple(range(2, 15))
@@ -196,24 +196,6 @@ def fortune(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     )
 
 
-def _long_run(
-    pt: Paytable,
-    counts: Mapping[str | None, int],
-    payback: Fraction,
-    rate: Fraction,
-    meter_units: Fraction,
-    seed: int,
-    wager: int,
-) -> Fraction:
-    """The long-run return: the meter pays out every increment, and the seed after each 100% reset
-    (``payback`` with the meter pays at ``meter_units`` wagers taken out)."""
-    total = sum(counts.values())
-    meter_pays = [(counts.get(k, 0), p.ratio) for k, p in pt.pays if p.kind == "meter"]
-    at_meter = sum((Fraction(n, total) * ratio * meter_units for n, ratio in meter_pays), Fraction(0))
-    resets = sum(n for n, ratio in meter_pays if ratio == 1)
-    return payback - at_meter + rate + Fraction(resets * seed, total * wager)
-
-
 @analyzer("fortune-asia", "progressive", "Fortune Asia Progressive")
 def progressive(paytable: str | None, options: dict[str, str]) -> AnalysisResult:
     """Progressive (§ 659a.12(d)(1)) with the meter at ``-o meter=$N`` (default the
@@ -244,7 +226,12 @@ def progressive(paytable: str | None, options: dict[str, str]) -> AnalysisResult
         meter_units=Fraction(meter, wager),
     )
     if mv.rate is not None and mv.seed is not None and res.payback is not None:
-        long_run = _long_run(get_paytable(name), counts, res.payback, mv.rate, Fraction(meter, wager), mv.seed, wager)
+        # the long-run return: the meter pays out every increment, and the seed after each 100% reset
+        total = sum(counts.values())
+        meter_pays = [(counts.get(k, 0), p.ratio) for k, p in get_paytable(name).pays if p.kind == "meter"]
+        at_meter = sum((Fraction(n * meter, total * wager) * ratio for n, ratio in meter_pays), Fraction(0))
+        resets = sum(n for n, ratio in meter_pays if ratio == 1)
+        long_run = res.payback - at_meter + mv.rate + Fraction(resets * mv.seed, total * wager)
         res.notes.append(
             f"long-run return with rate {float(mv.rate) * 100:g}%: {float(long_run) * 100:.4f}% "
             "(fixed pays + rate + P(100% pay) x seed / wager)"

@@ -108,13 +108,6 @@ def site_roots() -> list[Path]:
     return list(seen)
 
 
-def _subdir(e: os.DirEntry[str], pre: str, in_cache: bool, bytecode: bool) -> list[tuple[str, str, bool]]:
-    """A directory to scan too: any but ``__pycache__``, which only with ``bytecode`` (all of it)."""
-    if e.name != "__pycache__":
-        return [(e.path, f"{pre}{e.name}/", in_cache)]
-    return [(e.path, f"{pre}{e.name}/", True)] if bytecode else []
-
-
 def _scan(
     root: str,
     prefix: str,
@@ -131,7 +124,9 @@ def _scan(
         with os.scandir(d) as it:
             for e in it:
                 if e.is_dir(follow_symlinks=False):
-                    stack += _subdir(e, pre, in_cache, bytecode)
+                    cache = e.name == "__pycache__"
+                    if bytecode or not cache:  # a __pycache__ only with bytecode, and then all of it
+                        stack.append((e.path, f"{pre}{e.name}/", in_cache or cache))
                 elif in_cache or keep(e.name):
                     try:
                         out[pre + e.name] = (e.path, e.stat())

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import date, time
+from datetime import date, time, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from controller.reports.report import DayReport
@@ -64,7 +64,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_where_arguments(p)
 
 
-def _tz(args: argparse.Namespace) -> tuple[Any, str | None]:
+class ReportFailed(Exception):
+    """Why the report is not made, said on stderr, and the exit status: 2 for a usage or
+    configuration error, 1 for a failure (no ledger, a write that did not finish)."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+def _tz(args: argparse.Namespace) -> tuple[tzinfo | None, str | None]:
     """(the --tz zone or None, or what is wrong with it)."""
     if not args.tz:
         return None, None
@@ -76,7 +85,7 @@ def _tz(args: argparse.Namespace) -> tuple[Any, str | None]:
         return None, f"--tz: unknown time zone {args.tz!r}"
 
 
-def _current_day(day_start: time, tz: Any) -> date:
+def _current_day(day_start: time, tz: tzinfo | None) -> date:
     """The gaming day running now: today's date from ``day_start`` on, else yesterday's."""
     from datetime import datetime, timedelta
 
@@ -117,8 +126,8 @@ def _write(out: Path | None, data: bytes) -> str | None:
     return None
 
 
-def _build(args: argparse.Namespace, tz: Any) -> DayReport | int:
-    """The report of ``args.day`` from the ledger, or the exit status when it cannot be read."""
+def _build(args: argparse.Namespace, tz: tzinfo | None) -> DayReport:
+    """The report of ``args.day`` from the ledger."""
     from controller.books.audit import where_from_args
     from controller.books.history import open_readonly
     from controller.reports import report as R
@@ -127,22 +136,19 @@ def _build(args: argparse.Namespace, tz: Any) -> DayReport | int:
     try:
         where = where_from_args(args, with_key=False)
     except ConfigError as e:
-        print(f"tablectl report: configuration error: {e}", file=sys.stderr)
-        return 2
+        raise ReportFailed(f"configuration error: {e}", 2) from None
     try:
         conn = open_readonly(where.ledger_path)
     except FileNotFoundError as e:
-        print(f"tablectl report: {e}", file=sys.stderr)
-        return 1
+        raise ReportFailed(str(e), 1) from None
     try:
         return R.build(conn, args.day, day_start=args.day_start, tz=tz)
     finally:
         conn.close()
 
 
-def _render(args: argparse.Namespace, rep: DayReport, tz: Any) -> tuple[Path | None, bytes] | int:
-    """Where to write the report and its bytes (CSV or PDF), or the exit status when the PDF
-    renderer is not installed."""
+def _render(args: argparse.Namespace, rep: DayReport, tz: tzinfo | None) -> tuple[Path | None, bytes]:
+    """Where to write the report and its bytes (CSV or PDF)."""
     from controller.reports import reportview as V
 
     if args.format == "csv":
@@ -150,8 +156,7 @@ def _render(args: argparse.Namespace, rep: DayReport, tz: Any) -> tuple[Path | N
     try:
         from controller.reports.reportpdf import render
     except ModuleNotFoundError as e:  # the `report` extra (the release installs it)
-        print(f"tablectl report: --format pdf needs {e.name}: pip install 'tablectl[report]'", file=sys.stderr)
-        return 2
+        raise ReportFailed(f"--format pdf needs {e.name}: pip install 'tablectl[report]'", 2) from None
     return args.out, render(rep, tz)
 
 
@@ -168,17 +173,16 @@ def run(args: argparse.Namespace) -> int:
     refused = refuse_damaged(args, "tablectl report", sys.stderr)  # never report from a ledger failing its audit
     if refused is not None:
         return refused
-    rep = _build(args, tz)
-    if isinstance(rep, int):
-        return rep
-    # the events the report was made from are checked too: their sealed segments, by digest
-    refused = refuse_read(args, [(max(1, rep.read_from), rep.head.count)], "tablectl report", sys.stderr)
-    if refused is not None:
-        return refused
-    rendered = _render(args, rep, tz)
-    if isinstance(rendered, int):
-        return rendered
-    out, data = rendered
+    try:
+        rep = _build(args, tz)
+        # the events the report was made from are checked too: their sealed segments, by digest
+        refused = refuse_read(args, [(max(1, rep.read_from), rep.head.count)], "tablectl report", sys.stderr)
+        if refused is not None:
+            return refused
+        out, data = _render(args, rep, tz)
+    except ReportFailed as e:
+        print(f"tablectl report: {e}", file=sys.stderr)
+        return e.status
     problem = _write(out, data)
     if problem is not None:
         print(f"tablectl report: {problem}", file=sys.stderr)

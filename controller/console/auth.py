@@ -24,67 +24,49 @@
 from __future__ import annotations
 
 import hashlib
-import hmac
-import os
-import secrets
-import tempfile
 import time
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Protocol, Unpack
 
+from controller.core.pinhash import (
+    PIN_MAX,
+    PIN_MIN,
+    ROLES,
+    PinError,
+    ScryptParams,
+    check_pin_format,
+    check_role,
+    hash_pin,
+    verify_pin,
+    write_private,
+)
 from controller.core.records import Kind
 from controller.core.safefile import read_bounded, read_text_bounded
 
-ROLES = ("dealer", "floorperson", "technician")
+__all__ = [
+    "LOCKOUT_S",
+    "LOCK_FILE",
+    "MAX_FAILURES",
+    "PIN_FILE",
+    "PIN_MAX",
+    "PIN_MIN",
+    "ROLES",
+    "Lockout",
+    "PinError",
+    "PinStore",
+    "check_pin_format",
+    "check_role",
+    "hash_pin",
+    "verify_pin",
+    "write_private",
+]
+
 PIN_FILE = "pins.toml"
 MAX_FAILURES = 5
 LOCKOUT_S = 15 * 60
-PIN_MIN, PIN_MAX = 4, 12
-SCRYPT_N, SCRYPT_R, SCRYPT_P, SCRYPT_LEN = 2**14, 8, 1, 32
-
-
-class PinError(ValueError):
-    """A PIN that cannot be used, or a role that does not exist."""
-
-
-def check_role(role: str) -> str:
-    if role not in ROLES:
-        raise PinError(f"unknown role {role!r} (roles: {', '.join(ROLES)})")
-    return role
-
-
-def check_pin_format(pin: str) -> str:
-    if not (pin.isascii() and pin.isdigit() and PIN_MIN <= len(pin) <= PIN_MAX):
-        raise PinError(f"a PIN is {PIN_MIN} to {PIN_MAX} digits")
-    return pin
-
-
-def hash_pin(pin: str, *, n: int = SCRYPT_N, r: int = SCRYPT_R, p: int = SCRYPT_P, salt: bytes | None = None) -> str:
-    salt = salt if salt is not None else secrets.token_bytes(16)
-    h = hashlib.scrypt(pin.encode(), salt=salt, n=n, r=r, p=p, dklen=SCRYPT_LEN, maxmem=64 * 1024 * 1024)
-    return f"scrypt${n}${r}${p}${salt.hex()}${h.hex()}"
-
-
-def verify_pin(pin: str, stored: str) -> bool:
-    try:
-        scheme, n, r, p, salt, want = stored.split("$")
-        if scheme != "scrypt":
-            return False
-        got = hashlib.scrypt(
-            pin.encode(),
-            salt=bytes.fromhex(salt),
-            n=int(n),
-            r=int(r),
-            p=int(p),
-            dklen=len(bytes.fromhex(want)),
-            maxmem=64 * 1024 * 1024,
-        )
-    except (ValueError, TypeError):
-        return False
-    return hmac.compare_digest(got.hex(), want)
 
 
 class PinStore:
@@ -117,7 +99,7 @@ class PinStore:
             return None
         return verify_pin(pin, entry["hash"])
 
-    def set(self, role: str, pin: str, **scrypt: Any) -> None:
+    def set(self, role: str, pin: str, **scrypt: Unpack[ScryptParams]) -> None:
         check_role(role)
         check_pin_format(pin)
         doc = self.load()
@@ -136,27 +118,18 @@ class PinStore:
         write_private(self.path, "\n".join(lines))
 
 
-def write_private(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically and durably, mode 0600 (PIN hashes: the console's
-    and the floor staff's): a temporary file beside it, fsynced, renamed over it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 LOCK_FILE = "console-lockout.json"
 
 Key = tuple[str, str]  # (role, endpoint)
+
+
+class LoginEvent(Protocol):
+    """A ledger event the lock-out is rebuilt from (``console.login``, ``.locked``, ``.unlocked``)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def data(self) -> Mapping[str, object]: ...
 
 
 def key_name(key: Key) -> str:
@@ -178,7 +151,7 @@ class Lockout:
         self.failures: dict[Key, int] = {}
         self._until: dict[Key, float] = {}  # monotonic end of each active lock
 
-    def load(self, events: Iterable[Any], remaining: Mapping[str, float] | None) -> None:
+    def load(self, events: Iterable[LoginEvent], remaining: Mapping[str, float] | None) -> None:
         """Rebuild from ledger events, newest first (``console.login``, ``console.locked``,
         ``console.unlocked``), and the remaining times saved (None: no file was found — a
         lock in the ledger then gets what it had when it was recorded, at most its period)."""
@@ -203,13 +176,19 @@ class Lockout:
             elif ev.kind == Kind.CONSOLE_LOGIN:
                 self._replay_login(key, d, closed)
 
-    def _restore_lock(self, key: Key, d: Mapping[str, Any], remaining: Mapping[str, float] | None, now: float) -> None:
+    def _restore_lock(
+        self, key: Key, d: Mapping[str, object], remaining: Mapping[str, float] | None, now: float
+    ) -> None:
         """The newest lock of ``key``: what is left of it (saved, else as recorded), at most a period."""
-        left = float(d.get("remaining_s", self.period_s)) if remaining is None else remaining.get(key_name(key))
+        recorded = d.get("remaining_s", self.period_s)
+        if remaining is not None:
+            left = remaining.get(key_name(key))
+        else:  # a recorded time that is not a number is no lock to restore
+            left = float(recorded) if isinstance(recorded, (int, float)) else None
         if left is not None and left > 0:
             self._until[key] = now + min(float(left), self.period_s)
 
-    def _replay_login(self, key: Key, d: Mapping[str, Any], closed: set[Key]) -> None:
+    def _replay_login(self, key: Key, d: Mapping[str, object], closed: set[Key]) -> None:
         """A login since the newest lock: a success ends the count (older events no longer matter),
         a counted failure adds to it."""
         if d.get("ok"):

@@ -4,7 +4,8 @@ validate, reshuffle, newdealer."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, TypedDict, TypeVar
 
 from controller.console.auth import ROLES
 from controller.console.registry import (
@@ -14,17 +15,32 @@ from controller.console.registry import (
     TECH,
     CommandError,
     Ctx,
+    Log,
     Refused,
     command,
     parse_int,
     want_args,
 )
 from controller.core.records import Kind
+from controller.play.machine import TableState
+from drivers.devicedefs import out_of_order
 
 if TYPE_CHECKING:
     from controller.boot.selfcheck import SelfCheckReport
+    from controller.console.port import ConsoleTable
+    from drivers.serialdev import SerialDevice
 
-OOO_DEVICES = ("shaker", "shoe", "sign")
+T = TypeVar("T")
+
+
+def ooo_devices() -> tuple[str, ...]:
+    """The devices that may be marked out of order (their declarations, drivers/devicedefs/)."""
+    return tuple(out_of_order())
+
+
+def alternatives() -> tuple[str, ...]:
+    """Every method used instead of a device out of order."""
+    return tuple(dict.fromkeys(a for alts in out_of_order().values() for a in alts))
 
 
 @command("help", ALL, "help [COMMAND]", "list the commands you may use, or explain one", args=[lambda: tuple(REGISTRY)])
@@ -56,20 +72,25 @@ def cmd_logout(ctx: Ctx, args: list[str]) -> str:
 # --------------------------------------------------------------------------- status
 
 
-def _devices(service: Any) -> list[str]:
+def _devices(serial: Sequence[SerialDevice]) -> list[str]:
     out = []
-    for d in service.serial_devices:
-        link = getattr(d, "link", None)
-        st = getattr(link, "stats", None)
-        state = "LOST" if getattr(link, "lost", False) else "up"
-        line = f"  {d.device:<7} {d.cfg.port}  link {state}"
-        if st is not None:
-            line += (
-                f"  sent {st.sent} received {st.received} retransmits {st.retransmits} "
-                f"crc-errors {st.crc_errors} faults {st.faults}"
-            )
+    for d in serial:
+        st = d.link.stats
+        line = f"  {d.device:<7} {d.cfg.port}  link {'LOST' if d.link.lost else 'up'}"
+        line += (
+            f"  sent {st.sent} received {st.received} retransmits {st.retransmits} "
+            f"crc-errors {st.crc_errors} faults {st.faults}"
+        )
         out.append(line)
     return out
+
+
+class _Snapshot(TypedDict):
+    state: str
+    round: int
+    tilts: dict[str, str]
+    out_of_order: dict[str, str]
+    devices: list[str]
 
 
 @command("status", ALL, "status", "table state, tilts, devices, version and software digest")
@@ -77,22 +98,22 @@ def cmd_status(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 0, 0, "status")
     svc = ctx.service
 
-    def snapshot() -> dict[str, Any]:
-        t = svc.table
+    def snapshot() -> _Snapshot:
+        t = ctx.table()
         return {
             "state": t.state,
             "round": t.round_no,
             "tilts": dict(t.tilts),
-            "out_of_order": dict(getattr(t, "out_of_order", {})),
-            "devices": _devices(svc),
+            "out_of_order": dict(t.out_of_order),
+            "devices": _devices(svc.serial_devices),
         }
 
     st = ctx.call(snapshot)
     up = time.monotonic() - (svc.started_monotonic or time.monotonic())
     lines = [
         f"table {svc.hw.table_id}  game {svc.hw.profile.game}  tablectl {ctx.server.version}",
-        f"state: {st.get('state')}  round: {st.get('round')}  uptime: {int(up) // 3600}h{int(up) % 3600 // 60:02d}m",
-        *_fault_lines(st.get("tilts") or {}, st.get("out_of_order") or {}),
+        f"state: {st['state']}  round: {st['round']}  uptime: {int(up) // 3600}h{int(up) % 3600 // 60:02d}m",
+        *_fault_lines(st["tilts"], st["out_of_order"]),
         "devices:",
         *(st["devices"] or ["  (no serial devices)"]),
         f"  gpio    {svc.hw.gpio.pin_factory}: {len(svc.input_names)} inputs, {len(svc.light_names)} lights",
@@ -102,7 +123,7 @@ def cmd_status(ctx: Ctx, args: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _fault_lines(tilts: dict[str, Any], out_of_order: dict[str, Any]) -> list[str]:
+def _fault_lines(tilts: Mapping[str, str], out_of_order: Mapping[str, str]) -> list[str]:
     """The tilts (or none), and the devices out of order with what stands in for each."""
     lines = ["tilts: " + ("none" if not tilts else "; ".join(f"{k}: {v}" for k, v in sorted(tilts.items())))]
     if out_of_order:
@@ -127,7 +148,7 @@ def _software_lines(sc: SelfCheckReport) -> list[str]:
 )
 def cmd_meters(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 0, 0, "meters")
-    meters = ctx.call(lambda: dict(ctx.service.table.meters))
+    meters = ctx.call(lambda: dict(ctx.table().meters))
     if not meters:
         return "no progressive meters on this table"
     from controller.books.meters import meter_lines
@@ -147,8 +168,8 @@ def cmd_clear(ctx: Ctx, args: list[str]) -> str:
     if len(reason) < 3:
         raise CommandError("usage: clear REASON...  (say why, e.g. clear shoe jam removed)")
 
-    def act(table: Any, log: Any) -> str:
-        if table.state != "tilt":
+    def act(table: ConsoleTable, log: Log) -> str:
+        if table.state != TableState.TILT:
             raise Refused(f"the table is not in tilt (state {table.state})")
         tilts = dict(table.tilts)
         log(reason=reason, cleared=sorted(tilts))
@@ -198,7 +219,7 @@ def cmd_verify(ctx: Ctx, args: list[str]) -> str:
         f"software: digest {now[:16]}... does not match the recorded {rec.digest[:16]}... ({S.describe_mismatch(diff)})"
     )
 
-    def act(table: Any, log: Any) -> str:
+    def act(table: ConsoleTable, log: Log) -> str:
         log(digest=now, result="mismatch")
         table.raise_tilt("self-check", problem)
         return "result: MISMATCH - tilt raised"
@@ -217,23 +238,21 @@ def cmd_verify(ctx: Ctx, args: list[str]) -> str:
     FLOOR,
     "outoforder DEVICE ALTERNATIVE",
     "mark a device out of order and the method used instead (§ 670a.13(n))",
-    args=[OOO_DEVICES, ("rng", "manual", "none")],
+    args=[ooo_devices, alternatives],
 )
 def cmd_outoforder(ctx: Ctx, args: list[str]) -> str:
-    want_args(args, 2, 2, "outoforder DEVICE ALTERNATIVE  (shaker rng | shoe manual | sign none)")
+    pairs = " | ".join(f"{d} {a}" for d, alts in out_of_order().items() for a in alts)
+    want_args(args, 2, 2, f"outoforder DEVICE ALTERNATIVE  ({pairs})")
     device, alternative = args
-    if device not in OOO_DEVICES:
-        raise CommandError(f"unknown device {device!r} (devices: {', '.join(OOO_DEVICES)})")
+    if device not in ooo_devices():
+        raise CommandError(f"unknown device {device!r} (devices: {', '.join(ooo_devices())})")
 
-    def act(table: Any, log: Any) -> str:
-        mark = getattr(table, "mark_out_of_order", None)
-        if mark is None:
-            raise Refused("this controller cannot mark devices out of order")
-        if device in getattr(table, "out_of_order", {}):
+    def act(table: ConsoleTable, log: Log) -> str:
+        if device in table.out_of_order:
             raise Refused(f"the {device} is already out of order")
         # the table validates before changing anything; log only what it accepts
         try:
-            mark(device, f"console:{ctx.role}", alternative)
+            table.mark_out_of_order(device, f"console:{ctx.role}", alternative)
         except ValueError as e:
             raise Refused(str(e)) from None
         log(device=device, alternative=alternative)
@@ -247,15 +266,15 @@ def cmd_outoforder(ctx: Ctx, args: list[str]) -> str:
     FLOOR,
     "inservice DEVICE",
     "put a repaired device back in service (ends its alternative)",
-    args=[OOO_DEVICES],
+    args=[ooo_devices],
 )
 def cmd_inservice(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 1, 1, "inservice DEVICE")
     device = args[0]
-    if device not in OOO_DEVICES:
-        raise CommandError(f"unknown device {device!r} (devices: {', '.join(OOO_DEVICES)})")
+    if device not in ooo_devices():
+        raise CommandError(f"unknown device {device!r} (devices: {', '.join(ooo_devices())})")
 
-    def act(table: Any, log: Any) -> str:
+    def act(table: ConsoleTable, log: Log) -> str:
         try:
             table.mark_in_service(device, f"console:{ctx.role}")
         except ValueError as e:
@@ -279,9 +298,9 @@ def cmd_inservice(ctx: Ctx, args: list[str]) -> str:
 def cmd_validate(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 0, 0, "validate")
 
-    def act(table: Any, log: Any) -> str:
+    def act(table: ConsoleTable, log: Log) -> str:
         rnd = table.round
-        if table.state != "floor_validation" or rnd is None or not rnd.pending_hits:
+        if table.state != TableState.FLOOR_VALIDATION or rnd is None or not rnd.pending_hits:
             raise Refused("no progressive hit is waiting for validation")
         hit = rnd.pending_hits[0]
         table.validate_hit(f"console:{ctx.role}")
@@ -291,13 +310,13 @@ def cmd_validate(ctx: Ctx, args: list[str]) -> str:
     return ctx.act(act)
 
 
-def _table_action(ctx: Ctx, method: str, reply: Any) -> str:
-    """Call ``table.<method>(by)``; a ValueError from the table is a refusal that changed
-    nothing; ``reply(result)`` is the answer."""
+def _table_action(ctx: Ctx, action: Callable[[ConsoleTable, str], T], reply: Callable[[T], str]) -> str:
+    """``action(table, by)``; a ValueError from the table is a refusal that changed nothing;
+    ``reply(result)`` is the answer."""
 
-    def act(table: Any, log: Any) -> str:
+    def act(table: ConsoleTable, log: Log) -> str:
         try:
-            got = getattr(table, method)(f"console:{ctx.role}")
+            got = action(table, f"console:{ctx.role}")
         except ValueError as e:
             raise Refused(str(e)) from None
         log()
@@ -310,14 +329,18 @@ def _table_action(ctx: Ctx, method: str, reply: Any) -> str:
 def cmd_reshuffle(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 0, 0, "reshuffle")
     return _table_action(
-        ctx, "floor_reshuffle", lambda _r: "reshuffle ordered: the cards are shuffled before the next deal"
+        ctx,
+        lambda t, by: t.floor_reshuffle(by),
+        lambda _r: "reshuffle ordered: the cards are shuffled before the next deal",
     )
 
 
 @command("newdealer", ALL, "newdealer", "record a new dealer at the table (Over/Under burns a card, § 686a.7(c))")
 def cmd_newdealer(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 0, 0, "newdealer")
-    return _table_action(ctx, "new_dealer", lambda note: "new dealer recorded" + (f": {note}" if note else ""))
+    return _table_action(
+        ctx, lambda t, by: t.new_dealer(by), lambda note: "new dealer recorded" + (f": {note}" if note else "")
+    )
 
 
 @command(
@@ -331,7 +354,7 @@ def cmd_same(ctx: Ctx, args: list[str]) -> str:
     want_args(args, 2, 2, "same SEAT SEAT")
     a, b = (parse_int(x, "seat", 1, 7) for x in args)
 
-    def act(table: Any, log: Any) -> str:
+    def act(table: ConsoleTable, log: Log) -> str:
         try:
             reply = table.same_player(a, b, f"console:{ctx.role}")
         except ValueError as e:

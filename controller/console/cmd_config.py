@@ -16,22 +16,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from controller.console.registry import FLOOR, CommandError, Ctx, Refused, command
+from controller.console.registry import FLOOR, CommandError, Ctx, Log, Refused, command
 from controller.core.records import Kind
 
+if TYPE_CHECKING:
+    from controller.console.port import ConsoleTable
+    from controller.settings.hardware import HardwareConfig
+
 LIVE_PREFIX = "profile."
-BETWEEN_ROUNDS = ("open_for_wagers", "tilt")
 
 
 def _running(ctx: Ctx) -> dict[str, str]:
     from controller.boot.selfcheck import config_values
 
-    return getattr(ctx.service, "config_values", None) or config_values(ctx.service.hw)
+    return ctx.service.config_values or config_values(ctx.service.hw)
 
 
-def _load(ctx: Ctx, args: list[str]) -> tuple[Any, str]:
+def _load(ctx: Ctx, args: list[str]) -> tuple[HardwareConfig, str]:
     """The file checked as ``tablectl run`` checks it (controller/boot/startup.py): the hardware
     file, its profile and the game's options; an error names file, section and key and
     never quotes the file's bytes (issue 13)."""
@@ -62,7 +65,7 @@ def _subcommand(args: list[str]) -> str:
     return args[0]
 
 
-def _check_lines(diff: Mapping[str, Any], restart: list[str]) -> list[str]:
+def _check_lines(diff: Mapping[str, object], restart: list[str]) -> list[str]:
     if not diff:
         return ["no changes from the running configuration"]
     if restart:
@@ -70,7 +73,7 @@ def _check_lines(diff: Mapping[str, Any], restart: list[str]) -> list[str]:
     return []
 
 
-def _check_apply(diff: Mapping[str, Any], restart: list[str]) -> None:
+def _check_apply(diff: Mapping[str, object], restart: list[str]) -> None:
     """Refused: nothing to apply, or a change that needs a restart."""
     if not diff:
         raise Refused("nothing to apply: the file matches the running configuration")
@@ -108,21 +111,9 @@ def cmd_config(ctx: Ctx, args: list[str]) -> str:
         return "\n".join(lines)
     _check_apply(diff, restart)
 
-    def act(table: Any, log: Any) -> str:
-        apply_profile = getattr(table, "apply_profile", None)
-        if apply_profile is None:
-            raise Refused(
-                "this controller cannot change its table profile while running; restart the service "
-                "(systemctl restart tablectl) - the change is logged at start-up"
-            )
-        if (
-            table.state not in BETWEEN_ROUNDS
-            or getattr(table, "round", None) is not None
-            and getattr(table.round, "accepted", None)
-        ):
-            raise Refused(f"the configuration is applied only between rounds (state {table.state})")
-        try:
-            apply_profile(hw.profile)
+    def act(table: ConsoleTable, log: Log) -> str:
+        try:  # the table refuses it during a round, changing nothing
+            table.apply_profile(hw.profile)
         except ValueError as e:
             raise Refused(str(e)) from None
         log(file=path)

@@ -10,7 +10,7 @@
 * ``diag rng`` — the RNG's statistical self-test (chi-square, runs and serial
   correlation at 99 %; drivers/rng.py).
 
-Outputs and the shaker are exercised only between rounds or in tilt, never
+Outputs and the shaker are exercised only between rounds (a tilt included), never
 during a round.
 """
 
@@ -19,34 +19,72 @@ from __future__ import annotations
 import queue
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
-from controller.console.registry import TECH, CommandError, Ctx, Refused, command, parse_int, want_args
+from controller.console.registry import TECH, CommandError, Ctx, Log, Refused, command, parse_int, want_args
+from controller.play.machine import between_rounds
+from drivers.devicedefs import devices, resolve
+from drivers.rng import SelfTestingRng
 
-SUBS = ("lights", "sensors", "shoe", "shaker", "rng")
-IDLE_STATES = ("tilt", "open_for_wagers")
+if TYPE_CHECKING:
+    from controller.console.port import ConsoleTable
+    from controller.core.reactor import Event
+
+D = TypeVar("D")
+#: a device's reply, as its driver posted it (drivers/serialdev.py): ``msg`` and the message's fields
+Reply = Mapping[str, object]
+
+
+def device_diagnostics() -> dict[str, Callable[[Ctx], str]]:
+    """The serial devices' own diagnostics, as their declarations name them (drivers/devicedefs/)."""
+    out: dict[str, Callable[[Ctx], str]] = {}
+    for name, decl in devices().items():
+        if decl.diagnostics:
+            fn = resolve(decl.diagnostics)
+            if not callable(fn):
+                raise TypeError(f"the {name}'s diagnostics {decl.diagnostics} is not a function")
+            out[name] = fn
+    return out
+
+
+def subs() -> tuple[str, ...]:
+    """What ``diag`` tests: the lights and sensors, each device with diagnostics, the RNG."""
+    return ("lights", "sensors", *device_diagnostics(), "rng")
+
+
 SHAKE_MIN_MS = 5000  # § 621a.2(f)(2): shaken for at least five seconds
 SHOE_REPLY_S = 3.0
 SHAKER_REPLY_S = 30.0
 
 
 @command(
-    "diag", TECH, "diag lights|sensors [S]|shoe|shaker|rng", "device diagnostics and the RNG self-test", args=[SUBS]
+    "diag", TECH, "diag lights|sensors [S]|shoe|shaker|rng", "device diagnostics and the RNG self-test", args=[subs]
 )
 def cmd_diag(ctx: Ctx, args: list[str]) -> str:
-    if not args or args[0] not in SUBS:
-        raise CommandError(f"usage: diag {'|'.join(SUBS)}")
+    if not args or args[0] not in subs():
+        raise CommandError(f"usage: diag {'|'.join(subs())}")
     sub = args[0]
     if sub == "sensors":
         want_args(args, 1, 2, "diag sensors [SECONDS]")
         return _sensors(ctx, parse_int(args[1], "SECONDS", 1, 300) if len(args) > 1 else 10)
     want_args(args, 1, 1, f"diag {sub}")
-    return {"lights": _lights, "shoe": _shoe, "shaker": _shaker, "rng": _rng}[sub](ctx)
+    return {"lights": _lights, "rng": _rng, **device_diagnostics()}[sub](ctx)
 
 
-def _between_rounds(table: Any, what: str) -> None:
-    if table.state not in IDLE_STATES:
-        raise Refused(f"{what} only between rounds or in tilt (state {table.state})")
+def _idle(table: ConsoleTable, what: str) -> None:
+    """Outputs and the shaker are exercised only between rounds (the table's one guard)."""
+    try:
+        between_rounds(table.state, what)
+    except ValueError as e:
+        raise Refused(str(e)) from None
+
+
+def _num(reply: Reply, key: str) -> int:
+    """A number field of a device's reply (a reply without it is the device's fault)."""
+    v = reply.get(key)
+    if not isinstance(v, int):
+        raise Refused(f"the device's {reply.get('msg')} has no number {key!r}")
+    return v
 
 
 # --------------------------------------------------------------------------- lights
@@ -58,10 +96,10 @@ def _lights(ctx: Ctx) -> str:
         raise Refused("this table has no lights configured")
     saved: dict[str, str] = {}
 
-    def on(table: Any, log: Any) -> str:
+    def on(table: ConsoleTable, log: Log) -> str:
         from drivers.gpio import ON
 
-        _between_rounds(table, "the light test runs")
+        _idle(table, "the light test runs")
         saved.update({n: table.dev.lights.mode(n) for n in names})
         log(lights=len(names))
         for n in names:
@@ -69,8 +107,9 @@ def _lights(ctx: Ctx) -> str:
         return ""
 
     def set_all(modes: Iterable[tuple[str, str]]) -> None:
+        lights = ctx.table().dev.lights
         for n, mode in modes:
-            ctx.service.table.dev.lights.set(n, mode)
+            lights.set(n, mode)
 
     from drivers.gpio import OFF
 
@@ -93,7 +132,7 @@ def _sensors(ctx: Ctx, seconds: int) -> str:
     names = list(ctx.service.input_names)
 
     def levels() -> dict[str, bool]:
-        inputs = ctx.service.table.dev.inputs
+        inputs = ctx.table().dev.inputs
         return {n: bool(inputs.is_active(n)) for n in names}
 
     ctx.log_now(seconds=seconds)
@@ -120,28 +159,31 @@ def _sensors(ctx: Ctx, seconds: int) -> str:
 def _exchange(
     ctx: Ctx,
     device: str,
+    pick: Callable[[ConsoleTable], D | None],
     want: tuple[str, ...],
-    send: Callable[[Any], None],
+    send: Callable[[D], None],
     timeout: float,
-    precheck: Callable[[Any], None] | None = None,
-) -> dict[str, Any] | None:
-    """Send a request to a device on the reactor thread and wait for its reply event."""
-    got: queue.Queue[dict[str, Any]] = queue.Queue()
+) -> Reply | None:
+    """Send a request to a device on the reactor thread and wait for its reply; ``pick`` finds the
+    device on the table (and refuses what may not run now)."""
+    got: queue.Queue[Reply] = queue.Queue()
 
-    def tap(ev: Any) -> None:
+    def tap(ev: Event) -> None:
         if ev.kind == device and ev.data.get("msg") in want:
             got.put(dict(ev.data))
 
-    def begin(table: Any, log: Any) -> str:
-        dev = getattr(table.dev, device, None)
+    def begin(table: ConsoleTable, log: Log) -> str:
+        dev = pick(table)
         if dev is None:
             raise Refused(f"this table has no {device}")
-        if precheck is not None:
-            precheck(table)
         log(device=device)
         ctx.service.taps.append(tap)
         send(dev)
         return ""
+
+    def untap() -> None:
+        if tap in ctx.service.taps:
+            ctx.service.taps.remove(tap)
 
     ctx.act(begin)
     try:
@@ -149,15 +191,14 @@ def _exchange(
     except queue.Empty:
         return None
     finally:
-        ctx.call(lambda: tap in ctx.service.taps and ctx.service.taps.remove(tap))
+        ctx.call(untap)
 
 
-def _shoe(ctx: Ctx) -> str:
-
-    reply = _exchange(ctx, "shoe", ("STATUS",), lambda d: d.request_status(), SHOE_REPLY_S)
+def diag_shoe(ctx: Ctx) -> str:
+    reply = _exchange(ctx, "shoe", lambda t: t.dev.shoe, ("STATUS",), lambda d: d.request_status(), SHOE_REPLY_S)
     if reply is None:
         return f"shoe: FAIL - no status reply within {SHOE_REPLY_S:g} s"
-    shown = _shoe_flags(reply.get("flags", 0))
+    shown = _shoe_flags(_num(reply, "flags"))
     problems = [k for k in ("door-open", "jammed") if k in shown]
     return (
         f"shoe: status flags {', '.join(shown) or 'none'}; {reply.get('remaining')} cards in the shoe, "
@@ -174,27 +215,32 @@ def _shoe_flags(f: int) -> list[str]:
         "shuffled": P.SHOE_SHUFFLED,
         "door-open": P.SHOE_DOOR_OPEN,
         "jammed": P.SHOE_JAMMED,
-        "reads-cards": getattr(P, "SHOE_READS_CARDS", 0),
+        "reads-cards": P.SHOE_READS_CARDS,
     }
     return [k for k, bit in flags.items() if bit and f & bit]
 
 
-def _shaker(ctx: Ctx) -> str:
+def diag_shaker(ctx: Ctx) -> str:
     from drivers import protocol as P
+    from drivers.shaker import Shaker
 
-    def send(dev: Any) -> None:
+    def send(dev: Shaker) -> None:
         dev.arm(P.DEALER)
         dev.activate(P.DEALER)
 
-    reply = _exchange(
-        ctx,
-        "shaker",
-        ("RESULT", "NO_ROLL", "ERROR"),
-        send,
-        SHAKER_REPLY_S,
-        precheck=lambda t: _between_rounds(t, "the shaker test runs"),
-    )
-    ctx.call(lambda: ctx.service.table.dev.shaker.disarm())
+    def idle_shaker(table: ConsoleTable) -> Shaker | None:
+        shaker = table.dev.shaker
+        if shaker is not None:
+            _idle(table, "the shaker test runs")  # it moves: never during a round
+        return shaker
+
+    def disarm() -> None:
+        dev = ctx.table().dev
+        if dev.shaker is not None:
+            dev.shaker.disarm()
+
+    reply = _exchange(ctx, "shaker", idle_shaker, ("RESULT", "NO_ROLL", "ERROR"), send, SHAKER_REPLY_S)
+    ctx.call(disarm)
     if reply is None:
         return f"shaker: FAIL - no result within {SHAKER_REPLY_S:g} s"
     if reply["msg"] == "ERROR":
@@ -204,23 +250,23 @@ def _shaker(ctx: Ctx) -> str:
             f"shaker: no roll (reason {reply.get('reason')}, shaken {reply.get('shake_ms')} ms) - "
             "FAIL; run diag shaker again"
         )
-    dice = [reply["d1"], reply["d2"], reply["d3"]]
-    problems = _roll_problems(dice, reply)
-    return (
-        f"shaker: dice {'-'.join(map(str, dice))} (red die #{reply['red'] + 1}), shaken {reply['shake_ms']} ms\n"
-        "shaker: " + (f"FAIL - {'; '.join(problems)}" if problems else "PASS")
+    dice = [_num(reply, "d1"), _num(reply, "d2"), _num(reply, "d3")]
+    red, shake_ms = _num(reply, "red"), _num(reply, "shake_ms")
+    problems = _roll_problems(dice, red, shake_ms)
+    return f"shaker: dice {'-'.join(map(str, dice))} (red die #{red + 1}), shaken {shake_ms} ms\nshaker: " + (
+        f"FAIL - {'; '.join(problems)}" if problems else "PASS"
     )
 
 
-def _roll_problems(dice: list[int], reply: Mapping[str, Any]) -> list[str]:
+def _roll_problems(dice: list[int], red: int, shake_ms: int) -> list[str]:
     """What is wrong with a shaker's RESULT: dice, the red die, a shake shorter than 5 s."""
     problems = []
     if not all(1 <= d <= 6 for d in dice):
         problems.append(f"impossible dice {dice}")
-    if not 0 <= reply["red"] <= 2:
-        problems.append(f"red die index {reply['red']}")
-    if reply["shake_ms"] < SHAKE_MIN_MS:
-        problems.append(f"shaken {reply['shake_ms']} ms, less than 5 s (§ 621a.2(f)(2))")
+    if not 0 <= red <= 2:
+        problems.append(f"red die index {red}")
+    if shake_ms < SHAKE_MIN_MS:
+        problems.append(f"shaken {shake_ms} ms, less than 5 s (§ 621a.2(f)(2))")
     return problems
 
 
@@ -231,8 +277,9 @@ def _rng(ctx: Ctx) -> str:
     from controller.boot.selfcheck import check_rng
 
     t0 = time.perf_counter()
-    self_test = getattr(ctx.service.rng, "self_test", None)  # the generator the table draws from
-    outcome, problems = check_rng((lambda n: list(self_test(samples=n))) if self_test is not None else None)
+    rng = ctx.service.rng  # the generator the table draws from
+    test = (lambda n: list(rng.self_test(samples=n))) if isinstance(rng, SelfTestingRng) else None
+    outcome, problems = check_rng(test)
     ctx.detail = {"result": outcome}
     return "\n".join(
         [

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from controller.console.registry import FLOOR, CommandError, Ctx, command, parse_int, want_args
 
@@ -40,7 +39,7 @@ def cmd_hits(ctx: Ctx, args: list[str]) -> str:
     from controller.core.money import plural
 
     want_args(args, 0, 1, "hits [LEVEL]")
-    levels = sorted(ctx.call(lambda: list(ctx.service.table.meters)))
+    levels = sorted(ctx.call(lambda: list(ctx.table().meters)))
     if args:
         if args[0] not in levels:
             raise CommandError(f"no progressive level {args[0]!r} (levels: {', '.join(levels) or 'none'})")
@@ -58,13 +57,16 @@ def cmd_hits(ctx: Ctx, args: list[str]) -> str:
     return "\n".join(out)
 
 
-def _hit_line(h: Mapping[str, Any]) -> str:
+def _hit_line(h: Mapping[str, object]) -> str:
     from controller.core.money import format_cents
 
+    cents = h["cents"]
+    if not isinstance(cents, int):
+        raise ValueError(f"a hit of round {h['round']} without its amount in cents")
     return (
-        f"  round {h['round']:>5}  seat {h['seat']}  {h['hand']:<16} {format_cents(h['cents']):>12}  "
-        f"{'meter hit' if h['paid_by'] == 'attendant' else 'fixed pay'}, paid by the {h['paid_by']:<9} "
-        f"{h['ts'][:19]} UTC"
+        f"  round {h['round']!s:>5}  seat {h['seat']}  {h['hand']!s:<16} {format_cents(cents):>12}  "
+        f"{'meter hit' if h['paid_by'] == 'attendant' else 'fixed pay'}, paid by the {h['paid_by']!s:<9} "
+        f"{str(h['ts'])[:19]} UTC"
     )
 
 

@@ -213,14 +213,11 @@ class LineEditor:
             self.history = (self.history + [ln.buf])[-MAX_HISTORY:]
 
     def _escape(self, ln: _Line, b: int) -> None:
+        """One byte of an escape sequence (ESC [ ... final byte); at its end, up and down walk the
+        history (when the line keeps one), any other sequence is dropped."""
         final = ln.esc == 2 and 0x40 <= b <= 0x7E
         ln.esc = 0 if final or (ln.esc == 1 and b != ord("[")) else 2
-        if final:
-            self._arrow(ln, b)
-
-    def _arrow(self, ln: _Line, b: int) -> None:
-        """The end of an escape sequence: up and down walk the history (when the line keeps one)."""
-        if ln.use_history and b in (ord("A"), ord("B")) and self.history:
+        if final and ln.use_history and b in (ord("A"), ord("B")) and self.history:
             self._recall(ln, up=b == ord("A"))
 
     def _recall(self, ln: _Line, *, up: bool) -> None:

@@ -13,15 +13,22 @@ the table itself validates the request before changing anything).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from controller.console.auth import ROLES
 from controller.core.records import Kind
 
 if TYPE_CHECKING:
+    from controller.books.ledger import Record
+    from controller.console.port import ConsoleService, ConsoleTable
+    from controller.console.server import ConsoleServer
     from controller.console.session import Session
+
+T = TypeVar("T")
+#: an argument's completion choices: the words, or a function giving them when asked
+Choices = Sequence[str] | Callable[[], Iterable[str]]
 
 ALL = ROLES
 FLOOR = ("floorperson", "technician")
@@ -43,14 +50,14 @@ class Command:
     usage: str
     summary: str
     run: Callable[[Ctx, list[str]], str]
-    args: tuple[Any, ...] = ()  # completion choices per argument position (a tuple, or a function)
+    args: tuple[Choices, ...] = ()  # completion choices per argument position
 
 
 REGISTRY: dict[str, Command] = {}
 
 
 def command(
-    name: str, roles: Sequence[str], usage: str, summary: str, args: Sequence[Any] = ()
+    name: str, roles: Sequence[str], usage: str, summary: str, args: Sequence[Choices] = ()
 ) -> Callable[[Callable[[Ctx, list[str]], str]], Callable[..., str]]:
     def deco(fn: Callable[[Ctx, list[str]], str]) -> Callable[..., str]:
         REGISTRY[name] = Command(
@@ -76,7 +83,8 @@ def _complete_argument(c: Command, words: list[str]) -> list[str]:
     pos = len([w for w in words[1:-1] if w])
     if pos >= len(c.args):
         return []
-    choices = c.args[pos]() if callable(c.args[pos]) else c.args[pos]
+    arg = c.args[pos]
+    choices = arg() if callable(arg) else arg
     return sorted(x for x in choices if x.startswith(words[-1]))
 
 
@@ -94,6 +102,12 @@ def parse_int(text: str, what: str, lo: int, hi: int) -> int:
     return v
 
 
+class Log(Protocol):
+    """Writes a command's ``console.command`` record (``ok``), with what it adds."""
+
+    def __call__(self, **detail: object) -> None: ...
+
+
 @dataclass
 class Ctx:
     session: Session
@@ -101,21 +115,28 @@ class Ctx:
     name: str
     args: list[str]
     logged: bool = False
-    detail: dict[str, Any] = field(default_factory=dict)  # added to the ok record of a read-only command
+    detail: dict[str, object] = field(default_factory=dict)  # added to the ok record of a read-only command
 
     @property
-    def service(self) -> Any:
+    def service(self) -> ConsoleService:
         return self.session.server.service
 
     @property
-    def server(self) -> Any:
+    def server(self) -> ConsoleServer:
         return self.session.server
 
-    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+    def call(self, fn: Callable[..., T], *args: object) -> T:
         """Run ``fn(*args)`` on the reactor thread (the table's owner)."""
         return self.service.call(fn, *args, timeout=self.server.call_timeout)
 
-    def record(self, table: Any, outcome: str, **detail: Any) -> Any:
+    def table(self) -> ConsoleTable:
+        """The table, on the reactor thread (:meth:`call`, :meth:`act`)."""
+        table = self.service.table
+        if table is None:
+            raise Refused("the table has not started")
+        return table
+
+    def record(self, table: ConsoleTable, outcome: str, **detail: object) -> Record:
         return table.rec(
             Kind.CONSOLE_COMMAND,
             console=self.session.chan.name,
@@ -126,16 +147,19 @@ class Ctx:
             **detail,
         )
 
-    def act(self, fn: Callable[[Any, Callable[..., None]], str]) -> str:
+    def act(self, fn: Callable[[ConsoleTable, Log], str]) -> str:
         """Check and change the table in one reactor call.  ``fn(table, log)`` raises
         :class:`Refused` before changing anything, or calls ``log(**detail)`` (which
         writes the ``console.command`` record) and then makes its change."""
 
-        def job() -> Any:
-            table = self.service.table
+        def job() -> str | Refused:
+            try:
+                table = self.table()
+            except Refused as e:
+                return e
             state = {"logged": False}
 
-            def log(**detail: Any) -> None:
+            def log(**detail: object) -> None:
                 table.commit([self.record(table, "ok", **detail)])
                 state["logged"] = True
 
@@ -156,7 +180,7 @@ class Ctx:
             raise res
         return str(res)
 
-    def log_now(self, **detail: Any) -> None:
+    def log_now(self, **detail: object) -> None:
         """Write this command's ``console.command`` record now (before streaming output)."""
         self.session.log(
             Kind.CONSOLE_COMMAND, role=self.role, command=self.name, args=list(self.args), outcome="ok", **detail

@@ -23,18 +23,21 @@ import time
 import tty
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from controller.console.auth import LOCK_FILE, LOCKOUT_S, MAX_FAILURES, PIN_FILE, Lockout, PinStore
 from controller.console.lineio import Channel
 from controller.console.session import Session
 from controller.core.records import Kind
 
+if TYPE_CHECKING:
+    from controller.console.port import ConsoleService
+
 
 class ConsoleServer:
     def __init__(
         self,
-        service: Any,
+        service: ConsoleService,
         *,
         pty: bool = False,
         socket_path: str | Path | None = None,
@@ -85,7 +88,10 @@ class ConsoleServer:
         """A read-only connection of this thread's own (WAL: readers beside the writer)."""
         from controller.books.history import open_readonly
 
-        conn = open_readonly(self.service.ledger.path)
+        ledger = self.service.ledger
+        if ledger is None:
+            raise RuntimeError("the ledger is not open")
+        conn = open_readonly(ledger.path)
         try:
             yield conn
         finally:

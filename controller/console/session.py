@@ -16,7 +16,7 @@ from __future__ import annotations
 import shlex
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from controller.console import registry as R
 from controller.console.auth import ROLES
@@ -53,13 +53,18 @@ class Session:
     def wait_durable(self) -> None:
         """Block until everything submitted to the ledger so far is on disk."""
         done = threading.Event()
-        self.server.service.writer.submit([], lambda _e: done.set())
+        writer = self.server.service.writer
+        if writer is None:
+            raise TimeoutError("the event log is not open")
+        writer.submit([], lambda _e: done.set())
         if not done.wait(self.server.call_timeout):
             raise TimeoutError("the event log did not confirm the write")
 
-    def log(self, kind: Kind, **data: Any) -> None:
+    def log(self, kind: Kind, **data: object) -> None:
         def job() -> None:
             t = self.server.service.table
+            if t is None:
+                raise RuntimeError("the table has not started")
             t.commit([t.rec(kind, console=self.chan.name, **data)])
 
         self.server.service.call(job, timeout=self.server.call_timeout)

@@ -16,6 +16,7 @@ from controller.play.context import Log
 
 if TYPE_CHECKING:
     from controller.books.auditrun import AuditRunner, AuditThread
+    from controller.console.port import ConsoleService
     from controller.console.server import ConsoleServer
 
 
@@ -71,7 +72,7 @@ class Background:
         self._tail: AuditThread | None = None
 
     # ------------------------------------------------------------------ consoles
-    def start_consoles(self, service: object) -> None:
+    def start_consoles(self, service: ConsoleService) -> None:
         """The consoles the service was configured with (a socket, a pty), if any."""
         if self._console_socket is not None or self._console_pty:
             options: ConsoleOptions = {
@@ -81,7 +82,7 @@ class Background:
             }
             self.start_console(service, **options)
 
-    def start_console(self, service: object, **options: Unpack[ConsoleOptions]) -> ConsoleServer:
+    def start_console(self, service: ConsoleService, **options: Unpack[ConsoleOptions]) -> ConsoleServer:
         """Start a technician console server on ``service``; stopped by :meth:`stop`."""
         from controller.console.server import ConsoleServer
 

@@ -11,20 +11,21 @@ up), not a failed start-up.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 from controller.core.clock import Clock
 from controller.core.log import LogContext
 from controller.play.table import Devices
 from controller.settings.hardware import HardwareConfig
 from drivers.base import Post
+from drivers.devicedefs import devices, resolve
 from drivers.gpio import GpioInputs, GpioLights, open_gpio
 from drivers.keypad import SerialKeypad
 from drivers.link import Port
-from drivers.rng import Rng
+from drivers.rng import Rng, SelfTestingRng
 from drivers.serialdev import SerialDevice, SerialSettings
 from drivers.shaker import SerialShaker
 from drivers.shoe import SerialShoe
@@ -33,20 +34,13 @@ from drivers.sign import SerialSign
 if TYPE_CHECKING:
     from controller.play.linked import LinkPort
 
-SERIAL_CLASSES: dict[str, type[SerialDevice]] = {
-    "shoe": SerialShoe,
-    "shaker": SerialShaker,
-    "sign": SerialSign,
-    "keypad": SerialKeypad,
-}
 
-
-@runtime_checkable
-class SelfTestingRng(Rng, Protocol):
-    """An RNG with its own statistical self-test (drivers/rng.py ``SecretsRng``, the HIL rig's
-    ``ScriptedRng``): ``self_test(samples=n)`` -> problems."""
-
-    def self_test(self, *, samples: int) -> Iterable[str]: ...
+def serial_class(name: str) -> type[SerialDevice]:
+    """The driver a serial device's declaration names (drivers/devicedefs/)."""
+    cls = resolve(devices()[name].driver)
+    if not (isinstance(cls, type) and issubclass(cls, SerialDevice)):
+        raise TypeError(f"the {name}'s driver {devices()[name].driver} is not a SerialDevice")
+    return cls
 
 
 class DeviceSet:
@@ -109,10 +103,10 @@ class DeviceSet:
             opener: Callable[[], Port] | None = None
             if self._open_port is not None:
                 opener = partial(self._open_port, sc)
-            dev = SERIAL_CLASSES[name](sc, post, self._logctx, open_port=opener)
+            dev = serial_class(name)(sc, post, self._logctx, open_port=opener)
             made[name] = dev
             self.serial.append(dev)
-        shoe, shaker, sign, keypad = (made.get(n) for n in ("shoe", "shaker", "sign", "keypad"))
+        shoe, shaker, sign, keypad = (made.pop(n, None) for n in ("shoe", "shaker", "sign", "keypad"))
         if not isinstance(shoe, SerialShoe) or not isinstance(sign, SerialSign):
             # the configuration parser requires both (TableProfile.required_devices)
             raise ValueError("the table needs its shoe ([serial.shoe]) and its sign ([serial.sign])")
@@ -124,6 +118,7 @@ class DeviceSet:
             inputs=gin,
             rng=self.rng,
             keypad=keypad if isinstance(keypad, SerialKeypad) else None,
+            others=made,
         )
 
     def open_link(self, post: Post, linked: bool) -> Callable[[dict[str, object]], None] | None:

@@ -1,55 +1,37 @@
-"""Game procedures at the table (controller/games/base.py): one module per
-game, each defining ``PROCEDURE``, its :class:`~controller.games.base.Procedure`
-subclass.  Every wager decision is delegated to the pure rules engine in
+"""Game procedures at the table (controller/games/base.py): one module per game, its
+:class:`~controller.games.base.Procedure` subclass named by the game's declaration
+(controller/gamedefs/).  Every wager decision is delegated to the pure rules engine in
 controller/rules/."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import ItemsView
 from typing import TYPE_CHECKING
+
+from controller.gamedefs import game, games, resolve
 
 if TYPE_CHECKING:
     from controller.games.base import Procedure
     from controller.settings.config import TableProfile
 
-GAME_MODULES = {
-    "six-card-fortune": "controller.games.sixcard",
-    "fortune-asia": "controller.games.fortune_asia",
-    "face-up": "controller.games.faceup",
-    "dj-wild": "controller.games.djwild",
-    "over-under": "controller.games.overunder",
-    "pai-gow-tiles": "controller.games.tiles",
-}
 
-
-def procedure_class(game: str) -> type[Procedure]:
-    name = GAME_MODULES.get(game)
-    if name is None:
-        raise ValueError(f"no game {game!r}; games: {', '.join(GAME_MODULES)}")
-    try:
-        mod = importlib.import_module(name)
-    except ModuleNotFoundError as e:
-        if e.name == name:
-            raise ValueError(f"game {game!r} is not yet playable at the table (rules engine only)") from None
-        raise
-    cls: type[Procedure] = mod.PROCEDURE
+def procedure_class(game_id: str) -> type[Procedure]:
+    decl = game(game_id)
+    if not decl.procedure:
+        raise ValueError(f"game {game_id!r} is not yet playable at the table (rules engine only)")
+    cls = resolve(decl.procedure)
+    if not isinstance(cls, type):
+        raise TypeError(f"{decl.procedure} (game {game_id!r}) is not a class")
     return cls
 
 
-def procedure_for(game: str, profile: TableProfile) -> Procedure:
-    return procedure_class(game)(profile)
+def procedure_for(game_id: str, profile: TableProfile) -> Procedure:
+    return procedure_class(game_id)(profile)
 
 
 def available() -> dict[str, type[Procedure]]:
     """The procedure class of every game the table can play."""
-    out: dict[str, type[Procedure]] = {}
-    for game in GAME_MODULES:
-        try:
-            out[game] = procedure_class(game)
-        except ValueError:
-            continue
-    return out
+    return {g: procedure_class(g) for g, decl in games().items() if decl.procedure}
 
 
 class _Procedures:

@@ -491,6 +491,3 @@ class DJWild(Procedure):
     def describe(self, rnd: Round) -> str:
         dealer = rnd.cards.get("dealer") or rnd.entered.get(0)
         return f"dealer {self.show_cards(dealer)}" if dealer else ""
-
-
-PROCEDURE = DJWild

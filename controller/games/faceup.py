@@ -408,9 +408,6 @@ def _voided(s: int, wagers: Mapping[str, int]) -> list[WagerResult]:
     ]
 
 
-PROCEDURE = FaceUp
-
-
 #: the [game.options] that choose a reading: (key, default, choices, where the choice is made)
 _CHOICES = (
     ("house_way", DEFAULT_HOUSE_WAY, HOUSE_WAYS, "§ 688a.11(a)"),

@@ -439,9 +439,6 @@ class FortuneAsia(Procedure):
         return f"dealer {cards_str(d.high.cards)} / {cards_str(d.medium.cards)} / {cards_str(d.low.cards)}{keyed}"
 
 
-PROCEDURE = FortuneAsia
-
-
 def _named_cards(tokens: Sequence[str], hand: Sequence[int], seat: int) -> tuple[int, int, int]:
     """The three cards a ``SET`` names (two medium, one low): distinct cards of the seat's hand."""
     try:

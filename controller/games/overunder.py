@@ -344,9 +344,6 @@ class OverUnder(Procedure):
         return "; ".join(parts)
 
 
-PROCEDURE = OverUnder
-
-
 def _cents(opts: Mapping[str, Any], where: str, key: str, default: int) -> int:
     """The option ``key``: a whole number of cents, 1 to 10,000,000."""
     v = opts.get(key, default)

@@ -296,6 +296,3 @@ class SixCardFortune(Procedure):
         if 0 not in rnd.entered:
             missing.append("dealer")
         return f"enter the hands of: {', '.join(missing)}" if missing else None
-
-
-PROCEDURE = SixCardFortune

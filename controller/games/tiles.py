@@ -445,9 +445,6 @@ class PaiGowTiles(Procedure):
         return f"{bank}, style {x.style or self.opts.dealing_style}"
 
 
-PROCEDURE = PaiGowTiles
-
-
 #: the side wagers, in the order offered: (the option naming its paytable, its section, its wagers)
 _SIDE_WAGERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("pair_fortunes", "§ 621a.5(e)(1)", ("pair-fortunes",)),

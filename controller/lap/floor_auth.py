@@ -1,7 +1,7 @@
 """Who may open the floor view (docs/linked.md, "Floor view"): the staff file, sessions and the login.
 
 - :class:`StaffStore`: ``floor-staff.toml``, per-person salted scrypt hashes with the console's
-  roles (controller/console/auth.py); only a ``floorperson`` or ``technician`` opens the page.
+  roles (controller/core/pinhash.py); only a ``floorperson`` or ``technician`` opens the page.
 - :class:`Sessions`: random tokens (the cookie) that expire; each session carries its own CSRF
   token, which every POST but the login must send back (controller/lap/floor_server.py).
 - :class:`Login`: one attempt, start to end.  Its answer takes the same work whether the name is
@@ -27,7 +27,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from controller.console.auth import ROLES, PinError, check_pin_format, check_role, hash_pin, verify_pin, write_private
+from controller.core.pinhash import ROLES, PinError, check_pin_format, check_role, hash_pin, verify_pin, write_private
 from controller.lap.floorlock import Connect, Lockouts
 
 FLOOR_ROLES = ("floorperson", "technician")  # a dealer's PIN does not open the floor view

@@ -14,8 +14,6 @@ from reportlab.platypus import Flowable, Spacer
 from controller.lap.lapreport import TABLE_COLUMNS, LapReport, heading, sections, table_row
 from controller.reports.reportpdf import (
     Frame,
-    _p,
-    _styles,
     block,
     build,
     grid,
@@ -23,6 +21,8 @@ from controller.reports.reportpdf import (
     section_flow,
     signatures,
 )
+from controller.reports.reportpdf import para as _p
+from controller.reports.reportpdf import styles as _styles
 
 TITLE = "Linked progressive accounting report"
 

@@ -10,7 +10,8 @@ the shaker, the RNG and the keypad are optional.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from drivers.gpio import Inputs, Lights
 from drivers.keypad import Keypad
@@ -18,6 +19,13 @@ from drivers.rng import Rng
 from drivers.shaker import Shaker
 from drivers.shoe import Shoe
 from drivers.sign import Sign
+
+
+class SerialPart(Protocol):
+    """What the table asks of any serial device it does not otherwise drive: a restart when a
+    technician clears a tilt it gave up in (drivers/serialdev.py ``SerialDevice.restart``)."""
+
+    def restart(self) -> bool: ...
 
 
 @dataclass
@@ -29,18 +37,15 @@ class Devices:
     inputs: Inputs
     rng: Rng | None = None  # the starting position by RNG (§ 670a.5(i)(2))
     keypad: Keypad | None = None  # the dealer's entries
+    #: declared serial devices (drivers/devicedefs/) the table has but drives through no role of its own
+    others: Mapping[str, SerialPart] = field(default_factory=dict)
 
-    def serial(self, name: str) -> Shoe | Shaker | Sign | Keypad | None:
+    def serial(self, name: str) -> SerialPart | None:
         """The serial device called ``name`` (as its link events name it), if the table has it."""
-        if name == "shoe":
-            return self.shoe
-        if name == "shaker":
-            return self.shaker
-        if name == "sign":
-            return self.sign
-        if name == "keypad":
-            return self.keypad
-        return None
+        if name in ("shoe", "shaker", "sign", "keypad"):
+            part: SerialPart | None = getattr(self, name)
+            return part
+        return self.others.get(name)
 
 
 class SignLine:
@@ -71,12 +76,6 @@ class SignLine:
 
     def restart(self) -> bool:
         return self.sign.restart()
-
-
-#: the devices a floorperson or technician may mark out of order, and each one's
-#: alternative (§ 670a.13(n)): the RNG for the shaker (§ 670a.5(i)(2)), dealing by hand
-#: for the shoe, nothing for the sign
-ALTERNATIVES: dict[str, tuple[str, ...]] = {"shaker": ("rng",), "shoe": ("manual",), "sign": ("none",)}
 
 
 class DeviceRegistry:

@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 
 from controller.core.records import Kind
 from controller.play.context import Books, Game, Machine
-from controller.play.devices import ALTERNATIVES
-from controller.play.machine import BETWEEN_ROUNDS
+from controller.play.machine import between_rounds
+from drivers.devicedefs import out_of_order
 
 
 class OutOfOrder:
@@ -62,14 +62,14 @@ class Floor:
         """§ 670a.13(n): a device that cannot be used is marked out of order before any
         other method is used; the alternative is recorded (e.g. the RNG for the shaker,
         § 670a.5(i)(2))."""
-        if device not in ALTERNATIVES:
-            raise ValueError(f"{device!r} is not a device that can be marked out of order ({', '.join(ALTERNATIVES)})")
-        if alternative not in ALTERNATIVES[device]:
+        alternatives = out_of_order()  # the devices and their alternatives, § 670a.13(n)
+        if device not in alternatives:
+            raise ValueError(f"{device!r} is not a device that can be marked out of order ({', '.join(alternatives)})")
+        if alternative not in alternatives[device]:
             raise ValueError(
-                f"{alternative!r} is not an alternative for the {device} ({', '.join(ALTERNATIVES[device])})"
+                f"{alternative!r} is not an alternative for the {device} ({', '.join(alternatives[device])})"
             )
-        if self.machine.state not in BETWEEN_ROUNDS:
-            raise ValueError("a device can be marked out of order only between rounds")
+        between_rounds(self.machine.state, "a device is marked out of order")
         self.marks._mark(device, alternative)
         rec = self.books.rec(Kind.DEVICE_OUT_OF_ORDER, device=device, alternative=alternative, by=by, reason=reason)
         self.books.commit([rec])
@@ -78,8 +78,7 @@ class Floor:
         """A repaired device is put back in service (recorded); its alternative ends."""
         if device not in self.marks.marks:
             raise ValueError(f"the {device} is not out of order")
-        if self.machine.state not in BETWEEN_ROUNDS:
-            raise ValueError("a device can be put back in service only between rounds")
+        between_rounds(self.machine.state, "a device is put back in service")
         self.marks._unmark(device)
         self.books.commit(
             [self.books.rec(Kind.DEVICE_IN_SERVICE, device=device, by=by)],
@@ -90,9 +89,7 @@ class Floor:
         """A floorperson (or above) directs a reshuffle (§ 670a.5(a); § 686a.5(a),(f)): before
         the next deal the shoe shuffles, and a multi-deck shoe burns its first card
         (§ 686a.7(c)).  Between rounds only."""
-        state = self.machine.state
-        if state not in BETWEEN_ROUNDS:
-            raise ValueError(f"a reshuffle is ordered between rounds only (state {state})")
+        between_rounds(self.machine.state, "a reshuffle is ordered")
         manual = self.marks.alternative("shoe") == "manual"
         self.books.commit(
             [self.books.rec(Kind.SHOE_RESHUFFLE_ORDERED, by=by, manual=manual)],
@@ -102,9 +99,7 @@ class Floor:
     def new_dealer(self, by: str) -> str | None:
         """A new dealer comes to the table: recorded, and the procedure told (Over/Under's
         new dealer burns one card before dealing, § 686a.7(c)).  Between rounds only."""
-        state = self.machine.state
-        if state not in BETWEEN_ROUNDS:
-            raise ValueError(f"a new dealer is recorded between rounds only (state {state})")
+        between_rounds(self.machine.state, "a new dealer is recorded")
         note = self.game.proc.new_dealer()
         self.books.commit([self.books.rec(Kind.DEALER_CHANGED, by=by, **({"note": note} if note else {}))])
         return note

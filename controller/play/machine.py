@@ -59,6 +59,16 @@ TAIL: list[str] = [s.value for s in (S.HAND_ENTRY, S.FLOOR_VALIDATION, S.ROUND_C
 #: states in which a round is not in play: a device marked out of order, a reshuffle, a new dealer
 BETWEEN_ROUNDS: tuple[str, ...] = (S.OPEN.value, S.TILT.value, S.SELF_TEST.value)
 
+
+def between_rounds(state: str, what: str, *, wagers_taken: bool = False) -> None:
+    """The one guard of what is done only between rounds (the floor's marks, a reshuffle, a new
+    dealer, a changed profile, the console's diagnostics): raises ValueError naming ``what`` and
+    the state.  ``wagers_taken``: wagers already accepted for the coming round also refuse."""
+    if state not in BETWEEN_ROUNDS or wagers_taken:
+        held = "wagers are taken" if state in BETWEEN_ROUNDS else f"state {state}"
+        raise ValueError(f"{what} between rounds only ({held})")
+
+
 #: every trigger of the round machine (``Table.trigger(name)``); a misspelt one is a type error
 Trigger = Literal[
     "self_test_passed",

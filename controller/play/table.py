@@ -62,7 +62,7 @@ from controller.play.floor import OutOfOrder
 from controller.play.inputs import Debouncer
 from controller.play.linked import Linkage, last_outbox_seq
 from controller.play.linking import LinkedWager
-from controller.play.machine import TableState, build
+from controller.play.machine import TableState, between_rounds, build
 from controller.play.profilechange import profile_change
 from controller.play.progressive import LEVEL, ProgressiveSystem
 from controller.play.recovery import Recovered, RecoveredRound, recover
@@ -594,8 +594,9 @@ class Table:
         other pins or another deal (game, seats, positions, sensed spots) needs a
         restart.  A new increment rate applies to later increments; a new seed to
         later reseeds (``meter.adjust``).  Returns what changed, old and new."""
-        if self.state not in (S.OPEN, S.TILT) or (self.round is not None and self.round.accepted):
-            raise ValueError(f"the table profile changes only between rounds (state {self.state})")
+        between_rounds(
+            self.state, "the table profile changes", wagers_taken=self.round is not None and bool(self.round.accepted)
+        )
         changed, recs = profile_change(self.profile, profile, self.books)
         proc = procedure_for(profile.game, profile)
         game = self._game

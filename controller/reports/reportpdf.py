@@ -55,7 +55,7 @@ PAD = 6.0
 KEEP_WITH_HEADING = 110.0
 
 
-def _styles() -> dict[str, ParagraphStyle]:
+def styles() -> dict[str, ParagraphStyle]:
     body = ParagraphStyle("body", fontName="Helvetica", fontSize=8.5, leading=10.5, textColor=colors.HexColor(INK))
     bold = ParagraphStyle("bold", parent=body, fontName="Helvetica-Bold", fontSize=8, leading=9.6)
     return {
@@ -95,7 +95,7 @@ def _cut(text: object) -> str:
     return t
 
 
-def _p(text: object, style: ParagraphStyle) -> Paragraph:
+def para(text: object, style: ParagraphStyle) -> Paragraph:
     """A paragraph of plain text (escaped; leading spaces kept as an indent; cut at MAX_TEXT)."""
     t = _cut(text)
     lead = len(t) - len(t.lstrip(" "))
@@ -192,7 +192,7 @@ def grid(
     """A table of plain-text cells ((text, style) each), sized by :func:`fit_widths`, its heading
     row (``head``) shaded and repeated on every page it runs onto."""
     widths = fit_widths(cells, width)
-    data = [[_p(text, style) for text, style in row] for row in cells]
+    data = [[para(text, style) for text, style in row] for row in cells]
     t = Table(data, colWidths=widths, repeatRows=1 if head else 0)
     style: list[Any] = [
         ("LINEBELOW", (0, 0), (-1, -1), 0.25, colors.HexColor("#d5d9de")),
@@ -304,10 +304,10 @@ def build(frame: Frame, story: Callable[[float], list[Flowable]], pagesize: tupl
 
 
 def provisional_banner(st: dict[str, ParagraphStyle], width: float, note: str) -> list[Flowable]:
-    banner = Table([[_p(PROVISIONAL, st["banner"])]], colWidths=[width])
+    banner = Table([[para(PROVISIONAL, st["banner"])]], colWidths=[width])
     banner.setStyle([("BACKGROUND", (0, 0), (-1, -1), ALERT), ("TOPPADDING", (0, 0), (-1, -1), 5),
                      ("BOTTOMPADDING", (0, 0), (-1, -1), 5)])  # fmt: skip
-    return [banner, _p(note, st["note"]), Spacer(1, 6)]
+    return [banner, para(note, st["note"]), Spacer(1, 6)]
 
 
 def signatures(
@@ -316,14 +316,14 @@ def signatures(
     """Signature lines, one per (role, what to write) pair: the role, a line to sign on, a date."""
     rows: list[list[Any]] = []
     for role, hint in who:
-        rows.append([_p(f"{role}:", st["head"]), "", _p("Date:", st["head"]), ""])
-        rows.append(["", _p(hint, st["note"]), "", ""])
+        rows.append([para(f"{role}:", st["head"]), "", para("Date:", st["head"]), ""])
+        rows.append(["", para(hint, st["note"]), "", ""])
     t = Table(rows, colWidths=[0.25 * width, 0.43 * width, 0.07 * width, 0.25 * width], rowHeights=[26, 12] * len(who))
     style: list[Any] = [("VALIGN", (0, 0), (-1, -1), "BOTTOM")]
     for i in range(len(who)):
         style += [("LINEBELOW", (1, 2 * i), (1, 2 * i), 0.6, RULE), ("LINEBELOW", (3, 2 * i), (3, 2 * i), 0.6, RULE)]
     t.setStyle(TableStyle(style))
-    return KeepTogether([_p(title, st["h2"]), Spacer(1, 4), t])
+    return KeepTogether([para(title, st["h2"]), Spacer(1, 4), t])
 
 
 # ------------------------------------------------------------------------------ the report
@@ -368,7 +368,7 @@ def _right_columns(sec: Section) -> set[int]:
 def section_flow(sec: Section, st: dict[str, ParagraphStyle], width: float) -> list[Flowable]:
     """A section as printed: its heading, its table, its notes (see :func:`block`)."""
     table = grid(section_cells(sec, st), width)
-    return block(_p(sec.title, st["h2"]), table, [_p(n, st["note"]) for n in sec.notes], len(sec.rows))
+    return block(para(sec.title, st["h2"]), table, [para(n, st["note"]) for n in sec.notes], len(sec.rows))
 
 
 def _identity_table(
@@ -379,21 +379,21 @@ def _identity_table(
 
 
 def _story(rep: DayReport, generated: datetime, tz: tzinfo | None, width: float, provisional: bool) -> list[Flowable]:
-    st = _styles()
-    story: list[Flowable] = [_p("Progressive accounting report", st["h1"])]
+    st = styles()
+    story: list[Flowable] = [para("Progressive accounting report", st["h1"])]
     if provisional:
         story += provisional_banner(st, width, "Today's or a future day's figures: they change until the day ends.")
     story.append(_identity_table(rep, generated, tz, st, width))
     if not rep.levels and not rep.coin_in:
-        story.append(_p("No progressive meter on this table in the day.", st["note"]))
+        story.append(para("No progressive meter on this table in the day.", st["note"]))
     for sec in sections(rep, tz):
         story += section_flow(sec, st, width)
-    head = _p(
+    head = para(
         f"Event #{rep.head.count}, MAC {rep.head.mac}. Keep it with this report: a later rewrite of the "
         "ledger would no longer contain this event with this MAC (`tablectl audit`).",
         st["body"],
     )
-    story += [Spacer(1, 10), KeepTogether([_p("Chain head", st["h2"]), head])]
+    story += [Spacer(1, 10), KeepTogether([para("Chain head", st["h2"]), head])]
     sign = [("Prepared by", "name, title, signature"), ("Reviewed by", "name, title, signature")]
     story += [Spacer(1, 14), signatures(st, width, sign)]
     return story

@@ -26,6 +26,7 @@ from typing import Any
 
 from controller.books import meters as M
 from controller.core.money import format_cents, format_exact, format_rate
+from controller.gamedefs import games
 from controller.reports.report import FIXED_PAY, CoinIn, DayReport, LevelReport, _iso, local_zone
 from controller.reports.words import hand_name, zone_name
 
@@ -106,14 +107,6 @@ def clock_time(ts: str, tz: tzinfo | None = None) -> str:
 
 # ---------------------------------------------------------------------- the rules cited
 
-#: where each game's rules ask a floorperson to validate a progressive payout, and say that a
-#: percentage-of-meter payout is not paid from the table inventory (58 Pa. Code)
-VALIDATION = {
-    "six-card-fortune": ("§ 670a.11(h)(3)(i)(B)(III)", "§ 670a.11(h)(3)(i)(B)(IV)"),
-    "fortune-asia": ("§ 659a.11(h)(3)(ii)(C)", "§ 659a.11(h)(3)(ii)(D)"),
-    "face-up": ("§ 688a.11(h)(3)(i)(B)(3)", "§ 688a.11(h)(3)(i)(B)(4)"),
-}
-
 
 def paytable_section(rep: DayReport) -> str:
     """The progressive paytable's section, to the subsection (``§ 670a.12(d)``): seed and rate."""
@@ -130,7 +123,10 @@ def paytable_section(rep: DayReport) -> str:
 def validation_notes(rep: DayReport) -> list[str]:
     """Why a meter hit has a validation and a fixed pay none recorded, in the game's own rules."""
     game = rep.info.get("profile.game")
-    cite = VALIDATION.get(game)
+    decl = games().get(game)
+    # where the game's rules ask a floorperson to validate a progressive payout, and say that a
+    # percentage-of-meter payout is not paid from the table inventory (58 Pa. Code)
+    cite = decl.validation if decl is not None and decl.validation else None
     if game == "dj-wild":
         return [
             "Meter hits: the table holds the round until a floorperson validates the hit (key switch or console PIN) "

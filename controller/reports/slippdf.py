@@ -13,7 +13,7 @@ from reportlab.lib.enums import TA_CENTER
 from reportlab.lib.styles import ParagraphStyle
 from reportlab.platypus import Flowable, Spacer, Table, TableStyle
 
-from controller.reports.reportpdf import ALERT, Frame, _p, _styles, build, grid, signatures
+from controller.reports.reportpdf import ALERT, Frame, build, grid, para, signatures, styles
 from controller.reports.reportview import local_time
 from controller.reports.slip import Slip
 
@@ -25,22 +25,22 @@ def _amount(slip: Slip, st: dict[str, ParagraphStyle], width: float) -> Flowable
     sub = ParagraphStyle("sub", parent=st["body"], fontSize=11, leading=14, alignment=TA_CENTER)
     amount = dict(slip.lines())["Amount"]
     head = f"Table {slip.table}  ·  seat {slip.seat}  ·  {slip.hand}  ·  round {slip.round_no}"
-    t = Table([[_p(amount, big)], [_p(head, sub)]], colWidths=[width])
+    t = Table([[para(amount, big)], [para(head, sub)]], colWidths=[width])
     t.setStyle(TableStyle([("BOX", (0, 0), (-1, -1), 1.2, "#1a1a1a"), ("TOPPADDING", (0, 0), (-1, -1), 6),
                            ("BOTTOMPADDING", (0, 0), (-1, -1), 8)]))  # fmt: skip
     return t
 
 
 def _pending(st: dict[str, ParagraphStyle], width: float) -> Flowable:
-    t = Table([[_p("NOT YET VALIDATED: complete when the floorperson validates the hit", st["banner"])]],
+    t = Table([[para("NOT YET VALIDATED: complete when the floorperson validates the hit", st["banner"])]],
               colWidths=[width])  # fmt: skip
     t.setStyle([("BACKGROUND", (0, 0), (-1, -1), ALERT)])
     return t
 
 
 def _story(slip: Slip, width: float) -> list[Flowable]:
-    st = _styles()
-    story: list[Flowable] = [_p(TITLE, st["h1"])]
+    st = styles()
+    story: list[Flowable] = [para(TITLE, st["h1"])]
     if slip.pending:
         story += [_pending(st, width), Spacer(1, 6)]
     story += [_amount(slip, st, width), Spacer(1, 10)]
@@ -48,7 +48,7 @@ def _story(slip: Slip, width: float) -> list[Flowable]:
     story.append(grid([[(k, st["head"]), (v, st["cell"])] for k, v in body], width, head=False, shade_col=True))
     story += [Spacer(1, 16), signatures(st, width, _signers(), "Signatures")]
     story.append(
-        _p(
+        para(
             "The dealer and the floorperson who validated the hit sign when the amount is paid; the casino's "
             "internal controls say where this slip is filed.",
             st["note"],

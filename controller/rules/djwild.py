@@ -176,7 +176,9 @@ def _amount(seat: int, name: str, amt: int, minimum: int) -> int:
     return amt
 
 
-def _win(seat: int, wager: str, amount: int, table: Paytable, key: str, rule: str, detail: str = "") -> WagerResult:
+def _win(seat: int, wager: str, amount: int, table: Paytable, key: str, detail: str = "") -> WagerResult:
+    """A wager paid by ``table``'s row ``key`` (a hand it does not print loses); a pay that is not a
+    whole number of cents is refused citing where the paytable is printed."""
     pay = table.payout(key)
     if pay is None:
         return WagerResult(seat, wager, amount, "lose", -amount, hand=key, paytable=table.name, detail=detail)
@@ -195,7 +197,7 @@ def _win(seat: int, wager: str, amount: int, table: Paytable, key: str, rule: st
             meter_fraction=pay.ratio,
             detail=detail,
         )
-    net = whole_cents(pay.net_win(amount, per_wager_cents=table.per_wager_cents), rule=rule)
+    net = whole_cents(pay.net_win(amount, per_wager_cents=table.per_wager_cents), rule=table.section)
     return WagerResult(seat, wager, amount, "win", net, hand=key, paytable=table.name, pays=pay.text, detail=detail)
 
 
@@ -233,9 +235,9 @@ def settle_main(
         ]
     why = "beats the dealer (§ 687a.11(e)(1))"
     return [
-        _win(s, "ante", a, get_paytable(ANTE_PAYTABLE), "win", "§ 687a.12(a)", why),
-        _win(s, "blind", a, get_paytable(config.blind_paytable), hand, "§ 687a.12(b)", why),
-        _win(s, "raise", 2 * a, get_paytable(RAISE_PAYTABLE), "win", "§ 687a.12(a)", why),
+        _win(s, "ante", a, get_paytable(ANTE_PAYTABLE), "win", why),
+        _win(s, "blind", a, get_paytable(config.blind_paytable), hand, why),
+        _win(s, "raise", 2 * a, get_paytable(RAISE_PAYTABLE), "win", why),
     ]
 
 
@@ -247,7 +249,7 @@ def settle_trips(seat: int, amount: int, cards: Sequence[int] | str, paytable: s
     player = poker.eval_five(hand, rules=RULES)
     if player.category.text in _BELOW_TRIPS:
         return WagerResult(seat, "trips", amount, "lose", -amount, hand=player.category.text, paytable=table.name)
-    return _win(seat, "trips", amount, table, trips_key(hand, player), "§ 687a.12(d)")
+    return _win(seat, "trips", amount, table, trips_key(hand, player))
 
 
 def settle_bad_beat(
@@ -284,7 +286,6 @@ def settle_bad_beat(
             amount,
             table,
             hand,
-            "§ 687a.12(e)",
             f"player's {hand} lost to the dealer's {dealer.category.text} (§ 687a.11(f)(3)(ii))",
         )
     dhand = dealer.category.text
@@ -295,7 +296,6 @@ def settle_bad_beat(
             amount,
             table,
             dhand,
-            "§ 687a.12(e)",
             f"dealer's {dhand} lost to the player's {hand} (two-way, reading 687a-4)",
         )
     return WagerResult(seat, "bad-beat", amount, "lose", -amount, hand=hand, paytable=table.name)
@@ -327,7 +327,7 @@ def settle_progressive(
             paytable=table.name,
             detail="folded hands do not qualify (§ 687a.11(b)(3))",
         )
-    return _win(seat, "progressive", amount, table, hand, "§ 687a.12(c)")
+    return _win(seat, "progressive", amount, table, hand)
 
 
 # --------------------------------------------------------------------------- the round

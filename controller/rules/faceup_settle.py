@@ -55,7 +55,7 @@ from controller.rules.faceup_bonus import (
 from controller.rules.faceup_houseway import DEFAULT_HOUSE_WAY, house_way
 from controller.rules.paytables import Payout, Paytable, get_paytable, parse_money
 from controller.rules.positions import settlement_order
-from controller.rules.settlement import WagerResult, paytable_result, wager_cents, whole_cents
+from controller.rules.settlement import EvenMoney, WagerResult, paytable_result, wager_cents, whole_cents
 
 MAX_SEATS = 6  # § 688a.2(a)
 #: who is paid which Envy Bonus (reading 688a-8): "lammer" (default, § 688a.8(b)(1),
@@ -126,10 +126,9 @@ def _lookup(pt: Paytable, category: str) -> tuple[str, Payout | None]:
     return category, None
 
 
-def _odds_result(
-    seat: int, wager: str, amount: int, hand: str, pt: Paytable, p: Payout | None, rule: str
-) -> WagerResult:
+def _odds_result(seat: int, wager: str, amount: int, hand: str, pt: Paytable, rule: str) -> WagerResult:
     """An odds wager (Ace High, Fortune; § 688a.12(b),(c)): a hand not in the table loses."""
+    p = pt.payout(hand)
     if p is not None and p.kind not in ("odds", "for", "push", "lose"):
         raise FaceUpError(f"{pt.name}: {hand} pays {p.text!r}; this wager pays odds ({pt.section})")
     return paytable_result(seat, wager, amount, hand, pt, p, rule)
@@ -206,10 +205,11 @@ def settle_round(
     if win is None:
         raise FaceUpError(f"{base_pt.name}: no 'win' payout (§ 688a.12(a))")
 
+    pay = EvenMoney(base_pt, win, "§ 688a.12(a)")
     out = _surrenders(order, seats)
     for s in order:  # § 688a.11(e)-(f), § 688a.12(a)
         if not seats[s].surrender:
-            out.append(_base_result(s, seats[s], settings.get(s), dealer_set, dealer_ah, base_pt, win))
+            out.append(_base_result(s, seats[s], settings.get(s), dealer_set, dealer_ah, pay))
     out += _ace_high_results(order, seats, dealer_ah, opt)
     prog_q = [s for s in order if seats[s].progressive]
     out += _fortune_results(order, seats, prog_q, opt)
@@ -267,8 +267,7 @@ def _base_result(
     setting: Setting | None,
     dealer_set: Setting,
     dealer_ah: str | None,
-    base_pt: Paytable,
-    win: Payout,
+    pay: EvenMoney,
 ) -> WagerResult:
     """§ 688a.11(e)-(f), § 688a.12(a): one seat's base wager."""
     if setting is None:  # dealer Ace High Pai Gow, no setting given
@@ -278,12 +277,7 @@ def _base_result(
     res = base_outcome(setting, dealer_set, dealer_ah is not None)
     hand = setting_text(setting)
     detail = f"{res.section}; {setting} vs dealer {dealer_set}" + (" (foul)" if setting.foul else "")
-    if res.outcome == "win":
-        net = whole_cents(win.net_win(w.base), rule="§ 688a.12(a)")
-        return WagerResult(s, "base", w.base, "win", net, hand, base_pt.name, win.text, detail=detail)
-    if res.outcome == "push":
-        return WagerResult(s, "base", w.base, "push", 0, hand, detail=detail)
-    return WagerResult(s, "base", w.base, "lose", -w.base, hand, detail=detail)
+    return pay.result(s, "base", w.base, res.outcome, hand, detail)
 
 
 def _ace_high_results(
@@ -317,7 +311,7 @@ def _ace_high_results(
             key = "both-ace-high"
         else:
             key = f"dealer-ace-high-{dealer_ah}"
-        out.append(_odds_result(s, "ace-high", a, key, pt, pt.payout(key), "§ 688a.11(h)(1)(i)(B), § 688a.12(b)"))
+        out.append(_odds_result(s, "ace-high", a, key, pt, "§ 688a.11(h)(1)(i)(B), § 688a.12(b)"))
     return out
 
 
@@ -395,8 +389,8 @@ def _fortune(seat: int, w: SeatWagers, pt: Paytable, opt: FaceUpOptions) -> Wage
     rule = "§ 688a.11(h)(2)(i), § 688a.12(c)"
     results = []
     for cat in _categories(w.cards, "bug", opt):
-        key, p = _lookup(pt, cat)
-        results.append(_odds_result(seat, "fortune", w.fortune, key, pt, p, rule))
+        key = _lookup(pt, cat)[0]
+        results.append(_odds_result(seat, "fortune", w.fortune, key, pt, rule))
     best = max(results, key=lambda r: r.net)
     if best is not results[0]:
         best = replace(best, detail=f"{rule}; straight and three-of-a-kind: the higher pay (reading 688a-7)")

@@ -10,7 +10,7 @@ hardware imports.
 File format (one file per chapter)::
 
     [paytables."Six-Card Fortune Bonus"]
-    game = "six-card-fortune"          # game id (see GAMES)
+    game = "six-card-fortune"          # game id (declared in controller/gamedefs/)
     wager = "fortune"                  # wager id within the game
     section = "§ 670a.12(b)(1)"        # where the regulation prints it
     pays = [                           # ordered, best hand first
@@ -44,14 +44,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
-GAMES = (
-    "six-card-fortune",
-    "fortune-asia",
-    "face-up",
-    "dj-wild",
-    "over-under",
-    "pai-gow-tiles",
-)
+from controller.gamedefs import game_ids
 
 PayKind = Literal["odds", "for", "meter", "fixed", "push", "lose"]
 
@@ -223,8 +216,9 @@ def _check_body(where: str, body: Any) -> None:
     missing = _REQUIRED - set(body)
     if missing:
         raise PaytableError(f"{where}: missing key(s) {', '.join(sorted(missing))}")
-    if body["game"] not in GAMES:
-        raise PaytableError(f"{where}: game {body['game']!r} is not one of {', '.join(GAMES)}")
+    games = game_ids()
+    if body["game"] not in games:
+        raise PaytableError(f"{where}: game {body['game']!r} is not one of {', '.join(games)}")
     if not str(body["section"]).startswith("§"):
         raise PaytableError(f"{where}: section must cite the regulation, e.g. '§ 670a.12(b)(1)'")
 

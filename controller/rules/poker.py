@@ -40,7 +40,7 @@ Five wilds and five of a kind are never natural.
 Speed: the single-hand path below works on rank counts and per-suit rank
 bitmasks (no 5-subset loop), about 20-60 microseconds per 7-card hand in
 CPython.  For throughput, :func:`best_five_batch` evaluates numpy arrays of
-hands with precomputed lookup tables (controller/rules/_poker_batch.py).
+hands with precomputed lookup tables (controller/rules/poker_batch.py).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from controller.rules.cards import JOKER, CardError, card_str, check_count, pars
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from controller.rules._poker_batch import BatchResult
+    from controller.rules.poker_batch import BatchResult
 
 __all__ = [
     "Category",
@@ -587,8 +587,8 @@ def best_five_batch(hands: ArrayLike, rules: str = "bug") -> BatchResult:
     Returns ``(category, score, natural)`` numpy arrays (int8 Category values,
     int64 scores comparable with :attr:`HandRank.score`, bool).  Raises ValueError for
     a bad shape, a card number outside 0..52, a repeated card in a row, or a joker
-    under the natural rules.  See controller/rules/_poker_batch.py.
+    under the natural rules.  See controller/rules/poker_batch.py.
     """
-    from controller.rules._poker_batch import best_five_batch as _impl
+    from controller.rules.poker_batch import best_five_batch as _impl
 
     return _impl(hands, rules)

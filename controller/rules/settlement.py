@@ -67,6 +67,24 @@ def whole_cents(x: Fraction, *, rule: str) -> int:
     return int(x)
 
 
+@dataclass(frozen=True)
+class EvenMoney:
+    """How a game's main wager is paid by its paytable's ``win`` row (1 to 1 where the chapter
+    prints it: § 670a.12(a), § 688a.12(a)): the win, a push, or the wager lost."""
+
+    pt: Paytable
+    win: Payout
+    section: str  # where the chapter prints the pay
+
+    def result(self, seat: int, wager: str, amount: int, outcome: str, hand: str, detail: str) -> WagerResult:
+        if outcome == "win":
+            net = whole_cents(self.win.net_win(amount), rule=self.section)
+            return WagerResult(seat, wager, amount, "win", net, hand, self.pt.name, self.win.text, detail=detail)
+        if outcome == "push":
+            return WagerResult(seat, wager, amount, "push", 0, hand, detail=detail)
+        return WagerResult(seat, wager, amount, "lose", -amount, hand, detail=detail)
+
+
 def round_up_to(amount_cents: Fraction | int, step_cents: int) -> int:
     """Round up to the next multiple of ``step_cents`` (e.g. 25 for § 621a.11(a) vigorish)."""
     a = Fraction(amount_cents)

@@ -31,9 +31,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from controller.rules.cards import JOKER, card_str
-from controller.rules.paytables import Payout, Paytable, get_paytable, parse_money
+from controller.rules.paytables import Paytable, get_paytable, parse_money
 from controller.rules.positions import settlement_order
-from controller.rules.settlement import WagerResult, paytable_result, wager_cents, whole_cents
+from controller.rules.settlement import EvenMoney, WagerResult, paytable_result, wager_cents
 from controller.rules.sixcard import (
     RANK_WORDS,
     Setting,
@@ -207,7 +207,7 @@ def settle_round(
     out: list[WagerResult] = []
     # § 670a.11(e)-(g): the Six-Card Fortune Pai Gow Poker Wager, then the Double Down
     for s in order:
-        out += _base_results(s, seats[s], settings[s], dealer_set, dd_live, base_pt, win)
+        out += _base_results(s, seats[s], settings[s], dealer_set, dd_live, EvenMoney(base_pt, win, "§ 670a.12(a)"))
     # § 670a.11(h): the six cards rearranged to the highest ranking hand
     keys = {s: hand_key(six_card_rank(seats[s].cards)) for s in order}
     out += _fortune_results(order, seats, keys, opt, players)
@@ -217,7 +217,7 @@ def settle_round(
 
 
 def _base_results(
-    s: int, w: SeatWagers, setting: Setting, dealer_set: Setting, dd_live: bool, base_pt: Paytable, win: Payout
+    s: int, w: SeatWagers, setting: Setting, dealer_set: Setting, dd_live: bool, pay: EvenMoney
 ) -> list[WagerResult]:
     """§ 670a.11(e)-(g): one seat's wager, then its Double Down."""
     res = compare_hands(setting, dealer_set)
@@ -225,12 +225,12 @@ def _base_results(
     detail = f"{setting} vs dealer {dealer_set}: " + (
         "foul" if res.foul else f"high {'won' if res.high > 0 else 'lost'}, low {'won' if res.low > 0 else 'lost'}"
     )
-    out = [_base_result(s, "base", w.base, res.outcome, hand, base_pt, win, f"{res.section}; {detail}")]
+    out = [pay.result(s, "base", w.base, res.outcome, hand, f"{res.section}; {detail}")]
     if not w.double_down:
         return out
     if dd_live:
         rule = f"§ 670a.11(g)(1), {res.section}"
-        out.append(_base_result(s, "double-down", w.double_down, res.outcome, hand, base_pt, win, rule))
+        out.append(pay.result(s, "double-down", w.double_down, res.outcome, hand, rule))
     else:
         out.append(
             WagerResult(
@@ -341,17 +341,6 @@ def _check_hands(wagers: Mapping[int, int], keys: Mapping[int, str]) -> None:
     for s in wagers:
         if s not in keys:
             raise SixCardError(f"seat {s}: a Progressive Payout Wager but no hand")
-
-
-def _base_result(
-    seat: int, wager: str, amount: int, outcome: str, hand: str, pt: Paytable, win: Payout, rule: str
-) -> WagerResult:
-    if outcome == "win":  # § 670a.12(a): 1 to 1
-        net = whole_cents(win.net_win(amount), rule="§ 670a.12(a)")
-        return WagerResult(seat, wager, amount, "win", net, hand, pt.name, win.text, detail=rule)
-    if outcome == "push":
-        return WagerResult(seat, wager, amount, "push", 0, hand, detail=rule)
-    return WagerResult(seat, wager, amount, "lose", -amount, hand, detail=rule)
 
 
 def _setting(seat: int, w: SeatWagers, given: Setting | tuple[Sequence[int], int]) -> Setting:

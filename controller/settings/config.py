@@ -26,7 +26,8 @@ from typing import Any
 
 from controller.core.safefile import CONFIG as CONFIG_MAX
 from controller.core.safefile import read_bounded
-from controller.rules.paytables import GAMES, parse_money, parse_percent
+from controller.gamedefs import game_ids
+from controller.rules.paytables import parse_money, parse_percent
 from controller.settings.pins import Expander
 from drivers.gpio import BCM_PINS, HEADER_CHIP, PinAddr, parse_pin
 
@@ -308,7 +309,7 @@ def parse_profile(doc: Mapping[str, Any], file: str) -> TableProfile:
     root = Section(file, "", doc)
     g = root.sub("game")
     assert g is not None
-    game = g.get_str("id", choices=GAMES)
+    game = g.get_str("id", choices=game_ids())
     name = g.get_str("name", game)
     seats = g.get_int("seats", 6, 1, 7)
     positions = g.get_int("positions", seats + 1, 2, 8)

@@ -47,6 +47,7 @@ from typing import Any
 
 from controller.settings.config import ConfigError, ProfileUnreadable, Section, TableProfile, load_profile, read_toml
 from controller.settings.pins import Expander, PinClash, Use, allocate, bus_uses
+from drivers.devicedefs import names as serial_devices
 from drivers.gpio import (
     CHIP_FACTORIES,
     EXPANDER_TYPES,
@@ -56,7 +57,7 @@ from drivers.gpio import (
     Pin,
     PinAddr,
 )
-from drivers.serialdev import BAUD_RATES, SERIAL_DEVICES, SerialSettings
+from drivers.serialdev import BAUD_RATES, SerialSettings
 
 
 @dataclass(frozen=True)
@@ -352,7 +353,7 @@ def _load_serials(root: Section, file: str, profile: TableProfile) -> dict[str, 
     s = root.sub("serial")
     assert s is not None
     serial: dict[str, SerialSettings] = {}
-    for dev in SERIAL_DEVICES:
+    for dev in serial_devices():
         sub = s.sub(dev, required=dev in profile.required_devices)
         if sub is not None:
             serial[dev] = _load_serial(sub, dev)

@@ -9,6 +9,7 @@ import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 
+from controller.gamedefs import games
 from controller.rules.paytables import Paytable, PaytableError, parse_paytables
 
 
@@ -34,5 +35,7 @@ def default_paytable_dir() -> Path:
 
 
 def shipped_paytables() -> dict[str, Paytable]:
-    """Every paytable shipped under config/paytables."""
-    return load_paytables(default_paytable_dir().glob("*.toml"))
+    """The paytables of every declared game (controller/gamedefs/): its file under config/paytables,
+    or where its declaration says."""
+    base = default_paytable_dir()
+    return load_paytables({base / decl.paytable_file for decl in games().values()})

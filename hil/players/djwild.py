@@ -71,6 +71,3 @@ class DJWildPlayers(Strategy[Procedure]):
             else:
                 out.append((f"FOLD {seat}", {}))
         return out
-
-
-STRATEGY = DJWildPlayers

@@ -70,6 +70,3 @@ class FaceUpPlayers(Strategy[Procedure]):
         if self.rng.random() < 0.3:
             return self.rng.sample(list(cards), 2)
         return list(house_way(tuple(cards), "highest-low").low)
-
-
-STRATEGY = FaceUpPlayers

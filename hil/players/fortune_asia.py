@@ -100,6 +100,3 @@ class FortuneAsiaPlayers(Strategy[Procedure]):
             s = get_house_way("highest-high")(mine)
             (m1, m2), (low,) = s.medium.cards, s.low.cards
         return (f"SET {n} {card_str(m1)} {card_str(m2)} {card_str(low)}", {})
-
-
-STRATEGY = FortuneAsiaPlayers

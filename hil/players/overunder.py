@@ -48,6 +48,3 @@ def _guess(cards: list[int], contrary: bool) -> str:
     """Under 18 on a low first card (when read), else over 23; the other way when ``contrary``."""
     low = bool(cards) and cards[0] != 0xFF and card_points(cards[0]) <= 5
     return "under-18" if low != contrary else "over-23"
-
-
-STRATEGY = OverUnderPlayers

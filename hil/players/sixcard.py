@@ -52,6 +52,3 @@ class SixCardPlayers(Strategy[Procedure]):
         if self.rng.random() < 0.1 and cards:  # a player sets his own hand (sometimes a foul, § 670a.11(f)(1)(v))
             out.append((f"SET {n} {card_str(self.rng.choice(cards))}", {}))
         return out
-
-
-STRATEGY = SixCardPlayers

@@ -119,6 +119,3 @@ class TilesPlayers(Strategy[PaiGowTiles]):
         if r < 0.3 and tiles:
             return f"SET {seat} {self._tiles(tiles)}"
         return None
-
-
-STRATEGY = TilesPlayers

@@ -105,12 +105,13 @@ def test_named_event_kinds_are_written():
 def test_named_states_are_machine_states():
     import tomllib
 
-    from controller.games import GAME_MODULES, procedure_for
+    from controller.gamedefs import games
+    from controller.games import procedure_for
     from controller.play.machine import TAIL
     from controller.settings.config import parse_profile
 
     states = set(TAIL) | {"self_test", "open_for_wagers", "no_more_bets"}
-    for game in GAME_MODULES:
+    for game in games():
         profile = parse_profile(tomllib.loads((ROOT / "config" / "tables" / f"{game}.toml").read_text()), game)
         states |= {p.state for p in procedure_for(game, profile).phases}
     text = _prose()

@@ -20,6 +20,7 @@ CONTROLLER = ROOT / "controller"
 
 #: bottom to top; the packages of one layer import nothing of each other
 LAYERS: list[tuple[str, ...]] = [
+    ("controller.gamedefs",),  # the games declared, data only (ids, chapters, dotted names)
     ("controller.rules",),  # pure: cards, tiles, dice, evaluators, settlement, paytables passed in
     ("controller.analysis", "controller.core"),  # exact analyses | records, money, clock, reactor, log
     ("controller.settings",),  # the profile, the hardware file, pins, the paytable files
@@ -161,7 +162,7 @@ def test_rules_stay_pure(mod):
     assert not bad, f"{path.name} imports {bad}"
     opens = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "open"]
     assert not opens, f"{path.name} opens a file at lines {opens}"
-    assert all(m == "controller" or m.startswith("controller.rules") for m, _ in imports(mod))
+    assert all(m == "controller" or m.startswith(("controller.rules", "controller.gamedefs")) for m, _ in imports(mod))
 
 
 def test_the_table_service_never_loads_the_link_processes():

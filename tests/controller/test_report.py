@@ -518,7 +518,7 @@ def test_headings_never_break_mid_word():
     """Every column at least as wide as its longest word: no "Sea t", "Roun d"."""
     from reportlab.pdfbase.pdfmetrics import stringWidth
 
-    st = RP._styles()
+    st = RP.styles()
     head = [(h, st["head"]) for h in ["Time", "Level", "Hit #", "Table", "Asset", "Round", "Seat", "Hand", "Amount"]]
     rows = [[("2026-07-04 11:00:00 EDT", st["cell"]), ("primary", st["cell"]), ("12", st["cell"]),
              ("T-10", st["cell"]), ("A-100001", st["cell"]), ("12345", st["cell"]), ("6", st["cell"]),

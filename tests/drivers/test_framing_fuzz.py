@@ -86,7 +86,7 @@ def test_single_bit_flip_anywhere_is_detected_or_resynced():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from(P.MESSAGES), st.binary(max_size=60))
+@given(st.sampled_from(P.messages()), st.binary(max_size=60))
 def test_any_payload_decodes_or_raises_protocol_error(spec, payload):
     try:
         name, fields = P.decode(spec.device, spec.type, payload)
@@ -109,7 +109,7 @@ def _values(spec):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from(P.MESSAGES).flatmap(lambda s: st.tuples(st.just(s), _values(s))))
+@given(st.sampled_from(P.messages()).flatmap(lambda s: st.tuples(st.just(s), _values(s))))
 def test_every_message_round_trips(arg):
     spec, values = arg
     mtype, payload = P.encode(spec.device, spec.name, **values)

@@ -70,7 +70,7 @@ def _doc_rows():
 
 def _code_rows():
     rows = set()
-    for s in P.MESSAGES:
+    for s in P.messages():
         f = [f"{n}:{TYPES[t]}" for n, t in s.fields]
         if s.tail:
             kind, n = s.tail.split(":")
@@ -94,7 +94,7 @@ def test_message_tables_match_drivers_protocol():
 
 
 def test_directions_follow_the_type_ranges():
-    for s in P.MESSAGES:
+    for s in P.messages():
         assert (0x10 <= s.type <= 0x2F) == (s.direction == "host"), s
         assert 0x10 <= s.type <= 0x4F
 

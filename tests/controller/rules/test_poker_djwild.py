@@ -238,7 +238,7 @@ def test_exact_count_every_five_card_hand_from_53_djwild():
     # the natural flag over every hand: no joker, and the bug/plain category of the same five
     # cards at face value equals the DJ Wild category (reading 687a-1)
     from controller.analysis.deck import iter_hands
-    from controller.rules._poker_batch import _level_to_category, score_columns
+    from controller.rules.poker_batch import _level_to_category, score_columns
 
     naturals = 0
     for cols in iter_hands(53, 5, chunk=1 << 18):

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from functools import cache
 from itertools import combinations
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -178,22 +178,27 @@ def multiset_table(rules: str, n: int) -> tuple[IntArray, IntArray, IntArray, In
             if b > 7 or not nlo[a] or not nhi[b]:
                 continue
             OFF[w * 64 + a * 8 + b] = len(vals)
-            vals += _block_values(lo, hi, lo_keys[a], hi_keys[b], w, m, rules)
+            vals += _block_values(_Half(lo, lo_keys[a]), _Half(hi, hi_keys[b]), w, m, rules)
     return LO, HI, OFF, np.array(nhi + [0], dtype=np.int64), np.array(vals, dtype=np.int64)
 
 
-def _block_values(
-    lo: tuple[int, ...], hi: tuple[int, ...], lo_keys: list[int], hi_keys: list[int], w: int, m: int, rules: str
-) -> list[int]:
+class _Half(NamedTuple):
+    """One half of the ranks (low or high), and the keys of its multisets of one size."""
+
+    ranks: tuple[int, ...]
+    keys: list[int]
+
+
+def _block_values(lo: _Half, hi: _Half, w: int, m: int, rules: str) -> list[int]:
     """The suit-blind score of every (low half, high half) multiset pair with ``w`` wild cards
     (``m`` natural cards); below five cards, the category level only."""
     lv = P._LEVEL[rules]
     vals: list[int] = []
-    for kl in lo_keys:
-        cl = _counts(lo, kl)
-        for kh in hi_keys:
+    for kl in lo.keys:
+        cl = _counts(lo.ranks, kl)
+        for kh in hi.keys:
             counts = cl.copy()
-            for i, r in enumerate(hi):
+            for i, r in enumerate(hi.ranks):
                 counts[r] = kh // 5**i % 5
             if m + w >= 5:
                 vals.append(P._nonflush_score(counts, w, rules))

@@ -51,9 +51,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="with --check: not the ledger (systemd's ExecStartPre: a damaged ledger is the service's latched "
         "tilt, not a start that fails and restarts)",
     )
-    from controller.commands._argtypes import log_level
-
-    p.add_argument("--log-level", type=log_level, default="info", help="the service's log level (default info)")
+    # (choices here, not controller/commands/_argtypes.py: `tablectl run` imports no other command module)
+    p.add_argument(
+        "--log-level",
+        type=str.lower,
+        choices=("debug", "info", "warning", "error", "critical"),
+        default="info",
+        help="the service's log level (default info)",
+    )
     p.add_argument(
         "--console-socket",
         type=Path,
@@ -98,15 +103,11 @@ def _fail(msg: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from controller.boot.startup import load_config, preflight
-    from controller.commands._argtypes import astray
     from controller.settings.config import ConfigError
 
-    astrays = [
-        ("--offline", args.offline, "--check", args.check),
-        ("--config-only", args.config_only, "--check", args.check),
-    ]
-    if problem := astray(astrays):
-        print(f"tablectl run: {problem}", file=sys.stderr)
+    if (args.offline or args.config_only) and not args.check:
+        astray = "--offline" if args.offline else "--config-only"
+        print(f"tablectl run: {astray} goes with --check, not given: nothing would use it", file=sys.stderr)
         return EXIT_CONFIG
     try:
         hw, _procedure = load_config(args.config)

@@ -146,7 +146,7 @@ def test_a_tiny_increment_rate_is_refused_by_lap_check(tmp_path, capsys):
     # before: `lap --check` passed it; the LAP then died on "bigint out of range"
     cfg = tmp_path / "lap.toml"
     cfg.write_text(LAP_TOML.format(rate="0.0000000000000000001%"))
-    fails(capsys, ["lap", "--db", "x", "--config", str(cfg), "--check"], 2, "increment_rate", "finer than")
+    fails(capsys, ["lap", "--db", "postgresql://x", "--config", str(cfg), "--check"], 2, "increment_rate", "finer than")
     from controller.lap.config import RATE_DEN, load_lap
 
     cfg.write_text(LAP_TOML.format(rate="21.0125%"))  # four decimals: kept

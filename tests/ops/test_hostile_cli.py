@@ -100,15 +100,15 @@ CASES: dict[str, list[list[str]]] = {
         ["init", "--config", BAD],
     ],  # fmt: skip
     "lap": [
-        ["--db", "x", "--config", BAD, "--check"],
-        ["--db", "x", "--config", M, "--check"],
-        ["--db", "x", "--config", DIR, "--check"],
-        ["--db", "x", "--config", "{tinyrate}", "--check"],
+        ["--db", "postgresql://x", "--config", BAD, "--check"],
+        ["--db", "postgresql://x", "--config", M, "--check"],
+        ["--db", "postgresql://x", "--config", DIR, "--check"],
+        ["--db", "postgresql://x", "--config", "{tinyrate}", "--check"],
         ["--db", "postgresql://127.0.0.1:9/x", "--config", "{lap}", "--check"],
-        ["--db", "x", "--config", "{lap}", "--staff-pin", "nobody:king"],
+        ["--db", "postgresql://x", "--config", "{lap}", "--staff-pin", "nobody:king"],
         ["--db", "postgresql://127.0.0.1:9/x", "--config", "{nested}", "--check"],
         ["--db", "not-a-dsn", "--config", "{lap}", "--check", "--sim"],
-        ["--db", "x", "--config", "{lap}", "--report", "--day", "today", "--format", "pdf"],
+        ["--db", "postgresql://x", "--config", "{lap}", "--report", "--day", "today", "--format", "pdf"],
     ],  # fmt: skip
     "meters": [
         ["--state-dir", GARB],

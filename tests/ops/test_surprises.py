@@ -511,10 +511,10 @@ def test_install_md_figures_are_the_builds():
     [
         (["run", "--offline"], "--offline goes with --check"),
         (["run", "--config-only"], "--config-only goes with --check"),
-        (["lap", "--db", "x", "--note", "why"], "--note goes with --reopen"),
-        (["lap", "--db", "x", "--day", "2026-01-01"], "--day goes with --report"),
-        (["lap", "--db", "x", "--out", "r.csv"], "--out goes with --report"),
-        (["lap", "--db", "x", "--format", "pdf"], "--format pdf goes with --report"),
+        (["lap", "--db", "postgresql://x@127.0.0.1:9/x", "--note", "why"], "--note goes with --reopen"),
+        (["lap", "--db", "postgresql://x@127.0.0.1:9/x", "--day", "2026-01-01"], "--day goes with --report"),
+        (["lap", "--db", "postgresql://x@127.0.0.1:9/x", "--out", "r.csv"], "--out goes with --report"),
+        (["lap", "--db", "postgresql://x@127.0.0.1:9/x", "--format", "pdf"], "--format pdf goes with --report"),
     ],
 )
 def test_an_option_its_mode_cannot_honour_is_refused(argv, said, tmp_path, capsys):

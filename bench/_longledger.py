@@ -81,7 +81,7 @@ def prepare(state: Path, rounds: int, emit: Emit) -> None:
         head = led.head()
     finally:
         led.close()
-    Witness(default_witness_dir(state), TABLE).write(head)
+    Witness(default_witness_dir(state), TABLE, key).write(head)
     size = path.stat().st_size
     emit("ledger_rounds", rounds)
     emit("ledger_events", head.count)
@@ -239,7 +239,7 @@ def worst_tail(emit: Emit) -> None:
         for i in range(0, len(recs), 100):  # commits of a round or so, as the table makes them
             led.append(recs[i : i + 100])
         wd = Path(d) / "witness"
-        Witness(wd, TABLE).write(led.head())
+        Witness(wd, TABLE, key).write(led.head())
         led.close()
         tail_runs(AuditRunner(Where(state, key, wd, TABLE), TABLE), emit, "tail_check_worst")
 

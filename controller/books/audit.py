@@ -55,7 +55,7 @@ def audit(where: Where, *, full: bool = True) -> list[str]:
     try:
         if led is None:
             try:
-                head = Witness(where.witness_dir, table_id or "").read()
+                head = Witness(where.witness_dir, table_id or "", where.key).read()
             except Exception as e:  # noqa: BLE001
                 return [f"no ledger at {path}", str(e)]
             if head is not None and head.count > 0:
@@ -64,7 +64,7 @@ def audit(where: Where, *, full: bool = True) -> list[str]:
         if table_id is None:
             row = led.db.execute("SELECT table_id FROM events ORDER BY seq DESC LIMIT 1").fetchone()
             table_id = str(row[0]) if row else ""
-        witnessed = read_for_check(Witness(where.witness_dir, table_id))
+        witnessed = read_for_check(Witness(where.witness_dir, table_id, where.key))
         try:
             led.db.execute("BEGIN")
             problems = led.verify(full=full)

@@ -79,7 +79,7 @@ class AuditRunner:
         step 1 alone (the events since the last seal, the stored meters, the witness, the table),
         what the tail watch runs every few seconds (:meth:`tail_checked`)."""
         t0 = (time.perf_counter(), time.thread_time())
-        witnessed = read_for_check(Witness(self.where.witness_dir, self.table_id))
+        witnessed = read_for_check(Witness(self.where.witness_dir, self.table_id, self.where.key))
         try:
             led = Ledger.open_readonly(self.where.ledger_path, self.table_id, key=self.where.key)
         except LedgerError:

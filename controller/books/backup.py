@@ -175,7 +175,7 @@ def _incremental(where: Where, dest: Path, now: datetime) -> BackupResult | None
     prev = X.newest_copy(dest, _safe(table_id))
     if prev is None:
         return None
-    witnessed = read_for_check(Witness(where.witness_dir, table_id))  # before the ledger is read
+    witnessed = read_for_check(Witness(where.witness_dir, table_id, where.key))  # before the ledger is read
     try:
         before = _event_count(prev)
         head, problems = X.extend(where, prev, table_id, witnessed)
@@ -285,7 +285,7 @@ def _restore_via(
     table_id = _this_table(where, src, copy_table, copy_head)
     _audit_alone(work, where, src, table_id, copy_head)
     # against the table's witness: not older than what it says was recorded
-    witness = Witness(where.witness_dir, table_id)
+    witness = Witness(where.witness_dir, table_id, where.key)
     witnessed = read_for_check(witness)
     led = Ledger.open_readonly(copy, table_id, key=where.key)
     try:
@@ -367,7 +367,7 @@ def _audit_alone(work: Path, where: Where, src: Path, table_id: str, copy_head: 
     """The copy on its own: chain, MACs, checkpoints, meters (with a witness of its own head,
     so that only the copy is judged here); never overridable."""
     own = work / "own-witness"
-    Witness(own, table_id).write(copy_head)
+    Witness(own, table_id, where.key).write(copy_head)
     problems = audit(Where(work, where.key, own, where.table_id))
     if problems:
         raise BackupError(f"{src}: the copy does not audit clean: {problems[0]}" + _more(problems))

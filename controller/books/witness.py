@@ -13,12 +13,17 @@ The witness is written *after* each durable commit has been handed back (never o
 the lock-out's path, and without an fsync: a witness lost to a power cut lags the
 ledger, which is allowed; it can never get ahead of it), atomically: a temporary
 file renamed over the old one.  It cannot stop a person who can write both
-directories and restores both (docs/security.md); a linked progressive system's
-central record is the next line (``Ledger.head``).
+directories and restores both from the same moment (docs/security.md); a linked
+progressive system's central record is the next line (``Ledger.head``).  Written with
+the ledger key, it is signed (:class:`Witness`): without the key no witness can be made
+or edited, only deleted, copied or put back.  A witness that did not match at start-up is
+never rewritten until a technician acts (controller/daemon/ledgerstack.py).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -43,11 +48,25 @@ def default_witness_dir(state_dir: Path) -> Path:
     return state_dir.parent / f"{state_dir.name}-witness"
 
 
+def _signer(key: bytes | None) -> hmac.HMAC | None:
+    """The witness's own key, derived from the ledger key (never the ledger key itself)."""
+    if not key:
+        return None
+    return hmac.new(hmac.new(key, b"tablectl witness", hashlib.sha256).digest(), digestmod=hashlib.sha256)
+
+
 class Witness:
-    def __init__(self, directory: str | Path, table_id: str):
+    """The witness file of one table.  With the ledger ``key`` it is *signed* (``sig``: an HMAC of
+    its table, count and MAC under a key derived from the ledger key) and a read checks the
+    signature: a writer of the witness directory without the key can delete or copy a witness,
+    never make one — for a ledger copy put back from a backup, say.  Without the key (``tablectl
+    status``) it is read as it is."""
+
+    def __init__(self, directory: str | Path, table_id: str, key: bytes | None = None):
         self.dir = Path(directory)
         self.path = self.dir / WITNESS_FILE
         self.table_id = table_id
+        self._sign = _signer(key)
         self.written = 0  # writes by this process (bench/, tests)
         self._tmp: tuple[int, Path] | None = None  # (the process, its temporary file): see _tmp_path
 
@@ -85,7 +104,29 @@ class Witness:
             raise WitnessError(f"{self.path}: the witness's count is not an event number: {str(count)[:40]!r}")
         if not isinstance(mac, str) or not _HEX64.fullmatch(mac) or (count == 0) != (mac == GENESIS):
             raise WitnessError(f"{self.path}: the witness's MAC is not valid: {str(mac)[:80]!r}")
+        self._check_signature(doc, count, mac)
         return Head(count, mac)
+
+    def _signature(self, table: str, count: int, mac: str) -> str:
+        assert self._sign is not None
+        m = self._sign.copy()
+        m.update(json.dumps([table, count, mac]).encode("utf-8"))
+        return m.hexdigest()
+
+    def _check_signature(self, doc: dict[str, object], count: int, mac: str) -> None:
+        """With the key: the witness must carry its signature, and it must hold."""
+        if self._sign is None:
+            return
+        sig, table = doc.get("sig"), doc.get("table")
+        if sig is None:
+            raise WitnessError(
+                f"{self.path}: the witness is not signed (written before signed witnesses, or by someone "
+                "without the key)"
+            )
+        if not isinstance(sig, str) or not isinstance(table, str):
+            raise WitnessError(f"{self.path}: the witness's signature is not valid")
+        if not hmac.compare_digest(sig, self._signature(table, count, mac)):
+            raise WitnessError(f"{self.path}: the witness's signature does not match (made without the key)")
 
     def recorded_table(self) -> str | None:
         """The table the witness was written for (None: no witness, or none it can say)."""
@@ -104,8 +145,10 @@ class Witness:
         # bytes, not text: a text file's codec set-up looks attributes up by names made at each
         # call, and CPython's type attribute cache keeps each such name (up to 4,096 of them), so
         # a write per commit grew the service by a little every round for hours (issue 26)
-        doc = json.dumps({"table": self.table_id, "count": head.count, "mac": head.mac})
-        tmp.write_bytes(doc.encode("utf-8"))
+        fields: dict[str, object] = {"table": self.table_id, "count": head.count, "mac": head.mac}
+        if self._sign is not None:
+            fields["sig"] = self._signature(self.table_id, head.count, head.mac)
+        tmp.write_bytes(json.dumps(fields).encode("utf-8"))
         os.replace(tmp, self.path)
         self.written += 1
 
@@ -171,3 +214,31 @@ def check(ledger: object, witnessed: Head | WitnessError | None) -> list[str]:
         if r is not None:
             mac_at[witnessed.count] = str(r[0])
     return compare(witnessed, mac_at, head)
+
+
+def sign_if_unsigned(directory: Path, table_id: str, key: bytes, db: object) -> bool:
+    """An upgrade's step (``tablectl migrate``, run as root by install.sh): a witness written
+    before witnesses were signed, that still vouches for an event of the ledger open on ``db``
+    (the same MAC at its count), is written again signed, for the same head.  Anything else is
+    left for the start-up to find.  True when it was signed."""
+    import sqlite3
+
+    assert isinstance(db, sqlite3.Connection)
+    try:
+        Witness(directory, table_id, key).read()
+        return False  # signed (or none)
+    except WitnessError:
+        pass
+    plain = Witness(directory, table_id)
+    try:
+        head = plain.read()
+        doc = json.loads(plain.path.read_text())
+    except (WitnessError, OSError, ValueError):
+        return False
+    if head is None or "sig" in doc or doc.get("table") != table_id:
+        return False
+    row = db.execute("SELECT hash FROM events WHERE seq = ?", (head.count,)).fetchone()
+    if head.count and (row is None or row[0] != head.mac):
+        return False
+    Witness(directory, table_id, key).write(head)
+    return True

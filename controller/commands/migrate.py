@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from controller.books.audit import audit, where_from_args
     from controller.books.ledger import SCHEMA_VERSION, Ledger, LedgerError
     from controller.books.ledgerkey import LedgerKeyError
-    from controller.books.witness import Witness
+    from controller.books.witness import Witness, sign_if_unsigned
     from controller.daemon.stateowner import act_as_owner
     from controller.settings.config import ConfigError
 
@@ -105,9 +105,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         before = led.migrated_from
         head = led.head()
+        if sign_if_unsigned(where.witness_dir, table_id, where.key, led.db):
+            print(f"tablectl migrate: {where.witness_dir}: the witness (unsigned, matching the ledger) is now signed")
         if before is not None:
             # the keyed record is the new head: the witness follows it (a witness behind is no rollback)
-            Witness(where.witness_dir, table_id).write(head)
+            Witness(where.witness_dir, table_id, where.key).write(head)
     finally:
         led.close()
     done = f"migrated from schema {before} to {SCHEMA_VERSION}" if before is not None else f"schema {SCHEMA_VERSION}"

@@ -66,7 +66,7 @@ class LedgerStack:
             self.key = load_key(hw.ledger)
         self.lock = StateLock(hw.state_dir).acquire(f"tablectl service, table {hw.table_id}")
         self.where = where_of(hw, self.key)
-        self.witness = W.Witness(self.where.witness_dir, hw.table_id)
+        self.witness = W.Witness(self.where.witness_dir, hw.table_id, self.key)
         # the witness is read before the ledger is opened: opening creates a missing ledger
         self.witnessed = W.read_for_check(self.witness)
         self.ledger = ledger = Ledger(self.where.ledger_path, hw.table_id, key=self.key)

@@ -29,7 +29,7 @@ def _where(tmp_path: Path, key: bytes) -> Where:
 def _play(where: Where, rounds: int, *, init: bool = False) -> None:
     """Append rounds with meter increments, witnessing each commit as the service does."""
     led = Ledger(where.ledger_path, TABLE, key=where.key or b"")
-    w = Witness(where.witness_dir, TABLE)
+    w = Witness(where.witness_dir, TABLE, where.key)
     try:
         if init:
             led.append([Record(Kind.METER_INIT, 0, {"level": "primary", "seed": 100000, "rate": "3/200"})])

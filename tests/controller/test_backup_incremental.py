@@ -35,7 +35,7 @@ def _copy_audits_clean(where: Where, copy: Path, tmp: Path) -> list[str]:
     d.mkdir()
     (d / "ledger.sqlite3").write_bytes(copy.read_bytes())
     led = Ledger.open_readonly(d / "ledger.sqlite3")
-    Witness(d / "w", TABLE).write(led.head())
+    Witness(d / "w", TABLE, where.key).write(led.head())
     led.close()
     return audit(Where(d, where.key, d / "w", TABLE))
 
@@ -88,7 +88,7 @@ def test_a_ledger_behind_its_witness_is_not_brought_into_the_copy(table, tmp_pat
     bk = tmp_path / "bk"
     backup(table, bk, now=T0)
     _play(table, 5)
-    Witness(table.witness_dir, TABLE).write(L.Head(999, "f" * 64))  # the ledger ends before the witness
+    Witness(table.witness_dir, TABLE, table.key).write(L.Head(999, "f" * 64))  # the ledger ends before the witness
     with pytest.raises(BackupError, match="witness says 999 events"):
         backup(table, bk, now=T0 + timedelta(hours=1), incremental=True)
 

@@ -38,7 +38,7 @@ class Books:
         self.key = read_key(self.key_file)
         self.state = tmp / name
         self.where = Where(self.state, self.key, tmp / f"{name}-witness", table)
-        self.witness = Witness(self.where.witness_dir, table)
+        self.witness = Witness(self.where.witness_dir, table, self.key)
         led = Ledger(self.where.ledger_path, table, key=self.key)
         led.append([Record("meter.init", 0, {"level": "primary", "seed": 500_000, "rate": "21/100"})])
         for r in range(1, rounds + 1):
@@ -271,3 +271,39 @@ def test_a_forged_history_made_to_look_unkeyed_is_never_signed(books, capsys):
     assert "refused to key it: the ledger has a meta table" in capsys.readouterr().err
     assert books.path.read_bytes() == before
     assert main(["audit", *books.args()]) == 1
+
+
+# ---------------------------------------------------------------------- the witness, signed
+
+
+def test_an_older_copy_put_back_with_a_witness_made_to_match_is_found(books, tmp_path):
+    """The witness directory is the service user's: a shell there put back a backup of the ledger
+    and wrote a witness of the backup's head (count and MAC read from the copy) — every check
+    passed.  The witness is now signed under a key derived from the ledger key."""
+    old = tmp_path / "old.sqlite3"
+    shutil.copy(books.path, old)
+    old_head = Ledger.open_readonly(old).head()
+    led = Ledger(books.path, TABLE, key=books.key)
+    led.append(_records(4))
+    books.witness.write(led.head())
+    led.close()
+    assert audit(books.where) == []
+    shutil.copy(old, books.path)  # the rollback, and a witness made for it without the key
+    plain = json.dumps({"table": TABLE, "count": old_head.count, "mac": old_head.mac})
+    path = books.where.witness_dir / "witness.json"
+    path.write_text(plain)
+    assert any(f"{path}: the witness is not signed" in p for p in audit(books.where))
+    path.write_text(json.dumps({**json.loads(plain), "sig": "0" * 64}))
+    assert any(f"{path}: the witness's signature does not match" in p for p in audit(books.where))
+
+
+def test_migrate_signs_a_witness_from_before_signing_only_when_it_matches_the_ledger(books, capsys):
+    path = books.where.witness_dir / "witness.json"
+    path.write_text(json.dumps({"table": TABLE, "count": books.head.count, "mac": books.head.mac}))
+    assert any("not signed" in p for p in audit(books.where))
+    assert main(["migrate", *books.args()]) == 0
+    assert "the witness (unsigned, matching the ledger) is now signed" in capsys.readouterr().out
+    assert audit(books.where) == [] and "sig" in json.loads(path.read_text())
+    path.write_text(json.dumps({"table": TABLE, "count": books.head.count, "mac": "f" * 64}))  # another head
+    assert main(["migrate", *books.args()]) == 1  # left as it is: the audit after names it
+    assert "sig" not in json.loads(path.read_text())

@@ -61,7 +61,7 @@ class Table:
     def __init__(self, tmp: Path, rounds: int = 3):
         self.state = tmp / "state"
         self.where = Where(self.state, TEST_KEY, tmp / "witness", TABLE)
-        self.witness = Witness(self.where.witness_dir, TABLE)
+        self.witness = Witness(self.where.witness_dir, TABLE, TEST_KEY)
         self.led = Ledger(self.where.ledger_path, TABLE, key=TEST_KEY)
         self.append([Record("meter.init", 0, {"level": "primary", "seed": 500_000, "rate": "21/100"})])
         for r in range(1, rounds + 1):
@@ -476,7 +476,7 @@ def keyed(tmp_path):
     t = Table.__new__(Table)
     t.state = tmp_path / "state"
     t.where = Where(t.state, read_key(key_file), tmp_path / "witness", TABLE)
-    t.witness = Witness(t.where.witness_dir, TABLE)
+    t.witness = Witness(t.where.witness_dir, TABLE, t.where.key)
     t.led = Ledger(t.where.ledger_path, TABLE, key=t.where.key or b"")
     t.append([Record("meter.init", 0, {"level": "primary", "seed": 500_000, "rate": "21/100"})])
     for r in (1, 2):

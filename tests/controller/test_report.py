@@ -114,7 +114,7 @@ def _ledger(tmp_path: Path) -> tuple[Path, Path]:
     # the next gaming day
     wall.at("2026-07-05T10:00:00+00:00")
     led.append([Record(Kind.ROUND_COMPLETE, 4, {})])
-    Witness(default_witness_dir(state), "T-9").write(led.head())
+    Witness(default_witness_dir(state), "T-9", read_key(keyfile)).write(led.head())
     led.close()
     return state, keyfile
 
@@ -325,7 +325,7 @@ def test_a_report_for_today_or_a_future_day_is_provisional(tmp_path):
     led.append([*START_RECORDS, Record(Kind.METER_INIT, 0, {"level": "primary", "seed": 500000, "rate": "1/3"})])
     led.close()
     ro = Ledger.open_readonly(tmp_path / "s" / "ledger.sqlite3")
-    Witness(default_witness_dir(tmp_path / "s"), "T-9").write(ro.head())
+    Witness(default_witness_dir(tmp_path / "s"), "T-9", read_key(keyfile)).write(ro.head())
     ro.close()
     today = R.gaming_day_of(datetime.now(UTC).isoformat(), tz=NY)
     where = ["--state-dir", str(tmp_path / "s"), "--key-file", str(keyfile), "--tz", "America/New_York"]

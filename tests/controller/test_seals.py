@@ -41,7 +41,7 @@ def _round(r: int) -> list[Record]:
 class Table:
     def __init__(self, tmp: Path, rounds: int = 60):
         self.where = Where(tmp / "state", TEST_KEY, tmp / "witness", TABLE)
-        self.witness = Witness(self.where.witness_dir, TABLE)
+        self.witness = Witness(self.where.witness_dir, TABLE, TEST_KEY)
         self.led = Ledger(self.where.ledger_path, TABLE, key=TEST_KEY)
         self.append([Record("meter.init", 0, {"level": "primary", "seed": 500_000, "rate": "21/100"})])
         for r in range(1, rounds + 1):

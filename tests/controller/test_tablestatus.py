@@ -49,7 +49,7 @@ def write(state: Path, *batches: list[Record]) -> None:
         for b in batches:
             led.append(b)
         # the witness of the head, as the service's writer keeps it (history refuses a ledger without)
-        Witness(default_witness_dir(state), "PG-07").write(led.head())
+        Witness(default_witness_dir(state), "PG-07", key_of(state)).write(led.head())
     finally:
         led.close()
 

@@ -73,7 +73,7 @@ def test_backup_while_sim_runs_audits_clean_and_restore_is_refused(tmp_path, cap
         d.mkdir()
         (d / "ledger.sqlite3").write_bytes(Path(c).read_bytes())
         led = Ledger.open_readonly(d / "ledger.sqlite3")
-        Witness(d / "w", "SIM-01").write(led.head())
+        Witness(d / "w", "SIM-01", keyb).write(led.head())
         led.close()
         assert audit(Where(d, keyb, d / "w")) == []
     # with the sim stopped, the first copy is older than the witness: refused

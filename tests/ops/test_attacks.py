@@ -84,7 +84,9 @@ def _other_table(ledger_copy: Path, tmp_path: Path) -> Path:
         led.append([Record(Kind.TILT_CLEARED, 0, {"tilt": "x", "by": "t"})])
     finally:
         led.close()
-    Witness(default_witness_dir(other), "SIM-02").write(Ledger.open_readonly(other / "ledger.sqlite3").head())
+    Witness(default_witness_dir(other), "SIM-02", read_key(beside_key_file(ledger_copy))).write(
+        Ledger.open_readonly(other / "ledger.sqlite3").head()
+    )
     shutil.copytree(beside_key_file(ledger_copy).parent, tmp_path / "other-key")
     res = backup(where(other), tmp_path / "copies")
     return res.path

@@ -167,7 +167,7 @@ def _plant(case: str, state: Path, key: bytes) -> Path:
     led.append([Record("round.open", 1, {}), Record("round.complete", 1, {})])
     head = led.head()
     led.close()
-    witness = Witness(default_witness_dir(state), "PG-01")
+    witness = Witness(default_witness_dir(state), "PG-01", key)
     witness.write(head)
     db = sqlite3.connect(state / "ledger.sqlite3")
     try:

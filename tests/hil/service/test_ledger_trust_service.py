@@ -135,7 +135,7 @@ def test_start_up_checks_events_below_the_last_checkpoint(tmp_path, monkeypatch,
     for first in range(1, CHECKPOINT_EVERY // 2 + 10, 100):  # 100 rounds a transaction
         led.append([Record(k, r, {}) for r in range(first, first + 100) for k in ("round.open", "round.complete")])
     assert led.last_checkpoint() is not None
-    Witness(default_witness_dir(state), "SIM-01").write(led.head())
+    Witness(default_witness_dir(state), "SIM-01", rig_ledger_key(state)).write(led.head())
     led.close()
     db = sqlite3.connect(state / "ledger.sqlite3")
     db.execute("UPDATE events SET data = '{\"edited\":1}' WHERE seq = 5")

@@ -318,6 +318,7 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
         counts = dict.fromkeys(kinds, 0)
         for f in plan:
             counts[f.kind] += 1
+        watch: Closures | None = None
         try:
             pit.start()
             ctx = _faults.Ctx(pit, tables, pair, args.lag)
@@ -329,6 +330,8 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
             run_problems.append(f"{type(e).__name__}: {_first_line(e)}")
         finally:
             stop.set()
+            if watch is not None:
+                watch.close()
             for t in tables.values():
                 t.close()
         try:
@@ -380,10 +383,13 @@ class Closures:
                 elif tid in self._since:
                     self.spells.append((self._since.pop(tid), now))
 
+    def close(self) -> None:
+        self._stop.set()
+
     def longest_after(self, ends: list[float]) -> float:
         """Stop watching; the longest a table stayed closed after a fault had ended (a spell still
         running counts to now)."""
-        self._stop.set()
+        self.close()
         now = time.monotonic()
         longest = 0.0
         for a, b in self.spells + [(a, now) for a in self._since.values()]:

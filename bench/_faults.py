@@ -40,6 +40,7 @@ class Ctx:
     locks: dict[str, threading.Lock] = field(default_factory=dict)
     _guard: threading.Lock = field(default_factory=threading.Lock)
     faults_ended: float = 0.0  # (monotonic) when the last fault ended
+    ends: list[float] = field(default_factory=list)  # (monotonic) when each fault ended
 
     def lock(self, resource: str) -> threading.Lock:
         with self._guard:

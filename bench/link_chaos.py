@@ -301,6 +301,7 @@ class _Tally:
     balances: list[Any]
     errors: list[str]
     open_again_s: float | None = None
+    longest_closed_s: float | None = None
 
     def good(self) -> bool:
         clean = self.lost == 0 and self.doubled == 0 and self.closed == 0 and self.pending == 0
@@ -328,18 +329,23 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
         counts = dict.fromkeys(kinds, 0)
         for f in plan:
             counts[f.kind] += 1
+        watch: Closures | None = None
         try:
             pit.start()
             emit("link_tls", pit.tls_note)
             if _ha_faults.is_patroni(pair):
                 _ha_faults.start_standby(pit)
             ctx = _faults.Ctx(pit, tables, pair, args.lag)
+            watch = Closures(tables)
             run_problems += _play_under_faults(ctx, plan, stop, emit)
             run_problems += _bring_back(pit, tables, ctx.faults_ended)
+            pit.longest_closed_s = watch.longest_after(ctx.ends)
         except Exception as e:  # noqa: BLE001 - reported with the figures (a problem line, no traceback); the run fails
             run_problems.append(f"{type(e).__name__}: {_first_line(e)}")
         finally:
             stop.set()
+            if watch is not None:
+                watch.close()
             for t in tables.values():
                 t.close()
         try:
@@ -382,6 +388,48 @@ def _make_pit(args: argparse.Namespace, dsn: str, tmp: Path, pair: Any = None) -
     return pit, tables
 
 
+class Closures:
+    """Each table's linked wager watched every 0.1 s from the start: its closed spells (monotonic)."""
+
+    def __init__(self, tables: dict[str, ChaosTable], step: float = 0.1):
+        self.tables, self.step = tables, step
+        self.spells: list[tuple[float, float]] = []
+        self._since: dict[str, float] = {}
+        self._stop = threading.Event()
+        threading.Thread(target=self._run, name="chaos-closures", daemon=True).start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.step):
+            now = time.monotonic()
+            for tid, t in self.tables.items():
+                if not _open(t):
+                    self._since.setdefault(tid, now)
+                elif tid in self._since:
+                    self.spells.append((self._since.pop(tid), now))
+
+    def close(self) -> None:
+        self._stop.set()
+
+    def longest_after(self, ends: list[float]) -> float:
+        """Stop watching; the longest a table stayed closed after a fault had ended (a spell still
+        running counts to now)."""
+        self.close()
+        now = time.monotonic()
+        longest = 0.0
+        for a, b in self.spells + [(a, now) for a in self._since.values()]:
+            before = [e for e in ends if e <= b]
+            if before:
+                longest = max(longest, b - max(a, max(before)))
+        return longest
+
+
+def _open(t: ChaosTable) -> bool:
+    try:
+        return t.is_open()
+    except Exception:  # noqa: BLE001 - a table between two services (restart-table) is closed
+        return False
+
+
 def _play_under_faults(ctx: _faults.Ctx, plan: list[_faults.Fault], stop: threading.Event, emit: Any) -> list[str]:
     """The tables play while the plan's faults hit the link, each at its start (overlapping
     when the plan says so); once every fault has ended, the players stop.  The faults that
@@ -398,6 +446,7 @@ def _play_under_faults(ctx: _faults.Ctx, plan: list[_faults.Fault], stop: thread
             lines[i] = _faults.play(ctx, f)
         except Exception as e:  # noqa: BLE001 - a fault the bench could not play is a failed run, said
             lines[i] = f"FAILED {f.kind} {f.target}: {type(e).__name__}: {_first_line(e)}"
+        ctx.ends.append(max(time.monotonic(), t0 + f.start + f.duration))
 
     threads = [threading.Thread(target=one, args=(i, f), daemon=True) for i, f in enumerate(plan)]
     for th in threads:
@@ -474,6 +523,7 @@ def _tally(pit: Any, tables: dict[str, ChaosTable], run_problems: list[str]) -> 
         balances=[check_balance(t.ledger_path, t.people.placed if t.people else {}) for t in tables.values()],
         errors=run_problems + [f"{t.tid}: {t.error}" for t in tables.values() if t.error],
         open_again_s=getattr(pit, "open_again_s", None),
+        longest_closed_s=getattr(pit, "longest_closed_s", None),
     )
 
 
@@ -494,6 +544,9 @@ def _emit_tally(
     emit("refusals", rec.refusals)  # records the LAP refused (e.g. a payment of a hit it decided otherwise)
     emit("recoveries", tally.recoveries)  # what the uplinks found and the LAP restored (a LAP gone back in time)
     emit("link_closures", tally.closures)
+    # the longest any table stayed closed after a fault ended (from the later of its closing and the
+    # last fault's end before it reopened)
+    emit("longest_closed_after_fault_s", "n/a" if tally.longest_closed_s is None else f"{tally.longest_closed_s:.1f}")
     # from the end of the last fault until every table's linked wager is open again
     emit(
         "open_again_s", "n/a" if tally.open_again_s is None else f"{tally.open_again_s:.1f}"

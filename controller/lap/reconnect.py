@@ -17,7 +17,7 @@ States::
                           └──────fail(why)─────────────────────────┘
 
 The machine does no I/O of its own and takes its clock as a parameter (unit-tested alone,
-tests/unit/test_reconnect.py).  Its owner opens and closes the connections on its own thread;
+tests/controller/test_reconnect.py).  Its owner opens and closes the connections on its own thread;
 another thread (the owner's watchdog) may call :meth:`Reconnect.enforce`, which shuts the
 socket of a connection past a deadline (controller/lap/pgconn.py ``shut``) so that whatever
 waits on it returns, and the owner's next statement fails as a lost connection does.

@@ -30,6 +30,7 @@ def _clean(rc: int, out: dict[str, str], text: str) -> None:
     assert out["lost"] == "0" and out["doubled"] == "0" and out["paid_while_closed"] == "0", text
     assert out["hits_unanswered"] == "0" and out["tables_balanced"] == "4/4", text
     assert out["meters_reconcile"] == "yes" and "problem" not in out, text
+    assert float(out["open_again_s"]) <= 15 and float(out["longest_closed_after_fault_s"]) <= 15, text
 
 
 @pytest.mark.slow
@@ -80,3 +81,14 @@ def test_a_kind_registered_twice_is_refused():
 
     with pytest.raises(ValueError, match="fault kind cut registered twice"):
         _faults.kind("cut")(lambda ctx, f: "")
+
+
+def test_the_longest_closure_after_a_fault_counts_from_the_later_of_closing_and_the_fault_s_end():
+    from bench.link_chaos import Closures
+
+    w = Closures({})
+    w.spells = [(10.0, 14.0), (20.0, 21.0), (30.0, 31.0)]
+    # faults ended at 12 (the first spell: 2 s after it), 19 (the second closed after it: 1 s);
+    # the third spell ended before any later fault ended, after the one at 19: 1 s
+    assert w.longest_after([12.0, 19.0, 40.0]) == pytest.approx(2.0)
+    assert w.longest_after([]) == 0.0  # no fault ended: nothing counted

@@ -160,3 +160,15 @@ def _restart_dead_lap(pit: Any) -> None:
     standby = getattr(pit, "standby_lap", None)
     if standby is not None and standby.poll() is not None:
         start_standby(pit)
+
+
+def register(kind: Any) -> None:
+    """Add the HA kinds to a registry of fault kinds whose ``kind(name, **options)`` decorates a
+    ``play(ctx, fault) -> str`` (``ctx.pit``, ``ctx.tables``, ``ctx.pair``): one fault on the
+    database at a time (``resource="db"``), only on the bench's own cluster (``needs_pair``)."""
+    for name in KINDS:
+
+        def run(ctx: Any, _fault: Any, name: str = name) -> str:
+            return play(name, ctx.pit, ctx.tables, ctx.pair)
+
+        kind(name, needs_pair=True, resource="db")(run)

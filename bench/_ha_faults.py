@@ -98,8 +98,6 @@ def _active_lap(pit: Any) -> str:
 def play(fault: str, pit: Any, tables: dict[str, Any], pair: Any) -> str:
     """Play one HA fault; its line for the figures."""
     if fault in ("restart-pg", "power-loss"):
-        from bench.link_chaos import _terminate_all
-
         _terminate_all(pit.dsn, pit.schema)
         return f"{fault} (on Patroni: every connection of the run terminated)"
     t0 = time.monotonic()
@@ -116,6 +114,17 @@ def play(fault: str, pit: Any, tables: dict[str, Any], pair: Any) -> str:
         lap_note += f"; {_active_lap(pit)} active now"
         _restart_dead_lap(pit)
     return f"{fault} ({old} killed{lap_note}; Patroni made {new} the primary in {took:.1f} s; pit open again {reopened}"
+
+
+def _terminate_all(dsn: str, schema: str) -> None:
+    """Every connection of the run's roles ended (PostgreSQL restarted, as far as they can tell)."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as c:
+        c.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename LIKE %s AND pid <> pg_backend_pid()",
+            (schema + "\\_%",),
+        )
 
 
 def _wait_open(pit: Any, tables: dict[str, Any], t0: float) -> str:

@@ -111,7 +111,10 @@ def play(fault: str, pit: Any, tables: dict[str, Any], pair: Any) -> str:
     if fault == "node-loss":
         lap_note += f"; {_active_lap(pit)} active now"
         _restart_dead_lap(pit)
-    return f"{fault} ({old} killed{lap_note}; Patroni made {new} the primary in {took:.1f} s; pit open again {reopened}"
+    # no synchronous standby ready (one still catching up after the last failover): Patroni
+    # restarts the crashed primary in place rather than promote a standby that may lack commits
+    what = f"made {new} the primary" if new != old else f"restarted {old} in place (no standby ready)"
+    return f"{fault} ({old} killed{lap_note}; Patroni {what} in {took:.1f} s; pit open again {reopened}"
 
 
 def _wait_open(pit: Any, tables: dict[str, Any], t0: float) -> str:

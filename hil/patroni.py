@@ -131,8 +131,10 @@ class PatroniCluster:
 
     # ------------------------------------------------------------------ faults
     def kill_primary(self, timeout: float = 60) -> tuple[str, str, float]:
-        """SIGKILL the primary's postmaster; (the old primary, the new, seconds until the new one
-        takes writes through :attr:`dsn`)."""
+        """SIGKILL the primary's postmaster; (the old primary, the new, seconds until the cluster
+        takes writes again through :attr:`dsn`).  The new one is the old one when Patroni had no
+        synchronous standby ready to promote (one still catching up after the last failover): it
+        then restarts the crashed primary in place, as it should."""
         old = self.leader()
         if old is None:
             raise PgUnavailable(f"no Patroni leader to kill: {self.cluster()}")
@@ -143,8 +145,8 @@ class PatroniCluster:
         os.kill(pid, signal.SIGKILL)
         while time.monotonic() - t0 < timeout:
             new = self.leader()
-            if new is not None and new is not old and self.writable():
-                self.failovers += 1
+            if new is not None and (new is not old or self.postmaster_pid(new) != pid) and self.writable():
+                self.failovers += new is not old
                 return old.name, new.name, time.monotonic() - t0
             time.sleep(0.1)
         raise PgUnavailable(

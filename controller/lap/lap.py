@@ -434,15 +434,20 @@ class LapService:
         return problems
 
     def start_link(self) -> LapStore:
-        """The link started by this LAP (:class:`LapError` while another LAP holds the lease)."""
-        store = self._try_start_link()
-        if store is None:
-            assert self._standby is not None
-            st = lease.status(self._standby.conn, self.cfg.schema)
-            self._standby.conn.close()
-            self._standby = None
-            raise LapError(f"another LAP is active: {st.line() if st else '?'}")
-        return store
+        """The link started by this LAP once it holds the lease.  While another LAP is active this
+        one is the standby: it waits here, polling the lease on one connection (its floor view
+        serves meanwhile), until the lease lapses, or until it is told to stop
+        (:class:`~controller.lap.lease.StandbyStopped`)."""
+        while True:
+            store = self._try_start_link()
+            if store is not None:
+                return store
+            self.on_running()
+            if self.stop_event.wait(min(self.cfg.heartbeat_s, 0.5)):
+                assert self._standby is not None
+                self._standby.conn.close()
+                self._standby = None
+                raise lease.StandbyStopped(f"{self.name} stopped as the standby")
 
     def _try_start_link(self) -> LapStore | None:
         """The link started by this LAP once it holds the lease; None while another LAP is
@@ -564,12 +569,7 @@ class LapService:
             try:
                 if store is None:
                     dog.tick(None)
-                    store = relink.connect(self._try_start_link)
-                    if store is None:  # the standby: the floor view serves, the lease is polled
-                        relink.settled()
-                        self.on_running()
-                        self.stop_event.wait(min(self.cfg.heartbeat_s, 0.5))
-                        continue
+                    store = relink.connect(self.start_link)
                     next_check = time.monotonic() + self.cfg.reconcile_s
                     self.on_running()
                 relink.waiting()  # a heartbeat is owed
@@ -585,11 +585,11 @@ class LapService:
                     next_check = time.monotonic() + self.cfg.reconcile_s
                 dog.tick(None)
                 self._until_next_beat(store, dog)
-            except lease.LeaseLost as e:
+            except lease.LeaseLost as e:  # another LAP is active: this one is the standby again
                 dog.tick(None)
-                self.log(f"lap: {self.name} lost the lease, stepping down to standby: {e}")
-                assert store is not None
-                store.conn.close()
+                if store is not None:
+                    self.log(f"lap: {self.name} lost the lease, stepping down to standby: {e}")
+                    store.conn.close()
                 store = None
             except psycopg.OperationalError as e:
                 dog.tick(None)

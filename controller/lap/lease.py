@@ -31,6 +31,7 @@ __all__ = [
     "LEASE_LOST",
     "LeaseLost",
     "LeaseState",
+    "StandbyStopped",
     "acquire",
     "default_name",
     "fenced",
@@ -42,6 +43,10 @@ __all__ = [
 
 class LeaseLost(RuntimeError):
     """This LAP's epoch is no longer the lease's: another LAP is active (it steps down)."""
+
+
+class StandbyStopped(LeaseLost):
+    """The standby was told to stop while it waited for the lease."""
 
 
 def default_name() -> str:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.lap.pgtemp import PgUnavailable, _free_port, find_bin
+from controller.lap.pgtemp import PgUnavailable, find_bin, free_port
 
 #: Patroni's timings (seconds).  ``ttl`` is the leader key's lifetime in etcd (a dead member's
 #: key lapses after it: Patroni's minimum is 20), ``loop_wait`` its cycle, ``retry_timeout`` how
@@ -205,7 +205,7 @@ class PatroniCluster:
             raise PgUnavailable(
                 "no etcd: install Debian's etcd-server (`apt-get install etcd-server`; ./bootstrap does)"
             )
-        peer = _free_port()
+        peer = free_port()
         url = f"http://127.0.0.1:{self.etcd_port}"
         cmd = [
             etcd,
@@ -367,13 +367,13 @@ def temp_patroni(members: int = 3, *, prefix: str = "tablectl-patroni-") -> Iter
         os.chmod(base, 0o700)
         run_as = ["runuser", "-u", user, "--"]
     nodes = [
-        Member(f"pg{i + 1}", _free_port(), _free_port(), base / f"pg{i + 1}", base / f"pg{i + 1}.log")
+        Member(f"pg{i + 1}", free_port(), free_port(), base / f"pg{i + 1}", base / f"pg{i + 1}.log")
         for i in range(members)
     ]
     python, env = _patroni_python(base, run_as)
     if run_as:
         subprocess.run(["chown", "-R", f"{run_as[2]}:", str(base)], check=True)
-    cl = PatroniCluster(base, run_as, f"tablectl-{uuid.uuid4().hex[:8]}", _free_port(), nodes, python, _env=env)
+    cl = PatroniCluster(base, run_as, f"tablectl-{uuid.uuid4().hex[:8]}", free_port(), nodes, python, _env=env)
     try:
         cl.start()
         cl.wait_healthy()

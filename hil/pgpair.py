@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from controller.lap.pgtemp import PgUnavailable, _free_port, find_bin, write_conf
+from controller.lap.pgtemp import PgUnavailable, find_bin, free_port, write_conf
 from hil.netproxy import NetProxy
 
 STANDBY_NAME = "standby"
@@ -181,8 +181,8 @@ def temp_pair(*, sync: bool = True, max_connections: int = 200, prefix: str = "t
         os.chown(base, pw.pw_uid, pw.pw_gid)
         os.chmod(base, 0o700)
         run_as = ["runuser", "-u", user, "--"]
-    a = Node(base / "a", _free_port(), base / "a.log")
-    b = Node(base / "b", _free_port(), base / "b.log")
+    a = Node(base / "a", free_port(), base / "a.log")
+    b = Node(base / "b", free_port(), base / "b.log")
     pair = PgPair(base, run_as, sync, [a, b])
     try:
         pair._run(pair._bin("initdb"), "-D", str(a.data), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8")

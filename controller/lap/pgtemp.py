@@ -70,7 +70,7 @@ def write_conf(data: Path, port: int, sockdir: Path, settings: dict[str, str]) -
         f.write("\n# tablectl throwaway cluster\n" + "\n".join(lines) + "\n")
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -89,7 +89,7 @@ def temp_cluster(prefix: str = "tablectl-pg-", *, fsync: bool = False, max_conne
         os.chown(base, pw.pw_uid, pw.pw_gid)
         os.chmod(base, 0o700)
         run_as = ["runuser", "-u", user, "--"]
-    port = _free_port()
+    port = free_port()
     log = base / "log"
     try:
         subprocess.run(

@@ -114,7 +114,7 @@ def test_an_incremental_backup_onto_an_edited_copy_never_says_the_whole_copy_aud
     keyfile = tmp_path / "key" / "ledger.key"
     args = ["--state-dir", str(table.state_dir), "--key-file", str(keyfile)]
     bk = tmp_path / "bk"
-    assert main(["backup", str(bk), *args]) == 0
+    assert main(["backup", str(bk), "--mkdir", *args]) == 0
     (copy,) = bk.iterdir()
     db = sqlite3.connect(copy)
     db.execute("UPDATE events SET data = json_set(data, '$.cents', 9999900) WHERE seq = 5")

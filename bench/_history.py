@@ -1,4 +1,4 @@
-"""A table's history made quickly, for ``tablectl bench startup --history ROUNDS`` (issue 26).
+"""A table's history made quickly, for ``tablectl bench startup --history ROUNDS``.
 
 The records a table writes, round after round, made here (not played) and appended with the
 ledger's own code (``Ledger.append``: the MACs, checkpoints, seals and meters are the real

@@ -171,7 +171,7 @@ class TableEnd:
 
     def _changed(self, ch: Any) -> None:
         """When the linked wager last closed (the uplink's own deadline may close it by a
-        message, issue 22, before the table's tick does)."""
+        message, before the table's tick does)."""
         if ch is not None and ch[0] is False:
             self.closed_at = time.monotonic()
 

@@ -1,4 +1,4 @@
-"""``tablectl bench startup --history ROUNDS``: a table that has played for a long time (issue 26).
+"""``tablectl bench startup --history ROUNDS``: a table that has played for a long time.
 
 A ledger of ROUNDS rounds is made quickly (bench/_history.py: the product's own appends,
 valid MACs, seals and meters, a mix of games, hits and voids; ``--ledger-cache DIR`` keeps it

@@ -1,4 +1,4 @@
-"""The memory part of ``tablectl bench startup`` (``--rounds N``, issue 26): does the service's
+"""The memory part of ``tablectl bench startup`` (``--rounds N``): does the service's
 resident memory stay flat over a long session?
 
 A fresh process plays ``--warmup`` rounds and then ``--rounds`` more against the simulators

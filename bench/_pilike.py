@@ -1,4 +1,4 @@
-"""``--pi-like``: measure on about a Raspberry Pi 4's share of a CPU (issue 15).
+"""``--pi-like``: measure on about a Raspberry Pi 4's share of a CPU.
 
 A Pi 4's Cortex-A72 core runs this Python code about 3x slower than one core of
 the build machine.  To see the start-up and the lock-out path at that speed, the

@@ -1,6 +1,6 @@
 """``tablectl bench digest``: what the software digest costs at start-up (controller/boot/selfcheck.py).
 
-The digest covers our packages and the whole virtualenv (issue 13).  Figures: the
+The digest covers our packages and the whole virtualenv.  Figures: the
 files and bytes covered (``files``, ``mbytes``); the old digest over our packages'
 files only, for comparison (``packages_only_s``); every file read and hashed, as
 ``tablectl verify`` does (``full_hash_s``); reading the record (``record_load_s``); and

@@ -1,4 +1,4 @@
-"""``tablectl bench floor --tables T``: the floor view's data endpoint under a busy link (issue 16).
+"""``tablectl bench floor --tables T``: the floor view's data endpoint under a busy link.
 
 A linked group of T member tables in PostgreSQL (``--db DSN`` or a throwaway cluster), each
 table's role reporting its status and sending contributions (a round's worth at a time) and now

@@ -2,7 +2,7 @@
 
 Figures: CRC-16/CCITT-FALSE over a largest frame body (253 bytes: LEN SEQ TYPE and a
 250-byte payload) through ``binascii.crc_hqx`` (``crc_us_253``), the same through a
-table-driven CRC in Python as drivers/framing.py computed it before issue 11
+table-driven CRC in Python as drivers/framing.py computed it before the table-driven CRC
 (``crc_python_table_us_253``) and their ratio (``crc_speedup``); frames encoded and
 decoded per second (``encode_frames_per_s``, ``decode_frames_per_s``).
 """

@@ -1,4 +1,4 @@
-"""``tablectl bench link --tables T``: the linked progressive's figures (issue 14).
+"""``tablectl bench link --tables T``: the linked progressive's figures.
 
 The LAP and T uplinks run as real processes against PostgreSQL (``--db DSN`` or a throwaway
 cluster with ``fsync=on`` and ``max_connections = 300``: room for 200 tables); the tables' side
@@ -34,7 +34,7 @@ falls on each contribution.  Two more measurements split them:
   less the standing cost over the run (the idle rate times its length): what a contribution
   itself costs (``within noise`` with the bound it gives when the difference is no larger than
   the idle run's two halves differ, scaled to the run, and a clock tick: never a negative figure).
-  Goal (issue 22): neither grows with the number of tables.
+  Goal: neither grows with the number of tables.
 """
 
 from __future__ import annotations

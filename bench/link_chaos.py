@@ -1,5 +1,5 @@
 """``tablectl bench link-chaos --tables 4 --faults N``: play linked tables while faults hit the
-link, then check that nothing was lost or doubled (issue 14).
+link, then check that nothing was lost or doubled.
 
 The tables are the real table service against the HIL simulators (hil/rig.py, as ``tablectl
 sim``) with simulated players; each table's uplink is a ``tablectl uplink`` process reaching

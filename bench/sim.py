@@ -1,4 +1,4 @@
-"""``tablectl bench sim``: what ``tablectl sim`` costs, per game (issue 11).
+"""``tablectl bench sim``: what ``tablectl sim`` costs, per game.
 
 Each run is a fresh process, exactly ``tablectl sim --rounds N --game G``:
 

@@ -1,4 +1,4 @@
-"""``tablectl bench startup``: start-up time and resident memory (issue 6 item 4; issue 26).
+"""``tablectl bench startup``: start-up time and resident memory.
 
 * ``start_to_ready_s`` — from spawning ``tablectl run --config ...`` (a fresh
   Python process, exactly the command systemd runs) to its ``READY=1``

@@ -1,4 +1,4 @@
-"""The rig's mock pins: gpiozero's ``MockPin`` with a bounded history (issue 26).
+"""The rig's mock pins: gpiozero's ``MockPin`` with a bounded history.
 
 ``MockPin`` keeps every state a pin has been in (``states``, for tests that assert on a
 pin's history) in a list that grows by one entry at every change for as long as the pin

@@ -1,4 +1,4 @@
-"""tools/complexity.py: radon's figures over the shipped code, and its ``--check`` (issue 27)."""
+"""tools/complexity.py: radon's figures over the shipped code, and its ``--check``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The test tiers stay as the README says (issue 27: the README's test command within 5 minutes
+"""The test tiers stay as the README says (the README's test command within 5 minutes
 on a 2-core machine): CI runs the README's own command, then the soak tier it leaves out, and
 every soak test is slow too, so that the fast loop (``-m "not slow"``) never runs one."""
 

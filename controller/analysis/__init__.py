@@ -100,7 +100,7 @@ def format_result(res: AnalysisResult) -> str:
 
 @dataclass(frozen=True)
 class MeterValues:
-    """The progressive figures an analysis used, and where each came from (issue 12: the
+    """The progressive figures an analysis used, and where each came from (the
     rate, reserve and seed are the casino's Rules Submission where the regulations print
     none; they are never invented)."""
 

@@ -12,7 +12,7 @@ H ⊇ T are sorted once.  The pairs the player hands query are the same multiset
 P asks about each of its own subsets T with its own score — so each count is a
 position in the sorted array: no per-hand loop, no sampling.
 
-Memory (issue 15: a Pi with 1-2 GB must run ``tablectl analyze``): the pairs of one
+Memory (a Pi with 1-2 GB must run ``tablectl analyze``): the pairs of one
 size k are sorted in place (no ``argsort`` permutation beside them) and the hands ask
 one subset position at a time, so besides the sorted pairs (n x C(5, k) int64, 230 MB
 for k = 2 and 3 on the 53-card deck) only arrays of n entries are alive.  The counts

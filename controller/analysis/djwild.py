@@ -86,7 +86,7 @@ _FEATURE_BLOCK = 1 << 18
 
 
 def _feature_key(h: np.ndarray, key_fn: Callable[[dict[str, np.ndarray]], np.ndarray]) -> np.ndarray:
-    """``key_fn(_features(h))``, block by block (issue 15: ``tablectl analyze`` under 500 MB)."""
+    """``key_fn(_features(h))``, block by block (``tablectl analyze`` under 500 MB)."""
     out = np.empty(len(h), dtype=np.int64)
     for lo in range(0, len(h), _FEATURE_BLOCK):
         out[lo : lo + _FEATURE_BLOCK] = key_fn(_features(h[lo : lo + _FEATURE_BLOCK]))

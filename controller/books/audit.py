@@ -1,4 +1,4 @@
-"""The whole-ledger audit (issue 13): ``tablectl audit``, the start-up check, the
+"""The whole-ledger audit: ``tablectl audit``, the start-up check, the
 periodic audit, and the refusal of ``history``, ``verify`` and ``run --check`` to work
 on a ledger that fails it.
 
@@ -227,7 +227,7 @@ def refuse_damaged(args: Any, prog: str, err: Any) -> int | None:
     """For ``history``, ``report``, ``verify`` and ``run --check``: None when the ledger passes
     the start-up check and the witness (or there is none yet and nothing witnessed one), and the
     service's audit has recorded no damage; else the exit status, having said why (the first
-    bad event first) on ``err``.  Bounded whatever the ledger's age (issue 26): what a command
+    bad event first) on ``err``.  Bounded whatever the ledger's age: what a command
     goes on to read in older segments it checks with :func:`refuse_read`."""
     from controller.books.ledgerkey import LedgerKeyError
     from controller.settings.config import ConfigError

@@ -1,4 +1,4 @@
-"""The service's periodic audit, a bounded slice of the ledger per run (issue 26).
+"""The service's periodic audit, a bounded slice of the ledger per run.
 
 Every run (``Background.AUDIT_EVERY_S``, controller/daemon/background.py; on the ``ledger-audit`` thread,
 on a read-only connection of its own, one read transaction):

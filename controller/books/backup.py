@@ -1,4 +1,4 @@
-"""Backup and restore of a table's ledger (issue 15; docs/operations.md).
+"""Backup and restore of a table's ledger (docs/operations.md).
 
 ``backup``: SQLite's online backup API (:meth:`sqlite3.Connection.backup`) copies one
 consistent snapshot of the ledger while the service keeps appending (WAL: the copy is

@@ -1,5 +1,5 @@
 """``tablectl backup --incremental DEST``: the newest copy of this table's ledger in DEST
-brought up to date, instead of a whole new copy (issue 26; docs/operations.md).
+brought up to date, instead of a whole new copy (docs/operations.md).
 
 A year's ledger is gigabytes: a whole copy (``tablectl backup``) reads and writes all of it,
 and its audit reads it again.  The ledger only grows at its end, so the newest copy in DEST

@@ -121,7 +121,7 @@ def _rows(conn: sqlite3.Connection, sql: str, args: Iterable[Any]) -> Iterator[t
 
 def round_numbers(conn: sqlite3.Connection, last: int = ROUNDS_KEPT) -> list[int]:
     # ``+kind``: down the round index from the newest round, never through every round.open of a
-    # year (the kind index) to sort them (issue 26)
+    # year (the kind index) to sort them
     rows = conn.execute(
         "SELECT DISTINCT round FROM events WHERE round > 0 AND +kind = ? AND seq > 0 ORDER BY round DESC LIMIT ?",
         (Kind.ROUND_OPEN, last),
@@ -163,7 +163,7 @@ def rounds(conn: sqlite3.Connection, last: int = ROUNDS_KEPT) -> list[RoundRecor
 def hits(conn: sqlite3.Connection, level: str = "primary", last: int = HIT_HISTORY) -> list[dict[str, Any]]:
     """The last ``last`` progressive hits of a level, oldest first: meter pays
     (attendant-paid) and fixed progressive pays (table-paid).  Each kind is read newest first
-    down its index and the two merged: never every hit of a year sorted (issue 26)."""
+    down its index and the two merged: never every hit of a year sorted."""
     q = (
         "SELECT seq, ts, round, kind, data FROM events WHERE kind = ? "
         "AND json_extract(data, '$.level') = ? AND seq > 0 ORDER BY seq DESC LIMIT ?"

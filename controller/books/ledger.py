@@ -1,5 +1,5 @@
 """The ledger: an append-only, hash-chained event log in SQLite, and the meters
-derived from it (SPEC § 5; issue 4).
+derived from it (SPEC § 5).
 
 * SQLite in WAL mode with ``synchronous=FULL``: a transaction that returned is
   on disk.  Events are only ever inserted; nothing is updated or deleted except
@@ -104,7 +104,7 @@ CHECKPOINT_EVERY = 2000
 SCHEMA_VERSION = 3
 KEYED_KIND = Kind.LEDGER_KEYED
 #: space kept free beside the ledger (a preallocated file) and released on a write fault, so
-#: that the fault's own record can still be written on a full disk (issue 13)
+#: that the fault's own record can still be written on a full disk
 RESERVE_BYTES = 1 << 20
 RESERVE_SUFFIX = ".reserve"
 

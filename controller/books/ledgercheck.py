@@ -1,4 +1,4 @@
-"""Checking a ledger (split from controller/books/ledger.py; issue 26): the chain walked event by
+"""Checking a ledger (split from controller/books/ledger.py): the chain walked event by
 event, the sealed segments checked by their digests, the meters, the checkpoints.
 
 * :func:`quick` — what a start-up must check, whatever the ledger's age: the last seal (its

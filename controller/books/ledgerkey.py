@@ -1,4 +1,4 @@
-"""The ledger's key (issue 13; docs/security.md).
+"""The ledger's key (docs/security.md).
 
 The ledger's chain is an HMAC-SHA256 under a 32-byte secret.  On a table the key is
 a root-only file (``tablectl key init`` makes it: mode 0600, owner root) that

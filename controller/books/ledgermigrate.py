@@ -1,10 +1,10 @@
 """The ledger's schema brought to this software's at its first open (split from
 controller/books/ledger.py; docs/security.md "Schema version and migration"):
 
-* **1 to 2** (issue 13) — a ledger written before the key (plain SHA-256) gets a keyed
+* **1 to 2** — a ledger written before the key (plain SHA-256) gets a keyed
   ``ledger.keyed`` record over its last hash and is keyed from that record on: the key then
   covers every event before it too (each hash covers its predecessor);
-* **2 to 3** (issue 26) — the history written before seals is checked event by event once and
+* **2 to 3** — the history written before seals is checked event by event once and
   sealed at its checkpoints (controller/books/seals.py), up to its first problem: damage is never
   sealed (the start-up check then finds it after the last seal).
 

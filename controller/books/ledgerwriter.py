@@ -253,7 +253,7 @@ class LedgerWriter:
                 self._on_error(exc)
 
     def _record_fault(self, exc: BaseException) -> None:
-        """The failed write's own ``tilt.raised``, on the reserve's space (issue 13)."""
+        """The failed write's own ``tilt.raised``, on the reserve's space."""
         self.ledger.release_reserve()
         source, reason = fault_of(exc)
         rec = Record(Kind.TILT_RAISED, self.ledger.last_round_no, {"source": source, "reason": reason})

@@ -1,5 +1,5 @@
 """The lock-out journal: the accepted set made durable in one write and one sync, before the
-count is shown (issue 11; docs/architecture.md, "Where the time goes").
+count is shown (docs/architecture.md, "Where the time goes").
 
 At the lock-out (§ 670a.2(c)(2)) the table must not show the count before the accepted set is
 on disk.  Through the ledger that costs a hand-off to the writer thread, the JSON and MACs of

@@ -1,5 +1,5 @@
 """Segment seals: the ledger's history in keyed pieces whose integrity is checked at C speed
-(issue 26; docs/security.md).
+(docs/security.md).
 
 A ledger's events are cut into *segments* at its checkpoints (one every
 :data:`controller.books.ledger.CHECKPOINT_EVERY` events).  In the same transaction as the

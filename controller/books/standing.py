@@ -27,7 +27,7 @@ class EventSource(Protocol):
 
 def active_tilts(events: EventSource) -> dict[str, str]:
     """Tilts raised and not cleared survive restarts (SPEC § 5); a clear clears them all, so
-    only the tilts raised after the last clear are read (not every tilt of a year: issue 26)."""
+    only the tilts raised after the last clear are read (not every tilt of a year)."""
     last_clear = next(events.events(kinds=(Kind.TILT_CLEARED,), newest_first=True, limit=1), None)
     active: dict[str, str] = {}
     for ev in events.events(since=last_clear.seq if last_clear else 0, kinds=(Kind.TILT_RAISED,)):

@@ -1,4 +1,4 @@
-"""The state directory's lock (issue 15): one holder of a table's ledger at a time.
+"""The state directory's lock: one holder of a table's ledger at a time.
 
 The service takes it at start and keeps it until it stops; ``tablectl restore``
 takes it while it replaces the ledger, so a restore is refused while the service

@@ -1,4 +1,4 @@
-"""The witness of the ledger's head, kept outside the ledger's directory (issue 13).
+"""The witness of the ledger's head, kept outside the ledger's directory.
 
 The ledger (controller/books/ledger.py) can prove that nothing inside it was edited,
 but not that it is the *latest* ledger: an older copy restored, a cut tail, a
@@ -75,7 +75,7 @@ class Witness:
         at each write (``with_name``) interns its new name, and the interpreter's table of
         interned strings, emptied of it again when the path is dropped, is rebuilt whole (about
         1 MB here) every few thousand writes: the C allocator kept a freed copy of it in the
-        writer thread's arena now and then, steps of about 0.9 MB over hours of play (issue 26;
+        writer thread's arena now and then, steps of about 0.9 MB over hours of play (
         bench/_memory.py)."""
         pid = os.getpid()
         if self._tmp is None or self._tmp[0] != pid:
@@ -144,7 +144,7 @@ class Witness:
         tmp = self._tmp_path()
         # bytes, not text: a text file's codec set-up looks attributes up by names made at each
         # call, and CPython's type attribute cache keeps each such name (up to 4,096 of them), so
-        # a write per commit grew the service by a little every round for hours (issue 26)
+        # a write per commit grew the service by a little every round for hours
         fields: dict[str, object] = {"table": self.table_id, "count": head.count, "mac": head.mac}
         if self._sign is not None:
             fields["sig"] = self._signature(self.table_id, head.count, head.mac)

@@ -1,4 +1,4 @@
-"""Start-up self-checks (SPEC § 5; issue 6 item 2), run before any pin is claimed
+"""Start-up self-checks (SPEC § 5), run before any pin is claimed
 or any serial link is opened:
 
 1. **configuration** — the hardware file and table profile were parsed and

@@ -1,4 +1,4 @@
-"""Start-up: the one path from a configuration file to a running table (issue 13).
+"""Start-up: the one path from a configuration file to a running table.
 
 Two kinds of problem, never a traceback and never an exit that makes systemd
 restart the service in a loop:

@@ -1,5 +1,5 @@
 """The simulators and benchmarks (``hil/``, ``bench/``) are a distribution of their own,
-``tablectl-rigs``, which a table's release does not install (issue 24; docs/install.md):
+``tablectl-rigs``, which a table's release does not install (docs/install.md):
 ``tablectl sim``, ``hil`` and ``bench`` say so instead of failing on an import."""
 
 from __future__ import annotations

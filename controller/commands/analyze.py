@@ -46,7 +46,7 @@ def _options(args: argparse.Namespace) -> dict[str, str]:
             raise _Usage(f"--option {o!r} must be KEY=VALUE")
         k, v = o.split("=", 1)
         options[k.strip()] = v.strip()
-    for flag in ("rate", "seed", "meter"):  # issue 12: the casino's figures, never invented
+    for flag in ("rate", "seed", "meter"):  # the casino's figures, never invented
         v = getattr(args, flag, None)
         if v is None:
             continue

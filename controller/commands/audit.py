@@ -1,4 +1,4 @@
-"""``tablectl audit [--state-dir D]``: verify the whole ledger (issue 13).
+"""``tablectl audit [--state-dir D]``: verify the whole ledger.
 
 From the first event to the last: the chain and every MAC, every checkpoint and its
 meters, the stored meters, and the witness of the chain's head (controller/books/audit.py).

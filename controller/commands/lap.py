@@ -449,7 +449,7 @@ def _lap_report(store: object, cfg: object, args: argparse.Namespace) -> int:
 
 
 def _replication_line(store: object, cfg: object) -> bool:
-    """Say the database's replication (issue 22); True when it can lose an acknowledged hit and
+    """Say the database's replication; True when it can lose an acknowledged hit and
     ``lap.toml`` does not allow that."""
     from controller.lap.config import LapConfig
     from controller.lap.lap import LapStore, replication

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"tablectl pin: configuration error: {e}", file=sys.stderr)
         return 2
-    # root writes the PIN file as the service user (issue 15): never a root-owned file it cannot read
+    # root writes the PIN file as the service user: never a root-owned file it cannot read
     if args.action == "set":
         act_as_owner(state_dir, "pin")
     store = PinStore(state_dir / PIN_FILE)

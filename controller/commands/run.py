@@ -154,7 +154,7 @@ def _check(args: argparse.Namespace, hw: HardwareConfig) -> int:
     from controller.settings.pins import budget_lines
 
     print(f"{args.config}: OK (table {hw.table_id}, game {hw.profile.game}, profile {hw.profile.file})")
-    print("\n".join(budget_lines(hw.gpio)))  # every line in use and by what, the free ones (issue 15)
+    print("\n".join(budget_lines(hw.gpio)))  # every line in use and by what, the free ones
     return 0
 
 
@@ -166,7 +166,7 @@ def _serve(args: argparse.Namespace, hw: HardwareConfig, key: bytes) -> int:
     from controller.daemon.service import Service
     from controller.daemon.stateowner import act_as_owner
 
-    # root at a shell runs the table as the service user (issue 15): its ledger stays the service's
+    # root at a shell runs the table as the service user: its ledger stays the service's
     act_as_owner(Path(hw.state_dir), "run")
 
     configure(stream=sys.stdout, level=args.log_level)

@@ -23,7 +23,7 @@ restart would not fix it).
     link_key_file = "/etc/tablectl/link.key"   # read when there is no credentials directory
     software_record = "/etc/tablectl/software.json"
     link_timeout = 3       # the table's [progressive] link_timeout (s): no fresh LAP heartbeat for
-                           # this long ends the database connection and opens another (issue 22)
+                           # this long ends the database connection and opens another
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The technician console (SPEC § 1; issue 6 item 1): a line-oriented console on a
+"""The technician console (SPEC § 1): a line-oriented console on a
 serial port (a UART on the Pi, a pty in the simulator and tests), with login by
 role and PIN, and commands for status, meters, history, hits, events,
 diagnostics, configuration, clearing tilts, software verification and marking a

@@ -1,4 +1,4 @@
-"""Console roles, PINs and the login lock-out (issue 6 item 1).
+"""Console roles, PINs and the login lock-out.
 
 * Three roles: ``dealer``, ``floorperson``, ``technician``; every console
   command names the roles allowed to run it.
@@ -9,7 +9,7 @@
   socket): after :data:`MAX_FAILURES` failures in a row for one role at one
   endpoint, that role is locked at that endpoint for :data:`LOCKOUT_S`.  A dealer's
   failures never lock the technician out, and a success for one role does not
-  reset another's counter (issue 13).
+  reset another's counter.
 * Time is the monotonic clock, never the wall clock (a lock made while the clock
   was a year ahead once lasted 525,615 minutes).  What survives a restart is the
   *remaining* time: the failures and the lock are ledger events (``console.login``,

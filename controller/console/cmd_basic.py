@@ -376,7 +376,7 @@ def cmd_same(ctx: Ctx, args: list[str]) -> str:
     args=[ROLES],
 )
 def cmd_unlock(ctx: Ctx, args: list[str]) -> str:
-    """A technician's override of a login lock-out (issue 13): ``console.unlocked`` in the
+    """A technician's override of a login lock-out: ``console.unlocked`` in the
     ledger (the role, the endpoints that were locked, who, why) before the lock is lifted."""
     if len(args) < 2 or args[0].lower() not in ROLES or len(" ".join(args[1:]).strip()) < 3:
         raise CommandError(f"usage: unlock ROLE REASON...  (ROLE one of {', '.join(ROLES)})")

@@ -1,4 +1,4 @@
-"""``config show|check|apply`` (issue 6 item 1; SPEC § 5: parameters change only
+"""``config show|check|apply`` (SPEC § 5: parameters change only
 between rounds, by a technician, and are logged).
 
 * ``config show`` — the configuration in effect, one ``key = value`` a line;
@@ -37,7 +37,7 @@ def _running(ctx: Ctx) -> dict[str, str]:
 def _load(ctx: Ctx, args: list[str]) -> tuple[HardwareConfig, str]:
     """The file checked as ``tablectl run`` checks it (controller/boot/startup.py): the hardware
     file, its profile and the game's options; an error names file, section and key and
-    never quotes the file's bytes (issue 13)."""
+    never quotes the file's bytes."""
     from controller.boot.startup import load_config
     from controller.settings.config import ConfigError
 

@@ -1,4 +1,4 @@
-"""``diag``: the technician's diagnostics (issue 6 item 1).
+"""``diag``: the technician's diagnostics.
 
 * ``diag lights`` — every seat light and the beacon on, then off, then back to
   what they showed (the technician looks);

@@ -1,6 +1,6 @@
 """One console session on one channel: login by role and PIN, then commands.
 
-Login (issue 6 item 1): the role (``dealer``, ``floorperson``, ``technician``)
+Login: the role (``dealer``, ``floorperson``, ``technician``)
 then its PIN, typed without echo — always asked for, even while the role is
 locked, so a PIN is never typed at a prompt that echoes (and digits typed at the
 role prompt are shown as ``*``).  A wrong PIN is a counted failure for that role

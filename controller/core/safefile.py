@@ -1,4 +1,4 @@
-"""Reading a small file the service or a command relies on, without surprises (issue 24).
+"""Reading a small file the service or a command relies on, without surprises.
 
 Whoever can write the state directory or the witness directory (the service's own user, a
 person with the SD card) could put a symbolic link there to ``/dev/zero``, a FIFO that never

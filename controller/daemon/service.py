@@ -73,7 +73,7 @@ T = TypeVar("T")
 class Service:
     #: up to this many events start-up checks every sealed segment too (C speed: about 1 us an
     #: event here); beyond, the start-up check is the last seal and the events after it, and the
-    #: audit thread's first run comes soon (issue 26; controller/books/auditrun.py)
+    #: audit thread's first run comes soon (controller/books/auditrun.py)
     START_FULL_EVENTS = 10_000
     #: exceptions a start-up expects from the machine (files, the database, the pin libraries):
     #: logged as one line; anything else is logged once with its traceback
@@ -275,7 +275,7 @@ class Service:
         """The start-up checks, the witness and the lock-out journal; whether the ledger was
         checked in full.  Start-up checks the last seal and every event after it, whatever the
         ledger's age, and every sealed segment too on a ledger of up to START_FULL_EVENTS
-        events; on a longer one the audit thread's first pass starts at once (issue 26;
+        events; on a longer one the audit thread's first pass starts at once (
         controller/books/auditrun.py)."""
         full = ledger.last_seq <= self.START_FULL_EVENTS
         self.checks.run(ledger, lambda: self.ledger_stack.check(full=full), self.devices.rng_test())

@@ -1,4 +1,4 @@
-"""Root at a shell writes as the service (issue 15).
+"""Root at a shell writes as the service.
 
 ``tablectl pin set`` and a manual ``tablectl run`` are often typed as root on a Pi
 (``sudo``).  The service runs as the ``tablectl`` user with ``UMask=0077`` and its

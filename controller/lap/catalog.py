@@ -1,4 +1,4 @@
-"""The LAP schema's code as PostgreSQL holds it, against what this release installs (issue 21;
+"""The LAP schema's code as PostgreSQL holds it, against what this release installs (
 9 NYCRR 5321.18 and N.J.A.C. 13:69E-1.39B: a self-check with software authentication).
 
 The money rules are PL/pgSQL in the database (controller/lap/schema_rules.py): replacing

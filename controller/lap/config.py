@@ -125,7 +125,7 @@ class LapConfig:
     #: the release's software digest, compared before the LAP operates (controller/boot/selfcheck.py)
     software_record: Path = Path("/etc/tablectl/software.json")
     #: ``[link] allow_async_replication``: the operator accepts running without a synchronous
-    #: standby streaming (issue 22: the LAP refuses to, without it)
+    #: standby streaming (the LAP refuses to, without it)
     allow_async_replication: bool = False
     #: ``[link] casino``: the casino's name on the LAP's report and its payout slips
     casino: str = ""

@@ -1,4 +1,4 @@
-"""The floor view's data (issues 16 and 25): what the pit sees, read from the LAP's PostgreSQL schema.
+"""The floor view's data: what the pit sees, read from the LAP's PostgreSQL schema.
 
 :class:`FloorData` reads the link's picture: every member table (asset, game, reported state in
 words, round, linked wager open or closed and why, tilts, what its sign's message line says, when
@@ -117,7 +117,7 @@ class FloorData:
         self._pool: queue.LifoQueue[psycopg.Connection] = queue.LifoQueue()
         self._sem = threading.Semaphore(pool)
         #: a statement unanswered 2 s past the server's own deadline: its connection is shut
-        #: (issue 22: a network that holds bytes would keep a worker thread, then every one)
+        #: (a network that holds bytes would keep a worker thread, then every one)
         self._stop = threading.Event()
         self.guard = Lending("floor-db-guard", STATEMENT_TIMEOUT_MS / 1000 + 2.0, self._stop)
         self._slow: tuple[float, float, list[dict[str, Any]], list[dict[str, Any]]] = (0.0, 0.0, [], [])
@@ -322,15 +322,15 @@ def _sign_hit(h: dict[str, Any]) -> dict[str, Any]:
 
 
 def _closures(doc: dict[str, Any]) -> dict[str, Any]:
-    """What closed linked wagers from the LAP's side (issue 21): the link inoperable and why, each
+    """What closed linked wagers from the LAP's side: the link inoperable and why, each
     table a refusal closed and why, the latest refusals; the replication check and the latest
-    recoveries (issue 22)."""
+    recoveries."""
     link = doc.get("link") or {}
     return {
         "inoperable": link.get("reason") if link.get("state") == "inoperable" else None,
         "closed_by_lap": {t["table_id"]: t["closed"] for t in doc["tables"] if t.get("closed")},
         "refusals": [{k: r[k] for k in ("table_id", "seq", "kind", "reason", "at")} for r in doc.get("refusals") or []],
-        # issue 22: the LAP's replication check, and what the tables found of the LAP's memory
+        # the LAP's replication check, and what the tables found of the LAP's memory
         # (behind them, another database, a paid hit re-established, caught up again)
         "replication": link.get("replication"),
         "active_lap": _active_lap(doc.get("lease")),

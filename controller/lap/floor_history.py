@@ -1,4 +1,4 @@
-"""The floor view's history (issue 25): hits over a range of gaming days, the tilt and event log, and
+"""The floor view's history: hits over a range of gaming days, the tilt and event log, and
 the CSV exports of both and of the tables' figures for the day.
 
 The event log reads the LAP's recorded events generically: each source in :data:`EVENT_SOURCES`

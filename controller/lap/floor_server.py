@@ -1,4 +1,4 @@
-"""The floor view's web server (issue 25): aiohttp on one asyncio loop in a thread of ``tablectl lap``.
+"""The floor view's web server: aiohttp on one asyncio loop in a thread of ``tablectl lap``.
 
 Why aiohttp (README, dependencies): a connection costs a socket and a few objects on the loop, not
 a thread, so many slow or half-open clients cannot exhaust the process; it speaks HTTP/1.1 with

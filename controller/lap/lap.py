@@ -413,7 +413,7 @@ class LapService:
     _killed: bool = field(default=False, init=False)
     _said_inoperable: bool = field(default=False, init=False)
     _replication: str | None = field(default=None, init=False)
-    #: the meters' doorbell: at most this often (a bounded rate of reads per table, issue 22)
+    #: the meters' doorbell: at most this often (a bounded rate of reads per table)
     push_s: float = 0.25
     _pushed: int | None = field(default=None, init=False)
     #: the LAP's deadlines on the tables' sessions (controller/lap/guard.py)

@@ -1,5 +1,5 @@
 """Every PostgreSQL connection of the link (uplink, LAP, floor view) is opened here, with the
-parameters that find a dead connection (issue 22: a network that drops packets without a reset
+parameters that find a dead connection (a network that drops packets without a reset
 left uplinks and the LAP waiting forever on a socket that would never answer).
 
 - **TCP keepalives** (``keepalives_idle`` / ``_interval`` / ``_count``): an idle connection
@@ -116,7 +116,7 @@ async def connect_async(dsn: str, deadlines: Deadlines = FLOOR) -> psycopg.Async
 
 
 class Backoff:
-    """The pause before the next connection attempt (issue 22: with the first one-connection
+    """The pause before the next connection attempt (with the first one-connection
     uplink, 200 uplinks reconnecting
     at once, without pause, kept a loaded database saturated): exponential from ``base_s`` to
     ``cap_s``, each pause drawn at random in its upper half (jitter: uplinks that failed together do

@@ -10,7 +10,7 @@ import psycopg
 
 @dataclass(frozen=True)
 class Replication:
-    """What the LAP's database does with a commit before it is acknowledged (issue 22: a LAP
+    """What the LAP's database does with a commit before it is acknowledged (a LAP
     failed over to a standby that lagged, or restored from a backup, forgot acknowledged hits)."""
 
     safe: bool  # a synchronous standby is configured and streaming: an acknowledged commit is on two servers

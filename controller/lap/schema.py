@@ -25,7 +25,7 @@ and prices every event whichever process sends it:
   refused and recorded), compares the totals, and checks every level's running identity
   (``inflow_num``): a meter changed behind the rules makes the link ``inoperable``.
 - ``held``: what the LAP holds of each table (events, wagered cents, last seq), kept running by
-  ``apply_event``, so that the batch check is constant-time (issue 22: it used to count the
+  ``apply_event``, so that the batch check is constant-time (it used to count the
   table's whole history with the level's row lock held).
 - A hit the table's ledger shows **paid** and the LAP does not hold (a LAP restored from a
   backup, or failed over to a standby that lagged) is re-established by the table's resend at
@@ -55,9 +55,9 @@ import re
 from controller.lap.schema_auth import AUTH_GRANTS
 
 #: 2: refusals, rate versions, running identity, forward-only batches, the floor view's tables
-#: and functions in the schema itself (issue 21)
+#: and functions in the schema itself
 #: 3: per-table running totals (``held``) for a constant-time batch check, restored hits and the
-#: tables' recovery records, the LAP's replication check (issue 22)
+#: tables' recovery records, the LAP's replication check
 #: 4: the LAP's proof of each hit it decides (``hits.proof``, ``lap_key``), every field a table
 #: writes bounded in bytes, the sessions the LAP ended (``terminations``), the floor view's role
 #: 5: every event and batch head authenticated with the table's link key (``link_keys``,
@@ -287,7 +287,7 @@ CREATE TABLE held (
 );
 
 -- a table found the LAP behind its ledger, its database another one, or re-established a hit it
--- had paid (issue 22): recorded by the table's uplink, shown on the floor view
+-- had paid: recorded by the table's uplink, shown on the floor view
 CREATE TABLE recoveries (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     table_id text NOT NULL,

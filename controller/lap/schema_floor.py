@@ -1,4 +1,4 @@
-"""The floor view's part of the LAP schema (issue 16; part of controller/lap/schema.py since
+"""The floor view's part of the LAP schema (part of controller/lap/schema.py since
 schema version 2): each table's reported status (state, round, linked wager open or closed and
 why, tilts), the floor staff's login audit (append-only) and their lock-outs after repeated
 failures (per person, ended by the database's clock), and ``asset_of`` (the winning table's
@@ -18,7 +18,7 @@ CREATE TABLE table_status (
     sign text NOT NULL DEFAULT ''  -- what the table's sign's message line says
 );
 
--- issue 25: each change of a table's tilts or linked wager, for the floor view's tilt and event log
+-- each change of a table's tilts or linked wager, for the floor view's tilt and event log
 CREATE TABLE table_status_log (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     at timestamptz NOT NULL DEFAULT clock_timestamp(),
@@ -32,7 +32,7 @@ CREATE TABLE table_status_log (
 CREATE INDEX table_status_log_at ON table_status_log (at);
 CREATE TRIGGER append_only BEFORE UPDATE OR DELETE ON table_status_log FOR EACH ROW EXECUTE FUNCTION append_only();
 
--- issue 25: a pending hit acknowledged on the floor view, under the person's name (append-only;
+-- a pending hit acknowledged on the floor view, under the person's name (append-only;
 -- it validates nothing: validation stays at the table, § 670a.11(h)(3)(i)(B)(III))
 CREATE TABLE floor_acks (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -76,7 +76,7 @@ CREATE TABLE floor_lockouts (
 CREATE INDEX floor_lockouts_unknown ON floor_lockouts (at) WHERE NOT known;
 
 -- a table reports its own status only (my_table(): the role it logs in as); every field bounded
--- (issue 25: one table's 5 MB tilts must not make every floor picture 5 MB): 16 tilts, their
+-- (one table's 5 MB tilts must not make every floor picture 5 MB): 16 tilts, their
 -- names 40 characters, their reasons 160; the state 40, the reason 200, the sign's line 80
 CREATE FUNCTION bounded_tilts(t jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE
 SET search_path = @S, pg_temp AS $$

@@ -188,7 +188,7 @@ END $$;
 -- LAP's own proof that it decided this amount for this claim (amount_refusal) before this runs.
 -- The tables resend in their own order, not the order the lost hits were decided in: another
 -- table's later hit, restored first, may have taken the meter below this one's amount, and no
--- resend brings it back (issue 22: held for that, a table stayed closed for good).  So a full hit
+-- resend brings it back (held for that, a table stayed closed for good).  So a full hit
 -- (the meter reset after it) is taken while the reset meter covers what the meter lacks (recorded
 -- as short); only a hit that would leave the meter negative is held (the uplink retries while the
 -- other tables resend)
@@ -310,7 +310,7 @@ BEGIN
         -- a doorbell: the uplinks read the values from the rows (a notification carries no authority).
         -- A hit rings at once (every sign shows it); contributions and voids do not: the LAP rings
         -- the meters' doorbell at a bounded rate (controller/lap/lap.py ``push_meters``), so that a
-        -- contribution costs the database no read by every table (issue 22)
+        -- contribution costs the database no read by every table
         PERFORM pg_notify('@S', jsonb_build_object('t', 'meter', 'level', NEW.level)::text);
     ELSIF why IS NOT NULL THEN
         PERFORM refuse(NEW, why);

@@ -1,4 +1,4 @@
-"""Rejected keypad input, rate-limited (issue 13): a keypad sending junk must not fill the
+"""Rejected keypad input, rate-limited: a keypad sending junk must not fill the
 ledger (it once wrote 15,153 ``keypad.rejected`` records, 11.6 MB in 8 s) nor the
 keypad's display, and a sustained flood is a fault of the keypad.
 

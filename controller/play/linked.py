@@ -104,7 +104,7 @@ class Linkage:
         self.status_at = 0.0
 
     STATUS_REFRESH_S = 5.0
-    #: the LAP's answers kept (issue 26: a year of hits is not kept): a hit is paid in its round
+    #: the LAP's answers kept (a year of hits is not kept): a hit is paid in its round
     #: (the table waits in floor validation for it), so the oldest of these is long paid
     ANSWERS_KEPT = 256
 

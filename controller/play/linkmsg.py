@@ -4,7 +4,7 @@ The table service's :class:`controller.play.linked.LinkPort` checks each line wi
 before anything of it reaches the table: a line that is not one of these messages, with each
 field of its type (whole numbers are JSON integers, never booleans; text is bounded), is
 counted, logged and dropped — never an error inside the table (which would be an internal-error
-tilt of the whole table, issue 21 finding 5) and never a change of the linked wager.
+tilt of the whole table) and never a change of the linked wager.
 """
 
 from __future__ import annotations

@@ -339,7 +339,7 @@ class Table:
         wagers (or resumes a validation) only in their durable callback.  A damaged
         ledger (a ``ledger:`` problem) is a latched tilt, and then the interrupted round
         is *not* voided: after a cut tail or a rollback the ledger no longer says
-        whether it was settled and paid (issue 13) — a technician decides.  ``then()`` runs
+        whether it was settled and paid — a technician decides.  ``then()`` runs
         once the start-up records are durable and the table has opened (or latched)."""
         self._restore_inputs()
         recs = self._power_up_records(records or [])

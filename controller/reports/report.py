@@ -1,4 +1,4 @@
-"""The accounting report of one gaming day (issues 15, 25; docs/operations.md): the figures.
+"""The accounting report of one gaming day (docs/operations.md): the figures.
 
 Per table and progressive level: the meters of § 605a.7(a) — the progressive meter ((a)(1)),
 the amounts paid by the table ((a)(2)) and by an attendant ((a)(3)), the cumulative paid
@@ -235,7 +235,7 @@ class DayReport:
 def _first_at(conn: sqlite3.Connection, since: int, ts: str) -> int:
     """The first event after ``since`` stamped at or after ``ts`` (one past the last when none):
     times only grow along the chain (the ledger refuses an event stamped before the last), so
-    this reads only up to it, never every later event (issue 26: a day early in a year's ledger)."""
+    this reads only up to it, never every later event (a day early in a year's ledger)."""
     q = "SELECT seq FROM events WHERE seq > ? AND ts >= ? ORDER BY seq LIMIT 1"
     row = conn.execute(q, (since, ts)).fetchone()
     if row is not None:
@@ -452,7 +452,7 @@ def build(
     if own:
         conn.execute("BEGIN")
     try:
-        # the meters at each end of the day from the checkpoint before it (the seal's snapshot, issue 26)
+        # the meters at each end of the day from the checkpoint before it (the seal's snapshot)
         # and the meter events after it; the day's own events are read once, for what the report lists
         since, meters = _checkpoint_before(conn, s_iso)
         rep.read_from = since

@@ -1,4 +1,4 @@
-"""The accounting report's PDF (issue 25), laid out with reportlab's page layout engine
+"""The accounting report's PDF, laid out with reportlab's page layout engine
 (platypus): a header on every page (casino, table, asset, gaming day, and the PROVISIONAL
 banner while the day has not ended), a footer with the page number "N of M", real tables
 that carry their column headings onto the next page, and signature lines at the end.

@@ -1,4 +1,4 @@
-"""The accounting report as a clerk reads it (issue 25): plain-English labels, each with
+"""The accounting report as a clerk reads it: plain-English labels, each with
 the rule it answers to, money in dollars, and the same sections for the PDF
 (controller/reports/reportpdf.py) and the CSV (:func:`to_csv`).
 

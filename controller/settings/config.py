@@ -356,7 +356,7 @@ def _progressive(p: Section) -> ProgressiveConfig:
         increment_rate=p.get_percent("increment_rate", maxval=Fraction(1)),
         envy_paytable=envy,
         envy_min_wager_cents=p.get_money("envy_min_wager", "$5", mincents=0),
-        # issue 12: seed, rate and reserve are the Rules Submission's; none is assumed
+        # seed, rate and reserve are the Rules Submission's; none is assumed
         reserve_rate=p.get_percent("reserve_rate", maxval=Fraction(1, 2)),
         linked=p.get_str("linked") if "linked" in p.data else None,
         link_timeout_s=p.get_int("link_timeout", 3, minval=1, maxval=60) * 1.0,

@@ -122,7 +122,7 @@ class SpotPins:
     lights: tuple[PinAddr, ...]
 
 
-MAX_SPOTS = 3  # one to three sensed wager spots per seat (issue 4)
+MAX_SPOTS = 3  # one to three sensed wager spots per seat
 SPOT_WAGERS = ("progressive", "fortune", "base", "insurance", "double-down", "trips", "bonus", "ace-high", "blind")
 
 
@@ -136,7 +136,7 @@ DEFAULT_KEY_FILE = "/etc/tablectl/ledger.key"
 
 @dataclass(frozen=True)
 class LedgerConfig:
-    """``[ledger]``: where the ledger's key and the witness of its head are (issue 13)."""
+    """``[ledger]``: where the ledger's key and the witness of its head are."""
 
     key_credential: str = DEFAULT_KEY_CREDENTIAL
     key_file: Path = Path(DEFAULT_KEY_FILE)

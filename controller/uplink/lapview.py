@@ -1,7 +1,7 @@
 """What the table hears of its LAP: read from the LAP's rows, never from a notification.
 
 Any role may ``NOTIFY`` any channel (a table's role included), so a notification carries no
-authority at all (issue 21): its payload is never read.  Since issue 22 the uplink does not even
+authority at all: its payload is never read.  The uplink does not even
 listen: it has one database connection, and a flood of forged notifications on it would have to
 be received before every answer to its reads.  It reads the LAP's rows every ``refresh``
 seconds, and after each of its own batches (:class:`Coalescer` rations the reads: at most one
@@ -182,7 +182,7 @@ class Listener:
     it quicker): each deadline is drawn up to a quarter longer at random (uplinks do not
     reconnect in lockstep), and it doubles with each deadline passed in a row, connection after
     connection (up to ``deadline_cap_s``), back to ``deadline_s`` at the next
-    fresh heartbeat (issue 22: with the first one-connection uplink, 200 uplinks reconnecting
+    fresh heartbeat (with the first one-connection uplink, 200 uplinks reconnecting
     every 4 s on a busy LAP)."""
 
     def __init__(
@@ -214,7 +214,7 @@ class Listener:
     def attach(self, conn: psycopg.Connection) -> None:
         """A new connection: everything told again, the deadline from now.
 
-        The uplink does not ``LISTEN`` (issue 22): on its one connection, a flood of forged
+        The uplink does not ``LISTEN``: on its one connection, a flood of forged
         notifications (any role may NOTIFY, with payloads up to 8 kB) would have to be received
         before every answer to its reads, and a table role could so keep every table's reads
         late enough to close them.  It reads the LAP's rows every ``refresh`` seconds instead

@@ -4,7 +4,7 @@ totals a batch claims, and the chain head a batch records.
 Everything the uplink knows about the ledger goes through :class:`LedgerSource`, so that a
 change of the ledger's format or API (a keyed chain, a ``Ledger.head()``) is made here alone.
 
-**Nothing unverified leaves it** (issue 21): the ledger's directory can be written by someone
+**Nothing unverified leaves it**: the ledger's directory can be written by someone
 who has no key (docs/security.md), so :meth:`SqliteLedgerSource.verify` walks every record after
 the LAP's last one — not only the link records — and checks each one's MAC under the table's key
 (controller/books/ledger.py ``event_mac``) and its place in the chain (its seq follows the one before,

@@ -1,7 +1,7 @@
 """``tablectl uplink``: the table's link to its LAP controller, a process of its own (the table service keeps
 ``PrivateNetwork=yes`` and talks to it over a Unix socket only).
 
-Two threads, each owning its state, and **one database connection** (issue 22: it used to be
+Two threads, each owning its state, and **one database connection** (it used to be
 three, sender, listener and reader, and a stock ``max_connections = 100`` held about 31 tables):
 
 - :class:`~controller.uplink.channel.TableChannel` connects to the table service's link socket and
@@ -20,7 +20,7 @@ three, sender, listener and reader, and a stock ``max_connections = 100`` held a
 - the **listener** (controller/uplink/lapview.py), on the same connection and thread as the
   sender, reads what the table must know from the LAP's rows every ``refresh_s`` (and after
   each batch).  It no longer ``LISTEN``s: on the one connection a flood of forged notifications
-  would delay every read (issue 22).
+  would delay every read.
 
 Dead connections are found and replaced (controller/lap/pgconn.py: keepalives,
 ``tcp_user_timeout``, statement and idle-in-transaction timeouts; and an application deadline:
@@ -81,7 +81,7 @@ class UplinkConfig:
     socket: Path
     poll_s: float = 0.5  # fallback re-read of the ledger when the table's wake-up is missed
     #: a batch's transaction holds the rows of the levels its contributions touch until it
-    #: commits, and every other table's batch waits for them: batches are small (issue 22: the first
+    #: commits, and every other table's batch waits for them: batches are small (the first
     #: one-connection uplink's 500-event batches queued behind each other past every deadline and livelocked)
     batch_max: int = 50
     #: the time a batch should take: after a slower one the next is smaller (in proportion),
@@ -95,7 +95,7 @@ class UplinkConfig:
     #: is verified with it
     key: bytes = field(default=b"", repr=False)
     min_gap_s: float = 0.05  # doorbells: at most one read of the LAP's rows per this many seconds
-    #: the LAP's rows read this often (the uplink listens for no notification: issue 22), and
+    #: the LAP's rows read this often (the uplink listens for no notification), and
     #: after each of its own batches (at most once per ``min_gap_s``)
     refresh_s: float = 0.25
     #: the table's ``[progressive] link_timeout``: no fresh LAP heartbeat for this long (and a
@@ -316,7 +316,7 @@ class Uplink:
             except psycopg.errors.ObjectNotInPrerequisiteState as e:
                 # before OperationalError, of which psycopg makes it a subclass (SQLSTATE class
                 # 55): the LAP holds the records (inoperable, a restored hit it cannot pay yet);
-                # the connection is fine and kept (issue 22: taken for a lost database, the
+                # the connection is fine and kept (taken for a lost database, the
                 # table heard "the uplink lost the database" at every retry)
                 self._held(e)
             except psycopg.OperationalError as e:
@@ -448,7 +448,7 @@ class Uplink:
 
     # ------------------------------------------------------------------ the LAP's memory
     def _check_memory(self, conn: psycopg.Connection, source: LedgerSource) -> None:
-        """Compare what the LAP holds of this table with the ledger (issue 22: a LAP that goes
+        """Compare what the LAP holds of this table with the ledger (a LAP that goes
         back in time, restored from a backup or failed over to a standby that lagged, used to
         go unnoticed).  Behind: the table hears ``mismatch`` (its linked wager stays closed),
         every missing record is sent again from where the LAP's records agree with the ledger

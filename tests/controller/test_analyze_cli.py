@@ -1,4 +1,4 @@
-"""``tablectl analyze`` usability (issue 12 #6, #8): short paytable names, a clear answer for a
+"""``tablectl analyze`` usability: short paytable names, a clear answer for a
 wager with no analysis, and the progressive figures (--rate, --seed, --meter) it used."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from controller.commands.analyze import resolve_paytable
     ],
 )
 def test_short_paytable_names_unambiguous_within_game_and_wager(game, wager, text, want):
-    """Issue 12 #8: `--paytable 1` for "Ace High 1" used to fail."""
+    """`--paytable 1` for "Ace High 1" used to fail."""
     assert resolve_paytable(game, wager, text)[0] == want
 
 
@@ -68,7 +68,7 @@ def test_analyze_progressive_options_only_for_a_progressive(capsys):
 
 
 def test_meter_values_say_which_figures_were_used():
-    """Issue 12 #6: § 687a and § 659a print no rate of progression; an analysis uses one only
+    """§ 687a and § 659a print no rate of progression; an analysis uses one only
     when given (--rate), and says where each figure came from."""
     from fractions import Fraction
 
@@ -99,7 +99,7 @@ def test_analyze_face_up_progressive_prints_the_values_used(capsys):
 
 @pytest.mark.slow
 def test_analyze_face_up_fortune_1_prints_the_best_pay_figure(capsys):
-    """Issue 12 #1: `tablectl analyze --game face-up --wager fortune --paytable "Face Up Fortune 1"`
+    """`tablectl analyze --game face-up --wager fortune --paytable "Face Up Fortune 1"`
     prints the best-pay figure (91.8683% under the old ranking default)."""
     assert main(["analyze", "--game", "face-up", "--wager", "fortune", "--paytable", "Face Up Fortune 1"]) == 0
     out = capsys.readouterr().out

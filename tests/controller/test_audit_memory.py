@@ -1,4 +1,4 @@
-"""The audit thread gives the C library's free memory back after each run (issue 26: the memory
+"""The audit thread gives the C library's free memory back after each run (the memory
 bench's slope; controller/books/auditrun.py ``release_free_memory``)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Backup and restore of the ledger (issue 15; controller/books/backup.py, docs/operations.md)."""
+"""Backup and restore of the ledger (controller/books/backup.py, docs/operations.md)."""
 
 from __future__ import annotations
 

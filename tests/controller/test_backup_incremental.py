@@ -1,4 +1,4 @@
-"""``tablectl backup --incremental`` (issue 26; controller/books/backupextend.py): the newest copy in
+"""``tablectl backup --incremental`` (controller/books/backupextend.py): the newest copy in
 DEST brought up to date — only what was added is copied and audited — and never a copy of
 another ledger, never an edit carried into it, never a half-updated copy."""
 

@@ -1,4 +1,4 @@
-"""``tablectl bench fuzz`` (issue 13): the harness runs both targets and reports crashes and
+"""``tablectl bench fuzz``: the harness runs both targets and reports crashes and
 hangs; a decoder that misbehaves is counted as a crash (the harness can fail)."""
 
 from __future__ import annotations

@@ -71,7 +71,7 @@ def test_run_loads_only_its_own_command_module():
 
 
 def test_the_service_start_up_path_imports_no_numpy_analysis_or_simulators():
-    # issue 15: a Pi-class CPU starts the table in under a second only if the service's imports
+    # a Pi-class CPU starts the table in under a second only if the service's imports
     # are what the running table needs
     import subprocess
     import sys

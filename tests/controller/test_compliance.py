@@ -1,4 +1,4 @@
-"""The compliance matrix (issue 23 #6): docs/compliance.md is what ``python -m tools.compliance``
+"""The compliance matrix: docs/compliance.md is what ``python -m tools.compliance``
 makes of the regulations' subsections and the § citations in the code and tests; every numbered
 subsection of 621a, 659a, 670a, 686a, 687a and 688a has code, tests or a HIL scenario citing it,
 or a reviewed entry in docs/compliance-notes.toml naming only what exists.

@@ -1,6 +1,6 @@
 """Each of the table's components built alone, with fakes implementing the roles it is
 given (controller/play/context.py), no Table, no ledger, no reactor: what it records, what it
-triggers, what it shows (issue 27)."""
+triggers, what it shows."""
 
 from __future__ import annotations
 

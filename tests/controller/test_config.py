@@ -1,5 +1,5 @@
 """Configuration is refused at start, naming file, section and key, with exit
-status 2, before any pin or port is touched (issue 2 item 6)."""
+status 2, before any pin or port is touched."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def test_example_config_is_valid():
 
 def test_config_builds_the_drivers_settings():
     """The drivers own their settings types; the TOML is read and range-checked here
-    onto them (issue 11: drivers import nothing from controller/)."""
+    onto them (drivers import nothing from controller/)."""
     from drivers.gpio import GpioSettings
     from drivers.serialdev import SerialSettings
 
@@ -101,7 +101,7 @@ def test_config_builds_the_drivers_settings():
         ('id = "PG-01"', 'id = "PG 01!"', "table", "id", "letters, digits"),
         ('profile = "six-card-fortune"', 'profile = "no-such-game"', "table", "profile", "no table profile"),
         ('pin_factory = "lgpio"', 'pin_factory = "magic"', "gpio", "pin_factory", "is not one of"),
-        # the accounting report's who and where (issue 25): one printable line each
+        # the accounting report's who and where: one printable line each
         ('asset = "A-10001"', 'asset = "' + "A" * 65 + '"', "table", "asset", "at most 64 characters"),
         (
             'casino = "Keystone Riverside Casino"',
@@ -172,7 +172,7 @@ def test_run_check_offline_accepts_valid_config(capsys, tmp_path, monkeypatch):
 
 
 def test_run_check_without_the_ledger_key_is_a_configuration_error(capsys, tmp_path, monkeypatch):
-    """Issue 13: the key comes from systemd's LoadCredential=; none is exit 2 naming where it was looked for."""
+    """The key comes from systemd's LoadCredential=; none is exit 2 naming where it was looked for."""
     monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(tmp_path))
     assert main(["run", "--config", str(EXAMPLE), "--check", "--offline"]) == 2
     err = capsys.readouterr().err
@@ -192,7 +192,7 @@ def test_profile_paytable_must_exist(tmp_path):
 
 @pytest.mark.parametrize("key", ["seed", "increment_rate", "reserve_rate"])
 def test_progressive_seed_rate_reserve_are_required(tmp_path, capsys, key):
-    """Issue 12 #6: the rate, reserve and seed come from the casino's Rules Submission (§ 601a.2;
+    """The rate, reserve and seed come from the casino's Rules Submission (§ 601a.2;
     § 687a and § 659a print no rate): a table profile must state each, and a missing one is a
     configuration error naming file, section and key (exit 2, no traceback).  Before, a
     missing reserve_rate was silently 0%."""

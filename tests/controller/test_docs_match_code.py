@@ -1,7 +1,7 @@
-"""docs/architecture.md matches the code (issue 2): every file it names exists, every
+"""docs/architecture.md matches the code: every file it names exists, every
 ``Class.attribute`` it names is defined on that class (or a base it names), every ledger
 event kind it names is written somewhere, and every state it names is a machine state.
-docs/performance.md, the benches' history moved out of it (issue 27), is held to the same
+docs/performance.md, the benches' history moved out of it, is held to the same
 files, attributes and event kinds."""
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def test_named_class_attributes_exist(doc: Path):
 
 
 def test_architecture_links_the_benches_history():
-    """The benches' history lives in docs/performance.md (issue 27), which architecture.md and
+    """The benches' history lives in docs/performance.md, which architecture.md and
     the README's bench command point to; architecture.md keeps the design, not the passes."""
     assert "docs/performance.md" in DOC.read_text()
     assert "docs/performance.md" in (ROOT / "README.md").read_text()
@@ -147,7 +147,7 @@ def _reading_options() -> list[tuple[str, str, str]]:
 
 
 def test_readings_name_profile_options_the_code_accepts():
-    """Issue 12: every ``key = value`` a reading names (docs/rules-readings/<chapter>.md) is an
+    """Every ``key = value`` a reading names (docs/rules-readings/<chapter>.md) is an
     option of that game's table profile, and the profile loads with that value: a reading
     that names a removed option or value (e.g. ``envy_receivers = "any-qualifying"``) fails."""
     import copy
@@ -185,7 +185,7 @@ def test_readings_name_profile_options_the_code_accepts():
 
 
 def test_readings_cite_tests_that_exist():
-    """Every ``test_...`` a reading names as holding it is defined under tests/ (issue 12 #7:
+    """Every ``test_...`` a reading names as holding it is defined under tests/ (
     readings checked against the code)."""
     texts = [p.read_text() for p in READINGS.glob("*.md")] + [(ROOT / "docs" / "rules-readings.md").read_text()]
     cited = {n for t in texts for n in re.findall(r"`(test_[a-z0-9_]+)`", t)}
@@ -196,7 +196,7 @@ def test_readings_cite_tests_that_exist():
     assert not cited - defined, f"readings cite tests that do not exist: {sorted(cited - defined)}"
 
 
-# --------------------------------------------------------------------------- the package layout (issue 27)
+# --------------------------------------------------------------------------- the package layout
 
 
 def _layout() -> dict[str, set[str]]:

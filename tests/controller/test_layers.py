@@ -1,4 +1,4 @@
-"""The folders show the house (issue 27, docs/architecture.md "Layers"): ``controller/`` is a
+"""The folders show the house (docs/architecture.md "Layers"): ``controller/`` is a
 stack of packages, each importing only from the packages below it.  The imports are read from
 the source (every ``import`` and ``from``, lazy ones inside functions and ``if TYPE_CHECKING``
 ones included: a type named from a higher package is still a lower layer knowing a higher one),

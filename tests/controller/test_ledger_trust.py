@@ -1,4 +1,4 @@
-"""Issue 13: a ledger that cannot be rewritten or rolled back unnoticed.
+"""A ledger that cannot be rewritten or rolled back unnoticed.
 
 These tests play the attacker: a person who can write the state directory (the
 database, its WAL, its meters and checkpoints) but has not got the ledger key.
@@ -221,7 +221,7 @@ def test_a_witness_behind_the_ledger_is_fine(table):
 
 
 def _v1_ledger(path: Path, n_rounds: int = 2, table: str = TABLE) -> None:
-    """A ledger as the code before issue 13 wrote it: SHA-256 chain, no meta table."""
+    """A ledger as the code before the keyed ledger wrote it: SHA-256 chain, no meta table."""
     db = sqlite3.connect(path)
     db.executescript(
         """CREATE TABLE events (seq INTEGER PRIMARY KEY, ts TEXT NOT NULL, table_id TEXT NOT NULL,
@@ -251,7 +251,7 @@ def test_migration_from_the_unkeyed_chain_keys_it_from_a_ledger_keyed_record(tmp
     with pytest.raises(LedgerError, match="an unkeyed ledger .* never keyed at start-up"):
         Ledger(path, TABLE, key=TEST_KEY)  # never without a technician's order
     led = Ledger(path, TABLE, key=TEST_KEY, key_unkeyed=ORDER)
-    # keyed (schema 2) and then sealed (schema 3: issue 26) in the same open
+    # keyed (schema 2) and then sealed (schema 3) in the same open
     assert led.migrated_from == 1 and led.schema() == SCHEMA_VERSION == 3 and led.keyed_from() == 5
     ev = list(led.events())[-1]
     assert (ev.seq, ev.kind, ev.data["sha256_head"], ev.data["events"]) == (5, "ledger.keyed", ev.prev, 4)
@@ -407,7 +407,7 @@ def small_fs(tmp_path):
 
 
 def test_disk_full_the_fault_record_is_written_on_the_released_reserve(small_fs, tmp_path):
-    """Issue 13: with the disk full the ledger's tilt could not be written, so the restart
+    """With the disk full the ledger's tilt could not be written, so the restart
     came up with no tilt.  The reserve beside the ledger is released on the fault, and the
     fault's own tilt.raised is recorded; the restart finds it."""
     from controller.books.standing import active_tilts

@@ -42,7 +42,7 @@ def test_a_batch_whose_totals_differ_closes_until_a_later_batch_reconciles() -> 
 
 
 def test_the_laps_answers_kept_are_bounded_the_newest_kept() -> None:
-    """Issue 26 (a table that plays for a year): every hit's answer was kept for as long as
+    """A table that plays for a year: every hit's answer was kept for as long as
     the service ran; the newest ``ANSWERS_KEPT`` are (a hit is paid in its round)."""
     link, _now = running_link()
     for seq in range(1, 3 * Linkage.ANSWERS_KEPT + 1):

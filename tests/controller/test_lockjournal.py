@@ -1,4 +1,4 @@
-"""The lock-out journal (controller/books/lockjournal.py, issue 11): the accepted set durable in one
+"""The lock-out journal (controller/books/lockjournal.py): the accepted set durable in one
 keyed block before the count is shown; a block the ledger lacks is put into the ledger at
 start-up, once, and nothing else ever is."""
 

@@ -1,4 +1,4 @@
-"""The round is owned by its parts (issue 27): each record of the round, the deck, the bet
+"""The round is owned by its parts: each record of the round, the deck, the bet
 board, the devices out of order, the round's phase and the game's own notes are written by
 their owner's module only.  The test reads every module under controller/ (as
 tests/drivers/test_seams.py reads the drivers' imports) and fails on a write — an

@@ -1,4 +1,4 @@
-"""Pins for six seats (issue 15): expander lines in the configuration ("chip2:5",
+"""Pins for six seats: expander lines in the configuration ("chip2:5",
 "chip2:GPA5"), the pin budget ``tablectl run --check`` prints, and the refusal of a line
 used twice across the header and the expanders, naming both uses (exit 2)."""
 

@@ -17,7 +17,7 @@ from tests.conftest import TEST_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: the ledger's record kinds as written before they became a StrEnum (issue 11): a
+#: the ledger's record kinds as written before they became a StrEnum: a
 #: changed value would be a changed ledger format, so this list is spelt out here
 LEDGER_KINDS = """
 power.up selfcheck config.loaded config.applied ledger.acknowledged ledger.keyed ledger.restored

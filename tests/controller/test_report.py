@@ -1,4 +1,4 @@
-"""The accounting report of a gaming day (issue 15; controller/reports/report.py, cf. § 605a.7(a))."""
+"""The accounting report of a gaming day (controller/reports/report.py, cf. § 605a.7(a))."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 26: the history sealed in segments — start-up checks the last seal and what follows
+"""The history sealed in segments — start-up checks the last seal and what follows
 it, whatever the ledger's age; the audit checks every sealed segment by its digest.
 
 The attacker can write the state directory (the database, its seals, meters, checkpoints)

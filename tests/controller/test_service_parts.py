@@ -1,4 +1,4 @@
-"""The service's parts on their own (issue 27; docs/architecture.md "The service in parts"):
+"""The service's parts on their own (docs/architecture.md "The service in parts"):
 each is built with only what it uses and owns its start and stop — the ledger stack, the
 device set's RNG, the self-checks' record data, readiness."""
 

@@ -1,4 +1,4 @@
-"""The service is composed of parts (issue 27): ``Service`` keeps at most 15 attributes of its
+"""The service is composed of parts: ``Service`` keeps at most 15 attributes of its
 own — the ledger stack, the device set, the self-checks, the consoles and background checks,
 readiness each own theirs (controller/daemon/ledgerstack.py, controller/daemon/deviceset.py,
 controller/boot/startchecks.py, controller/daemon/background.py, controller/daemon/readiness.py) — and nothing in

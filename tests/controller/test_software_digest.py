@@ -1,4 +1,4 @@
-"""The software digest covers the whole installed tree the service imports (issue 13,
+"""The software digest covers the whole installed tree the service imports (
 Clock: "Software digest"): editing a file of a dependency in the virtualenv or
 adding a ``.pth`` file is a mismatch — also at start-up, where unchanged files are
 not read again — and the record lives where the service's user cannot write.
@@ -162,7 +162,7 @@ def test_bytecode_goes_with_record(venv):
 
 @pytest.mark.slow
 def test_the_digest_covers_what_the_unit_executes_the_venv_scripts_and_pyvenv_cfg(venv):
-    """Issue 24: systemd runs the virtualenv's ``bin/tablectl``, and ``pyvenv.cfg`` says which
+    """Systemd runs the virtualenv's ``bin/tablectl``, and ``pyvenv.cfg`` says which
     interpreter and whether the system's site-packages are read: both were outside the digest."""
     script = venv.py.parent / "tablectl"
     script.write_text(f"#!{venv.py}\nfrom controller.cli import main\nmain()\n")

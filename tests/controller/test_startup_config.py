@@ -1,4 +1,4 @@
-"""Bad configuration never crash-loops (issue 13, "Start-up and bad input never
+"""Bad configuration never crash-loops ("Start-up and bad input never
 crash-loop"): each problem is exit 2 from ``tablectl run`` / ``run --check`` with a
 message naming file, section and key, never a traceback; random mutations of
 the shipped configurations give a ConfigError and nothing else (hypothesis)."""
@@ -287,7 +287,7 @@ def test_fuzzed_configurations_give_a_config_error_never_a_traceback(tmp_path, d
     _load_must_only_raise_config_errors(tmp_path, which, text)
 
 
-# --------------------------------------------------------------------------- run --check: pins and ports (issue 15)
+# --------------------------------------------------------------------------- run --check: pins and ports
 
 
 def test_check_refuses_the_example_whose_pin_factory_is_not_installed(capsys):

@@ -1,4 +1,4 @@
-"""Root at a shell writes as the service (issue 15): `tablectl pin set` and a manual
+"""Root at a shell writes as the service: `tablectl pin set` and a manual
 `tablectl run` as root must not leave root-owned files in the service's state
 directory (mode 0700, UMask=0077: the service could not read them)."""
 

@@ -1,5 +1,5 @@
 """``tablectl status``, ``tablectl meters`` and ``tablectl history --hits`` for a
-technician at a shell (issue 15): read from the ledger read-only, amounts in dollars
+technician at a shell: read from the ledger read-only, amounts in dollars
 and cents, times in the machine's time zone (the ledger keeps UTC)."""
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ def test_status_and_meters_commands_read_only(tmp_path, capsys, new_york):
     assert main(["meters", "--state-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("primary: $4,500.19  (the sign shows $4,500.19; hidden remainder none)"), out
-    # the words of every output (issue 25): meter hits and fixed pays, counts that read right
+    # the words of every output: meter hits and fixed pays, counts that read right
     assert "meter hits 1 (paid by an attendant $500.02)  fixed pays 0" in out and "WARNING" not in out
     assert "contributions: 1 wager, $0.21" in out
     assert path.read_bytes() == before  # nothing written

@@ -1,5 +1,5 @@
 """The witness is written after every commit (controller/books/witness.py): its writing keeps no
-memory behind (issue 26: the memory bench's slope).  Written as text, each write's codec
+memory behind (the memory bench's slope).  Written as text, each write's codec
 set-up left a name string in CPython's type attribute cache (up to 4,096 of them: slow
 growth over hours of play)."""
 
@@ -42,7 +42,7 @@ def test_a_witness_write_interns_no_new_name(tmp_path, monkeypatch):
     """The temporary file's path is made once: a path made at each write interned its new name,
     and the interpreter's table of interned strings (about 1 MB), emptied of it again as each
     path was dropped, was rebuilt whole every few thousand commits, the C allocator keeping a
-    freed copy of it now and then (issue 26: steps of about 0.9 MB in the memory bench)."""
+    freed copy of it now and then (steps of about 0.9 MB in the memory bench)."""
     w = Witness(tmp_path / "witness", "T1")
     w.write(Head(1, f"{1:064x}"))  # the first write makes what it needs
     real = sys.intern

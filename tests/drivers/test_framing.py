@@ -1,5 +1,5 @@
 """Serial framing (docs/protocols.md): CRC-16/CCITT, encoding, and a decoder that
-survives any byte stream (issue 5 item 5, fuzzed with hypothesis)."""
+survives any byte stream (fuzzed with hypothesis)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Frame decoder and message layouts under hypothesis (issue 5 item 5; docs/protocols.md
+"""Frame decoder and message layouts under hypothesis (docs/protocols.md
 sections 2 and 4): any byte stream, cut anywhere, yields frames or protocol errors and
 nothing else, never hangs, and every valid frame after garbage is recovered."""
 

@@ -1,4 +1,4 @@
-"""The link through line noise and replays (issue 13; docs/protocols.md § 2 "Decoding"
+"""The link through line noise and replays (docs/protocols.md § 2 "Decoding"
 and § 3): a stray start byte costs no frame deadline, NAKs are rate-limited, a burst of
 noise such as a real RS-232/USB line sees does not bring the link down, and a replayed
 or stale frame is ACKed, dropped and counted (each frame is delivered once)."""

@@ -1,4 +1,4 @@
-"""docs/protocols.md matches the code (issue 5 acceptance): every example frame encodes to
+"""docs/protocols.md matches the code: every example frame encodes to
 the bytes shown and decodes back to its fields, and every device's message table lists
 exactly the messages of drivers/protocol.py with the same type bytes and fields."""
 

@@ -1,4 +1,4 @@
-"""The drivers stand alone behind their Protocols (issue 11, docs/architecture.md "Layers"):
+"""The drivers stand alone behind their Protocols (docs/architecture.md "Layers"):
 ``drivers/`` imports nothing from ``controller/``, each driver implements its device
 Protocol, and every method the controller and the HIL rig call on a device is declared
 by that device's Protocol (``restart`` included: a technician's clear restarts a serial

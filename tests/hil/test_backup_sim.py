@@ -1,4 +1,4 @@
-"""`tablectl backup` while `tablectl sim --state-dir D` runs (issue 15 acceptance): the copy
+"""`tablectl backup` while `tablectl sim --state-dir D` runs: the copy
 audits clean, the simulator is not disturbed, and `restore` is refused while it runs."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The full six-seat, three-spot table (config/examples/six-seat-three-spot.toml) in the
 HIL rig: its sensors and lights are MCP23017 expander lines, driven through a
-``MockFactory`` per gpiochip (issue 15).  A chip on an expander's sensor line lights
+``MockFactory`` per gpiochip.  A chip on an expander's sensor line lights
 the seat's light on the same expander; the lock-out button on the header freezes them."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`tablectl report` for a day of sim play (issues 15, 25): the sim's summary and the day's report
+"""`tablectl report` for a day of sim play: the sim's summary and the day's report
 agree figure by figure (the same words, the same numbers); the CSV's hits match
 `tablectl history --hits` and the ledger's meters; the PDF renders."""
 

@@ -1,6 +1,6 @@
 """One whole Six-Card Fortune round through the pty-connected simulators and the
 mock pins: states visited, lights, sign and the meter's exact value in cents
-(issue 2 acceptance; §§ 670a.5(i), 670a.10, 670a.11(h)(3), 670a.12(d))."""
+(§§ 670a.5(i), 670a.10, 670a.11(h)(3), 670a.12(d))."""
 
 from __future__ import annotations
 

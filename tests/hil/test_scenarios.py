@@ -1,4 +1,4 @@
-"""Every HIL scenario in hil/scenarios/*.yaml (issue 5 item 3/4): each runs in its
+"""Every HIL scenario in hil/scenarios/*.yaml: each runs in its
 own rig against the real controller and must pass."""
 
 from __future__ import annotations

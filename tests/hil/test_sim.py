@@ -1,4 +1,4 @@
-"""`tablectl sim` (issue 2 item 4): 20 rounds, exit 0, same seed -> same output."""
+"""`tablectl sim`: 20 rounds, exit 0, same seed -> same output."""
 
 from __future__ import annotations
 

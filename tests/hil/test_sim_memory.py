@@ -1,4 +1,4 @@
-"""The simulators keep no memory per message (issue 26: the memory bench's slope).
+"""The simulators keep no memory per message (the memory bench's slope).
 
 A simulator looks up its handler (``on_<NAME>``) by a name made per message.  CPython's
 type attribute cache keeps a reference to the name object of every lookup it caches, by the

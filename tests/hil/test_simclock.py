@@ -1,4 +1,4 @@
-"""The simulator's idle-skipping game clock (hil/simclock.py, issue 11): it jumps to the
+"""The simulator's idle-skipping game clock (hil/simclock.py): it jumps to the
 earliest wake-up only when every party waits and nothing is in flight, in order, and
 never turns a silent device's real-time deadline into a loop of skips."""
 

@@ -1,4 +1,4 @@
-"""Crash consistency (issue 4; SPEC § 5): kill the controller with SIGKILL at
+"""Crash consistency (SPEC § 5): kill the controller with SIGKILL at
 random instants — mid-transaction too — 25 times and restart it; nothing lost,
 nothing doubled, meters reconciled to the cent."""
 

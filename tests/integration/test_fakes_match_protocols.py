@@ -1,7 +1,7 @@
 """The device fakes of tests/integration/harness.py implement exactly their driver's Protocol
 (drivers/), as do the real serial drivers, so a device call the table makes that no
 Protocol declares — or a misspelt one — fails in the harness as it would on the
-floor (issue 11: "the test fakes implement the same Protocols")."""
+floor ("the test fakes implement the same Protocols")."""
 
 from __future__ import annotations
 

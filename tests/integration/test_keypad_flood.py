@@ -1,4 +1,4 @@
-"""Rejected keypad input is rate-limited and a sustained flood tilts (issue 13;
+"""Rejected keypad input is rate-limited and a sustained flood tilts (
 controller/play/flood.py).  Before: every rejected line was a ``keypad.rejected`` record and a
 PROMPT (15,153 records, 11.6 MB in 8 s), and no flood ever tilted."""
 

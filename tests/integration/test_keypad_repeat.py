@@ -1,4 +1,4 @@
-"""A keypad line received twice (a double Enter, issue 13): an entry answers the prompt that
+"""A keypad line received twice (a double Enter): an entry answers the prompt that
 was on the keypad's display when it was keyed (ENTRY carries that prompt's number,
 docs/protocols.md § 4.4); a second entry to a prompt already answered is refused and
 recorded (``keypad.rejected``), and changes nothing."""

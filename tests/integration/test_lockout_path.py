@@ -1,4 +1,4 @@
-"""The lock-out's path through the table (issue 11, docs/architecture.md "The path of
+"""The lock-out's path through the table (docs/architecture.md "The path of
 one event"): the accepted set goes to the ledger first — the state machine's
 transition and the status publish then run while the disk syncs — and nothing is
 shown before it is durable (§ 670a.7(c), § 670a.10(a)(2)(ii))."""

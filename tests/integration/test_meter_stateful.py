@@ -1,4 +1,4 @@
-"""Stateful property test (issue 4): for any sequence of wagers, lock-outs, hits,
+"""Stateful property test: for any sequence of wagers, lock-outs, hits,
 validations, voids and restarts, the meter equals seed + increments − payouts
 (+ reseeds − voids) with the remainder carried, exactly; it never decreases
 except through a recorded payout or void; and the ledger always verifies.

@@ -1,11 +1,11 @@
-"""The release bundle (issue 15; docs/install.md): systemd/build-release.sh builds it
+"""The release bundle (docs/install.md): systemd/build-release.sh builds it
 from the tracked files, systemd/install.sh installs it with no network into a
 temporary root (--root, no systemd; in a network namespace of its own, `unshare --net`,
 where this machine allows it), `tablectl verify` matches the recorded digest;
 an upgrade A -> B keeps the ledger (backed up first) and a rollback to A finds the
 same ledger: audit clean, meters and events unchanged.
 
-Issue 24: the installed tree holds what a table runs and nothing else (no hil/, bench/,
+the installed tree holds what a table runs and nothing else (no hil/, bench/,
 setuptools or PyYAML; the simulators are the bundle's rigs/, installed beside it only to
 play here), `tablectl diagram` leaves it as recorded, and an uninstall keeps the ledger, its
 witness and its key together while `--purge` removes all of them: a table installed, played,

@@ -1,4 +1,4 @@
-"""A linked progressive at the table (issue 14; § 688a.2(d) -> § 605a.8, read with
+"""A linked progressive at the table (§ 688a.2(d) -> § 605a.8, read with
 N.J.A.C. 13:69E-1.39B / 9 NYCRR 5321.18): the outbox, the linked meter on the sign, a hit paid
 only with the LAP's answer, and the linked wager closed while the link is lost — through the
 synchronous harness, the LAP's messages posted as the table's link socket would post them."""

@@ -1,4 +1,4 @@
-"""Progressive table game system at the table (issue 4): bet sensing and lock-out,
+"""Progressive table game system at the table: bet sensing and lock-out,
 meters, hits, voids and the ledger, through the synchronous harness
 (§§ 670a.2(c), 670a.10(a)(2)(ii), 670a.11(h)(3), 670a.12(d))."""
 

@@ -1,4 +1,4 @@
-"""A round voided because a device timed out is voided once (issue 13): the shoe stops
+"""A round voided because a device timed out is voided once: the shoe stops
 dealing (§ 670a.13(m)) -> ``round.void`` and a tilt; the technician's clear later closes
 the tilt without a second ``round.void`` for the same round."""
 

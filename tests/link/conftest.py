@@ -125,7 +125,7 @@ class Lap:
 
     def claim(self, table_id: str, seq: int, rnd: int, seat: int, hand: str, level: str = "primary") -> int:
         """A 10 % hit claim for (``rnd``, ``seat``) at ``seq + 1``, after the 1-cent wager it needs at
-        ``seq`` (the LAP refuses a claim with no progressive wager, issue 21); the claim's seq."""
+        ``seq`` (the LAP refuses a claim with no progressive wager); the claim's seq."""
         self.send(table_id, seq, "contribution", {"wager": 1, "round": rnd, "seat": seat}, level)
         data = {"fraction_num": 1, "fraction_den": 10, "round": rnd, "seat": seat, "hand": hand}
         self.send(table_id, seq + 1, "hit", data, level)

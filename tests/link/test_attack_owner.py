@@ -1,4 +1,4 @@
-"""Issue 21, findings 6 and 7: the database owner (or anyone who can act as the LAP schema's
+"""The database owner (or anyone who can act as the LAP schema's
 owner) changes money or the rules while the link runs, and software is not what the release is.
 
 Against a real PostgreSQL and the real LAP service (reconciling every 200 ms here, ``[link]

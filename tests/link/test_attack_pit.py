@@ -1,4 +1,4 @@
-"""Issue 21 end to end: the attacks played against a pit — real table controllers (the harness's
+"""The attacks played against a pit — real table controllers (the harness's
 Table and SQLite ledger) on their real link sockets, real uplinks logging in as their own roles,
 the real LAP service and PostgreSQL (tests/link/test_link_scenarios.py's Pit).
 
@@ -84,7 +84,7 @@ def test_a_flood_of_forged_notifications_closes_no_table_and_announces_nothing(p
         time.sleep(0.02)
     assert announced(t1) == 1 and announced(t2) == 1  # no replayed hit on any sign
     for tid, up in pit.uplinks.items():
-        # the uplink listens for no notification (issue 22: on its one connection a flood would
+        # the uplink listens for no notification (on its one connection a flood would
         # delay every read): none heard …
         assert up.listener.bell.rung == rung[tid]
         # … and the LAP's rows read at most once per 50 ms: a bounded cost per second

@@ -1,4 +1,4 @@
-"""Issue 21, finding 5: a process on the table service's link socket.
+"""A process on the table service's link socket.
 
 The socket is 0660: before, any process that could open it spoke the uplink's JSON — the linked
 wager opened with no LAP and no database, a forged meter was shown — and one malformed line

@@ -1,4 +1,4 @@
-"""Issue 21, finding 1: a writer of the table's state directory (no key) forges ledger records.
+"""A writer of the table's state directory (no key) forges ledger records.
 
 The attacker opens the table's SQLite ledger as any process of its user can and appends a
 $1,000,000-style contribution and a 100 % hit claim with made-up MACs, or edits a record the LAP

@@ -1,4 +1,4 @@
-"""Issue 21, findings 2, 4 and 8: the attacker holds a table's database role (its password is in
+"""The attacker holds a table's database role (its password is in
 the uplink's DSN) *and its link key* (the Pi's root: with the password alone nothing is taken,
 tests/link/test_attack_password_only.py) and talks to the LAP's PostgreSQL directly, as the uplink
 would never.

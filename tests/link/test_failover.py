@@ -1,4 +1,4 @@
-"""Failover of the LAP's database (issue 22).  The failover of a synchronous standby is Patroni's
+"""Failover of the LAP's database.  The failover of a synchronous standby is Patroni's
 (tests/link/test_patroni.py and the simulator below: hil/patroni.py, three members, etcd,
 synchronous mode), never one of ours.  The hand-made pair (hil/pgpair.py: ``initdb`` and
 ``pg_basebackup``, ``fsync=on``) is left for what a manager would refuse to do: promote an

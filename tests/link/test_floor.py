@@ -1,4 +1,4 @@
-"""The floor view (issue 16): login by person and PIN (floorperson/technician only, audited in the
+"""The floor view: login by person and PIN (floorperson/technician only, audited in the
 LAP), the data endpoint's picture of the link, Server-Sent Events pushing a meter change, the
 tables' status reports (only their own)."""
 

@@ -1,4 +1,4 @@
-"""The floor view and the common progressive sign in a real browser (issues 16, 25, 35): Debian's
+"""The floor view and the common progressive sign in a real browser: Debian's
 Chromium, headless, driven from pytest over the DevTools pipe (tests/link/cdp.py), against a running
 sim of four linked tables with ``--hit-rate`` (real hits: five aces dealt first, hil/luck.py), its
 floor view and its sign.

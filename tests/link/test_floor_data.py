@@ -1,4 +1,4 @@
-"""Issue 25: what the floor view and the sign show, and what a table (or a guesser at the login) can
+"""What the floor view and the sign show, and what a table (or a guesser at the login) can
 do to them: every field from a table bounded, the day's figures per table, the level's limit and
 reserve, hits over a range of days, the tilt and event log, CSV exports (no spreadsheet formulas
 from a table's text), the acknowledgement of a pending hit, the sign's picture and its address of
@@ -75,7 +75,7 @@ def test_a_tables_5_mb_of_tilts_or_hand_text_do_not_make_the_picture_large(make_
     s = sql.Identifier(lap.cfg.schema)
     big = {f"device{i:05d}": "x" * 1000 for i in range(5000)}  # 5 MB
     _status(lap, "T1", state="tilt" * 1000, tilts=big, reason="r" * 100_000, sign="S" * 100_000)
-    lap.send("T2", 1, "contribution", {"wager": 100, "round": 1, "seat": 1})  # a claim needs its wager (issue 21)
+    lap.send("T2", 1, "contribution", {"wager": 100, "round": 1, "seat": 1})  # a claim needs its wager
     claim = {"fraction_num": 1, "fraction_den": 10, "round": 1, "seat": 1}
     with pytest.raises(psycopg.errors.CheckViolation):  # the LAP stores a hand of at most 200 bytes
         lap.send("T2", 2, "hit", {**claim, "hand": "h" * 5_000_000})

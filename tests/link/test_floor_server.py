@@ -1,4 +1,4 @@
-"""Issue 25: the floor view's server survives what a hostile or broken client on the network sends.
+"""The floor view's server survives what a hostile or broken client on the network sends.
 
 - 500 half-open connections: no thread per connection; at most ``per_address`` (or
   ``max_connections``) held, the rest answered 503 and closed; another client still served; the
@@ -419,7 +419,7 @@ def test_lap_check_names_the_tls_option_that_is_wrong(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------ a silent network
 @pytest.mark.slow
 def test_the_floor_view_finds_its_silent_database_connections_dead_and_recovers(make_floor: Any, pg_dsn: str) -> None:
-    """Issue 22: bytes swallowed without a reset (hil/netproxy.py ``blackhole``) between the floor
+    """Bytes swallowed without a reset (hil/netproxy.py ``blackhole``) between the floor
     view and its database.  Neither keepalives nor ``tcp_user_timeout`` find it (the proxy's
     kernel acknowledges everything): a pooled connection's statement is ended by the pool's
     lending guard (2 s past the server's statement timeout) and the listening connection by its

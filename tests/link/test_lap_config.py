@@ -95,7 +95,7 @@ def test_service_runs_heartbeats_and_applies_changes_only_stopped(pg_dsn, lap_sc
     assert main(["lap", "--sim", "--db", pg_dsn, "--config", str(lap_file), "--reconcile"]) == 0
     out = capsys.readouterr().out
     assert "link: OK (2 tables, 0 contributions, 0 meter hits, 0 records refused, meters reconciled)" in out
-    # money in dollars, as every other output prints it (issue 25), not raw cents
+    # money in dollars, as every other output prints it, not raw cents
     assert "level primary: meter $1,000.00, hidden reserve $0.00, overflow $0.00, 0 meter hits" in out
     assert " cents" not in out
 
@@ -116,7 +116,7 @@ def test_uplink_config_check_and_errors(tmp_path, capsys, monkeypatch):
     p.write_text(base + 'schema = "lap_pit1"\nspeed = 3\n')
     assert main(["uplink", "--sim", "--config", str(p), "--check"]) == 2
     assert "[uplink] speed: unknown option" in capsys.readouterr().err
-    # the link timeout (issue 22: the uplink's heartbeat deadline) is validated like every option
+    # the link timeout (the uplink's heartbeat deadline) is validated like every option
     p.write_text(base + 'schema = "lap_pit1"\nlink_timeout = 0\n')
     assert main(["uplink", "--sim", "--config", str(p), "--check"]) == 2
     assert "[uplink] link_timeout" in capsys.readouterr().err

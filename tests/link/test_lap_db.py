@@ -236,7 +236,7 @@ def test_reconcile_finds_a_meter_changed_behind_the_lap(make_lap):
 def test_a_notification_is_a_doorbell_that_carries_no_value(make_lap, pg_dsn):
     """Any role may NOTIFY any channel: the LAP's own notifications say only *what* changed (the
     uplinks read the values from the rows, controller/uplink/lapview.py).  A contribution rings
-    nothing (issue 22: the LAP rings the meters' doorbell at a bounded rate), a hit at once."""
+    nothing (the LAP rings the meters' doorbell at a bounded rate), a hit at once."""
     lap = make_lap()
     from controller.lap.lap import connect
 

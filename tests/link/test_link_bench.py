@@ -1,6 +1,6 @@
 """The link benchmarks run end to end (figures are printed, not asserted): ``bench link`` at a
 small size, and ``bench link-chaos`` with ten faults — lost 0, doubled 0, meters reconciled,
-nothing accepted while closed (issue 14 acceptance, at the suite's size)."""
+nothing accepted while closed (at the suite's size)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Link scenarios end to end (issue 14): table controllers (the synchronous harness's real
+"""Link scenarios end to end: table controllers (the synchronous harness's real
 Table and SQLite ledger) with their real link sockets, real uplinks logging in as their own
 roles, the real LAP service and PostgreSQL.  The harness's reactor is pumped here while real
 time passes, so the heartbeat, the NOTIFY pushes and the uplinks' threads run as on a table.

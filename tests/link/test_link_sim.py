@@ -1,5 +1,5 @@
 """``tablectl sim --tables N --link DSN``: linked tables end with a balance per table and the
-link's verdict (issue 14 acceptance, at a size the suite can afford)."""
+link's verdict (at a size the suite can afford)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 22, the connection and recovery half, against a real PostgreSQL: dead connections found
+"""The link's connections and recovery, against a real PostgreSQL: dead connections found
 and replaced (libpq deadlines, the uplink's heartbeat deadline, a statement watchdog), one
 connection per table, a LAP that went back in time found by the tables and given back what it
 lost (a hit already paid re-established at the amount paid), the LAP's replication check, and
@@ -529,7 +529,7 @@ def test_a_restored_hit_is_held_while_the_meter_is_short_and_a_table_role_cannot
 def test_a_restored_full_hit_the_meter_is_short_of_is_taken_from_the_reset_meter(rig):
     """After an asynchronous failover the tables resend in their own order: another table's later
     hit, restored first, leaves the meter below this hit's paid amount, and no resend brings it
-    back (issue 22: held for that, the table stayed closed for good, lost 37-44 records).  A full
+    back (held for that, the table stayed closed for good, lost 37-44 records).  A full
     hit is taken at the amount paid while the reset meter covers the shortfall (recorded as
     short), the meters reconcile; a partial hit that would take the meter negative is still held."""
     lap, ledger, table, uplink, beat = rig
@@ -563,7 +563,7 @@ def test_a_restored_full_hit_the_meter_is_short_of_is_taken_from_the_reset_meter
 def test_records_the_lap_holds_wait_on_the_same_connection(rig):
     """A LAP that takes no record (inoperable; a restored hit it cannot pay yet) answers SQLSTATE
     55000, which psycopg makes an OperationalError: the uplink keeps its connection and says the
-    records wait (issue 22: taken for a lost database, it reconnected every second and the table
+    records wait (taken for a lost database, it reconnected every second and the table
     heard "the uplink lost the database"); they are sent once the LAP takes them."""
     lap, ledger, table, uplink, beat = rig
     ledger.append([contrib(1)])
@@ -695,7 +695,7 @@ def test_the_lap_finds_its_own_silent_connection_dead_and_beats_again(make_lap, 
 @pytest.mark.slow
 @pytest.mark.soak
 def test_two_hundred_tables_fit_in_three_hundred_connections(tmp_path):
-    """Issue 22's goal: 200 tables on one LAP with ``max_connections = 300`` (a throwaway
+    """The goal: 200 tables on one LAP with ``max_connections = 300`` (a throwaway
     cluster): every uplink reaches its LAP and is reconciled, each on one connection."""
     from controller.lap.lap import LapStore
     from controller.lap.linkkeys import enrol

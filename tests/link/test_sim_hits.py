@@ -1,5 +1,5 @@
 """``tablectl sim --tables 2 --link --rounds 30 --hit-rate 0.3 --floor HOST:PORT`` shows a newcomer a
-pending progressive hit on the floor view, and its acknowledgement (issue 35): the command itself,
+pending progressive hit on the floor view, and its acknowledgement: the command itself,
 as a user runs it, its floor view read and acknowledged over HTTP as the page does it.
 
 With the floor view up, the simulated floorperson validates a hit at the table once it is

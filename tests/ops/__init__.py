@@ -1,4 +1,4 @@
-"""Issue 24: operations without surprises (tests/ops/)."""
+"""Operations without surprises (tests/ops/)."""
 
 #: what controller/cli.py says for an exception no command foresaw (kept literal: the tests also run
 #: against code from before it existed, to show they fail there)

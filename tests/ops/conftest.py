@@ -1,4 +1,4 @@
-"""A small simulator ledger shared by the operations tests (issue 24): `tablectl sim
+"""A small simulator ledger shared by the operations tests: `tablectl sim
 --state-dir D` made it, with its key in ``D-key/`` and its witness in ``D-witness/``."""
 
 from __future__ import annotations

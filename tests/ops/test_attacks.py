@@ -1,4 +1,4 @@
-"""Issue 24: the table-side holes an insider's attack found, each closed.  Before: a witness
+"""The table-side holes an insider's attack found, each closed.  Before: a witness
 linked to /dev/zero was read without bound (MemoryError; the OOM killer on a Pi, the unit had no
 MemoryMax); `restore --override-reason` put another table's copy under the same key in place;
 a copy stamped in the future was put in place, the restore then died (ClockWentBackwards) and no

@@ -1,4 +1,4 @@
-"""Issue 24: every error found trying tablectl as a new user and as a technician would is a
+"""Every error found trying tablectl as a new user and as a technician would is a
 clear message and exit 2 (usage, configuration) or 1 (an operation that failed), never a
 traceback.  One test per case; each failed at the branch's start (a traceback, exit 1 for a
 configuration error, or a check that passed what it should refuse), as noted on each."""

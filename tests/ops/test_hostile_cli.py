@@ -1,4 +1,4 @@
-"""Issue 24: every subcommand, run with hostile arguments (missing files, directories,
+"""Every subcommand, run with hostile arguments (missing files, directories,
 /dev/full, huge dates and numbers, files that are not UTF-8, a garbage or truncated ledger, a
 link to /dev/zero), ends with a message and exit 0, 1 or 2, never a traceback nor "this is a
 fault in tablectl".  Each case runs as its own process, stdin empty (or not UTF-8), with a

@@ -11,7 +11,6 @@ from tools.ticketrefs import ROOT, main, references
 
 
 @pytest.mark.slow  # reads every file of the repository's code (about 3 s of CPU)
-@pytest.mark.xfail(strict=False, reason="sweep pending")
 def test_no_comment_or_docstring_names_an_issue_number():
     refs = references()
     listed = "\n".join(f"{f.relative_to(ROOT)}:{line}: {text}" for f, line, text in refs[:40])

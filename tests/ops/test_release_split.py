@@ -1,4 +1,4 @@
-"""Issue 24: what a release installs and uninstalls, checked fast (the whole release is
+"""What a release installs and uninstalls, checked fast (the whole release is
 tests/integration/test_release.py, slow): the table's distribution holds what a table runs and
 the simulators are tablectl-rigs; uninstall.sh keeps the ledger, its witness and its key
 together and --purge removes everything install.sh made; the README's command table is the
@@ -75,7 +75,7 @@ def test_uninstall_keeps_ledger_witness_and_key_together_and_purge_removes_every
     for kept in ("var/lib/tablectl/ledger.sqlite3", "var/lib/tablectl-witness/witness.json", "etc/tablectl/ledger.key"):
         assert (root / kept).exists(), kept
     assert "kept, together" in out and "/var/lib/tablectl-witness" in out
-    # before issue 24 --purge left the witness (a reinstall then tilted: "the witness says N events")
+    # --purge used to leave the witness (a reinstall then tilted: "the witness says N events")
     _fake_install(root)
     out = uninstall(root, "--purge")
     for gone in ("var/lib/tablectl", "var/lib/tablectl-witness", "etc/tablectl", "opt/tablectl"):

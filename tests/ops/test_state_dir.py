@@ -1,4 +1,4 @@
-"""Issue 24: a simulator's ledger can be looked at as the README says, with ``--state-dir D``
+"""A simulator's ledger can be looked at as the README says, with ``--state-dir D``
 alone (its key in ``D-key/``, its witness in ``D-witness/``); a command that needs a
 configuration and finds none says how to point it at one; bare ``verify`` prints the digest.
 

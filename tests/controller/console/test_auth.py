@@ -1,4 +1,4 @@
-"""PINs per role (scrypt, salted, parameters stored), the PIN file, and the lock-out (issue 6 item 1)."""
+"""PINs per role (scrypt, salted, parameters stored), the PIN file, and the lock-out."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def ev(kind, **data):
 
 
 def test_lockout_counts_failures_per_role_and_endpoint_and_expires():
-    """Issue 13: failures per (role, endpoint) on the monotonic clock.  Before: one counter for
+    """Failures per (role, endpoint) on the monotonic clock.  Before: one counter for
     every role, reset by anyone's success, on the wall clock."""
     now = [100.0]
     lk = Lockout(max_failures=5, period_s=60, clock=lambda: now[0])
@@ -90,7 +90,7 @@ def test_lockout_rebuilt_from_ledger_events_newest_first():
 
 
 def test_a_lock_survives_a_restart_with_its_remaining_time_not_an_end_time():
-    """Issue 13: a lock made while the wall clock was a year ahead lasted 525,615 minutes
+    """A lock made while the wall clock was a year ahead lasted 525,615 minutes
     across restarts.  Now the remaining time is kept and a lock never exceeds its period."""
     locked = ev("console.locked", role="technician", console="pty", remaining_s=900, until=2e9)
     lk = Lockout(period_s=900, clock=lambda: 50.0)

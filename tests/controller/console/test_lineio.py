@@ -55,7 +55,7 @@ def test_tab_completion(pair):
 
 
 def test_arrow_keys_recall_earlier_command_lines(pair):
-    """Issue 13: command history with the arrow keys (history prompts only, never a PIN)."""
+    """Command history with the arrow keys (history prompts only, never a PIN)."""
     ed, peer = pair
     peer.sendall(b"status\rmeters 1\r")
     assert ed.readline("> ", history=True) == "status"

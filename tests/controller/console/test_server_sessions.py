@@ -1,4 +1,4 @@
-"""The console server lets go of the sessions that ended (issue 26: a table that plays for a
+"""The console server lets go of the sessions that ended (a table that plays for a
 year): a socket console is connected and closed again and again over a year (a technician's
 ``tablectl console``, the floor's tools); each session's thread was kept in a list for as long
 as the service ran."""

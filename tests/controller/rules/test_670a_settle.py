@@ -239,7 +239,7 @@ def test_progressive_fixed_pays_are_for_one_670a_12_d_1():
 def test_progressive_meter_pays_carry_the_fraction_670a_12_d_3():
     """The meter pays in settlement order (§ 670a.12(d)(3), § 670a.11(e)): from the player
     farthest to the dealer's right (seat 6) counterclockwise, so two royal flushes on seats 3
-    and 5 are paid 5 first, then 3 (issue 12 #5: the old default paid seat 3 first)."""
+    and 5 are paid 5 first, then 3 (an older default paid seat 3 first)."""
     seats = {
         1: seat("Ac Ad Ah As Jk 2c", progressive=100),
         3: seat("Kd Qd Jd Td 9h 3s", progressive=100),

@@ -144,7 +144,7 @@ def test_687a_progressive_distribution_is_plain_poker():
 @pytest.mark.parametrize("block", [1 << 20, 1000, 7])
 def test_687a_inclusion_exclusion_matches_brute_force_small_deck(block, monkeypatch):
     """The exact player-vs-dealer counts equal brute force on a 16-card deck (deuces, joker and 11 others),
-    whatever the block the hands are taken in (issue 15: blocks keep the full deck under 500 MB)."""
+    whatever the block the hands are taken in (blocks keep the full deck under 500 MB)."""
     import controller.analysis._djwild_dealer as D
 
     monkeypatch.setattr(D, "_BLOCK", block)
@@ -187,7 +187,7 @@ def test_687a_full_game_exact_figures():
 
 
 def test_687a_feature_keys_in_blocks_equal_the_whole(monkeypatch):
-    """Features computed block by block (issue 15, memory) give the keys computed all at once."""
+    """Features computed block by block (memory) give the keys computed all at once."""
     rng = np.random.default_rng(687)
     h = np.sort(np.array([rng.choice(53, 5, replace=False) for _ in range(3000)], dtype=np.int8), axis=1)
     monkeypatch.setattr(A, "_FEATURE_BLOCK", 256)

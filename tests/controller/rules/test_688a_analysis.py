@@ -129,7 +129,7 @@ def test_688a_fortune_exact_paybacks(n):
 
 
 def test_688a_12_c_fortune_default_is_best_pay():
-    """Issue 12 #1: § 688a.12(c) ranks trips above a straight; the default analysis pays the
+    """§ 688a.12(c) ranks trips above a straight; the default analysis pays the
     201,824 straights holding trips 3 to 1, the ranking reading 2 to 1."""
     d = seven_card_distribution("bug")
     a = payback(analyze_fortune("Face Up Fortune 2", {"reading": "ranking"}))
@@ -227,7 +227,7 @@ def test_688a_progressive_unreproduced_tables_exact_values():
 
 
 def test_688a_12_d_progressive_4_straight_with_trips_paid_15():
-    """Issue 12 #1: Paytable 4 pays three of a kind $15, a straight $7.50 (wager $5,
+    """Paytable 4 pays three of a kind $15, a straight $7.50 (wager $5,
     returned): best-pay (688a-7) adds 201,824 x $7.50 / $5 per hand; ranking gave 86.3422%."""
     d = seven_card_distribution("bug")
     a = payback(analyze_progressive("Face Up Progressive 4", {"reading": "ranking"}))

@@ -1,4 +1,4 @@
-"""Console ``config check FILE`` on a bad file (issue 13): the error names file,
+"""Console ``config check FILE`` on a bad file: the error names file,
 section and key, never "internal error", and never echoes the file's contents
 (a non-UTF-8 file included)."""
 

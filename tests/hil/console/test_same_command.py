@@ -1,4 +1,4 @@
-"""The console's ``same SEAT SEAT`` over a pty (issue 12 #4): one player on two adjacent
+"""The console's ``same SEAT SEAT`` over a pty: one player on two adjacent
 betting areas (§ 670a.7(f)) recorded in the ledger with the round, on a progressive-only
 table where there is no keypad; refused, changing nothing, between rounds, for seats not
 adjacent, and where the profile does not permit it."""

@@ -1,4 +1,4 @@
-"""A whole technician-console session over a pty (issue 6 item 1), driven the way a
+"""A whole technician-console session over a pty, driven the way a
 person at picocom would: login by role and PIN, tab completion, every command,
 role checks, bad input, and the event log entry each command leaves."""
 
@@ -64,7 +64,7 @@ def console_commands(rig: Any) -> list[dict[str, Any]]:
 
 @pytest.mark.slow
 def test_technician_session_every_command(console_rig, tmp_path):
-    """Issue 6: status, meters, history, hits, events, diag, config, clear, verify, outoforder, logout;
+    """Status, meters, history, hits, events, diag, config, clear, verify, outoforder, logout;
     each reply checked; each command written to the event log with the role."""
     from hil.people import People
 
@@ -142,7 +142,7 @@ def test_technician_session_every_command(console_rig, tmp_path):
         check = t.cmd(f"config check {example}")
         assert "table_id: SIM-01 -> PG-01" in check and "need a restart" in check
         applied = t.cmd(f"config apply {example}")
-        # the report's casino and asset (issue 25) need a restart too: config.loaded records them at start-up
+        # the report's casino and asset need a restart too: config.loaded records them at start-up
         assert applied.startswith("refused: asset, casino, gpio.pin_factory") and "while running" in applied
         same = rig_config(rig, tmp_path)
         assert "no changes from the running configuration" in t.cmd(f"config check {same}")
@@ -253,7 +253,7 @@ def test_idle_session_is_logged_out(console_rig):
 
 def test_lockout_after_five_failures_survives_restart(tmp_path, monkeypatch):
     """Five wrong PINs lock that role at that console; a restart keeps the lock with its
-    remaining time (monotonic clock, issue 13); it ends after the period.  The dealer's
+    remaining time (monotonic clock); it ends after the period.  The dealer's
     failures never lock the technician out, the PIN typed after a lock-out is never echoed,
     and the PIN itself is never written anywhere."""
     from controller.core.log import configure
@@ -368,7 +368,7 @@ def test_a_technician_lifts_a_lock_and_it_is_audited(console_rig):
 
 
 def test_habits_of_a_new_user(console_rig):
-    """Issue 13: commands in any case, ``?`` for help, ``exit`` and ``quit`` log out, a line
+    """Commands in any case, ``?`` for help, ``exit`` and ``quit`` log out, a line
     over the limit is refused with a message (before: unknown command, or silently cut)."""
     rig, con = console_rig()
     t = Term(con.pty_path)
@@ -386,7 +386,7 @@ def test_habits_of_a_new_user(console_rig):
 
 
 def test_a_typo_gets_a_did_you_mean(console_rig):
-    """Issue 24: an unknown command names the closest ones this role may use (before: only
+    """An unknown command names the closest ones this role may use (before: only
     "unknown command 'staus'; type help")."""
     rig, con = console_rig()
     t = Term(con.pty_path)

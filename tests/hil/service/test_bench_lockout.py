@@ -1,4 +1,4 @@
-"""`tablectl bench lockout` (issue 11): a short run prints every figure it promises — the
+"""`tablectl bench lockout`: a short run prints every figure it promises — the
 whole path (frozen, durable in the lock-out journal, shown), the raw disk beside it and their
 ratio, each segment of the path, and the ledger's own commit of the same records for every
 press (its stamps were dropped when the writer's trace of a batch came after the bench had

@@ -1,4 +1,4 @@
-"""Issue 13, the service's side: a damaged, rolled-back or missing ledger found at
+"""The trusted ledger, the service's side: a damaged, rolled-back or missing ledger found at
 start-up is a latched tilt (the table closed, READY sent so that systemd does not
 restart it in a loop), never a silent fall-back to the seed meters and never a
 settled round voided again; nothing is shown before the start-up records are
@@ -43,7 +43,7 @@ def test_a_deleted_ledger_is_a_latched_tilt_with_ready_sent_not_seed_meters(tmp_
 
 
 def test_a_cut_tail_does_not_void_a_settled_and_paid_round_again(tmp_path):
-    """Before issue 13 a tail cut just before ``round.settled`` made start-up void the
+    """Before the trusted ledger a tail cut just before ``round.settled`` made start-up void the
     round and return its wagers — after they had been settled and paid."""
     rig = _restart(tmp_path, seed=3)
     try:

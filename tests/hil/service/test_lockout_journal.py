@@ -1,5 +1,5 @@
 """The lock-out's count is shown once the accepted set is durable in the lock-out journal
-(controller/books/lockjournal.py, issue 11); the ledger's copy follows.  Power lost between the two:
+(controller/books/lockjournal.py); the ledger's copy follows.  Power lost between the two:
 at the next start the journal's records go into the ledger (once), and the interrupted round is
 voided with exactly the wagers the count showed returned (§ 670a.13)."""
 

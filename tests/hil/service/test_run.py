@@ -1,4 +1,4 @@
-"""`tablectl run` as systemd runs it (issue 6 items 2-3): a fresh process that sends
+"""`tablectl run` as systemd runs it: a fresh process that sends
 READY=1 after its self-checks, serves the console on its socket, and stops
 cleanly on SIGTERM with STOPPING=1."""
 

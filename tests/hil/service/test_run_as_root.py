@@ -1,4 +1,4 @@
-"""A manual `tablectl run` typed as root on a Pi (issue 15): the process becomes the
+"""A manual `tablectl run` typed as root on a Pi: the process becomes the
 state directory's owner before it opens anything there, so the ledger, its WAL, the
 witness and every other file it leaves are the service user's (mode 0700 directory,
 UMask=0077: root-owned files would stop the service at its next start).

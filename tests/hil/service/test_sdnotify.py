@@ -1,4 +1,4 @@
-"""systemd notification (issue 6 item 3): READY=1 after the self-checks, WATCHDOG=1
+"""systemd notification: READY=1 after the self-checks, WATCHDOG=1
 from the reactor loop (a hung loop stops pinging), STOPPING=1 on the way down."""
 
 from __future__ import annotations

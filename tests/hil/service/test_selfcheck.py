@@ -1,4 +1,4 @@
-"""Start-up self-checks (issue 6 item 2; SPEC § 5): configuration, ledger integrity,
+"""Start-up self-checks (SPEC § 5): configuration, ledger integrity,
 software digest and RNG self-test run before any pin is claimed or any link
 opened; a failure is a latched tilt that survives a restart until cleared."""
 

@@ -1,4 +1,4 @@
-"""Runtime problems at start-up never crash-loop (issue 13): a garbage, truncated or
+"""Runtime problems at start-up never crash-loop: a garbage, truncated or
 read-only ledger and a missing serial port leave ``tablectl run`` up with the
 table closed under a latched tilt naming the problem, READY=1 sent to systemd
 (the status says why) and the watchdog pinged; no traceback; SIGTERM stops it

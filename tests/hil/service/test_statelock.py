@@ -1,4 +1,4 @@
-"""The service holds its state directory's lock from start to stop (issue 15;
+"""The service holds its state directory's lock from start to stop (
 controller/books/statelock.py): a restore is refused while it runs, and a second service on the
 same ledger does not start."""
 

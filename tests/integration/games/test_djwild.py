@@ -251,7 +251,7 @@ def test_687a_11_e_two_hits_paid_from_the_dealers_far_left_first(tmp_path):
     the player farthest to the dealer's left" (reading 687a-8): seat 1's royal flush (100% of
     the meter) first, all of $2,000.41 ($2,000 seed + two $1 wagers at 20.5%); the meter is
     reset to the seed; then seat 4's straight flush, 10% of $2,000.00 = $200.00.  From the
-    dealer's far right (the reading before issue 23) seat 4 took 10% of $2,000.41 first and
+    dealer's far right (an earlier reading) seat 4 took 10% of $2,000.41 first and
     seat 1 the rest."""
     h = _harness(tmp_path)
     h.shuffled()

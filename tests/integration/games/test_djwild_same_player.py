@@ -1,4 +1,4 @@
-"""One player on adjacent DJ Wild boxes at the table (§ 687a.7(e); issue 23 #1): the dealer keys
+"""One player on adjacent DJ Wild boxes at the table (§ 687a.7(e)): the dealer keys
 ``SAME <seat> <seat>`` while the players raise or fold, or the console records it
 (``Table.same_player``); the ledger holds it with the round, and settlement pays him no Envy
 Bonus for his own hand (§ 670a.11(h)(3)(ii), reading 687a-5)."""

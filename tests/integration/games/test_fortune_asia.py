@@ -52,7 +52,7 @@ def proc_for(doc: dict[str, Any]):
 @pytest.mark.slow
 @pytest.mark.soak
 def test_200_simulated_rounds_balance_to_the_cent(tmp_path):
-    """Issue 7 acceptance: every wager of 200 rounds (§ 659a.7) is won, lost, surrendered
+    """Every wager of 200 rounds (§ 659a.7) is won, lost, surrendered
     (§ 659a.11(d)) or returned, every payout recorded, the meter reconciled (§ 659a.12(d))."""
     from hil.simrun import run_sim
 

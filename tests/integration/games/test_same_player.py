@@ -1,4 +1,4 @@
-"""One player on two adjacent betting areas at the table (§ 688a.7(f), § 670a.7(f); issue 12 #4):
+"""One player on two adjacent betting areas at the table (§ 688a.7(f), § 670a.7(f)):
 the dealer records it on the keypad (``SAME <seat> <seat>``) or from the console
 (``Table.same_player``), the ledger holds it with the round, and settlement pays him no Envy
 Bonus for his own hand (§ 688a.11(h)(2)(ii))."""

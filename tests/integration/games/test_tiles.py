@@ -69,7 +69,7 @@ def _carry(h: TilesHarness) -> dict[str, Any]:
 @pytest.mark.slow
 @pytest.mark.soak
 def test_200_simulated_rounds_balance_to_the_cent(tmp_path):
-    """Issue 7 acceptance: every wager of 200 rounds accounted for (hil/balance.py), every
+    """Every wager of 200 rounds accounted for (hil/balance.py), every
     keyed path exercised: player bank, co-bank, dealer's wager, cut, styles, own settings,
     surrender (§ 621a.8(e)), a voided hand (§ 621a.10(d)), a bank hand reset (§ 621a.10(f))."""
     from hil.simrun import run_sim

@@ -1,6 +1,6 @@
-"""Issue 12: the settlement readings an audit disputed, each named after its section.
+"""The settlement readings an audit disputed, each named after its section.
 
-Each test here failed on the code before issue 12 (see the commit that adds it)."""
+Each test here failed on the code before these readings (see the commit that adds it)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Issue 23: the audit's findings on DJ Wild, Pai Gow tiles and the readings, each test
-named after its section.  The settlement tests failed on the code before issue 23 (the
+"""The audit's findings on DJ Wild, Pai Gow tiles and the readings, each test
+named after its section.  The settlement tests failed on the code before these readings (the
 commit that adds each says how that was checked)."""
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def test_687a_11_e_settled_from_the_dealers_far_left_seat_1_first():
     """§ 687a.11(e): "Beginning with the player farthest to the dealer's left and continuing
     around the table" -- seat 1 (the dealer's far left, controller/rules/positions.py) first,
     as the cards are dealt (§ 687a.10(b)) and the raises asked (§ 687a.11(b)); reading 687a-8
-    settled seat 6 first before issue 23."""
+    settled seat 6 first before this reading."""
     assert _dj_procedure().settlement_order() == [1, 2, 3, 4, 5, 6]
 
 

@@ -31,7 +31,9 @@ def _function(name: str) -> str:
 
 
 def _to_5(schema: str) -> str:
-    body = AUTH_DDL + LEASE_DDL + _function("apply_paid")
+    # every rule whose text this release changed, as this release installs it (the catalogue check
+    # compares the code with a fresh install's)
+    body = AUTH_DDL + LEASE_DDL + _function("apply_paid") + _function("apply_event")
     body += "REVOKE ALL ON link_keys FROM PUBLIC;\nREVOKE ALL ON lap_lease, lap_lease_log FROM PUBLIC;\n"
     body += "REVOKE ALL ON ALL FUNCTIONS IN SCHEMA @S FROM PUBLIC;\nUPDATE schema_info SET version = 5;\n"
     return f"SET LOCAL search_path = {schema}, pg_temp;\n" + body.replace("@S", schema)

@@ -34,7 +34,6 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -118,48 +117,57 @@ def _seg(src: str, node: ast.AST) -> str:
     return ast.get_source_segment(src, node) or ast.unparse(node)
 
 
-def _expr_mutants(src: str, path: str, node: ast.AST) -> Iterator[Mutant]:
-    """The mutants of one expression or statement node, if it is of a kind we alter."""
-
-    def at(n: ast.AST, before: str, after: str, kind: str) -> Mutant:
-        return Mutant(
-            path,
-            n.lineno,  # type: ignore[attr-defined]
-            kind,
-            before,
-            after,
-            (n.lineno, n.col_offset),  # type: ignore[attr-defined]
-            (n.end_lineno, n.end_col_offset),  # type: ignore[attr-defined]
-        )
-
+def _kind(node: ast.AST) -> str:
+    """What kind of mutant a node gives ("" for none)."""
     if isinstance(node, ast.Compare) and type(node.ops[0]) in _SWAP_CMP:
-        alt = ast.Compare(node.left, [_SWAP_CMP[type(node.ops[0])](), *node.ops[1:]], node.comparators)
-        yield at(node, _seg(src, node), f"({ast.unparse(alt)})", "comparison")
-    elif isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
-        test = node.test
-        yield at(test, _seg(src, test), f"(not ({_seg(src, test)}))", "branch")
+        return "comparison"
+    if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+        return "branch"
+    if isinstance(node, ast.BoolOp):
+        return "boolean"
+    if isinstance(node, ast.BinOp) and type(node.op) in _SWAP_BIN:
+        return "arithmetic"
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return "constant"
+    return ""
+
+
+def _mutant(src: str, path: str, node: ast.AST, kind: str) -> Mutant:
+    """The mutant of one node of the given kind."""
+    at: Any = node.test if kind == "branch" else node  # type: ignore[attr-defined]
+    before = _seg(src, at)
+    if isinstance(node, ast.Compare):
+        ops = [_SWAP_CMP[type(node.ops[0])](), *node.ops[1:]]
+        after = f"({ast.unparse(ast.Compare(node.left, ops, node.comparators))})"
+    elif kind == "branch":
+        after = f"(not ({before}))"
     elif isinstance(node, ast.BoolOp):
-        alt_b = ast.BoolOp(ast.Or() if isinstance(node.op, ast.And) else ast.And(), node.values)
-        yield at(node, _seg(src, node), f"({ast.unparse(alt_b)})", "boolean")
-    elif isinstance(node, ast.BinOp) and type(node.op) in _SWAP_BIN:
-        alt_a = ast.BinOp(node.left, _SWAP_BIN[type(node.op)](), node.right)
-        yield at(node, _seg(src, node), f"({ast.unparse(alt_a)})", "arithmetic")
-    elif isinstance(node, ast.Constant) and type(node.value) is int:
-        yield at(node, _seg(src, node), f"({node.value + 1})", "constant")
+        after = f"({ast.unparse(ast.BoolOp(ast.Or() if isinstance(node.op, ast.And) else ast.And(), node.values))})"
+    elif isinstance(node, ast.BinOp):
+        after = f"({ast.unparse(ast.BinOp(node.left, _SWAP_BIN[type(node.op)](), node.right))})"
+    else:
+        after = f"({node.value + 1})"  # type: ignore[attr-defined]
+    return Mutant(path, at.lineno, kind, before, after, (at.lineno, at.col_offset), (at.end_lineno, at.end_col_offset))
 
 
-def mutants_of(src: str, path: str, qualname: str) -> list[Mutant]:
-    """Every mutant of the function or class ``qualname`` of a Python source, in source order."""
-    tree = ast.parse(src)
+_PARSED: dict[str, ast.Module] = {}
+
+
+def mutants_of(src: str, path: str, qualname: str, per: int | None = None) -> list[Mutant]:
+    """The mutants of the function or class ``qualname`` of a Python source, in source order
+    (``per``: only those :func:`pick` would take, built without building the rest)."""
+    tree = _PARSED.get(src)
+    if tree is None:
+        tree = _PARSED[src] = ast.parse(src)
     target = _find(tree, qualname)
     if target is None:
         return []
     skip = _docstrings(target) | _annotations(target)
-    out: list[Mutant] = []
-    for n in ast.walk(target):
-        if id(n) not in skip and hasattr(n, "lineno"):
-            out.extend(_expr_mutants(src, path, n))
-    return sorted(out, key=lambda m: (m.start, m.kind))
+    found = [(n, k) for n in ast.walk(target) if id(n) not in skip and hasattr(n, "lineno") for k in [_kind(n)] if k]
+    found.sort(key=lambda nk: (nk[0].lineno, nk[0].col_offset))  # type: ignore[attr-defined]
+    if per is not None:
+        found = _pick_nodes(found, per)
+    return [_mutant(src, path, n, k) for n, k in found]
 
 
 def apply(src: str, m: Mutant) -> str:
@@ -179,13 +187,25 @@ def apply(src: str, m: Mutant) -> str:
     return out
 
 
+_ORDER = ["comparison", "branch", "boolean", "arithmetic", "constant"]
+
+
+def _pick_nodes(found: list[tuple[ast.AST, str]], per: int) -> list[tuple[ast.AST, str]]:
+    """Up to ``per`` nodes, the first of each kind first (comparison, branch, ...), then the rest."""
+    chosen: list[tuple[ast.AST, str]] = []
+    for kind in _ORDER:
+        chosen += [nk for nk in found if nk[1] == kind][:1]
+    ids = {id(n) for n, _ in chosen}
+    chosen += [nk for nk in found if id(nk[0]) not in ids]
+    return chosen[:per]
+
+
 def pick(mutants: list[Mutant], per: int) -> list[Mutant]:
     """Up to ``per`` mutants, one of each kind first (comparison, branch, constant, ...), then the rest."""
-    order = ["comparison", "branch", "boolean", "arithmetic", "constant"]
     chosen: list[Mutant] = []
-    for kind in order:
+    for kind in _ORDER:
         chosen += [m for m in mutants if m.kind == kind][:1]
-    chosen += [m for m in mutants if m not in chosen]
+    chosen += [m for m in mutants if m not in chosen][: max(0, per - len(chosen))]
     return chosen[:per]
 
 
@@ -248,8 +268,10 @@ STOP = threading.Event()
 
 
 def _run(tree: Path, args: list[str], timeout: float) -> tuple[str, str]:
+    """pytest in ``tree`` on the selection; soak tests left out (minutes each: the soak tier's own)."""
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
-    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *args]
+    opts = ["-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "-m", "not soak"]
+    cmd = [sys.executable, "-m", "pytest", *opts, *args]
     if STOP.is_set():
         return "error", "stopped"
     proc = subprocess.Popen(
@@ -326,9 +348,9 @@ def plan_row(root: Path, sid: str, code: list[str], tests: list[str], scenarios:
     for ref in code:
         path, sep, name = ref.partition(": ")
         if sep and path.endswith(".py"):
-            ms = mutants_of((root / path).read_text(encoding="utf-8"), path, name)
+            ms = mutants_of((root / path).read_text(encoding="utf-8"), path, name, per)
             if ms:
-                per_ref.append(pick(ms, per))
+                per_ref.append(ms)
     if not per_ref:
         return Plan(sid, [], [], "the named code has nothing to alter (a module, a paytable or a declaration)")
     return Plan(sid, _interleave(per_ref, per), pytest_args(tests, scenarios))
@@ -375,7 +397,7 @@ def mutate_rows(
     trees = Trees(root, jobs)
     pool = cf.ThreadPoolExecutor(jobs)
     try:
-        base = baseline(trees, union_args([p.args for p in work]), timeout * 4)
+        base = baseline(trees, ["-n", str(jobs), *union_args([p.args for p in work])], timeout * 4)
         if base.result != "passed":
             why = f"the named tests do not pass unaltered ({base.result}: {base.detail})"
             for p in work:

@@ -324,6 +324,7 @@ def test_687a_bad_input_rejected(seats, dealer, repl, err):
 
 
 def test_687a_13_void_returns_every_wager():
+    """§ 687a.8(i): a stub count that shows a wrong deck voids the round, every wager returned."""
     seats = [DJSeat(1, 500, "Ah Ac Ad 6s 5h", True, trips=100, bad_beat=100, progressive=100)]
     res = void_round(seats)
     assert {r.wager for r in res} == {"ante", "blind", "raise", "progressive", "trips", "bad-beat"}

@@ -144,7 +144,20 @@ def rows(subs: list[Subsection], ev: Evidence, notes: dict[str, N.Note]) -> list
         if note is not None:
             _add_note(r, note, ev)
         out.append(r)
+    _add_same_as_notes(out)
     return out
+
+
+def _add_same_as_notes(rs: list[Row]) -> None:
+    """A note's ``same_as`` shares that subsection's evidence, its own note's included (a
+    subsection whose tests are named by its note, not cited, shares them too)."""
+    by = {r.sub.id: r for r in rs}
+    for r in rs:
+        other = by.get(r.note.same_as) if r.note is not None and r.note.same_as else None
+        if other is not None and other.note is not None:
+            r.code = sorted(set(r.code) | set(other.note.code))
+            r.tests = sorted(set(r.tests) | set(other.note.tests))
+            r.scenarios = sorted(set(r.scenarios) | set(other.note.scenarios))
 
 
 def _add_note(r: Row, note: N.Note, ev: Evidence) -> None:

@@ -17,7 +17,7 @@ def test_686a_5_c_2_the_cover_card_is_noted_with_the_betting_area_it_appeared_on
     shoe.deal("5c")
     _key(h, "UNDER 2")
     h.post("shoe", "shoe", msg="COVER", stack=2, dealt=1, remaining=shoe.left - 1)
-    cover = h.table.proc.play.cover
+    cover = h.table.proc.play.cover  # type: ignore[attr-defined]  # an OverUnderRound
     assert cover is not None and cover.stack == 2 and cover.to == "seat:2"
     shoe.deal("2c 3c")
     h.close()

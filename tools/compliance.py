@@ -327,10 +327,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=2, help="with --mutate: mutants run at once (default 2)")
     ap.add_argument("--per", type=int, default=3, help="with --mutate: mutants per subsection (default 3)")
     ap.add_argument("--timeout", type=float, default=300, help="with --mutate: seconds per mutant (default 300)")
+    ap.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="with --mutate: skip the run of the named tests unaltered first (when they are known to pass)",
+    )
     args = ap.parse_args(argv)
     regs = find_regs()
     if args.mutate:
-        return mutate(args.only, args.jobs, args.per, args.timeout)
+        return mutate(args.only, args.jobs, args.per, args.timeout, not args.no_baseline)
     if args.check:
         errs = problems()
         for e in errs:
@@ -349,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def mutate(only: list[str], jobs: int, per: int, timeout: float, root: Path = ROOT) -> int:
+def mutate(only: list[str], jobs: int, per: int, timeout: float, baseline: bool = True, root: Path = ROOT) -> int:
     """Mutation evidence for the implemented-and-tested rows (``only`` those whose id starts with
     one of its prefixes), merged into docs/compliance-mutations.json; the matrix rewritten."""
     subs, doc = load_subsections(root)
@@ -359,7 +364,9 @@ def mutate(only: list[str], jobs: int, per: int, timeout: float, root: Path = RO
     rs = [r for r in rs if not only or any(r.sub.id == o or r.sub.id.startswith(o) for o in only)]
     results = M.load(root)
     try:
-        M.mutate_rows(root, [(r.sub.id, r.code, r.tests, r.scenarios) for r in rs], results, jobs, per, timeout)
+        M.mutate_rows(
+            root, [(r.sub.id, r.code, r.tests, r.scenarios) for r in rs], results, jobs, per, timeout, baseline
+        )
     finally:
         M.save(root, results)
         (root / MATRIX).write_text(render(subs, doc, ev, notes, results), encoding="utf-8")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -363,11 +364,18 @@ def mutate(only: list[str], jobs: int, per: int, timeout: float, baseline: bool 
     rs = [r for r in rows(subs, ev, notes) if r.code and r.tested]
     rs = [r for r in rs if not only or any(r.sub.id == o or r.sub.id.startswith(o) for o in only)]
     results = M.load(root)
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    # a kill (or Ctrl-C of a background run, where SIGINT is ignored) still saves what was done
+    old = signal.signal(signal.SIGTERM, stop)
     try:
         M.mutate_rows(
             root, [(r.sub.id, r.code, r.tests, r.scenarios) for r in rs], results, jobs, per, timeout, baseline
         )
     finally:
+        signal.signal(signal.SIGTERM, old)
         M.save(root, results)
         (root / MATRIX).write_text(render(subs, doc, ev, notes, results), encoding="utf-8")
     alive = [r.sub.id for r in rs if results.get(r.sub.id, {}).get("result") == "survived"]

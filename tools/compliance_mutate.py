@@ -23,10 +23,12 @@ Results go to docs/compliance-mutations.json, which the matrix's "mutation" colu
 from __future__ import annotations
 
 import ast
+import bisect
 import concurrent.futures as cf
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -34,9 +36,12 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from tools.compliance_cites import _chain
 
 MUTATIONS = Path("docs/compliance-mutations.json")
 _IGNORE = shutil.ignore_patterns(
@@ -153,9 +158,30 @@ def _mutant(src: str, path: str, node: ast.AST, kind: str) -> Mutant:
 _PARSED: dict[str, ast.Module] = {}
 
 
-def mutants_of(src: str, path: str, qualname: str, per: int | None = None) -> list[Mutant]:
+def _distance(node: ast.AST, line: int) -> int:
+    """Lines from a citation to a node's code; code after the citation (the comment above it, the
+    docstring before the body) first."""
+    first: int = node.lineno  # type: ignore[attr-defined]
+    last: int = node.end_lineno or first  # type: ignore[attr-defined]
+    if first <= line <= last:
+        return 0
+    return 2 * (first - line) if first > line else 2 * (line - last) + 1
+
+
+def cite_lines(src: str, sid: str) -> list[int]:
+    """The lines of a source that cite the subsection ``sid``."""
+    starts = [0] + [m.end() for m in re.finditer("\n", src)]
+    out = []
+    for m in re.finditer(r"§§?\s*", src):
+        if any(c.id == sid for c in _chain(src, m.end())):
+            out.append(bisect.bisect_right(starts, m.start()))
+    return out
+
+
+def mutants_of(src: str, path: str, qualname: str, per: int | None = None, near: Sequence[int] = ()) -> list[Mutant]:
     """The mutants of the function or class ``qualname`` of a Python source, in source order
-    (``per``: only those :func:`pick` would take, built without building the rest)."""
+    (``per``: only those :func:`pick` would take, built without building the rest; ``near``:
+    the lines citing the subsection, whose nearest code is altered first)."""
     tree = _PARSED.get(src)
     if tree is None:
         tree = _PARSED[src] = ast.parse(src)
@@ -165,7 +191,10 @@ def mutants_of(src: str, path: str, qualname: str, per: int | None = None) -> li
     skip = _docstrings(target) | _annotations(target)
     found = [(n, k) for n in ast.walk(target) if id(n) not in skip and hasattr(n, "lineno") for k in [_kind(n)] if k]
     found.sort(key=lambda nk: (nk[0].lineno, nk[0].col_offset))  # type: ignore[attr-defined]
-    if per is not None:
+    if near:
+        found.sort(key=lambda nk: min(_distance(nk[0], line) for line in near))
+        found = found[:per] if per is not None else found
+    elif per is not None:
         found = _pick_nodes(found, per)
     return [_mutant(src, path, n, k) for n, k in found]
 
@@ -345,15 +374,24 @@ class Plan:
 def plan_row(root: Path, sid: str, code: list[str], tests: list[str], scenarios: list[str], per: int) -> Plan:
     """The mutants of a row's named code and the pytest arguments of its named tests and scenarios."""
     per_ref: list[list[Mutant]] = []
-    for ref in code:
+    for ref in sorted(code, key=_specific):
         path, sep, name = ref.partition(": ")
         if sep and path.endswith(".py"):
-            ms = mutants_of((root / path).read_text(encoding="utf-8"), path, name, per)
+            src = (root / path).read_text(encoding="utf-8")
+            ms = mutants_of(src, path, name, per, cite_lines(src, sid))
             if ms:
                 per_ref.append(ms)
     if not per_ref:
         return Plan(sid, [], [], "the named code has nothing to alter (a module, a paytable or a declaration)")
     return Plan(sid, _interleave(per_ref, per), pytest_args(tests, scenarios))
+
+
+def _specific(ref: str) -> tuple[int, str]:
+    """The most specific code first: a function of the rules engine, then one of the games, the
+    state machine and the drivers, then a class; the analysis (house edge) code last."""
+    path, _, name = ref.partition(": ")
+    kind = 0 if name[:1].islower() or "." in name else 2
+    return (kind + (0 if path.startswith("controller/rules/") else 1) + (4 if "/analysis/" in path else 0), ref)
 
 
 def _interleave(lists: list[list[Mutant]], per: int) -> list[Mutant]:

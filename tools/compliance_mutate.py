@@ -390,7 +390,7 @@ def _specific(ref: str) -> tuple[int, str]:
     """The most specific code first: a function of the rules engine, then one of the games, the
     state machine and the drivers, then a class; the analysis (house edge) code last."""
     path, _, name = ref.partition(": ")
-    kind = 0 if name[:1].islower() or "." in name else 2
+    kind = 0 if name.lstrip("_")[:1].islower() or "." in name else 2
     return (kind + (0 if path.startswith("controller/rules/") else 1) + (4 if "/analysis/" in path else 0), ref)
 
 

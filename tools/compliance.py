@@ -293,11 +293,6 @@ def problems(root: Path = ROOT) -> list[str]:
     ]
     out += unknown_citations(subs, ev)
     muts = M.load(root)
-    out += [
-        f"§ {r.sub.id}: a mutation of its code survived its tests ({M.cell(muts[r.sub.id])})"
-        for r in rs
-        if r.code and r.tested and muts.get(r.sub.id, {}).get("result") == "survived"
-    ]
     regs = find_regs(root)
     if regs is not None and stale_sources(regs, doc):
         out.append(
@@ -306,6 +301,21 @@ def problems(root: Path = ROOT) -> list[str]:
     if (root / MATRIX).read_text(encoding="utf-8") != render(subs, doc, ev, notes, muts):
         out.append(f"{MATRIX} is out of date: run python -m tools.compliance")
     return out
+
+
+def survivors(root: Path = ROOT) -> list[str]:
+    """The implemented-and-tested rows whose recorded mutant survived its tests (a missing test or
+    a wrong mapping); --check prints them, the fast tests do not fail on them (the mutation run is
+    on demand, its record may lag the code)."""
+    subs, _doc = load_subsections(root)
+    ev = scan(root)
+    notes, _errs = N.load(root / NOTES, {s.id for s in subs}, root, ev)
+    muts = M.load(root)
+    return [
+        f"§ {r.sub.id}: a mutation of its code survived its tests ({M.cell(muts[r.sub.id])})"
+        for r in rows(subs, ev, notes)
+        if r.code and r.tested and muts.get(r.sub.id, {}).get("result") == "survived"
+    ]
 
 
 def unknown_citations(subs: list[Subsection], ev: Evidence) -> list[str]:
@@ -341,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
         errs = problems()
         for e in errs:
             print(e, file=sys.stderr)
+        for w in survivors():
+            print("warning: " + w, file=sys.stderr)
         return 1 if errs else 0
     if regs is not None:
         (ROOT / SUBSECTIONS).write_text(subsections_json(regs), encoding="utf-8")

@@ -14,6 +14,8 @@ when the text is found and uses it as it is otherwise (a clean clone).
     python -m tools.compliance           # rewrite docs/compliance-subsections.json (if the regs are
                                          # found) and docs/compliance.md
     python -m tools.compliance --check   # exit 1 and say what is out of date or missing
+    python -m tools.compliance --mutate  # alter each implemented-and-tested row's code, run its tests
+                                         # (tools/compliance_mutate.py), record docs/compliance-mutations.json
 
 tests/controller/test_compliance.py runs the same checks.
 """
@@ -23,12 +25,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tools import compliance_mutate as M
 from tools import compliance_notes as N
 from tools.compliance_cites import Evidence, scan
 from tools.compliance_regs import CHAPTERS, Subsection, parse, sha256
@@ -141,7 +145,20 @@ def rows(subs: list[Subsection], ev: Evidence, notes: dict[str, N.Note]) -> list
         if note is not None:
             _add_note(r, note, ev)
         out.append(r)
+    _add_same_as_notes(out)
     return out
+
+
+def _add_same_as_notes(rs: list[Row]) -> None:
+    """A note's ``same_as`` shares that subsection's evidence, its own note's included (a
+    subsection whose tests are named by its note, not cited, shares them too)."""
+    by = {r.sub.id: r for r in rs}
+    for r in rs:
+        other = by.get(r.note.same_as) if r.note is not None and r.note.same_as else None
+        if other is not None and other.note is not None:
+            r.code = sorted(set(r.code) | set(other.note.code))
+            r.tests = sorted(set(r.tests) | set(other.note.tests))
+            r.scenarios = sorted(set(r.scenarios) | set(other.note.scenarios))
 
 
 def _add_note(r: Row, note: N.Note, ev: Evidence) -> None:
@@ -187,8 +204,15 @@ def summary(rs: list[Row]) -> dict[str, dict[str, int]]:
     return out
 
 
-def render(subs: list[Subsection], doc: dict[str, Any], ev: Evidence, notes: dict[str, N.Note]) -> str:
+def render(
+    subs: list[Subsection],
+    doc: dict[str, Any],
+    ev: Evidence,
+    notes: dict[str, N.Note],
+    mutations: dict[str, dict[str, Any]] | None = None,
+) -> str:
     rs = rows(subs, ev, notes)
+    muts = M.load(ROOT) if mutations is None else mutations
     lines = [
         "# Compliance matrix: 58 Pa. Code 621a, 659a, 670a, 686a, 687a, 688a",
         "",
@@ -201,14 +225,20 @@ def render(subs: list[Subsection], doc: dict[str, Any], ev: Evidence, notes: dic
         "evidence is when the code does not cite the subsection.  A citation of a whole section (`§ 687a.12`)",
         "counts for a section without subsections only.",
         "",
+        "The mutation column (`python -m tools.compliance --mutate`, tools/compliance_mutate.py): for a row",
+        "implemented and tested, the code it names altered as a broken rule would read it (a comparison turned",
+        "round, a constant changed, a branch negated) and only its named tests run: killed (they failed), SURVIVED",
+        "(they passed: a missing test or a wrong mapping), or could not be made and why.",
+        "",
         "Sources: " + ", ".join(f"`{s['file']}` (sha256 {s['sha256'][:12]}…)" for s in doc["sources"]) + ".",
         "",
     ]
     lines += [f"Note on the text: {w}." for w in doc.get("warnings", [])]
-    lines += ["", "## Summary", ""] + _summary_table(rs)
+    lines += ["", "## Summary", ""] + _summary_table(rs) + [""] + _mutation_summary(rs, muts)
+    head = "| § | text | status | code | tests | HIL | mutation | note |"
     for ch in CHAPTERS:
-        lines += ["", f"## {ch} {GAMES[ch]}", "", "| § | text | status | code | tests | HIL | note |", "|---" * 7 + "|"]
-        lines += [_row_line(r) for r in rs if r.sub.chapter == ch]
+        lines += ["", f"## {ch} {GAMES[ch]}", "", head, "|---" * 8 + "|"]
+        lines += [_row_line(r, muts) for r in rs if r.sub.chapter == ch]
     return "\n".join(lines) + "\n"
 
 
@@ -223,11 +253,25 @@ def _summary_table(rs: list[Row]) -> list[str]:
     return lines
 
 
-def _row_line(r: Row) -> str:
+def _mutation_summary(rs: list[Row], muts: dict[str, dict[str, Any]]) -> list[str]:
+    """How many implemented-and-tested rows' mutants were killed, survived, could not be made."""
+    mine = [muts.get(r.sub.id, {}).get("result", "not run") for r in rs if r.code and r.tested]
+    kinds = ["killed", "survived", "could not be made", "not run"]
+    return [
+        "Mutation of the implemented and tested rows: "
+        + ", ".join(f"{k} {sum(1 for x in mine if x == k)}" for k in kinds)
+        + f" (of {len(mine)})."
+    ]
+
+
+def _row_line(r: Row, muts: dict[str, dict[str, Any]]) -> str:
     """One subsection's row of its chapter's table."""
     text = r.sub.text if r.sub.printed else "(not printed in the rulemaking: unchanged)"
     note = r.note.why if r.note else ""
-    cells = [f"{r.sub.id}", text, r.status, _cell(r.code), _cell(r.tests), ", ".join(r.scenarios), note]
+    mut = M.cell(muts.get(r.sub.id)) if r.code and r.tested else ""
+    if r.code and r.tested and not mut:
+        mut = "not run"
+    cells = [f"{r.sub.id}", text, r.status, _cell(r.code), _cell(r.tests), ", ".join(r.scenarios), mut, note]
     return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
 
 
@@ -248,14 +292,30 @@ def problems(root: Path = ROOT) -> list[str]:
         if r.status == "MISSING"
     ]
     out += unknown_citations(subs, ev)
+    muts = M.load(root)
     regs = find_regs(root)
     if regs is not None and stale_sources(regs, doc):
         out.append(
             f"the regulations in {regs} changed ({', '.join(stale_sources(regs, doc))}): run python -m tools.compliance"
         )
-    if (root / MATRIX).read_text(encoding="utf-8") != render(subs, doc, ev, notes):
+    if (root / MATRIX).read_text(encoding="utf-8") != render(subs, doc, ev, notes, muts):
         out.append(f"{MATRIX} is out of date: run python -m tools.compliance")
     return out
+
+
+def survivors(root: Path = ROOT) -> list[str]:
+    """The implemented-and-tested rows whose recorded mutant survived its tests (a missing test or
+    a wrong mapping); --check prints them, the fast tests do not fail on them (the mutation run is
+    on demand, its record may lag the code)."""
+    subs, _doc = load_subsections(root)
+    ev = scan(root)
+    notes, _errs = N.load(root / NOTES, {s.id for s in subs}, root, ev)
+    muts = M.load(root)
+    return [
+        f"§ {r.sub.id}: a mutation of its code survived its tests ({M.cell(muts[r.sub.id])})"
+        for r in rows(subs, ev, notes)
+        if r.code and r.tested and muts.get(r.sub.id, {}).get("result") == "survived"
+    ]
 
 
 def unknown_citations(subs: list[Subsection], ev: Evidence) -> list[str]:
@@ -273,12 +333,26 @@ def unknown_citations(subs: list[Subsection], ev: Evidence) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tools.compliance", description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything is out of date")
+    ap.add_argument("--mutate", action="store_true", help="mutation evidence for the implemented-and-tested rows")
+    ap.add_argument("--only", nargs="*", default=[], help="with --mutate: these subsections (or id prefixes) only")
+    ap.add_argument("--jobs", type=int, default=2, help="with --mutate: mutants run at once (default 2)")
+    ap.add_argument("--per", type=int, default=3, help="with --mutate: mutants per subsection (default 3)")
+    ap.add_argument("--timeout", type=float, default=300, help="with --mutate: seconds per mutant (default 300)")
+    ap.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="with --mutate: skip the run of the named tests unaltered first (when they are known to pass)",
+    )
     args = ap.parse_args(argv)
     regs = find_regs()
+    if args.mutate:
+        return mutate(args.only, args.jobs, args.per, args.timeout, not args.no_baseline)
     if args.check:
         errs = problems()
         for e in errs:
             print(e, file=sys.stderr)
+        for w in survivors():
+            print("warning: " + w, file=sys.stderr)
         return 1 if errs else 0
     if regs is not None:
         (ROOT / SUBSECTIONS).write_text(subsections_json(regs), encoding="utf-8")
@@ -291,6 +365,35 @@ def main(argv: list[str] | None = None) -> int:
     for e in errs + problems():
         print(e, file=sys.stderr)
     return 0
+
+
+def mutate(only: list[str], jobs: int, per: int, timeout: float, baseline: bool = True, root: Path = ROOT) -> int:
+    """Mutation evidence for the implemented-and-tested rows (``only`` those whose id starts with
+    one of its prefixes), merged into docs/compliance-mutations.json; the matrix rewritten."""
+    subs, doc = load_subsections(root)
+    ev = scan(root)
+    notes, _errs = N.load(root / NOTES, {s.id for s in subs}, root, ev)
+    rs = [r for r in rows(subs, ev, notes) if r.code and r.tested]
+    rs = [r for r in rs if not only or any(r.sub.id == o or r.sub.id.startswith(o) for o in only)]
+    results = M.load(root)
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    # a kill (or Ctrl-C of a background run, where SIGINT is ignored) still saves what was done
+    old = signal.signal(signal.SIGTERM, stop)
+    try:
+        M.mutate_rows(
+            root, [(r.sub.id, r.code, r.tests, r.scenarios) for r in rs], results, jobs, per, timeout, baseline
+        )
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        M.save(root, results)
+        (root / MATRIX).write_text(render(subs, doc, ev, notes, results), encoding="utf-8")
+    alive = [r.sub.id for r in rs if results.get(r.sub.id, {}).get("result") == "survived"]
+    for sid in alive:
+        print(f"§ {sid}: survived: {M.cell(results[sid])}", file=sys.stderr)
+    return 1 if alive else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -218,6 +218,12 @@ class DJWild(Procedure):
 
     def __init__(self, profile: TableProfile):
         super().__init__(profile)
+        if profile.seats > 6:
+            raise ValueError(
+                f"{profile.file}"
+                f": [game] seats = {profile.seats}: DJ Wild Stud Poker has no more than six betting positions"
+                " (§ 687a.2(a))"
+            )
         o = _options(profile)
         self.adjacent_boxes: int = o["adjacent_boxes"]
         self.adjacent_areas = self.adjacent_boxes > 1

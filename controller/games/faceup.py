@@ -137,6 +137,12 @@ class FaceUp(Procedure):
 
     def __init__(self, profile: TableProfile):
         super().__init__(profile)
+        if profile.seats > 6:
+            raise ValueError(
+                f"{profile.file}"
+                f": [game] seats = {profile.seats}: Face Up Pai Gow Poker has no more than six betting positions"
+                " (§ 688a.2(a))"
+            )
         opts = dict(profile.options)
         where = f"{profile.file}: [game.options]"
         bad = [k for k in opts if k not in OPTIONS]

@@ -155,6 +155,11 @@ class SixCardFortune(Procedure):
 
     def __init__(self, profile: TableProfile):
         super().__init__(profile)
+        if profile.seats > 6:
+            raise ValueError(
+                f"{profile.file}: [game] seats = {profile.seats}: Six-Card Fortune Pai Gow Poker has no more than"
+                " six betting positions (§ 670a.2(a))"
+            )
         prog = profile.progressive
         if prog is None:
             raise ValueError(f"{profile.file}: six-card-fortune at the table needs a [progressive] section")

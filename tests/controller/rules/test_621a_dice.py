@@ -26,12 +26,14 @@ def test_parse_dice_with_red():
     "text,token", [("3 5 7", "7"), ("3 5", None), ("R3 R5 6", "R5"), ("3 x 6", "x"), ("0 1 2", "0"), ("3 5 6 1", None)]
 )
 def test_parse_dice_errors_name_the_token(text, token):
+    """§ 621a.2(d): three dice of 1..6 (two or four dice, a 7 or a 0 refused, naming the token)."""
     with pytest.raises(DiceError) as e:
         parse_dice(text)
     assert e.value.token == token
 
 
 def test_dice_model_errors():
+    """§ 621a.2(d): a Pai Gow roll is three dice, each 1..6; anything else is refused."""
     with pytest.raises(DiceError):
         Dice((1, 2, 7))
     with pytest.raises(DiceError):

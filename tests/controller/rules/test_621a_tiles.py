@@ -189,6 +189,7 @@ def test_same_value_decided_by_highest_tile_621a_3_g():
 
 
 def test_copy_hands_621a_3_d_and_i():
+    """§ 621a.3(d), (i): hands of identical rank, highest tiles of identical rank: a copy (compare == 0)."""
     # identical permissible pair rank: copy
     assert compare(hand("6-6 4-5"), hand("6-6 3-6")) == 0
     # same value, highest tiles of identical rank: copy (second tile irrelevant)

@@ -147,6 +147,7 @@ def test_659a_7_e_wager_not_offered_is_refused() -> None:
 
 
 def test_bad_rounds_are_refused() -> None:
+    """§ 659a.3(a): one deck, so a card dealt to both the dealer and a seat is refused."""
     s = seat(1, "Th 8d 7s 6c 4h 3c 2d", "Th 3c 2d 4h", "8d 7s", "6c")
     with pytest.raises(FortuneAsiaError, match="twice"):
         settle_round([s], parse_cards("Th Kd 9h 2c Qs Jd 8h"), ALL)
@@ -159,6 +160,7 @@ def test_bad_rounds_are_refused() -> None:
 
 
 def test_659a_8_e_void_returns_every_wager() -> None:
+    """§ 659a.9(d): a misdeal voids the round and every wager is returned."""
     res = void_round({1: {"base": 1000, "progressive": 100}, 2: {"base": 500}})
     assert {(r.seat, r.wager, r.outcome, r.net) for r in res} == {
         (1, "base", "returned", 0),

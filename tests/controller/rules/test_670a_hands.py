@@ -172,6 +172,7 @@ def test_six_card_hand_key_best_five_670a_11_h(cards, key):
 
 
 def test_six_cards_required_and_no_duplicates():
+    """§ 670a.8(d): six cards to each hand, none twice; anything else refused, naming the card."""
     with pytest.raises(SixCardError, match="got 5 cards"):
         check_six(C("2c 3d 4h 5s 7c"))
     with pytest.raises(SixCardError, match="duplicate card 2c") as e:

@@ -342,6 +342,9 @@ def test_results_in_settlement_order_670a_11_e():
     ],
 )
 def test_bad_round_input_raises_value_error(dealer, seats, sets, match):
+    """§ 670a.2(a): a seat past the six betting positions; § 670a.7(d): no Six-Card Fortune Pai Gow
+    Poker Wager; § 670a.8(d): a hand not of six cards, or a card dealt twice (one deck,
+    § 670a.3(a)): each refused."""
     with pytest.raises(SixCardError, match=match):
         settle_round(dealer, seats, sets)
 

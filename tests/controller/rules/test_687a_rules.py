@@ -214,6 +214,8 @@ def test_687a_11_f_3_i_no_bad_beat_on_tie_or_small_hands():
 
 
 def test_687a_11_f_1_joker_replaced_by_set_aside_card():
+    """§ 687a.8(f), § 687a.9(e): the card placed in the layout's area replaces the joker for the
+    Progressive; none placed, or one already in the hand, is refused."""
     hand = parse_cards("Jk Ah Ad Ac Ks")
     assert progressive_cards(hand, c("As")) == (c("As"), c("Ah"), c("Ad"), c("Ac"), c("Ks"))
     assert progressive_rank(hand, c("As")).category is poker.Category.FOUR_OF_A_KIND
@@ -324,6 +326,7 @@ def test_687a_bad_input_rejected(seats, dealer, repl, err):
 
 
 def test_687a_13_void_returns_every_wager():
+    """§ 687a.8(i): a stub count that shows a wrong deck voids the round, every wager returned."""
     seats = [DJSeat(1, 500, "Ah Ac Ad 6s 5h", True, trips=100, bad_beat=100, progressive=100)]
     res = void_round(seats)
     assert {r.wager for r in res} == {"ante", "blind", "raise", "progressive", "trips", "bad-beat"}

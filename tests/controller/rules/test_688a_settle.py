@@ -216,6 +216,9 @@ def test_688a_12_d_fully_wild_progressive():
     ],
 )
 def test_688a_settle_rejects_bad_input(seats, err):
+    """§ 688a.2(a): a seat past the six betting positions; § 688a.7(d): no Face Up Pai Gow Poker
+    Wager; § 688a.8(d): a hand not of seven cards, or a card dealt twice (one deck,
+    § 688a.3(a)): each refused."""
     with pytest.raises(FaceUpError) as e:
         settle_round(DEALER_KING_HIGH, seats, {})
     assert err in str(e.value)

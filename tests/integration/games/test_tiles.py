@@ -145,6 +145,7 @@ def test_scripted_rounds_match_hand_computation(tmp_path):
         (3, "match-1", "win", 3000, 0),
         (3, "beat-it", "win", 25000, 0),
     ]
+    # § 621a.9(k): the first stack to the starting position, in the selected style of delivery.
     # Cup Say from the right (§ 621a.7(2)): the top two tiles of stacks 1 and 2 to the starting
     # position (the Dead Hand), their bottom two to the next (the dealer), stacks 3-4 to seats 6
     # and 5, stacks 5-6 to seats 4 and 3, stacks 7-8 to seats 2 and 1
@@ -190,6 +191,7 @@ def test_scripted_rounds_match_hand_computation(tmp_path):
     # Seat 2 voided his hand: the Pai Gow and Pair Fortunes Wagers returned (§ 621a.10(d)).
     # Seat 1 set 6-6 1-3 high = 16 -> 6 points (loses to the mixed fives), 4-5 1-3 = 13 -> 3 points
     #   (loses to 5) -> loses (§ 621a.8(g)): -$25.00 (the house way would have won both).
+    # § 621a.9(s): each seat's Pai Gow Wager settled, then its Pair Fortunes Wager
     assert results(h, 1)[3:] == [
         (6, "base", "win", 10150, 550),
         (6, "pair-fortunes", "win", 1500, 0),
@@ -439,6 +441,8 @@ def test_unread_tiles_are_keyed_with_the_bank_hand(tmp_path):
     ],
 )
 def test_profile_errors_name_the_option(change, message):
+    """§ 621a.2(a): a table of other than six betting positions is refused; § 621a.9(a): the
+    banking options the Rules Submission allows (player bank, co-banking) are checked together."""
     doc = tiles_doc()
     doc["game"]["options"].update(change.get("options", {}))
     doc["game"].update(change.get("game", {}))

@@ -158,9 +158,10 @@ class ChaosTable:
             self.people.rig = self.rig
 
     def is_open(self) -> bool:
-        if self.rig is None:
+        rig = self.rig  # a restart replaces it: read once
+        if rig is None or rig.service.table is None:  # between a restart's stop and its service's start
             return False
-        link = self.rig.table.status.get("link") or {}
+        link = rig.table.status.get("link") or {}
         return bool(link.get("open"))
 
     def play(self, stop: threading.Event) -> None:

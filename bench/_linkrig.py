@@ -82,6 +82,27 @@ def db_cpu_s(postmaster: int) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def backends_cpu_s(dsn: str, role_prefix: str) -> dict[int, float]:
+    """CPU seconds each live backend of the roles named ``role_prefix…`` has used (this pit's
+    uplinks): on a server other work shares, the pit's own cost, which the whole server's
+    (:func:`db_cpu_s`) is not.  Compare two readings over the pids in both."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True, connect_timeout=5) as c:
+        pids = [
+            r[0] for r in c.execute("SELECT pid FROM pg_stat_activity WHERE starts_with(usename, %s)", (role_prefix,))
+        ]
+    out = {}
+    for pid in pids:
+        try:
+            # the scheduler's own count, in nanoseconds: an idle uplink's backend runs for a tenth of
+            # a millisecond at a time, which clock ticks (sampled) miss or overcount
+            out[pid] = int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
 class Proxies:
     """One :class:`hil.netproxy.NetProxy` per host of the DSN (a multi-host DSN keeps its hosts:
     the uplinks' ``target_session_attrs`` still picks the primary through them)."""

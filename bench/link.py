@@ -20,7 +20,7 @@ cluster with ``fsync=on`` and ``max_connections = 300``: room for 200 tables); t
   linked wager (configured timeout 3 s; goal ≤ 5 s).
 
 The database's CPU has two parts, and the throughput run's figure mixes them: what the pit costs
-standing still (every uplink reads the LAP's rows every 0.25 s: a cost per table and second,
+standing still (every uplink reads the LAP's rows on a timer, a third of the link timeout: a cost per table and second,
 whatever is played), and what a contribution costs.  The throughput run is the machine
 saturated, so the slower it goes (the more tables on the one machine), the more standing cost
 falls on each contribution.  Two more measurements split them:
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace, emit: Any) -> int:
             total = _throughput(args, pm, pit, tables, emit)
             if total is None:
                 return 1
-            idle = _idle(args, pm, len(tables), emit)
+            idle = _idle(args, pm, len(tables), emit, dsn, pit.role(""))
             total += _paced(args, pm, pit, tables, idle, emit)
             _meter_push(args, pit, tables, total, emit)
             _two_hits(pit, tables, total + args.pushes, emit)
@@ -136,24 +136,31 @@ def _throughput(args: argparse.Namespace, pm: int | None, pit: Any, tables: list
     return total
 
 
-def _idle(args: argparse.Namespace, pm: int | None, n: int, emit: Any) -> Idle | None:
+def _idle(args: argparse.Namespace, pm: int | None, n: int, emit: Any, dsn: str, prefix: str) -> Idle | None:
     """1b. the standing cost: the database's CPU seconds per second with nothing played (None when
     the server is not on this machine)."""
-    from bench._linkrig import db_cpu_s
+    from bench._linkrig import backends_cpu_s, db_cpu_s
 
     if not pm or args.idle_s <= 0:
         return None
     time.sleep(1.0)  # the throughput run's last answers read
     # in two halves: how far they differ is how well the standing cost is known (its noise)
+    own0 = backends_cpu_s(dsn, prefix)
     cpu0, t0 = db_cpu_s(pm), time.monotonic()
     time.sleep(args.idle_s / 2)
     cpu1, t1 = db_cpu_s(pm), time.monotonic()
     time.sleep(args.idle_s / 2)
     cpu2, t2 = db_cpu_s(pm), time.monotonic()
+    own2 = backends_cpu_s(dsn, prefix)
     rate = (cpu2 - cpu0) / (t2 - t0)
     halves = ((cpu1 - cpu0) / (t1 - t0), (cpu2 - cpu1) / (t2 - t1))
     emit("db_cpu_idle_share", f"{rate:.3f}")
     emit("db_cpu_idle_ms_per_table_s", f"{rate * 1000 / n:.3f}")
+    # the uplinks' own backends alone (the backends alive at both readings): on a server other
+    # work shares (``--db``), the figure above counts that work too
+    both = own0.keys() & own2.keys()
+    own = sum(own2[p] - own0[p] for p in both) / (t2 - t0)
+    emit("db_cpu_idle_uplink_backends_ms_per_table_s", f"{own * 1000 / max(1, len(both)):.3f} ({len(both)} backends)")
     return Idle(rate, abs(halves[0] - halves[1]))
 
 

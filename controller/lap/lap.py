@@ -611,12 +611,14 @@ class LapService:
         table would read the meters for every contribution)."""
         end = time.monotonic() + self.cfg.heartbeat_s
         while not self.stop_event.wait(max(0.0, min(self.push_s, end - time.monotonic()))):
-            if time.monotonic() >= end:
-                return
+            # rung before the beat too: a heartbeat at least as frequent as ``push_s`` left the
+            # meters' doorbell unrung, and the tables heard a meter only at their slow read
             dog.tick(store.conn)
             self._pushed = store.push_meters(self._pushed)
             self._keep_deadlines(store)
             dog.tick(None)
+            if time.monotonic() >= end:
+                return
 
     def _keep_deadlines(self, store: LapStore) -> None:
         """End the table sessions past the LAP's deadlines (at most every 0.25 s), and say so."""

@@ -1,11 +1,25 @@
 """What the table hears of its LAP: read from the LAP's rows, never from a notification.
 
 Any role may ``NOTIFY`` any channel (a table's role included), so a notification carries no
-authority at all: its payload is never read.  The uplink does not even
-listen: it has one database connection, and a flood of forged notifications on it would have to
-be received before every answer to its reads.  It reads the LAP's rows every ``refresh``
-seconds, and after each of its own batches (:class:`Coalescer` rations the reads: at most one
-per ``min_gap`` seconds), so its reads are a bounded number a second, none per contribution.
+authority at all: it is a doorbell that may make the uplink read the LAP's rows **sooner**, and
+nothing else.  Its payload is never believed; only its kind is looked at, to let the LAP's
+heartbeat doorbell ring nothing (liveness is read on the timer below): a forged kind can at most
+cost one more coalesced read.  The uplink reads the LAP's rows
+
+- on a slow timer (``refresh``: a third of the link timeout, so that a table sees a fresh
+  heartbeat row well within it): liveness and meters come from these rows;
+- early, when a doorbell rang or after its own batches, at most once per ``min_gap`` seconds
+  however many rang (:class:`Coalescer`);
+
+so an idle pit costs the database one small read per table every second or so, and a
+meter's change reaches the tables within the LAP's push interval and ``min_gap``.
+
+A flood of doorbells (any table's role may ``pg_notify`` the LAP's channel, thousands a second
+with 8 kB payloads) is bounded twice: the reads by the coalescer, and the notifications
+themselves by :class:`FloodGuard`, which stops listening (``UNLISTEN``) for a while when more
+arrive than the LAP could ring, and reads on the fast ``flood_refresh`` timer meanwhile, so
+that on the uplink's one connection a flood neither delays its reads for long nor makes
+meters late.
 
 Each read (:data:`VIEW_SQL`, one statement, one round trip) returns the link's state and why,
 the LAP's heartbeat **row** (``link.heartbeat_at``: written by the LAP's own heartbeat, which no
@@ -81,6 +95,52 @@ class Coalescer:
     def done(self) -> None:
         self.last = self.now()
         self.pending = False
+
+
+#: the LAP's heartbeat doorbell (controller/lap/schema_rules.py ``heartbeat``): it rings nothing,
+#: the heartbeat row is read on the slow timer
+HB_DOORBELL = b'{"t": "hb"}'
+
+
+class FloodGuard:
+    """More than ``limit`` doorbells within ``window`` s is more than the LAP rings (a heartbeat
+    a second, the meters at most every push interval, a hit or a refusal now and then): someone
+    floods the channel.  The uplink then stops listening for ``quiet_s`` (doubling while the
+    flood goes on, up to ``quiet_cap_s``) and reads on its fast timer meanwhile."""
+
+    def __init__(
+        self,
+        limit: int = 200,
+        window: float = 1.0,
+        quiet_s: float = 10.0,
+        quiet_cap_s: float = 120.0,
+        now: Callable[[], float] = time.monotonic,
+    ):
+        self.limit, self.window, self.now = limit, window, now
+        self.quiet_s, self.quiet_cap_s = quiet_s, quiet_cap_s
+        self.count, self.since = 0, -math.inf
+        self.deaf_until = -math.inf  # not listening until then
+        self.floods = 0  # floods seen in a row (the quiet doubles)
+        self.heard = 0  # doorbells heard in all (the floor view's and the tests' count)
+
+    def heard_one(self) -> bool:
+        """Count a doorbell; whether a flood is on now (stop listening)."""
+        t = self.now()
+        self.heard += 1
+        if self.floods and t - self.deaf_until > self.quiet_cap_s:
+            self.floods = 0  # listened through a long calm: the next quiet starts short
+        if t - self.since > self.window:
+            self.count, self.since = 0, t
+        self.count += 1
+        if self.count <= self.limit:
+            return False
+        self.floods += 1
+        self.deaf_until = t + min(self.quiet_cap_s, self.quiet_s * 2 ** min(self.floods - 1, 20))
+        self.count, self.since = 0, -math.inf
+        return True
+
+    def deaf(self) -> bool:
+        return self.now() < self.deaf_until
 
 
 class LapView:
@@ -192,8 +252,9 @@ class Listener:
         send: Send,
         log: Log,
         *,
-        min_gap: float = 0.05,
-        refresh: float = 0.5,
+        min_gap: float = 0.2,
+        refresh: float = 1.0,
+        flood_refresh: float = 0.25,
         deadline_s: float = 3.0,
         deadline_cap_s: float = 30.0,
         now: Callable[[], float] = time.monotonic,
@@ -201,6 +262,10 @@ class Listener:
     ):
         self.schema, self.view, self.send, self.log = schema, view, send, log
         self.bell = Coalescer(min_gap, refresh)
+        self.refresh, self.flood_refresh = refresh, flood_refresh
+        self.guard = FloodGuard(now=now)
+        self.listening = False
+        self.floods = 0  # times the uplink stopped listening (a flood)
         self.deadline_s, self.now, self.rand = deadline_s, now, rand
         self.deadline_cap_s = max(deadline_cap_s, deadline_s)
         self.missed = 0  # deadlines passed in a row without a fresh heartbeat
@@ -212,15 +277,12 @@ class Listener:
         self._seen = (0, 0.0)  # (fresh heartbeats, when that count was last seen to move)
 
     def attach(self, conn: psycopg.Connection) -> None:
-        """A new connection: everything told again, the deadline from now.
-
-        The uplink does not ``LISTEN``: on its one connection, a flood of forged
-        notifications (any role may NOTIFY, with payloads up to 8 kB) would have to be received
-        before every answer to its reads, and a table role could so keep every table's reads
-        late enough to close them.  It reads the LAP's rows every ``refresh`` seconds instead
-        (and after its own batches): a bounded number of reads per table and second, none per
-        contribution, whatever anyone rings."""
-        conn.pgconn.notify_handler = self._rang  # none expected: counted, never kept
+        """A new connection: everything told again, the deadline from now; listening for the
+        LAP's doorbells unless a flood made the uplink deaf for a while."""
+        # psycopg's own handler would keep every notification (a flood, in memory): counted here, never kept
+        conn.pgconn.notify_handler = self._heard
+        self.listening = False
+        self._listen(conn)
         row = conn.execute("SELECT extract(epoch FROM clock_timestamp())").fetchone()
         self.view.reset()
         self.view.fresh_after = float(row[0]) if row else math.inf
@@ -230,23 +292,59 @@ class Listener:
         self.bell.last = -math.inf  # a read at once: the snapshot after a (re)connection
         self.send({"t": "link", "up": True}, key="link")
 
-    def _rang(self, _n: Any) -> None:
-        self.bell.pending = True
-        self.bell.rung += 1
+    def _listen(self, conn: psycopg.Connection) -> None:
+        """Listen (or not) as the flood guard says; the read timer follows: slow while the
+        doorbells are heard, fast while the uplink is deaf to them."""
+        want = not self.guard.deaf()
+        if want != self.listening:
+            verb = "LISTEN" if want else "UNLISTEN"
+            # deaf before the UNLISTEN's answer: the flood still queued ahead of it rings nothing
+            self.listening = want
+            conn.execute(sql.SQL(verb + " {}").format(sql.Identifier(self.schema)))
+            if want and self.floods:
+                self.log(f"uplink: listening for the LAP's doorbells again (read every {self.refresh:.2f} s)")
+        self.bell.refresh = self.refresh if want else self.flood_refresh
+
+    def _heard(self, n: Any) -> None:
+        """A notification (received during a read or drained while waiting): a doorbell, the
+        LAP's heartbeat's excepted."""
+        if not self.listening:
+            return  # sent before the UNLISTEN took effect
+        if self.guard.heard_one():
+            self._flooded = True
+        if n.extra != HB_DOORBELL:
+            self.bell.ring()
+
+    _flooded = False
+
+    def _drain(self, conn: psycopg.Connection) -> None:
+        """The notifications received meanwhile, without waiting; a flood stops the listening."""
+        pg = conn.pgconn
+        pg.consume_input()
+        while (n := pg.notifies()) is not None:
+            self._heard(n)
+        if self._flooded:
+            self._flooded = False
+            self.floods += 1
+            self.log(
+                f"uplink: a flood of notifications on the LAP's channel; not listening for "
+                f"{self.guard.deaf_until - self.now():.0f} s (reading every {self.flood_refresh:.2f} s)"
+            )
+        self._listen(conn)
 
     def detached(self, reason: str) -> None:
         self.send({"t": "link", "up": False, "reason": reason}, key="link")
 
     def step(self, conn: psycopg.Connection, timeout: float, wake_fd: int | None = None) -> None:
-        """Wait up to ``timeout`` for the wake-up, read when due, check the deadline."""
+        """Wait up to ``timeout`` for the wake-up or a doorbell, read when due, check the deadline."""
         bell = self.bell
         wait = max(0.0, min(bell.wait_s(), timeout, 0.25))
+        p = select.poll()  # not select(): no limit on the descriptor's number
+        p.register(conn.pgconn.socket, select.POLLIN)
         if wake_fd is not None:
-            p = select.poll()  # not select(): no limit on the descriptor's number
             p.register(wake_fd, select.POLLIN)
-            p.poll(wait * 1000)
-        elif wait:
-            time.sleep(wait)
+        p.poll(wait * 1000)
+        self._drain(conn)
         if bell.due():
             self._read(conn)
             bell.done()

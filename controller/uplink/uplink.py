@@ -18,9 +18,10 @@ three, sender, listener and reader, and a stock ``max_connections = 100`` held a
   (``report_unverified``, which closes the table's linked wager), and nothing after it is sent
   until the ledger file is another one or the uplink restarts (a technician's act).
 - the **listener** (controller/uplink/lapview.py), on the same connection and thread as the
-  sender, reads what the table must know from the LAP's rows every ``refresh_s`` (and after
-  each batch).  It no longer ``LISTEN``s: on the one connection a flood of forged notifications
-  would delay every read.
+  sender, reads what the table must know from the LAP's rows every ``refresh_s`` (a third of the
+  link timeout), and sooner when the LAP's doorbell rings or after each batch (at most one read per
+  ``min_gap_s``).  A doorbell carries nothing; a flood of forged ones makes it stop listening for a
+  while and read every ``flood_refresh_s`` instead (on the one connection a flood would delay reads).
 
 Dead connections are found and replaced (controller/lap/pgconn.py: keepalives,
 ``tcp_user_timeout``, statement and idle-in-transaction timeouts; and an application deadline:
@@ -94,10 +95,14 @@ class UplinkConfig:
     #: the table's ledger key (LoadCredential=, like the table service's): every record forwarded
     #: is verified with it
     key: bytes = field(default=b"", repr=False)
-    min_gap_s: float = 0.05  # doorbells: at most one read of the LAP's rows per this many seconds
-    #: the LAP's rows read this often (the uplink listens for no notification), and
-    #: after each of its own batches (at most once per ``min_gap_s``)
-    refresh_s: float = 0.25
+    #: doorbells (the LAP's notifications, and the uplink's own batches): at most one read of the
+    #: LAP's rows per this many seconds, however many ring
+    min_gap_s: float = 0.2
+    #: the LAP's rows read this often without a doorbell: liveness (the heartbeat row) and meters.
+    #: None: a third of ``link_timeout_s`` (a fresh heartbeat is seen well within the link timeout)
+    refresh_s: float | None = None
+    #: the read interval while a flood of notifications keeps the uplink from listening
+    flood_refresh_s: float = 0.25
     #: the table's ``[progressive] link_timeout``: no fresh LAP heartbeat for this long (and a
     #: second more: the table closes its linked wager first) ends the connection, another is opened
     link_timeout_s: float = 3.0
@@ -182,7 +187,8 @@ class Uplink:
             self.channel.send,
             self.log,
             min_gap=self.cfg.min_gap_s,
-            refresh=self.cfg.refresh_s,
+            refresh=self.cfg.refresh_s or self.cfg.link_timeout_s / 3,
+            flood_refresh=self.cfg.flood_refresh_s,
             # a second after the table's own timeout: the table closes on the missing heartbeat
             # itself, never earlier because of this deadline
             deadline_s=self.cfg.link_timeout_s + 1.0,

@@ -27,6 +27,9 @@ def test_bench_link_prints_its_figures(pg_dsn, capsys):
     if "db_cpu_idle_share" in out:  # the server runs on this machine: the standing cost split off
         # a second of two idle tables may cost less than one clock tick of the server's CPU
         assert float(out["db_cpu_idle_ms_per_table_s"]) >= 0
+        # the uplinks' own backends alone: both tables' connections found and read
+        own, backends = out["db_cpu_idle_uplink_backends_ms_per_table_s"].split(" ", 1)
+        assert float(own) >= 0 and backends == "(2 backends)"
         assert float(out["paced_contributions_per_s"]) > 0  # two rounds of ten per table, all applied
         assert "paced_error" not in out and float(out["db_cpu_ms_per_contribution_paced"]) > 0
     # up to one push per contribution per table (pushes queued together are read once)

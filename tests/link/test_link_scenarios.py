@@ -79,6 +79,7 @@ class Pit:
             poll_s=0.2,
             key=TEST_KEY,
             link_key=self.lap.keys[tid],
+            refresh_s=self.timeout / 3,  # as the uplink sizes it to its table's link timeout
         )
         up = Uplink(cfg, log=lambda m: None)
         up.start()

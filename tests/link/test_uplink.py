@@ -364,3 +364,65 @@ def test_a_line_from_the_table_that_is_no_object_is_ignored_and_the_channel_goes
     ledger.append([contrib(1)])
     table.wake(ledger.last_seq)
     assert wait_until(lambda: len(lap_rows(lap, "contributions")) == 1, 5)
+
+
+def test_an_idle_uplink_reads_on_its_slow_timer_and_a_doorbell_only_wakes_it_sooner(rig, pg_dsn):
+    """The LAP's rows are read on a slow timer (liveness: a third of the link timeout); a
+    doorbell (any role's ``pg_notify``, whatever it says) makes the next read come sooner and
+    tells the table nothing by itself; the LAP's heartbeat doorbell wakes nothing (its row is
+    read on the timer)."""
+    lap, ledger, table, uplink = rig
+    up = uplink()
+    assert up.listener.refresh == pytest.approx(up.cfg.link_timeout_s / 3)
+    assert wait_until(lambda: table.of("reconciled") and up.listener.listening, 10)
+    # a long timer, so that any read within the next seconds is a doorbell's
+    up.listener.refresh = up.listener.bell.refresh = 30.0
+    wait_until(lambda: False, 0.5)
+    reads = up.listener.reads
+    wait_until(lambda: False, 2.0)
+    assert up.listener.reads == reads  # idle: no read before the timer
+    t2 = psycopg.conninfo.make_conninfo(pg_dsn, user=lap.cfg.role_for("T2"))
+    with psycopg.connect(t2, autocommit=True) as c:
+        c.execute("SELECT pg_notify(%s, %s)", (lap.cfg.schema, '{"t": "hb"}'))
+        wait_until(lambda: False, 1.5)
+        assert up.listener.reads == reads  # the heartbeat's doorbell: nothing read
+        hb = len(table.of("hb"))
+        c.execute("SELECT pg_notify(%s, %s)", (lap.cfg.schema, json.dumps({"t": "meter", "cents": 1})))
+        assert wait_until(lambda: up.listener.reads > reads, 5)  # woken long before its timer
+    assert len(table.of("hb")) == hb  # nothing new told: the rows did not move
+    assert {m["cents"] for m in table.of("meter")} == {100_000}
+    # the LAP's heartbeat row is what the timer reads
+    up.listener.refresh = up.listener.bell.refresh = 1.0
+
+    def beat() -> bool:  # (no LAP service here: its heartbeat, every time asked)
+        lap.store.heartbeat()
+        return len(table.of("hb")) > hb
+
+    assert wait_until(beat, 5)
+
+
+def test_a_flood_of_doorbells_stops_the_listening_for_a_while_doubling_while_it_goes_on():
+    """More doorbells than the LAP rings (a flood from some table's role): not listening for a
+    quiet spell, twice as long at the next flood (to a cap), short again after a long calm."""
+    from controller.uplink.lapview import FloodGuard
+
+    clock = [0.0]
+    g = FloodGuard(limit=10, window=1.0, quiet_s=5.0, quiet_cap_s=20.0, now=lambda: clock[0])
+    assert not any(g.heard_one() for _ in range(10)) and not g.deaf()  # the LAP's own rate
+    clock[0] += 1.5  # a new window: its count starts again
+    assert not any(g.heard_one() for _ in range(10))
+    assert g.heard_one() and g.deaf()  # the 11th within a second
+    clock[0] += 4.9
+    assert g.deaf()
+    clock[0] += 0.2
+    assert not g.deaf()
+    quiet = []
+    for _ in range(4):
+        t0 = clock[0]
+        assert any(g.heard_one() for _ in range(11))
+        quiet.append(g.deaf_until - t0)
+        clock[0] = g.deaf_until
+    assert quiet == pytest.approx([10.0, 20.0, 20.0, 20.0])  # doubling, capped
+    clock[0] += 21.0  # a calm longer than the cap
+    assert any(g.heard_one() for _ in range(11))
+    assert g.deaf_until - clock[0] == pytest.approx(5.0)

@@ -117,9 +117,7 @@ def run_link_sim(
     ``sign_hold_s``: how long the sign celebrates a hit."""
     from controller.lap.config import parse_lap
     from controller.lap.lap import LapService, LapStore, connect, wait_until
-    from controller.uplink.uplink import Uplink, UplinkConfig
     from hil.balance import check as check_balance
-    from hil.rig import Rig
 
     games = _linked_games(game)
     if games is None:
@@ -142,10 +140,11 @@ def run_link_sim(
             if not wait_until(lambda: store.installed() is not None and store.state() == "running", 30, 0.05):
                 print("link: FAILED (the LAP did not start)", file=out)
                 return 1
-            server = _floor_up(Path(tmp), floor, pg, schema, cfg, on_floor, out, sign_hold_s)
-            linked = _start_tables(Path(tmp), ids, cfg, pg, games, seed, speed, Rig, Uplink, UplinkConfig)
+            run = _Run(Path(tmp), pg, cfg, seed, out, stop)
+            server = _floor_up(run, floor, on_floor, sign_hold_s)
+            linked = _start_tables(run, ids, games, speed)
             luck = _luck(hit_rate, server, pg, schema, stop, out)
-            _play_and_drain(linked, rounds, seed, stop, keep_up=server is not None, out=out, luck=luck)
+            _play_and_drain(run, linked, rounds, keep_up=server is not None, luck=luck)
             ok = _balances(linked, Path(tmp), check_balance, out)
             # a fresh connection for the verdict: the one above may be to a primary that has
             # since failed over (a multi-host DSN reaches the new one)
@@ -176,6 +175,20 @@ def _linked_games(game: str) -> list[tuple[str, Any]] | None:
             print(f"tablectl sim: game {g} has no progressive to link", file=sys.stderr)
             return None
     return list(zip(names, profs))
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What the parts of one linked sim run share: its state directory (a table's state under
+    ``tmp/<id>``), the database, the LAP's configuration (its schema), the seed, where it reports,
+    and the stop flag that ends the rounds early."""
+
+    tmp: Path
+    pg: str
+    cfg: Any
+    seed: int
+    out: TextIO
+    stop: threading.Event
 
 
 @dataclass(frozen=True)
@@ -240,22 +253,13 @@ def _floor_gate(pg: str, schema: str, stop: threading.Event, out: TextIO) -> Cal
     return gate
 
 
-def _play_and_drain(
-    linked: list[Any],
-    rounds: int,
-    seed: int,
-    stop: threading.Event,
-    *,
-    keep_up: bool,
-    out: TextIO,
-    luck: Luck | None = None,
-) -> None:
+def _play_and_drain(run: _Run, linked: list[Any], rounds: int, *, keep_up: bool, luck: Luck | None = None) -> None:
     """The rounds played; every outbox reaches the LAP before the tables stop."""
     from controller.lap.lap import wait_until
     from hil.people import People
 
     try:
-        _play_all(linked, rounds, seed, People, stop, keep_up=keep_up, out=out, luck=luck or Luck())
+        _play_all(run, linked, rounds, People, keep_up=keep_up, luck=luck or Luck())
         for t in linked:
             _drain(t, wait_until)
     finally:
@@ -264,24 +268,15 @@ def _play_and_drain(
             t.uplink.stop()
 
 
-def _play_all(
-    linked: list[Any],
-    rounds: int,
-    seed: int,
-    people: Any,
-    stop: threading.Event,
-    *,
-    keep_up: bool,
-    out: TextIO,
-    luck: Luck,
-) -> None:
+def _play_all(run: _Run, linked: list[Any], rounds: int, people: Any, *, keep_up: bool, luck: Luck) -> None:
     """Every table open on its link, then ``rounds`` rounds each on threads of their own; with the
     floor view up (``keep_up``) the tables wait for ``stop`` after their rounds."""
     for t in linked:
         t.rig.table.wait_for(lambda s: bool((s.get("link") or {}).get("open")), 30.0)
     from controller.core.progress import Progress
 
-    threads = [threading.Thread(target=_play, args=(t, rounds, seed, people, stop, luck)) for t in linked]
+    stop, out = run.stop, run.out
+    threads = [threading.Thread(target=_play, args=(t, rounds, run.seed, people, stop, luck)) for t in linked]
     for th in threads:
         th.start()
     # rounds played so far: a status line on a terminal, a line every 10 s otherwise
@@ -344,22 +339,15 @@ def _drain(t: LinkedTable, wait_until: Any) -> None:
     wait_until(lambda: int(t.uplink.acked) >= last, 30, 0.05)
 
 
-def _start_tables(
-    tmp: Path,
-    ids: list[str],
-    cfg: Any,
-    pg: str,
-    games: list[tuple[str, Any]],
-    seed: int,
-    speed: float,
-    Rig: Any,
-    Uplink: Any,
-    UplinkConfig: Any,
-) -> list[LinkedTable]:
+def _start_tables(run: _Run, ids: list[str], games: list[tuple[str, Any]], speed: float) -> list[LinkedTable]:
     import psycopg
 
     from controller.lap.lap import connect
     from controller.lap.linkkeys import enrol
+    from controller.uplink.uplink import Uplink, UplinkConfig
+    from hil.rig import Rig
+
+    tmp, pg, cfg, seed = run.tmp, run.pg, run.cfg, run.seed
 
     with connect(pg) as c:  # each table's link key, as `tablectl lap --enrol-table` makes it
         keys = {tid: enrol(c, cfg.schema, tid) for tid in ids}
@@ -390,21 +378,14 @@ def _start_tables(
 
 
 def _floor_up(
-    tmp: Path,
-    at: tuple[str, int] | None,
-    pg: str,
-    schema: str,
-    cfg: Any,
-    on_floor: Callable[[Any, Any, str], None] | None,
-    out: TextIO,
-    sign_hold_s: float = 30.0,
+    run: _Run, at: tuple[str, int] | None, on_floor: Callable[[Any, Any, str], None] | None, sign_hold_s: float
 ) -> Any:
     """The floor view served at ``at`` (None: not asked for), ``on_floor`` told once it is up."""
     if at is None:
         return None
-    server = _floor(tmp, at, pg, schema, out, sign_hold_s)
+    server = _floor(run.tmp, at, run.pg, run.cfg.schema, run.out, sign_hold_s)
     if on_floor is not None:
-        on_floor(server, cfg, pg)
+        on_floor(server, run.cfg, run.pg)
     return server
 
 

@@ -215,9 +215,7 @@ def run_sim(
     # a stop, they never raise, so the rig is stopped and the summary printed on every path
     stop = StopRequest().install() if console_pty else None
     try:
-        return _play(
-            rig, rep, people_seed=seed, rounds=rounds, state_dir=Path(state_dir), out=out, stop=stop, hit_rate=hit_rate
-        )
+        return _play(rig, rep, rounds=rounds, stop=stop, hit_rate=hit_rate)
     except TableClosed as e:
         _say_closed(e, state_dir if tmp is None else None)
         return 1
@@ -258,19 +256,12 @@ def _wait_open(rig: Rig) -> int | None:
     return int(m) if m is not None else None
 
 
-def _play(
-    rig: Rig,
-    rep: Reporter,
-    *,
-    people_seed: int,
-    rounds: int,
-    state_dir: Path,
-    out: TextIO,
-    stop: Any,
-    hit_rate: float = 0.0,
-) -> int:
-    """Start the rig, play, stop it (on every path), check the balance, print the summary;
-    ``stop`` (a :class:`StopRequest`) only with ``--console-pty``, which keeps the console open."""
+def _play(rig: Rig, rep: Reporter, *, rounds: int, stop: Any, hit_rate: float = 0.0) -> int:
+    """Start the rig, play, stop it (on every path), check the balance, print the summary (to the
+    reporter's stream); the players' and hits' seeds derive from the rig's, the ledger is in its
+    state directory.  ``stop`` (a :class:`StopRequest`) only with ``--console-pty``, which keeps
+    the console open."""
+    people_seed, state_dir, out = rig.seed, rig.state_dir, rep.out
     rig.start()
     try:
         if stop is not None:

@@ -231,6 +231,24 @@ def read_events(
         yield StoredEvent(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7])
 
 
+@dataclass
+class _Batch:
+    """An append's records chained onto the ledger's head, before they are written: the last
+    event's seq, time and MAC (the new head), its round, the meters after them and the levels
+    they touched, the events' INSERT parameters, the events as stored and the rows the running
+    segment's digest reads."""
+
+    seq: int
+    ts: str
+    head: str
+    round: int
+    meters: dict[str, Meter]
+    touched: set[str]
+    params: list[Any]
+    out: list[StoredEvent]
+    rows: list[str]
+
+
 class Ledger:
     """Synchronous ledger access; use from one thread (the writer), or before it starts."""
 
@@ -347,9 +365,6 @@ class Ledger:
 
     def event_mac(self, seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> str:
         """The MAC of an event under this ledger's key (controller/books/ledgercheck.py)."""
-        return self._event_mac(seq, ts, table, round_no, kind, data, prev)
-
-    def _event_mac(self, seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> str:
         m = self._mac.copy()
         m.update(canonical(seq, ts, table, round_no, kind, data, prev))
         return m.hexdigest()
@@ -432,16 +447,49 @@ class Ledger:
         if not recs:
             return []
         t_start, c_start = time.perf_counter(), self.cpu_clock()
+        segment = self._running_segment()
+        batch = self._chain(recs, self._timestamp(at_last_time))
+        cur = self.db.cursor()
+        checkpoint_due = batch.seq // CHECKPOINT_EVERY != self.last_seq // CHECKPOINT_EVERY
+        seal = None
+        t_begin, c_begin = time.perf_counter(), self.cpu_clock()
+        try:
+            if not batch.touched and not checkpoint_due and len(batch.out) <= _ROWS_PER_INSERT:
+                # events only, one statement: in autocommit mode it is its own transaction (all of its
+                # rows or none), and with synchronous=FULL it returns only once the WAL is synced.  One
+                # call into SQLite, holding the GIL nowhere between its INSERT and its sync, instead of
+                # three (BEGIN, INSERT, COMMIT), each taking the GIL back in between.
+                t_commit, c_commit = t_begin, c_begin
+                cur.execute(_insert_events_sql(len(batch.out)), batch.params)
+            else:
+                cur.execute("BEGIN IMMEDIATE")
+                seal = self._write_batch(cur, batch, segment, checkpoint_due)
+                t_commit, c_commit = time.perf_counter(), self.cpu_clock()
+                cur.execute("COMMIT")
+        except BaseException:
+            self._roll_back(cur)
+            raise
+        self.last_seq, self.last_hash, self.last_ts, self.last_round_no = batch.seq, batch.head, batch.ts, batch.round
+        self.meters = batch.meters
+        if seal is not None:
+            self._seal, self._segment = seal, self.sealer.running()
+        else:
+            segment.update("".join(batch.rows).encode())
+        self.append_stamps = (t_start, t_begin, t_commit, time.perf_counter())
+        self.append_cpu = (c_start, c_begin, c_commit, self.cpu_clock())
+        return batch.out
+
+    def _chain(self, recs: list[Record], ts: str) -> _Batch:
+        """The records chained onto the ledger's head, each MACed over the one before, with the
+        meters they move: all in memory, nothing written yet (a record refused leaves no trace)."""
         seq, prev = self.last_seq, self.last_hash
         meters = self.meters
         out: list[StoredEvent] = []
         params: list[Any] = []
         table = self.table_id
-        ts = self._timestamp(at_last_time)
         touched: set[str] = set()
         loads, data_encode, canonical_encode, base = json.loads, _data_encode, _canonical_encode, self._mac
         rnd = self.last_round_no
-        segment = self._running_segment()
         rows: list[str] = []  # each event as its segment's digest reads it (controller/books/seals.py)
         ascii_table = table.isascii()
         for r in recs:
@@ -467,49 +515,29 @@ class Ledger:
             params += (seq, ts, table, rnd, kind, data, prev, h)
             out.append(StoredEvent(seq, ts, table, rnd, kind, loads(data), prev, h))
             prev = h
-        cur = self.db.cursor()
-        checkpoint_due = seq // CHECKPOINT_EVERY != self.last_seq // CHECKPOINT_EVERY
-        seal = None
-        t_begin, c_begin = time.perf_counter(), self.cpu_clock()
-        try:
-            if not touched and not checkpoint_due and len(out) <= _ROWS_PER_INSERT:
-                # events only, one statement: in autocommit mode it is its own transaction (all of its
-                # rows or none), and with synchronous=FULL it returns only once the WAL is synced.  One
-                # call into SQLite, holding the GIL nowhere between its INSERT and its sync, instead of
-                # three (BEGIN, INSERT, COMMIT), each taking the GIL back in between.
-                t_commit, c_commit = t_begin, c_begin
-                cur.execute(_insert_events_sql(len(out)), params)
-            else:
-                cur.execute("BEGIN IMMEDIATE")
-                for i in range(0, len(out), _ROWS_PER_INSERT):  # one statement for the events, not one per event
-                    chunk = params[i * 8 : (i + _ROWS_PER_INSERT) * 8]
-                    cur.execute(_insert_events_sql(len(chunk) // 8), chunk)
-                for level in sorted(touched):
-                    cur.execute(
-                        "INSERT OR REPLACE INTO meters(level, row, seq) VALUES (?,?,?)",
-                        (level, _dumps(meters[level].to_row()), seq),
-                    )
-                if checkpoint_due:
-                    snapshot = _dumps({lv: m.to_row() for lv, m in sorted(meters.items())})
-                    cur.execute(  # OR REPLACE: a row left past a cut tail must not stop the ledger
-                        "INSERT OR REPLACE INTO checkpoints(seq, hash, meters) VALUES (?,?,?)",
-                        (seq, prev, snapshot),
-                    )
-                    seal = self._seal_segment(cur, segment, rows, seq, ts, prev, snapshot)
-                t_commit, c_commit = time.perf_counter(), self.cpu_clock()
-                cur.execute("COMMIT")
-        except BaseException:
-            self._roll_back(cur)
-            raise
-        self.last_seq, self.last_hash, self.last_ts, self.last_round_no = seq, prev, ts, rnd
-        self.meters = meters
-        if seal is not None:
-            self._seal, self._segment = seal, self.sealer.running()
-        else:
-            segment.update("".join(rows).encode())
-        self.append_stamps = (t_start, t_begin, t_commit, time.perf_counter())
-        self.append_cpu = (c_start, c_begin, c_commit, self.cpu_clock())
-        return out
+        return _Batch(seq, ts, prev, rnd, meters, touched, params, out, rows)
+
+    def _write_batch(
+        self, cur: sqlite3.Cursor, batch: _Batch, segment: hmac.HMAC, checkpoint_due: bool
+    ) -> seals_mod.Seal | None:
+        """The batch's events, the meters it moved and, when due, the checkpoint and its segment's
+        seal, inside the caller's open transaction; the seal made, if one was."""
+        for i in range(0, len(batch.out), _ROWS_PER_INSERT):  # one statement for the events, not one per event
+            chunk = batch.params[i * 8 : (i + _ROWS_PER_INSERT) * 8]
+            cur.execute(_insert_events_sql(len(chunk) // 8), chunk)
+        for level in sorted(batch.touched):
+            cur.execute(
+                "INSERT OR REPLACE INTO meters(level, row, seq) VALUES (?,?,?)",
+                (level, _dumps(batch.meters[level].to_row()), batch.seq),
+            )
+        if not checkpoint_due:
+            return None
+        snapshot = _dumps({lv: m.to_row() for lv, m in sorted(batch.meters.items())})
+        cur.execute(  # OR REPLACE: a row left past a cut tail must not stop the ledger
+            "INSERT OR REPLACE INTO checkpoints(seq, hash, meters) VALUES (?,?,?)",
+            (batch.seq, batch.head, snapshot),
+        )
+        return self._seal_segment(cur, segment, batch, snapshot)
 
     def _timestamp(self, at_last_time: bool) -> str:
         """Now, in ISO 8601 UTC (fixed width: text order is time order); earlier than the last
@@ -530,16 +558,14 @@ class Ledger:
             except sqlite3.Error:
                 pass
 
-    def _seal_segment(
-        self, cur: sqlite3.Cursor, segment: hmac.HMAC, rows: list[str], last: int, ts: str, head: str, meters: str
-    ) -> seals_mod.Seal:
-        """The seal of the segment ending at ``last`` (this batch's last event), written in the
-        checkpoint's transaction; its digest from the rows as written, never read back."""
+    def _seal_segment(self, cur: sqlite3.Cursor, segment: hmac.HMAC, batch: _Batch, meters: str) -> seals_mod.Seal:
+        """The seal of the segment ending at this batch's last event, written in the checkpoint's
+        transaction; its digest from the rows as written, never read back."""
         digest = segment.copy()
-        digest.update("".join(rows).encode())
+        digest.update("".join(batch.rows).encode())
         before = self._seal
         n, first, prev = (before.n + 1, before.last + 1, before.mac) if before else (1, 1, GENESIS)
-        seal = self.sealer.make(n, first, last, ts, digest.hexdigest(), head, meters, prev)
+        seal = self.sealer.make(n, first, batch.seq, batch.ts, digest.hexdigest(), batch.head, meters, prev)
         seals_mod.insert(cur, seal)
         return seal
 

@@ -187,6 +187,29 @@ def parse_lap(doc: Mapping[str, Any], file: str) -> LapConfig:
     hold = _seconds(link, "table_hold", "1s", 0.2, 2.5)
     run = _seconds(link, "table_run", "10s", 5, 3600)
     link.check_unused()
+    levels = _levels(root)
+    tables = _members(root, schema)
+    floor = _floor(root, file)
+    root.check_unused()
+    return LapConfig(
+        file,
+        group,
+        schema,
+        hb,
+        levels,
+        tables,
+        floor,
+        reconcile_s,
+        software,
+        allow_async,
+        casino,
+        table_hold_s=hold,
+        table_run_s=run,
+    )
+
+
+def _levels(root: Section) -> tuple[LevelParams, ...]:
+    """``[levels.<name>]``: at least one, each named in lower-case letters, digits and _."""
     lv_sec = root.sub("levels")
     assert lv_sec is not None
     levels = []
@@ -199,6 +222,12 @@ def parse_lap(doc: Mapping[str, Any], file: str) -> LapConfig:
     if not levels:
         raise lv_sec.error(None, "needs at least one level")
     lv_sec._used.update(lv_sec.data)
+    return tuple(levels)
+
+
+def _members(root: Section, schema: str) -> tuple[MemberParams, ...]:
+    """``[tables.<id>]``: at least one member table, each with a database role of its own in
+    ``schema`` (two ids that fold to the same role name are refused)."""
     t_sec = root.sub("tables")
     assert t_sec is not None
     tables = []
@@ -223,23 +252,7 @@ def parse_lap(doc: Mapping[str, Any], file: str) -> LapConfig:
     if not tables:
         raise t_sec.error(None, "needs at least one member table")
     t_sec._used.update(t_sec.data)
-    floor = _floor(root, file)
-    root.check_unused()
-    return LapConfig(
-        file,
-        group,
-        schema,
-        hb,
-        tuple(levels),
-        tuple(tables),
-        floor,
-        reconcile_s,
-        software,
-        allow_async,
-        casino,
-        table_hold_s=hold,
-        table_run_s=run,
-    )
+    return tuple(tables)
 
 
 def _casino(link: Section) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -45,14 +46,14 @@ def _said(doc: Mapping[str, Any]) -> str:
     if what == "link":
         return _link(key, old, new)
     if what == "levels":
-        return _row("Level", key, old, new, _level_fields, "created", "removed")
+        return _LEVEL_ROW.change(key, old, new)
     if what == "members":
         if isinstance(old, dict) and set(old) == {"closed"}:
             note = new.get("note") if isinstance(new, dict) else None
             return f"Table {key} reopened by the LAP's operator (it was closed: {old['closed']})" + (
                 f"; note: {note}" if note else ""
             )
-        return _row("Table", key, old, new, _member_fields, "joined the link", "left the link")
+        return _MEMBER_ROW.change(key, old, new)
     return f"{what} {key} changed"
 
 
@@ -64,22 +65,24 @@ def _link(key: str, old: Any, new: Any) -> str:
     return f"Link {key}: {old} → {new}"
 
 
-def _row(
-    noun: str,
-    key: str,
-    old: Any,
-    new: Any,
-    fields: Callable[[Mapping[str, Any]], dict[str, str]],
-    made: str,
-    gone: str,
-) -> str:
-    if not isinstance(old, dict):
-        return f"{noun} {key} {made}: " + ", ".join(f"{k} {v}" for k, v in fields(new).items())
-    if not isinstance(new, dict):
-        return f"{noun} {key} {gone}"
-    a, b = fields(old), fields(new)
-    changed = [f"{k} {a.get(k, '(none)')} → {b.get(k, '(none)')}" for k in b if a.get(k) != b.get(k)]
-    return f"{noun} {key} changed: " + ("; ".join(changed) or "nothing a person sees")
+@dataclass(frozen=True)
+class _RowWords:
+    """How the pit speaks of one kind of parameter row: its noun, its fields in words, and the
+    words for a row made and a row gone."""
+
+    noun: str
+    fields: Callable[[Mapping[str, Any]], dict[str, str]]
+    made: str
+    gone: str
+
+    def change(self, key: str, old: Any, new: Any) -> str:
+        if not isinstance(old, dict):
+            return f"{self.noun} {key} {self.made}: " + ", ".join(f"{k} {v}" for k, v in self.fields(new).items())
+        if not isinstance(new, dict):
+            return f"{self.noun} {key} {self.gone}"
+        a, b = self.fields(old), self.fields(new)
+        changed = [f"{k} {a.get(k, '(none)')} → {b.get(k, '(none)')}" for k in b if a.get(k) != b.get(k)]
+        return f"{self.noun} {key} changed: " + ("; ".join(changed) or "nothing a person sees")
 
 
 def _rate(r: Mapping[str, Any], num: str, den: str) -> str:
@@ -115,3 +118,7 @@ def _member_fields(r: Mapping[str, Any]) -> dict[str, str]:
     if "game" in r:
         out["game"] = game_title(str(r["game"]))
     return out
+
+
+_LEVEL_ROW = _RowWords("Level", _level_fields, "created", "removed")
+_MEMBER_ROW = _RowWords("Table", _member_fields, "joined the link", "left the link")

@@ -136,19 +136,27 @@ def level_state(r: dict[str, Any]) -> LevelState:
     )
 
 
-def _level_problems(lv: dict[str, Any], got: dict[str, Any]) -> tuple[list[str], int, int]:
-    """One level's identity: (problems, contributions, hits)."""
-    name, den = lv["level"], int(lv["den"])
-    st = level_state(lv)
+def _contributions(name: str, got: dict[str, Any]) -> tuple[list[str], Fraction, int]:
+    """A level's contributions, each held amount checked against its wagers × rates:
+    (problems, the amount they hold, how many)."""
     problems: list[str] = []
-    inflow = Fraction(int(lv["seed_cents"]))
-    n_contrib = 0
+    total = Fraction(0)
+    n = 0
     for c in (c for c in got["contrib"] if c["level"] == name):
         amt, want = int(c["amt"]), int(c["want"])
         if amt != want:
             problems.append(f"level {name}: contributions hold {amt}/{c['den']}, wagers × rates {want}")
-        inflow += Fraction(amt, int(c["den"]))
-        n_contrib += int(c["n"])
+        total += Fraction(amt, int(c["den"]))
+        n += int(c["n"])
+    return problems, total, n
+
+
+def _level_problems(lv: dict[str, Any], got: dict[str, Any]) -> tuple[list[str], int, int]:
+    """One level's identity: (problems, contributions, hits)."""
+    name, den = lv["level"], int(lv["den"])
+    st = level_state(lv)
+    problems, contributed, n_contrib = _contributions(name, got)
+    inflow = Fraction(int(lv["seed_cents"])) + contributed
     inflow -= sum((Fraction(int(v["amt"]), int(v["den"])) for v in got["voids"] if v["level"] == name), Fraction(0))
     inflow += sum(int(r["amt"]) for r in got["resets"] if r["level"] == name)
     hit_rows = [h for h in got["hits"] if h["level"] == name]

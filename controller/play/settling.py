@@ -187,6 +187,11 @@ class Settling:
         self.next_hit_or_complete(rnd)
 
     def next_hit_or_complete(self, rnd: Round) -> None:
+        if self.machine.state == TableState.TILT:
+            # a fault came while the settlement was being written: the table stays stopped, and the
+            # technician's clear completes the round or hands its hits to the floorperson
+            # (controller/play/faults.py ``clear``), so nothing here is done twice
+            return
         if self._s.pending_hits:
             self._show_hit(self._s.pending_hits[0])
             return

@@ -25,6 +25,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from controller.lap.schema import check_name
 from controller.lap.schema_lease import LEASE_LOST
 
 __all__ = [
@@ -112,8 +113,36 @@ def acquire(conn: psycopg.Connection, schema: str, holder: str, ttl_s: float) ->
                 _q(schema, "SELECT {s}.lease_acquire(%s, %s, pg_backend_pid())"), (holder, ttl_s)
             ).fetchone()
     except psycopg.errors.LockNotAvailable:
+        end_swallowed_holders(conn, schema, holder, ttl_s)
         return None
     return None if row is None or row[0] is None else int(row[0])
+
+
+#: sessions idle inside a transaction that holds the lease's row for longer than a lease lasts,
+#: when the lease is the caller's or has lapsed: a LAP connection the network swallowed mid-write
+_SWALLOWED = """
+SELECT count(pg_terminate_backend(a.pid)) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+WHERE l.locktype = 'relation' AND l.granted AND l.relation = to_regclass(%(table)s)
+  AND a.pid <> pg_backend_pid() AND a.state LIKE 'idle in transaction%%'
+  AND a.state_change < clock_timestamp() - make_interval(secs => %(ttl)s)
+  AND EXISTS (SELECT 1 FROM {s}.lap_lease WHERE holder = %(holder)s OR expires_at < clock_timestamp())
+"""
+
+
+def end_swallowed_holders(conn: psycopg.Connection, schema: str, holder: str, ttl_s: float) -> int:
+    """End the sessions that keep the lease's row locked from a connection nobody will use again.
+
+    A LAP whose connection the network swallowed in the middle of a write (nothing closed,
+    nobody told) leaves its session idle in a transaction that holds the lease's row; the server
+    learns of it only at ``idle_in_transaction_session_timeout`` (a minute), and until then no
+    LAP, not even the same host's on a fresh connection, can take the lease: the pit stays
+    closed.  Such a session is ended once it has been idle for longer than a lease lasts, and
+    only while the lease is this holder's or has lapsed, so a live LAP's write is never cut.
+    How many were ended."""
+    row = conn.execute(
+        _q(schema, _SWALLOWED), {"table": f"{check_name(schema)}.lap_lease", "ttl": ttl_s, "holder": holder}
+    ).fetchone()
+    return int(row[0]) if row else 0
 
 
 def release(conn: psycopg.Connection, schema: str, epoch: int) -> None:

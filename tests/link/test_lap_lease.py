@@ -388,3 +388,30 @@ def test_both_hosts_floor_views_say_which_lap_is_active(pg_dsn: str, lap_schema:
             b.end()
     finally:
         a.end()
+
+
+def test_a_session_the_network_swallowed_holding_the_lease_row_is_ended(make_lap: Any) -> None:
+    """A LAP's connection swallowed in the middle of a write (its session idle in a transaction that
+    holds the lease's row; the server would end it only at idle_in_transaction_session_timeout, a
+    minute) kept the same host's LAP from taking its lease back: the pit stayed closed 60 s in a
+    random chaos run.  Once idle past a lease's length, while the lease is the caller's or lapsed,
+    it is ended; a live other LAP's write is never cut."""
+    lap = make_lap()
+    s = lap.cfg.schema
+    ttl = 0.5
+    assert lease.acquire(lap.store.conn, s, "host-a", ttl) == 1
+    with psycopg.connect(lap.dsn) as zombie, connect(lap.dsn) as fresh:
+        zombie.execute(sql.SQL("SELECT {}.lease_hold(1)").format(sql.Identifier(s)))  # a write began...
+        pid = zombie.info.backend_pid  # ... and its client went silent, the transaction open
+        # another host's LAP never ends it while host-a's lease runs
+        assert lease.acquire(fresh, s, "host-b", 60) is None
+        assert lease.end_swallowed_holders(fresh, s, "host-b", 60) == 0
+        time.sleep(ttl + 0.3)
+        # host-a's LAP on a fresh connection: the first try finds the row held and ends the session,
+        # the next takes the lease with a new epoch
+        assert lease.acquire(fresh, s, "host-a", ttl) is None
+        alive = fresh.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()
+        assert alive == (0,)
+        assert lease.acquire(fresh, s, "host-a", ttl) == 2
+        with pytest.raises(psycopg.OperationalError):
+            zombie.execute("SELECT 1")

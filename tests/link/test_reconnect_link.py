@@ -29,6 +29,7 @@ def test_a_hit_claim_whose_answer_is_lost_is_answered_on_a_fresh_connection_once
         ledger.append([contrib(2)])  # the hit's seat holds a linked wager in its round
         u = uplink(_proxy_dsn(pg_dsn, proxy.port))
         assert wait_until(lambda: reconciled_to(lap, 1) and bool(table.of("hb")), 10)
+        connects = u.relink.connects
         with proxy.lock:  # from now on every byte from the database is thrown away; the uplink's still delivered
             proxy.dead.update(id(s) for s in proxy.conns[1::2])
         hit = ledger.append([Record(Kind.LINK_HIT, 1, {"level": "primary", "fraction": "1", "seat": 2, "hand": "x"})])
@@ -37,7 +38,9 @@ def test_a_hit_claim_whose_answer_is_lost_is_answered_on_a_fresh_connection_once
         # the claim reached the LAP (its answer is written in the same transaction) ...
         ok = wait_until(lambda: bool(rows(lap, "SELECT 1 FROM {s}.hits WHERE table_id = 'T1'")), 10)
         assert ok, (u.relink.state, u.relink.reason, u.relink.connects, u.watchdog.fired, u.acked, table.of("link"))
-        assert not table.of("hit")  # ... but the answer cannot come back on this connection
+        # ... but the answer cannot come back on this connection (under load the claim may reach the LAP
+        # only after the progress deadline already opened a fresh one)
+        assert not table.of("hit") or u.relink.connects > connects
         assert wait_until(lambda: bool(table.of("hit")), 15)
         took = time.monotonic() - t0
         print(f"hit answer lost on the way: answered on a fresh connection after {took:.2f} s ({u.relink.reason})")

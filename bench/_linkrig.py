@@ -330,11 +330,12 @@ class Pit:
         return str(psycopg.conninfo.make_conninfo(self.dsn, **self.lap_proxy.conninfo()))
 
     def start_lap(self) -> None:
-        self.lap = subprocess.Popen(
-            [*TABLECTL, "lap", "--sim", "--db", self.lap_dsn(), "--config", str(self.lap_toml)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        with (self.tmp / "lap.log").open("ab") as log:  # what it said (a closed pit: why)
+            self.lap = subprocess.Popen(
+                [*TABLECTL, "lap", "--sim", "--db", self.lap_dsn(), "--config", str(self.lap_toml)],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
 
     def start_uplink(self, tid: str) -> None:
         cfg = self.tmp / f"{tid}.uplink.toml"

@@ -481,6 +481,7 @@ def _bring_back(pit: Any, tables: dict[str, ChaosTable], since: float) -> list[s
         problems.append(
             f"tables still closed 60 s after the last fault: {[t.tid for t in tables.values() if not t.is_open()]}"
         )
+        problems.extend(f"lap said: {line}" for line in _tail(pit.tmp / "lap.log", 12))
     for t in tables.values():
         state = t.rig.table.wait_for(lambda s: s.get("state") in ("open_for_wagers", "tilt"), 30.0)
         if state.get("state") == "tilt":  # e.g. a device link lost under load: reported, not hidden
@@ -488,6 +489,14 @@ def _bring_back(pit: Any, tables: dict[str, ChaosTable], since: float) -> list[s
     pit.reconnect_store()
     _drain(pit, tables, wait_until)
     return problems
+
+
+def _tail(path: Path, n: int) -> list[str]:
+    """The last ``n`` lines of a log (none when it was never written)."""
+    try:
+        return path.read_text(errors="replace").strip().splitlines()[-n:]
+    except FileNotFoundError:
+        return []
 
 
 def _lost_and_doubled(pit: Any, ledgers: list[tuple[str, Path]]) -> tuple[int, int]:

@@ -53,6 +53,9 @@ __all__ = [
 
 #: the LAP's heartbeat statement returns within this, or its connection is taken for dead
 HEARTBEAT_DEADLINE_S = 5.0
+#: each step of a start-up (the schema installed or configured, the self-check, the reconciliation)
+#: answers within this, or its connection is taken for dead (a fresh install under load takes seconds)
+START_STEP_S = 15.0
 
 
 class LapError(RuntimeError):
@@ -423,6 +426,14 @@ class LapService:
     #: while another LAP is active: this one's connection, polling the lease
     _standby: LapStore | None = field(default=None, init=False)
     _said_active: tuple[str, int] | None = field(default=None, init=False)
+    #: the client-side deadline on the statement in flight, start-up and standby included
+    _dog: pgconn.Watchdog | None = field(default=None, init=False)
+
+    def _step(self, conn: psycopg.Connection | None, limit_s: float = 0.0) -> None:
+        """The next statements on ``conn`` answer within ``limit_s`` (default: a heartbeat's
+        deadline), or their connection is taken for dead; None: no statement out."""
+        if self._dog is not None:
+            self._dog.tick(conn, limit_s or HEARTBEAT_DEADLINE_S)
 
     def self_check(self, store: LapStore) -> list[str]:
         """What makes the LAP inoperable: its schema's code is not this release's, a level does
@@ -452,13 +463,20 @@ class LapService:
     def _try_start_link(self) -> LapStore | None:
         """The link started by this LAP once it holds the lease; None while another LAP is
         active (this one is the standby: it polls the lease on the same connection)."""
+        polling = self._standby is not None
         store, self._standby = self._standby or LapStore(connect(self.dsn), self.cfg.schema), None
+        # a start-up or a standby's poll on a connection the network swallowed waited for good
+        # (the pit closed until someone restarted the LAP): each step has its deadline too (a
+        # poll's a heartbeat's; a fresh connection's may install the schema first)
+        self._step(store.conn, HEARTBEAT_DEADLINE_S if polling else START_STEP_S)
         try:
             if not self._take_lease(store):
+                self._step(None)
                 self._standby = store
                 return None
             return self._start(store)
         except BaseException:
+            self._step(None)
             store.conn.close()
             raise
 
@@ -489,6 +507,7 @@ class LapService:
             self.log(f"lap: {self.name} is the standby; {st.line()}")
 
     def _start(self, store: LapStore) -> LapStore:
+        self._step(store.conn, START_STEP_S)
         if store.install(self.cfg.group):
             self.log(f"lap: schema {self.cfg.schema} created")
         # a table's session holding a level's row would keep the configuration waiting (for good,
@@ -502,7 +521,9 @@ class LapService:
             store.configure(self.cfg)
             for c in changes:
                 self.log(f"lap: parameter change recorded: {c}")
+        self._step(store.conn, START_STEP_S)
         problems = self.self_check(store)
+        self._step(store.conn, START_STEP_S)
         if problems:
             store.set_inoperable("self-check at start-up: " + "; ".join(problems))
             raise LapError("self-check failed: " + "; ".join(problems))
@@ -565,6 +586,7 @@ class LapService:
         )
         # a statement that does not return ends the connection (a network that swallows bytes)
         dog = pgconn.Watchdog(HEARTBEAT_DEADLINE_S, self.stop_event, "lap-watchdog", also=relink.enforce)
+        self._dog = dog
         while not self.stop_event.is_set():
             try:
                 if store is None:

@@ -13,6 +13,9 @@ Events posted (all from the link's reader thread, which only posts):
 
 from __future__ import annotations
 
+import os
+import select
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -41,14 +44,61 @@ class SerialSettings:
 def open_serial(cfg: SerialSettings) -> Port:
     """Open a real serial port (or a pty path) with pyserial.
 
-    ``timeout`` is short so the reader loop can apply its own per-frame deadline;
-    ``write_timeout`` bounds a stuck write; ``exclusive`` stops a second process
-    (or a second tablectl) from opening the same device.
+    ``timeout`` is short so the reader loop can apply its own per-frame deadline; writes are
+    bounded by :class:`BoundedWrites`; ``exclusive`` stops a second process (or a second
+    tablectl) from opening the same device.
     """
     import serial  # pyserial: imported here so config checks never touch it
 
-    port = serial.Serial(cfg.port, baudrate=cfg.baud, timeout=0.02, write_timeout=0.5, exclusive=True)
-    return cast(Port, port)
+    port = serial.Serial(cfg.port, baudrate=cfg.baud, timeout=0.02, write_timeout=WRITE_TIMEOUT_S, exclusive=True)
+    return BoundedWrites(port, WRITE_TIMEOUT_S)
+
+
+#: a write the device does not take within this is a stuck port (the link reopens it)
+WRITE_TIMEOUT_S = 0.5
+
+
+class BoundedWrites:
+    """A pyserial port whose write fails only when bytes are still unsent at its deadline.
+
+    pyserial's own write (3.5, POSIX) looks at the clock after each ``os.write``, even one that
+    wrote everything: a writing thread descheduled for longer than ``write_timeout`` (a loaded
+    machine; the table's other threads holding the GIL) got "Write timeout" for a frame that had
+    gone out, and the link reported a device fault for nothing (simulated tables tilted under
+    load in the link's chaos runs).  pyserial opens the port non-blocking, so this writes to its
+    descriptor directly and waits for room only while something is left."""
+
+    def __init__(self, port: Any, write_timeout_s: float, clock: Callable[[], float] = time.monotonic):
+        self.port = port
+        self.write_timeout_s = write_timeout_s
+        self.clock = clock
+
+    def read(self, size: int = 1) -> bytes:
+        return cast(bytes, self.port.read(size))
+
+    def write(self, data: bytes) -> int:
+        view, fd = memoryview(data), self.port.fileno()
+        deadline = self.clock() + self.write_timeout_s
+        while view:
+            try:
+                view = view[os.write(fd, view) :]
+            except BlockingIOError:
+                pass  # the device's buffer is full: wait for room below
+            # past the deadline: one last look for room (a thread that was descheduled)
+            left = max(0.0, deadline - self.clock())
+            if view and not select.select([], [fd], [], left)[1]:
+                import serial
+
+                raise serial.SerialTimeoutException(
+                    f"write timeout: {len(view)} of {len(data)} bytes unsent after {self.write_timeout_s:g} s"
+                )
+        return len(data)
+
+    def close(self) -> None:
+        self.port.close()
+
+    def fileno(self) -> int:
+        return int(self.port.fileno())
 
 
 class SerialDevice:

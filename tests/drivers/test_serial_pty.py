@@ -136,3 +136,53 @@ def test_shaker_sim_refuses_activate_when_not_armed_and_takes_the_armed_seat_but
     assert sim.press_button(3)  # § 621a.2(f): player-activated
     assert sim.sent[-1] == ("SHAKING", {"who": 3, "planned_ms": 5000})
     sim.stop()
+
+
+def _pty_port() -> tuple[int, Any]:
+    """A pty whose far end nobody reads, opened as the table opens a device."""
+    import os
+    import tty
+
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    os.set_blocking(master, False)
+    return master, open_serial(_cfg("sign", os.ttyname(slave)))
+
+
+def test_a_write_that_went_out_is_not_a_timeout_however_late_its_thread_ran():
+    """pyserial's write looks at its clock after a complete ``os.write``: a thread descheduled past
+    the write timeout (a loaded machine) got "Write timeout" for a frame that had gone out, and the
+    device's link reported a fault for nothing."""
+    import os
+
+    from drivers.serialdev import BoundedWrites
+
+    master, port = _pty_port()
+    try:
+        assert isinstance(port, BoundedWrites)
+        ticks = iter([0.0, 10.0, 10.0, 10.0])  # the deadline is long past once the write returns
+        port.clock = lambda: next(ticks)
+        assert port.write(b"\x02frame\x03") == 7
+        time.sleep(0.05)
+        assert os.read(master, 100) == b"\x02frame\x03"
+    finally:
+        port.close()
+        os.close(master)
+
+
+def test_a_write_the_device_never_takes_fails_at_its_deadline_naming_what_is_unsent():
+    import os
+
+    import serial
+
+    master, port = _pty_port()
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(
+            serial.SerialTimeoutException, match=r"write timeout: \d+ of 1000000 bytes unsent after 0.5 s"
+        ):
+            port.write(b"x" * 1_000_000)  # far more than a pty's buffer holds
+        assert 0.4 <= time.monotonic() - t0 < 3.0
+    finally:
+        port.close()
+        os.close(master)

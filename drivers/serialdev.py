@@ -76,6 +76,11 @@ class BoundedWrites:
     def read(self, size: int = 1) -> bytes:
         return cast(bytes, self.port.read(size))
 
+    @property
+    def in_waiting(self) -> int:
+        """Bytes received and not yet read (the link reads what is there, not a fixed count)."""
+        return int(self.port.in_waiting)
+
     def write(self, data: bytes) -> int:
         view, fd = memoryview(data), self.port.fileno()
         deadline = self.clock() + self.write_timeout_s

@@ -165,6 +165,11 @@ def test_a_write_that_went_out_is_not_a_timeout_however_late_its_thread_ran():
         assert port.write(b"\x02frame\x03") == 7
         time.sleep(0.05)
         assert os.read(master, 100) == b"\x02frame\x03"
+        # and it still says what is waiting (the link reads that much, not a fixed count that
+        # would wait out the port's timeout each time: a keypad scenario missed its prompts)
+        os.write(master, b"abc")
+        time.sleep(0.05)
+        assert port.in_waiting == 3 and port.read(3) == b"abc"
     finally:
         port.close()
         os.close(master)

@@ -29,6 +29,7 @@ def test_the_readme_opens_with_two_commands_and_ci_runs_the_second_then_the_soak
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 def test_every_soak_test_is_also_slow() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "soak and not slow", "-p", "no:cacheprovider"],

@@ -32,6 +32,8 @@ def _events(path: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
+@pytest.mark.soak
 def test_backup_while_sim_runs_audits_clean_and_restore_is_refused(tmp_path, capsys):
     state = tmp_path / "state"
     sim = subprocess.Popen(

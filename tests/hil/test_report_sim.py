@@ -87,6 +87,8 @@ def _day(ledger) -> datetime.date:
     return day
 
 
+@pytest.mark.slow
+@pytest.mark.soak
 def test_the_sims_summary_and_the_days_report_agree_figure_by_figure(tmp_path, capsys):
     state = tmp_path / "state"
     summary = _sim(state, 40, 1)

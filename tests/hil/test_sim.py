@@ -12,6 +12,7 @@ from hil.simrun import StopRequest, _hold_console, run_sim
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 def test_sim_20_rounds_deterministic(tmp_path):
     outs = []
     for i in range(2):

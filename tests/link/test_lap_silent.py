@@ -62,6 +62,7 @@ def _run(lap: LapService) -> threading.Thread:
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 def test_a_start_up_the_network_swallows_is_started_again_on_a_fresh_connection(
     pg_dsn: str, lap_schema: str, proxy: NetProxy
 ) -> None:

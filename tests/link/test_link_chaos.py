@@ -35,6 +35,7 @@ def _clean(rc: int, out: dict[str, str], text: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 def test_restart_cut_stall_blackhole_in_a_row_leave_every_table_balanced_and_every_hit_answered(capsys):
     rc, out, text = _run(capsys, "--faults", "4", "--kinds", "restart-pg,cut,stall,blackhole")
     _clean(rc, out, text)

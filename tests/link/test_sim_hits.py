@@ -58,6 +58,8 @@ class _Lines:
         raise TimeoutError(f"no {text!r} in {self.lines}")
 
 
+@pytest.mark.slow
+@pytest.mark.soak
 def test_sim_hit_rate_shows_a_pending_hit_on_the_floor_view_and_its_acknowledgement(pg_dsn: str) -> None:
     port = _free_port()
     argv = [sys.executable, "-m", "controller", "sim", "--tables", "2", "--link", pg_dsn, "--rounds", "30"]

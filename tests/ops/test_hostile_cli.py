@@ -315,7 +315,7 @@ def _run(argv: list[str], files: dict[str, str], timeout: float = 30) -> tuple[i
 
 def _keeps_retrying(command: str, argv: list[str]) -> bool:
     """The console's bridge to a socket nobody serves keeps retrying (controller/console/relay.py:
-    the technician sees why, and it connects once the controller starts): it is given 8 s, and
+    the technician sees why, and it connects once the controller starts): it is given 3 s, and
     must still be running then and have said why."""
     return command == "console" and argv[0] == "--socket"
 
@@ -325,7 +325,7 @@ def test_hostile_arguments_never_end_in_a_traceback(command, files):
     bad = []
     for argv in CASES[command]:
         retrying = _keeps_retrying(command, argv)
-        rc, text = _run([command, *argv], files, timeout=8 if retrying else 30)
+        rc, text = _run([command, *argv], files, timeout=3 if retrying else 30)
         if retrying and (rc is not None or "not running; retrying" not in text):
             bad.append(f"tablectl {command} {' '.join(argv)}: exit {rc}, expected to keep retrying\n{text[-1500:]}")
         if "Traceback" in text or FAULT in text or rc not in (None, 0, 1, 2):

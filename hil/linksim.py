@@ -116,7 +116,8 @@ def run_link_sim(
     :data:`ACK_WAIT_S`), so that the pending-hit alert can be seen and acknowledged.
     ``sign_hold_s``: how long the sign celebrates a hit."""
     from controller.lap.config import parse_lap
-    from controller.lap.lap import LapService, LapStore, connect, wait_until
+    from controller.lap.lap import LapStore, connect, wait_until
+    from controller.lap.service import LapService
     from hil.balance import check as check_balance
 
     games = _linked_games(game)

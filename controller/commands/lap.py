@@ -202,7 +202,8 @@ def _keys(args: argparse.Namespace, cfg: LapConfig) -> int:
 
 def _serve(args: argparse.Namespace, cfg: LapConfig) -> int:
     """The LAP service (and its floor view, if configured) until SIGTERM or ^C."""
-    from controller.lap.lap import LapError, LapService
+    from controller.lap.lap import LapError
+    from controller.lap.service import LapService
 
     svc = LapService(cfg, args.db, log=lambda m: print(m, flush=True))
     signal.signal(signal.SIGTERM, lambda *_: svc.stop_event.set())

@@ -1,5 +1,5 @@
 """The LAP's database's replication as the LAP sees it: whether an acknowledged commit (a hit
-answered) survives the primary's loss (controller/lap/lap.py checks it at start and on its timer)."""
+answered) survives the primary's loss (controller/lap/service.py checks it at start and on its timer)."""
 
 from __future__ import annotations
 

@@ -657,7 +657,7 @@ def test_a_table_role_holding_a_levels_row_does_not_keep_the_lap_from_starting(m
     table's role holds that row in a transaction it leaves open: the LAP's wait is bounded, it
     ends the session once past ``table_run`` and starts (before: it waited for good, every table
     closed)."""
-    from controller.lap.lap import LapService
+    from controller.lap.service import LapService
 
     lap = make_lap(tables=2)
     c = psycopg.connect(make_conninfo(pg_dsn, user=lap.cfg.role_for("T1")), autocommit=True)

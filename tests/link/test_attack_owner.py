@@ -23,7 +23,8 @@ from psycopg import sql
 from controller.boot.selfcheck import digest_of, load_record, record_digest
 from controller.cli import main
 from controller.lap.floor import FloorData
-from controller.lap.lap import LapError, LapService, LapStore, connect, wait_until
+from controller.lap.lap import LapError, LapStore, connect, wait_until
+from controller.lap.service import LapService
 from tests.link.conftest import lap_doc
 
 NO_OP_GUARD = """

@@ -10,8 +10,9 @@ from config import CONFIG_DIR
 from controller.books.ledgerkey import init_key
 from controller.cli import main
 from controller.lap.config import load_lap, parse_lap
-from controller.lap.lap import LapService, LapStore, connect, wait_until
+from controller.lap.lap import LapStore, connect, wait_until
 from controller.lap.linkauth import new_key, write_key
+from controller.lap.service import LapService
 from controller.settings.config import ConfigError
 from tests.link.conftest import lap_doc
 

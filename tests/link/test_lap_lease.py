@@ -23,7 +23,8 @@ from psycopg import sql
 
 from controller.lap import lease
 from controller.lap.config import parse_lap
-from controller.lap.lap import LapService, LapStore, connect, wait_until
+from controller.lap.lap import LapStore, connect, wait_until
+from controller.lap.service import LapService
 from tests.link.conftest import lap_doc
 
 
@@ -413,8 +414,9 @@ def test_a_session_the_network_swallowed_holding_the_lease_row_is_ended(make_lap
         # host-a's LAP on a fresh connection: the first try finds the row held and ends the session,
         # the next takes the lease with a new epoch
         assert lease.acquire(fresh, s, "host-a", ttl) is None
-        alive = fresh.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()
-        assert alive == (0,)
+        # (pg_terminate_backend signals the session: it is gone a moment later, not at once)
+        gone = "SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = %s"
+        assert wait_until(lambda: fresh.execute(gone, (pid,)).fetchone() == (True,), 5)
         assert lease.acquire(fresh, s, "host-a", ttl) == 2
         with pytest.raises(psycopg.OperationalError):
             zombie.execute("SELECT 1")

@@ -16,7 +16,8 @@ import pytest
 from psycopg import sql
 
 from controller.lap.config import parse_lap
-from controller.lap.lap import LapService, LapStore, wait_until
+from controller.lap.lap import LapStore, wait_until
+from controller.lap.service import LapService
 from hil.netproxy import NetProxy
 from tests.link.conftest import lap_doc
 from tests.link.test_recovery import _proxy_dsn

@@ -18,7 +18,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from controller.lap.lap import LapService
+from controller.lap.service import LapService
 from controller.play.linked import LinkPort
 from controller.uplink.uplink import Uplink, UplinkConfig
 from tests.conftest import TEST_KEY

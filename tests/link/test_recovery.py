@@ -23,7 +23,8 @@ from controller.books.ledgerkey import throwaway_key
 from controller.core.records import Kind
 from controller.lap import pgconn
 from controller.lap.config import parse_lap
-from controller.lap.lap import LapError, LapService, connect, wait_until
+from controller.lap.lap import LapError, connect, wait_until
+from controller.lap.service import LapService
 from controller.uplink.uplink import Uplink, UplinkConfig
 from tests.link.conftest import lap_doc
 from tests.link.test_uplink import FakeTableSocket, contrib

@@ -31,21 +31,42 @@ class LedgerKeyError(RuntimeError):
 def init_key(path: str | Path, *, overwrite: bool = False) -> Path:
     """Create a new random key file, mode 0600 (owner: whoever runs it, root on a table).
     An existing key is never replaced unless ``overwrite``: a new key makes the old
-    ledger unverifiable."""
+    ledger unverifiable.  The key is written to a new file beside it and renamed over
+    the name: a kill mid-way leaves the old key or the new one, never an empty file, and
+    a link planted at the name is replaced, never followed (root writing through it
+    would have clobbered whatever it pointed at)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if overwrite else os.O_EXCL)
-    try:
-        fd = os.open(p, flags, 0o600)
-    except FileExistsError:
-        raise LedgerKeyError(f"{p}: a key already exists (a new key would make the ledger unverifiable)") from None
+    if not overwrite and (p.exists() or p.is_symlink()):
+        raise LedgerKeyError(f"{p}: a key already exists (a new key would make the ledger unverifiable)")
+    tmp = p.with_name(f".{p.name}.{secrets.token_hex(4)}.new")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         os.fchmod(fd, 0o600)
         os.write(fd, secrets.token_hex(KEY_BYTES).encode("ascii") + b"\n")
         os.fsync(fd)
     finally:
         os.close(fd)
+    try:
+        if overwrite:
+            os.replace(tmp, p)
+        else:
+            os.link(tmp, p)  # fails if the name was taken meanwhile: never replaces a key
+    except FileExistsError:
+        raise LedgerKeyError(f"{p}: a key already exists (a new key would make the ledger unverifiable)") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    _fsync_dir(p.parent)
     return p
+
+
+def _fsync_dir(d: Path) -> None:
+    """The rename durable (its directory's entry written)."""
+    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def read_key(path: str | Path) -> bytes:

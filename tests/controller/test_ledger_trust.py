@@ -633,3 +633,33 @@ def test_an_injected_enospc_releases_the_reserve_and_records_the_fault(tmp_path)
     assert len(errors) == 1 and errors[0].errno == 28  # type: ignore[attr-defined]
     assert active_tilts(led) == {"ledger": "ledger write failed: OSError(28, 'No space left on device')"}
     led.close()
+
+
+def test_a_new_key_replaces_a_link_planted_at_its_name_and_never_writes_through_it(tmp_path):
+    """A writer of the key's directory plants a link to a file root cares about; root's
+    ``key init --force`` replaces the link itself (a rename), the file it pointed at untouched."""
+    import os
+    import stat
+
+    precious = tmp_path / "passwd"
+    precious.write_text("root:x:0:0\n")
+    key_file = tmp_path / "keys" / "ledger.key"
+    key_file.parent.mkdir()
+    key_file.symlink_to(precious)
+    with pytest.raises(LedgerKeyError, match="a key already exists"):
+        init_key(key_file)  # without --force nothing is written, through the link or beside it
+    assert precious.read_text() == "root:x:0:0\n" and os.listdir(key_file.parent) == ["ledger.key"]
+    init_key(key_file, overwrite=True)
+    assert precious.read_text() == "root:x:0:0\n"
+    st = key_file.lstat()
+    assert stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == 0o600
+    assert len(read_key(key_file)) == 32
+    assert os.listdir(key_file.parent) == ["ledger.key"]  # no temporary left behind
+
+
+def test_a_replaced_key_is_the_old_or_the_new_never_an_empty_file(tmp_path):
+    key_file = init_key(tmp_path / "ledger.key")
+    old = read_key(key_file)
+    init_key(key_file, overwrite=True)
+    new = read_key(key_file)
+    assert len(new) == 32 and new != old

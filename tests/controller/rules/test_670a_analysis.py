@@ -83,6 +83,7 @@ def test_shared_evaluator_category_matches_test_reference(cards):
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 def test_full_enumeration_agrees_with_the_classes():
     """All 22,957,480 hands evaluated one by one (batch evaluator, ~15 s) give the same counts."""
     assert six_card_distribution("enumerate")[0] == six_card_distribution("classes")[0]

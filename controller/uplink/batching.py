@@ -53,18 +53,18 @@ class Batcher:
         cfg: UplinkConfig,
         log: Log,
         send: Send,
-        link_key: LinkKey,
         connection: Connection,
         listener: Listener,
-        stop_event: threading.Event,
     ) -> None:
+        if cfg.link_key is None:
+            raise ValueError("the uplink needs the table's link key (tablectl lap --enrol-table): it signs each record")
         self.cfg = cfg
         self.log = log
         self.send = send  # to the table (its channel)
-        self.link_key = link_key
+        self.link_key: LinkKey = cfg.link_key
         self.connection = connection
         self.listener = listener
-        self.stop_event = stop_event
+        self.stop_event: threading.Event = connection.stop_event
         self.busy = pgconn.Backoff(*cfg.reconnect_s)  # statements the server cancelled (busy)
         self.batch_n = cfg.batch_max  # the next batch's size (adapted to the time one takes)
         self.cancelled = 0  # batches the server cancelled (statement_timeout), sent again smaller

@@ -135,7 +135,7 @@ class Uplink:
             deadline_s=self.cfg.link_timeout_s + 1.0,
         )
         self.connection = Connection(self.cfg, self.listener, self.stop_event)
-        self.sender = Batcher(self.cfg, self.log, self.channel.send, k, self.connection, self.listener, self.stop_event)
+        self.sender = Batcher(self.cfg, self.log, self.channel.send, self.connection, self.listener)
         self.memory = LapMemory(self.cfg, self.log, self.channel.send, self.view)
         self.sender.on_sent = self.memory.sent
         self.status = StatusRelay(self.cfg, self.log)

@@ -48,9 +48,7 @@ class Parts:
         self.listener = Listener(self.cfg.schema, self.view, self.send, self.logs.append, deadline_s=4.0)
         self.connection = Connection(self.cfg, self.listener, self.stop)
         self.connection.arm()
-        self.sender = Batcher(
-            self.cfg, self.logs.append, self.send, lap.keys["T1"], self.connection, self.listener, self.stop
-        )
+        self.sender = Batcher(self.cfg, self.logs.append, self.send, self.connection, self.listener)
         self.memory = LapMemory(self.cfg, self.logs.append, self.send, self.view)
         self.sender.on_sent = self.memory.sent
         self.source = SqliteLedgerSource(self.cfg.ledger, key)

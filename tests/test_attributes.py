@@ -27,6 +27,16 @@ class Plain:
         other = object()
         other.g = 1  # not self's
 
+        def closure():
+            self.i = 1  # the instance's, from a closure
+
+        class Local:
+            def __init__(self, x):
+                self.x = x  # a nested class's own
+
+        def shadowed(self):
+            self.j = 1  # another object's
+
     @staticmethod
     def s(x):
         x.h = 1
@@ -62,7 +72,7 @@ def _measure(tmp_path: Path, source: str) -> dict[str, attributes.ClassAttrs]:
 
 def test_counts_what_an_instance_holds(tmp_path: Path) -> None:
     found = _measure(tmp_path, SOURCE)
-    assert found["Plain"].attrs == {"a", "b", "c", "d", "e", "f"}
+    assert found["Plain"].attrs == {"a", "b", "c", "d", "e", "f", "i"}
     assert found["Fields"].attrs == {"x", "y", "z"}
     assert found["Slotted"].attrs == {"p", "q"}
 

@@ -69,16 +69,26 @@ def _flatten(t: ast.expr) -> Iterator[ast.expr]:
 
 
 def _self_attrs(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """The names ``fn`` assigns on its first parameter (``self``)."""
+    """The names ``fn`` assigns on its first parameter (``self``), closures included; a nested class,
+    or a nested function whose own parameter shadows the name, assigns on something else."""
     params = [*fn.args.posonlyargs, *fn.args.args]
     if not params or any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list):
         return set()
     me = params[0].arg
-    found = set()
-    for node in ast.walk(fn):
+    found: set[str] = set()
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.ClassDef):
+            continue
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            a = node.args
+            if me in {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)}:
+                continue
         for t in _targets(node):
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
                 found.add(t.attr)
+        todo.extend(ast.iter_child_nodes(node))
     return found
 
 

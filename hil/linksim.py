@@ -337,7 +337,7 @@ def _drop_quietly(pg: str, schema: str, out: TextIO) -> None:
 def _drain(t: LinkedTable, wait_until: Any) -> None:
     """Wait until the LAP holds every link record the table wrote."""
     last = int(t.rig.table.lap.last_outbox)
-    wait_until(lambda: int(t.uplink.acked) >= last, 30, 0.05)
+    wait_until(lambda: int(t.uplink.sender.acked) >= last, 30, 0.05)
 
 
 def _start_tables(run: _Run, ids: list[str], games: list[tuple[str, Any]], speed: float) -> list[LinkedTable]:

@@ -38,8 +38,12 @@ class Where:
 
 def where_of(hw: Any, key: bytes | None) -> Where:
     """From a controller.settings.hardware.HardwareConfig."""
-    wd = hw.ledger.witness_dir or default_witness_dir(Path(hw.state_dir))
-    return Where(Path(hw.state_dir), key, Path(wd), hw.table_id)
+    return where_in(Path(hw.state_dir), hw.table_id, hw.ledger.witness_dir, key)
+
+
+def where_in(state_dir: Path, table_id: str, witness_dir: Path | None, key: bytes | None) -> Where:
+    """A table's ledger in ``state_dir``, its witness in ``witness_dir`` (None: beside the state directory)."""
+    return Where(state_dir, key, Path(witness_dir or default_witness_dir(state_dir)), table_id)
 
 
 def audit(where: Where, *, full: bool = True) -> list[str]:

@@ -116,10 +116,10 @@ def _lights(ctx: Ctx) -> str:
     ctx.act(on)
     ctx.say(f"lights: all {len(names)} on ({', '.join(names)})")
     try:
-        ctx.sleep(ctx.server.diag_light_s)
+        ctx.sleep(ctx.server.limits.diag_light_s)
         ctx.call(set_all, [(n, OFF) for n in names])
         ctx.say("lights: all off")
-        ctx.sleep(ctx.server.diag_light_s / 2)
+        ctx.sleep(ctx.server.limits.diag_light_s / 2)
     finally:
         ctx.call(set_all, list(saved.items()))
     return "lights: restored; check every light came on and went off"

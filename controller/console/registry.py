@@ -127,7 +127,7 @@ class Ctx:
 
     def call(self, fn: Callable[..., T], *args: object) -> T:
         """Run ``fn(*args)`` on the reactor thread (the table's owner)."""
-        return self.service.call(fn, *args, timeout=self.server.call_timeout)
+        return self.service.call(fn, *args, timeout=self.server.limits.call_timeout)
 
     def table(self) -> ConsoleTable:
         """The table, on the reactor thread (:meth:`call`, :meth:`act`)."""

@@ -22,6 +22,7 @@ import threading
 import time
 import tty
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +33,19 @@ from controller.core.records import Kind
 
 if TYPE_CHECKING:
     from controller.console.port import ConsoleService
+
+
+@dataclass(frozen=True, slots=True)
+class ConsoleLimits:
+    """A console server's times and limits (its constructor's keywords)."""
+
+    idle_s: float  # a session idle this long is logged out
+    lockout_s: float  # a role locked at this console after max_failures wrong PINs, for this long
+    max_failures: int
+    fail_delay_s: float  # the pause after a wrong PIN
+    call_timeout: float  # a command's wait for the reactor
+    diag_light_s: float  # how long ``diag lights`` holds each light
+    max_sessions: int  # sessions at once
 
 
 class ConsoleServer:
@@ -61,13 +75,15 @@ class ConsoleServer:
         self.version = __version__
         self.table_id = service.hw.table_id
         self.pins = PinStore(Path(pins_file) if pins_file else Path(service.hw.state_dir) / PIN_FILE)
-        self.idle_s = idle_s
-        self.lockout_s = lockout_s
-        self.max_failures = max_failures
-        self.fail_delay_s = fail_delay_s
-        self.call_timeout = call_timeout
-        self.diag_light_s = diag_light_s
-        self.max_sessions = max_sessions
+        self.limits = ConsoleLimits(
+            idle_s=idle_s,
+            lockout_s=lockout_s,
+            max_failures=max_failures,
+            fail_delay_s=fail_delay_s,
+            call_timeout=call_timeout,
+            diag_light_s=diag_light_s,
+            max_sessions=max_sessions,
+        )
         self._lockout = Lockout(max_failures, lockout_s, clock)
         self.lock_file = Path(service.hw.state_dir) / LOCK_FILE
         self._lock_saved: dict[str, float] | None = None
@@ -234,7 +250,7 @@ class ConsoleServer:
             except OSError:
                 return
             with self._lock:
-                busy = self._sessions >= self.max_sessions
+                busy = self._sessions >= self.limits.max_sessions
             if busy:
                 with contextlib.suppress(OSError):
                     conn.sendall(b"tablectl: too many console sessions\r\n")

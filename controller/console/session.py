@@ -57,7 +57,7 @@ class Session:
         if writer is None:
             raise TimeoutError("the event log is not open")
         writer.submit([], lambda _e: done.set())
-        if not done.wait(self.server.call_timeout):
+        if not done.wait(self.server.limits.call_timeout):
             raise TimeoutError("the event log did not confirm the write")
 
     def log(self, kind: Kind, **data: object) -> None:
@@ -67,7 +67,7 @@ class Session:
                 raise RuntimeError("the table has not started")
             t.commit([t.rec(kind, console=self.chan.name, **data)])
 
-        self.server.service.call(job, timeout=self.server.call_timeout)
+        self.server.service.call(job, timeout=self.server.limits.call_timeout)
         self.wait_durable()
 
     # ------------------------------------------------------------------ loop
@@ -153,9 +153,9 @@ class Session:
         """A login to a role locked at this console: logged (not counted), refused after the delay."""
         srv = self.server
         self.log(Kind.CONSOLE_LOGIN, role=role, ok=False, counted=False, reason="role locked")
-        time.sleep(srv.fail_delay_s)
+        time.sleep(srv.limits.fail_delay_s)
         self.editor.println(
-            f"error: {role} locked at this console after {srv.max_failures} failed logins; "
+            f"error: {role} locked at this console after {srv.limits.max_failures} failed logins; "
             f"try again in {int(left) // 60} min {int(left) % 60} s (or a technician may unlock it)"
         )
 
@@ -168,15 +168,15 @@ class Session:
             self.log(
                 Kind.CONSOLE_LOCKED,
                 role=role,
-                remaining_s=srv.lockout_s,
-                failures=srv.max_failures,
-                period_s=srv.lockout_s,
+                remaining_s=srv.limits.lockout_s,
+                failures=srv.limits.max_failures,
+                period_s=srv.limits.lockout_s,
             )
-        time.sleep(srv.fail_delay_s)
+        time.sleep(srv.limits.fail_delay_s)
         if locked:
             ed.println(
-                f"error: wrong PIN; {role} locked at this console for {int(srv.lockout_s) // 60} min "
-                f"after {srv.max_failures} failed logins"
+                f"error: wrong PIN; {role} locked at this console for {int(srv.limits.lockout_s) // 60} min "
+                f"after {srv.limits.max_failures} failed logins"
             )
         else:
             ed.println("error: wrong PIN")
@@ -186,10 +186,12 @@ class Session:
         prompt = f"{srv.table_id} {role}> "
         while not srv.stopping():
             try:
-                line = ed.readline(prompt, idle_s=srv.idle_s, complete=lambda buf: R.complete(role, buf), history=True)
+                line = ed.readline(
+                    prompt, idle_s=srv.limits.idle_s, complete=lambda buf: R.complete(role, buf), history=True
+                )
             except Idle:
                 ed.println("")
-                ed.println(f"logged out: idle for {int(srv.idle_s)} s")
+                ed.println(f"logged out: idle for {int(srv.limits.idle_s)} s")
                 self._logout("idle")
                 return
             except Cancelled:

@@ -11,7 +11,7 @@ up), not a failed start-up.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from controller.core.clock import Clock
 from controller.core.log import LogContext
 from controller.play.table import Devices
-from controller.settings.hardware import HardwareConfig
+from controller.settings.hardware import GpioConfig
 from drivers.base import Post
 from drivers.devicedefs import devices, resolve
 from drivers.gpio import GpioInputs, GpioLights, open_gpio
@@ -48,7 +48,8 @@ class DeviceSet:
 
     def __init__(
         self,
-        hw: HardwareConfig,
+        gpio: GpioConfig,
+        serial: Mapping[str, SerialSettings],
         clock: Clock,
         logctx: LogContext,
         *,
@@ -58,7 +59,8 @@ class DeviceSet:
         link_socket: str | Path | None = None,
         link_peer: int | None = None,
     ):
-        self._hw = hw
+        self._gpio = gpio  # the hardware file's [gpio]
+        self._serial = serial  # its [serial.<device>] sections
         self._clock = clock
         self._logctx = logctx
         self._pin_factory = pin_factory  # the HIL rig's mock chips; None: the configured factories
@@ -94,12 +96,12 @@ class DeviceSet:
     def claim(self, post: Post) -> Devices:
         """Claim the pins and make the serial drivers from the drivers' own settings
         (controller/settings/hardware.py reads them from the TOML); nothing is opened yet."""
-        settings = self._hw.gpio.driver_settings()
+        settings = self._gpio.driver_settings()
         self.input_names, self.light_names = list(settings.inputs), list(settings.lights)
         gin, gout = open_gpio(settings, post, self._clock, self._logctx, factory=self._pin_factory)
         self._pins = [gin, gout]
         made: dict[str, SerialDevice] = {}
-        for name, sc in self._hw.serial.items():
+        for name, sc in self._serial.items():
             opener: Callable[[], Port] | None = None
             if self._open_port is not None:
                 opener = partial(self._open_port, sc)

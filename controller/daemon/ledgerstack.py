@@ -22,13 +22,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from controller.books import witness as W
-from controller.books.audit import LEDGER_FILE, Where, where_of
+from controller.books.audit import LEDGER_FILE, Where, where_in
 from controller.books.ledger import Head, Ledger, Record, StoredEvent
 from controller.books.ledgerwriter import LedgerWriter
 from controller.books.lockjournal import LockoutJournal, open_at_start
 from controller.books.statelock import StateLock
 from controller.core.records import Kind
-from controller.settings.hardware import HardwareConfig
+from controller.settings.hardware import LedgerConfig
 
 Witnessed = Head | W.WitnessError | None
 
@@ -36,8 +36,10 @@ Witnessed = Head | W.WitnessError | None
 class LedgerStack:
     """Everything that keeps the table's books, owned from start to stop."""
 
-    def __init__(self, hw: HardwareConfig, key: bytes | None = None):
-        self._hw = hw
+    def __init__(self, cfg: LedgerConfig, state_dir: Path, table_id: str, key: bytes | None = None):
+        self._cfg = cfg  # the hardware file's [ledger]
+        self._state_dir = Path(state_dir)
+        self._table_id = table_id
         #: the ledger's HMAC key (controller/books/ledgerkey.py); None: read it from the credential /
         #: key file at :meth:`open`
         self.key = key
@@ -54,22 +56,21 @@ class LedgerStack:
 
     @property
     def ledger_path(self) -> Path:
-        return Path(self._hw.state_dir) / LEDGER_FILE
+        return self._state_dir / LEDGER_FILE
 
     # ------------------------------------------------------------------ start-up
     def open(self) -> Ledger:
         """Steps 1: the key, the lock, the witness read, the ledger opened and probed."""
         from controller.books.ledgerkey import load_key
 
-        hw = self._hw
         if self.key is None:
-            self.key = load_key(hw.ledger)
-        self.lock = StateLock(hw.state_dir).acquire(f"tablectl service, table {hw.table_id}")
-        self.where = where_of(hw, self.key)
-        self.witness = W.Witness(self.where.witness_dir, hw.table_id, self.key)
+            self.key = load_key(self._cfg)
+        self.lock = StateLock(self._state_dir).acquire(f"tablectl service, table {self._table_id}")
+        self.where = self.where_for_audit()
+        self.witness = W.Witness(self.where.witness_dir, self._table_id, self.key)
         # the witness is read before the ledger is opened: opening creates a missing ledger
         self.witnessed = W.read_for_check(self.witness)
-        self.ledger = ledger = Ledger(self.where.ledger_path, hw.table_id, key=self.key)
+        self.ledger = ledger = Ledger(self.where.ledger_path, self._table_id, key=self.key)
         _probe_writable(ledger)
         if ledger.migrated_from is not None and self.witnessed is None:
             self.witnessed = ledger.head()  # the first keyed start: nothing to witness before it
@@ -77,7 +78,7 @@ class LedgerStack:
 
     def where_for_audit(self) -> Where:
         """Where an audit run reads (before :meth:`open`: from the configuration)."""
-        return self.where or where_of(self._hw, self.key)
+        return self.where or where_in(self._state_dir, self._table_id, self._cfg.witness_dir, self.key)
 
     def check(self, *, full: bool) -> list[str]:
         """The self-check's ledger check: the chain, the table the ledger and the witness name,
@@ -89,7 +90,7 @@ class LedgerStack:
         from controller.books import ledgercheck
         from controller.books.standing import acknowledged_problems
 
-        ledger, table_id = self._opened(), self._hw.table_id
+        ledger, table_id = self._opened(), self._table_id
         witness_problems = W.table_problems(self._witness(), table_id) + W.check(ledger, self.witnessed)
         acknowledged = {p.removeprefix("ledger: ") for p in acknowledged_problems(ledger)}
         self.witness_held = any(p not in acknowledged for p in witness_problems)
@@ -108,7 +109,7 @@ class LedgerStack:
                 problems.append(f"witness: cannot write {witness.path}: {e}")
         assert self.key is not None  # opened
         self.journal, journal_problems, recovered = open_at_start(
-            Path(self._hw.state_dir), self._hw.table_id, self.key, ledger, ledger_ok=ledger_ok
+            self._state_dir, self._table_id, self.key, ledger, ledger_ok=ledger_ok
         )
         problems += journal_problems  # logged with the self-check's, latched as its tilt
         if recovered and not self.witness_held:

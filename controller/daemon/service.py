@@ -40,9 +40,7 @@ from controller.books.audit import LEDGER_FILE as _LEDGER_FILE
 from controller.books.audit import Where
 from controller.books.ledger import Ledger, LedgerError, fault_of
 from controller.books.ledgerwriter import LedgerWriter
-from controller.books.lockjournal import LockoutJournal
 from controller.books.statelock import StateLocked
-from controller.books.witness import Witness
 from controller.boot.selfcheck import SelfCheckReport
 from controller.boot.startchecks import StartChecks
 from controller.core.clock import Clock, MonotonicClock
@@ -105,10 +103,11 @@ class Service:
         self.log = self.logctx.logger("service")
         self.reactor = Reactor(self.clock, on_error=self._on_reactor_error)
         self.table: Table | None = None
-        self.ledger_stack = LedgerStack(hw, ledger_key)
+        self.ledger_stack = LedgerStack(hw.ledger, hw.state_dir, hw.table_id, ledger_key)
         self.checks = StartChecks(hw, require_digest=require_digest, rng_test=rng_test)
         self.devices = DeviceSet(
-            hw,
+            hw.gpio,
+            hw.serial,
             self.clock,
             self.logctx,
             pin_factory=pin_factory,
@@ -141,14 +140,6 @@ class Service:
         return self.ledger_stack.writer
 
     @property
-    def journal(self) -> LockoutJournal | None:
-        return self.ledger_stack.journal
-
-    @property
-    def witness(self) -> Witness | None:
-        return self.ledger_stack.witness
-
-    @property
     def serial_devices(self) -> list[SerialDevice]:
         return self.devices.serial
 
@@ -170,14 +161,6 @@ class Service:
         return self.checks.report
 
     @property
-    def self_check_problems(self) -> list[str]:
-        return self.checks.problems
-
-    @property
-    def require_digest(self) -> bool:
-        return self.checks.require_digest
-
-    @property
     def started_monotonic(self) -> float | None:
         return self.checks.started_monotonic
 
@@ -189,14 +172,6 @@ class Service:
     @config_values.setter
     def config_values(self, values: dict[str, str]) -> None:
         self.checks.set_config_values(values)
-
-    @property
-    def notifier(self) -> Notifier:
-        return self.readiness.notifier
-
-    @notifier.setter
-    def notifier(self, notifier: Notifier) -> None:
-        self.readiness.use(notifier)
 
     @property
     def ready(self) -> threading.Event:

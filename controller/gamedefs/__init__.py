@@ -12,10 +12,12 @@ Adding a game: docs/architecture.md "Adding a game / a device".
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass
 from functools import cache
+
+from drivers.discovery import discover, resolve
+
+__all__ = ["GameDecl", "game", "game_ids", "games", "rescan", "resolve"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,26 +42,10 @@ class GameDecl:
         return self.paytables or f"{self.chapter}.toml"
 
 
-def resolve(ref: str) -> object:
-    """The object a ``"package.module:Name"`` reference names (imported on use)."""
-    mod, _, name = ref.partition(":")
-    return getattr(importlib.import_module(mod), name)
-
-
 @cache
 def games() -> dict[str, GameDecl]:
     """Every declared game by id, in the order of their modules' names."""
-    out: dict[str, GameDecl] = {}
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
-        if info.name.startswith("_"):
-            continue
-        decl = importlib.import_module(f"{__name__}.{info.name}").GAME
-        if not isinstance(decl, GameDecl):
-            raise TypeError(f"{__name__}.{info.name}.GAME is not a GameDecl")
-        if decl.id in out:
-            raise RuntimeError(f"game {decl.id!r} declared twice ({info.name})")
-        out[decl.id] = decl
-    return out
+    return discover(__name__, __path__, "GAME", GameDecl, lambda d: d.id)
 
 
 def game_ids() -> tuple[str, ...]:

@@ -40,6 +40,7 @@ from psycopg import sql
 from controller.lap import pgconn
 from controller.lap.floor import FloorData
 from controller.lap.floor_auth import Login, Sessions, StaffStore
+from controller.lap.floorlock import Lockouts
 from controller.lap.reconnect import Reconnect
 
 MAX_BODY = 4096
@@ -204,14 +205,11 @@ class FloorServer:
         self.data = FloorData(dsn, schema, stale_s=stale_s, sign_hold_s=sign_hold_s)
         self.casino = casino  # on the payout slips (``[link] casino``)
         self.dsn, self.schema = dsn, schema
-        self.staff = StaffStore(staff)
-        self.sessions = Sessions(session_s)
         self.log = log
         self.push_s = push_s
         self.tls = tls
         self.limits = limits or Limits()
-        self.login = Login(self.data.conn, schema, self.staff, self.sessions, log)
-        self.lockouts = self.login.lockouts
+        self.login = Login(self.data.conn, schema, StaffStore(staff), Sessions(session_s), log)
         self.gate = _Gate(self.limits)
         self.generation = 0
         self.stopping = False
@@ -229,6 +227,19 @@ class FloorServer:
         self._pool: ThreadPoolExecutor | None = None
         self._ready = threading.Event()
         self._stopped = False
+
+    # ---- the login's parts (controller/lap/floor_auth.py), read through
+    @property
+    def staff(self) -> StaffStore:
+        return self.login.staff
+
+    @property
+    def sessions(self) -> Sessions:
+        return self.login.sessions
+
+    @property
+    def lockouts(self) -> Lockouts:
+        return self.login.lockouts
 
     # ---- addresses
     @property

@@ -15,7 +15,7 @@ from typing import Any
 
 from controller.lap.floor import FloorData
 from controller.reports.reportview import percent
-from controller.reports.slip import Slip, SlipError
+from controller.reports.slip import Slip, SlipError, SlipMeter
 from controller.reports.words import game_title, hand_name
 
 _SLIP_SQL = """
@@ -67,9 +67,7 @@ def _slip(r: dict[str, Any], casino: str, group: str) -> Slip:
         hand=hand_name(r["hand"]),
         kind=f"meter hit, {percent(share)} of the meter, paid by an attendant",
         amount_cents=amount,
-        meter_before=before,
-        meter_after=after,
-        meter_note=note,
+        meter=SlipMeter(before, after, note),
         validated_by=str(r["validated_by"] or ""),
         dealer="write the name below (the LAP records no dealer's name)",
         decided_at=_when(r["decided_at"]),

@@ -68,7 +68,7 @@ from controller.play.progressive import LEVEL, ProgressiveSystem
 from controller.play.recovery import Recovered, RecoveredRound, recover
 from controller.play.status import StatusBoard
 from controller.play.timers import DeviceTimer
-from controller.settings.config import ProgressiveConfig, TableProfile
+from controller.settings.config import TableProfile
 
 __all__ = ["Devices", "Round", "Table"]
 
@@ -100,7 +100,6 @@ class Table:
         self.dev = devices
         self.logctx = logctx
         self.log = logctx.logger("table")
-        self.seats = profile.seats
         self.listeners: list[Callable[[str, Mapping[str, Any]], None]] = []
         self.visited: deque[str] = deque(maxlen=256)  # recent states, for tests and the console
         self._handling = False  # ``handle`` is running: it publishes the status itself when done
@@ -110,19 +109,17 @@ class Table:
         self._game = TableGame(
             profile, procedure, ProgressiveSystem(profile.progressive) if profile.progressive else None
         )
-        self.lap = self._make_link(profile, link_send)
-        self.link: Link = self.lap if self.lap is not None else NullLink()  # the one place linked or not
+        lap = self._make_link(profile, link_send)
+        self.link: Link = lap if lap is not None else NullLink()  # the one place linked or not
         self.books = TableBooks(writer, writer.ledger.meters, writer.ledger.last_round(), self.link, self._publish)
-        self.machine_seam = RoundMachine(self)
-        self.timer = DeviceTimer(reactor, self._timed_out)
-        self._build_components(profile, journal)
-        self.states, self.transitions_spec = build(procedure.phases)
+        self._build_components(profile, journal, RoundMachine(self), DeviceTimer(reactor, self._timed_out))
+        states, transitions_spec = build(procedure.phases)
         self.debounce = Debouncer(reactor, bounce_s, self._on_input)
         self._status = StatusBoard(self._snapshot, reactor.clock)
         self.machine = Machine(
             model=self,
-            states=self.states,
-            transitions=self.transitions_spec,
+            states=states,
+            transitions=transitions_spec,
             initial=S.SELF_TEST.value,
             queued=True,
             auto_transitions=False,
@@ -145,15 +142,20 @@ class Table:
         meter = self.books.meter
         return meter.cents if meter is not None else None
 
-    def _build_components(self, profile: TableProfile, journal: Journal | None) -> None:
-        self.show_meters = MeterSign(self.dev.sign, self._meter_cents).show
+    def show_meters(self) -> None:
+        """The meter on the sign: the LAP's as it last pushed it, or the table's own."""
+        MeterSign(self.dev.sign, self._meter_cents).show()
+
+    def _build_components(
+        self, profile: TableProfile, journal: Journal | None, machine: RoundMachine, timer: DeviceTimer
+    ) -> None:
         parts = assemble(
             Shared(
                 books=self.books,
-                machine=self.machine_seam,
+                machine=machine,
                 game=self._game,
                 rounds=self._slot,
-                timer=self.timer,
+                timer=timer,
                 raise_tilt=self.raise_tilt,
                 emit=self._emit,
                 show_meters=self.show_meters,
@@ -172,9 +174,8 @@ class Table:
                 publish=self._publish,
             ),
         )
-        self.deck, self.board = parts.deck, parts.board
-        self.wagering, self.dealing, self.deciding = parts.wagering, parts.dealing, parts.deciding
-        self.settling, self.floor, self.faults, self.linked = parts.settling, parts.floor, parts.faults, parts.linked
+        #: the components (controller/play/assembly.py), each owning its state
+        self.parts = parts
 
     # ------------------------------------------------------------------ facades
     # what the console, the HIL rig, the simulator, bench/ and the tests look at
@@ -183,12 +184,18 @@ class Table:
         return self._game.profile
 
     @property
-    def proc(self) -> Procedure:
-        return self._game.proc
+    def seats(self) -> int:
+        """The table's seats (another number needs a restart: controller/play/profilechange.py)."""
+        return self._game.profile.seats
 
     @property
-    def prog(self) -> ProgressiveConfig | None:
-        return self._game.profile.progressive
+    def lap(self) -> Linkage | None:
+        """A linked table's view of its LAP (controller/play/linked.py); None: not linked."""
+        return self.link if isinstance(self.link, Linkage) else None
+
+    @property
+    def proc(self) -> Procedure:
+        return self._game.proc
 
     @property
     def progressive(self) -> ProgressiveSystem | None:
@@ -209,32 +216,24 @@ class Table:
     @property
     def tilts(self) -> dict[str, str]:
         """The latched tilts, source -> reason (controller/play/faults.py)."""
-        return self.faults.tilts
+        return self.parts.faults.tilts
 
     @property
     def out_of_order(self) -> Mapping[str, str]:
         return self.marks.marks
 
     @property
-    def devices_down(self) -> dict[str, str]:
-        return self.registry.down
-
-    @property
     def deck_ready(self) -> bool:
-        return self.deck.ready
+        return self.parts.deck.ready
 
     @property
     def shuffle_failures(self) -> int:
-        return self.deck.shuffle_failures
-
-    @property
-    def count_shown(self) -> bool:
-        return self.wagering.count_shown
+        return self.parts.deck.shuffle_failures
 
     @property
     def perf(self) -> dict[str, float]:
         """perf_counter stamps of the lock-out (bench/lockout.py)."""
-        return self.wagering.perf
+        return self.parts.wagering.perf
 
     @property
     def status(self) -> Mapping[str, Any]:
@@ -252,22 +251,22 @@ class Table:
         return self.books.rec(kind, **data)
 
     def validate_hit(self, by: str) -> bool:
-        return self.settling.validate_hit(by)
+        return self.parts.settling.validate_hit(by)
 
     def mark_out_of_order(self, device: str, by: str, alternative: str, reason: str = "") -> None:
-        self.floor.mark_out_of_order(device, by, alternative, reason)
+        self.parts.floor.mark_out_of_order(device, by, alternative, reason)
 
     def mark_in_service(self, device: str, by: str) -> None:
-        self.floor.mark_in_service(device, by)
+        self.parts.floor.mark_in_service(device, by)
 
     def floor_reshuffle(self, by: str) -> None:
-        self.floor.floor_reshuffle(by)
+        self.parts.floor.floor_reshuffle(by)
 
     def new_dealer(self, by: str) -> str | None:
-        return self.floor.new_dealer(by)
+        return self.parts.floor.new_dealer(by)
 
     def same_player(self, a: int, b: int, by: str) -> str:
-        return self.deciding.same_player(a, b, by)
+        return self.parts.deciding.same_player(a, b, by)
 
     # ------------------------------------------------------------------ observers
     def _after_state(self, *_: Any) -> None:
@@ -276,7 +275,7 @@ class Table:
         rnd = self._slot.round
         if phase is not None and rnd is not None:  # the round entered the procedure's phase
             rnd.phase = self.proc.phases.index(phase)
-        self.deciding.state_entered()
+        self.parts.deciding.state_entered()
         self.log.info("state", state=self.state)
         if not self._handling:  # inside ``handle`` the status is published once, when the event is done
             self._publish()
@@ -304,10 +303,10 @@ class Table:
             "round": self.round_no,
             "tilts": dict(self.tilts),
             "meter_cents": meter.cents if meter is not None else None,
-            "count_shown": self.wagering.count_shown,
-            "deck_ready": self.deck.ready,
+            "count_shown": self.parts.wagering.count_shown,
+            "deck_ready": self.parts.deck.ready,
             **_round_view(self.round),
-            "spots": self.wagering.board_snapshot(),
+            "spots": self.parts.wagering.board_snapshot(),
             "out_of_order": dict(self.marks.marks),
             "decision": self._decision_view(),
             "link": self.link.snapshot(),
@@ -347,10 +346,10 @@ class Table:
         # ledger problems a technician has already acknowledged (tilt cleared) do not re-tilt
         problems = [p for p in problems if p not in found.acknowledged]
         recs += self._take_back(found, damaged=any(p.startswith("ledger: ") for p in problems))
-        self.floor.restore(found.out_of_order)
+        self.parts.floor.restore(found.out_of_order)
         self.commit(recs, lambda _e: self._start_durable(found, then))
-        if self.linked is not None:
-            self.linked.start()
+        if self.parts.linked is not None:
+            self.parts.linked.start()
         self._latch_at_start(problems, found.tilts)
 
     def _recover(self) -> Recovered:
@@ -365,15 +364,15 @@ class Table:
     def _latch_at_start(self, problems: list[str], tilts: Mapping[str, str]) -> None:
         """The start-up's self-check problems latched as a tilt, else the tilts the ledger held."""
         if problems:
-            self.faults.self_check_failed(problems)
+            self.parts.faults.self_check_failed(problems)
         elif tilts:
-            self.faults.relatch(tilts)
+            self.parts.faults.relatch(tilts)
 
     def _restore_inputs(self) -> None:
         """The debouncers and the wager spots start from the inputs as they are now."""
         for name in self.dev.inputs.names():
             self.debounce.add(name, self.dev.inputs.is_active(name))
-        self.wagering.restore_levels(self.dev.inputs.is_active)
+        self.parts.wagering.restore_levels(self.dev.inputs.is_active)
 
     def _power_up_records(self, records: list[Record]) -> list[Record]:
         """POWER_UP, the service's own start-up ``records``, the progressive's initial meters."""
@@ -397,13 +396,13 @@ class Table:
         """A settled round still owing validated hits, rebuilt in its parts."""
         self._slot.round = Round(
             got.number,
-            self.wagering.restore(got.wagers),
-            self.dealing.restore(),
-            self.deciding.new_round(),
-            self.settling.restore(got.results, got.pending_hits, got.validated_by),
+            self.parts.wagering.restore(got.wagers),
+            self.parts.dealing.restore(),
+            self.parts.deciding.new_round(),
+            self.parts.settling.restore(got.results, got.pending_hits, got.validated_by),
         )
-        if self.linked is not None:
-            self.settling.note_claims(list(self.writer.ledger.events(kinds=[Kind.LINK_HIT], round_no=got.number)))
+        if self.parts.linked is not None:
+            self.parts.settling.note_claims(list(self.writer.ledger.events(kinds=[Kind.LINK_HIT], round_no=got.number)))
 
     def _start_durable(self, found: Recovered, then: Callable[[], None] | None) -> None:
         """The start-up records are durable: only now may the table open (or resume)."""
@@ -412,7 +411,7 @@ class Table:
             pass
         elif found.round is not None and rnd is not None and rnd.pending_hits:
             self.trigger("resume_validation")
-            self.settling.after_settle(rnd)
+            self.parts.settling.after_settle(rnd)
         else:
             self.trigger("self_test_passed")
         if then is not None:
@@ -421,7 +420,7 @@ class Table:
     def ledger_damaged(self, source: str, problems: list[str]) -> None:
         """Damage found in the ledger while running (the periodic audit): a latched tilt
         whose clear acknowledges these problems, so they do not re-tilt at the next audit."""
-        self.faults.ledger_damaged(source, problems)
+        self.parts.faults.ledger_damaged(source, problems)
 
     # ------------------------------------------------------------------ events
     def handle(self, ev: Event) -> None:
@@ -434,9 +433,9 @@ class Table:
 
     def _dispatch(self, ev: Event) -> None:
         handler = {
-            "shoe": self.dealing.on_shoe,
-            "shaker": self.dealing.on_shaker,
-            "keypad": self.deciding.on_keypad,
+            "shoe": self.parts.dealing.on_shoe,
+            "shaker": self.parts.dealing.on_shaker,
+            "keypad": self.parts.deciding.on_keypad,
             "sign": self._on_sign,
             "link": self._on_link,
             "lap": self._on_lap,
@@ -454,10 +453,10 @@ class Table:
             self.raise_tilt("sign", f"sign error {ev.data.get('code')}: {ev.data.get('text')}")
 
     def _on_lap(self, ev: Event) -> None:
-        if self.linked is None:
+        if self.parts.linked is None:
             self.log.warning("event.unknown", kind=ev.kind, source=ev.source)
             return
-        self.linked.on_message(dict(ev.data))
+        self.parts.linked.on_message(dict(ev.data))
 
     def _on_link(self, ev: Event) -> None:
         what, detail = ev.data["event"], ev.data.get("detail", "")
@@ -476,9 +475,9 @@ class Table:
         if cmd == "clear":
             self.clear_tilt(str(ev.data.get("reason", "")), str(ev.data.get("by", "technician")))
         elif cmd == "void":
-            self.wagering.dealer_void(str(ev.data.get("reason", "dealer void")))
+            self.parts.wagering.dealer_void(str(ev.data.get("reason", "dealer void")))
         elif cmd == "validate":
-            self.settling.validate_hit(str(ev.data.get("by", "floorperson")))
+            self.parts.settling.validate_hit(str(ev.data.get("by", "floorperson")))
         elif cmd in ("out_of_order", "in_service", "reshuffle", "new_dealer"):
             self._floor_command(str(cmd), ev.data)
         else:
@@ -489,17 +488,17 @@ class Table:
         try:
             if cmd == "out_of_order":
                 by = str(data.get("by", "technician"))
-                self.floor.mark_out_of_order(
+                self.parts.floor.mark_out_of_order(
                     str(data.get("device")), by, str(data.get("alternative")), str(data.get("reason", ""))
                 )
                 return
             by = str(data.get("by", "floorperson"))
             if cmd == "in_service":
-                self.floor.mark_in_service(str(data.get("device")), by)
+                self.parts.floor.mark_in_service(str(data.get("device")), by)
             elif cmd == "reshuffle":
-                self.floor.floor_reshuffle(by)
+                self.parts.floor.floor_reshuffle(by)
             else:
-                self.floor.new_dealer(by)
+                self.parts.floor.new_dealer(by)
         except ValueError as e:
             self.log.warning(f"{cmd}.refused", error=str(e))
 
@@ -507,18 +506,18 @@ class Table:
     def _on_input(self, name: str, active: bool, t: float) -> None:
         spot = parse_input(name)
         if spot is not None:
-            self.wagering.on_sensor(spot[0], spot[1], active, t)
+            self.parts.wagering.on_sensor(spot[0], spot[1], active, t)
         elif active:  # buttons act on the press edge
             self._on_press(name, t)
 
     def _on_press(self, name: str, t: float) -> None:
         if name == self.proc.lockout_button:
-            self.wagering.on_lockout(t)  # the lock-out; DJ Wild's Start Game plays its role (§ 687a.8(c))
+            self.parts.wagering.on_lockout(t)  # the lock-out; DJ Wild's Start Game plays its role (§ 687a.8(c))
             return
         buttons: dict[str, Callable[[], object]] = {
-            "confirm": self.wagering.on_confirm,
-            "void": lambda: self.wagering.dealer_void("dealer pressed void"),
-            "key": lambda: self.settling.validate_hit("key switch"),
+            "confirm": self.parts.wagering.on_confirm,
+            "void": lambda: self.parts.wagering.dealer_void("dealer pressed void"),
+            "key": lambda: self.parts.settling.validate_hit("key switch"),
             "door": lambda: self.raise_tilt("door", "cabinet door opened"),
         }
         action = buttons.get(name)
@@ -537,16 +536,16 @@ class Table:
         if phase is None:
             return
         enter: dict[PhaseKind, Callable[[], None]] = {
-            PhaseKind.START: lambda: self.dealing.phase_start(rnd),
-            PhaseKind.DICE_WAGERS: lambda: self.settling.phase_dice_wagers(rnd),
-            PhaseKind.DEAL: lambda: self.dealing.phase_deal(rnd, phase.name),
-            PhaseKind.STUB: lambda: self.dealing.phase_stub(rnd),
-            PhaseKind.DECIDE: lambda: self.deciding.phase_decide(rnd, phase.name),
+            PhaseKind.START: lambda: self.parts.dealing.phase_start(rnd),
+            PhaseKind.DICE_WAGERS: lambda: self.parts.settling.phase_dice_wagers(rnd),
+            PhaseKind.DEAL: lambda: self.parts.dealing.phase_deal(rnd, phase.name),
+            PhaseKind.STUB: lambda: self.parts.dealing.phase_stub(rnd),
+            PhaseKind.DECIDE: lambda: self.parts.deciding.phase_decide(rnd, phase.name),
         }
-        enter.get(phase.kind, self.settling.phase_settle)()
+        enter.get(phase.kind, self.parts.settling.phase_settle)()
 
     def _timed_out(self, device: str, what: str) -> None:
-        self.dealing.timed_out(device, what)
+        self.parts.dealing.timed_out(device, what)
 
     # ---- state entry -----------------------------------------------------------------
     def on_enter_open_for_wagers(self) -> None:
@@ -555,10 +554,10 @@ class Table:
         self.proc.begin_round()
         self._slot.round = Round(
             number,
-            self.wagering.new_round(),
-            self.dealing.new_round(),
-            self.deciding.new_round(),
-            self.settling.new_round(),
+            self.parts.wagering.new_round(),
+            self.parts.dealing.new_round(),
+            self.parts.deciding.new_round(),
+            self.parts.settling.new_round(),
         )
         self.commit([self.rec(Kind.ROUND_OPEN)], lambda _e: self._show_open())
 
@@ -570,19 +569,19 @@ class Table:
         self.dev.sign.message("PLACE YOUR BETS")
         if not self.link.open:
             self.dev.sign.message(self.link.closed_text())  # the players told (docs/linked.md)
-        self.wagering.open_board()
-        self.dealing.prepare_deck()
+        self.parts.wagering.open_board()
+        self.parts.dealing.prepare_deck()
         self._emit("open", round=self.round_no)
 
     # ---- faults (controller/play/faults.py) ---------------------------------------------------
     def raise_tilt(self, source: str, reason: str, *, durable: bool = True) -> None:
         """The single latched fault path: record it, stop the round, show it
         (``durable=False``: a fault of the ledger itself, shown at once; ``Faults.raise_tilt``)."""
-        self.faults.raise_tilt(source, reason, durable=durable)
+        self.parts.faults.raise_tilt(source, reason, durable=durable)
 
     def clear_tilt(self, reason: str, by: str) -> bool:
         """A technician clears every active tilt, with a reason (``Faults.clear``)."""
-        return self.faults.clear(reason, by)
+        return self.parts.faults.clear(reason, by)
 
     def _drop_round(self) -> None:
         """A tilt's clearing is durable: the round it cut short is over."""

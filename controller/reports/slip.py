@@ -38,6 +38,15 @@ class SlipError(LookupError):
 
 
 @dataclass
+class SlipMeter:
+    """The meter on a slip: before and after the hit (None: not known here) and a note on them."""
+
+    before: Fraction | int | None = None
+    after: Fraction | int | None = None
+    note: str = ""  # why the meter's figures are what they are (or where to find them)
+
+
+@dataclass
 class Slip:
     casino: str
     table: str
@@ -50,9 +59,7 @@ class Slip:
     hand: str
     kind: str  # "meter hit, 10% of the meter" | "fixed pay, from the table inventory"
     amount_cents: int | None  # None: a meter hit not yet validated (its amount is decided then)
-    meter_before: Fraction | int | None
-    meter_after: Fraction | int | None
-    meter_note: str  # why the meter's figures are what they are (or where to find them)
+    meter: SlipMeter  # the meter before and after the hit, and why they are what they are
     validated_by: str
     dealer: str
     decided_at: str  # when the hit was decided (settlement; for a linked hit the LAP's decision)
@@ -83,9 +90,9 @@ class Slip:
         return [
             ("Pay", self.kind),
             ("Progressive", ", ".join(x for x in (self.level, self.order) if x) or "-"),
-            ("Meter before the hit", _money(self.meter_before)),
-            ("Meter after the hit", _money(self.meter_after)),
-            ("About the meter", self.meter_note),
+            ("Meter before the hit", _money(self.meter.before)),
+            ("Meter after the hit", _money(self.meter.after)),
+            ("About the meter", self.meter.note),
         ]
 
     def _who(self) -> list[tuple[str, str]]:
@@ -159,9 +166,7 @@ def from_ledger(conn: sqlite3.Connection, round_no: int, seat: int, tz: tzinfo |
             hand=hand_name(d.get("hand")),
             kind="",
             amount_cents=None,
-            meter_before=None,
-            meter_after=None,
-            meter_note="",
+            meter=SlipMeter(),
             validated_by="",
             dealer=_dealer(conn, evs[0][0] if evs else seq, tz),
             decided_at=local_time(found["pending"][1], tz) if "pending" in found else local_time(ts, tz),
@@ -203,22 +208,22 @@ def _fill_pending(slip: Slip, d: dict[str, Any], linked: str) -> None:
     """Held for the floorperson: the amount is decided at the validation (the meter as it then stands)."""
     slip.pending = True
     slip.kind = "meter hit" + _share(d)
-    slip.meter_note = "the meter is read when the floorperson validates the hit"
+    slip.meter.note = "the meter is read when the floorperson validates the hit"
     slip.level = slip.level or str(linked or "")
 
 
 def _fill_fixed(conn: sqlite3.Connection, slip: Slip, seq: int) -> None:
     slip.kind = "fixed pay, from the table inventory"
-    slip.meter_note = "a fixed pay does not move the meter"
+    slip.meter.note = "a fixed pay does not move the meter"
     slip.validated_by = slip.validated_by or "on paper (the table holds no fixed pay for a validation)"
-    slip.meter_before = slip.meter_after = _meter_at(conn, slip.level, seq).cents
+    slip.meter.before = slip.meter.after = _meter_at(conn, slip.level, seq).cents
 
 
 def _fill_linked(slip: Slip, d: dict[str, Any], linked: str) -> None:
     slip.kind = f"meter hit{_share(d)}, paid by an attendant"
     slip.order = f"hit #{d.get('order', '?')} of the round; the LAP's hit #{d.get('lap_order', '?')}"
     slip.validated_by = str(d.get("by") or slip.validated_by)
-    slip.meter_note = (
+    slip.meter.note = (
         f"the linked meter is the LAP's (group {linked or '?'}): its slip, on the floor view's hit row, "
         "shows the meter before and after the hit"
     )
@@ -237,8 +242,8 @@ def _fill_meter(conn: sqlite3.Connection, slip: Slip, seq: int, kind: str, d: di
     reset = reseed is not None and json.loads(reseed[1]).get("level") == slip.level
     if reset:
         after = M.apply({slip.level: after}, Kind.METER_RESEED, json.loads(reseed[1]), seq=int(reseed[0]))[slip.level]
-    slip.meter_before, slip.meter_after = before.value, after.value
-    slip.meter_note = "replayed from the ledger: the meter as it stood when the hit was paid, and after it" + (
+    slip.meter.before, slip.meter.after = before.value, after.value
+    slip.meter.note = "replayed from the ledger: the meter as it stood when the hit was paid, and after it" + (
         " (reset to its seed)" if reset else ""
     )
 

@@ -12,14 +12,16 @@ simulator and no console.  Adding a device: docs/architecture.md "Adding a game 
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
+from drivers.discovery import discover, resolve
+
 if TYPE_CHECKING:
     from drivers.protocol import MsgSpec
+
+__all__ = ["DeviceDecl", "devices", "names", "out_of_order", "rescan", "resolve"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,28 +41,14 @@ class DeviceDecl:
     out_of_order: tuple[str, ...] = ()
 
 
-def resolve(ref: str) -> object:
-    """The object a ``"package.module:Name"`` reference names (imported on use)."""
-    mod, _, name = ref.partition(":")
-    return getattr(importlib.import_module(mod), name)
-
-
 @cache
 def devices() -> dict[str, DeviceDecl]:
     """Every declared serial device by name, in the order of their modules' names."""
-    out: dict[str, DeviceDecl] = {}
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
-        if info.name.startswith("_"):
-            continue
-        decl = importlib.import_module(f"{__name__}.{info.name}").DEVICE
-        if not isinstance(decl, DeviceDecl):
-            raise TypeError(f"{__name__}.{info.name}.DEVICE is not a DeviceDecl")
-        if decl.name in out:
-            raise RuntimeError(f"device {decl.name!r} declared twice ({info.name})")
+    out = discover(__name__, __path__, "DEVICE", DeviceDecl, lambda d: d.name)
+    for decl in out.values():
         wrong = [m.name for m in decl.messages if m.device != decl.name]
         if wrong:
             raise RuntimeError(f"device {decl.name!r} declares messages of another device: {wrong}")
-        out[decl.name] = decl
     return out
 
 

@@ -205,7 +205,7 @@ def test_a_declared_device_is_configured_made_and_reachable(throwaway, tmp_path)
     hw = parse_hardware(doc, "table.toml")
     assert hw.serial[DEVICE].port == "/dev/ttyBELL"
 
-    devs = DeviceSet(hw, MonotonicClock(), LogContext("T"), pin_factory=mock_factory())
+    devs = DeviceSet(hw.gpio, hw.serial, MonotonicClock(), LogContext("T"), pin_factory=mock_factory())
     made = devs.claim(lambda *a: None)
     try:
         bell = made.serial(DEVICE)

@@ -134,7 +134,7 @@ def test_the_ownership_check_finds_a_foreign_write() -> None:
     bad = """
 def f(rnd, t, proc, x):
     rnd.wagered.wagers[(1, "base")] = 500
-    t.deck.ready = True
+    t.parts.deck.ready = True
     proc.play.low.update({1: 3})
     x.decisions["settings"] = None
     del t.marks._marks["shoe"]

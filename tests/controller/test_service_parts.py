@@ -11,11 +11,17 @@ from pathlib import Path
 import pytest
 
 from controller.books.ledgerkey import init_key, read_key
+from controller.daemon.ledgerstack import LedgerStack
 from controller.daemon.sdnotify import Notifier
 from controller.settings.hardware import HardwareConfig, parse_hardware
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "config" / "examples" / "table.toml"
+
+
+def _stack(hw: HardwareConfig, tmp_path: Path) -> LedgerStack:
+    """The ledger stack as the service makes it: handed the [ledger] section, the state directory and the table."""
+    return LedgerStack(hw.ledger, hw.state_dir, hw.table_id, _key(tmp_path))
 
 
 def _hw(tmp_path: Path) -> HardwareConfig:
@@ -37,10 +43,9 @@ def _key(tmp_path: Path) -> bytes:
 # --------------------------------------------------------------------------- the ledger stack
 def test_ledger_stack_opens_checks_and_stops_in_order(tmp_path: Path) -> None:
     from controller.books.statelock import StateLock, StateLocked
-    from controller.daemon.ledgerstack import LedgerStack
 
     hw = _hw(tmp_path)
-    stack = LedgerStack(hw, _key(tmp_path))
+    stack = _stack(hw, tmp_path)
     ledger = stack.open()
     # the witness was read before the ledger was opened (and created): none yet
     assert stack.witnessed is None and ledger.path == stack.ledger_path
@@ -58,9 +63,7 @@ def test_ledger_stack_opens_checks_and_stops_in_order(tmp_path: Path) -> None:
 
 
 def test_ledger_stack_release_keeps_the_ledger_to_record_a_halt(tmp_path: Path) -> None:
-    from controller.daemon.ledgerstack import LedgerStack
-
-    stack = LedgerStack(_hw(tmp_path), _key(tmp_path))
+    stack = _stack(_hw(tmp_path), tmp_path)
     ledger = stack.open()
     stack.release(keep_ledger=True)
     assert stack.ledger is ledger
@@ -72,9 +75,7 @@ def test_ledger_stack_release_keeps_the_ledger_to_record_a_halt(tmp_path: Path) 
 
 
 def test_ledger_stack_refuses_work_before_it_is_open(tmp_path: Path) -> None:
-    from controller.daemon.ledgerstack import LedgerStack
-
-    stack = LedgerStack(_hw(tmp_path), _key(tmp_path))
+    stack = _stack(_hw(tmp_path), tmp_path)
     with pytest.raises(RuntimeError, match="has not opened its ledger"):
         stack.check(full=True)
     assert stack.where_for_audit().state_dir == tmp_path / "state"  # the configuration's, before open
@@ -93,9 +94,10 @@ def test_device_set_self_tests_the_rng_in_use(tmp_path: Path) -> None:
         def draw(self, n: int) -> int:
             return 1
 
-    assert DeviceSet(hw, clock, LogContext("T"), rng=Plain()).rng_test() is None  # no self-test of its own
+    plain = DeviceSet(hw.gpio, hw.serial, clock, LogContext("T"), rng=Plain())
+    assert plain.rng_test() is None  # no self-test of its own
     scripted = ScriptedRng(7)
-    test = DeviceSet(hw, clock, LogContext("T"), rng=scripted).rng_test()
+    test = DeviceSet(hw.gpio, hw.serial, clock, LogContext("T"), rng=scripted).rng_test()
     assert test is not None and test(2000) == []
     scripted.biased = True
     assert test is not None and test(20_000), "the biased source fails the test it was given"
@@ -107,7 +109,8 @@ def test_device_set_makes_the_secrets_rng_once(tmp_path: Path) -> None:
     from controller.daemon.deviceset import DeviceSet
     from drivers.rng import SecretsRng
 
-    devices = DeviceSet(_hw(tmp_path), MonotonicClock(), LogContext("T"))
+    hw = _hw(tmp_path)
+    devices = DeviceSet(hw.gpio, hw.serial, MonotonicClock(), LogContext("T"))
     assert isinstance(devices.rng, SecretsRng) and devices.rng is devices.rng
 
 

@@ -70,7 +70,7 @@ def test_a_fixed_pay_and_a_pending_hit_and_a_linked_one(tmp_path):
     finally:
         conn.close()
     assert (fixed.amount_cents, fixed.kind) == (2500, "fixed pay, from the table inventory")
-    assert fixed.meter_before == fixed.meter_after  # a fixed pay does not move the meter
+    assert fixed.meter.before == fixed.meter.after  # a fixed pay does not move the meter
     keyfile = init_key(tmp_path / "k2" / "ledger.key")
     wall = Wall()
     wall.at("2026-07-04T12:00:00+00:00")
@@ -102,7 +102,7 @@ def test_a_fixed_pay_and_a_pending_hit_and_a_linked_one(tmp_path):
     assert held.pending and lines["Amount"] == "decided at the validation" and lines["Hand"] == "Five Aces"
     assert lines["Paid"].startswith("NOT YET") and lines["Validated by (floorperson)"] == "not yet"
     assert (linked.amount_cents, linked.validated_by) == (512345, "console:floorperson")
-    assert "the LAP's hit #17" in linked.order and "floor view" in linked.meter_note  # the LAP's meter
+    assert "the LAP's hit #17" in linked.order and "floor view" in linked.meter.note  # the LAP's meter
 
 
 def test_a_100_percent_hit_shows_the_meter_reset_to_its_seed(tmp_path):

@@ -26,8 +26,8 @@ def test_the_sims_ledger_hit_has_its_slip(tmp_path):
     finally:
         conn.close()
     assert slip.hand in ("Five Aces", "Royal Flush") and slip.validated_by == "key switch"
-    assert slip.meter_before is not None and slip.meter_after is not None and slip.meter_after < slip.meter_before
-    assert slip.meter_after == 500000 or slip.hand == "Royal Flush"  # a 100 % hit resets to the seed
+    assert slip.meter.before is not None and slip.meter.after is not None and slip.meter.after < slip.meter.before
+    assert slip.meter.after == 500000 or slip.hand == "Royal Flush"  # a 100 % hit resets to the seed
 
 
 def test_a_hit_rate_outside_0_to_1_is_a_usage_error(capsys):

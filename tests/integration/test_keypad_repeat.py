@@ -100,7 +100,7 @@ def test_a_reply_of_the_last_step_is_not_the_new_steps_opening_prompt(tmp_path):
     HIL scenario ou-09 met this race under load).  A step that opens with its own prompt still
     refuses a line keyed before it."""
     h = Harness(tmp_path / "l.db")
-    d = h.table.deciding
+    d = h.table.parts.deciding
     shown = h.keypad.prompt("SEAT 3 UNDER-18 10.00")  # the last step's display
     d.state_entered()  # the next step (hand entry) begins
     d._prompt("SEAT 3 UNDER-18 10.00")  # the last step's reply, shown only now

@@ -14,7 +14,7 @@ from tests.integration.test_table_progressive import ROYAL, play_to_settlement
 
 def _linked(h: Harness) -> LinkedWager:
     """The table's linked wager (the test fails here when the profile is not linked)."""
-    w = h.table.linked
+    w = h.table.parts.linked
     assert w is not None, "the table has no linked wager"
     return w
 
@@ -196,7 +196,7 @@ def test_void_after_confirmation_voids_the_contribution_on_the_link(tmp_path):
     h.press("lockout")
     h.edge("bet.progressive.5", False)
     h.press("confirm")
-    h.table.wagering.void("shoe jam")
+    h.table.parts.wagering.void("shoe jam")
     assert [(e.data["seat"], e.data["level"]) for e in records(h, "link.void")] == [(5, "primary")]
 
 
@@ -268,7 +268,7 @@ def test_a_validation_restored_at_start_up_is_paid_when_the_answer_is_already_th
     h2, _ = linked(tmp_path)
     # the answer is known before the start-up records are durable (the uplink's snapshot)
     h2.lap.answers[seq] = (1, 777_777)
-    h2.table.settling.next_hit_or_complete(h2.rnd)
+    h2.table.parts.settling.next_hit_or_complete(h2.rnd)
     h2.pump()
     assert [e.data["cents"] for e in records(h2, "link.paid")] == [777_777]
     assert h2.state == "open_for_wagers"

@@ -583,7 +583,7 @@ def test_database_to_table_loss_reopens_within_ten_seconds(make_lap, pg_dsn, tmp
         table.wake(2)
         # given up by the progress deadline (the batch waiting, nothing acknowledged) or the
         # statement's own watchdog, whichever comes first
-        assert wait_until(lambda: u.watchdog.fired > 0 or u.relink.drops > 0, 15)
+        assert wait_until(lambda: u.connection.fired > 0 or u.connection.relink.drops > 0, 15)
         found = time.monotonic() - t0
         told = len(table.of("hb"))
         assert wait_until(lambda: table.of("link")[-1]["up"] and len(table.of("hb")) > told, 15)

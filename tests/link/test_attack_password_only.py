@@ -265,8 +265,8 @@ def test_a_record_the_lap_holds_that_the_ledger_does_not_closes_the_table_and_is
     paid = ledger.append([Record(Kind.LINK_PAID, 1, {"level": "primary", "hit_seq": hit[0].seq, "cents": cents})])
     table.wake(paid[0].seq)
     assert wait_until(lambda: len(lap.store._rows("SELECT * FROM {s}.payouts")) == 1, 10)
-    assert wait_until(lambda: u.foreign.payouts == paid[0].seq, 10)
-    assert closed(lap) is None and u.foreign_found == 0
+    assert wait_until(lambda: u.memory.foreign.payouts == paid[0].seq, 10)
+    assert closed(lap) is None and u.memory.foreign_found == 0
     # the LAP's host (the database's owner, who holds the keys) writes a round and a hit of the
     # whole meter for T1, signed, at seqs the ledger never wrote
     k, after = lap.keys["T1"], 1000
@@ -352,7 +352,7 @@ def test_a_long_history_is_compared_in_parts(linked, monkeypatch):
         (json.dumps(data), k.key_no, sign_event(k, 7, "contribution", "primary", None, data)),
     )
     u.start()
-    assert wait_until(lambda: u.foreign.events >= 12, 15), u.foreign
+    assert wait_until(lambda: u.memory.foreign.events >= 12, 15), u.memory.foreign
     assert [r["seq"] for r in lap.store.refusals() if r["kind"] == "foreign"] == [7]
     assert "which its ledger does not" in str(closed(lap))
 

@@ -29,7 +29,7 @@ def test_a_hit_claim_whose_answer_is_lost_is_answered_on_a_fresh_connection_once
         ledger.append([contrib(2)])  # the hit's seat holds a linked wager in its round
         u = uplink(_proxy_dsn(pg_dsn, proxy.port))
         assert wait_until(lambda: reconciled_to(lap, 1) and bool(table.of("hb")), 10)
-        connects = u.relink.connects
+        connects = u.connection.relink.connects
         with proxy.lock:  # from now on every byte from the database is thrown away; the uplink's still delivered
             proxy.dead.update(id(s) for s in proxy.conns[1::2])
         hit = ledger.append([Record(Kind.LINK_HIT, 1, {"level": "primary", "fraction": "1", "seat": 2, "hand": "x"})])
@@ -37,17 +37,25 @@ def test_a_hit_claim_whose_answer_is_lost_is_answered_on_a_fresh_connection_once
         table.wake(hit[0].seq)
         # the claim reached the LAP (its answer is written in the same transaction) ...
         ok = wait_until(lambda: bool(rows(lap, "SELECT 1 FROM {s}.hits WHERE table_id = 'T1'")), 10)
-        assert ok, (u.relink.state, u.relink.reason, u.relink.connects, u.watchdog.fired, u.acked, table.of("link"))
+        assert ok, (
+            u.connection.relink.state,
+            u.connection.relink.reason,
+            u.connection.relink.connects,
+            u.connection.fired,
+            u.sender.acked,
+            table.of("link"),
+        )
         # ... but the answer cannot come back on this connection (under load the claim may reach the LAP
         # only after the progress deadline already opened a fresh one)
-        assert not table.of("hit") or u.relink.connects > connects
+        assert not table.of("hit") or u.connection.relink.connects > connects
         assert wait_until(lambda: bool(table.of("hit")), 15)
         took = time.monotonic() - t0
-        print(f"hit answer lost on the way: answered on a fresh connection after {took:.2f} s ({u.relink.reason})")
-        assert u.relink.connects >= 2 and u.relink.reason is not None
+        why = u.connection.relink.reason
+        print(f"hit answer lost on the way: answered on a fresh connection after {took:.2f} s ({why})")
+        assert u.connection.relink.connects >= 2 and u.connection.relink.reason is not None
         # the progress deadline (the claim's batch waiting, nothing acknowledged) ended it, not a later watchdog
-        assert "nothing acknowledged" in u.relink.reason, u.relink.reason
-        assert took <= u.relink.progress_s + 5.0, took
+        assert "nothing acknowledged" in u.connection.relink.reason, u.connection.relink.reason
+        assert took <= u.connection.relink.progress_s + 5.0, took
         answer = table.of("hit")[-1]
         assert answer["seq"] == hit[0].seq and answer["order"] == 1
         # sent again on the fresh connection, held once: one hit, one order, one amount

@@ -222,8 +222,8 @@ def test_a_batch_waiting_for_the_levels_lock_is_not_taken_for_a_dead_connection(
     u = uplink(link_timeout_s=1.0)
     assert wait_until(lambda: reconciled_to(lap, 1), 10)
     assert wait_until(lambda: table.of("hb"), 5)
-    held = u.read_limit_s + 0.5  # 3.5 s: past the read deadline, within the batch's (4 s)
-    assert held < u.send_limit_s
+    held = u.connection.read_limit_s + 0.5  # 3.5 s: past the read deadline, within the batch's (4 s)
+    assert held < u.connection.send_limit_s
     with psycopg.connect(pg_dsn) as locker:
         locker.execute(sql.SQL("SELECT * FROM {}.levels FOR UPDATE").format(sql.Identifier(lap.cfg.schema)))
         ledger.append([contrib(2), contrib(3)])
@@ -232,7 +232,7 @@ def test_a_batch_waiting_for_the_levels_lock_is_not_taken_for_a_dead_connection(
         assert not reconciled_to(lap, 2)  # it waited …
         locker.commit()
     assert wait_until(lambda: reconciled_to(lap, 3), 10)  # … and completed once released
-    assert (u.watchdog.fired, u.listener.reconnects) == (0, 0)
+    assert (u.connection.fired, u.listener.reconnects) == (0, 0)
     assert_only_told_of_the_wait(table)
     got = rows(lap, "SELECT count(*) AS n FROM {s}.contributions")
     assert got[0]["n"] == 3
@@ -255,12 +255,12 @@ def test_a_batch_the_server_cancels_is_sent_again_smaller_on_the_same_connection
         locker.execute(sql.SQL("SELECT * FROM {}.levels FOR UPDATE").format(sql.Identifier(lap.cfg.schema)))
         ledger.append([contrib(s) for s in range(2, 7)])
         table.msgs.clear()
-        assert wait_until(lambda: u.cancelled >= 1, 6)
-        assert u.batch_n < u.cfg.batch_max
+        assert wait_until(lambda: u.sender.cancelled >= 1, 6)
+        assert u.sender.batch_n < u.cfg.batch_max
         time.sleep(0.5)
         locker.commit()
     assert wait_until(lambda: reconciled_to(lap, 6), 15)
-    assert (u.watchdog.fired, u.listener.reconnects) == (0, 0)
+    assert (u.connection.fired, u.listener.reconnects) == (0, 0)
     assert_only_told_of_the_wait(table)
     assert rows(lap, "SELECT count(*) AS n FROM {s}.contributions")[0]["n"] == 6
 
@@ -463,7 +463,7 @@ def test_a_lap_restored_from_an_older_backup_is_found_and_given_back_what_it_los
     last_mismatch = max(i for i, m in enumerate(table.msgs) if m.get("t") == "mismatch")
     first_after = [m for m in table.msgs[last_mismatch:] if m.get("t") == "reconciled"]
     assert first_after and first_after[0]["seq"] >= more[0].seq  # never the restored, older position
-    assert u.behind is None
+    assert u.memory.behind is None
     from controller.lap.floor import FloorData
 
     floor = FloorData(pg_dsn, schema)
@@ -481,15 +481,15 @@ def test_a_lap_whose_database_is_another_one_is_checked_before_the_table_reopens
     lap, ledger, table, uplink, beat = rig
     ledger.append([contrib(1)])
     u = uplink()
-    assert wait_until(lambda: reconciled_to(lap, 1) and u.identity is not None, 10)
-    assert u.identity is not None
-    u.identity = ("1", 99)  # as if the last connection had been to another server
+    assert wait_until(lambda: reconciled_to(lap, 1) and u.memory.identity is not None, 10)
+    assert u.memory.identity is not None
+    u.memory.identity = ("1", 99)  # as if the last connection had been to another server
     with psycopg.connect(pg_dsn, autocommit=True) as c:
         c.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (lap.cfg.role_for("T1"),)
         )
     assert wait_until(lambda: any("another one now" in m["problem"] for m in table.of("mismatch")), 10)
-    assert wait_until(lambda: u.behind is None, 10)
+    assert wait_until(lambda: u.memory.behind is None, 10)
     kinds = [r["kind"] for r in rows(lap, "SELECT kind FROM {s}.recoveries ORDER BY id")]
     assert kinds == ["identity-changed", "caught-up"]
     assert table.of("reconciled")[-1]["seq"] == 1
@@ -763,7 +763,11 @@ def test_two_hundred_tables_fit_in_three_hundred_connections(tmp_path):
                 return int(r[0]) if r else -1
 
             why = {m[:90] for m in logs if "connected to the table" not in m}
-            stats = (sum(u.listener.reconnects for u in ups), sum(u.watchdog.fired for u in ups), sorted(why)[:8])
+            stats = (
+                sum(u.listener.reconnects for u in ups),
+                sum(u.connection.fired for u in ups),
+                sorted(why)[:8],
+            )
             # one connection per table (an uplink whose read outlived its deadline on this loaded
             # process reconnects: the count settles back at one each)
             assert wait_until(lambda: connections() == n, 30, 0.5), (connections(), stats)

@@ -152,10 +152,10 @@ def test_resending_an_already_held_batch_is_a_no_op(rig):
     ledger.append([contrib(1), contrib(2)])
     u = uplink()
     assert wait_until(lambda: len(lap_rows(lap, "contributions")) == 2, 10)
-    before = u.sent_batches
-    u.acked = 0  # as if the acknowledgement had been lost: everything is sent again
+    before = u.sender.sent_batches
+    u.sender.acked = 0  # as if the acknowledgement had been lost: everything is sent again
     u.wake.set()
-    assert wait_until(lambda: u.sent_batches > before, 5)
+    assert wait_until(lambda: u.sender.sent_batches > before, 5)
     assert len(lap_rows(lap, "contributions")) == 2 and lap.store.reconcile().ok
 
 

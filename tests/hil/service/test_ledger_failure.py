@@ -29,7 +29,7 @@ def test_a_failed_ledger_write_latches_and_shows_a_tilt(rig):
     # before the ledger's copy failed: the journal holds them for the next start (tests/hil/service/
     # test_lockout_journal.py; without a journal the count waits for the ledger, and is never shown here)
     assert table.status.get("count_shown")
-    (entry,) = [e for e in rig.service.journal.entries() if e.round == st["round"]]
+    (entry,) = [e for e in rig.service.ledger_stack.journal.entries() if e.round == st["round"]]
     assert entry.records[0].kind == "lockout"
     # a clear cannot be recorded, so the table stays in tilt
     rig.service.post_command("clear", reason="tried to clear", by="technician")

@@ -162,7 +162,7 @@ def test_a_clock_gone_backwards_is_a_latched_tilt_recorded_in_the_ledger(make_ri
     # the count was shown once the accepted set was durable in the lock-out journal (which stamps
     # no time); the ledger, whose records carry the time, refused them and latched the tilt
     assert st["count_shown"]
-    assert [e.round for e in rig.service.journal.entries()][-1] == st["round"]
+    assert [e.round for e in rig.service.ledger_stack.journal.entries()][-1] == st["round"]
     tilts = [d for _r, _k, d in rig.ledger_events(["tilt.raised"])]
     assert tilts and tilts[-1]["source"] == "clock"
     assert rig.ledger_events(["lockout"]) == []

@@ -80,7 +80,7 @@ def test_the_count_waits_for_the_ledger_when_the_journal_cannot_be_written(tmp_p
     rig = Rig(tmp_path, seed=3, speed=50.0)
     rig.start()
     try:
-        journal = rig.service.journal
+        journal = rig.service.ledger_stack.journal
         assert journal is not None
 
         def failing(_block: bytes) -> None:

@@ -169,7 +169,7 @@ def test_an_unexpected_start_up_error_halts_once_logged_with_its_traceback(make_
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     notify.bind(str(tmp_path / "notify"))
     notify.settimeout(10)
-    rig.service.notifier = Notifier({"NOTIFY_SOCKET": str(tmp_path / "notify")})
+    rig.service.readiness.use(Notifier({"NOTIFY_SOCKET": str(tmp_path / "notify")}))
     try:
         rig.service.start(halt_on_error=True)
         msgs = [notify.recv(4096).decode()]

@@ -60,13 +60,30 @@ def test_the_code_nearest_the_citation_is_altered_first():
 
 def test_pytest_args_select_the_named_tests_or_the_whole_module():
     assert M.pytest_args(["tests/a.py::test_x", "tests/a.py::test_y", "tests/b.py::test_z"]) == [
-        "tests/a.py",
-        "tests/b.py",
-        "-k",
-        "test_x or test_y or test_z",
+        "tests/a.py::test_x",
+        "tests/a.py::test_y",
+        "tests/b.py::test_z",
     ]
     assert M.pytest_args(["tests/a.py (module)"]) == ["tests/a.py"]
-    assert M.pytest_args([], ["ou-01"]) == ["tests/hil/test_scenarios.py", "-k", "ou-01"]
+    assert M.pytest_args([], ["ou-01"]) == ["tests/hil/test_scenarios.py::test_scenario[ou-01]"]
+    # a whole module beside named tests and scenarios: the scenarios stay the named ones
+    assert M.pytest_args(["tests/a.py (module)", "tests/a.py::test_x", "tests/b.py::test_z"], ["ou-01"]) == [
+        "tests/a.py",
+        "tests/b.py::test_z",
+        "tests/hil/test_scenarios.py::test_scenario[ou-01]",
+    ]
+
+
+def test_union_args_keeps_each_rows_selection():
+    rows = [
+        ["tests/a.py", "tests/hil/test_scenarios.py::test_scenario[ou-01]"],
+        ["tests/a.py::test_x", "tests/b.py::test_z"],
+    ]
+    assert M.union_args(rows) == [
+        "tests/a.py",
+        "tests/b.py::test_z",
+        "tests/hil/test_scenarios.py::test_scenario[ou-01]",
+    ]
 
 
 def test_verdict_and_cell():

@@ -483,7 +483,8 @@ def _envy(seats: list[DJSeat], hits: list[tuple[int, poker.HandRank]], cfg: DJWi
 
 
 def void_round(rnd_seats: Iterable[DJSeat]) -> list[WagerResult]:
-    """§ 687a.13(c),(f), § 687a.8(i): all hands void, every wager returned."""
+    """§ 687a.8(i): all hands void, every wager returned (the table's voids, a misdeal or a
+    shoe's jam, go through controller/play/wagering.py)."""
     out: list[WagerResult] = []
     for s in rnd_seats:
         for w, amt in (

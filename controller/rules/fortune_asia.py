@@ -345,7 +345,8 @@ def _envy_results(
 
 def void_round(wagers: Mapping[int, Mapping[str, int]]) -> list[WagerResult]:
     """A misdeal or a wrong count of cards left: "all hands shall be void and all wagers
-    shall be returned to the players" (§ 659a.8(e), § 659a.9(d), § 659a.10(d)).
+    shall be returned to the players" (§ 659a.8(e), § 659a.9(d)); the table's void of a misdeal goes
+    through controller/play/wagering.py.
     ``wagers`` maps seat -> {"base": cents, "fortune": ..., "insurance": ..., "progressive": ...}."""
     out = []
     for seat in sorted(wagers, reverse=True):

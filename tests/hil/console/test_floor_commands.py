@@ -12,6 +12,8 @@ W = 30.0
 
 
 def test_floorperson_reshuffles_then_validates_a_hit_by_pin(console_rig):
+    """The console's ``reshuffle`` is the floorperson's order of a reshuffle after any round,
+    one command for every game (§ 670a.5(a); Over/Under's § 686a.5(f))."""
     rig, con = console_rig()
     t = Term(con.pty_path)
     try:

@@ -70,7 +70,16 @@ def test_687a_12_e_bad_beat_paid_by_the_beaten_hand_on_the_tables_paytable(hand,
 
 
 def test_687a_6_f_a_one_cent_bad_beat_wager_is_settled():
-    """§ 687a.6(f): any whole amount of cents may be wagered (the table's limits are the
-    profile's); one cent on three of a kind beaten pays 9 cents, nothing less is a wager."""
+    """§ 687a.6(f), § 687a.12(e): any whole amount of cents may be wagered (the table's limits
+    are the profile's); one cent on three of a kind beaten pays 9 cents, nothing less is a wager."""
     res = by_wager(_round(DJSeat(1, 500, "Ah Ac Ad 6s 5h", raised=True, bad_beat=1), dealer="Kh Kd Kc Ks 3s"))
     assert (res["bad-beat"].outcome, res["bad-beat"].net) == ("win", 9)
+
+
+def test_687a_12_e_the_analysis_takes_only_a_bad_beat_paytable():
+    """§ 687a.12(e): the Two-Way Bad Beat's analysis is of one of its paytables (DJWBB-01..04);
+    another wager's paytable is refused by name."""
+    from controller.analysis.djwild import analyze_bad_beat
+
+    with pytest.raises(ValueError, match="'DJWT-05' is not a DJ Wild Two-Way Bad Beat paytable"):
+        analyze_bad_beat("DJWT-05", {})

@@ -77,6 +77,8 @@ def test_floorperson_reshuffles_then_validates_a_hit_by_pin(console_rig):
 
 
 def test_a_dealer_may_not_validate_or_reshuffle(console_rig):
+    """A dealer records a new dealer (Over/Under then burns a card, § 686a.7(c)) but neither
+    validates nor reshuffles."""
     rig, con = console_rig()
     t = Term(con.pty_path)
     try:

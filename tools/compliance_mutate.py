@@ -378,7 +378,19 @@ def plan_row(root: Path, sid: str, code: list[str], tests: list[str], scenarios:
                 per_ref.append(ms)
     if not per_ref:
         return Plan(sid, [], [], "the named code has nothing to alter (a module, a paytable or a declaration)")
-    return Plan(sid, _interleave(per_ref, per), pytest_args(tests, scenarios))
+    return Plan(sid, _interleave(per_ref, per), pytest_args(_with_paths(root, tests), scenarios))
+
+
+def _with_paths(root: Path, tests: list[str]) -> list[str]:
+    """A bare test name (a reviewed note names its tests so) as ``path::name``, found under tests/
+    (the first file defining it); a name no file defines stays bare, and pytest refuses it."""
+    out = []
+    for t in tests:
+        if "::" not in t and not t.endswith(" (module)"):
+            where = sorted(p for p in (root / "tests").rglob("test_*.py") if f"def {t}(" in p.read_text("utf-8"))
+            t = f"{where[0].relative_to(root).as_posix()}::{t}" if where else t
+        out.append(t)
+    return out
 
 
 def _specific(ref: str) -> tuple[int, str]:

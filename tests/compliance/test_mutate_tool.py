@@ -122,3 +122,13 @@ def test_a_mutant_runs_in_a_copy_and_the_copy_is_restored(tmp_path: Path):
         trees.close()
     assert (root / "pkg" / "m.py").read_text() == SRC
     assert not copy.exists()
+
+
+def test_a_bare_test_name_is_found_under_tests(tmp_path: Path):
+    (tmp_path / "tests" / "x").mkdir(parents=True)
+    (tmp_path / "tests" / "x" / "test_a.py").write_text("def test_named_in_a_note(tmp_path):\n    pass\n")
+    assert M._with_paths(tmp_path, ["test_named_in_a_note", "test_nowhere", "tests/b.py (module)"]) == [
+        "tests/x/test_a.py::test_named_in_a_note",
+        "test_nowhere",
+        "tests/b.py (module)",
+    ]

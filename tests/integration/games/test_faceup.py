@@ -142,6 +142,9 @@ ROUND1 = {
 
 
 def test_688a_scripted_round_every_result_computed_by_hand(tmp_path):
+    """The deal as § 688a.10 orders it: the starting position from the shaker's dice (§ 688a.10(b)),
+    seven stacks of seven clockwise from it (§ 688a.10(c)), four cards left and the round played on
+    (§ 688a.10(d),(e)); then every wager settled as computed by hand below."""
     h = Harness(tmp_path / "l.db", doc())
     meter0 = h.table.meters["primary"].value
     assert meter0 == 1_000_000  # Paytable 4 seed $10,000 (§ 688a.12(d))

@@ -291,7 +291,8 @@ def ace_high_kind(cards: Sequence[int]) -> str | None:
 
 
 def ace_high_pai_gow(cards: Sequence[int]) -> bool:
-    """§ 688a.1, § 688a.6(d), § 688a.11(f)(2)(iii)."""
+    """Whether the seven cards are an Ace High Pai Gow (a helper of the analysis and the tests; the
+    table decides with :func:`ace_high_kind`)."""
     return ace_high_kind(cards) is not None
 
 

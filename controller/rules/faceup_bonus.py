@@ -237,11 +237,6 @@ class BonusHand:
     order: int  # index into BONUS_ORDER: lower is better
     natural: bool  # False when the joker is among the seven cards
 
-    @property
-    def envy_qualifying(self) -> bool:
-        """§ 688a.1: four-of-a-kind or better formed from the seven cards."""
-        return self.order <= QUADS
-
 
 def bonus_hand(cards: Sequence[int], mode: JokerMode = "bug") -> BonusHand:
     """The best seven-card hand for the Fortune Bonus / Progressive (§ 688a.6(e), (f))."""

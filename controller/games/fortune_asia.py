@@ -244,7 +244,7 @@ class FortuneAsia(Procedure):
         # players still set their hands and may surrender
         Phase("setting_hands", PhaseKind.DECIDE, "§ 659a.11(a),(b), § 659a.7(f)", "settings", after_entry=True),
         Phase("dealer_sets_surrender", PhaseKind.DECIDE, "§ 659a.11(c),(d)", "surrender"),
-        Phase("settlement", PhaseKind.SETTLE, "§ 659a.11(e),(f),(h)-(j), § 659a.12"),
+        Phase("settlement", PhaseKind.SETTLE, "§ 659a.11(e),(f),(h),(i), § 659a.12"),
     )
 
     def __init__(self, profile: TableProfile):

@@ -372,6 +372,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _selected(rs: list[Row], only: list[str]) -> list[Row]:
+    """The rows ``--only`` names: a row's id is that row alone ("688a.1" is not also 688a.10(b)...);
+    anything else is an id prefix ("687a.11"); nothing named is every row."""
+    ids = {r.sub.id for r in rs}
+    return [r for r in rs if not only or any(r.sub.id == o or (o not in ids and r.sub.id.startswith(o)) for o in only)]
+
+
 def mutate(only: list[str], jobs: int, per: int, timeout: float, baseline: bool = True, root: Path = ROOT) -> int:
     """Mutation evidence for the implemented-and-tested rows (``only``: a row's id selects that row,
     anything else is an id prefix), merged into docs/compliance-mutations.json; the matrix rewritten."""
@@ -379,9 +386,7 @@ def mutate(only: list[str], jobs: int, per: int, timeout: float, baseline: bool 
     ev = scan(root)
     notes, _errs = N.load(root / NOTES, {s.id for s in subs}, root, ev)
     rs = [r for r in rows(subs, ev, notes) if r.code and r.tested]
-    # an id is that row alone ("688a.1" is not also 688a.10(b)...); anything else is a prefix ("687a.11")
-    ids = {r.sub.id for r in rs}
-    rs = [r for r in rs if not only or any(r.sub.id == o or (o not in ids and r.sub.id.startswith(o)) for o in only)]
+    rs = _selected(rs, only)
     results = M.load(root)
 
     def stop(signum: int, frame: object) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -132,3 +133,14 @@ def test_a_bare_test_name_is_found_under_tests(tmp_path: Path):
         "test_nowhere",
         "tests/b.py (module)",
     ]
+
+
+def test_only_takes_a_rows_id_as_that_row_and_anything_else_as_a_prefix():
+    from types import SimpleNamespace
+
+    import tools.compliance as C
+
+    rs: Any = [SimpleNamespace(sub=SimpleNamespace(id=i)) for i in ("688a.1", "688a.10(b)", "687a.11(b)", "687a.11(e)")]
+    assert [r.sub.id for r in C._selected(rs, ["688a.1"])] == ["688a.1"]
+    assert [r.sub.id for r in C._selected(rs, ["687a.11"])] == ["687a.11(b)", "687a.11(e)"]
+    assert C._selected(rs, []) == rs

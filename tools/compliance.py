@@ -334,7 +334,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tools.compliance", description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything is out of date")
     ap.add_argument("--mutate", action="store_true", help="mutation evidence for the implemented-and-tested rows")
-    ap.add_argument("--only", nargs="*", default=[], help="with --mutate: these subsections (or id prefixes) only")
+    ap.add_argument(
+        "--only",
+        nargs="*",
+        default=[],
+        help="with --mutate: these subsections (a row's id is that row alone; else an id prefix) only",
+    )
     ap.add_argument("--jobs", type=int, default=2, help="with --mutate: mutants run at once (default 2)")
     ap.add_argument("--per", type=int, default=3, help="with --mutate: mutants per subsection (default 3)")
     ap.add_argument("--timeout", type=float, default=300, help="with --mutate: seconds per mutant (default 300)")
@@ -367,14 +372,21 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _selected(rs: list[Row], only: list[str]) -> list[Row]:
+    """The rows ``--only`` names: a row's id is that row alone ("688a.1" is not also 688a.10(b)...);
+    anything else is an id prefix ("687a.11"); nothing named is every row."""
+    ids = {r.sub.id for r in rs}
+    return [r for r in rs if not only or any(r.sub.id == o or (o not in ids and r.sub.id.startswith(o)) for o in only)]
+
+
 def mutate(only: list[str], jobs: int, per: int, timeout: float, baseline: bool = True, root: Path = ROOT) -> int:
-    """Mutation evidence for the implemented-and-tested rows (``only`` those whose id starts with
-    one of its prefixes), merged into docs/compliance-mutations.json; the matrix rewritten."""
+    """Mutation evidence for the implemented-and-tested rows (``only``: a row's id selects that row,
+    anything else is an id prefix), merged into docs/compliance-mutations.json; the matrix rewritten."""
     subs, doc = load_subsections(root)
     ev = scan(root)
     notes, _errs = N.load(root / NOTES, {s.id for s in subs}, root, ev)
     rs = [r for r in rows(subs, ev, notes) if r.code and r.tested]
-    rs = [r for r in rs if not only or any(r.sub.id == o or r.sub.id.startswith(o) for o in only)]
+    rs = _selected(rs, only)
     results = M.load(root)
 
     def stop(signum: int, frame: object) -> None:

@@ -245,25 +245,18 @@ SCENARIO_TEST = "tests/hil/test_scenarios.py"
 
 
 def pytest_args(tests: list[str], scenarios: list[str] | None = None) -> list[str]:
-    """The pytest arguments that select the matrix's tests: ``path::name`` labels become the files
-    and a ``-k`` of the names; ``path (module)`` labels the whole file; a HIL scenario is its
-    parameter of the test that runs every scenario."""
-    files: dict[str, set[str] | None] = {}
-    if scenarios:
-        files[SCENARIO_TEST] = set(scenarios)
-    for t in tests:
-        if t.endswith(" (module)"):
-            files[t.removesuffix(" (module)")] = None
-            continue
-        path, _, name = t.partition("::")
-        have = files.setdefault(path, set())
-        if have is not None:
-            have.add(name)
-    args = sorted(files)
-    names = sorted({n for v in files.values() if v is not None for n in v})
-    if names and all(v is not None for v in files.values()):
-        args += ["-k", " or ".join(names)]
-    return args
+    """The pytest arguments that select the matrix's tests: ``path::name`` labels are node ids,
+    ``path (module)`` labels the whole file, a HIL scenario its parameter of the test that runs
+    every scenario (``test_scenario[stem]``).  Node ids, not a ``-k`` of the names: a ``-k`` cannot
+    be combined with a whole module (the scenarios' file then ran every scenario, so one failing
+    elsewhere "killed" every mutant) and matches longer names that contain a name."""
+    whole = sorted({t.removesuffix(" (module)") for t in tests if t.endswith(" (module)")})
+    nodes = {f"{SCENARIO_TEST}::test_scenario[{s}]" for s in scenarios or ()}
+    nodes |= {t for t in tests if "::" in t and t.partition("::")[0] not in whole}
+    # a bare test name (a reviewed note's) is passed as it is: pytest refuses it, the row "could
+    # not be made" — never an empty selection, which would run every test of the tree
+    nodes |= {t for t in tests if "::" not in t and not t.endswith(" (module)")}
+    return whole + sorted(nodes)
 
 
 # --------------------------------------------------------------------------- running
@@ -301,6 +294,8 @@ def _run(tree: Path, args: list[str], timeout: float) -> tuple[str, str]:
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
     opts = ["-x", "-q", "-p", "no:cacheprovider", "-o", "addopts=", "-m", "not soak"]
     cmd = [sys.executable, "-m", "pytest", *opts, *args]
+    if not any(".py" in a for a in args):
+        return "error", "no test selected"  # pytest without a test file would run the whole tree
     if STOP.is_set():
         return "error", "stopped"
     proc = subprocess.Popen(
@@ -383,7 +378,19 @@ def plan_row(root: Path, sid: str, code: list[str], tests: list[str], scenarios:
                 per_ref.append(ms)
     if not per_ref:
         return Plan(sid, [], [], "the named code has nothing to alter (a module, a paytable or a declaration)")
-    return Plan(sid, _interleave(per_ref, per), pytest_args(tests, scenarios))
+    return Plan(sid, _interleave(per_ref, per), pytest_args(_with_paths(root, tests), scenarios))
+
+
+def _with_paths(root: Path, tests: list[str]) -> list[str]:
+    """A bare test name (a reviewed note names its tests so) as ``path::name``, found under tests/
+    (the first file defining it); a name no file defines stays bare, and pytest refuses it."""
+    out = []
+    for t in tests:
+        if "::" not in t and not t.endswith(" (module)"):
+            where = sorted(p for p in (root / "tests").rglob("test_*.py") if f"def {t}(" in p.read_text("utf-8"))
+            t = f"{where[0].relative_to(root).as_posix()}::{t}" if where else t
+        out.append(t)
+    return out
 
 
 def _specific(ref: str) -> tuple[int, str]:
@@ -469,23 +476,9 @@ def _cost(arg: str) -> int:
 
 def union_args(all_args: list[list[str]]) -> list[str]:
     """One pytest selection holding every row's: the baseline, run once before any mutant."""
-    files: set[str] = set()
-    names: set[str] = set()
-    whole: set[str] = set()
-    for args in all_args:
-        fs = [a for a in args if a.endswith(".py")]
-        if "-k" in args:
-            files.update(fs)
-            names.update(args[args.index("-k") + 1].split(" or "))
-        else:
-            whole.update(fs)
-    # a file selected whole by one row is run whole; the others by the names
-    named = [f for f in sorted(files) if f not in whole]
-    out = sorted(whole)
-    if named:
-        out += [f"{f}" for f in named]
-        out += ["-k", " or ".join(sorted(names))] if not whole else []
-    return out
+    every = {a for args in all_args for a in args}
+    whole = sorted(a for a in every if "::" not in a)
+    return whole + sorted(a for a in every if "::" in a and a.partition("::")[0] not in whole)
 
 
 def _row(trees: Trees, p: Plan, timeout: float, results: dict[str, Any]) -> None:

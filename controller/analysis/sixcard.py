@@ -272,7 +272,7 @@ def _rows(
         n = dist.get(key, 0)
         if payout.kind == "meter":
             # the meter amount is all that is paid for the wager, which was collected at
-            # "no more bets" (§ 670a.8(b)(2)) -- like the "N for 1" pays beside it
+            # "no more bets" -- like the "N for 1" pays beside it
             net = payout.ratio * Fraction(meter_cents or 0, wager_cents) - 1
         else:
             net = payout.net_win(wager_cents, meter_cents) / wager_cents

@@ -89,7 +89,7 @@ class WagerSpec:
     max_cents: int = 1_000_000
     needs: str | None = None  # a wager the seat must also have (e.g. "base", § 670a.7(e))
     progressive: bool = False  # contributes to the progressive meter
-    late: bool = False  # may be made after "no more bets" (Double Down, § 670a.7(c))
+    late: bool = False  # may be made after "no more bets" (the Double Down, DJ Wild's Raise)
 
 
 class EntryError(ValueError):
@@ -157,7 +157,7 @@ class Procedure:
     wagers: Mapping[str, WagerSpec] = {}
     stack_size: int = 0
     #: the button the dealer presses for "no more bets": the lock-out, or DJ Wild's
-    #: Start Game (§ 687a.8(c)); the simulated dealer (hil/people.py) presses this one
+    #: Start Game (controller/games/djwild.py); the simulated dealer (hil/people.py) presses this one
     lockout_button: str = "lockout"
     #: § 670a.7(f), § 659a.7(f), § 688a.7(f): a player may wager on two adjacent betting
     #: areas (the profile's ``adjacent_areas``; the Rules Submission's choice)
@@ -250,7 +250,7 @@ class Procedure:
             raise EntryError(f"{wager!r} is not a wager of this game ({', '.join(self.wagers)})")
         if spec.sensed:
             raise EntryError(f"the {wager} wager is sensed on the layout, not keyed")
-        if late and not spec.late:
+        if late and not spec.late:  # § 670a.7(c): after "no more bets" only the Double Down
             raise EntryError(f"the {wager} wager must be made before 'no more bets' ({spec.section})")
         if cents and not spec.min_cents <= cents <= spec.max_cents:
             raise EntryError(

@@ -8,7 +8,7 @@ cards clockwise from it, the dealer's face up (§ 688a.10(c)), four cards left
 profile (§ 688a.11(a); § 688a.13(h): the table always sets them that way) and
 shown on the keypad; the players then set their own hands or surrender
 (§ 688a.11(b)-(d)); every wager settles through
-:func:`controller.rules.faceup_settle.settle_round` (§ 688a.11(e)-(i),
+:func:`controller.rules.faceup_settle.settle_round` (§ 688a.11(e)-(h),
 § 688a.12) — the dealer's Ace High Pai Gow pushes every Face Up Pai Gow Poker
 Wager (§ 688a.11(f)(2)(iii)).
 
@@ -132,7 +132,7 @@ class FaceUp(Procedure):
         # after_entry: when the dealer keyed the cards (shoe not reading / out of order) the
         # players still set their hands, surrender or void on the hands as keyed
         Phase("setting_hands", PhaseKind.DECIDE, "§ 688a.11(a)-(d), § 688a.13(d)", "settings", after_entry=True),
-        Phase("settlement", PhaseKind.SETTLE, "§ 688a.11(e)-(i), § 688a.12"),
+        Phase("settlement", PhaseKind.SETTLE, "§ 688a.11(e)-(h), § 688a.12"),
     )
 
     def __init__(self, profile: TableProfile):

@@ -8,7 +8,7 @@ from the 53-card deck clockwise from it (§ 659a.10(b),(c)); 4 cards left
 low hands (§ 659a.11(a),(b)); the dealer's cards are turned over and set by the
 house way (§ 659a.11(c)) and a player with no optional wager may surrender
 before his hands are exposed (§ 659a.11(d)); then every wager settles in the
-chapter's order (§ 659a.11(e)-(i), § 659a.12) through
+chapter's order (§ 659a.11(e),(f),(h),(i), § 659a.12) through
 controller/rules/fortune_asia.py (``settle_round``).
 
 Wagers: the Fortune Asia Poker Wager (``base``, keyed, § 659a.7(d)); the optional
@@ -244,7 +244,7 @@ class FortuneAsia(Procedure):
         # players still set their hands and may surrender
         Phase("setting_hands", PhaseKind.DECIDE, "§ 659a.11(a),(b), § 659a.7(f)", "settings", after_entry=True),
         Phase("dealer_sets_surrender", PhaseKind.DECIDE, "§ 659a.11(c),(d)", "surrender"),
-        Phase("settlement", PhaseKind.SETTLE, "§ 659a.11(e)-(j), § 659a.12"),
+        Phase("settlement", PhaseKind.SETTLE, "§ 659a.11(e),(f),(h),(i), § 659a.12"),
     )
 
     def __init__(self, profile: TableProfile):

@@ -128,15 +128,17 @@ class OverUnder(Procedure):
         w = {
             "ante": WagerSpec("ante", "§ 686a.6(d)", min_cents=ante_min, max_cents=ante_max),
             # § 686a.7(g)(1),(2): equal to the Ante, made after the first card
-            "over-23": WagerSpec("over-23", "§ 686a.7(g)(1)", needs="ante", late=True, min_cents=1, max_cents=ante_max),
+            "over-23": WagerSpec(
+                "over-23", "§ 686a.7(g)(1)", needs="ante", late=True, min_cents=ante_min, max_cents=ante_max
+            ),
             "under-18": WagerSpec(
-                "under-18", "§ 686a.7(g)(2)", needs="ante", late=True, min_cents=1, max_cents=ante_max
+                "under-18", "§ 686a.7(g)(2)", needs="ante", late=True, min_cents=ante_min, max_cents=ante_max
             ),
         }
         if bonus:
             w["bonus"] = WagerSpec("bonus", "§ 686a.6(e)", needs="ante", min_cents=bonus_min, max_cents=bonus_max)
         self.wagers = w
-        # the continuous shoe (§ 686a.7(c),(d)); a new procedure (start-up, profile change) reshuffles
+        # a new procedure (start-up, profile change) starts the continuous shoe with a fresh batch
         self.reshuffle_due = True
         self.burn_due = False
         self.left = 0  # cards in the shoe, as the controller counts them

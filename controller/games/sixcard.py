@@ -19,7 +19,13 @@ Two ways to run the table, chosen by the profile's ``[game.options] keyed``:
 
 Dealer keypad, in the ``setting_hands`` phase: ``DD <seat>`` (Double Down equal to
 the wager, § 670a.11(c)), ``SET <seat> <low card>`` (the player's low hand; the other
-five are the high hand), ``DONE``.
+five are the high hand), ``VOID <seat>`` (the dealer exposed one of the player's cards
+and the player, without looking at the others, voids the hand, § 670a.13(d): every
+wager of the seat is returned, its progressive contribution taken back, and the hand
+takes no part in the round — no Envy Bonus from it), ``DONE``.
+
+A progressive system alone (``keyed = []``) has no keypad and takes no decisions: a
+player's void of the hand is then the casino's table game's, outside the controller.
 """
 
 from __future__ import annotations
@@ -76,9 +82,11 @@ def _cents(file: str, opts: Mapping[str, Any], key: str, default: int, lowest: i
 
 @dataclass
 class SixCardRound(GameRound):
-    """The players' low cards as keyed (``SET <seat> <low card>``): seat -> card."""
+    """The players' low cards as keyed (``SET <seat> <low card>``): seat -> card; the
+    seats whose player voided the hand (``VOID <seat>``, § 670a.13(d))."""
 
     low: dict[int, int] = field(default_factory=dict)
+    voided: list[int] = field(default_factory=list)
 
 
 def _keyed(profile: TableProfile, opts: Mapping[str, Any]) -> tuple[str, ...]:
@@ -144,12 +152,13 @@ class SixCardFortune(Procedure):
     chapter = "58 Pa. Code 670a"
     deck = 53
     stack_size = 6  # § 670a.10(d): 6 cards to each of 7 positions, 11 left
+    returned_reverses_meter = True  # § 670a.13(d): a voided hand's progressive wager is returned
     adjacent_section = "§ 670a.7(f)"
     phases = (
         Phase("starting_position", PhaseKind.START, "§ 670a.5(i), § 670a.10(b)"),
         Phase("dispensing", PhaseKind.DEAL, "§ 670a.10(c)", "main"),
         Phase("stub_check", PhaseKind.STUB, "§ 670a.10(d),(e)"),
-        Phase("setting_hands", PhaseKind.DECIDE, "§ 670a.11(a)-(c)", "settings"),
+        Phase("setting_hands", PhaseKind.DECIDE, "§ 670a.11(a)-(c), § 670a.13(d)", "settings"),
         Phase("settlement", PhaseKind.SETTLE, "§ 670a.11(d)-(h), § 670a.12"),
     )
 
@@ -195,7 +204,7 @@ class SixCardFortune(Procedure):
 
     def decision_prompt(self, rnd: Round, name: str) -> str:
         same = ", 'SAME <seat> <seat>'" if self.adjacent_areas else ""
-        return f"SET HANDS: 'DD <seat>', 'SET <seat> <low card>'{same}; DONE (house way otherwise)"
+        return f"SET HANDS: 'DD <seat>', 'SET <seat> <low card>', 'VOID <seat>'{same}; DONE (house way otherwise)"
 
     def apply_entry(self, rnd: Round, name: str, text: str) -> Entry:
         verb, parts = entry_verb(text)
@@ -204,12 +213,26 @@ class SixCardFortune(Procedure):
             return Entry("HANDS SET - SETTLING", {"decision": "done"}, done=True)
         if verb == "SAME":  # § 670a.7(f): one player on two adjacent areas
             return self.same_player(rnd, parts)
-        if verb == "DD" and len(parts) == 2:
-            return self._double_down(rnd, seat_arg(parts[1], players))
-        if verb == "SET" and len(parts) == 3:
-            return self._set_low(rnd, seat_arg(parts[1], players), parts[2])
-        same = ", SAME <seat> <seat>" if self.adjacent_areas else ""
-        raise EntryError(f"enter DD <seat>, SET <seat> <low card>{same} or DONE")
+        if (verb, len(parts)) not in (("DD", 2), ("SET", 3), ("VOID", 2)):
+            same = ", SAME <seat> <seat>" if self.adjacent_areas else ""
+            raise EntryError(f"enter DD <seat>, SET <seat> <low card>, VOID <seat>{same} or DONE")
+        seat = seat_arg(parts[1], players)
+        if seat in self.play.voided:
+            raise EntryError(f"seat {seat} has voided the hand (§ 670a.13(d))")
+        if verb == "DD":
+            return self._double_down(rnd, seat)
+        if verb == "SET":
+            return self._set_low(rnd, seat, parts[2])
+        return self._void(seat)
+
+    def _void(self, seat: int) -> Entry:
+        """``VOID <seat>``: a card of the player's exposed by the dealer, the player voids
+        the hand (§ 670a.13(d)); its setting, if keyed, no longer counts."""
+        self.play.voided.append(seat)
+        self.play.low.pop(seat, None)
+        return Entry(
+            f"SEAT {seat} HAND VOID - WAGERS RETURNED", {"seat": seat, "decision": "void"}, answer=(seat, "void")
+        )
 
     def _double_down(self, rnd: Round, seat: int) -> Entry:
         """``DD <seat>``: a Double Down Wager equal to the wager (§ 670a.11(c), § 670a.7(e)(1))."""
@@ -272,6 +295,9 @@ class SixCardFortune(Procedure):
 
     def _settle_full(self, rnd: Round, hands: Mapping[int, Sequence[int]], dealer: Sequence[int]) -> list[WagerResult]:
         ws = by_seat(rnd.wagers)
+        voided = set(self.play.voided)
+        out = [r for s in self.settlement_order() if s in voided and s in ws for r in _voided(s, ws[s])]
+        hands = {s: c for s, c in hands.items() if s not in voided}
         same = self.play.player
         seats = {
             s: SeatWagers(
@@ -292,7 +318,9 @@ class SixCardFortune(Procedure):
                 settings[s] = house_way(cards)  # § 670a.11(a)(1)
             else:
                 settings[s] = (tuple(c for c in cards if c != low), low)
-        return settle_round(tuple(dealer), seats, settings, self.options)
+        if seats:
+            out += settle_round(tuple(dealer), seats, settings, self.options)
+        return out
 
     def hand_entry_complete(self, rnd: Round) -> str | None:
         if not self.full:
@@ -301,3 +329,13 @@ class SixCardFortune(Procedure):
         if 0 not in rnd.entered:
             missing.append("dealer")
         return f"enter the hands of: {', '.join(missing)}" if missing else None
+
+
+def _voided(s: int, wagers: Mapping[str, int]) -> list[WagerResult]:
+    """§ 670a.13(d): a card exposed, the player voided the hand: every wager of the seat returned."""
+    return [
+        WagerResult(
+            s, w, c, "returned", 0, "hand-voided", detail="§ 670a.13(d): a card exposed; the player voided the hand"
+        )
+        for w, c in sorted(wagers.items())
+    ]

@@ -100,7 +100,7 @@ class PaiGowTiles(Procedure):
         Phase("bank_selection", PhaseKind.DECIDE, "§ 621a.9(b)-(i), § 621a.7", "bank"),
         Phase("starting_position", PhaseKind.START, "§ 621a.2(f), § 621a.6(a)(3),(c), § 621a.9(i),(j)"),
         Phase("dice_wagers", PhaseKind.DICE_WAGERS, "§ 621a.6(b), § 621a.11(c)-(e)"),
-        Phase("dealing_tiles", PhaseKind.DEAL, "§ 621a.6(d),(e), § 621a.7, § 621a.9(g),(k),(l)", "main"),
+        Phase("dealing_tiles", PhaseKind.DEAL, "§ 621a.6(d), § 621a.7, § 621a.9(g),(k)", "main"),
         Phase("counting_tiles", PhaseKind.STUB, "§ 621a.6(d): all 32 tiles dealt"),
         # after_entry: when the dealer keyed the tiles (shoe not reading / out of order) the
         # players still set their hands, surrender or void, and the bank's hand is checked

@@ -329,7 +329,7 @@ class Dealing:
             self.log.warning("shoe.unexpected", msg=msg, state=self.machine.state)
             return
         if msg == "JAM":
-            # § 670a.13(m): jam / failure to deal all cards -> void, return wagers, reshuffle
+            # § 670a.13(m), § 687a.13(f): jam / failure to deal all cards -> void, return wagers, reshuffle
             self._void(f"shoe jammed at stack {data['stack']} (§ 670a.13(m))")
         elif msg == "FACE_UP":
             self._face_up(data)
@@ -351,7 +351,7 @@ class Dealing:
         want = self.proc.expected_remaining(rnd)  # a burned face-up card left the deck (§ 670a.13(f))
         dealt = len(self._d.dealt_stacks)
         if d["remaining"] != want or d["stacks"] != dealt:
-            # § 670a.10(e), § 670a.13(h),(k): wrong count -> misdeal, all hands void
+            # § 670a.10(e), § 670a.13(h),(k), § 659a.10(d), § 687a.10(f): wrong count -> misdeal, all hands void
             self._void(
                 f"misdeal: {d['stacks']} stacks dispensed and {d['remaining']} cards left, "
                 f"expected {dealt} and {want} (§ 670a.10(e))"
@@ -370,6 +370,8 @@ class Dealing:
         dealt = self._d
         n = len(dealt.dealt_stacks) + 1
         want = dealt.to_dispense[0] if dealt.to_dispense else None
+        # a stack of the wrong size: a position dealt an incorrect number of cards, every hand
+        # void (§ 670a.13(h),(k), § 659a.10(d), § 687a.13(c))
         if want is None or not _stack_as_expected(d, n, want.cards):
             self._void(
                 f"misdeal: stack {d['stack']} with {d['count']} cards, expected stack {n} of "

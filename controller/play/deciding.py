@@ -216,8 +216,8 @@ class Deciding:
         ds = self._d.decisions[name] = self._d.decisions[name].after(entry)
         recs = [books.rec(Kind.DECISION, phase=self.machine.state, text=text, **entry.record)]
         for (seat, wager), cents in sorted(entry.late.items()):
-            # a wager made after "no more bets" where the rules allow it (Double Down,
-            # § 670a.7(c); DJ Wild's Raise, § 687a.11(b)): accepted and recorded now
+            # a wager made after "no more bets" where the rules allow it (the procedure's
+            # keyed_wager and Wagering.accept_late say which): accepted and recorded now
             self.bets.accept_late(seat, wager, cents)
             recs.append(books.rec(Kind.WAGER_ACCEPTED, seat=seat, spot=wager, cents=cents, late=True))
         finished = ds.done or (bool(ds.required) and all(s in ds.answers for s in ds.required))

@@ -309,11 +309,13 @@ def settle_progressive(
     The wager must be the paytable's amount ($1 for Paytable 1, $5 for Paytable 2).
     Percentage-of-meter pays carry ``meter_fraction`` (net 0 until the meter layer pays)."""
     table = get_paytable(config.progressive_paytable)
-    _amount(seat, "progressive", amount, 1)
-    if table.per_wager_cents is not None and amount != table.per_wager_cents:
+    offered = table.per_wager_cents  # Progressive Paytable 1 is for $1, 2 for $5 (§ 687a.12(c))
+    if offered is None:
+        raise DJWildError(f"{table.name!r} names no wager: a Progressive Bonus paytable is for one (§ 687a.12(c))")
+    if isinstance(amount, bool) or not isinstance(amount, int) or amount != offered:
         raise DJWildError(
-            f"seat {seat}: progressive wager {amount} cents; {table.name!r} is for a "
-            f"{table.per_wager_cents}-cent wager (§ 687a.12(c))"
+            f"seat {seat}: progressive wager {amount!r} cents; {table.name!r} is for a "
+            f"{offered}-cent wager (§ 687a.12(c))"
         )
     hand = prog.category.text
     if not raised and not config.progressive_on_fold:
@@ -483,7 +485,8 @@ def _envy(seats: list[DJSeat], hits: list[tuple[int, poker.HandRank]], cfg: DJWi
 
 
 def void_round(rnd_seats: Iterable[DJSeat]) -> list[WagerResult]:
-    """§ 687a.13(c),(f), § 687a.8(i): all hands void, every wager returned."""
+    """§ 687a.8(i): all hands void, every wager returned (the table's voids, a misdeal or a
+    shoe's jam, go through controller/play/wagering.py)."""
     out: list[WagerResult] = []
     for s in rnd_seats:
         for w, amt in (

@@ -228,7 +228,8 @@ def base_outcome(player: Setting, dealer: Setting, dealer_ace_high: bool) -> Bas
 
 
 def dealer_ace_high(cards: Sequence[int]) -> bool:
-    """§ 688a.1, § 688a.6(d): the dealer's seven cards are an Ace High Pai Gow."""
+    """Whether the dealer's seven cards are an Ace High Pai Gow (a helper of the rules' tests;
+    the table asks controller/rules/faceup_bonus.py directly)."""
     return ace_high_kind(check_seven(cards, "dealer's hand")) is not None
 
 

@@ -237,11 +237,6 @@ class BonusHand:
     order: int  # index into BONUS_ORDER: lower is better
     natural: bool  # False when the joker is among the seven cards
 
-    @property
-    def envy_qualifying(self) -> bool:
-        """§ 688a.1: four-of-a-kind or better formed from the seven cards."""
-        return self.order <= QUADS
-
 
 def bonus_hand(cards: Sequence[int], mode: JokerMode = "bug") -> BonusHand:
     """The best seven-card hand for the Fortune Bonus / Progressive (§ 688a.6(e), (f))."""
@@ -291,7 +286,8 @@ def ace_high_kind(cards: Sequence[int]) -> str | None:
 
 
 def ace_high_pai_gow(cards: Sequence[int]) -> bool:
-    """§ 688a.1, § 688a.6(d), § 688a.11(f)(2)(iii)."""
+    """Whether the seven cards are an Ace High Pai Gow (a helper of the analysis and the tests; the
+    table decides with :func:`ace_high_kind`)."""
     return ace_high_kind(cards) is not None
 
 

@@ -208,8 +208,8 @@ class SeatPlay:
 
 def _pay(seat: int, wager: str, amount: int, hand: str | None, pt: Paytable, rule: str) -> WagerResult:
     """A paytable wager: ``hand`` None (or not in the table) loses.  A meter pay is made
-    from the progressive, not the table inventory (§ 659a.11(h)(3)(ii)(D)); the wager was
-    collected at lock-out (§ 659a.8(b)(2)) and is not returned on top of the meter share."""
+    from the progressive, not the table inventory (§ 659a.11(h)(3)(ii)(D)); the wager, collected
+    at the lock-out, is not returned on top of the meter share."""
     return paytable_result(
         seat,
         wager,
@@ -345,7 +345,8 @@ def _envy_results(
 
 def void_round(wagers: Mapping[int, Mapping[str, int]]) -> list[WagerResult]:
     """A misdeal or a wrong count of cards left: "all hands shall be void and all wagers
-    shall be returned to the players" (§ 659a.8(e), § 659a.9(d), § 659a.10(d)).
+    shall be returned to the players" (§ 659a.8(e), § 659a.9(d)); the table's void of a misdeal goes
+    through controller/play/wagering.py.
     ``wagers`` maps seat -> {"base": cents, "fortune": ..., "insurance": ..., "progressive": ...}."""
     out = []
     for seat in sorted(wagers, reverse=True):

@@ -1,5 +1,5 @@
 """Pai Gow tiles: positions, the starting position from the dice, the bank's
-cut and the dealing styles (§§ 621a.6(c)-(e), 621a.7, 621a.9(g), (j), (k)).
+cut and the dealing styles (§§ 621a.6(c),(d), 621a.7, 621a.9(g), (j), (k)).
 
 Pure: no I/O.
 

@@ -1,5 +1,6 @@
 """§ 670a.11(c): after the players have examined their cards, each may place a Double Down Wager
-equal to the Six-Card Fortune Pai Gow Poker Wager; the controller takes it at the decision step."""
+equal to the Six-Card Fortune Pai Gow Poker Wager; the controller takes it at the decision step —
+the one wager made after "no more bets" (§ 670a.7(c))."""
 
 from __future__ import annotations
 

@@ -47,3 +47,39 @@ def test_687a_1_raise_wager_is_two_times_the_ante():
     assert [DJSeat(1, ante, "Ah Ac Ad 6s 5h", True).raise_amount for ante in (500, 2500, 1)] == [1000, 5000, 2]
     res = by_wager(_round(DJSeat(1, 700, "9h 8s 7d 6s 5h", raised=True)))
     assert res["raise"].amount == 1400
+
+
+@pytest.mark.parametrize(
+    "hand,dealer,paytable,net",
+    [
+        # the player's four 9s lose to the dealer's four kings: paid by the player's hand
+        ("9h 9c 9d 9s 5h", "Kh Kd Kc Ks 3s", "DJWBB-01", 500 * 100),
+        # the player's trips lose to a full house: 9 to 1 on both paytables
+        ("Ah Ac Ad 6s 5h", "Kh Kd Kc 8s 8d", "DJWBB-02", 9 * 100),
+        # the player's straight flush loses to five of a kind: 500 to 1 (01), 5,000 to 1 (02)
+        ("9h 8h 7h 6h 5h", "Kh Kd Kc Ks 2s", "DJWBB-01", 500 * 100),
+        ("9h 8h 7h 6h 5h", "Kh Kd Kc Ks 2s", "DJWBB-02", 5000 * 100),
+    ],
+)
+def test_687a_12_e_bad_beat_paid_by_the_beaten_hand_on_the_tables_paytable(hand, dealer, paytable, net):
+    """§ 687a.12(e): a winning Two-Way Bad Beat Bonus Wager is paid by the paytable the table
+    offers, at the row of the player's beaten hand."""
+    res = by_wager(_round(DJSeat(1, 500, hand, raised=True, bad_beat=100), dealer=dealer, bad_beat_paytable=paytable))
+    r = res["bad-beat"]
+    assert (r.outcome, r.net, r.paytable) == ("win", net, paytable)
+
+
+def test_687a_6_f_a_one_cent_bad_beat_wager_is_settled():
+    """§ 687a.6(f), § 687a.12(e): any whole amount of cents may be wagered (the table's limits
+    are the profile's); one cent on three of a kind beaten pays 9 cents, nothing less is a wager."""
+    res = by_wager(_round(DJSeat(1, 500, "Ah Ac Ad 6s 5h", raised=True, bad_beat=1), dealer="Kh Kd Kc Ks 3s"))
+    assert (res["bad-beat"].outcome, res["bad-beat"].net) == ("win", 9)
+
+
+def test_687a_12_e_the_analysis_takes_only_a_bad_beat_paytable():
+    """§ 687a.12(e): the Two-Way Bad Beat's analysis is of one of its paytables (DJWBB-01..04);
+    another wager's paytable is refused by name."""
+    from controller.analysis.djwild import analyze_bad_beat
+
+    with pytest.raises(ValueError, match="'DJWT-05' is not a DJ Wild Two-Way Bad Beat paytable"):
+        analyze_bad_beat("DJWT-05", {})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,13 +61,30 @@ def test_the_code_nearest_the_citation_is_altered_first():
 
 def test_pytest_args_select_the_named_tests_or_the_whole_module():
     assert M.pytest_args(["tests/a.py::test_x", "tests/a.py::test_y", "tests/b.py::test_z"]) == [
-        "tests/a.py",
-        "tests/b.py",
-        "-k",
-        "test_x or test_y or test_z",
+        "tests/a.py::test_x",
+        "tests/a.py::test_y",
+        "tests/b.py::test_z",
     ]
     assert M.pytest_args(["tests/a.py (module)"]) == ["tests/a.py"]
-    assert M.pytest_args([], ["ou-01"]) == ["tests/hil/test_scenarios.py", "-k", "ou-01"]
+    assert M.pytest_args([], ["ou-01"]) == ["tests/hil/test_scenarios.py::test_scenario[ou-01]"]
+    # a whole module beside named tests and scenarios: the scenarios stay the named ones
+    assert M.pytest_args(["tests/a.py (module)", "tests/a.py::test_x", "tests/b.py::test_z"], ["ou-01"]) == [
+        "tests/a.py",
+        "tests/b.py::test_z",
+        "tests/hil/test_scenarios.py::test_scenario[ou-01]",
+    ]
+
+
+def test_union_args_keeps_each_rows_selection():
+    rows = [
+        ["tests/a.py", "tests/hil/test_scenarios.py::test_scenario[ou-01]"],
+        ["tests/a.py::test_x", "tests/b.py::test_z"],
+    ]
+    assert M.union_args(rows) == [
+        "tests/a.py",
+        "tests/b.py::test_z",
+        "tests/hil/test_scenarios.py::test_scenario[ou-01]",
+    ]
 
 
 def test_verdict_and_cell():
@@ -105,3 +123,24 @@ def test_a_mutant_runs_in_a_copy_and_the_copy_is_restored(tmp_path: Path):
         trees.close()
     assert (root / "pkg" / "m.py").read_text() == SRC
     assert not copy.exists()
+
+
+def test_a_bare_test_name_is_found_under_tests(tmp_path: Path):
+    (tmp_path / "tests" / "x").mkdir(parents=True)
+    (tmp_path / "tests" / "x" / "test_a.py").write_text("def test_named_in_a_note(tmp_path):\n    pass\n")
+    assert M._with_paths(tmp_path, ["test_named_in_a_note", "test_nowhere", "tests/b.py (module)"]) == [
+        "tests/x/test_a.py::test_named_in_a_note",
+        "test_nowhere",
+        "tests/b.py (module)",
+    ]
+
+
+def test_only_takes_a_rows_id_as_that_row_and_anything_else_as_a_prefix():
+    from types import SimpleNamespace
+
+    import tools.compliance as C
+
+    rs: Any = [SimpleNamespace(sub=SimpleNamespace(id=i)) for i in ("688a.1", "688a.10(b)", "687a.11(b)", "687a.11(e)")]
+    assert [r.sub.id for r in C._selected(rs, ["688a.1"])] == ["688a.1"]
+    assert [r.sub.id for r in C._selected(rs, ["687a.11"])] == ["687a.11(b)", "687a.11(e)"]
+    assert C._selected(rs, []) == rs

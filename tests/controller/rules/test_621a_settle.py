@@ -123,6 +123,22 @@ def test_player_bank_621a_9_o_p_q():
     assert table_net(list(s.results)) == s.house_net == 1500 + 100 + 25
 
 
+def test_player_bank_without_a_dealer_wager_621a_9_n_p_q():
+    """The dealer wagers against the bank only when it says so (§ 621a.9(n)): without it the
+    center is the players' losses less their wins alone (§ 621a.9(p)), and the bank keeps the
+    surplus less its 5% (§ 621a.9(q) for the winners)."""
+    wagers = [
+        PlayerWager(1, 2000, make_setting("6-6 6-6", "4-5 3-5")),  # wins 1900 after 100
+        PlayerWager(2, 3000, make_setting("1-3 1-3", "1-5 1-4")),  # loses 3000
+    ]
+    s = settle_bank(3, BANK, wagers)
+    assert s.dealer is None and s.dealer_net == 0
+    assert [r.seat for r in s.results] == [1, 2, 3]
+    # center 3000 - paid 2000 = surplus 1000; the bank's 5% = 50
+    assert s.surplus == 1000 and s.results[-1].net == 950 and s.results[-1].commission == 50
+    assert table_net(list(s.results)) == s.house_net == 100 + 50
+
+
 def test_player_bank_shortfall_paid_by_bank():
     wagers = [PlayerWager(1, 5000, make_setting("6-6 6-6", "4-5 3-5"))]
     s = settle_bank(2, BANK, wagers)

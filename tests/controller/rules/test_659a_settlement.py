@@ -1,4 +1,4 @@
-"""58 Pa. Code § 659a.11(d)-(i), § 659a.12: settling every Fortune Asia Poker wager."""
+"""58 Pa. Code § 659a.11(d)-(f),(h),(i), § 659a.12: settling every Fortune Asia Poker wager."""
 
 from __future__ import annotations
 

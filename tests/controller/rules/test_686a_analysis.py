@@ -16,7 +16,8 @@ def _pct(f: Fraction | None, places: int) -> str:
 
 def test_686a_required_wagers_payback_98_95():
     """Preamble: "In Over/Under, the expected payback would be 98.95% on the required wagers" —
-    six decks without replacement, best decision after the first card, reading 686a-1."""
+    six decks without replacement, best decision after the first card, reading 686a-1; the Ante
+    and the decision wager each paid at 1 to 1 (§ 686a.8(a))."""
     res = analyze_ante(None, {})
     assert _pct(res.payback, 2) == "98.95"
     assert _pct(res.payback, 4) == "98.9502"

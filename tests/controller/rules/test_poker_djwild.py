@@ -188,6 +188,8 @@ def test_property_compare_is_a_total_preorder(a, b, c):
 @settings(max_examples=30, deadline=None)
 @given(st.sampled_from([5, 6, 7]), st.integers(0, 2**32 - 1))
 def test_property_batch_equals_single_hand(n, seed):
+    """The batch evaluator (the analysis's) ranks every hand as the single-hand one does, the
+    four deuces and the joker wild (§ 687a.6(b))."""
     rng = np.random.default_rng(seed)
     hs = np.argsort(rng.random((64, 53)), axis=1)[:, :n]
     cat, score, nat = best_five_batch(hs, DJ)

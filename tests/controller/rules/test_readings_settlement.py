@@ -60,6 +60,10 @@ def test_688a_12_d_progressive_paytable_4_straight_and_trips_pays_15():
     opt = FaceUpOptions(progressive_paytable="Face Up Progressive 4")
     r = [x for x in settle_round(DEALER, seats, _hw(seats), opt) if x.wager == "progressive"][0]
     assert (r.hand, r.net, r.meter_fraction) == ("three-of-a-kind", 1500, None)
+    assert "688a-7" in r.detail  # the higher of the two rows, and the record says why
+    seats = {1: FaceUpSeat(P("9c 9d 9h Kc 6d 4h 2c"), 1000, progressive=500)}  # three nines, no straight
+    r = [x for x in settle_round(DEALER, seats, _hw(seats), opt) if x.wager == "progressive"][0]
+    assert (r.hand, r.net) == ("three-of-a-kind", 1500) and "688a-7" not in r.detail
 
 
 def test_688a_12_c_bonus_reading_is_checked():

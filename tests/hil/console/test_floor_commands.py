@@ -12,6 +12,8 @@ W = 30.0
 
 
 def test_floorperson_reshuffles_then_validates_a_hit_by_pin(console_rig):
+    """The console's ``reshuffle`` is the floorperson's order of a reshuffle after any round,
+    one command for every game (§ 670a.5(a); Over/Under's § 686a.5(f))."""
     rig, con = console_rig()
     t = Term(con.pty_path)
     try:
@@ -75,6 +77,8 @@ def test_floorperson_reshuffles_then_validates_a_hit_by_pin(console_rig):
 
 
 def test_a_dealer_may_not_validate_or_reshuffle(console_rig):
+    """A dealer records a new dealer (Over/Under then burns a card, § 686a.7(c)) but neither
+    validates nor reshuffles."""
     rig, con = console_rig()
     t = Term(con.pty_path)
     try:

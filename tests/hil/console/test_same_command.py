@@ -41,6 +41,9 @@ def test_670a_7_f_console_same_records_one_player(console_rig):
 
 
 def test_670a_7_f_console_same_refused_where_not_permitted(console_rig):
+    """The console's ``same`` is one command for every game that permits one player on two
+    adjacent areas (§ 659a.7(f), § 687a.7(e), § 688a.7(f) as § 670a.7(f)): two seats, or a usage
+    error that changes nothing; each game's own refusal comes from its procedure."""
     rig, con = console_rig()
     t = Term(con.pty_path)
     try:

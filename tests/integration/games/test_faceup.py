@@ -142,6 +142,9 @@ ROUND1 = {
 
 
 def test_688a_scripted_round_every_result_computed_by_hand(tmp_path):
+    """The deal as § 688a.10 orders it: the starting position from the shaker's dice (§ 688a.10(b)),
+    seven stacks of seven clockwise from it (§ 688a.10(c)), four cards left and the round played on
+    (§ 688a.10(d),(e)); then every wager settled as computed by hand below."""
     h = Harness(tmp_path / "l.db", doc())
     meter0 = h.table.meters["primary"].value
     assert meter0 == 1_000_000  # Paytable 4 seed $10,000 (§ 688a.12(d))
@@ -322,6 +325,17 @@ def test_688a_11_bad_entries_are_refused_and_change_nothing(text, match):
     with pytest.raises(EntryError, match=match):
         hr.apply(proc, "settings", text)
     assert (proc.play, hr.decided) == before
+
+
+def test_688a_11_b_the_dealers_hands_are_set_and_shown_before_the_players_decide():
+    """§ 688a.11(b): the dealer's seven cards set by the house way and shown (the prompt and the
+    round's line) before any player sets his hands; nothing is shown before the cards are in."""
+    proc = procedure_for("face-up", parse_profile(doc(), "<t>"))
+    HandRound(1, {(1, "base"): 1000}, proc)
+    assert proc.describe(HandRound(1, {}).round) == ""
+    proc, hr = proc_and_round()
+    assert proc.describe(hr.round) == "dealer 9d 9c 7s 5d 3h / Kh Qc"
+    assert proc.decision_prompt(hr.round, "settings").startswith("DEALER 9d 9c 7s 5d 3h / Kh Qc: ")
 
 
 def test_688a_11_entries_set_surrender_void():

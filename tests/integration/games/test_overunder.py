@@ -240,6 +240,16 @@ def test_686a_7_d_a_cover_card_the_shoe_did_not_report_still_means_a_reshuffle(t
     h.close()
 
 
+def test_686a_7_c_d_the_burn_card_counts_toward_the_cover_card_to_the_card(tmp_path):
+    """The controller counts every card out since the shuffle, the burn card first (§ 686a.7(c)):
+    four cards out with four above the cover card is not past it, so no reshuffle (§ 686a.7(d))."""
+    h, shoe = _harness(tmp_path)
+    shoe.shuffled(cover=4)
+    _round(h, shoe, ["7d", "9h"], ["Kd As"])  # the burn, the first card, two more: 4 cards
+    assert h.state == "open_for_wagers" and h.shoe.calls.count(("shuffle", ())) == 1 and h.table.deck_ready
+    h.close()
+
+
 @pytest.mark.parametrize(
     "cards, cover, why",
     [

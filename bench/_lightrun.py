@@ -24,7 +24,8 @@ def _spread(values: list[float], fmt: str = "{:.3f}") -> str:
     """The median of repeated windows and their range."""
     med = statistics.median(values)
     each = ", ".join(fmt.format(v) for v in values)
-    return f"{fmt.format(med)} (median of {len(values)}; min {fmt.format(min(values))}, max {fmt.format(max(values))}: {each})"
+    lo, hi = fmt.format(min(values)), fmt.format(max(values))
+    return f"{fmt.format(med)} (median of {len(values)}; min {lo}, max {hi}: {each})"
 
 
 class Windows:
@@ -63,7 +64,8 @@ def run(args: argparse.Namespace, emit: Any) -> int:
     )
     emit(
         "max_connections",
-        f"{max(need, 300) if not args.db else 'the given server’s'} (needs ≥ {need}: {n} tables + LAP 1 + floor view 5 + reserved 3 + 10)",
+        f"{max(need, 300) if not args.db else 'the given server’s'} "
+        f"(needs ≥ {need}: {n} tables + LAP 1 + floor view 5 + reserved 3 + 10)",
     )
     with (
         database(args.db, max_connections=max(need, 300)) as dsn,
@@ -75,7 +77,8 @@ def run(args: argparse.Namespace, emit: Any) -> int:
             try:
                 lp.start()
             except Exception as e:  # noqa: BLE001 - what happens at this size is the figure
-                emit("error", f"the pit did not start ({type(e).__name__}: {e})")
+                lap_log = (Path(tmp) / "lap.log").read_text(errors="replace").strip().splitlines()[-3:]
+                emit("error", f"the pit did not start ({type(e).__name__}: {e}); the LAP said: {' | '.join(lap_log)}")
                 return 1
             emit("start_s", f"{time.monotonic() - t0:.1f}")
             emit("tables", n)
@@ -92,12 +95,14 @@ def run(args: argparse.Namespace, emit: Any) -> int:
 
 def _figures(args: argparse.Namespace, lp: Any, w: Windows, emit: Any) -> None:
     from bench.link import Idle, marginal
+    from controller.lap.lap import wait_until
 
     n = len(lp.ids)
     time.sleep(2.0)  # the start's reads settled
     idle: list[tuple[float, float, float]] = []
     paced: list[tuple[float, float, float, int, float]] = []
     rnd = [3]
+    before = [0]
 
     def play(t0: float, seconds: float) -> None:
         """Each table a round of ten contributions every ``round_s``, spread evenly."""
@@ -113,13 +118,15 @@ def _figures(args: argparse.Namespace, lp: Any, w: Windows, emit: Any) -> None:
         rest = t0 + seconds - time.monotonic()
         if rest > 0:
             time.sleep(rest)
+        # the window lasts until the LAP holds every contribution written in it (their cost in it)
+        wait_until(lambda: lp.lap_count() >= before[0] + rounds * n * 10, 120, 0.1)
 
     for _ in range(args.repeats):
         idle.append(w.measure(args.idle_s))
         if args.paced_s > 0:
-            before = lp.lap_count()
+            before[0] = lp.lap_count()
             cpu, own, dt = w.measure(args.paced_s, play)
-            paced.append((cpu, own, dt, lp.lap_count() - before, time.monotonic()))
+            paced.append((cpu, own, dt, lp.lap_count() - before[0], time.monotonic()))
     idle.append(w.measure(args.idle_s))
     emit("db_cpu_idle_ms_per_table_s", _spread([r * 1000 / n for r, _o, _t in idle]))
     emit("db_cpu_idle_uplink_backends_ms_per_table_s", _spread([o * 1000 for _r, o, _t in idle]))

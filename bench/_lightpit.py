@@ -222,7 +222,8 @@ class LightPit:
         from controller.lap.lap import LapStore, connect, wait_until
 
         pit = self.pit
-        timeout = timeout if timeout is not None else max(120.0, 0.3 * len(pit.ids))
+        # the LAP's first configuration of 1,000 tables takes minutes on this machine
+        timeout = timeout if timeout is not None else max(120.0, 1.2 * len(pit.ids))
         pit.start_lap()
         pit.store = LapStore(connect(pit.dsn), pit.schema)
         if not wait_until(lambda: pit.store.installed() is not None and pit.store.state() == "running", timeout, 0.05):

@@ -64,6 +64,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--paced-s", type=float, default=60.0, help="paced run's length (default 60; 0 skips it)")
     p.add_argument(
+        "--light",
+        action="store_true",
+        help="many tables' uplinks from a few processes, no table services (the database's side of a large pit)",
+    )
+    p.add_argument("--procs", type=int, default=4, help="--light: worker processes (default 4)")
+    p.add_argument("--repeats", type=int, default=3, help="--light: idle and paced windows, alternating (default 3)")
+    p.add_argument(
         "--no-tls",
         action="store_true",
         help="the throwaway cluster's link without TLS (default: TLS with a client certificate per table role)",
@@ -73,6 +80,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, emit: Any) -> int:
     from bench._linkrig import Pit, database, postmaster_pid
 
+    if args.light:
+        from bench import _lightrun
+
+        return _lightrun.run(args, emit)
     with database(args.db) as dsn, tempfile.TemporaryDirectory(prefix="tablectl-bench-link-") as tmp:
         pit = Pit(dsn, args.tables, Path(tmp), tls=False if args.no_tls else None)
         try:

@@ -39,6 +39,11 @@ def _to_5(schema: str) -> str:
     return f"SET LOCAL search_path = {schema}, pg_temp;\n" + body.replace("@S", schema)
 
 
+def _to_6(schema: str) -> str:
+    body = _function("heartbeat") + "UPDATE schema_info SET version = 6;\n"
+    return f"SET LOCAL search_path = {schema}, pg_temp;\n" + body.replace("@S", schema)
+
+
 def migrate(conn: psycopg.Connection, schema: str, version: int) -> int:
     """Bring ``schema`` from ``version`` to this release's; the version it is at now."""
     s = check_name(schema)
@@ -49,4 +54,8 @@ def migrate(conn: psycopg.Connection, schema: str, version: int) -> int:
             for (role,) in roles:
                 conn.execute(grants(s, str(role)).encode())
         version = 5
+    if version == 5:
+        with conn.transaction():
+            conn.execute(_to_6(s).encode())
+        version = 6
     return version

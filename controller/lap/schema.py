@@ -63,7 +63,7 @@ from controller.lap.schema_auth import AUTH_GRANTS
 #: 5: every event and batch head authenticated with the table's link key (``link_keys``,
 #: ``events.auth``, ``batches.auth``), the records the LAP holds that a table's ledger does not
 #: (controller/lap/schema_auth.py); a version 4 schema is migrated (controller/lap/migrate.py)
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
 

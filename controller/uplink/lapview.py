@@ -69,6 +69,17 @@ SELECT json_build_object(
 """
 
 
+#: the slow timer's read when no doorbell rang: one small row, the LAP's heartbeat and state and
+#: each level's version (about a third of :data:`VIEW_SQL`'s cost on the server: that one's
+#: reconciliation row goes through the table's row-level policy); :data:`VIEW_SQL` follows only
+#: when the state or a version moved
+PROBE_SQL = """
+SELECT l.state, l.reason, extract(epoch FROM l.heartbeat_at)::float8,
+  (SELECT array_agg(v.version ORDER BY v.level) FROM {s}.levels v)
+FROM {s}.link l
+"""
+
+
 class Coalescer:
     """Doorbells at any rate cost at most one read per ``min_gap`` s; without any, a read every
     ``refresh`` s.  The only place reads are rationed (the listener asks it when to read)."""
@@ -273,6 +284,12 @@ class Listener:
         self.reads = 0
         self.reconnects = 0  # connections ended by the deadline
         self._sql = sql.SQL(VIEW_SQL).format(s=sql.Identifier(schema))
+        self._probe_sql = sql.SQL(PROBE_SQL).format(s=sql.Identifier(schema))
+        self.full_reads = 0
+        #: what the last whole read said of the link and the levels (None: read it all next)
+        self._sig: tuple[Any, ...] | None = None
+        self._levels: list[Any] = []
+        self._since_full = 0
         self._hits_sql = sql.SQL(HITS_SQL).format(s=sql.Identifier(schema))
         self._seen = (0, 0.0)  # (fresh heartbeats, when that count was last seen to move)
 
@@ -285,6 +302,7 @@ class Listener:
         self._listen(conn)
         row = conn.execute("SELECT extract(epoch FROM clock_timestamp())").fetchone()
         self.view.reset()
+        self._sig = None
         self.view.fresh_after = float(row[0]) if row else math.inf
         self._seen = (0, self.now())
         top = min(self.deadline_cap_s, self.deadline_s * 2 ** min(self.missed, 20))
@@ -344,10 +362,14 @@ class Listener:
         if wake_fd is not None:
             p.register(wake_fd, select.POLLIN)
         p.poll(wait * 1000)
+        self.service(conn)
+
+    def service(self, conn: psycopg.Connection) -> None:
+        """Without waiting: the doorbells received, a read when due, the deadline."""
         self._drain(conn)
-        if bell.due():
-            self._read(conn)
-            bell.done()
+        if self.bell.due():
+            self._read(conn, rung=self.bell.pending)
+            self.bell.done()
         self._deadline()
 
     def _deadline(self) -> None:
@@ -360,12 +382,38 @@ class Listener:
             self.missed += 1
             raise LinkDeadline(f"no fresh heartbeat from the LAP within {self.current_s:.1f} s; reconnecting")
 
-    def _read(self, conn: psycopg.Connection) -> None:
-        row = conn.execute(self._sql, self.view.params()).fetchone()
+    #: every this many reads without a doorbell, the whole read all the same: this table's own
+    #: row (reconciliation, a refusal) changes with a doorbell or after its own batches, both of
+    #: which read it all; this bounds how long a change could go unseen without either
+    full_every = 10
+
+    def _read(self, conn: psycopg.Connection, rung: bool = True) -> None:
+        """The LAP's rows: all of them after a doorbell (or a batch of this table's), at a new
+        connection and every :attr:`full_every` reads; else :data:`PROBE_SQL`, and all of them
+        when it shows the state or a level's version moved."""
+        self._since_full += 1
+        if not rung and self._sig is not None and self._since_full < self.full_every:
+            probe = conn.execute(self._probe_sql, prepare=True).fetchone()
+            self.reads += 1
+            if probe is None:
+                return
+            state, reason, hb, versions = probe
+            if (state, reason, versions) == self._sig:
+                self.view.apply({"state": state, "reason": reason, "hb": hb, "levels": self._levels})
+                return
+        self._read_all(conn)
+
+    def _read_all(self, conn: psycopg.Connection) -> None:
+        row = conn.execute(self._sql, self.view.params(), prepare=True).fetchone()
         self.reads += 1
+        self.full_reads += 1
+        self._since_full = 0
         if row is None:
             return
         doc = dict(row[0])
+        levels = doc.get("levels") or []
+        self._levels = levels
+        self._sig = (doc.get("state"), doc.get("reason"), [lv["version"] for lv in levels] or None)
         if self.view.hits_moved(doc):
             hits = conn.execute(self._hits_sql, self.view.params()).fetchone()
             if hits is not None:

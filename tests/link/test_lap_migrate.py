@@ -55,7 +55,7 @@ def test_a_version_4_schema_is_migrated_and_then_takes_only_signed_records(pg_ds
         meter = store.levels()["primary"]
         store.set_state("stopped")
         assert store.install("pit") is False  # migrated, not created
-        assert store.installed() == SCHEMA_VERSION == 5
+        assert store.installed() == SCHEMA_VERSION == 6
         assert store.schema_differences() == []  # its code is this release's, exactly
         assert store.levels()["primary"] == meter and store.reconcile().ok
         store.set_state("running")

@@ -77,7 +77,7 @@ class LightTable:
         self.lat: list[tuple[float, float]] = []  # (received, ms)
         self.rate_version: int | None = None
         self.up = Uplink(cfg, log=self._log)
-        self.up.watchdog = _NoWatchdog()  # type: ignore[assignment]
+        self.up.connection.watchdog = _NoWatchdog()  # type: ignore[assignment]
         self.up.view.send = self._told
         self.up.listener.send = self._told
         self.conn: psycopg.Connection | None = None
@@ -111,7 +111,7 @@ class LightTable:
             if self.source is None:
                 self.source = SqliteLedgerSource(up.cfg.ledger, up.cfg.key)
             if self.conn is None:
-                self.conn = up._open()
+                self.conn = up.connection.open()
                 up.listener.attach(self.conn)
                 up._connected(self.conn, self.source)
             up._cycle(self.conn, self.source)

@@ -309,12 +309,12 @@ def _play_child(state_dir: str, rounds: int) -> None:
         writer = rig.service.writer
         assert writer is not None
         size0, io0, n0 = (state / "ledger.sqlite3").stat().st_size, _io(), rig.table.status["round"]
-        c0, k0 = writer.commits, writer.checkpoints
+        c0, k0 = writer.stats.commits, writer.stats.checkpoints
         for _ in range(rounds):
             people.play_round()
         rig.service.writer.flush()  # type: ignore[union-attr]
         io1, n1 = _io(), rig.table.status["round"]
-        commits, checkpoints = writer.commits - c0, writer.checkpoints - k0
+        commits, checkpoints = writer.stats.commits - c0, writer.stats.checkpoints - k0
         grew = (state / "ledger.sqlite3").stat().st_size - size0
     finally:
         rig.stop()

@@ -78,8 +78,8 @@ def run(args: argparse.Namespace, emit: Emit) -> int:
         dt = time.perf_counter() - t0
         writer.stop()
         emit("events_per_s_grouped", f"{count[0] / dt:.0f}")
-        emit("commits", writer.commits)
-        emit("events_per_commit", f"{writer.events_written / max(1, writer.commits):.1f}")
+        emit("commits", writer.stats.commits)
+        emit("events_per_commit", f"{writer.stats.events_written / max(1, writer.stats.commits):.1f}")
         lat.sort()
         emit("submit_to_durable_p50_ms", f"{percentile(lat, 50):.2f}")
         emit("submit_to_durable_p99_ms", f"{percentile(lat, 99):.2f}")

@@ -390,10 +390,11 @@ def _run(args: argparse.Namespace, emit: Callable[[str, object], None]) -> int:
             probe.close()
             rig.stop()
     _emit_figures(emit, m, gc_pauses, sensor)
-    if hasattr(writer, "checkpoints"):  # the writer's own WAL checkpoints, off the commit path
-        emit("ledger_checkpoints", writer.checkpoints - checkpoints0)
-        emit("ledger_checkpoint_ms_total", f"{writer.checkpoint_s * 1000:.1f}")
-        emit("ledger_wal_frames_max", writer.max_wal_frames)
+    stats = getattr(writer, "stats", None)
+    if stats is not None:  # the writer's own WAL checkpoints, off the commit path
+        emit("ledger_checkpoints", stats.checkpoints - checkpoints0)
+        emit("ledger_checkpoint_ms_total", f"{stats.checkpoint_s * 1000:.1f}")
+        emit("ledger_wal_frames_max", stats.max_wal_frames)
     return 0
 
 
@@ -412,7 +413,7 @@ def _instrument(rig: Any, stamps: PathStamps, sensor: SensorStamps) -> tuple[int
         ledger.cpu_clock = time.thread_time  # the writer's CPU time at its stamps
     if hasattr(writer, "trace"):
         writer.trace = stamps.trace
-    checkpoints0 = getattr(writer, "checkpoints", 0)
+    checkpoints0 = getattr(getattr(writer, "stats", None), "checkpoints", 0)
     # the bench's thread waits for the count to be shown, woken by that alone: ``table.wait_for``
     # would wake it on every status publish, each wake taking the GIL on the path measured
     shown = threading.Event()

@@ -8,6 +8,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 from controller.books.ledger import Head, Ledger, Record, StoredEvent, fault_of
 from controller.core.records import Kind
@@ -19,6 +20,37 @@ Done = Callable[[list[StoredEvent]], None]
 Trace = Callable[[Mapping[str, float], list[StoredEvent]], None]
 #: what the writer's queue carries: records and their callback (None: stop)
 _Item = tuple[list[Record], Done | None]
+
+
+@dataclass(frozen=True, slots=True)
+class WriterSettings:
+    """The writer's tunables, fixed once it is made (:class:`LedgerWriter` says what each does)."""
+
+    max_batch: int = 256
+    idle_checkpoint_s: float = 0.02
+    checkpoint_commits: int = 50
+    max_commits_between_checkpoints: int = 200
+    hand_over_s: float = 0.002
+
+    def __post_init__(self) -> None:
+        if not self.idle_checkpoint_s > 0:
+            raise ValueError(f"idle_checkpoint_s must be > 0, got {self.idle_checkpoint_s!r}")
+        if not 1 <= self.checkpoint_commits <= self.max_commits_between_checkpoints:
+            raise ValueError(
+                "need 1 <= checkpoint_commits <= max_commits_between_checkpoints, got "
+                f"{self.checkpoint_commits!r} and {self.max_commits_between_checkpoints!r}"
+            )
+
+
+@dataclass(slots=True)
+class WriterStats:
+    """What the writer has done, for bench/ and the tests (written on the writer thread only)."""
+
+    commits: int = 0
+    events_written: int = 0
+    checkpoints: int = 0
+    checkpoint_s: float = 0.0  # time spent checkpointing (off the commit path)
+    max_wal_frames: int = 0  # the most frames the WAL held at a checkpoint
 
 
 class LedgerWriter:
@@ -35,7 +67,8 @@ class LedgerWriter:
     the WAL, the writer checkpoints as soon as nothing has been submitted for
     ``idle_checkpoint_s``.  Under a load that never leaves it idle it checkpoints
     after ``max_commits_between_checkpoints`` commits anyway, right after handing
-    their callbacks over: the WAL stays bounded.
+    their callbacks over: the WAL stays bounded.  These tunables are kept in :attr:`settings`
+    (:class:`WriterSettings`), what the writer has done in :attr:`stats` (:class:`WriterStats`).
 
     The hand-over (``submit(..., hand_over=True)``; ``hand_over_s`` 0 turns it off): a
     submitter that finds the writer idle blocks until the writer has taken its records (at
@@ -57,36 +90,23 @@ class LedgerWriter:
         witness: Callable[[Head], None] | None = None,
         hand_over_s: float = 0.002,
     ):
-        if not idle_checkpoint_s > 0:
-            raise ValueError(f"idle_checkpoint_s must be > 0, got {idle_checkpoint_s!r}")
-        if not 1 <= checkpoint_commits <= max_commits_between_checkpoints:
-            raise ValueError(
-                "need 1 <= checkpoint_commits <= max_commits_between_checkpoints, got "
-                f"{checkpoint_commits!r} and {max_commits_between_checkpoints!r}"
-            )
+        self.settings = WriterSettings(
+            max_batch, idle_checkpoint_s, checkpoint_commits, max_commits_between_checkpoints, hand_over_s
+        )
         self.ledger = ledger
         self._deliver = deliver
         self._on_error = on_error
         self._q: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
-        self._max_batch = max_batch
-        self._idle_s = idle_checkpoint_s
-        self._ckpt_commits = checkpoint_commits
-        self._max_commits = max_commits_between_checkpoints
         self._thread = threading.Thread(target=self._run, name="ledger-writer", daemon=True)
         # the hand-over (see ``submit``): ``_idle`` while the writer blocks on its queue; ``_taken`` is
         # held (locked) except when the writer signals a waiting submitter that it has its records
-        self._hand_over_s = hand_over_s
         self._idle = False
         self._waiting = False
         self._taken = threading.Lock()
         self._taken.acquire()
         self._failed = False
         self._uncheckpointed = 0  # commits since the last checkpoint
-        self.commits = 0
-        self.events_written = 0
-        self.checkpoints = 0
-        self.checkpoint_s = 0.0  # time spent checkpointing (off the commit path)
-        self.max_wal_frames = 0  # the most frames the WAL held at a checkpoint
+        self.stats = WriterStats()
         #: called on the writer thread after each batch is handed over (bench/); None: nothing is kept
         self.trace: Trace | None = None
         self._witness = witness
@@ -108,10 +128,10 @@ class LedgerWriter:
         The submitter then does that work while SQLite writes and syncs (the GIL released).
         Without it, records submitted one after another are likely to share a commit."""
         recs = list(records)
-        if hand_over and self._idle and self._hand_over_s > 0:
+        if hand_over and self._idle and self.settings.hand_over_s > 0:
             self._waiting = True
             self._q.put((recs, done))
-            self._taken.acquire(timeout=self._hand_over_s)
+            self._taken.acquire(timeout=self.settings.hand_over_s)
             self._waiting = False
         else:
             self._q.put((recs, done))
@@ -140,7 +160,7 @@ class LedgerWriter:
             written = not self._failed and self._write(batch, t_got, c_got)
             if stop:
                 return  # a stop in this batch is not lost with a failure
-            if written and self._uncheckpointed >= self._max_commits:
+            if written and self._uncheckpointed >= self.settings.max_commits_between_checkpoints:
                 self._checkpoint()  # never idle: bound the WAL anyway, the callbacks already handed over
 
     def _take_over_checkpoints(self) -> None:
@@ -155,9 +175,9 @@ class LedgerWriter:
         """The next item of the queue (None: stop), when and at what CPU time it was taken;
         None when the writer was idle long enough to checkpoint (and did)."""
         self._idle = True
-        if self._uncheckpointed >= self._ckpt_commits and not self._failed:
+        if self._uncheckpointed >= self.settings.checkpoint_commits and not self._failed:
             try:
-                item = self._q.get(timeout=self._idle_s)
+                item = self._q.get(timeout=self.settings.idle_checkpoint_s)
             except queue.Empty:
                 self._idle = False
                 self._checkpoint()  # idle: nothing waits for the disk now
@@ -173,7 +193,7 @@ class LedgerWriter:
     def _batch(self, item: _Item) -> tuple[list[_Item], bool]:
         """``item`` and what else is queued (up to the batch size); True when a stop was among them."""
         batch = [item]
-        while len(batch) < self._max_batch and not self._q.empty():
+        while len(batch) < self.settings.max_batch and not self._q.empty():
             nxt = self._q.get_nowait()  # the writer is the queue's only consumer
             if nxt is None:
                 return batch, True
@@ -192,8 +212,8 @@ class LedgerWriter:
             self._on_error(exc)
             return False
         if stored:
-            self.commits += 1
-            self.events_written += len(stored)
+            self.stats.commits += 1
+            self.stats.events_written += len(stored)
             self._uncheckpointed += 1
         self._hand_back(batch, stored)
         if stored:
@@ -273,7 +293,7 @@ class LedgerWriter:
             self._failed = True
             self._on_error(exc)
             return
-        self.checkpoint_s += time.perf_counter() - t
-        self.checkpoints += 1
-        self.max_wal_frames = max(self.max_wal_frames, frames)
+        self.stats.checkpoint_s += time.perf_counter() - t
+        self.stats.checkpoints += 1
+        self.stats.max_wal_frames = max(self.stats.max_wal_frames, frames)
         self._uncheckpointed = 0

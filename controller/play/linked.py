@@ -54,6 +54,61 @@ DEFAULT_TIMEOUT_S = 3.0
 Post = Callable[[str, str, dict[str, Any]], None]
 
 
+@dataclass(slots=True)
+class LapHeard:
+    """What the table last heard of the LAP: its heartbeat, its state (and why, when it is
+    inoperable), and whether the uplink holds its connection to the LAP's database."""
+
+    last_hb: float | None = None
+    state: str = "unknown"
+    reason: str | None = None  # why the LAP is inoperable
+    uplink_up: bool = False
+
+    def problem(self, now: float, timeout_s: float) -> str | None:
+        """Why the LAP keeps the wager closed: no heartbeat (yet, or for too long), no database, not running."""
+        if self.last_hb is None:
+            return "no heartbeat from the LAP yet"
+        if now - self.last_hb > timeout_s:
+            return f"no heartbeat from the LAP for {now - self.last_hb:.1f} s"
+        if not self.uplink_up:
+            return "the uplink lost the database"
+        if self.state != "running":
+            why = f": {self.reason}" if self.reason else ""
+            return f"the link is {self.state}{why}"
+        return None
+
+
+@dataclass(slots=True)
+class Closures:
+    """What about this table's records keeps its linked wager closed, each until its own message
+    lifts it (docs/linked.md)."""
+
+    #: the LAP refused one of this table's records (its linked wager closed until the operator reopens it)
+    refused: str | None = None
+    #: a record of this ledger the uplink could not verify (nothing from it on is sent)
+    unverified: str | None = None
+    rejected: str | None = None
+    #: the LAP's records of this table disagree with its ledger (docs/linked.md), each closing
+    #: the linked wager: a batch's totals (until a later batch reconciles) and the chain head
+    #: the LAP recorded (until the uplink finds the ledger reaches it again)
+    mismatch: str | None = None
+    diverged: str | None = None
+
+    def problem(self) -> str | None:
+        """Why the records keep the wager closed: refused, unverified, or differing from the LAP's."""
+        if self.rejected:
+            return f"the LAP refused a record: {self.rejected}"
+        if self.unverified:
+            return f"the uplink cannot verify a ledger record: {self.unverified}"
+        if self.refused:
+            return self.refused
+        if self.diverged:
+            return f"the ledger differs from the LAP's record of it: {self.diverged}"
+        if self.mismatch:
+            return f"the LAP's records of this table differ from its ledger: {self.mismatch}"
+        return None
+
+
 class Linkage:
     def __init__(
         self,
@@ -68,16 +123,11 @@ class Linkage:
         self.group = group
         self.timeout_s = timeout_s
         self.now = now
-        self.last_hb: float | None = None
-        self.lap_state = "unknown"
-        self.lap_reason: str | None = None  # why the LAP is inoperable
+        self.heard = LapHeard()
         #: the LAP's current rate version per level (a contribution carries the one it was taken under)
         self.rate_versions: dict[str, int] = {}
-        #: the LAP refused one of this table's records (its linked wager closed until the operator reopens it)
-        self.refused: str | None = None
-        #: a record of this ledger the uplink could not verify (nothing from it on is sent)
-        self.unverified: str | None = None
-        self.uplink_up = False
+        #: what keeps the linked wager closed because of this table's records
+        self.closures = Closures()
         self.meters: dict[str, int] = {}
         self.answers: dict[int, tuple[int, int]] = {}  # hit seq -> (order, amount)
         #: hit seq -> the LAP's proof of the amount it answered: recorded with the payment, so that a
@@ -86,12 +136,6 @@ class Linkage:
         self.won: dict[str, Any] | None = None  # the last hit on the link (table, asset number, amount)
         self.reconciled = 0
         self.last_outbox = last_outbox  # the last link.* record this table wrote
-        self.rejected: str | None = None
-        #: the LAP's records of this table disagree with its ledger (docs/linked.md), each closing
-        #: the linked wager: a batch's totals (until a later batch reconciles) and the chain head
-        #: the LAP recorded (until the uplink finds the ledger reaches it again)
-        self.mismatch: str | None = None
-        self.diverged: str | None = None
         #: None until first judged (then the closed state at start-up is recorded and shown too)
         self.open: bool | None = None
         self._sign: str | None = None  # what the sign says while closed (a new line is recorded too)
@@ -139,9 +183,9 @@ class Linkage:
         return handler(self, msg) if handler is not None else None
 
     def _on_hb(self, msg: dict[str, Any]) -> str | None:
-        self.last_hb = self.now()
-        self.lap_state = str(msg.get("state", "unknown"))
-        self.uplink_up = True
+        self.heard.last_hb = self.now()
+        self.heard.state = str(msg.get("state", "unknown"))
+        self.heard.uplink_up = True
         for lv, cents in dict(msg.get("meters", {})).items():
             self.meters[str(lv)] = int(cents)
         self.report(force=True)
@@ -164,12 +208,12 @@ class Linkage:
         return "won"
 
     def _on_state(self, msg: dict[str, Any]) -> str | None:
-        self.lap_state = str(msg["state"])
-        self.lap_reason = None if msg.get("reason") is None else str(msg["reason"])[:300]
+        self.heard.state = str(msg["state"])
+        self.heard.reason = None if msg.get("reason") is None else str(msg["reason"])[:300]
         return None
 
     def _on_link(self, msg: dict[str, Any]) -> str | None:
-        self.uplink_up = bool(msg.get("up"))
+        self.heard.uplink_up = bool(msg.get("up"))
         return None
 
     def _on_hit(self, msg: dict[str, Any]) -> str | None:
@@ -179,34 +223,34 @@ class Linkage:
 
     def _on_reconciled(self, msg: dict[str, Any]) -> str | None:
         self.reconciled = max(self.reconciled, int(msg["seq"]))
-        self.mismatch = None
+        self.closures.mismatch = None
         return None
 
     def _on_mismatch(self, msg: dict[str, Any]) -> str | None:
-        self.mismatch = str(msg.get("problem", "the LAP's totals differ"))[:300]
+        self.closures.mismatch = str(msg.get("problem", "the LAP's totals differ"))[:300]
         return None
 
     def _on_diverged(self, msg: dict[str, Any]) -> str | None:
-        self.diverged = str(msg.get("problem", "the ledger differs from the LAP's record of it"))[:300]
+        self.closures.diverged = str(msg.get("problem", "the ledger differs from the LAP's record of it"))[:300]
         return None
 
     def _on_agrees(self, msg: dict[str, Any]) -> str | None:
-        self.diverged = None
+        self.closures.diverged = None
         return None
 
     def _on_rejected(self, msg: dict[str, Any]) -> str | None:
-        self.rejected = str(msg.get("reason", "refused"))
+        self.closures.rejected = str(msg.get("reason", "refused"))
         return None
 
     def _closure(self, msg: dict[str, Any]) -> str | None:
         t = msg["t"]
         if t == "refused":
-            self.refused = None if msg.get("reason") is None else str(msg["reason"])[:300]
+            self.closures.refused = None if msg.get("reason") is None else str(msg["reason"])[:300]
             return None
         if t == "verified":
-            self.unverified = None
+            self.closures.unverified = None
             return None
-        self.unverified = f"record {msg['seq']}: {str(msg['problem'])[:300]}"
+        self.closures.unverified = f"record {msg['seq']}: {str(msg['problem'])[:300]}"
         return "unverified"
 
     def committed(self, seq: int) -> None:
@@ -217,7 +261,7 @@ class Linkage:
     # ---- open or closed -------------------------------------------------------------
     def should_be(self) -> tuple[bool, str]:
         now = self.now()
-        why = self._records_problem() or self._lap_problem(now)
+        why = self.closures.problem() or self.heard.problem(now, self.timeout_s)
         if why:
             return False, why
         if self.open is not True and self.reconciled < self.last_outbox:
@@ -225,33 +269,6 @@ class Linkage:
             # records on their way are normal traffic and close nothing)
             return False, f"waiting for the LAP to reconcile records up to {self.last_outbox}"
         return True, "link reconciled"
-
-    def _records_problem(self) -> str | None:
-        """Why the records keep the wager closed: refused, unverified, or differing from the LAP's."""
-        if self.rejected:
-            return f"the LAP refused a record: {self.rejected}"
-        if self.unverified:
-            return f"the uplink cannot verify a ledger record: {self.unverified}"
-        if self.refused:
-            return self.refused
-        if self.diverged:
-            return f"the ledger differs from the LAP's record of it: {self.diverged}"
-        if self.mismatch:
-            return f"the LAP's records of this table differ from its ledger: {self.mismatch}"
-        return None
-
-    def _lap_problem(self, now: float) -> str | None:
-        """Why the LAP keeps the wager closed: no heartbeat (yet, or for too long), no database, not running."""
-        if self.last_hb is None:
-            return "no heartbeat from the LAP yet"
-        if now - self.last_hb > self.timeout_s:
-            return f"no heartbeat from the LAP for {now - self.last_hb:.1f} s"
-        if not self.uplink_up:
-            return "the uplink lost the database"
-        if self.lap_state != "running":
-            why = f": {self.lap_reason}" if self.lap_reason else ""
-            return f"the link is {self.lap_state}{why}"
-        return None
 
     def change(self) -> tuple[bool, str] | None:
         """The new (open, reason) when the wager must open or close now — or, closed, when what
@@ -267,11 +284,11 @@ class Linkage:
     def closed_text(self) -> str:
         """The sign's line while the linked wager is closed: why, when it is more than the link
         being away (a refusal, a record that does not verify, the LAP inoperable)."""
-        if self.unverified:
+        if self.closures.unverified:
             return "LINKED PROGRESSIVE CLOSED - LEDGER RECORD UNVERIFIED"
-        if self.rejected or self.refused:
+        if self.closures.rejected or self.closures.refused:
             return "LINKED PROGRESSIVE CLOSED - REFUSED BY THE LAP"
-        if self.lap_state == "inoperable":
+        if self.heard.state == "inoperable":
             return "LINKED PROGRESSIVE CLOSED - LAP INOPERABLE"
         return "LINKED PROGRESSIVE CLOSED"
 

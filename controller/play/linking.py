@@ -101,7 +101,7 @@ class LinkedWager:
         elif what == "unverified":
             # the uplink found a record of this ledger whose MAC or place in the chain does not
             # verify (docs/security.md): the ledger's own latched tilt; nothing from it on is sent
-            self.raise_tilt("ledger", f"the uplink cannot verify a ledger record: {self.link.unverified}")
+            self.raise_tilt("ledger", f"the uplink cannot verify a ledger record: {self.link.closures.unverified}")
         self.check()
 
     def announce(self) -> None:

@@ -122,11 +122,11 @@ def test_idle_checkpoints_keep_the_wal_bounded(harness):
             bounded.commit(burst * 5 + i)
             unbounded.commit(burst * 5 + i)
         time.sleep(0.05)  # idle: several idle_checkpoint_s
-    assert bounded.writer.checkpoints >= 10
-    assert unbounded.writer.checkpoints == 0
+    assert bounded.writer.stats.checkpoints >= 10
+    assert unbounded.writer.stats.checkpoints == 0
     grown = _wal_frames_capacity(unbounded.path)
-    assert _wal_frames_capacity(bounded.path) * 4 < grown, (bounded.writer.max_wal_frames, grown)
-    assert bounded.writer.max_wal_frames < grown / 4
+    assert _wal_frames_capacity(bounded.path) * 4 < grown, (bounded.writer.stats.max_wal_frames, grown)
+    assert bounded.writer.stats.max_wal_frames < grown / 4
     assert bounded.verify() == [] and bounded.errors == []
 
 
@@ -136,9 +136,9 @@ def test_a_writer_never_idle_still_checkpoints(harness):
     h = harness(idle_checkpoint_s=30.0, checkpoint_commits=10, max_commits_between_checkpoints=10)
     for i in range(55):
         h.commit(i, n=1)
-    assert h.writer.commits == 55
-    assert h.writer.checkpoints == 5
-    assert 0 < h.writer.max_wal_frames <= 10 * 8
+    assert h.writer.stats.commits == 55
+    assert h.writer.stats.checkpoints == 5
+    assert 0 < h.writer.stats.max_wal_frames <= 10 * 8
     assert h.verify() == []
 
 
@@ -309,7 +309,7 @@ def test_random_bursts_acknowledge_everything(harness):
     assert all_done.wait(20)
     assert sorted(i for i, _ in got) == list(range(n))
     assert all(len(evs) == 1 and evs[0].data["i"] == i for i, evs in got)
-    assert h.writer.checkpoints > 0 and h.verify() == [] and h.errors == []
+    assert h.writer.stats.checkpoints > 0 and h.verify() == [] and h.errors == []
 
 
 def _statements(led: Ledger) -> list[str]:
@@ -375,10 +375,10 @@ def test_submits_without_the_hand_over_still_share_a_commit(harness):
         h = harness(**kw)
         h.writer.flush()
         time.sleep(0.005)
-        before = h.writer.commits
+        before = h.writer.stats.commits
         done = threading.Event()
         h.writer.submit([Record("wager.accepted", 1, {"seat": 1})], hand_over=hand_over)
         h.writer.submit([Record("wager.accepted", 1, {"seat": 2})], lambda _e, d=done: d.set())
         assert done.wait(10)
-        assert h.writer.commits - before == commits, (kw, hand_over)
+        assert h.writer.stats.commits - before == commits, (kw, hand_over)
         assert h.ledger.last_seq == 2

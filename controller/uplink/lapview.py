@@ -281,16 +281,8 @@ class Listener:
         self.deadline_cap_s = max(deadline_cap_s, deadline_s)
         self.missed = 0  # deadlines passed in a row without a fresh heartbeat
         self.current_s = deadline_s  # this connection's deadline
-        self.reads = 0
         self.reconnects = 0  # connections ended by the deadline
-        self._sql = sql.SQL(VIEW_SQL).format(s=sql.Identifier(schema))
-        self._probe_sql = sql.SQL(PROBE_SQL).format(s=sql.Identifier(schema))
-        self.full_reads = 0
-        #: what the last whole read said of the link and the levels (None: read it all next)
-        self._sig: tuple[Any, ...] | None = None
-        self._levels: list[Any] = []
-        self._since_full = 0
-        self._hits_sql = sql.SQL(HITS_SQL).format(s=sql.Identifier(schema))
+        self.rows = RowReader(schema, view)
         self._seen = (0, 0.0)  # (fresh heartbeats, when that count was last seen to move)
 
     def attach(self, conn: psycopg.Connection) -> None:
@@ -302,7 +294,7 @@ class Listener:
         self._listen(conn)
         row = conn.execute("SELECT extract(epoch FROM clock_timestamp())").fetchone()
         self.view.reset()
-        self._sig = None
+        self.rows.forget()
         self.view.fresh_after = float(row[0]) if row else math.inf
         self._seen = (0, self.now())
         top = min(self.deadline_cap_s, self.deadline_s * 2 ** min(self.missed, 20))
@@ -368,7 +360,7 @@ class Listener:
         """Without waiting: the doorbells received, a read when due, the deadline."""
         self._drain(conn)
         if self.bell.due():
-            self._read(conn, rung=self.bell.pending)
+            self.rows.read(conn, rung=self.bell.pending)
             self.bell.done()
         self._deadline()
 
@@ -382,12 +374,57 @@ class Listener:
             self.missed += 1
             raise LinkDeadline(f"no fresh heartbeat from the LAP within {self.current_s:.1f} s; reconnecting")
 
-    #: every this many reads without a doorbell, the whole read all the same: this table's own
-    #: row (reconciliation, a refusal) changes with a doorbell or after its own batches, both of
-    #: which read it all; this bounds how long a change could go unseen without either
-    full_every = 10
+    @property
+    def reads(self) -> int:
+        """Reads of the LAP's rows on this uplink (small and whole)."""
+        return self.rows.reads
 
-    def _read(self, conn: psycopg.Connection, rung: bool = True) -> None:
+    @property
+    def full_reads(self) -> int:
+        return self.rows.full_reads
+
+
+class RowReader:
+    """How the uplink reads the LAP's rows: one small prepared row (:data:`PROBE_SQL`) on the
+    slow timer, all of them (:data:`VIEW_SQL`, then :data:`HITS_SQL` when a hit count moved)
+    only when that row moved, after a doorbell or this table's own batch, at a new connection
+    and every :attr:`full_every` reads; :class:`LapView` is told either way."""
+
+    __slots__ = (
+        "_sql",
+        "_probe_sql",
+        "_hits_sql",
+        "view",
+        "reads",
+        "full_reads",
+        "full_every",
+        "_sig",
+        "_levels",
+        "_since_full",
+    )
+
+    def __init__(self, schema: str, view: LapView):
+        ident = sql.Identifier(schema)
+        self._sql = sql.SQL(VIEW_SQL).format(s=ident)
+        self._probe_sql = sql.SQL(PROBE_SQL).format(s=ident)
+        self._hits_sql = sql.SQL(HITS_SQL).format(s=ident)
+        self.view = view
+        self.reads = 0
+        self.full_reads = 0
+        #: every this many reads without a doorbell, the whole read all the same: this table's own
+        #: row (reconciliation, a refusal) changes with a doorbell or after its own batches, both of
+        #: which read it all; this bounds how long a change could go unseen without either
+        self.full_every = 10
+        #: what the last whole read said of the link and the levels (None: read it all next)
+        self._sig: tuple[Any, ...] | None = None
+        self._levels: list[Any] = []
+        self._since_full = 0
+
+    def forget(self) -> None:
+        """A new connection: the next read reads it all."""
+        self._sig = None
+
+    def read(self, conn: psycopg.Connection, rung: bool = True) -> None:
         """The LAP's rows: all of them after a doorbell (or a batch of this table's), at a new
         connection and every :attr:`full_every` reads; else :data:`PROBE_SQL`, and all of them
         when it shows the state or a level's version moved."""

@@ -63,9 +63,9 @@ def test_idle_reads_are_the_small_row_and_a_moved_version_is_read_whole(light):
             time.sleep(0.01)
         hbs = [m for m in told if m["t"] == "hb"]
         assert len(hbs) >= 5  # the LAP's heartbeat row (every 200 ms) seen moving on by the small reads
-        assert lis.reads >= 20 and lis.full_reads <= lis.reads // lis.full_every + 2
+        assert lis.reads >= 20 and lis.full_reads <= lis.reads // lis.rows.full_every + 2
         version = max(m["version"] for m in told if m["t"] == "meter")
-        lis.full_every = 10**9  # from now on only a moved version makes it read the whole
+        lis.rows.full_every = 10**9  # from now on only a moved version makes it read the whole
         light.write("T02", 1, 1)  # another table moves the meter: no doorbell is heard here
         end = time.monotonic() + 10
         while time.monotonic() < end and not any(m["t"] == "meter" and m["version"] > version for m in told):

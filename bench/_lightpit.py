@@ -148,39 +148,58 @@ def worker(spec_path: str) -> int:
     tables = [LightTable(spec, tid, tmp) for tid in spec["tables"]]
     for t in tables:
         _patch_listener(t)
-    told_up = False
-    stdin = sys.stdin.fileno()
-    os.set_blocking(stdin, False)
-    buf = b""
-    while True:
+    return Worker(tables).run()
+
+
+class Worker:
+    """One worker process's loop: one ``poll`` over its tables' connections and the parent's
+    commands (stdin), each table's turn when its connection spoke or its timer is due."""
+
+    def __init__(self, tables: list[LightTable]):
+        self.tables = tables
+        self.stdin = sys.stdin.fileno()
+        os.set_blocking(self.stdin, False)
+        self.buf = b""
+        self.told_up = False
+
+    def run(self) -> int:
+        while True:
+            ready = self._wait()
+            if self.stdin in ready and self._commands():
+                return 0
+            now = time.monotonic()
+            for t in self.tables:
+                fd = t.fileno()
+                if fd is None or fd in ready or t.due(now) <= now or t.up.wake.is_set():
+                    t.turn()
+            self._say_up()
+
+    def _wait(self) -> set[int]:
+        """The descriptors ready, after a wait until the soonest table's turn (at most 0.25 s)."""
         now = time.monotonic()
         p = select.poll()
-        p.register(stdin, select.POLLIN)
-        fds: dict[int, LightTable] = {}
-        for t in tables:
+        p.register(self.stdin, select.POLLIN)
+        for t in self.tables:
             fd = t.fileno()
             if fd is not None:
-                fds[fd] = t
                 p.register(fd, select.POLLIN)
-        wait = min([t.due(now) for t in tables] + [now + 0.25]) - now
-        ready = {fd for fd, _ev in p.poll(max(0.0, wait) * 1000)}
-        if stdin in ready:
-            chunk = os.read(stdin, 65536)
-            if not chunk:
-                return 0
-            buf += chunk
-            *lines, buf = buf.split(b"\n")
-            for line in lines:
-                if _command(json.loads(line), tables):
-                    return 0
-        now = time.monotonic()
-        for t in tables:
-            fd = t.fileno()
-            if fd is None or fd in ready or t.due(now) <= now or t.up.wake.is_set():
-                t.turn()
-        if not told_up and all(t.conn is not None and t.up.view.fresh for t in tables):
-            told_up = True
-            print(json.dumps({"up": len(tables)}), flush=True)
+        wait = min([t.due(now) for t in self.tables] + [now + 0.25]) - now
+        return {fd for fd, _ev in p.poll(max(0.0, wait) * 1000)}
+
+    def _commands(self) -> bool:
+        """The parent's commands that arrived; True: stop (told so, or the parent is gone)."""
+        chunk = os.read(self.stdin, 65536)
+        if not chunk:
+            return True
+        self.buf += chunk
+        *lines, self.buf = self.buf.split(b"\n")
+        return any(_command(json.loads(line), self.tables) for line in lines)
+
+    def _say_up(self) -> None:
+        """Tell the parent once every table is connected and has heard a fresh heartbeat."""
+        if not self.told_up and all(t.conn is not None and t.up.view.fresh for t in self.tables):
+            self.told_up = True
+            print(json.dumps({"up": len(self.tables)}), flush=True)
 
 
 def _command(cmd: dict[str, Any], tables: list[LightTable]) -> bool:

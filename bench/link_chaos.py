@@ -355,12 +355,27 @@ def _run(args: argparse.Namespace, emit: Any) -> int:
             emit("problem", f"the LAP's records could not be read: {type(e).__name__}: {_first_line(e)}")
             for problem in run_problems:
                 emit("problem", problem)
+            emit("logs_kept", _keep_logs(Path(tmp_s)))
             return 1
         finally:
             _ha_faults.stop_standby(pit)
             pit.close()  # the LAP and uplink processes, whatever happened above
         _emit_tally(args, counts, tables, tally, emit)
-        return 0 if tally.good() else 1
+        if not tally.good():
+            emit("logs_kept", _keep_logs(Path(tmp_s)))
+            return 1
+        return 0
+
+
+def _keep_logs(tmp: Path) -> str:
+    """The LAP's and the uplinks' logs of a failed run copied out of the run's directory (which
+    goes at its end): where they are."""
+    import shutil
+
+    kept = Path(tempfile.mkdtemp(prefix="tablectl-chaos-logs-"))
+    for log in sorted(tmp.glob("*.log")):
+        shutil.copy2(log, kept / log.name)
+    return str(kept)
 
 
 def _first_line(e: BaseException) -> str:

@@ -94,3 +94,22 @@ def test_the_longest_closure_after_a_fault_counts_from_the_later_of_closing_and_
     # the third spell ended before any later fault ended, after the one at 19: 1 s
     assert w.longest_after([12.0, 19.0, 40.0]) == pytest.approx(2.0)
     assert w.longest_after([]) == 0.0  # no fault ended: nothing counted
+
+
+def test_a_failed_runs_logs_are_kept_out_of_its_directory(tmp_path):
+    """The run's directory goes at its end: a failed run's LAP and uplink logs are copied out first
+    (seed 5's closed table could not be read afterwards)."""
+    import shutil
+    from pathlib import Path
+
+    from bench.link_chaos import _keep_logs
+
+    (tmp_path / "lap.log").write_text("lap: vm is the active LAP\n")
+    (tmp_path / "T06.uplink.log").write_text("uplink T06: database unreachable\n")
+    (tmp_path / "T06.sqlite3").write_bytes(b"ledger")
+    kept = Path(_keep_logs(tmp_path))
+    try:
+        assert sorted(p.name for p in kept.iterdir()) == ["T06.uplink.log", "lap.log"]
+        assert (kept / "T06.uplink.log").read_text() == "uplink T06: database unreachable\n"
+    finally:
+        shutil.rmtree(kept)

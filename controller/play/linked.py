@@ -64,6 +64,14 @@ class LapHeard:
     reason: str | None = None  # why the LAP is inoperable
     uplink_up: bool = False
 
+    def beat(self, at: float, state: str) -> None:
+        """A heartbeat heard (it came through the uplink, so the uplink holds its database)."""
+        self.last_hb, self.state, self.uplink_up = at, state, True
+
+    def told(self, state: str, reason: str | None) -> None:
+        """The LAP's state (and why, when it is inoperable) as the uplink read it."""
+        self.state, self.reason = state, reason
+
     def problem(self, now: float, timeout_s: float) -> str | None:
         """Why the LAP keeps the wager closed: no heartbeat (yet, or for too long), no database, not running."""
         if self.last_hb is None:
@@ -93,6 +101,10 @@ class Closures:
     #: the LAP recorded (until the uplink finds the ledger reaches it again)
     mismatch: str | None = None
     diverged: str | None = None
+
+    def reject(self, reason: str) -> None:
+        """The LAP refused one of this table's events and the uplink stopped sending (until restarted)."""
+        self.rejected = reason
 
     def problem(self) -> str | None:
         """Why the records keep the wager closed: refused, unverified, or differing from the LAP's."""
@@ -183,9 +195,7 @@ class Linkage:
         return handler(self, msg) if handler is not None else None
 
     def _on_hb(self, msg: dict[str, Any]) -> str | None:
-        self.heard.last_hb = self.now()
-        self.heard.state = str(msg.get("state", "unknown"))
-        self.heard.uplink_up = True
+        self.heard.beat(self.now(), str(msg.get("state", "unknown")))
         for lv, cents in dict(msg.get("meters", {})).items():
             self.meters[str(lv)] = int(cents)
         self.report(force=True)
@@ -208,8 +218,7 @@ class Linkage:
         return "won"
 
     def _on_state(self, msg: dict[str, Any]) -> str | None:
-        self.heard.state = str(msg["state"])
-        self.heard.reason = None if msg.get("reason") is None else str(msg["reason"])[:300]
+        self.heard.told(str(msg["state"]), None if msg.get("reason") is None else str(msg["reason"])[:300])
         return None
 
     def _on_link(self, msg: dict[str, Any]) -> str | None:
@@ -239,7 +248,7 @@ class Linkage:
         return None
 
     def _on_rejected(self, msg: dict[str, Any]) -> str | None:
-        self.closures.rejected = str(msg.get("reason", "refused"))
+        self.closures.reject(str(msg.get("reason", "refused")))
         return None
 
     def _closure(self, msg: dict[str, Any]) -> str | None:

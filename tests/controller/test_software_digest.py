@@ -161,6 +161,7 @@ def test_bytecode_goes_with_record(venv):
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 def test_the_digest_covers_what_the_unit_executes_the_venv_scripts_and_pyvenv_cfg(venv):
     """Systemd runs the virtualenv's ``bin/tablectl``, and ``pyvenv.cfg`` says which
     interpreter and whether the system's site-packages are read: both were outside the digest."""

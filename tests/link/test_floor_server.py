@@ -418,6 +418,7 @@ def test_lap_check_names_the_tls_option_that_is_wrong(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------ a silent network
 @pytest.mark.slow
+@pytest.mark.soak
 def test_the_floor_view_finds_its_silent_database_connections_dead_and_recovers(make_floor: Any, pg_dsn: str) -> None:
     """Bytes swallowed without a reset (hil/netproxy.py ``blackhole``) between the floor
     view and its database.  Neither keepalives nor ``tcp_user_timeout`` find it (the proxy's

@@ -277,6 +277,7 @@ def test_the_standby_lap_takes_over_within_10_s_of_the_active_ones_sigkill(
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 def test_a_lap_paused_past_its_lease_has_every_write_refused_and_steps_down(
     pg_dsn: str, lap_schema: str, tmp_path: Path
 ) -> None:

@@ -29,9 +29,10 @@ from controller.lap.schema import (
     ddl,
     floor_grants,
     floor_role,
-    grants,
+    make_tables_role,
     role_limits,
     role_settings,
+    tables_role,
 )
 
 __all__ = [
@@ -138,6 +139,7 @@ class LapStore:
         try:
             with self.conn.transaction():
                 self.conn.execute(ddl(self.schema).encode())
+                self.conn.execute(make_tables_role(self.schema).encode())
                 self.conn.execute(self.q("INSERT INTO {s}.link (group_name) VALUES (%s)"), (group,))
         except (psycopg.errors.DuplicateSchema, psycopg.errors.UniqueViolation):
             return False  # the other host's LAP created it this instant
@@ -327,23 +329,43 @@ class LapStore:
                 self.conn.execute(self.q(_UPDATE_LEVEL), {**r, "den": den, "k": den // old_den})
 
     def _configure_members(self, cfg: LapConfig) -> None:
-        members = {r["table_id"] for r in self._rows("SELECT table_id FROM {s}.members")}
+        """Each table's row and login role, a member of the tables' group (its grants); a table
+        that leaves the link leaves the group.  What is already so is left alone: configuring a
+        pit of 1,000 tables touches only what changed."""
+        members = {r["table_id"]: r for r in self._rows("SELECT table_id, role, asset, game FROM {s}.members")}
+        wanted = {t.table_id: cfg.role_for(t.table_id) for t in cfg.tables}
+        roles, in_group = self._table_roles(list(wanted.values()) + [r["role"] for r in members.values()])
+        group = sql.Identifier(tables_role(self.schema))
         for t in cfg.tables:
-            role = cfg.role_for(t.table_id)
-            if not self.conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
-                self.conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
-            self.conn.execute(grants(self.schema, role).encode())
-            self.conn.execute(
-                self.q(
-                    "INSERT INTO {s}.members (table_id, role, asset, game) VALUES (%s, %s, %s, %s)"
-                    " ON CONFLICT (table_id) DO UPDATE SET role = excluded.role, asset = excluded.asset,"
-                    " game = excluded.game"
-                ),
-                (t.table_id, role, t.asset, t.game),
-            )
-            members.discard(t.table_id)
-        for tid in members:
+            role = wanted[t.table_id]
+            ident = sql.Identifier(role)
+            if role not in roles:
+                self.conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(ident))
+            if role not in in_group:
+                self.conn.execute(sql.SQL("GRANT {} TO {}").format(group, ident))
+            row = members.pop(t.table_id, None)
+            if row is None or (row["role"], row["asset"], row["game"]) != (role, t.asset, t.game):
+                self.conn.execute(
+                    self.q(
+                        "INSERT INTO {s}.members (table_id, role, asset, game) VALUES (%s, %s, %s, %s)"
+                        " ON CONFLICT (table_id) DO UPDATE SET role = excluded.role, asset = excluded.asset,"
+                        " game = excluded.game"
+                    ),
+                    (t.table_id, role, t.asset, t.game),
+                )
+        for tid, row in members.items():
             self.conn.execute(self.q("DELETE FROM {s}.members WHERE table_id = %s"), (tid,))
+            if row["role"] in in_group and row["role"] not in wanted.values():
+                self.conn.execute(sql.SQL("REVOKE {} FROM {}").format(group, sql.Identifier(row["role"])))
+
+    def _table_roles(self, names: list[str]) -> tuple[set[str], set[str]]:
+        """Which of ``names`` exist as roles, and which of those are members of the tables' group."""
+        rows = self.conn.execute(
+            "SELECT r.rolname, pg_has_role(r.oid, g.oid, 'MEMBER') AND r.oid <> g.oid FROM pg_roles r"
+            " LEFT JOIN pg_roles g ON g.rolname = %s WHERE r.rolname = ANY(%s)",
+            (tables_role(self.schema), names),
+        ).fetchall()
+        return {str(n) for n, _ in rows}, {str(n) for n, member in rows if member}
 
     def param_changes(self) -> list[dict[str, Any]]:
         return self._rows("SELECT * FROM {s}.param_changes ORDER BY id")

@@ -63,7 +63,9 @@ from controller.lap.schema_auth import AUTH_GRANTS
 #: 5: every event and batch head authenticated with the table's link key (``link_keys``,
 #: ``events.auth``, ``batches.auth``), the records the LAP holds that a table's ledger does not
 #: (controller/lap/schema_auth.py); a version 4 schema is migrated (controller/lap/migrate.py)
-SCHEMA_VERSION = 6
+#: 6: a heartbeat rings no doorbell
+#: 7: the tables' grants held once by a group role (``<schema>__tables``), each table's role a member
+SCHEMA_VERSION = 7
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,40}$")
 
@@ -382,14 +384,23 @@ INSERT INTO schema_info VALUES (true, @VERSION);
 """
 
 
-def grants(schema: str, role: str) -> str:
-    """What a table's role may do: insert and read its own events and batches, read the meters
-    and its own records, report itself seen, its status and a ledger record it cannot verify,
-    take the hit announcements due to its sign, record a recovery.  Nothing else (no UPDATE or DELETE anywhere)."""
-    s, r = check_name(schema), check_name(role, "role")
+def tables_role(schema: str) -> str:
+    """The group every table's role is a member of, holding the tables' grants once:
+    ``<schema>__tables`` (no table's role has ``__`` after the schema's name, as with the floor
+    view's).  Granted per role, each grant would grow the access list of every table and function
+    by one entry: configuring N tables cost N², and a pit of 1,000 did not configure in time."""
+    return f"{check_name(schema)}__tables"
+
+
+def grants(schema: str) -> str:
+    """What a table's role may do, granted to :func:`tables_role`: insert and read its own events
+    and batches, read the meters and its own records, report itself seen, its status and a ledger
+    record it cannot verify, take the hit announcements due to its sign, record a recovery.
+    Nothing else (no UPDATE or DELETE anywhere).  Which rows are its own the policies decide by
+    ``session_user`` (``my_table()``), so one group serves every table."""
+    s, r = check_name(schema), tables_role(schema)
     return f"""
 GRANT USAGE ON SCHEMA {s} TO {r};
-REVOKE INSERT ON {s}.events, {s}.batches FROM {r};
 GRANT SELECT ON {s}.events, {s}.batches TO {r};
 -- only the columns a table states (never when the LAP received it, nor the LAP's verdict)
 GRANT INSERT (table_id, seq, kind, level, data, table_time, key_no, auth) ON {s}.events TO {r};
@@ -400,6 +411,17 @@ GRANT EXECUTE ON FUNCTION {s}.my_table(), {s}.table_seen(), {s}.report_status(js
     {s}.take_announcements(), {s}.report_unverified(bigint, text), {s}.report_recovery(text, text),
     {s}.floor_reader() TO {r};
 """ + AUTH_GRANTS.format(s=s, r=r)
+
+
+def make_tables_role(schema: str) -> str:
+    """The tables' group, made if missing, never a login of its own, with its grants."""
+    r = tables_role(schema)
+    return f"""
+DO $$ BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{r}') THEN CREATE ROLE {r} NOLOGIN; END IF;
+END $$;
+ALTER ROLE {r} NOLOGIN NOCREATEDB NOCREATEROLE;
+""" + grants(schema)
 
 
 #: a table's uplink holds one connection; a second while the server has not yet noticed the last

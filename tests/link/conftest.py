@@ -51,6 +51,22 @@ def lap_doc(schema: str, tables: int = 2, **level: Any) -> dict[str, Any]:
     }
 
 
+def own_privileges(c: psycopg.Connection, schema: str, role: str) -> list[str]:
+    """Every privilege ``role`` holds itself (not through a group) on the schema and what is in it."""
+    rows = c.execute(
+        "SELECT 'table ' || table_name || ' ' || privilege_type FROM information_schema.table_privileges"
+        " WHERE table_schema = %(s)s AND grantee = %(r)s"
+        " UNION ALL SELECT 'column ' || table_name || '.' || column_name || ' ' || privilege_type"
+        " FROM information_schema.column_privileges WHERE table_schema = %(s)s AND grantee = %(r)s"
+        " UNION ALL SELECT 'function ' || routine_name FROM information_schema.routine_privileges"
+        " WHERE routine_schema = %(s)s AND grantee = %(r)s"
+        " UNION ALL SELECT 'schema usage' FROM pg_namespace n, aclexplode(n.nspacl) a"
+        " WHERE n.nspname = %(s)s AND a.grantee = %(r)s::regrole",
+        {"s": schema, "r": role},
+    ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
 class Lap:
     """A test's linked group: the LAP's store plus a connection per table role."""
 

@@ -14,7 +14,7 @@ from controller.lap.config import LapConfig, parse_lap
 from controller.lap.lap import LapStore, connect
 from controller.lap.linkkeys import enrol
 from controller.lap.schema import SCHEMA_VERSION
-from tests.link.conftest import lap_doc
+from tests.link.conftest import lap_doc, own_privileges
 
 V4 = Path(__file__).parent / "data" / "lap_schema_v4.sql"
 
@@ -55,8 +55,11 @@ def test_a_version_4_schema_is_migrated_and_then_takes_only_signed_records(pg_ds
         meter = store.levels()["primary"]
         store.set_state("stopped")
         assert store.install("pit") is False  # migrated, not created
-        assert store.installed() == SCHEMA_VERSION == 6
+        assert store.installed() == SCHEMA_VERSION == 7
         assert store.schema_differences() == []  # its code is this release's, exactly
+        # release 4 granted each table's role its rights itself: now its group holds them, the
+        # role nothing of its own (what a fresh install's table may do, no more)
+        assert own_privileges(c, lap_schema, cfg.role_for("T1")) == []
         assert store.levels()["primary"] == meter and store.reconcile().ok
         store.set_state("running")
         k = enrol(c, lap_schema, "T1")

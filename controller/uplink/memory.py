@@ -28,6 +28,7 @@ class LapMemory:
     """What the LAP was seen to hold of this table, and whether the ledger here is the one it knows."""
 
     __slots__ = (
+        "acked_seen",
         "agreed",
         "behind",
         "cfg",
@@ -63,6 +64,7 @@ class LapMemory:
         self.recoveries = 0
         self.next_check = 0.0
         self.agreed: tuple[int, int] = (0, 0)  # the LAP's (last seq, records) last found to agree with the ledger
+        self.acked_seen = -1  # what the LAP had acknowledged at the last comparison
 
     def sent(self, seq: int) -> None:
         """A batch up to ``seq`` went to the LAP: it holds that much."""
@@ -75,7 +77,9 @@ class LapMemory:
         every missing record is sent again from where the LAP's records agree with the ledger
         (a hit the ledger shows paid at the amount paid), and the table reopens once the LAP has
         reconciled it.  Each finding is recorded (``report_recovery``)."""
-        self.next_check = time.monotonic() + self.cfg.memory_s
+        idle = sender.acked == self.acked_seen and self.behind is None and self.diverged is None
+        self.acked_seen = sender.acked
+        self.next_check = time.monotonic() + (self.cfg.memory_idle_s if idle else self.cfg.memory_s)
         sender.verify(conn, source)  # the paid hits are read from the verified part only
         problem, kind, resend_from = self._problem(conn, source, sender.acked)
         if self.diverged is None:

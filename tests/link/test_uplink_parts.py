@@ -5,6 +5,7 @@ table's status.  The uplink as a whole: tests/link/test_uplink.py, test_recovery
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,28 @@ def test_the_lap_behind_its_own_past_is_found_and_the_records_resent(parts: Part
     assert parts.memory.recoveries == 1
     kinds = parts.lap.store._rows("SELECT kind FROM {s}.recoveries")
     assert kinds == [{"kind": "lap-behind"}]
+
+
+def test_an_idle_tables_memory_is_compared_less_often(parts: Parts) -> None:
+    """Nothing sent since the last comparison: the next one after ``memory_idle_s`` (an idle
+    table's records at the LAP change only by a restore or a failover); records sent, or the LAP
+    found behind: after ``memory_s`` again."""
+    m, cfg = parts.memory, parts.cfg
+    parts.ledger.append([contrib(1)])
+    parts.sender.batch(parts.conn, parts.source)
+    m.check(parts.conn, parts.source, parts.sender)  # the first: records just sent
+    assert m.next_check - time.monotonic() == pytest.approx(cfg.memory_s, abs=1.0)
+    m.check(parts.conn, parts.source, parts.sender)  # nothing sent since
+    assert m.next_check - time.monotonic() == pytest.approx(cfg.memory_idle_s, abs=1.0)
+    parts.ledger.append([contrib(2)])
+    parts.sender.batch(parts.conn, parts.source)
+    m.check(parts.conn, parts.source, parts.sender)
+    assert m.next_check - time.monotonic() == pytest.approx(cfg.memory_s, abs=1.0)
+    m.sent(parts.sender.acked + 5)  # the LAP held more before: behind, compared at every turn until caught up
+    m.check(parts.conn, parts.source, parts.sender)
+    assert m.behind is not None
+    m.check(parts.conn, parts.source, parts.sender)
+    assert m.next_check - time.monotonic() == pytest.approx(cfg.memory_s, abs=1.0)
 
 
 def test_the_head_check_of_a_ledger_the_lap_knows_stops_nothing(parts: Parts) -> None:

@@ -173,18 +173,33 @@ _canonical_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True).e
 _data_encode = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str).encode
 
 
-def canonical(seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> bytes:
-    return _canonical_encode([seq, ts, table, round_no, kind, data, prev]).encode("ascii")
+@dataclass(frozen=True, slots=True)
+class EventRow:
+    """An event as its hash or MAC covers it: its stored row but its own hash, ``data`` as its
+    stored JSON text (``round``, ``kind`` and the rest as in :class:`StoredEvent`)."""
+
+    seq: int
+    ts: str
+    table: str
+    round: int
+    kind: str
+    data: str
+    prev: str
 
 
-def event_hash(seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> str:
+def canonical(ev: EventRow) -> bytes:
+    """The bytes an event's hash or MAC is taken over (ASCII JSON: the format of every ledger)."""
+    return _canonical_encode([ev.seq, ev.ts, ev.table, ev.round, ev.kind, ev.data, ev.prev]).encode("ascii")
+
+
+def event_hash(ev: EventRow) -> str:
     """Schema 1 (unkeyed): the SHA-256 of an event; still checked below ``meta.keyed_from``."""
-    return hashlib.sha256(canonical(seq, ts, table, round_no, kind, data, prev)).hexdigest()
+    return hashlib.sha256(canonical(ev)).hexdigest()
 
 
-def event_mac(key: bytes, seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> str:
+def event_mac(key: bytes, ev: EventRow) -> str:
     """Schema 2: the HMAC-SHA256 of an event under the ledger key."""
-    return hmac.new(key, canonical(seq, ts, table, round_no, kind, data, prev), hashlib.sha256).hexdigest()
+    return hmac.new(key, canonical(ev), hashlib.sha256).hexdigest()
 
 
 def _dumps(data: Mapping[str, Any]) -> str:
@@ -363,10 +378,10 @@ class Ledger:
             self._segment = seg
         return self._segment
 
-    def event_mac(self, seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str) -> str:
+    def event_mac(self, ev: EventRow) -> str:
         """The MAC of an event under this ledger's key (controller/books/ledgercheck.py)."""
         m = self._mac.copy()
-        m.update(canonical(seq, ts, table, round_no, kind, data, prev))
+        m.update(canonical(ev))
         return m.hexdigest()
 
     def head(self) -> Head:
@@ -507,7 +522,7 @@ class Ledger:
             rows.append(
                 c[:-1] + ',"' + h + '"]\n'
                 if ascii_table and kind.isascii()
-                else seals_mod.row_text(seq, ts, table, rnd, kind, data, prev, h)
+                else seals_mod.row_text(EventRow(seq, ts, table, rnd, kind, data, prev), h)
             )
             if kind.startswith("meter."):
                 meters = meters_mod.apply(meters, kind, r.data, round_no=rnd, seq=seq)
@@ -565,7 +580,8 @@ class Ledger:
         digest.update("".join(batch.rows).encode())
         before = self._seal
         n, first, prev = (before.n + 1, before.last + 1, before.mac) if before else (1, 1, GENESIS)
-        seal = self.sealer.make(n, first, batch.seq, batch.ts, digest.hexdigest(), batch.head, meters, prev)
+        body = seals_mod.SealBody(n, first, batch.seq, batch.ts, digest.hexdigest(), batch.head, meters, prev)
+        seal = self.sealer.make(body)
         seals_mod.insert(cur, seal)
         return seal
 

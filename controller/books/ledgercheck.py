@@ -27,7 +27,7 @@ from controller.books import seals as S
 from controller.books.meters import Meter
 
 if TYPE_CHECKING:
-    from controller.books.ledger import Ledger
+    from controller.books.ledger import EventRow, Ledger
 
 MAX_PROBLEMS = 20
 GENESIS = "0" * 64
@@ -98,15 +98,17 @@ def _too_big(what: str) -> str:
 def _walk_rows(
     w: Walk,
     rows: Iterable[tuple[Any, ...]],
-    hash_check: tuple[Callable[..., str], str],
-    mac_check: tuple[Callable[..., str], str] | None,
+    hash_check: tuple[Callable[[EventRow], str], str],
+    mac_check: tuple[Callable[[EventRow], str], str] | None,
     keyed_from: int,
     cps: dict[int, Any],
 ) -> None:
+    from controller.books.ledger import EventRow
+
     problems = w.problems
     for seq, ts, table, rnd, kind, data, p, h in rows:
         before = len(problems)
-        row = (seq, ts, table, rnd, kind, data, p)
+        row = EventRow(seq, ts, table, rnd, kind, data, p)
         _event_problems(w, row, h, hash_check if seq < keyed_from else mac_check, keyed_from)
         if seq in cps:
             _checkpoint(w, seq, h, cps[seq])
@@ -119,13 +121,13 @@ def _walk_rows(
 
 
 def _event_problems(
-    w: Walk, row: tuple[Any, ...], h: str, check: tuple[Callable[..., str], str] | None, keyed_from: int
+    w: Walk, row: EventRow, h: str, check: tuple[Callable[[EventRow], str], str] | None, keyed_from: int
 ) -> None:
     """One event of the walk: its place, its hash or MAC, the keyed record, its meter."""
     from controller.books.ledger import KEYED_KIND
 
-    seq, _ts, _table, rnd, kind, data, p = row
-    _place_problems(w, seq, p)
+    seq, rnd, kind, data = row.seq, row.round, row.kind, row.data
+    _place_problems(w, seq, row.prev)
     digest, valid = _digest_problem(row, h, check)
     if digest is not None:
         w.problems.append(digest)
@@ -149,18 +151,18 @@ _MAC_WRONG = "MAC does not match its contents (edited, or written without the ke
 
 
 def _digest_problem(
-    row: tuple[Any, ...], h: str, check: tuple[Callable[..., str], str] | None
+    row: EventRow, h: str, check: tuple[Callable[[EventRow], str], str] | None
 ) -> tuple[str | None, bool]:
     """What is wrong with an event's stored hash; False when the row is not an event."""
     if check is None:
         return None, True
     digest, wrong = check
     try:
-        if digest(*row) == h:
+        if digest(row) == h:
             return None, True
     except (TypeError, ValueError) as e:  # a value no event has (a BLOB put in): not an event
-        return f"event {row[0]}: not a valid event ({e})", False
-    return f"event {row[0]}: {wrong}", True
+        return f"event {row.seq}: not a valid event ({e})", False
+    return f"event {row.seq}: {wrong}", True
 
 
 def _apply_meter(w: Walk, seq: int, rnd: int, kind: str, data: str) -> None:
@@ -406,7 +408,7 @@ def seal_history(led: Ledger) -> list[S.Seal]:
         (ts,) = led.db.execute("SELECT ts FROM events WHERE seq = ?", (cp,)).fetchone()
         digest = led.sealer.running()
         S.feed(led.db, digest, first, cp)
-        seal = led.sealer.make(n, first, cp, str(ts), digest.hexdigest(), cps[cp][0], cps[cp][1], prev)
+        seal = led.sealer.make(S.SealBody(n, first, cp, str(ts), digest.hexdigest(), cps[cp][0], cps[cp][1], prev))
         out.append(seal)
         n, first, prev = n + 1, cp + 1, seal.mac
     return out

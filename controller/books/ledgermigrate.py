@@ -81,7 +81,7 @@ def _in_transaction(db: sqlite3.Connection) -> sqlite3.Cursor:
 
 def _key_it(led: Ledger, order: KeyUnkeyed | None) -> None:
     """Schema 1 to 2 (or a new ledger: keyed from its first event, at the current schema)."""
-    from controller.books.ledger import KEYED_KIND, SCHEMA_VERSION, _dumps
+    from controller.books.ledger import KEYED_KIND, SCHEMA_VERSION, EventRow, _dumps
 
     cur = _in_transaction(led.db)
     try:
@@ -96,7 +96,7 @@ def _key_it(led: Ledger, order: KeyUnkeyed | None) -> None:
             doc = {"scheme": "hmac-sha256", "from_schema": 1, "sha256_head": prev, "events": seq - 1}
             data = _dumps({**doc, "by": order.by, "reason": order.reason})
             rnd = led.last_round_no
-            h = led.event_mac(seq, ts, led.table_id, rnd, KEYED_KIND, data, prev)
+            h = led.event_mac(EventRow(seq, ts, led.table_id, rnd, KEYED_KIND, data, prev))
             cur.execute(
                 "INSERT INTO events(seq, ts, table_id, round, kind, data, prev, hash) VALUES (?,?,?,?,?,?,?,?)",
                 (seq, ts, led.table_id, rnd, KEYED_KIND, data, prev, h),

@@ -34,6 +34,10 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from controller.books.ledger import EventRow
 
 SEGMENT_LABEL = b"tablectl ledger segment digest"
 SEAL_LABEL = b"tablectl ledger seal"
@@ -66,9 +70,23 @@ row_encode = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _canonical = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True).encode
 
 
-def row_text(seq: int, ts: str, table: str, round_no: int, kind: str, data: str, prev: str, mac: str) -> str:
-    """One row as :data:`SEGMENT_SQL` encodes it (with its newline)."""
-    return row_encode([seq, ts, table, round_no, kind, data, prev, mac]) + "\n"
+def row_text(ev: EventRow, mac: str) -> str:
+    """One row, the event ``ev`` with its MAC, as :data:`SEGMENT_SQL` encodes it (with its newline)."""
+    return row_encode([ev.seq, ev.ts, ev.table, ev.round, ev.kind, ev.data, ev.prev, mac]) + "\n"
+
+
+@dataclass(frozen=True, slots=True)
+class SealBody:
+    """What a seal says of its segment, all that its MAC covers (the fields of :class:`Seal`)."""
+
+    n: int
+    first: int
+    last: int
+    ts: str
+    digest: str
+    head: str
+    meters: str
+    prev: str
 
 
 @dataclass(frozen=True)
@@ -86,6 +104,11 @@ class Seal:
     @property
     def events(self) -> int:
         return self.last - self.first + 1
+
+    @property
+    def body(self) -> SealBody:
+        """All but the MAC: what the MAC was taken over."""
+        return SealBody(self.n, self.first, self.last, self.ts, self.digest, self.head, self.meters, self.prev)
 
     def meters_rows(self) -> dict[str, dict[str, object]]:
         return dict(json.loads(self.meters))
@@ -109,17 +132,17 @@ class Sealer:
         d.update(blob)  # hashlib releases the GIL over a large buffer
         return d.hexdigest()
 
-    def mac(self, n: int, first: int, last: int, ts: str, digest: str, head: str, meters: str, prev: str) -> str:
+    def mac(self, b: SealBody) -> str:
         m = self._seal.copy()
-        m.update(_canonical([n, first, last, ts, digest, head, meters, prev]).encode("ascii"))
+        m.update(_canonical([b.n, b.first, b.last, b.ts, b.digest, b.head, b.meters, b.prev]).encode("ascii"))
         return m.hexdigest()
 
-    def make(self, n: int, first: int, last: int, ts: str, digest: str, head: str, meters: str, prev: str) -> Seal:
-        mac = self.mac(n, first, last, ts, digest, head, meters, prev)
-        return Seal(n, first, last, ts, digest, head, meters, prev, mac)
+    def make(self, b: SealBody) -> Seal:
+        """The seal of ``b``: its fields and their MAC."""
+        return Seal(b.n, b.first, b.last, b.ts, b.digest, b.head, b.meters, b.prev, self.mac(b))
 
     def valid(self, s: Seal) -> bool:
-        return hmac.compare_digest(s.mac, self.mac(s.n, s.first, s.last, s.ts, s.digest, s.head, s.meters, s.prev))
+        return hmac.compare_digest(s.mac, self.mac(s.body))
 
 
 def insert(cur: sqlite3.Cursor, s: Seal) -> None:

@@ -25,7 +25,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Protocol
 
-from controller.books.ledger import GENESIS, canonical, event_hash
+from controller.books.ledger import GENESIS, EventRow, canonical, event_hash
 from controller.core.records import Kind
 
 #: ledger kind -> the LAP's event kind (controller/lap/schema.py ``events.kind``)
@@ -225,14 +225,15 @@ class SqliteLedgerSource:
             return f"event {seq}: expected event {self._pos[0] + 1} next (a gap in the chain)"
         if prev != self._pos[1]:
             return f"event {seq}: its prev is not the MAC of event {seq - 1} (the chain is broken)"
+        ev = EventRow(seq, ts, table, rnd, kind, data, prev)
         if seq < keyed_from:
             if kind in LINK_KINDS:
                 return f"event {seq}: a link record written before the ledger was keyed cannot be verified"
-            if event_hash(seq, ts, table, rnd, kind, data, prev) != mac:
+            if event_hash(ev) != mac:
                 return f"event {seq}: its hash does not match its contents"
             return None
         m = self._mac.copy()
-        m.update(canonical(seq, ts, table, rnd, kind, data, prev))
+        m.update(canonical(ev))
         if not hmac.compare_digest(m.hexdigest(), str(mac)):
             return f"event {seq}: its MAC does not match its contents (edited, or written without the key)"
         return None

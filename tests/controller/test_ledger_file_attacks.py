@@ -18,7 +18,7 @@ import pytest
 from controller.books.audit import Where, audit
 from controller.books.auditrun import AuditRunner
 from controller.books.history import round_detail, round_numbers
-from controller.books.ledger import CHECKPOINT_EVERY, GENESIS, Ledger, LedgerError, Record, event_hash
+from controller.books.ledger import CHECKPOINT_EVERY, GENESIS, EventRow, Ledger, LedgerError, Record, event_hash
 from controller.books.ledgerfile import MAX_VALUE_BYTES
 from controller.books.ledgerkey import init_key, read_key
 from controller.books.witness import Witness
@@ -244,7 +244,7 @@ def _downgrade(books: Books, cents: int) -> None:
     for seq, ts, tid, rnd, kind, data in rows:
         if kind == "wager.accepted":
             data = json.dumps({**json.loads(data), "cents": cents}, sort_keys=True, separators=(",", ":"))
-        h = event_hash(seq, ts, tid, rnd, kind, data, prev)
+        h = event_hash(EventRow(seq, ts, tid, rnd, kind, data, prev))
         db.execute("UPDATE events SET data = ?, prev = ?, hash = ? WHERE seq = ?", (data, prev, h, seq))
         prev = h
     for table in ("meta", "seals", "checkpoints"):

@@ -26,6 +26,7 @@ from controller.books.ledger import (
     GENESIS,
     SCHEMA_VERSION,
     ClockWentBackwards,
+    EventRow,
     Head,
     Ledger,
     LedgerError,
@@ -98,7 +99,7 @@ def rechain(path: Path, edit) -> None:
         touched = touched or new != data
         if touched:
             data = new
-            h = event_hash(seq, ts, tid, rnd, kind, data, prev)
+            h = event_hash(EventRow(seq, ts, tid, rnd, kind, data, prev))
             db.execute("UPDATE events SET data = ?, prev = ?, hash = ? WHERE seq = ?", (data, prev, h, seq))
         else:
             h = stored
@@ -235,7 +236,7 @@ def _v1_ledger(path: Path, n_rounds: int = 2, table: str = TABLE) -> None:
             seq += 1
             ts = f"2026-01-01T00:00:{seq:02d}.000000+00:00"
             data = json.dumps(dict(rec.data), sort_keys=True, separators=(",", ":"))
-            h = event_hash(seq, ts, table, r, rec.kind, data, prev)
+            h = event_hash(EventRow(seq, ts, table, r, rec.kind, data, prev))
             db.execute("INSERT INTO events VALUES (?,?,?,?,?,?,?,?)", (seq, ts, table, r, rec.kind, data, prev, h))
             prev = h
     db.commit()

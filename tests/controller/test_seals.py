@@ -98,7 +98,7 @@ def test_a_row_is_encoded_as_sqlites_json_array_encodes_it(value):
     db = sqlite3.connect(":memory:")
     row = (7, value, value, 3, value, value, value, value)
     (text,) = db.execute("SELECT json_array(?,?,?,?,?,?,?,?) || char(10)", row).fetchone()
-    assert S.row_text(*row) == text
+    assert S.row_text(L.EventRow(*row[:7]), row[7]) == text
 
 
 def test_a_seal_is_written_with_every_checkpoint_and_the_seals_are_a_chain(table):

@@ -67,8 +67,8 @@ class LedgerWriter:
     the WAL, the writer checkpoints as soon as nothing has been submitted for
     ``idle_checkpoint_s``.  Under a load that never leaves it idle it checkpoints
     after ``max_commits_between_checkpoints`` commits anyway, right after handing
-    their callbacks over: the WAL stays bounded.  These tunables are kept in :attr:`settings`
-    (:class:`WriterSettings`), what the writer has done in :attr:`stats` (:class:`WriterStats`).
+    their callbacks over: the WAL stays bounded.  These tunables are given as ``settings``
+    (:class:`WriterSettings`), what the writer has done is kept in :attr:`stats` (:class:`WriterStats`).
 
     The hand-over (``submit(..., hand_over=True)``; ``hand_over_s`` 0 turns it off): a
     submitter that finds the writer idle blocks until the writer has taken its records (at
@@ -83,16 +83,10 @@ class LedgerWriter:
         ledger: Ledger,
         deliver: Callable[..., None],
         on_error: Callable[[BaseException], None],
-        max_batch: int = 256,
-        idle_checkpoint_s: float = 0.02,
-        checkpoint_commits: int = 50,
-        max_commits_between_checkpoints: int = 200,
         witness: Callable[[Head], None] | None = None,
-        hand_over_s: float = 0.002,
+        settings: WriterSettings = WriterSettings(),
     ):
-        self.settings = WriterSettings(
-            max_batch, idle_checkpoint_s, checkpoint_commits, max_commits_between_checkpoints, hand_over_s
-        )
+        self.settings = settings
         self.ledger = ledger
         self._deliver = deliver
         self._on_error = on_error

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from controller.books.ledger import Ledger, Record, StoredEvent
-from controller.books.ledgerwriter import LedgerWriter
+from controller.books.ledgerwriter import LedgerWriter, WriterSettings
 from tests.conftest import TEST_KEY
 
 PAGE = 4096
@@ -51,7 +51,7 @@ class Harness:
             self.ledger,
             lambda fn, evs: fn(evs),  # "the reactor": run the callback on the writer thread
             self.errors.append,
-            **writer_args,  # type: ignore[arg-type]
+            settings=WriterSettings(**writer_args),  # type: ignore[arg-type]
         )
         self.writer.start()
 
@@ -179,11 +179,10 @@ def test_a_checkpoint_that_fails_latches_and_acknowledges_nothing_more(harness):
 
 
 def test_writer_settings_are_checked():
-    led = object()
     with pytest.raises(ValueError, match="idle_checkpoint_s"):
-        LedgerWriter(led, print, print, idle_checkpoint_s=0)  # type: ignore[arg-type]
+        WriterSettings(idle_checkpoint_s=0)
     with pytest.raises(ValueError, match="checkpoint_commits"):
-        LedgerWriter(led, print, print, checkpoint_commits=20, max_commits_between_checkpoints=10)  # type: ignore[arg-type]
+        WriterSettings(checkpoint_commits=20, max_commits_between_checkpoints=10)
 
 
 def test_many_events_in_one_commit_are_stored_as_returned(tmp_path):

@@ -157,15 +157,16 @@ def table_time_us(ts: str | None) -> int | None:
     return (dt - _EPOCH) // timedelta(microseconds=1)
 
 
-def event_message(
-    schema: str, table_id: str, seq: int, kind: str, level: str, key_no: int, table_time: str | None, data: Any
-) -> bytes:
-    msg = ["event", schema, table_id, seq, kind, level, key_no, table_time_us(table_time), data]
+def event_message(k: LinkKey, seq: int, kind: str, level: str, table_time: str | None, data: Any) -> bytes:
+    """What an event record's MAC is taken over; it names the key (``k``: its group, table and
+    number), never holds it."""
+    msg = ["event", k.schema, k.table_id, seq, kind, level, k.key_no, table_time_us(table_time), data]
     return jsonb_text(msg).encode()
 
 
-def batch_message(schema: str, table_id: str, last_seq: int, events: int, wagers: int, head: str, key_no: int) -> bytes:
-    return jsonb_text(["batch", schema, table_id, last_seq, events, wagers, head, key_no]).encode()
+def batch_message(k: LinkKey, last_seq: int, events: int, wagers: int, head: str) -> bytes:
+    """What a batch head's MAC is taken over (naming the key as :func:`event_message` does)."""
+    return jsonb_text(["batch", k.schema, k.table_id, last_seq, events, wagers, head, k.key_no]).encode()
 
 
 def mac(key: bytes, msg: bytes) -> str:
@@ -173,8 +174,8 @@ def mac(key: bytes, msg: bytes) -> str:
 
 
 def sign_event(k: LinkKey, seq: int, kind: str, level: str, table_time: str | None, data: Any) -> str:
-    return mac(k.key, event_message(k.schema, k.table_id, seq, kind, level, k.key_no, table_time, data))
+    return mac(k.key, event_message(k, seq, kind, level, table_time, data))
 
 
 def sign_batch(k: LinkKey, last_seq: int, events: int, wagers: int, head: str) -> str:
-    return mac(k.key, batch_message(k.schema, k.table_id, last_seq, events, wagers, head, k.key_no))
+    return mac(k.key, batch_message(k, last_seq, events, wagers, head))

@@ -65,7 +65,7 @@ LINK_DATA = {"amount": "1.25", "b": [1, 2]}
 
 
 def test_a_link_events_message_and_mac() -> None:
-    assert A.event_message("lap_g1", "T-1", 9, "contribution", "primary", 2, TS, LINK_DATA) == (
+    assert A.event_message(LINK_KEY, 9, "contribution", "primary", TS, LINK_DATA) == (
         b'["event", "lap_g1", "T-1", 9, "contribution", "primary", 2, 1767323045000006, '
         b'{"b": [1, 2], "amount": "1.25"}]'
     )
@@ -78,7 +78,7 @@ def test_a_link_events_message_and_mac() -> None:
 
 
 def test_a_link_batchs_message_and_mac() -> None:
-    assert A.batch_message("lap_g1", "T-1", 120, 30, 12, "ab" * 32, 2) == (
+    assert A.batch_message(LINK_KEY, 120, 30, 12, "ab" * 32) == (
         b'["batch", "lap_g1", "T-1", 120, 30, 12, "' + b"ab" * 32 + b'", 2]'
     )
     assert (

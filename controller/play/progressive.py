@@ -8,6 +8,7 @@ records; controller/books/meters.py applies them, identically live and at start-
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -18,6 +19,18 @@ from controller.rules.settlement import WagerResult
 from controller.settings.config import ProgressiveConfig
 
 LEVEL = "primary"
+
+
+@dataclass(frozen=True, slots=True)
+class LapAnswer:
+    """The LAP's answer to a linked hit's claim (docs/linked.md): the claim's ledger seq, the
+    LAP's own order of the hit, the amount it decided, and its proof of that amount (None: none
+    came)."""
+
+    hit_seq: int
+    lap_order: int
+    cents: int
+    proof: str | None = None
 
 
 class ProgressiveSystem:
@@ -131,21 +144,11 @@ class ProgressiveSystem:
             for h in hits
         ]
 
-    def linked_payment(
-        self,
-        hit: WagerResult,
-        order: int,
-        by: str,
-        hit_seq: int,
-        cents: int,
-        lap_order: int,
-        round_no: int,
-        proof: str | None = None,
-    ) -> list[Record]:
+    def linked_payment(self, hit: WagerResult, order: int, by: str, answer: LapAnswer, round_no: int) -> list[Record]:
         """Pay a linked hit the amount the LAP answered, after a floorperson's validation
         (§ 670a.11(h)(3)(i)(B)(III)); the LAP's own order is recorded beside the table's, and its
         proof of the amount (a LAP that lost the hit takes it back at this amount only with it)."""
-        extra = {} if proof is None else {"proof": proof}
+        extra = {} if answer.proof is None else {"proof": answer.proof}
         return [
             Record(Kind.HIT_VALIDATED, round_no, {"seat": hit.seat, "hand": hit.hand, "by": by, "order": order}),
             Record(
@@ -153,12 +156,12 @@ class ProgressiveSystem:
                 round_no,
                 {
                     "level": self.level,
-                    "hit_seq": hit_seq,
-                    "cents": cents,
+                    "hit_seq": answer.hit_seq,
+                    "cents": answer.cents,
                     "seat": hit.seat,
                     "hand": hit.hand,
                     "order": order,
-                    "lap_order": lap_order,
+                    "lap_order": answer.lap_order,
                     "by": by,  # who validated (the floor view shows it)
                     **extra,
                 },

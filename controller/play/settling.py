@@ -25,7 +25,7 @@ from controller.games.round import Payout, Round, Settled, SettledView
 from controller.play.context import Books, Emit, Game, Link, Log, Machine, RaiseTilt, Rounds, ShowMeters, carry_records
 from controller.play.dealing import Alternatives
 from controller.play.machine import TableState
-from controller.play.progressive import ProgressiveSystem
+from controller.play.progressive import LapAnswer, ProgressiveSystem
 from controller.rules.positions import seat_to_position
 from controller.rules.settlement import WagerResult
 from drivers import protocol as P
@@ -282,9 +282,8 @@ class Settling:
         s.pending_hits.pop(0)
         by, s.validated_by = s.validated_by, None
         order = len(s.payouts) + 1
-        recs = progressive.linked_payment(
-            hit, order, by, seq, cents, lap_order, self.books.round_no, proof=self.link.proofs.get(seq)
-        )
+        answered = LapAnswer(seq, lap_order, cents, self.link.proofs.get(seq))
+        recs = progressive.linked_payment(hit, order, by, answered, self.books.round_no)
         s.payouts.append(Payout(hit.seat, hit.hand, cents, order))
         self.machine.trigger("hit_validated")
         self.books.commit(recs, lambda _e: self._after_hit_paid(rnd))

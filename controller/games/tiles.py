@@ -68,6 +68,7 @@ from controller.rules.tiles_dice import settle_beat_it, settle_match, settle_sum
 from controller.rules.tiles_houseway import get_house_way
 from controller.rules.tiles_settle import (
     CoBankSplitError,
+    DealerWager,
     PlayerWager,
     settle_bank,
     settle_pai_gow,
@@ -399,8 +400,8 @@ class PaiGowTiles(Procedure):
                 bank,
                 banker,
                 [PlayerWager(s, ws[s]["base"], st) for s, st in settings.items()],
-                dealer_wager=x.dealer_wager,
-                dealer=dealer,
+                # the dealer's hands are entered only for a wager against the bank (``_needs_dealer``)
+                dealer=None if dealer is None else DealerWager(x.dealer_wager, dealer),
                 cobank=x.cobank,
             )
         except CoBankSplitError as e:  # cannot happen: COBANK refuses odd wagers

@@ -253,24 +253,19 @@ def settle_trips(seat: int, amount: int, cards: Sequence[int] | str, paytable: s
 
 
 def settle_bad_beat(
-    seat: int,
-    amount: int,
-    raised: bool,
-    player: poker.HandRank,
-    dealer: poker.HandRank | None,
-    paytable: str = "DJWBB-01",
-    *,
-    two_way: bool = True,
+    s: DJSeat, player: poker.HandRank, dealer: poker.HandRank | None, config: DJWildConfig = DJWildConfig()
 ) -> WagerResult:
     """Two-Way Bad Beat Bonus Wager (§ 687a.11(f)(3), § 687a.12(e)); forfeited on a fold (§ 687a.11(b)(2)).
 
     Wins when the player's three-of-a-kind or better loses to the dealer's higher hand,
-    paid by the player's hand (§ 687a.11(f)(3)(ii)).  With ``two_way`` (reading 687a-4,
+    paid by the player's hand (§ 687a.11(f)(3)(ii)).  With ``bad_beat_two_way`` (reading 687a-4,
     the default) it also wins when the *dealer's* three-of-a-kind or better loses to the
     player's hand, paid by the dealer's hand — the wager's name, and the only reading
-    that comes near the regulator's figures (86.8% ... 85.848%; one-way gives about 43%)."""
+    that comes near the regulator's figures (86.8% ... 85.848%; one-way gives about 43%).
+    The seat's ``bad_beat`` wager and decision; the paytable and ``bad_beat_two_way`` are ``config``'s."""
+    seat, amount, raised, two_way = s.seat, s.bad_beat, s.raised, config.bad_beat_two_way
     _amount(seat, "bad-beat", amount, 1)
-    table = get_paytable(paytable)
+    table = get_paytable(config.bad_beat_paytable)
     hand = player.category.text
     if not raised:
         return WagerResult(
@@ -410,11 +405,7 @@ def settle_round(rnd: DJRound) -> list[WagerResult]:
         if s.trips:
             out.append(settle_trips(s.seat, s.trips, s.cards, cfg.trips_paytable))
         if s.bad_beat:
-            out.append(
-                settle_bad_beat(
-                    s.seat, s.bad_beat, s.raised, player, dealer, cfg.bad_beat_paytable, two_way=cfg.bad_beat_two_way
-                )
-            )
+            out.append(settle_bad_beat(s, player, dealer, cfg))
     out.extend(_envy(seats, _envy_holders(seats, rnd.replacement, cfg), cfg))
     return out
 

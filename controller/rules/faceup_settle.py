@@ -55,7 +55,7 @@ from controller.rules.faceup_bonus import (
 from controller.rules.faceup_houseway import DEFAULT_HOUSE_WAY, house_way
 from controller.rules.paytables import Payout, Paytable, get_paytable, parse_money
 from controller.rules.positions import settlement_order
-from controller.rules.settlement import EvenMoney, WagerResult, paytable_result, wager_cents, whole_cents
+from controller.rules.settlement import EvenMoney, Stake, WagerResult, paytable_result, wager_cents, whole_cents
 
 MAX_SEATS = 6  # § 688a.2(a)
 #: who is paid which Envy Bonus (reading 688a-8): "lammer" (default, § 688a.8(b)(1),
@@ -131,7 +131,7 @@ def _odds_result(seat: int, wager: str, amount: int, hand: str, pt: Paytable, ru
     p = pt.payout(hand)
     if p is not None and p.kind not in ("odds", "for", "push", "lose"):
         raise FaceUpError(f"{pt.name}: {hand} pays {p.text!r}; this wager pays odds ({pt.section})")
-    return paytable_result(seat, wager, amount, hand, pt, p, rule)
+    return paytable_result(Stake(seat, wager, amount), hand, pt, p, rule)
 
 
 def _qualifying(pt: Paytable) -> int:

@@ -57,7 +57,7 @@ from controller.rules.fortune_asia_seven import (
     seven_facts,
 )
 from controller.rules.paytables import Paytable, get_paytable, parse_money
-from controller.rules.settlement import WagerResult, paytable_result
+from controller.rules.settlement import Stake, WagerResult, paytable_result
 
 __all__ = [
     "FortuneAsiaError",
@@ -211,9 +211,7 @@ def _pay(seat: int, wager: str, amount: int, hand: str | None, pt: Paytable, rul
     from the progressive, not the table inventory (§ 659a.11(h)(3)(ii)(D)); the wager, collected
     at the lock-out, is not returned on top of the meter share."""
     return paytable_result(
-        seat,
-        wager,
-        amount,
+        Stake(seat, wager, amount),
         hand,
         pt,
         pt.payout(hand) if hand else None,

@@ -43,6 +43,16 @@ class WagerResult:
         return self.meter_fraction is not None
 
 
+@dataclass(frozen=True, slots=True)
+class Stake:
+    """A wager as a settlement is given it: its betting position, which wager, the cents wagered
+    (what a :class:`WagerResult` starts with)."""
+
+    seat: int
+    wager: str
+    amount: int
+
+
 def table_net(results: list[WagerResult]) -> int:
     """The house's net for a set of results: minus the players' net (meter pays excluded)."""
     return -sum(r.net for r in results)
@@ -93,17 +103,9 @@ def round_up_to(amount_cents: Fraction | int, step_cents: int) -> int:
 
 
 def paytable_result(
-    seat: int,
-    wager: str,
-    amount: int,
-    hand: str | None,
-    pt: Paytable,
-    payout: Payout | None,
-    rule: str,
-    *,
-    meter_note: str | None = None,
+    stake: Stake, hand: str | None, pt: Paytable, payout: Payout | None, rule: str, *, meter_note: str | None = None
 ) -> WagerResult:
-    """Settle ``amount`` on ``hand`` by ``payout``, the row of paytable ``pt`` it won
+    """Settle ``stake`` on ``hand`` by ``payout``, the row of paytable ``pt`` it won
     (None: the hand is not in the table, and the wager loses).
 
     ``lose`` loses the wager; ``push`` returns it; odds, "N for 1" and fixed pays are
@@ -111,6 +113,7 @@ def paytable_result(
     at lock-out whose meter share is the whole pay (§ 670a.12(d)(3), § 659a.11(h)(3)):
     ``net`` is then -amount and ``meter_fraction`` what the meter owes when the seat
     is paid; ``meter_note`` says why, and without one a meter row is an error."""
+    seat, wager, amount = stake.seat, stake.wager, stake.amount
     if payout is None or payout.kind == "lose":
         return WagerResult(seat, wager, amount, "lose", -amount, hand, pt.name, None, detail=rule)
     if payout.kind == "push":

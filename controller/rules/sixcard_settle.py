@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from controller.rules.cards import JOKER, card_str
 from controller.rules.paytables import Paytable, get_paytable, parse_money
 from controller.rules.positions import settlement_order
-from controller.rules.settlement import EvenMoney, WagerResult, paytable_result, wager_cents
+from controller.rules.settlement import EvenMoney, Stake, WagerResult, paytable_result, wager_cents
 from controller.rules.sixcard import (
     RANK_WORDS,
     Setting,
@@ -111,7 +111,7 @@ def _pay(seat: int, wager: str, amount: int, key: str, pt: Paytable, rule: str) 
     list loses.  A meter pay: the wager was collected at lock-out (§ 670a.10(a)(2)(ii))
     and the meter amount is the whole pay, like an "N for 1" pay."""
     return paytable_result(
-        seat, wager, amount, key, pt, pt.payout(key), rule, meter_note="paid from the meter, § 670a.12(d)(3)"
+        Stake(seat, wager, amount), key, pt, pt.payout(key), rule, meter_note="paid from the meter, § 670a.12(d)(3)"
     )
 
 

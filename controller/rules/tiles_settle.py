@@ -141,6 +141,15 @@ class PlayerWager:
 
 
 @dataclass(frozen=True)
+class DealerWager:
+    """The dealer's wager against a player bank, and the dealer's hands (§ 621a.9(h), (n));
+    an ``amount`` of 0 is no wager."""
+
+    amount: int
+    setting: Setting
+
+
+@dataclass(frozen=True)
 class BankSettlement:
     """The outcome of a player-banked (or co-banked) round.
 
@@ -190,8 +199,7 @@ def settle_bank(
     bank: Setting,
     wagers: Sequence[PlayerWager],
     *,
-    dealer_wager: int = 0,
-    dealer: Setting | None = None,
+    dealer: DealerWager | None = None,
     cobank: bool = False,
     paytable: str = BASE_PAYTABLE,
 ) -> BankSettlement:
@@ -202,19 +210,19 @@ def settle_bank(
     to the center, winners are paid from it; a shortfall is paid by the bank
     (co-bank: half by the bank, half from the table inventory).  A surplus is
     the bank's less a 5% vigorish (co-bank: the house takes half first and the
-    vigorish is on the co-bank's half).  Without co-banking the dealer may wager
-    ``dealer_wager`` against the bank with the hands ``dealer`` (§ 621a.9(h), (n));
+    vigorish is on the co-bank's half).  Without co-banking the dealer may wager against the
+    bank (``dealer``: the amount and the dealer's hands; § 621a.9(h), (n));
     the dealer's win is paid from the center and no vigorish is taken from it.
     """
     pt = _base_table(paytable)
-    _check_bank(bank_seat, wagers, dealer_wager, dealer, cobank)
+    dealer_wager = dealer.amount if dealer is not None else 0
+    _check_bank(bank_seat, wagers, dealer_wager, cobank)
     results = [settle_pai_gow(w.seat, w.amount, w.setting, bank, pt.name) for w in wagers]
     center, paid, commission = _center(wagers, results)
     dealer_result: WagerResult | None = None
     dealer_net = 0
-    if dealer_wager:
-        assert dealer is not None
-        dealer_result = _dealer_vs_bank(dealer_wager, dealer, bank, pt)
+    if dealer is not None and dealer_wager:
+        dealer_result = _dealer_vs_bank(dealer_wager, dealer.setting, bank, pt)
         dealer_net = dealer_result.net
         if dealer_net > 0:
             paid += dealer_net
@@ -241,14 +249,12 @@ def settle_bank(
     return BankSettlement(tuple(results), dealer_result, dealer_net, house_share, commission, surplus)
 
 
-def _check_bank(
-    bank_seat: int, wagers: Sequence[PlayerWager], dealer_wager: int, dealer: Setting | None, cobank: bool
-) -> None:
+def _check_bank(bank_seat: int, wagers: Sequence[PlayerWager], dealer_wager: int, cobank: bool) -> None:
     if bank_seat not in SEATS:
         raise ValueError(f"bank seat {bank_seat!r} is not a betting position 1..6")
     if cobank and dealer_wager:
         raise ValueError("the dealer may not wager against the bank when co-banking (§ 621a.9(e), (h))")
-    if dealer_wager < 0 or (dealer_wager and dealer is None):
+    if dealer_wager < 0:
         raise ValueError("a dealer wager against the bank needs a positive amount and the dealer's hands")
     _check_wager_seats(bank_seat, wagers)
 

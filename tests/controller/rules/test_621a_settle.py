@@ -10,6 +10,7 @@ from controller.rules.tiles import FULL_SET, make_setting, settings
 from controller.rules.tiles_houseway import house_way
 from controller.rules.tiles_settle import (
     CoBankSplitError,
+    DealerWager,
     PlayerWager,
     can_bank,
     dealer_wager_against_bank,
@@ -113,7 +114,7 @@ def test_player_bank_621a_9_o_p_q():
         PlayerWager(5, 3000, None),  # surrendered
     ]
     dealer = make_setting("1-1 1-1", "5-6 5-5")  # Twos > Eights, 1 (5-6 high) vs 1 (1-6): win
-    s = settle_bank(3, BANK, wagers, dealer_wager=1500, dealer=dealer)
+    s = settle_bank(3, BANK, wagers, dealer=DealerWager(1500, dealer))
     by = {(r.seat, r.wager): r for r in s.results}
     assert by[(1, "base")].net == 1900 and by[(1, "base")].commission == 100
     assert by[(2, "base")].net == -1000 and by[(5, "base")].net == -3000
@@ -161,7 +162,7 @@ def test_cobank_621a_9_r():
     with pytest.raises(CoBankSplitError):
         settle_bank(4, BANK, [PlayerWager(1, 2025, wagers[0].setting)], cobank=True)
     with pytest.raises(ValueError):
-        settle_bank(4, BANK, wagers, cobank=True, dealer_wager=500, dealer=BANK)
+        settle_bank(4, BANK, wagers, cobank=True, dealer=DealerWager(500, BANK))
 
 
 def test_bank_input_errors():
@@ -220,7 +221,7 @@ def test_bank_settlement_conserves_money(ix, amounts, dealer_wager, cobank, surr
         setting = settings(tiles[8 + 4 * k : 12 + 4 * k] if k < 2 else tiles[12:16])[surrender_choice]
         ws.append(PlayerWager(seat, amounts[k], None if (k == 0 and surrender_choice == 2) else setting))
     try:
-        s = settle_bank(1, bank, ws, dealer_wager=0 if cobank else dealer_wager, dealer=dealer, cobank=cobank)
+        s = settle_bank(1, bank, ws, dealer=DealerWager(0 if cobank else dealer_wager, dealer), cobank=cobank)
     except CoBankSplitError:
         assert cobank
         return

@@ -39,6 +39,7 @@ import random
 import select
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
@@ -242,6 +243,22 @@ class LinkDeadline(psycopg.OperationalError):
     network that drops packets without a reset never says so) and another one opened."""
 
 
+@dataclass(frozen=True)
+class ListenerTiming:
+    """The :class:`Listener`'s timing: the least gap between two reads of the view (``min_gap``),
+    the read timer while the doorbells are heard (``refresh``) and while a flood made it deaf to
+    them (``flood_refresh``), the heartbeat deadline and its cap, all in seconds; ``now`` and
+    ``rand`` the clock they are measured by and the draw of each deadline's jitter."""
+
+    min_gap: float = 0.2
+    refresh: float = 1.0
+    flood_refresh: float = 0.25
+    deadline_s: float = 3.0
+    deadline_cap_s: float = 30.0
+    now: Callable[[], float] = time.monotonic
+    rand: Callable[[], float] = random.random
+
+
 class Listener:
     """The uplink's listening side, on the uplink's one connection: the connection's
     notifications ring the :class:`Coalescer`, :data:`VIEW_SQL` is read when it says so,
@@ -262,25 +279,19 @@ class Listener:
         view: LapView,
         send: Send,
         log: Log,
-        *,
-        min_gap: float = 0.2,
-        refresh: float = 1.0,
-        flood_refresh: float = 0.25,
-        deadline_s: float = 3.0,
-        deadline_cap_s: float = 30.0,
-        now: Callable[[], float] = time.monotonic,
-        rand: Callable[[], float] = random.random,
+        timing: ListenerTiming = ListenerTiming(),
     ):
         self.schema, self.view, self.send, self.log = schema, view, send, log
-        self.bell = Coalescer(min_gap, refresh)
-        self.refresh, self.flood_refresh = refresh, flood_refresh
-        self.guard = FloodGuard(now=now)
+        t = timing
+        self.bell = Coalescer(t.min_gap, t.refresh)
+        self.refresh, self.flood_refresh = t.refresh, t.flood_refresh
+        self.guard = FloodGuard(now=t.now)
         self.listening = False
         self.floods = 0  # times the uplink stopped listening (a flood)
-        self.deadline_s, self.now, self.rand = deadline_s, now, rand
-        self.deadline_cap_s = max(deadline_cap_s, deadline_s)
+        self.deadline_s, self.now, self.rand = t.deadline_s, t.now, t.rand
+        self.deadline_cap_s = max(t.deadline_cap_s, t.deadline_s)
         self.missed = 0  # deadlines passed in a row without a fresh heartbeat
-        self.current_s = deadline_s  # this connection's deadline
+        self.current_s = t.deadline_s  # this connection's deadline
         self.reconnects = 0  # connections ended by the deadline
         self.rows = RowReader(schema, view)
         self._seen = (0, 0.0)  # (fresh heartbeats, when that count was last seen to move)

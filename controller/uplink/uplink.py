@@ -61,7 +61,7 @@ from controller.uplink.channel import TableChannel
 from controller.uplink.config import Log, UplinkConfig, first_line
 from controller.uplink.connection import Connection, Wake
 from controller.uplink.foreign import ForeignCheck
-from controller.uplink.lapview import LapView, Listener
+from controller.uplink.lapview import LapView, Listener, ListenerTiming
 from controller.uplink.ledgerseam import LedgerSource, SqliteLedgerSource
 from controller.uplink.memory import LapMemory
 from controller.uplink.status import StatusRelay
@@ -127,12 +127,14 @@ class Uplink:
             self.view,
             self.channel.send,
             self.log,
-            min_gap=self.cfg.min_gap_s,
-            refresh=self.cfg.refresh_s or self.cfg.link_timeout_s / 3,
-            flood_refresh=self.cfg.flood_refresh_s,
-            # a second after the table's own timeout: the table closes on the missing heartbeat
-            # itself, never earlier because of this deadline
-            deadline_s=self.cfg.link_timeout_s + 1.0,
+            ListenerTiming(
+                min_gap=self.cfg.min_gap_s,
+                refresh=self.cfg.refresh_s or self.cfg.link_timeout_s / 3,
+                flood_refresh=self.cfg.flood_refresh_s,
+                # a second after the table's own timeout: the table closes on the missing heartbeat
+                # itself, never earlier because of this deadline
+                deadline_s=self.cfg.link_timeout_s + 1.0,
+            ),
         )
         self.connection = Connection(self.cfg, self.listener, self.stop_event)
         self.sender = Batcher(self.cfg, self.log, self.channel.send, self.connection, self.listener)

@@ -15,7 +15,7 @@ import pytest
 
 from bench._lightpit import LightPit
 from controller.lap.lap import wait_until
-from controller.uplink.lapview import LapView, Listener
+from controller.uplink.lapview import LapView, Listener, ListenerTiming
 
 
 @pytest.fixture
@@ -56,7 +56,8 @@ def test_idle_reads_are_the_small_row_and_a_moved_version_is_read_whole(light):
         told.append(msg)
 
     pit = light.pit
-    lis = Listener(pit.schema, LapView("T01", send), send, lambda _t: None, refresh=0.05, flood_refresh=0.05)
+    timing = ListenerTiming(refresh=0.05, flood_refresh=0.05)
+    lis = Listener(pit.schema, LapView("T01", send), send, lambda _t: None, timing)
     lis.guard.deaf_until = math.inf  # no doorbell at all: what it learns, it learns from the rows
     with psycopg.connect(pit.uplink_dsn("T01"), autocommit=True) as conn:
         lis.attach(conn)

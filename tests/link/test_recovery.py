@@ -287,7 +287,7 @@ def test_the_heartbeat_deadline_has_jitter_and_grows_while_the_lap_stays_silent(
     """A LAP alive but slow closes the tables (their own link timeout) without every uplink
     reconnecting every few seconds in lockstep: each missed deadline doubles the next (to a
     cap), each deadline is drawn up to a quarter longer, a fresh heartbeat resets it."""
-    from controller.uplink.lapview import LapView, LinkDeadline, Listener
+    from controller.uplink.lapview import LapView, LinkDeadline, Listener, ListenerTiming
 
     clock = [0.0]
     draws = iter([0.0, 1.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0])
@@ -297,10 +297,7 @@ def test_the_heartbeat_deadline_has_jitter_and_grows_while_the_lap_stays_silent(
         view,
         lambda *a, **k: None,
         lambda m: None,
-        deadline_s=4.0,
-        deadline_cap_s=30.0,
-        now=lambda: clock[0],
-        rand=lambda: next(draws),
+        ListenerTiming(deadline_s=4.0, deadline_cap_s=30.0, now=lambda: clock[0], rand=lambda: next(draws)),
     )
 
     class Conn:

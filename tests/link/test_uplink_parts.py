@@ -19,7 +19,7 @@ from controller.core.records import Kind
 from controller.uplink.batching import Batcher
 from controller.uplink.config import UplinkConfig
 from controller.uplink.connection import Connection
-from controller.uplink.lapview import LapView, Listener
+from controller.uplink.lapview import LapView, Listener, ListenerTiming
 from controller.uplink.ledgerseam import SqliteLedgerSource
 from controller.uplink.memory import LapMemory
 from controller.uplink.status import StatusRelay
@@ -46,7 +46,9 @@ class Parts:
         self.logs: list[str] = []
         self.stop = threading.Event()
         self.view = LapView("T1", self.send)
-        self.listener = Listener(self.cfg.schema, self.view, self.send, self.logs.append, deadline_s=4.0)
+        self.listener = Listener(
+            self.cfg.schema, self.view, self.send, self.logs.append, ListenerTiming(deadline_s=4.0)
+        )
         self.connection = Connection(self.cfg, self.listener, self.stop)
         self.connection.arm()
         self.sender = Batcher(self.cfg, self.logs.append, self.send, self.connection, self.listener)

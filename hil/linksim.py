@@ -91,41 +91,52 @@ def drop_schema(dsn: str, schema: str) -> None:
             c.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
 
 
+@dataclass(frozen=True)
+class LinkSimSettings:
+    """What a linked simulation plays (``tablectl sim --tables N``): ``tables`` tables of ``game``
+    (comma-separated games are dealt round the tables) sharing one meter on the LAP at ``dsn``
+    (None: a throwaway cluster), ``rounds`` each from ``seed``, at ``speed`` times real time.
+    ``keep_schema``: leave the LAP's schema behind.  ``floor``: serve the LAP's floor view at
+    (host, port) while the tables play, with the sim-only logins of :data:`SIM_STAFF`; it stays up
+    after the rounds until the run is stopped.  ``hit_rate``: the share of rounds dealt five aces
+    first (hil/luck.py); with the floor view up, the simulated floorperson validates a hit once it
+    is acknowledged there (or after :data:`ACK_WAIT_S`), so that the pending-hit alert can be seen
+    and acknowledged.  ``sign_hold_s``: how long the sign celebrates a hit."""
+
+    tables: int
+    rounds: int
+    seed: int
+    dsn: str | None
+    game: str = "six-card-fortune-progressive"
+    speed: float = 50.0
+    keep_schema: bool = False
+    floor: tuple[str, int] | None = None
+    hit_rate: float = 0.0
+    sign_hold_s: float = 30.0
+
+
 def run_link_sim(
+    settings: LinkSimSettings,
     *,
-    tables: int,
-    rounds: int,
-    seed: int,
-    dsn: str | None,
-    game: str = "six-card-fortune-progressive",
-    speed: float = 50.0,
     out: TextIO = sys.stdout,
-    keep_schema: bool = False,
-    floor: tuple[str, int] | None = None,
     stop: threading.Event | None = None,
     on_floor: Callable[[Any, Any, str], None] | None = None,
-    hit_rate: float = 0.0,
-    sign_hold_s: float = 30.0,
 ) -> int:
-    """``floor``: serve the LAP's floor view at (host, port) while the tables play, with the
-    sim-only logins of :data:`SIM_STAFF`; it stays up after the rounds until ``stop`` is set.
-    ``stop`` also ends the rounds early (each table finishes the round it is in).
-    ``on_floor(server, lap_config, dsn)`` is called once the page is up (tests).
-    ``hit_rate``: the share of rounds dealt five aces first (hil/luck.py); with the floor view up,
-    the simulated floorperson validates a hit once it is acknowledged there (or after
-    :data:`ACK_WAIT_S`), so that the pending-hit alert can be seen and acknowledged.
-    ``sign_hold_s``: how long the sign celebrates a hit."""
+    """Play ``settings``, report to ``out``; 0 when every table balanced and the link agreed.
+    ``stop`` ends the rounds early (each table finishes the round it is in) and a floor view kept
+    up; ``on_floor(server, lap_config, dsn)`` is called once the floor view is up (tests)."""
     from controller.lap.config import parse_lap
     from controller.lap.lap import LapStore, connect, wait_until
     from controller.lap.service import LapService
     from hil.balance import check as check_balance
 
+    tables, rounds, seed, game = settings.tables, settings.rounds, settings.seed, settings.game
     games = _linked_games(game)
     if games is None:
         return 2
     ids = [f"T{i + 1:02d}" for i in range(tables)]
     print(f"tablectl sim: {tables} linked tables, game {game}, {rounds} rounds each, seed {seed}", file=out, flush=True)
-    with database(dsn) as pg, tempfile.TemporaryDirectory(prefix="tablectl-linksim-") as tmp:
+    with database(settings.dsn) as pg, tempfile.TemporaryDirectory(prefix="tablectl-linksim-") as tmp:
         schema = f"sim_{uuid.uuid4().hex[:10]}"
         cfg = parse_lap(lap_doc(schema, ids, [p.game for _g, p in games]), "<sim lap.toml>")
         created: list[str] = []  # the schema this run's LAP created: the only one it drops
@@ -142,9 +153,9 @@ def run_link_sim(
                 print("link: FAILED (the LAP did not start)", file=out)
                 return 1
             run = _Run(Path(tmp), pg, cfg, seed, out, stop)
-            server = _floor_up(run, floor, on_floor, sign_hold_s)
-            linked = _start_tables(run, ids, games, speed)
-            luck = _luck(hit_rate, server, pg, schema, stop, out)
+            server = _floor_up(run, settings.floor, on_floor, settings.sign_hold_s)
+            linked = _start_tables(run, ids, games, settings.speed)
+            luck = _luck(settings.hit_rate, server, pg, schema, stop, out)
             _play_and_drain(run, linked, rounds, keep_up=server is not None, luck=luck)
             ok = _balances(linked, Path(tmp), check_balance, out)
             # a fresh connection for the verdict: the one above may be to a primary that has
@@ -160,7 +171,7 @@ def run_link_sim(
             lap.stop_event.set()
             lap_thread.join(10)
             store.conn.close()
-            if created and not keep_schema:
+            if created and not settings.keep_schema:
                 _drop_quietly(pg, schema, out)
 
 

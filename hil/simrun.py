@@ -180,19 +180,29 @@ class Reporter:
         )
 
 
-def run_sim(
-    *,
-    game: str,
-    rounds: int,
-    seed: int,
-    realtime: bool = False,
-    speed: float = 50.0,
-    state_dir: Path | None = None,
-    out: TextIO = sys.stdout,
-    console_pty: bool = False,
-    idle_skip: bool = True,
-    hit_rate: float = 0.0,
-) -> int:
+@dataclass(frozen=True)
+class SimSettings:
+    """What a one-table simulation plays (``tablectl sim``): ``rounds`` rounds of ``game`` from
+    ``seed``, in real time or at ``speed`` times it (``idle_skip``: the idle waits skipped, never
+    in real time), its ledger kept in ``state_dir`` (None: thrown away); ``console_pty``: a
+    console on a pty, kept open until Ctrl-C; ``hit_rate``: the share of rounds dealt a
+    progressive hit first (hil/luck.py)."""
+
+    game: str
+    rounds: int
+    seed: int
+    realtime: bool = False
+    speed: float = 50.0
+    state_dir: Path | None = None
+    console_pty: bool = False
+    idle_skip: bool = True
+    hit_rate: float = 0.0
+
+
+def run_sim(settings: SimSettings, out: TextIO = sys.stdout) -> int:
+    """Play ``settings``, report each round and the summary to ``out``; 0 when the table balanced."""
+    game, rounds, seed = settings.game, settings.rounds, settings.seed
+    realtime, state_dir = settings.realtime, settings.state_dir
     tmp = None
     if state_dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="tablectl-sim-")
@@ -201,8 +211,8 @@ def run_sim(
         Path(state_dir),
         profile=game,
         seed=seed,
-        speed=1.0 if realtime else speed,
-        idle_skip=idle_skip and not realtime,  # at human pace the waits are the point
+        speed=1.0 if realtime else settings.speed,
+        idle_skip=settings.idle_skip and not realtime,  # at human pace the waits are the point
     )
     rep = Reporter(out, lambda rnd: rig.table.proc.describe(rnd))
     print(
@@ -213,9 +223,9 @@ def run_sim(
     )
     # --console-pty keeps running until Ctrl-C (or SIGTERM): from here on those only ask for
     # a stop, they never raise, so the rig is stopped and the summary printed on every path
-    stop = StopRequest().install() if console_pty else None
+    stop = StopRequest().install() if settings.console_pty else None
     try:
-        return _play(rig, rep, rounds=rounds, stop=stop, hit_rate=hit_rate)
+        return _play(rig, rep, rounds=rounds, stop=stop, hit_rate=settings.hit_rate)
     except TableClosed as e:
         _say_closed(e, state_dir if tmp is None else None)
         return 1

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 NAME = "sim"
 HELP = "play rounds against the HIL simulators (no hardware needed)"
@@ -211,19 +210,21 @@ def _one_table(args: argparse.Namespace) -> int:
     import sqlite3
 
     from controller.books.ledger import LedgerError
-    from hil.simrun import run_sim
+    from hil.simrun import SimSettings, run_sim
 
     try:
         rc = run_sim(
-            game=args.game,
-            rounds=args.rounds,
-            seed=args.seed,
-            realtime=args.realtime,
-            speed=args.speed,
-            state_dir=args.state_dir,
-            console_pty=args.console_pty,
-            idle_skip=args.idle_skip,
-            hit_rate=args.hit_rate,
+            SimSettings(
+                game=args.game,
+                rounds=args.rounds,
+                seed=args.seed,
+                realtime=args.realtime,
+                speed=args.speed,
+                state_dir=args.state_dir,
+                console_pty=args.console_pty,
+                idle_skip=args.idle_skip,
+                hit_rate=args.hit_rate,
+            )
         )
     except (sqlite3.Error, LedgerError) as e:  # a --state-dir whose ledger is not one
         print(f"tablectl sim: the ledger in {args.state_dir} cannot be used: {e}", file=sys.stderr)
@@ -237,7 +238,7 @@ def _one_table(args: argparse.Namespace) -> int:
 
 def _linked(args: argparse.Namespace, floor: tuple[str, int] | None) -> int:
     # several tables always share one linked meter: --link DSN, or a throwaway cluster
-    from hil.linksim import run_link_sim
+    from hil.linksim import LinkSimSettings, run_link_sim
 
     # the Six-Card table in the sim is its progressive-system profile; games may be a comma-separated list
     game = ",".join(
@@ -252,15 +253,7 @@ def _linked(args: argparse.Namespace, floor: tuple[str, int] | None) -> int:
         signal.signal(signal.SIGINT, lambda *_: stop.set())
     import psycopg
 
-    try:
-        return _run_linked(args, game, floor, stop, run_link_sim)
-    except psycopg.OperationalError as e:  # --link DSN that does not answer (or a cluster that went away)
-        print(f"tablectl sim: the database is unreachable: {str(e).strip()}", file=sys.stderr)
-        return 1
-
-
-def _run_linked(args: argparse.Namespace, game: str, floor: Any, stop: Any, run_link_sim: Any) -> int:
-    rc: int = run_link_sim(
+    settings = LinkSimSettings(
         tables=args.tables,
         rounds=args.rounds,
         seed=args.seed,
@@ -268,8 +261,11 @@ def _run_linked(args: argparse.Namespace, game: str, floor: Any, stop: Any, run_
         game=game,
         speed=args.speed,
         floor=floor,
-        stop=stop,
         hit_rate=args.hit_rate,
-        out=sys.stdout,  # this command's (the function's default is the one at its import)
     )
-    return rc
+    try:
+        # this command's stdout (the function's default is the one at its import)
+        return run_link_sim(settings, out=sys.stdout, stop=stop)
+    except psycopg.OperationalError as e:  # --link DSN that does not answer (or a cluster that went away)
+        print(f"tablectl sim: the database is unreachable: {str(e).strip()}", file=sys.stderr)
+        return 1

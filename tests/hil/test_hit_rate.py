@@ -13,10 +13,15 @@ from controller.reports import slip as S
 def test_the_sims_ledger_hit_has_its_slip(tmp_path):
     """A ledger of `tablectl sim --hit-rate` (five aces dealt first): every hit has its slip."""
 
-    from hil.simrun import run_sim
+    from hil.simrun import SimSettings, run_sim
 
     state = tmp_path / "state"
-    assert run_sim(game="six-card-fortune", rounds=6, seed=3, state_dir=state, out=io.StringIO(), hit_rate=1.0) == 0
+    assert (
+        run_sim(
+            SimSettings(game="six-card-fortune", rounds=6, seed=3, state_dir=state, hit_rate=1.0), out=io.StringIO()
+        )
+        == 0
+    )
     conn = open_readonly(state / "ledger.sqlite3")
     try:
         hits = conn.execute("SELECT round, data FROM events WHERE kind = 'meter.payout'").fetchall()

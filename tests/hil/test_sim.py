@@ -8,7 +8,7 @@ import signal
 
 import pytest
 
-from hil.simrun import StopRequest, _hold_console, run_sim
+from hil.simrun import SimSettings, StopRequest, _hold_console, run_sim
 
 
 @pytest.mark.slow
@@ -17,7 +17,9 @@ def test_sim_20_rounds_deterministic(tmp_path):
     outs = []
     for i in range(2):
         buf = io.StringIO()
-        assert run_sim(game="six-card-fortune", rounds=20, seed=5, state_dir=tmp_path / str(i), out=buf) == 0
+        assert (
+            run_sim(SimSettings(game="six-card-fortune", rounds=20, seed=5, state_dir=tmp_path / str(i)), out=buf) == 0
+        )
         outs.append(buf.getvalue())
     assert outs[0] == outs[1]
     lines = outs[0].splitlines()
@@ -82,7 +84,7 @@ def test_sim_console_pty_prints_the_summary_on_ctrl_c_even_during_the_stop(tmp_p
 
     monkeypatch.setattr(Rig, "stop", stop_with_another_signal)
     out = _SignalOn("the console stays open")
-    rc = run_sim(game="six-card-fortune", rounds=1, seed=5, state_dir=tmp_path, out=out, console_pty=True)
+    rc = run_sim(SimSettings(game="six-card-fortune", rounds=1, seed=5, state_dir=tmp_path, console_pty=True), out=out)
     text = out.getvalue()
     assert rc == 0, text
     assert out.sent == 1
@@ -99,7 +101,9 @@ def test_idle_skip_plays_the_same_rounds_as_the_plain_clock(tmp_path):
     outs = {}
     for skip in (True, False):
         buf = io.StringIO()
-        rc = run_sim(game="pai-gow-tiles", rounds=3, seed=7, state_dir=tmp_path / str(skip), out=buf, idle_skip=skip)
+        rc = run_sim(
+            SimSettings(game="pai-gow-tiles", rounds=3, seed=7, state_dir=tmp_path / str(skip), idle_skip=skip), out=buf
+        )
         assert rc == 0
         outs[skip] = buf.getvalue()
     assert outs[True] == outs[False]

@@ -46,7 +46,7 @@ def test_an_asynchronous_standby_that_lags_loses_records_the_tables_restore(caps
 def test_sim_link_survives_a_failover_and_drops_only_its_own_schema():
     import psycopg
 
-    from hil.linksim import run_link_sim
+    from hil.linksim import LinkSimSettings, run_link_sim
     from hil.patroni import temp_patroni
 
     with temp_patroni() as pair:
@@ -55,7 +55,9 @@ def test_sim_link_survives_a_failover_and_drops_only_its_own_schema():
         out = io.StringIO()
         done: list[int] = []
         th = threading.Thread(
-            target=lambda: done.append(run_link_sim(tables=2, rounds=12, seed=3, dsn=pair.dsn, out=out, speed=20.0))
+            target=lambda: done.append(
+                run_link_sim(LinkSimSettings(tables=2, rounds=12, seed=3, dsn=pair.dsn, speed=20.0), out=out)
+            )
         )
         th.start()
 

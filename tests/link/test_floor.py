@@ -290,7 +290,7 @@ def test_sim_serves_the_floor_with_four_tables_and_stops_when_told(pg_dsn: str) 
     import io
     import threading
 
-    from hil.linksim import run_link_sim
+    from hil.linksim import LinkSimSettings, run_link_sim
 
     stop = threading.Event()
     seen: dict[str, Any] = {}
@@ -303,7 +303,10 @@ def test_sim_serves_the_floor_with_four_tables_and_stops_when_told(pg_dsn: str) 
     th = threading.Thread(
         target=lambda: rc.append(
             run_link_sim(
-                tables=4, rounds=1000, seed=3, dsn=pg_dsn, out=out, floor=("127.0.0.1", 0), stop=stop, on_floor=on_floor
+                LinkSimSettings(tables=4, rounds=1000, seed=3, dsn=pg_dsn, floor=("127.0.0.1", 0)),
+                out=out,
+                stop=stop,
+                on_floor=on_floor,
             )
         )
     )

@@ -82,7 +82,7 @@ class _Sim:
     """The four-table linked sim with --hit-rate and its floor view, on a thread."""
 
     def __init__(self, dsn: str):
-        from hil.linksim import run_link_sim
+        from hil.linksim import LinkSimSettings, run_link_sim
 
         self.stop = threading.Event()
         self.seen: dict[str, Any] = {}
@@ -91,16 +91,12 @@ class _Sim:
         self.thread = threading.Thread(
             target=lambda: self.rc.append(
                 run_link_sim(
-                    tables=4,
-                    rounds=1000,
-                    seed=5,
-                    dsn=dsn,
+                    LinkSimSettings(
+                        tables=4, rounds=1000, seed=5, dsn=dsn, floor=("127.0.0.1", 0), hit_rate=0.2, sign_hold_s=HOLD_S
+                    ),
                     out=self.out,
-                    floor=("127.0.0.1", 0),
                     stop=self.stop,
                     on_floor=lambda server, cfg, _dsn: self.seen.update(server=server, cfg=cfg),
-                    hit_rate=0.2,
-                    sign_hold_s=HOLD_S,
                 )
             )
         )

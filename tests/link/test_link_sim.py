@@ -7,13 +7,13 @@ import io
 
 import pytest
 
-from hil.linksim import run_link_sim
+from hil.linksim import LinkSimSettings, run_link_sim
 
 
 @pytest.mark.slow
 def test_linked_sim_balances_and_reconciles(pg_dsn):
     out = io.StringIO()
-    rc = run_link_sim(tables=2, rounds=6, seed=7, dsn=pg_dsn, out=out)
+    rc = run_link_sim(LinkSimSettings(tables=2, rounds=6, seed=7, dsn=pg_dsn), out=out)
     text = out.getvalue()
     assert rc == 0, text
     lines = text.splitlines()

@@ -12,11 +12,11 @@ import pytest
 
 @pytest.fixture(scope="session")
 def sim_ledger(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from hil.simrun import run_sim
+    from hil.simrun import SimSettings, run_sim
 
     base = tmp_path_factory.mktemp("sim")
     state = base / "D"
-    assert run_sim(game="six-card-fortune", rounds=2, seed=3, state_dir=state, out=io.StringIO()) == 0
+    assert run_sim(SimSettings(game="six-card-fortune", rounds=2, seed=3, state_dir=state), out=io.StringIO()) == 0
     return state
 
 

@@ -59,8 +59,8 @@ def test_sim_floor_on_a_busy_port_is_refused_before_anything_starts(capsys, monk
     started = []
     import hil.linksim
 
-    def run_link_sim(**kw: Any) -> int:
-        started.append(kw)
+    def run_link_sim(*a: Any, **kw: Any) -> int:
+        started.append((a, kw))
         return 0
 
     monkeypatch.setattr(hil.linksim, "run_link_sim", run_link_sim)

@@ -42,7 +42,7 @@ def test_linked_sim_refuses_one_tables_options(opt, tmp_path, capsys, monkeypatc
     # before: `sim --tables 2 --state-dir D --console-pty` played, kept nothing, opened no console
     import hil.linksim
 
-    monkeypatch.setattr(hil.linksim, "run_link_sim", lambda **kw: pytest.fail("played"))
+    monkeypatch.setattr(hil.linksim, "run_link_sim", lambda *a, **kw: pytest.fail("played"))
     argv = [str(tmp_path / a) if a == "D" else a for a in opt]
     fails(capsys, ["sim", "--tables", "2", "--rounds", "1", *argv], 2, opt[0], "not for the linked simulation")
     assert not (tmp_path / "D").exists()
@@ -60,7 +60,7 @@ def test_linked_sim_logs_errors_only_by_default(monkeypatch, capsys):
 
     levels = []
     monkeypatch.setattr(log, "configure", lambda stream=None, level="info", **kw: levels.append(level))
-    monkeypatch.setattr(hil.linksim, "run_link_sim", lambda **kw: 0)
+    monkeypatch.setattr(hil.linksim, "run_link_sim", lambda *a, **kw: 0)
     assert main(["sim", "--tables", "2", "--rounds", "1"]) == 0
     assert main(["sim", "--tables", "2", "--rounds", "1", "--log-level", "info"]) == 0
     assert levels == ["error", "info"]

@@ -18,7 +18,7 @@ from controller.games.base import EntryError, Stack
 from controller.games.djwild import DJWild
 from controller.rules.cards import parse_cards
 from controller.settings.config import parse_profile
-from hil.simrun import run_sim
+from hil.simrun import SimSettings, run_sim
 from tests.integration.games.rounds import HandRound
 from tests.integration.harness import Harness, records
 
@@ -43,7 +43,7 @@ def proc(**options):
 @pytest.mark.soak
 def test_687a_200_simulated_rounds_balance_to_the_cent(tmp_path):
     buf = io.StringIO()
-    assert run_sim(game="dj-wild", rounds=200, seed=11, speed=200, state_dir=tmp_path, out=buf) == 0
+    assert run_sim(SimSettings(game="dj-wild", rounds=200, seed=11, speed=200, state_dir=tmp_path), out=buf) == 0
     out = buf.getvalue()
     lines = out.splitlines()
     assert sum(1 for line in lines if line.startswith("round ")) == 200

@@ -17,7 +17,7 @@ from controller.games.faceup import DealerShown
 from controller.rules.cards import parse_cards
 from controller.rules.positions import delivery_order, seat_to_position
 from controller.settings.config import parse_profile
-from hil.simrun import run_sim
+from hil.simrun import SimSettings, run_sim
 from tests.integration.games.rounds import HandRound
 from tests.integration.harness import Harness, records
 
@@ -107,7 +107,7 @@ def results(h: Harness, rnd: int) -> list[tuple[int, str, str, int]]:
 @pytest.mark.soak
 def test_688a_200_simulated_rounds_balance_to_the_cent(tmp_path):
     buf = io.StringIO()
-    assert run_sim(game="face-up", rounds=200, seed=7, speed=200, state_dir=tmp_path, out=buf) == 0
+    assert run_sim(SimSettings(game="face-up", rounds=200, seed=7, speed=200, state_dir=tmp_path), out=buf) == 0
     out = buf.getvalue()
     lines = out.splitlines()
     assert sum(1 for line in lines if line.startswith("round ")) == 200

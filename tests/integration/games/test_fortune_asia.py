@@ -54,10 +54,10 @@ def proc_for(doc: dict[str, Any]):
 def test_200_simulated_rounds_balance_to_the_cent(tmp_path):
     """Every wager of 200 rounds (§ 659a.7) is won, lost, surrendered
     (§ 659a.11(d)) or returned, every payout recorded, the meter reconciled (§ 659a.12(d))."""
-    from hil.simrun import run_sim
+    from hil.simrun import SimSettings, run_sim
 
     buf = io.StringIO()
-    assert run_sim(game="fortune-asia", rounds=200, seed=7, speed=200, state_dir=tmp_path, out=buf) == 0, (
+    assert run_sim(SimSettings(game="fortune-asia", rounds=200, seed=7, speed=200, state_dir=tmp_path), out=buf) == 0, (
         buf.getvalue()[-2000:]
     )
     out = buf.getvalue()

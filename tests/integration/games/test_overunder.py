@@ -17,7 +17,7 @@ from controller.games.base import EntryError, Stack
 from controller.rules.cards import parse_cards
 from controller.rules.overunder import SHOE_CARDS
 from controller.settings.config import parse_profile
-from hil.simrun import run_sim
+from hil.simrun import SimSettings, run_sim
 from tests.integration.games.rounds import HandRound
 from tests.integration.harness import Harness, records
 
@@ -41,7 +41,7 @@ def proc(**options):
 @pytest.mark.soak
 def test_686a_200_simulated_rounds_balance_to_the_cent(tmp_path):
     buf = io.StringIO()
-    assert run_sim(game="over-under", rounds=200, seed=7, speed=200, state_dir=tmp_path, out=buf) == 0
+    assert run_sim(SimSettings(game="over-under", rounds=200, seed=7, speed=200, state_dir=tmp_path), out=buf) == 0
     out = buf.getvalue()
     lines = out.splitlines()
     assert sum(1 for line in lines if line.startswith("round ")) == 200

@@ -72,10 +72,10 @@ def test_200_simulated_rounds_balance_to_the_cent(tmp_path):
     """Every wager of 200 rounds accounted for (hil/balance.py), every
     keyed path exercised: player bank, co-bank, dealer's wager, cut, styles, own settings,
     surrender (§ 621a.8(e)), a voided hand (§ 621a.10(d)), a bank hand reset (§ 621a.10(f))."""
-    from hil.simrun import run_sim
+    from hil.simrun import SimSettings, run_sim
 
     buf = io.StringIO()
-    assert run_sim(game="pai-gow-tiles", rounds=200, seed=7, speed=200, state_dir=tmp_path, out=buf) == 0
+    assert run_sim(SimSettings(game="pai-gow-tiles", rounds=200, seed=7, speed=200, state_dir=tmp_path), out=buf) == 0
     out = buf.getvalue().splitlines()
     assert out[-1].startswith("balance: OK (200 rounds"), out[-1]
     db = sqlite3.connect(tmp_path / "ledger.sqlite3")

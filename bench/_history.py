@@ -270,19 +270,22 @@ class History:
         ]
 
 
-def build(
-    path: Path,
-    key: bytes,
-    rounds: int,
-    *,
-    table: str = "BENCH-01",
-    seed: int = 1,
-    end: datetime | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> tuple[int, float]:
-    """Append ``rounds`` rounds (and their days' other records) to the ledger at ``path``;
-    returns (events, seconds).  The last round is about ``end`` (default: now)."""
-    end = end or datetime.now(UTC)
+@dataclass(frozen=True)
+class Span:
+    """Which history :func:`build` makes: ``rounds`` rounds at table ``table``, drawn from
+    ``seed``, the last one about ``end`` (None: now)."""
+
+    rounds: int
+    table: str = "BENCH-01"
+    seed: int = 1
+    end: datetime | None = None
+
+
+def build(path: Path, key: bytes, span: Span, progress: Callable[[int], None] | None = None) -> tuple[int, float]:
+    """Append ``span``'s rounds (and their days' other records) to the ledger at ``path`` under
+    ``key``; returns (events, seconds)."""
+    rounds, table, seed = span.rounds, span.table, span.seed
+    end = span.end or datetime.now(UTC)
     days = max(1, -(-rounds // ROUNDS_PER_DAY))
     start = (end - timedelta(days=days)).replace(hour=6, minute=0, second=0, microsecond=0)
     clock = [start.timestamp()]

@@ -52,7 +52,7 @@ def load() -> str:
 
 def prepare(state: Path, rounds: int, emit: Emit) -> None:
     """The ledger of ``rounds`` rounds in ``state`` (made unless already there), its witness."""
-    from bench._history import build
+    from bench._history import Span, build
     from controller.books.audit import LEDGER_FILE
     from controller.books.ledger import Ledger, Record
     from controller.books.standing import active_tilts
@@ -68,7 +68,7 @@ def prepare(state: Path, rounds: int, emit: Emit) -> None:
         for p in state.glob("*"):
             p.unlink()
         state.mkdir(parents=True, exist_ok=True)
-        events, seconds = build(path, key, rounds, table=TABLE)
+        events, seconds = build(path, key, Span(rounds, table=TABLE))
         marker.write_text(json.dumps({"rounds": rounds, "events": events}))
         emit("ledger_build_s", f"{seconds:.1f}")
     led = Ledger(path, TABLE, key=key)

@@ -79,11 +79,13 @@ held free; that is what ``release_free_memory`` gives back.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import gc
 import json
 import sys
 import time
 import tracemalloc
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -175,11 +177,26 @@ def _clear(rig: Any) -> None:
     rig.table.wait_for(lambda s: s.get("state") != "tilt", 30)
 
 
-def rounds_child(state_dir: str, warmup: int, rounds: int, every: int, speed: float, seed: int, trace: int = 0) -> None:
-    """In a fresh process: play, sample, print the figures as JSON (the last line).  ``trace``:
-    tracemalloc (one frame) from ``every`` rounds before the end of the warm-up, for the Python
-    heap's bytes (what it traces is what was made since it started: the objects the service
-    replaces as it plays must be traced already when the first sample is taken)."""
+@dataclass(frozen=True)
+class Plan:
+    """What :func:`rounds_child` plays and samples: ``warmup`` rounds, then ``rounds`` more, a
+    sample every ``every`` after the warm-up, at ``speed`` times real time, the players drawn
+    from ``seed``.  ``trace``: tracemalloc (one frame) from ``every`` rounds before the end of the
+    warm-up, for the Python heap's bytes (what it traces is what was made since it started: the
+    objects the service replaces as it plays must be traced already when the first sample is
+    taken)."""
+
+    warmup: int
+    rounds: int
+    every: int
+    speed: float
+    seed: int
+    trace: bool = False
+
+
+def rounds_child(state_dir: str, plan: Plan) -> None:
+    """In a fresh process: play ``plan`` at a table kept in ``state_dir``, sample, print the
+    figures as JSON (the last line)."""
     import random
 
     from controller.core.log import configure
@@ -187,7 +204,8 @@ def rounds_child(state_dir: str, warmup: int, rounds: int, every: int, speed: fl
     from hil.rig import Rig
 
     configure(level="error", json=True, stream=sys.stderr)
-    rig = Rig(Path(state_dir), seed=seed, speed=speed)
+    warmup, rounds, every, seed, trace = plan.warmup, plan.rounds, plan.every, plan.seed, plan.trace
+    rig = Rig(Path(state_dir), seed=seed, speed=plan.speed)
     rig.shoe.shuffle_s = 0.0
     rig.start()
     samples: list[tuple[int, int]] = []
@@ -240,13 +258,11 @@ def run(args: Any, emit: Any, tmp: Path) -> int:
 
     played = tmp / "played"
     t0 = time.monotonic()
-    code = (
-        "import sys, bench._memory as m; "
-        "m.rounds_child(sys.argv[1], *map(int, sys.argv[2:5]), float(sys.argv[5]), int(sys.argv[6]), "
-        "int(sys.argv[7]))"
+    code = "import json, sys, bench._memory as m; m.rounds_child(sys.argv[1], m.Plan(**json.loads(sys.argv[2])))"
+    plan = Plan(
+        args.warmup, args.rounds, args.sample_every, args.speed, args.seed, bool(getattr(args, "tracemalloc", False))
     )
-    argv = [str(played), str(args.warmup), str(args.rounds), str(args.sample_every), str(args.speed), str(args.seed)]
-    argv.append(str(int(getattr(args, "tracemalloc", False))))
+    argv = [str(played), json.dumps(dataclasses.asdict(plan))]
     out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=False)
     if out.returncode != 0:
         print(out.stderr[-2000:], file=sys.stderr)

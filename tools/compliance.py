@@ -395,9 +395,8 @@ def mutate(only: list[str], jobs: int, per: int, timeout: float, baseline: bool 
     # a kill (or Ctrl-C of a background run, where SIGINT is ignored) still saves what was done
     old = signal.signal(signal.SIGTERM, stop)
     try:
-        M.mutate_rows(
-            root, [(r.sub.id, r.code, r.tests, r.scenarios) for r in rs], results, jobs, per, timeout, baseline
-        )
+        effort = M.Effort(jobs, per, timeout, check_baseline=baseline)
+        M.mutate_rows(root, [(r.sub.id, r.code, r.tests, r.scenarios) for r in rs], results, effort)
     finally:
         signal.signal(signal.SIGTERM, old)
         M.save(root, results)

@@ -422,17 +422,28 @@ def verdict(outcomes: list[Outcome]) -> str:
     return "could not be made"
 
 
+@dataclass(frozen=True)
+class Effort:
+    """How a mutation run runs: ``jobs`` test runs at once (each in a tree of its own), up to
+    ``per`` mutants a row, ``timeout`` seconds a mutant's tests (past it: killed, a hang), and
+    whether the rows' tests are first run unaltered (``check_baseline``: they must pass)."""
+
+    jobs: int
+    per: int
+    timeout: float
+    check_baseline: bool = True
+
+
 def mutate_rows(
     root: Path,
     rows: list[tuple[str, list[str], list[str], list[str]]],
     results: dict[str, dict[str, Any]],
-    jobs: int,
-    per: int,
-    timeout: float,
-    check_baseline: bool = True,
+    effort: Effort,
 ) -> None:
-    """Each row (subsection, code, tests, scenarios) mutated and its tests run; ``results`` (by
-    subsection) filled in as each row is done, so an interrupted run keeps what it finished."""
+    """Each row (subsection, code, tests, scenarios) mutated and its tests run as ``effort`` says;
+    ``results`` (by subsection) filled in as each row is done, so an interrupted run keeps what it
+    finished."""
+    jobs, per, timeout = effort.jobs, effort.per, effort.timeout
     plans = [plan_row(root, sid, code, tests, scns, per) for sid, code, tests, scns in rows]
     for p in plans:
         if not p.mutants:
@@ -446,7 +457,7 @@ def mutate_rows(
     try:
         base = (
             baseline(trees, ["-n", str(jobs), *union_args([p.args for p in work])], timeout * 4)
-            if check_baseline
+            if effort.check_baseline
             else None
         )
         if base is not None and base.result != "passed":

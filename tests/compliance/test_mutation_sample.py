@@ -27,7 +27,8 @@ def test_a_sample_of_the_matrix_rows_kills_every_mutant():
     rows = [r for r in C.rows(subs, ev, notes) if r.sub.id in SAMPLE]
     assert len(rows) == len(SAMPLE) and all(r.code and r.tested for r in rows)
     results: dict[str, dict[str, Any]] = {}
-    M.mutate_rows(C.ROOT, [(r.sub.id, r.code, r.tests, r.scenarios) for r in rows], results, 2, 2, 240, False)
+    effort = M.Effort(jobs=2, per=2, timeout=240, check_baseline=False)
+    M.mutate_rows(C.ROOT, [(r.sub.id, r.code, r.tests, r.scenarios) for r in rows], results, effort)
     assert {sid: r["result"] for sid, r in results.items()} == dict.fromkeys(SAMPLE, "killed"), results
     recorded = json.loads((C.ROOT / "docs" / "compliance-mutations.json").read_text())["subsections"]
     assert {sid: recorded[sid]["result"] for sid in SAMPLE} == dict.fromkeys(SAMPLE, "killed")  # the record agrees

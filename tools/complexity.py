@@ -8,12 +8,15 @@ closures are not blocks of their own and their decisions are not added to the en
 defaults).  Grades are radon's: A 1-5, B 6-10, C 11-20, D 21-30, E 31-40, F 41 and over.
 
     python -m tools.complexity            # the grades, the worst functions, the average, the helpers' figures
-    python -m tools.complexity --check    # also exit 1 when a function scores over 15, or a private
-                                          # helper takes more than 6 parameters (DEVELOPERS.md)
+    python -m tools.complexity --check    # also exit 1 when a function scores over 15, or a function,
+                                          # method or constructor takes more than 6 parameters
+                                          # (DEVELOPERS.md)
 
 The gate is per function, where complexity hurts: no function over cc 15 (ruff's C901 at 15 in CI too;
-mccabe counts a little differently: not boolean operators, comprehensions or asserts), no helper with
-more than 6 parameters (a carved block handed the whole of its caller's state is no helper).  The
+mccabe counts a little differently: not boolean operators, comprehensions or asserts), no function,
+method or constructor with more than 6 named parameters, public or private (a carved block handed the
+whole of its caller's state is no helper; a public function taking a record's fields one by one wants
+the record).  The
 average is reported, never a gate: a mean falls through its denominator, and a gate on it makes every
 new feature split code elsewhere to pass.  For the same reason the share of *single-use private
 helpers* is reported: private functions and methods (``_name``) called from exactly one place in the
@@ -39,8 +42,26 @@ MAX_CC = 15
 MAX_PARAMS = 6
 GRADES = "ABCDEF"
 #: functions the check passes over while work in flight elsewhere reworks them (named here so the
-#: check holds for the rest, taken off as each is reworked): none left
-PENDING: set[str] = set()
+#: check holds for the rest, taken off as each is reworked): the constructors of the table's parts,
+#: the daemon, the console, the floor server, the link driver and the rigs, more than 6 parameters each
+PENDING: set[str] = {
+    "bench/_linkrig.py __init__",
+    "controller/console/relay.py relay",
+    "controller/console/server.py __init__",
+    "controller/core/progress.py __init__",
+    "controller/daemon/deviceset.py __init__",
+    "controller/daemon/service.py __init__",
+    "controller/lap/floor_server.py __init__",
+    "controller/play/dealing.py __init__",
+    "controller/play/deciding.py __init__",
+    "controller/play/faults.py __init__",
+    "controller/play/linking.py __init__",
+    "controller/play/settling.py __init__",
+    "controller/play/table.py __init__",
+    "controller/play/wagering.py __init__",
+    "drivers/link.py __init__",
+    "hil/rig.py __init__",
+}
 
 
 @dataclass(frozen=True)
@@ -176,8 +197,9 @@ def problems(
     max_cc: int = MAX_CC,
     pending: frozenset[str] | set[str] = frozenset(),
 ) -> list[str]:
-    """What ``--check`` fails on: each function or method over ``max_cc``, each private helper
-    with more than :data:`MAX_PARAMS` parameters (``pending``: ``"path name"`` left to their owners)."""
+    """What ``--check`` fails on: each function or method over ``max_cc``, each function, method
+    or constructor (public or private) with more than :data:`MAX_PARAMS` parameters (``pending``:
+    ``"path name"`` left to their owners)."""
     found = [
         f"{b.path}:{b.line} {b.name}: cc {b.cc} > {max_cc}"
         for b in blocks
@@ -186,7 +208,7 @@ def problems(
     found += [
         f"{f.path}:{f.line} {f.name}: {f.params} parameters > {MAX_PARAMS}"
         for f in funcs
-        if f.private and f.params > MAX_PARAMS and f"{f.path} {f.name}" not in pending
+        if f.params > MAX_PARAMS and f"{f.path} {f.name}" not in pending
     ]
     return found
 
@@ -196,7 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--check",
         action="store_true",
-        help=f"exit 1 when a function is over cc {MAX_CC} or a private helper takes over {MAX_PARAMS} parameters",
+        help=f"exit 1 when a function is over cc {MAX_CC} or a function, method or constructor takes over "
+        f"{MAX_PARAMS} parameters",
     )
     parser.add_argument(
         "--worst", type=int, default=15, metavar="N", help="how many of the worst functions to list (15)"

@@ -255,7 +255,7 @@ def _check_bank(bank_seat: int, wagers: Sequence[PlayerWager], dealer_wager: int
     if cobank and dealer_wager:
         raise ValueError("the dealer may not wager against the bank when co-banking (§ 621a.9(e), (h))")
     if dealer_wager < 0:
-        raise ValueError("a dealer wager against the bank needs a positive amount and the dealer's hands")
+        raise ValueError(f"a dealer wager against the bank needs a positive amount, got {dealer_wager}")
     _check_wager_seats(bank_seat, wagers)
 
 

@@ -170,6 +170,10 @@ def test_bank_input_errors():
         settle_bank(1, BANK, [PlayerWager(1, 100, BANK)])  # the bank wagers on one area only
     with pytest.raises(ValueError):
         settle_bank(1, BANK, [PlayerWager(2, 100, BANK), PlayerWager(2, 100, BANK)])
+    with pytest.raises(ValueError, match="positive amount"):
+        settle_bank(1, BANK, [PlayerWager(2, 100, BANK)], dealer=DealerWager(-100, BANK))
+    no_wager = settle_bank(1, BANK, [PlayerWager(2, 100, BANK)], dealer=DealerWager(0, BANK))
+    assert no_wager.dealer is None and no_wager.dealer_net == 0
 
 
 def test_dealer_wager_against_bank_621a_9_h():

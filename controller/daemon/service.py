@@ -53,7 +53,7 @@ from controller.daemon.ledgerstack import LedgerStack
 from controller.daemon.readiness import UNRECORDED_STAGES, Readiness
 from controller.daemon.sdnotify import Notifier
 from controller.games import procedure_for
-from controller.play.table import Table
+from controller.play.table import Table, TableOptions
 from controller.settings.hardware import HardwareConfig
 from drivers.gpio import is_gpio_error
 from drivers.link import Port
@@ -203,7 +203,7 @@ class Service:
     def _start(self) -> None:
         hw, stage = self.hw, self.readiness.enter
         stage("configuration")
-        procedure = procedure_for(hw.profile.game, hw.profile)
+        procedure_for(hw.profile.game, hw.profile)  # a profile its game cannot play fails at this stage
         # 2. self-checks, before any device or link traffic
         self.checks.begin()
         self.readiness.notifier.status("self-checks")
@@ -220,14 +220,11 @@ class Service:
         link_send = self.devices.open_link(self.reactor.post, linked)
         self.table = Table(
             hw.profile,
-            procedure,
             self.reactor,
             writer,
             devices,
             self.logctx,
-            bounce_s=hw.gpio.bounce_ms / 1000,
-            journal=self.ledger_stack.journal,
-            link_send=link_send,
+            TableOptions(bounce_s=hw.gpio.bounce_ms / 1000, journal=self.ledger_stack.journal, link_send=link_send),
         )
         self.reactor.handler = self._dispatch
         self.devices.start_link()

@@ -22,17 +22,10 @@ from controller.core.records import Kind
 from controller.games.base import EntryError, WagerSpec, parse_cents, split_entry
 from controller.games.round import Key, Round, Wagered, WageredView, accepted, unsettled
 from controller.play.betting import BetBoard, Late, restore_levels
+from controller.play.bundles import Shared
 from controller.play.context import (
-    Books,
-    Emit,
-    Game,
     Journal,
     Link,
-    Log,
-    Machine,
-    RaiseTilt,
-    Rounds,
-    ShowMeters,
     carry_records,
 )
 from controller.play.machine import TableState
@@ -79,28 +72,21 @@ class Wagering:
 
     def __init__(
         self,
+        shared: Shared,
         *,
-        books: Books,
-        machine: Machine,
-        game: Game,
-        rounds: Rounds,
         board: BetBoard,
         deck: DeckView,
         sign: Sign,
-        timer: Canceller,
-        raise_tilt: RaiseTilt,
-        emit: Emit,
-        show_meters: ShowMeters,
-        log: Log,
         link: Link,
         journal: Journal | None = None,
     ):
-        self.books, self.machine, self.game, self.rounds = books, machine, game, rounds
+        self.books, self.machine, self.game, self.rounds = shared.books, shared.machine, shared.game, shared.rounds
         self.board = board
         self.deck = deck
         self.sign = sign
-        self.timer = timer
-        self.raise_tilt, self.emit, self.show_meters, self.log = raise_tilt, emit, show_meters, log
+        self.timer = shared.timer
+        self.raise_tilt, self.emit = shared.raise_tilt, shared.emit
+        self.show_meters, self.log = shared.show_meters, shared.log
         self.link = link  # the rate version a linked wager is taken under (NullLink: none)
         #: the lock-out journal (controller/books/lockjournal.py): the service's; None (tests' harness):
         #: the lock-out's count is shown once the ledger has its records

@@ -16,7 +16,6 @@ read-only connection) and the controller's link statistics (:meth:`Rig.link_stat
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import json
 import random
 import shutil
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.core.reactor import Event
+from controller.daemon.options import StandIns, Trust, Uplink
 from controller.daemon.service import Service
 from controller.play.table import Table
 from controller.settings.hardware import parse_hardware
@@ -156,25 +156,22 @@ class Rig:
         self.hw = hw
         #: the controller's RNG (§ 670a.5(i)(2)), scriptable; handed over when the service takes one
         self.rng = ScriptedRng(seed)
-        extra = self._service_extras()
-        if link_socket is not None:  # a linked progressive's uplink socket (docs/linked.md)
-            extra["link_socket"] = link_socket
-        self.service = Service(self.hw, clock=self.clock, pin_factory=self.pin_factories, **extra)
+        self.service = Service(
+            self.hw,
+            # the scriptable RNG and the start-up self-test run on it (seeded, deterministic)
+            stand_ins=StandIns(
+                clock=self.clock,
+                pin_factory=self.pin_factories,
+                rng=self.rng,
+                rng_test=lambda samples: self.rng.self_test(samples=samples),
+            ),
+            uplink=Uplink(socket=link_socket),  # a linked progressive's uplink socket (docs/linked.md)
+            trust=Trust(ledger_key=self.ledger_key),
+            instrument=self._instrument,  # the clock counts the work in flight
+        )
         self.started = False
         self.emitted: list[tuple[str, dict[str, Any]]] = []
         self._emitted_cv = threading.Condition()
-
-    def _service_extras(self) -> dict[str, Any]:
-        """What the rig hands the service, of what its version takes: the scriptable RNG (and the
-        start-up self-test run on it, seeded and deterministic), the clock's instrument, the key."""
-        offered: dict[str, Any] = {
-            "rng": self.rng,
-            "rng_test": lambda samples: self.rng.self_test(samples=samples),
-            "instrument": self._instrument,
-            "ledger_key": self.ledger_key,
-        }
-        params = inspect.signature(Service).parameters
-        return {k: v for k, v in offered.items() if k in params}
 
     @property
     def table(self) -> Table:

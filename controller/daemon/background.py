@@ -17,7 +17,7 @@ from controller.play.context import Log
 if TYPE_CHECKING:
     from controller.books.auditrun import AuditRunner, AuditThread
     from controller.console.port import ConsoleService
-    from controller.console.server import ConsoleServer
+    from controller.console.server import ConsoleLimits, ConsoleServer
 
 
 class ConsoleOptions(TypedDict, total=False):
@@ -26,13 +26,7 @@ class ConsoleOptions(TypedDict, total=False):
     pty: bool
     socket_path: str | Path | None
     pins_file: str | Path | None
-    idle_s: float
-    lockout_s: float
-    max_failures: int
-    fail_delay_s: float
-    call_timeout: float
-    diag_light_s: float
-    max_sessions: int
+    limits: ConsoleLimits
     clock: Callable[[], float]
 
 

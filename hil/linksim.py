@@ -392,14 +392,13 @@ def _floor_up(
 
 def _floor(tmp: Path, at: tuple[str, int], pg: str, schema: str, out: TextIO, sign_hold_s: float = 30.0) -> Any:
     from controller.lap.floor_auth import StaffStore
-    from controller.lap.floor_server import FloorServer
+    from controller.lap.floor_server import FloorServer, FloorSettings
 
     staff = tmp / "floor-staff.toml"
     for person, role, pin in SIM_STAFF:
         StaffStore(staff).set(person, role, pin)
-    server = FloorServer(
-        pg, schema, at[0], at[1], staff, log=lambda m: None, casino=SIM_CASINO, sign_hold_s=sign_hold_s
-    )
+    settings = FloorSettings(at[0], at[1], staff, casino=SIM_CASINO, sign_hold_s=sign_hold_s)
+    server = FloorServer(pg, schema, settings, log=lambda m: None)
     server.start()
     host, port = server.address
     logins = ", ".join(f"{p} / PIN {pin} ({r})" for p, r, pin in SIM_STAFF)

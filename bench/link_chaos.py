@@ -142,16 +142,18 @@ class ChaosTable:
     def start_rig(self) -> None:
         import dataclasses
 
-        from hil.rig import Rig
+        from hil.rig import Rig, TableSetup
 
         self.rig = Rig(
             self.state,
             profile="six-card-fortune-progressive",
             seed=self.seed + self.restarts,
             speed=self.speed,
-            table_id=self.tid,
-            profile_overrides={"progressive": dataclasses.replace(self.prog, linked=self.group)},
-            link_socket=self.sock,
+            setup=TableSetup(
+                table_id=self.tid,
+                profile_overrides={"progressive": dataclasses.replace(self.prog, linked=self.group)},
+                link_socket=self.sock,
+            ),
         )
         self.rig.start()
         if self.people is not None:

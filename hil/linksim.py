@@ -346,7 +346,7 @@ def _start_tables(run: _Run, ids: list[str], games: list[tuple[str, Any]], speed
     from controller.lap.lap import connect
     from controller.lap.linkkeys import enrol
     from controller.uplink.uplink import Uplink, UplinkConfig
-    from hil.rig import Rig
+    from hil.rig import Rig, TableSetup
 
     tmp, pg, cfg, seed = run.tmp, run.pg, run.cfg, run.seed
 
@@ -363,9 +363,11 @@ def _start_tables(run: _Run, ids: list[str], games: list[tuple[str, Any]], speed
             profile=game,
             seed=seed * 1000 + i,
             speed=speed,
-            table_id=tid,
-            profile_overrides={"progressive": dataclasses.replace(prof.progressive, linked=cfg.group)},
-            link_socket=sock,
+            setup=TableSetup(
+                table_id=tid,
+                profile_overrides={"progressive": dataclasses.replace(prof.progressive, linked=cfg.group)},
+                link_socket=sock,
+            ),
         )
         rig.start()
         dsn = psycopg.conninfo.make_conninfo(pg, user=cfg.role_for(tid))

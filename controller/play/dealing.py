@@ -9,8 +9,8 @@ them (§ 670a.13(n)).
 was dealt in the round (:class:`~controller.games.round.Dealt`, the only writer) and the
 :class:`Deck` (whether the shoe holds a shuffled deck, the shuffle failures in a
 row, whether it has shuffled since start-up), and decides what a device's
-silence means when the table's deadline timer expires.  It is given the roles it
-uses (controller/play/context.py), its devices, which devices are out of order
+silence means when the table's deadline timer expires.  It is given the shared
+roles (controller/play/bundles.py), its devices, which devices are out of order
 (controller/play/devices.py) and the void (controller/play/wagering.py).  Runs on the
 reactor thread only.
 """
@@ -76,13 +76,8 @@ class Dealing:
         self.books, self.machine, self.game, self.rounds = shared.books, shared.machine, shared.game, shared.rounds
         self.deck = deck
         self.devices = marks
-        self.shoe, self.shaker, self.rng, self.sign, self.keypad = (
-            devices.shoe,
-            devices.shaker,
-            devices.rng,
-            devices.sign,
-            devices.keypad,
-        )
+        self.shoe, self.shaker, self.rng = devices.shoe, devices.shaker, devices.rng
+        self.sign, self.keypad = devices.sign, devices.keypad
         self.timer = shared.timer
         self._void = void
         self.raise_tilt, self.emit = shared.raise_tilt, shared.emit

@@ -28,10 +28,6 @@ from controller.play.devices import Devices
 from controller.play.machine import TableState, Trigger
 
 
-class Restartable(Protocol):
-    def restart(self) -> bool: ...
-
-
 class Voids(Protocol):
     """The records of a void (controller/play/wagering.py)."""
 
@@ -42,10 +38,6 @@ class Hits(Protocol):
     """A settled round's next hit, or its close (controller/play/settling.py)."""
 
     def next_hit_or_complete(self, rnd: Round) -> None: ...
-
-
-class Canceller(Protocol):
-    def cancel(self) -> None: ...
 
 
 class Faults:

@@ -11,7 +11,7 @@ because only the reactor thread ever triggers it.  :class:`Table` keeps the
 machine, event dispatch, the procedure's phases, the round in play, start-up and
 profile changes; the work of a round, and its faults, are done by components that
 each own their state and their part of the round (controller/games/round.py), each given
-only the roles it uses (controller/play/context.py) and explicit references to one another:
+the shared roles (controller/play/bundles.py) and explicit references to one another:
 
 ================================  ===============================================
 :class:`~controller.play.wagering.Wagering`   bet sensors, keyed wagers, the lock-out, the count, voids

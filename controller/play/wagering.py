@@ -7,7 +7,7 @@ every wager (§ 670a.13).
 was wagered in the round (:class:`~controller.games.round.Wagered`, the only writer), the
 bet board (controller/play/betting.py: the spots' states and lights), whether the accepted
 count is shown, and the lock-out's timing stamps (``perf``, read by bench/lockout.py).
-It is given the roles it uses (controller/play/context.py) and the shoe's deck, which a
+It is given the shared roles (controller/play/bundles.py) and the shoe's deck, which a
 void spends (controller/play/dealing.py ``Deck``).  Runs on the reactor thread only.
 """
 
@@ -60,10 +60,6 @@ class DeckView(Protocol):
     def ready(self) -> bool: ...
 
     def spend(self) -> None: ...
-
-
-class Canceller(Protocol):
-    def cancel(self) -> None: ...
 
 
 class Wagering:

@@ -222,9 +222,9 @@ class LightPit:
     --enrol-table`` makes them), and ``procs`` worker processes sharing the tables."""
 
     def __init__(self, dsn: str, tables: int, tmp: Path, procs: int):
-        from bench._linkrig import Pit
+        from bench._linkrig import LinkSetup, Pit
 
-        self.pit = Pit(dsn, tables, tmp, make_table=False, tls=False)
+        self.pit = Pit(dsn, tables, tmp, links=LinkSetup(tls=False), make_table=False)
         self.tmp, self.procs = tmp, max(1, min(procs, tables))
         self.workers: list[Any] = []
         self.of: dict[str, int] = {}  # table -> its worker

@@ -18,6 +18,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -234,23 +235,25 @@ class TableEnd:
         self.ledger.close()
 
 
-class Pit:
-    def __init__(
-        self,
-        dsn: str,
-        tables: int,
-        tmp: Path,
-        *,
-        heartbeat: str = "200ms",
-        proxy: bool = False,
-        make_table: bool = True,
-        tls: Any = None,
-        proxy_each: bool = False,
-    ):
-        """``proxy``: the uplinks reach PostgreSQL through TCP proxies (:attr:`proxy`); with
-        ``proxy_each`` each table's uplink through its own (:attr:`proxy_of`), so that a fault can
-        hit one table's link, and the LAP reaches it through one of its own (:attr:`lap_proxy`)."""
+@dataclass(frozen=True, slots=True)
+class LinkSetup:
+    """How the pit's links run."""
 
+    heartbeat: str = "200ms"  # the LAP's [link] heartbeat
+    #: the uplinks reach PostgreSQL through TCP proxies (``Pit.proxy``); with ``proxy_each`` each
+    #: table's uplink through its own (``Pit.proxy_of``), so that a fault can hit one table's link,
+    #: and the LAP reaches it through one of its own (``Pit.lap_proxy``)
+    proxy: bool = False
+    proxy_each: bool = False
+    tls: Any = None  # None: TLS on a throwaway cluster; False: none; a Pki: that one (Pit._tls)
+
+
+class Pit:
+    def __init__(self, dsn: str, tables: int, tmp: Path, *, links: LinkSetup | None = None, make_table: bool = True):
+        """``links``: how the links run (None: the defaults); ``make_table``: the pit makes an
+        in-process table end for each table (:class:`TableEnd`); else the caller sets :attr:`tables`."""
+        links = links or LinkSetup()
+        heartbeat, proxy, proxy_each, tls = links.heartbeat, links.proxy, links.proxy_each, links.tls
         self.dsn, self.tmp = dsn, tmp
         self.schema = f"bench_{uuid.uuid4().hex[:10]}"
         self.ids = [f"T{i + 1:02d}" for i in range(tables)]

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace, emit: Any) -> int:
     from bench._linkrig import database
     from controller.lap.config import parse_lap
     from controller.lap.floor_auth import StaffStore
-    from controller.lap.floor_server import FloorServer
+    from controller.lap.floor_server import FloorServer, FloorSettings
     from controller.lap.lap import LapStore, connect
     from hil.linksim import drop_schema, lap_doc
 
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace, emit: Any) -> int:
             store.set_state("running")
             staff = Path(tmp) / "staff.toml"
             StaffStore(staff).set("bench", "floorperson", "2468")
-            server = FloorServer(dsn, schema, "127.0.0.1", 0, staff, log=lambda m: None)
+            server = FloorServer(dsn, schema, FloorSettings("127.0.0.1", 0, staff), log=lambda m: None)
             server.start()
             tables = [_Table(dsn, cfg, tid, counts) for tid in ids]
             for t in tables:

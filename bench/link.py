@@ -78,14 +78,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, emit: Any) -> int:
-    from bench._linkrig import Pit, database, postmaster_pid
+    from bench._linkrig import LinkSetup, Pit, database, postmaster_pid
 
     if args.light:
         from bench import _lightrun
 
         return _lightrun.run(args, emit)
     with database(args.db) as dsn, tempfile.TemporaryDirectory(prefix="tablectl-bench-link-") as tmp:
-        pit = Pit(dsn, args.tables, Path(tmp), tls=False if args.no_tls else None)
+        pit = Pit(dsn, args.tables, Path(tmp), links=LinkSetup(tls=False if args.no_tls else None))
         try:
             t_start = time.monotonic()
             try:

@@ -142,16 +142,18 @@ class ChaosTable:
     def start_rig(self) -> None:
         import dataclasses
 
-        from hil.rig import Rig
+        from hil.rig import Rig, TableSetup
 
         self.rig = Rig(
             self.state,
             profile="six-card-fortune-progressive",
             seed=self.seed + self.restarts,
             speed=self.speed,
-            table_id=self.tid,
-            profile_overrides={"progressive": dataclasses.replace(self.prog, linked=self.group)},
-            link_socket=self.sock,
+            setup=TableSetup(
+                table_id=self.tid,
+                profile_overrides={"progressive": dataclasses.replace(self.prog, linked=self.group)},
+                link_socket=self.sock,
+            ),
         )
         self.rig.start()
         if self.people is not None:
@@ -386,7 +388,7 @@ def _first_line(e: BaseException) -> str:
 def _make_pit(args: argparse.Namespace, dsn: str, tmp: Path, pair: Any = None) -> tuple[Any, dict[str, ChaosTable]]:
     """The pit (LAP, uplinks, proxies) and its tables, nothing started yet; the throwaway pair's
     link over TLS with a client certificate per table role (controller/lap/pgtls.py)."""
-    from bench._linkrig import Pit
+    from bench._linkrig import LinkSetup, Pit
 
     tls = None
     # a pair of hil/pgpair.py (its data directories and pg_ctl are ours to write and reload; a pair
@@ -396,7 +398,7 @@ def _make_pit(args: argparse.Namespace, dsn: str, tmp: Path, pair: Any = None) -
 
         tls = make_pki(tmp / "pki")
         enable_tls_pair(pair, tls)
-    pit = Pit(dsn, args.tables, tmp, heartbeat="200ms", proxy=True, make_table=False, tls=tls, proxy_each=True)
+    pit = Pit(dsn, args.tables, tmp, links=LinkSetup(proxy=True, proxy_each=True, tls=tls), make_table=False)
     tables = {t: ChaosTable(t, tmp, args.seed * 100 + i, args.speed, "bench") for i, t in enumerate(pit.ids)}
     for t in tables.values():
         t.hit_rate = args.hit_rate

@@ -106,38 +106,44 @@ def seq_behind(last: int, seq: int) -> int | None:
     return back if back is not None and back < REPLAY_WINDOW else None
 
 
+@dataclass(frozen=True, slots=True)
+class LinkTiming:
+    """A link's times and limits, in seconds of wire time (the rules above)."""
+
+    ack_timeout: float = 0.2
+    retries: int = 3
+    heartbeat: float | None = 1.0  # None: no PING
+    lost_after: float | None = 3.5  # None: the peer is never ``lost``
+    frame_deadline: float = 0.1
+    reopen_attempts: int = 8
+    reopen_backoff: float = 0.25
+    nak_interval: float = 0.05
+    nak_burst: int = 4
+    error_report_interval: float = 1.0
+
+
 class Link:
     def __init__(
         self,
         name: str,
         open_port: Callable[[], Port],
         listener: LinkListener,
-        *,
-        ack_timeout: float = 0.2,
-        retries: int = 3,
-        heartbeat: float | None = 1.0,
-        lost_after: float | None = 3.5,
-        frame_deadline: float = 0.1,
-        reopen_attempts: int = 8,
-        reopen_backoff: float = 0.25,
-        nak_interval: float = 0.05,
-        nak_burst: int = 4,
-        error_report_interval: float = 1.0,
+        timing: LinkTiming = LinkTiming(),
     ):
         self.name = name
         self._open_port = open_port
         self.listener = listener
-        self.ack_timeout = ack_timeout
-        self.retries = retries
-        self.heartbeat = heartbeat
-        self.lost_after = lost_after
-        self.frame_deadline = frame_deadline
-        self.reopen_attempts = reopen_attempts
-        self.reopen_backoff = reopen_backoff
-        self.nak_interval = nak_interval
-        self.nak_burst = nak_burst
-        self.error_report_interval = error_report_interval
-        self._nak_tokens = float(nak_burst)
+        self.ack_timeout = timing.ack_timeout
+        self.retries = timing.retries
+        self.heartbeat = timing.heartbeat
+        self.lost_after = timing.lost_after
+        self.frame_deadline = timing.frame_deadline
+        self.reopen_attempts = timing.reopen_attempts
+        self.reopen_backoff = timing.reopen_backoff
+        self.nak_interval = timing.nak_interval
+        self.nak_burst = timing.nak_burst
+        self.error_report_interval = timing.error_report_interval
+        self._nak_tokens = float(timing.nak_burst)
         self._last_nak = time.monotonic()
         self._last_error_report = -1e9
         self.stats = LinkStats()

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from drivers.base import LogContext, Post
-from drivers.link import Link, Port
+from drivers.link import Link, LinkTiming, Port
 from drivers.protocol import ProtocolError, decode, encode
 
 BAUD_RATES = (9600, 19200, 38400, 57600, 115200, 230400, 460800, 921600)
@@ -120,10 +120,12 @@ class SerialDevice:
             self.device,
             open_port or (lambda: open_serial(cfg)),
             self,
-            ack_timeout=cfg.ack_timeout_ms / 1000,
-            retries=cfg.retries,
-            heartbeat=cfg.heartbeat_ms / 1000,
-            lost_after=cfg.lost_after_ms / 1000,
+            LinkTiming(
+                ack_timeout=cfg.ack_timeout_ms / 1000,
+                retries=cfg.retries,
+                heartbeat=cfg.heartbeat_ms / 1000,
+                lost_after=cfg.lost_after_ms / 1000,
+            ),
         )
 
     def start(self) -> None:

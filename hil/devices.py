@@ -32,7 +32,7 @@ from typing import Any
 
 from controller.core.clock import Clock
 from drivers import protocol as P
-from drivers.link import Link
+from drivers.link import Link, LinkTiming
 from hil.pty import PtyEnd, SimPort
 from hil.sched import Scheduler
 from hil.simclock import SimClock
@@ -52,7 +52,7 @@ class SimDevice:
             self._point_link()
         self.path = str(self.link_path) if self.link_path else self.pty.path
         self.sched = Scheduler(clock, self.device)
-        self.link = Link(f"sim-{self.device}", lambda: self.port, self, heartbeat=None, lost_after=None)
+        self.link = Link(f"sim-{self.device}", lambda: self.port, self, LinkTiming(heartbeat=None, lost_after=None))
         self.received: list[tuple[str, dict[str, Any]]] = []
         self.sent: list[tuple[str, dict[str, Any]]] = []
         self.link_events: list[tuple[str, str]] = []

@@ -357,7 +357,7 @@ def _start_tables(run: _Run, ids: list[str], games: list[tuple[str, Any]], speed
     from controller.lap.lap import connect
     from controller.lap.linkkeys import enrol
     from controller.uplink.uplink import Uplink, UplinkConfig
-    from hil.rig import Rig
+    from hil.rig import Rig, TableSetup
 
     tmp, pg, cfg, seed = run.tmp, run.pg, run.cfg, run.seed
 
@@ -374,9 +374,11 @@ def _start_tables(run: _Run, ids: list[str], games: list[tuple[str, Any]], speed
             profile=game,
             seed=seed * 1000 + i,
             speed=speed,
-            table_id=tid,
-            profile_overrides={"progressive": dataclasses.replace(prof.progressive, linked=cfg.group)},
-            link_socket=sock,
+            setup=TableSetup(
+                table_id=tid,
+                profile_overrides={"progressive": dataclasses.replace(prof.progressive, linked=cfg.group)},
+                link_socket=sock,
+            ),
         )
         rig.start()
         dsn = psycopg.conninfo.make_conninfo(pg, user=cfg.role_for(tid))
@@ -403,14 +405,13 @@ def _floor_up(
 
 def _floor(tmp: Path, at: tuple[str, int], pg: str, schema: str, out: TextIO, sign_hold_s: float = 30.0) -> Any:
     from controller.lap.floor_auth import StaffStore
-    from controller.lap.floor_server import FloorServer
+    from controller.lap.floor_server import FloorServer, FloorSettings
 
     staff = tmp / "floor-staff.toml"
     for person, role, pin in SIM_STAFF:
         StaffStore(staff).set(person, role, pin)
-    server = FloorServer(
-        pg, schema, at[0], at[1], staff, log=lambda m: None, casino=SIM_CASINO, sign_hold_s=sign_hold_s
-    )
+    settings = FloorSettings(at[0], at[1], staff, casino=SIM_CASINO, sign_hold_s=sign_hold_s)
+    server = FloorServer(pg, schema, settings, log=lambda m: None)
     server.start()
     host, port = server.address
     logins = ", ".join(f"{p} / PIN {pin} ({r})" for p, r, pin in SIM_STAFF)

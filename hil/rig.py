@@ -16,7 +16,6 @@ read-only connection) and the controller's link statistics (:meth:`Rig.link_stat
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import json
 import random
 import shutil
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.core.reactor import Event
+from controller.daemon.options import StandIns, Trust, Uplink
 from controller.daemon.service import Service
 from controller.play.table import Table
 from controller.settings.hardware import parse_hardware
@@ -77,6 +77,24 @@ def rig_ledger_key(state_dir: Path) -> bytes:
     return read_key(path)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class TableSetup:
+    """The table a rig wires, beyond its game: its id, its profile's overrides, its devices and pins."""
+
+    table_id: str = "SIM-01"
+    #: fields of the table profile to replace (e.g. ``start_method``)
+    profile_overrides: Mapping[str, Any] | None = None
+    #: add the dealer-keypad simulator (None: when the game's procedure needs the keypad)
+    keypad: bool | None = None
+    #: the ``[gpio]`` pin map (None: :data:`PINS`; expander lines as ``"chip2:5"`` with ``expanders``)
+    pins: Mapping[str, Any] | None = None
+    #: serial link settings for every device (``ack_timeout_ms``, ``retries``, ``heartbeat_ms``,
+    #: ``lost_after_ms``, as in ``[serial.<dev>]``)
+    link: Mapping[str, int] | None = None
+    shake_s: float = 5.0  # the shaker simulator's shake
+    link_socket: Path | None = None  # a linked progressive's uplink socket (docs/linked.md)
+
+
 class Rig:
     def __init__(
         self,
@@ -85,24 +103,16 @@ class Rig:
         profile: str = "six-card-fortune-progressive",
         seed: int = 0,
         speed: float = 50.0,
-        table_id: str = "SIM-01",
-        shake_s: float = 5.0,
-        link: Mapping[str, int] | None = None,
-        profile_overrides: Mapping[str, Any] | None = None,
-        keypad: bool | None = None,
         idle_skip: bool = True,
-        link_socket: Path | None = None,
-        pins: Mapping[str, Any] | None = None,
+        setup: TableSetup | None = None,
     ):
-        """``link``: serial link settings for every device (``ack_timeout_ms``, ``retries``,
-        ``heartbeat_ms``, ``lost_after_ms``, as in ``[serial.<dev>]``); ``profile_overrides``:
-        fields of the table profile to replace (e.g. ``start_method``); ``keypad``: add the
-        dealer-keypad simulator (default: when the game's procedure needs the keypad);
-        ``idle_skip``: let the game clock skip the time when everybody waits
-        (hil/simclock.py; False: a plain clock at ``speed``); ``pins``: the ``[gpio]`` pin map
-        (default :data:`PINS`; expander lines as ``"chip2:5"`` with ``expanders``)."""
+        """``idle_skip``: let the game clock skip the time when everybody waits (hil/simclock.py;
+        False: a plain clock at ``speed``); ``setup``: the table beyond its game (None: the defaults)."""
 
         from controller.settings import config as C
+
+        setup = setup or TableSetup()
+        table_id, keypad, link_socket = setup.table_id, setup.keypad, setup.link_socket
 
         self.state_dir = Path(state_dir)
         self.clock = SimClock(speed, skip=idle_skip)
@@ -114,7 +124,9 @@ class Rig:
         proc = procedure_for(prof.game, prof)
         #: the shoe holds the game's deck (53 cards; 32 tiles; a multi-deck shoe for Over/Under)
         self.shoe = ShoeSim(self.clock, random.Random(f"{seed}/shoe"), deck_size=proc.deck, link_dir=self.dev_dir)
-        self.shaker = ShakerSim(self.clock, random.Random(f"{seed}/shaker"), shake_s=shake_s, link_dir=self.dev_dir)
+        self.shaker = ShakerSim(
+            self.clock, random.Random(f"{seed}/shaker"), shake_s=setup.shake_s, link_dir=self.dev_dir
+        )
         self.sign = SignSim(self.clock, random.Random(f"{seed}/sign"), link_dir=self.dev_dir)
         self.sims = [self.shoe, self.shaker, self.sign]
         self.keypad: KeypadSim | None = None
@@ -128,9 +140,9 @@ class Rig:
         self.pin_factories = PinFactories(lambda chip: mock_factory())  # pins with a bounded history (hil/mockpins.py)
         self.factory = self.pin_factories.chip(HEADER_CHIP)
         #: the pin map this rig wires (default :data:`PINS`; a table with expanders passes its own)
-        self.pins: Mapping[str, Any] = pins if pins is not None else PINS
+        self.pins: Mapping[str, Any] = setup.pins if setup.pins is not None else PINS
         serial: dict[str, Any] = {
-            s.device: {"port": s.path, **dict(link or {})} for s in self.sims if s.device in serial_devices()
+            s.device: {"port": s.path, **dict(setup.link or {})} for s in self.sims if s.device in serial_devices()
         }
         self.ledger_key = rig_ledger_key(self.state_dir)
         doc = {
@@ -151,30 +163,27 @@ class Rig:
             "serial": serial,
         }
         hw = parse_hardware(doc, "<hil rig>")
-        if profile_overrides:
-            hw = dataclasses.replace(hw, profile=dataclasses.replace(hw.profile, **dict(profile_overrides)))
+        if setup.profile_overrides:
+            hw = dataclasses.replace(hw, profile=dataclasses.replace(hw.profile, **dict(setup.profile_overrides)))
         self.hw = hw
         #: the controller's RNG (§ 670a.5(i)(2)), scriptable; handed over when the service takes one
         self.rng = ScriptedRng(seed)
-        extra = self._service_extras()
-        if link_socket is not None:  # a linked progressive's uplink socket (docs/linked.md)
-            extra["link_socket"] = link_socket
-        self.service = Service(self.hw, clock=self.clock, pin_factory=self.pin_factories, **extra)
+        self.service = Service(
+            self.hw,
+            # the scriptable RNG and the start-up self-test run on it (seeded, deterministic)
+            stand_ins=StandIns(
+                clock=self.clock,
+                pin_factory=self.pin_factories,
+                rng=self.rng,
+                rng_test=lambda samples: self.rng.self_test(samples=samples),
+            ),
+            uplink=Uplink(socket=link_socket),  # a linked progressive's uplink socket (docs/linked.md)
+            trust=Trust(ledger_key=self.ledger_key),
+            instrument=self._instrument,  # the clock counts the work in flight
+        )
         self.started = False
         self.emitted: list[tuple[str, dict[str, Any]]] = []
         self._emitted_cv = threading.Condition()
-
-    def _service_extras(self) -> dict[str, Any]:
-        """What the rig hands the service, of what its version takes: the scriptable RNG (and the
-        start-up self-test run on it, seeded and deterministic), the clock's instrument, the key."""
-        offered: dict[str, Any] = {
-            "rng": self.rng,
-            "rng_test": lambda samples: self.rng.self_test(samples=samples),
-            "instrument": self._instrument,
-            "ledger_key": self.ledger_key,
-        }
-        params = inspect.signature(Service).parameters
-        return {k: v for k, v in offered.items() if k in params}
 
     @property
     def table(self) -> Table:

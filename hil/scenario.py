@@ -166,7 +166,7 @@ class Runner:
     """Runs one scenario in its own rig."""
 
     def __init__(self, scn: Scenario, state_dir: Path):
-        from hil.rig import Rig
+        from hil.rig import Rig, TableSetup
 
         self.scn = scn
         self.rig = Rig(
@@ -174,10 +174,12 @@ class Runner:
             profile=scn.profile,
             seed=scn.seed,
             speed=scn.speed,
-            shake_s=float(scn.rig.get("shake_s", 5.0)),
-            link=scn.rig.get("link"),
-            profile_overrides=scn.rig.get("profile_overrides"),
-            keypad=bool(scn.rig.get("keypad", False)),
+            setup=TableSetup(
+                shake_s=float(scn.rig.get("shake_s", 5.0)),
+                link=scn.rig.get("link"),
+                profile_overrides=scn.rig.get("profile_overrides"),
+                keypad=bool(scn.rig.get("keypad", False)),
+            ),
         )
         self.wait_s = float(scn.rig.get("wait_s", WAIT_S))
 

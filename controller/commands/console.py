@@ -49,7 +49,7 @@ def _gave_up(args: argparse.Namespace, wait_s: float) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from controller.console.relay import open_uart, relay
+    from controller.console.relay import Terminal, open_uart, relay
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"tablectl console: cannot open {args.port}: {e}", file=sys.stderr)
             return 1
         try:
-            answered = relay(fd, fd, args.socket, stop, give_up_s=args.wait)
+            answered = relay(Terminal(fd, fd), args.socket, stop, give_up_s=args.wait)
         finally:
             os.close(fd)
         return 0 if answered else _gave_up(args, args.wait)
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         print("(tablectl console: Ctrl-] to detach)\r", flush=True)
     wait_s = args.wait if args.wait is not None else TERMINAL_WAIT_S
     try:
-        answered = relay(fd, sys.stdout.fileno(), args.socket, stop, detach=b"\x1d", give_up_s=wait_s)
+        answered = relay(Terminal(fd, sys.stdout.fileno(), detach=b"\x1d"), args.socket, stop, give_up_s=wait_s)
     finally:
         if saved is not None:
             termios.tcsetattr(fd, termios.TCSADRAIN, saved)

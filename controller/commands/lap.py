@@ -245,26 +245,23 @@ def _floor_server(cfg: LapConfig, dsn: str, log: Callable[[str], None]) -> Floor
             file=sys.stderr,
         )
         return None
-    from controller.lap.floor_server import FloorServer, tls_context
+    from controller.lap.floor_server import FloorServer, FloorSettings, tls_context
     from controller.lap.lap import floor_dsn
 
     sign_at = (f.sign_bind, f.sign_port) if f.sign_bind is not None and f.sign_port is not None else None
     try:
         tls = tls_context(f.tls_cert, f.tls_key) if f.tls_cert and f.tls_key else None
-        return FloorServer(
-            floor_dsn(dsn, cfg.schema),
-            cfg.schema,
+        settings = FloorSettings(
             f.bind,
             f.port,
             f.staff,
             f.session_s,
-            log,
-            tls=tls,
             sign_at=sign_at,
             sign_hold_s=f.sign_hold_s,
             stale_s=max(3.0, 3 * cfg.heartbeat_s),
             casino=cfg.casino,
         )
+        return FloorServer(floor_dsn(dsn, cfg.schema), cfg.schema, settings, log, tls=tls)
     except OSError as e:
         where = f"{f.bind}:{f.port}" + (f" or [sign] {sign_at[0]}:{sign_at[1]}" if sign_at else "")
         print(f"tablectl lap: {cfg.file}: [floor]: cannot listen on {where}: {e}", file=sys.stderr)

@@ -163,6 +163,7 @@ def _serve(args: argparse.Namespace, hw: HardwareConfig, key: bytes) -> int:
     from pathlib import Path
 
     from controller.core.log import configure
+    from controller.daemon.options import Trust, Uplink
     from controller.daemon.service import Service
     from controller.daemon.stateowner import act_as_owner
 
@@ -177,11 +178,9 @@ def _serve(args: argparse.Namespace, hw: HardwareConfig, key: bytes) -> int:
         return _fail(str(e))
     svc = Service(
         hw,
-        require_digest=True,
-        console_socket=args.console_socket,
-        link_socket=args.link_socket,
-        ledger_key=key,
-        link_peer=peer,
+        console={"socket_path": args.console_socket},
+        uplink=Uplink(socket=args.link_socket, peer=peer),
+        trust=Trust(ledger_key=key, require_digest=True),
     )
 
     def _term(signum: int, _frame: object) -> None:

@@ -18,6 +18,7 @@ import socket
 import termios
 import threading
 import tty
+from dataclasses import dataclass
 from pathlib import Path
 
 RETRY_S = 1.0
@@ -64,21 +65,30 @@ def _connect(path: Path) -> socket.socket | None:
     return s
 
 
+@dataclass(frozen=True, slots=True)
+class Terminal:
+    """The relay's end away from the controller: a UART (one descriptor both ways) or this
+    terminal (stdin, stdout, and a byte that detaches)."""
+
+    in_fd: int
+    out_fd: int
+    detach: bytes | None = None  # typed, it ends the relay (a terminal's Ctrl-]); None: never
+
+
 def relay(
-    in_fd: int,
-    out_fd: int,
+    term: Terminal,
     sock_path: Path,
     stop: threading.Event | None = None,
     retry_s: float = RETRY_S,
-    detach: bytes | None = None,
     give_up_s: float | None = None,
 ) -> bool:
-    """Pump bytes between (in_fd, out_fd) and the console socket until ``stop``
-    (or until the ``detach`` byte is typed, for a terminal).  ``give_up_s``: a controller
+    """Pump bytes between ``term`` and the console socket until ``stop``
+    (or until the terminal's ``detach`` byte is typed).  ``give_up_s``: a controller
     that has not answered for this long (never, or since it went away) ends the relay;
     False then, True otherwise."""
     import time
 
+    in_fd, out_fd, detach = term.in_fd, term.out_fd, term.detach
     stop = stop or threading.Event()
     down_since: float | None = None
     while not stop.is_set():

@@ -37,15 +37,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class ConsoleLimits:
-    """A console server's times and limits (its constructor's keywords)."""
+    """A console server's times and limits."""
 
-    idle_s: float  # a session idle this long is logged out
-    lockout_s: float  # a role locked at this console after max_failures wrong PINs, for this long
-    max_failures: int
-    fail_delay_s: float  # the pause after a wrong PIN
-    call_timeout: float  # a command's wait for the reactor
-    diag_light_s: float  # how long ``diag lights`` holds each light
-    max_sessions: int  # sessions at once
+    idle_s: float = 600.0  # a session idle this long is logged out
+    lockout_s: float = LOCKOUT_S  # a role locked at this console after max_failures wrong PINs, for this long
+    max_failures: int = MAX_FAILURES
+    fail_delay_s: float = 1.0  # the pause after a wrong PIN
+    call_timeout: float = 10.0  # a command's wait for the reactor
+    diag_light_s: float = 2.0  # how long ``diag lights`` holds each light
+    max_sessions: int = 4  # sessions at once
 
 
 class ConsoleServer:
@@ -56,13 +56,7 @@ class ConsoleServer:
         pty: bool = False,
         socket_path: str | Path | None = None,
         pins_file: str | Path | None = None,
-        idle_s: float = 600.0,
-        lockout_s: float = LOCKOUT_S,
-        max_failures: int = MAX_FAILURES,
-        fail_delay_s: float = 1.0,
-        call_timeout: float = 10.0,
-        diag_light_s: float = 2.0,
-        max_sessions: int = 4,
+        limits: ConsoleLimits = ConsoleLimits(),
         clock: Callable[[], float] = time.monotonic,
     ):
         from controller import __version__
@@ -75,16 +69,8 @@ class ConsoleServer:
         self.version = __version__
         self.table_id = service.hw.table_id
         self.pins = PinStore(Path(pins_file) if pins_file else Path(service.hw.state_dir) / PIN_FILE)
-        self.limits = ConsoleLimits(
-            idle_s=idle_s,
-            lockout_s=lockout_s,
-            max_failures=max_failures,
-            fail_delay_s=fail_delay_s,
-            call_timeout=call_timeout,
-            diag_light_s=diag_light_s,
-            max_sessions=max_sessions,
-        )
-        self._lockout = Lockout(max_failures, lockout_s, clock)
+        self.limits = limits
+        self._lockout = Lockout(limits.max_failures, limits.lockout_s, clock)
         self.lock_file = Path(service.hw.state_dir) / LOCK_FILE
         self._lock_saved: dict[str, float] | None = None
         self._lock = threading.Lock()

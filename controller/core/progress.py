@@ -14,11 +14,21 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import TracebackType
 from typing import TextIO
 
 #: a command quieter than this shows a progress line
 AFTER_S = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class Pace:
+    """When a progress line first shows (a command quieter than ``after_s`` shows none) and how
+    often a terminal's status line is redrawn."""
+
+    after_s: float | None = None  # None: AFTER_S as it is when the line is made
+    every_s: float = 0.5
 
 
 class Progress:
@@ -32,14 +42,14 @@ class Progress:
         count: Callable[[], int] | None = None,
         total: int | None = None,
         stream: TextIO | None = None,
-        after_s: float | None = None,
-        every_s: float = 0.5,
+        pace: Pace = Pace(),
         line_every_s: float | None = None,
     ) -> None:
         self.what, self.count, self.total = what, count, total
         self.stream = stream if stream is not None else sys.stderr
-        self.after_s = AFTER_S if after_s is None else after_s
-        self.every_s, self.line_every_s = every_s, line_every_s
+        self.after_s = AFTER_S if pace.after_s is None else pace.after_s
+        self.every_s = pace.every_s
+        self.line_every_s = line_every_s
         self.tty = _is_tty(self.stream)
         self._stop = threading.Event()
         self._lock = threading.Lock()

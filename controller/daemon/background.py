@@ -17,7 +17,7 @@ from controller.play.context import Log
 if TYPE_CHECKING:
     from controller.books.auditrun import AuditRunner, AuditThread
     from controller.console.port import ConsoleService
-    from controller.console.server import ConsoleServer
+    from controller.console.server import ConsoleLimits, ConsoleServer
 
 
 class ConsoleOptions(TypedDict, total=False):
@@ -26,13 +26,7 @@ class ConsoleOptions(TypedDict, total=False):
     pty: bool
     socket_path: str | Path | None
     pins_file: str | Path | None
-    idle_s: float
-    lockout_s: float
-    max_failures: int
-    fail_delay_s: float
-    call_timeout: float
-    diag_light_s: float
-    max_sessions: int
+    limits: ConsoleLimits
     clock: Callable[[], float]
 
 
@@ -56,16 +50,12 @@ class Background:
         self,
         table_id: str,
         log: Log,
-        *,
-        console_socket: str | Path | None = None,
-        console_pty: bool = False,
-        console_options: ConsoleOptions | None = None,
+        console: ConsoleOptions | None = None,
     ):
+        """``console``: the console the service starts (a ``socket_path``, a ``pty``), if any."""
         self._table_id = table_id
         self._log = log
-        self._console_socket = console_socket
-        self._console_pty = console_pty
-        self._console_options: ConsoleOptions = console_options or {}
+        self._console_options: ConsoleOptions = console or {}
         self.consoles: list[ConsoleServer] = []
         self.auditor: AuditRunner | None = None
         self._audit: AuditThread | None = None
@@ -74,12 +64,8 @@ class Background:
     # ------------------------------------------------------------------ consoles
     def start_consoles(self, service: ConsoleService) -> None:
         """The consoles the service was configured with (a socket, a pty), if any."""
-        if self._console_socket is not None or self._console_pty:
-            options: ConsoleOptions = {
-                **self._console_options,
-                "pty": self._console_pty,
-                "socket_path": self._console_socket,
-            }
+        options = self._console_options
+        if options.get("socket_path") is not None or options.get("pty", False):
             self.start_console(service, **options)
 
     def start_console(self, service: ConsoleService, **options: Unpack[ConsoleOptions]) -> ConsoleServer:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Mapping
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller.core.clock import Clock
 from controller.core.log import LogContext
+from controller.daemon.options import StandIns, Uplink
 from controller.play.table import Devices
 from controller.settings.hardware import GpioConfig
 from drivers.base import Post
@@ -52,23 +52,21 @@ class DeviceSet:
         serial: Mapping[str, SerialSettings],
         clock: Clock,
         logctx: LogContext,
-        *,
-        pin_factory: object = None,
-        open_port: Callable[[SerialSettings], Port] | None = None,
-        rng: Rng | None = None,
-        link_socket: str | Path | None = None,
-        link_peer: int | None = None,
+        stand_ins: StandIns | None = None,
+        uplink: Uplink | None = None,
     ):
+        """``stand_ins``: its pin factory, serial ports and RNG (the rest is the service's); None: a real table's."""
+        stand_ins, uplink = stand_ins or StandIns(), uplink or Uplink()
         self._gpio = gpio  # the hardware file's [gpio]
         self._serial = serial  # its [serial.<device>] sections
         self._clock = clock
         self._logctx = logctx
-        self._pin_factory = pin_factory  # the HIL rig's mock chips; None: the configured factories
-        self._open_port = open_port
-        self._rng = rng
+        self._pin_factory = stand_ins.pin_factory  # the HIL rig's mock chips; None: the configured factories
+        self._open_port = stand_ins.open_port
+        self._rng = stand_ins.rng
         #: a linked table's socket for its uplink (controller/play/linked.py LinkPort; docs/linked.md)
-        self._link_socket = link_socket
-        self._link_peer = link_peer  # the uplink's user id (SO_PEERCRED); None: the service's own
+        self._link_socket = uplink.socket
+        self._link_peer = uplink.peer  # the uplink's user id (SO_PEERCRED); None: the service's own
         self.link_port: LinkPort | None = None
         self.serial: list[SerialDevice] = []
         self._pins: list[GpioInputs | GpioLights] = []  # released if the start-up halts

@@ -33,7 +33,6 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, Unpack
 
 from controller.books.audit import LEDGER_FILE as _LEDGER_FILE
@@ -43,22 +42,21 @@ from controller.books.ledgerwriter import LedgerWriter
 from controller.books.statelock import StateLocked
 from controller.boot.selfcheck import SelfCheckReport
 from controller.boot.startchecks import StartChecks
-from controller.core.clock import Clock, MonotonicClock
+from controller.core.clock import MonotonicClock
 from controller.core.log import LogContext
 from controller.core.reactor import Event, Reactor
 from controller.core.records import Kind
 from controller.daemon.background import Background, ConsoleOptions
 from controller.daemon.deviceset import DeviceSet
 from controller.daemon.ledgerstack import LedgerStack
+from controller.daemon.options import StandIns, Trust, Uplink
 from controller.daemon.readiness import UNRECORDED_STAGES, Readiness
-from controller.daemon.sdnotify import Notifier
 from controller.games import procedure_for
-from controller.play.table import Table
+from controller.play.table import Table, TableOptions
 from controller.settings.hardware import HardwareConfig
 from drivers.gpio import is_gpio_error
-from drivers.link import Port
 from drivers.rng import Rng
-from drivers.serialdev import SerialDevice, SerialSettings
+from drivers.serialdev import SerialDevice
 
 if TYPE_CHECKING:
     from controller.console.server import ConsoleServer
@@ -82,48 +80,26 @@ class Service:
         self,
         hw: HardwareConfig,
         *,
-        clock: Clock | None = None,
-        pin_factory: object = None,
-        open_port: Callable[[SerialSettings], Port] | None = None,
-        require_digest: bool = False,
-        notifier: Notifier | None = None,
-        console_socket: str | Path | None = None,
-        console_pty: bool = False,
-        rng_test: Callable[[int], list[str]] | None = None,
-        console_options: ConsoleOptions | None = None,
-        rng: Rng | None = None,
+        stand_ins: StandIns | None = None,
+        console: ConsoleOptions | None = None,
+        uplink: Uplink | None = None,
+        trust: Trust | None = None,
         instrument: Callable[[Service], None] | None = None,
-        link_socket: str | Path | None = None,
-        ledger_key: bytes | None = None,
-        link_peer: int | None = None,
     ):
+        """``console``: the technician console it starts (a ``socket_path``, a ``pty``), if any;
+        controller/daemon/options.py the rest (None: a real table's)."""
+        stand_ins, trust = stand_ins or StandIns(), trust or Trust()
         self.hw = hw
-        self.clock = clock or MonotonicClock()
+        self.clock = stand_ins.clock or MonotonicClock()
         self.logctx = LogContext(hw.table_id)
         self.log = self.logctx.logger("service")
         self.reactor = Reactor(self.clock, on_error=self._on_reactor_error)
         self.table: Table | None = None
-        self.ledger_stack = LedgerStack(hw.ledger, hw.state_dir, hw.table_id, ledger_key)
-        self.checks = StartChecks(hw, require_digest=require_digest, rng_test=rng_test)
-        self.devices = DeviceSet(
-            hw.gpio,
-            hw.serial,
-            self.clock,
-            self.logctx,
-            pin_factory=pin_factory,
-            open_port=open_port,
-            rng=rng,
-            link_socket=link_socket,
-            link_peer=link_peer,
-        )
-        self.background = Background(
-            hw.table_id,
-            self.log,
-            console_socket=console_socket,
-            console_pty=console_pty,
-            console_options=console_options,
-        )
-        self.readiness = Readiness(self._table_status, notifier)
+        self.ledger_stack = LedgerStack(hw.ledger, hw.state_dir, hw.table_id, trust.ledger_key)
+        self.checks = StartChecks(hw, require_digest=trust.require_digest, rng_test=stand_ins.rng_test)
+        self.devices = DeviceSet(hw.gpio, hw.serial, self.clock, self.logctx, stand_ins, uplink)
+        self.background = Background(hw.table_id, self.log, console)
+        self.readiness = Readiness(self._table_status, stand_ins.notifier)
         self.taps: list[Callable[[Event], None]] = []  # reactor-thread observers of device events (console diag)
         #: a test rig's look at the assembled service before anything runs (hil/rig.py counts the
         #: work in flight for its clock); never set on a table
@@ -203,7 +179,7 @@ class Service:
     def _start(self) -> None:
         hw, stage = self.hw, self.readiness.enter
         stage("configuration")
-        procedure = procedure_for(hw.profile.game, hw.profile)
+        procedure_for(hw.profile.game, hw.profile)  # a profile its game cannot play fails at this stage
         # 2. self-checks, before any device or link traffic
         self.checks.begin()
         self.readiness.notifier.status("self-checks")
@@ -220,14 +196,11 @@ class Service:
         link_send = self.devices.open_link(self.reactor.post, linked)
         self.table = Table(
             hw.profile,
-            procedure,
             self.reactor,
             writer,
             devices,
             self.logctx,
-            bounce_s=hw.gpio.bounce_ms / 1000,
-            journal=self.ledger_stack.journal,
-            link_send=link_send,
+            TableOptions(bounce_s=hw.gpio.bounce_ms / 1000, journal=self.ledger_stack.journal, link_send=link_send),
         )
         self.reactor.handler = self._dispatch
         self.devices.start_link()

@@ -67,6 +67,23 @@ class Limits:
     login_per_s: float = 2.0  # ... and then a second
 
 
+@dataclass(frozen=True, slots=True)
+class FloorSettings:
+    """The floor view's server as the LAP's configuration sets it (``[floor]``, ``[sign]``,
+    ``[link] casino``; controller/commands/lap.py) and the tests tune it."""
+
+    bind: str
+    port: int
+    staff: Path  # the staff's PINs (controller/lap/floor_auth.py)
+    session_s: float = 8 * 3600
+    sign_at: tuple[str, int] | None = None  # [sign]: the sign on an address of its own; None: /sign only
+    sign_hold_s: float = 30.0
+    stale_s: float = 3.0  # a table not heard from for this long is shown stale
+    casino: str = ""  # on the payout slips
+    push_s: float = 0.25  # an event stream's pushes coalesced over this
+    limits: Limits = Limits()
+
+
 class _Gate:
     """Counts the connections held, in total and per address (on the loop's thread only)."""
 
@@ -188,35 +205,26 @@ class FloorServer:
         self,
         dsn: str,
         schema: str,
-        bind: str,
-        port: int,
-        staff: Path,
-        session_s: float = 8 * 3600,
+        settings: FloorSettings,
         log: Log = print,
-        push_s: float = 0.25,
         *,
         tls: ssl.SSLContext | None = None,
-        sign_at: tuple[str, int] | None = None,
-        sign_hold_s: float = 30.0,
-        stale_s: float = 3.0,
-        limits: Limits | None = None,
-        casino: str = "",
     ):
-        self.data = FloorData(dsn, schema, stale_s=stale_s, sign_hold_s=sign_hold_s)
-        self.casino = casino  # on the payout slips (``[link] casino``)
+        self.data = FloorData(dsn, schema, stale_s=settings.stale_s, sign_hold_s=settings.sign_hold_s)
+        self.casino = settings.casino  # on the payout slips (``[link] casino``)
         self.dsn, self.schema = dsn, schema
         self.log = log
-        self.push_s = push_s
+        self.push_s = settings.push_s
         self.tls = tls
-        self.limits = limits or Limits()
-        self.login = Login(self.data.conn, schema, StaffStore(staff), Sessions(session_s), log)
+        self.limits = settings.limits
+        self.login = Login(self.data.conn, schema, StaffStore(settings.staff), Sessions(settings.session_s), log)
         self.gate = _Gate(self.limits)
         self.generation = 0
         self.stopping = False
-        self._socks = [_listen_socket(bind, port)]
-        if sign_at is not None:
+        self._socks = [_listen_socket(settings.bind, settings.port)]
+        if settings.sign_at is not None:
             try:
-                self._socks.append(_listen_socket(*sign_at))
+                self._socks.append(_listen_socket(*settings.sign_at))
             except OSError:
                 self._socks[0].close()
                 raise

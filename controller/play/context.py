@@ -3,7 +3,8 @@ concrete objects behind them that the table builds.
 
 The table (controller/play/table.py) is assembled from components that each own their state —
 wagering, dealing, deciding, settling, floor actions, faults, the linked wager — and each is
-given only the roles it uses, each a ``typing.Protocol`` here:
+given roles, each a ``typing.Protocol`` here (most of them as one bundle, controller/play/bundles.py
+``Shared``):
 
 ==================  ==============================================================================
 role                what it is

@@ -9,8 +9,8 @@ them (§ 670a.13(n)).
 was dealt in the round (:class:`~controller.games.round.Dealt`, the only writer) and the
 :class:`Deck` (whether the shoe holds a shuffled deck, the shuffle failures in a
 row, whether it has shuffled since start-up), and decides what a device's
-silence means when the table's deadline timer expires.  It is given the roles it
-uses (controller/play/context.py), its devices, which devices are out of order
+silence means when the table's deadline timer expires.  It is given the shared
+roles (controller/play/bundles.py), its devices, which devices are out of order
 (controller/play/devices.py) and the void (controller/play/wagering.py).  Runs on the
 reactor thread only.
 """
@@ -24,14 +24,10 @@ from controller.core.reactor import Event
 from controller.core.records import Kind, PhaseKind
 from controller.games.base import DEALER, EntryError, Procedure, Stack
 from controller.games.round import Dealt, DealtView, Round
-from controller.play.context import Books, Deadline, Emit, Game, Log, Machine, RaiseTilt, Rounds, ShowMeters
+from controller.play.bundles import Shared
+from controller.play.devices import Devices
 from controller.play.machine import TableState
 from drivers import protocol as P
-from drivers.keypad import Keypad
-from drivers.rng import Rng
-from drivers.shaker import Shaker
-from drivers.shoe import Shoe
-from drivers.sign import Sign
 
 SHAKE_MIN_S = 5.0  # § 621a.2(f)(2): shaken for at least five seconds
 DEVICE_TIMEOUT_S = 30.0
@@ -73,33 +69,19 @@ class Alternatives(Protocol):
 
 class Dealing:
     def __init__(
-        self,
-        *,
-        books: Books,
-        machine: Machine,
-        game: Game,
-        rounds: Rounds,
-        deck: Deck,
-        devices: Alternatives,
-        shoe: Shoe,
-        shaker: Shaker | None,
-        rng: Rng | None,
-        sign: Sign,
-        keypad: Keypad | None,
-        timer: Deadline,
-        void: Callable[[str], None],
-        raise_tilt: RaiseTilt,
-        emit: Emit,
-        show_meters: ShowMeters,
-        log: Log,
+        self, shared: Shared, *, deck: Deck, devices: Devices, marks: Alternatives, void: Callable[[str], None]
     ):
-        self.books, self.machine, self.game, self.rounds = books, machine, game, rounds
+        """``devices``: the shoe, shaker, RNG, sign and keypad it deals with; ``marks``: which
+        of them are out of order; ``void``: the round's void (controller/play/wagering.py)."""
+        self.books, self.machine, self.game, self.rounds = shared.books, shared.machine, shared.game, shared.rounds
         self.deck = deck
-        self.devices = devices
-        self.shoe, self.shaker, self.rng, self.sign, self.keypad = shoe, shaker, rng, sign, keypad
-        self.timer = timer
+        self.devices = marks
+        self.shoe, self.shaker, self.rng = devices.shoe, devices.shaker, devices.rng
+        self.sign, self.keypad = devices.sign, devices.keypad
+        self.timer = shared.timer
         self._void = void
-        self.raise_tilt, self.emit, self.show_meters, self.log = raise_tilt, emit, show_meters, log
+        self.raise_tilt, self.emit = shared.raise_tilt, shared.emit
+        self.show_meters, self.log = shared.show_meters, shared.log
         self._d = Dealt()
 
     @property

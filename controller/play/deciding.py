@@ -22,10 +22,9 @@ from controller.core.reactor import Event
 from controller.core.records import Kind, PhaseKind
 from controller.games.base import EntryError, Procedure
 from controller.games.round import Decided, DecidedView, Round
-from controller.play.context import Books, Emit, Game, Machine, RaiseTilt, Rounds
+from controller.play.bundles import Shared
 from controller.play.flood import CallLater, RejectLimiter
 from controller.play.machine import TableState
-from controller.settings.config import FloodLimits
 from drivers.keypad import MAX_PROMPT_ID, Keypad
 
 
@@ -46,25 +45,20 @@ class Hands(Protocol):
 class Deciding:
     def __init__(
         self,
+        shared: Shared,
         *,
-        books: Books,
-        machine: Machine,
-        game: Game,
-        rounds: Rounds,
         keypad: Keypad | None,
         bets: Bets,
         hands: Hands,
         settle: Callable[[], None],
-        raise_tilt: RaiseTilt,
-        emit: Emit,
-        limits: FloodLimits,
         call_later: CallLater | None = None,
     ):
-        self.books, self.machine, self.game, self.rounds = books, machine, game, rounds
+        """The rejected entries are limited as the profile's ``[keypad]`` says (controller/play/flood.py)."""
+        self.books, self.machine, self.game, self.rounds = shared.books, shared.machine, shared.game, shared.rounds
         self.keypad = keypad
-        self.rejects = RejectLimiter(books, raise_tilt, limits, call_later)
+        self.rejects = RejectLimiter(shared.books, shared.raise_tilt, shared.game.profile.keypad, call_later)
         self.bets, self.hands, self.settle = bets, hands, settle
-        self.raise_tilt, self.emit = raise_tilt, emit
+        self.raise_tilt, self.emit = shared.raise_tilt, shared.emit
         self._d = Decided()
         # the last entry acted upon: (the prompt number it answered, its text in upper case)
         self._answered: tuple[int, str] | None = None

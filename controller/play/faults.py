@@ -17,21 +17,15 @@ Runs on the reactor thread only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Protocol
 
 from controller.books.ledger import Record
 from controller.core.records import Kind
 from controller.games.round import Round
-from controller.play.context import Books, Emit, Game, Log, Machine, Rounds
-from controller.play.devices import DeviceRegistry
-from controller.play.floor import OutOfOrder
+from controller.play.bundles import Shared, Wiring
+from controller.play.devices import Devices
 from controller.play.machine import TableState, Trigger
-from drivers.sign import Sign
-
-
-class Restartable(Protocol):
-    def restart(self) -> bool: ...
 
 
 class Voids(Protocol):
@@ -46,36 +40,17 @@ class Hits(Protocol):
     def next_hit_or_complete(self, rnd: Round) -> None: ...
 
 
-class Canceller(Protocol):
-    def cancel(self) -> None: ...
-
-
 class Faults:
-    def __init__(
-        self,
-        *,
-        books: Books,
-        machine: Machine,
-        game: Game,
-        rounds: Rounds,
-        timer: Canceller,
-        sign: Sign,
-        serial: Callable[[str], Restartable | None],
-        registry: DeviceRegistry,
-        marks: OutOfOrder,
-        voids: Voids,
-        hits: Hits,
-        drop_round: Callable[[], None],
-        emit: Emit,
-        publish: Callable[[], None],
-        log: Log,
-    ):
-        self.books, self.machine, self.game, self.rounds = books, machine, game, rounds
-        self.timer, self.sign, self.serial = timer, sign, serial
-        self.registry, self.marks = registry, marks
+    def __init__(self, shared: Shared, *, devices: Devices, wiring: Wiring, voids: Voids, hits: Hits):
+        """``devices``: the sign it shows a tilt on, the serial devices a clear restarts;
+        ``wiring``: which links are down and which devices out of order, the table's round
+        dropped once a clear is durable, its status published."""
+        self.books, self.machine, self.game, self.rounds = shared.books, shared.machine, shared.game, shared.rounds
+        self.timer, self.sign, self.serial = shared.timer, devices.sign, devices.serial
+        self.registry, self.marks = wiring.registry, wiring.marks
         self.voids, self.hits = voids, hits
-        self.drop_round = drop_round
-        self.emit, self.publish, self.log = emit, publish, log
+        self.drop_round = wiring.drop_round
+        self.emit, self.publish, self.log = shared.emit, wiring.publish, shared.log
         self.tilts: dict[str, str] = {}  # source -> reason, while latched
         #: the damaged ledger's problems: a clear acknowledges them (``ledger.acknowledged``)
         self.ledger_problems: list[str] = []

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from controller.core.reactor import Reactor
 from controller.core.records import Kind
 from controller.play import linkmsg
-from controller.play.context import Books, Emit, Log, Machine, RaiseTilt, Rounds, ShowMeters
+from controller.play.bundles import Shared
 from controller.play.devices import SignLine
 from controller.play.linked import Linkage
 from controller.play.machine import TableState
@@ -40,28 +40,22 @@ class Answers(Protocol):
 class LinkedWager:
     def __init__(
         self,
+        shared: Shared,
         *,
-        books: Books,
-        machine: Machine,
-        rounds: Rounds,
         spots: Spots,
         answers: Answers,
         sign: Sign,
         reactor: Reactor,
         link: Linkage,
-        raise_tilt: RaiseTilt,
-        emit: Emit,
-        show_meters: ShowMeters,
-        log: Log,
     ):
-        self.books, self.machine, self.rounds = books, machine, rounds
+        self.books, self.machine, self.rounds = shared.books, shared.machine, shared.rounds
         self.spots = spots
         self.answers = answers
         self.sign = sign
         self.reactor = reactor
         self.link = link
-        self.raise_tilt = raise_tilt
-        self.emit, self.show_meters, self.log = emit, show_meters, log
+        self.raise_tilt = shared.raise_tilt
+        self.emit, self.show_meters, self.log = shared.emit, shared.show_meters, shared.log
         self.spots.set_closed(WAGER, True)  # closed until the LAP is heard and has reconciled us
         self._announced = ("", "")  # the last linked hit shown on the sign, and the line beside it
 

@@ -22,7 +22,8 @@ from typing import Protocol
 from controller.books.ledger import Record, StoredEvent
 from controller.core.records import Kind
 from controller.games.round import Payout, Round, Settled, SettledView
-from controller.play.context import Books, Emit, Game, Link, Log, Machine, RaiseTilt, Rounds, ShowMeters, carry_records
+from controller.play.bundles import Shared
+from controller.play.context import Link, carry_records
 from controller.play.dealing import Alternatives
 from controller.play.machine import TableState
 from controller.play.progressive import LapAnswer, ProgressiveSystem
@@ -41,26 +42,20 @@ class WinLights(Protocol):
 class Settling:
     def __init__(
         self,
+        shared: Shared,
         *,
-        books: Books,
-        machine: Machine,
-        game: Game,
-        rounds: Rounds,
         sign: Sign,
         lights: WinLights,
         devices: Alternatives,
         link: Link,
         linked: bool,
-        raise_tilt: RaiseTilt,
-        emit: Emit,
-        show_meters: ShowMeters,
-        log: Log,
     ):
-        self.books, self.machine, self.game, self.rounds = books, machine, game, rounds
+        self.books, self.machine, self.game, self.rounds = shared.books, shared.machine, shared.game, shared.rounds
         self.sign, self.lights, self.devices = sign, lights, devices
         #: the LAP; ``linked``: hits are paid what it answers (docs/linked.md), else from the meter
         self.link, self.linked = link, linked
-        self.raise_tilt, self.emit, self.show_meters, self.log = raise_tilt, emit, show_meters, log
+        self.raise_tilt, self.emit = shared.raise_tilt, shared.emit
+        self.show_meters, self.log = shared.show_meters, shared.log
         self._s = Settled()
 
     # ---- the round's record -------------------------------------------------------------

@@ -11,7 +11,7 @@ because only the reactor thread ever triggers it.  :class:`Table` keeps the
 machine, event dispatch, the procedure's phases, the round in play, start-up and
 profile changes; the work of a round, and its faults, are done by components that
 each own their state and their part of the round (controller/games/round.py), each given
-only the roles it uses (controller/play/context.py) and explicit references to one another:
+the shared roles (controller/play/bundles.py) and explicit references to one another:
 
 ================================  ===============================================
 :class:`~controller.play.wagering.Wagering`   bet sensors, keyed wagers, the lock-out, the count, voids
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from transitions import Machine
@@ -43,8 +44,9 @@ from controller.core.records import Kind, PhaseKind
 from controller.games import procedure_for
 from controller.games.base import Procedure
 from controller.games.round import Round
-from controller.play.assembly import RoundMachine, Shared, Wiring, assemble
+from controller.play.assembly import RoundMachine, assemble
 from controller.play.betting import parse_input
+from controller.play.bundles import Shared, Wiring
 from controller.play.context import (
     LINK_RECORDS,
     Journal,
@@ -70,9 +72,20 @@ from controller.play.status import StatusBoard
 from controller.play.timers import DeviceTimer
 from controller.settings.config import TableProfile
 
-__all__ = ["Devices", "Round", "Table"]
+__all__ = ["Devices", "Round", "Table", "TableOptions"]
 
 S = TableState
+
+
+@dataclass(frozen=True, slots=True)
+class TableOptions:
+    """What a service gives a table beyond its devices and ledger (the tests' harness: the defaults)."""
+
+    bounce_s: float = 0.02  # the inputs' debounce ([gpio] bounce_ms)
+    #: the lock-out journal (controller/books/lockjournal.py); None: the count is shown once the ledger has it
+    journal: Journal | None = None
+    #: how messages reach a linked progressive's LAP (controller/play/linked.py); None: not linked
+    link_send: Callable[[dict[str, Any]], None] | None = None
 
 
 class Table:
@@ -83,16 +96,14 @@ class Table:
     def __init__(
         self,
         profile: TableProfile,
-        procedure: Procedure,
         reactor: Reactor,
         writer: LedgerWriterLike,
         devices: Devices,
         logctx: LogContext,
-        *,
-        bounce_s: float = 0.02,
-        journal: Journal | None = None,
-        link_send: Callable[[dict[str, Any]], None] | None = None,
+        options: TableOptions = TableOptions(),
     ):
+        """The game's procedure is the profile's (as :meth:`apply_profile` finds it too)."""
+        procedure = procedure_for(profile.game, profile)
         self.reactor = reactor
         self.writer = writer
         if not isinstance(devices.sign, SignLine):  # the sign's line remembered (a linked hit beside it)
@@ -109,12 +120,12 @@ class Table:
         self._game = TableGame(
             profile, procedure, ProgressiveSystem(profile.progressive) if profile.progressive else None
         )
-        lap = self._make_link(profile, link_send)
+        lap = self._make_link(profile, options.link_send)
         self.link: Link = lap if lap is not None else NullLink()  # the one place linked or not
         self.books = TableBooks(writer, writer.ledger.meters, writer.ledger.last_round(), self.link, self._publish)
-        self._build_components(profile, journal, RoundMachine(self), DeviceTimer(reactor, self._timed_out))
+        self._build_components(profile, options.journal, RoundMachine(self), DeviceTimer(reactor, self._timed_out))
         states, transitions_spec = build(procedure.phases)
-        self.debounce = Debouncer(reactor, bounce_s, self._on_input)
+        self.debounce = Debouncer(reactor, options.bounce_s, self._on_input)
         self._status = StatusBoard(self._snapshot, reactor.clock)
         self.machine = Machine(
             model=self,

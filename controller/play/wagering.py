@@ -7,7 +7,7 @@ every wager (§ 670a.13).
 was wagered in the round (:class:`~controller.games.round.Wagered`, the only writer), the
 bet board (controller/play/betting.py: the spots' states and lights), whether the accepted
 count is shown, and the lock-out's timing stamps (``perf``, read by bench/lockout.py).
-It is given the roles it uses (controller/play/context.py) and the shoe's deck, which a
+It is given the shared roles (controller/play/bundles.py) and the shoe's deck, which a
 void spends (controller/play/dealing.py ``Deck``).  Runs on the reactor thread only.
 """
 
@@ -22,17 +22,10 @@ from controller.core.records import Kind
 from controller.games.base import EntryError, WagerSpec, parse_cents, split_entry
 from controller.games.round import Key, Round, Wagered, WageredView, accepted, unsettled
 from controller.play.betting import BetBoard, Late, restore_levels
+from controller.play.bundles import Shared
 from controller.play.context import (
-    Books,
-    Emit,
-    Game,
     Journal,
     Link,
-    Log,
-    Machine,
-    RaiseTilt,
-    Rounds,
-    ShowMeters,
     carry_records,
 )
 from controller.play.machine import TableState
@@ -69,38 +62,27 @@ class DeckView(Protocol):
     def spend(self) -> None: ...
 
 
-class Canceller(Protocol):
-    def cancel(self) -> None: ...
-
-
 class Wagering:
     count_shown: bool  # the accepted count is on the sign (the dealer may confirm it)
     perf: dict[str, float]  # perf_counter stamps of the lock-out, for bench/lockout.py
 
     def __init__(
         self,
+        shared: Shared,
         *,
-        books: Books,
-        machine: Machine,
-        game: Game,
-        rounds: Rounds,
         board: BetBoard,
         deck: DeckView,
         sign: Sign,
-        timer: Canceller,
-        raise_tilt: RaiseTilt,
-        emit: Emit,
-        show_meters: ShowMeters,
-        log: Log,
         link: Link,
         journal: Journal | None = None,
     ):
-        self.books, self.machine, self.game, self.rounds = books, machine, game, rounds
+        self.books, self.machine, self.game, self.rounds = shared.books, shared.machine, shared.game, shared.rounds
         self.board = board
         self.deck = deck
         self.sign = sign
-        self.timer = timer
-        self.raise_tilt, self.emit, self.show_meters, self.log = raise_tilt, emit, show_meters, log
+        self.timer = shared.timer
+        self.raise_tilt, self.emit = shared.raise_tilt, shared.emit
+        self.show_meters, self.log = shared.show_meters, shared.log
         self.link = link  # the rate version a linked wager is taken under (NullLink: none)
         #: the lock-out journal (controller/books/lockjournal.py): the service's; None (tests' harness):
         #: the lock-out's count is shown once the ledger has its records

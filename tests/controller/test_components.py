@@ -10,15 +10,17 @@ from typing import Any
 import pytest
 
 from controller.books.ledger import Record, StoredEvent
+from controller.core.reactor import Reactor
 from controller.core.records import Kind, PhaseKind
 from controller.games import procedure_for
 from controller.games.base import Phase
 from controller.games.round import Round
 from controller.play.betting import BetBoard
+from controller.play.bundles import Shared, Wiring
 from controller.play.context import NullLink, RoundSlot, TableGame, Then
 from controller.play.dealing import Dealing, Deck
 from controller.play.deciding import Deciding
-from controller.play.devices import DeviceRegistry
+from controller.play.devices import DeviceRegistry, Devices
 from controller.play.faults import Faults
 from controller.play.floor import Floor, OutOfOrder
 from controller.play.machine import Trigger
@@ -27,7 +29,8 @@ from controller.play.settling import Settling
 from controller.play.wagering import Wagering
 from controller.rules.settlement import WagerResult
 from controller.settings.config import FloodLimits, parse_profile
-from tests.integration.harness import FakeKeypad, FakeLights, FakeShaker, FakeShoe, FakeSign, profile_doc
+from tests.conftest import ManualClock
+from tests.integration.harness import FakeInputs, FakeKeypad, FakeLights, FakeShaker, FakeShoe, FakeSign, profile_doc
 
 
 class Books:
@@ -102,6 +105,26 @@ class Calls:
         self.calls.append(args + tuple(sorted(kw.items())))
 
 
+def _shared(books: Any, machine: Any, game: TableGame, rounds: RoundSlot, raise_tilt: Any = None) -> Shared:
+    """The shared roles, fakes where the test does not look."""
+    return Shared(
+        books=books,
+        machine=machine,
+        game=game,
+        rounds=rounds,
+        timer=Timer(),
+        raise_tilt=raise_tilt if raise_tilt is not None else Calls(),
+        emit=Calls(),
+        show_meters=Calls(),
+        log=Log(),
+    )
+
+
+def _devices(**parts: Any) -> Devices:
+    """The harness's fake devices (no RNG, no keypad unless given)."""
+    return Devices(FakeShoe("shoe"), FakeShaker("shaker"), FakeSign("sign"), FakeLights(), FakeInputs([]), **parts)
+
+
 @pytest.fixture
 def game() -> TableGame:
     profile = parse_profile(profile_doc(), "<t>")
@@ -114,18 +137,10 @@ def _wagering(game: TableGame, state: str, journal: Any = None) -> tuple[Wagerin
     slot = RoundSlot()
     board = BetBoard(game.profile.sensed, game.profile.seats, FakeLights())
     w = Wagering(
-        books=books,
-        machine=machine,
-        game=game,
-        rounds=slot,
+        _shared(books, machine, game, slot, tilt),
         board=board,
         deck=deck,
         sign=FakeSign("sign"),
-        timer=Timer(),
-        raise_tilt=tilt,
-        emit=Calls(),
-        show_meters=Calls(),
-        log=Log(),
         link=NullLink(),
         journal=journal,
     )
@@ -175,23 +190,11 @@ def _dealing(game: TableGame, state: str) -> tuple[Dealing, Books, Machine, Call
     books, machine, tilt, voids, deck = Books(), Machine(state, game.proc), Calls(), Calls(), Deck()
     slot = RoundSlot()
     d = Dealing(
-        books=books,
-        machine=machine,
-        game=game,
-        rounds=slot,
+        _shared(books, machine, game, slot, tilt),
         deck=deck,
-        devices=OutOfOrder(),
-        shoe=FakeShoe("shoe"),
-        shaker=FakeShaker("shaker"),
-        rng=None,
-        sign=FakeSign("sign"),
-        keypad=FakeKeypad("keypad"),
-        timer=Timer(),
+        devices=_devices(keypad=FakeKeypad("keypad")),
+        marks=OutOfOrder(),
         void=voids,
-        raise_tilt=tilt,
-        emit=Calls(),
-        show_meters=Calls(),
-        log=Log(),
     )
     slot.round = Round(1, dealt=d.new_round())
     return d, books, machine, tilt, voids, deck
@@ -250,19 +253,8 @@ def test_deciding_alone_takes_an_answer_and_a_late_wager() -> None:
 
     books, machine, bets, keypad = Books(), Machine("over_under_decisions", game.proc), Bets(), FakeKeypad("keypad")
     slot = RoundSlot()
-    d = Deciding(
-        books=books,
-        machine=machine,
-        game=game,
-        rounds=slot,
-        keypad=keypad,
-        bets=bets,
-        hands=Hands(),
-        settle=Calls(),
-        raise_tilt=Calls(),
-        emit=Calls(),
-        limits=FloodLimits(),
-    )
+    assert game.profile.keypad == FloodLimits()  # the rejected entries' limits are the profile's
+    d = Deciding(_shared(books, machine, game, slot), keypad=keypad, bets=bets, hands=Hands(), settle=Calls())
     slot.round = rnd = Round(1, Wagered(wagers={(1, "ante"): 500}), decided=d.new_round())
     d.state_entered()
     d.phase_decide(rnd, "over-under")
@@ -287,19 +279,12 @@ def test_settling_alone_pays_a_meter_hit_after_validation(game: TableGame) -> No
             lights(len(results))
 
     s = Settling(
-        books=books,
-        machine=machine,
-        game=game,
-        rounds=slot,
+        _shared(books, machine, game, slot),
         sign=FakeSign("sign"),
         lights=Lights(),
         devices=OutOfOrder(),
         link=NullLink(),
         linked=False,
-        raise_tilt=Calls(),
-        emit=Calls(),
-        show_meters=Calls(),
-        log=Log(),
     )
     hit = WagerResult(3, "progressive", 100, "win", 0, "five aces", meter_fraction=1)  # type: ignore[arg-type]
     slot.round = rnd = Round(1, settled=s.restore([hit], [hit], None))
@@ -323,12 +308,8 @@ def test_floor_alone_marks_a_device_only_between_rounds(game: TableGame) -> None
 
 
 def test_faults_alone_latch_and_refuse_a_clear_while_a_device_is_down(game: TableGame) -> None:
-    books, machine, registry, restarted = Books(), Machine("dispensing"), DeviceRegistry(), Calls()
-
-    class Dev:
-        def restart(self) -> bool:
-            restarted()
-            return True
+    books, machine, registry = Books(), Machine("dispensing"), DeviceRegistry()
+    devices = _devices()
 
     class Voids:
         def void_records(self, rnd: Round, reason: str) -> list[Record]:
@@ -341,28 +322,22 @@ def test_faults_alone_latch_and_refuse_a_clear_while_a_device_is_down(game: Tabl
     slot = RoundSlot()
     slot.round = Round(1)
     dropped = Calls()
-    faults = Faults(
-        books=books,
-        machine=machine,
-        game=game,
-        rounds=slot,
-        timer=Timer(),
-        sign=FakeSign("sign"),
-        serial=lambda name: Dev(),
-        registry=registry,
+    wiring = Wiring(
+        reactor=Reactor(ManualClock()),
         marks=OutOfOrder(),
-        voids=Voids(),
-        hits=Hits(),
+        registry=registry,
+        link=NullLink(),
+        lap=None,
+        journal=None,
         drop_round=dropped,
-        emit=Calls(),
         publish=Calls(),
-        log=Log(),
     )
+    faults = Faults(_shared(books, machine, game, slot), devices=devices, wiring=wiring, voids=Voids(), hits=Hits())
     registry.link_event("shoe", "gave-up")
     faults.raise_tilt("shoe", "shoe link gave-up")
     assert faults.tilts == {"shoe": "shoe link gave-up"} and machine.triggers == ["fault"]
     machine.state = "tilt"
-    assert not faults.clear("fixed", "tech 1") and len(restarted.calls) == 1
+    assert not faults.clear("fixed", "tech 1") and devices.shoe.calls == [("restart", ())]  # type: ignore[attr-defined]
     assert books.kinds() == [Kind.TILT_RAISED, Kind.TILT_CLEAR_REFUSED]
     registry.link_event("shoe", "restored")
     assert faults.clear("fixed", "tech 1")

@@ -192,6 +192,7 @@ def test_a_declared_device_is_configured_made_and_reachable(throwaway, tmp_path)
     from controller.core.clock import MonotonicClock
     from controller.core.log import LogContext
     from controller.daemon.deviceset import DeviceSet
+    from controller.daemon.options import StandIns
     from controller.settings.hardware import parse_hardware
     from hil.mockpins import mock_factory
 
@@ -205,7 +206,7 @@ def test_a_declared_device_is_configured_made_and_reachable(throwaway, tmp_path)
     hw = parse_hardware(doc, "table.toml")
     assert hw.serial[DEVICE].port == "/dev/ttyBELL"
 
-    devs = DeviceSet(hw.gpio, hw.serial, MonotonicClock(), LogContext("T"), pin_factory=mock_factory())
+    devs = DeviceSet(hw.gpio, hw.serial, MonotonicClock(), LogContext("T"), StandIns(pin_factory=mock_factory()))
     made = devs.claim(lambda *a: None)
     try:
         bell = made.serial(DEVICE)

@@ -12,6 +12,7 @@ import pytest
 
 from controller.books.ledgerkey import init_key, read_key
 from controller.daemon.ledgerstack import LedgerStack
+from controller.daemon.options import StandIns
 from controller.daemon.sdnotify import Notifier
 from controller.settings.hardware import HardwareConfig, parse_hardware
 
@@ -94,10 +95,10 @@ def test_device_set_self_tests_the_rng_in_use(tmp_path: Path) -> None:
         def draw(self, n: int) -> int:
             return 1
 
-    plain = DeviceSet(hw.gpio, hw.serial, clock, LogContext("T"), rng=Plain())
+    plain = DeviceSet(hw.gpio, hw.serial, clock, LogContext("T"), StandIns(rng=Plain()))
     assert plain.rng_test() is None  # no self-test of its own
     scripted = ScriptedRng(7)
-    test = DeviceSet(hw.gpio, hw.serial, clock, LogContext("T"), rng=scripted).rng_test()
+    test = DeviceSet(hw.gpio, hw.serial, clock, LogContext("T"), StandIns(rng=scripted)).rng_test()
     assert test is not None and test(2000) == []
     scripted.biased = True
     assert test is not None and test(20_000), "the biased source fails the test it was given"

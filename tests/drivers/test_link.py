@@ -9,7 +9,7 @@ import threading
 import time
 
 from drivers.framing import ACK, FrameDecoder
-from drivers.link import Link
+from drivers.link import Link, LinkTiming
 
 
 class SockPort:
@@ -62,8 +62,8 @@ def pair(**kw):
     a, b = socket.socketpair()
     pa, pb = SockPort(a), SockPort(b)
     ra, rb = Rx(), Rx()
-    la = Link("a", lambda: pa, ra, **kw)
-    lb = Link("b", lambda: pb, rb, **kw)
+    la = Link("a", lambda: pa, ra, LinkTiming(**kw))
+    lb = Link("b", lambda: pb, rb, LinkTiming(**kw))
     la.start()
     lb.start()
     return la, lb, pa, pb, ra, rb

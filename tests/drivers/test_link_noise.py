@@ -12,7 +12,7 @@ import time
 import pytest
 
 from drivers.framing import ACK, HELLO, START, Frame, FrameDecoder, encode_frame
-from drivers.link import Link
+from drivers.link import Link, LinkTiming
 from tests.drivers.test_link import Rx, SockPort, pair
 
 
@@ -87,7 +87,7 @@ def test_replayed_and_stale_frames_are_acked_dropped_and_counted():
     a, b = socket.socketpair()
     rx = Rx()
     port = SockPort(b)
-    link = Link("b", lambda: port, rx, heartbeat=None, lost_after=None)
+    link = Link("b", lambda: port, rx, LinkTiming(heartbeat=None, lost_after=None))
     link.start()
     try:
         for seq in (200, 201, 200, 202, 200, 150):

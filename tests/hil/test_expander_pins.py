@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from drivers.gpio import OFF, ON, PinAddr
+from hil.rig import TableSetup
 from tests.conftest import eventually
 
 W = 30.0
@@ -23,7 +24,7 @@ def full_table_pins() -> dict[str, Any]:
 
 
 def test_expander_lines_carry_the_sensors_and_lights(make_rig):
-    rig = make_rig(pins=full_table_pins())
+    rig = make_rig(setup=TableSetup(pins=full_table_pins()))
     rig.start()
     t = rig.table
     t.wait_for(lambda s: s["state"] == "open_for_wagers" and s["deck_ready"], W)

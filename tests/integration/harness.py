@@ -14,7 +14,6 @@ from typing import Any
 from controller.books.ledger import Ledger, Record, StoredEvent
 from controller.core.log import LogContext
 from controller.core.reactor import Reactor
-from controller.games import procedure_for
 from controller.games.round import Round
 from controller.play.context import Then
 from controller.play.linked import Linkage
@@ -192,7 +191,6 @@ class Harness:
         )
         self.table = Table(
             self.profile,
-            procedure_for(self.profile.game, self.profile),
             self.reactor,
             self.writer,
             self.devices,

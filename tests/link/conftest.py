@@ -187,9 +187,9 @@ def make_lap(pg_dsn: str, lap_schema: str) -> Iterator[Any]:
 @pytest.fixture
 def make_floor(make_lap: Any, pg_dsn: str, tmp_path: Any) -> Iterator[Any]:
     """A linked group of two tables with its floor view's server (staff: alice floorperson 4821,
-    tom technician 9134, dan dealer 5555); ``make_floor(**FloorServer kwargs)`` -> (lap, server)."""
+    tom technician 9134, dan dealer 5555); ``make_floor(**FloorSettings fields, log=, tls=)`` -> (lap, server)."""
     from controller.lap.floor_auth import StaffStore
-    from controller.lap.floor_server import FloorServer
+    from controller.lap.floor_server import FloorServer, FloorSettings
 
     servers: list[FloorServer] = []
 
@@ -202,9 +202,10 @@ def make_floor(make_lap: Any, pg_dsn: str, tmp_path: Any) -> Iterator[Any]:
             st.set("tom", "technician", "9134")
             st.set("dan", "dealer", "5555")
         kw.setdefault("session_s", 60)
-        kw.setdefault("log", lambda m: None)
         kw.setdefault("push_s", 0.05)
-        srv = FloorServer(dsn or pg_dsn, lap.cfg.schema, "127.0.0.1", 0, staff, **kw)
+        log, tls = kw.pop("log", lambda m: None), kw.pop("tls", None)
+        settings = FloorSettings("127.0.0.1", 0, staff, **kw)
+        srv = FloorServer(dsn or pg_dsn, lap.cfg.schema, settings, log, tls=tls)
         servers.append(srv)
         srv.start()
         return lap, srv

@@ -17,7 +17,7 @@ import pytest
 from psycopg import sql
 
 from controller.lap.floor_auth import StaffStore
-from controller.lap.floor_server import FloorServer
+from controller.lap.floor_server import FloorServer, FloorSettings
 
 
 def _host_port(srv: Any) -> tuple[str, int]:
@@ -33,7 +33,9 @@ def floor(make_lap: Any, pg_dsn: str, tmp_path: Path) -> Iterator[tuple[Any, Flo
     st.set("alice", "floorperson", "4821")
     st.set("tom", "technician", "9134")
     st.set("dan", "dealer", "5555")
-    srv = FloorServer(pg_dsn, lap.cfg.schema, "127.0.0.1", 0, staff, session_s=60, log=lambda m: None, push_s=0.05)
+    srv = FloorServer(
+        pg_dsn, lap.cfg.schema, FloorSettings("127.0.0.1", 0, staff, session_s=60, push_s=0.05), log=lambda m: None
+    )
     srv.start()
     yield lap, srv
     srv.stop()
@@ -143,9 +145,8 @@ def test_repeated_failures_lock_the_name(floor: Any) -> None:
 def _restart(srv: FloorServer, lap: Any, pg_dsn: str, tmp_path: Path) -> FloorServer:
     """``tablectl lap`` restarted: a new floor server (nothing kept in memory) on the same schema."""
     srv.stop()
-    new = FloorServer(
-        pg_dsn, lap.cfg.schema, "127.0.0.1", 0, tmp_path / "floor-staff.toml", session_s=60, log=lambda m: None
-    )
+    settings = FloorSettings("127.0.0.1", 0, tmp_path / "floor-staff.toml", session_s=60)
+    new = FloorServer(pg_dsn, lap.cfg.schema, settings, log=lambda m: None)
     new.start()
     return new
 

@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 from psycopg import sql
 
-from controller.lap.floor_server import FloorServer, Limits
+from controller.lap.floor_server import FloorServer, FloorSettings, Limits
 
 
 def _host_port(srv: Any) -> tuple[str, int]:
@@ -248,11 +248,11 @@ def test_stop_before_start_and_before_the_database_was_ever_reached(tmp_path: Pa
     with socket.socket() as s:  # a port nothing listens on: the database is never reached
         s.bind(("127.0.0.1", 0))
         dead = f"host=127.0.0.1 port={s.getsockname()[1]} dbname=x connect_timeout=2"
-    srv = FloorServer(dead, "lap_x", "127.0.0.1", 0, tmp_path / "staff.toml", log=lambda m: None)
+    srv = FloorServer(dead, "lap_x", FloorSettings("127.0.0.1", 0, tmp_path / "staff.toml"), log=lambda m: None)
     t0 = time.monotonic()
     srv.stop()  # never started
     assert time.monotonic() - t0 < 0.5
-    srv = FloorServer(dead, "lap_x", "127.0.0.1", 0, tmp_path / "staff.toml", log=lambda m: None)
+    srv = FloorServer(dead, "lap_x", FloorSettings("127.0.0.1", 0, tmp_path / "staff.toml"), log=lambda m: None)
     srv.start()
     assert _get(srv, "/sign").status == 200  # the page is served; its data says the database is away
     r = _get(srv, "/api/sign")

@@ -75,10 +75,10 @@ def test_progress_line_on_a_terminal_after_the_quiet_time():
     # before: the linked sim said nothing per round until the end; analyze was silent for 33 s
     import threading
 
-    from controller.core.progress import Progress
+    from controller.core.progress import Pace, Progress
 
     tty, done, go = _Tty(), [0], threading.Event()
-    with Progress("rounds played", count=lambda: done[0], total=6, stream=tty, after_s=0.05, every_s=0.02):
+    with Progress("rounds played", count=lambda: done[0], total=6, stream=tty, pace=Pace(after_s=0.05, every_s=0.02)):
         done[0] = 4
         go.wait(0.3)
     text = tty.getvalue()
@@ -87,12 +87,12 @@ def test_progress_line_on_a_terminal_after_the_quiet_time():
 
 
 def test_progress_says_nothing_off_a_terminal_or_when_quick():
-    from controller.core.progress import Progress
+    from controller.core.progress import Pace, Progress
 
     pipe, tty = io.StringIO(), _Tty()
-    with Progress("x", stream=pipe, after_s=0.01):
+    with Progress("x", stream=pipe, pace=Pace(after_s=0.01)):
         pass
-    with Progress("x", stream=tty, after_s=5):
+    with Progress("x", stream=tty, pace=Pace(after_s=5)):
         pass
     assert pipe.getvalue() == "" and tty.getvalue() == ""
 
@@ -100,10 +100,10 @@ def test_progress_says_nothing_off_a_terminal_or_when_quick():
 def test_progress_off_a_terminal_prints_a_plain_line_when_asked():
     import threading
 
-    from controller.core.progress import Progress
+    from controller.core.progress import Pace, Progress
 
     pipe = io.StringIO()
-    with Progress("rounds played", count=lambda: 3, total=9, stream=pipe, after_s=0.01, line_every_s=0.05):
+    with Progress("rounds played", count=lambda: 3, total=9, stream=pipe, pace=Pace(after_s=0.01), line_every_s=0.05):
         threading.Event().wait(0.2)
     lines = pipe.getvalue().splitlines()
     assert lines and all(ln.startswith("rounds played: 3/9, ") for ln in lines) and "\r" not in pipe.getvalue()

@@ -63,6 +63,7 @@ class Term:
 @pytest.fixture
 def console_rig(tmp_path):
     """A started rig with PINs set and a console on a pty; yields (rig, console)."""
+    from controller.console.server import ConsoleLimits
     from controller.core.log import configure
     from hil.rig import Rig
 
@@ -72,12 +73,13 @@ def console_rig(tmp_path):
     set_pins(state)
     rigs = []
 
-    def make(rig_opts=None, **console_opts):
+    def make(rig_opts=None, **limits):
         r = Rig(state, seed=5, **(rig_opts or {})).start()
         rigs.append(r)
         r.table.wait_for(lambda s: s.get("state") in ("open_for_wagers", "tilt"), 15)
-        opts = {"fail_delay_s": 0.0, "diag_light_s": 0.1, **console_opts}
-        con = r.service.start_console(pty=True, **opts)
+        con = r.service.start_console(
+            pty=True, limits=ConsoleLimits(**{"fail_delay_s": 0.0, "diag_light_s": 0.1, **limits})
+        )
         return r, con
 
     yield make

@@ -17,20 +17,21 @@ import pexpect
 from pexpect import fdpexpect
 
 from controller.cli import main
+from controller.console.server import ConsoleLimits
 from tests.hil.console.conftest import PINS, Term, set_pins
 
 
 def test_uart_relay_to_console_socket(console_rig, tmp_path):
-    from controller.console.relay import open_uart, relay
+    from controller.console.relay import Terminal, open_uart, relay
 
     rig, _ = console_rig()
     sock = tmp_path / "run" / "console.sock"
-    con = rig.service.start_console(socket_path=sock, fail_delay_s=0.0)
+    con = rig.service.start_console(socket_path=sock, limits=ConsoleLimits(fail_delay_s=0.0))
     assert oct(sock.stat().st_mode & 0o777) == "0o660"
     uart_master, uart_slave = os.openpty()  # a UART: the relay opens the device end
     fd = open_uart(os.ttyname(uart_slave), 115200)
     stop = threading.Event()
-    th = threading.Thread(target=relay, args=(fd, fd, sock, stop), kwargs={"retry_s": 0.1}, daemon=True)
+    th = threading.Thread(target=relay, args=(Terminal(fd, fd), sock, stop), kwargs={"retry_s": 0.1}, daemon=True)
     th.start()
     term = fdpexpect.fdspawn(uart_master, timeout=15, encoding="ascii")
     try:
@@ -44,7 +45,7 @@ def test_uart_relay_to_console_socket(console_rig, tmp_path):
         term.expect("SIM-01 floorperson> ")
         con.stop()  # the controller goes away (restart)
         term.expect("the controller is not running; retrying")
-        rig.service.start_console(socket_path=sock, fail_delay_s=0.0)
+        rig.service.start_console(socket_path=sock, limits=ConsoleLimits(fail_delay_s=0.0))
         term.expect("role: ")  # back, and logged out
     finally:
         stop.set()

@@ -5,13 +5,14 @@ adjacent, and where the profile does not permit it."""
 
 from __future__ import annotations
 
+from hil.rig import TableSetup
 from tests.hil.console.conftest import Term
 
 W = 30.0
 
 
 def test_670a_7_f_console_same_records_one_player(console_rig):
-    rig, con = console_rig(rig_opts={"profile_overrides": {"options": {"adjacent_areas": True}}})
+    rig, con = console_rig(rig_opts={"setup": TableSetup(profile_overrides={"options": {"adjacent_areas": True}})})
     t = Term(con.pty_path)
     try:
         t.login("floorperson")

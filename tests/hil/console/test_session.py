@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from controller.console.server import ConsoleLimits
 from controller.daemon.background import ConsoleOptions
 from tests.hil.console.conftest import Term
 
@@ -265,7 +266,11 @@ def test_lockout_after_five_failures_survives_restart(tmp_path, monkeypatch):
     state.mkdir()
     set_pins(state)
     now = [1_000_000.0]
-    opts: ConsoleOptions = {"pty": True, "fail_delay_s": 0.0, "lockout_s": 600, "clock": lambda: now[0]}
+    opts: ConsoleOptions = {
+        "pty": True,
+        "limits": ConsoleLimits(fail_delay_s=0.0, lockout_s=600),
+        "clock": lambda: now[0],
+    }
     rig = Rig(state, seed=2).start()
     try:
         con = rig.service.start_console(**opts)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from hil.people import People
-from hil.rig import Rig
+from hil.rig import Rig, TableSetup
 
 
 def _rig(state: Path, seed: int = 2) -> Rig:
@@ -87,7 +87,7 @@ def test_another_tables_ledger_copied_in_is_a_latched_tilt(tmp_path):
     """SIM-02's ledger and witness (same key) put in SIM-01's place: SIM-01 opened, appended its
     own rounds to it, and ``audit`` said ok.  Start-up now checks both against the table."""
     state = tmp_path / "state"
-    rig = Rig(state, seed=2, speed=50.0, table_id="SIM-02").start()
+    rig = Rig(state, seed=2, speed=50.0, setup=TableSetup(table_id="SIM-02")).start()
     try:
         assert _start_state(rig)["state"] == "open_for_wagers"
     finally:

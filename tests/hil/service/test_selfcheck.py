@@ -9,6 +9,8 @@ from types import SimpleNamespace
 from typing import Any
 
 from controller.boot import selfcheck as S
+from controller.daemon.options import StandIns
+from hil.rig import TableSetup
 
 
 def kinds(rig, *ks, n=1):
@@ -67,7 +69,7 @@ def test_software_mismatch_is_a_tilt_that_survives_restart(make_rig, tmp_path):
 
 def test_missing_record_is_a_problem_on_a_real_table(make_rig):
     rig = make_rig()
-    rig.service.checks.require_digest = True  # as `tablectl run` builds it (Service(require_digest=True))
+    rig.service.checks.require_digest = True  # as `tablectl run` builds it (Service(trust=Trust(require_digest=True)))
     rig.start()
     st = rig.table.wait_for(lambda s: s.get("state") == "tilt", 10)
     assert "no recorded digest" in st["tilts"]["self-check"]
@@ -98,7 +100,7 @@ def test_service_checks_and_uses_the_secrets_rng(make_rig, monkeypatch):
 
     monkeypatch.setattr(R.SecretsRng, "self_test", self_test)
     rig = make_rig()
-    rig.service = Service(rig.hw, clock=rig.clock, pin_factory=rig.factory)  # no rng, no rng_test
+    rig.service = Service(rig.hw, stand_ins=StandIns(clock=rig.clock, pin_factory=rig.factory))  # no rng, no rng_test
     rig.start()
     rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 10)
     assert isinstance(rig.service.rng, R.SecretsRng) and rig.table.dev.rng is rig.service.rng
@@ -116,14 +118,14 @@ def test_check_config_problems(tmp_path):
 def test_configuration_changes_between_starts_are_logged_old_and_new(make_rig):
     """SPEC § 5: configuration changes are logged: at start-up, with old and new values."""
     make_rig().start().stop()
-    rig = make_rig(table_id="SIM-02").start()
+    rig = make_rig(setup=TableSetup(table_id="SIM-02")).start()
     # the ledger and its witness name SIM-01: a renamed table is a tilt until a technician clears it
     st = rig.table.wait_for(lambda s: s.get("state") == "tilt", 10)
     assert "written by table 'SIM-01'" in st["tilts"]["self-check"]
     rig.service.post_command("clear", reason="table renamed SIM-02 by the pit", by="technician")
     rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 10)
     rig.stop()
-    rig = make_rig(table_id="SIM-02").start()
+    rig = make_rig(setup=TableSetup(table_id="SIM-02")).start()
     rig.table.wait_for(lambda s: s.get("state") == "open_for_wagers", 10)
     first, second, third = [d for _k, d in kinds(rig, "config.loaded", n=3)]
     assert first["changed"] == {} and first["values"]["table_id"] == "SIM-01"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from controller.books.statelock import StateLock, StateLocked, in_use
+from controller.daemon.options import StandIns, Trust
 from controller.daemon.service import Service
 
 
@@ -15,7 +16,11 @@ def test_the_service_holds_the_state_dir_while_it_runs(make_rig):
     assert in_use(rig.state_dir)
     with pytest.raises(StateLocked, match=f"tablectl service, table {rig.hw.table_id}"):
         StateLock(rig.state_dir).acquire("restore")
-    second = Service(rig.hw, clock=rig.clock, pin_factory=rig.factory, ledger_key=rig.ledger_key)
+    second = Service(
+        rig.hw,
+        stand_ins=StandIns(clock=rig.clock, pin_factory=rig.factory),
+        trust=Trust(ledger_key=rig.ledger_key),
+    )
     with pytest.raises(StateLocked, match="in use"):
         second.start()
     assert second.ledger is None  # refused before the ledger was opened

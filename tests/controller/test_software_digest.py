@@ -82,6 +82,7 @@ def test_editing_a_dependency_or_adding_a_pth_is_a_mismatch(venv):
     assert startup_check(venv) == "added: site-packages/zz-evil.pth"
 
 
+@pytest.mark.slow  # over 2 s on a quiet 2-core machine
 def test_the_record_is_kept_outside_the_state_directory_and_refused_when_the_service_can_write_it(
     tmp_path, monkeypatch
 ):

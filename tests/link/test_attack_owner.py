@@ -66,6 +66,7 @@ def _inoperable_within(lap: Any, seconds: float) -> str:
     return str(reason)
 
 
+@pytest.mark.slow  # over 1.5 s on a quiet 2-core machine
 def test_an_owners_meter_edit_while_running_stops_the_link_within_the_reconcile_interval(running):
     lap, _svc = running
     _owner(lap, "UPDATE {s}.levels SET value_num = value_num + den * 100000")  # +$1,000 on the sign

@@ -137,6 +137,7 @@ def test_the_lease_log_is_append_only_even_for_the_owner(make_lap: Any) -> None:
             lap.store.conn.execute(lap.store.q(q))
 
 
+@pytest.mark.slow  # over 2 s on a quiet 2-core machine
 def test_two_lap_services_one_active_the_other_takes_over_when_it_dies(pg_dsn: str, lap_schema: str) -> None:
     """In one process (the fast check; the real processes are below): the standby starts nothing
     while the active one beats, and takes over once the active one is killed."""

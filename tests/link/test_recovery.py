@@ -165,6 +165,7 @@ def test_a_statement_that_never_returns_is_ended_by_the_watchdog(pg_dsn):
 
 
 # ---------------------------------------------------------------------------- one connection per table
+@pytest.mark.slow  # over 1.5 s on a quiet 2-core machine
 def test_an_uplink_holds_one_connection_for_sending_listening_and_reading(rig, pg_dsn):
     lap, ledger, table, uplink, beat = rig
     ledger.append([contrib(1)])
@@ -193,6 +194,7 @@ def test_no_fresh_heartbeat_within_the_link_timeout_ends_the_connection_and_anot
     assert table.of("link")[-1]["up"]
 
 
+@pytest.mark.slow  # over 2 s on a quiet 2-core machine
 def test_a_heartbeat_written_before_the_connection_opens_nothing(rig):
     """After a failover the promoted standby holds the old primary's last heartbeat row: it is
     not news (the tables reopened on it briefly)."""
@@ -409,6 +411,7 @@ def _paid_hit(ledger: Ledger, table: FakeTableSocket) -> tuple[int, int]:
     return hit[0].seq, cents
 
 
+@pytest.mark.slow  # over 1.5 s on a quiet 2-core machine
 @pytest.mark.parametrize("restart", [False, True], ids=["running-uplink", "restarted-uplink"])
 def test_a_lap_restored_from_an_older_backup_is_found_and_given_back_what_it_lost(rig, pg_dsn, tmp_path, restart):
     lap, ledger, table, uplink, beat = rig
@@ -565,6 +568,7 @@ def test_a_restored_full_hit_the_meter_is_short_of_is_taken_from_the_reset_meter
     assert [r["cents"] for r in restored] == [paid] and "479 short" in restored[0]["detail"], restored
 
 
+@pytest.mark.slow  # over 1.5 s on a quiet 2-core machine
 def test_records_the_lap_holds_wait_on_the_same_connection(rig):
     """A LAP that takes no record (inoperable; a restored hit it cannot pay yet) answers SQLSTATE
     55000, which psycopg makes an OperationalError: the uplink keeps its connection and says the

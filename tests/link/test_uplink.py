@@ -231,6 +231,7 @@ def test_table_role_cannot_send_as_another_table(rig, pg_dsn):
         )
 
 
+@pytest.mark.slow  # over 1.5 s on a quiet 2-core machine
 def test_a_forged_notification_is_never_believed(rig, pg_dsn):
     """Any role may NOTIFY any channel: another table forging a hit answer, a meter or a
     heartbeat for T1 changes nothing T1 is told (the uplink reads the LAP's rows instead)."""
@@ -292,6 +293,7 @@ def _reconciled_head(lap) -> str:
     return str(lap.store._rows("SELECT chain_head FROM {s}.members WHERE table_id = 'T1'")[0]["chain_head"])
 
 
+@pytest.mark.slow  # over 1.5 s on a quiet 2-core machine
 def test_an_older_ledger_put_back_is_found_against_the_laps_record_of_its_head(rig, tmp_path):
     """A ledger restored from an older copy together with its witness passes the table's own
     checks; the LAP's record of the chain head is the central copy that does not go back
@@ -366,6 +368,7 @@ def test_a_line_from_the_table_that_is_no_object_is_ignored_and_the_channel_goes
     assert wait_until(lambda: len(lap_rows(lap, "contributions")) == 1, 5)
 
 
+@pytest.mark.slow  # over 2 s on a quiet 2-core machine
 def test_an_idle_uplink_reads_on_its_slow_timer_and_a_doorbell_only_wakes_it_sooner(rig, pg_dsn):
     """The LAP's rows are read on a slow timer (liveness: a third of the link timeout); a
     doorbell (any role's ``pg_notify``, whatever it says) makes the next read come sooner and

@@ -199,6 +199,7 @@ def test_configuration_depth_is_counted_without_recursion():
 # --------------------------------------------------------------------------- console
 
 
+@pytest.mark.slow  # over 2 s on a quiet 2-core machine
 def test_console_without_a_service_gives_up_and_says_where_it_looked(tmp_path):
     # before: "the controller is not running; retrying..." for ever, naming no socket
     import subprocess

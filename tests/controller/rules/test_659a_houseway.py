@@ -21,6 +21,7 @@ from controller.rules.fortune_asia import (
 seven = st.lists(st.integers(0, JOKER), min_size=7, max_size=7, unique=True)
 
 
+@pytest.mark.slow  # over 2 s on a quiet 2-core machine
 @settings(max_examples=500, deadline=None)
 @given(seven)
 def test_659a_11_c_house_ways_never_foul(cards: list[int]) -> None:

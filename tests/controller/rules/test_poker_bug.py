@@ -279,6 +279,7 @@ def test_property_compare_is_a_total_preorder(a, b, c):
     st.sampled_from([5, 6, 7]),
     st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=1),
 )
+@pytest.mark.slow  # over 2 s on a quiet 2-core machine
 def test_property_batch_equals_single_hand(rules, n, seed):
     rng = np.random.default_rng(seed[0])
     deck = 52 if rules == "natural" else 53

@@ -149,6 +149,7 @@ def test_property_eval_five_matches_reference(cards):
     assert r.natural == (JOKER not in cards and ref_eval_five(cards, "natural")[0] == name)
 
 
+@pytest.mark.slow  # over 1.5 s on a quiet 2-core machine
 @settings(max_examples=100, deadline=None)
 @given(st.sampled_from([6, 7]).flatmap(lambda n: hands(n, force=DJ_WILDS)))
 def test_property_best_five_is_the_reference_max_over_subsets(cards):

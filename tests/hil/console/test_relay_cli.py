@@ -14,6 +14,7 @@ import sys
 import threading
 
 import pexpect
+import pytest
 from pexpect import fdpexpect
 
 from controller.cli import main
@@ -57,6 +58,7 @@ def test_uart_relay_to_console_socket(console_rig, tmp_path):
     assert logs[1]["why"] == "disconnected"
 
 
+@pytest.mark.slow  # over 2 s on a quiet 2-core machine
 def test_pin_and_verify_commands(tmp_path, monkeypatch, capsys):
     state = str(tmp_path)
     monkeypatch.setattr(sys, "stdin", io.StringIO("97531\n"))

@@ -132,6 +132,7 @@ def test_a_round_number_forged_at_the_largest_is_said_as_such(tmp_path):
         rig.stop()
 
 
+@pytest.mark.slow  # over 2 s on a quiet 2-core machine
 def test_an_edit_of_a_recent_event_while_the_service_runs_is_found_within_seconds(tmp_path):
     """A row edited 5 s into play was found by the periodic audit 117.5 s later, after ~390 more
     rounds on the tampered ledger.  The tail watch walks the events since the last seal every

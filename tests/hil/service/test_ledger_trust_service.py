@@ -117,6 +117,7 @@ def test_damage_a_technician_acknowledged_does_not_re_tilt_at_every_audit(make_r
     assert rig.table.status["state"] != "tilt"
 
 
+@pytest.mark.slow  # over 2 s on a quiet 2-core machine
 @pytest.mark.parametrize("walk", ["at start-up", "at once after"])
 def test_start_up_checks_events_below_the_last_checkpoint(tmp_path, monkeypatch, walk):
     """Start-up used to verify only from the last checkpoint (every 2,000 events): an edit

@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 
+import pytest
 from pexpect import fdpexpect
 
 from bench.startup import _toml
@@ -17,6 +18,7 @@ from controller.boot import selfcheck
 from tests.hil.console.conftest import PINS, set_pins
 
 
+@pytest.mark.slow  # over 1.5 s on a quiet 2-core machine
 def test_run_notifies_ready_and_serves_the_console_socket(tmp_path):
     from hil.rig import PINS as PIN_MAP
     from hil.rig import Rig

@@ -8,6 +8,8 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from controller.boot import selfcheck as S
 from controller.daemon.options import StandIns
 from hil.rig import TableSetup
@@ -44,6 +46,7 @@ def test_self_checks_come_before_any_pin_or_port(make_rig, monkeypatch):
     assert rec["digest"] == "" and rec["problems"] == []
 
 
+@pytest.mark.slow  # over 1.5 s on a quiet 2-core machine
 def test_software_mismatch_is_a_tilt_that_survives_restart(make_rig, tmp_path):
     """A digest that does not match the recorded one is a tilt; the tilt is still there
     after power-up even once the files are right again, until a technician clears it."""

@@ -19,9 +19,10 @@ os.environ.setdefault("GPIOZERO_PIN_FACTORY", "mock")
 def _cache_bytecode() -> None:
     """Compiled modules kept between runs, outside the tree, even where the environment says not
     to write them (``PYTHONDONTWRITEBYTECODE``): otherwise each xdist worker compiles and rewrites
-    every test module afresh, and each service, console and sim a test starts compiles the
-    controller again (collection alone 13 s -> 6 s per worker on 2 cores).  Outside the tree: the
-    software digest covers the files of the code, and a release is built from the tree.  Per user
+    every test module afresh (collection alone 13 s -> 6 s per worker on 2 cores).  Outside the
+    tree: the software digest covers the files of the code, and a release is built from the tree.
+    In this process only: the services, installs and digests tests start run as the environment
+    says (a release compiled into a prefix would leave its record without its bytecode).  Per user
     and private: a module's cached code is what runs."""
     prefix = Path(tempfile.gettempdir()) / f"tablectl-pycache-{os.getuid()}"
     prefix.mkdir(mode=0o700, exist_ok=True)
@@ -29,8 +30,6 @@ def _cache_bytecode() -> None:
         return  # someone else's, or open to others: compile afresh as before
     sys.pycache_prefix = str(prefix)
     sys.dont_write_bytecode = False
-    os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)  # the services, consoles and sims tests start
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 _cache_bytecode()

@@ -23,6 +23,13 @@ from controller.boot import selfcheck as S
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(autouse=True)
+def _bytecode_beside_its_source(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A release's compiled files lie in ``__pycache__`` beside their sources, where the
+    interpreters these tests start look: not in the test run's own cache (tests/conftest.py)."""
+    monkeypatch.setattr(sys, "pycache_prefix", None)
+
+
 @pytest.fixture
 def venv(tmp_path: Path) -> SimpleNamespace:
     d = tmp_path / "venv"

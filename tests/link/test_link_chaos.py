@@ -15,6 +15,8 @@ import pytest
 
 from controller.cli import main
 
+pytestmark = pytest.mark.usefixtures("whole_machine")  # tests/conftest.py
+
 #: the soak's seeds (seed 3 blackholes the LAP's link while it starts again after a power loss:
 #: tests/link/test_lap_silent.py holds that case on its own)
 SOAK_SEEDS = [1, 2, 3, 4, 5, 6, 7, 8]

@@ -15,6 +15,8 @@ import pytest
 
 from controller.cli import main
 
+pytestmark = pytest.mark.usefixtures("whole_machine")  # tests/conftest.py
+
 
 def _figures(text: str) -> dict[str, str]:
     return dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)

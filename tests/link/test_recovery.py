@@ -703,6 +703,7 @@ def test_the_lap_finds_its_own_silent_connection_dead_and_beats_again(make_lap, 
 
 @pytest.mark.slow
 @pytest.mark.soak
+@pytest.mark.usefixtures("whole_machine")  # tests/conftest.py
 def test_two_hundred_tables_fit_in_three_hundred_connections(tmp_path):
     """The goal: 200 tables on one LAP with ``max_connections = 300`` (a throwaway
     cluster): every uplink reaches its LAP and is reconciled, each on one connection."""

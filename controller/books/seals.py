@@ -89,16 +89,11 @@ class SealBody:
     prev: str
 
 
-@dataclass(frozen=True)
-class Seal:
-    n: int
-    first: int
-    last: int
-    ts: str
-    digest: str
-    head: str
-    meters: str
-    prev: str
+@dataclass(frozen=True, slots=True)
+class Seal(SealBody):
+    """A segment's seal as stored: what it says (:class:`SealBody`, the same fields in the same
+    order) and the MAC over that."""
+
     mac: str
 
     @property

@@ -67,20 +67,28 @@ def postmaster_pid(dsn: str) -> int | None:
 
 
 def db_cpu_s(postmaster: int) -> float:
-    """CPU seconds the database's processes have used: the postmaster's own and its reaped
-    children's (backends that have exited), and every live child's (backends, WAL writer,
-    checkpointer...).  A difference of two readings is the database's CPU between them."""
-    _pp, own, reaped = _cpu_ticks(postmaster)
-    ticks = own + reaped
+    """CPU seconds the database's processes have used: the postmaster's own and every live
+    child's (backends, WAL writer, checkpointer...) by the scheduler's own count, and its reaped
+    children's (backends that have exited) by clock ticks, the only count the kernel keeps of
+    them.  A difference of two readings is the database's CPU between them.  (All by clock
+    ticks, an idle pit's backends, each running a tenth of a millisecond at a time, were
+    sampled, not counted: the whole server's figure and its backends' own, counted, disagreed.)"""
+    _pp, _own, reaped = _cpu_ticks(postmaster)
+    total = _run_s(postmaster) + reaped / os.sysconf("SC_CLK_TCK")
     for d in os.listdir("/proc"):
         if d.isdigit() and int(d) != postmaster:
             try:
-                ppid, mine, _r = _cpu_ticks(int(d))
+                ppid, _mine, _r = _cpu_ticks(int(d))
+                if ppid == postmaster:
+                    total += _run_s(int(d))
             except (OSError, IndexError, ValueError):
                 continue
-            if ppid == postmaster:
-                ticks += mine
-    return ticks / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def _run_s(pid: int) -> float:
+    """The seconds ``pid`` has run, by the scheduler's count (nanoseconds)."""
+    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
 
 
 def backends_cpu_s(dsn: str, role_prefix: str) -> dict[int, float]:
@@ -98,7 +106,7 @@ def backends_cpu_s(dsn: str, role_prefix: str) -> dict[int, float]:
         try:
             # the scheduler's own count, in nanoseconds: an idle uplink's backend runs for a tenth of
             # a millisecond at a time, which clock ticks (sampled) miss or overcount
-            out[pid] = int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
+            out[pid] = _run_s(pid)
         except (OSError, IndexError, ValueError):
             continue
     return out

@@ -652,6 +652,46 @@ def test_a_lap_that_is_no_superuser_can_end_its_tables_sessions(pg_dsn, lap_sche
             )
 
 
+def test_the_guard_reads_every_session_only_for_its_run_deadline_or_when_a_lock_is_waited_for(make_lap, pg_dsn):
+    """An idle pit's sessions are not read four times a second: a check that is not the run
+    deadline's (at most every second) acts only when some lock is waited for.  (The test
+    database is shared with other tests, whose lock waits open the gate: such a moment is
+    not counted.)"""
+    from controller.lap.guard import SessionGuard
+
+    lap = make_lap(tables=2)
+    g = SessionGuard(lap.cfg.schema, hold_s=1.0, run_s=1.0)
+    assert g.full_every_s == 0.1 and SessionGuard("s", run_s=10.0).full_every_s == 1.0
+    waited = "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted)"
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        for _attempt in range(5):
+            t1 = psycopg.connect(make_conninfo(pg_dsn, user=lap.cfg.role_for("T1")), autocommit=True)
+            t1.execute("SET statement_timeout = 0")
+            th = threading.Thread(target=_quietly, args=(t1, "SELECT pg_sleep(30)"), daemon=True)
+            th.start()
+            time.sleep(1.3)  # past the run deadline
+            g._next_full = time.monotonic() + 60  # not the run deadline's turn
+            quiet = conn.execute(waited).fetchone() == (False,)
+            skipped = g.check(conn)
+            if quiet and conn.execute(waited).fetchone() == (False,):
+                break
+            t1.close()  # another test's lock wait opened the gate meanwhile: again
+        assert skipped == ([], None)
+        g._next_full = 0.0
+        done, problem = g.check(conn)
+    th.join(5)
+    assert problem is None and [(r["table_id"], r["action"]) for r in done] == [("T1", "ended")]
+    assert g._next_full > time.monotonic()  # the next full read a run deadline's tenth later
+    t1.close()
+
+
+def _quietly(conn: psycopg.Connection, q: str) -> None:
+    try:
+        conn.execute(q)
+    except psycopg.Error:
+        pass
+
+
 def test_a_table_role_holding_a_levels_row_does_not_keep_the_lap_from_starting(make_lap, pg_dsn, lap_schema):
     """The LAP restarts with a rate change (its configuration updates the level's row) while a
     table's role holds that row in a transaction it leaves open: the LAP's wait is bounded, it

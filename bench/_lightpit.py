@@ -73,6 +73,7 @@ class LightTable:
             key=key,
             link_key=read_link_key(Path(spec["link_keys"]) / f"{tid}.link.key"),
             poll_s=LIGHT_POLL_S,
+            link_timeout_s=float(spec.get("link_timeout_s", 3.0)),
         )
         self.lat: list[tuple[float, float]] = []  # (received, ms)
         self.rate_version: int | None = None
@@ -221,11 +222,12 @@ class LightPit:
     """The parent's side: the LAP, the tables' roles and link keys (as ``tablectl lap
     --enrol-table`` makes them), and ``procs`` worker processes sharing the tables."""
 
-    def __init__(self, dsn: str, tables: int, tmp: Path, procs: int):
+    def __init__(self, dsn: str, tables: int, tmp: Path, procs: int, link_timeout_s: float = 3.0):
         from bench._linkrig import LinkSetup, Pit
 
         self.pit = Pit(dsn, tables, tmp, links=LinkSetup(tls=False), make_table=False)
         self.tmp, self.procs = tmp, max(1, min(procs, tables))
+        self.link_timeout_s = link_timeout_s
         self.workers: list[Any] = []
         self.of: dict[str, int] = {}  # table -> its worker
         self._lines: list[Any] = []  # one queue per worker
@@ -257,6 +259,7 @@ class LightPit:
                 "tables": share,
                 "dsn": {t: pit.uplink_dsn(t) for t in share},
                 "link_keys": str(self.tmp),
+                "link_timeout_s": self.link_timeout_s,
             }
             path = self.tmp / f"light-{w}.json"
             path.write_text(json.dumps(spec))

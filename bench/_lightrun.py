@@ -71,7 +71,7 @@ def run(args: argparse.Namespace, emit: Any) -> int:
         database(args.db, max_connections=max(need, 300)) as dsn,
         tempfile.TemporaryDirectory(prefix="tablectl-bench-light-") as tmp,
     ):
-        lp = LightPit(dsn, n, Path(tmp), args.procs)
+        lp = LightPit(dsn, n, Path(tmp), args.procs, link_timeout_s=float(args.link_timeout))
         try:
             t0 = time.monotonic()
             try:
@@ -82,6 +82,10 @@ def run(args: argparse.Namespace, emit: Any) -> int:
                 return 1
             emit("start_s", f"{time.monotonic() - t0:.1f}")
             emit("tables", n)
+            emit(
+                "link_timeout_s",
+                f"{args.link_timeout} (each uplink reads the LAP's rows every {args.link_timeout / 3:.2f} s)",
+            )
             emit("link_tls", "no (light mode: one connection per table, made once; TLS costs at connection only)")
             pm = postmaster_pid(dsn)
             if pm is None:

@@ -69,6 +69,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="many tables' uplinks from a few processes, no table services (the database's side of a large pit)",
     )
     p.add_argument("--procs", type=int, default=4, help="--light: worker processes (default 4)")
+    p.add_argument(
+        "--link-timeout",
+        type=int,
+        default=3,
+        help="--light: the tables' [progressive] link_timeout (s, default 3); each uplink reads the LAP's rows "
+        "every third of it",
+    )
     p.add_argument("--repeats", type=int, default=3, help="--light: idle and paced windows, alternating (default 3)")
     p.add_argument(
         "--no-tls",

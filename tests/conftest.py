@@ -84,6 +84,19 @@ def _quiet_structured_logs() -> None:
     configure(level="warning", json=True)
 
 
+@pytest.fixture(autouse=True)
+def _structured_logs_restored() -> Iterator[None]:
+    """A test that configures the logs (a command run in-process) binds them to the stream it was
+    given, often one pytest closes after that test: the next tests on that worker would log to
+    a closed file.  Each test's own configuration ends with it."""
+    import structlog
+
+    saved = structlog.get_config()
+    yield
+    if structlog.get_config() != saved:
+        structlog.configure(**saved)
+
+
 @pytest.fixture
 def manual_clock() -> ManualClock:
     return ManualClock()

@@ -220,6 +220,9 @@ def _luck(hit_rate: float, server: Any, pg: str, schema: str, stop: threading.Ev
 #: with the floor view up, the simulated floorperson validates a pending hit once it is acknowledged
 #: on the floor view, or after this many real seconds (nobody is looking)
 ACK_WAIT_S = 60.0
+#: and walks to the table first: validated a quarter second after the acknowledgement, the hit was
+#: paid before the floor view's next push, which never showed it acknowledged
+WALK_S = 2.0
 
 
 def _floor_gate(pg: str, schema: str, stop: threading.Event, out: TextIO) -> Callable[[str, int], None]:
@@ -248,6 +251,7 @@ def _floor_gate(pg: str, schema: str, stop: threading.Event, out: TextIO) -> Cal
                     print(
                         f"{tid}: hit #{row[0]} acknowledged on the floor view; the floorperson validates it", file=out
                     )
+                    stop.wait(WALK_S)
                     return
                 if row is not None and not told:
                     told = True

@@ -74,6 +74,7 @@ def load(path: str | Path) -> Scenario:
     doc = _read_doc(p)
     _check_head(p, doc)
     _check_steps(p, doc)
+    _check_prompt_waits(p, doc["steps"] if "steps" in doc else [])
     _check_sections(p, doc)
     return Scenario(
         name=doc["name"],
@@ -123,6 +124,23 @@ def _check_steps(p: Path, doc: dict[str, Any]) -> None:
         (action,) = step
         if action not in ACTIONS:
             raise ScenarioError(f"{p}: step {i + 1}: unknown action {action!r} ({', '.join(sorted(ACTIONS))})")
+
+
+def _check_prompt_waits(p: Path, steps: list[dict[str, Any]]) -> None:
+    """No ``wait_prompt`` an earlier one already met: it would not wait at all, and the next step
+    (a keyed entry, a button) could reach the table before the entry it follows was taken."""
+    waited: dict[str, int] = {}
+    for i, step in enumerate(steps):
+        v = step.get("wait_prompt")
+        if v is None or not isinstance(v, (str, dict)):
+            continue
+        text, count = (v, 1) if isinstance(v, str) else (str(v.get("contains")), int(v.get("count", 1)))
+        if waited.get(text, 0) >= count:
+            raise ScenarioError(
+                f"{p}: step {i + 1}: wait_prompt {text!r} count {count} was met by an earlier step already "
+                f"(give the count of such prompts seen by now, {waited[text] + 1})"
+            )
+        waited[text] = count
 
 
 def _check_sections(p: Path, doc: dict[str, Any]) -> None:

@@ -81,6 +81,12 @@ def test_hil_run_prints_the_table_and_fails_on_a_failing_scenario(tmp_path, caps
         ('name: x\nsection: "§ 1"\nsteps:\n  - dance: 1\n', "unknown action 'dance'"),
         ('name: x\nsection: "§ 1"\nexpect: {colour: red}\n', "unknown expectation"),
         ('name: x\nsection: "§ 1"\nwhatever: 1\n', "unknown key"),
+        # a second round's prompt awaited as if it were the first: the wait is met by round one's
+        (
+            'name: x\nsection: "§ 1"\nsteps:\n  - wait_prompt: "SEAT 1 ANTE"\n  - keypad: "BET 1 ante 10"\n'
+            '  - wait_prompt: "SEAT 1 ANTE"\n',
+            "step 3: wait_prompt 'SEAT 1 ANTE' count 1 was met by an earlier step already",
+        ),
     ],
 )
 def test_invalid_scenarios_are_refused_with_exit_2(tmp_path, capsys, text, problem):

@@ -74,7 +74,7 @@ def load(path: str | Path) -> Scenario:
     doc = _read_doc(p)
     _check_head(p, doc)
     _check_steps(p, doc)
-    _check_prompt_waits(p, doc["steps"] if "steps" in doc else [])
+    _check_prompt_waits(p, doc.get("steps", []))
     _check_sections(p, doc)
     return Scenario(
         name=doc["name"],
@@ -131,16 +131,23 @@ def _check_prompt_waits(p: Path, steps: list[dict[str, Any]]) -> None:
     (a keyed entry, a button) could reach the table before the entry it follows was taken."""
     waited: dict[str, int] = {}
     for i, step in enumerate(steps):
-        v = step.get("wait_prompt")
-        if v is None or not isinstance(v, (str, dict)):
+        if "wait_prompt" not in step:
             continue
-        text, count = (v, 1) if isinstance(v, str) else (str(v.get("contains")), int(v.get("count", 1)))
+        try:
+            text, count = _prompt_wait(step["wait_prompt"])
+        except (KeyError, TypeError, ValueError):
+            raise ScenarioError(f"{p}: step {i + 1}: wait_prompt is a text, or {{contains: text, count: n}}") from None
         if waited.get(text, 0) >= count:
             raise ScenarioError(
                 f"{p}: step {i + 1}: wait_prompt {text!r} count {count} was met by an earlier step already "
                 f"(give the count of such prompts seen by now, {waited[text] + 1})"
             )
         waited[text] = count
+
+
+def _prompt_wait(v: Any) -> tuple[str, int]:
+    """A ``wait_prompt`` step's (text, count): a text alone is a count of 1."""
+    return (v, 1) if isinstance(v, str) else (str(v["contains"]), int(v.get("count", 1)))
 
 
 def _check_sections(p: Path, doc: dict[str, Any]) -> None:
@@ -315,7 +322,7 @@ class Runner:
 
     def step_wait_prompt(self, v: Any) -> None:
         """Wait until the keypad has shown ``count`` prompts containing ``contains``."""
-        text, count = (v, 1) if isinstance(v, str) else (v["contains"], int(v.get("count", 1)))
+        text, count = _prompt_wait(v)
         kp = self.rig.keypad
         if kp is None:
             raise ScenarioError(f"{self.scn.path}: wait_prompt without rig.keypad: true")

@@ -87,6 +87,7 @@ def test_hil_run_prints_the_table_and_fails_on_a_failing_scenario(tmp_path, caps
             '  - wait_prompt: "SEAT 1 ANTE"\n',
             "step 3: wait_prompt 'SEAT 1 ANTE' count 1 was met by an earlier step already",
         ),
+        ('name: x\nsection: "§ 1"\nsteps:\n  - wait_prompt: {count: 2}\n', "step 1: wait_prompt is a text"),
     ],
 )
 def test_invalid_scenarios_are_refused_with_exit_2(tmp_path, capsys, text, problem):
